@@ -1,0 +1,63 @@
+// sbx/fs_view_disk.hpp - the FsView that reads the real filesystem.
+//
+// This is I/O by design: programs hand a DiskFs to the engine's pure functions.
+#pragma once
+
+#include <dirent.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <memory>
+
+#include "sbx/fs_view.hpp"
+
+namespace sbx {
+
+class DiskFs final : public FsView {
+public:
+    expected<std::optional<FileStat>> lstat(const std::string& path) const override {
+        struct stat st {};
+        if (::lstat(path.c_str(), &st) != 0) {
+            if (errno == ENOENT || errno == ENOTDIR) return std::optional<FileStat>{};
+            return fail(Error(Errc::io_error, std::strerror(errno)).in_file(path));
+        }
+        FileType type = S_ISDIR(st.st_mode)   ? FileType::directory
+                        : S_ISREG(st.st_mode) ? FileType::regular
+                        : S_ISLNK(st.st_mode) ? FileType::symlink
+                                              : FileType::other;
+        return std::optional<FileStat>(FileStat{type, static_cast<std::uint64_t>(st.st_dev),
+                                                static_cast<std::uint64_t>(st.st_ino),
+                                                static_cast<std::uint64_t>(st.st_nlink)});
+    }
+
+    expected<std::string> readlink(const std::string& path) const override {
+        std::string buf(256, '\0');
+        for (;;) {
+            ssize_t n = ::readlink(path.c_str(), buf.data(), buf.size());
+            if (n < 0) return fail(Error(Errc::io_error, std::strerror(errno)).in_file(path));
+            if (static_cast<std::size_t>(n) < buf.size()) {
+                buf.resize(static_cast<std::size_t>(n));
+                return buf;
+            }
+            if (buf.size() >= (1u << 16)) return fail(Error(Errc::io_error, "symbolic link target too long").in_file(path));
+            buf.resize(buf.size() * 2);
+        }
+    }
+
+    expected<std::vector<std::string>> list(const std::string& path) const override {
+        std::unique_ptr<DIR, int (*)(DIR*)> dir(::opendir(path.c_str()), &::closedir);
+        if (!dir) return fail(Error(Errc::io_error, std::strerror(errno)).in_file(path));
+        std::vector<std::string> names;
+        errno = 0;
+        while (struct dirent* e = ::readdir(dir.get())) {
+            std::string_view name(e->d_name);
+            if (name != "." && name != "..") names.emplace_back(name);
+        }
+        if (errno != 0) return fail(Error(Errc::io_error, std::strerror(errno)).in_file(path));
+        return names;
+    }
+};
+
+}  // namespace sbx

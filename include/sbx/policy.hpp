@@ -1,0 +1,466 @@
+// sbx/policy.hpp - settings layers merged into one effective Policy.
+//
+// merge() applies every layering rule of Claude Code's sandbox settings, plus the
+// managed locks and the trust rules, and keeps for each value the layer, file and
+// key that set it. Entries a rule leaves out become warnings that say which rule.
+//
+// The rules, in the words of docs/settings.md:
+//  - a boolean comes from the highest layer that sets it: managed > flag (--settings)
+//    > local > project > user; lists are combined across layers;
+//  - managed `network.allowManagedDomainsOnly` keeps only managed allowedDomains,
+//    managed `filesystem.allowManagedReadPathsOnly` only managed allowRead;
+//  - admin-required mode (managed allowUnsandboxedCommands: false, or
+//    allowManagedDomainsOnly): the repository's files (project, local) cannot
+//    loosen the sandbox: see kAdminLocked;
+//  - strictAllowlist and filesystem.disabled count from user, flag and managed
+//    layers only; filesystem.disabled from managed alone once managed settings
+//    configure the filesystem; bwrapPath and socatPath from managed only;
+//  - a user, flag or managed `false` of allowUnsandboxedCommands holds against a
+//    repository's `true`;
+//  - a repository's allowRead, allowWrite and additionalDirectories entries that
+//    name a path at or under one that managed, flag or user settings deny reading
+//    are left out, with symlinks resolved through the FsView;
+//  - an untrusted project's files keep only what tightens the sandbox.
+#pragma once
+
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "sbx/expected.hpp"
+#include "sbx/fs_view.hpp"
+#include "sbx/glob.hpp"
+#include "sbx/json.hpp"
+#include "sbx/settings.hpp"
+
+namespace sbx {
+
+// A merged value: what it is, and the layer that set it (nullopt: the default).
+template <class T>
+struct Value {
+    T value{};
+    std::optional<Source> source;
+};
+
+struct Policy {
+    Value<bool> enabled{false, {}};
+    Value<bool> auto_allow{true, {}};
+    Value<bool> allow_unsandboxed{false, {}};   // sbx's default: false
+    Value<bool> fail_if_unavailable{true, {}};  // sbx's default: true once enabled
+    SourcedList excluded_commands;
+    std::vector<IgnoreRule> ignore_violations;
+
+    struct Filesystem {
+        SourcedList allow_write, deny_write, deny_read, allow_read;
+        Value<bool> disabled{false, {}};
+        Value<bool> managed_read_paths_only{false, {}};
+    } filesystem;
+
+    struct Network {
+        SourcedList allowed_domains, denied_domains, allow_unix_sockets;
+        Value<bool> strict_allowlist{false, {}};
+        Value<bool> allow_local_binding{false, {}};
+        Value<bool> allow_all_unix_sockets{false, {}};
+        Value<bool> managed_domains_only{false, {}};  // also refuses hosts no list allows
+    } network;
+
+    struct Credentials {
+        SourcedList env_vars, files;
+    } credentials;
+
+    SourcedList additional_directories;
+    std::optional<Sourced<std::string>> bwrap_path, socat_path;
+
+    // Admin-required mode; its source is the managed key that switched it on.
+    Value<bool> admin_required{false, {}};
+    bool trusted = true;
+
+    std::vector<Warning> warnings;
+};
+
+struct MergeOptions {
+    bool trusted = true;  // false: the project's files keep only what tightens
+};
+
+namespace detail {
+
+inline constexpr std::string_view kUntrusted = "left out: the project is not trusted, and this would loosen the sandbox";
+
+class Merger {
+public:
+    Merger(std::span<const Settings> layers, const MergeOptions& opt, const FsView& fs)
+        : opt_(opt), fs_(fs) {
+        for (const auto& l : layers) ordered_.push_back(&l);
+        // Highest precedence first.
+        std::stable_sort(ordered_.begin(), ordered_.end(),
+                         [](const Settings* a, const Settings* b) { return a->layer > b->layer; });
+    }
+
+    expected<Policy> run() {
+        for (std::size_t i = 1; i < ordered_.size(); ++i)
+            if (ordered_[i]->layer == ordered_[i - 1]->layer)
+                return fail(Errc::invalid_argument,
+                            "two settings files for the " + std::string(layer_name(ordered_[i]->layer)) + " layer");
+        // Warnings of the files themselves, lowest layer first, as a person reads them.
+        for (auto it = ordered_.rbegin(); it != ordered_.rend(); ++it)
+            p_.warnings.insert(p_.warnings.end(), (*it)->warnings.begin(), (*it)->warnings.end());
+        p_.trusted = opt_.trusted;
+        for (const Settings* s : ordered_)
+            if (s->layer == LayerKind::managed) managed_ = s;
+
+        if (managed_) {
+            if (managed_->allow_unsandboxed && !managed_->allow_unsandboxed->value)
+                p_.admin_required = {true, managed_->allow_unsandboxed->source};
+            else if (managed_->network.managed_domains_only && managed_->network.managed_domains_only->value)
+                p_.admin_required = {true, managed_->network.managed_domains_only->source};
+        }
+        booleans();
+        lists();
+        if (auto r = leave_out_denied_reaches(); !r) return fail(r.error());
+        return std::move(p_);
+    }
+
+private:
+    const MergeOptions& opt_;
+    const FsView& fs_;
+    std::vector<const Settings*> ordered_;
+    const Settings* managed_ = nullptr;
+    Policy p_;
+
+    bool admin() const { return p_.admin_required.value; }
+
+    void drop(const Source& s, std::string why) { p_.warnings.push_back(Warning{s.file, s.key, std::move(why)}); }
+
+    std::string admin_reason() const {
+        const auto& s = *p_.admin_required.source;
+        return "left out: managed settings require the sandbox (" + s.key + " in " + s.file +
+               "), and a repository file cannot loosen it";
+    }
+
+    // A boolean from the highest layer whose value `keep` accepts. `keep` returns
+    // an empty string to accept, or the reason the value is left out.
+    template <class Get, class Keep>
+    void pick(Value<bool>& out, Get get, Keep keep) {
+        for (const Settings* s : ordered_) {
+            const SourcedBool& v = get(*s);
+            if (!v) continue;
+            std::string why = keep(*s, v->value);
+            if (!why.empty()) {
+                drop(v->source, std::move(why));
+                continue;
+            }
+            out = {v->value, v->source};
+            return;
+        }
+    }
+
+    // Whether a layer other than the repository's set `field` to `value`.
+    template <class Get>
+    bool outside_repository_says(Get get, bool value) const {
+        for (const Settings* s : ordered_)
+            if (!is_repository(s->layer) && get(*s) && get(*s)->value == value) return true;
+        return false;
+    }
+
+    // A repository value that would loosen: left out when untrusted, or when
+    // admin-required mode locks it.
+    std::string loosening(const Settings& s, bool admin_locked) const {
+        if (!is_repository(s.layer)) return {};
+        if (!opt_.trusted) return std::string(kUntrusted);
+        if (admin_locked && admin()) return admin_reason();
+        return {};
+    }
+
+    void booleans() {
+        auto enabled = [](const Settings& s) -> const SourcedBool& { return s.enabled; };
+        pick(p_.enabled, enabled, [&](const Settings& s, bool v) -> std::string {
+            if (v) return {};
+            auto why = loosening(s, false);
+            if (!why.empty()) return why;
+            if (is_repository(s.layer) && admin() && outside_repository_says(enabled, true)) return admin_reason();
+            return {};
+        });
+        pick(p_.fail_if_unavailable, [](const Settings& s) -> const SourcedBool& { return s.fail_if_unavailable; },
+             [&](const Settings& s, bool v) { return v ? std::string() : loosening(s, true); });
+        auto unsandboxed = [](const Settings& s) -> const SourcedBool& { return s.allow_unsandboxed; };
+        pick(p_.allow_unsandboxed, unsandboxed, [&](const Settings& s, bool v) -> std::string {
+            if (!v) return {};
+            auto why = loosening(s, false);
+            if (!why.empty()) return why;
+            if (is_repository(s.layer) && outside_repository_says(unsandboxed, false))
+                return "left out: a user or managed `false` holds against a repository's `true`";
+            return {};
+        });
+        pick(p_.auto_allow, [](const Settings& s) -> const SourcedBool& { return s.auto_allow; },
+             [&](const Settings& s, bool v) { return v ? loosening(s, false) : std::string(); });
+        pick(p_.network.allow_local_binding,
+             [](const Settings& s) -> const SourcedBool& { return s.network.allow_local_binding; },
+             [&](const Settings& s, bool v) { return v ? loosening(s, true) : std::string(); });
+        pick(p_.network.allow_all_unix_sockets,
+             [](const Settings& s) -> const SourcedBool& { return s.network.allow_all_unix_sockets; },
+             [&](const Settings& s, bool v) { return v ? loosening(s, true) : std::string(); });
+        pick(p_.network.strict_allowlist,
+             [](const Settings& s) -> const SourcedBool& { return s.network.strict_allowlist; },
+             [&](const Settings& s, bool) -> std::string {
+                 if (is_repository(s.layer)) return "left out: counts only from user and managed settings";
+                 return {};
+             });
+        const bool managed_fs = managed_ && managed_->filesystem.configured;
+        pick(p_.filesystem.disabled, [](const Settings& s) -> const SourcedBool& { return s.filesystem.disabled; },
+             [&](const Settings& s, bool) -> std::string {
+                 if (managed_fs && s.layer != LayerKind::managed)
+                     return "left out: managed settings configure the filesystem, so only they can disable it";
+                 if (is_repository(s.layer)) return "left out: counts only from user and managed settings";
+                 return {};
+             });
+        auto managed_only = [&](const Settings& s, bool) -> std::string {
+            if (s.layer != LayerKind::managed) return "left out: counts only from managed settings";
+            return {};
+        };
+        pick(p_.filesystem.managed_read_paths_only,
+             [](const Settings& s) -> const SourcedBool& { return s.filesystem.managed_read_paths_only; }, managed_only);
+        pick(p_.network.managed_domains_only,
+             [](const Settings& s) -> const SourcedBool& { return s.network.managed_domains_only; }, managed_only);
+
+        for (const Settings* s : ordered_) {
+            for (auto [slot, from] : {std::pair{&p_.bwrap_path, &s->bwrap_path}, std::pair{&p_.socat_path, &s->socat_path}}) {
+                if (!*from) continue;
+                if (s->layer != LayerKind::managed) drop((*from)->source, "left out: counts only from managed settings");
+                else *slot = **from;
+            }
+        }
+    }
+
+    // Entries of one list across layers, highest layer first, duplicates removed.
+    // `keep` returns an empty string to keep an entry, or why it is left out.
+    template <class Get, class Keep>
+    void combine(SourcedList& out, Get get, Keep keep) {
+        for (const Settings* s : ordered_) {
+            for (const auto& e : get(*s)) {
+                std::string why = keep(*s);
+                if (!why.empty()) {
+                    drop(e.source, std::move(why));
+                    continue;
+                }
+                bool seen = false;
+                for (const auto& o : out) seen = seen || o.value == e.value;
+                if (!seen) out.push_back(e);
+            }
+        }
+    }
+
+    void lists() {
+        auto always = [](const Settings&) { return std::string(); };
+        auto locked = [&](const Settings& s) { return loosening(s, true); };
+        auto untrusted_only = [&](const Settings& s) { return loosening(s, false); };
+        const bool domains_managed_only = p_.network.managed_domains_only.value;
+        const bool reads_managed_only = p_.filesystem.managed_read_paths_only.value;
+
+        combine(p_.excluded_commands, [](const Settings& s) -> const SourcedList& { return s.excluded_commands; }, locked);
+        for (const Settings* s : ordered_) {
+            for (const auto& rule : s->ignore_violations) {
+                std::string why = locked(*s);
+                if (!why.empty()) drop(rule.source, std::move(why));
+                else p_.ignore_violations.push_back(rule);
+            }
+        }
+        combine(p_.filesystem.allow_write, [](const Settings& s) -> const SourcedList& { return s.filesystem.allow_write; },
+                locked);
+        combine(p_.filesystem.deny_write, [](const Settings& s) -> const SourcedList& { return s.filesystem.deny_write; },
+                always);
+        combine(p_.filesystem.deny_read, [](const Settings& s) -> const SourcedList& { return s.filesystem.deny_read; },
+                always);
+        combine(p_.filesystem.allow_read, [](const Settings& s) -> const SourcedList& { return s.filesystem.allow_read; },
+                [&](const Settings& s) -> std::string {
+                    if (reads_managed_only && s.layer != LayerKind::managed)
+                        return "left out: managed settings allow only their own allowRead paths "
+                               "(allowManagedReadPathsOnly)";
+                    return untrusted_only(s);
+                });
+        combine(p_.network.allowed_domains,
+                [](const Settings& s) -> const SourcedList& { return s.network.allowed_domains; },
+                [&](const Settings& s) -> std::string {
+                    if (domains_managed_only && s.layer != LayerKind::managed)
+                        return "left out: managed settings allow only their own domains (allowManagedDomainsOnly)";
+                    return locked(s);
+                });
+        combine(p_.network.denied_domains,
+                [](const Settings& s) -> const SourcedList& { return s.network.denied_domains; }, always);
+        combine(p_.network.allow_unix_sockets,
+                [](const Settings& s) -> const SourcedList& { return s.network.allow_unix_sockets; }, locked);
+        combine(p_.credentials.env_vars, [](const Settings& s) -> const SourcedList& { return s.credentials.env_vars; },
+                always);
+        combine(p_.credentials.files, [](const Settings& s) -> const SourcedList& { return s.credentials.files; },
+                always);
+        combine(p_.additional_directories,
+                [](const Settings& s) -> const SourcedList& { return s.additional_directories; }, locked);
+    }
+
+    // `p` (absolute, perhaps a pattern) with the symlinks of its literal part
+    // resolved: "/link/**/x" -> "/target/**/x".
+    expected<std::string> resolved(const std::string& p) const {
+        std::string prefix = glob::literal_prefix(p);
+        if (!glob::has_wildcard(p)) prefix = p;
+        auto r = resolve(fs_, prefix);
+        if (!r) return r;
+        std::string rest = p.substr(prefix.size());
+        return paths::normalize(*r + rest);
+    }
+
+    // Whether pattern-or-path `entry` names a path at or under `denied`.
+    static bool reaches(const std::string& entry, const std::string& denied) {
+        const bool entry_glob = glob::has_wildcard(entry);
+        if (!glob::has_wildcard(denied)) {
+            if (!entry_glob) return paths::at_or_under(entry, denied);
+            return glob::may_match_at_or_under(entry, denied) ||
+                   paths::at_or_under(glob::literal_prefix(entry), denied);
+        }
+        return glob::matches_at_or_above(denied, entry_glob ? glob::literal_prefix(entry) : entry);
+    }
+
+    // The repository's allowRead, allowWrite and additionalDirectories may not
+    // reach into what managed, flag or user settings deny reading.
+    expected<void> leave_out_denied_reaches() {
+        struct Denied {
+            std::string as_written, real;
+            const Source* source;
+        };
+        std::vector<Denied> denied;
+        for (auto* list : {&p_.filesystem.deny_read, &p_.credentials.files}) {
+            for (const auto& d : *list) {
+                if (is_repository(d.source.layer)) continue;
+                auto real = resolved(d.value);
+                denied.push_back(Denied{d.value, real ? *real : d.value, &d.source});
+            }
+        }
+        if (denied.empty()) return {};
+        for (auto* list : {&p_.filesystem.allow_read, &p_.filesystem.allow_write, &p_.additional_directories}) {
+            SourcedList kept;
+            for (auto& e : *list) {
+                if (!is_repository(e.source.layer)) {
+                    kept.push_back(std::move(e));
+                    continue;
+                }
+                auto real = resolved(e.value);
+                if (!real) {
+                    drop(e.source, "left out: its symlinks could not be resolved (" + to_string(real.error()) +
+                                       "), so it might reach a denied path");
+                    continue;
+                }
+                const Denied* hit = nullptr;
+                for (const auto& d : denied) {
+                    if (reaches(e.value, d.as_written) || reaches(*real, d.as_written) || reaches(e.value, d.real) ||
+                        reaches(*real, d.real)) {
+                        hit = &d;
+                        break;
+                    }
+                }
+                if (hit) {
+                    std::string via = *real != e.value ? " (it leads to " + *real + ")" : std::string();
+                    drop(e.source, "left out: " + e.value + via + " is at or under " + hit->as_written + ", which " +
+                                       std::string(layer_name(hit->source->layer)) + " settings deny reading (" +
+                                       hit->source->key + " in " + hit->source->file + ")");
+                    continue;
+                }
+                kept.push_back(std::move(e));
+            }
+            *list = std::move(kept);
+        }
+        return {};
+    }
+};
+
+}  // namespace detail
+
+// Merges settings layers (at most one per LayerKind, in any order) into the
+// effective policy. Pure but for the FsView, which resolves symlinks.
+inline expected<Policy> merge(std::span<const Settings> layers, const MergeOptions& options, const FsView& fs) {
+    return detail::Merger(layers, options, fs).run();
+}
+
+// The policy as JSON: each value with its source ({layer, file, key}, or null for
+// a default), each list entry with its own, then the warnings.
+inline std::string to_json(const Policy& p) {
+    json::Writer w;
+    auto source = [&](const std::optional<Source>& s) {
+        if (!s) {
+            w.null();
+            return;
+        }
+        w.begin_object().key("layer").value(layer_name(s->layer)).key("file").value(s->file).key("key").value(s->key);
+        w.end_object();
+    };
+    auto boolean = [&](std::string_view name, const Value<bool>& v) {
+        w.key(name).begin_object().key("value").value(v.value).key("source");
+        source(v.source);
+        w.end_object();
+    };
+    auto list = [&](std::string_view name, const SourcedList& l) {
+        w.key(name).begin_array();
+        for (const auto& e : l) {
+            w.begin_object().key("value").value(e.value).key("source");
+            source(e.source);
+            w.end_object();
+        }
+        w.end_array();
+    };
+    w.begin_object();
+    w.key("version").value(1);
+    w.key("trusted").value(p.trusted);
+    boolean("adminRequired", p.admin_required);
+    boolean("enabled", p.enabled);
+    boolean("autoAllow", p.auto_allow);
+    boolean("allowUnsandboxed", p.allow_unsandboxed);
+    boolean("failIfUnavailable", p.fail_if_unavailable);
+    list("excludedCommands", p.excluded_commands);
+    w.key("ignoreViolations").begin_array();
+    for (const auto& r : p.ignore_violations) {
+        w.begin_object().key("command").value(r.command).key("violations").begin_array();
+        for (const auto& v : r.violations) w.value(v);
+        w.end_array().key("source");
+        source(r.source);
+        w.end_object();
+    }
+    w.end_array();
+    w.key("filesystem").begin_object();
+    list("allowWrite", p.filesystem.allow_write);
+    list("denyWrite", p.filesystem.deny_write);
+    list("denyRead", p.filesystem.deny_read);
+    list("allowRead", p.filesystem.allow_read);
+    boolean("disabled", p.filesystem.disabled);
+    boolean("allowManagedReadPathsOnly", p.filesystem.managed_read_paths_only);
+    w.end_object();
+    w.key("network").begin_object();
+    list("allowedDomains", p.network.allowed_domains);
+    list("deniedDomains", p.network.denied_domains);
+    list("allowUnixSockets", p.network.allow_unix_sockets);
+    boolean("strictAllowlist", p.network.strict_allowlist);
+    boolean("allowLocalBinding", p.network.allow_local_binding);
+    boolean("allowAllUnixSockets", p.network.allow_all_unix_sockets);
+    boolean("allowManagedDomainsOnly", p.network.managed_domains_only);
+    w.end_object();
+    w.key("credentials").begin_object();
+    list("envVars", p.credentials.env_vars);
+    list("files", p.credentials.files);
+    w.end_object();
+    list("additionalDirectories", p.additional_directories);
+    for (auto [name, v] : {std::pair{"bwrapPath", &p.bwrap_path}, std::pair{"socatPath", &p.socat_path}}) {
+        w.key(name);
+        if (!*v) {
+            w.null();
+            continue;
+        }
+        w.begin_object().key("value").value((*v)->value).key("source");
+        source((*v)->source);
+        w.end_object();
+    }
+    w.key("warnings").begin_array();
+    for (const auto& wn : p.warnings)
+        w.begin_object().key("file").value(wn.file).key("key").value(wn.key).key("message").value(wn.message).end_object();
+    w.end_array();
+    w.end_object();
+    return w.take();
+}
+
+}  // namespace sbx

@@ -1,0 +1,119 @@
+// sbx/settings_files.hpp - finding and reading the settings layers of a root.
+//
+// This is the edge where settings meet the disk: it reads files and nothing else,
+// then hands their text to parse_settings(). Layers:
+//   managed  /etc/claude-code/managed-settings.json (Linux),
+//            /Library/Application Support/ClaudeCode/managed-settings.json (macOS)
+//   user     HOME/.claude/settings.json
+//   project  ROOT/.claude/settings.json
+//   local    ROOT/.claude/settings.local.json
+//   flag     one file named on the command line
+// A missing managed, user, project or local file is simply no layer; a file named
+// explicitly (flag, or a replacement managed path) must exist.
+#pragma once
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "sbx/expected.hpp"
+#include "sbx/settings.hpp"
+
+namespace sbx {
+
+#if defined(__APPLE__)
+inline constexpr std::string_view kManagedSettingsPath =
+    "/Library/Application Support/ClaudeCode/managed-settings.json";
+#else
+inline constexpr std::string_view kManagedSettingsPath = "/etc/claude-code/managed-settings.json";
+#endif
+
+// Settings files are small; anything larger than this is refused, not read.
+inline constexpr std::size_t kMaxSettingsBytes = 4u << 20;
+
+// The whole of a regular file, or nullopt when nothing is at `path`. Refuses
+// anything that is not a regular file (a FIFO would block, a device never end).
+inline expected<std::optional<std::string>> read_settings_text(const std::string& path) {
+    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+    if (fd < 0) {
+        if (errno == ENOENT || errno == ENOTDIR) return std::optional<std::string>{};
+        return fail(Error(Errc::io_error, std::string("cannot open: ") + std::strerror(errno)).in_file(path));
+    }
+    struct Closer {
+        int fd;
+        ~Closer() { ::close(fd); }
+    } closer{fd};
+    struct stat st {};
+    if (::fstat(fd, &st) != 0)
+        return fail(Error(Errc::io_error, std::string("cannot stat: ") + std::strerror(errno)).in_file(path));
+    if (!S_ISREG(st.st_mode)) return fail(Error(Errc::io_error, "not a regular file").in_file(path));
+    if (static_cast<std::size_t>(st.st_size) > kMaxSettingsBytes)
+        return fail(Error(Errc::invalid_settings, "the file is larger than " + std::to_string(kMaxSettingsBytes) +
+                                                      " bytes; settings files are small")
+                        .in_file(path));
+    std::string text;
+    char buf[65536];
+    for (;;) {
+        ssize_t n = ::read(fd, buf, sizeof buf);
+        if (n < 0) {
+            if (errno == EINTR) continue;
+            return fail(Error(Errc::io_error, std::string("cannot read: ") + std::strerror(errno)).in_file(path));
+        }
+        if (n == 0) break;
+        text.append(buf, static_cast<std::size_t>(n));
+        if (text.size() > kMaxSettingsBytes)
+            return fail(Error(Errc::invalid_settings, "the file grew past " + std::to_string(kMaxSettingsBytes) +
+                                                          " bytes while being read")
+                            .in_file(path));
+    }
+    return std::optional<std::string>(std::move(text));
+}
+
+// Which files make up the layers for one root.
+struct LayerFiles {
+    std::string root;  // absolute, normalised: the project being sandboxed
+    std::string home;  // absolute, normalised
+    std::string managed = std::string(kManagedSettingsPath);
+    bool managed_explicit = false;  // named by the caller: must exist
+    std::optional<std::string> flag;  // --settings FILE: must exist
+};
+
+// Reads and parses every layer that exists. The first error stops it.
+inline expected<std::vector<Settings>> load_layers(const LayerFiles& f) {
+    struct Wanted {
+        LayerKind layer;
+        std::string file;
+        bool required;
+    };
+    const std::string user = paths::join(f.home, ".claude/settings.json");
+    std::vector<Wanted> wanted{{LayerKind::managed, f.managed, f.managed_explicit}, {LayerKind::user, user, false}};
+    const std::string project = paths::join(f.root, ".claude/settings.json");
+    // With the root at HOME, the project file is the user file: read it once, as the user's.
+    if (project != user) wanted.push_back({LayerKind::project, project, false});
+    wanted.push_back({LayerKind::local, paths::join(f.root, ".claude/settings.local.json"), false});
+    if (f.flag) wanted.push_back({LayerKind::flag, *f.flag, true});
+
+    std::vector<Settings> layers;
+    for (const auto& w : wanted) {
+        auto text = read_settings_text(w.file);
+        if (!text) return fail(text.error());
+        if (!*text) {
+            if (w.required) return fail(Error(Errc::io_error, "no such file").in_file(w.file));
+            continue;
+        }
+        std::string file = paths::is_absolute(w.file) ? paths::normalize(w.file) : w.file;
+        SettingsSource src{w.layer, w.file, paths::Base{f.home, settings_project_dir(file)}, f.root};
+        auto parsed = parse_settings(**text, src);
+        if (!parsed) return fail(parsed.error());
+        layers.push_back(std::move(*parsed));
+    }
+    return layers;
+}
+
+}  // namespace sbx

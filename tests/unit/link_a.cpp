@@ -1,0 +1,16 @@
+// Every engine header in a second translation unit with link_b.cpp: a definition
+// in a header that is not inline or constexpr makes the link fail.
+#include "sbx/error.hpp"
+#include "sbx/expected.hpp"
+#include "sbx/fs_view.hpp"
+#include "sbx/fs_view_disk.hpp"
+#include "sbx/glob.hpp"
+#include "sbx/json.hpp"
+#include "sbx/paths.hpp"
+#include "sbx/policy.hpp"
+#include "sbx/settings.hpp"
+#include "sbx/settings_files.hpp"
+
+#include <doctest/doctest.h>
+
+TEST_CASE("headers link from two translation units (a)") { CHECK(sbx::paths::normalize("/a/../b") == "/b"); }

@@ -1,0 +1,196 @@
+// sbx - the command line people run.
+//
+//   sbx policy [--root DIR] [--settings FILE] [--managed-settings FILE] [--untrusted] [--json]
+//
+// This file is the only place that prints and picks exit statuses; the engine
+// returns values. Exit statuses (docs/cli.md):
+//   0   success
+//   64  the command line is wrong (usage)
+//   65  a settings file is invalid
+//   66  a file could not be read
+//   70  an internal error in sbx
+#include <pwd.h>
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <climits>
+#include <cstdio>
+#include <cstdlib>
+#include <iostream>
+#include <string>
+
+#include "sbx/fs_view_disk.hpp"
+#include "sbx/policy.hpp"
+#include "sbx/settings_files.hpp"
+
+namespace {
+
+enum Exit : int {
+    kOk = 0,
+    kUsage = 64,
+    kInvalidInput = 65,
+    kNoInput = 66,
+    kInternal = 70,
+};
+
+int exit_for(const sbx::Error& e) {
+    switch (e.code) {
+        case sbx::Errc::invalid_settings:
+        case sbx::Errc::invalid_plan: return kInvalidInput;
+        case sbx::Errc::io_error: return kNoInput;
+        case sbx::Errc::invalid_argument: return kUsage;
+        default: return kInternal;
+    }
+}
+
+int report(const sbx::Error& e) {
+    std::cerr << "sbx: " << sbx::errc_name(e.code) << ": " << sbx::to_string(e) << "\n";
+    return exit_for(e);
+}
+
+// An absolute, normalised form of a path given on the command line.
+std::string absolute(const std::string& p) {
+    if (sbx::paths::is_absolute(p)) return sbx::paths::normalize(p);
+    char buf[PATH_MAX];
+    if (::getcwd(buf, sizeof buf) == nullptr) return sbx::paths::normalize("/" + p);
+    return sbx::paths::join(buf, p);
+}
+
+sbx::expected<std::string> home_directory() {
+    if (const char* h = std::getenv("HOME"); h != nullptr && *h != '\0') {
+        if (!sbx::paths::is_absolute(h))
+            return sbx::fail(sbx::Errc::invalid_argument, std::string("HOME is not an absolute path: ") + h);
+        return sbx::paths::normalize(h);
+    }
+    if (const passwd* pw = ::getpwuid(::getuid()); pw != nullptr && pw->pw_dir != nullptr)
+        return sbx::paths::normalize(pw->pw_dir);
+    return sbx::fail(sbx::Errc::invalid_argument, "HOME is not set and the user has no home directory");
+}
+
+// "user ~/.claude/settings.json sandbox.enabled", or "default".
+std::string describe(const std::optional<sbx::Source>& s) {
+    if (!s) return "default";
+    return std::string(sbx::layer_name(s->layer)) + "  " + s->file + "  " + s->key;
+}
+
+void print_text(const sbx::Policy& p, const std::string& root) {
+    auto& out = std::cout;
+    out << "policy for " << root << (p.trusted ? "" : " (untrusted project)") << "\n";
+    auto boolean = [&](std::string_view name, const sbx::Value<bool>& v) {
+        std::string label(name);
+        label.resize(std::max<std::size_t>(label.size() + 1, 36), ' ');
+        out << "  " << label << (v.value ? "true " : "false") << "  " << describe(v.source) << "\n";
+    };
+    auto list = [&](std::string_view name, const sbx::SourcedList& l) {
+        out << "  " << name << (l.empty() ? ": none" : ":") << "\n";
+        for (const auto& e : l) out << "    " << e.value << "    " << describe(e.source) << "\n";
+    };
+    boolean("adminRequired", p.admin_required);
+    boolean("enabled", p.enabled);
+    boolean("autoAllow", p.auto_allow);
+    boolean("allowUnsandboxed", p.allow_unsandboxed);
+    boolean("failIfUnavailable", p.fail_if_unavailable);
+    list("excludedCommands", p.excluded_commands);
+    out << "  ignoreViolations" << (p.ignore_violations.empty() ? ": none" : ":") << "\n";
+    for (const auto& r : p.ignore_violations) {
+        out << "    " << r.command << ":";
+        for (const auto& v : r.violations) out << " \"" << v << "\"";
+        out << "    " << describe(r.source) << "\n";
+    }
+    list("filesystem.allowWrite", p.filesystem.allow_write);
+    list("filesystem.denyWrite", p.filesystem.deny_write);
+    list("filesystem.denyRead", p.filesystem.deny_read);
+    list("filesystem.allowRead", p.filesystem.allow_read);
+    boolean("filesystem.disabled", p.filesystem.disabled);
+    boolean("filesystem.allowManagedReadPathsOnly", p.filesystem.managed_read_paths_only);
+    list("network.allowedDomains", p.network.allowed_domains);
+    list("network.deniedDomains", p.network.denied_domains);
+    list("network.allowUnixSockets", p.network.allow_unix_sockets);
+    boolean("network.strictAllowlist", p.network.strict_allowlist);
+    boolean("network.allowLocalBinding", p.network.allow_local_binding);
+    boolean("network.allowAllUnixSockets", p.network.allow_all_unix_sockets);
+    boolean("network.allowManagedDomainsOnly", p.network.managed_domains_only);
+    list("credentials.envVars", p.credentials.env_vars);
+    list("credentials.files", p.credentials.files);
+    list("additionalDirectories", p.additional_directories);
+    for (auto [name, v] : {std::pair{"bwrapPath", &p.bwrap_path}, std::pair{"socatPath", &p.socat_path}}) {
+        out << "  " << name << ": ";
+        if (*v) out << (*v)->value << "    " << describe((*v)->source) << "\n";
+        else out << "from PATH    default\n";
+    }
+    out << "warnings" << (p.warnings.empty() ? ": none" : ":") << "\n";
+    for (const auto& w : p.warnings) out << "  " << sbx::to_string(w) << "\n";
+}
+
+struct PolicyArgs {
+    std::string root = ".";
+    std::string settings;
+    std::string managed;
+    bool untrusted = false;
+    bool json = false;
+};
+
+int run_policy(const PolicyArgs& a) {
+    sbx::DiskFs fs;
+    auto home = home_directory();
+    if (!home) return report(home.error());
+    auto root = sbx::resolve(fs, absolute(a.root));
+    if (!root) return report(root.error());
+    auto st = fs.lstat(*root);
+    if (!st) return report(st.error());
+    if (!*st || (*st)->type != sbx::FileType::directory)
+        return report(sbx::Error(sbx::Errc::invalid_argument, "--root is not a directory").in_file(*root));
+
+    sbx::LayerFiles files;
+    files.root = *root;
+    files.home = *home;
+    if (!a.managed.empty()) {
+        files.managed = absolute(a.managed);
+        files.managed_explicit = true;
+    }
+    if (!a.settings.empty()) files.flag = absolute(a.settings);
+
+    auto layers = sbx::load_layers(files);
+    if (!layers) return report(layers.error());
+    auto policy = sbx::merge(*layers, sbx::MergeOptions{!a.untrusted}, fs);
+    if (!policy) return report(policy.error());
+    if (a.json) std::cout << sbx::to_json(*policy) << "\n";
+    else print_text(*policy, *root);
+    return kOk;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    CLI::App app{"sbx: confine one command with the operating system's own sandbox", "sbx"};
+    app.require_subcommand(1);
+    app.set_version_flag("--version", "sbx 0.1.0");
+
+    PolicyArgs pa;
+    auto* policy = app.add_subcommand("policy", "Print the effective policy, each value with the layer that set it");
+    policy->add_option("--root", pa.root, "The project directory (default: the current directory)");
+    policy->add_option("--settings", pa.settings, "One more settings file, above the project's and below managed ones");
+    policy->add_option("--managed-settings", pa.managed, "Read managed settings from FILE instead of the system path");
+    policy->add_flag("--untrusted", pa.untrusted, "The project is not trusted: keep only what tightens the sandbox");
+    policy->add_flag("--json", pa.json, "Print JSON instead of text");
+
+    try {
+        app.parse(argc, argv);
+    } catch (const CLI::CallForHelp& e) {
+        return app.exit(e);
+    } catch (const CLI::CallForAllHelp& e) {
+        return app.exit(e);
+    } catch (const CLI::CallForVersion& e) {
+        return app.exit(e);
+    } catch (const CLI::ParseError& e) {
+        app.exit(e);
+        return kUsage;
+    }
+    try {
+        if (*policy) return run_policy(pa);
+    } catch (const std::exception& e) {
+        std::cerr << "sbx: INTERNAL: " << e.what() << "\n";
+        return kInternal;
+    }
+    return kUsage;
+}
