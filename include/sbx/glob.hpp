@@ -192,4 +192,38 @@ inline bool matches_at_or_above(std::string_view pattern, std::string_view path)
     return false;
 }
 
+// True when some path that `a` names lies at or under some path that `b` names;
+// both are patterns or plain paths. Exact where a component on either side is
+// free of wildcards; where both components hold wildcards it assumes they can
+// meet, so it errs on the side of `true`.
+inline bool overlaps_at_or_under(std::string_view a, std::string_view b) {
+    const auto pa = paths::components(a);
+    const auto pb = paths::components(b);
+    const std::size_t na = pa.size(), nb = pb.size();
+    auto meet = [](std::string_view x, std::string_view y) {
+        if (x == "**" || y == "**") return true;
+        const bool wx = has_wildcard(x), wy = has_wildcard(y);
+        if (wx && wy) return true;
+        if (wx) return detail::match_component(x, y);
+        if (wy) return detail::match_component(y, x);
+        return x == y;
+    };
+    // seen[i * (nb + 1) + j]: a path matched by a[0, i) is matched by b[0, j).
+    std::vector<char> seen((na + 1) * (nb + 1), 0);
+    std::vector<std::pair<std::size_t, std::size_t>> todo{{0, 0}};
+    while (!todo.empty()) {
+        auto [i, j] = todo.back();
+        todo.pop_back();
+        char& mark = seen[i * (nb + 1) + j];
+        if (mark) continue;
+        mark = 1;
+        if (j == nb) return true;  // b is matched: the rest of a lies below it
+        if (i < na && pa[i] == "**") todo.emplace_back(i + 1, j);  // ** may match nothing
+        if (pb[j] == "**") todo.emplace_back(i, j + 1);
+        if (i < na && meet(pa[i], pb[j]))  // one more component, matched by both
+            todo.emplace_back(pa[i] == "**" ? i : i + 1, pb[j] == "**" ? j : j + 1);
+    }
+    return false;
+}
+
 }  // namespace sbx::glob

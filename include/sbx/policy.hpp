@@ -308,17 +308,6 @@ private:
         return paths::normalize(*r + rest);
     }
 
-    // Whether pattern-or-path `entry` names a path at or under `denied`.
-    static bool reaches(const std::string& entry, const std::string& denied) {
-        const bool entry_glob = glob::has_wildcard(entry);
-        if (!glob::has_wildcard(denied)) {
-            if (!entry_glob) return paths::at_or_under(entry, denied);
-            return glob::may_match_at_or_under(entry, denied) ||
-                   paths::at_or_under(glob::literal_prefix(entry), denied);
-        }
-        return glob::matches_at_or_above(denied, entry_glob ? glob::literal_prefix(entry) : entry);
-    }
-
     // The repository's allowRead, allowWrite and additionalDirectories may not
     // reach into what managed, flag or user settings deny reading.
     expected<void> leave_out_denied_reaches() {
@@ -350,8 +339,9 @@ private:
                 }
                 const Denied* hit = nullptr;
                 for (const auto& d : denied) {
-                    if (reaches(e.value, d.as_written) || reaches(*real, d.as_written) || reaches(e.value, d.real) ||
-                        reaches(*real, d.real)) {
+                    if (glob::overlaps_at_or_under(e.value, d.as_written) ||
+                        glob::overlaps_at_or_under(*real, d.as_written) || glob::overlaps_at_or_under(e.value, d.real) ||
+                        glob::overlaps_at_or_under(*real, d.real)) {
                         hit = &d;
                         break;
                     }
