@@ -15,6 +15,9 @@
 
 #include <cstddef>
 #include <cctype>
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -84,6 +87,7 @@ public:
     };
 
     std::optional<Fault> run() {
+        if (s_.substr(0, 3) == "\xEF\xBB\xBF") return fault("the text starts with a UTF-8 byte order mark, which JSON does not allow");
         skip_ws();
         if (at_end()) return fault("the document is empty; expected a JSON value");
         if (!value(0)) return fault_;
@@ -153,6 +157,28 @@ private:
     }
 
     bool number() {
+        const std::size_t start = i_;
+        if (!number_syntax()) return false;
+        // simdjson refuses what does not fit a 64-bit integer or a finite double.
+        const std::string n(s_.substr(start, i_ - start));
+        const bool integral = n.find_first_of(".eE") == std::string::npos;
+        errno = 0;
+        if (integral) {
+            if (n[0] == '-') (void)std::strtoll(n.c_str(), nullptr, 10);
+            else (void)std::strtoull(n.c_str(), nullptr, 10);
+        } else {
+            const double d = std::strtod(n.c_str(), nullptr);
+            if (std::isinf(d)) errno = ERANGE;
+            else errno = 0;  // underflow to zero is accepted
+        }
+        if (errno == ERANGE) {
+            i_ = start;
+            return fail("number out of range");
+        }
+        return true;
+    }
+
+    bool number_syntax() {
         if (peek() == '-') ++i_;
         if (at_end()) return fail("invalid number; expected a digit");
         if (peek() == '0') {
