@@ -117,7 +117,8 @@ public:
         nodes_[paths::normalize(path)] = src;
         return *this;
     }
-    // Makes lstat of `path` fail as a permission error would.
+    // Makes lstat of anything below `path` fail, as a directory without search
+    // permission would.
     MemoryFs& unreadable(std::string_view path) {
         unreadable_.push_back(paths::normalize(path));
         return *this;
@@ -128,13 +129,9 @@ public:
         for (const auto& u : unreadable_)
             if (paths::at_or_under(p, u) && p != u)
                 return fail(Error(Errc::io_error, "permission denied").in_file(p));
-        // A component on the way that is not a directory means nothing is there.
-        for (auto parent = paths::parent(p); parent != "/"; parent = paths::parent(parent)) {
-            auto it = nodes_.find(parent);
-            if (it != nodes_.end() && it->second.type != FileType::directory) return std::optional<FileStat>{};
-        }
-        auto it = nodes_.find(p);
-        if (it == nodes_.end()) return std::optional<FileStat>{};
+        auto where = locate(p, false);
+        if (!where) return std::optional<FileStat>{};
+        auto it = nodes_.find(*where);
         std::uint64_t links = 0;
         for (const auto& [_, n] : nodes_)
             if (n.ino == it->second.ino) ++links;
@@ -143,17 +140,19 @@ public:
     }
 
     expected<std::string> readlink(const std::string& path) const override {
-        auto it = nodes_.find(paths::normalize(path));
+        auto where = locate(paths::normalize(path), false);
+        auto it = where ? nodes_.find(*where) : nodes_.end();
         if (it == nodes_.end() || it->second.type != FileType::symlink)
             return fail(Error(Errc::io_error, "not a symbolic link").in_file(path));
         return it->second.target;
     }
 
     expected<std::vector<std::string>> list(const std::string& path) const override {
-        auto p = paths::normalize(path);
-        auto it = nodes_.find(p);
+        auto where = locate(paths::normalize(path), true);
+        auto it = where ? nodes_.find(*where) : nodes_.end();
         if (it == nodes_.end() || it->second.type != FileType::directory)
-            return fail(Error(Errc::io_error, "not a directory").in_file(p));
+            return fail(Error(Errc::io_error, "not a directory").in_file(path));
+        const std::string& p = *where;
         std::vector<std::string> names;
         for (const auto& [q, _] : nodes_)
             if (q != p && paths::parent(q) == p) names.push_back(q.substr(p == "/" ? 1 : p.size() + 1));
@@ -169,6 +168,42 @@ private:
     std::map<std::string, Node> nodes_;
     std::vector<std::string> unreadable_;
     std::uint64_t next_ino_ = 100;
+
+    // The node a path names, as the kernel walks it: symlinks on the way are
+    // followed (the last one too when `follow_last`). nullopt when nothing is
+    // there, a component on the way is not a directory, or links loop.
+    std::optional<std::string> locate(const std::string& path, bool follow_last) const {
+        std::vector<std::string> todo;  // components still to walk, last first
+        auto push = [&](std::string_view p) {
+            auto parts = paths::components(p);
+            for (auto it = parts.rbegin(); it != parts.rend(); ++it) todo.emplace_back(*it);
+        };
+        push(path);
+        std::string at = "/";
+        int hops = 0;
+        while (!todo.empty()) {
+            std::string comp = std::move(todo.back());
+            todo.pop_back();
+            if (comp == ".") continue;
+            if (comp == "..") {
+                at = paths::parent(at);
+                continue;
+            }
+            auto dir = nodes_.find(at);
+            if (dir == nodes_.end() || dir->second.type != FileType::directory) return std::nullopt;
+            std::string next = at == "/" ? "/" + comp : at + "/" + comp;
+            auto it = nodes_.find(next);
+            if (it == nodes_.end()) return std::nullopt;
+            if (it->second.type == FileType::symlink && (!todo.empty() || follow_last)) {
+                if (++hops > kMaxSymlinkHops) return std::nullopt;
+                if (paths::is_absolute(it->second.target)) at = "/";
+                push(it->second.target);
+                continue;
+            }
+            at = std::move(next);
+        }
+        return at;
+    }
 
     void make_parents(std::string_view path) {
         for (auto p = paths::parent(paths::normalize(path)); !nodes_.count(p); p = paths::parent(p))
