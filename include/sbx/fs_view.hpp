@@ -11,6 +11,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "sbx/expected.hpp"
@@ -47,67 +48,96 @@ inline constexpr int kMaxSymlinkHops = 40;
 // replaced by its target, as realpath(3) would, except that components that do
 // not exist are kept as written. Errors: a symlink loop, an unreadable component.
 inline expected<std::string> resolve(const FsView& fs, std::string_view path) {
-    std::vector<std::string> todo;  // components still to walk, last first
-    for (auto c : paths::components(path)) todo.emplace(todo.begin(), c);
-    std::string done = "/";
+    std::string rest(path);  // what is still to walk; a symlink's target is put in front
+    std::size_t i = 0;       // where the walk is in `rest`
+    std::string done;        // the real path so far, "" standing for `/`
     int hops = 0;
     bool missing = false;  // once something is missing, the rest is kept lexically
-    while (!todo.empty()) {
-        std::string comp = std::move(todo.back());
-        todo.pop_back();
+    while (i < rest.size()) {
+        while (i < rest.size() && rest[i] == '/') ++i;
+        std::size_t j = i;
+        while (j < rest.size() && rest[j] != '/') ++j;
+        if (j == i) break;
+        const std::size_t start = i;
+        i = j;
+        const std::string_view comp = std::string_view(rest).substr(start, j - start);
         if (comp == ".") continue;
         if (comp == "..") {
-            done = paths::parent(done);
+            const auto pos = done.rfind('/');
+            done.resize(pos == std::string::npos ? 0 : pos);
             continue;
         }
-        std::string next = done == "/" ? "/" + comp : done + "/" + comp;
-        if (missing) {
-            done = std::move(next);
-            continue;
-        }
-        auto st = fs.lstat(next);
+        const std::size_t before = done.size();
+        done += '/';
+        done += comp;
+        if (missing) continue;
+        auto st = fs.lstat(done);
         if (!st) return fail(std::move(st.error()));
         if (!*st) {
             missing = true;
-            done = std::move(next);
             continue;
         }
-        if ((*st)->type != FileType::symlink) {
-            done = std::move(next);
-            continue;
-        }
+        if ((*st)->type != FileType::symlink) continue;
         if (++hops > kMaxSymlinkHops)
             return fail(Error(Errc::invalid_argument, "too many levels of symbolic links").in_file(std::string(path)));
-        auto target = fs.readlink(next);
+        auto target = fs.readlink(done);
         if (!target) return fail(std::move(target.error()));
-        if (target->empty()) return fail(Error(Errc::invalid_argument, "an empty symbolic link").in_file(next));
-        if (paths::is_absolute(*target)) done = "/";
-        auto parts = paths::components(*target);
-        for (auto it = parts.rbegin(); it != parts.rend(); ++it) todo.emplace_back(*it);
+        if (target->empty()) return fail(Error(Errc::invalid_argument, "an empty symbolic link").in_file(done));
+        done.resize(before);
+        if (paths::is_absolute(*target)) done.clear();
+        rest = *target + "/" + rest.substr(i);
+        i = 0;
     }
+    if (done.empty()) done.push_back('/');
     return done;
 }
+
+// Remembers what another view answered, for the length of one computation (a
+// merge, a plan) that asks about the same directories many times. Not for
+// keeping: the disk changes.
+class CachedFs final : public FsView {
+public:
+    explicit CachedFs(const FsView& inner) : inner_(inner) {}
+
+    expected<std::optional<FileStat>> lstat(const std::string& path) const override {
+        auto it = stats_.find(path);
+        if (it == stats_.end()) it = stats_.emplace(path, inner_.lstat(path)).first;
+        return it->second;
+    }
+    expected<std::string> readlink(const std::string& path) const override {
+        auto it = links_.find(path);
+        if (it == links_.end()) it = links_.emplace(path, inner_.readlink(path)).first;
+        return it->second;
+    }
+    expected<std::vector<std::string>> list(const std::string& path) const override { return inner_.list(path); }
+
+private:
+    const FsView& inner_;
+    mutable std::unordered_map<std::string, expected<std::optional<FileStat>>> stats_;
+    mutable std::unordered_map<std::string, expected<std::string>> links_;
+};
 
 // A filesystem tree in memory for tests: directories, files, symlinks and hard
 // links, with made-up device and inode numbers.
 class MemoryFs final : public FsView {
 public:
-    MemoryFs() { nodes_["/"] = Node{FileType::directory, {}, next_ino_++}; }
+    MemoryFs() { nodes_["/"] = node(FileType::directory); }
 
     MemoryFs& dir(std::string_view path) {
         make_parents(path);
         auto p = paths::normalize(path);
-        if (!nodes_.count(p)) nodes_[p] = Node{FileType::directory, {}, next_ino_++};
+        if (!nodes_.count(p)) nodes_[p] = node(FileType::directory);
         return *this;
     }
     MemoryFs& file(std::string_view path) {
         make_parents(path);
-        nodes_[paths::normalize(path)] = Node{FileType::regular, {}, next_ino_++};
+        nodes_[paths::normalize(path)] = node(FileType::regular);
         return *this;
     }
     MemoryFs& symlink(std::string_view path, std::string_view target) {
         make_parents(path);
-        nodes_[paths::normalize(path)] = Node{FileType::symlink, std::string(target), next_ino_++};
+        nodes_[paths::normalize(path)] = node(FileType::symlink, std::string(target));
+        symlinks_.push_back(paths::normalize(path));
         return *this;
     }
     // A second name for the file at `existing`: both then report two links.
@@ -115,6 +145,7 @@ public:
         make_parents(path);
         auto& src = nodes_.at(paths::normalize(existing));
         nodes_[paths::normalize(path)] = src;
+        ++links_[src.ino];
         return *this;
     }
     // Makes lstat of anything below `path` fail, as a directory without search
@@ -129,13 +160,16 @@ public:
         for (const auto& u : unreadable_)
             if (paths::at_or_under(p, u) && p != u)
                 return fail(Error(Errc::io_error, "permission denied").in_file(p));
-        auto where = locate(p, false);
-        if (!where) return std::optional<FileStat>{};
-        auto it = nodes_.find(*where);
-        std::uint64_t links = 0;
-        for (const auto& [_, n] : nodes_)
-            if (n.ino == it->second.ino) ++links;
-        if (it->second.type == FileType::directory) links = 2;
+        auto it = nodes_.end();
+        if (!symlink_above(p)) {  // the common case: the path is its own key
+            it = nodes_.find(p);
+            for (auto up = paths::parent(p); it != nodes_.end() && up != "/"; up = paths::parent(up))
+                if (nodes_.at(up).type != FileType::directory) it = nodes_.end();
+        } else if (auto where = locate(p, false)) {
+            it = nodes_.find(*where);
+        }
+        if (it == nodes_.end()) return std::optional<FileStat>{};
+        std::uint64_t links = it->second.type == FileType::directory ? 2 : links_.at(it->second.ino);
         return std::optional<FileStat>(FileStat{it->second.type, 1, it->second.ino, links});
     }
 
@@ -166,6 +200,15 @@ private:
         std::uint64_t ino;
     };
     std::map<std::string, Node> nodes_;
+    std::map<std::uint64_t, std::uint64_t> links_;  // inode -> names
+    std::vector<std::string> symlinks_;             // every symlink ever made
+
+    // Whether a symlink may stand on the way to `p` (then the path must be walked).
+    bool symlink_above(const std::string& p) const {
+        for (const auto& l : symlinks_)
+            if (p.size() > l.size() && paths::at_or_under(p, l)) return true;
+        return false;
+    }
     std::vector<std::string> unreadable_;
     std::uint64_t next_ino_ = 100;
 
@@ -173,41 +216,52 @@ private:
     // followed (the last one too when `follow_last`). nullopt when nothing is
     // there, a component on the way is not a directory, or links loop.
     std::optional<std::string> locate(const std::string& path, bool follow_last) const {
-        std::vector<std::string> todo;  // components still to walk, last first
-        auto push = [&](std::string_view p) {
-            auto parts = paths::components(p);
-            for (auto it = parts.rbegin(); it != parts.rend(); ++it) todo.emplace_back(*it);
-        };
-        push(path);
-        std::string at = "/";
+        std::string rest = path;  // still to walk; a symlink's target is put in front
+        std::size_t i = 0;
+        std::string at;  // the node reached so far, "" standing for `/`
         int hops = 0;
-        while (!todo.empty()) {
-            std::string comp = std::move(todo.back());
-            todo.pop_back();
+        while (i < rest.size()) {
+            while (i < rest.size() && rest[i] == '/') ++i;
+            std::size_t j = i;
+            while (j < rest.size() && rest[j] != '/') ++j;
+            if (j == i) break;
+            const std::string comp = rest.substr(i, j - i);
+            i = j;
+            while (i < rest.size() && rest[i] == '/') ++i;
+            const bool last = i >= rest.size();
             if (comp == ".") continue;
             if (comp == "..") {
-                at = paths::parent(at);
+                const auto pos = at.rfind('/');
+                at.resize(pos == std::string::npos ? 0 : pos);
                 continue;
             }
-            auto dir = nodes_.find(at);
+            auto dir = nodes_.find(at.empty() ? std::string("/") : at);
             if (dir == nodes_.end() || dir->second.type != FileType::directory) return std::nullopt;
-            std::string next = at == "/" ? "/" + comp : at + "/" + comp;
-            auto it = nodes_.find(next);
+            const std::size_t before = at.size();
+            at += '/';
+            at += comp;
+            auto it = nodes_.find(at);
             if (it == nodes_.end()) return std::nullopt;
-            if (it->second.type == FileType::symlink && (!todo.empty() || follow_last)) {
+            if (it->second.type == FileType::symlink && (!last || follow_last)) {
                 if (++hops > kMaxSymlinkHops) return std::nullopt;
-                if (paths::is_absolute(it->second.target)) at = "/";
-                push(it->second.target);
-                continue;
+                at.resize(before);
+                if (paths::is_absolute(it->second.target)) at.clear();
+                rest = it->second.target + "/" + rest.substr(i);
+                i = 0;
             }
-            at = std::move(next);
         }
+        if (at.empty()) at.push_back('/');
         return at;
+    }
+
+    Node node(FileType type, std::string target = {}) {
+        links_[next_ino_] = 1;
+        return Node{type, std::move(target), next_ino_++};
     }
 
     void make_parents(std::string_view path) {
         for (auto p = paths::parent(paths::normalize(path)); !nodes_.count(p); p = paths::parent(p))
-            nodes_[p] = Node{FileType::directory, {}, next_ino_++};
+            nodes_[p] = node(FileType::directory);
     }
 };
 

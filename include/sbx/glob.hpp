@@ -12,6 +12,7 @@
 // `~/*/token` covers `~/.config/token` too, which is what a deny should do.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -182,23 +183,54 @@ inline bool may_match_at_or_under(std::string_view pattern, std::string_view pat
 
 // True when `path` or one of its ancestors matches `pattern`: the path lies at or
 // under something the pattern names.
-inline bool matches_at_or_above(std::string_view pattern, std::string_view path) {
-    auto pat = paths::components(pattern);
-    auto comps = paths::components(path);
-    for (std::size_t n = 0; n <= comps.size(); ++n) {
-        std::vector<std::string_view> head(comps.begin(), comps.begin() + static_cast<std::ptrdiff_t>(n));
-        if (detail::match_components(pat, head, false)) return true;
+// Takes both split into components (paths::components), for callers that ask
+// many times about the same patterns.
+inline bool matches_at_or_above(const std::vector<std::string_view>& pat,
+                                const std::vector<std::string_view>& comps) {
+    // The walk of match_components, with the set of reached pattern positions as
+    // bits, asking after every step whether the whole pattern has matched.
+    const std::size_t n = pat.size();
+    if (n >= 63) {  // too long for the bit set: ask about each ancestor in turn
+        for (std::size_t k = 0; k <= comps.size(); ++k) {
+            const std::vector<std::string_view> head(comps.begin(), comps.begin() + static_cast<std::ptrdiff_t>(k));
+            if (detail::match_components(pat, head, false)) return true;
+        }
+        return false;
+    }
+    std::uint64_t stars = 0;  // positions holding `**`
+    for (std::size_t j = 0; j < n; ++j)
+        if (pat[j] == "**") stars |= std::uint64_t{1} << j;
+    auto close = [&](std::uint64_t r) {  // `**` may match zero components
+        for (std::size_t j = 0; j < n; ++j)
+            if ((r >> j & 1) && (stars >> j & 1)) r |= std::uint64_t{1} << (j + 1);
+        return r;
+    };
+    const std::uint64_t done = std::uint64_t{1} << n;
+    std::uint64_t reach = close(1);
+    if (reach & done) return true;
+    for (auto comp : comps) {
+        std::uint64_t next = 0;
+        for (std::size_t j = 0; j < n; ++j) {
+            if (!(reach >> j & 1)) continue;
+            if (stars >> j & 1) next |= (std::uint64_t{3} << j);  // ** consumes it and may go on
+            else if (detail::match_component(pat[j], comp)) next |= std::uint64_t{1} << (j + 1);
+        }
+        if (next == 0) return false;
+        reach = close(next);
+        if (reach & done) return true;
     }
     return false;
+}
+
+inline bool matches_at_or_above(std::string_view pattern, std::string_view path) {
+    return matches_at_or_above(paths::components(pattern), paths::components(path));
 }
 
 // True when some path that `a` names lies at or under some path that `b` names;
 // both are patterns or plain paths. Exact where a component on either side is
 // free of wildcards; where both components hold wildcards it assumes they can
 // meet, so it errs on the side of `true`.
-inline bool overlaps_at_or_under(std::string_view a, std::string_view b) {
-    const auto pa = paths::components(a);
-    const auto pb = paths::components(b);
+inline bool overlaps_at_or_under(const std::vector<std::string_view>& pa, const std::vector<std::string_view>& pb) {
     const std::size_t na = pa.size(), nb = pb.size();
     auto meet = [](std::string_view x, std::string_view y) {
         if (x == "**" || y == "**") return true;
@@ -208,22 +240,32 @@ inline bool overlaps_at_or_under(std::string_view a, std::string_view b) {
         if (wy) return detail::match_component(y, x);
         return x == y;
     };
-    // seen[i * (nb + 1) + j]: a path matched by a[0, i) is matched by b[0, j).
-    std::vector<char> seen((na + 1) * (nb + 1), 0);
-    std::vector<std::pair<std::size_t, std::size_t>> todo{{0, 0}};
-    while (!todo.empty()) {
-        auto [i, j] = todo.back();
-        todo.pop_back();
-        char& mark = seen[i * (nb + 1) + j];
-        if (mark) continue;
-        mark = 1;
-        if (j == nb) return true;  // b is matched: the rest of a lies below it
-        if (i < na && pa[i] == "**") todo.emplace_back(i + 1, j);  // ** may match nothing
-        if (pb[j] == "**") todo.emplace_back(i, j + 1);
-        if (i < na && meet(pa[i], pb[j]))  // one more component, matched by both
-            todo.emplace_back(pa[i] == "**" ? i : i + 1, pb[j] == "**" ? j : j + 1);
+    // reach[i][j]: some path is matched both by a[0, i) and by b[0, j). Every step
+    // moves i or j forward (a `**` that stays put on one side moves the other), so
+    // one pass in order settles the table.
+    std::vector<char> table((na + 1) * (nb + 1), 0);
+    auto reach = [&](std::size_t i, std::size_t j) -> char& { return table[i * (nb + 1) + j]; };
+    reach(0, 0) = 1;
+    for (std::size_t i = 0; i <= na; ++i) {
+        for (std::size_t j = 0; j <= nb; ++j) {
+            if (!reach(i, j)) continue;
+            if (j == nb) return true;  // b is matched: the rest of a lies below it
+            const bool sa = i < na && pa[i] == "**";
+            const bool sb = pb[j] == "**";
+            if (sa) reach(i + 1, j) = 1;  // ** may match nothing
+            if (sb) reach(i, j + 1) = 1;
+            if (i < na && meet(pa[i], pb[j])) {  // one more component, matched by both
+                if (!sa) reach(i + 1, sb ? j : j + 1) = 1;
+                else if (!sb) reach(i, j + 1) = 1;
+                // both `**`: the component changes nothing either could not do alone
+            }
+        }
     }
     return false;
+}
+
+inline bool overlaps_at_or_under(std::string_view a, std::string_view b) {
+    return overlaps_at_or_under(paths::components(a), paths::components(b));
 }
 
 }  // namespace sbx::glob

@@ -32,32 +32,48 @@ inline std::vector<std::string_view> components(std::string_view p) {
     return out;
 }
 
-// Folds an absolute path: "//a/./b/../c/" -> "/a/c". `..` above `/` stays at `/`.
-inline std::string normalize(std::string_view abs) {
-    std::vector<std::string_view> kept;
-    for (auto c : components(abs)) {
-        if (c == ".") continue;
+namespace detail {
+
+// Appends the components of `p` to `out`, a clean absolute path or "" (for
+// `/`), folding `.` and `..` as it goes. One pass, no allocation but `out`'s.
+inline void append_clean(std::string& out, std::string_view p) {
+    std::size_t i = 0;
+    while (i < p.size()) {
+        while (i < p.size() && p[i] == '/') ++i;
+        std::size_t j = i;
+        while (j < p.size() && p[j] != '/') ++j;
+        const std::string_view c = p.substr(i, j - i);
+        i = j;
+        if (c.empty() || c == ".") continue;
         if (c == "..") {
-            if (!kept.empty()) kept.pop_back();
+            const auto pos = out.rfind('/');
+            out.resize(pos == std::string::npos ? 0 : pos);
             continue;
         }
-        kept.push_back(c);
-    }
-    if (kept.empty()) return "/";
-    std::string out;
-    for (auto c : kept) {
         out += '/';
         out += c;
     }
+}
+
+}  // namespace detail
+
+// Folds an absolute path: "//a/./b/../c/" -> "/a/c". `..` above `/` stays at `/`.
+inline std::string normalize(std::string_view abs) {
+    std::string out;
+    out.reserve(abs.size());
+    detail::append_clean(out, abs);
+    if (out.empty()) out.push_back('/');
     return out;
 }
 
 // `base` joined with a relative path `rel`, normalised.
 inline std::string join(std::string_view base, std::string_view rel) {
-    std::string s(base);
-    s += '/';
-    s += rel;
-    return normalize(s);
+    std::string out;
+    out.reserve(base.size() + rel.size() + 1);
+    detail::append_clean(out, base);
+    detail::append_clean(out, rel);
+    if (out.empty()) out.push_back('/');
+    return out;
 }
 
 // True when `path` is `base` or lies below it. Both must be normalised.

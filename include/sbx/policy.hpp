@@ -23,6 +23,8 @@
 //  - an untrusted project's files keep only what tightens the sandbox.
 #pragma once
 
+#include <deque>
+#include <iterator>
 #include <optional>
 #include <span>
 #include <string>
@@ -89,9 +91,10 @@ inline constexpr std::string_view kUntrusted = "left out: the project is not tru
 
 class Merger {
 public:
-    Merger(std::span<const Settings> layers, const MergeOptions& opt, const FsView& fs)
-        : opt_(opt), fs_(fs) {
-        for (const auto& l : layers) ordered_.push_back(&l);
+    // Takes the layers over: their entries are moved into the policy.
+    Merger(std::vector<Settings> layers, const MergeOptions& opt, const FsView& fs)
+        : opt_(opt), fs_(fs), layers_(std::move(layers)) {  // fs: a CachedFs, since entries share directories
+        for (auto& l : layers_) ordered_.push_back(&l);
         // Highest precedence first.
         std::stable_sort(ordered_.begin(), ordered_.end(),
                          [](const Settings* a, const Settings* b) { return a->layer > b->layer; });
@@ -104,7 +107,7 @@ public:
                             "two settings files for the " + std::string(layer_name(ordered_[i]->layer)) + " layer");
         // Warnings of the files themselves, lowest layer first, as a person reads them.
         for (auto it = ordered_.rbegin(); it != ordered_.rend(); ++it)
-            p_.warnings.insert(p_.warnings.end(), (*it)->warnings.begin(), (*it)->warnings.end());
+            std::move((*it)->warnings.begin(), (*it)->warnings.end(), std::back_inserter(p_.warnings));
         p_.trusted = opt_.trusted;
         for (const Settings* s : ordered_)
             if (s->layer == LayerKind::managed) managed_ = s;
@@ -124,7 +127,8 @@ public:
 private:
     const MergeOptions& opt_;
     const FsView& fs_;
-    std::vector<const Settings*> ordered_;
+    std::vector<Settings> layers_;
+    std::vector<Settings*> ordered_;
     const Settings* managed_ = nullptr;
     Policy p_;
 
@@ -236,8 +240,8 @@ private:
     // `keep` returns an empty string to keep an entry, or why it is left out.
     template <class Get, class Keep>
     void combine(SourcedList& out, Get get, Keep keep) {
-        for (const Settings* s : ordered_) {
-            for (const auto& e : get(*s)) {
+        for (Settings* s : ordered_) {
+            for (auto& e : get(*s)) {
                 std::string why = keep(*s);
                 if (!why.empty()) {
                     drop(e.source, std::move(why));
@@ -245,7 +249,7 @@ private:
                 }
                 bool seen = false;
                 for (const auto& o : out) seen = seen || o.value == e.value;
-                if (!seen) out.push_back(e);
+                if (!seen) out.push_back(std::move(e));
             }
         }
     }
@@ -257,21 +261,21 @@ private:
         const bool domains_managed_only = p_.network.managed_domains_only.value;
         const bool reads_managed_only = p_.filesystem.managed_read_paths_only.value;
 
-        combine(p_.excluded_commands, [](const Settings& s) -> const SourcedList& { return s.excluded_commands; }, locked);
-        for (const Settings* s : ordered_) {
-            for (const auto& rule : s->ignore_violations) {
+        combine(p_.excluded_commands, [](Settings& s) -> SourcedList& { return s.excluded_commands; }, locked);
+        for (Settings* s : ordered_) {
+            for (auto& rule : s->ignore_violations) {
                 std::string why = locked(*s);
                 if (!why.empty()) drop(rule.source, std::move(why));
-                else p_.ignore_violations.push_back(rule);
+                else p_.ignore_violations.push_back(std::move(rule));
             }
         }
-        combine(p_.filesystem.allow_write, [](const Settings& s) -> const SourcedList& { return s.filesystem.allow_write; },
+        combine(p_.filesystem.allow_write, [](Settings& s) -> SourcedList& { return s.filesystem.allow_write; },
                 locked);
-        combine(p_.filesystem.deny_write, [](const Settings& s) -> const SourcedList& { return s.filesystem.deny_write; },
+        combine(p_.filesystem.deny_write, [](Settings& s) -> SourcedList& { return s.filesystem.deny_write; },
                 always);
-        combine(p_.filesystem.deny_read, [](const Settings& s) -> const SourcedList& { return s.filesystem.deny_read; },
+        combine(p_.filesystem.deny_read, [](Settings& s) -> SourcedList& { return s.filesystem.deny_read; },
                 always);
-        combine(p_.filesystem.allow_read, [](const Settings& s) -> const SourcedList& { return s.filesystem.allow_read; },
+        combine(p_.filesystem.allow_read, [](Settings& s) -> SourcedList& { return s.filesystem.allow_read; },
                 [&](const Settings& s) -> std::string {
                     if (reads_managed_only && s.layer != LayerKind::managed)
                         return "left out: managed settings allow only their own allowRead paths "
@@ -279,22 +283,22 @@ private:
                     return untrusted_only(s);
                 });
         combine(p_.network.allowed_domains,
-                [](const Settings& s) -> const SourcedList& { return s.network.allowed_domains; },
+                [](Settings& s) -> SourcedList& { return s.network.allowed_domains; },
                 [&](const Settings& s) -> std::string {
                     if (domains_managed_only && s.layer != LayerKind::managed)
                         return "left out: managed settings allow only their own domains (allowManagedDomainsOnly)";
                     return locked(s);
                 });
         combine(p_.network.denied_domains,
-                [](const Settings& s) -> const SourcedList& { return s.network.denied_domains; }, always);
+                [](Settings& s) -> SourcedList& { return s.network.denied_domains; }, always);
         combine(p_.network.allow_unix_sockets,
-                [](const Settings& s) -> const SourcedList& { return s.network.allow_unix_sockets; }, locked);
-        combine(p_.credentials.env_vars, [](const Settings& s) -> const SourcedList& { return s.credentials.env_vars; },
+                [](Settings& s) -> SourcedList& { return s.network.allow_unix_sockets; }, locked);
+        combine(p_.credentials.env_vars, [](Settings& s) -> SourcedList& { return s.credentials.env_vars; },
                 always);
-        combine(p_.credentials.files, [](const Settings& s) -> const SourcedList& { return s.credentials.files; },
+        combine(p_.credentials.files, [](Settings& s) -> SourcedList& { return s.credentials.files; },
                 always);
         combine(p_.additional_directories,
-                [](const Settings& s) -> const SourcedList& { return s.additional_directories; }, locked);
+                [](Settings& s) -> SourcedList& { return s.additional_directories; }, locked);
     }
 
     // `p` (absolute, perhaps a pattern) with the symlinks of its literal part
@@ -308,19 +312,50 @@ private:
         return paths::normalize(*r + rest);
     }
 
+    // A path or pattern, split once, for the many comparisons below.
+    struct Split {
+        std::string text;
+        bool wildcard;
+        std::vector<std::string_view> comps;         // of text
+        std::vector<std::string_view> literal_comps;  // of its literal prefix
+
+        explicit Split(std::string t) : text(std::move(t)), wildcard(glob::has_wildcard(text)) {
+            comps = paths::components(text);
+            for (auto c : comps) {
+                if (glob::has_wildcard(c)) break;
+                literal_comps.push_back(c);
+            }
+        }
+        Split(const Split&) = delete;
+        Split(Split&&) = delete;
+    };
+
+    // Whether `entry` (a path or pattern) names a path at or under `denied`. For a
+    // plain deny the question is whether any path the entry can name lies there
+    // (`~/*/id_rsa` reaches into `~/.ssh`). For a deny that is itself a pattern
+    // only the entry's literal part is compared: a glob against a glob is settled
+    // later, path by path, where the narrower rule wins and a tie goes to the deny.
+    static bool reaches(const Split& entry, const Split& denied) {
+        if (denied.wildcard) return glob::matches_at_or_above(denied.comps, entry.literal_comps);
+        if (!entry.wildcard) return paths::at_or_under(entry.text, denied.text);
+        return glob::overlaps_at_or_under(entry.comps, denied.comps);
+    }
+
     // The repository's allowRead, allowWrite and additionalDirectories may not
-    // reach into what managed, flag or user settings deny reading.
+    // reach into what managed, flag or user settings deny reading. Both sides are
+    // compared as written and with their symlinks resolved.
     expected<void> leave_out_denied_reaches() {
         struct Denied {
-            std::string as_written, real;
+            std::deque<Split> forms;  // as written, then resolved if different
             const Source* source;
         };
-        std::vector<Denied> denied;
+        std::deque<Denied> denied;
         for (auto* list : {&p_.filesystem.deny_read, &p_.credentials.files}) {
             for (const auto& d : *list) {
                 if (is_repository(d.source.layer)) continue;
-                auto real = resolved(d.value);
-                denied.push_back(Denied{d.value, real ? *real : d.value, &d.source});
+                auto& entry = denied.emplace_back(Denied{{}, &d.source});
+                entry.forms.emplace_back(d.value);
+                if (auto real = resolved(d.value); real && *real != d.value) entry.forms.emplace_back(std::move(*real));
             }
         }
         if (denied.empty()) return {};
@@ -337,20 +372,20 @@ private:
                                        "), so it might reach a denied path");
                     continue;
                 }
+                const Split as_written(e.value);
+                const std::optional<Split> leads_to =
+                    *real != e.value ? std::optional<Split>(std::in_place, *real) : std::nullopt;
                 const Denied* hit = nullptr;
                 for (const auto& d : denied) {
-                    if (glob::overlaps_at_or_under(e.value, d.as_written) ||
-                        glob::overlaps_at_or_under(*real, d.as_written) || glob::overlaps_at_or_under(e.value, d.real) ||
-                        glob::overlaps_at_or_under(*real, d.real)) {
-                        hit = &d;
-                        break;
-                    }
+                    for (const auto& form : d.forms)
+                        if (reaches(as_written, form) || (leads_to && reaches(*leads_to, form))) hit = &d;
+                    if (hit) break;
                 }
                 if (hit) {
                     std::string via = *real != e.value ? " (it leads to " + *real + ")" : std::string();
-                    drop(e.source, "left out: " + e.value + via + " is at or under " + hit->as_written + ", which " +
-                                       std::string(layer_name(hit->source->layer)) + " settings deny reading (" +
-                                       hit->source->key + " in " + hit->source->file + ")");
+                    drop(e.source, "left out: " + e.value + via + " is at or under " + hit->forms.front().text +
+                                       ", which " + std::string(layer_name(hit->source->layer)) +
+                                       " settings deny reading (" + hit->source->key + " in " + hit->source->file + ")");
                     continue;
                 }
                 kept.push_back(std::move(e));
@@ -365,8 +400,14 @@ private:
 
 // Merges settings layers (at most one per LayerKind, in any order) into the
 // effective policy. Pure but for the FsView, which resolves symlinks.
+inline expected<Policy> merge(std::vector<Settings>&& layers, const MergeOptions& options, const FsView& fs) {
+    CachedFs cached(fs);
+    return detail::Merger(std::move(layers), options, cached).run();
+}
+
+// The same, leaving the caller's layers as they are.
 inline expected<Policy> merge(std::span<const Settings> layers, const MergeOptions& options, const FsView& fs) {
-    return detail::Merger(layers, options, fs).run();
+    return merge(std::vector<Settings>(layers.begin(), layers.end()), options, fs);
 }
 
 // The policy as JSON: each value with its source ({layer, file, key}, or null for

@@ -15,6 +15,7 @@
 
 #include <algorithm>
 #include <array>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -44,10 +45,33 @@ constexpr std::string_view layer_name(LayerKind k) noexcept {
 // The repository's own files: whoever can commit to the project wrote them.
 constexpr bool is_repository(LayerKind k) noexcept { return k == LayerKind::project || k == LayerKind::local; }
 
+// A file's name, shared by every value read from that file (a policy holds
+// hundreds of sources; one copy of each name serves them all).
+class FileName {
+public:
+    FileName() = default;
+    explicit FileName(std::string name) : name_(std::make_shared<const std::string>(std::move(name))) {}
+
+    const std::string& str() const {
+        static const std::string none;
+        return name_ ? *name_ : none;
+    }
+    operator const std::string&() const { return str(); }  // NOLINT: implicit
+    bool empty() const { return str().empty(); }
+    friend bool operator==(const FileName& a, const FileName& b) { return a.str() == b.str(); }
+    friend bool operator==(const FileName& a, std::string_view b) { return a.str() == b; }
+
+private:
+    std::shared_ptr<const std::string> name_;
+};
+
+inline std::string operator+(std::string a, const FileName& b) { return std::move(a) + b.str(); }
+inline std::string operator+(const char* a, const FileName& b) { return a + b.str(); }
+
 // Where a value came from: which layer, which file, which key inside it.
 struct Source {
     LayerKind layer = LayerKind::user;
-    std::string file;
+    FileName file;
     std::string key;  // e.g. sandbox.filesystem.denyRead[2] or permissions.deny[0]
 };
 
@@ -222,7 +246,7 @@ using simdjson::dom::element_type;
 // Walks one file's DOM, collecting the Settings and the first error.
 class Reader {
 public:
-    Reader(const SettingsSource& src, Settings& out) : src_(src), out_(out) {}
+    Reader(const SettingsSource& src, Settings& out) : src_(src), file_(src.file), out_(out) {}
 
     expected<void> read(element root) {
         if (root.type() != element_type::OBJECT) return type_error("", "an object", root);
@@ -244,9 +268,10 @@ public:
 
 private:
     const SettingsSource& src_;
+    FileName file_;
     Settings& out_;
 
-    Source source(std::string key) const { return Source{src_.layer, src_.file, std::move(key)}; }
+    Source source(std::string key) const { return Source{src_.layer, file_, std::move(key)}; }
 
     void warn(std::string key, std::string message) {
         out_.warnings.push_back(Warning{src_.file, std::move(key), std::move(message)});
@@ -265,7 +290,17 @@ private:
         return parent.empty() ? std::string(key) : std::string(parent) + "." + std::string(key);
     }
     static std::string index_key(std::string_view parent, std::size_t i) {
-        return std::string(parent) + "[" + std::to_string(i) + "]";
+        char digits[24];
+        char* end = digits + sizeof digits;
+        char* p = end;
+        *--p = ']';
+        do *--p = static_cast<char>('0' + i % 10);
+        while ((i /= 10) != 0);
+        *--p = '[';
+        std::string out;
+        out.reserve(parent.size() + static_cast<std::size_t>(end - p));
+        out.append(parent).append(p, end);
+        return out;
     }
 
     // An object's members in document order; a key seen twice is an error, since
@@ -307,14 +342,21 @@ private:
         return Sourced<bool>{bool(v.get_bool().value_unsafe()), source(std::move(key))};
     }
 
-    // A string without control characters, not empty.
-    expected<std::string> text(element v, const std::string& key) {
+    expected<void> set_bool(SourcedBool& slot, element v, const std::string& key) {
+        auto b = boolean(v, key);
+        if (!b) return fail(b.error());
+        slot = std::move(*b);
+        return {};
+    }
+
+    // A string without control characters, not empty. The view lives as long as the document.
+    expected<std::string_view> text(element v, const std::string& key) {
         if (v.type() != element_type::STRING) return type_error(key, "a string", v);
         std::string_view s = v.get_string().value_unsafe();
         if (s.empty()) return error(key, "an empty string");
         for (unsigned char c : s)
             if (c < 0x20 || c == 0x7f) return error(key, "a control character in the string");
-        return std::string(s);
+        return s;
     }
 
     // An array of strings, each turned into a value by `make`.
@@ -347,8 +389,8 @@ private:
 
     expected<std::string> absolute_program(element v, const std::string& key) {
         auto s = text(v, key);
-        if (!s) return s;
-        if (!paths::is_absolute(*s)) return error(key, "expected an absolute path, got '" + *s + "'");
+        if (!s) return fail(s.error());
+        if (!paths::is_absolute(*s)) return error(key, "expected an absolute path, got '" + std::string(*s) + "'");
         return paths::normalize(*s);
     }
 
@@ -364,16 +406,10 @@ private:
         for (auto& [name, value] : *members) {
             std::string key = "sandbox." + std::string(name);
             expected<void> r;
-            auto set_bool = [&](SourcedBool& slot) -> expected<void> {
-                auto b = boolean(value, key);
-                if (!b) return fail(b.error());
-                slot = std::move(*b);
-                return {};
-            };
-            if (name == "enabled") r = set_bool(out_.enabled);
-            else if (name == "autoAllowBashIfSandboxed") r = set_bool(out_.auto_allow);
-            else if (name == "allowUnsandboxedCommands") r = set_bool(out_.allow_unsandboxed);
-            else if (name == "failIfUnavailable") r = set_bool(out_.fail_if_unavailable);
+            if (name == "enabled") r = set_bool(out_.enabled, value, key);
+            else if (name == "autoAllowBashIfSandboxed") r = set_bool(out_.auto_allow, value, key);
+            else if (name == "allowUnsandboxedCommands") r = set_bool(out_.allow_unsandboxed, value, key);
+            else if (name == "failIfUnavailable") r = set_bool(out_.fail_if_unavailable, value, key);
             else if (name == "excludedCommands") r = string_list(value, key, out_.excluded_commands, as_is);
             else if (name == "ignoreViolations") r = read_ignore(value, key);
             else if (name == "filesystem") r = read_filesystem(value);
@@ -417,11 +453,7 @@ private:
             else if (name == "denyWrite") r = paths_list(value, key, fs.deny_write);
             else if (name == "denyRead") r = paths_list(value, key, fs.deny_read);
             else if (name == "allowRead") r = paths_list(value, key, fs.allow_read);
-            else {
-                auto b = boolean(value, key);
-                if (!b) return fail(b.error());
-                (name == "disabled" ? fs.disabled : fs.managed_read_paths_only) = std::move(*b);
-            }
+            else r = set_bool(name == "disabled" ? fs.disabled : fs.managed_read_paths_only, value, key);
             if (!r) return r;
         }
         return {};
@@ -438,13 +470,11 @@ private:
             else if (name == "deniedDomains") r = string_list(value, key, net.denied_domains, as_is);
             else if (name == "allowUnixSockets") r = paths_list(value, key, net.allow_unix_sockets);
             else {
-                auto b = boolean(value, key);
-                if (!b) return fail(b.error());
                 SourcedBool& slot = name == "strictAllowlist"     ? net.strict_allowlist
                                     : name == "allowLocalBinding" ? net.allow_local_binding
                                     : name == "allowAllUnixSockets" ? net.allow_all_unix_sockets
                                                                     : net.managed_domains_only;
-                slot = std::move(*b);
+                r = set_bool(slot, value, key);
             }
             if (!r) return r;
         }
@@ -463,22 +493,23 @@ private:
             if (item.type() == element_type::STRING) {
                 auto s = text(item, k);
                 if (!s) return fail(s.error());
-                value = std::move(*s);
+                value = *s;
             } else if (item.type() == element_type::OBJECT) {
                 auto members = unique_members(item, k);
                 if (!members) return fail(members.error());
-                std::optional<std::string> mode;
+                std::optional<std::string_view> mode;
                 for (auto& [mk, mv] : *members) {
                     auto kk = k + "." + std::string(mk);
                     if (mk == field) {
                         auto s = text(mv, kk);
                         if (!s) return fail(s.error());
-                        value = std::move(*s);
+                        value = *s;
                     } else if (mk == "mode") {
                         auto s = text(mv, kk);
                         if (!s) return fail(s.error());
-                        if (*s != "deny" && *s != "mask") return error(kk, "expected \"deny\" or \"mask\", got \"" + *s + "\"");
-                        mode = std::move(*s);
+                        if (*s != "deny" && *s != "mask")
+                            return error(kk, "expected \"deny\" or \"mask\", got \"" + std::string(*s) + "\"");
+                        mode = *s;
                     } else {
                         return error(kk, "unknown key; an entry has '" + std::string(field) + "' and 'mode'");
                     }

@@ -1,1 +1,261 @@
-echo "1..0 # SKIP placeholder"
+#!/usr/bin/env bash
+# TAP: `sbx policy` as a person runs it: real files in temporary directories, the
+# text and JSON it prints, its one-line errors and its exit statuses.
+# Each case has its own HOME (so the user layer is the case's own), its own project
+# and, where it needs one, its own managed settings file. Needs bash, coreutils, grep.
+# Usage: policy_test.sh PATH-TO-SBX
+set -euo pipefail
+
+sbx=${1:?usage: policy_test.sh PATH-TO-SBX}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+tmp=$(cd "$tmp" && pwd -P)  # sbx prints resolved paths
+
+# Cases that are not about managed settings must not see this machine's own file.
+no_managed=()
+if [[ -e /etc/claude-code/managed-settings.json ]]; then
+    echo '{}' >"$tmp/no-managed.json"
+    no_managed=(--managed-settings "$tmp/no-managed.json")
+fi
+
+n=0
+failed=0
+problems=()
+
+# new_case: a fresh HOME and project for the next case, in $home and $proj.
+new_case() {
+    local dir="$tmp/case-$((n + 1))"
+    home="$dir/home"
+    proj="$dir/project"
+    mkdir -p "$home" "$proj/.claude"
+}
+
+# run ARGS...: runs `sbx ARGS` with the case's HOME under a time limit, and sets
+# $rc, $out and $err. A hang shows as status 124.
+run() {
+    rc=0
+    HOME=$home timeout 10 "$sbx" "$@" </dev/null >"$tmp/stdout" 2>"$tmp/stderr" || rc=$?
+    out=$(cat "$tmp/stdout")
+    err=$(cat "$tmp/stderr")
+}
+
+problem() { problems+=("$1"); }
+expect_status() { [[ $rc == "$1" ]] || problem "exit status $rc, expected $1"; }
+# expect_out TEXT / expect_err TEXT: the output holds TEXT, taken literally.
+expect_out() { grep -qF -- "$1" <<<"$out" || problem "stdout lacks: $1"; }
+expect_err() { grep -qF -- "$1" <<<"$err" || problem "stderr lacks: $1"; }
+# expect_line REGEX: some line of stdout matches the extended regular expression.
+expect_line() { grep -qE -- "$1" <<<"$out" || problem "no stdout line matches: $1"; }
+expect_no_line() { ! grep -qE -- "$1" <<<"$out" || problem "a stdout line matches: $1"; }
+# expect_error STATUS REGEX: the exit status, nothing on stdout, and exactly one
+# line on stderr that matches REGEX.
+expect_error() {
+    expect_status "$1"
+    [[ -z $out ]] || problem "stdout is not empty"
+    [[ $(grep -c '' "$tmp/stderr") == 1 ]] || problem "stderr is not one line"
+    grep -qE -- "$2" <<<"$err" || problem "stderr does not match: $2"
+}
+
+# report DESCRIPTION: ends a case, as ok or not ok with what went wrong.
+report() {
+    n=$((n + 1))
+    if ((${#problems[@]} == 0)); then
+        echo "ok $n - $1"
+    else
+        failed=$((failed + 1))
+        echo "not ok $n - $1"
+        local p
+        for p in "${problems[@]}"; do echo "#   $p"; done
+        echo "#   exit status: $rc"
+        sed 's/^/#   stdout: /' "$tmp/stdout"
+        sed 's/^/#   stderr: /' "$tmp/stderr"
+    fi
+    problems=()
+}
+
+# re TEXT: a regular expression matching TEXT literally.
+# shellcheck disable=SC2001  # a bracket expression: beyond ${var//...}
+re() { sed 's/[][\.*^$+?(){}|]/\\&/g' <<<"$1"; }
+
+# --- defaults ---------------------------------------------------------------------
+new_case
+run policy --root "$proj" "${no_managed[@]}"
+expect_status 0
+expect_line "^policy for $(re "$proj")\$"
+expect_line '^  enabled +false +default$'
+expect_line '^  failIfUnavailable +true +default$'
+expect_line '^  network\.allowedDomains: none$'
+expect_line '^warnings: none$'
+report "no settings files: the defaults, sandbox not enabled"
+
+new_case
+run policy --root "$proj" "${no_managed[@]}" --json
+expect_status 0
+expect_out '"enabled":{"value":false,"source":null}'
+expect_out '"warnings":[]'
+[[ $(grep -c '' "$tmp/stdout") == 1 ]] || problem "the JSON is not one line"
+[[ $out == '{'*'}' ]] || problem "the JSON is not one object"
+report "no settings files, --json: defaults with no source"
+
+# --- a project file, with provenance ------------------------------------------------
+project_settings='{
+  "sandbox": {
+    "enabled": true,
+    "filesystem": { "allowWrite": ["build"], "denyRead": ["~/.ssh"] },
+    "network": { "allowedDomains": ["github.com"] }
+  },
+  "permissions": { "deny": ["Read(./.env)"] }
+}'
+
+new_case
+echo "$project_settings" >"$proj/.claude/settings.json"
+file=$(re "$proj/.claude/settings.json")
+run policy --root "$proj" "${no_managed[@]}"
+expect_status 0
+expect_line "^  enabled +true +project +$file +sandbox\.enabled\$"
+expect_line "^    $(re "$proj/build") +project +$file +sandbox\.filesystem\.allowWrite\[0\]\$"
+expect_line "^    $(re "$home/.ssh") +project +$file +sandbox\.filesystem\.denyRead\[0\]\$"
+expect_line "^    $(re "$proj/.env") +project +$file +permissions\.deny\[0\]\$"
+expect_line "^    github\.com +project +$file +sandbox\.network\.allowedDomains\[0\]\$"
+expect_line '^warnings: none$'
+report "a project file: its values, paths made absolute, each with layer, file and key"
+
+new_case
+echo "$project_settings" >"$proj/.claude/settings.json"
+run policy --root "$proj" "${no_managed[@]}" --json
+src="{\"layer\":\"project\",\"file\":\"$proj/.claude/settings.json\""
+expect_status 0
+expect_out '"trusted":true'
+expect_out "\"enabled\":{\"value\":true,\"source\":$src,\"key\":\"sandbox.enabled\"}}"
+expect_out "{\"value\":\"$proj/build\",\"source\":$src,\"key\":\"sandbox.filesystem.allowWrite[0]\"}}"
+expect_out "\"allowedDomains\":[{\"value\":\"github.com\",\"source\":$src,\"key\":\"sandbox.network.allowedDomains[0]\"}}]"
+report "a project file, --json: the same values and sources"
+
+new_case
+mkdir -p "$home/.claude"
+echo '{"sandbox": {"network": {"deniedDomains": ["tracker.example"]}}}' >"$home/.claude/settings.json"
+echo '{"sandbox": {"enabled": true}}' >"$proj/.claude/settings.json"
+echo '{"sandbox": {"network": {"allowLocalBinding": true}}}' >"$proj/.claude/settings.local.json"
+echo '{"sandbox": {"enabled": false}}' >"$tmp/flag.json"
+run policy --root "$proj" "${no_managed[@]}" --settings "$tmp/flag.json"
+expect_status 0
+expect_line "^    tracker\.example +user +$(re "$home/.claude/settings.json") +sandbox\.network\.deniedDomains\[0\]\$"
+expect_line "^  network\.allowLocalBinding +true +local +$(re "$proj/.claude/settings.local.json") "
+expect_line "^  enabled +false +flag +$(re "$tmp/flag.json") +sandbox\.enabled\$"
+report "user, project, local and --settings layers: each value names its own layer"
+
+# --- invalid files ------------------------------------------------------------------
+new_case
+printf '{\n  "sandbox": {\n    "enabled": yes\n  }\n}\n' >"$proj/.claude/settings.json"
+run policy --root "$proj" "${no_managed[@]}"
+expect_error 65 "^sbx: INVALID_SETTINGS: $(re "$proj/.claude/settings.json"):3:16: "
+report "malformed JSON: exit 65, the file with line and column of the bad byte"
+
+new_case
+echo '{"sandbox": {"enabled": "yes"}}' >"$proj/.claude/settings.json"
+run policy --root "$proj" "${no_managed[@]}"
+expect_error 65 "^sbx: INVALID_SETTINGS: $(re "$proj/.claude/settings.json"): sandbox\.enabled: .*boolean"
+report "a string where a boolean belongs: exit 65, naming the key and the type"
+
+new_case
+echo '{"sandbox": {"network": {"allowedDomains": ["github.com", 443]}}}' >"$tmp/wrong-type.json"
+run policy --root "$proj" "${no_managed[@]}" --settings "$tmp/wrong-type.json"
+expect_error 65 "^sbx: INVALID_SETTINGS: $(re "$tmp/wrong-type.json"): sandbox\.network\.allowedDomains\[1\]: .*string"
+report "a number in a list of domains: exit 65, naming the entry and the type"
+
+new_case
+echo '{"sandbox": {"enabeld": true, "network": {"allowedDomain": ["github.com"]}}}' >"$proj/.claude/settings.json"
+run policy --root "$proj" "${no_managed[@]}"
+expect_status 0
+expect_out "sandbox.enabeld: unknown key; did you mean 'enabled'?"
+expect_out "sandbox.network.allowedDomain: unknown key; did you mean 'allowedDomains'?"
+expect_line '^  enabled +false +default$'
+expect_line '^  network\.allowedDomains: none$'
+report "misspelt keys: left out, each with a warning that says did you mean"
+
+# --- files that cannot be read ------------------------------------------------------
+new_case
+run policy --root "$proj" "${no_managed[@]}" --settings "$tmp/no-such-file.json"
+expect_error 66 "^sbx: IO_ERROR: $(re "$tmp/no-such-file.json"): "
+report "--settings naming a missing file: exit 66"
+
+new_case
+run policy --root "$proj" --managed-settings "$tmp/no-such-managed.json"
+expect_error 66 "^sbx: IO_ERROR: $(re "$tmp/no-such-managed.json"): "
+report "--managed-settings naming a missing file: exit 66"
+
+new_case
+mkfifo "$tmp/fifo.json"
+run policy --root "$proj" "${no_managed[@]}" --settings "$tmp/fifo.json"
+[[ $rc != 124 ]] || problem "sbx hung on the FIFO"
+expect_error 66 "^sbx: IO_ERROR: $(re "$tmp/fifo.json"): "
+report "--settings naming a FIFO: refused at once, exit 66"
+
+new_case
+mkfifo "$proj/.claude/settings.json"
+run policy --root "$proj" "${no_managed[@]}"
+[[ $rc != 124 ]] || problem "sbx hung on the FIFO"
+expect_error 66 "^sbx: IO_ERROR: $(re "$proj/.claude/settings.json"): "
+report "a project settings file that is a FIFO: refused at once, exit 66"
+
+# --- managed settings and trust -----------------------------------------------------
+new_case
+echo '{"sandbox": {"enabled": true, "network": {"allowedDomains": ["github.com"]}}}' >"$proj/.claude/settings.json"
+echo '{"sandbox": {"allowUnsandboxedCommands": false,
+                   "network": {"allowedDomains": ["pypi.org"]}}}' >"$home/managed.json"
+run policy --root "$proj" --managed-settings "$home/managed.json"
+managed=$(re "$home/managed.json")
+expect_status 0
+expect_line "^  adminRequired +true +managed +$managed +sandbox\.allowUnsandboxedCommands\$"
+expect_line "^    pypi\.org +managed +$managed +sandbox\.network\.allowedDomains\[0\]\$"
+expect_no_line '^    github\.com '
+expect_line "^  $(re "$proj/.claude/settings.json"): sandbox\.network\.allowedDomains\[0\]: left out: managed settings require the sandbox"
+report "managed settings in admin-required mode: the project's allowedDomains left out, with a warning"
+
+new_case
+echo "$project_settings" >"$proj/.claude/settings.json"
+run policy --root "$proj" "${no_managed[@]}" --untrusted
+expect_status 0
+expect_line "^policy for $(re "$proj") \(untrusted project\)\$"
+expect_line '^  filesystem\.allowWrite: none$'
+expect_line "^    $(re "$home/.ssh") +project "
+expect_out "sandbox.filesystem.allowWrite[0]: left out: the project is not trusted"
+report "--untrusted: the project's allowWrite left out with a warning, its denyRead kept"
+
+new_case
+echo "$project_settings" >"$proj/.claude/settings.json"
+run policy --root "$proj" "${no_managed[@]}" --untrusted --json
+expect_status 0
+expect_out '"trusted":false'
+expect_out '"allowWrite":[]'
+report "--untrusted, --json: trusted false, allowWrite empty"
+
+# --- the command line ---------------------------------------------------------------
+new_case
+echo '{}' >"$tmp/a-file"
+run policy --root "$tmp/a-file" "${no_managed[@]}"
+expect_error 64 "^sbx: INVALID_ARGUMENT: $(re "$tmp/a-file"): .*not a directory"
+report "--root naming a file: exit 64"
+
+new_case
+run policy --root "$tmp/no-such-dir" "${no_managed[@]}"
+expect_status 64
+expect_err "$tmp/no-such-dir"
+report "--root naming nothing: exit 64"
+
+new_case
+run policy --root "$proj" --bogus
+expect_status 64
+[[ -z $out ]] || problem "stdout is not empty"
+expect_err "--bogus"
+report "an unknown option: exit 64, naming it"
+
+new_case
+run
+expect_status 64
+[[ -z $out ]] || problem "stdout is not empty"
+expect_err "subcommand"
+report "no subcommand: exit 64, saying one is needed"
+
+echo "1..$n"
+exit $((failed > 0))

@@ -1,1 +1,91 @@
-echo "1..0 # SKIP placeholder"
+#!/usr/bin/env bash
+# TAP: sbx works as a dependency of another project, both ways a project gets it.
+#   1-3  the consumer in tests/consumer/ builds with the sbx source tree as
+#        subprojects/sbx (found through dependency('sbx'), forced to the
+#        subproject so an sbx installed on the machine cannot stand in) and runs;
+#   4-6  sbx installs into a prefix, and the same main.cpp builds against the
+#        installed headers with the flags of the installed pkg-config file.
+# Usage: build_test.sh SOURCE-ROOT
+# shellcheck disable=SC2317  # the functions run through step()
+set -euo pipefail
+
+src=$(cd "${1:?usage: build_test.sh SOURCE-ROOT}" && pwd -P)
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+expected='example.com from project sandbox.network.allowedDomains[0]'
+n=0
+failed=0
+broken=''  # the first step that failed: the steps after it cannot run
+
+# step DESCRIPTION COMMAND...: runs COMMAND with its output in a log, and reports.
+# (Inside COMMAND errexit is off, as in any `if`: functions check each command.)
+step() {
+    local description=$1
+    shift
+    n=$((n + 1))
+    if [[ -n $broken ]]; then
+        echo "ok $n - $description # SKIP step $broken failed"
+        return 0
+    fi
+    local log="$tmp/step-$n.log"
+    if "$@" >"$log" 2>&1; then
+        echo "ok $n - $description"
+    else
+        echo "not ok $n - $description"
+        failed=$((failed + 1))
+        broken=$n
+        sed 's/^/# /' "$log"
+    fi
+}
+
+# prints_expected PROGRAM: the program prints exactly the expected line.
+prints_expected() {
+    local got
+    got=$("$1") || { echo "$1 exited with status $?"; return 1; }
+    if [[ $got != "$expected" ]]; then
+        echo "expected: $expected"
+        echo "got:      $got"
+        return 1
+    fi
+}
+
+echo "1..6"
+
+# The consumer, with sbx as a subproject: a symbolic link to this source tree.
+cp -R "$src/tests/consumer" "$tmp/consumer"
+mkdir -p "$tmp/consumer/subprojects"
+ln -s "$src" "$tmp/consumer/subprojects/sbx"
+step "the consumer configures with sbx as a subproject" \
+    meson setup "$tmp/consumer-build" "$tmp/consumer" --wrap-mode=nodownload \
+        --force-fallback-for=sbx -Dsbx:launchers=false
+step "the consumer compiles against dependency('sbx')" meson compile -C "$tmp/consumer-build"
+step "the consumer prints the merged value" prints_expected "$tmp/consumer-build/sbx-consumer"
+
+# sbx installed into a prefix, used through its pkg-config file alone.
+broken=''
+prefix="$tmp/prefix"
+install_sbx() {
+    meson setup "$tmp/sbx-build" "$src" --wrap-mode=nodownload \
+        -Dtests=false -Dlaunchers=false -Dbench=disabled --prefix="$prefix" || return 1
+    meson install -C "$tmp/sbx-build" || return 1
+    [[ -f $prefix/include/sbx/policy.hpp ]] || { echo "no headers in $prefix/include/sbx"; return 1; }
+    local pc
+    pc=$(find "$prefix" -name sbx.pc -print -quit)
+    [[ -n $pc ]] || { echo "no sbx.pc under $prefix"; return 1; }
+    echo "${pc%/*}" >"$tmp/pkgconfig-dir"
+}
+step "sbx installs its headers and sbx.pc into a prefix" install_sbx
+
+build_installed() {
+    local flags
+    flags=$(PKG_CONFIG_PATH=$(cat "$tmp/pkgconfig-dir") pkg-config --cflags --libs sbx) || return 1
+    echo "pkg-config: $flags"
+    # shellcheck disable=SC2086  # the flags are words
+    c++ -Wall -Wextra -Wpedantic -Werror "$tmp/consumer/main.cpp" $flags -o "$tmp/installed-consumer"
+}
+step "main.cpp compiles with the installed pkg-config flags" build_installed
+step "the program built against the installed headers prints the merged value" \
+    prints_expected "$tmp/installed-consumer"
+
+exit $((failed > 0))

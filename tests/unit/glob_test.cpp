@@ -351,3 +351,36 @@ TEST_CASE("glob: matches_at_or_above asks whether the path lies in something the
         }
     }
 }
+
+TEST_CASE("glob: overlaps_at_or_under asks whether a path one names can lie at or under one the other names") {
+    struct Row {
+        const char* a;
+        const char* b;
+        bool expected;
+    };
+    const Row rows[] = {
+        {"/a/b/c", "/a/b", true},          // plain paths: at or under
+        {"/a/b", "/a/b", true},
+        {"/a", "/a/b", false},             // above is not under
+        {"/ab", "/a", false},              // component boundaries
+        {"/home/u/*/id_rsa", "/home/u/.ssh", true},
+        {"/home/u/*.txt", "/home/u/.ssh", false},
+        {"/home/u/proj/.env", "/home/u/**/.env", true},
+        {"/home/u/proj/.env/x", "/home/u/**/.env", true},
+        {"/home/u/proj", "/home/u/**/.env", false},
+        {"/r/**", "/r/src/secret", true},  // ** can name anything below
+        {"/r/src/**", "/r/src", true},
+        {"/r/**/b", "/r/x/y", true},
+        {"/r/*/b", "/r/x/y", false},
+        {"/**", "/anything/at/all", true},
+        {"/a/[bc]/d", "/a/c", true},
+        {"/a/[bc]/d", "/a/e", false},
+        {"/a/*/x", "/a/*/y", false},       // both wildcards meet, then x against y
+        {"/a/*/x", "/a/*", true},
+    };
+    for (const auto& r : rows) {
+        CAPTURE(r.a);
+        CAPTURE(r.b);
+        CHECK(sbx::glob::overlaps_at_or_under(r.a, r.b) == r.expected);
+    }
+}

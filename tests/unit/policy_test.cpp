@@ -357,15 +357,19 @@ TEST_CASE("policy: the denied-reach rule follows a symlinked deny and glob denie
     sbx::MemoryFs fs;
     fs.dir("/data/vault").symlink("/home/u/vault", "/data/vault").dir("/home/u/proj");
     auto p = merged(Layers{}
-                        .add(LayerKind::managed, R"J({"sandbox": {"filesystem": {"denyRead": ["~/vault", "~/**/.env"]}}})J")
+                        .add(LayerKind::managed, R"J({"sandbox": {"filesystem": {"denyRead": ["~/vault", "~/**/.env",
+                                                       "~/.ssh"]}}})J")
                         .add(LayerKind::local, R"J({"sandbox": {"filesystem": {
-                            "allowRead": ["/data/vault/db", "~/proj/.env", "~/proj", "~/proj/*"]}}})J"),
+                            "allowRead": ["/data/vault/db", "~/proj/.env", "~/proj", "~/proj/*", "~/*/id_rsa"]}}})J"),
                     true, &fs);
-    // /data/vault is where the denied link leads; ~/proj/.env matches the glob; ~/proj/* can name ~/proj/.env.
-    CHECK(values(p.filesystem.allow_read) == std::vector<std::string>{"/home/u/proj"});
+    // /data/vault is where the denied link leads; ~/proj/.env matches the glob. ~/proj/* stays: a glob
+    // against a glob deny is settled path by path, where a tie goes to the deny.
+    CHECK(values(p.filesystem.allow_read) == std::vector<std::string>{"/home/u/proj", "/home/u/proj/*"});
     CHECK(warned(p, LayerKind::local, "sandbox.filesystem.allowRead[0]", "managed settings deny reading"));
     CHECK(warned(p, LayerKind::local, "sandbox.filesystem.allowRead[1]", "~/**/.env") == false);
     CHECK(warned(p, LayerKind::local, "sandbox.filesystem.allowRead[1]", "/home/u/**/.env"));
+    // A pattern that can name a path inside a plain deny reaches into it.
+    CHECK(warned(p, LayerKind::local, "sandbox.filesystem.allowRead[4]", "managed settings deny reading"));
 }
 
 TEST_CASE("policy: the denied-reach rule does not touch the user's or managed settings' own entries") {

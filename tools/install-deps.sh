@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Installs the Debian 12 packages sbx needs to build and test, and only those that
+# are missing: with everything present it changes nothing and asks no mirror.
+# Used by tools/setup.sh and tools/test.sh. Runs as root, or through sudo.
+set -euo pipefail
+
+packages=(
+    build-essential g++ meson ninja-build pkg-config cmake git
+    libsimdjson-dev libcli11-dev libexpected-dev doctest-dev libbenchmark-dev
+    libseccomp-dev bubblewrap
+)
+
+missing=()
+for p in "${packages[@]}"; do
+    if [[ $(dpkg-query -W -f='${db:Status-Status}' "$p" 2>/dev/null) != installed ]]; then
+        missing+=("$p")
+    fi
+done
+if ((${#missing[@]} == 0)); then
+    exit 0
+fi
+
+as_root=()
+if ((EUID != 0)); then
+    if ! command -v sudo >/dev/null; then
+        echo "install-deps: missing packages: ${missing[*]}; run this as root to install them" >&2
+        exit 1
+    fi
+    as_root=(sudo)
+fi
+
+echo "install-deps: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+"${as_root[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update
+"${as_root[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "${missing[@]}"
