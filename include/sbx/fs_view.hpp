@@ -39,6 +39,10 @@ public:
     virtual expected<std::string> readlink(const std::string& path) const = 0;
     // The names in a directory, without "." and "..", in no particular order.
     virtual expected<std::vector<std::string>> list(const std::string& path) const = 0;
+    // The contents of a small regular file (a `.git` file's `gitdir:` line, a
+    // `commondir`), following symlinks. nullopt when nothing is there; an error for
+    // anything but a regular file, or one longer than `max_bytes`.
+    virtual expected<std::optional<std::string>> read_text(const std::string& path, std::size_t max_bytes) const = 0;
 };
 
 // How many symlinks resolve() follows before it calls it a loop (as the kernel).
@@ -110,6 +114,9 @@ public:
         return it->second;
     }
     expected<std::vector<std::string>> list(const std::string& path) const override { return inner_.list(path); }
+    expected<std::optional<std::string>> read_text(const std::string& path, std::size_t max_bytes) const override {
+        return inner_.read_text(path, max_bytes);
+    }
 
 private:
     const FsView& inner_;
@@ -129,9 +136,11 @@ public:
         if (!nodes_.count(p)) nodes_[p] = node(FileType::directory);
         return *this;
     }
-    MemoryFs& file(std::string_view path) {
+    MemoryFs& file(std::string_view path, std::string_view content = {}) {
         make_parents(path);
-        nodes_[paths::normalize(path)] = node(FileType::regular);
+        auto n = node(FileType::regular);
+        n.target = std::string(content);  // a regular file keeps its contents where a link keeps its target
+        nodes_[paths::normalize(path)] = std::move(n);
         return *this;
     }
     MemoryFs& symlink(std::string_view path, std::string_view target) {
@@ -191,6 +200,15 @@ public:
         for (const auto& [q, _] : nodes_)
             if (q != p && paths::parent(q) == p) names.push_back(q.substr(p == "/" ? 1 : p.size() + 1));
         return names;
+    }
+
+    expected<std::optional<std::string>> read_text(const std::string& path, std::size_t max_bytes) const override {
+        auto where = locate(paths::normalize(path), true);
+        if (!where) return std::optional<std::string>{};
+        const Node& n = nodes_.at(*where);
+        if (n.type != FileType::regular) return fail(Error(Errc::io_error, "not a regular file").in_file(path));
+        if (n.target.size() > max_bytes) return fail(Error(Errc::io_error, "the file is too large").in_file(path));
+        return std::optional<std::string>(n.target);
     }
 
 private:

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <dirent.h>
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -57,6 +58,35 @@ public:
         }
         if (errno != 0) return fail(Error(Errc::io_error, std::strerror(errno)).in_file(path));
         return names;
+    }
+
+    expected<std::optional<std::string>> read_text(const std::string& path, std::size_t max_bytes) const override {
+        // O_NONBLOCK: a FIFO planted where a small file should be must not hang us.
+        const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+        if (fd < 0) {
+            if (errno == ENOENT || errno == ENOTDIR) return std::optional<std::string>{};
+            return fail(Error(Errc::io_error, std::strerror(errno)).in_file(path));
+        }
+        struct Closer {
+            int fd;
+            ~Closer() { ::close(fd); }
+        } closer{fd};
+        struct stat st {};
+        if (::fstat(fd, &st) != 0) return fail(Error(Errc::io_error, std::strerror(errno)).in_file(path));
+        if (!S_ISREG(st.st_mode)) return fail(Error(Errc::io_error, "not a regular file").in_file(path));
+        std::string text;
+        char buf[4096];
+        for (;;) {
+            const ssize_t n = ::read(fd, buf, sizeof buf);
+            if (n < 0) {
+                if (errno == EINTR) continue;
+                return fail(Error(Errc::io_error, std::strerror(errno)).in_file(path));
+            }
+            if (n == 0) break;
+            text.append(buf, static_cast<std::size_t>(n));
+            if (text.size() > max_bytes) return fail(Error(Errc::io_error, "the file is too large").in_file(path));
+        }
+        return std::optional<std::string>(std::move(text));
     }
 };
 

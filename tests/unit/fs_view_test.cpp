@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <climits>
 #include <cstdlib>
 #include <filesystem>
@@ -46,6 +47,9 @@ public:
     }
     sbx::expected<std::string> readlink(const std::string& path) const override { return inner_.readlink(path); }
     sbx::expected<std::vector<std::string>> list(const std::string& path) const override { return inner_.list(path); }
+    sbx::expected<std::optional<std::string>> read_text(const std::string& path, std::size_t max) const override {
+        return inner_.read_text(path, max);
+    }
 
     mutable std::vector<std::string> asked;
 
@@ -494,4 +498,36 @@ TEST_CASE("fs_view: MemoryFs walks symlinked directories on the way, as the kern
     auto under_file = fs.lstat("/data/real/f/x");
     REQUIRE(under_file.has_value());
     CHECK_FALSE(under_file->has_value());
+}
+
+TEST_CASE("fs_view: read_text reads small regular files and refuses the rest") {
+    sbx::MemoryFs fs;
+    fs.file("/r/.git", "gitdir: ../main/.git/worktrees/r\n").symlink("/r/l", ".git").dir("/r/d");
+    auto t = fs.read_text("/r/l", 100);
+    REQUIRE(t.has_value());
+    REQUIRE(t->has_value());
+    CHECK(**t == "gitdir: ../main/.git/worktrees/r\n");
+    auto none = fs.read_text("/r/missing", 100);
+    REQUIRE(none.has_value());
+    CHECK_FALSE(none->has_value());
+    CHECK_FALSE(fs.read_text("/r/d", 100).has_value());
+    CHECK_FALSE(fs.read_text("/r/.git", 5).has_value());
+
+    TempDir dir;
+    const std::string fifo = dir.at("fifo");
+    REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+    sbx::DiskFs disk;
+    auto r = disk.read_text(fifo, 100);  // refused, and without blocking
+    CHECK_FALSE(r.has_value());
+    const std::string small = dir.at("small");
+    {
+        std::FILE* f = std::fopen(small.c_str(), "w");
+        REQUIRE(f != nullptr);
+        std::fputs("gitdir: /x\n", f);
+        std::fclose(f);
+    }
+    auto s2 = disk.read_text(small, 100);
+    REQUIRE(s2.has_value());
+    CHECK(**s2 == "gitdir: /x\n");
+    CHECK_FALSE(disk.read_text(small, 3).has_value());
 }
