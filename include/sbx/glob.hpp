@@ -13,6 +13,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -185,8 +186,7 @@ inline bool may_match_at_or_under(std::string_view pattern, std::string_view pat
 // under something the pattern names.
 // Takes both split into components (paths::components), for callers that ask
 // many times about the same patterns.
-inline bool matches_at_or_above(const std::vector<std::string_view>& pat,
-                                const std::vector<std::string_view>& comps) {
+inline bool matches_at_or_above(const std::vector<std::string_view>& pat, std::span<const std::string_view> comps) {
     // The walk of match_components, with the set of reached pattern positions as
     // bits, asking after every step whether the whole pattern has matched.
     const std::size_t n = pat.size();

@@ -304,8 +304,8 @@ private:
     // `p` (absolute, perhaps a pattern) with the symlinks of its literal part
     // resolved: "/link/**/x" -> "/target/**/x".
     expected<std::string> resolved(const std::string& p) const {
-        std::string prefix = glob::literal_prefix(p);
-        if (!glob::has_wildcard(p)) prefix = p;
+        if (!glob::has_wildcard(p)) return resolve(fs_, p);
+        const std::string prefix = glob::literal_prefix(p);
         auto r = resolve(fs_, prefix);
         if (!r) return r;
         std::string rest = p.substr(prefix.size());
@@ -316,16 +316,14 @@ private:
     struct Split {
         std::string text;
         bool wildcard;
-        std::vector<std::string_view> comps;         // of text
-        std::vector<std::string_view> literal_comps;  // of its literal prefix
+        std::vector<std::string_view> comps;  // of text
+        std::size_t literal = 0;             // how many leading components hold no wildcard
 
         explicit Split(std::string t) : text(std::move(t)), wildcard(glob::has_wildcard(text)) {
             comps = paths::components(text);
-            for (auto c : comps) {
-                if (glob::has_wildcard(c)) break;
-                literal_comps.push_back(c);
-            }
+            while (literal < comps.size() && !glob::has_wildcard(comps[literal])) ++literal;
         }
+        std::span<const std::string_view> literal_comps() const { return {comps.data(), literal}; }
         Split(const Split&) = delete;
         Split(Split&&) = delete;
     };
@@ -336,7 +334,7 @@ private:
     // only the entry's literal part is compared: a glob against a glob is settled
     // later, path by path, where the narrower rule wins and a tie goes to the deny.
     static bool reaches(const Split& entry, const Split& denied) {
-        if (denied.wildcard) return glob::matches_at_or_above(denied.comps, entry.literal_comps);
+        if (denied.wildcard) return glob::matches_at_or_above(denied.comps, entry.literal_comps());
         if (!entry.wildcard) return paths::at_or_under(entry.text, denied.text);
         return glob::overlaps_at_or_under(entry.comps, denied.comps);
     }
