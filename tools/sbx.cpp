@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <climits>
 #include <cstdio>
 #include <cstdlib>
@@ -174,6 +175,13 @@ int main(int argc, char** argv) {
     policy->add_flag("--untrusted", pa.untrusted, "The project is not trusted: keep only what tightens the sandbox");
     policy->add_flag("--json", pa.json, "Print JSON instead of text");
 
+    const auto commands = app.get_subcommands([](const CLI::App*) { return true; });
+    const bool known = argc > 1 && std::any_of(commands.begin(), commands.end(),
+                                               [&](const CLI::App* c) { return c->check_name(argv[1]); });
+    if (argc > 1 && argv[1][0] != '-' && !known) {
+        std::cerr << "sbx: USAGE: unknown command '" << argv[1] << "'; the commands are: policy (see sbx --help)\n";
+        return kUsage;
+    }
     try {
         app.parse(argc, argv);
     } catch (const CLI::CallForHelp& e) {
@@ -183,7 +191,7 @@ int main(int argc, char** argv) {
     } catch (const CLI::CallForVersion& e) {
         return app.exit(e);
     } catch (const CLI::ParseError& e) {
-        app.exit(e);
+        std::cerr << "sbx: USAGE: " << e.what() << " (see sbx --help)\n";
         return kUsage;
     }
     try {
