@@ -27,12 +27,15 @@
 
 namespace sbx {
 
-// The settings layers, lowest precedence first. `flag` is the file given with
-// --settings on the command line: above the repository's files, below managed.
-enum class LayerKind { user, project, local, flag, managed };
+// The settings layers, lowest precedence first. `builtin` is sbx's own safe
+// default, used when no file exists at all (see defaults.hpp). `flag` is the file
+// given with --settings on the command line: above the repository's files, below
+// managed.
+enum class LayerKind { builtin, user, project, local, flag, managed };
 
 constexpr std::string_view layer_name(LayerKind k) noexcept {
     switch (k) {
+        case LayerKind::builtin: return "builtin";
         case LayerKind::user: return "user";
         case LayerKind::project: return "project";
         case LayerKind::local: return "local";

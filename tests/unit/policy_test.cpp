@@ -16,6 +16,7 @@ sbx::SettingsSource source_for(LayerKind k) {
     switch (k) {
         case LayerKind::managed:
             return {k, "/etc/claude-code/managed-settings.json", {"/home/u", "/etc/claude-code"}, "/r"};
+        case LayerKind::builtin:  // no file: sbx's own default
         case LayerKind::user: return {k, "/home/u/.claude/settings.json", {"/home/u", "/home/u"}, "/r"};
         case LayerKind::project: return {k, "/r/.claude/settings.json", {"/home/u", "/r"}, "/r"};
         case LayerKind::local: return {k, "/r/.claude/settings.local.json", {"/home/u", "/r"}, "/r"};

@@ -36,6 +36,7 @@ sbx::SettingsSource source_for(LayerKind layer) {
     const std::string root = "/home/dev/work/app";
     std::string file;
     switch (layer) {
+        case LayerKind::builtin:  // no file: sbx's own default
         case LayerKind::user: file = home + "/.claude/settings.json"; break;
         case LayerKind::project: file = root + "/.claude/settings.json"; break;
         case LayerKind::local: file = root + "/.claude/settings.local.json"; break;
