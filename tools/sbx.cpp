@@ -20,6 +20,7 @@
 #include <iostream>
 #include <string>
 
+#include "sbx/defaults.hpp"
 #include "sbx/fs_view_disk.hpp"
 #include "sbx/policy.hpp"
 #include "sbx/settings_files.hpp"
@@ -68,7 +69,8 @@ sbx::expected<std::string> home_directory() {
     return sbx::fail(sbx::Errc::invalid_argument, "HOME is not set and the user has no home directory");
 }
 
-// "user ~/.claude/settings.json sandbox.enabled", or "default".
+// "user ~/.claude/settings.json sandbox.enabled", "builtin (built-in)
+// defaults.enabled" for the built-in default policy, or "default".
 std::string describe(const std::optional<sbx::Source>& s) {
     if (!s) return "default";
     return std::string(sbx::layer_name(s->layer)) + "  " + s->file + "  " + s->key;
@@ -153,7 +155,9 @@ int run_policy(const PolicyArgs& a) {
 
     auto layers = sbx::load_layers(files);
     if (!layers) return report(layers.error());
-    auto policy = sbx::merge(*layers, sbx::MergeOptions{!a.untrusted}, fs);
+    // No settings file anywhere: sbx's built-in default (defaults.hpp), not an
+    // unconfined command.
+    auto policy = sbx::effective_policy(std::move(*layers), sbx::MergeOptions{!a.untrusted}, fs, *home);
     if (!policy) return report(policy.error());
     if (a.json) std::cout << sbx::to_json(*policy) << "\n";
     else print_text(*policy, *root);

@@ -73,29 +73,74 @@ report() {
     problems=()
 }
 
+# skip DESCRIPTION REASON: a case this machine cannot run, said so in the TAP line.
+skip() {
+    n=$((n + 1))
+    echo "ok $n - $1 # SKIP $2"
+}
+
 # re TEXT: a regular expression matching TEXT literally.
 # shellcheck disable=SC2001  # a bracket expression: beyond ${var//...}
 re() { sed 's/[][\.*^$+?(){}|]/\\&/g' <<<"$1"; }
 
-# --- defaults ---------------------------------------------------------------------
-new_case
-run policy --root "$proj" "${no_managed[@]}"
-expect_status 0
-expect_line "^policy for $(re "$proj")\$"
-expect_line '^  enabled +false +default$'
-expect_line '^  failIfUnavailable +true +default$'
-expect_line '^  network\.allowedDomains: none$'
-expect_line '^warnings: none$'
-report "no settings files: the defaults, sandbox not enabled"
+# --- the built-in default, and the settings that replace it ------------------------
+# With no settings file at all, sbx uses its built-in default policy. A machine with a
+# managed settings file always has a layer, so there these cases cannot run.
+builtin_src='{"layer":"builtin","file":"(built-in)","key":'
 
 new_case
+if ((${#no_managed[@]})); then
+    skip "no settings files: the built-in default" "this machine has /etc/claude-code/managed-settings.json"
+else
+    run policy --root "$proj"
+    expect_status 0
+    expect_line "^policy for $(re "$proj")\$"
+    expect_line '^  enabled +true +builtin +\(built-in\) +defaults\.enabled$'
+    expect_line '^  failIfUnavailable +true +default$'
+    expect_line '^  allowUnsandboxed +false +default$'
+    expect_line "^    $(re "$home/.ssh") +builtin +\(built-in\) +defaults\.credentialStores\[[0-9]+\]\$"
+    expect_line "^    $(re "$home/.aws") +builtin +\(built-in\) +defaults\.credentialStores\[[0-9]+\]\$"
+    expect_line '^  filesystem\.allowWrite: none$'
+    expect_line '^  network\.allowedDomains: none$'
+    expect_line '^warnings: none$'
+    report "no settings files: the built-in default, enabled, credential stores denied, no network"
+fi
+
+new_case
+if ((${#no_managed[@]})); then
+    skip "no settings files, --json: the built-in default" "this machine has /etc/claude-code/managed-settings.json"
+else
+    run policy --root "$proj" --json
+    expect_status 0
+    expect_out "\"enabled\":{\"value\":true,\"source\":$builtin_src\"defaults.enabled\"}}"
+    expect_out "{\"value\":\"$home/.ssh\",\"source\":$builtin_src\"defaults.credentialStores["
+    expect_out '"allowedDomains":[]'
+    expect_out '"warnings":[]'
+    [[ $(grep -c '' "$tmp/stdout") == 1 ]] || problem "the JSON is not one line"
+    [[ $out == '{'*'}' ]] || problem "the JSON is not one object"
+    report "no settings files, --json: the built-in default, each value with the builtin source"
+fi
+
+new_case
+echo '{}' >"$proj/.claude/settings.json"
+run policy --root "$proj" "${no_managed[@]}"
+expect_status 0
+expect_line '^  enabled +false +default$'
+expect_line '^  failIfUnavailable +true +default$'
+expect_line '^  filesystem\.denyRead: none$'
+expect_line '^  network\.allowedDomains: none$'
+expect_no_line ' builtin '
+expect_line '^warnings: none$'
+report "an empty project settings file: the settings decide, sandbox not enabled, no built-in denies"
+
+new_case
+mkdir -p "$home/.claude"
+echo '{}' >"$home/.claude/settings.json"
 run policy --root "$proj" "${no_managed[@]}" --json
 expect_status 0
 expect_out '"enabled":{"value":false,"source":null}'
-expect_out '"warnings":[]'
-[[ $(grep -c '' "$tmp/stdout") == 1 ]] || problem "the JSON is not one line"
-[[ $out == '{'*'}' ]] || problem "the JSON is not one object"
-report "no settings files, --json: defaults with no source"
+expect_out '"denyRead":[]'
+report "an empty user settings file, --json: the settings decide, no built-in source"
 
 # --- a project file, with provenance ------------------------------------------------
 project_settings='{
