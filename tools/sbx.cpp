@@ -1,6 +1,8 @@
 // sbx - the command line people run.
 //
-//   sbx policy [--root DIR] [--settings FILE] [--managed-settings FILE] [--untrusted] [--json]
+//   sbx policy  [--root DIR] [--settings FILE] [--managed-settings FILE] [--untrusted] [--json]
+//   sbx explain [same options] PATH
+//   sbx plan    [same options] -- COMMAND [ARG...]
 //
 // This file is the only place that prints and picks exit statuses; the engine
 // returns values. Exit statuses (docs/cli.md):
@@ -18,10 +20,13 @@
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
+#include <random>
 #include <string>
 
 #include "sbx/defaults.hpp"
+#include "sbx/fs_rules.hpp"
 #include "sbx/fs_view_disk.hpp"
+#include "sbx/plan.hpp"
 #include "sbx/policy.hpp"
 #include "sbx/settings_files.hpp"
 
@@ -125,24 +130,38 @@ void print_text(const sbx::Policy& p, const std::string& root) {
     for (const auto& w : p.warnings) out << "  " << sbx::to_string(w) << "\n";
 }
 
-struct PolicyArgs {
+// The options every command that reads settings takes.
+struct SettingsArgs {
     std::string root = ".";
     std::string settings;
     std::string managed;
     bool untrusted = false;
     bool json = false;
+
+    void add_to(CLI::App* cmd) {
+        cmd->add_option("--root", root, "The project directory (default: the current directory)");
+        cmd->add_option("--settings", settings, "One more settings file, above the project's and below managed ones");
+        cmd->add_option("--managed-settings", managed, "Read managed settings from FILE instead of the system path");
+        cmd->add_flag("--untrusted", untrusted, "The project is not trusted: keep only what tightens the sandbox");
+        cmd->add_flag("--json", json, "Print JSON instead of text");
+    }
 };
 
-int run_policy(const PolicyArgs& a) {
-    sbx::DiskFs fs;
+struct Loaded {
+    std::string root, home;
+    sbx::Policy policy;
+};
+
+// Finds the root and the layers, and merges them (or takes the built-in default).
+sbx::expected<Loaded> load_policy(const SettingsArgs& a, const sbx::FsView& fs) {
     auto home = home_directory();
-    if (!home) return report(home.error());
+    if (!home) return sbx::fail(home.error());
     auto root = sbx::resolve(fs, absolute(a.root));
-    if (!root) return report(root.error());
+    if (!root) return sbx::fail(root.error());
     auto st = fs.lstat(*root);
-    if (!st) return report(st.error());
+    if (!st) return sbx::fail(st.error());
     if (!*st || (*st)->type != sbx::FileType::directory)
-        return report(sbx::Error(sbx::Errc::invalid_argument, "--root is not a directory").in_file(*root));
+        return sbx::fail(sbx::Error(sbx::Errc::invalid_argument, "--root is not a directory").in_file(*root));
 
     sbx::LayerFiles files;
     files.root = *root;
@@ -154,13 +173,112 @@ int run_policy(const PolicyArgs& a) {
     if (!a.settings.empty()) files.flag = absolute(a.settings);
 
     auto layers = sbx::load_layers(files);
-    if (!layers) return report(layers.error());
+    if (!layers) return sbx::fail(layers.error());
     // No settings file anywhere: sbx's built-in default (defaults.hpp), not an
     // unconfined command.
     auto policy = sbx::effective_policy(std::move(*layers), sbx::MergeOptions{!a.untrusted}, fs, *home);
-    if (!policy) return report(policy.error());
-    if (a.json) std::cout << sbx::to_json(*policy) << "\n";
-    else print_text(*policy, *root);
+    if (!policy) return sbx::fail(policy.error());
+    return Loaded{*root, *home, std::move(*policy)};
+}
+
+int run_policy(const SettingsArgs& a) {
+    sbx::DiskFs fs;
+    auto loaded = load_policy(a, fs);
+    if (!loaded) return report(loaded.error());
+    if (a.json) std::cout << sbx::to_json(loaded->policy) << "\n";
+    else print_text(loaded->policy, loaded->root);
+    return kOk;
+}
+
+// The command's temporary directory: under $TMPDIR (or /tmp), a fresh name.
+std::string temporary_directory() {
+    std::string base = "/tmp";
+    if (const char* t = std::getenv("TMPDIR"); t != nullptr && sbx::paths::is_absolute(t)) base = sbx::paths::normalize(t);
+    std::random_device rd;
+    char name[32];
+    std::snprintf(name, sizeof name, "sbx-%08x%08x", rd(), rd());
+    return sbx::paths::join(base, name);
+}
+
+sbx::expected<sbx::Plan> plan_for(const Loaded& l, const std::vector<std::string>& argv, const sbx::FsView& fs) {
+    sbx::PlanRequest req;
+    req.argv = argv;
+    req.root = l.root;
+    req.home = l.home;
+    req.tmpdir = temporary_directory();
+    return sbx::make_plan(l.policy, req, fs);
+}
+
+struct ExplainArgs {
+    SettingsArgs settings;
+    std::string path;
+};
+
+int run_explain(const ExplainArgs& a) {
+    sbx::DiskFs fs;
+    auto loaded = load_policy(a.settings, fs);
+    if (!loaded) return report(loaded.error());
+    sbx::CachedFs cached(fs);
+    auto prot = sbx::protected_paths(loaded->root, loaded->home, cached);
+    if (!prot) return report(prot.error());
+    auto rules = sbx::compile_fs_rules(loaded->policy, {loaded->root, temporary_directory(), loaded->home},
+                                       std::move(prot->paths), cached);
+    if (!rules) return report(rules.error());
+    sbx::json::Writer w;
+    if (a.settings.json) w.begin_object();
+    for (auto access : {sbx::Access::read, sbx::Access::write}) {
+        auto e = sbx::explain(*rules, a.path, access, cached);
+        if (!e) return report(e.error());
+        const auto& d = e->decision;
+        if (a.settings.json) {
+            if (access == sbx::Access::read) w.key("path").value(e->path).key("realPath").value(e->real_path);
+            w.key(sbx::access_name(access)).begin_object().key("allowed").value(d.allowed).key("why").value(d.why);
+            w.key("rule");
+            if (d.rule == nullptr) {
+                w.null();
+            } else {
+                w.begin_object().key("list").value(d.rule->list).key("entry").value(d.rule->pattern);
+                w.key("source");
+                if (d.rule->source)
+                    w.begin_object()
+                        .key("layer")
+                        .value(sbx::layer_name(d.rule->source->layer))
+                        .key("file")
+                        .value(d.rule->source->file.str())
+                        .key("key")
+                        .value(d.rule->source->key)
+                        .end_object();
+                else
+                    w.null();
+                w.end_object();
+            }
+            w.end_object();
+            continue;
+        }
+        if (access == sbx::Access::read) {
+            std::cout << e->path;
+            if (e->real_path != e->path) std::cout << " (leads to " << e->real_path << ")";
+            std::cout << "\n";
+        }
+        std::cout << "  " << sbx::access_name(access) << ": " << (d.allowed ? "allowed" : "denied") << "  " << d.why
+                  << "\n";
+    }
+    if (a.settings.json) std::cout << w.end_object().str() << "\n";
+    return kOk;
+}
+
+struct PlanArgs {
+    SettingsArgs settings;
+    std::vector<std::string> command;
+};
+
+int run_plan(const PlanArgs& a) {
+    sbx::DiskFs fs;
+    auto loaded = load_policy(a.settings, fs);
+    if (!loaded) return report(loaded.error());
+    auto plan = plan_for(*loaded, a.command, fs);
+    if (!plan) return report(plan.error());
+    std::cout << sbx::to_json(*plan) << "\n";
     return kOk;
 }
 
@@ -171,19 +289,25 @@ int main(int argc, char** argv) {
     app.require_subcommand(1);
     app.set_version_flag("--version", "sbx 0.1.0");
 
-    PolicyArgs pa;
+    SettingsArgs pa;
     auto* policy = app.add_subcommand("policy", "Print the effective policy, each value with the layer that set it");
-    policy->add_option("--root", pa.root, "The project directory (default: the current directory)");
-    policy->add_option("--settings", pa.settings, "One more settings file, above the project's and below managed ones");
-    policy->add_option("--managed-settings", pa.managed, "Read managed settings from FILE instead of the system path");
-    policy->add_flag("--untrusted", pa.untrusted, "The project is not trusted: keep only what tightens the sandbox");
-    policy->add_flag("--json", pa.json, "Print JSON instead of text");
+    pa.add_to(policy);
+
+    ExplainArgs ea;
+    auto* explain = app.add_subcommand("explain", "Say whether a command may read and write PATH, and which rule says so");
+    ea.settings.add_to(explain);
+    explain->add_option("path", ea.path, "The path, absolute or relative to the root")->required();
+
+    PlanArgs plan_args;
+    auto* plan = app.add_subcommand("plan", "Print the plan for a command as JSON (docs/plan.md)");
+    plan_args.settings.add_to(plan);
+    plan->add_option("command", plan_args.command, "The command, after --")->required();
 
     const auto commands = app.get_subcommands([](const CLI::App*) { return true; });
     const bool known = argc > 1 && std::any_of(commands.begin(), commands.end(),
                                                [&](const CLI::App* c) { return c->check_name(argv[1]); });
     if (argc > 1 && argv[1][0] != '-' && !known) {
-        std::cerr << "sbx: USAGE: unknown command '" << argv[1] << "'; the commands are: policy (see sbx --help)\n";
+        std::cerr << "sbx: USAGE: unknown command '" << argv[1] << "'; the commands are: policy, explain, plan (see sbx --help)\n";
         return kUsage;
     }
     try {
@@ -200,6 +324,8 @@ int main(int argc, char** argv) {
     }
     try {
         if (*policy) return run_policy(pa);
+        if (*explain) return run_explain(ea);
+        if (*plan) return run_plan(plan_args);
     } catch (const std::exception& e) {
         std::cerr << "sbx: INTERNAL: " << e.what() << "\n";
         return kInternal;

@@ -85,17 +85,11 @@ namespace detail {
 // components of the shallowest ancestor-or-self of `path` the rule matches, or
 // nullopt when the rule does not reach the path.
 inline std::optional<std::size_t> reach_depth(const FsRule& r, std::span<const std::string_view> path) {
-    if (!r.wildcard) {
-        if (r.comps.size() > path.size()) return std::nullopt;
-        for (std::size_t i = 0; i < r.comps.size(); ++i)
-            if (r.comps[i] != path[i]) return std::nullopt;
-        return r.comps.size();
-    }
-    for (std::size_t k = glob::literal_prefix(r.pattern) == "/" ? 0 : 1; k <= path.size(); ++k)
-        if (glob::detail::match_components(r.comps, {path.begin(), path.begin() + static_cast<std::ptrdiff_t>(k)},
-                                           false))
-            return k;
-    return std::nullopt;
+    if (r.wildcard) return glob::shallowest_match(r.comps, path);
+    if (r.comps.size() > path.size()) return std::nullopt;
+    for (std::size_t i = 0; i < r.comps.size(); ++i)
+        if (r.comps[i] != path[i]) return std::nullopt;
+    return r.comps.size();
 }
 
 }  // namespace detail

@@ -13,6 +13,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -184,19 +185,21 @@ inline bool may_match_at_or_under(std::string_view pattern, std::string_view pat
 
 // True when `path` or one of its ancestors matches `pattern`: the path lies at or
 // under something the pattern names.
-// Takes both split into components (paths::components), for callers that ask
-// many times about the same patterns.
-inline bool matches_at_or_above(const std::vector<std::string_view>& pat, std::span<const std::string_view> comps) {
-    // The walk of match_components, with the set of reached pattern positions as
-    // bits, asking after every step whether the whole pattern has matched.
+// How many components of `comps` make the shallowest ancestor-or-self of the path
+// that `pat` matches, or nullopt when none does. Both are split into components
+// (paths::components), for callers that ask many times about the same patterns.
+inline std::optional<std::size_t> shallowest_match(const std::vector<std::string_view>& pat,
+                                                   std::span<const std::string_view> comps) {
     const std::size_t n = pat.size();
     if (n >= 63) {  // too long for the bit set: ask about each ancestor in turn
         for (std::size_t k = 0; k <= comps.size(); ++k) {
             const std::vector<std::string_view> head(comps.begin(), comps.begin() + static_cast<std::ptrdiff_t>(k));
-            if (detail::match_components(pat, head, false)) return true;
+            if (detail::match_components(pat, head, false)) return k;
         }
-        return false;
+        return std::nullopt;
     }
+    // The walk of match_components, with the set of reached pattern positions as
+    // bits, asking after every step whether the whole pattern has matched.
     std::uint64_t stars = 0;  // positions holding `**`
     for (std::size_t j = 0; j < n; ++j)
         if (pat[j] == "**") stars |= std::uint64_t{1} << j;
@@ -207,19 +210,23 @@ inline bool matches_at_or_above(const std::vector<std::string_view>& pat, std::s
     };
     const std::uint64_t done = std::uint64_t{1} << n;
     std::uint64_t reach = close(1);
-    if (reach & done) return true;
-    for (auto comp : comps) {
+    if (reach & done) return 0;
+    for (std::size_t k = 0; k < comps.size(); ++k) {
         std::uint64_t next = 0;
         for (std::size_t j = 0; j < n; ++j) {
             if (!(reach >> j & 1)) continue;
             if (stars >> j & 1) next |= (std::uint64_t{3} << j);  // ** consumes it and may go on
-            else if (detail::match_component(pat[j], comp)) next |= std::uint64_t{1} << (j + 1);
+            else if (detail::match_component(pat[j], comps[k])) next |= std::uint64_t{1} << (j + 1);
         }
-        if (next == 0) return false;
+        if (next == 0) return std::nullopt;
         reach = close(next);
-        if (reach & done) return true;
+        if (reach & done) return k + 1;
     }
-    return false;
+    return std::nullopt;
+}
+
+inline bool matches_at_or_above(const std::vector<std::string_view>& pat, std::span<const std::string_view> comps) {
+    return shallowest_match(pat, comps).has_value();
 }
 
 inline bool matches_at_or_above(std::string_view pattern, std::string_view path) {

@@ -1,13 +1,19 @@
 // Every engine header in a second translation unit with link_a.cpp: a definition
 // in a header that is not inline or constexpr makes the link fail.
+#include "sbx/defaults.hpp"
 #include "sbx/error.hpp"
 #include "sbx/expected.hpp"
+#include "sbx/fs_plan.hpp"
+#include "sbx/fs_rules.hpp"
 #include "sbx/fs_view.hpp"
 #include "sbx/fs_view_disk.hpp"
 #include "sbx/glob.hpp"
 #include "sbx/json.hpp"
+#include "sbx/linux/bwrap.hpp"
 #include "sbx/paths.hpp"
+#include "sbx/plan.hpp"
 #include "sbx/policy.hpp"
+#include "sbx/protected_paths.hpp"
 #include "sbx/settings.hpp"
 #include "sbx/settings_files.hpp"
 

@@ -1,0 +1,431 @@
+// sbx/fs_plan.hpp - the filesystem part of a plan: ordered mounts and placeholders.
+//
+// make_fs_plan() turns compiled FsRules into what a Linux launcher carries out,
+// looking at the disk only through the FsView it is handed. bubblewrap takes the
+// source of every bind from the host's tree, not from the sandbox being built, so
+// a later bind of a directory would uncover what an earlier mask hid inside it.
+// Hence the order, shallow before deep within each step:
+//   1. writable binds: the root, TMPDIR, allowWrite, additionalDirectories;
+//   2. pins: directories bound over themselves so that no parent of a protected or
+//      hidden path can be renamed or removed (a mount point cannot), and the
+//      root's `.git`;
+//   3. masks: an empty read-only tmpfs over a hidden directory, /dev/null over a
+//      hidden file;
+//   4. re-opened paths: allowRead entries and writable roots inside a mask;
+//   5. read-only binds over denyWrite paths and protected paths, last, so nothing
+//      covers them; missing protected paths get read-only placeholders.
+// Every mount records the identity (device, inode, link count) of what it was
+// planned against, so the launcher can refuse a path swapped since. Hard links
+// defeat path rules: a hidden or protected file with more than one link fails
+// the plan.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "sbx/fs_rules.hpp"
+
+namespace sbx {
+
+// What a path was when the plan was made. `exists` false: nothing was there.
+struct Identity {
+    bool exists = false;
+    FileType type = FileType::other;
+    std::uint64_t dev = 0, ino = 0, nlink = 0;
+};
+
+enum class MountKind {
+    bind,       // `source` at `path`, writable
+    ro_bind,    // `source` at `path`, read-only
+    pin,        // a directory over itself, writable: it cannot be renamed or removed
+    mask_dir,   // an empty read-only tmpfs over a directory
+    mask_file,  // /dev/null, read-only, over a file
+};
+
+constexpr std::string_view mount_kind_name(MountKind k) noexcept {
+    switch (k) {
+        case MountKind::bind: return "bind";
+        case MountKind::ro_bind: return "ro-bind";
+        case MountKind::pin: return "pin";
+        case MountKind::mask_dir: return "mask-dir";
+        case MountKind::mask_file: return "mask-file";
+    }
+    return "?";
+}
+
+struct Mount {
+    MountKind kind = MountKind::ro_bind;
+    std::string path;    // where, inside the sandbox (the same path as on the host)
+    std::string source;  // for binds: the host path bound there (== path unless re-opened through a link)
+    Identity expect;     // of `source` (binds) or `path` (masks, pins)
+    std::string why;     // the rule, in one line
+};
+
+// A missing protected path, covered while the command runs: the launcher
+// creates it (nothing may be there), binds it read-only, and removes it after.
+struct PlaceholderOp {
+    std::string path;
+    Placeholder kind = Placeholder::file;
+    bool remove_if_created = false;  // a commondir or config.worktree: remove one that appears
+    Identity parent;                 // of the directory it goes in
+    std::string why;
+};
+
+struct FsPlan {
+    std::vector<Mount> mounts;  // in order
+    std::vector<PlaceholderOp> placeholders;
+    std::vector<Warning> warnings;
+};
+
+// Limits on looking through the disk while planning.
+struct PlanLimits {
+    std::size_t dir_entries = 5000;  // looked through per hidden directory, and per wildcard
+    std::size_t glob_depth = 8;      // components a `**` descends
+};
+
+namespace detail {
+
+inline Identity identity_of(const std::optional<FileStat>& st) {
+    if (!st) return {};
+    return Identity{true, st->type, st->dev, st->ino, st->nlink};
+}
+
+// Expands a pattern against the disk to the paths that exist and match, the
+// shallowest match of each branch (what lies below a match is covered by it).
+class GlobWalker {
+public:
+    GlobWalker(const FsView& fs, const PlanLimits& limits, std::vector<Warning>& warnings)
+        : fs_(fs), limits_(limits), warnings_(warnings) {}
+
+    std::vector<std::string> expand(const std::string& pattern, const std::optional<Source>& source) {
+        out_.clear();
+        seen_ = 0;
+        cut_ = false;
+        pattern_ = pattern;
+        comps_ = paths::components(pattern);
+        std::size_t literal = 0;
+        while (literal < comps_.size() && !glob::has_wildcard(comps_[literal])) ++literal;
+        std::string start;
+        for (std::size_t i = 0; i < literal; ++i) start += "/" + std::string(comps_[i]);
+        if (start.empty()) start = "/";
+        // A trailing `/**` names the directory itself, as bubblewrap can mount it.
+        if (literal + 1 == comps_.size() && comps_.back() == "**") comps_.pop_back();
+        walk(start, literal, 0);
+        if (cut_ && source)
+            warnings_.push_back(Warning{source->file, source->key,
+                                        "expanding " + pattern + " stopped after " +
+                                            std::to_string(limits_.dir_entries) + " entries; what lies beyond is not covered"});
+        std::sort(out_.begin(), out_.end());
+        out_.erase(std::unique(out_.begin(), out_.end()), out_.end());
+        return out_;
+    }
+
+private:
+    const FsView& fs_;
+    const PlanLimits& limits_;
+    std::vector<Warning>& warnings_;
+    std::string pattern_;
+    std::vector<std::string_view> comps_;
+    std::vector<std::string> out_;
+    std::size_t seen_ = 0;
+    bool cut_ = false;
+
+    static std::string child(const std::string& dir, std::string_view name) {
+        return dir == "/" ? "/" + std::string(name) : dir + "/" + std::string(name);
+    }
+
+    bool is_dir(const std::string& p) const {
+        auto st = fs_.lstat(p);
+        return st && *st && (*st)->type == FileType::directory;
+    }
+
+    std::vector<std::string> names(const std::string& dir) {
+        auto l = fs_.list(dir);
+        if (!l) return {};
+        if (seen_ + l->size() > limits_.dir_entries) {
+            cut_ = true;
+            l->resize(limits_.dir_entries > seen_ ? limits_.dir_entries - seen_ : 0);
+        }
+        seen_ += l->size();
+        std::sort(l->begin(), l->end());
+        return std::move(*l);
+    }
+
+    void walk(const std::string& at, std::size_t j, std::size_t depth) {
+        if (j == comps_.size()) {
+            auto st = fs_.lstat(at);
+            if (st && *st) out_.push_back(at);
+            return;
+        }
+        if (cut_) return;
+        const std::string_view c = comps_[j];
+        if (c == "**") {
+            walk(at, j + 1, depth);  // zero components
+            if (depth >= limits_.glob_depth || !is_dir(at)) return;
+            for (const auto& n : names(at)) {
+                const std::string next = child(at, n);
+                if (is_dir(next)) walk(next, j, depth + 1);  // symlinks are not followed
+                else if (j + 1 < comps_.size() && glob::detail::match_component(comps_[j + 1], n))
+                    walk(next, j + 2, depth + 1);
+            }
+            return;
+        }
+        if (!glob::has_wildcard(c)) {
+            walk(child(at, c), j + 1, depth);
+            return;
+        }
+        if (!is_dir(at)) return;
+        for (const auto& n : names(at))
+            if (glob::detail::match_component(c, n)) walk(child(at, n), j + 1, depth);
+    }
+};
+
+class Planner {
+public:
+    Planner(const FsRules& rules, const FsView& fs, const PlanLimits& limits)
+        : rules_(rules), fs_(fs), limits_(limits), globs_(fs, limits, plan_.warnings) {}
+
+    expected<FsPlan> run() {
+        if (rules_.disabled) {
+            plan_.warnings.push_back(Warning{rules_.disabled_source ? rules_.disabled_source->file.str() : "",
+                                             rules_.disabled_source ? rules_.disabled_source->key : "",
+                                             "filesystem isolation is disabled: the command can read and write "
+                                             "everything you can"});
+            return std::move(plan_);
+        }
+        if (auto r = writable_binds(); !r) return fail(r.error());
+        if (auto r = hidden(); !r) return fail(r.error());
+        if (auto r = protected_and_denied_writes(); !r) return fail(r.error());
+        pins();
+        reopened();
+        // Assemble in the documented order.
+        auto by_depth = [](std::vector<Mount>& v) {
+            std::stable_sort(v.begin(), v.end(), [](const Mount& a, const Mount& b) {
+                return paths::components(a.path).size() < paths::components(b.path).size();
+            });
+        };
+        for (auto* step : {&binds_, &pins_, &masks_, &reopens_, &readonly_}) {
+            by_depth(*step);
+            plan_.mounts.insert(plan_.mounts.end(), step->begin(), step->end());
+        }
+        return std::move(plan_);
+    }
+
+private:
+    const FsRules& rules_;
+    const FsView& fs_;
+    const PlanLimits& limits_;
+    FsPlan plan_;
+    GlobWalker globs_;
+    std::vector<Mount> binds_, pins_, masks_, reopens_, readonly_;
+    std::vector<std::string> writable_roots_;  // real paths of the writable binds
+    std::vector<std::string> hidden_;          // paths masked
+    std::vector<std::string> guarded_;         // protected and denyWrite paths, for pins
+
+    expected<std::optional<FileStat>> stat(const std::string& p) const { return fs_.lstat(p); }
+
+    bool in_writable(const std::string& p) const {
+        return std::any_of(writable_roots_.begin(), writable_roots_.end(),
+                           [&](const std::string& w) { return paths::at_or_under(p, w); });
+    }
+
+    bool mounted_at(const std::vector<Mount>& v, const std::string& p) const {
+        return std::any_of(v.begin(), v.end(), [&](const Mount& m) { return m.path == p; });
+    }
+
+    expected<void> writable_binds() {
+        for (const auto& r : rules_.rules) {
+            if (r.kind != FsRule::Kind::writable) continue;
+            // Mount the real location; the rule under its written name, when a link
+            // stands on the way, has a twin with the real path.
+            auto real = resolve(fs_, r.pattern);
+            if (!real || *real != r.pattern) continue;
+            auto st = stat(r.pattern);
+            if (!st) return fail(st.error());
+            const bool is_tmpdir = r.pattern == rules_.tmpdir;
+            if (!*st && !is_tmpdir) {
+                if (r.source)
+                    plan_.warnings.push_back(Warning{r.source->file, r.source->key,
+                                                     r.pattern + " does not exist, so it is not mounted writable"});
+                continue;
+            }
+            if (std::find(writable_roots_.begin(), writable_roots_.end(), r.pattern) != writable_roots_.end()) continue;
+            writable_roots_.push_back(r.pattern);
+            binds_.push_back(Mount{MountKind::bind, r.pattern, r.pattern, identity_of(*st), describe(r)});
+        }
+        return {};
+    }
+
+    // A hidden file with other names can be read through them: refuse it.
+    expected<void> check_links(const std::string& p, const FileStat& st, std::string_view what) const {
+        if (st.type == FileType::regular && st.nlink > 1)
+            return fail(Error(Errc::invalid_plan, std::string(what) + " has " + std::to_string(st.nlink) +
+                                                      " hard links; the rule holds only for this name, so sbx "
+                                                      "refuses to run (remove the other links)")
+                            .in_file(p));
+        return {};
+    }
+
+    // Files inside a hidden or protected directory, looked through up to the limit.
+    expected<void> check_links_below(const std::string& dir, std::string_view what, const std::optional<Source>& src) {
+        std::vector<std::string> todo{dir};
+        std::size_t seen = 0;
+        while (!todo.empty()) {
+            const std::string d = std::move(todo.back());
+            todo.pop_back();
+            auto names = fs_.list(d);
+            if (!names) continue;  // unreadable: nothing can be read through it either
+            for (const auto& n : *names) {
+                if (++seen > limits_.dir_entries) {
+                    plan_.warnings.push_back(Warning{src ? src->file.str() : dir, src ? src->key : "",
+                                                     "looked through " + std::to_string(limits_.dir_entries) +
+                                                         " entries of " + dir +
+                                                         " for hard links and stopped; files beyond were not checked"});
+                    return {};
+                }
+                const std::string p = d + "/" + n;
+                auto st = stat(p);
+                if (!st || !*st) continue;
+                if ((*st)->type == FileType::directory) todo.push_back(p);
+                else if (auto r = check_links(p, **st, what); !r) return r;
+            }
+        }
+        return {};
+    }
+
+    expected<void> hidden() {
+        for (const auto& r : rules_.rules) {
+            if (r.kind != FsRule::Kind::deny_read) continue;
+            for (const auto& p : globs_.expand(r.pattern, r.source)) {
+                auto real = resolve(fs_, p);
+                if (!real) return fail(real.error());
+                auto st = stat(*real);
+                if (!st) return fail(st.error());
+                if (!*st) continue;
+                if (sbx::decide(rules_, *real, Access::read).allowed) continue;  // a narrower allow re-opens it
+                if (std::find(hidden_.begin(), hidden_.end(), *real) != hidden_.end()) continue;
+                const bool dir = (*st)->type == FileType::directory;
+                if (dir) {
+                    if (auto c = check_links_below(*real, "a file under a read deny", r.source); !c) return c;
+                } else if (auto c = check_links(*real, **st, "a file a read deny names"); !c) {
+                    return c;
+                }
+                hidden_.push_back(*real);
+                masks_.push_back(Mount{dir ? MountKind::mask_dir : MountKind::mask_file, *real, {}, identity_of(*st),
+                                       "hidden by " + describe(r)});
+            }
+        }
+        return {};
+    }
+
+    expected<void> protected_and_denied_writes() {
+        for (const auto& p : rules_.protected_paths) {
+            if (!in_writable(p.path)) continue;  // read-only already
+            auto st = stat(p.path);
+            if (!st) return fail(st.error());
+            if (p.guard == Guard::pin) {
+                if (*st && (*st)->type == FileType::directory) {
+                    guarded_.push_back(p.path);
+                    pins_.push_back(Mount{MountKind::pin, p.path, p.path, identity_of(*st), "pinned: " + p.reason});
+                }
+                continue;
+            }
+            if (!sbx::decide(rules_, p.path, Access::read).allowed) continue;  // masked, read-only already
+            guarded_.push_back(p.path);
+            if (!*st) {
+                auto parent = stat(paths::parent(p.path));
+                if (!parent) return fail(parent.error());
+                if (!*parent || (*parent)->type != FileType::directory) continue;  // covered by a placeholder above
+                plan_.placeholders.push_back(
+                    PlaceholderOp{p.path, p.placeholder, p.remove_if_created, identity_of(*parent), p.reason});
+                readonly_.push_back(Mount{MountKind::ro_bind, p.path, p.path, {}, "placeholder: " + p.reason});
+                continue;
+            }
+            if ((*st)->type == FileType::symlink) continue;  // its target is listed on its own
+            if (auto c = check_links(p.path, **st, "a protected file"); !c) return c;
+            if ((*st)->type == FileType::directory && p.path.ends_with("/hooks")) {
+                // The scripts directly in a hooks directory are what git runs.
+                auto names = fs_.list(p.path);
+                if (names)
+                    for (const auto& n : *names) {
+                        auto hs = stat(p.path + "/" + n);
+                        if (hs && *hs)
+                            if (auto c = check_links(p.path + "/" + n, **hs, "a hook script"); !c) return c;
+                    }
+            }
+            if (!mounted_at(readonly_, p.path))
+                readonly_.push_back(Mount{MountKind::ro_bind, p.path, p.path, identity_of(*st), "protected: " + p.reason});
+        }
+        for (const auto& r : rules_.rules) {
+            if (r.kind != FsRule::Kind::deny_write) continue;
+            for (const auto& p : globs_.expand(r.pattern, r.source)) {
+                auto real = resolve(fs_, p);
+                if (!real || !in_writable(*real)) continue;
+                if (!sbx::decide(rules_, *real, Access::read).allowed) continue;
+                auto st = stat(*real);
+                if (!st || !*st) continue;
+                guarded_.push_back(*real);
+                if (!mounted_at(readonly_, *real))
+                    readonly_.push_back(Mount{MountKind::ro_bind, *real, *real, identity_of(*st), "denied by " + describe(r)});
+            }
+        }
+        return {};
+    }
+
+    // Every directory strictly between a writable root and a guarded or hidden path.
+    void pins() {
+        std::set<std::string> want;
+        auto add = [&](const std::string& p) {
+            for (const auto& w : writable_roots_) {
+                if (!paths::at_or_under(p, w) || p == w) continue;
+                for (auto d = paths::parent(p); d != w && paths::at_or_under(d, w); d = paths::parent(d)) want.insert(d);
+            }
+        };
+        for (const auto& p : guarded_) add(p);
+        for (const auto& p : hidden_) add(p);
+        for (const auto& d : want) {
+            if (mounted_at(pins_, d)) continue;
+            auto st = stat(d);
+            if (!st || !*st || (*st)->type != FileType::directory) continue;
+            pins_.push_back(Mount{MountKind::pin, d, d, identity_of(*st), "pinned: holds a protected or hidden path"});
+        }
+    }
+
+    // allowRead entries and writable roots inside a masked directory come back.
+    void reopened() {
+        auto under_mask = [&](const std::string& p) {
+            return std::any_of(masks_.begin(), masks_.end(), [&](const Mount& m) {
+                return m.kind == MountKind::mask_dir && paths::at_or_under(p, m.path) && p != m.path;
+            });
+        };
+        for (const auto& r : rules_.rules) {
+            if (r.kind != FsRule::Kind::allow_read && r.kind != FsRule::Kind::writable) continue;
+            for (const auto& p : globs_.expand(r.pattern, r.source)) {
+                if (!under_mask(p) || mounted_at(reopens_, p)) continue;
+                auto real = resolve(fs_, p);
+                if (!real) continue;
+                if (!sbx::decide(rules_, p, Access::read).allowed) continue;
+                auto st = stat(*real);
+                if (!st || !*st) continue;
+                const bool writable = sbx::decide(rules_, *real, Access::write).allowed;
+                reopens_.push_back(Mount{writable ? MountKind::bind : MountKind::ro_bind, p, *real, identity_of(*st),
+                                         "re-opened by " + describe(r)});
+            }
+        }
+    }
+};
+
+}  // namespace detail
+
+// The filesystem part of a plan for one command.
+inline expected<FsPlan> make_fs_plan(const FsRules& rules, const FsView& fs, const PlanLimits& limits = {}) {
+    CachedFs cached(fs);
+    return detail::Planner(rules, cached, limits).run();
+}
+
+}  // namespace sbx

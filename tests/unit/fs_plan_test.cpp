@@ -1,0 +1,314 @@
+// make_fs_plan() and the bubblewrap arguments it becomes, over in-memory trees.
+// Golden files: tests/golden/bwrap/NAME.args, one argument per line. Set
+// SBX_UPDATE_GOLDEN=1 to rewrite them, then review the diff.
+#include <doctest/doctest.h>
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <climits>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "sbx/fs_view_disk.hpp"
+#include "sbx/linux/bwrap.hpp"
+
+#ifndef SBX_SOURCE_DIR
+#error "SBX_SOURCE_DIR must name the source tree (tests/meson.build sets it)"
+#endif
+
+namespace {
+
+struct Setup {
+    std::string root = "/r";
+    std::string home = "/home/u";
+    std::string settings = "{}";  // the user's settings file
+};
+
+sbx::expected<sbx::FsPlan> plan_for(const Setup& s, const sbx::FsView& fs, const sbx::PlanLimits& limits = {}) {
+    sbx::SettingsSource src{sbx::LayerKind::user, s.home + "/.claude/settings.json", {s.home, s.home}, s.root};
+    auto parsed = sbx::parse_settings(s.settings, src);
+    REQUIRE_MESSAGE(parsed.has_value(), (parsed ? std::string() : sbx::to_string(parsed.error())));
+    std::vector<sbx::Settings> layers;
+    layers.push_back(std::move(*parsed));
+    auto policy = sbx::merge(std::move(layers), {}, fs);
+    REQUIRE(policy.has_value());
+    auto prot = sbx::protected_paths(s.root, s.home, fs);
+    REQUIRE_MESSAGE(prot.has_value(), (prot ? std::string() : sbx::to_string(prot.error())));
+    auto rules = sbx::compile_fs_rules(*policy, {s.root, "/tmp/sbx-test", s.home}, prot->paths, fs);
+    REQUIRE(rules.has_value());
+    return sbx::make_fs_plan(*rules, fs, limits);
+}
+
+sbx::FsPlan plan_ok(const Setup& s, const sbx::FsView& fs, const sbx::PlanLimits& limits = {}) {
+    auto p = plan_for(s, fs, limits);
+    REQUIRE_MESSAGE(p.has_value(), (p ? std::string() : sbx::to_string(p.error())));
+    return std::move(*p);
+}
+
+void check_golden(const std::string& name, const sbx::FsPlan& plan) {
+    std::string text;
+    for (const auto& a : sbx::linux_sandbox::bwrap_fs_args(plan)) text += a + "\n";
+    const std::string file = std::string(SBX_SOURCE_DIR) + "/tests/golden/bwrap/" + name + ".args";
+    if (const char* u = std::getenv("SBX_UPDATE_GOLDEN"); u != nullptr && std::string(u) == "1") {
+        std::ofstream(file) << text;
+        MESSAGE("rewrote " << file);
+        return;
+    }
+    std::ifstream in(file);
+    REQUIRE_MESSAGE(in.good(), "missing golden file " << file << " (run with SBX_UPDATE_GOLDEN=1)");
+    std::stringstream want;
+    want << in.rdbuf();
+    CHECK_MESSAGE(text == want.str(), "bubblewrap arguments differ from " << file << ":\n" << text);
+}
+
+bool has_mount(const sbx::FsPlan& p, sbx::MountKind k, std::string_view path) {
+    for (const auto& m : p.mounts)
+        if (m.kind == k && m.path == path) return true;
+    return false;
+}
+
+// Position of the first mount at `path`, to check the order.
+std::size_t index_of(const sbx::FsPlan& p, std::string_view path) {
+    for (std::size_t i = 0; i < p.mounts.size(); ++i)
+        if (p.mounts[i].path == path) return i;
+    FAIL("no mount at " << path);
+    return 0;
+}
+
+bool has_placeholder(const sbx::FsPlan& p, std::string_view path) {
+    for (const auto& ph : p.placeholders)
+        if (ph.path == path) return true;
+    return false;
+}
+
+void repository(sbx::MemoryFs& fs, const std::string& root) {
+    fs.dir(root + "/src").file(root + "/src/main.c");
+    fs.dir(root + "/.git/objects").dir(root + "/.git/refs").file(root + "/.git/HEAD", "ref: refs/heads/main\n");
+    fs.file(root + "/.git/config").dir(root + "/.git/hooks").file(root + "/.git/hooks/pre-commit.sample");
+}
+
+}  // namespace
+
+TEST_CASE("fs_plan golden: a git repository") {
+    sbx::MemoryFs fs;
+    repository(fs, "/r");
+    fs.dir("/home/u/.ssh").file("/home/u/.ssh/id_ed25519").dir("/home/u/.claude").file("/home/u/.bashrc");
+    auto p = plan_ok({"/r", "/home/u", R"J({"sandbox": {"filesystem": {"denyRead": ["~/.ssh"]}}})J"}, fs);
+    CHECK(has_mount(p, sbx::MountKind::pin, "/r/.git"));
+    CHECK(has_mount(p, sbx::MountKind::ro_bind, "/r/.git/hooks"));
+    CHECK(has_mount(p, sbx::MountKind::ro_bind, "/r/.git/config"));
+    CHECK(has_mount(p, sbx::MountKind::mask_dir, "/home/u/.ssh"));
+    CHECK(has_placeholder(p, "/r/.git/commondir"));
+    CHECK(has_placeholder(p, "/r/HEAD"));
+    // Pins before masks before read-only binds: a later bind would take its source from the host.
+    CHECK(index_of(p, "/r") < index_of(p, "/r/.git"));
+    CHECK(index_of(p, "/r/.git") < index_of(p, "/home/u/.ssh"));
+    CHECK(index_of(p, "/home/u/.ssh") < index_of(p, "/r/.git/hooks"));
+    check_golden("git-repository", p);
+}
+
+TEST_CASE("fs_plan golden: a linked worktree protects the main repository's hooks and config") {
+    sbx::MemoryFs fs;
+    repository(fs, "/src/main");
+    fs.dir("/src/main/.git/worktrees/wt").file("/src/main/.git/worktrees/wt/commondir", "../..\n");
+    fs.file("/src/main/.git/worktrees/wt/HEAD", "ref: refs/heads/wt\n").file("/src/main/.git/worktrees/wt/gitdir", "/r/.git\n");
+    fs.dir("/r/src").file("/r/.git", "gitdir: /src/main/.git/worktrees/wt\n");
+    fs.dir("/home/u");
+    auto p = plan_ok({"/r", "/home/u", R"J({"sandbox": {"filesystem": {"allowWrite": ["/src/main"]}}})J"}, fs);
+    CHECK(has_mount(p, sbx::MountKind::ro_bind, "/r/.git"));
+    CHECK(has_mount(p, sbx::MountKind::ro_bind, "/src/main/.git/hooks"));
+    CHECK(has_mount(p, sbx::MountKind::ro_bind, "/src/main/.git/config"));
+    CHECK(has_mount(p, sbx::MountKind::ro_bind, "/src/main/.git/worktrees/wt/commondir"));
+    CHECK(has_placeholder(p, "/src/main/.git/worktrees/wt/config.worktree"));
+    check_golden("linked-worktree", p);
+}
+
+TEST_CASE("fs_plan golden: a root that is no repository yet") {
+    sbx::MemoryFs fs;
+    fs.dir("/r/docs").file("/r/notes.txt").dir("/home/u");
+    auto p = plan_ok({"/r", "/home/u", "{}"}, fs);
+    CHECK(has_placeholder(p, "/r/.git"));
+    CHECK(has_placeholder(p, "/r/HEAD"));
+    for (const auto& ph : p.placeholders)
+        if (ph.path == "/r/.git") CHECK(ph.kind == sbx::Placeholder::directory);
+    check_golden("no-repository", p);
+}
+
+TEST_CASE("fs_plan golden: symlinked dotfiles protect their targets") {
+    sbx::MemoryFs fs;
+    fs.dir("/home/u/dotfiles").file("/home/u/dotfiles/bashrc").file("/home/u/dotfiles/gitconfig");
+    fs.symlink("/home/u/.bashrc", "dotfiles/bashrc").symlink("/home/u/.gitconfig", "/home/u/dotfiles/gitconfig");
+    fs.dir("/home/u/work");
+    auto p = plan_ok({"/home/u", "/home/u", "{}"}, fs);
+    CHECK(has_mount(p, sbx::MountKind::ro_bind, "/home/u/dotfiles/bashrc"));
+    CHECK(has_mount(p, sbx::MountKind::ro_bind, "/home/u/dotfiles/gitconfig"));
+    CHECK_FALSE(has_mount(p, sbx::MountKind::ro_bind, "/home/u/.bashrc"));  // a link cannot be mounted over
+    CHECK(has_mount(p, sbx::MountKind::pin, "/home/u/dotfiles"));            // no rename of the parent either
+    check_golden("symlinked-dotfiles", p);
+}
+
+TEST_CASE("fs_plan golden: a read deny with a re-opened subdirectory") {
+    sbx::MemoryFs fs;
+    fs.dir("/home/u/projects/app/src").dir("/home/u/projects/shared").dir("/home/u/.aws").file("/home/u/.profile");
+    auto p = plan_ok({"/home/u/projects/app", "/home/u",
+                      R"J({"sandbox": {"filesystem": {"denyRead": ["~/"], "allowRead": ["~/projects/shared"]}}})J"},
+                     fs);
+    CHECK(has_mount(p, sbx::MountKind::mask_dir, "/home/u"));
+    CHECK(has_mount(p, sbx::MountKind::ro_bind, "/home/u/projects/shared"));
+    CHECK(has_mount(p, sbx::MountKind::bind, "/home/u/projects/app"));  // the root, re-opened writable
+    CHECK(index_of(p, "/home/u") < index_of(p, "/home/u/projects/shared"));
+    auto args = sbx::linux_sandbox::bwrap_fs_args(p);
+    // The mask turns read-only last, after the re-opened paths have their mount points.
+    CHECK(args[args.size() - 2] == "--remount-ro");
+    CHECK(args.back() == "/home/u");
+    check_golden("read-deny-reopened", p);
+}
+
+TEST_CASE("fs_plan: wildcards in read denies are expanded against the disk") {
+    sbx::MemoryFs fs;
+    fs.file("/home/u/a/.env").file("/home/u/a/b/.env").file("/home/u/a/b/env").file("/home/u/c/.env.local");
+    fs.file("/r/key.pem").file("/r/cert.pem").file("/r/readme").dir("/r/logs");
+    auto p = plan_ok({"/r", "/home/u", R"J({"sandbox": {"filesystem": {"denyRead": ["~/**/.env", "/r/*.pem", "/r/logs/**"]}}})J"},
+                     fs);
+    CHECK(has_mount(p, sbx::MountKind::mask_file, "/home/u/a/.env"));
+    CHECK(has_mount(p, sbx::MountKind::mask_file, "/home/u/a/b/.env"));
+    CHECK_FALSE(has_mount(p, sbx::MountKind::mask_file, "/home/u/a/b/env"));
+    CHECK_FALSE(has_mount(p, sbx::MountKind::mask_file, "/home/u/c/.env.local"));
+    CHECK(has_mount(p, sbx::MountKind::mask_file, "/r/key.pem"));
+    CHECK(has_mount(p, sbx::MountKind::mask_file, "/r/cert.pem"));
+    CHECK(has_mount(p, sbx::MountKind::mask_dir, "/r/logs"));  // a trailing /** is the directory
+    CHECK_FALSE(has_mount(p, sbx::MountKind::mask_file, "/r/readme"));
+}
+
+TEST_CASE("fs_plan: a hidden or protected file with more than one hard link fails the plan") {
+    {
+        sbx::MemoryFs fs;
+        fs.file("/home/u/.ssh/id_ed25519").hardlink("/r/copy", "/home/u/.ssh/id_ed25519");
+        auto p = plan_for({"/r", "/home/u", R"J({"sandbox": {"filesystem": {"denyRead": ["~/.ssh"]}}})J"}, fs);
+        REQUIRE_FALSE(p.has_value());
+        CHECK(p.error().file == "/home/u/.ssh/id_ed25519");
+        CHECK(p.error().message.find("hard links") != std::string::npos);
+    }
+    {
+        sbx::MemoryFs fs;
+        fs.file("/r/secret.txt").hardlink("/tmp/other", "/r/secret.txt");
+        auto p = plan_for({"/r", "/home/u", R"J({"sandbox": {"filesystem": {"denyRead": ["/r/secret.txt"]}}})J"}, fs);
+        REQUIRE_FALSE(p.has_value());
+        CHECK(p.error().file == "/r/secret.txt");
+    }
+    {
+        sbx::MemoryFs fs;
+        repository(fs, "/r");
+        fs.file("/r/.git/hooks/pre-commit").hardlink("/r/tools/hook", "/r/.git/hooks/pre-commit");
+        auto p = plan_for({"/r", "/home/u", "{}"}, fs);
+        REQUIRE_FALSE(p.has_value());
+        CHECK(p.error().message.find("hook script") != std::string::npos);
+    }
+    {
+        sbx::MemoryFs fs;
+        fs.file("/r/.mcp.json").hardlink("/r/mcp-copy.json", "/r/.mcp.json");
+        auto p = plan_for({"/r", "/home/u", "{}"}, fs);
+        REQUIRE_FALSE(p.has_value());
+        CHECK(p.error().file == "/r/.mcp.json");
+    }
+}
+
+TEST_CASE("fs_plan: a denied directory is looked through up to the limit, with a warning past it") {
+    sbx::MemoryFs fs;
+    fs.dir("/r");
+    for (int i = 0; i < 10; ++i) fs.file("/home/u/.aws/f" + std::to_string(i));
+    sbx::PlanLimits small;
+    small.dir_entries = 4;
+    auto p = plan_ok({"/r", "/home/u", R"J({"sandbox": {"filesystem": {"denyRead": ["~/.aws"]}}})J"}, fs, small);
+    CHECK(has_mount(p, sbx::MountKind::mask_dir, "/home/u/.aws"));
+    bool warned = false;
+    for (const auto& w : p.warnings) warned = warned || w.message.find("stopped") != std::string::npos;
+    CHECK(warned);
+}
+
+TEST_CASE("fs_plan: every directory between a writable root and a guarded path is pinned") {
+    sbx::MemoryFs fs;
+    fs.file("/r/a/b/secret.txt").file("/r/config/prod/db.json");
+    auto p = plan_ok({"/r", "/home/u", R"J({"sandbox": {"filesystem": {"denyRead": ["/r/a/b/secret.txt"],
+                                                                      "denyWrite": ["/r/config/prod/db.json"]}}})J"},
+                     fs);
+    CHECK(has_mount(p, sbx::MountKind::pin, "/r/a"));
+    CHECK(has_mount(p, sbx::MountKind::pin, "/r/a/b"));
+    CHECK(has_mount(p, sbx::MountKind::pin, "/r/config"));
+    CHECK(has_mount(p, sbx::MountKind::pin, "/r/config/prod"));
+    CHECK(has_mount(p, sbx::MountKind::ro_bind, "/r/config/prod/db.json"));
+    CHECK(has_mount(p, sbx::MountKind::mask_file, "/r/a/b/secret.txt"));
+    for (const auto& m : p.mounts)
+        if (m.kind != sbx::MountKind::bind && !has_placeholder(p, m.path)) CHECK(m.expect.exists);
+}
+
+TEST_CASE("fs_plan: filesystem.disabled plans no mounts, and says so") {
+    sbx::MemoryFs fs;
+    fs.dir("/r");
+    auto p = plan_ok({"/r", "/home/u", R"J({"sandbox": {"filesystem": {"disabled": true}}})J"}, fs);
+    CHECK(p.mounts.empty());
+    CHECK(p.placeholders.empty());
+    REQUIRE(p.warnings.size() == 1);
+    CHECK(p.warnings[0].message.find("disabled") != std::string::npos);
+}
+
+namespace {
+
+// A fresh directory under /tmp, removed with everything in it when the guard goes.
+struct TempTree {
+    std::string path;
+    TempTree() {
+        char templ[] = "/tmp/sbx-plan-test-XXXXXX";
+        const char* made = ::mkdtemp(templ);
+        REQUIRE(made != nullptr);
+        char real[PATH_MAX];
+        REQUIRE(::realpath(made, real) != nullptr);
+        path = real;
+    }
+    ~TempTree() { std::filesystem::remove_all(path); }
+    TempTree(const TempTree&) = delete;
+    TempTree& operator=(const TempTree&) = delete;
+    void write(const std::string& rel, const std::string& text) const {
+        std::filesystem::create_directories(std::filesystem::path(path + "/" + rel).parent_path());
+        std::ofstream(path + "/" + rel) << text;
+    }
+};
+
+}  // namespace
+
+TEST_CASE("fs_plan: a real git repository on disk") {
+    if (std::system("git --version >/dev/null 2>&1") != 0) {
+        MESSAGE("skipped: git is not installed, so no real repository can be made");
+        return;
+    }
+    TempTree t;
+    const std::string root = t.path + "/proj", home = t.path + "/home";
+    t.write("proj/src/main.c", "int main(void) { return 0; }\n");
+    t.write("home/.ssh/id_ed25519", "secret\n");
+    REQUIRE(std::system(("git init -q " + root).c_str()) == 0);
+    sbx::DiskFs fs;
+    auto p = plan_ok({root, home, R"J({"sandbox": {"filesystem": {"denyRead": ["~/.ssh"]}}})J"}, fs);
+    CHECK(has_mount(p, sbx::MountKind::pin, root + "/.git"));
+    CHECK(has_mount(p, sbx::MountKind::ro_bind, root + "/.git/hooks"));
+    CHECK(has_mount(p, sbx::MountKind::ro_bind, root + "/.git/config"));
+    CHECK(has_mount(p, sbx::MountKind::mask_dir, home + "/.ssh"));
+    CHECK(has_placeholder(p, root + "/HEAD"));
+    for (const auto& m : p.mounts) {
+        if (m.path == root + "/.git/config") {
+            struct stat st {};
+            REQUIRE(::lstat(m.path.c_str(), &st) == 0);
+            CHECK(m.expect.ino == static_cast<std::uint64_t>(st.st_ino));
+            CHECK(m.expect.dev == static_cast<std::uint64_t>(st.st_dev));
+        }
+    }
+    // A second name for a hidden file fails the plan.
+    REQUIRE(::link((home + "/.ssh/id_ed25519").c_str(), (root + "/copy").c_str()) == 0);
+    auto refused = plan_for({root, home, R"J({"sandbox": {"filesystem": {"denyRead": ["~/.ssh"]}}})J"}, fs);
+    REQUIRE_FALSE(refused.has_value());
+    CHECK(refused.error().file == home + "/.ssh/id_ed25519");
+}

@@ -1,0 +1,776 @@
+// protected_paths(): every protected path for a root, over MemoryFs and the real disk.
+#include "sbx/protected_paths.hpp"
+#include "sbx/fs_view_disk.hpp"
+
+#include <doctest/doctest.h>
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <climits>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <string>
+#include <system_error>
+#include <vector>
+
+namespace {
+
+using sbx::Guard;
+using sbx::MemoryFs;
+using sbx::Placeholder;
+using sbx::ProtectedPath;
+using sbx::ProtectedPaths;
+
+// What every answer promises: sorted, each path once, absolute and normalised,
+// every entry with a reason, and nothing strictly inside a read-only directory entry.
+void check_shape(const ProtectedPaths& pp, const sbx::FsView& fs) {
+    std::set<std::string> seen;
+    for (std::size_t i = 0; i < pp.paths.size(); ++i) {
+        const ProtectedPath& p = pp.paths[i];
+        CHECK_MESSAGE(sbx::paths::is_absolute(p.path), p.path);
+        CHECK_MESSAGE(sbx::paths::normalize(p.path) == p.path, p.path);
+        CHECK_MESSAGE(!p.reason.empty(), p.path);
+        CHECK_MESSAGE(seen.insert(p.path).second, "listed twice: " << p.path);
+        if (i > 0) CHECK_MESSAGE(pp.paths[i - 1].path < p.path, "out of order: " << p.path);
+        if (p.guard == Guard::pin) {
+            auto st = fs.lstat(p.path);
+            REQUIRE(st.has_value());
+            CHECK_MESSAGE((*st && ((*st)->type == sbx::FileType::directory || (*st)->type == sbx::FileType::symlink)),
+                          "a pin that is no existing directory: " << p.path);
+        }
+    }
+    for (const auto& w : pp.warnings) {
+        CHECK(!w.file.empty());
+        CHECK(w.key.empty());
+        CHECK(!w.message.empty());
+    }
+}
+
+ProtectedPaths compute(const sbx::FsView& fs, std::string_view root = "/r", std::string_view home = "/home/u") {
+    auto pp = sbx::protected_paths(root, home, fs);
+    REQUIRE_MESSAGE(pp.has_value(), (pp ? std::string() : sbx::to_string(pp.error())));
+    check_shape(*pp, fs);
+    return std::move(*pp);
+}
+
+const ProtectedPath& entry(const ProtectedPaths& pp, std::string_view path) {
+    const ProtectedPath* p = pp.find(path);
+    REQUIRE_MESSAGE(p != nullptr, "not protected: " << path);
+    return *p;
+}
+
+bool listed(const ProtectedPaths& pp, std::string_view path) { return pp.find(path) != nullptr; }
+
+bool warned_about(const ProtectedPaths& pp, std::string_view path) {
+    for (const auto& w : pp.warnings)
+        if (w.file == path) return true;
+    return false;
+}
+
+std::string warnings_text(const ProtectedPaths& pp) {
+    std::string out;
+    for (const auto& w : pp.warnings) out += sbx::to_string(w) + "\n";
+    return out;
+}
+
+void check_read_only(const ProtectedPaths& pp, std::string_view path, Placeholder ph, bool remove = false) {
+    const ProtectedPath& e = entry(pp, path);
+    CHECK_MESSAGE(e.guard == Guard::read_only, path);
+    CHECK_MESSAGE(e.placeholder == ph, path);
+    CHECK_MESSAGE(e.remove_if_created == remove, path);
+}
+
+void check_pin(const ProtectedPaths& pp, std::string_view path) {
+    CHECK_MESSAGE(entry(pp, path).guard == Guard::pin, path);
+}
+
+// The four entries of a git directory: hooks and config read-only, commondir and
+// config.worktree read-only and removed when a command makes them.
+void check_git_dir(const ProtectedPaths& pp, const std::string& x) {
+    check_read_only(pp, x + "/hooks", Placeholder::directory);
+    check_read_only(pp, x + "/config", Placeholder::file);
+    check_read_only(pp, x + "/commondir", Placeholder::file, true);
+    check_read_only(pp, x + "/config.worktree", Placeholder::file, true);
+}
+
+// A main repository's git directory as `git init` leaves it.
+void git_dir_in_memory(MemoryFs& fs, const std::string& x) {
+    fs.file(x + "/HEAD", "ref: refs/heads/main\n").file(x + "/config", "[core]\n");
+    fs.dir(x + "/hooks").file(x + "/hooks/pre-commit.sample", "#!/bin/sh\n");
+    fs.dir(x + "/objects").dir(x + "/refs/heads");
+}
+
+// A fresh directory under /tmp without symlinks in its path, removed with all it
+// holds when the guard goes, whether the test passed or not.
+class TempDir {
+public:
+    TempDir() {
+        char templ[] = "/tmp/sbx-protected-test-XXXXXX";
+        const char* made = ::mkdtemp(templ);
+        REQUIRE_MESSAGE(made != nullptr, "mkdtemp failed");
+        created_ = made;
+        char real[PATH_MAX];
+        REQUIRE(::realpath(made, real) != nullptr);
+        path = real;
+    }
+    ~TempDir() {
+        std::error_code ec;
+        if (!created_.empty()) std::filesystem::remove_all(created_, ec);
+    }
+    TempDir(const TempDir&) = delete;
+    TempDir& operator=(const TempDir&) = delete;
+
+    std::string at(const std::string& rel) const { return path + "/" + rel; }
+    void mkdir(const std::string& rel) const {
+        std::error_code ec;
+        std::filesystem::create_directories(at(rel), ec);
+        REQUIRE_MESSAGE(!ec, "mkdir " << rel << ": " << ec.message());
+    }
+    void write(const std::string& rel, const std::string& text) const {
+        std::ofstream out(at(rel), std::ios::binary);
+        out << text;
+        REQUIRE_MESSAGE(out.good(), "write " << rel);
+    }
+    void symlink(const std::string& rel, const std::string& target) const {
+        REQUIRE(::symlink(target.c_str(), at(rel).c_str()) == 0);
+    }
+
+    std::string path;
+
+private:
+    std::string created_;
+};
+
+bool have_git() { return std::system("git --version >/dev/null 2>&1") == 0; }
+
+// Runs git with no user or system configuration, in `dir`. Paths from mkdtemp hold
+// no characters the shell treats specially.
+int git(const TempDir& t, const std::string& dir, const std::string& args) {
+    const std::string cmd = "cd '" + dir + "' && HOME='" + t.at("home") +
+                            "' GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null "
+                            "git -c user.name=sbx -c user.email=sbx@example.invalid -c init.defaultBranch=main "
+                            "-c protocol.file.allow=always " +
+                            args + " >/dev/null 2>&1";
+    return std::system(cmd.c_str());
+}
+
+}  // namespace
+
+TEST_CASE("protected: a plain root without a repository") {
+    MemoryFs fs;
+    fs.dir("/r/src").file("/r/main.c").dir("/home/u");
+    const auto pp = compute(fs);
+    CHECK(pp.warnings.empty());
+
+    // No repository: an empty read-only .git blocks `git init`, a HEAD file a bare one.
+    check_read_only(pp, "/r/.git", Placeholder::directory);
+    check_read_only(pp, "/r/HEAD", Placeholder::file);
+    CHECK(!listed(pp, "/r/.git/hooks"));  // inside the placeholder, covered by it
+    CHECK(!listed(pp, "/r/.git/config"));
+
+    // The root's own files.
+    check_read_only(pp, "/r/.cogitator", Placeholder::directory);
+    check_read_only(pp, "/r/.mcp.json", Placeholder::file);
+    check_read_only(pp, "/r/.gitmodules", Placeholder::file);
+    check_read_only(pp, "/r/.vscode", Placeholder::directory);
+    check_read_only(pp, "/r/.idea", Placeholder::directory);
+    check_read_only(pp, "/r/.gitconfig", Placeholder::file);
+    for (const auto& n : sbx::protected_names::kRootAndHomeEntries) {
+        check_read_only(pp, "/r/" + std::string(n.name), Placeholder::file);
+        check_read_only(pp, "/home/u/" + std::string(n.name), Placeholder::file);
+    }
+
+    // Missing agent directories, here and above: covered whole, entries not listed.
+    for (const char* dir : {"/r/.claude", "/.claude", "/.cogitator", "/home/u/.claude", "/home/u/.cogitator"})
+        check_read_only(pp, dir, Placeholder::directory);
+    CHECK(!listed(pp, "/r/.claude/settings.json"));
+    CHECK(!listed(pp, "/.claude/hooks"));
+
+    // Nothing of the project's own files.
+    CHECK(!listed(pp, "/r/src"));
+    CHECK(!listed(pp, "/r/main.c"));
+    CHECK(!listed(pp, "/r"));
+}
+
+TEST_CASE("protected: a normal repository pins .git and guards its hooks and config") {
+    MemoryFs fs;
+    git_dir_in_memory(fs, "/r/.git");
+    fs.file("/r/.git/index").dir("/home/u");
+    const auto pp = compute(fs);
+    CHECK(pp.warnings.empty());
+
+    check_pin(pp, "/r/.git");
+    check_git_dir(pp, "/r/.git");
+    // The hook scripts lie inside the read-only hooks directory: not listed again.
+    CHECK(!listed(pp, "/r/.git/hooks/pre-commit.sample"));
+    // git keeps writing these.
+    CHECK(!listed(pp, "/r/.git/index"));
+    CHECK(!listed(pp, "/r/.git/objects"));
+    CHECK(!listed(pp, "/r/.git/HEAD"));
+    // Still the root's HEAD: a command must not make the root a bare repository.
+    check_read_only(pp, "/r/HEAD", Placeholder::file);
+}
+
+TEST_CASE("protected: a linked worktree guards the main repository's hooks and config") {
+    MemoryFs fs;
+    git_dir_in_memory(fs, "/src/main/.git");
+    fs.dir("/src/main/.git/worktrees/wt")
+        .file("/src/main/.git/worktrees/wt/HEAD", "ref: refs/heads/wt\n")
+        .file("/src/main/.git/worktrees/wt/commondir", "../..\n")
+        .file("/src/main/.git/worktrees/wt/gitdir", "/src/wt/.git\n");
+    fs.dir("/src/main/.git/worktrees/other").file("/src/main/.git/worktrees/other/commondir", "../..\n");
+    fs.file("/src/main/.git/worktrees/other/config.worktree", "[core]\n");
+    fs.dir("/src/main/.git/worktrees/other/hooks");
+    fs.dir("/home/u");
+
+    SUBCASE("absolute gitdir") { fs.file("/src/wt/.git", "gitdir: /src/main/.git/worktrees/wt\n"); }
+    SUBCASE("relative gitdir with CRLF") { fs.file("/src/wt/.git", "gitdir: ../main/.git/worktrees/wt\r\n"); }
+    SUBCASE("gitdir through a symlink") {
+        fs.symlink("/links/main-git", "/src/main/.git");
+        fs.file("/src/wt/.git", "gitdir: /links/main-git/worktrees/wt");
+    }
+    const auto pp = compute(fs, "/src/wt");
+    CHECK_MESSAGE(pp.warnings.empty(), warnings_text(pp));
+
+    // The worktree's .git file itself, read-only though it exists.
+    check_read_only(pp, "/src/wt/.git", Placeholder::file);
+    // The worktree's own git directory, with the commondir that leads to the main one.
+    check_read_only(pp, "/src/main/.git/worktrees/wt/commondir", Placeholder::file, true);
+    check_read_only(pp, "/src/main/.git/worktrees/wt/config.worktree", Placeholder::file, true);
+    check_read_only(pp, "/src/main/.git/worktrees/wt/hooks", Placeholder::directory);
+    check_read_only(pp, "/src/main/.git/worktrees/wt/config", Placeholder::file);
+    // The main repository's: what git run in the worktree actually executes.
+    check_git_dir(pp, "/src/main/.git");
+    CHECK(entry(pp, "/src/main/.git/hooks").reason.find("main repository") != std::string::npos);
+    // The main .git is not the root's: not pinned here, not listed.
+    CHECK(!listed(pp, "/src/main/.git"));
+    // The other worktree: its commondir and config.worktree always, hooks and config
+    // only as present (its hooks directory is, its config is not).
+    check_read_only(pp, "/src/main/.git/worktrees/other/commondir", Placeholder::file, true);
+    check_read_only(pp, "/src/main/.git/worktrees/other/config.worktree", Placeholder::file, true);
+    check_read_only(pp, "/src/main/.git/worktrees/other/hooks", Placeholder::directory);
+    CHECK(!listed(pp, "/src/main/.git/worktrees/other/config"));
+    // Nothing through the symlink's own name.
+    CHECK(!listed(pp, "/links/main-git/hooks"));
+}
+
+TEST_CASE("protected: a worktree without commondir belongs to the directory above worktrees/") {
+    MemoryFs fs;
+    git_dir_in_memory(fs, "/m/.git");
+    fs.file("/m/.git/worktrees/wt/HEAD", "ref: refs/heads/wt\n");
+    fs.file("/w/.git", "gitdir: /m/.git/worktrees/wt\n").dir("/home/u");
+    const auto pp = compute(fs, "/w");
+    check_git_dir(pp, "/m/.git");
+    check_read_only(pp, "/m/.git/worktrees/wt/commondir", Placeholder::file, true);
+}
+
+TEST_CASE("protected: commondir names the main git directory, wherever it is") {
+    MemoryFs fs;
+    git_dir_in_memory(fs, "/m/.git");
+    fs.dir("/home/u");
+    SUBCASE("a .git directory with a commondir of its own") {
+        fs.file("/r/.git/HEAD", "ref: refs/heads/x\n").file("/r/.git/commondir", "/m/.git\n");
+    }
+    SUBCASE("a .git file naming a git directory whose commondir is relative") {
+        fs.file("/gd/x/HEAD", "ref: refs/heads/x\n").file("/gd/x/commondir", "../../m/.git");
+        fs.file("/r/.git", "gitdir: /gd/x\n");
+    }
+    const auto pp = compute(fs);
+    CHECK_MESSAGE(pp.warnings.empty(), warnings_text(pp));
+    check_git_dir(pp, "/m/.git");
+    CHECK(entry(pp, "/m/.git/config").reason.find("main repository") != std::string::npos);
+    CHECK(!listed(pp, "/m/.git"));
+}
+
+TEST_CASE("protected: a submodule checkout guards the git directory under the superproject's modules") {
+    MemoryFs fs;
+    git_dir_in_memory(fs, "/r/.git");
+    git_dir_in_memory(fs, "/r/.git/modules/sub");
+    fs.file("/r/.gitmodules", "[submodule \"sub\"]\n").dir("/home/u");
+    fs.file("/r/sub/.git", "gitdir: ../.git/modules/sub\n");
+    git_dir_in_memory(fs, "/r/.git/modules/sub/modules/inner");
+    const auto pp = compute(fs, "/r/sub");
+    CHECK_MESSAGE(pp.warnings.empty(), warnings_text(pp));
+
+    check_read_only(pp, "/r/sub/.git", Placeholder::file);
+    check_git_dir(pp, "/r/.git/modules/sub");
+    // Its own submodules too.
+    check_git_dir(pp, "/r/.git/modules/sub/modules/inner");
+    // The superproject is not this root's repository.
+    CHECK(!listed(pp, "/r/.git/hooks"));
+    CHECK(!listed(pp, "/r/.git"));
+    // The superproject's root holds agent directories all the same (an ancestor).
+    check_read_only(pp, "/r/.claude", Placeholder::directory);
+    check_read_only(pp, "/r/.cogitator", Placeholder::directory);
+    CHECK(!listed(pp, "/r/.gitmodules"));  // a root-only name; /r is not the root
+}
+
+TEST_CASE("protected: nested submodules under .git/modules, names with slashes included") {
+    MemoryFs fs;
+    git_dir_in_memory(fs, "/r/.git");
+    git_dir_in_memory(fs, "/r/.git/modules/a");
+    git_dir_in_memory(fs, "/r/.git/modules/a/modules/b");
+    fs.file("/r/.git/modules/a/modules/b/modules/c/config", "[core]\n");  // config alone marks one
+    git_dir_in_memory(fs, "/r/.git/modules/group/deep/d");                 // submodule named group/deep/d
+    fs.dir("/r/.git/modules/junk/empty");                                  // no git directory in it
+    fs.file("/r/.git/modules/stray-file");
+    fs.dir("/r/.git/modules/a/worktrees/wa").file("/r/.git/modules/a/worktrees/wa/commondir", "../..\n");
+    fs.dir("/home/u");
+    const auto pp = compute(fs);
+    CHECK_MESSAGE(pp.warnings.empty(), warnings_text(pp));
+
+    check_git_dir(pp, "/r/.git");
+    check_git_dir(pp, "/r/.git/modules/a");
+    check_git_dir(pp, "/r/.git/modules/a/modules/b");
+    check_git_dir(pp, "/r/.git/modules/a/modules/b/modules/c");
+    check_git_dir(pp, "/r/.git/modules/group/deep/d");
+    check_read_only(pp, "/r/.git/modules/a/worktrees/wa/commondir", Placeholder::file, true);
+    CHECK(entry(pp, "/r/.git/modules/a/modules/b/hooks").reason.find("submodule") != std::string::npos);
+    // Directories on the way to a submodule's git directory, and other clutter, are not.
+    CHECK(!listed(pp, "/r/.git/modules/group/hooks"));
+    CHECK(!listed(pp, "/r/.git/modules/group/deep/config"));
+    CHECK(!listed(pp, "/r/.git/modules/junk/hooks"));
+    CHECK(!listed(pp, "/r/.git/modules/junk/empty/config"));
+    CHECK(!listed(pp, "/r/.git/modules/stray-file/config"));
+}
+
+TEST_CASE("protected: .git/hooks as a symlink protects the directory it leads to") {
+    MemoryFs fs;
+    git_dir_in_memory(fs, "/r/.git");
+    fs.dir("/shared/hooks").file("/shared/hooks/pre-commit", "#!/bin/sh\n").dir("/home/u");
+    SUBCASE("absolute link") { fs.symlink("/r/.git/hooks", "/shared/hooks"); }
+    SUBCASE("relative link") { fs.symlink("/r/.git/hooks", "../../shared/hooks"); }
+    SUBCASE("link to a link") {
+        fs.symlink("/shared/current", "hooks");
+        fs.symlink("/r/.git/hooks", "/shared/current");
+    }
+    const auto pp = compute(fs);
+    CHECK_MESSAGE(pp.warnings.empty(), warnings_text(pp));
+    // The link itself stays listed (the plan maker decides what it can mount) ...
+    check_read_only(pp, "/r/.git/hooks", Placeholder::directory);
+    // ... and where it leads is protected on its own.
+    check_read_only(pp, "/shared/hooks", Placeholder::directory);
+    CHECK(entry(pp, "/shared/hooks").reason.find("target of symlink /r/.git/hooks") != std::string::npos);
+    CHECK(!listed(pp, "/shared/current"));
+}
+
+TEST_CASE("protected: a hook that is a symlink protects its script") {
+    MemoryFs fs;
+    git_dir_in_memory(fs, "/r/.git");
+    fs.file("/r/scripts/pre-commit", "#!/bin/sh\nmake lint\n").file("/r/scripts/other.sh").dir("/home/u");
+    fs.symlink("/r/.git/hooks/pre-commit", "../../scripts/pre-commit");
+    fs.symlink("/r/.git/hooks/pre-push", "/r/scripts/missing-yet");
+    fs.symlink("/r/.git/hooks/post-merge", "pre-commit.sample");  // stays inside hooks: covered
+    fs.dir("/r/.claude/hooks").symlink("/r/.claude/hooks/on-stop", "/r/scripts/stop.sh");
+    const auto pp = compute(fs);
+    CHECK_MESSAGE(pp.warnings.empty(), warnings_text(pp));
+    check_read_only(pp, "/r/scripts/pre-commit", Placeholder::file);
+    CHECK(entry(pp, "/r/scripts/pre-commit").reason.find("target of symlink /r/.git/hooks/pre-commit") !=
+          std::string::npos);
+    check_read_only(pp, "/r/scripts/missing-yet", Placeholder::file);  // no command may create it
+    check_read_only(pp, "/r/scripts/stop.sh", Placeholder::file);       // the agent's hooks too
+    CHECK(!listed(pp, "/r/scripts/other.sh"));
+    CHECK(!listed(pp, "/r/.git/hooks/post-merge"));
+    CHECK(!listed(pp, "/r/.git/hooks/pre-commit.sample"));
+}
+
+TEST_CASE("protected: a stow-managed ~/.bashrc protects its target") {
+    MemoryFs fs;
+    fs.dir("/r").file("/home/u/dotfiles/bash/.bashrc", "alias ll='ls -l'\n");
+    fs.symlink("/home/u/.bashrc", "dotfiles/bash/.bashrc");
+    fs.dir("/home/u/dotfiles/config/fish");
+    fs.symlink("/home/u/.config", "dotfiles/config");  // every name below ~/.config leads there
+    const auto pp = compute(fs);
+    CHECK_MESSAGE(pp.warnings.empty(), warnings_text(pp));
+
+    check_read_only(pp, "/home/u/.bashrc", Placeholder::file);
+    check_read_only(pp, "/home/u/dotfiles/bash/.bashrc", Placeholder::file);
+    CHECK(entry(pp, "/home/u/dotfiles/bash/.bashrc").reason.find("target of symlink /home/u/.bashrc") !=
+          std::string::npos);
+    check_read_only(pp, "/home/u/.config/fish", Placeholder::directory);
+    check_read_only(pp, "/home/u/dotfiles/config/fish", Placeholder::directory);
+    check_read_only(pp, "/home/u/dotfiles/config/git", Placeholder::directory);  // missing, still guarded there
+    CHECK(entry(pp, "/home/u/dotfiles/config/fish").reason.find("leads through a symlink") != std::string::npos);
+    // A dangling link: the place it would create is guarded.
+    MemoryFs dangling;
+    dangling.dir("/r").dir("/home/u").symlink("/home/u/.zshrc", "/dots/zshrc");
+    const auto pd = compute(dangling);
+    check_read_only(pd, "/dots/zshrc", Placeholder::file);
+}
+
+TEST_CASE("protected: agent directories of the root and every directory above it") {
+    MemoryFs fs;
+    fs.dir("/work/team/r").dir("/home/u");
+    fs.file("/work/.claude/settings.json", "{}").dir("/work/.claude/hooks");
+    fs.dir("/work/team/r/.claude").file("/work/team/r/.claude/settings.local.json", "{}");
+    fs.dir("/work/team/r/.cogitator/trash");
+    fs.dir("/work/team/.cogitator");
+    const auto pp = compute(fs, "/work/team/r");
+    CHECK_MESSAGE(pp.warnings.empty(), warnings_text(pp));
+
+    // Present: pinned, every entry listed, present or not.
+    for (const char* dir : {"/work/.claude", "/work/team/r/.claude", "/work/team/.cogitator"}) {
+        check_pin(pp, dir);
+        for (const auto& e : sbx::protected_names::kAgentEntries)
+            check_read_only(pp, std::string(dir) + "/" + std::string(e.name), e.placeholder);
+    }
+    check_read_only(pp, "/work/.claude/settings.json", Placeholder::file);
+    check_read_only(pp, "/work/.claude/hooks", Placeholder::directory);
+    // Missing: covered whole by an empty read-only directory, entries not listed.
+    for (const char* dir : {"/work/team/.claude", "/work/.cogitator", "/.claude", "/.cogitator"}) {
+        check_read_only(pp, dir, Placeholder::directory);
+        CHECK(!listed(pp, std::string(dir) + "/settings.json"));
+    }
+    // The root's .cogitator: whole, never pinned, its insides not listed.
+    check_read_only(pp, "/work/team/r/.cogitator", Placeholder::directory);
+    CHECK(!listed(pp, "/work/team/r/.cogitator/settings.json"));
+    CHECK(!listed(pp, "/work/team/r/.cogitator/trash"));
+}
+
+TEST_CASE("protected: a symlinked .claude pins the link and its target, entries where it leads") {
+    MemoryFs fs;
+    fs.dir("/r").dir("/home/u").dir("/dots/claude").file("/dots/claude/settings.json", "{}");
+    fs.symlink("/r/.claude", "/dots/claude");
+    fs.symlink("/r/.gone", "/nowhere");
+    fs.symlink("/r/../.claude", "/r/.gone");  // /.claude: a dangling chain
+    const auto pp = compute(fs);
+    check_pin(pp, "/r/.claude");
+    check_pin(pp, "/dots/claude");
+    check_read_only(pp, "/dots/claude/settings.json", Placeholder::file);
+    check_read_only(pp, "/dots/claude/hooks", Placeholder::directory);
+    CHECK(!listed(pp, "/r/.claude/settings.json"));
+    // Dangling: no directory to pin; the link and where it ends are covered.
+    check_read_only(pp, "/.claude", Placeholder::directory);
+    check_read_only(pp, "/nowhere", Placeholder::directory);
+}
+
+TEST_CASE("protected: the user's own agent files are protected whole") {
+    MemoryFs fs;
+    fs.dir("/home/u/proj").file("/home/u/.claude/settings.json", "{}").dir("/home/u/.claude/projects");
+    fs.file("/home/u/.claude.json", "{}").dir("/home/u/.config/git");
+    const auto pp = compute(fs, "/home/u/proj");
+    CHECK(pp.warnings.empty());
+    // ~/.claude is also an ancestor's agent directory; the whole-directory rule wins.
+    check_read_only(pp, "/home/u/.claude", Placeholder::directory);
+    CHECK(entry(pp, "/home/u/.claude").reason.find("the user's") != std::string::npos);
+    CHECK(!listed(pp, "/home/u/.claude/settings.json"));  // covered by the directory
+    check_read_only(pp, "/home/u/.cogitator", Placeholder::directory);
+    check_read_only(pp, "/home/u/.claude.json", Placeholder::file);
+    check_read_only(pp, "/home/u/.config/git", Placeholder::directory);
+    check_read_only(pp, "/home/u/.config/fish", Placeholder::directory);
+    check_read_only(pp, "/home/u/.gitconfig", Placeholder::file);
+    check_read_only(pp, "/home/u/.zshenv", Placeholder::file);
+    // The root-only names are not home's.
+    CHECK(!listed(pp, "/home/u/.mcp.json"));
+    CHECK(!listed(pp, "/home/u/HEAD"));
+}
+
+TEST_CASE("protected: a path named by two rules is listed once, the stronger guard kept") {
+    MemoryFs fs;
+    git_dir_in_memory(fs, "/home/u/.git");  // the home directory is a repository and the root
+    fs.dir("/home/u/.claude/hooks").dir("/home/u/.cogitator");
+    const auto pp = compute(fs, "/home/u", "/home/u");
+    CHECK(pp.warnings.empty());
+    // Each start-up file from the root's table and home's, once (check_shape counts).
+    check_read_only(pp, "/home/u/.bashrc", Placeholder::file);
+    // .claude: pinned as the root's agent directory, read-only as home's: read-only wins.
+    check_read_only(pp, "/home/u/.claude", Placeholder::directory);
+    check_read_only(pp, "/home/u/.cogitator", Placeholder::directory);
+    check_pin(pp, "/home/u/.git");
+    check_git_dir(pp, "/home/u/.git");
+    std::size_t bashrc = 0;
+    for (const auto& p : pp.paths) bashrc += p.path == "/home/u/.bashrc" ? 1 : 0;
+    CHECK(bashrc == 1);
+
+    // A pin and a read-only rule on one path: read-only wins, whichever comes first.
+    // Here .git/hooks leads to the root's .claude, which is pinned as an agent directory.
+    MemoryFs up;
+    up.file("/r/.git/HEAD", "ref: refs/heads/main\n").file("/r/.git/config").dir("/r/.claude/skills").dir("/home/u");
+    up.symlink("/r/.git/hooks", "../.claude");
+    up.symlink("/r/.git/config.worktree", "../.gitconfig");
+    const auto pu = compute(up);
+    check_pin(pu, "/r/.git");
+    check_read_only(pu, "/r/.claude", Placeholder::directory);
+    CHECK(entry(pu, "/r/.claude").reason.find("target of symlink /r/.git/hooks") != std::string::npos);
+    CHECK(!listed(pu, "/r/.claude/skills"));  // covered by the read-only directory now
+    // The root's .gitconfig is also where config.worktree leads: removed if a command makes it.
+    check_read_only(pu, "/r/.gitconfig", Placeholder::file, true);
+
+    // Two symlinks to the same target: one entry for it.
+    MemoryFs two;
+    two.dir("/r").file("/dots/rc").symlink("/r/.bashrc", "/dots/rc").symlink("/home/u/.bashrc", "/dots/rc");
+    const auto pt = compute(two);
+    check_read_only(pt, "/dots/rc", Placeholder::file);
+}
+
+TEST_CASE("protected: a .git file that does not name a git directory is an error naming it") {
+    struct Case {
+        const char* text;
+        const char* says;
+    };
+    const Case cases[] = {
+        {"", "gitdir: PATH"},
+        {"\n", "gitdir: PATH"},
+        {"gitdir:/x\n", "gitdir: PATH"},
+        {"GITDIR: /x\n", "gitdir: PATH"},
+        {"ref: refs/heads/main\n", "gitdir: PATH"},
+        {"gitdir: \n", "names no git directory"},
+        {"gitdir: /a\ngitdir: /b\n", "one line"},
+        {"gitdir: /a\tb\n", "control"},
+    };
+    for (const auto& c : cases) {
+        CAPTURE(c.text);
+        MemoryFs fs;
+        fs.dir("/home/u").file("/r/.git", c.text);
+        auto pp = sbx::protected_paths("/r", "/home/u", fs);
+        REQUIRE(!pp.has_value());
+        CHECK(pp.error().code == sbx::Errc::invalid_settings);
+        CHECK(pp.error().file == "/r/.git");
+        CHECK(pp.error().message.find(c.says) != std::string::npos);
+    }
+    // Too large to be one: an error with the cause.
+    MemoryFs big;
+    big.dir("/home/u").file("/r/.git", "gitdir: /" + std::string(5000, 'x'));
+    auto pb = sbx::protected_paths("/r", "/home/u", big);
+    REQUIRE(!pb.has_value());
+    CHECK(pb.error().file == "/r/.git");
+    REQUIRE(pb.error().cause != nullptr);
+    // A commondir that names nothing, too.
+    MemoryFs cd;
+    cd.dir("/home/u").dir("/r/.git/hooks").file("/r/.git/HEAD").file("/r/.git/commondir", "\n");
+    auto pc = sbx::protected_paths("/r", "/home/u", cd);
+    REQUIRE(!pc.has_value());
+    CHECK(pc.error().file == "/r/.git/commondir");
+    // An ancestor's broken .git file breaks git in the root as well.
+    MemoryFs up;
+    up.dir("/home/u").dir("/a/r").file("/a/.git", "nonsense");
+    auto pu = sbx::protected_paths("/a/r", "/home/u", up);
+    REQUIRE(!pu.has_value());
+    CHECK(pu.error().file == "/a/.git");
+}
+
+TEST_CASE("protected: a symlink loop is a warning naming the path, not a failure") {
+    MemoryFs fs;
+    fs.dir("/home/u").dir("/r");
+    fs.symlink("/r/.bashrc", "/r/.bashrc");
+    fs.symlink("/r/.claude", "/r/.claude-b").symlink("/r/.claude-b", "/r/.claude");
+    git_dir_in_memory(fs, "/r/.git");
+    fs.symlink("/r/.git/hooks/pre-commit", "pre-commit");
+    fs.symlink("/r/.git/hooks-loop", "hooks-loop");
+    const auto pp = compute(fs);
+    CHECK(warned_about(pp, "/r/.bashrc"));
+    CHECK(warned_about(pp, "/r/.claude"));
+    CHECK(warned_about(pp, "/r/.git/hooks/pre-commit"));
+    CHECK(warnings_text(pp).find("symbolic links") != std::string::npos);
+    // The names themselves are still guarded.
+    check_read_only(pp, "/r/.bashrc", Placeholder::file);
+    check_read_only(pp, "/r/.claude", Placeholder::directory);
+    check_git_dir(pp, "/r/.git");
+    // A .git that loops: no git directory to follow; guarded, with a warning.
+    MemoryFs g;
+    g.dir("/home/u").dir("/r").symlink("/r/.git", ".git");
+    const auto pg = compute(g);
+    CHECK(warned_about(pg, "/r/.git"));
+    check_read_only(pg, "/r/.git", Placeholder::directory);
+}
+
+TEST_CASE("protected: an unreadable directory is a warning naming it") {
+    MemoryFs fs;
+    git_dir_in_memory(fs, "/r/.git");
+    git_dir_in_memory(fs, "/r/.git/modules/a");
+    fs.dir("/home/u").unreadable("/r/.git/modules");
+    const auto pp = compute(fs);
+    CHECK(warned_about(pp, "/r/.git/modules/a"));
+    check_git_dir(pp, "/r/.git");
+    CHECK(!listed(pp, "/r/.git/modules/a/hooks"));
+
+    // A listing that fails: a dangling worktrees link is no directory, so nothing is
+    // listed, and a directory the view cannot list warns.
+    class NoListFs final : public sbx::FsView {
+    public:
+        explicit NoListFs(const MemoryFs& m) : m_(m) {}
+        sbx::expected<std::optional<sbx::FileStat>> lstat(const std::string& p) const override { return m_.lstat(p); }
+        sbx::expected<std::string> readlink(const std::string& p) const override { return m_.readlink(p); }
+        sbx::expected<std::vector<std::string>> list(const std::string& p) const override {
+            return sbx::fail(sbx::Error(sbx::Errc::io_error, "permission denied").in_file(p));
+        }
+        sbx::expected<std::optional<std::string>> read_text(const std::string& p, std::size_t n) const override {
+            return m_.read_text(p, n);
+        }
+
+    private:
+        const MemoryFs& m_;
+    };
+    MemoryFs m;
+    git_dir_in_memory(m, "/r/.git");
+    m.dir("/r/.git/worktrees/wt").dir("/home/u");
+    NoListFs nl(m);
+    const auto pn = compute(nl);
+    CHECK(warned_about(pn, "/r/.git/worktrees"));
+    CHECK(warned_about(pn, "/r/.git/hooks"));  // its symlinks could not be looked for
+    check_git_dir(pn, "/r/.git");
+}
+
+TEST_CASE("protected: walks stop past a thousand entries, with a warning") {
+    MemoryFs fs;
+    git_dir_in_memory(fs, "/r/.git");
+    fs.dir("/home/u");
+    for (int i = 0; i < 1005; ++i) {
+        char name[16];
+        std::snprintf(name, sizeof name, "wt%04d", i);
+        fs.file("/r/.git/worktrees/" + std::string(name) + "/commondir", "../..\n");
+    }
+    const auto pp = compute(fs);
+    CHECK(warned_about(pp, "/r/.git/worktrees"));
+    check_read_only(pp, "/r/.git/worktrees/wt0000/commondir", Placeholder::file, true);
+    check_read_only(pp, "/r/.git/worktrees/wt0999/commondir", Placeholder::file, true);
+    CHECK(!listed(pp, "/r/.git/worktrees/wt1000/commondir"));
+}
+
+TEST_CASE("protected: a root inside a repository guards its own .git and the repository's git directory") {
+    MemoryFs fs;
+    git_dir_in_memory(fs, "/a/.git");
+    fs.dir("/a/b/r").dir("/home/u");
+    const auto pp = compute(fs, "/a/b/r");
+    check_read_only(pp, "/a/b/r/.git", Placeholder::directory);
+    check_pin(pp, "/a/.git");
+    check_git_dir(pp, "/a/.git");
+    CHECK(!listed(pp, "/a/b/.git"));  // only the root's missing .git gets a placeholder
+
+    // The repository above may be a linked worktree: its .git file is followed too.
+    MemoryFs wt;
+    git_dir_in_memory(wt, "/m/.git");
+    wt.file("/m/.git/worktrees/x/commondir", "../..\n");
+    wt.file("/a/.git", "gitdir: /m/.git/worktrees/x\n").dir("/a/r").dir("/home/u");
+    const auto pw = compute(wt, "/a/r");
+    check_read_only(pw, "/a/.git", Placeholder::file);
+    check_git_dir(pw, "/m/.git");
+    check_read_only(pw, "/a/r/.git", Placeholder::directory);
+
+    // Only the nearest repository: git's discovery stops there.
+    MemoryFs two;
+    git_dir_in_memory(two, "/x/.git");
+    git_dir_in_memory(two, "/x/y/.git");
+    two.dir("/x/y/r").dir("/home/u");
+    const auto p2 = compute(two, "/x/y/r");
+    check_git_dir(p2, "/x/y/.git");
+    CHECK(!listed(p2, "/x/.git/hooks"));
+}
+
+TEST_CASE("protected: a bare repository as the root guards its hooks and config") {
+    MemoryFs fs;
+    git_dir_in_memory(fs, "/r");
+    fs.dir("/home/u");
+    const auto pp = compute(fs);
+    check_read_only(pp, "/r/.git", Placeholder::directory);
+    check_read_only(pp, "/r/HEAD", Placeholder::file);
+    check_git_dir(pp, "/r");
+}
+
+TEST_CASE("protected: a .git file naming a missing git directory guards the place") {
+    MemoryFs fs;
+    fs.dir("/home/u").file("/r/.git", "gitdir: .real-git\n");
+    const auto pp = compute(fs);
+    CHECK(warned_about(pp, "/r/.real-git"));
+    check_read_only(pp, "/r/.real-git", Placeholder::directory);
+    check_read_only(pp, "/r/.git", Placeholder::file);
+}
+
+TEST_CASE("protected: the root and home must be absolute, normalised and symlink-free") {
+    MemoryFs fs;
+    fs.dir("/real/r").dir("/home/u").symlink("/link", "/real").file("/afile");
+    for (auto args : {std::pair{"r", "/home/u"}, std::pair{"/real/r/", "/home/u"},
+                              std::pair{"/real/./r", "/home/u"}, std::pair{"/link/r", "/home/u"},
+                              std::pair{"/real/r", "~"}, std::pair{"/real/r", "/link"}, std::pair{"/afile", "/home/u"},
+                              std::pair{"/missing", "/home/u"}, std::pair{"", "/home/u"}}) {
+        const std::string root = args.first, home = args.second;
+        CAPTURE(root);
+        CAPTURE(home);
+        auto pp = sbx::protected_paths(root, home, fs);
+        REQUIRE(!pp.has_value());
+        CHECK(pp.error().code == sbx::Errc::invalid_argument);
+    }
+    // A home directory that does not exist is fine: its names are still guarded.
+    const auto pp = compute(fs, "/real/r", "/nonexistent");
+    check_read_only(pp, "/nonexistent/.claude", Placeholder::directory);
+}
+
+TEST_CASE("protected: on disk, a symlinked hooks directory, a stow dotfile and a loop") {
+    TempDir t;
+    t.mkdir("home/dotfiles");
+    t.mkdir("root/.git/objects");
+    t.mkdir("root/.claude/skills");
+    t.mkdir("shared-hooks");
+    t.write("root/.git/HEAD", "ref: refs/heads/main\n");
+    t.write("root/.git/config", "[core]\n");
+    t.write("home/dotfiles/bashrc", "export A=1\n");
+    t.symlink("root/.git/hooks", "../../shared-hooks");
+    t.symlink("home/.bashrc", "dotfiles/bashrc");
+    t.symlink("root/.profile", ".profile");
+
+    sbx::DiskFs fs;
+    const auto pp = compute(fs, t.at("root"), t.at("home"));
+    check_pin(pp, t.at("root/.git"));
+    check_read_only(pp, t.at("root/.git/hooks"), Placeholder::directory);
+    check_read_only(pp, t.at("shared-hooks"), Placeholder::directory);
+    check_read_only(pp, t.at("root/.git/config"), Placeholder::file);
+    check_read_only(pp, t.at("root/.git/commondir"), Placeholder::file, true);
+    check_read_only(pp, t.at("home/dotfiles/bashrc"), Placeholder::file);
+    check_pin(pp, t.at("root/.claude"));
+    check_read_only(pp, t.at("root/.claude/skills"), Placeholder::directory);
+    check_read_only(pp, t.at("root/.claude/settings.json"), Placeholder::file);
+    CHECK(warned_about(pp, t.at("root/.profile")));
+    check_read_only(pp, t.at("root/.profile"), Placeholder::file);
+}
+
+TEST_CASE("protected: on disk, git init, git worktree add and a submodule") {
+    if (!have_git()) {
+        MESSAGE("skipped: git is not installed, so no real repository can be made");
+        return;
+    }
+    TempDir t;
+    t.mkdir("home");
+    t.mkdir("main");
+    REQUIRE(git(t, t.at("main"), "init -q") == 0);
+    REQUIRE(git(t, t.at("main"), "commit -q --allow-empty -m init") == 0);
+    REQUIRE(git(t, t.at("main"), "worktree add -q ../wt") == 0);
+    sbx::DiskFs fs;
+
+    SUBCASE("the linked worktree") {
+        const auto pp = compute(fs, t.at("wt"), t.at("home"));
+        CHECK_MESSAGE(pp.warnings.empty(), warnings_text(pp));
+        check_read_only(pp, t.at("wt/.git"), Placeholder::file);
+        check_git_dir(pp, t.at("main/.git"));
+        // git wrote commondir there; it is protected (and was not created by a command).
+        check_read_only(pp, t.at("main/.git/worktrees/wt/commondir"), Placeholder::file, true);
+        check_read_only(pp, t.at("main/.git/worktrees/wt/config.worktree"), Placeholder::file, true);
+        CHECK(!listed(pp, t.at("main/.git")));
+    }
+    SUBCASE("the main repository") {
+        const auto pp = compute(fs, t.at("main"), t.at("home"));
+        CHECK_MESSAGE(pp.warnings.empty(), warnings_text(pp));
+        check_pin(pp, t.at("main/.git"));
+        check_git_dir(pp, t.at("main/.git"));
+        check_read_only(pp, t.at("main/.git/worktrees/wt/commondir"), Placeholder::file, true);
+        CHECK(!listed(pp, t.at("wt/.git")));
+    }
+    SUBCASE("a submodule checkout") {
+        t.mkdir("sub");
+        REQUIRE(git(t, t.at("sub"), "init -q") == 0);
+        REQUIRE(git(t, t.at("sub"), "commit -q --allow-empty -m sub") == 0);
+        REQUIRE(git(t, t.at("main"), "submodule add -q ../sub sub") == 0);
+        const auto pp = compute(fs, t.at("main/sub"), t.at("home"));
+        CHECK_MESSAGE(pp.warnings.empty(), warnings_text(pp));
+        check_read_only(pp, t.at("main/sub/.git"), Placeholder::file);
+        check_git_dir(pp, t.at("main/.git/modules/sub"));
+        CHECK(!listed(pp, t.at("main/.git/hooks")));
+        // From the superproject, the submodule's git directory is found under modules/.
+        const auto pm = compute(fs, t.at("main"), t.at("home"));
+        check_git_dir(pm, t.at("main/.git/modules/sub"));
+        check_read_only(pm, t.at("main/.gitmodules"), Placeholder::file);
+    }
+}
