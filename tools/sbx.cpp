@@ -133,14 +133,17 @@ void print_text(const sbx::Policy& p, const std::string& root) {
 // The options every command that reads settings takes.
 struct SettingsArgs {
     std::string root = ".";
-    std::string settings;
+    std::vector<std::string> settings;
     std::string managed;
     bool untrusted = false;
     bool json = false;
 
     void add_to(CLI::App* cmd) {
         cmd->add_option("--root", root, "The project directory (default: the current directory)");
-        cmd->add_option("--settings", settings, "One more settings file, above the project's and below managed ones");
+        cmd->add_option("--settings", settings,
+                        "More settings files, above the project's and below managed ones; a later one ranks higher")
+            ->take_all()
+            ->allow_extra_args(false);
         cmd->add_option("--managed-settings", managed, "Read managed settings from FILE instead of the system path");
         cmd->add_flag("--untrusted", untrusted, "The project is not trusted: keep only what tightens the sandbox");
         cmd->add_flag("--json", json, "Print JSON instead of text");
@@ -170,7 +173,7 @@ sbx::expected<Loaded> load_policy(const SettingsArgs& a, const sbx::FsView& fs) 
         files.managed = absolute(a.managed);
         files.managed_explicit = true;
     }
-    if (!a.settings.empty()) files.flag = absolute(a.settings);
+    for (const auto& f : a.settings) files.flags.push_back(absolute(f));
 
     auto layers = sbx::load_layers(files);
     if (!layers) return sbx::fail(layers.error());

@@ -94,15 +94,16 @@ public:
     // Takes the layers over: their entries are moved into the policy.
     Merger(std::vector<Settings> layers, const MergeOptions& opt, const FsView& fs)
         : opt_(opt), fs_(fs), layers_(std::move(layers)) {  // fs: a CachedFs, since entries share directories
-        for (auto& l : layers_) ordered_.push_back(&l);
-        // Highest precedence first.
+        // Highest precedence first. Several flag files (--settings, repeated) rank
+        // among themselves by order: a later one above an earlier one.
+        for (auto it = layers_.rbegin(); it != layers_.rend(); ++it) ordered_.push_back(&*it);
         std::stable_sort(ordered_.begin(), ordered_.end(),
                          [](const Settings* a, const Settings* b) { return a->layer > b->layer; });
     }
 
     expected<Policy> run() {
         for (std::size_t i = 1; i < ordered_.size(); ++i)
-            if (ordered_[i]->layer == ordered_[i - 1]->layer)
+            if (ordered_[i]->layer == ordered_[i - 1]->layer && ordered_[i]->layer != LayerKind::flag)
                 return fail(Errc::invalid_argument,
                             "two settings files for the " + std::string(layer_name(ordered_[i]->layer)) + " layer");
         // Warnings of the files themselves, lowest layer first, as a person reads them.
@@ -396,8 +397,8 @@ private:
 
 }  // namespace detail
 
-// Merges settings layers (at most one per LayerKind, in any order) into the
-// effective policy. Pure but for the FsView, which resolves symlinks.
+// Merges settings layers (at most one per LayerKind but flag, whose files rank by
+// their order, in any order otherwise) into the effective policy. Pure but for the FsView, which resolves symlinks.
 inline expected<Policy> merge(std::vector<Settings>&& layers, const MergeOptions& options, const FsView& fs) {
     CachedFs cached(fs);
     return detail::Merger(std::move(layers), options, cached).run();

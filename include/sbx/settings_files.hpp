@@ -7,7 +7,7 @@
 //   user     HOME/.claude/settings.json
 //   project  ROOT/.claude/settings.json
 //   local    ROOT/.claude/settings.local.json
-//   flag     one file named on the command line
+//   flag     files named on the command line (--settings, repeatable: later wins)
 // A missing managed, user, project or local file is simply no layer; a file named
 // explicitly (flag, or a replacement managed path) must exist.
 #pragma once
@@ -81,7 +81,7 @@ struct LayerFiles {
     std::string home;  // absolute, normalised
     std::string managed = std::string(kManagedSettingsPath);
     bool managed_explicit = false;  // named by the caller: must exist
-    std::optional<std::string> flag;  // --settings FILE: must exist
+    std::vector<std::string> flags;  // --settings FILE...: each must exist; a later one ranks higher
 };
 
 // Reads and parses every layer that exists. The first error stops it.
@@ -97,7 +97,7 @@ inline expected<std::vector<Settings>> load_layers(const LayerFiles& f) {
     // With the root at HOME, the project file is the user file: read it once, as the user's.
     if (project != user) wanted.push_back({LayerKind::project, project, false});
     wanted.push_back({LayerKind::local, paths::join(f.root, ".claude/settings.local.json"), false});
-    if (f.flag) wanted.push_back({LayerKind::flag, *f.flag, true});
+    for (const auto& flag : f.flags) wanted.push_back({LayerKind::flag, flag, true});
 
     std::vector<Settings> layers;
     for (const auto& w : wanted) {

@@ -494,3 +494,17 @@ TEST_CASE("policy: to_json names every value's source and is valid JSON") {
     CHECK(std::string_view(root["filesystem"]["denyRead"].at(0)["value"].get_string().value()) == "/r/a\"b");
     CHECK(std::string_view(root["warnings"].at(0)["key"].get_string().value()) == "sandbox.ripgrep");
 }
+
+TEST_CASE("policy: several flag files rank by their order, a later one above an earlier one") {
+    sbx::SettingsSource first{LayerKind::flag, "/opt/first.json", {"/home/u", "/opt"}, "/r"};
+    sbx::SettingsSource second{LayerKind::flag, "/opt/second.json", {"/home/u", "/opt"}, "/r"};
+    std::vector<sbx::Settings> layers;
+    layers.push_back(*sbx::parse_settings(R"J({"sandbox": {"enabled": false, "excludedCommands": ["a"]}})J", first));
+    layers.push_back(*sbx::parse_settings(R"J({"sandbox": {"enabled": true, "excludedCommands": ["b"]}})J", second));
+    sbx::MemoryFs fs;
+    auto p = sbx::merge(layers, {}, fs);
+    REQUIRE(p.has_value());
+    CHECK(p->enabled.value);
+    CHECK(p->enabled.source->file == "/opt/second.json");
+    CHECK(values(p->excluded_commands) == std::vector<std::string>{"b", "a"});
+}
