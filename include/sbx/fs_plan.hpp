@@ -13,7 +13,9 @@
 //      hidden file;
 //   4. re-opened paths: allowRead entries and writable roots inside a mask;
 //   5. read-only binds over denyWrite paths and protected paths, last, so nothing
-//      covers them; missing protected paths get read-only placeholders.
+//      covers them; missing protected paths get read-only placeholders, except
+//      the git files whose presence alone changes git (commondir,
+//      config.worktree): those are removed after the command if it made them.
 // Every mount records the identity (device, inode, link count) of what it was
 // planned against, so the launcher can refuse a path swapped since. Hard links
 // defeat path rules: a hidden or protected file with more than one link fails
@@ -71,14 +73,22 @@ struct Mount {
 struct PlaceholderOp {
     std::string path;
     Placeholder kind = Placeholder::file;
-    bool remove_if_created = false;  // a commondir or config.worktree: remove one that appears
-    Identity parent;                 // of the directory it goes in
+    Identity parent;  // of the directory it goes in
+    std::string why;
+};
+
+// A missing git file whose mere presence changes what git does (`commondir`,
+// `config.worktree`): an empty placeholder would break git, so none is made;
+// one the command creates is removed when the command is over.
+struct RemoveIfCreated {
+    std::string path;
     std::string why;
 };
 
 struct FsPlan {
     std::vector<Mount> mounts;  // in order
     std::vector<PlaceholderOp> placeholders;
+    std::vector<RemoveIfCreated> remove_if_created;
     std::vector<Warning> warnings;
 };
 
@@ -341,8 +351,11 @@ private:
                 auto parent = stat(paths::parent(p.path));
                 if (!parent) return fail(parent.error());
                 if (!*parent || (*parent)->type != FileType::directory) continue;  // covered by a placeholder above
-                plan_.placeholders.push_back(
-                    PlaceholderOp{p.path, p.placeholder, p.remove_if_created, identity_of(*parent), p.reason});
+                if (p.remove_if_created) {
+                    plan_.remove_if_created.push_back(RemoveIfCreated{p.path, p.reason});
+                    continue;
+                }
+                plan_.placeholders.push_back(PlaceholderOp{p.path, p.placeholder, identity_of(*parent), p.reason});
                 readonly_.push_back(Mount{MountKind::ro_bind, p.path, p.path, {}, "placeholder: " + p.reason});
                 continue;
             }

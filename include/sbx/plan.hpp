@@ -105,11 +105,13 @@ inline std::string to_json(const Plan& p) {
     }
     w.end_array().key("placeholders").begin_array();
     for (const auto& ph : p.filesystem.placeholders) {
-        w.begin_object().key("path").value(ph.path).key("kind").value(placeholder_name(ph.kind));
-        w.key("removeIfCreated").value(ph.remove_if_created).key("parent");
+        w.begin_object().key("path").value(ph.path).key("kind").value(placeholder_name(ph.kind)).key("parent");
         detail::write_identity(w, ph.parent);
         w.key("why").value(ph.why).end_object();
     }
+    w.end_array().key("removeIfCreated").begin_array();
+    for (const auto& r : p.filesystem.remove_if_created)
+        w.begin_object().key("path").value(r.path).key("why").value(r.why).end_object();
     w.end_array().end_object();
     w.key("warnings").begin_array();
     for (const auto& wn : p.warnings)
