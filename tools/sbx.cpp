@@ -5,7 +5,7 @@
 //   sbx plan    [same options] -- COMMAND [ARG...]
 //
 // This file is the only place that prints and picks exit statuses; the engine
-// returns values. Exit statuses (docs/cli.md):
+// returns values. Exit statuses (README.md, "Exit statuses"):
 //   0   success
 //   64  the command line is wrong (usage)
 //   65  a settings file is invalid
@@ -235,7 +235,7 @@ int run_explain(const ExplainArgs& a) {
         const auto& d = e->decision;
         if (a.settings.json) {
             if (access == sbx::Access::read) w.key("path").value(e->path).key("realPath").value(e->real_path);
-            w.key(sbx::access_name(access)).begin_object().key("allowed").value(d.allowed).key("why").value(d.why);
+            w.key(sbx::access_name(access)).begin_object().key("allowed").value(d.allowed).key("why").value(sbx::why(d));
             w.key("rule");
             if (d.rule == nullptr) {
                 w.null();
@@ -263,7 +263,7 @@ int run_explain(const ExplainArgs& a) {
             if (e->real_path != e->path) std::cout << " (leads to " << e->real_path << ")";
             std::cout << "\n";
         }
-        std::cout << "  " << sbx::access_name(access) << ": " << (d.allowed ? "allowed" : "denied") << "  " << d.why
+        std::cout << "  " << sbx::access_name(access) << ": " << (d.allowed ? "allowed" : "denied") << "  " << sbx::why(d)
                   << "\n";
     }
     if (a.settings.json) std::cout << w.end_object().str() << "\n";

@@ -86,6 +86,7 @@ struct RemoveIfCreated {
 };
 
 struct FsPlan {
+    bool isolated = true;       // false: filesystem.disabled, the command sees the filesystem as you do
     std::vector<Mount> mounts;  // in order
     std::vector<PlaceholderOp> placeholders;
     std::vector<RemoveIfCreated> remove_if_created;
@@ -113,6 +114,11 @@ public:
         : fs_(fs), limits_(limits), warnings_(warnings) {}
 
     std::vector<std::string> expand(const std::string& pattern, const std::optional<Source>& source) {
+        if (!glob::has_wildcard(pattern)) {  // a plain path: itself, when something is there
+            auto st = fs_.lstat(pattern);
+            if (st && *st) return {pattern};
+            return {};
+        }
         out_.clear();
         seen_ = 0;
         cut_ = false;
@@ -206,6 +212,7 @@ public:
                                              rules_.disabled_source ? rules_.disabled_source->key : "",
                                              "filesystem isolation is disabled: the command can read and write "
                                              "everything you can"});
+            plan_.isolated = false;
             return std::move(plan_);
         }
         if (auto r = writable_binds(); !r) return fail(r.error());
@@ -214,10 +221,9 @@ public:
         pins();
         reopened();
         // Assemble in the documented order.
-        auto by_depth = [](std::vector<Mount>& v) {
-            std::stable_sort(v.begin(), v.end(), [](const Mount& a, const Mount& b) {
-                return paths::components(a.path).size() < paths::components(b.path).size();
-            });
+        auto by_depth = [](std::vector<Mount>& v) {  // paths are normalised: depth is the count of '/'
+            auto depth = [](const std::string& p) { return std::count(p.begin(), p.end(), '/'); };
+            std::stable_sort(v.begin(), v.end(), [&](const Mount& a, const Mount& b) { return depth(a.path) < depth(b.path); });
         };
         for (auto* step : {&binds_, &pins_, &masks_, &reopens_, &readonly_}) {
             by_depth(*step);
@@ -382,6 +388,12 @@ private:
                 if (!sbx::decide(rules_, *real, Access::read).allowed) continue;
                 auto st = stat(*real);
                 if (!st || !*st) continue;
+                // Another name for the file would stay writable.
+                if ((*st)->type == FileType::directory) {
+                    if (auto c = check_links_below(*real, "a file under a write deny", r.source); !c) return c;
+                } else if (auto c = check_links(*real, **st, "a file a write deny names"); !c) {
+                    return c;
+                }
                 guarded_.push_back(*real);
                 if (!mounted_at(readonly_, *real))
                     readonly_.push_back(Mount{MountKind::ro_bind, *real, *real, identity_of(*st), "denied by " + describe(r)});
@@ -418,6 +430,12 @@ private:
         };
         for (const auto& r : rules_.rules) {
             if (r.kind != FsRule::Kind::allow_read && r.kind != FsRule::Kind::writable) continue;
+            // Only a rule whose named region meets a mask can re-open anything.
+            const bool meets = std::any_of(masks_.begin(), masks_.end(), [&](const Mount& m) {
+                return m.kind == MountKind::mask_dir &&
+                       (paths::at_or_under(r.literal, m.path) || paths::at_or_under(m.path, r.literal));
+            });
+            if (!meets) continue;
             for (const auto& p : globs_.expand(r.pattern, r.source)) {
                 if (!under_mask(p) || mounted_at(reopens_, p)) continue;
                 auto real = resolve(fs_, p);

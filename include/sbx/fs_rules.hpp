@@ -45,11 +45,13 @@ struct FsRule {
     std::string note;        // more: "where /home/u/.aws leads", a protected path's reason
     bool wildcard = false;
     std::vector<std::string_view> comps;  // of pattern
+    std::string literal;                  // the leading components without wildcards, as a path
 
     FsRule(Kind k, std::string p, std::string l, std::optional<Source> s, std::string n)
         : kind(k), pattern(std::move(p)), list(std::move(l)), source(std::move(s)), note(std::move(n)) {
         wildcard = glob::has_wildcard(pattern);
         comps = paths::components(pattern);
+        literal = wildcard ? glob::literal_prefix(pattern) : pattern;
     }
     FsRule(const FsRule&) = delete;  // comps point into pattern
     FsRule& operator=(const FsRule&) = delete;
@@ -66,6 +68,8 @@ inline std::string describe(const FsRule& r) {
 
 struct FsRules {
     std::deque<FsRule> rules;  // deque: rules never move, so their comps stay valid
+    // The rules again, by kind, for decide(): filled by index_rules().
+    std::vector<const FsRule*> by_kind[5];
     bool disabled = false;     // filesystem.disabled: no isolation at all
     std::optional<Source> disabled_source;
     std::string root, tmpdir, home;
@@ -81,62 +85,105 @@ struct FsContext {
 
 namespace detail {
 
-// How deep the region a rule names starts, for `path` (components): the number of
-// components of the shallowest ancestor-or-self of `path` the rule matches, or
-// nullopt when the rule does not reach the path.
-inline std::optional<std::size_t> reach_depth(const FsRule& r, std::span<const std::string_view> path) {
-    if (r.wildcard) return glob::shallowest_match(r.comps, path);
-    if (r.comps.size() > path.size()) return std::nullopt;
-    for (std::size_t i = 0; i < r.comps.size(); ++i)
-        if (r.comps[i] != path[i]) return std::nullopt;
-    return r.comps.size();
+// How deep the region a rule names starts, for `path`: the number of components
+// of the shallowest ancestor-or-self of `path` the rule matches, or nullopt when
+// the rule does not reach the path. `comps` are the path's components.
+inline std::optional<std::size_t> reach_depth(const FsRule& r, std::string_view path,
+                                              std::span<const std::string_view> comps) {
+    if (!paths::at_or_under(path, r.literal)) return std::nullopt;  // cheap, and rules out most
+    if (!r.wildcard) return r.comps.size();
+    return glob::shallowest_match(r.comps, comps);
 }
 
 }  // namespace detail
 
-// A decision and the rule behind it (nullptr: the default of the access).
+// Files each rule under its kind, for decide(). compile_fs_rules() calls it; a
+// caller that adds rules by hand calls it again.
+inline void index_rules(FsRules& rules) {
+    for (auto& v : rules.by_kind) v.clear();
+    for (const auto& r : rules.rules) rules.by_kind[static_cast<int>(r.kind)].push_back(&r);
+}
+
+// A decision, the rule behind it, and why, as data: why() makes the sentence.
 struct FsDecision {
+    enum class Because {
+        disabled,           // filesystem.disabled
+        no_read_deny,       // reads are allowed where no deny reaches
+        reopened,           // `rule` (an allow) is narrower than `other` (a deny)
+        hidden,             // `rule` denies reading
+        protected_path,     // `rule` is a protected path
+        write_denied,       // `rule` is a denyWrite
+        hidden_from_reads,  // `rule` denies reading, so writing too
+        writable_root,      // `rule` is a writable root
+        no_writable_root,   // no writable root holds the path
+    };
     bool allowed = false;
-    const FsRule* rule = nullptr;
-    std::string why;  // one sentence
+    Because because = Because::no_writable_root;
+    const FsRule* rule = nullptr;   // nullptr for disabled, no_read_deny, no_writable_root
+    const FsRule* other = nullptr;  // the deny a re-opening allow won over
 };
+
+// The decision in one sentence, naming its rule.
+inline std::string why(const FsDecision& d) {
+    using B = FsDecision::Because;
+    switch (d.because) {
+        case B::disabled: return "filesystem isolation is disabled (filesystem.disabled)";
+        case B::no_read_deny: return "reads are allowed wherever no read deny reaches";
+        case B::reopened: return "re-opened by " + describe(*d.rule) + ", narrower than " + describe(*d.other);
+        case B::hidden: return "hidden by " + describe(*d.rule);
+        case B::protected_path: return "protected: " + describe(*d.rule);
+        case B::write_denied: return "denied by " + describe(*d.rule);
+        case B::hidden_from_reads: return "not writable where reads are refused: hidden by " + describe(*d.rule);
+        case B::writable_root: return "inside " + describe(*d.rule);
+        case B::no_writable_root: return "not inside a writable root";
+    }
+    return "?";
+}
 
 // The decision for one clean absolute path (no symlinks resolved: see explain()).
 inline FsDecision decide(const FsRules& rules, std::string_view path, Access access) {
-    if (rules.disabled) return {true, nullptr, "filesystem isolation is disabled (filesystem.disabled)"};
-    const auto comps = paths::components(path);
-    auto best = [&](FsRule::Kind a, FsRule::Kind b) {
-        const FsRule* found = nullptr;
-        std::size_t depth = 0;
-        for (const auto& r : rules.rules) {
-            if (r.kind != a && r.kind != b) continue;
-            auto d = detail::reach_depth(r, comps);
+    using B = FsDecision::Because;
+    if (rules.disabled) return {true, B::disabled, nullptr, nullptr};
+    std::vector<std::string_view> comps;  // split only when a wildcard rule needs it
+    bool split = false;
+    auto best = [&](FsRule::Kind kind, const FsRule*& found, std::size_t& depth) {
+        for (const FsRule* r : rules.by_kind[static_cast<int>(kind)]) {
+            if (!paths::at_or_under(path, r->literal)) continue;
+            if (r->wildcard && !split) {
+                comps = paths::components(path);
+                split = true;
+            }
+            auto d = r->wildcard ? glob::shallowest_match(r->comps, comps) : std::optional(r->comps.size());
             if (d && (!found || *d > depth)) {
-                found = &r;
+                found = r;
                 depth = *d;
             }
         }
-        return std::pair{found, depth};
     };
-    auto [deny, deny_depth] = best(FsRule::Kind::deny_read, FsRule::Kind::deny_read);
-    FsDecision read{true, nullptr, "reads are allowed wherever no read deny reaches"};
+    const FsRule* deny = nullptr;
+    std::size_t deny_depth = 0;
+    best(FsRule::Kind::deny_read, deny, deny_depth);
+    FsDecision read{true, B::no_read_deny, nullptr, nullptr};
     if (deny) {
-        auto [allow, allow_depth] = best(FsRule::Kind::allow_read, FsRule::Kind::writable);
-        if (allow && allow_depth > deny_depth)
-            read = {true, allow, "re-opened by " + describe(*allow) + ", narrower than " + describe(*deny)};
-        else
-            read = {false, deny, "hidden by " + describe(*deny)};
+        const FsRule* allow = nullptr;
+        std::size_t allow_depth = 0;
+        best(FsRule::Kind::allow_read, allow, allow_depth);
+        best(FsRule::Kind::writable, allow, allow_depth);
+        if (allow && allow_depth > deny_depth) read = {true, B::reopened, allow, deny};
+        else read = {false, B::hidden, deny, nullptr};
     }
     if (access == Access::read) return read;
 
-    auto [prot, prot_depth] = best(FsRule::Kind::protect, FsRule::Kind::protect);
-    if (prot) return {false, prot, "protected: " + describe(*prot)};
-    auto [dw, dw_depth] = best(FsRule::Kind::deny_write, FsRule::Kind::deny_write);
-    if (dw) return {false, dw, "denied by " + describe(*dw)};
-    if (!read.allowed) return {false, read.rule, "not writable where reads are refused: " + read.why};
-    auto [w, w_depth] = best(FsRule::Kind::writable, FsRule::Kind::writable);
-    if (w) return {true, w, "inside " + describe(*w)};
-    return {false, nullptr, "not inside a writable root"};
+    const FsRule* found = nullptr;
+    std::size_t depth = 0;
+    best(FsRule::Kind::protect, found, depth);
+    if (found) return {false, B::protected_path, found, nullptr};
+    best(FsRule::Kind::deny_write, found, depth);
+    if (found) return {false, B::write_denied, found, nullptr};
+    if (!read.allowed) return {false, B::hidden_from_reads, read.rule, nullptr};
+    best(FsRule::Kind::writable, found, depth);
+    if (found) return {true, B::writable_root, found, nullptr};
+    return {false, B::no_writable_root, nullptr, nullptr};
 }
 
 // A decision made for a path as the command would name it: the path is
@@ -162,7 +209,7 @@ inline expected<FsExplanation> explain(const FsRules& rules, std::string_view pa
         auto named = decide(rules, out.path, access);
         // Writing through a link lands on the real location; only a deny on the
         // name as written (a protected link, a denied name) also counts.
-        if (!named.allowed && (access == Access::read || named.rule != nullptr)) out.decision = std::move(named);
+        if (!named.allowed && (access == Access::read || named.rule != nullptr)) out.decision = named;
     }
     return out;
 }
@@ -208,9 +255,10 @@ inline expected<FsRules> compile_fs_rules(const Policy& policy, const FsContext&
     for (const auto& e : policy.filesystem.allow_read) {
         const std::string real = detail::real_form(cached, e.value);
         auto inside_deny = [&](const std::string& p) {
-            const auto comps = paths::components(glob::has_wildcard(p) ? glob::literal_prefix(p) : p);
+            const std::string named = glob::has_wildcard(p) ? glob::literal_prefix(p) : p;
+            const auto comps = paths::components(named);
             for (const auto& r : out.rules)
-                if (r.kind == FsRule::Kind::deny_read && detail::reach_depth(r, comps)) return true;
+                if (r.kind == FsRule::Kind::deny_read && detail::reach_depth(r, named, comps)) return true;
             return false;
         };
         if (real != e.value && !inside_deny(e.value) && inside_deny(real)) {
@@ -245,6 +293,7 @@ inline expected<FsRules> compile_fs_rules(const Policy& policy, const FsContext&
     for (const auto& p : out.protected_paths)
         if (p.guard == Guard::read_only)
             out.rules.emplace_back(FsRule::Kind::protect, p.path, "protected path", std::nullopt, p.reason);
+    index_rules(out);
     return out;
 }
 

@@ -113,13 +113,18 @@ public:
         if (it == links_.end()) it = links_.emplace(path, inner_.readlink(path)).first;
         return it->second;
     }
-    expected<std::vector<std::string>> list(const std::string& path) const override { return inner_.list(path); }
+    expected<std::vector<std::string>> list(const std::string& path) const override {
+        auto it = lists_.find(path);
+        if (it == lists_.end()) it = lists_.emplace(path, inner_.list(path)).first;
+        return it->second;
+    }
     expected<std::optional<std::string>> read_text(const std::string& path, std::size_t max_bytes) const override {
         return inner_.read_text(path, max_bytes);
     }
 
 private:
     const FsView& inner_;
+    mutable std::unordered_map<std::string, expected<std::vector<std::string>>> lists_;
     mutable std::unordered_map<std::string, expected<std::optional<FileStat>>> stats_;
     mutable std::unordered_map<std::string, expected<std::string>> links_;
 };

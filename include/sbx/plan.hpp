@@ -94,8 +94,8 @@ inline std::string to_json(const Plan& p) {
     for (const auto& a : p.argv) w.value(a);
     w.end_array().key("cwd").value(p.cwd).end_object();
     w.key("root").value(p.root).key("tmpdir").value(p.tmpdir);
-    w.key("failIfUnavailable").value(p.fail_if_unavailable);
-    w.key("filesystem").begin_object().key("mounts").begin_array();
+    w.key("enabled").value(p.enabled).key("failIfUnavailable").value(p.fail_if_unavailable);
+    w.key("filesystem").begin_object().key("isolated").value(p.filesystem.isolated).key("mounts").begin_array();
     for (const auto& m : p.filesystem.mounts) {
         w.begin_object().key("kind").value(mount_kind_name(m.kind)).key("path").value(m.path);
         if (m.kind == MountKind::bind || m.kind == MountKind::ro_bind) w.key("source").value(m.source);

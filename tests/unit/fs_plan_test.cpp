@@ -318,3 +318,25 @@ TEST_CASE("fs_plan: a real git repository on disk") {
     REQUIRE_FALSE(refused.has_value());
     CHECK(refused.error().file == home + "/.ssh/id_ed25519");
 }
+
+TEST_CASE("fs_plan: a write-denied file with another hard link fails the plan") {
+    sbx::MemoryFs fs;
+    fs.file("/r/config/prod.json").hardlink("/r/prod-alias.json", "/r/config/prod.json");
+    auto p = plan_for({"/r", "/home/u", R"J({"sandbox": {"filesystem": {"denyWrite": ["/r/config/prod.json"]}}})J"}, fs);
+    REQUIRE_FALSE(p.has_value());
+    CHECK(p.error().file == "/r/config/prod.json");
+    CHECK(p.error().message.find("hard links") != std::string::npos);
+}
+
+TEST_CASE("fs_plan: without isolation the bubblewrap view of / is writable") {
+    sbx::MemoryFs fs;
+    fs.dir("/r");
+    auto p = plan_ok({"/r", "/home/u", R"J({"sandbox": {"filesystem": {"disabled": true}}})J"}, fs);
+    CHECK_FALSE(p.isolated);
+    auto args = sbx::linux_sandbox::bwrap_fs_args(p);
+    REQUIRE(args.size() >= 3);
+    CHECK(args[0] == "--bind");
+    auto normal = plan_ok({"/r", "/home/u", "{}"}, fs);
+    CHECK(normal.isolated);
+    CHECK(sbx::linux_sandbox::bwrap_fs_args(normal)[0] == "--ro-bind");
+}

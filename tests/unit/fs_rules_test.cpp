@@ -85,7 +85,7 @@ TEST_CASE("fs_rules: writes only inside writable roots; denyWrite wins over ever
     CHECK_FALSE(can(r, "/tmp/other", Access::write));
     auto d = sbx::decide(r, "/etc/passwd", Access::write);
     CHECK(d.rule == nullptr);
-    CHECK(d.why == "not inside a writable root");
+    CHECK(sbx::why(d) == "not inside a writable root");
     auto w = sbx::decide(r, "/r/src", Access::write);
     REQUIRE(w.rule != nullptr);
     CHECK(w.rule->list == "the root");

@@ -15,7 +15,8 @@
 namespace sbx::linux_sandbox {
 
 inline std::vector<std::string> bwrap_fs_args(const FsPlan& plan) {
-    std::vector<std::string> a{"--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"};
+    // Without isolation (filesystem.disabled) the command sees the filesystem as you do.
+    std::vector<std::string> a{plan.isolated ? "--ro-bind" : "--bind", "/", "/", "--dev", "/dev", "--proc", "/proc"};
     std::vector<std::string> make_read_only;
     for (const auto& m : plan.mounts) {
         switch (m.kind) {

@@ -1,0 +1,214 @@
+#!/usr/bin/env bash
+# TAP: `sbx explain` and `sbx plan` run on real directories. explain must say
+# whether a path may be read and written and name the rule (the root, a protected
+# path, a settings entry with its file and key); plan must print the version 1
+# document of docs/plan.md and refuse what it documents as refused.
+# Every case gets a fresh HOME, project and TMPDIR under one temporary directory.
+# Needs bash, coreutils and grep. A repository is made with `git init` where git is
+# installed, and otherwise by hand with the entries sbx looks at (HEAD, objects,
+# refs, hooks, config), which is all that the cases below depend on.
+# Usage: explain_plan_test.sh PATH-TO-SBX
+set -euo pipefail
+
+sbx=${1:?usage: explain_plan_test.sh PATH-TO-SBX}
+[[ $sbx != */* || $sbx == /* ]] || sbx=$PWD/$sbx  # one case runs from another directory
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+tmp=$(cd "$tmp" && pwd -P)  # sbx prints paths with their symlinks resolved
+
+# This machine's managed settings file, if it has one, must not change the answers.
+managed=()
+if [[ -e /etc/claude-code/managed-settings.json ]]; then
+    echo '{}' >"$tmp/empty-managed.json"
+    managed=(--managed-settings "$tmp/empty-managed.json")
+fi
+
+n=0
+failed=0
+problems=()
+
+# fresh_case: sets $case_dir, $home, $proj and $tmpd for the next case and makes them;
+# the project has an empty .claude directory.
+fresh_case() {
+    case_dir="$tmp/case-$((n + 1))"
+    home="$case_dir/home"
+    proj="$case_dir/project"
+    tmpd="$case_dir/tmp"
+    mkdir -p "$home" "$proj/.claude" "$tmpd"
+}
+
+# make_repo DIR: DIR becomes a git repository.
+make_repo() {
+    if command -v git >/dev/null 2>&1; then
+        git init -q "$1"
+    else
+        mkdir -p "$1/.git/hooks" "$1/.git/objects" "$1/.git/refs/heads"
+        echo 'ref: refs/heads/main' >"$1/.git/HEAD"
+        printf '[core]\n\trepositoryformatversion = 0\n' >"$1/.git/config"
+    fi
+}
+
+# sbx_run ARGS...: `sbx ARGS` with the case's HOME and TMPDIR, at most ten seconds;
+# leaves $rc, $out and $err. A hang ends with status 124.
+sbx_run() {
+    rc=0
+    HOME=$home TMPDIR=$tmpd timeout 10 "$sbx" "$@" </dev/null >"$tmp/out" 2>"$tmp/err" || rc=$?
+    out=$(cat "$tmp/out")
+    err=$(cat "$tmp/err")
+}
+
+fail_because() { problems+=("$1"); }
+want_status() { [[ $rc == "$1" ]] || fail_because "exit status $rc, not $1"; }
+# want_out TEXT: stdout holds TEXT, as written (no pattern).
+want_out() { grep -qF -- "$1" <<<"$out" || fail_because "stdout does not hold: $1"; }
+want_no_out() { ! grep -qF -- "$1" <<<"$out" || fail_because "stdout holds: $1"; }
+# want_line REGEX: a line of stdout matches the extended regular expression.
+want_line() { grep -qE -- "$1" <<<"$out" || fail_because "no stdout line matches: $1"; }
+# want_error STATUS REGEX: that status, an empty stdout and a stderr of one line
+# matching REGEX.
+want_error() {
+    want_status "$1"
+    [[ -z $out ]] || fail_because "stdout is not empty"
+    [[ $(grep -c '' "$tmp/err") == 1 ]] || fail_because "stderr is not exactly one line"
+    grep -qE -- "$2" <<<"$err" || fail_because "stderr does not match: $2"
+}
+
+# finish DESCRIPTION: prints the case's TAP line, and on failure what went wrong.
+finish() {
+    n=$((n + 1))
+    if ((${#problems[@]} == 0)); then
+        echo "ok $n - $1"
+        return
+    fi
+    failed=$((failed + 1))
+    echo "not ok $n - $1"
+    local p
+    for p in "${problems[@]}"; do echo "#   $p"; done
+    echo "#   exit status: $rc"
+    sed 's/^/#   stdout: /' "$tmp/out"
+    sed 's/^/#   stderr: /' "$tmp/err"
+    problems=()
+}
+
+# lit TEXT: TEXT as an extended regular expression that matches only itself.
+# shellcheck disable=SC2001  # the bracket expression needs sed
+lit() { sed 's/[][\.*^$+?(){}|]/\\&/g' <<<"$1"; }
+
+# --- sbx explain --------------------------------------------------------------------
+fresh_case
+echo '{"sandbox": {"enabled": true}}' >"$proj/.claude/settings.json"
+mkdir -p "$proj/src"
+echo 'int main() {}' >"$proj/src/main.c"
+sbx_run explain --root "$proj" "${managed[@]}" "$proj/src/main.c"
+want_status 0
+want_line "^$(lit "$proj/src/main.c")\$"
+want_line '^  read: allowed  '
+want_line "^  write: allowed  inside the root $(lit "$proj")\$"
+finish "explain, a file in the root: read allowed, write allowed inside the root"
+
+fresh_case
+echo '{"sandbox": {"enabled": true}}' >"$proj/.claude/settings.json"
+make_repo "$proj"
+sbx_run explain --root "$proj" "${managed[@]}" "$proj/.git/hooks/pre-commit"
+want_status 0
+want_line '^  read: allowed  '
+want_line "^  write: denied  protected: protected path $(lit "$proj/.git/hooks") \(.*hooks"
+finish "explain, .git/hooks/pre-commit of a repository: write denied as a protected path"
+
+fresh_case
+echo '{"sandbox": {"enabled": true, "filesystem": {"denyRead": ["./build", "secrets"]}}}' \
+    >"$proj/.claude/settings.json"
+mkdir -p "$proj/secrets"
+echo 'token' >"$proj/secrets/api.txt"
+settings=$proj/.claude/settings.json
+sbx_run explain --root "$proj" "${managed[@]}" "$proj/secrets/api.txt"
+want_status 0
+want_line "^  read: denied  hidden by filesystem\.denyRead $(lit "$proj/secrets") \[project $(lit "$settings") sandbox\.filesystem\.denyRead\[1\]\]\$"
+want_line '^  write: denied  '
+finish "explain, a file under a denyRead: read denied, naming the list, the file and the key"
+
+fresh_case
+echo '{"sandbox": {"enabled": true, "filesystem": {"denyRead": ["secrets"]}}}' >"$proj/.claude/settings.json"
+mkdir -p "$proj/secrets"
+sbx_run explain --root "$proj" "${managed[@]}" --json "$proj/secrets/api.txt"
+want_status 0
+[[ $out == '{'*'}' ]] || fail_because "the output is not one JSON object"
+[[ $(grep -c '' "$tmp/out") == 1 ]] || fail_because "the JSON is not one line"
+want_out "\"path\":\"$proj/secrets/api.txt\""
+want_out '"read":{"allowed":false,'
+want_out "\"rule\":{\"list\":\"filesystem.denyRead\",\"entry\":\"$proj/secrets\""
+want_out "\"key\":\"sandbox.filesystem.denyRead[0]\""
+want_out '"write":{"allowed":false,'
+finish "explain --json: allowed false, with the rule's list, entry and key"
+
+fresh_case
+echo '{"sandbox": {"enabled": true, "filesystem": {"denyRead": ["notes"]}}}' >"$proj/.claude/settings.json"
+mkdir -p "$case_dir/elsewhere/notes" "$proj/notes"
+# Run from a directory that has a `notes` of its own: the path must not be read from there.
+rc=0
+(cd "$case_dir/elsewhere" && HOME=$home TMPDIR=$tmpd timeout 10 "$sbx" explain --root "$proj" "${managed[@]}" \
+    notes/todo.txt </dev/null >"$tmp/out" 2>"$tmp/err") || rc=$?
+out=$(cat "$tmp/out")
+err=$(cat "$tmp/err")
+want_status 0
+want_line "^$(lit "$proj/notes/todo.txt")\$"
+want_no_out "$case_dir/elsewhere"
+want_line '^  read: denied  hidden by filesystem\.denyRead '
+finish "explain, a relative PATH: taken relative to --root, not to the current directory"
+
+fresh_case
+sbx_run explain --root "$proj" "${managed[@]}"
+want_error 64 '^sbx: USAGE: .*path'
+finish "explain without a PATH: exit 64, saying the path is missing"
+
+# --- sbx plan -----------------------------------------------------------------------
+fresh_case
+echo '{"sandbox": {"enabled": true, "filesystem": {"denyRead": ["secrets"], "denyWrite": ["Makefile"]}}}' \
+    >"$proj/.claude/settings.json"
+make_repo "$proj"
+mkdir -p "$proj/secrets"
+echo 'all:' >"$proj/Makefile"
+sbx_run plan --root "$proj" "${managed[@]}" -- true
+want_status 0
+[[ $out == '{"version":1,'* ]] || fail_because 'the output does not start with {"version":1,'
+[[ $(grep -c '' "$tmp/out") == 1 ]] || fail_because "the JSON is not one line"
+want_out "\"command\":{\"argv\":[\"true\"],\"cwd\":\"$proj\"}"
+want_out "\"root\":\"$proj\",\"tmpdir\":\"$tmpd/sbx-"
+want_out '"filesystem":{"mounts":[{"kind":"bind",'
+want_out "{\"kind\":\"bind\",\"path\":\"$proj\",\"source\":\"$proj\",\"expect\":{\"exists\":true,\"type\":\"directory\","
+want_out "{\"kind\":\"pin\",\"path\":\"$proj/.git\",\"expect\":{\"exists\":true,\"type\":\"directory\","
+want_out "{\"kind\":\"mask-dir\",\"path\":\"$proj/secrets\",\"expect\":{\"exists\":true,"
+want_out "{\"kind\":\"ro-bind\",\"path\":\"$proj/Makefile\",\"source\":\"$proj/Makefile\","
+want_out "{\"kind\":\"ro-bind\",\"path\":\"$proj/.git/hooks\","
+want_out "\"placeholders\":[{\"path\":\"$proj/"
+want_out "{\"path\":\"$proj/.bashrc\",\"kind\":\"file\",\"parent\":{\"exists\":true,\"type\":\"directory\","
+want_out "\"removeIfCreated\":[{\"path\":\"$proj/.git/commondir\","
+want_no_out "{\"path\":\"$proj/.git/commondir\",\"kind\":"
+want_out '"warnings":['
+# The mounts in the documented order: writable binds, pins, masks, then binds again
+# (re-opened paths) and read-only binds.
+kinds=$(grep -oE '\{"kind":"[a-z-]+","path"' "$tmp/out" | sed 's/{"kind":"//; s/","path"//' | tr '\n' ' ' || true)
+[[ $kinds =~ ^(bind\ )+(pin\ )+(mask-dir\ |mask-file\ )+((bind|ro-bind)\ )+$ ]] ||
+    fail_because "the mounts are out of order: $kinds"
+finish "plan: version 1, the root bound, .git pinned, a mask, read-only binds, placeholders, in order"
+
+fresh_case
+sbx_run plan --root "$proj" "${managed[@]}"
+want_error 64 '^sbx: USAGE: .*command'
+finish "plan without a command: exit 64, saying the command is missing"
+
+fresh_case
+echo '{"sandbox": {"enabled": true, "filesystem": {"denyRead": [".token"]}}}' >"$proj/.claude/settings.json"
+echo 'secret' >"$proj/.token"
+ln "$proj/.token" "$proj/token-copy"
+sbx_run plan --root "$proj" "${managed[@]}" -- true
+want_error 65 "^sbx: INVALID_PLAN: $(lit "$proj/.token"): .*2 hard links"
+finish "plan, a hidden file with a second hard link: exit 65, naming the file"
+
+fresh_case
+sbx_run plan --root / "${managed[@]}" -- true
+want_error 64 'the root may not be /'
+finish "plan --root /: refused with exit 64, saying the root may not be /"
+
+echo "1..$n"
+exit $((failed > 0))
