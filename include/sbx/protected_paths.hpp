@@ -7,13 +7,17 @@
 // the user's own agent files, shell start-up files, editor settings, and the files of
 // the repository's git directories that git runs or follows (the main repository's too
 // for a linked worktree, its linked worktrees and its submodules). The fixed names are
-// the constexpr tables in sbx::protected_names below, one reason each.
+// the constexpr tables in sbx::protected_names below, one reason each. Beyond the fixed
+// names, it reads those git config files (and the user's own) for the places git is
+// told to run hooks from (`core.hooksPath`) or to read more configuration from
+// (`include.path`, `includeIf.*.path`), and protects those too.
 //
 // It decides nothing about where a command may write: the plan maker keeps the entries
 // that lie inside writable places, binds the existing ones read-only (or, for a pin,
 // over themselves) and covers the missing ones with read-only placeholders. It reads
-// only through the FsView (lstat, readlink, list, read_text of `.git` files and
-// `commondir`), so every answer is reproducible over a MemoryFs.
+// only through the FsView (lstat, readlink, list, read_text of `.git` files,
+// `commondir`, linked worktrees' `gitdir` and git config files), so every answer is
+// reproducible over a MemoryFs.
 #pragma once
 
 #include <algorithm>
@@ -23,6 +27,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -181,8 +186,13 @@ static_assert(removable_entries_are_files(std::begin(kAgentEntries), std::end(kA
 inline constexpr std::size_t kMaxEntriesPerDirectory = 1000;
 inline constexpr std::size_t kMaxEntriesWalked = 10000;
 inline constexpr int kMaxModuleDepth = 32;
-// The largest `.git` file or `commondir` read.
+// The largest `.git` file, `commondir` or `gitdir` read.
 inline constexpr std::size_t kMaxPointerFileBytes = 4096;
+// The largest git config file read; how deep includes are followed (git's own limit,
+// past which it refuses to run at all); how many includes one computation follows.
+inline constexpr std::size_t kMaxConfigFileBytes = std::size_t{1} << 20;
+inline constexpr int kMaxIncludeDepth = 10;
+inline constexpr std::size_t kMaxIncludes = 1000;
 
 }  // namespace protected_names
 
@@ -229,6 +239,24 @@ public:
         auto r = real_path(p);
         if (!r) return {p, Kind::unknown};
         return {*r, kind_of(*r)};
+    }
+
+    // Where the kernel takes `p` (absolute, but perhaps with `.`, `..` and symlinks on
+    // the way, as a value in a config file is joined to its base): the directories on
+    // the way resolved, the last name kept as written, so that a symlink there is
+    // protected itself and not only its target (add() takes care of that one).
+    std::string place(std::string_view p) {
+        std::string s(p);
+        while (s.size() > 1 && s.back() == '/') s.pop_back();
+        const auto slash = s.rfind('/');
+        const std::string_view last = std::string_view(s).substr(slash + 1);
+        if (last.empty() || last == "." || last == "..") {
+            auto whole = real_path(s);
+            return whole ? *whole : paths::normalize(s);
+        }
+        const std::string dir = slash == 0 ? std::string("/") : s.substr(0, slash);
+        auto real = real_path(dir);
+        return paths::join(real ? *real : paths::normalize(dir), last);
     }
 
     // Lists `p` (a directory), sorted, cut to the limits with a warning.
@@ -287,6 +315,11 @@ public:
             context.empty() ? std::string(n.reason) : std::string(n.reason) + " (" + context + ")", n.links_inside);
     }
 
+    // An error's text for a warning about `about`: its message alone when it names that path.
+    static std::string describe(const Error& e, const std::string& about) {
+        return e.file.empty() || e.file == about ? e.message : to_string(e);
+    }
+
     void warn(const std::string& path, std::string message) {
         for (const auto& w : warnings_)
             if (w.file == path && w.message == message) return;
@@ -322,10 +355,6 @@ private:
     std::unordered_map<std::string, std::size_t> index_;
     std::vector<Warning> warnings_;
     std::size_t walked_ = 0;
-
-    static std::string describe(const Error& e, const std::string& about) {
-        return e.file.empty() || e.file == about ? e.message : to_string(e);
-    }
 
     // One entry per path: read_only wins over pin (with its placeholder and reason),
     // and remove_if_created holds when any rule asks for it.
@@ -380,10 +409,359 @@ inline expected<std::optional<std::string>> read_pointer(Collector& c, const FsV
     return std::optional<std::string>(real ? *real : paths::normalize(joined));
 }
 
-// Walks the git directories a repository touches, protecting their entries.
+// One value of a git config key, with the line its key is on.
+struct GitConfigValue {
+    std::string value;
+    std::size_t line = 0;
+};
+
+// What a git config file says that protected_paths() follows, in the file's order, and
+// what in it could not be read, one "line N: ..." message each.
+struct GitConfigFacts {
+    std::vector<GitConfigValue> hooks_paths;  // core.hooksPath
+    std::vector<GitConfigValue> includes;     // include.path, includeIf.<condition>.path
+    std::vector<GitConfigValue> worktrees;    // core.worktree
+    std::vector<std::string> problems;
+};
+
+// Reads git's config syntax as git's own parser does (config.c), keeping the keys of
+// GitConfigFacts: `[section]`, `[section "subsection"]` and the older
+// `[section.subsection]`, section and key names case-insensitive; `key = value`, or a
+// bare `key` (a boolean, nothing to follow); in a value, double quotes, the escapes
+// \" \\ \n \t \b, a backslash ending a line to go on with the next, `#` and `;`
+// starting a comment outside quotes, blanks around it dropped. Where git would refuse
+// the file, a problem names the line and reading goes on with the next line, so that
+// every value in the file is still seen. Keys after a header it cannot read, or before
+// any header, are not kept.
+class GitConfigParser {
+public:
+    explicit GitConfigParser(std::string_view text) : s_(text) {
+        if (s_.substr(0, 3) == "\xEF\xBB\xBF") s_.remove_prefix(3);  // a UTF-8 byte order mark, skipped as git does
+    }
+
+    GitConfigFacts parse() && {
+        Section section = Section::none;
+        bool comment = false;
+        for (;;) {
+            const int c = next();
+            if (c == '\n') {
+                if (eof_) break;
+                comment = false;
+                continue;
+            }
+            if (comment || is_space(c)) continue;
+            if (c == '#' || c == ';') {
+                comment = true;
+                continue;
+            }
+            if (c == '[') {
+                section = header();
+                continue;
+            }
+            if (!is_alpha(c)) {
+                problem("expected a [section] header, a 'key = value' line or a comment");
+                continue;
+            }
+            entry(c, section);
+        }
+        return std::move(out_);
+    }
+
+private:
+    // The sections whose keys are kept; `other` and `none` (before any header, or after
+    // one that could not be read) keep nothing.
+    enum class Section { none, core, include, include_if, other };
+
+    std::string_view s_;
+    std::size_t i_ = 0;
+    std::size_t line_ = 1;  // the line of the next character
+    std::size_t at_ = 1;    // the line of the character last read
+    int last_ = 0;          // the character last read
+    bool eof_ = false;
+    GitConfigFacts out_;
+
+    static bool is_space(int c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
+    static bool is_alpha(int c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
+    static bool is_keychar(int c) { return is_alpha(c) || (c >= '0' && c <= '9') || c == '-'; }
+    static char lower(int c) { return static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c); }
+
+    // The next byte, "\r\n" read as "\n", and "\n" again and again at the end (as git).
+    int next() {
+        at_ = line_;
+        if (i_ >= s_.size()) {
+            eof_ = true;
+            return last_ = '\n';
+        }
+        int c = static_cast<unsigned char>(s_[i_++]);
+        if (c == '\r' && i_ < s_.size() && s_[i_] == '\n') {
+            ++i_;
+            c = '\n';
+        }
+        if (c == '\n') ++line_;
+        return last_ = c;
+    }
+
+    // Notes what git would refuse at the line last read, and skips the rest of it.
+    void problem(const std::string& what) {
+        out_.problems.push_back("line " + std::to_string(at_) + ": " + what);
+        while (last_ != '\n') next();
+    }
+
+    // After `[`: the section, or none with a problem.
+    Section header() {
+        std::string name;
+        bool sub = false;
+        for (;;) {
+            const int c = next();
+            if (c == ']') break;
+            if (c != '\n' && is_space(c)) {
+                if (!subsection()) return bad_header();
+                sub = true;
+                break;
+            }
+            if (!is_keychar(c) && c != '.') return bad_header();
+            name += lower(c);
+        }
+        if (name.empty()) return bad_header();
+        if (const auto dot = name.find('.'); dot != std::string::npos) {  // [section.subsection]
+            sub = true;
+            name.resize(dot);
+        }
+        if (name == "core" && !sub) return Section::core;
+        if (name == "include" && !sub) return Section::include;
+        if (name == "includeif" && sub) return Section::include_if;
+        return Section::other;
+    }
+
+    Section bad_header() {
+        problem("a section header git cannot read (it takes [section] or [section \"subsection\"]); "
+                "the keys below it are not followed");
+        return Section::none;
+    }
+
+    // The rest of `[section "subsection"]`, after the blank that ends the name.
+    bool subsection() {
+        int c = next();
+        while (c != '\n' && is_space(c)) c = next();
+        if (c != '"') return false;
+        for (;;) {
+            c = next();
+            if (c == '\n') return false;
+            if (c == '"') break;
+            if (c == '\\' && next() == '\n') return false;
+        }
+        return next() == ']';
+    }
+
+    // A key, its first character read, and its value; kept when `section` wants it.
+    void entry(int first, Section section) {
+        const std::size_t line = at_;
+        std::string key(1, lower(first));
+        int c = next();
+        while (is_keychar(c)) {
+            key += lower(c);
+            c = next();
+        }
+        while (c == ' ' || c == '\t') c = next();
+        if (c == '\n') return;  // a bare key: a boolean true
+        if (c != '=') {
+            problem("expected '=' or the end of the line after the key '" + key + "'");
+            return;
+        }
+        auto v = value();
+        if (!v) return;
+        std::vector<GitConfigValue>* to = nullptr;
+        if (section == Section::core && key == "hookspath") to = &out_.hooks_paths;
+        if (section == Section::core && key == "worktree") to = &out_.worktrees;
+        if ((section == Section::include || section == Section::include_if) && key == "path") to = &out_.includes;
+        if (to != nullptr) to->push_back(GitConfigValue{std::move(*v), line});
+    }
+
+    // A value, after its `=`, up to the end of its (perhaps continued) line.
+    std::optional<std::string> value() {
+        std::string v;
+        std::string blanks;  // blanks after some text, kept only if more text follows
+        bool quote = false;
+        bool comment = false;
+        for (;;) {
+            int c = next();
+            if (c == '\n') {
+                if (quote) {
+                    problem("a quoted value must end on its line");
+                    return std::nullopt;
+                }
+                return v;
+            }
+            if (comment) continue;
+            if (is_space(c) && !quote) {
+                if (!v.empty()) blanks += static_cast<char>(c);
+                continue;
+            }
+            if (!quote && (c == '#' || c == ';')) {
+                comment = true;
+                continue;
+            }
+            v += blanks;
+            blanks.clear();
+            if (c == '\\') {
+                c = next();
+                switch (c) {
+                    case '\n': continue;  // the value goes on with the next line
+                    case 't': c = '\t'; break;
+                    case 'b': c = '\b'; break;
+                    case 'n': c = '\n'; break;
+                    case '\\':
+                    case '"': break;
+                    default:
+                        problem(c > 0x20 && c < 0x7f ? "an unknown escape '\\" + std::string(1, static_cast<char>(c)) + "'"
+                                                     : std::string("an unknown escape after a backslash"));
+                        return std::nullopt;
+                }
+                v += static_cast<char>(c);
+                continue;
+            }
+            if (c == '"') {
+                quote = !quote;
+                continue;
+            }
+            v += static_cast<char>(c);
+        }
+    }
+};
+
+// Follows git config files: protects the directories their core.hooksPath names and
+// the files their includes name, and reads those files in turn.
+class GitConfigs {
+public:
+    GitConfigs(Collector& c, const FsView& fs, std::string home) : c_(c), fs_(fs), home_(std::move(home)) {}
+
+    // Protects where the config file `file` (absolute, normalised, as git names it; it
+    // may be missing) and the files it includes make git run hooks from and read more
+    // configuration from. A relative core.hooksPath is taken in each of `trees`: the
+    // working trees git uses this file in (for a bare repository, its git directory).
+    // A file that cannot be read or understood is a warning naming it (and the line).
+    void read(const std::string& file, const std::vector<std::string>& trees) { read(file, trees, 0); }
+
+    // Where core.worktree in the config file `file` says the working tree is, relative
+    // values taken from `git_dir`; empty when it does not say.
+    std::vector<std::string> worktrees(const std::string& file, const std::string& git_dir) {
+        std::vector<std::string> out;
+        const GitConfigFacts* f = facts(file);
+        if (f == nullptr) return out;
+        for (const auto& v : f->worktrees) {
+            if (v.value.empty() || has_control(v.value)) continue;
+            out.push_back(c_.place(paths::is_absolute(v.value) ? v.value : git_dir + "/" + v.value));
+        }
+        return out;
+    }
+
+private:
+    Collector& c_;
+    const FsView& fs_;
+    std::string home_;
+    std::unordered_map<std::string, std::optional<GitConfigFacts>> parsed_;  // nullopt: missing or not read
+    std::unordered_set<std::string> done_;  // file and trees already followed
+    std::size_t includes_ = 0;              // includes followed so far
+
+    static bool has_control(std::string_view s) {
+        return std::any_of(s.begin(), s.end(), [](char ch) {
+            const auto u = static_cast<unsigned char>(ch);
+            return u < 0x20 || u == 0x7f;
+        });
+    }
+
+    void read(const std::string& file, const std::vector<std::string>& trees, int depth) {
+        std::string key = file;
+        for (const auto& t : trees) key += '\0' + t;
+        if (!done_.insert(std::move(key)).second) return;  // followed already, or an include loop
+        const GitConfigFacts* f = facts(file);
+        if (f == nullptr) return;
+        for (const auto& v : f->hooks_paths) {
+            auto p = expand(v, file, "core.hooksPath");
+            if (!p) continue;
+            std::vector<std::string> at;
+            if (paths::is_absolute(*p)) {
+                at.push_back(*p);
+            } else if (trees.empty()) {
+                c_.warn(file, "line " + std::to_string(v.line) + ": core.hooksPath '" + *p +
+                                  "' is relative to a working tree, and which one is not known here; it is not protected");
+            } else {
+                for (const auto& t : trees) at.push_back(t + "/" + *p);
+            }
+            for (const auto& a : at)
+                c_.add(c_.place(a), Guard::read_only, Placeholder::directory, false,
+                       "git runs hooks from here (core.hooksPath in " + file + ")", true);
+        }
+        for (const auto& v : f->includes) {
+            if (includes_ == protected_names::kMaxIncludes) {
+                c_.warn(file, "more than " + std::to_string(protected_names::kMaxIncludes) +
+                                  " includes followed; the rest, from here on, are not protected");
+                break;
+            }
+            ++includes_;
+            auto p = expand(v, file, "the include path");
+            if (!p) continue;
+            const std::string included = c_.place(paths::is_absolute(*p) ? *p : paths::parent(file) + "/" + *p);
+            c_.add(included, Guard::read_only, Placeholder::file, false,
+                   "git reads configuration from here (include in " + file + ")");
+            if (depth >= protected_names::kMaxIncludeDepth) {
+                c_.warn(included, "included more than " + std::to_string(protected_names::kMaxIncludeDepth) +
+                                      " levels deep, past which git refuses to run; not read");
+                continue;
+            }
+            read(included, trees, depth + 1);
+        }
+    }
+
+    // The file read and parsed once; nullptr when it is missing or cannot be read.
+    const GitConfigFacts* facts(const std::string& file) {
+        if (auto it = parsed_.find(file); it != parsed_.end()) return it->second ? &*it->second : nullptr;
+        std::optional<GitConfigFacts> f;
+        if (auto text = fs_.read_text(file, protected_names::kMaxConfigFileBytes); !text) {
+            c_.warn(file, "cannot read this git config file, so the hooks path and includes it may set are not "
+                          "protected: " + Collector::describe(text.error(), file));
+        } else if (*text) {
+            f = GitConfigParser(**text).parse();
+            for (const auto& problem : f->problems) c_.warn(file, problem + " (git refuses a config file like this)");
+        }
+        auto& slot = parsed_.emplace(file, std::move(f)).first->second;  // elements stay put as the map grows
+        return slot ? &*slot : nullptr;
+    }
+
+    // A path from a config value as git reads one: `~` and `~/` under the home
+    // directory, anything else as written (absolute, or relative to the caller's base).
+    // nullopt for an empty value, or with a warning for one that cannot be followed.
+    std::optional<std::string> expand(const GitConfigValue& v, const std::string& file, std::string_view what) {
+        const std::string& s = v.value;
+        const std::string where = "line " + std::to_string(v.line) + ": " + std::string(what);
+        if (s.empty()) return std::nullopt;
+        if (has_control(s)) {
+            c_.warn(file, where + " holds a control character; it is not followed");
+            return std::nullopt;
+        }
+        if (s == "~") return home_;
+        if (s.substr(0, 2) == "~/") return home_ + s.substr(1);
+        if (s.front() == '~') {
+            c_.warn(file, where + " '" + s + "': only ~/ (the home directory) is understood, not ~user; it is not followed");
+            return std::nullopt;
+        }
+        if (s.substr(0, 10) == "%(prefix)/") {
+            c_.warn(file, where + " '" + s + "' lies under git's installation prefix, which is not known here; it is not followed");
+            return std::nullopt;
+        }
+        return s;
+    }
+};
+
+// Walks the git directories a repository touches, protecting their entries and what
+// their config files name.
 class GitWalk {
 public:
-    GitWalk(Collector& c, const FsView& fs) : c_(c), fs_(fs) {}
+    GitWalk(Collector& c, const FsView& fs, GitConfigs& configs) : c_(c), fs_(fs), configs_(configs) {}
+
+    // Every working tree met (for a bare repository, its git directory): where git
+    // takes a relative core.hooksPath from the user's own config.
+    const std::vector<std::string>& trees() const { return trees_; }
 
     // Protects the `.git` entry in `dir` and the git directories behind it. The root's
     // (`is_root`) is guarded even when missing. Returns whether `dir` holds a
@@ -399,7 +777,7 @@ public:
                 c_.add(dotgit, Guard::pin, Placeholder::directory, false,
                        whose + " .git directory: no command may remove, rename or replace it (with a gitdir: file "
                                "of its own), while git still writes the index and objects inside");
-                if (auto ok = git_dir(real, is_root ? "" : "repository above the root"); !ok) return fail(ok.error());
+                if (auto ok = git_dir(real, is_root ? "" : "repository above the root", dir); !ok) return fail(ok.error());
                 return true;
             case Kind::regular: {
                 c_.add(dotgit, Guard::read_only, Placeholder::file, false,
@@ -407,7 +785,7 @@ public:
                 auto x = read_pointer(c_, fs_, real, "gitdir: ", dir);
                 if (!x) return fail(x.error());
                 if (!*x) return true;  // gone since lstat; the .git entry is guarded anyway
-                if (auto ok = git_dir(**x, "named by " + dotgit); !ok) return fail(ok.error());
+                if (auto ok = git_dir(**x, "named by " + dotgit, dir); !ok) return fail(ok.error());
                 return true;
             }
             case Kind::other:
@@ -424,7 +802,8 @@ public:
                    "no repository here yet: an empty read-only .git is skipped by git's discovery and keeps git "
                    "init from writing hooks or config");
         if (kind == Kind::missing && is_bare_git_dir(dir)) {
-            if (auto ok = git_dir(dir, is_root ? "the root is a bare repository" : "bare repository above the root"); !ok)
+            if (auto ok = git_dir(dir, is_root ? "the root is a bare repository" : "bare repository above the root", dir);
+                !ok)
                 return fail(ok.error());
             return true;
         }
@@ -434,6 +813,13 @@ public:
 private:
     Collector& c_;
     const FsView& fs_;
+    GitConfigs& configs_;
+    std::vector<std::string> trees_;
+
+    static void add_unique(std::vector<std::string>& to, const std::vector<std::string>& from) {
+        for (const auto& t : from)
+            if (std::find(to.begin(), to.end(), t) == to.end()) to.push_back(t);
+    }
 
     static std::string join_context(const std::string& a, const std::string& b) {
         return a.empty() ? b : b.empty() ? a : a + ", " + b;
@@ -462,9 +848,48 @@ private:
         }
     }
 
-    // The git directory `x` (real path): its own entries, then the main git directory
-    // it belongs to with that one's linked worktrees and submodules.
-    expected<void> git_dir(const std::string& x, const std::string& context) {
+    // The config files of the git directory `x`, used in the working trees `trees`.
+    void read_configs(const std::string& x, const std::vector<std::string>& trees) {
+        configs_.read(paths::join(x, "config"), trees);
+        configs_.read(paths::join(x, "config.worktree"), trees);
+        add_unique(trees_, trees);
+    }
+
+    // The working tree of the git directory `g` as its own config has it: where
+    // core.worktree says; else the directory holding it, when it is named `.git`; else
+    // `g` itself, a bare repository.
+    std::vector<std::string> own_trees(const std::string& g) {
+        auto t = configs_.worktrees(paths::join(g, "config"), g);
+        if (t.empty()) t.push_back(base_name(g) == ".git" ? paths::parent(g) : g);
+        return t;
+    }
+
+    // The working tree of the linked worktree whose git directory is `w`: the directory
+    // of the `.git` file its `gitdir` file names. nullopt when that file is missing, or
+    // with a warning when it names nothing usable.
+    std::optional<std::string> linked_tree(const std::string& w) {
+        const std::string file = paths::join(w, "gitdir");
+        auto text = fs_.read_text(file, protected_names::kMaxPointerFileBytes);
+        if (text && !*text) return std::nullopt;
+        std::string_view s = text ? std::string_view(**text) : std::string_view();
+        while (!s.empty() && (s.back() == '\n' || s.back() == '\r')) s.remove_suffix(1);
+        const bool clean = std::none_of(s.begin(), s.end(), [](char ch) {
+            const auto u = static_cast<unsigned char>(ch);
+            return u < 0x20 || u == 0x7f;
+        });
+        if (!text || s.empty() || !clean) {
+            c_.warn(file, (text ? std::string("does not hold one line naming the linked worktree's .git file")
+                                : "cannot read it: " + Collector::describe(text.error(), file)) +
+                              "; a relative core.hooksPath is not followed into that worktree");
+            return std::nullopt;
+        }
+        return paths::parent(c_.place(paths::is_absolute(s) ? std::string(s) : w + "/" + std::string(s)));
+    }
+
+    // The git directory `x` (real path), used in the working tree `tree`: its own
+    // entries and config, then the main git directory it belongs to with that one's
+    // linked worktrees and submodules.
+    expected<void> git_dir(const std::string& x, const std::string& context, const std::string& tree) {
         const Kind k = c_.kind_of(x);
         if (k == Kind::missing) {
             c_.warn(x, "the git directory does not exist");
@@ -485,19 +910,29 @@ private:
         } else if (base_name(paths::parent(x)) == "worktrees") {
             m = paths::parent(paths::parent(x));
         }
-        if (m != x) git_files(m, false, join_context("main repository", context));
-        repository(m, context, 0);
+        if (m != x) {
+            git_files(m, false, join_context("main repository", context));
+            read_configs(x, {tree});  // a linked worktree's own; the main one's are read with all its trees
+        }
+        repository(m, context, 0, {tree});
         return {};
     }
 
-    // The linked worktrees and submodules of the main git directory `m`.
-    void repository(const std::string& m, const std::string& context, int depth) {
+    // The linked worktrees, config and submodules of the main git directory `m`, whose
+    // config is used in `trees`, in its own working tree and in its linked worktrees.
+    void repository(const std::string& m, const std::string& context, int depth, std::vector<std::string> trees) {
         if (auto [wt, kind] = c_.follow(paths::join(m, "worktrees")); kind == Kind::directory) {
             for (const auto& name : c_.list(wt)) {
                 auto [w, w_kind] = c_.follow(paths::join(wt, name));
-                if (w_kind == Kind::directory) git_files(w, true, join_context("linked worktree " + name, context));
+                if (w_kind != Kind::directory) continue;
+                git_files(w, true, join_context("linked worktree " + name, context));
+                const auto tree = linked_tree(w);
+                read_configs(w, tree ? std::vector<std::string>{*tree} : std::vector<std::string>{});
+                if (tree) add_unique(trees, {*tree});
             }
         }
+        add_unique(trees, own_trees(m));
+        read_configs(m, trees);
         modules(paths::join(m, "modules"), context, depth);
     }
 
@@ -516,7 +951,7 @@ private:
             if (looks_like_git_dir(d)) {
                 const std::string ctx = join_context("submodule git directory", context);
                 git_files(d, false, ctx);
-                repository(d, ctx, depth + 1);
+                repository(d, ctx, depth + 1, {});
             } else {
                 modules(d, context, depth + 1);
             }
@@ -531,8 +966,9 @@ private:
 // directory, `home` perhaps missing. Errors: a root or home that breaks that contract
 // (INVALID_ARGUMENT), a `.git` file or `commondir` that cannot be read or does not
 // name a git directory (INVALID_SETTINGS, naming the file). Anything else that cannot
-// be looked at is a warning naming the path; the entries still hold what could be
-// decided, and a path that could not be looked at is listed read_only.
+// be looked at is a warning naming the path (a git config file that cannot be read or
+// understood too, with the line); the entries still hold what could be decided, and a
+// path that could not be looked at is listed read_only.
 inline expected<ProtectedPaths> protected_paths(std::string_view root, std::string_view home, const FsView& fs) {
     using namespace protected_names;
     using protect_detail::Kind;
@@ -580,7 +1016,8 @@ inline expected<ProtectedPaths> protected_paths(std::string_view root, std::stri
     }
 
     // Git: the root's repository, or the one the root lies in.
-    protect_detail::GitWalk git(c, cached);
+    protect_detail::GitConfigs configs(c, cached, h);
+    protect_detail::GitWalk git(c, cached, configs);
     auto found = git.dot_git(r, true);
     if (!found) return fail(found.error());
     for (std::string dir = r; !*found && dir != "/";) {
@@ -588,6 +1025,11 @@ inline expected<ProtectedPaths> protected_paths(std::string_view root, std::stri
         found = git.dot_git(dir, false);
         if (!found) return fail(found.error());
     }
+    // The user's own git config applies in every repository: a relative hooks path in
+    // it is taken in each working tree met above, or in the root when there is none.
+    std::vector<std::string> trees = git.trees();
+    if (trees.empty()) trees.push_back(r);
+    for (const char* name : {".gitconfig", ".config/git/config"}) configs.read(paths::join(h, name), trees);
     return c.finish();
 }
 

@@ -158,6 +158,34 @@ int git(const TempDir& t, const std::string& dir, const std::string& args) {
     return std::system(cmd.c_str());
 }
 
+// What git prints for `args` run as git() runs it, without the trailing newline; empty
+// when it fails.
+std::string git_output(const TempDir& t, const std::string& dir, const std::string& args) {
+    const std::string out = t.at("git-output.txt");
+    const std::string cmd = "cd '" + dir + "' && HOME='" + t.at("home") +
+                            "' GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null git " + args + " >'" + out +
+                            "' 2>/dev/null";
+    if (std::system(cmd.c_str()) != 0) return {};
+    std::ifstream in(out);
+    std::string line;
+    std::getline(in, line);
+    return line;
+}
+
+// A repository at /r whose .git/config holds `config`, and an empty home.
+MemoryFs repository_with_config(std::string_view config) {
+    MemoryFs fs;
+    git_dir_in_memory(fs, "/r/.git");
+    fs.file("/r/.git/config", config).dir("/home/u");
+    return fs;
+}
+
+bool warned(const ProtectedPaths& pp, std::string_view path, std::string_view says) {
+    for (const auto& w : pp.warnings)
+        if (w.file == path && w.message.find(says) != std::string::npos) return true;
+    return false;
+}
+
 }  // namespace
 
 TEST_CASE("protected: a plain root without a repository") {
@@ -773,4 +801,310 @@ TEST_CASE("protected: on disk, git init, git worktree add and a submodule") {
         check_git_dir(pm, t.at("main/.git/modules/sub"));
         check_read_only(pm, t.at("main/.gitmodules"), Placeholder::file);
     }
+}
+
+TEST_CASE("protected: a Husky core.hooksPath in the working tree is protected, with the hooks it links to") {
+    MemoryFs fs = repository_with_config("[core]\n\trepositoryformatversion = 0\n\thooksPath = .husky/_\n");
+    fs.file("/r/.husky/_/h", "#!/usr/bin/env sh\n").file("/r/scripts/lint.sh", "#!/bin/sh\n");
+    fs.symlink("/r/.husky/_/pre-commit", "../../scripts/lint.sh");
+    const auto pp = compute(fs);
+    CHECK_MESSAGE(pp.warnings.empty(), warnings_text(pp));
+    check_read_only(pp, "/r/.husky/_", Placeholder::directory);
+    CHECK(entry(pp, "/r/.husky/_").reason == "git runs hooks from here (core.hooksPath in /r/.git/config)");
+    // As for .git/hooks: a hook that is a symlink protects its script.
+    check_read_only(pp, "/r/scripts/lint.sh", Placeholder::file);
+    CHECK(entry(pp, "/r/scripts/lint.sh").reason.find("target of symlink /r/.husky/_/pre-commit") != std::string::npos);
+    CHECK(!listed(pp, "/r/.husky"));
+    CHECK(!listed(pp, "/r/.husky/_/h"));  // inside the read-only directory
+    check_git_dir(pp, "/r/.git");
+
+    // Not there yet (husky not installed): still guarded, so no command can make it.
+    MemoryFs fresh = repository_with_config("[core]\n\thooksPath = .husky/_\n");
+    check_read_only(compute(fresh), "/r/.husky/_", Placeholder::directory);
+
+    // A hooks directory that is a symlink protects where it leads, too.
+    MemoryFs linked = repository_with_config("[core]\n\thooksPath = .githooks\n");
+    linked.dir("/shared/hooks").symlink("/r/.githooks", "/shared/hooks");
+    const auto pl = compute(linked);
+    check_read_only(pl, "/r/.githooks", Placeholder::directory);
+    check_read_only(pl, "/shared/hooks", Placeholder::directory);
+}
+
+TEST_CASE("protected: core.hooksPath is read as git reads its config syntax") {
+    struct Case {
+        const char* config;
+        const char* protects;
+    };
+    const Case cases[] = {
+        {"[core]\n\thooksPath = \"my hooks\"   # the team's\n", "/r/my hooks"},
+        {"[core]\n\thooksPath = \"a\\\"b\\\\c\"\n", "/r/a\"b\\c"},
+        {"[core]\n\thooksPath = a\" #not; a comment\"\n", "/r/a #not; a comment"},
+        {"[core]\n\thooksPath = two  words\t\n", "/r/two  words"},
+        {"[core]\n\thooksPath = ~/hooks\n", "/home/u/hooks"},
+        {"[core]\n\thooksPath = /opt/team/hooks/\n", "/opt/team/hooks"},
+        {"[core]\n\thooksPath = ../beside\n", "/beside"},
+        {"[Core]\n\tHooksPath = .githooks\n", "/r/.githooks"},
+        {"[CORE]\nHOOKSPATH=.githooks\n", "/r/.githooks"},
+        {"# made by hand\n\n; really\n[core] # core things\n\n\t\thooksPath = a ; why\n\n", "/r/a"},
+        {"[core] hooksPath = same-line\n", "/r/same-line"},
+        {"[core]\n\thooksPath = long\\\n-name\n", "/r/long-name"},
+        {"[core]\r\n\thooksPath = crlf\r\n", "/r/crlf"},
+        {"[core]\n\thooksPath = no-newline", "/r/no-newline"},
+        {"\xEF\xBB\xBF[core]\n\thooksPath = after-bom\n", "/r/after-bom"},
+        {"[user]\n\tname = x\n[remote \"origin\"]\n\turl = u\n[core]\n\tbare = false\n\thooksPath = later\n", "/r/later"},
+        // Every value is protected, not only the last (the one git uses).
+        {"[core]\n\thooksPath = first\n[core]\n\thooksPath = second\n", "/r/first"},
+        {"[core]\n\thooksPath = first\n[core]\n\thooksPath = second\n", "/r/second"},
+    };
+    for (const auto& c : cases) {
+        CAPTURE(c.config);
+        const auto pp = compute(repository_with_config(c.config));
+        CHECK_MESSAGE(pp.warnings.empty(), warnings_text(pp));
+        check_read_only(pp, c.protects, Placeholder::directory);
+    }
+
+    // Not core.hooksPath: nothing protected beyond the fixed names, and no warning.
+    const char* not_hooks[] = {
+        "[core \"x\"]\n\thooksPath = nope\n",
+        "[core.x]\n\thooksPath = nope\n",
+        "[hooks]\n\tpath = nope\n",
+        "[core]\n\thooksPathX = nope\n",
+        "hooksPath = nope\n",
+        "[core]\n\t# hooksPath = nope\n",
+        "[core]\n\thooksPath\n",  // a bare key is a boolean
+        "[core]\n\thooksPath =\n",
+        "[include \"x\"]\n\tpath = nope\n",
+        "[includeIf]\n\tpath = nope\n",
+    };
+    MemoryFs plain = repository_with_config("[core]\n");
+    const auto base = compute(plain);
+    for (const char* config : not_hooks) {
+        CAPTURE(config);
+        const auto pp = compute(repository_with_config(config));
+        CHECK_MESSAGE(pp.warnings.empty(), warnings_text(pp));
+        CHECK(pp.paths.size() == base.paths.size());
+        CHECK(!listed(pp, "/r/nope"));
+    }
+}
+
+TEST_CASE("protected: a git config line git cannot read is a warning naming the file and line") {
+    struct Case {
+        const char* config;
+        const char* says;
+    };
+    const Case cases[] = {
+        {"[core]\n\thooksPath = .husky/_\n\t= oops\n", "line 3:"},
+        {"[core]\n\thooksPath = .husky/_\n[core\n", "line 3: a section header"},
+        {"[core]\n\thooksPath = .husky/_\n[core \"x]\n", "line 3: a section header"},
+        {"[core]\n\thooksPath = .husky/_\n[]\n", "line 3: a section header"},
+        {"[core]\n\thooksPath = .husky/_\n\tkey value\n", "line 3: expected '='"},
+        {"[core]\n\thooksPath = .husky/_\n\teditor = \"vim\n", "line 3: a quoted value"},
+        {"[core]\n\thooksPath = .husky/_\n\teditor = a\\qb\n", "line 3: an unknown escape '\\q'"},
+        {"[core]\n\tpager = a\\\n  b\n\thooksPath = .husky/_\n\t!\n", "line 5:"},  // a continued line counts
+        {"[core]\n\thooksPath = .husky/_\n\thooksPath = ~other/hooks\n", "line 3: core.hooksPath '~other/hooks'"},
+        {"[core]\n\thooksPath = .husky/_\n\thooksPath = \"a\\nb\"\n", "line 3: core.hooksPath holds a control character"},
+    };
+    for (const auto& c : cases) {
+        CAPTURE(c.config);
+        auto pp = sbx::protected_paths("/r", "/home/u", repository_with_config(c.config));
+        REQUIRE_MESSAGE(pp.has_value(), (pp ? std::string() : sbx::to_string(pp.error())));
+        check_shape(*pp, repository_with_config(c.config));
+        CHECK_MESSAGE(warned(*pp, "/r/.git/config", c.says), warnings_text(*pp));
+        // What could be read is still followed.
+        check_read_only(*pp, "/r/.husky/_", Placeholder::directory);
+        check_git_dir(*pp, "/r/.git");
+    }
+    // Keys below a header that cannot be read are not followed (git refuses the file anyway).
+    const auto pb = compute(repository_with_config("[core\n\thooksPath = after-bad-header\n"));
+    CHECK(warned(pb, "/r/.git/config", "line 1:"));
+    CHECK(!listed(pb, "/r/after-bad-header"));
+}
+
+TEST_CASE("protected: a git config that cannot be read is a warning naming it") {
+    MemoryFs fs;
+    git_dir_in_memory(fs, "/r/.git");
+    fs.dir("/r/.git/config.worktree").dir("/home/u");  // not a regular file
+    fs.file("/home/u/.gitconfig", std::string(sbx::protected_names::kMaxConfigFileBytes + 1, '#'));
+    const auto pp = compute(fs);
+    CHECK(warned(pp, "/r/.git/config.worktree", "not a regular file"));
+    CHECK(warned(pp, "/home/u/.gitconfig", "too large"));
+    check_git_dir(pp, "/r/.git");
+    check_read_only(pp, "/home/u/.gitconfig", Placeholder::file);
+}
+
+TEST_CASE("protected: included git config files are protected and followed") {
+    MemoryFs fs = repository_with_config(
+        "[core]\n\tbare = false\n[include]\n\tpath = ../shared.gitconfig\n"
+        "[includeIf \"onbranch:main\"]\n\tpath = ~/branch.gitconfig\n"
+        "[IncludeIf \"gitdir/i:/R/\"]\n\tPath = /etc/team.gitconfig\n");
+    fs.file("/r/shared.gitconfig", "[core]\n\thooksPath = from-shared\n[include]\n\tpath = more/deeper.gitconfig\n");
+    fs.file("/r/more/deeper.gitconfig", "[core]\n\thooksPath = ~/deeper-hooks\n");
+    const auto pp = compute(fs);
+    CHECK_MESSAGE(pp.warnings.empty(), warnings_text(pp));
+    check_read_only(pp, "/r/shared.gitconfig", Placeholder::file);
+    CHECK(entry(pp, "/r/shared.gitconfig").reason == "git reads configuration from here (include in /r/.git/config)");
+    // Every include is protected, whatever its condition, and whether or not it exists yet.
+    check_read_only(pp, "/home/u/branch.gitconfig", Placeholder::file);
+    check_read_only(pp, "/etc/team.gitconfig", Placeholder::file);
+    // A hooks path in an included file: relative to the working tree, as in the including one.
+    check_read_only(pp, "/r/from-shared", Placeholder::directory);
+    CHECK(entry(pp, "/r/from-shared").reason.find("core.hooksPath in /r/shared.gitconfig") != std::string::npos);
+    // An include in an included file: relative to that file's directory.
+    check_read_only(pp, "/r/more/deeper.gitconfig", Placeholder::file);
+    check_read_only(pp, "/home/u/deeper-hooks", Placeholder::directory);
+
+    // Through a symlinked directory, `..` is taken where the link leads, as the kernel does.
+    MemoryFs via = repository_with_config("[include]\n\tpath = conf/../up.gitconfig\n");
+    via.dir("/dots/git").symlink("/r/.git/conf", "/dots/git");
+    const auto pv = compute(via);
+    check_read_only(pv, "/dots/up.gitconfig", Placeholder::file);
+    CHECK(!listed(pv, "/r/.git/up.gitconfig"));
+
+    // An included file that is a symlink: the link and the file it leads to.
+    MemoryFs link = repository_with_config("[include]\n\tpath = ~/.gitconfig.local\n");
+    link.file("/home/u/dots/local", "[core]\n\thooksPath = /opt/hooks\n").symlink("/home/u/.gitconfig.local", "dots/local");
+    const auto pk = compute(link);
+    check_read_only(pk, "/home/u/.gitconfig.local", Placeholder::file);
+    check_read_only(pk, "/home/u/dots/local", Placeholder::file);
+    check_read_only(pk, "/opt/hooks", Placeholder::directory);
+}
+
+TEST_CASE("protected: include loops end, and includes stop at git's depth") {
+    MemoryFs fs = repository_with_config("[include]\n\tpath = ../a.gitconfig\n");
+    fs.file("/r/a.gitconfig", "[include]\n\tpath = b.gitconfig\n\tpath = a.gitconfig\n[core]\n\thooksPath = from-a\n");
+    fs.file("/r/b.gitconfig", "[include]\n\tpath = .git/config\n\tpath = a.gitconfig\n[core]\n\thooksPath = from-b\n");
+    const auto pp = compute(fs);
+    CHECK_MESSAGE(pp.warnings.empty(), warnings_text(pp));
+    check_read_only(pp, "/r/a.gitconfig", Placeholder::file);
+    check_read_only(pp, "/r/b.gitconfig", Placeholder::file);
+    check_read_only(pp, "/r/from-a", Placeholder::directory);
+    check_read_only(pp, "/r/from-b", Placeholder::directory);
+    check_read_only(pp, "/r/.git/config", Placeholder::file);
+
+    // A chain: git reads ten levels of includes and refuses to run past them.
+    MemoryFs chain = repository_with_config("[include]\n\tpath = /c/1\n");
+    for (int i = 1; i <= 12; ++i)
+        chain.file("/c/" + std::to_string(i), "[core]\n\thooksPath = /h/" + std::to_string(i) + "\n[include]\n\tpath = " +
+                                                  std::to_string(i + 1) + "\n");
+    const auto pc = compute(chain);
+    check_read_only(pc, "/h/10", Placeholder::directory);
+    check_read_only(pc, "/c/11", Placeholder::file);  // named, so protected; not read
+    CHECK(warned(pc, "/c/11", "levels deep"));
+    CHECK(!listed(pc, "/h/11"));
+    CHECK(!listed(pc, "/c/12"));
+}
+
+TEST_CASE("protected: the user's own git config is followed in the root's working tree") {
+    MemoryFs fs;
+    git_dir_in_memory(fs, "/r/.git");
+    fs.file("/home/u/.gitconfig", "[core]\n\thooksPath = .githooks\n[include]\n\tpath = .gitconfig.d/extra\n");
+    fs.file("/home/u/.config/git/config", "[includeIf \"gitdir:~/work/\"]\n\tpath = ~/work.gitconfig\n");
+    const auto pp = compute(fs);
+    CHECK_MESSAGE(pp.warnings.empty(), warnings_text(pp));
+    check_read_only(pp, "/r/.githooks", Placeholder::directory);
+    CHECK(entry(pp, "/r/.githooks").reason.find("core.hooksPath in /home/u/.gitconfig") != std::string::npos);
+    check_read_only(pp, "/home/u/.gitconfig.d/extra", Placeholder::file);
+    check_read_only(pp, "/home/u/work.gitconfig", Placeholder::file);
+
+    // No repository at all: a relative hooks path is taken in the root.
+    MemoryFs none;
+    none.dir("/r").file("/home/u/.gitconfig", "[core]\n\thooksPath = .githooks\n");
+    check_read_only(compute(none), "/r/.githooks", Placeholder::directory);
+
+    // A hooks path naming a pinned agent directory: read-only wins, and covers its entries.
+    MemoryFs agent = repository_with_config("[core]\n\thooksPath = .claude\n");
+    agent.dir("/r/.claude");
+    const auto pa = compute(agent);
+    check_read_only(pa, "/r/.claude", Placeholder::directory);
+    CHECK(!listed(pa, "/r/.claude/settings.json"));
+}
+
+TEST_CASE("protected: hooks paths in a linked worktree, the main repository and a submodule") {
+    MemoryFs fs;
+    git_dir_in_memory(fs, "/src/main/.git");
+    fs.file("/src/main/.git/config", "[core]\n\thooksPath = .husky/_\n");
+    fs.file("/src/main/.git/worktrees/wt/commondir", "../..\n").file("/src/main/.git/worktrees/wt/gitdir", "/src/wt/.git\n");
+    fs.file("/src/main/.git/worktrees/wt/config.worktree", "[core]\n\thooksPath = wt-hooks\n");
+    fs.file("/src/main/.git/worktrees/other/commondir", "../..\n");
+    fs.file("/src/main/.git/worktrees/other/gitdir", "../../../../other/.git\n");  // relative, as newer git writes it
+    fs.file("/src/main/.git/worktrees/lost/commondir", "../..\n");
+    fs.file("/src/main/.git/worktrees/lost/config.worktree", "[core]\n\thooksPath = lost-hooks\n");
+    fs.file("/src/wt/.git", "gitdir: /src/main/.git/worktrees/wt\n").dir("/home/u");
+    const auto pp = compute(fs, "/src/wt");
+    // The main config's hooks path: in this worktree, the main one and the other linked one.
+    check_read_only(pp, "/src/wt/.husky/_", Placeholder::directory);
+    check_read_only(pp, "/src/main/.husky/_", Placeholder::directory);
+    check_read_only(pp, "/src/other/.husky/_", Placeholder::directory);
+    // This worktree's own config.worktree, in this worktree only.
+    check_read_only(pp, "/src/wt/wt-hooks", Placeholder::directory);
+    CHECK(!listed(pp, "/src/main/wt-hooks"));
+    // A worktree without a gitdir file: its relative hooks path cannot be placed.
+    CHECK(warned(pp, "/src/main/.git/worktrees/lost/config.worktree", "line 2: core.hooksPath 'lost-hooks' is relative"));
+    CHECK(pp.warnings.size() == 1);
+    // Run in that worktree, it is known all the same: the root.
+    fs.file("/src/lost/.git", "gitdir: /src/main/.git/worktrees/lost\n");
+    const auto pl = compute(fs, "/src/lost");
+    check_read_only(pl, "/src/lost/lost-hooks", Placeholder::directory);
+    check_read_only(pl, "/src/lost/.husky/_", Placeholder::directory);
+
+    // A submodule's git directory: relative to the working tree core.worktree names.
+    MemoryFs sub;
+    git_dir_in_memory(sub, "/r/.git");
+    git_dir_in_memory(sub, "/r/.git/modules/lib");
+    sub.file("/r/.git/modules/lib/config", "[core]\n\tworktree = ../../../lib\n\thooksPath = .husky/_\n");
+    git_dir_in_memory(sub, "/r/.git/modules/bare");
+    sub.file("/r/.git/modules/bare/config", "[core]\n\thooksPath = bare-hooks\n");
+    sub.file("/r/lib/.git", "gitdir: ../.git/modules/lib\n").dir("/home/u");
+    for (const char* root : {"/r", "/r/lib"}) {
+        CAPTURE(root);
+        const auto ps = compute(sub, root);
+        CHECK_MESSAGE(ps.warnings.empty(), warnings_text(ps));
+        check_read_only(ps, "/r/lib/.husky/_", Placeholder::directory);
+        CHECK(!listed(ps, "/r/.git/modules/lib/.husky/_"));
+    }
+    // Without core.worktree, a submodule's git directory stands for its working tree.
+    check_read_only(compute(sub), "/r/.git/modules/bare/bare-hooks", Placeholder::directory);
+
+    // A bare repository as the root: relative to the git directory.
+    MemoryFs bare;
+    git_dir_in_memory(bare, "/r");
+    bare.file("/r/config", "[core]\n\tbare = true\n\thooksPath = hooks-elsewhere\n").dir("/home/u");
+    check_read_only(compute(bare), "/r/hooks-elsewhere", Placeholder::directory);
+}
+
+TEST_CASE("protected: on disk, git's own core.hooksPath and include.path") {
+    if (!have_git()) {
+        MESSAGE("skipped: git is not installed, so no real repository can be made");
+        return;
+    }
+    TempDir t;
+    t.mkdir("home");
+    t.mkdir("main");
+    REQUIRE(git(t, t.at("main"), "init -q") == 0);
+    REQUIRE(git(t, t.at("main"), "config core.hooksPath .husky/_") == 0);
+    // Git itself says where it runs hooks from: the Husky directory in the working tree.
+    const std::string husky = git_output(t, t.at("main"), "rev-parse --path-format=absolute --git-path hooks");
+    CHECK(husky == t.at("main/.husky/_"));
+    t.mkdir("main/.husky/_");
+    t.mkdir("main/scripts");
+    t.write("main/scripts/lint.sh", "#!/bin/sh\n");
+    t.symlink("main/.husky/_/pre-commit", "../../scripts/lint.sh");
+
+    REQUIRE(git(t, t.at("main"), "config include.path ../extra.gitconfig") == 0);
+    t.write("main/extra.gitconfig", "[core]\n\thooksPath = ~/global-hooks\n[includeIf \"gitdir:" + t.at("main") +
+                                        "/\"]\n\tpath = ~/.more.gitconfig\n");
+    // The included file's hooks path comes later, so git uses that one now.
+    const std::string global = git_output(t, t.at("main"), "rev-parse --path-format=absolute --git-path hooks");
+    CHECK(global == t.at("home/global-hooks"));
+
+    sbx::DiskFs fs;
+    const auto pp = compute(fs, t.at("main"), t.at("home"));
+    CHECK_MESSAGE(pp.warnings.empty(), warnings_text(pp));
+    check_read_only(pp, husky, Placeholder::directory);
+    check_read_only(pp, global, Placeholder::directory);
+    check_read_only(pp, t.at("main/scripts/lint.sh"), Placeholder::file);
+    check_read_only(pp, t.at("main/extra.gitconfig"), Placeholder::file);
+    check_read_only(pp, t.at("home/.more.gitconfig"), Placeholder::file);
+    check_pin(pp, t.at("main/.git"));
+    check_git_dir(pp, t.at("main/.git"));
 }
