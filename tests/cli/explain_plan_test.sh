@@ -174,7 +174,7 @@ want_status 0
 [[ $(grep -c '' "$tmp/out") == 1 ]] || fail_because "the JSON is not one line"
 want_out "\"command\":{\"argv\":[\"true\"],\"cwd\":\"$proj\"}"
 want_out "\"root\":\"$proj\",\"tmpdir\":\"$tmpd/sbx-"
-want_out '"filesystem":{"mounts":[{"kind":"bind",'
+want_out '"filesystem":{"isolated":true,"mounts":[{"kind":"bind",'
 want_out "{\"kind\":\"bind\",\"path\":\"$proj\",\"source\":\"$proj\",\"expect\":{\"exists\":true,\"type\":\"directory\","
 want_out "{\"kind\":\"pin\",\"path\":\"$proj/.git\",\"expect\":{\"exists\":true,\"type\":\"directory\","
 want_out "{\"kind\":\"mask-dir\",\"path\":\"$proj/secrets\",\"expect\":{\"exists\":true,"
