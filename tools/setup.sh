@@ -7,19 +7,7 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 tools/install-deps.sh
 
-# configure DIR OPTIONS...: `meson setup`, or a reconfigure of a build directory
-# that exists; one that cannot be reconfigured (an older Meson made it) is wiped.
-configure() {
-    local dir=$1
-    shift
-    if [[ -f $dir/meson-private/coredata.dat ]]; then
-        meson setup --reconfigure "$dir" "$@" || meson setup --wipe "$dir" "$@"
-    else
-        meson setup "$dir" "$@"
-    fi
-}
-
-configure build --wrap-mode=nodownload
+tools/configure.sh build --wrap-mode=nodownload
 meson compile -C build
 
 echo

@@ -28,18 +28,6 @@ passed=0
 failed=0
 skipped=0
 
-# configure DIR OPTIONS...: `meson setup`, or a reconfigure of a build directory
-# that exists; one that cannot be reconfigured (an older Meson made it) is wiped.
-configure() {
-    local dir=$1
-    shift
-    if [[ -f $dir/meson-private/coredata.dat ]]; then
-        meson setup --reconfigure "$dir" "$@" || meson setup --wipe "$dir" "$@"
-    else
-        meson setup "$dir" "$@"
-    fi
-}
-
 # count LOG RESULT...: how many tests in Meson's testlog.json ended in one of RESULT.
 count() {
     local log=$1
@@ -54,7 +42,7 @@ run_suite() {
     local dir=$1
     shift
     echo "==> $dir: configure and build"
-    if ! configure "$dir" --wrap-mode=nodownload "$@" || ! meson compile -C "$dir"; then
+    if ! tools/configure.sh "$dir" --wrap-mode=nodownload "$@" || ! meson compile -C "$dir"; then
         echo "==> $dir: the build failed; its tests did not run"
         failed=$((failed + 1))
         return 0

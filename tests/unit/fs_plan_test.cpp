@@ -16,6 +16,7 @@
 
 #include "sbx/fs_view_disk.hpp"
 #include "sbx/linux/bwrap.hpp"
+#include "temp_dir.hpp"
 
 #ifndef SBX_SOURCE_DIR
 #error "SBX_SOURCE_DIR must name the source tree (tests/meson.build sets it)"
@@ -265,25 +266,6 @@ TEST_CASE("fs_plan: filesystem.disabled plans no mounts, and says so") {
 
 namespace {
 
-// A fresh directory under /tmp, removed with everything in it when the guard goes.
-struct TempTree {
-    std::string path;
-    TempTree() {
-        char templ[] = "/tmp/sbx-plan-test-XXXXXX";
-        const char* made = ::mkdtemp(templ);
-        REQUIRE(made != nullptr);
-        char real[PATH_MAX];
-        REQUIRE(::realpath(made, real) != nullptr);
-        path = real;
-    }
-    ~TempTree() { std::filesystem::remove_all(path); }
-    TempTree(const TempTree&) = delete;
-    TempTree& operator=(const TempTree&) = delete;
-    void write(const std::string& rel, const std::string& text) const {
-        std::filesystem::create_directories(std::filesystem::path(path + "/" + rel).parent_path());
-        std::ofstream(path + "/" + rel) << text;
-    }
-};
 
 }  // namespace
 
@@ -292,7 +274,7 @@ TEST_CASE("fs_plan: a real git repository on disk") {
         MESSAGE("skipped: git is not installed, so no real repository can be made");
         return;
     }
-    TempTree t;
+    sbx_test::TempDir t("sbx-plan-test");
     const std::string root = t.path + "/proj", home = t.path + "/home";
     t.write("proj/src/main.c", "int main(void) { return 0; }\n");
     t.write("home/.ssh/id_ed25519", "secret\n");

@@ -1,6 +1,7 @@
 // fs_view.hpp and fs_view_disk.hpp: where a path really leads, in memory and on disk.
 #include "sbx/fs_view.hpp"
 #include "sbx/fs_view_disk.hpp"
+#include "temp_dir.hpp"
 
 #include <doctest/doctest.h>
 
@@ -57,44 +58,7 @@ private:
     const MemoryFs& inner_;
 };
 
-// A fresh directory under /tmp, removed with everything in it when the guard goes,
-// whether the test passed, failed or threw. `path` has no symlinks in it.
-class TempDir {
-public:
-    TempDir() {
-        char templ[] = "/tmp/sbx-fs-view-test-XXXXXX";
-        const char* made = ::mkdtemp(templ);
-        REQUIRE_MESSAGE(made != nullptr, "mkdtemp failed");  // nothing made, nothing to remove
-        created_ = made;
-        char real[PATH_MAX];
-        path = ::realpath(made, real) != nullptr ? std::string(real) : created_;
-    }
-    ~TempDir() {
-        std::error_code ec;
-        if (!created_.empty()) std::filesystem::remove_all(created_, ec);
-    }
-    TempDir(const TempDir&) = delete;
-    TempDir& operator=(const TempDir&) = delete;
-
-    std::string at(const std::string& rel) const { return path + "/" + rel; }
-    void mkdir(const std::string& rel) const { REQUIRE(::mkdir(at(rel).c_str(), 0700) == 0); }
-    void touch(const std::string& rel) const {
-        int fd = ::open(at(rel).c_str(), O_WRONLY | O_CREAT | O_EXCL, 0600);
-        REQUIRE(fd >= 0);
-        ::close(fd);
-    }
-    void symlink(const std::string& rel, const std::string& target) const {
-        REQUIRE(::symlink(target.c_str(), at(rel).c_str()) == 0);
-    }
-    void link(const std::string& rel, const std::string& existing) const {
-        REQUIRE(::link(at(existing).c_str(), at(rel).c_str()) == 0);
-    }
-
-    std::string path;
-
-private:
-    std::string created_;
-};
+using sbx_test::TempDir;
 
 // What realpath(3) says, for paths that exist.
 std::string real(const std::string& p) {

@@ -1,5 +1,6 @@
 // protected_paths(): every protected path for a root, over MemoryFs and the real disk.
 #include "sbx/protected_paths.hpp"
+#include "temp_dir.hpp"
 #include "sbx/fs_view_disk.hpp"
 
 #include <doctest/doctest.h>
@@ -104,46 +105,7 @@ void git_dir_in_memory(MemoryFs& fs, const std::string& x) {
     fs.dir(x + "/objects").dir(x + "/refs/heads");
 }
 
-// A fresh directory under /tmp without symlinks in its path, removed with all it
-// holds when the guard goes, whether the test passed or not.
-class TempDir {
-public:
-    TempDir() {
-        char templ[] = "/tmp/sbx-protected-test-XXXXXX";
-        const char* made = ::mkdtemp(templ);
-        REQUIRE_MESSAGE(made != nullptr, "mkdtemp failed");
-        created_ = made;
-        char real[PATH_MAX];
-        REQUIRE(::realpath(made, real) != nullptr);
-        path = real;
-    }
-    ~TempDir() {
-        std::error_code ec;
-        if (!created_.empty()) std::filesystem::remove_all(created_, ec);
-    }
-    TempDir(const TempDir&) = delete;
-    TempDir& operator=(const TempDir&) = delete;
-
-    std::string at(const std::string& rel) const { return path + "/" + rel; }
-    void mkdir(const std::string& rel) const {
-        std::error_code ec;
-        std::filesystem::create_directories(at(rel), ec);
-        REQUIRE_MESSAGE(!ec, "mkdir " << rel << ": " << ec.message());
-    }
-    void write(const std::string& rel, const std::string& text) const {
-        std::ofstream out(at(rel), std::ios::binary);
-        out << text;
-        REQUIRE_MESSAGE(out.good(), "write " << rel);
-    }
-    void symlink(const std::string& rel, const std::string& target) const {
-        REQUIRE(::symlink(target.c_str(), at(rel).c_str()) == 0);
-    }
-
-    std::string path;
-
-private:
-    std::string created_;
-};
+using sbx_test::TempDir;
 
 bool have_git() { return std::system("git --version >/dev/null 2>&1") == 0; }
 
