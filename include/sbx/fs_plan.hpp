@@ -160,34 +160,48 @@ private:
         return st && *st && (*st)->type == FileType::directory;
     }
 
-    std::vector<std::string> names(const std::string& dir) {
-        auto l = fs_.list(dir);
+    std::vector<FsView::Entry> entries(const std::string& dir) {
+        auto l = fs_.list_typed(dir);
         if (!l) return {};
         if (seen_ + l->size() > limits_.dir_entries) {
             cut_ = true;
             l->resize(limits_.dir_entries > seen_ ? limits_.dir_entries - seen_ : 0);
         }
         seen_ += l->size();
-        std::sort(l->begin(), l->end());
+        std::sort(l->begin(), l->end(), [](const auto& a, const auto& b) { return a.name < b.name; });
         return std::move(*l);
     }
 
-    void walk(const std::string& at, std::size_t j, std::size_t depth) {
+    // Whether an entry is a directory (not a link to one), from the listing when it says.
+    bool entry_is_dir(const std::string& path, const FsView::Entry& e) const {
+        return e.type ? *e.type == FileType::directory : is_dir(path);
+    }
+
+    // What a listing already told of a path, so the walk need not ask again.
+    enum class Known { nothing, exists, directory };
+
+    void walk(const std::string& at, std::size_t j, std::size_t depth, Known known = Known::nothing) {
         if (j == comps_.size()) {
+            if (known != Known::nothing) {
+                out_.push_back(at);
+                return;
+            }
             auto st = fs_.lstat(at);
             if (st && *st) out_.push_back(at);
             return;
         }
         if (cut_) return;
+        const bool dir = known == Known::directory || (known == Known::nothing && is_dir(at)) ||
+                         (known == Known::exists && is_dir(at));
         const std::string_view c = comps_[j];
         if (c == "**") {
-            walk(at, j + 1, depth);  // zero components
-            if (depth >= limits_.glob_depth || !is_dir(at)) return;
-            for (const auto& n : names(at)) {
-                const std::string next = child(at, n);
-                if (is_dir(next)) walk(next, j, depth + 1);  // symlinks are not followed
-                else if (j + 1 < comps_.size() && glob::detail::match_component(comps_[j + 1], n))
-                    walk(next, j + 2, depth + 1);
+            walk(at, j + 1, depth, known);  // zero components
+            if (depth >= limits_.glob_depth || !dir) return;
+            for (const auto& e : entries(at)) {
+                const std::string next = child(at, e.name);
+                if (entry_is_dir(next, e)) walk(next, j, depth + 1, Known::directory);  // links are not followed
+                else if (j + 1 < comps_.size() && glob::detail::match_component(comps_[j + 1], e.name))
+                    walk(next, j + 2, depth + 1, Known::exists);
             }
             return;
         }
@@ -195,9 +209,10 @@ private:
             walk(child(at, c), j + 1, depth);
             return;
         }
-        if (!is_dir(at)) return;
-        for (const auto& n : names(at))
-            if (glob::detail::match_component(c, n)) walk(child(at, n), j + 1, depth);
+        if (!dir) return;
+        for (const auto& e : entries(at))
+            if (glob::detail::match_component(c, e.name))
+                walk(child(at, e.name), j + 1, depth, entry_is_dir(child(at, e.name), e) ? Known::directory : Known::exists);
     }
 };
 

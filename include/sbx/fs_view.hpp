@@ -39,6 +39,32 @@ public:
     virtual expected<std::string> readlink(const std::string& path) const = 0;
     // The names in a directory, without "." and "..", in no particular order.
     virtual expected<std::vector<std::string>> list(const std::string& path) const = 0;
+    // A directory's entries with their types where the listing tells them for free
+    // (readdir's d_type), sparing an lstat per entry; nullopt where it does not.
+    struct Entry {
+        std::string name;
+        std::optional<FileType> type;
+    };
+    virtual expected<std::vector<Entry>> list_typed(const std::string& path) const {
+        auto names = list(path);
+        if (!names) return fail(names.error());
+        std::vector<Entry> out;
+        out.reserve(names->size());
+        for (auto& n : *names) out.push_back(Entry{std::move(n), std::nullopt});
+        return out;
+    }
+
+protected:
+    // The names of a typed listing, for views whose list() is their list_typed().
+    static expected<std::vector<std::string>> names_of(expected<std::vector<Entry>> entries) {
+        if (!entries) return fail(entries.error());
+        std::vector<std::string> names;
+        names.reserve(entries->size());
+        for (auto& e : *entries) names.push_back(std::move(e.name));
+        return names;
+    }
+
+public:
     // The contents of a small regular file (a `.git` file's `gitdir:` line, a
     // `commondir`), following symlinks. nullopt when nothing is there; an error for
     // anything but a regular file, or one longer than `max_bytes`.
@@ -114,8 +140,11 @@ public:
         return it->second;
     }
     expected<std::vector<std::string>> list(const std::string& path) const override {
-        auto it = lists_.find(path);
-        if (it == lists_.end()) it = lists_.emplace(path, inner_.list(path)).first;
+        return names_of(list_typed(path));  // one listing serves both questions
+    }
+    expected<std::vector<Entry>> list_typed(const std::string& path) const override {
+        auto it = typed_.find(path);
+        if (it == typed_.end()) it = typed_.emplace(path, inner_.list_typed(path)).first;
         return it->second;
     }
     expected<std::optional<std::string>> read_text(const std::string& path, std::size_t max_bytes) const override {
@@ -124,7 +153,7 @@ public:
 
 private:
     const FsView& inner_;
-    mutable std::unordered_map<std::string, expected<std::vector<std::string>>> lists_;
+    mutable std::unordered_map<std::string, expected<std::vector<Entry>>> typed_;
     mutable std::unordered_map<std::string, expected<std::optional<FileStat>>> stats_;
     mutable std::unordered_map<std::string, expected<std::string>> links_;
 };

@@ -48,16 +48,29 @@ public:
     }
 
     expected<std::vector<std::string>> list(const std::string& path) const override {
+        return names_of(list_typed(path));
+    }
+
+    expected<std::vector<Entry>> list_typed(const std::string& path) const override {
         std::unique_ptr<DIR, int (*)(DIR*)> dir(::opendir(path.c_str()), &::closedir);
         if (!dir) return fail(Error(Errc::io_error, std::strerror(errno)).in_file(path));
-        std::vector<std::string> names;
+        std::vector<Entry> out;
         errno = 0;
         while (struct dirent* e = ::readdir(dir.get())) {
             std::string_view name(e->d_name);
-            if (name != "." && name != "..") names.emplace_back(name);
+            if (name == "." || name == "..") continue;
+            std::optional<FileType> type;
+            switch (e->d_type) {
+                case DT_DIR: type = FileType::directory; break;
+                case DT_REG: type = FileType::regular; break;
+                case DT_LNK: type = FileType::symlink; break;
+                case DT_UNKNOWN: break;  // some filesystems do not say: ask lstat
+                default: type = FileType::other; break;
+            }
+            out.push_back(Entry{std::string(name), type});
         }
         if (errno != 0) return fail(Error(Errc::io_error, std::strerror(errno)).in_file(path));
-        return names;
+        return out;
     }
 
     expected<std::optional<std::string>> read_text(const std::string& path, std::size_t max_bytes) const override {
