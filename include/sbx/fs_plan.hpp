@@ -26,6 +26,7 @@
 #include <cstdint>
 #include <optional>
 #include <set>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -110,7 +111,7 @@ inline Identity identity_of(const std::optional<FileStat>& st) {
 // shallowest match of each branch (what lies below a match is covered by it).
 class GlobWalker {
 public:
-    GlobWalker(const FsView& fs, const PlanLimits& limits, std::vector<Warning>& warnings)
+    GlobWalker(const CachedFs& fs, const PlanLimits& limits, std::vector<Warning>& warnings)
         : fs_(fs), limits_(limits), warnings_(warnings) {}
 
     std::vector<std::string> expand(const std::string& pattern, const std::optional<Source>& source) {
@@ -142,7 +143,7 @@ public:
     }
 
 private:
-    const FsView& fs_;
+    const CachedFs& fs_;
     const PlanLimits& limits_;
     std::vector<Warning>& warnings_;
     std::string pattern_;
@@ -160,16 +161,17 @@ private:
         return st && *st && (*st)->type == FileType::directory;
     }
 
-    std::vector<FsView::Entry> entries(const std::string& dir) {
-        auto l = fs_.list_typed(dir);
+    // A directory's entries, as far as the limit on entries looked through allows.
+    std::span<const FsView::Entry> entries(const std::string& dir) {
+        const auto& l = fs_.listing(dir);
         if (!l) return {};
-        if (seen_ + l->size() > limits_.dir_entries) {
+        std::size_t n = l->size();
+        if (seen_ + n > limits_.dir_entries) {
             cut_ = true;
-            l->resize(limits_.dir_entries > seen_ ? limits_.dir_entries - seen_ : 0);
+            n = limits_.dir_entries > seen_ ? limits_.dir_entries - seen_ : 0;
         }
-        seen_ += l->size();
-        std::sort(l->begin(), l->end(), [](const auto& a, const auto& b) { return a.name < b.name; });
-        return std::move(*l);
+        seen_ += n;
+        return {l->data(), n};
     }
 
     // Whether an entry is a directory (not a link to one), from the listing when it says.
@@ -218,7 +220,7 @@ private:
 
 class Planner {
 public:
-    Planner(const FsRules& rules, const FsView& fs, const PlanLimits& limits)
+    Planner(const FsRules& rules, const CachedFs& fs, const PlanLimits& limits)
         : rules_(rules), fs_(fs), limits_(limits), globs_(fs, limits, plan_.warnings) {}
 
     expected<FsPlan> run() {
@@ -470,8 +472,7 @@ private:
 
 // The filesystem part of a plan for one command.
 inline expected<FsPlan> make_fs_plan(const FsRules& rules, const FsView& fs, const PlanLimits& limits = {}) {
-    CachedFs cached(fs);
-    return detail::Planner(rules, cached, limits).run();
+    return with_cache(fs, [&](const CachedFs& cached) { return detail::Planner(rules, cached, limits).run(); });
 }
 
 }  // namespace sbx

@@ -228,8 +228,10 @@ inline std::string real_form(const FsView& fs, const std::string& p) {
 
 // Compiles the rules for one command. Pure but for the FsView, which resolves
 // symlinks so that a denied path reached through a link is denied where it leads.
+namespace detail {
+
 inline expected<FsRules> compile_fs_rules(const Policy& policy, const FsContext& ctx,
-                                          std::vector<ProtectedPath> protected_list, const FsView& fs) {
+                                          std::vector<ProtectedPath> protected_list, const CachedFs& cached) {
     FsRules out;
     out.root = ctx.root;
     out.tmpdir = ctx.tmpdir;
@@ -237,7 +239,6 @@ inline expected<FsRules> compile_fs_rules(const Policy& policy, const FsContext&
     out.disabled = policy.filesystem.disabled.value;
     out.disabled_source = policy.filesystem.disabled.source;
     out.protected_paths = std::move(protected_list);
-    CachedFs cached(fs);
 
     // A rule under its own name and, when a symlink stands on the way, where it leads.
     auto add_both = [&](FsRule::Kind kind, const Sourced<std::string>& e, const std::string& list) {
@@ -295,6 +296,15 @@ inline expected<FsRules> compile_fs_rules(const Policy& policy, const FsContext&
             out.rules.emplace_back(FsRule::Kind::protect, p.path, "protected path", std::nullopt, p.reason);
     index_rules(out);
     return out;
+}
+
+}  // namespace detail
+
+inline expected<FsRules> compile_fs_rules(const Policy& policy, const FsContext& ctx,
+                                          std::vector<ProtectedPath> protected_list, const FsView& fs) {
+    return with_cache(fs, [&](const CachedFs& cached) {
+        return detail::compile_fs_rules(policy, ctx, std::move(protected_list), cached);
+    });
 }
 
 }  // namespace sbx

@@ -142,7 +142,10 @@ public:
     expected<std::vector<std::string>> list(const std::string& path) const override {
         return names_of(list_typed(path));  // one listing serves both questions
     }
-    expected<std::vector<Entry>> list_typed(const std::string& path) const override {
+    expected<std::vector<Entry>> list_typed(const std::string& path) const override { return listing(path); }
+
+    // The cached listing itself, without a copy, valid as long as this view.
+    const expected<std::vector<Entry>>& listing(const std::string& path) const {
         auto it = typed_.find(path);
         if (it == typed_.end()) it = typed_.emplace(path, inner_.list_typed(path)).first;
         return it->second;
@@ -157,6 +160,15 @@ private:
     mutable std::unordered_map<std::string, expected<std::optional<FileStat>>> stats_;
     mutable std::unordered_map<std::string, expected<std::string>> links_;
 };
+
+// Calls `fn` with a caching view of `fs`: `fs` itself when it already is one, so
+// that computations nested in one another share a single cache.
+template <class Fn>
+auto with_cache(const FsView& fs, Fn&& fn) {
+    if (const auto* c = dynamic_cast<const CachedFs*>(&fs)) return fn(*c);
+    const CachedFs cached(fs);
+    return fn(cached);
+}
 
 // A filesystem tree in memory for tests: directories, files, symlinks and hard
 // links, with made-up device and inode numbers.

@@ -400,8 +400,7 @@ private:
 // Merges settings layers (at most one per LayerKind but flag, whose files rank by
 // their order, in any order otherwise) into the effective policy. Pure but for the FsView, which resolves symlinks.
 inline expected<Policy> merge(std::vector<Settings>&& layers, const MergeOptions& options, const FsView& fs) {
-    CachedFs cached(fs);
-    return detail::Merger(std::move(layers), options, cached).run();
+    return with_cache(fs, [&](const CachedFs& cached) { return detail::Merger(std::move(layers), options, cached).run(); });
 }
 
 // The same, leaving the caller's layers as they are.

@@ -987,7 +987,11 @@ inline expected<ProtectedPaths> protected_paths(std::string_view root, std::stri
                             .in_file(std::string(p)));
     }
     const std::string r(root), h(home);
-    CachedFs cached(fs);
+    // One cache for the whole computation, shared with the caller's when it has one.
+    std::optional<CachedFs> own;
+    const auto* shared = dynamic_cast<const CachedFs*>(&fs);
+    if (shared == nullptr) own.emplace(fs);
+    const FsView& cached = shared != nullptr ? static_cast<const FsView&>(*shared) : *own;
     protect_detail::Collector c(cached);
     if (c.kind_of(r) != Kind::directory)
         return fail(Error(Errc::invalid_argument, "the root is not a directory").in_file(r));
