@@ -3,19 +3,21 @@
 // make_fs_plan() turns compiled FsRules into what a Linux launcher carries out,
 // looking at the disk only through the FsView it is handed. bubblewrap takes the
 // source of every bind from the host's tree, not from the sandbox being built, so
-// a later bind of a directory would uncover what an earlier mask hid inside it.
-// Hence the order, shallow before deep within each step:
+// a later bind of a directory would uncover whatever an earlier mount changed
+// inside it (a hidden file readable again, a pinned directory movable again).
+// Hence the mounts come shallow before deep, whatever step made them; at one
+// depth the steps keep this order:
 //   1. writable binds: the root, TMPDIR, allowWrite, additionalDirectories;
 //   2. pins: directories bound over themselves so that no parent of a protected or
 //      hidden path can be renamed or removed (a mount point cannot), and the
 //      root's `.git`;
-//   3. masks: an empty read-only tmpfs over a hidden directory, /dev/null over a
-//      hidden file;
+//   3. masks: an empty tmpfs over a hidden directory (made read-only at the very
+//      end), /dev/null over a hidden file;
 //   4. re-opened paths: allowRead entries and writable roots inside a mask;
-//   5. read-only binds over denyWrite paths and protected paths, last, so nothing
-//      covers them; missing protected paths get read-only placeholders, except
-//      the git files whose presence alone changes git (commondir,
-//      config.worktree): those are removed after the command if it made them.
+//   5. read-only binds over denyWrite paths and protected paths; missing protected
+//      paths get read-only placeholders, except the git files whose presence
+//      alone changes git (commondir, config.worktree): those are removed after the
+//      command if it made them.
 // Every mount records the identity (device, inode, link count) of what it was
 // planned against, so the launcher can refuse a path swapped since. Hard links
 // defeat path rules: a hidden or protected file with more than one link fails
@@ -237,15 +239,19 @@ public:
         if (auto r = protected_and_denied_writes(); !r) return fail(r.error());
         pins();
         reopened();
-        // Assemble in the documented order.
-        auto by_depth = [](std::vector<Mount>& v) {  // paths are normalised: depth is the count of '/'
-            auto depth = [](const std::string& p) { return std::count(p.begin(), p.end(), '/'); };
-            std::stable_sort(v.begin(), v.end(), [&](const Mount& a, const Mount& b) { return depth(a.path) < depth(b.path); });
-        };
-        for (auto* step : {&binds_, &pins_, &masks_, &reopens_, &readonly_}) {
-            by_depth(*step);
+        // Shallow before deep, across all steps: a bind takes its source from the
+        // host, so a mount at a directory would undo every mount made inside it
+        // before. At one depth the steps keep their order.
+        for (auto* step : {&binds_, &pins_, &masks_, &reopens_, &readonly_})
             plan_.mounts.insert(plan_.mounts.end(), step->begin(), step->end());
-        }
+        auto depth = [](const Mount& m) { return std::count(m.path.begin(), m.path.end(), '/'); };  // normalised
+        std::stable_sort(plan_.mounts.begin(), plan_.mounts.end(),
+                         [&](const Mount& a, const Mount& b) { return depth(a) < depth(b); });
+        // A writable root inside a mask is bound and re-opened alike: once is enough.
+        auto same = [](const Mount& a, const Mount& b) {
+            return a.kind == b.kind && a.path == b.path && a.source == b.source;
+        };
+        plan_.mounts.erase(std::unique(plan_.mounts.begin(), plan_.mounts.end(), same), plan_.mounts.end());
         return std::move(plan_);
     }
 

@@ -322,3 +322,31 @@ TEST_CASE("fs_plan: without isolation the bubblewrap view of / is writable") {
     CHECK(normal.isolated);
     CHECK(sbx::linux_sandbox::bwrap_fs_args(normal)[0] == "--ro-bind");
 }
+
+TEST_CASE("fs_plan: no mount comes after a mount inside it, so nothing is undone") {
+    sbx::MemoryFs fs;
+    repository(fs, "/home/u/projects/app");
+    fs.dir("/home/u/projects/app/config").file("/home/u/projects/app/config/secret.json");
+    // The root under a masked home, a write deny over a directory holding a hidden file.
+    auto p = plan_ok({"/home/u/projects/app", "/home/u", R"J({"sandbox": {"filesystem": {
+        "denyRead": ["~/", "/home/u/projects/app/config/secret.json"],
+        "denyWrite": ["/home/u/projects/app/config"]}}})J"},
+                     fs);
+    for (std::size_t i = 0; i < p.mounts.size(); ++i)
+        for (std::size_t j = i + 1; j < p.mounts.size(); ++j) {
+            CAPTURE(p.mounts[i].path);
+            CAPTURE(p.mounts[j].path);
+            CHECK_FALSE((sbx::paths::at_or_under(p.mounts[i].path, p.mounts[j].path) &&
+                         p.mounts[i].path != p.mounts[j].path));
+        }
+    // The pin of .git survives the root being bound again after the mask of home.
+    CHECK(index_of(p, "/home/u") < index_of(p, "/home/u/projects/app"));
+    std::size_t last_root = 0, git_pin = 0;
+    for (std::size_t i = 0; i < p.mounts.size(); ++i) {
+        if (p.mounts[i].path == "/home/u/projects/app") last_root = i;
+        if (p.mounts[i].path == "/home/u/projects/app/.git" && p.mounts[i].kind == sbx::MountKind::pin) git_pin = i;
+    }
+    CHECK(last_root < git_pin);
+    // The hidden file stays hidden under the read-only directory.
+    CHECK(index_of(p, "/home/u/projects/app/config") < index_of(p, "/home/u/projects/app/config/secret.json"));
+}
