@@ -10,6 +10,7 @@
 #include "sbx/glob.hpp"
 #include "sbx/json.hpp"
 #include "sbx/linux/bwrap.hpp"
+#include "sbx/linux/seccomp_spec.hpp"
 #include "sbx/paths.hpp"
 #include "sbx/plan.hpp"
 #include "sbx/policy.hpp"

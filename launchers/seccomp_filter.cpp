@@ -1,0 +1,103 @@
+#include "seccomp_filter.hpp"
+
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace sbx::linux_sandbox {
+
+namespace {
+
+sbx::Error seccomp_error(std::string what, int rc) {
+    // libseccomp returns negative errno values.
+    return sbx::Error(Errc::sandbox_unavailable, "seccomp: " + what + ": " + std::strerror(-rc));
+}
+
+std::uint32_t to_scmp_action(SeccompAction action) {
+    switch (action) {
+        case SeccompAction::allow: return SCMP_ACT_ALLOW;
+        case SeccompAction::errno_eperm: return SCMP_ACT_ERRNO(kEPERM);
+        case SeccompAction::errno_enosys: return SCMP_ACT_ERRNO(kENOSYS);
+    }
+    return SCMP_ACT_KILL_PROCESS;
+}
+
+// The name kAbsentSyscalls uses for the architecture this filter is for.
+std::string_view native_arch_name() {
+    switch (seccomp_arch_native()) {
+        case SCMP_ARCH_X86_64: return "x86_64";
+        case SCMP_ARCH_AARCH64: return "aarch64";
+        default: return "unknown";
+    }
+}
+
+}  // namespace
+
+sbx::expected<SeccompFilter> build_filter(const SeccompOptions& options) {
+    scmp_filter_ctx raw = seccomp_init(to_scmp_action(kSeccompDefaultAction));
+    if (raw == nullptr) return sbx::fail(Errc::sandbox_unavailable, "seccomp: seccomp_init failed");
+    SeccompFilter filter(raw);
+
+    // seccomp_init adds the native architecture only; calls of any other ABI get
+    // the bad-architecture action.
+    if (int rc = seccomp_attr_set(filter.get(), SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_KILL_PROCESS); rc < 0)
+        return sbx::fail(seccomp_error("setting the bad-architecture action to KILL_PROCESS", rc));
+
+    const std::string_view arch = native_arch_name();
+    for (const auto& rule : seccomp_rules(options)) {
+        const std::string name(rule.syscall);
+        // -1 (__NR_SCMP_ERROR): libseccomp does not know the name; below -1: a
+        // pseudo number, the name exists elsewhere but not on this architecture.
+        const int nr = seccomp_syscall_resolve_name(name.c_str());
+        if (nr < 0) {
+            if (documented_absent(arch, rule.syscall)) continue;
+            return sbx::fail(Errc::sandbox_unavailable,
+                             "seccomp: system call " + name + " is unknown on " + std::string(arch));
+        }
+        std::vector<scmp_arg_cmp> cmps;
+        for (std::size_t i = 0; i < rule.check_count; ++i) {
+            const auto& c = rule.checks[i];
+            cmps.push_back(scmp_arg_cmp{c.arg, SCMP_CMP_MASKED_EQ, c.mask, c.value});
+        }
+        if (int rc = seccomp_rule_add_array(filter.get(), to_scmp_action(rule.action), nr,
+                                            static_cast<unsigned>(cmps.size()), cmps.data());
+            rc < 0)
+            return sbx::fail(seccomp_error("adding the rule for " + name, rc));
+    }
+    return filter;
+}
+
+sbx::expected<std::string> export_pfc(const SeccompFilter& filter) {
+    const int fd = memfd_create("sbx-seccomp-pfc", MFD_CLOEXEC);
+    if (fd < 0) return sbx::fail(seccomp_error("memfd_create for the PFC export", -errno));
+    struct Close {
+        int fd;
+        ~Close() { ::close(fd); }
+    } closer{fd};
+
+    if (int rc = seccomp_export_pfc(filter.get(), fd); rc < 0)
+        return sbx::fail(seccomp_error("seccomp_export_pfc", rc));
+    if (lseek(fd, 0, SEEK_SET) < 0) return sbx::fail(seccomp_error("rewinding the PFC export", -errno));
+
+    std::string text;
+    char buf[4096];
+    for (;;) {
+        const ssize_t n = ::read(fd, buf, sizeof buf);
+        if (n < 0) {
+            if (errno == EINTR) continue;
+            return sbx::fail(seccomp_error("reading the PFC export", -errno));
+        }
+        if (n == 0) break;
+        text.append(buf, static_cast<std::size_t>(n));
+    }
+    return text;
+}
+
+}  // namespace sbx::linux_sandbox

@@ -1,0 +1,41 @@
+// launchers/seccomp_filter.hpp - the libseccomp filter built from the rule table.
+//
+// Turns sbx/linux/seccomp_spec.hpp into a libseccomp filter for the native
+// architecture only: calls of any other ABI (i386 `int 0x80`, x32) kill the
+// process. Building and exporting need no privileges; loading the filter
+// (seccomp_load on filter.get(), after PR_SET_NO_NEW_PRIVS) is the caller's step.
+#pragma once
+
+#include <seccomp.h>
+
+#include <memory>
+#include <string>
+
+#include "sbx/expected.hpp"
+#include "sbx/linux/seccomp_spec.hpp"
+
+namespace sbx::linux_sandbox {
+
+// Owns one scmp_filter_ctx; releases it on destruction. Move-only.
+class SeccompFilter {
+public:
+    explicit SeccompFilter(scmp_filter_ctx ctx) : ctx_(ctx) {}
+    scmp_filter_ctx get() const { return ctx_.get(); }
+
+private:
+    struct Release {
+        void operator()(void* ctx) const { seccomp_release(ctx); }
+    };
+    std::unique_ptr<void, Release> ctx_;
+};
+
+// A filter that allows everything except the rules that apply to `options`.
+// Fails with Errc::sandbox_unavailable naming the step or system call: a rule
+// whose system call the architecture lacks is an error unless kAbsentSyscalls
+// documents it.
+sbx::expected<SeccompFilter> build_filter(const SeccompOptions& options);
+
+// The filter as libseccomp's pseudo-filter-code text (seccomp_export_pfc).
+sbx::expected<std::string> export_pfc(const SeccompFilter& filter);
+
+}  // namespace sbx::linux_sandbox

@@ -1,0 +1,148 @@
+// The seccomp filter of sbx-linux: its PFC text against golden files, and the
+// filter loaded for real in a forked child.
+//
+// Golden files: tests/golden/seccomp/ARCH[-unix-sockets].pfc. Set
+// SBX_UPDATE_GOLDEN=1 to rewrite them, then review the diff. The text is
+// libseccomp's (2.5.4 on Debian 12); another version may lay it out differently.
+#include <doctest/doctest.h>
+
+#include <sys/ioctl.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <sched.h>
+#include <seccomp.h>
+#include <termios.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <csignal>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "../../launchers/seccomp_filter.hpp"
+
+#ifndef SBX_SOURCE_DIR
+#error "SBX_SOURCE_DIR must name the source tree (tests/meson.build sets it)"
+#endif
+
+namespace {
+
+using sbx::linux_sandbox::SeccompOptions;
+
+std::string pfc(const SeccompOptions& options) {
+    auto filter = sbx::linux_sandbox::build_filter(options);
+    REQUIRE_MESSAGE(filter.has_value(), sbx::to_string(filter.error()));
+    auto text = sbx::linux_sandbox::export_pfc(*filter);
+    REQUIRE_MESSAGE(text.has_value(), sbx::to_string(text.error()));
+    return *text;
+}
+
+void check_golden(const std::string& name, const std::string& text) {
+    const std::string file = std::string(SBX_SOURCE_DIR) + "/tests/golden/seccomp/" + name + ".pfc";
+    if (const char* u = std::getenv("SBX_UPDATE_GOLDEN"); u != nullptr && std::string(u) == "1") {
+        std::ofstream(file) << text;
+        MESSAGE("rewrote " << file);
+        return;
+    }
+    std::ifstream in(file);
+    REQUIRE_MESSAGE(in.good(), "missing golden file " << file << " (run with SBX_UPDATE_GOLDEN=1)");
+    std::stringstream want;
+    want << in.rdbuf();
+    CHECK_MESSAGE(text == want.str(), "seccomp PFC differs from " << file << ":\n" << text);
+}
+
+}  // namespace
+
+TEST_CASE("the seccomp filter's text matches the golden file") {
+#if defined(__x86_64__)
+    check_golden("x86_64", pfc(SeccompOptions{}));
+    check_golden("x86_64-unix-sockets", pfc(SeccompOptions{.allow_unix_sockets = true}));
+#else
+    MESSAGE("no seccomp golden file for this architecture yet; checking only that the filter builds");
+    CHECK_FALSE(pfc(SeccompOptions{}).empty());
+    CHECK_FALSE(pfc(SeccompOptions{.allow_unix_sockets = true}).empty());
+#endif
+}
+
+TEST_CASE("allow_unix_sockets drops exactly the socket and socketpair rules") {
+    const auto all = sbx::linux_sandbox::seccomp_rules(SeccompOptions{});
+    const auto open = sbx::linux_sandbox::seccomp_rules(SeccompOptions{.allow_unix_sockets = true});
+    CHECK(all.size() == open.size() + 4);
+    for (const auto& r : open) CHECK((r.syscall != "socket" && r.syscall != "socketpair"));
+}
+
+namespace {
+
+// Exit codes of the child below: 0 when every check held, else the failed check.
+enum ChildResult : int {
+    child_ok = 0,
+    child_no_new_privs = 10,
+    child_load = 11,
+    child_unshare = 12,
+    child_clone_newuser = 13,
+    child_clone3 = 14,
+    child_socket_unix = 15,
+    child_socket_unix_high_bits = 16,
+    child_socketpair_stream = 17,
+    child_socketpair_dgram = 18,
+    child_tiocsti = 19,
+    child_escaped = 20,  // clone with CLONE_NEWUSER made a process
+};
+
+bool refused_with(long rc, int err) { return rc == -1 && errno == err; }
+
+// Runs in the forked child: load the filter, try what it refuses. Only
+// async-signal-safe calls, and _exit.
+[[noreturn]] void child(const sbx::linux_sandbox::SeccompFilter& filter) {
+    if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) _exit(child_no_new_privs);
+    if (seccomp_load(filter.get()) != 0) _exit(child_load);
+
+    if (!refused_with(unshare(CLONE_NEWUSER), EPERM)) _exit(child_unshare);
+
+    const long pid = syscall(SYS_clone, CLONE_NEWUSER | SIGCHLD, 0, 0, 0, 0);
+    if (pid == 0) _exit(child_escaped);
+    if (pid > 0) {
+        waitpid(static_cast<pid_t>(pid), nullptr, 0);
+        _exit(child_clone_newuser);
+    }
+    if (errno != EPERM) _exit(child_clone_newuser);
+
+    // Without the filter clone3(NULL, 0) fails with EINVAL.
+    if (!refused_with(syscall(SYS_clone3, nullptr, 0), ENOSYS)) _exit(child_clone3);
+
+    if (!refused_with(socket(AF_UNIX, SOCK_STREAM, 0), EPERM)) _exit(child_socket_unix);
+    // The kernel reads the family as an int: high bits must not slip past the filter.
+    if (!refused_with(syscall(SYS_socket, 0x100000000UL | AF_UNIX, SOCK_STREAM, 0), EPERM))
+        _exit(child_socket_unix_high_bits);
+
+    int sv[2];
+    if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv) != 0) _exit(child_socketpair_stream);
+    close(sv[0]);
+    close(sv[1]);
+    if (!refused_with(socketpair(AF_UNIX, SOCK_DGRAM, 0, sv), EPERM)) _exit(child_socketpair_dgram);
+
+    char c = 'x';
+    if (!refused_with(ioctl(0, TIOCSTI, &c), EPERM)) _exit(child_tiocsti);
+    _exit(child_ok);
+}
+
+}  // namespace
+
+TEST_CASE("the loaded filter refuses namespaces, clone3, Unix sockets and TIOCSTI") {
+    auto filter = sbx::linux_sandbox::build_filter(SeccompOptions{});
+    REQUIRE_MESSAGE(filter.has_value(), sbx::to_string(filter.error()));
+
+    const pid_t pid = fork();
+    REQUIRE(pid >= 0);
+    if (pid == 0) child(*filter);
+
+    int status = 0;
+    REQUIRE(waitpid(pid, &status, 0) == pid);
+    REQUIRE_MESSAGE(WIFEXITED(status), "child ended by signal " << WTERMSIG(status));
+    CHECK_MESSAGE(WEXITSTATUS(status) == child_ok, "child failed check " << WEXITSTATUS(status)
+                                                                         << " (see ChildResult)");
+}
