@@ -1,5 +1,7 @@
 #include "seccomp_filter.hpp"
 
+#include "sbx/fs_view_disk.hpp"
+
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -86,17 +88,9 @@ sbx::expected<std::string> export_pfc(const SeccompFilter& filter) {
         return sbx::fail(seccomp_error("seccomp_export_pfc", rc));
     if (lseek(fd, 0, SEEK_SET) < 0) return sbx::fail(seccomp_error("rewinding the PFC export", -errno));
 
-    std::string text;
-    char buf[4096];
-    for (;;) {
-        const ssize_t n = ::read(fd, buf, sizeof buf);
-        if (n < 0) {
-            if (errno == EINTR) continue;
-            return sbx::fail(seccomp_error("reading the PFC export", -errno));
-        }
-        if (n == 0) break;
-        text.append(buf, static_cast<std::size_t>(n));
-    }
+    auto text = read_all(fd, std::size_t{1} << 24, "the PFC export");
+    if (!text)
+        return sbx::fail(Error(Errc::sandbox_unavailable, "seccomp: reading the PFC export").caused_by(text.error()));
     return text;
 }
 

@@ -17,6 +17,52 @@
 
 namespace sbx {
 
+// Everything left to read on `fd`, refusing more than `max_bytes` with
+// `too_large` (named after `path`). For pipes, memfds and files alike.
+inline expected<std::string> read_all(int fd, std::size_t max_bytes, const std::string& path,
+                                      Errc too_large = Errc::io_error) {
+    std::string text;
+    char buf[65536];
+    for (;;) {
+        const ssize_t n = ::read(fd, buf, sizeof buf);
+        if (n < 0) {
+            if (errno == EINTR) continue;
+            return fail(Error(Errc::io_error, std::string("cannot read: ") + std::strerror(errno)).in_file(path));
+        }
+        if (n == 0) return text;
+        text.append(buf, static_cast<std::size_t>(n));
+        if (text.size() > max_bytes)
+            return fail(Error(too_large, "the file is too large (more than " + std::to_string(max_bytes) + " bytes)")
+                            .in_file(path));
+    }
+}
+
+// The whole of a small regular file, following symlinks, or nullopt when nothing
+// is at `path`. Anything but a regular file is refused without reading: a FIFO
+// would block (it is opened O_NONBLOCK, so opening does not), a device never end.
+inline expected<std::optional<std::string>> read_small_file(const std::string& path, std::size_t max_bytes,
+                                                            Errc too_large = Errc::io_error) {
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+    if (fd < 0) {
+        if (errno == ENOENT || errno == ENOTDIR) return std::optional<std::string>{};
+        return fail(Error(Errc::io_error, std::string("cannot open: ") + std::strerror(errno)).in_file(path));
+    }
+    struct Closer {
+        int fd;
+        ~Closer() { ::close(fd); }
+    } closer{fd};
+    struct stat st {};
+    if (::fstat(fd, &st) != 0)
+        return fail(Error(Errc::io_error, std::string("cannot stat: ") + std::strerror(errno)).in_file(path));
+    if (!S_ISREG(st.st_mode)) return fail(Error(Errc::io_error, "not a regular file").in_file(path));
+    if (static_cast<std::size_t>(st.st_size) > max_bytes)
+        return fail(Error(too_large, "the file is too large (more than " + std::to_string(max_bytes) + " bytes)")
+                        .in_file(path));
+    auto text = read_all(fd, max_bytes, path, too_large);
+    if (!text) return fail(text.error());
+    return std::optional<std::string>(std::move(*text));
+}
+
 class DiskFs final : public FsView {
 public:
     expected<std::optional<FileStat>> lstat(const std::string& path) const override {
@@ -93,32 +139,7 @@ public:
     }
 
     expected<std::optional<std::string>> read_text(const std::string& path, std::size_t max_bytes) const override {
-        // O_NONBLOCK: a FIFO planted where a small file should be must not hang us.
-        const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-        if (fd < 0) {
-            if (errno == ENOENT || errno == ENOTDIR) return std::optional<std::string>{};
-            return fail(Error(Errc::io_error, std::strerror(errno)).in_file(path));
-        }
-        struct Closer {
-            int fd;
-            ~Closer() { ::close(fd); }
-        } closer{fd};
-        struct stat st {};
-        if (::fstat(fd, &st) != 0) return fail(Error(Errc::io_error, std::strerror(errno)).in_file(path));
-        if (!S_ISREG(st.st_mode)) return fail(Error(Errc::io_error, "not a regular file").in_file(path));
-        std::string text;
-        char buf[4096];
-        for (;;) {
-            const ssize_t n = ::read(fd, buf, sizeof buf);
-            if (n < 0) {
-                if (errno == EINTR) continue;
-                return fail(Error(Errc::io_error, std::strerror(errno)).in_file(path));
-            }
-            if (n == 0) break;
-            text.append(buf, static_cast<std::size_t>(n));
-            if (text.size() > max_bytes) return fail(Error(Errc::io_error, "the file is too large").in_file(path));
-        }
-        return std::optional<std::string>(std::move(text));
+        return read_small_file(path, max_bytes);
     }
 };
 

@@ -12,17 +12,12 @@
 // explicitly (flag, or a replacement managed path) must exist.
 #pragma once
 
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
-#include <cerrno>
-#include <cstring>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "sbx/expected.hpp"
+#include "sbx/fs_view_disk.hpp"
 #include "sbx/settings.hpp"
 
 namespace sbx {
@@ -37,42 +32,11 @@ inline constexpr std::string_view kManagedSettingsPath = "/etc/claude-code/manag
 // Settings files are small; anything larger than this is refused, not read.
 inline constexpr std::size_t kMaxSettingsBytes = 4u << 20;
 
-// The whole of a regular file, or nullopt when nothing is at `path`. Refuses
-// anything that is not a regular file (a FIFO would block, a device never end).
+// The whole of a settings file, or nullopt when nothing is at `path`. Anything
+// but a regular file is refused (a FIFO would block, a device never end), and so
+// is one past the size limit, as invalid settings.
 inline expected<std::optional<std::string>> read_settings_text(const std::string& path) {
-    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
-    if (fd < 0) {
-        if (errno == ENOENT || errno == ENOTDIR) return std::optional<std::string>{};
-        return fail(Error(Errc::io_error, std::string("cannot open: ") + std::strerror(errno)).in_file(path));
-    }
-    struct Closer {
-        int fd;
-        ~Closer() { ::close(fd); }
-    } closer{fd};
-    struct stat st {};
-    if (::fstat(fd, &st) != 0)
-        return fail(Error(Errc::io_error, std::string("cannot stat: ") + std::strerror(errno)).in_file(path));
-    if (!S_ISREG(st.st_mode)) return fail(Error(Errc::io_error, "not a regular file").in_file(path));
-    if (static_cast<std::size_t>(st.st_size) > kMaxSettingsBytes)
-        return fail(Error(Errc::invalid_settings, "the file is larger than " + std::to_string(kMaxSettingsBytes) +
-                                                      " bytes; settings files are small")
-                        .in_file(path));
-    std::string text;
-    char buf[65536];
-    for (;;) {
-        ssize_t n = ::read(fd, buf, sizeof buf);
-        if (n < 0) {
-            if (errno == EINTR) continue;
-            return fail(Error(Errc::io_error, std::string("cannot read: ") + std::strerror(errno)).in_file(path));
-        }
-        if (n == 0) break;
-        text.append(buf, static_cast<std::size_t>(n));
-        if (text.size() > kMaxSettingsBytes)
-            return fail(Error(Errc::invalid_settings, "the file grew past " + std::to_string(kMaxSettingsBytes) +
-                                                          " bytes while being read")
-                            .in_file(path));
-    }
-    return std::optional<std::string>(std::move(text));
+    return read_small_file(path, kMaxSettingsBytes, Errc::invalid_settings);
 }
 
 // Which files make up the layers for one root.
