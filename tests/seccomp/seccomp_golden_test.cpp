@@ -19,15 +19,11 @@
 #include <cerrno>
 #include <csignal>
 #include <cstdlib>
-#include <fstream>
-#include <sstream>
 #include <string>
 
 #include "../../launchers/seccomp_filter.hpp"
+#include "../unit/golden.hpp"
 
-#ifndef SBX_SOURCE_DIR
-#error "SBX_SOURCE_DIR must name the source tree (tests/meson.build sets it)"
-#endif
 
 namespace {
 
@@ -42,17 +38,7 @@ std::string pfc(const SeccompOptions& options) {
 }
 
 void check_golden(const std::string& name, const std::string& text) {
-    const std::string file = std::string(SBX_SOURCE_DIR) + "/tests/golden/seccomp/" + name + ".pfc";
-    if (const char* u = std::getenv("SBX_UPDATE_GOLDEN"); u != nullptr && std::string(u) == "1") {
-        std::ofstream(file) << text;
-        MESSAGE("rewrote " << file);
-        return;
-    }
-    std::ifstream in(file);
-    REQUIRE_MESSAGE(in.good(), "missing golden file " << file << " (run with SBX_UPDATE_GOLDEN=1)");
-    std::stringstream want;
-    want << in.rdbuf();
-    CHECK_MESSAGE(text == want.str(), "seccomp PFC differs from " << file << ":\n" << text);
+    sbx_test::check_golden("seccomp/" + name + ".pfc", text, "seccomp PFC");
 }
 
 }  // namespace

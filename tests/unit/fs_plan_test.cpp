@@ -9,18 +9,13 @@
 #include <climits>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 #include <string>
 #include <vector>
 
 #include "sbx/fs_view_disk.hpp"
 #include "sbx/linux/bwrap.hpp"
+#include "golden.hpp"
 #include "temp_dir.hpp"
-
-#ifndef SBX_SOURCE_DIR
-#error "SBX_SOURCE_DIR must name the source tree (tests/meson.build sets it)"
-#endif
 
 namespace {
 
@@ -54,17 +49,7 @@ sbx::FsPlan plan_ok(const Setup& s, const sbx::FsView& fs, const sbx::PlanLimits
 void check_golden(const std::string& name, const sbx::FsPlan& plan) {
     std::string text;
     for (const auto& a : sbx::linux_sandbox::bwrap_fs_args(plan)) text += a + "\n";
-    const std::string file = std::string(SBX_SOURCE_DIR) + "/tests/golden/bwrap/" + name + ".args";
-    if (const char* u = std::getenv("SBX_UPDATE_GOLDEN"); u != nullptr && std::string(u) == "1") {
-        std::ofstream(file) << text;
-        MESSAGE("rewrote " << file);
-        return;
-    }
-    std::ifstream in(file);
-    REQUIRE_MESSAGE(in.good(), "missing golden file " << file << " (run with SBX_UPDATE_GOLDEN=1)");
-    std::stringstream want;
-    want << in.rdbuf();
-    CHECK_MESSAGE(text == want.str(), "bubblewrap arguments differ from " << file << ":\n" << text);
+    sbx_test::check_golden("bwrap/" + name + ".args", text, "bubblewrap arguments");
 }
 
 bool has_mount(const sbx::FsPlan& p, sbx::MountKind k, std::string_view path) {
