@@ -217,12 +217,7 @@ inline expected<FsExplanation> explain(const FsRules& rules, std::string_view pa
 namespace detail {
 
 // `p` with the symlinks of its literal part resolved; `p` itself when that fails.
-inline std::string real_form(const FsView& fs, const std::string& p) {
-    const std::string prefix = glob::has_wildcard(p) ? glob::literal_prefix(p) : p;
-    auto r = resolve(fs, prefix);
-    if (!r) return p;
-    return paths::normalize(*r + p.substr(prefix.size()));
-}
+inline std::string real_form(const FsView& fs, const std::string& p) { return resolve_pattern(fs, p).value_or(p); }
 
 }  // namespace detail
 

@@ -85,6 +85,16 @@ struct MergeOptions {
     bool trusted = true;  // false: the project's files keep only what tightens
 };
 
+// A path or pattern with the symlinks of its literal part resolved through `fs`:
+// "/link/**/x" -> "/target/**/x"; a plain path as resolve() gives it.
+inline expected<std::string> resolve_pattern(const FsView& fs, const std::string& p) {
+    if (!glob::has_wildcard(p)) return resolve(fs, p);
+    const std::string prefix = glob::literal_prefix(p);
+    auto r = resolve(fs, prefix);
+    if (!r) return r;
+    return paths::normalize(*r + p.substr(prefix.size()));
+}
+
 namespace detail {
 
 inline constexpr std::string_view kUntrusted = "left out: the project is not trusted, and this would loosen the sandbox";
@@ -302,17 +312,6 @@ private:
                 [](Settings& s) -> SourcedList& { return s.additional_directories; }, locked);
     }
 
-    // `p` (absolute, perhaps a pattern) with the symlinks of its literal part
-    // resolved: "/link/**/x" -> "/target/**/x".
-    expected<std::string> resolved(const std::string& p) const {
-        if (!glob::has_wildcard(p)) return resolve(fs_, p);
-        const std::string prefix = glob::literal_prefix(p);
-        auto r = resolve(fs_, prefix);
-        if (!r) return r;
-        std::string rest = p.substr(prefix.size());
-        return paths::normalize(*r + rest);
-    }
-
     // A path or pattern, split once, for the many comparisons below.
     struct Split {
         std::string text;
@@ -354,7 +353,7 @@ private:
                 if (is_repository(d.source.layer)) continue;
                 auto& entry = denied.emplace_back(Denied{{}, &d.source});
                 entry.forms.emplace_back(d.value);
-                if (auto real = resolved(d.value); real && *real != d.value) entry.forms.emplace_back(std::move(*real));
+                if (auto real = resolve_pattern(fs_, d.value); real && *real != d.value) entry.forms.emplace_back(std::move(*real));
             }
         }
         if (denied.empty()) return {};
@@ -365,7 +364,7 @@ private:
                     kept.push_back(std::move(e));
                     continue;
                 }
-                auto real = resolved(e.value);
+                auto real = resolve_pattern(fs_, e.value);
                 if (!real) {
                     drop(e.source, "left out: its symlinks could not be resolved (" + to_string(real.error()) +
                                        "), so it might reach a denied path");
