@@ -203,12 +203,23 @@ std::string temporary_directory() {
     return sbx::paths::join(base, name);
 }
 
-sbx::expected<sbx::Plan> plan_for(const Loaded& l, const std::vector<std::string>& argv, const sbx::FsView& fs) {
+// This process's environment, as "NAME=VALUE" strings.
+std::vector<std::string> environment() {
+    std::vector<std::string> out;
+    for (char** e = environ; *e != nullptr; ++e) out.emplace_back(*e);
+    return out;
+}
+
+sbx::expected<sbx::Plan> plan_for(const Loaded& l, const std::vector<std::string>& argv,
+                                  const std::vector<std::string>& pass_env, const sbx::FsView& fs) {
+    const auto env = environment();
     sbx::PlanRequest req;
     req.argv = argv;
     req.root = l.root;
     req.home = l.home;
     req.tmpdir = temporary_directory();
+    req.environ = env;
+    req.pass_env = pass_env;
     return sbx::make_plan(l.policy, req, fs);
 }
 
@@ -272,6 +283,7 @@ int run_explain(const ExplainArgs& a) {
 
 struct PlanArgs {
     SettingsArgs settings;
+    std::vector<std::string> pass_env;
     std::vector<std::string> command;
 };
 
@@ -279,7 +291,7 @@ int run_plan(const PlanArgs& a) {
     sbx::DiskFs fs;
     auto loaded = load_policy(a.settings, fs);
     if (!loaded) return report(loaded.error());
-    auto plan = plan_for(*loaded, a.command, fs);
+    auto plan = plan_for(*loaded, a.command, a.pass_env, fs);
     if (!plan) return report(plan.error());
     std::cout << sbx::to_json(*plan) << "\n";
     return kOk;

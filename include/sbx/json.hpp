@@ -74,6 +74,16 @@ inline std::size_t utf8_length(std::string_view s, std::size_t i) {
     return 0;
 }
 
+// Whether every byte of s belongs to a well-formed UTF-8 sequence.
+inline bool valid_utf8(std::string_view s) {
+    for (std::size_t i = 0; i < s.size();) {
+        const std::size_t n = utf8_length(s, i);
+        if (n == 0) return false;
+        i += n;
+    }
+    return true;
+}
+
 // A strict RFC 8259 scanner whose only job is to find where a document goes wrong.
 // It accepts exactly what simdjson accepts for the documents sbx reads (one value,
 // UTF-8, depth bounded); the first error wins.

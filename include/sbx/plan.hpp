@@ -1,14 +1,17 @@
 // sbx/plan.hpp - a policy and a command compiled into the plan a launcher carries out.
 //
 // make_plan() gathers the protected paths of the root, compiles the filesystem
-// rules and plans the mounts; to_json() writes the versioned document a launcher
-// reads (docs/plan.md). Everything is decided here: the launcher only re-checks
-// the identities the plan recorded and carries it out.
+// rules, plans the mounts and picks the command's environment; to_json() writes
+// the versioned document a launcher reads (docs/plan.md) and parse_plan() reads
+// it back, strictly. Everything is decided here: the launcher only re-checks the
+// identities the plan recorded and carries it out.
 #pragma once
 
+#include <span>
 #include <string>
 #include <vector>
 
+#include "sbx/env.hpp"
 #include "sbx/fs_plan.hpp"
 #include "sbx/json.hpp"
 #include "sbx/policy.hpp"
@@ -25,14 +28,26 @@ struct PlanRequest {
     std::string cwd;                // absolute; the root when empty
     std::string home;               // absolute, normalised
     std::string tmpdir;             // the command's temporary directory: absolute, not yet existing
+    std::span<const std::string> environ;   // the caller's environment, "NAME=VALUE"
+    std::span<const std::string> pass_env;  // names passed on purpose (`--env NAME`)
 };
+
+// What the network namespace holds. Version 1 knows one mode: nothing (no
+// interface but loopback, no proxy).
+enum class NetworkMode { none };
 
 struct Plan {
     int version = kPlanVersion;
     std::vector<std::string> argv;
     std::string root, cwd, tmpdir;
-    bool enabled = true;             // the policy's `enabled`
+    std::vector<EnvVar> env;          // the command's environment, TMPDIR included
+    std::vector<EnvVar> loader_env;   // LD_*, GCONV_PATH: set inside the sandbox only
+    std::vector<RemovedEnvVar> env_removed;
+    std::string bwrap_path;           // absolute; empty: `bwrap` on PATH
+    bool enabled = true;              // the policy's `enabled`; launchers confine either way
     bool fail_if_unavailable = true;
+    bool allow_unix_sockets = false;  // seccomp keeps socket(AF_UNIX) and every socketpair
+    NetworkMode network = NetworkMode::none;
     FsPlan filesystem;
     std::vector<Warning> warnings;  // the policy's, the rules', the plan's
 };
@@ -54,6 +69,34 @@ inline expected<Plan> make_plan(const Policy& policy, const PlanRequest& req, co
     plan.enabled = policy.enabled.value;
     plan.fail_if_unavailable = policy.fail_if_unavailable.value;
     plan.warnings = policy.warnings;
+    if (policy.bwrap_path) {
+        const auto& b = *policy.bwrap_path;
+        if (!paths::is_absolute(b.value) || paths::normalize(b.value) != b.value)
+            return fail(Error(Errc::invalid_settings, "bwrapPath must be an absolute, normalised path")
+                            .in_file(b.source.file.str())
+                            .at_key(b.source.key));
+        plan.bwrap_path = b.value;
+    }
+    if (policy.network.allow_all_unix_sockets.value || !policy.network.allow_unix_sockets.empty()) {
+        plan.allow_unix_sockets = true;
+        const auto& src = policy.network.allow_all_unix_sockets.value ? policy.network.allow_all_unix_sockets.source
+                                                                       : std::optional<Source>(
+                                                                             policy.network.allow_unix_sockets.front().source);
+        plan.warnings.push_back(Warning{src ? src->file.str() : "", src ? src->key : "",
+                                        "Linux cannot tell Unix socket paths apart: the command may create and "
+                                        "connect every Unix socket it can reach"});
+    }
+    if (!policy.network.allowed_domains.empty()) {
+        const auto& src = policy.network.allowed_domains.front().source;
+        plan.warnings.push_back(Warning{src.file.str(), src.key,
+                                        "this sbx has no network proxy yet: the command gets no network, and no "
+                                        "allowed host is reachable"});
+    }
+    auto env = command_environment(policy, EnvRequest{req.environ, req.pass_env, req.tmpdir});
+    if (!env) return fail(env.error());
+    plan.env = std::move(env->env);
+    plan.loader_env = std::move(env->loader);
+    plan.env_removed = std::move(env->removed);
 
     CachedFs cached(fs);
     auto prot = protected_paths(req.root, req.home, cached);
@@ -89,12 +132,26 @@ inline void write_identity(json::Writer& w, const Identity& id) {
 // The plan as the versioned JSON document of docs/plan.md.
 inline std::string to_json(const Plan& p) {
     json::Writer w;
+    auto env_object = [&](const std::vector<EnvVar>& vars) {
+        w.begin_object();
+        for (const auto& v : vars) w.key(v.name).value(v.value);
+        w.end_object();
+    };
     w.begin_object().key("version").value(p.version);
     w.key("command").begin_object().key("argv").begin_array();
     for (const auto& a : p.argv) w.value(a);
-    w.end_array().key("cwd").value(p.cwd).end_object();
+    w.end_array().key("cwd").value(p.cwd).key("env");
+    env_object(p.env);
+    w.key("loaderEnv");
+    env_object(p.loader_env);
+    w.key("envRemoved").begin_array();
+    for (const auto& r : p.env_removed) w.begin_object().key("name").value(r.name).key("why").value(r.why).end_object();
+    w.end_array().end_object();
     w.key("root").value(p.root).key("tmpdir").value(p.tmpdir);
+    if (!p.bwrap_path.empty()) w.key("bwrapPath").value(p.bwrap_path);
     w.key("enabled").value(p.enabled).key("failIfUnavailable").value(p.fail_if_unavailable);
+    w.key("seccomp").begin_object().key("allowUnixSockets").value(p.allow_unix_sockets).end_object();
+    w.key("network").begin_object().key("mode").value("none").end_object();
     w.key("filesystem").begin_object().key("isolated").value(p.filesystem.isolated).key("mounts").begin_array();
     for (const auto& m : p.filesystem.mounts) {
         w.begin_object().key("kind").value(mount_kind_name(m.kind)).key("path").value(m.path);
@@ -118,6 +175,371 @@ inline std::string to_json(const Plan& p) {
         w.begin_object().key("file").value(wn.file).key("key").value(wn.key).key("message").value(wn.message).end_object();
     w.end_array().end_object();
     return w.take();
+}
+
+namespace detail {
+
+// Reads a plan document strictly: every key known, every required key present,
+// every value of its type, every path absolute and normalised. Errors are
+// INVALID_PLAN naming the key path (`filesystem.mounts[3].expect.ino`).
+class PlanReader {
+public:
+    using element = simdjson::dom::element;
+    using element_type = simdjson::dom::element_type;
+
+    expected<Plan> read(element root) {
+        Plan p;
+        auto top = members(root, "", {"version", "command", "root", "tmpdir", "bwrapPath", "enabled", "failIfUnavailable",
+                                      "seccomp", "network", "filesystem", "warnings"},
+                           {"version", "command", "root", "tmpdir", "enabled", "failIfUnavailable", "seccomp",
+                            "network", "filesystem"});
+        if (!top) return fail(top.error());
+        // The version first: a document of another version is refused as such, not
+        // for the keys it has.
+        auto version = integer(top->at("version"), "version");
+        if (!version) return fail(version.error());
+        if (*version != static_cast<std::uint64_t>(kPlanVersion))
+            return error("version", "unknown plan version " + std::to_string(*version) + "; this launcher reads " +
+                                        std::to_string(kPlanVersion));
+        if (auto r = read_command(top->at("command"), p); !r) return fail(r.error());
+        for (auto [key, out] : {std::pair{"root", &p.root}, std::pair{"tmpdir", &p.tmpdir}}) {
+            auto v = path(top->at(key), key);
+            if (!v) return fail(v.error());
+            *out = std::move(*v);
+        }
+        if (p.root == "/") return error("root", "the root may not be /: everything would be writable");
+        if (paths::at_or_under(p.root, p.tmpdir) || paths::at_or_under(p.tmpdir, p.root))
+            return error("tmpdir", "the temporary directory and the root may not hold each other");
+        if (top->has("bwrapPath")) {
+            auto v = path(top->at("bwrapPath"), "bwrapPath");
+            if (!v) return fail(v.error());
+            p.bwrap_path = std::move(*v);
+        }
+        for (auto [key, out] : {std::pair{"enabled", &p.enabled}, std::pair{"failIfUnavailable", &p.fail_if_unavailable}}) {
+            auto v = boolean(top->at(key), key);
+            if (!v) return fail(v.error());
+            *out = *v;
+        }
+        auto sec = members(top->at("seccomp"), "seccomp", {"allowUnixSockets"}, {"allowUnixSockets"});
+        if (!sec) return fail(sec.error());
+        auto unix_sockets = boolean(sec->at("allowUnixSockets"), "seccomp.allowUnixSockets");
+        if (!unix_sockets) return fail(unix_sockets.error());
+        p.allow_unix_sockets = *unix_sockets;
+        auto net = members(top->at("network"), "network", {"mode"}, {"mode"});
+        if (!net) return fail(net.error());
+        auto mode = string(net->at("mode"), "network.mode");
+        if (!mode) return fail(mode.error());
+        if (*mode != "none") return error("network.mode", "unknown network mode '" + *mode + "'; version 1 knows \"none\"");
+        if (auto r = read_filesystem(top->at("filesystem"), p); !r) return fail(r.error());
+        if (top->has("warnings")) {
+            if (auto r = read_warnings(top->at("warnings"), p); !r) return fail(r.error());
+        }
+        return p;
+    }
+
+private:
+    // An object's members by key, each checked against `known` and `required`.
+    struct Members {
+        std::vector<std::pair<std::string_view, element>> list;
+        bool has(std::string_view k) const {
+            return std::any_of(list.begin(), list.end(), [&](const auto& m) { return m.first == k; });
+        }
+        element at(std::string_view k) const {
+            for (const auto& m : list)
+                if (m.first == k) return m.second;
+            return {};
+        }
+    };
+
+    static tl::unexpected<Error> error(std::string key, std::string message) {
+        return fail(Error(Errc::invalid_plan, std::move(message)).at_key(std::move(key)));
+    }
+    static std::string join(std::string_view parent, std::string_view key) {
+        return parent.empty() ? std::string(key) : std::string(parent) + "." + std::string(key);
+    }
+    static std::string index(std::string_view parent, std::size_t i) {
+        return std::string(parent) + "[" + std::to_string(i) + "]";
+    }
+    static tl::unexpected<Error> type_error(const std::string& key, std::string_view want, element got) {
+        return error(key, "expected " + std::string(want) + ", got " + std::string(json::type_name(got.type())));
+    }
+
+    static expected<Members> members(element v, std::string_view key, std::initializer_list<std::string_view> known,
+                                     std::initializer_list<std::string_view> required) {
+        if (v.type() != element_type::OBJECT) return type_error(std::string(key), "an object", v);
+        Members m;
+        for (auto field : simdjson::dom::object(v)) {
+            const std::string k = join(key, field.key);
+            if (m.has(field.key)) return error(k, "the key appears twice");
+            if (std::find(known.begin(), known.end(), field.key) == known.end()) return error(k, "unknown key");
+            m.list.emplace_back(field.key, field.value);
+        }
+        for (auto r : required)
+            if (!m.has(r)) return error(join(key, r), "missing");
+        return m;
+    }
+    static expected<std::string> string(element v, const std::string& key) {
+        std::string_view s;
+        if (v.get(s) != simdjson::SUCCESS) return type_error(key, "a string", v);
+        if (s.find('\0') != std::string_view::npos) return error(key, "a NUL character is not allowed");
+        return std::string(s);
+    }
+    static expected<std::string> path(element v, const std::string& key) {
+        auto s = string(v, key);
+        if (!s) return s;
+        if (!paths::is_absolute(*s) || paths::normalize(*s) != *s)
+            return error(key, "'" + *s + "' is not an absolute, normalised path");
+        return s;
+    }
+    static expected<bool> boolean(element v, const std::string& key) {
+        bool b = false;
+        if (v.get(b) != simdjson::SUCCESS) return type_error(key, "true or false", v);
+        return b;
+    }
+    static expected<std::uint64_t> integer(element v, const std::string& key) {
+        std::uint64_t n = 0;
+        if (v.type() != element_type::UINT64 && v.type() != element_type::INT64) return type_error(key, "an integer", v);
+        if (v.get(n) != simdjson::SUCCESS) return error(key, "expected an integer from 0 to 2^64-1");
+        return n;
+    }
+    static expected<simdjson::dom::array> array(element v, const std::string& key) {
+        if (v.type() != element_type::ARRAY) return type_error(key, "an array", v);
+        return simdjson::dom::array(v);
+    }
+
+    static expected<void> read_env(element v, const std::string& key, std::vector<EnvVar>& out, bool loader) {
+        if (v.type() != element_type::OBJECT) return type_error(key, "an object", v);
+        for (auto field : simdjson::dom::object(v)) {
+            const std::string k = key + "." + std::string(field.key);
+            if (!valid_env_name(field.key)) return error(k, "not a variable name");
+            if (std::any_of(out.begin(), out.end(), [&](const EnvVar& e) { return e.name == field.key; }))
+                return error(k, "the key appears twice");
+            if (is_loader_variable(field.key) != loader)
+                return error(k, loader ? "only LD_* and GCONV_PATH belong in loaderEnv"
+                                       : "a loader variable belongs in loaderEnv, which bubblewrap never sees");
+            auto value = string(field.value, k);
+            if (!value) return fail(value.error());
+            out.push_back({std::string(field.key), std::move(*value)});
+        }
+        return {};
+    }
+
+    static expected<void> read_command(element v, Plan& p) {
+        auto m = members(v, "command", {"argv", "cwd", "env", "loaderEnv", "envRemoved"},
+                         {"argv", "cwd", "env", "loaderEnv"});
+        if (!m) return fail(m.error());
+        auto argv = array(m->at("argv"), "command.argv");
+        if (!argv) return fail(argv.error());
+        std::size_t i = 0;
+        for (auto a : *argv) {
+            auto s = string(a, index("command.argv", i++));
+            if (!s) return fail(s.error());
+            p.argv.push_back(std::move(*s));
+        }
+        if (p.argv.empty()) return error("command.argv", "no command: the array is empty");
+        if (p.argv.front().empty()) return error("command.argv[0]", "the command's name is empty");
+        auto cwd = path(m->at("cwd"), "command.cwd");
+        if (!cwd) return fail(cwd.error());
+        p.cwd = std::move(*cwd);
+        if (auto r = read_env(m->at("env"), "command.env", p.env, false); !r) return r;
+        if (auto r = read_env(m->at("loaderEnv"), "command.loaderEnv", p.loader_env, true); !r) return r;
+        if (m->has("envRemoved")) {
+            auto removed = array(m->at("envRemoved"), "command.envRemoved");
+            if (!removed) return fail(removed.error());
+            i = 0;
+            for (auto r : *removed) {
+                const std::string k = index("command.envRemoved", i++);
+                auto rm = members(r, k, {"name", "why"}, {"name"});
+                if (!rm) return fail(rm.error());
+                RemovedEnvVar out;
+                auto name = string(rm->at("name"), k + ".name");
+                if (!name) return fail(name.error());
+                out.name = std::move(*name);
+                if (rm->has("why")) {
+                    auto why = string(rm->at("why"), k + ".why");
+                    if (!why) return fail(why.error());
+                    out.why = std::move(*why);
+                }
+                p.env_removed.push_back(std::move(out));
+            }
+        }
+        return {};
+    }
+
+    static expected<Identity> identity(element v, const std::string& key) {
+        auto first = members(v, key, {"exists", "type", "dev", "ino", "nlink"}, {"exists"});
+        if (!first) return fail(first.error());
+        auto exists = boolean(first->at("exists"), key + ".exists");
+        if (!exists) return fail(exists.error());
+        Identity id;
+        if (!*exists) {
+            if (first->list.size() != 1) return error(key, "an identity that does not exist has no other keys");
+            return id;
+        }
+        auto m = members(v, key, {"exists", "type", "dev", "ino", "nlink"}, {"exists", "type", "dev", "ino", "nlink"});
+        if (!m) return fail(m.error());
+        id.exists = true;
+        auto type = string(m->at("type"), key + ".type");
+        if (!type) return fail(type.error());
+        if (*type == "directory") id.type = FileType::directory;
+        else if (*type == "file") id.type = FileType::regular;
+        else if (*type == "symlink") id.type = FileType::symlink;
+        else if (*type == "other") id.type = FileType::other;
+        else return error(key + ".type", "unknown type '" + *type + "'; expected directory, file, symlink or other");
+        for (auto [name, out] : {std::pair{"dev", &id.dev}, std::pair{"ino", &id.ino}, std::pair{"nlink", &id.nlink}}) {
+            auto n = integer(m->at(name), key + "." + name);
+            if (!n) return fail(n.error());
+            *out = *n;
+        }
+        return id;
+    }
+
+    static expected<std::string> why(const Members& m, const std::string& key) {
+        if (!m.has("why")) return std::string();
+        return string(m.at("why"), key + ".why");
+    }
+
+    static expected<void> read_filesystem(element v, Plan& p) {
+        auto m = members(v, "filesystem", {"isolated", "mounts", "placeholders", "removeIfCreated"},
+                         {"isolated", "mounts", "placeholders", "removeIfCreated"});
+        if (!m) return fail(m.error());
+        auto isolated = boolean(m->at("isolated"), "filesystem.isolated");
+        if (!isolated) return fail(isolated.error());
+        p.filesystem.isolated = *isolated;
+
+        auto mounts = array(m->at("mounts"), "filesystem.mounts");
+        if (!mounts) return fail(mounts.error());
+        std::size_t i = 0;
+        for (auto e : *mounts) {
+            const std::string k = index("filesystem.mounts", i++);
+            auto mm = members(e, k, {"kind", "path", "source", "expect", "why"}, {"kind", "path", "expect"});
+            if (!mm) return fail(mm.error());
+            Mount mount;
+            auto kind = string(mm->at("kind"), k + ".kind");
+            if (!kind) return fail(kind.error());
+            static constexpr MountKind kinds[] = {MountKind::bind, MountKind::ro_bind, MountKind::pin, MountKind::mask_dir,
+                                                  MountKind::mask_file};
+            auto found = std::find_if(std::begin(kinds), std::end(kinds), [&](MountKind mk) { return mount_kind_name(mk) == *kind; });
+            if (found == std::end(kinds))
+                return error(k + ".kind", "unknown kind '" + *kind + "'; expected bind, ro-bind, pin, mask-dir or mask-file");
+            mount.kind = *found;
+            auto where = path(mm->at("path"), k + ".path");
+            if (!where) return fail(where.error());
+            mount.path = std::move(*where);
+            const bool binds = mount.kind == MountKind::bind || mount.kind == MountKind::ro_bind;
+            if (binds != mm->has("source"))
+                return error(k + ".source", binds ? "missing" : "only bind and ro-bind have a source");
+            if (binds) {
+                auto src = path(mm->at("source"), k + ".source");
+                if (!src) return fail(src.error());
+                mount.source = std::move(*src);
+            }
+            if (mount.path == "/") return error(k + ".path", "a mount over / would replace the read-only view of it");
+            auto expect = identity(mm->at("expect"), k + ".expect");
+            if (!expect) return fail(expect.error());
+            mount.expect = *expect;
+            if ((mount.kind == MountKind::pin || mount.kind == MountKind::mask_dir) &&
+                (!mount.expect.exists || mount.expect.type != FileType::directory))
+                return error(k + ".expect", "a " + *kind + " is of an existing directory");
+            if (mount.kind == MountKind::mask_file && (!mount.expect.exists || mount.expect.type == FileType::directory))
+                return error(k + ".expect", "a mask-file is of an existing path that is not a directory");
+            auto w = why(*mm, k);
+            if (!w) return fail(w.error());
+            mount.why = std::move(*w);
+            p.filesystem.mounts.push_back(std::move(mount));
+        }
+
+        auto placeholders = array(m->at("placeholders"), "filesystem.placeholders");
+        if (!placeholders) return fail(placeholders.error());
+        i = 0;
+        for (auto e : *placeholders) {
+            const std::string k = index("filesystem.placeholders", i++);
+            auto pm = members(e, k, {"path", "kind", "parent", "why"}, {"path", "kind", "parent"});
+            if (!pm) return fail(pm.error());
+            PlaceholderOp ph;
+            auto where = path(pm->at("path"), k + ".path");
+            if (!where) return fail(where.error());
+            ph.path = std::move(*where);
+            if (ph.path == "/") return error(k + ".path", "/ cannot be a placeholder");
+            auto kind = string(pm->at("kind"), k + ".kind");
+            if (!kind) return fail(kind.error());
+            if (*kind == "file") ph.kind = Placeholder::file;
+            else if (*kind == "directory") ph.kind = Placeholder::directory;
+            else return error(k + ".kind", "unknown kind '" + *kind + "'; expected file or directory");
+            auto parent = identity(pm->at("parent"), k + ".parent");
+            if (!parent) return fail(parent.error());
+            if (!parent->exists || parent->type != FileType::directory)
+                return error(k + ".parent", "a placeholder goes in an existing directory");
+            ph.parent = *parent;
+            auto w = why(*pm, k);
+            if (!w) return fail(w.error());
+            ph.why = std::move(*w);
+            // The launcher creates it and removes it after: it must not be inside
+            // the temporary directory it removes, nor be the root itself.
+            if (paths::at_or_under(ph.path, p.tmpdir) || ph.path == p.root)
+                return error(k + ".path", "a placeholder may not be the root or inside the temporary directory");
+            p.filesystem.placeholders.push_back(std::move(ph));
+        }
+
+        auto remove = array(m->at("removeIfCreated"), "filesystem.removeIfCreated");
+        if (!remove) return fail(remove.error());
+        i = 0;
+        for (auto e : *remove) {
+            const std::string k = index("filesystem.removeIfCreated", i++);
+            auto rm = members(e, k, {"path", "why"}, {"path"});
+            if (!rm) return fail(rm.error());
+            RemoveIfCreated r;
+            auto where = path(rm->at("path"), k + ".path");
+            if (!where) return fail(where.error());
+            r.path = std::move(*where);
+            // Whatever is there after the command is removed, so the path must lie
+            // strictly inside the root: nothing else is the command's to make.
+            if (r.path == p.root || !paths::at_or_under(r.path, p.root))
+                return error(k + ".path", "'" + r.path + "' is not inside the root");
+            auto w = why(*rm, k);
+            if (!w) return fail(w.error());
+            r.why = std::move(*w);
+            p.filesystem.remove_if_created.push_back(std::move(r));
+        }
+        return {};
+    }
+
+    static expected<void> read_warnings(element v, Plan& p) {
+        auto list = array(v, "warnings");
+        if (!list) return fail(list.error());
+        std::size_t i = 0;
+        for (auto e : *list) {
+            const std::string k = index("warnings", i++);
+            auto wm = members(e, k, {"file", "key", "message"}, {"message"});
+            if (!wm) return fail(wm.error());
+            Warning w;
+            for (auto [name, out] : {std::pair{"file", &w.file}, std::pair{"key", &w.key}, std::pair{"message", &w.message}}) {
+                if (!wm->has(name)) continue;
+                auto s = string(wm->at(name), k + "." + name);
+                if (!s) return fail(s.error());
+                *out = std::move(*s);
+            }
+            p.warnings.push_back(std::move(w));
+        }
+        return {};
+    }
+};
+
+}  // namespace detail
+
+// Reads a plan document (docs/plan.md) strictly. `origin` names where it came
+// from in errors ("standard input", "fd 3"). Errors are INVALID_PLAN with the
+// key path, or with the line and column of malformed JSON.
+inline expected<Plan> parse_plan(std::string_view text, std::string origin) {
+    auto doc = json::parse(text);
+    if (!doc) {
+        Error e = doc.error();
+        e.code = Errc::invalid_plan;
+        return fail(std::move(e).in_file(std::move(origin)));
+    }
+    auto plan = detail::PlanReader{}.read((*doc)->root());
+    if (!plan) return fail(Error(plan.error()).in_file(std::move(origin)));
+    return plan;
 }
 
 }  // namespace sbx
