@@ -17,6 +17,7 @@ namespace sbx {
 enum class Errc {
     invalid_settings,     // a settings file is malformed or has a wrong type
     invalid_plan,         // a plan document is malformed or inconsistent
+    stale_plan,           // the disk changed since the plan was made
     invalid_argument,     // a caller handed the engine a value it cannot use
     io_error,             // a file could not be read (edges only)
     unavailable,          // the sandbox cannot run; cause says why
@@ -29,6 +30,7 @@ constexpr std::string_view errc_name(Errc code) noexcept {
     switch (code) {
         case Errc::invalid_settings: return "INVALID_SETTINGS";
         case Errc::invalid_plan: return "INVALID_PLAN";
+        case Errc::stale_plan: return "STALE_PLAN";
         case Errc::invalid_argument: return "INVALID_ARGUMENT";
         case Errc::io_error: return "IO_ERROR";
         case Errc::unavailable: return "UNAVAILABLE";

@@ -501,6 +501,19 @@ private:
             r.why = std::move(*w);
             p.filesystem.remove_if_created.push_back(std::move(r));
         }
+
+        // Only the launcher's own creations may be missing when the plan is made:
+        // anything else would have bubblewrap make a mount point on the host.
+        for (std::size_t j = 0; j < p.filesystem.mounts.size(); ++j) {
+            const auto& mt = p.filesystem.mounts[j];
+            if (mt.expect.exists) continue;
+            const bool made = mt.path == p.tmpdir ||
+                              std::any_of(p.filesystem.placeholders.begin(), p.filesystem.placeholders.end(),
+                                          [&](const PlaceholderOp& ph) { return ph.path == mt.path; });
+            if (!made || mt.source != mt.path)
+                return error(index("filesystem.mounts", j) + ".expect",
+                             "only the temporary directory and placeholders may be missing when the plan is made");
+        }
         return {};
     }
 
@@ -526,6 +539,54 @@ private:
 };
 
 }  // namespace detail
+
+namespace detail {
+
+inline std::string describe_identity(const Identity& id) {
+    if (!id.exists) return "nothing";
+    std::string_view type = id.type == FileType::directory ? "a directory"
+                            : id.type == FileType::regular ? "a file"
+                            : id.type == FileType::symlink ? "a symlink"
+                                                           : "a special file";
+    return std::string(type) + " (device " + std::to_string(id.dev) + ", inode " + std::to_string(id.ino) + ", " +
+           std::to_string(id.nlink) + " links)";
+}
+
+}  // namespace detail
+
+// Whether the disk still looks as it did when the plan was made: every mount's
+// source (binds) or path (pins, masks), every placeholder's parent, and nothing
+// at the placeholders, the removeIfCreated paths and the temporary directory.
+// Fails with STALE_PLAN naming the first path that differs.
+inline expected<void> verify_plan(const Plan& p, const FsView& fs) {
+    auto check = [&](const std::string& path, const Identity& want, std::string_view what) -> expected<void> {
+        auto st = fs.lstat(path);
+        if (!st)
+            return fail(Error(Errc::stale_plan, "cannot look at " + std::string(what)).in_file(path).caused_by(st.error()));
+        const Identity got = detail::identity_of(*st);
+        if (got.exists == want.exists &&
+            (!got.exists || (got.type == want.type && got.dev == want.dev && got.ino == want.ino && got.nlink == want.nlink)))
+            return {};
+        return fail(Error(Errc::stale_plan, std::string(what) + " changed since the plan was made: it was " +
+                                                detail::describe_identity(want) + ", it is " +
+                                                detail::describe_identity(got) + "; make the plan again")
+                        .in_file(path));
+    };
+    if (auto r = check(p.tmpdir, Identity{}, "the temporary directory"); !r) return r;
+    for (const auto& m : p.filesystem.mounts) {
+        const bool binds = m.kind == MountKind::bind || m.kind == MountKind::ro_bind;
+        // The temporary directory and the placeholders are made by the launcher.
+        if (binds && !m.expect.exists) continue;
+        if (auto r = check(binds ? m.source : m.path, m.expect, "a mounted path"); !r) return r;
+    }
+    for (const auto& ph : p.filesystem.placeholders) {
+        if (auto r = check(paths::parent(ph.path), ph.parent, "a placeholder's directory"); !r) return r;
+        if (auto r = check(ph.path, Identity{}, "a placeholder's path"); !r) return r;
+    }
+    for (const auto& r : p.filesystem.remove_if_created)
+        if (auto c = check(r.path, Identity{}, "a path removed after the command if it makes one"); !c) return c;
+    return {};
+}
 
 // Reads a plan document (docs/plan.md) strictly. `origin` names where it came
 // from in errors ("standard input", "fd 3"). Errors are INVALID_PLAN with the
