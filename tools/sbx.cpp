@@ -2,7 +2,9 @@
 //
 //   sbx policy  [--root DIR] [--settings FILE] [--managed-settings FILE] [--untrusted] [--json]
 //   sbx explain [same options] PATH
-//   sbx plan    [same options] -- COMMAND [ARG...]
+//   sbx plan    [same options] [--env NAME]... -- COMMAND [ARG...]
+//   sbx run     [same options] [--env NAME]... [--launcher PATH] -- COMMAND [ARG...]
+//   sbx doctor  [--json] [--launcher PATH]
 //
 // This file is the only place that prints and picks exit statuses; the engine
 // returns values. Exit statuses (README.md, "Exit statuses"):
@@ -11,14 +13,22 @@
 //   65  a settings file is invalid
 //   66  a file could not be read
 //   70  an internal error in sbx
+// `sbx run` becomes the launcher, so its statuses are the command's (see
+// launchers/sbx_linux.cpp); anything that goes wrong before is 125.
+// `sbx doctor` exits 1 when the sandbox cannot run here.
+#include <fcntl.h>
 #include <pwd.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <cerrno>
 #include <climits>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <iostream>
 #include <random>
 #include <string>
@@ -38,6 +48,7 @@ enum Exit : int {
     kInvalidInput = 65,
     kNoInput = 66,
     kInternal = 70,
+    kRunFailed = 125,  // sbx run: nothing ran
 };
 
 int exit_for(const sbx::Error& e) {
@@ -138,7 +149,7 @@ struct SettingsArgs {
     bool untrusted = false;
     bool json = false;
 
-    void add_to(CLI::App* cmd) {
+    void add_to(CLI::App* cmd, bool with_json = true) {
         cmd->add_option("--root", root, "The project directory (default: the current directory)");
         cmd->add_option("--settings", settings,
                         "More settings files, above the project's and below managed ones; a later one ranks higher")
@@ -146,7 +157,7 @@ struct SettingsArgs {
             ->allow_extra_args(false);
         cmd->add_option("--managed-settings", managed, "Read managed settings from FILE instead of the system path");
         cmd->add_flag("--untrusted", untrusted, "The project is not trusted: keep only what tightens the sandbox");
-        cmd->add_flag("--json", json, "Print JSON instead of text");
+        if (with_json) cmd->add_flag("--json", json, "Print JSON instead of text");
     }
 };
 
@@ -297,6 +308,76 @@ int run_plan(const PlanArgs& a) {
     return kOk;
 }
 
+// The launcher for this platform: --launcher, else beside this program, else
+// where the build tree puts it.
+sbx::expected<std::string> find_launcher(const std::string& given) {
+    if (!given.empty()) return absolute(given);
+    char self[PATH_MAX];
+    const ssize_t n = ::readlink("/proc/self/exe", self, sizeof self - 1);
+    if (n <= 0) return sbx::fail(sbx::Errc::internal, "cannot find this program's own path to look for sbx-linux");
+    const std::string dir = sbx::paths::parent(std::string(self, static_cast<std::size_t>(n)));
+    for (const auto& candidate : {sbx::paths::join(dir, "sbx-linux"), sbx::paths::join(dir, "../launchers/sbx-linux")})
+        if (::access(candidate.c_str(), X_OK) == 0) return candidate;
+    return sbx::fail(sbx::Error(sbx::Errc::io_error, "no sbx-linux beside sbx; install it there or pass --launcher PATH")
+                         .in_file(sbx::paths::join(dir, "sbx-linux")));
+}
+
+int run_failed(const sbx::Error& e) {
+    std::cerr << "sbx: " << sbx::errc_name(e.code) << ": " << sbx::to_string(e) << "\n";
+    return kRunFailed;
+}
+
+struct RunArgs {
+    PlanArgs plan;
+    std::string launcher;
+};
+
+int run_run(const RunArgs& a) {
+    sbx::DiskFs fs;
+    auto loaded = load_policy(a.plan.settings, fs);
+    if (!loaded) return run_failed(loaded.error());
+    auto plan = plan_for(*loaded, a.plan.command, a.plan.pass_env, fs);
+    if (!plan) return run_failed(plan.error());
+    auto launcher = find_launcher(a.launcher);
+    if (!launcher) return run_failed(launcher.error());
+    // The plan goes in a memfd, read from its start: a pipe would need a writer
+    // beside the launcher, and the terminal's standard input stays the command's.
+    const std::string text = sbx::to_json(*plan);
+    const int fd = ::memfd_create("sbx-plan", 0);
+    if (fd < 0) return run_failed(sbx::Error(sbx::Errc::internal, std::string("memfd_create: ") + std::strerror(errno)));
+    for (std::size_t off = 0; off < text.size();) {
+        const ssize_t n = ::write(fd, text.data() + off, text.size() - off);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) return run_failed(sbx::Error(sbx::Errc::internal, std::string("writing the plan: ") + std::strerror(errno)));
+        off += static_cast<std::size_t>(n);
+    }
+    ::lseek(fd, 0, SEEK_SET);
+    std::string fd_text = std::to_string(fd);
+    std::vector<char*> argv{launcher->data(), const_cast<char*>("--plan-fd"), fd_text.data(), nullptr};
+    ::execv(argv[0], argv.data());
+    return run_failed(sbx::Error(sbx::Errc::io_error, std::string("cannot run the launcher: ") + std::strerror(errno))
+                          .in_file(*launcher));
+}
+
+struct DoctorArgs {
+    bool json = false;
+    std::string launcher;
+};
+
+int run_doctor(const DoctorArgs& a) {
+    auto launcher = find_launcher(a.launcher);
+    if (!launcher) {
+        report(launcher.error());
+        return 1;
+    }
+    std::vector<char*> argv{launcher->data(), const_cast<char*>("--doctor")};
+    if (a.json) argv.push_back(const_cast<char*>("--json"));
+    argv.push_back(nullptr);
+    ::execv(argv[0], argv.data());
+    std::cerr << "sbx: cannot run " << *launcher << ": " << std::strerror(errno) << "\n";
+    return 1;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -316,13 +397,31 @@ int main(int argc, char** argv) {
     PlanArgs plan_args;
     auto* plan = app.add_subcommand("plan", "Print the plan for a command as JSON (docs/plan.md)");
     plan_args.settings.add_to(plan);
+    plan->add_option("--env", plan_args.pass_env, "Pass the variable NAME to the command although it looks like a secret")
+        ->take_all()
+        ->allow_extra_args(false);
     plan->add_option("command", plan_args.command, "The command, after --")->required();
+
+    RunArgs run_args;
+    auto* run = app.add_subcommand("run", "Run a command in the sandbox");
+    run_args.plan.settings.add_to(run, false);
+    run->add_option("--env", run_args.plan.pass_env,
+                    "Pass the variable NAME to the command although it looks like a secret")
+        ->take_all()
+        ->allow_extra_args(false);
+    run->add_option("--launcher", run_args.launcher, "The launcher to use (default: sbx-linux beside sbx)");
+    run->add_option("command", run_args.plan.command, "The command, after --")->required();
+
+    DoctorArgs doctor_args;
+    auto* doctor = app.add_subcommand("doctor", "Check whether the sandbox can run here, and what to do if not");
+    doctor->add_flag("--json", doctor_args.json, "Print JSON instead of text");
+    doctor->add_option("--launcher", doctor_args.launcher, "The launcher to ask (default: sbx-linux beside sbx)");
 
     const auto commands = app.get_subcommands([](const CLI::App*) { return true; });
     const bool known = argc > 1 && std::any_of(commands.begin(), commands.end(),
                                                [&](const CLI::App* c) { return c->check_name(argv[1]); });
     if (argc > 1 && argv[1][0] != '-' && !known) {
-        std::cerr << "sbx: USAGE: unknown command '" << argv[1] << "'; the commands are: policy, explain, plan (see sbx --help)\n";
+        std::cerr << "sbx: USAGE: unknown command '" << argv[1] << "'; the commands are: policy, explain, plan, run, doctor (see sbx --help)\n";
         return kUsage;
     }
     try {
@@ -335,15 +434,18 @@ int main(int argc, char** argv) {
         return app.exit(e);
     } catch (const CLI::ParseError& e) {
         std::cerr << "sbx: USAGE: " << e.what() << " (see sbx --help)\n";
-        return kUsage;
+        // `sbx run` promises 125 for anything that stops the command before it runs.
+        return argc > 1 && run->check_name(argv[1]) ? kRunFailed : kUsage;
     }
     try {
         if (*policy) return run_policy(pa);
         if (*explain) return run_explain(ea);
         if (*plan) return run_plan(plan_args);
+        if (*run) return run_run(run_args);
+        if (*doctor) return run_doctor(doctor_args);
     } catch (const std::exception& e) {
         std::cerr << "sbx: INTERNAL: " << e.what() << "\n";
-        return kInternal;
+        return *run ? kRunFailed : kInternal;
     }
     return kUsage;
 }

@@ -1,0 +1,232 @@
+#include "leftovers.hpp"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdint>
+#include <cstring>
+#include <ctime>
+#include <string>
+#include <vector>
+
+#include "sbx/error.hpp"
+
+namespace sbx::linux_sandbox {
+
+namespace {
+
+sbx::Error errno_error(const std::string& what, const std::string& path, int err) {
+    return sbx::Error(Errc::io_error, what + ": " + std::strerror(err)).in_file(path);
+}
+
+// Empties the directory open at `dirfd` (which it takes over). Directories the
+// command made unwritable or unreadable are opened up first: they are ours.
+sbx::expected<void> empty_directory(int dirfd, const std::string& path) {
+    struct stat st {};
+    if (::fstat(dirfd, &st) == 0 && (st.st_mode & 0700) != 0700) (void)::fchmod(dirfd, (st.st_mode & 07777) | 0700);
+    DIR* dir = ::fdopendir(dirfd);
+    if (dir == nullptr) {
+        const int err = errno;
+        ::close(dirfd);
+        return sbx::fail(errno_error("cannot list", path, err));
+    }
+    std::vector<std::string> names;
+    while (const dirent* e = ::readdir(dir)) {
+        const std::string_view n = e->d_name;
+        if (n != "." && n != "..") names.emplace_back(n);
+    }
+    sbx::expected<void> result;
+    for (const auto& name : names) {
+        const std::string child = path + "/" + name;
+        if (::unlinkat(::dirfd(dir), name.c_str(), 0) == 0 || errno == ENOENT) continue;
+        if (errno != EISDIR && errno != EPERM) {
+            result = sbx::fail(errno_error("cannot remove", child, errno));
+            continue;
+        }
+        const int sub = ::openat(::dirfd(dir), name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (sub < 0) {
+            result = sbx::fail(errno_error("cannot open", child, errno));
+            continue;
+        }
+        if (auto r = empty_directory(sub, child); !r) result = r;
+        if (::unlinkat(::dirfd(dir), name.c_str(), AT_REMOVEDIR) != 0 && errno != ENOENT)
+            result = sbx::fail(errno_error("cannot remove", child, errno));
+    }
+    ::closedir(dir);
+    return result;
+}
+
+bool wait_gone(pid_t pid) {
+    // The sandbox's bubblewrap dies with the launcher (--die-with-parent), and
+    // the processes inside with it; a zombie nobody reaps counts as gone.
+    for (int i = 0; i < 500; ++i) {
+        if (::kill(pid, 0) != 0 && errno == ESRCH) return true;
+        char buf[256] = {};
+        const std::string stat_path = "/proc/" + std::to_string(pid) + "/stat";
+        const int fd = ::open(stat_path.c_str(), O_RDONLY | O_CLOEXEC);
+        if (fd < 0) return true;
+        const ssize_t n = ::read(fd, buf, sizeof buf - 1);
+        ::close(fd);
+        if (n > 0) {
+            const char* paren = std::strrchr(buf, ')');
+            if (paren != nullptr && paren[1] == ' ' && (paren[2] == 'Z' || paren[2] == 'X')) return true;
+        }
+        const timespec ten_ms{0, 10'000'000};
+        ::nanosleep(&ten_ms, nullptr);
+    }
+    return false;
+}
+
+[[noreturn]] void reaper_main(int fd) {
+    ::setsid();
+    for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE, SIGTSTP, SIGTTIN, SIGTTOU, SIGUSR1, SIGUSR2})
+        ::signal(sig, SIG_IGN);
+    const int null = ::open("/dev/null", O_RDWR | O_CLOEXEC);
+    if (null >= 0)
+        for (int std_fd = 0; std_fd < 3; ++std_fd) ::dup2(null, std_fd);
+    std::vector<Leftover> list;
+    pid_t sandbox = -1;
+    auto read_exact = [&](void* out, std::size_t n) {
+        auto* p = static_cast<char*>(out);
+        while (n > 0) {
+            const ssize_t r = ::read(fd, p, n);
+            if (r < 0 && errno == EINTR) continue;
+            if (r <= 0) return false;
+            p += r;
+            n -= static_cast<std::size_t>(r);
+        }
+        return true;
+    };
+    for (;;) {
+        char kind = 0;
+        std::uint32_t len = 0;
+        if (!read_exact(&kind, 1) || !read_exact(&len, sizeof len) || len > (1u << 20)) break;
+        std::string payload(len, '\0');
+        if (!read_exact(payload.data(), len)) break;
+        if (kind == 'X') ::_exit(0);
+        if (kind == 'P') {
+            sandbox = static_cast<pid_t>(std::stol(payload));
+            continue;
+        }
+        list.push_back(Leftover{static_cast<LeftoverKind>(kind), std::move(payload)});
+    }
+    // The launcher is gone without dismissing us.
+    if (sandbox > 0) wait_gone(sandbox);
+    for (int attempt = 0; attempt < 20; ++attempt) {
+        if (remove_leftovers(list).empty()) break;
+        const timespec fifty_ms{0, 50'000'000};
+        ::nanosleep(&fifty_ms, nullptr);
+    }
+    ::_exit(0);
+}
+
+}  // namespace
+
+sbx::expected<void> remove_tree(const std::string& path) {
+    struct stat st {};
+    if (::lstat(path.c_str(), &st) != 0) {
+        if (errno == ENOENT) return {};
+        return sbx::fail(errno_error("cannot look at", path, errno));
+    }
+    if (!S_ISDIR(st.st_mode)) {
+        if (::unlink(path.c_str()) != 0 && errno != ENOENT) return sbx::fail(errno_error("cannot remove", path, errno));
+        return {};
+    }
+    const int fd = ::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0) return sbx::fail(errno_error("cannot open", path, errno));
+    auto emptied = empty_directory(fd, path);
+    if (::rmdir(path.c_str()) != 0 && errno != ENOENT) return sbx::fail(errno_error("cannot remove", path, errno));
+    return emptied;
+}
+
+std::vector<std::string> remove_leftovers(const std::vector<Leftover>& list) {
+    std::vector<std::string> problems;
+    for (auto it = list.rbegin(); it != list.rend(); ++it) {
+        switch (it->kind) {
+            case LeftoverKind::placeholder_file:
+                if (::unlink(it->path.c_str()) != 0 && errno != ENOENT)
+                    problems.push_back(it->path + ": cannot remove the placeholder: " + std::strerror(errno));
+                break;
+            case LeftoverKind::placeholder_dir:
+                if (::rmdir(it->path.c_str()) != 0 && errno != ENOENT)
+                    problems.push_back(it->path + ": cannot remove the placeholder: " + std::strerror(errno));
+                break;
+            case LeftoverKind::tmpdir:
+            case LeftoverKind::remove_if_created:
+                if (auto r = remove_tree(it->path); !r) problems.push_back(sbx::to_string(r.error()));
+                break;
+        }
+    }
+    return problems;
+}
+
+sbx::expected<Reaper> Reaper::start() {
+    int fds[2];
+    if (::pipe2(fds, O_CLOEXEC) != 0) return sbx::fail(errno_error("cannot make the reaper's pipe", "", errno));
+    const pid_t pid = ::fork();
+    if (pid < 0) {
+        const int err = errno;
+        ::close(fds[0]);
+        ::close(fds[1]);
+        return sbx::fail(errno_error("cannot start the reaper", "", err));
+    }
+    if (pid == 0) {
+        ::close(fds[1]);
+        // Nothing but the pipe: the reaper must not keep the terminal or any
+        // descriptor of the sandbox open.
+        for (int fd = 3; fd < 1024; ++fd)
+            if (fd != fds[0]) ::close(fd);
+        reaper_main(fds[0]);
+    }
+    ::close(fds[0]);
+    return Reaper(pid, fds[1]);
+}
+
+Reaper::Reaper(Reaper&& other) noexcept : pid_(other.pid_), fd_(other.fd_) {
+    other.pid_ = -1;
+    other.fd_ = -1;
+}
+
+Reaper::~Reaper() {
+    if (fd_ >= 0) ::close(fd_);
+    if (pid_ > 0) {
+        int status = 0;
+        while (::waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
+        }
+    }
+}
+
+void Reaper::send(char kind, const std::string& payload) {
+    if (fd_ < 0) return;
+    std::string msg(1, kind);
+    const auto len = static_cast<std::uint32_t>(payload.size());
+    msg.append(reinterpret_cast<const char*>(&len), sizeof len);
+    msg += payload;
+    // Below PIPE_BUF a write is atomic; a path is at most PATH_MAX (4096) bytes.
+    const char* p = msg.data();
+    std::size_t left = msg.size();
+    while (left > 0) {
+        const ssize_t n = ::write(fd_, p, left);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) return;
+        p += n;
+        left -= static_cast<std::size_t>(n);
+    }
+}
+
+void Reaper::made(const Leftover& l) { send(static_cast<char>(l.kind), l.path); }
+
+void Reaper::sandbox_pid(pid_t pid) { send('P', std::to_string(pid)); }
+
+void Reaper::dismiss() {
+    send('X', "");
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = -1;
+}
+
+}  // namespace sbx::linux_sandbox

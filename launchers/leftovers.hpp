@@ -1,0 +1,65 @@
+// launchers/leftovers.hpp - what a launcher makes on the host, and its removal.
+//
+// A launcher makes the command's temporary directory and the placeholders, and
+// must remove them, and whatever the command made at a removeIfCreated path,
+// however it ends. A Leftovers list records each thing right after it is made.
+// A reaper process, forked before anything is made, keeps a copy of the list
+// through a pipe: if the launcher dies without saying it cleaned up (SIGKILL
+// included), the reaper waits for the sandbox to go and removes them itself.
+#pragma once
+
+#include <sys/types.h>
+
+#include <string>
+#include <vector>
+
+#include "sbx/expected.hpp"
+
+namespace sbx::linux_sandbox {
+
+enum class LeftoverKind : char {
+    tmpdir = 'T',            // a directory and all in it
+    placeholder_file = 'F',  // an empty file: unlinked
+    placeholder_dir = 'D',   // an empty directory: rmdir'd
+    remove_if_created = 'R', // whatever is there: removed, a directory with all in it
+};
+
+struct Leftover {
+    LeftoverKind kind;
+    std::string path;
+};
+
+// Removes each leftover, last made first. Returns one line per thing that could
+// not be removed (empty: all gone). Never follows a symlink.
+std::vector<std::string> remove_leftovers(const std::vector<Leftover>& list);
+
+// Removes `path` and, for a directory, everything in it, without following
+// symlinks; nothing there is success.
+sbx::expected<void> remove_tree(const std::string& path);
+
+// The reaper: a child process in its own session, deaf to the terminal's signals.
+class Reaper {
+public:
+    // Forks it. Call before making anything.
+    static sbx::expected<Reaper> start();
+
+    Reaper(Reaper&& other) noexcept;
+    Reaper& operator=(Reaper&&) = delete;
+    ~Reaper();
+
+    // Tells it about one more thing made (or the sandbox's process, whose end it
+    // waits for before removing anything).
+    void made(const Leftover& l);
+    void sandbox_pid(pid_t pid);
+
+    // The launcher cleaned up itself: the reaper exits without touching anything.
+    void dismiss();
+
+private:
+    Reaper(pid_t pid, int fd) : pid_(pid), fd_(fd) {}
+    void send(char kind, const std::string& payload);
+    pid_t pid_ = -1;
+    int fd_ = -1;
+};
+
+}  // namespace sbx::linux_sandbox

@@ -1,0 +1,141 @@
+#include "stage.hpp"
+
+#include <fcntl.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+namespace sbx::linux_sandbox {
+
+namespace {
+
+void write_all(int fd, const void* data, std::size_t n) {
+    const auto* p = static_cast<const char*>(data);
+    while (n > 0) {
+        const ssize_t w = ::write(fd, p, n);
+        if (w < 0 && errno == EINTR) continue;
+        if (w <= 0) return;
+        p += w;
+        n -= static_cast<std::size_t>(w);
+    }
+}
+
+int stage_failed(int status_fd, const std::string& message) {
+    write_all(status_fd, "F", 1);
+    write_all(status_fd, message.data(), message.size());
+    return 125;
+}
+
+bool parse_fd(const char* s, int& out) {
+    char* end = nullptr;
+    errno = 0;
+    const long v = std::strtol(s, &end, 10);
+    if (errno != 0 || end == s || *end != '\0' || v < -1 || v > 1 << 20) return false;
+    out = static_cast<int>(v);
+    return true;
+}
+
+}  // namespace
+
+std::vector<std::string> stage_argv(const StageArgs& a) {
+    std::vector<std::string> out{"/proc/self/fd/" + std::to_string(a.exe_fd), std::string(kStageFlag),
+                                 "--exe-fd", std::to_string(a.exe_fd), "--status-fd", std::to_string(a.status_fd),
+                                 "--seccomp-fd", std::to_string(a.seccomp_fd)};
+    for (const auto& kv : a.loader_env) out.insert(out.end(), {"--loader-env", kv});
+    out.emplace_back("--");
+    out.insert(out.end(), a.command.begin(), a.command.end());
+    return out;
+}
+
+bool parse_stage_args(int argc, char** argv, StageArgs& out) {
+    int i = 0;
+    for (; i < argc; ++i) {
+        const std::string_view a = argv[i];
+        if (a == "--") break;
+        if (i + 1 >= argc) return false;
+        const char* v = argv[++i];
+        if (a == "--exe-fd" && parse_fd(v, out.exe_fd)) continue;
+        if (a == "--status-fd" && parse_fd(v, out.status_fd)) continue;
+        if (a == "--seccomp-fd" && parse_fd(v, out.seccomp_fd)) continue;
+        if (a == "--loader-env" && std::strchr(v, '=') != nullptr && *v != '=') {
+            out.loader_env.emplace_back(v);
+            continue;
+        }
+        return false;
+    }
+    if (i == argc) return false;
+    for (++i; i < argc; ++i) out.command.emplace_back(argv[i]);
+    return !out.command.empty() && out.status_fd >= 0 && out.exe_fd >= 0;
+}
+
+int run_stage(const StageArgs& a) {
+    write_all(a.status_fd, "S", 1);
+    if (a.exe_fd >= 0) ::close(a.exe_fd);
+    for (const auto& kv : a.loader_env) {
+        const auto eq = kv.find('=');
+        if (::setenv(kv.substr(0, eq).c_str(), kv.c_str() + eq + 1, 1) != 0)
+            return stage_failed(a.status_fd, "cannot set " + kv.substr(0, eq) + ": " + std::strerror(errno));
+    }
+    if (a.seccomp_fd >= 0) {
+        struct stat st {};
+        if (::fstat(a.seccomp_fd, &st) != 0 || st.st_size <= 0 || st.st_size % sizeof(sock_filter) != 0 ||
+            st.st_size > static_cast<off_t>(BPF_MAXINSNS * sizeof(sock_filter)))
+            return stage_failed(a.status_fd, "the seccomp program handed to the sandbox is malformed");
+        std::vector<sock_filter> insns(static_cast<std::size_t>(st.st_size) / sizeof(sock_filter));
+        const std::size_t bytes = insns.size() * sizeof(sock_filter);
+        std::size_t got = 0;
+        while (got < bytes) {
+            const ssize_t n = ::pread(a.seccomp_fd, reinterpret_cast<char*>(insns.data()) + got, bytes - got,
+                                      static_cast<off_t>(got));
+            if (n < 0 && errno == EINTR) continue;
+            if (n <= 0) return stage_failed(a.status_fd, "cannot read the seccomp program");
+            got += static_cast<std::size_t>(n);
+        }
+        ::close(a.seccomp_fd);
+        sock_fprog prog{static_cast<unsigned short>(insns.size()), insns.data()};
+        if (::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)
+            return stage_failed(a.status_fd, std::string("PR_SET_NO_NEW_PRIVS: ") + std::strerror(errno));
+        if (::syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog) != 0)
+            return stage_failed(a.status_fd, std::string("loading the seccomp filter: ") + std::strerror(errno));
+    }
+    // From here on, only a failed exec writes: a successful one closes the pipe.
+    if (::fcntl(a.status_fd, F_SETFD, FD_CLOEXEC) != 0)
+        return stage_failed(a.status_fd, std::string("fcntl: ") + std::strerror(errno));
+    std::vector<char*> argv;
+    for (const auto& s : a.command) argv.push_back(const_cast<char*>(s.c_str()));
+    argv.push_back(nullptr);
+    ::execvp(argv[0], argv.data());
+    const int err = errno;
+    write_all(a.status_fd, "E", 1);
+    write_all(a.status_fd, &err, sizeof err);
+    return err == ENOENT ? 127 : 126;
+}
+
+StageReport parse_stage_report(std::string_view bytes) {
+    StageReport r;
+    if (bytes.empty() || bytes.front() != 'S') return r;
+    r.started = true;
+    bytes.remove_prefix(1);
+    if (bytes.size() >= 1 + sizeof(int) && bytes.front() == 'E') {
+        std::memcpy(&r.exec_errno, bytes.data() + 1, sizeof(int));
+        if (r.exec_errno == 0) r.exec_errno = EIO;
+    } else if (!bytes.empty() && bytes.front() == 'F') {
+        r.failure = std::string(bytes.substr(1));
+        if (r.failure.empty()) r.failure = "the stage failed";
+    } else if (!bytes.empty()) {
+        r.failure = "the stage wrote something unexpected on its status pipe";
+    }
+    return r;
+}
+
+}  // namespace sbx::linux_sandbox

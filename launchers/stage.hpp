@@ -1,0 +1,48 @@
+// launchers/stage.hpp - the in-sandbox stage of sbx-linux, and how it reports.
+//
+// bubblewrap runs `sbx-linux --stage ...` as the sandbox's first process, exec'd
+// through /proc/self/fd/N from a descriptor the launcher opened on its own
+// binary (so a read-denied install directory cannot hide it). The stage sets
+// the loader variables, loads the seccomp program the launcher built, and execs
+// the command. It tells the launcher how far it got on an inherited pipe:
+//   nothing   the sandbox was never built (bubblewrap failed before the stage)
+//   "S"       the stage ran; the command was exec'd unless more follows
+//   "S" "E" + errno (4 bytes)  the command could not be exec'd
+//   "S" "F" + message          the stage itself failed (the filter did not load)
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace sbx::linux_sandbox {
+
+inline constexpr std::string_view kStageFlag = "--stage";
+
+// What the stage needs, on its command line.
+struct StageArgs {
+    int exe_fd = -1;      // the descriptor the stage was exec'd from: closed before the command
+    int status_fd = -1;   // the pipe above
+    int seccomp_fd = -1;  // a BPF program (struct sock_filter[]); -1: no filter (see the plan)
+    std::vector<std::string> loader_env;  // NAME=VALUE
+    std::vector<std::string> command;
+};
+
+std::vector<std::string> stage_argv(const StageArgs& a);
+
+// Parses the stage's own arguments (after kStageFlag); false when malformed.
+bool parse_stage_args(int argc, char** argv, StageArgs& out);
+
+// Runs the stage; returns only when it failed (an exit status for main).
+int run_stage(const StageArgs& a);
+
+// What the launcher read from the status pipe once bubblewrap was gone.
+struct StageReport {
+    bool started = false;   // "S" seen
+    int exec_errno = 0;     // non-zero: the command could not be exec'd
+    std::string failure;    // non-empty: the stage failed before exec
+};
+
+StageReport parse_stage_report(std::string_view bytes);
+
+}  // namespace sbx::linux_sandbox
