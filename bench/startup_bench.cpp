@@ -23,16 +23,20 @@
 // once, starting from the next command each round, so that a burst of machine noise
 // falls on all of them alike. Each run is fork + execvp from this process, with
 // stdin and stdout on /dev/null and stderr kept in a memory file, and the program
-// waits for it with wait4. Per run it records
-//   wall   CLOCK_MONOTONIC from just before fork to the return of wait4;
-//   CPU    user + system time from wait4's rusage, which covers the child and
-//          every descendant that was waited for in the tree below it (the same
-//          figure as a delta of getrusage(RUSAGE_CHILDREN), since the child is the
-//          only one reaped in between); a descendant left running or reparented
-//          elsewhere is not counted;
-//   RSS    ru_maxrss from the same wait4: the peak resident set of the largest
-//          single process in that tree, not a sum. It includes the forked copy of
-//          this program before exec, so about 1 MiB is a floor.
+// waits for it with wait4. The program is a child subreaper: a descendant orphaned
+// during a run (bubblewrap's PID 1 is killed only after bubblewrap exits, so it is
+// one) is handed to it and reaped after the run's child, before the next run
+// starts; one still running 10 s later is killed and fails the run. Per run it
+// records
+//   wall   CLOCK_MONOTONIC from just before fork to wait4's return for the child;
+//          orphans still exiting after that are not timed;
+//   CPU    user + system time from the rusage of each wait4 of the run, the child's
+//          and every orphan's, added up; each covers that process and the
+//          descendants it reaped, so together they cover the whole tree (the same
+//          figure as a delta of getrusage(RUSAGE_CHILDREN));
+//   RSS    the largest ru_maxrss among those wait4s: the peak resident set of the
+//          largest single process in the tree, not a sum. It includes the forked
+//          copy of this program before exec, so about 1 MiB is a floor.
 // The table shows, per command, the successful timed runs, the failed runs, the
 // median and 90th percentile (nearest rank) wall time, the median CPU time, the
 // median peak RSS, and the ratio of each median to the baseline's.
@@ -45,7 +49,9 @@
 // 2 a target was missed; 64 the command line is wrong; 70 a system call of this
 // program failed (fork, memfd_create, open).
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/time.h>
 #include <sys/wait.h>
@@ -74,6 +80,7 @@ enum Exit : int {
 };
 
 constexpr std::size_t kStderrShown = 4096;  // bytes of a run's stderr that are printed
+constexpr double kOrphanGraceMs = 10000;     // how long orphans of a run may outlive its child
 
 constexpr const char* kUsageText =
     "usage: startup_bench [--runs N] [--warmup N] [--json] [--target NAME=X]... NAME=COMMAND LINE...\n"
@@ -258,6 +265,55 @@ struct RunFiles {
     int err = -1;
 };
 
+// The processes that were orphaned during a run and reaped after it.
+struct Orphans {
+    double cpu_ms = 0;
+    long maxrss_kib = 0;
+    int killed = 0;  // still running after kOrphanGraceMs, and killed
+};
+
+// The pids of this process's children, from /proc; empty where the kernel does not
+// list them.
+std::vector<pid_t> list_children() {
+    std::vector<pid_t> out;
+    const std::string path = "/proc/self/task/" + std::to_string(::getpid()) + "/children";
+    std::FILE* f = std::fopen(path.c_str(), "re");
+    if (f == nullptr) return out;
+    long pid = 0;
+    while (std::fscanf(f, "%ld", &pid) == 1) out.push_back(static_cast<pid_t>(pid));
+    std::fclose(f);
+    return out;
+}
+
+// Reaps every child left after the run's own child was reaped: orphans of its tree
+// that the kernel handed to this subreaper. Returns when there are none.
+Orphans reap_orphans() {
+    Orphans o;
+    timespec start{}, now{};
+    ::clock_gettime(CLOCK_MONOTONIC, &start);
+    for (;;) {
+        int status = 0;
+        rusage ru{};
+        const pid_t r = ::wait4(-1, &status, WNOHANG, &ru);
+        if (r > 0) {
+            o.cpu_ms += ms_of(ru.ru_utime) + ms_of(ru.ru_stime);
+            o.maxrss_kib = std::max(o.maxrss_kib, ru.ru_maxrss);
+            continue;
+        }
+        if (r < 0 && errno == EINTR) continue;
+        if (r < 0 && errno == ECHILD) return o;
+        if (r < 0) system_error("wait4");
+        ::clock_gettime(CLOCK_MONOTONIC, &now);
+        if (ms_between(start, now) > kOrphanGraceMs) {
+            for (const pid_t pid : list_children())
+                if (::kill(pid, SIGKILL) == 0) ++o.killed;
+            start = now;  // their own orphans come next; give them the same time
+        }
+        const timespec one_ms{0, 1'000'000};
+        ::nanosleep(&one_ms, nullptr);
+    }
+}
+
 // Runs one command once; records a sample when it succeeds, and prints its stderr
 // the first time it fails (or succeeds while writing to stderr).
 void run_once(Command& c, const RunFiles& files, bool timed, int run_number) {
@@ -290,16 +346,21 @@ void run_once(Command& c, const RunFiles& files, bool timed, int run_number) {
     while (::wait4(pid, &status, 0, &ru) < 0)
         if (errno != EINTR) system_error("wait4");
     ::clock_gettime(CLOCK_MONOTONIC, &t1);
+    const Orphans orphans = reap_orphans();
 
-    const bool ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
+    std::string failure;
+    if (!(WIFEXITED(status) && WEXITSTATUS(status) == 0))
+        failure = describe_status(status);
+    else if (orphans.killed > 0)
+        failure = std::to_string(orphans.killed) + " of its processes ran on " +
+                  std::to_string(static_cast<int>(kOrphanGraceMs / 1000)) + " s after it exited and were killed";
     const char* phase = timed ? "timed run" : "warm-up run";
-    if (!ok) {
+    if (!failure.empty()) {
         ++c.failures;
         if (!c.shown_failure) {
             c.shown_failure = true;
             std::fprintf(stderr, "startup_bench: %s: %s %d failed (%s); its stderr:\n%s%s", c.name.c_str(), phase,
-                         run_number, describe_status(status).c_str(), read_fd(files.err).c_str(),
-                         "startup_bench: (end of stderr)\n");
+                         run_number, failure.c_str(), read_fd(files.err).c_str(), "startup_bench: (end of stderr)\n");
         }
         return;
     }
@@ -314,8 +375,8 @@ void run_once(Command& c, const RunFiles& files, bool timed, int run_number) {
     if (!timed) return;
     Sample s;
     s.wall_ms = ms_between(t0, t1);
-    s.cpu_ms = ms_of(ru.ru_utime) + ms_of(ru.ru_stime);
-    s.rss_mib = static_cast<double>(ru.ru_maxrss) / 1024.0;  // ru_maxrss is in KiB
+    s.cpu_ms = ms_of(ru.ru_utime) + ms_of(ru.ru_stime) + orphans.cpu_ms;
+    s.rss_mib = static_cast<double>(std::max(ru.ru_maxrss, orphans.maxrss_kib)) / 1024.0;  // ru_maxrss is in KiB
     c.samples.push_back(s);
 }
 
@@ -465,6 +526,9 @@ void print_json(const Options& o, const std::vector<Summary>& sums, const std::v
 
 int main(int argc, char** argv) {
     Options o = parse_args(argc, argv);
+
+    // Orphans of a run's tree come to this process, so that their time is counted.
+    if (::prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0) system_error("prctl(PR_SET_CHILD_SUBREAPER)");
 
     RunFiles files;
     files.devnull = ::open("/dev/null", O_RDWR | O_CLOEXEC);
