@@ -228,7 +228,8 @@ int run_unconfined(const sbx::Plan& plan) {
     if (pid == 0) {
         ::signal(SIGPIPE, SIG_DFL);
         if (::chdir(plan.cwd.c_str()) != 0) ::_exit(kCannotRun);
-        environ = c_strings(env).data();
+        auto e = c_strings(env);
+        environ = e.data();
         auto a = c_strings(argv);
         ::execvp(a[0], a.data());
         ::_exit(errno == ENOENT ? kNotFound : kCannotRun);

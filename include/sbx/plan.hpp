@@ -189,18 +189,23 @@ public:
 
     expected<Plan> read(element root) {
         Plan p;
+        // The version first: a document of another version is refused as such, not
+        // for the keys it has or lacks.
+        if (root.type() == element_type::OBJECT) {
+            element v;
+            if (simdjson::dom::object(root).at_key("version").get(v) == simdjson::SUCCESS) {
+                auto version = integer(v, "version");
+                if (!version) return fail(version.error());
+                if (*version != static_cast<std::uint64_t>(kPlanVersion))
+                    return error("version", "unknown plan version " + std::to_string(*version) +
+                                                "; this launcher reads " + std::to_string(kPlanVersion));
+            }
+        }
         auto top = members(root, "", {"version", "command", "root", "tmpdir", "bwrapPath", "enabled", "failIfUnavailable",
                                       "seccomp", "network", "filesystem", "warnings"},
                            {"version", "command", "root", "tmpdir", "enabled", "failIfUnavailable", "seccomp",
                             "network", "filesystem"});
         if (!top) return fail(top.error());
-        // The version first: a document of another version is refused as such, not
-        // for the keys it has.
-        auto version = integer(top->at("version"), "version");
-        if (!version) return fail(version.error());
-        if (*version != static_cast<std::uint64_t>(kPlanVersion))
-            return error("version", "unknown plan version " + std::to_string(*version) + "; this launcher reads " +
-                                        std::to_string(kPlanVersion));
         if (auto r = read_command(top->at("command"), p); !r) return fail(r.error());
         for (auto [key, out] : {std::pair{"root", &p.root}, std::pair{"tmpdir", &p.tmpdir}}) {
             auto v = path(top->at(key), key);

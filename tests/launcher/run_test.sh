@@ -1,0 +1,322 @@
+#!/usr/bin/env bash
+# TAP: `sbx run`, `sbx doctor` and `sbx-linux` as a caller sees them: exit
+# statuses, the environment the command gets, the plan read from standard input
+# or --plan-fd, refused plans, an unavailable sandbox with and without
+# failIfUnavailable, the report, and nothing left behind. Runs the real
+# launcher and bubblewrap; the attacks themselves are tests/attacks.
+# Usage: run_test.sh PATH-TO-SBX PATH-TO-SBX-LINUX
+set -euo pipefail
+
+sbx=$(realpath "${1:?usage: run_test.sh SBX SBX-LINUX}")
+launcher=$(realpath "${2:?usage: run_test.sh SBX SBX-LINUX}")
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+tmp=$(cd "$tmp" && pwd -P)
+
+# This machine's managed settings must not change the answers; tests that need
+# managed settings write their own.
+echo '{}' >"$tmp/empty-managed.json"
+
+n=0
+failed=0
+problems=()
+
+# fresh_case: a new HOME, project (a git repository) and TMPDIR in $home, $proj, $tmpd.
+fresh_case() {
+    local dir="$tmp/case-$((n + 1))"
+    home="$dir/home"
+    proj="$dir/project"
+    tmpd="$dir/tmp"
+    mkdir -p "$home" "$proj" "$tmpd"
+    git init -q "$proj"
+}
+
+# run_sbx ARGS...: `sbx ARGS` in the case's project with its HOME and TMPDIR, at
+# most 20 seconds; sets $rc, $out and $err. Variables may be set for it with env.
+run_sbx() {
+    rc=0
+    (cd "$proj" && HOME=$home TMPDIR=$tmpd timeout 20 "$@") </dev/null >"$tmp/out" 2>"$tmp/err" || rc=$?
+    out=$(cat "$tmp/out")
+    err=$(cat "$tmp/err")
+}
+
+sbx_run() { run_sbx "$sbx" run --managed-settings "$tmp/empty-managed.json" --launcher "$launcher" "$@"; }
+
+fail_because() { problems+=("$1"); }
+expect_rc() { [[ $rc == "$1" ]] || fail_because "status $rc, expected $1"; }
+expect_out() { [[ $out == *"$1"* ]] || fail_because "stdout lacks '$1'"; }
+expect_no_out() { [[ $out != *"$1"* ]] || fail_because "stdout has '$1'"; }
+expect_err() { [[ $err == *"$1"* ]] || fail_because "stderr lacks '$1'"; }
+
+# Nothing of the run may stay: no placeholder in the project, nothing in TMPDIR.
+expect_clean() {
+    local left
+    left=$(cd "$proj" && find . -mindepth 1 -maxdepth 1 ! -name .git ! -name 'kept-*' | sort)
+    [[ -z $left ]] || fail_because "left in the project: $left"
+    left=$(ls -A "$tmpd")
+    [[ -z $left ]] || fail_because "left in TMPDIR: $left"
+}
+
+report() {
+    n=$((n + 1))
+    if ((${#problems[@]} == 0)); then
+        echo "ok $n - $1"
+    else
+        failed=$((failed + 1))
+        echo "not ok $n - $1"
+        for p in "${problems[@]}"; do echo "#   $p"; done
+        echo "#   status: $rc"
+        echo "#   stdout: ${out:0:400}"
+        echo "#   stderr: ${err:0:600}"
+    fi
+    problems=()
+}
+
+# --- exit statuses ---------------------------------------------------------------
+
+fresh_case
+sbx_run -- sh -c 'echo inside; exit 3'
+expect_rc 3
+expect_out inside
+expect_clean
+report "the command's own exit status comes back, and nothing is left behind"
+
+fresh_case
+sbx_run -- sh -c 'kill -TERM $$'
+expect_rc 143
+report "a command killed by SIGTERM gives 128+15"
+
+fresh_case
+sbx_run -- sbx-no-such-command-here
+expect_rc 127
+expect_err "sbx-no-such-command-here"
+expect_clean
+report "a command that does not exist gives 127, naming it"
+
+fresh_case
+printf 'not a program\n' >"$proj/kept-not-executable"
+chmod 644 "$proj/kept-not-executable"
+sbx_run -- ./kept-not-executable
+expect_rc 126
+report "a command that cannot be run gives 126"
+
+fresh_case
+mkdir -p "$proj/.claude"
+printf '{"sandbox": {"enabled": tru}}' >"$proj/.claude/settings.json"
+sbx_run -- true
+expect_rc 125
+expect_err "INVALID_SETTINGS"
+expect_err "settings.json:1:"
+report "invalid settings give 125 and name the file, line and column"
+
+fresh_case
+sbx_run --no-such-option -- true
+expect_rc 125
+expect_err "USAGE"
+report "an unknown option of sbx run gives 125"
+
+fresh_case
+run_sbx "$sbx" run --managed-settings "$tmp/empty-managed.json" --launcher "$tmp/no-launcher-here" -- true
+expect_rc 125
+expect_err "no-launcher-here"
+report "a launcher that is not there gives 125, naming it"
+
+fresh_case
+run_sbx "$sbx" run --root / --managed-settings "$tmp/empty-managed.json" --launcher "$launcher" -- true
+expect_rc 125
+expect_err "may not be /"
+report "a root of / is refused with 125"
+
+# --- the environment ---------------------------------------------------------------
+
+fresh_case
+printf '{"sandbox": {"credentials": {"envVars": ["PLAIN_LOOKING"]}}}' >"$tmp/creds.json"
+run_sbx env SBX_TEST_API_TOKEN=t0p PLAIN_LOOKING=p1 SBX_ORDINARY=o2 "$sbx" run --managed-settings \
+    "$tmp/empty-managed.json" --launcher "$launcher" --settings "$tmp/creds.json" -- \
+    sh -c 'echo "token=${SBX_TEST_API_TOKEN-unset} plain=${PLAIN_LOOKING-unset} ordinary=${SBX_ORDINARY-unset}"'
+expect_rc 0
+expect_out "token=unset plain=unset ordinary=o2"
+report "variables named like secrets and credentials.envVars names do not reach the command"
+
+fresh_case
+run_sbx env SBX_TEST_API_TOKEN=t0p "$sbx" run --managed-settings "$tmp/empty-managed.json" --launcher "$launcher" \
+    --env SBX_TEST_API_TOKEN -- sh -c 'echo "token=${SBX_TEST_API_TOKEN-unset}"'
+expect_rc 0
+expect_out "token=t0p"
+report "--env NAME passes a variable named like a secret"
+
+fresh_case
+sbx_run --env SBX_NOT_SET_ANYWHERE -- true
+expect_rc 125
+expect_err "SBX_NOT_SET_ANYWHERE"
+report "--env with a variable that is not set gives 125"
+
+fresh_case
+sbx_run -- sh -c 'echo "tmpdir=$TMPDIR"; echo data >"$TMPDIR/f" && cat "$TMPDIR/f"; test -d "$TMPDIR" && echo is-dir'
+expect_rc 0
+expect_out "tmpdir=$tmpd/sbx-"
+expect_out "data"
+expect_out "is-dir"
+expect_clean
+report "TMPDIR is the command's own writable directory, removed afterwards"
+
+# A bubblewrap that records its own environment, then runs the real one. Only
+# managed settings may name bwrapPath.
+fresh_case
+real_bwrap=$(command -v bwrap)
+cat >"$tmp/bwrap-recorder" <<EOF
+#!/bin/sh
+env >"$tmp/bwrap-env"
+exec $real_bwrap "\$@"
+EOF
+chmod 755 "$tmp/bwrap-recorder"
+printf '{"sandbox": {"bwrapPath": "%s"}}' "$tmp/bwrap-recorder" >"$tmp/recorder-managed.json"
+run_sbx env LD_LIBRARY_PATH=/sbx-loader-marker GCONV_PATH=/sbx-gconv-marker "$sbx" run --managed-settings \
+    "$tmp/recorder-managed.json" --launcher "$launcher" -- sh -c 'echo "ld=$LD_LIBRARY_PATH gconv=$GCONV_PATH"'
+expect_rc 0
+expect_out "ld=/sbx-loader-marker gconv=/sbx-gconv-marker"
+[[ -s $tmp/bwrap-env ]] || fail_because "the recording bubblewrap did not run"
+if grep -qE '^(LD_LIBRARY_PATH|GCONV_PATH)=' "$tmp/bwrap-env" 2>/dev/null; then
+    fail_because "bubblewrap's environment had a loader variable"
+fi
+report "loader variables reach the command but never bubblewrap"
+
+# --- the plan ----------------------------------------------------------------------
+
+fresh_case
+run_sbx "$sbx" plan --managed-settings "$tmp/empty-managed.json" -- sh -c 'read line; echo "got $line"'
+cp "$tmp/out" "$tmp/plan.json"
+rc=0
+out=$(cd "$proj" && echo from-stdin | timeout 20 "$launcher" --plan-fd 5 5<"$tmp/plan.json" 2>"$tmp/err") || rc=$?
+err=$(cat "$tmp/err")
+expect_rc 0
+expect_out "got from-stdin"
+report "sbx-linux --plan-fd leaves standard input to the command"
+
+fresh_case
+run_sbx "$sbx" plan --managed-settings "$tmp/empty-managed.json" -- sh -c 'echo from-plan-on-stdin'
+cp "$tmp/out" "$tmp/plan.json"
+rc=0
+out=$(cd "$proj" && timeout 20 "$launcher" <"$tmp/plan.json" 2>"$tmp/err") || rc=$?
+err=$(cat "$tmp/err")
+expect_rc 0
+expect_out "from-plan-on-stdin"
+report "sbx-linux reads a plan on standard input"
+
+for bad in '{"version": 2}|version' '{"version": 1, "surprise": true}|surprise' 'not json|1:1' '|'; do
+    doc=${bad%%|*}
+    what=${bad#*|}
+    rc=0
+    printf '%s' "$doc" | timeout 20 "$launcher" >"$tmp/out" 2>"$tmp/err" || rc=$?
+    out=$(cat "$tmp/out")
+    err=$(cat "$tmp/err")
+    expect_rc 125
+    expect_err "INVALID_PLAN"
+    expect_err "$what"
+    report "a plan '${doc:0:30}' is refused with 125 and INVALID_PLAN naming '$what'"
+done
+
+fresh_case
+run_sbx "$sbx" plan --managed-settings "$tmp/empty-managed.json" -- sh -c 'echo ran'
+cp "$tmp/out" "$tmp/plan.json"
+: >"$proj/.bashrc"  # something is now where a placeholder goes
+rc=0
+out=$(cd "$proj" && timeout 20 "$launcher" <"$tmp/plan.json" 2>"$tmp/err") || rc=$?
+err=$(cat "$tmp/err")
+expect_rc 125
+expect_err "STALE_PLAN"
+expect_err "$proj/.bashrc"
+expect_no_out "ran"
+rm -f "$proj/.bashrc"
+expect_clean
+report "a plan whose placeholder path exists now is refused as STALE_PLAN"
+
+fresh_case
+sbx_run -- sh -c 'echo "gitdir: /elsewhere" >.git/commondir && echo made'
+expect_rc 0
+expect_out made
+[[ ! -e $proj/.git/commondir ]] || fail_because ".git/commondir was left behind"
+report "a removeIfCreated path the command made is removed afterwards"
+
+fresh_case
+run_sbx "$sbx" plan --managed-settings "$tmp/empty-managed.json" -- sh -c 'exit 7'
+cp "$tmp/out" "$tmp/plan.json"
+rc=0
+(cd "$proj" && timeout 20 "$launcher" --report-fd 3 <"$tmp/plan.json" 3>"$tmp/report" >/dev/null 2>"$tmp/err") || rc=$?
+out=$(cat "$tmp/report")
+err=$(cat "$tmp/err")
+expect_rc 7
+expect_out '{"event":"exit","sandboxed":true,"status":7}'
+report "--report-fd gets the exit event"
+
+# --- an unavailable sandbox ----------------------------------------------------------
+
+fresh_case
+printf '{"sandbox": {"bwrapPath": "/nonexistent/sbx-test/bwrap"}}' >"$tmp/nobwrap.json"
+run_sbx "$sbx" run --managed-settings "$tmp/nobwrap.json" --launcher "$launcher" -- sh -c 'echo ran'
+expect_rc 125
+expect_err "UNAVAILABLE"
+expect_err "SANDBOX_UNAVAILABLE"
+expect_err "/nonexistent/sbx-test/bwrap"
+expect_no_out "ran"
+expect_clean
+report "without bubblewrap the command does not run: 125, UNAVAILABLE caused by SANDBOX_UNAVAILABLE"
+
+fresh_case
+printf '{"sandbox": {"bwrapPath": "/nonexistent/sbx-test/bwrap", "failIfUnavailable": false}}' >"$tmp/nobwrap-ok.json"
+run_sbx "$sbx" plan --managed-settings "$tmp/nobwrap-ok.json" -- sh -c 'echo ran; echo "tmp=$TMPDIR"; exit 4'
+cp "$tmp/out" "$tmp/plan.json"
+rc=0
+out=$(cd "$proj" && timeout 20 "$launcher" --report-fd 3 <"$tmp/plan.json" 3>"$tmp/report" 2>"$tmp/err") || rc=$?
+err=$(cat "$tmp/err")
+expect_rc 4
+expect_out "ran"
+expect_out "tmp=$tmpd/sbx-"
+expect_err "WITHOUT a sandbox"
+grep -q '"sandboxed":false,"unsandboxedReason":"unavailable","status":4' "$tmp/report" ||
+    fail_because "the report does not say sandboxed false: $(cat "$tmp/report")"
+expect_clean
+report "failIfUnavailable false runs the command unconfined, with a warning and the report saying so"
+
+# A bubblewrap older than 0.8 knows no --disable-userns.
+fresh_case
+cat >"$tmp/old-bwrap" <<'EOF'
+#!/bin/sh
+if [ "$1" = --version ]; then echo "bubblewrap 0.7.0"; exit 0; fi
+echo "bwrap: Unknown option --disable-userns" >&2
+exit 1
+EOF
+chmod 755 "$tmp/old-bwrap"
+printf '{"sandbox": {"bwrapPath": "%s"}}' "$tmp/old-bwrap" >"$tmp/old-managed.json"
+run_sbx "$sbx" run --managed-settings "$tmp/old-managed.json" --launcher "$launcher" -- sh -c 'echo ran'
+expect_rc 125
+expect_err "UNAVAILABLE"
+expect_err "0.7.0"
+expect_no_out "ran"
+expect_clean
+report "a bubblewrap older than 0.8 gives 125, naming its version"
+
+# --- sbx doctor ----------------------------------------------------------------------
+
+fresh_case
+run_sbx "$sbx" doctor --launcher "$launcher"
+expect_rc 0
+expect_out "bubblewrap"
+expect_out "seccomp"
+report "sbx doctor passes on this machine and names each check"
+
+fresh_case
+run_sbx "$sbx" doctor --json --launcher "$launcher"
+expect_rc 0
+expect_out '"available":true'
+report "sbx doctor --json says available"
+
+fresh_case
+run_sbx "$launcher" --doctor --bwrap /nonexistent/sbx-test/bwrap
+expect_rc 1
+expect_out "FAIL"
+expect_out "apt-get install bubblewrap"
+report "sbx-linux --doctor with no bubblewrap exits 1 and says how to install it"
+
+echo "1..$n"
+exit $((failed > 0))
