@@ -1,0 +1,351 @@
+// command_environment(): which variables reach the command, which go to the
+// in-sandbox stage only, and which stay out, each with the reason it names.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "sbx/env.hpp"
+#include "sbx/fs_view.hpp"
+#include "sbx/policy.hpp"
+#include "sbx/settings.hpp"
+
+namespace {
+
+constexpr std::string_view kTmp = "/tmp/sbx-0123456789abcdef";
+constexpr std::string_view kUserFile = "/home/u/.claude/settings.json";
+
+// The environment a policy and a request give; the request must be valid.
+sbx::CommandEnvironment environment(const sbx::Policy& policy, const std::vector<std::string>& vars,
+                                    const std::vector<std::string>& pass = {}) {
+    auto env = sbx::command_environment(policy, sbx::EnvRequest{vars, pass, std::string(kTmp)});
+    REQUIRE_MESSAGE(env.has_value(), (env ? std::string() : sbx::to_string(env.error())));
+    return std::move(*env);
+}
+
+// The same under a policy with no credentials.envVars.
+sbx::CommandEnvironment plain_environment(const std::vector<std::string>& vars, const std::vector<std::string>& pass = {}) {
+    return environment(sbx::Policy{}, vars, pass);
+}
+
+// The value of `name` in `vars`, or "<unset>".
+std::string value_of(const std::vector<sbx::EnvVar>& vars, std::string_view name) {
+    for (const auto& v : vars)
+        if (v.name == name) return v.value;
+    return "<unset>";
+}
+
+bool has(const std::vector<sbx::EnvVar>& vars, std::string_view name) { return value_of(vars, name) != "<unset>"; }
+
+std::size_t count(const std::vector<sbx::EnvVar>& vars, std::string_view name) {
+    return static_cast<std::size_t>(
+        std::count_if(vars.begin(), vars.end(), [&](const sbx::EnvVar& v) { return v.name == name; }));
+}
+
+// The reason `name` was left out, or "<kept>".
+std::string why_removed(const sbx::CommandEnvironment& e, std::string_view name) {
+    for (const auto& r : e.removed)
+        if (r.name == name) return r.why;
+    return "<kept>";
+}
+
+bool removed(const sbx::CommandEnvironment& e, std::string_view name) { return why_removed(e, name) != "<kept>"; }
+
+std::vector<std::string> names(const std::vector<sbx::EnvVar>& vars) {
+    std::vector<std::string> out;
+    for (const auto& v : vars) out.push_back(v.name);
+    return out;
+}
+
+// A policy whose credentials.envVars are `vars`, all from the user's file.
+sbx::Policy credential_policy(const std::vector<std::string>& vars) {
+    sbx::Policy p;
+    std::size_t i = 0;
+    for (const auto& v : vars) {
+        sbx::Source src{sbx::LayerKind::user, sbx::FileName(std::string(kUserFile)),
+                        "sandbox.credentials.envVars[" + std::to_string(i++) + "]"};
+        p.credentials.env_vars.push_back(sbx::Sourced<std::string>{v, src});
+    }
+    return p;
+}
+
+// Every other letter upper-cased, starting with the first: "token" -> "ToKeN".
+std::string mixed_case(std::string_view s) {
+    std::string out;
+    for (std::size_t i = 0; i < s.size(); ++i) {
+        char c = s[i];
+        const bool up = i % 2 == 0;
+        if (up && c >= 'a' && c <= 'z') c = static_cast<char>(c - 'a' + 'A');
+        if (!up && c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+        out += c;
+    }
+    return out;
+}
+
+std::string lower(std::string_view s) {
+    std::string out(s);
+    for (auto& c : out)
+        if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+    return out;
+}
+
+}  // namespace
+
+TEST_CASE("env: every secret name part, in any case and anywhere in the name, keeps a variable out") {
+    // Fillers hold none of the parts, so the part found is the one put in.
+    for (std::string_view part : sbx::kSecretNameParts) {
+        const std::string upper(part);
+        for (const std::string& spelled : {upper, lower(upper), mixed_case(upper)}) {
+            for (const std::string& name : {spelled, spelled + "_ZZ", "ZZ_" + spelled, "ZZ_" + spelled + "_ZZ",
+                                            "zz" + spelled + "zz"}) {
+                CAPTURE(name);
+                auto e = plain_environment({name + "=hunter2", "PATH=/usr/bin"});
+                CHECK_FALSE(has(e.env, name));
+                CHECK_FALSE(has(e.loader, name));
+                const auto why = why_removed(e, name);
+                CHECK(why.find("the name contains " + upper + ",") != std::string::npos);
+                CHECK(why.find("--env " + name) != std::string::npos);
+                CHECK(value_of(e.env, "PATH") == "/usr/bin");
+            }
+        }
+    }
+}
+
+TEST_CASE("env: names that come close to a secret part pass") {
+    auto e = plain_environment({"KE=1", "SECRE_T=2", "TOKE=3", "PASSWOR=4", "PASSWDX=5", "AUT=6", "COOKI=7", "MONKEY_X=8"});
+    // PASSWDX holds PASSWD and MONKEY_X holds KEY: those two stay out.
+    CHECK(names(e.env) == std::vector<std::string>{"KE", "SECRE_T", "TOKE", "PASSWOR", "AUT", "COOKI", "TMPDIR"});
+    CHECK(why_removed(e, "PASSWDX").find("contains PASSWD,") != std::string::npos);
+    CHECK(why_removed(e, "MONKEY_X").find("contains KEY,") != std::string::npos);
+    CHECK(e.removed.size() == 2);
+}
+
+TEST_CASE("env: the secret parts are the ten the header documents") {
+    CHECK(std::vector<std::string_view>(sbx::kSecretNameParts.begin(), sbx::kSecretNameParts.end()) ==
+          std::vector<std::string_view>{"KEY", "SECRET", "TOKEN", "PASSWORD", "PASSWD", "CREDENTIAL", "PRIVATE",
+                                        "AUTH", "SESSION", "COOKIE"});
+    CHECK(sbx::secret_name_part("GIT_AUTHOR_NAME") == "AUTH");
+    CHECK(sbx::secret_name_part("XDG_SESSION_TYPE") == "SESSION");
+    CHECK(sbx::secret_name_part("PATH").empty());
+    CHECK(sbx::secret_name_part("").empty());
+}
+
+TEST_CASE("env: credentials.envVars names stay out, with the file and key that list them") {
+    auto policy = credential_policy({"DATABASE_URL", "GITHUB_TOKEN"});
+    auto e = environment(policy, {"DATABASE_URL=postgres://u:p@db/x", "GITHUB_TOKEN=ghp_x", "PATH=/bin"});
+    CHECK_FALSE(has(e.env, "DATABASE_URL"));
+    CHECK(why_removed(e, "DATABASE_URL") ==
+          "listed in credentials.envVars [/home/u/.claude/settings.json sandbox.credentials.envVars[0]]");
+    // A listed name that also looks secret is reported for the listing, which is the stronger reason.
+    CHECK(why_removed(e, "GITHUB_TOKEN") ==
+          "listed in credentials.envVars [/home/u/.claude/settings.json sandbox.credentials.envVars[1]]");
+    CHECK(names(e.env) == std::vector<std::string>{"PATH", "TMPDIR"});
+    // Names are compared exactly: a listed name in another case is another variable.
+    auto other_case = environment(policy, {"database_url=x"});
+    CHECK(has(other_case.env, "database_url"));
+}
+
+TEST_CASE("env: credentials.envVars from a settings file, through parse_settings and merge") {
+    sbx::SettingsSource src{sbx::LayerKind::project, "/r/.claude/settings.json", {"/home/u", "/r"}, "/r"};
+    auto parsed = sbx::parse_settings(R"J({"sandbox": {"credentials": {"envVars": ["PGURL", {"name": "OPENAI_BASE"}]}}})J",
+                                       src);
+    REQUIRE_MESSAGE(parsed.has_value(), (parsed ? std::string() : sbx::to_string(parsed.error())));
+    std::vector<sbx::Settings> layers;
+    layers.push_back(std::move(*parsed));
+    sbx::MemoryFs fs;
+    auto policy = sbx::merge(std::move(layers), {}, fs);
+    REQUIRE_MESSAGE(policy.has_value(), (policy ? std::string() : sbx::to_string(policy.error())));
+    auto e = environment(*policy, {"PGURL=postgres://db", "OPENAI_BASE=https://x", "LANG=C.UTF-8"});
+    CHECK(why_removed(e, "PGURL") == "listed in credentials.envVars [/r/.claude/settings.json sandbox.credentials.envVars[0]]");
+    CHECK(why_removed(e, "OPENAI_BASE") ==
+          "listed in credentials.envVars [/r/.claude/settings.json sandbox.credentials.envVars[1]]");
+    CHECK(names(e.env) == std::vector<std::string>{"LANG", "TMPDIR"});
+}
+
+TEST_CASE("env: --env NAME passes a variable that would stay out") {
+    auto policy = credential_policy({"DATABASE_URL"});
+    auto e = environment(policy, {"AWS_SECRET_ACCESS_KEY=abc", "DATABASE_URL=pg", "XDG_SESSION_TYPE=x11", "HOME=/home/u"},
+                         {"DATABASE_URL", "XDG_SESSION_TYPE"});
+    CHECK(value_of(e.env, "DATABASE_URL") == "pg");
+    CHECK(value_of(e.env, "XDG_SESSION_TYPE") == "x11");
+    CHECK_FALSE(removed(e, "DATABASE_URL"));
+    CHECK_FALSE(removed(e, "XDG_SESSION_TYPE"));
+    CHECK(removed(e, "AWS_SECRET_ACCESS_KEY"));  // not passed
+    // Passing keeps the environment's order.
+    CHECK(names(e.env) == std::vector<std::string>{"DATABASE_URL", "XDG_SESSION_TYPE", "HOME", "TMPDIR"});
+    // Passing an ordinary variable changes nothing.
+    auto plain = plain_environment({"HOME=/home/u"}, {"HOME"});
+    CHECK(names(plain.env) == std::vector<std::string>{"HOME", "TMPDIR"});
+    CHECK(plain.removed.empty());
+}
+
+TEST_CASE("env: a passed name that is not set, or is no name, is an INVALID_ARGUMENT") {
+    const std::vector<std::string> vars{"HOME=/home/u", "EMPTY=", "NOEQUALS", "=orphan"};
+    struct Case {
+        std::string name;
+        const char* message_part;
+    };
+    const Case cases[] = {
+        {"MISSING", "not set"},
+        {"HOM", "not set"},      // a prefix of a set name
+        {"HOME_X", "not set"},   // longer than a set name
+        {"NOEQUALS", "not set"}, // an entry without '=' sets nothing
+        {"", "not a variable name"},
+        {"HOME=/home/u", "not a variable name"},
+        {"A=B", "not a variable name"},
+        {"=orphan", "not a variable name"},
+        {std::string("HO\0ME", 5), "not a variable name"},
+    };
+    for (const auto& c : cases) {
+        CAPTURE(c.name);
+        const std::vector<std::string> pass{c.name};
+        auto e = sbx::command_environment(sbx::Policy{}, sbx::EnvRequest{vars, pass, std::string(kTmp)});
+        REQUIRE_FALSE(e.has_value());
+        CHECK(e.error().code == sbx::Errc::invalid_argument);
+        CHECK(e.error().message.find(c.message_part) != std::string::npos);
+    }
+    // A variable set to the empty string is set.
+    const std::vector<std::string> pass{"EMPTY"};
+    auto e = sbx::command_environment(sbx::Policy{}, sbx::EnvRequest{vars, pass, std::string(kTmp)});
+    REQUIRE(e.has_value());
+    CHECK(value_of(e->env, "EMPTY").empty());
+    // One bad name among good ones fails the whole request.
+    const std::vector<std::string> mixed{"HOME", "NOPE"};
+    CHECK_FALSE(sbx::command_environment(sbx::Policy{}, sbx::EnvRequest{vars, mixed, std::string(kTmp)}).has_value());
+}
+
+TEST_CASE("env: loader variables go to the in-sandbox stage, never to the command's environment") {
+    auto e = plain_environment({"PATH=/bin", "LD_PRELOAD=/x/evil.so", "LD_LIBRARY_PATH=/x/lib", "LD_AUDIT=/x/audit.so",
+                          "GCONV_PATH=/x/gconv", "LD_BIND_NOW=1", "HOME=/home/u"});
+    CHECK(names(e.env) == std::vector<std::string>{"PATH", "HOME", "TMPDIR"});
+    CHECK(e.loader == std::vector<sbx::EnvVar>{{"LD_PRELOAD", "/x/evil.so"},
+                                               {"LD_LIBRARY_PATH", "/x/lib"},
+                                               {"LD_AUDIT", "/x/audit.so"},
+                                               {"GCONV_PATH", "/x/gconv"},
+                                               {"LD_BIND_NOW", "1"}});
+    CHECK(e.removed.empty());
+    for (const auto* name : {"LD_PRELOAD", "LD_LIBRARY_PATH", "LD_AUDIT", "GCONV_PATH"}) {
+        CAPTURE(name);
+        CHECK(sbx::is_loader_variable(name));
+        CHECK_FALSE(has(e.env, name));
+    }
+    // The loader reads upper-case names only; these are ordinary variables.
+    CHECK_FALSE(sbx::is_loader_variable("ld_preload"));
+    CHECK_FALSE(sbx::is_loader_variable("GCONV_PATHS"));
+    CHECK_FALSE(sbx::is_loader_variable("XLD_PRELOAD"));
+}
+
+TEST_CASE("env: a loader variable whose name looks secret stays out unless passed, then goes to the loader") {
+    auto kept_out = plain_environment({"LD_TOKEN=t", "LD_PRELOAD=/x.so"});
+    CHECK_FALSE(has(kept_out.env, "LD_TOKEN"));
+    CHECK_FALSE(has(kept_out.loader, "LD_TOKEN"));
+    CHECK(why_removed(kept_out, "LD_TOKEN").find("contains TOKEN,") != std::string::npos);
+    CHECK(has(kept_out.loader, "LD_PRELOAD"));
+
+    auto passed = plain_environment({"LD_TOKEN=t"}, {"LD_TOKEN"});
+    CHECK(value_of(passed.loader, "LD_TOKEN") == "t");
+    CHECK_FALSE(has(passed.env, "LD_TOKEN"));
+    CHECK(passed.removed.empty());
+
+    // Listed in credentials.envVars: the same.
+    auto policy = credential_policy({"LD_PRELOAD"});
+    auto listed = environment(policy, {"LD_PRELOAD=/x.so"});
+    CHECK(listed.loader.empty());
+    CHECK(why_removed(listed, "LD_PRELOAD").find("credentials.envVars") != std::string::npos);
+    auto listed_passed = environment(policy, {"LD_PRELOAD=/x.so"}, {"LD_PRELOAD"});
+    CHECK(value_of(listed_passed.loader, "LD_PRELOAD") == "/x.so");
+}
+
+TEST_CASE("env: TMPDIR is the request's, once, last") {
+    auto e = plain_environment({"TMPDIR=/var/tmp", "PATH=/bin", "TMPDIR=/other"});
+    CHECK(count(e.env, "TMPDIR") == 1);
+    CHECK(value_of(e.env, "TMPDIR") == kTmp);
+    CHECK(names(e.env) == std::vector<std::string>{"PATH", "TMPDIR"});
+    CHECK(e.removed.empty());  // replaced, not removed
+
+    auto unset = plain_environment({"PATH=/bin"});
+    CHECK(count(unset.env, "TMPDIR") == 1);
+    CHECK(value_of(unset.env, "TMPDIR") == kTmp);
+
+    // Passing TMPDIR does not keep the caller's.
+    auto passed = plain_environment({"TMPDIR=/var/tmp"}, {"TMPDIR"});
+    CHECK(count(passed.env, "TMPDIR") == 1);
+    CHECK(value_of(passed.env, "TMPDIR") == kTmp);
+
+    // Only the exact name: tmpdir and TMPDIR2 are ordinary variables.
+    auto others = plain_environment({"tmpdir=/a", "TMPDIR2=/b"});
+    CHECK(value_of(others.env, "tmpdir") == "/a");
+    CHECK(value_of(others.env, "TMPDIR2") == "/b");
+}
+
+TEST_CASE("env: the first of a duplicated name wins, for every kind of variable") {
+    auto policy = credential_policy({"DATABASE_URL"});
+    auto e = environment(policy, {"HOME=/first", "LD_PRELOAD=/first.so", "HOME=/second", "LD_PRELOAD=/second.so",
+                                  "API_KEY=one", "API_KEY=two", "DATABASE_URL=a", "DATABASE_URL=b"});
+    CHECK(e.env == std::vector<sbx::EnvVar>{{"HOME", "/first"}, {"TMPDIR", std::string(kTmp)}});
+    CHECK(e.loader == std::vector<sbx::EnvVar>{{"LD_PRELOAD", "/first.so"}});
+    // A removed name is reported once.
+    CHECK(e.removed.size() == 2);
+    auto passed = plain_environment({"API_KEY=one", "API_KEY=two"}, {"API_KEY"});
+    CHECK(value_of(passed.env, "API_KEY") == "one");
+    CHECK(count(passed.env, "API_KEY") == 1);
+}
+
+TEST_CASE("env: entries without '=' or with an empty name are ignored") {
+    auto e = plain_environment({"NOEQUALS", "=value", "=", "", "PATH=/bin", "EMPTY=", "A==b"});
+    CHECK(e.env == std::vector<sbx::EnvVar>{{"PATH", "/bin"}, {"EMPTY", ""}, {"A", "=b"}, {"TMPDIR", std::string(kTmp)}});
+    CHECK(e.removed.empty());
+    CHECK(e.loader.empty());
+}
+
+TEST_CASE("env: a name or value that is not valid UTF-8 is removed with a reason") {
+    const std::string bad_value = "LANG=caf\xe9";                 // Latin-1
+    const std::string bad_name = "CAF\xc3\x28=1";                 // a broken two-byte sequence
+    const std::string overlong = "SLASH=\xc0\xaf";                // an overlong '/'
+    const std::string surrogate = "SUR=\xed\xa0\x80";             // a UTF-16 surrogate
+    const std::string good = "NAME=\xc3\xa9t\xc3\xa9 \xf0\x9f\x98\x80";  // real UTF-8 passes
+    auto e = plain_environment({bad_value, bad_name, overlong, surrogate, good, "PATH=/bin"});
+    for (const auto& name : {std::string("LANG"), std::string("CAF\xc3\x28"), std::string("SLASH"), std::string("SUR")}) {
+        CAPTURE(name);
+        CHECK_FALSE(has(e.env, name));
+        CHECK(why_removed(e, name) == "its name or value is not valid UTF-8");
+    }
+    CHECK(value_of(e.env, "NAME") == "\xc3\xa9t\xc3\xa9 \xf0\x9f\x98\x80");
+    CHECK(names(e.env) == std::vector<std::string>{"NAME", "PATH", "TMPDIR"});
+    // Passing does not help: such a variable cannot be written into a plan unchanged.
+    auto passed = plain_environment({bad_value}, {"LANG"});
+    CHECK(removed(passed, "LANG"));
+    // Nor does being a loader variable.
+    auto loader = plain_environment({"LD_PRELOAD=/x\xff.so"});
+    CHECK(loader.loader.empty());
+    CHECK(removed(loader, "LD_PRELOAD"));
+}
+
+TEST_CASE("env: ordinary variables reach the command in their order, values unchanged") {
+    auto e = plain_environment({"PATH=/usr/local/bin:/usr/bin", "HOME=/home/u", "LANG=C.UTF-8", "TERM=xterm-256color",
+                          "EDITOR=vi -n", "MULTI=a\nb", "SPACES=  x  "});
+    CHECK(e.env == std::vector<sbx::EnvVar>{{"PATH", "/usr/local/bin:/usr/bin"},
+                                            {"HOME", "/home/u"},
+                                            {"LANG", "C.UTF-8"},
+                                            {"TERM", "xterm-256color"},
+                                            {"EDITOR", "vi -n"},
+                                            {"MULTI", "a\nb"},
+                                            {"SPACES", "  x  "},
+                                            {"TMPDIR", std::string(kTmp)}});
+    CHECK(e.loader.empty());
+    CHECK(e.removed.empty());
+    CHECK(e.warnings.empty());
+    // An empty environment still gets TMPDIR.
+    auto empty = plain_environment({});
+    CHECK(empty.env == std::vector<sbx::EnvVar>{{"TMPDIR", std::string(kTmp)}});
+}
+
+TEST_CASE("env: removed variables are reported in the environment's order") {
+    auto policy = credential_policy({"PGURL"});
+    auto e = environment(policy, {"B_TOKEN=1", "PGURL=2", "A_KEY=3", "PATH=/bin", "X=\xff"});
+    std::vector<std::string> order;
+    for (const auto& r : e.removed) order.push_back(r.name);
+    CHECK(order == std::vector<std::string>{"B_TOKEN", "PGURL", "A_KEY", "X"});
+}

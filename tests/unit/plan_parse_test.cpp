@@ -1,0 +1,1300 @@
+// parse_plan() and to_json(): plans made by make_plan() come back field for field
+// and byte for byte, and every document the reader's contract (plan.hpp,
+// docs/plan.md) calls wrong is refused as INVALID_PLAN naming the key it is about.
+//
+// Most cases edit one hand-written, valid document (kBase) in one place: an edit
+// must match exactly once, and a refused edit must still be well-formed JSON
+// (the error has no line), so a typo in a case cannot pass for a refusal.
+#include <doctest/doctest.h>
+
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "sbx/fs_view.hpp"
+#include "sbx/fs_view_disk.hpp"
+#include "sbx/plan.hpp"
+#include "temp_dir.hpp"
+
+namespace {
+
+constexpr std::string_view kOrigin = "fd 3";
+constexpr std::string_view kTmp = "/tmp/sbx-0123456789abcdef";
+
+// A plan with every key, every mount kind, every identity type, and both kinds of
+// placeholder. Its mounts keep the documented order (shallow before deep).
+constexpr std::string_view kBase = R"J({
+  "version": 1,
+  "command": {
+    "argv": ["make", "test"],
+    "cwd": "/r/src",
+    "env": {"PATH": "/usr/bin:/bin", "HOME": "/home/u", "TMPDIR": "/tmp/sbx-0123456789abcdef"},
+    "loaderEnv": {"LD_PRELOAD": "/opt/lib/libfast.so", "GCONV_PATH": "/opt/gconv"},
+    "envRemoved": [{"name": "GITHUB_TOKEN", "why": "the name contains TOKEN"}, {"name": "PGURL", "why": "listed"}]
+  },
+  "root": "/r",
+  "tmpdir": "/tmp/sbx-0123456789abcdef",
+  "bwrapPath": "/usr/bin/bwrap",
+  "enabled": true,
+  "failIfUnavailable": false,
+  "seccomp": {"allowUnixSockets": true},
+  "network": {"mode": "none"},
+  "filesystem": {
+    "isolated": true,
+    "mounts": [
+      {"kind": "bind", "path": "/r", "source": "/r", "expect": {"exists": true, "type": "directory", "dev": 2049, "ino": 11, "nlink": 6}, "why": "the root"},
+      {"kind": "bind", "path": "/tmp/sbx-0123456789abcdef", "source": "/tmp/sbx-0123456789abcdef", "expect": {"exists": false}, "why": "the command's temporary directory"},
+      {"kind": "pin", "path": "/r/.git", "expect": {"exists": true, "type": "directory", "dev": 2049, "ino": 12, "nlink": 7}, "why": "pinned: the root's .git directory"},
+      {"kind": "ro-bind", "path": "/r/.bashrc", "source": "/r/.bashrc", "expect": {"exists": false}, "why": "placeholder: bash start-up file"},
+      {"kind": "ro-bind", "path": "/r/.vscode", "source": "/r/.vscode", "expect": {"exists": false}, "why": "placeholder: editor settings"},
+      {"kind": "mask-dir", "path": "/home/u/.ssh", "expect": {"exists": true, "type": "directory", "dev": 2049, "ino": 13, "nlink": 2}, "why": "hidden: ~/.ssh"},
+      {"kind": "mask-file", "path": "/home/u/.netrc", "expect": {"exists": true, "type": "file", "dev": 2049, "ino": 14, "nlink": 1}, "why": "hidden: ~/.netrc"},
+      {"kind": "mask-file", "path": "/home/u/.pgpass", "expect": {"exists": true, "type": "symlink", "dev": 2049, "ino": 15, "nlink": 1}, "why": "hidden: ~/.pgpass"},
+      {"kind": "mask-file", "path": "/home/u/.agent.sock", "expect": {"exists": true, "type": "other", "dev": 2049, "ino": 16, "nlink": 1}, "why": "hidden: a socket"},
+      {"kind": "ro-bind", "path": "/r/.git/hooks", "source": "/r/.git/hooks", "expect": {"exists": true, "type": "directory", "dev": 2049, "ino": 17, "nlink": 2}, "why": "protected: git hooks"},
+      {"kind": "ro-bind", "path": "/home/u/.ssh/known_hosts", "source": "/srv/known_hosts", "expect": {"exists": true, "type": "file", "dev": 2050, "ino": 18, "nlink": 1}, "why": "re-opened through a symlink"}
+    ],
+    "placeholders": [
+      {"path": "/r/.bashrc", "kind": "file", "parent": {"exists": true, "type": "directory", "dev": 2049, "ino": 21, "nlink": 6}, "why": "bash start-up file"},
+      {"path": "/r/.vscode", "kind": "directory", "parent": {"exists": true, "type": "directory", "dev": 2049, "ino": 22, "nlink": 6}, "why": "editor settings"}
+    ],
+    "removeIfCreated": [
+      {"path": "/r/.git/commondir", "why": "points git at another git directory"},
+      {"path": "/r/.git/config.worktree", "why": "per-worktree git configuration"}
+    ]
+  },
+  "warnings": [
+    {"file": "/home/u/.claude/settings.json", "key": "sandbox.network.allowedDomains[0]", "message": "no network proxy yet"}
+  ]
+})J";
+
+// The smallest plan there is, for the exhaustive mutations.
+constexpr std::string_view kSmall =
+    R"J({"version":1,"command":{"argv":["sh"],"cwd":"/r","env":{"TMPDIR":"/t/x"},"loaderEnv":{}},"root":"/r",)J"
+    R"J("tmpdir":"/t/x","enabled":true,"failIfUnavailable":true,"seccomp":{"allowUnixSockets":false},)J"
+    R"J("network":{"mode":"none"},"filesystem":{"isolated":true,"mounts":[{"kind":"pin","path":"/r/.git",)J"
+    R"J("expect":{"exists":true,"type":"directory","dev":1,"ino":2,"nlink":3}}],"placeholders":[{"path":"/r/a",)J"
+    R"J("kind":"file","parent":{"exists":true,"type":"directory","dev":1,"ino":4,"nlink":2}}],)J"
+    R"J("removeIfCreated":[{"path":"/r/b"}]}})J";
+
+// `text` with the one occurrence of `from` replaced by `to`.
+std::string edit(std::string_view text, std::string_view from, std::string_view to) {
+    const auto at = text.find(from);
+    REQUIRE_MESSAGE(at != std::string_view::npos, "not in the document: " << from);
+    REQUIRE_MESSAGE(text.find(from, at + 1) == std::string_view::npos, "more than once in the document: " << from);
+    std::string out(text.substr(0, at));
+    out += to;
+    out += text.substr(at + from.size());
+    return out;
+}
+
+// `text` without the span from the one `from` through the first `through` after it.
+std::string cut(std::string_view text, std::string_view from, std::string_view through) {
+    const auto at = text.find(from);
+    REQUIRE_MESSAGE(at != std::string_view::npos, "not in the document: " << from);
+    REQUIRE(text.find(from, at + 1) == std::string_view::npos);
+    const auto end = text.find(through, at + from.size());
+    REQUIRE_MESSAGE(end != std::string_view::npos, "not after " << from << ": " << through);
+    return std::string(text.substr(0, at)) + std::string(text.substr(end + through.size()));
+}
+
+// `text` with every occurrence of `from` replaced by `to`.
+std::string replace_all(std::string text, std::string_view from, std::string_view to) {
+    for (auto at = text.find(from); at != std::string::npos; at = text.find(from, at + to.size()))
+        text.replace(at, from.size(), to);
+    return text;
+}
+
+// `text` with the span from the one `from` through the first `through` after it
+// replaced by `with`.
+std::string splice(std::string_view text, std::string_view from, std::string_view through, std::string_view with) {
+    const auto at = text.find(from);
+    REQUIRE(at != std::string_view::npos);
+    return cut(text, from, through).insert(at, with);
+}
+
+sbx::Plan parsed(std::string_view text) {
+    auto p = sbx::parse_plan(text, std::string(kOrigin));
+    REQUIRE_MESSAGE(p.has_value(), (p ? std::string() : sbx::to_string(p.error())));
+    return std::move(*p);
+}
+
+void check_accepted(std::string_view text) {
+    auto p = sbx::parse_plan(text, std::string(kOrigin));
+    CHECK_MESSAGE(p.has_value(), (p ? std::string() : sbx::to_string(p.error())));
+}
+
+// The document is well-formed JSON but refused for `key`.
+void check_refused(std::string_view text, std::string_view key) {
+    auto p = sbx::parse_plan(text, std::string(kOrigin));
+    REQUIRE_FALSE_MESSAGE(p.has_value(), "accepted: " << text);
+    INFO(sbx::to_string(p.error()));
+    CHECK(p.error().code == sbx::Errc::invalid_plan);
+    CHECK(p.error().key == key);
+    CHECK(p.error().file == kOrigin);
+    CHECK(p.error().line == 0);  // not a JSON error: the case itself is well-formed
+    CHECK_FALSE(p.error().message.empty());
+}
+
+// The document is not JSON; the error says where.
+void check_malformed(std::string_view text, std::size_t line, std::size_t column) {
+    auto p = sbx::parse_plan(text, std::string(kOrigin));
+    REQUIRE_FALSE_MESSAGE(p.has_value(), "accepted");
+    INFO(sbx::to_string(p.error()));
+    CHECK(p.error().code == sbx::Errc::invalid_plan);
+    CHECK(p.error().file == kOrigin);
+    CHECK(p.error().key.empty());
+    CHECK(p.error().line == line);
+    CHECK(p.error().column == column);
+}
+
+// One edit of kBase and the key it must be refused for.
+struct Refusal {
+    std::string from, to, key;
+};
+
+void check_refusals(const std::vector<Refusal>& cases) {
+    for (const auto& c : cases) {
+        CAPTURE(c.from);
+        CAPTURE(c.to);
+        check_refused(edit(kBase, c.from, c.to), c.key);
+    }
+}
+
+// Paths that are not absolute and normalised, made from a good one.
+std::vector<std::string> unclean_variants(const std::string& good) {
+    return {good.substr(1), good + "/", "/" + good, good + "//x", good + "/./x", good + "/../x", good + "/..",
+            good + "/.", "/./" + good.substr(1), "/x/../" + good.substr(1), "", ".", "~" + good};
+}
+
+void check_same(const sbx::Identity& a, const sbx::Identity& b) {
+    CHECK(a.exists == b.exists);
+    if (!a.exists) return;
+    CHECK(a.type == b.type);
+    CHECK(a.dev == b.dev);
+    CHECK(a.ino == b.ino);
+    CHECK(a.nlink == b.nlink);
+}
+
+void check_same(const sbx::Plan& a, const sbx::Plan& b) {
+    CHECK(a.version == b.version);
+    CHECK(a.argv == b.argv);
+    CHECK(a.cwd == b.cwd);
+    CHECK(a.root == b.root);
+    CHECK(a.tmpdir == b.tmpdir);
+    CHECK(a.env == b.env);
+    CHECK(a.loader_env == b.loader_env);
+    REQUIRE(a.env_removed.size() == b.env_removed.size());
+    for (std::size_t i = 0; i < a.env_removed.size(); ++i) {
+        CHECK(a.env_removed[i].name == b.env_removed[i].name);
+        CHECK(a.env_removed[i].why == b.env_removed[i].why);
+    }
+    CHECK(a.bwrap_path == b.bwrap_path);
+    CHECK(a.enabled == b.enabled);
+    CHECK(a.fail_if_unavailable == b.fail_if_unavailable);
+    CHECK(a.allow_unix_sockets == b.allow_unix_sockets);
+    CHECK(a.network == b.network);
+    CHECK(a.filesystem.isolated == b.filesystem.isolated);
+    REQUIRE(a.filesystem.mounts.size() == b.filesystem.mounts.size());
+    for (std::size_t i = 0; i < a.filesystem.mounts.size(); ++i) {
+        const auto& m = a.filesystem.mounts[i];
+        const auto& n = b.filesystem.mounts[i];
+        CAPTURE(m.path);
+        CHECK(m.kind == n.kind);
+        CHECK(m.path == n.path);
+        if (m.kind == sbx::MountKind::bind || m.kind == sbx::MountKind::ro_bind) {
+            CHECK(m.source == n.source);
+        } else {
+            // The document has a source for binds only. make_fs_plan() also fills
+            // it in for a pin (with the path itself), and nothing reads it there.
+            CHECK(n.source.empty());
+            CHECK((m.source.empty() || m.source == m.path));
+        }
+        check_same(m.expect, n.expect);
+        CHECK(m.why == n.why);
+    }
+    REQUIRE(a.filesystem.placeholders.size() == b.filesystem.placeholders.size());
+    for (std::size_t i = 0; i < a.filesystem.placeholders.size(); ++i) {
+        const auto& p = a.filesystem.placeholders[i];
+        const auto& q = b.filesystem.placeholders[i];
+        CAPTURE(p.path);
+        CHECK(p.path == q.path);
+        CHECK(p.kind == q.kind);
+        check_same(p.parent, q.parent);
+        CHECK(p.why == q.why);
+    }
+    REQUIRE(a.filesystem.remove_if_created.size() == b.filesystem.remove_if_created.size());
+    for (std::size_t i = 0; i < a.filesystem.remove_if_created.size(); ++i) {
+        CHECK(a.filesystem.remove_if_created[i].path == b.filesystem.remove_if_created[i].path);
+        CHECK(a.filesystem.remove_if_created[i].why == b.filesystem.remove_if_created[i].why);
+    }
+    CHECK(b.filesystem.warnings.empty());  // a plan's warnings are all at the top
+    REQUIRE(a.warnings.size() == b.warnings.size());
+    for (std::size_t i = 0; i < a.warnings.size(); ++i) {
+        CHECK(a.warnings[i].file == b.warnings[i].file);
+        CHECK(a.warnings[i].key == b.warnings[i].key);
+        CHECK(a.warnings[i].message == b.warnings[i].message);
+    }
+}
+
+// Whether `p` is absolute and normalised.
+bool clean(const std::string& p) { return sbx::paths::is_absolute(p) && sbx::paths::normalize(p) == p; }
+
+bool has_nul(std::string_view s) { return s.find('\0') != std::string_view::npos; }
+
+// What every accepted plan promises a launcher (plan.hpp's reader, docs/plan.md).
+// Counts violations instead of asserting each, so the fuzz loops stay cheap.
+std::vector<std::string> broken_promises(const sbx::Plan& p) {
+    std::vector<std::string> out;
+    auto expect = [&](bool ok, std::string what) {
+        if (!ok) out.push_back(std::move(what));
+    };
+    expect(p.version == 1, "version");
+    expect(!p.argv.empty() && !p.argv.front().empty(), "argv");
+    for (const auto& a : p.argv) expect(!has_nul(a), "NUL in argv");
+    expect(clean(p.root) && p.root != "/", "root");
+    expect(clean(p.tmpdir), "tmpdir");
+    expect(clean(p.cwd), "cwd");
+    expect(p.bwrap_path.empty() || clean(p.bwrap_path), "bwrapPath");
+    expect(!sbx::paths::at_or_under(p.root, p.tmpdir) && !sbx::paths::at_or_under(p.tmpdir, p.root), "root/tmpdir");
+    for (const auto& v : p.env) expect(sbx::valid_env_name(v.name) && !sbx::is_loader_variable(v.name) && !has_nul(v.value), "env " + v.name);
+    for (const auto& v : p.loader_env) expect(sbx::valid_env_name(v.name) && sbx::is_loader_variable(v.name) && !has_nul(v.value), "loaderEnv " + v.name);
+    for (const auto& m : p.filesystem.mounts) {
+        expect(clean(m.path) && m.path != "/", "mount path " + m.path);
+        const bool binds = m.kind == sbx::MountKind::bind || m.kind == sbx::MountKind::ro_bind;
+        expect(binds ? clean(m.source) : m.source.empty(), "mount source " + m.path);
+        if (m.kind == sbx::MountKind::pin || m.kind == sbx::MountKind::mask_dir)
+            expect(m.expect.exists && m.expect.type == sbx::FileType::directory, "pin/mask-dir expect " + m.path);
+        if (m.kind == sbx::MountKind::mask_file)
+            expect(m.expect.exists && m.expect.type != sbx::FileType::directory, "mask-file expect " + m.path);
+        expect(m.expect.exists || (m.expect.dev == 0 && m.expect.ino == 0 && m.expect.nlink == 0), "identity " + m.path);
+        expect(!has_nul(m.why), "why " + m.path);
+    }
+    for (const auto& ph : p.filesystem.placeholders) {
+        expect(clean(ph.path) && ph.path != "/" && ph.path != p.root, "placeholder " + ph.path);
+        expect(!sbx::paths::at_or_under(ph.path, p.tmpdir), "placeholder in tmpdir " + ph.path);
+        expect(ph.parent.exists && ph.parent.type == sbx::FileType::directory, "placeholder parent " + ph.path);
+    }
+    for (const auto& r : p.filesystem.remove_if_created)
+        expect(clean(r.path) && r.path != p.root && sbx::paths::at_or_under(r.path, p.root), "removeIfCreated " + r.path);
+    for (const auto& w : p.warnings) expect(!has_nul(w.file) && !has_nul(w.key) && !has_nul(w.message), "warning");
+    return out;
+}
+
+// to_json, parse_plan, compare every field, and to_json again: the same bytes.
+void check_round_trip(const sbx::Plan& plan) {
+    const std::string text = sbx::to_json(plan);
+    auto back = sbx::parse_plan(text, std::string(kOrigin));
+    REQUIRE_MESSAGE(back.has_value(), (back ? std::string() : sbx::to_string(back.error())) << "\n" << text);
+    check_same(plan, *back);
+    CHECK(sbx::to_json(*back) == text);
+    const auto broken = broken_promises(*back);
+    CHECK_MESSAGE(broken.empty(), (broken.empty() ? std::string() : broken.front()));
+}
+
+// Any bytes: a plan that keeps every promise and writes back to itself, or an
+// INVALID_PLAN error about `kOrigin`. Returns whether the text was accepted;
+// `bad` collects a description of each input that broke the contract.
+bool parse_any(const std::string& text, std::vector<std::string>& bad) {
+    auto p = sbx::parse_plan(text, std::string(kOrigin));
+    if (!p) {
+        if (p.error().code != sbx::Errc::invalid_plan || p.error().file != kOrigin || p.error().message.empty())
+            bad.push_back("wrong error " + sbx::to_string(p.error()) + " for " + sbx::json::quote(text));
+        return false;
+    }
+    for (const auto& why : broken_promises(*p)) bad.push_back("accepted (" + why + "): " + sbx::json::quote(text));
+    const std::string once = sbx::to_json(*p);
+    auto again = sbx::parse_plan(once, std::string(kOrigin));
+    if (!again) bad.push_back("its own JSON is refused: " + sbx::json::quote(text));
+    else if (sbx::to_json(*again) != once) bad.push_back("its JSON changes when read back: " + sbx::json::quote(text));
+    return true;
+}
+
+// A small deterministic generator, so a failing mutation reproduces.
+struct Lcg {
+    std::uint64_t state;
+    std::uint32_t next() {
+        state = state * 6364136223846793005ull + 1442695040888963407ull;
+        return static_cast<std::uint32_t>(state >> 33);
+    }
+    std::size_t below(std::size_t n) { return n == 0 ? 0 : next() % n; }
+};
+
+// A settings file parsed for `kind` in the layout of these tests: HOME /home/u, root /r.
+sbx::Settings settings(sbx::LayerKind kind, const std::string& file, const std::string& home, const std::string& root,
+                       std::string_view text) {
+    const std::string dir = sbx::paths::parent(sbx::paths::parent(file));
+    sbx::SettingsSource src{kind, file, {home, kind == sbx::LayerKind::managed ? sbx::paths::parent(file) : dir}, root};
+    auto s = sbx::parse_settings(text, src);
+    REQUIRE_MESSAGE(s.has_value(), (s ? std::string() : sbx::to_string(s.error())));
+    return std::move(*s);
+}
+
+sbx::Plan make(const sbx::Policy& policy, const sbx::PlanRequest& req, const sbx::FsView& fs) {
+    auto p = sbx::make_plan(policy, req, fs);
+    REQUIRE_MESSAGE(p.has_value(), (p ? std::string() : sbx::to_string(p.error())));
+    return std::move(*p);
+}
+
+bool has_mount(const sbx::Plan& p, sbx::MountKind kind, std::string_view path) {
+    for (const auto& m : p.filesystem.mounts)
+        if (m.kind == kind && m.path == path) return true;
+    return false;
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------
+// Round trips
+
+TEST_CASE("plan: the hand-written document reads as written") {
+    auto p = parsed(kBase);
+    CHECK(p.version == 1);
+    CHECK(p.argv == std::vector<std::string>{"make", "test"});
+    CHECK(p.cwd == "/r/src");
+    CHECK(p.root == "/r");
+    CHECK(p.tmpdir == kTmp);
+    CHECK(p.env == std::vector<sbx::EnvVar>{{"PATH", "/usr/bin:/bin"}, {"HOME", "/home/u"}, {"TMPDIR", std::string(kTmp)}});
+    CHECK(p.loader_env == std::vector<sbx::EnvVar>{{"LD_PRELOAD", "/opt/lib/libfast.so"}, {"GCONV_PATH", "/opt/gconv"}});
+    REQUIRE(p.env_removed.size() == 2);
+    CHECK(p.env_removed[1].name == "PGURL");
+    CHECK(p.env_removed[1].why == "listed");
+    CHECK(p.bwrap_path == "/usr/bin/bwrap");
+    CHECK(p.enabled);
+    CHECK_FALSE(p.fail_if_unavailable);
+    CHECK(p.allow_unix_sockets);
+    CHECK(p.network == sbx::NetworkMode::none);
+    CHECK(p.filesystem.isolated);
+    REQUIRE(p.filesystem.mounts.size() == 11);
+    const auto& pin = p.filesystem.mounts[2];
+    CHECK(pin.kind == sbx::MountKind::pin);
+    CHECK(pin.path == "/r/.git");
+    CHECK(pin.source.empty());
+    CHECK(pin.expect.exists);
+    CHECK(pin.expect.type == sbx::FileType::directory);
+    CHECK(pin.expect.dev == 2049);
+    CHECK(pin.expect.ino == 12);
+    CHECK(pin.expect.nlink == 7);
+    CHECK(pin.why == "pinned: the root's .git directory");
+    CHECK(p.filesystem.mounts[1].expect.exists == false);
+    CHECK(p.filesystem.mounts[5].kind == sbx::MountKind::mask_dir);
+    CHECK(p.filesystem.mounts[6].kind == sbx::MountKind::mask_file);
+    CHECK(p.filesystem.mounts[6].expect.type == sbx::FileType::regular);
+    CHECK(p.filesystem.mounts[7].expect.type == sbx::FileType::symlink);
+    CHECK(p.filesystem.mounts[8].expect.type == sbx::FileType::other);
+    CHECK(p.filesystem.mounts[10].kind == sbx::MountKind::ro_bind);
+    CHECK(p.filesystem.mounts[10].source == "/srv/known_hosts");
+    REQUIRE(p.filesystem.placeholders.size() == 2);
+    CHECK(p.filesystem.placeholders[0].kind == sbx::Placeholder::file);
+    CHECK(p.filesystem.placeholders[1].kind == sbx::Placeholder::directory);
+    CHECK(p.filesystem.placeholders[1].parent.ino == 22);
+    CHECK(p.filesystem.placeholders[1].why == "editor settings");
+    REQUIRE(p.filesystem.remove_if_created.size() == 2);
+    CHECK(p.filesystem.remove_if_created[1].path == "/r/.git/config.worktree");
+    REQUIRE(p.warnings.size() == 1);
+    CHECK(p.warnings[0].key == "sandbox.network.allowedDomains[0]");
+    check_round_trip(p);
+}
+
+TEST_CASE("plan: a plan from make_plan over a repository and a home comes back field for field and byte for byte") {
+    sbx::MemoryFs fs;
+    fs.dir("/r/src").file("/r/src/main.c");
+    fs.dir("/r/.git/objects").dir("/r/.git/refs").file("/r/.git/HEAD", "ref: refs/heads/main\n");
+    fs.file("/r/.git/config").dir("/r/.git/hooks").file("/r/.git/hooks/pre-commit.sample");
+    fs.dir("/home/u/.ssh").file("/home/u/.ssh/id_ed25519").file("/home/u/.ssh/known_hosts");
+    fs.dir("/home/u/.claude").file("/home/u/.bashrc").file("/home/u/.netrc");
+    std::vector<sbx::Settings> layers;
+    layers.push_back(settings(sbx::LayerKind::user, "/home/u/.claude/settings.json", "/home/u", "/r", R"J({"sandbox": {
+        "enabled": true, "failIfUnavailable": false,
+        "filesystem": {"denyRead": ["~/.ssh", "~/.netrc"], "allowRead": ["~/.ssh/known_hosts"]},
+        "network": {"allowUnixSockets": ["/run/user/1000/bus"], "allowedDomains": ["example.com"]},
+        "credentials": {"envVars": ["PGURL"]}}})J"));
+    layers.push_back(settings(sbx::LayerKind::managed, "/etc/claude-code/managed-settings.json", "/home/u", "/r",
+                              R"J({"sandbox": {"bwrapPath": "/usr/bin/bwrap"}})J"));
+    auto policy = sbx::merge(std::move(layers), {}, fs);
+    REQUIRE_MESSAGE(policy.has_value(), (policy ? std::string() : sbx::to_string(policy.error())));
+
+    const std::vector<std::string> vars{"PATH=/usr/bin:/bin", "HOME=/home/u",  "GITHUB_TOKEN=ghp_x",
+                                           "PGURL=postgres://db", "LD_PRELOAD=/opt/x.so", "TMPDIR=/var/tmp",
+                                           "LANG=C.UTF-8",       "XDG_SESSION_TYPE=wayland", "WEIRD=caf\xe9",
+                                           "QUOTE=say \"hi\"\\\t\x01", "UNI=\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80"};
+    const std::vector<std::string> pass{"XDG_SESSION_TYPE"};
+    sbx::PlanRequest req{{"make", "-j2", "test suite", ""}, "/r", "/r/src", "/home/u", std::string(kTmp), vars, pass};
+    auto plan = make(*policy, req, fs);
+
+    // The plan holds something of every part, or the round trip proves little.
+    CHECK(plan.bwrap_path == "/usr/bin/bwrap");
+    CHECK(plan.enabled);
+    CHECK_FALSE(plan.fail_if_unavailable);
+    CHECK(plan.allow_unix_sockets);
+    CHECK(plan.cwd == "/r/src");
+    CHECK_FALSE(plan.loader_env.empty());
+    CHECK(plan.env_removed.size() == 3);  // GITHUB_TOKEN, PGURL, WEIRD
+    CHECK(plan.warnings.size() >= 2);
+    CHECK(has_mount(plan, sbx::MountKind::pin, "/r/.git"));
+    CHECK(has_mount(plan, sbx::MountKind::mask_dir, "/home/u/.ssh"));
+    CHECK(has_mount(plan, sbx::MountKind::mask_file, "/home/u/.netrc"));
+    CHECK(has_mount(plan, sbx::MountKind::ro_bind, "/home/u/.ssh/known_hosts"));
+    CHECK(has_mount(plan, sbx::MountKind::ro_bind, "/r/.git/hooks"));
+    CHECK(has_mount(plan, sbx::MountKind::bind, std::string(kTmp)));
+    CHECK_FALSE(plan.filesystem.placeholders.empty());
+    CHECK_FALSE(plan.filesystem.remove_if_created.empty());
+    check_round_trip(plan);
+}
+
+TEST_CASE("plan: a plan made on the real disk, with its real device and inode numbers, comes back") {
+    sbx_test::TempDir tmp("sbx-plan-parse");
+    tmp.mkdir("proj/.git/hooks");
+    tmp.mkdir("proj/.git/objects");
+    tmp.write("proj/.git/HEAD", "ref: refs/heads/main\n");
+    tmp.write("proj/.git/config", "[core]\n");
+    tmp.write("proj/src/main.c", "int main(void) { return 0; }\n");
+    tmp.mkdir("home/.ssh");
+    tmp.write("home/.ssh/id_ed25519", "secret\n");
+    tmp.write("home/.aws/credentials", "[default]\n");
+    const std::string root = tmp.at("proj"), home = tmp.at("home");
+    std::vector<sbx::Settings> layers;
+    layers.push_back(settings(sbx::LayerKind::user, home + "/.claude/settings.json", home, root,
+                              R"J({"sandbox": {"filesystem": {"denyRead": ["~/.ssh", "~/.aws/credentials"]}}})J"));
+    sbx::DiskFs fs;
+    auto policy = sbx::merge(std::move(layers), {}, fs);
+    REQUIRE(policy.has_value());
+    const std::vector<std::string> vars{"PATH=/bin", "HOME=" + home};
+    sbx::PlanRequest req{{"true"}, root, "", home, tmp.at("sbx-run"), vars, {}};
+    auto plan = make(*policy, req, fs);
+    CHECK(plan.cwd == root);
+    CHECK_FALSE(plan.enabled);
+    CHECK(has_mount(plan, sbx::MountKind::mask_dir, home + "/.ssh"));
+    CHECK(has_mount(plan, sbx::MountKind::mask_file, home + "/.aws/credentials"));
+    struct stat st {};
+    REQUIRE(::lstat((root + "/.git").c_str(), &st) == 0);
+    bool found = false;
+    for (const auto& m : plan.filesystem.mounts)
+        if (m.path == root + "/.git") {
+            found = true;
+            CHECK(m.expect.dev == static_cast<std::uint64_t>(st.st_dev));
+            CHECK(m.expect.ino == static_cast<std::uint64_t>(st.st_ino));
+        }
+    CHECK(found);
+    check_round_trip(plan);
+}
+
+TEST_CASE("plan: a plan with filesystem.disabled, and one with empty lists, come back") {
+    sbx::MemoryFs fs;
+    fs.dir("/r").dir("/home/u");
+    std::vector<sbx::Settings> layers;
+    layers.push_back(settings(sbx::LayerKind::user, "/home/u/.claude/settings.json", "/home/u", "/r",
+                              R"J({"sandbox": {"filesystem": {"disabled": true}}})J"));
+    auto policy = sbx::merge(std::move(layers), {}, fs);
+    REQUIRE(policy.has_value());
+    sbx::PlanRequest req{{"sh", "-c", "echo hi"}, "/r", "", "/home/u", std::string(kTmp), {}, {}};
+    auto plan = make(*policy, req, fs);
+    CHECK_FALSE(plan.filesystem.isolated);
+    CHECK(plan.filesystem.mounts.empty());
+    check_round_trip(plan);
+
+    sbx::Plan bare;  // every list empty, no bwrapPath
+    bare.argv = {"x"};
+    bare.root = "/r";
+    bare.cwd = "/";
+    bare.tmpdir = "/t";
+    check_round_trip(bare);
+}
+
+TEST_CASE("plan: identity numbers come back exactly, up to 2^64-1") {
+    const std::uint64_t max = std::numeric_limits<std::uint64_t>::max();
+    for (std::uint64_t n : {std::uint64_t{0}, std::uint64_t{1}, std::uint64_t{1} << 53, (std::uint64_t{1} << 53) + 1,
+                            std::uint64_t{1} << 63, max - 1, max}) {
+        CAPTURE(n);
+        sbx::Plan p;
+        p.argv = {"x"};
+        p.root = "/r";
+        p.cwd = "/r";
+        p.tmpdir = "/t";
+        p.filesystem.mounts.push_back({sbx::MountKind::pin, "/r/.git", "", {true, sbx::FileType::directory, n, n, n}, "why"});
+        p.filesystem.placeholders.push_back({"/r/a", sbx::Placeholder::file, {true, sbx::FileType::directory, n, n, n}, ""});
+        check_round_trip(p);
+        const auto s = std::to_string(n);
+        CHECK(sbx::to_json(p).find("\"dev\":" + s + ",\"ino\":" + s + ",\"nlink\":" + s) != std::string::npos);
+    }
+    // Written by hand, 2^64-1 is read exactly in each of the three places.
+    const std::string ident = R"J("dev": 2049, "ino": 12, "nlink": 7)J";
+    for (const char* field : {"2049", "12", "7"}) {
+        CAPTURE(field);
+        std::string to = ident;
+        const auto at = to.find(std::string(": ") + field);
+        to.replace(at + 2, std::string_view(field).size(), "18446744073709551615");
+        const auto e = parsed(edit(kBase, ident, to)).filesystem.mounts[2].expect;
+        CHECK(e.dev == (std::string_view(field) == "2049" ? max : 2049));
+        CHECK(e.ino == (std::string_view(field) == "12" ? max : 12));
+        CHECK(e.nlink == (std::string_view(field) == "7" ? max : 7));
+    }
+}
+
+TEST_CASE("plan: strings with every escape and any Unicode come back unchanged") {
+    sbx::Plan p;
+    p.argv = {"printf", "%s\\n", "\"quoted\"", "tab\there", "nl\nhere", "\x01\x1f\x7f", "\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80",
+              "/slash/", "\xe2\x80\xa8\xe2\x80\xa9"};
+    p.root = "/r/\xc3\xa9t\xc3\xa9 \"x\"";
+    p.cwd = p.root + "/sub dir";
+    p.tmpdir = "/tmp/\\back";
+    p.env = {{"A", ""}, {"B", "\"\\/\b\f\n\r\t"}, {"TMPDIR", p.tmpdir}};
+    p.env_removed = {{"C", ""}};
+    p.warnings = {{"", "", "a warning with neither file nor key"}};
+    check_round_trip(p);
+}
+
+// ---------------------------------------------------------------------------
+// Optional keys
+
+TEST_CASE("plan: optional keys may be left out") {
+    SUBCASE("bwrapPath") {
+        auto p = parsed(edit(kBase, R"J("bwrapPath": "/usr/bin/bwrap",)J", ""));
+        CHECK(p.bwrap_path.empty());
+    }
+    SUBCASE("warnings") {
+        auto p = parsed(cut(kBase, ",\n  \"warnings\": [", "\n  ]"));
+        CHECK(p.warnings.empty());
+    }
+    SUBCASE("command.envRemoved") {
+        auto p = parsed(cut(kBase, ",\n    \"envRemoved\": [", "]"));
+        CHECK(p.env_removed.empty());
+    }
+    SUBCASE("command.envRemoved[i].why") {
+        auto p = parsed(edit(kBase, R"J(, "why": "listed")J", ""));
+        CHECK(p.env_removed[1].why.empty());
+        CHECK(p.env_removed[0].why == "the name contains TOKEN");
+    }
+    SUBCASE("filesystem.mounts[i].why") {
+        auto p = parsed(edit(kBase, R"J(, "why": "pinned: the root's .git directory")J", ""));
+        CHECK(p.filesystem.mounts[2].why.empty());
+    }
+    SUBCASE("filesystem.placeholders[i].why") {
+        auto p = parsed(edit(kBase, R"J(, "why": "editor settings")J", ""));
+        CHECK(p.filesystem.placeholders[1].why.empty());
+    }
+    SUBCASE("filesystem.removeIfCreated[i].why") {
+        auto p = parsed(edit(kBase, R"J(, "why": "points git at another git directory")J", ""));
+        CHECK(p.filesystem.remove_if_created[0].why.empty());
+    }
+    SUBCASE("warnings[i].file and .key") {
+        auto p = parsed(edit(kBase, R"J("file": "/home/u/.claude/settings.json", "key": "sandbox.network.allowedDomains[0]", )J", ""));
+        REQUIRE(p.warnings.size() == 1);
+        CHECK(p.warnings[0].file.empty());
+        CHECK(p.warnings[0].key.empty());
+        CHECK(p.warnings[0].message == "no network proxy yet");
+    }
+    SUBCASE("all of them at once, and empty lists") {
+        std::string t = edit(kBase, R"J("bwrapPath": "/usr/bin/bwrap",)J", "");
+        t = cut(t, ",\n  \"warnings\": [", "\n  ]");
+        t = cut(t, ",\n    \"envRemoved\": [", "]");
+        t = edit(t, R"J("loaderEnv": {"LD_PRELOAD": "/opt/lib/libfast.so", "GCONV_PATH": "/opt/gconv"})J", R"J("loaderEnv": {})J");
+        t = edit(t, R"J("env": {"PATH": "/usr/bin:/bin", "HOME": "/home/u", "TMPDIR": "/tmp/sbx-0123456789abcdef"})J", R"J("env": {})J");
+        t = cut(t, "\"mounts\": [\n", "\n    ],");
+        t = cut(t, "\"placeholders\": [\n", "\n    ],");
+        t = cut(t, "\"removeIfCreated\": [\n", "\n    ]");
+        t = edit(t, "\"isolated\": true,\n    ", "\"isolated\": true, \"mounts\": [], \"placeholders\": [], \"removeIfCreated\": []");
+        auto p = parsed(t);
+        CHECK(p.env.empty());
+        CHECK(p.filesystem.mounts.empty());
+        CHECK(p.filesystem.placeholders.empty());
+        CHECK(p.filesystem.remove_if_created.empty());
+        check_round_trip(p);
+    }
+    SUBCASE("the order of keys within an object does not matter, nor white space") {
+        auto p = parsed(R"J(  {"filesystem":{"removeIfCreated":[],"placeholders":[],"mounts":[],"isolated":false},
+            "network":{"mode":"none"},"seccomp":{"allowUnixSockets":false},"failIfUnavailable":true,"enabled":false,
+            "tmpdir":"/t","root":"/r","command":{"loaderEnv":{},"env":{},"cwd":"/","argv":["x"]},"version":1}
+        )J");
+        CHECK(p.argv == std::vector<std::string>{"x"});
+        CHECK_FALSE(p.filesystem.isolated);
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Strictness: keys
+
+TEST_CASE("plan: an unknown key is refused, at any depth") {
+    check_refusals({
+        {R"J("version": 1,)J", R"J("version": 1, "extra": 0,)J", "extra"},
+        {R"J("version": 1,)J", R"J("version": 1, "Version": 1,)J", "Version"},
+        {R"J("cwd": "/r/src",)J", R"J("cwd": "/r/src", "foo": 1,)J", "command.foo"},
+        {R"J(, "why": "the root"})J", R"J(, "why": "the root", "bar": null})J", "filesystem.mounts[0].bar"},
+        {R"J("ino": 12,)J", R"J("ino": 12, "baz": 0,)J", "filesystem.mounts[2].expect.baz"},
+        {R"J("source": "/r/.bashrc", "expect": {"exists": false})J", R"J("source": "/r/.bashrc", "expect": {"exists": false, "baz": 1})J",
+         "filesystem.mounts[3].expect.baz"},
+        {R"J({"allowUnixSockets": true})J", R"J({"allowUnixSockets": true, "allowAll": true})J", "seccomp.allowAll"},
+        {R"J({"mode": "none"})J", R"J({"mode": "none", "proxy": "http://127.0.0.1:3128"})J", "network.proxy"},
+        {R"J("isolated": true,)J", R"J("isolated": true, "extra": [],)J", "filesystem.extra"},
+        {R"J("why": "editor settings")J", R"J("why": "editor settings", "mode": 1)J", "filesystem.placeholders[1].mode"},
+        {R"J("ino": 22,)J", R"J("ino": 22, "mode": 16877,)J", "filesystem.placeholders[1].parent.mode"},
+        {R"J("why": "per-worktree git configuration")J", R"J("why": "per-worktree git configuration", "x": 1)J",
+         "filesystem.removeIfCreated[1].x"},
+        {R"J("why": "listed")J", R"J("why": "listed", "value": "secret")J", "command.envRemoved[1].value"},
+        {R"J("message": "no network proxy yet")J", R"J("message": "no network proxy yet", "line": 3)J", "warnings[0].line"},
+    });
+}
+
+TEST_CASE("plan: a missing required key is refused, naming it") {
+    const std::string t(kBase);
+    struct Missing {
+        std::string text;
+        std::string key;
+    };
+    const std::vector<Missing> cases{
+        {edit(t, R"J("version": 1,)J", ""), "version"},
+        {cut(t, "\"command\": {", "\n  },"), "command"},
+        {edit(t, R"J("argv": ["make", "test"],)J", ""), "command.argv"},
+        {edit(t, R"J("cwd": "/r/src",)J", ""), "command.cwd"},
+        {edit(t, R"J("env": {"PATH": "/usr/bin:/bin", "HOME": "/home/u", "TMPDIR": "/tmp/sbx-0123456789abcdef"},)J", ""), "command.env"},
+        {edit(t, R"J("loaderEnv": {"LD_PRELOAD": "/opt/lib/libfast.so", "GCONV_PATH": "/opt/gconv"},)J", ""), "command.loaderEnv"},
+        {edit(t, R"J("root": "/r",)J", ""), "root"},
+        {edit(t, R"J("tmpdir": "/tmp/sbx-0123456789abcdef",)J", ""), "tmpdir"},
+        {edit(t, R"J("enabled": true,)J", ""), "enabled"},
+        {edit(t, R"J("failIfUnavailable": false,)J", ""), "failIfUnavailable"},
+        {edit(t, R"J("seccomp": {"allowUnixSockets": true},)J", ""), "seccomp"},
+        {edit(t, R"J({"allowUnixSockets": true})J", "{}"), "seccomp.allowUnixSockets"},
+        {edit(t, R"J("network": {"mode": "none"},)J", ""), "network"},
+        {edit(t, R"J({"mode": "none"})J", "{}"), "network.mode"},
+        {cut(t, "\"filesystem\": {", "\n  },"), "filesystem"},
+        {edit(t, R"J("isolated": true,)J", ""), "filesystem.isolated"},
+        {cut(t, "\"mounts\": [", "\n    ],"), "filesystem.mounts"},
+        {cut(t, "\"placeholders\": [", "\n    ],"), "filesystem.placeholders"},
+        {cut(t, ",\n    \"removeIfCreated\": [", "\n    ]"), "filesystem.removeIfCreated"},
+        {edit(t, R"J("kind": "pin", )J", ""), "filesystem.mounts[2].kind"},
+        {edit(t, R"J("path": "/r/.git", )J", ""), "filesystem.mounts[2].path"},
+        {edit(t, R"J("expect": {"exists": true, "type": "directory", "dev": 2049, "ino": 12, "nlink": 7}, )J", ""),
+         "filesystem.mounts[2].expect"},
+        {edit(t, R"J({"exists": true, "type": "directory", "dev": 2049, "ino": 12)J", R"J({"type": "directory", "dev": 2049, "ino": 12)J"),
+         "filesystem.mounts[2].expect.exists"},
+        {edit(t, R"J("type": "directory", "dev": 2049, "ino": 12)J", R"J("dev": 2049, "ino": 12)J"), "filesystem.mounts[2].expect.type"},
+        {edit(t, R"J("dev": 2049, "ino": 12, )J", R"J("ino": 12, )J"), "filesystem.mounts[2].expect.dev"},
+        {edit(t, R"J("ino": 12, )J", ""), "filesystem.mounts[2].expect.ino"},
+        {edit(t, R"J(, "nlink": 7})J", "}"), "filesystem.mounts[2].expect.nlink"},
+        {edit(t, R"J({"path": "/r/.vscode", "kind")J", R"J({"kind")J"), "filesystem.placeholders[1].path"},
+        {edit(t, R"J("kind": "directory", "parent")J", R"J("parent")J"), "filesystem.placeholders[1].kind"},
+        {edit(t, R"J("parent": {"exists": true, "type": "directory", "dev": 2049, "ino": 22, "nlink": 6}, )J", ""),
+         "filesystem.placeholders[1].parent"},
+        {edit(t, R"J("ino": 22, )J", ""), "filesystem.placeholders[1].parent.ino"},
+        {edit(t, R"J("path": "/r/.git/commondir", )J", ""), "filesystem.removeIfCreated[0].path"},
+        {edit(t, R"J("name": "PGURL", )J", ""), "command.envRemoved[1].name"},
+        {edit(t, R"J(, "message": "no network proxy yet")J", ""), "warnings[0].message"},
+    };
+    for (const auto& c : cases) {
+        CAPTURE(c.key);
+        check_refused(c.text, c.key);
+    }
+}
+
+TEST_CASE("plan: a key given twice is refused, however it is spelled") {
+    check_refusals({
+        {R"J("enabled": true,)J", R"J("enabled": true, "enabled": true,)J", "enabled"},
+        {R"J("enabled": true,)J", R"J("enabled": true, "enabled": false,)J", "enabled"},
+        {R"J("version": 1,)J", R"J("version": 1, "version": 1,)J", "version"},
+        {R"J("cwd": "/r/src",)J", R"J("cwd": "/r/src", "cwd": "/r",)J", "command.cwd"},
+        {R"J("cwd": "/r/src",)J", R"J("cwd": "/r/src", "c\u0077d": "/r",)J", "command.cwd"},
+        {R"J("ino": 12,)J", R"J("ino": 12, "ino": 13,)J", "filesystem.mounts[2].expect.ino"},
+        {R"J({"exists": false}, "why": "placeholder: bash)J", R"J({"exists": false, "exists": false}, "why": "placeholder: bash)J",
+         "filesystem.mounts[3].expect.exists"},
+        {R"J({"PATH": "/usr/bin:/bin",)J", R"J({"PATH": "/usr/bin:/bin", "PATH": "/evil",)J", "command.env.PATH"},
+        {R"J({"PATH": "/usr/bin:/bin",)J", R"J({"PATH": "/usr/bin:/bin", "P\u0041TH": "/evil",)J", "command.env.PATH"},
+        {R"J("GCONV_PATH": "/opt/gconv")J", R"J("GCONV_PATH": "/opt/gconv", "LD_PRELOAD": "/evil.so")J", "command.loaderEnv.LD_PRELOAD"},
+        {R"J("kind": "pin", )J", R"J("kind": "pin", "kind": "bind", )J", "filesystem.mounts[2].kind"},
+        {R"J("isolated": true,)J", R"J("isolated": true, "isolated": false,)J", "filesystem.isolated"},
+        {R"J({"mode": "none"})J", R"J({"mode": "none", "mode": "none"})J", "network.mode"},
+        {R"J("why": "editor settings")J", R"J("why": "editor settings", "why": "")J", "filesystem.placeholders[1].why"},
+    });
+    // The same value twice in a list is not a duplicated key.
+    check_accepted(edit(kBase, R"J(["make", "test"])J", R"J(["make", "make", "make"])J"));
+}
+
+// ---------------------------------------------------------------------------
+// Strictness: values
+
+TEST_CASE("plan: only version 1, as a JSON integer, is read") {
+    for (const char* v : {"0", "2", "-1", "\"1\"", "1.0", "1e0", "10e-1", "true", "null", "[1]", "{}", "18446744073709551615",
+                          "9223372036854775807", "-9223372036854775808", "-0"}) {
+        CAPTURE(v);
+        check_refused(edit(kBase, R"J("version": 1,)J", std::string("\"version\": ") + v + ","), "version");
+    }
+    // A number JSON cannot hold is malformed JSON, located.
+    auto p = sbx::parse_plan(edit(kBase, R"J("version": 1,)J", R"J("version": 18446744073709551616,)J"), std::string(kOrigin));
+    REQUIRE_FALSE(p.has_value());
+    CHECK(p.error().code == sbx::Errc::invalid_plan);
+    CHECK(p.error().line == 2);
+}
+
+TEST_CASE("plan: a document of another version is refused for its version, not for its keys") {
+    const std::string v2 = edit(kBase, R"J("version": 1,)J", R"J("version": 2, "proxy": {"port": 3128},)J");
+    check_refused(v2, "version");
+    check_refused(edit(edit(kBase, R"J("version": 1,)J", R"J("version": 2,)J"), R"J("seccomp": {"allowUnixSockets": true},)J", ""),
+                  "version");
+    // Placed last, and with a version of the wrong type.
+    check_refused(edit(edit(kBase, R"J("version": 1,)J", ""), "\n}", ",\n  \"version\": 3, \"x\": 1\n}"), "version");
+    check_refused(edit(kBase, R"J("version": 1,)J", R"J("version": "2", "proxy": 1,)J"), "version");
+}
+
+TEST_CASE("plan: a value of the wrong type is refused, naming its key") {
+    check_refusals({
+        {R"J("enabled": true,)J", R"J("enabled": "true",)J", "enabled"},
+        {R"J("enabled": true,)J", R"J("enabled": 1,)J", "enabled"},
+        {R"J("enabled": true,)J", R"J("enabled": null,)J", "enabled"},
+        {R"J("failIfUnavailable": false,)J", R"J("failIfUnavailable": "no",)J", "failIfUnavailable"},
+        {R"J("allowUnixSockets": true)J", R"J("allowUnixSockets": "yes")J", "seccomp.allowUnixSockets"},
+        {R"J("isolated": true,)J", R"J("isolated": 0,)J", "filesystem.isolated"},
+        {R"J("exists": false}, "why": "the command's)J", R"J("exists": "false"}, "why": "the command's)J",
+         "filesystem.mounts[1].expect.exists"},
+        {R"J("root": "/r",)J", R"J("root": 5,)J", "root"},
+        {R"J("root": "/r",)J", R"J("root": ["/r"],)J", "root"},
+        {R"J("tmpdir": "/tmp/sbx-0123456789abcdef",)J", R"J("tmpdir": null,)J", "tmpdir"},
+        {R"J("cwd": "/r/src",)J", R"J("cwd": {},)J", "command.cwd"},
+        {R"J("bwrapPath": "/usr/bin/bwrap",)J", R"J("bwrapPath": false,)J", "bwrapPath"},
+        {R"J("mode": "none")J", R"J("mode": 0)J", "network.mode"},
+        {R"J(["make", "test"])J", R"J({"0": "make"})J", "command.argv"},
+        {R"J(["make", "test"])J", R"J("make test")J", "command.argv"},
+        {R"J(["make", "test"])J", R"J(["make", 7])J", "command.argv[1]"},
+        {R"J(["make", "test"])J", R"J([["make"]])J", "command.argv[0]"},
+        {R"J({"PATH": "/usr/bin:/bin", "HOME": "/home/u", "TMPDIR": "/tmp/sbx-0123456789abcdef"})J", "[]", "command.env"},
+        {R"J("/usr/bin:/bin")J", R"J(["/usr/bin", "/bin"])J", "command.env.PATH"},
+        {R"J("/usr/bin:/bin")J", R"J(null)J", "command.env.PATH"},
+        {R"J("LD_PRELOAD": "/opt/lib/libfast.so")J", R"J("LD_PRELOAD": 1)J", "command.loaderEnv.LD_PRELOAD"},
+        {R"J({"LD_PRELOAD": "/opt/lib/libfast.so", "GCONV_PATH": "/opt/gconv"})J", R"J("LD_PRELOAD")J", "command.loaderEnv"},
+        {R"J({"name": "PGURL", "why": "listed"})J", R"J("PGURL")J", "command.envRemoved[1]"},
+        {R"J("name": "PGURL")J", R"J("name": 1)J", "command.envRemoved[1].name"},
+        {R"J("why": "listed")J", R"J("why": ["listed"])J", "command.envRemoved[1].why"},
+        {R"J("seccomp": {"allowUnixSockets": true})J", R"J("seccomp": true)J", "seccomp"},
+        {R"J("network": {"mode": "none"})J", R"J("network": "none")J", "network"},
+        {R"J({"file": "/home/u/.claude/settings.json")J", R"J("a warning", {"file": "/home/u/.claude/settings.json")J", "warnings[0]"},
+        {R"J("message": "no network proxy yet")J", R"J("message": 3)J", "warnings[0].message"},
+        {R"J("key": "sandbox.network.allowedDomains[0]")J", R"J("key": ["sandbox"])J", "warnings[0].key"},
+        {R"J("file": "/home/u/.claude/settings.json")J", R"J("file": null)J", "warnings[0].file"},
+        {R"J({"kind": "pin")J", R"J("pin", {"kind": "pin")J", "filesystem.mounts[2]"},
+        {R"J("kind": "pin")J", R"J("kind": 2)J", "filesystem.mounts[2].kind"},
+        {R"J("path": "/r/.git", )J", R"J("path": ["/r/.git"], )J", "filesystem.mounts[2].path"},
+        {R"J("source": "/srv/known_hosts")J", R"J("source": 1)J", "filesystem.mounts[10].source"},
+        {R"J("expect": {"exists": true, "type": "directory", "dev": 2049, "ino": 12, "nlink": 7})J", R"J("expect": true)J",
+         "filesystem.mounts[2].expect"},
+        {R"J("why": "the root")J", R"J("why": 0)J", "filesystem.mounts[0].why"},
+        {R"J("dev": 2049, "ino": 12)J", R"J("dev": "2049", "ino": 12)J", "filesystem.mounts[2].expect.dev"},
+        {R"J("ino": 12)J", R"J("ino": null)J", "filesystem.mounts[2].expect.ino"},
+        {R"J("nlink": 7)J", R"J("nlink": true)J", "filesystem.mounts[2].expect.nlink"},
+        {R"J("type": "symlink")J", R"J("type": 1)J", "filesystem.mounts[7].expect.type"},
+        {R"J({"path": "/r/.vscode", "kind")J", R"J({"path": 1, "kind")J", "filesystem.placeholders[1].path"},
+        {R"J("kind": "directory", "parent")J", R"J("kind": true, "parent")J", "filesystem.placeholders[1].kind"},
+        {R"J("parent": {"exists": true, "type": "directory", "dev": 2049, "ino": 22, "nlink": 6})J", R"J("parent": "/r")J",
+         "filesystem.placeholders[1].parent"},
+        {R"J("why": "editor settings")J", R"J("why": {})J", "filesystem.placeholders[1].why"},
+        {R"J({"path": "/r/.git/commondir", "why": "points git at another git directory"})J", R"J("/r/.git/commondir")J",
+         "filesystem.removeIfCreated[0]"},
+        {R"J("path": "/r/.git/commondir")J", R"J("path": 0)J", "filesystem.removeIfCreated[0].path"},
+        {R"J("why": "points git at another git directory")J", R"J("why": false)J", "filesystem.removeIfCreated[0].why"},
+    });
+    // Whole objects and arrays of the wrong type.
+    struct Block {
+        std::string text, key;
+    };
+    for (const auto& b : {Block{splice(kBase, "\"command\": {", "\n  },", "\"command\": [],"), "command"},
+                          Block{splice(kBase, "\"filesystem\": {", "\n  },", "\"filesystem\": null,"), "filesystem"},
+                          Block{splice(kBase, "\"mounts\": [", "\n    ],", "\"mounts\": {},"), "filesystem.mounts"},
+                          Block{splice(kBase, "\"placeholders\": [", "\n    ],", "\"placeholders\": \"none\","),
+                                "filesystem.placeholders"},
+                          Block{splice(kBase, "\"removeIfCreated\": [", "\n    ]", "\"removeIfCreated\": {}"),
+                                "filesystem.removeIfCreated"},
+                          Block{splice(kBase, "\"warnings\": [", "\n  ]", "\"warnings\": {}"), "warnings"},
+                          Block{splice(kBase, "\"envRemoved\": [", "]", "\"envRemoved\": {}"), "command.envRemoved"}}) {
+        CAPTURE(b.key);
+        check_refused(b.text, b.key);
+    }
+    // A document that is not an object at all.
+    for (const char* doc : {"null", "[]", "1", "\"plan\"", "true", "[{\"version\": 1}]"}) {
+        CAPTURE(doc);
+        check_refused(doc, "");
+    }
+}
+
+TEST_CASE("plan: every path is absolute and normalised") {
+    struct Field {
+        std::string context;  // the JSON around the path, with @ for it
+        std::string good;
+        std::string key;
+    };
+    const std::vector<Field> fields{
+        {R"J("root": "@",)J", "/r", "root"},
+        {R"J("tmpdir": "@",)J", std::string(kTmp), "tmpdir"},
+        {R"J("cwd": "@",)J", "/r/src", "command.cwd"},
+        {R"J("bwrapPath": "@",)J", "/usr/bin/bwrap", "bwrapPath"},
+        {R"J("kind": "pin", "path": "@",)J", "/r/.git", "filesystem.mounts[2].path"},
+        {R"J("kind": "mask-dir", "path": "@",)J", "/home/u/.ssh", "filesystem.mounts[5].path"},
+        {R"J("path": "/r/.git/hooks", "source": "@",)J", "/r/.git/hooks", "filesystem.mounts[9].source"},
+        {R"J("source": "@",)J", "/srv/known_hosts", "filesystem.mounts[10].source"},
+        {R"J({"path": "@", "kind": "directory")J", "/r/.vscode", "filesystem.placeholders[1].path"},
+        {R"J({"path": "@", "why": "points)J", "/r/.git/commondir", "filesystem.removeIfCreated[0].path"},
+    };
+    for (const auto& f : fields) {
+        const auto at = f.context.find('@');
+        const std::string good = f.context.substr(0, at) + f.good + f.context.substr(at + 1);
+        for (const auto& bad : unclean_variants(f.good)) {
+            CAPTURE(f.key);
+            CAPTURE(bad);
+            check_refused(edit(kBase, good, f.context.substr(0, at) + bad + f.context.substr(at + 1)), f.key);
+        }
+    }
+}
+
+TEST_CASE("plan: the root and the temporary directory") {
+    check_refusals({
+        {R"J("root": "/r",)J", R"J("root": "/",)J", "root"},
+        {R"J("tmpdir": "/tmp/sbx-0123456789abcdef",)J", R"J("tmpdir": "/r/tmp",)J", "tmpdir"},
+        {R"J("tmpdir": "/tmp/sbx-0123456789abcdef",)J", R"J("tmpdir": "/r",)J", "tmpdir"},
+        {R"J("tmpdir": "/tmp/sbx-0123456789abcdef",)J", R"J("tmpdir": "/",)J", "tmpdir"},
+        {R"J("root": "/r",)J", R"J("root": "/tmp/sbx-0123456789abcdef/r",)J", "tmpdir"},
+        {R"J("root": "/r",)J", R"J("root": "/tmp",)J", "tmpdir"},
+    });
+    // Holding each other is by whole components: /r and /rtmp are apart.
+    check_accepted(replace_all(std::string(kBase), kTmp, "/rtmp"));
+    check_accepted(replace_all(std::string(kBase), kTmp, "/r2/t"));
+}
+
+TEST_CASE("plan: the command") {
+    check_refusals({
+        {R"J(["make", "test"])J", "[]", "command.argv"},
+        {R"J(["make", "test"])J", R"J(["", "test"])J", "command.argv[0]"},
+        {R"J(["make", "test"])J", R"J([""])J", "command.argv[0]"},
+        {R"J(["make", "test"])J", R"J(["ma\u0000ke", "test"])J", "command.argv[0]"},
+        {R"J(["make", "test"])J", R"J(["make", "te\u0000st"])J", "command.argv[1]"},
+        {R"J(["make", "test"])J", R"J(["make", "test", "\u0000"])J", "command.argv[2]"},
+        {R"J("cwd": "/r/src",)J", R"J("cwd": "/r/s\u0000rc",)J", "command.cwd"},
+        {R"J("root": "/r",)J", R"J("root": "/r\u0000",)J", "root"},
+        {R"J("root": "/r",)J", R"J("root": "/r\u0000/x",)J", "root"},
+        {R"J("path": "/r/.git", )J", R"J("path": "/r/.g\u0000it", )J", "filesystem.mounts[2].path"},
+        {R"J("source": "/srv/known_hosts")J", R"J("source": "/srv/\u0000")J", "filesystem.mounts[10].source"},
+        {R"J("bwrapPath": "/usr/bin/bwrap",)J", R"J("bwrapPath": "/usr/bin/bwrap\u0000",)J", "bwrapPath"},
+        {R"J({"path": "/r/.vscode", "kind")J", R"J({"path": "/r/.vs\u0000code", "kind")J", "filesystem.placeholders[1].path"},
+        {R"J("why": "the root")J", R"J("why": "the\u0000root")J", "filesystem.mounts[0].why"},
+        {R"J("message": "no network proxy yet")J", R"J("message": "no\u0000")J", "warnings[0].message"},
+        {R"J("name": "PGURL")J", R"J("name": "PG\u0000URL")J", "command.envRemoved[1].name"},
+    });
+    // An empty argument after the command's name is an argument like any other.
+    CHECK(parsed(edit(kBase, R"J(["make", "test"])J", R"J(["make", ""])J")).argv == std::vector<std::string>{"make", ""});
+}
+
+TEST_CASE("plan: the command's environment") {
+    check_refusals({
+        {R"J({"PATH": "/usr/bin:/bin",)J", R"J({"PA=TH": "/usr/bin:/bin",)J", "command.env.PA=TH"},
+        {R"J({"PATH": "/usr/bin:/bin",)J", R"J({"=PATH": "/usr/bin:/bin",)J", "command.env.=PATH"},
+        {R"J({"PATH": "/usr/bin:/bin",)J", R"J({"": "/usr/bin:/bin",)J", "command.env."},
+        {R"J({"PATH": "/usr/bin:/bin",)J", R"J({"PATH": "/usr/bin\u0000:/bin",)J", "command.env.PATH"},
+        {R"J({"PATH": "/usr/bin:/bin",)J", R"J({"PATH": "/usr/bin:/bin", "LD_PRELOAD": "/evil.so",)J", "command.env.LD_PRELOAD"},
+        {R"J({"PATH": "/usr/bin:/bin",)J", R"J({"PATH": "/usr/bin:/bin", "LD_LIBRARY_PATH": "/x",)J", "command.env.LD_LIBRARY_PATH"},
+        {R"J({"PATH": "/usr/bin:/bin",)J", R"J({"PATH": "/usr/bin:/bin", "LD_AUDIT": "/x",)J", "command.env.LD_AUDIT"},
+        {R"J({"PATH": "/usr/bin:/bin",)J", R"J({"PATH": "/usr/bin:/bin", "GCONV_PATH": "/x",)J", "command.env.GCONV_PATH"},
+        {R"J({"LD_PRELOAD": "/opt/lib/libfast.so",)J", R"J({"HOME": "/x", "LD_PRELOAD": "/opt/lib/libfast.so",)J",
+         "command.loaderEnv.HOME"},
+        {R"J({"LD_PRELOAD": "/opt/lib/libfast.so",)J", R"J({"ld_preload": "/x", "LD_PRELOAD": "/opt/lib/libfast.so",)J",
+         "command.loaderEnv.ld_preload"},
+        {R"J({"LD_PRELOAD": "/opt/lib/libfast.so",)J", R"J({"LD_=X": "/x", "LD_PRELOAD": "/opt/lib/libfast.so",)J",
+         "command.loaderEnv.LD_=X"},
+    });
+    check_refused(edit(kBase, R"J({"PATH": "/usr/bin:/bin",)J", R"J({"PA\u0000TH": "/usr/bin:/bin",)J"),
+                  std::string("command.env.PA\0TH", 17));
+    // Any other name and any value, empty ones included, is the command's.
+    auto p = parsed(edit(kBase, R"J({"PATH": "/usr/bin:/bin",)J", R"J({"PATH": "", "ld_preload": "x", "A B": "\n",)J"));
+    CHECK(p.env.front() == sbx::EnvVar{"PATH", ""});
+    CHECK(p.env[1] == sbx::EnvVar{"ld_preload", "x"});
+    CHECK(p.env[2] == sbx::EnvVar{"A B", "\n"});
+}
+
+TEST_CASE("plan: mounts") {
+    check_refusals({
+        {R"J("kind": "pin")J", R"J("kind": "overlay")J", "filesystem.mounts[2].kind"},
+        {R"J("kind": "pin")J", R"J("kind": "PIN")J", "filesystem.mounts[2].kind"},
+        {R"J("kind": "pin")J", R"J("kind": "")J", "filesystem.mounts[2].kind"},
+        {R"J("kind": "mask-dir")J", R"J("kind": "mask_dir")J", "filesystem.mounts[5].kind"},
+        {R"J("kind": "mask-dir")J", R"J("kind": "tmpfs")J", "filesystem.mounts[5].kind"},
+        // A source only on a bind, and always on one.
+        {R"J("kind": "pin", "path": "/r/.git", )J", R"J("kind": "pin", "path": "/r/.git", "source": "/r/.git", )J",
+         "filesystem.mounts[2].source"},
+        {R"J("kind": "mask-dir", "path": "/home/u/.ssh", )J", R"J("kind": "mask-dir", "path": "/home/u/.ssh", "source": "/x", )J",
+         "filesystem.mounts[5].source"},
+        {R"J("kind": "mask-file", "path": "/home/u/.netrc", )J",
+         R"J("kind": "mask-file", "path": "/home/u/.netrc", "source": "/dev/null", )J", "filesystem.mounts[6].source"},
+        {R"J("path": "/r", "source": "/r", )J", R"J("path": "/r", )J", "filesystem.mounts[0].source"},
+        {R"J("source": "/srv/known_hosts", )J", "", "filesystem.mounts[10].source"},
+        {R"J("kind": "pin")J", R"J("kind": "ro-bind")J", "filesystem.mounts[2].source"},
+        // Nothing goes over /.
+        {R"J("path": "/r", "source": "/r", )J", R"J("path": "/", "source": "/r", )J", "filesystem.mounts[0].path"},
+        {R"J("path": "/r", "source": "/r", )J", R"J("path": "/", "source": "/", )J", "filesystem.mounts[0].path"},
+        {R"J("kind": "pin", "path": "/r/.git", )J", R"J("kind": "pin", "path": "/", )J", "filesystem.mounts[2].path"},
+        {R"J("kind": "mask-dir", "path": "/home/u/.ssh", )J", R"J("kind": "mask-dir", "path": "/", )J",
+         "filesystem.mounts[5].path"},
+        // A pin or a mask-dir is of an existing directory, a mask-file of an existing non-directory.
+        {R"J("expect": {"exists": true, "type": "directory", "dev": 2049, "ino": 12, "nlink": 7})J", R"J("expect": {"exists": false})J",
+         "filesystem.mounts[2].expect"},
+        {R"J("type": "directory", "dev": 2049, "ino": 12)J", R"J("type": "file", "dev": 2049, "ino": 12)J", "filesystem.mounts[2].expect"},
+        {R"J("type": "directory", "dev": 2049, "ino": 12)J", R"J("type": "symlink", "dev": 2049, "ino": 12)J",
+         "filesystem.mounts[2].expect"},
+        {R"J("type": "directory", "dev": 2049, "ino": 13)J", R"J("type": "other", "dev": 2049, "ino": 13)J",
+         "filesystem.mounts[5].expect"},
+        {R"J("expect": {"exists": true, "type": "directory", "dev": 2049, "ino": 13, "nlink": 2})J", R"J("expect": {"exists": false})J",
+         "filesystem.mounts[5].expect"},
+        {R"J("type": "file", "dev": 2049, "ino": 14)J", R"J("type": "directory", "dev": 2049, "ino": 14)J", "filesystem.mounts[6].expect"},
+        {R"J("expect": {"exists": true, "type": "file", "dev": 2049, "ino": 14, "nlink": 1})J", R"J("expect": {"exists": false})J",
+         "filesystem.mounts[6].expect"},
+    });
+    // A bind may be of anything, or of nothing yet (the temporary directory, a placeholder).
+    for (const char* type : {"file", "symlink", "other"}) {
+        CAPTURE(type);
+        auto p = parsed(edit(kBase, R"J("type": "directory", "dev": 2049, "ino": 17)J",
+                             std::string("\"type\": \"") + type + "\", \"dev\": 2049, \"ino\": 17"));
+        CHECK(p.filesystem.mounts[9].expect.type != sbx::FileType::directory);
+    }
+}
+
+TEST_CASE("plan: only the temporary directory and the placeholders may be missing, each bound from itself") {
+    check_refusals({
+        // A bind of something that is not there would make a mount point on the host.
+        {R"J({"exists": true, "type": "directory", "dev": 2049, "ino": 17, "nlink": 2})J", R"J({"exists": false})J",
+         "filesystem.mounts[9].expect"},
+        {R"J("expect": {"exists": true, "type": "file", "dev": 2050, "ino": 18, "nlink": 1})J", R"J("expect": {"exists": false})J",
+         "filesystem.mounts[10].expect"},
+        {R"J("path": "/r", "source": "/r", "expect": {"exists": true, "type": "directory", "dev": 2049, "ino": 11, "nlink": 6})J",
+         R"J("path": "/r", "source": "/r", "expect": {"exists": false})J", "filesystem.mounts[0].expect"},
+        // The placeholder's ro-bind and the temporary directory's bind are of themselves.
+        {R"J("path": "/r/.vscode", "source": "/r/.vscode")J", R"J("path": "/r/.vscode", "source": "/r/.idea")J",
+         "filesystem.mounts[4].expect"},
+        {R"J("source": "/tmp/sbx-0123456789abcdef")J", R"J("source": "/tmp/sbx-other")J", "filesystem.mounts[1].expect"},
+    });
+    // A placeholder's mount without the placeholder.
+    check_refused(cut(kBase, ",\n      {\"path\": \"/r/.vscode\"", "\"why\": \"editor settings\"}"), "filesystem.mounts[4].expect");
+    // The rule holds wherever the placeholder is listed, and for a bind of a placeholder too.
+    check_accepted(edit(kBase, R"J({"kind": "ro-bind", "path": "/r/.vscode")J", R"J({"kind": "bind", "path": "/r/.vscode")J"));
+    // A ro-bind of the temporary directory is of something the launcher makes.
+    check_accepted(edit(kBase, R"J({"kind": "bind", "path": "/tmp/sbx-0123456789abcdef")J",
+                        R"J({"kind": "ro-bind", "path": "/tmp/sbx-0123456789abcdef")J"));
+}
+
+TEST_CASE("plan: identities") {
+    check_refusals({
+        // Nothing there: nothing else to say.
+        {R"J({"exists": false}, "why": "the command's)J", R"J({"exists": false, "type": "directory"}, "why": "the command's)J",
+         "filesystem.mounts[1].expect"},
+        {R"J({"exists": false}, "why": "the command's)J", R"J({"exists": false, "dev": 0, "ino": 0, "nlink": 0}, "why": "the command's)J",
+         "filesystem.mounts[1].expect"},
+        {R"J({"exists": false}, "why": "the command's)J", R"J({}, "why": "the command's)J", "filesystem.mounts[1].expect.exists"},
+        {R"J({"exists": false}, "why": "the command's)J", R"J({"exists": null}, "why": "the command's)J",
+         "filesystem.mounts[1].expect.exists"},
+        // Something there: all of it.
+        {R"J("ino": 11, )J", "", "filesystem.mounts[0].expect.ino"},
+        {R"J("type": "directory", "dev": 2049, "ino": 11)J", R"J("type": "fifo", "dev": 2049, "ino": 11)J",
+         "filesystem.mounts[0].expect.type"},
+        {R"J("type": "directory", "dev": 2049, "ino": 11)J", R"J("type": "dir", "dev": 2049, "ino": 11)J",
+         "filesystem.mounts[0].expect.type"},
+        {R"J("type": "directory", "dev": 2049, "ino": 11)J", R"J("type": "Directory", "dev": 2049, "ino": 11)J",
+         "filesystem.mounts[0].expect.type"},
+        {R"J("type": "directory", "dev": 2049, "ino": 11)J", R"J("type": "regular", "dev": 2049, "ino": 11)J",
+         "filesystem.mounts[0].expect.type"},
+        {R"J("type": "directory", "dev": 2049, "ino": 11)J", R"J("type": "", "dev": 2049, "ino": 11)J",
+         "filesystem.mounts[0].expect.type"},
+    });
+    // The numbers: unsigned 64-bit integers, nothing else.
+    struct Number {
+        const char* from;
+        const char* key;
+    };
+    for (const auto& n : {Number{R"J("dev": 2049, "ino": 11)J", "filesystem.mounts[0].expect.dev"},
+                          Number{R"J("ino": 11,)J", "filesystem.mounts[0].expect.ino"},
+                          Number{R"J("ino": 11, "nlink": 6)J", "filesystem.mounts[0].expect.nlink"},
+                          Number{R"J("ino": 22, "nlink": 6)J", "filesystem.placeholders[1].parent.nlink"}}) {
+        for (const char* bad : {"-1", "-9223372036854775808", "1.5", "0.0", "1e3", "1E2", "2.0e0", "\"7\"", "null"}) {
+            const std::string key = n.key, value = bad;
+            CAPTURE(key);
+            CAPTURE(value);
+            std::string to = n.from;
+            const std::string field = std::string(n.key).substr(std::string(n.key).rfind('.') + 1);
+            const auto at = to.find("\"" + field + "\": ");
+            REQUIRE(at != std::string::npos);
+            const auto num = at + field.size() + 4;
+            const auto end = to.find_first_of(",}", num);
+            to.replace(num, (end == std::string::npos ? to.size() : end) - num, bad);
+            check_refused(edit(kBase, n.from, to), n.key);
+        }
+    }
+    // 2^64 and beyond do not fit the JSON numbers sbx reads: malformed, with the place.
+    for (const char* big : {"18446744073709551616", "99999999999999999999", "1e400"}) {
+        CAPTURE(big);
+        auto p = sbx::parse_plan(edit(kBase, R"J("ino": 11,)J", std::string("\"ino\": ") + big + ","), std::string(kOrigin));
+        REQUIRE_FALSE(p.has_value());
+        INFO(sbx::to_string(p.error()));
+        CHECK(p.error().code == sbx::Errc::invalid_plan);
+        CHECK(p.error().file == kOrigin);
+        CHECK(p.error().line == 20);
+        CHECK(p.error().column > 1);
+    }
+    // 2^64-1 and 2^63 are read exactly (above the int64 range, and at its edge).
+    auto p = parsed(edit(kBase, R"J("dev": 2049, "ino": 11, "nlink": 6)J",
+                         R"J("dev": 18446744073709551615, "ino": 9223372036854775808, "nlink": 9223372036854775807)J"));
+    CHECK(p.filesystem.mounts[0].expect.dev == std::numeric_limits<std::uint64_t>::max());
+    CHECK(p.filesystem.mounts[0].expect.ino == (std::uint64_t{1} << 63));
+    CHECK(p.filesystem.mounts[0].expect.nlink == (std::uint64_t{1} << 63) - 1);
+    auto zero = parsed(edit(kBase, R"J("dev": 2049, "ino": 11, "nlink": 6)J", R"J("dev": 0, "ino": 0, "nlink": 0)J"));
+    CHECK(zero.filesystem.mounts[0].expect.exists);
+    CHECK(zero.filesystem.mounts[0].expect.dev == 0);
+}
+
+TEST_CASE("plan: placeholders") {
+    check_refusals({
+        {R"J("kind": "directory", "parent")J", R"J("kind": "socket", "parent")J", "filesystem.placeholders[1].kind"},
+        {R"J("kind": "file", "parent")J", R"J("kind": "symlink", "parent")J", "filesystem.placeholders[0].kind"},
+        {R"J("kind": "file", "parent")J", R"J("kind": "File", "parent")J", "filesystem.placeholders[0].kind"},
+        // The parent is an existing directory.
+        {R"J("parent": {"exists": true, "type": "directory", "dev": 2049, "ino": 22, "nlink": 6})J", R"J("parent": {"exists": false})J",
+         "filesystem.placeholders[1].parent"},
+        {R"J("type": "directory", "dev": 2049, "ino": 22)J", R"J("type": "file", "dev": 2049, "ino": 22)J",
+         "filesystem.placeholders[1].parent"},
+        {R"J("type": "directory", "dev": 2049, "ino": 22)J", R"J("type": "symlink", "dev": 2049, "ino": 22)J",
+         "filesystem.placeholders[1].parent"},
+        {R"J("type": "directory", "dev": 2049, "ino": 22)J", R"J("type": "fifo", "dev": 2049, "ino": 22)J",
+         "filesystem.placeholders[1].parent.type"},
+        // Not /, not the root, not in the temporary directory the launcher removes.
+        {R"J({"path": "/r/.vscode", "kind")J", R"J({"path": "/", "kind")J", "filesystem.placeholders[1].path"},
+        {R"J({"path": "/r/.vscode", "kind")J", R"J({"path": "/r", "kind")J", "filesystem.placeholders[1].path"},
+        {R"J({"path": "/r/.vscode", "kind")J", R"J({"path": "/tmp/sbx-0123456789abcdef", "kind")J",
+         "filesystem.placeholders[1].path"},
+        {R"J({"path": "/r/.vscode", "kind")J", R"J({"path": "/tmp/sbx-0123456789abcdef/x", "kind")J",
+         "filesystem.placeholders[1].path"},
+        {R"J({"path": "/r/.vscode", "kind")J", R"J({"path": "/tmp/sbx-0123456789abcdef/a/b/c", "kind")J",
+         "filesystem.placeholders[1].path"},
+    });
+    // Beside the temporary directory is not in it (the placeholder's ro-bind moves with it).
+    check_accepted(replace_all(std::string(kBase), "/r/.vscode", std::string(kTmp) + "2"));
+    check_accepted(replace_all(std::string(kBase), "/r/.vscode", "/tmp/x"));
+}
+
+TEST_CASE("plan: removeIfCreated lies strictly inside the root") {
+    check_refusals({
+        {R"J("path": "/r/.git/commondir")J", R"J("path": "/etc/passwd")J", "filesystem.removeIfCreated[0].path"},
+        {R"J("path": "/r/.git/commondir")J", R"J("path": "/r")J", "filesystem.removeIfCreated[0].path"},
+        {R"J("path": "/r/.git/commondir")J", R"J("path": "/")J", "filesystem.removeIfCreated[0].path"},
+        {R"J("path": "/r/.git/commondir")J", R"J("path": "/rr/x")J", "filesystem.removeIfCreated[0].path"},
+        {R"J("path": "/r/.git/commondir")J", R"J("path": "/tmp/sbx-0123456789abcdef/x")J", "filesystem.removeIfCreated[0].path"},
+        {R"J("path": "/r/.git/config.worktree")J", R"J("path": "/home/u/.bashrc")J", "filesystem.removeIfCreated[1].path"},
+    });
+    check_accepted(edit(kBase, R"J("path": "/r/.git/commondir")J", R"J("path": "/r/x")J"));
+}
+
+TEST_CASE("plan: the network mode is none in version 1") {
+    for (const char* mode : {"proxy", "", "None", "NONE", "host", "none "}) {
+        CAPTURE(mode);
+        check_refused(edit(kBase, R"J("mode": "none")J", std::string("\"mode\": \"") + mode + "\""), "network.mode");
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Malformed documents
+
+TEST_CASE("plan: malformed JSON is INVALID_PLAN with the line and column") {
+    // The byte where each break shows, counted in kBase itself.
+    auto where = [](std::string_view text, std::string_view needle) {
+        const auto at = text.find(needle);
+        REQUIRE(at != std::string_view::npos);
+        auto loc = sbx::json::locate(text, at);
+        return std::pair{loc.line, loc.column};
+    };
+    {
+        const auto text = edit(kBase, R"J("root": "/r",)J", R"J("root": "/r")J");
+        auto [line, column] = where(text, "\"tmpdir\"");
+        check_malformed(text, line, column);
+        CHECK(line == 11);
+        CHECK(column == 3);
+    }
+    {
+        const auto text = edit(kBase, R"J("enabled": true,)J", R"J("enabled": tru,)J");
+        auto [line, column] = where(text, "tru,");
+        check_malformed(text, line, column);
+    }
+    {
+        const auto text = edit(kBase, R"J("why": "editor settings"})J", R"J("why": "editor settings"},)J");
+        auto [line, column] = where(text, "],\n    \"removeIfCreated\"");
+        check_malformed(text, line, column);  // a trailing comma is blamed at the ']'
+    }
+    {
+        const auto text = edit(kBase, R"J("cwd": "/r/src",)J", "\"cwd\": \"/r/\tsrc\",");
+        auto [line, column] = where(text, "\t");
+        check_malformed(text, line, column);
+    }
+    {
+        const std::string text = std::string(kBase) + "\n{}";
+        check_malformed(text, static_cast<std::size_t>(std::count(kBase.begin(), kBase.end(), '\n')) + 2, 1);
+    }
+    check_malformed("", 1, 1);
+    check_malformed("   \n  ", 2, 3);
+    check_malformed("{", 1, 2);
+    check_malformed("{\"version\": 1,}", 1, 15);
+    check_malformed("\xEF\xBB\xBF{}", 1, 1);
+    check_malformed("{\"version\": 01}", 1, 14);
+    check_malformed("// a plan\n{}", 1, 1);
+    // Nested past simdjson's depth limit.
+    check_malformed(std::string(2000, '[') + std::string(2000, ']'), 1, 1025);
+}
+
+TEST_CASE("plan: invalid UTF-8 in a string or a key is refused, located") {
+    for (const char* bytes : {"\xff", "\xc3", "\xc0\xaf", "\xed\xa0\x80", "\xf4\x90\x80\x80", "\x80"}) {
+        CAPTURE(sbx::json::quote(bytes));
+        {
+            const auto text = edit(kBase, R"J("why": "the root")J", std::string("\"why\": \"the ") + bytes + "root\"");
+            auto p = sbx::parse_plan(text, std::string(kOrigin));
+            REQUIRE_FALSE(p.has_value());
+            CHECK(p.error().code == sbx::Errc::invalid_plan);
+            CHECK(p.error().file == kOrigin);
+            CHECK(p.error().line == 20);
+            CHECK(p.error().column > 1);
+        }
+        {
+            const auto text = edit(kBase, R"J({"PATH": )J", std::string("{\"PA") + bytes + "TH\": ");
+            auto p = sbx::parse_plan(text, std::string(kOrigin));
+            REQUIRE_FALSE(p.has_value());
+            CHECK(p.error().code == sbx::Errc::invalid_plan);
+            CHECK(p.error().line == 6);
+        }
+    }
+    // An unpaired surrogate escape is not a character either.
+    auto p = sbx::parse_plan(edit(kBase, R"J("why": "the root")J", R"J("why": "\ud800")J"), std::string(kOrigin));
+    REQUIRE_FALSE(p.has_value());
+    CHECK(p.error().code == sbx::Errc::invalid_plan);
+    CHECK(p.error().line == 20);
+}
+
+TEST_CASE("plan: a document over json::kMaxDocumentBytes is refused, one at the limit is read") {
+    // A plan padded to exactly `size` bytes with a long warning message.
+    auto padded = [](std::size_t size) {
+        const std::string head = R"J({"version":1,"command":{"argv":["x"],"cwd":"/r","env":{},"loaderEnv":{}},"root":"/r","tmpdir":"/t",)J"
+                                 R"J("enabled":true,"failIfUnavailable":true,"seccomp":{"allowUnixSockets":false},"network":{"mode":"none"},)J"
+                                 R"J("filesystem":{"isolated":true,"mounts":[],"placeholders":[],"removeIfCreated":[]},)J"
+                                 R"J("warnings":[{"message":")J";
+        const std::string tail = "\"}]}";
+        REQUIRE(size > head.size() + tail.size());
+        return head + std::string(size - head.size() - tail.size(), 'w') + tail;
+    };
+    const std::string at_limit = padded(sbx::json::kMaxDocumentBytes);
+    auto p = sbx::parse_plan(at_limit, std::string(kOrigin));
+    REQUIRE_MESSAGE(p.has_value(), (p ? std::string() : sbx::to_string(p.error())));
+    CHECK(p->warnings.at(0).message.size() > (15u << 20));
+    for (std::size_t size : {sbx::json::kMaxDocumentBytes + 1, std::size_t{17} << 20}) {
+        CAPTURE(size);
+        auto big = sbx::parse_plan(padded(size), std::string(kOrigin));
+        REQUIRE_FALSE(big.has_value());
+        CHECK(big.error().code == sbx::Errc::invalid_plan);
+        CHECK(big.error().file == kOrigin);
+        CHECK(big.error().message.find(std::to_string(sbx::json::kMaxDocumentBytes)) != std::string::npos);
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Deterministic fuzzing
+
+TEST_CASE("plan fuzz: every truncation, dropped byte and changed byte of a small plan") {
+    const std::string small(kSmall);
+    std::vector<std::string> bad;
+    REQUIRE(parse_any(small, bad));
+    std::size_t accepted_count = 0;
+    for (std::size_t i = 0; i < small.size(); ++i) {
+        if (parse_any(small.substr(0, i), bad)) ++accepted_count;  // no prefix is a whole object
+        std::string dropped = small;
+        dropped.erase(i, 1);
+        parse_any(dropped, bad);
+        for (unsigned char b : {0x01, 0x20, 0x80}) {
+            std::string flipped = small;
+            flipped[i] = static_cast<char>(static_cast<unsigned char>(flipped[i]) ^ b);
+            parse_any(flipped, bad);
+        }
+        for (char c : {'"', '\\', '/', '.', '0', '-', '{', ']', ',', '\0'}) {
+            std::string changed = small;
+            changed[i] = c;
+            parse_any(changed, bad);
+            std::string inserted = small;
+            inserted.insert(i, 1, c);
+            parse_any(inserted, bad);
+        }
+    }
+    CHECK(accepted_count == 0);
+    CHECK_MESSAGE(bad.empty(), bad.size() << " inputs broke the contract; the first: " << (bad.empty() ? "" : bad.front()));
+}
+
+TEST_CASE("plan fuzz: random mutations of a full plan") {
+    const std::string base(kBase);
+    // Fragments that make a mutation land on something the reader checks.
+    const std::vector<std::string> fragments{
+        "\"/\"", "\"..\"", "\"/r\"", "\"/tmp/sbx-0123456789abcdef\"", "-1", "1.5", "18446744073709551615", "true", "null",
+        "{}", "[]", "\"\\u0000\"", "\"LD_PRELOAD\"", "\"exists\": false", "\"pin\"", "\"mask-file\"", "\"directory\"",
+        ",\"x\":1", "\"a=b\"", "\"\xff\"", "\"version\": 2"};
+    Lcg rng{20261130};
+    std::vector<std::string> bad;
+    std::size_t accepted_count = 0;
+    constexpr int kRounds = 4000;
+    for (int round = 0; round < kRounds; ++round) {
+        std::string t = base;
+        const std::size_t edits = 1 + rng.below(3);
+        for (std::size_t e = 0; e < edits && !t.empty(); ++e) {
+            const std::size_t at = rng.below(t.size());
+            switch (rng.below(5)) {
+                case 0: t.erase(at, 1 + rng.below(8)); break;
+                case 1: t[at] = static_cast<char>(rng.next() & 0xff); break;
+                case 2: t.insert(at, fragments[rng.below(fragments.size())]); break;
+                case 3: {  // replace a value-sized span with a fragment
+                    t.replace(at, std::min<std::size_t>(1 + rng.below(12), t.size() - at), fragments[rng.below(fragments.size())]);
+                    break;
+                }
+                default: {  // swap two bytes
+                    std::swap(t[at], t[rng.below(t.size())]);
+                    break;
+                }
+            }
+        }
+        if (parse_any(t, bad)) ++accepted_count;
+    }
+    MESSAGE(accepted_count << " of " << kRounds << " mutations were still valid plans");
+    CHECK(accepted_count > 0);  // the mutations are not all refused for being malformed
+    CHECK_MESSAGE(bad.empty(), bad.size() << " inputs broke the contract; the first: " << (bad.empty() ? "" : bad.front()));
+}
+
+// ---------------------------------------------------------------------------
+// Known bugs. Each test states the contract and fails today; doctest counts the
+// failure as expected. When one starts to pass, drop its should_fail.
+
+// PlanRequest::cwd is "absolute; the root when empty", and make_plan refuses a
+// root, home or tmpdir that is not absolute and normalised, but it normalises a
+// relative cwd against `/` instead: "src" becomes "/src", "../x" becomes "/x".
+TEST_CASE("plan bug: make_plan refuses a relative cwd" * doctest::should_fail()) {
+    sbx::MemoryFs fs;
+    fs.dir("/r/src").dir("/home/u");
+    for (const char* cwd : {"src", "../x"}) {
+        CAPTURE(std::string(cwd));
+        sbx::PlanRequest req{{"sh"}, "/r", cwd, "/home/u", std::string(kTmp), {}, {}};
+        auto p = sbx::make_plan(sbx::Policy{}, req, fs);
+        CHECK_FALSE(p.has_value());  // today: a plan whose cwd is "/src", "/x"
+    }
+}
+
+// make_plan takes an argument or an environment value holding a NUL (possible
+// through the library API, not through a real argv or environ) and makes a plan
+// whose JSON parse_plan then refuses ("a NUL character is not allowed").
+TEST_CASE("plan bug: every plan make_plan makes is one parse_plan reads back" * doctest::should_fail()) {
+    sbx::MemoryFs fs;
+    fs.dir("/r").dir("/home/u");
+    const std::vector<std::string> vars{std::string("A=x\0y", 5)};
+    const sbx::PlanRequest requests[] = {
+        {{std::string("s\0h", 3)}, "/r", "", "/home/u", std::string(kTmp), {}, {}},
+        {{"sh"}, "/r", "", "/home/u", std::string(kTmp), vars, {}},
+    };
+    for (const auto& req : requests) {
+        auto p = sbx::make_plan(sbx::Policy{}, req, fs);
+        if (!p) continue;  // refusing the request is as good
+        auto back = sbx::parse_plan(sbx::to_json(*p), std::string(kOrigin));
+        CHECK_MESSAGE(back.has_value(), (back ? std::string() : sbx::to_string(back.error())));
+    }
+}
