@@ -37,6 +37,9 @@ cleanup() {
     rm -rf "$tmp"
 }
 trap cleanup EXIT
+# Killed (meson's timeout sends SIGTERM): exit, so that cleanup runs.
+trap 'exit 143' TERM
+trap 'exit 130' INT
 chmod 755 "$tmp"  # the test user walks through it to its own directory
 tmp=$(cd "$tmp" && pwd -P)
 
@@ -121,7 +124,6 @@ want_succeeded() {
 }
 want_out() { grep -qF -- "$1" <<<"$out" || fail_because "stdout does not hold: $1"; }
 want_no_out() { ! grep -qF -- "$1" <<<"$out" || fail_because "stdout holds: $1"; }
-want_err() { grep -qF -- "$1" <<<"$err" || fail_because "stderr does not hold: $1"; }
 want_file() { [[ -e $1 ]] || fail_because "$1 does not exist"; }
 want_no_file() { [[ ! -e $1 && ! -L $1 ]] || fail_because "$1 exists"; }
 
@@ -330,12 +332,15 @@ fs_attacks() {
     capture "$sbx" plan --root "$proj" "${managed[@]}" "${confined[@]}" -- "$attack" write "$proj/launched"
     cp "$case_dir/out" "$case_dir/plan.json"
     [[ $rc == 0 ]] || fail_because "sbx plan failed with status $rc"
-    mv "$proj/.git/hooks" "$case_dir/hooks-elsewhere"
+    # The real hooks stay inside .git, so that .git itself still looks as planned
+    # and only the swapped path gives the change away.
+    mv "$proj/.git/hooks" "$proj/.git/hooks-moved"
+    mkdir "$case_dir/hooks-elsewhere"
     ln -s "$case_dir/hooks-elsewhere" "$proj/.git/hooks"
     give "$case_dir"
     input=$case_dir/plan.json capture timeout 20 "$sbx_linux" --plan-fd 0
     want_status 125
-    want_err "$proj/.git/hooks"
+    grep -qE -- "$proj/\.git/hooks([^-]|\$)" <<<"$err" || fail_because "stderr does not name $proj/.git/hooks"
     want_no_file "$proj/launched"
     finish ".git/hooks swapped for a symlink after the plan: sbx-linux refuses with 125, naming it"
 
