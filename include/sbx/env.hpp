@@ -102,9 +102,14 @@ inline expected<CommandEnvironment> command_environment(const Policy& policy, co
         if (eq == std::string::npos || eq == 0) continue;  // not a variable; execve would pass it, nothing reads it
         std::string_view name(kv.data(), eq);
         std::string_view value(kv.data() + eq + 1, kv.size() - eq - 1);
-        if (std::find(seen.begin(), seen.end(), name) != seen.end()) continue;
+        if (!valid_env_name(name) || std::find(seen.begin(), seen.end(), name) != seen.end()) continue;
         seen.push_back(name);
         if (name == "TMPDIR") continue;  // set below
+        if (value.find('\0') != std::string_view::npos) {
+            // Only a caller of this function, not a real environment, can hand one over.
+            out.removed.push_back({std::string(name), "its value holds a NUL character"});
+            continue;
+        }
         if (!json::detail::valid_utf8(name) || !json::detail::valid_utf8(value)) {
             // A plan is UTF-8 JSON: such a variable cannot be carried unchanged.
             out.removed.push_back({std::string(name), "its name or value is not valid UTF-8"});

@@ -7,6 +7,7 @@
 // identities the plan recorded and carries it out.
 #pragma once
 
+#include <set>
 #include <span>
 #include <string>
 #include <vector>
@@ -54,6 +55,11 @@ struct Plan {
 
 inline expected<Plan> make_plan(const Policy& policy, const PlanRequest& req, const FsView& fs) {
     if (req.argv.empty() || req.argv.front().empty()) return fail(Errc::invalid_argument, "no command to run");
+    for (const auto& a : req.argv)
+        if (a.find('\0') != std::string::npos)
+            return fail(Errc::invalid_argument, "an argument of the command holds a NUL character");
+    if (!req.cwd.empty() && (!paths::is_absolute(req.cwd) || paths::normalize(req.cwd) != req.cwd))
+        return fail(Errc::invalid_argument, "the working directory '" + req.cwd + "' is not an absolute, normalised path");
     for (const auto* p : {&req.root, &req.home, &req.tmpdir})
         if (!paths::is_absolute(*p) || paths::normalize(*p) != *p)
             return fail(Errc::invalid_argument, "'" + *p + "' is not an absolute, normalised path");
@@ -64,7 +70,7 @@ inline expected<Plan> make_plan(const Policy& policy, const PlanRequest& req, co
     Plan plan;
     plan.argv = req.argv;
     plan.root = req.root;
-    plan.cwd = req.cwd.empty() ? req.root : paths::normalize(req.cwd);
+    plan.cwd = req.cwd.empty() ? req.root : req.cwd;
     plan.tmpdir = req.tmpdir;
     plan.enabled = policy.enabled.value;
     plan.fail_if_unavailable = policy.fail_if_unavailable.value;
@@ -314,11 +320,11 @@ private:
 
     static expected<void> read_env(element v, const std::string& key, std::vector<EnvVar>& out, bool loader) {
         if (v.type() != element_type::OBJECT) return type_error(key, "an object", v);
+        std::set<std::string_view> seen;
         for (auto field : simdjson::dom::object(v)) {
             const std::string k = key + "." + std::string(field.key);
             if (!valid_env_name(field.key)) return error(k, "not a variable name");
-            if (std::any_of(out.begin(), out.end(), [&](const EnvVar& e) { return e.name == field.key; }))
-                return error(k, "the key appears twice");
+            if (!seen.insert(field.key).second) return error(k, "the key appears twice");
             if (is_loader_variable(field.key) != loader)
                 return error(k, loader ? "only LD_* and GCONV_PATH belong in loaderEnv"
                                        : "a loader variable belongs in loaderEnv, which bubblewrap never sees");
@@ -509,16 +515,31 @@ private:
 
         // Only the launcher's own creations may be missing when the plan is made:
         // anything else would have bubblewrap make a mount point on the host.
+        std::set<std::string_view> placeholder_paths, read_only;
+        for (std::size_t j = 0; j < p.filesystem.placeholders.size(); ++j)
+            if (!placeholder_paths.insert(p.filesystem.placeholders[j].path).second)
+                return error(index("filesystem.placeholders", j) + ".path", "a second placeholder at this path");
+        // Shallow before deep: a mount after one inside it would undo it, since
+        // bubblewrap binds from the host's tree (see "The order of the mounts").
+        std::set<std::string_view> earlier;
         for (std::size_t j = 0; j < p.filesystem.mounts.size(); ++j) {
             const auto& mt = p.filesystem.mounts[j];
+            const std::string under = mt.path + "/";
+            if (auto it = earlier.lower_bound(under); it != earlier.end() && it->starts_with(under))
+                return error(index("filesystem.mounts", j) + ".path",
+                             "comes after a mount inside it (" + std::string(*it) + "), which it would undo");
+            earlier.insert(mt.path);
+            if (mt.kind == MountKind::ro_bind && mt.source == mt.path) read_only.insert(mt.path);
             if (mt.expect.exists) continue;
-            const bool made = mt.path == p.tmpdir ||
-                              std::any_of(p.filesystem.placeholders.begin(), p.filesystem.placeholders.end(),
-                                          [&](const PlaceholderOp& ph) { return ph.path == mt.path; });
+            const bool made = mt.path == p.tmpdir || placeholder_paths.count(mt.path) != 0;
             if (!made || mt.source != mt.path)
                 return error(index("filesystem.mounts", j) + ".expect",
                              "only the temporary directory and placeholders may be missing when the plan is made");
         }
+        for (std::size_t j = 0; j < p.filesystem.placeholders.size(); ++j)
+            if (read_only.count(p.filesystem.placeholders[j].path) == 0)
+                return error(index("filesystem.placeholders", j) + ".path",
+                             "no ro-bind of this path: the command could write the placeholder");
         return {};
     }
 

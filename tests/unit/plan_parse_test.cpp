@@ -78,7 +78,8 @@ constexpr std::string_view kSmall =
     R"J({"version":1,"command":{"argv":["sh"],"cwd":"/r","env":{"TMPDIR":"/t/x"},"loaderEnv":{}},"root":"/r",)J"
     R"J("tmpdir":"/t/x","enabled":true,"failIfUnavailable":true,"seccomp":{"allowUnixSockets":false},)J"
     R"J("network":{"mode":"none"},"filesystem":{"isolated":true,"mounts":[{"kind":"pin","path":"/r/.git",)J"
-    R"J("expect":{"exists":true,"type":"directory","dev":1,"ino":2,"nlink":3}}],"placeholders":[{"path":"/r/a",)J"
+    R"J("expect":{"exists":true,"type":"directory","dev":1,"ino":2,"nlink":3}},{"kind":"ro-bind","path":"/r/a",)J"
+    R"J("source":"/r/a","expect":{"exists":false}}],"placeholders":[{"path":"/r/a",)J"
     R"J("kind":"file","parent":{"exists":true,"type":"directory","dev":1,"ino":4,"nlink":2}}],)J"
     R"J("removeIfCreated":[{"path":"/r/b"}]}})J";
 
@@ -517,6 +518,7 @@ TEST_CASE("plan: identity numbers come back exactly, up to 2^64-1") {
         p.cwd = "/r";
         p.tmpdir = "/t";
         p.filesystem.mounts.push_back({sbx::MountKind::pin, "/r/.git", "", {true, sbx::FileType::directory, n, n, n}, "why"});
+        p.filesystem.mounts.push_back({sbx::MountKind::ro_bind, "/r/a", "/r/a", {}, ""});
         p.filesystem.placeholders.push_back({"/r/a", sbx::Placeholder::file, {true, sbx::FileType::directory, n, n, n}, ""});
         check_round_trip(p);
         const auto s = std::to_string(n);
@@ -971,8 +973,9 @@ TEST_CASE("plan: only the temporary directory and the placeholders may be missin
     });
     // A placeholder's mount without the placeholder.
     check_refused(cut(kBase, ",\n      {\"path\": \"/r/.vscode\"", "\"why\": \"editor settings\"}"), "filesystem.mounts[4].expect");
-    // The rule holds wherever the placeholder is listed, and for a bind of a placeholder too.
-    check_accepted(edit(kBase, R"J({"kind": "ro-bind", "path": "/r/.vscode")J", R"J({"kind": "bind", "path": "/r/.vscode")J"));
+    // A placeholder is bound read-only: a writable bind of it would let the command fill it.
+    check_refused(edit(kBase, R"J({"kind": "ro-bind", "path": "/r/.vscode")J", R"J({"kind": "bind", "path": "/r/.vscode")J"),
+                  "filesystem.placeholders[1].path");
     // A ro-bind of the temporary directory is of something the launcher makes.
     check_accepted(edit(kBase, R"J({"kind": "bind", "path": "/tmp/sbx-0123456789abcdef")J",
                         R"J({"kind": "ro-bind", "path": "/tmp/sbx-0123456789abcdef")J"));
@@ -1263,27 +1266,25 @@ TEST_CASE("plan fuzz: random mutations of a full plan") {
 }
 
 // ---------------------------------------------------------------------------
-// Known bugs. Each test states the contract and fails today; doctest counts the
-// failure as expected. When one starts to pass, drop its should_fail.
+// Requests the library API can make and a real command line cannot.
 
-// PlanRequest::cwd is "absolute; the root when empty", and make_plan refuses a
-// root, home or tmpdir that is not absolute and normalised, but it normalises a
-// relative cwd against `/` instead: "src" becomes "/src", "../x" becomes "/x".
-TEST_CASE("plan bug: make_plan refuses a relative cwd" * doctest::should_fail()) {
+// PlanRequest::cwd is "absolute; the root when empty": a relative one is refused
+// like a relative root, not resolved against `/`.
+TEST_CASE("make_plan refuses a relative cwd") {
     sbx::MemoryFs fs;
     fs.dir("/r/src").dir("/home/u");
     for (const char* cwd : {"src", "../x"}) {
         CAPTURE(std::string(cwd));
         sbx::PlanRequest req{{"sh"}, "/r", cwd, "/home/u", std::string(kTmp), {}, {}};
         auto p = sbx::make_plan(sbx::Policy{}, req, fs);
-        CHECK_FALSE(p.has_value());  // today: a plan whose cwd is "/src", "/x"
+        CHECK_FALSE(p.has_value());
     }
 }
 
-// make_plan takes an argument or an environment value holding a NUL (possible
-// through the library API, not through a real argv or environ) and makes a plan
-// whose JSON parse_plan then refuses ("a NUL character is not allowed").
-TEST_CASE("plan bug: every plan make_plan makes is one parse_plan reads back" * doctest::should_fail()) {
+// An argument or an environment value holding a NUL (possible through the
+// library API, not through a real argv or environ) never makes a plan that
+// parse_plan refuses: the argument is refused, the variable left out.
+TEST_CASE("every plan make_plan makes is one parse_plan reads back") {
     sbx::MemoryFs fs;
     fs.dir("/r").dir("/home/u");
     const std::vector<std::string> vars{std::string("A=x\0y", 5)};
@@ -1297,4 +1298,27 @@ TEST_CASE("plan bug: every plan make_plan makes is one parse_plan reads back" * 
         auto back = sbx::parse_plan(sbx::to_json(*p), std::string(kOrigin));
         CHECK_MESSAGE(back.has_value(), (back ? std::string() : sbx::to_string(back.error())));
     }
+}
+
+TEST_CASE("plan: a mount after one inside it is refused, since it would undo it") {
+    // The root bound again after the pin of its .git: the pin would be gone.
+    const std::string root_again =
+        R"J({"kind": "bind", "path": "/r", "source": "/r", "expect": {"exists": true, "type": "directory", "dev": 2049, "ino": 11, "nlink": 6}, "why": "again"},)J";
+    check_refused(edit(kBase, R"J({"kind": "mask-dir", "path": "/home/u/.ssh")J",
+                       root_again + R"J({"kind": "mask-dir", "path": "/home/u/.ssh")J"),
+                  "filesystem.mounts[5].path");
+    // ~/.ssh masked after the re-opened file inside it.
+    const std::string mask_again =
+        R"J(, {"kind": "mask-dir", "path": "/home/u/.ssh", "expect": {"exists": true, "type": "directory", "dev": 2049, "ino": 13, "nlink": 2}})J";
+    check_refused(edit(kBase, R"J("why": "re-opened through a symlink"})J", R"J("why": "re-opened through a symlink"})J" + mask_again),
+                  "filesystem.mounts[11].path");
+    // The same path twice is allowed: the later one wins, as documented.
+    check_accepted(edit(kBase, R"J("why": "re-opened through a symlink"})J",
+                        R"J("why": "re-opened through a symlink"}, {"kind": "ro-bind", "path": "/home/u/.ssh/known_hosts", "source": "/srv/known_hosts", "expect": {"exists": true, "type": "file", "dev": 2050, "ino": 18, "nlink": 1}})J"));
+}
+
+TEST_CASE("plan: two placeholders at one path are refused") {
+    check_refused(edit(kBase, R"J("why": "editor settings"})J",
+                       R"J("why": "editor settings"}, {"path": "/r/.bashrc", "kind": "file", "parent": {"exists": true, "type": "directory", "dev": 2049, "ino": 21, "nlink": 6}})J"),
+                  "filesystem.placeholders[2].path");
 }
