@@ -113,7 +113,12 @@ bool wait_gone(pid_t pid) {
             sandbox = static_cast<pid_t>(std::stol(payload));
             continue;
         }
-        list.push_back(Leftover{static_cast<LeftoverKind>(kind), std::move(payload)});
+        Leftover l{static_cast<LeftoverKind>(kind), {}, 0, 0};
+        if (payload.size() < 2 * sizeof(std::uint64_t)) break;
+        std::memcpy(&l.dev, payload.data(), sizeof l.dev);
+        std::memcpy(&l.ino, payload.data() + sizeof l.dev, sizeof l.ino);
+        l.path = payload.substr(2 * sizeof(std::uint64_t));
+        list.push_back(std::move(l));
     }
     // The launcher is gone without dismissing us.
     if (sandbox > 0) wait_gone(sandbox);
@@ -149,13 +154,21 @@ std::vector<std::string> remove_leftovers(const std::vector<Leftover>& list) {
     for (auto it = list.rbegin(); it != list.rend(); ++it) {
         switch (it->kind) {
             case LeftoverKind::placeholder_file:
-                if (::unlink(it->path.c_str()) != 0 && errno != ENOENT)
+            case LeftoverKind::placeholder_dir: {
+                const bool file = it->kind == LeftoverKind::placeholder_file;
+                struct stat st {};
+                if (::lstat(it->path.c_str(), &st) != 0) {
+                    if (errno != ENOENT) problems.push_back(it->path + ": cannot look at the placeholder: " + std::strerror(errno));
+                    break;
+                }
+                if (st.st_dev != it->dev || st.st_ino != it->ino || (file && (!S_ISREG(st.st_mode) || st.st_size != 0))) {
+                    problems.push_back(it->path + ": left in place: it is no longer the empty placeholder sbx made");
+                    break;
+                }
+                if ((file ? ::unlink(it->path.c_str()) : ::rmdir(it->path.c_str())) != 0 && errno != ENOENT)
                     problems.push_back(it->path + ": cannot remove the placeholder: " + std::strerror(errno));
                 break;
-            case LeftoverKind::placeholder_dir:
-                if (::rmdir(it->path.c_str()) != 0 && errno != ENOENT)
-                    problems.push_back(it->path + ": cannot remove the placeholder: " + std::strerror(errno));
-                break;
+            }
             case LeftoverKind::tmpdir:
             case LeftoverKind::remove_if_created:
                 if (auto r = remove_tree(it->path); !r) problems.push_back(sbx::to_string(r.error()));
@@ -179,9 +192,9 @@ sbx::expected<Reaper> Reaper::start() {
         ::close(fds[1]);
         // Nothing but the pipe: the reaper must not keep the terminal or any
         // descriptor of the sandbox open.
-        for (int fd = 3; fd < 1024; ++fd)
-            if (fd != fds[0]) ::close(fd);
-        reaper_main(fds[0]);
+        if (fds[0] != 3 && ::dup2(fds[0], 3) < 0) ::_exit(1);
+        ::close_range(4, ~0U, 0);
+        reaper_main(3);
     }
     ::close(fds[0]);
     return Reaper(pid, fds[1]);
@@ -219,7 +232,12 @@ void Reaper::send(char kind, const std::string& payload) {
     }
 }
 
-void Reaper::made(const Leftover& l) { send(static_cast<char>(l.kind), l.path); }
+void Reaper::made(const Leftover& l) {
+    std::string payload(2 * sizeof(std::uint64_t), '\0');
+    std::memcpy(payload.data(), &l.dev, sizeof l.dev);
+    std::memcpy(payload.data() + sizeof l.dev, &l.ino, sizeof l.ino);
+    send(static_cast<char>(l.kind), payload + l.path);
+}
 
 void Reaper::sandbox_pid(pid_t pid) { send('P', std::to_string(pid)); }
 

@@ -10,6 +10,7 @@
 
 #include <sys/types.h>
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -27,6 +28,9 @@ enum class LeftoverKind : char {
 struct Leftover {
     LeftoverKind kind;
     std::string path;
+    // For placeholders: what was made. Only that is removed; a file someone put
+    // there since (an editor saving by rename, say) is left alone.
+    std::uint64_t dev = 0, ino = 0;
 };
 
 // Removes each leftover, last made first. Returns one line per thing that could

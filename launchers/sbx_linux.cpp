@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -165,10 +166,19 @@ sbx::expected<int> seccomp_program(const sbx::Plan& plan) {
 
 // Makes the temporary directory and the placeholders, recording each in both lists.
 sbx::expected<void> make_leftovers(const sbx::Plan& plan, Reaper& reaper, std::vector<Leftover>& made) {
-    auto record = [&](LeftoverKind kind, const std::string& path) {
-        made.push_back({kind, path});
+    auto record = [&](LeftoverKind kind, const std::string& path, std::uint64_t dev = 0, std::uint64_t ino = 0) {
+        made.push_back({kind, path, dev, ino});
         reaper.made(made.back());
     };
+    // File placeholders after the first are hard links to it: a link allocates no
+    // inode, and every one is bound read-only, so sharing one empty file is safe.
+    int first_file = -1;
+    struct CloseFirst {
+        int& fd;
+        ~CloseFirst() {
+            if (fd >= 0) ::close(fd);
+        }
+    } close_first{first_file};
     if (::mkdir(plan.tmpdir.c_str(), 0700) != 0)
         return sbx::fail(sbx::Error(sbx::Errc::stale_plan, std::string("cannot make the temporary directory: ") +
                                                                std::strerror(errno))
@@ -189,13 +199,23 @@ sbx::expected<void> make_leftovers(const sbx::Plan& plan, Reaper& reaper, std::v
         int rc = -1;
         if (same) {
             if (ph.kind == sbx::Placeholder::file) {
-                rc = ::openat(dirfd, name.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0444);
-                if (rc >= 0) ::close(rc);
+                if (first_file >= 0) {
+                    const std::string first = "/proc/self/fd/" + std::to_string(first_file);
+                    rc = ::linkat(AT_FDCWD, first.c_str(), dirfd, name.c_str(), AT_SYMLINK_FOLLOW);
+                }
+                if (rc < 0 && (first_file < 0 || errno != EEXIST)) {
+                    // The first file, or one a link cannot reach (another filesystem).
+                    rc = ::openat(dirfd, name.c_str(), O_RDONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0444);
+                    if (rc >= 0 && first_file < 0) first_file = ::dup(rc);
+                    if (rc >= 0) ::close(rc);
+                }
             } else {
                 rc = ::mkdirat(dirfd, name.c_str(), 0555);
             }
         }
         const int err = errno;
+        struct stat made_st {};
+        if (rc >= 0 && ::fstatat(dirfd, name.c_str(), &made_st, AT_SYMLINK_NOFOLLOW) != 0) made_st = {};
         ::close(dirfd);
         if (!same)
             return sbx::fail(sbx::Error(sbx::Errc::stale_plan, "a placeholder's directory changed since the plan was made")
@@ -206,7 +226,7 @@ sbx::expected<void> make_leftovers(const sbx::Plan& plan, Reaper& reaper, std::v
                                             (err == EEXIST ? " (something got there first)" : ""))
                                  .in_file(ph.path));
         record(ph.kind == sbx::Placeholder::file ? LeftoverKind::placeholder_file : LeftoverKind::placeholder_dir,
-               ph.path);
+               ph.path, made_st.st_dev, made_st.st_ino);
     }
     return {};
 }
