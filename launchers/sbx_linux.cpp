@@ -164,6 +164,23 @@ sbx::expected<int> seccomp_program(const sbx::Plan& plan) {
     return fd;
 }
 
+// A descriptor on the program the sandbox runs first: sbx-stage where it lies
+// beside this program (a static program starts fastest), else this program,
+// whose --stage mode does the same. Opened here, outside, so that a directory
+// the plan hides cannot hide it. -1 with errno on failure.
+int open_stage_binary() {
+    char self[4096];
+    const ssize_t n = ::readlink("/proc/self/exe", self, sizeof self - 1);
+    if (n > 0) {
+        const std::string stage = sbx::paths::parent(std::string(self, static_cast<std::size_t>(n))) + "/sbx-stage";
+        const int fd = ::open(stage.c_str(), O_RDONLY | O_CLOEXEC);
+        struct stat st {};
+        if (fd >= 0 && ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && (st.st_mode & S_IXUSR) != 0) return fd;
+        if (fd >= 0) ::close(fd);
+    }
+    return ::open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
+}
+
 // Makes the temporary directory and the placeholders, recording each in both lists.
 sbx::expected<void> make_leftovers(const sbx::Plan& plan, Reaper& reaper, std::vector<Leftover>& made) {
     auto record = [&](LeftoverKind kind, const std::string& path, std::uint64_t dev = 0, std::uint64_t ino = 0) {
@@ -337,8 +354,8 @@ int run_plan(int plan_fd, int report_fd) {
         return fail_before(r.error());
     }
 
-    // Our own binary, for the stage, and the status pipe.
-    const int exe_fd = ::open("/proc/self/exe", O_RDONLY);
+    // The stage's binary (sbx-stage beside us, else ourselves), and the status pipe.
+    const int exe_fd = open_stage_binary();
     int status_pipe[2] = {-1, -1};
     if (exe_fd < 0 || ::pipe2(status_pipe, O_CLOEXEC) != 0) {
         auto e = sbx::Error(sbx::Errc::internal, std::string("cannot set up the stage: ") + std::strerror(errno));
