@@ -31,9 +31,19 @@ std::uint32_t to_scmp_action(SeccompAction action) {
     return SCMP_ACT_KILL_PROCESS;
 }
 
-// The name kAbsentSyscalls uses for the architecture this filter is for.
-std::string_view native_arch_name() {
-    switch (seccomp_arch_native()) {
+// libseccomp's token for an architecture.
+std::uint32_t arch_token(SeccompArch arch) {
+    switch (arch) {
+        case SeccompArch::native: return seccomp_arch_native();
+        case SeccompArch::x86_64: return SCMP_ARCH_X86_64;
+        case SeccompArch::aarch64: return SCMP_ARCH_AARCH64;
+    }
+    return seccomp_arch_native();
+}
+
+// The name kAbsentSyscalls uses for an architecture.
+std::string_view arch_name(std::uint32_t token) {
+    switch (token) {
         case SCMP_ARCH_X86_64: return "x86_64";
         case SCMP_ARCH_AARCH64: return "aarch64";
         default: return "unknown";
@@ -42,23 +52,34 @@ std::string_view native_arch_name() {
 
 }  // namespace
 
-sbx::expected<SeccompFilter> build_filter(const SeccompOptions& options) {
+sbx::expected<SeccompFilter> build_filter(const SeccompOptions& options, SeccompArch for_arch) {
     scmp_filter_ctx raw = seccomp_init(to_scmp_action(kSeccompDefaultAction));
     if (raw == nullptr) return sbx::fail(Errc::sandbox_unavailable, "seccomp: seccomp_init failed");
     SeccompFilter filter(raw);
+
+    // seccomp_init starts with the native architecture; a filter for another one
+    // takes that one instead (rules are then given in native numbers, which
+    // libseccomp translates by name).
+    const std::uint32_t target = arch_token(for_arch);
+    if (target != seccomp_arch_native()) {
+        if (int rc = seccomp_arch_add(filter.get(), target); rc < 0)
+            return sbx::fail(seccomp_error("adding the architecture " + std::string(arch_name(target)), rc));
+        if (int rc = seccomp_arch_remove(filter.get(), SCMP_ARCH_NATIVE); rc < 0)
+            return sbx::fail(seccomp_error("removing the native architecture", rc));
+    }
 
     // seccomp_init adds the native architecture only; calls of any other ABI get
     // the bad-architecture action.
     if (int rc = seccomp_attr_set(filter.get(), SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_KILL_PROCESS); rc < 0)
         return sbx::fail(seccomp_error("setting the bad-architecture action to KILL_PROCESS", rc));
 
-    const std::string_view arch = native_arch_name();
+    const std::string_view arch = arch_name(target);
     for (const auto& rule : seccomp_rules(options)) {
         const std::string name(rule.syscall);
         // -1 (__NR_SCMP_ERROR): libseccomp does not know the name; below -1: a
         // pseudo number, the name exists elsewhere but not on this architecture.
         const int nr = seccomp_syscall_resolve_name(name.c_str());
-        if (nr < 0) {
+        if (nr < 0 || seccomp_syscall_resolve_name_arch(target, name.c_str()) < 0) {
             if (documented_absent(arch, rule.syscall)) continue;
             return sbx::fail(Errc::sandbox_unavailable,
                              "seccomp: system call " + name + " is unknown on " + std::string(arch));

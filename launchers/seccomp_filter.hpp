@@ -29,11 +29,15 @@ private:
     std::unique_ptr<void, Release> ctx_;
 };
 
-// A filter that allows everything except the rules that apply to `options`.
-// Fails with Errc::sandbox_unavailable naming the step or system call: a rule
-// whose system call the architecture lacks is an error unless kAbsentSyscalls
-// documents it.
-sbx::expected<SeccompFilter> build_filter(const SeccompOptions& options);
+// Which architecture a filter is for. Launchers load the native one; the
+// others exist so that tests on one machine can check the filter of both.
+enum class SeccompArch { native, x86_64, aarch64 };
+
+// A filter that allows everything except the rules that apply to `options`,
+// for `arch` only: calls of any other ABI kill the process. Fails with
+// Errc::sandbox_unavailable naming the step or system call: a rule whose system
+// call the architecture lacks is an error unless kAbsentSyscalls documents it.
+sbx::expected<SeccompFilter> build_filter(const SeccompOptions& options, SeccompArch arch = SeccompArch::native);
 
 // The filter as libseccomp's pseudo-filter-code text (seccomp_export_pfc).
 sbx::expected<std::string> export_pfc(const SeccompFilter& filter);
