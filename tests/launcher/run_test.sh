@@ -181,6 +181,21 @@ if grep -qE '^(LD_LIBRARY_PATH|GCONV_PATH)=' "$tmp/bwrap-env" 2>/dev/null; then
 fi
 report "loader variables reach the command but never bubblewrap"
 
+# The stage runs inside the sandbox from a descriptor opened outside: a launcher
+# installed in a directory the settings hide still starts the command.
+fresh_case
+mkdir -p "$tmp/hidden-install"
+cp "$sbx" "$launcher" "$tmp/hidden-install/"
+stage_program="$(dirname "$launcher")/sbx-stage"
+[[ ! -x $stage_program ]] || cp "$stage_program" "$tmp/hidden-install/"
+printf '{"sandbox": {"filesystem": {"denyRead": ["/%s"]}}}' "$tmp/hidden-install" >"$tmp/hide-install.json"
+run_sbx "$tmp/hidden-install/sbx" run --managed-settings "$tmp/empty-managed.json" --settings "$tmp/hide-install.json" -- \
+    sh -c 'ls "$0" 2>&1 | head -c 0; test -z "$(ls -A "$0")" && echo install-dir-hidden; echo ran' "$tmp/hidden-install"
+expect_rc 0
+expect_out install-dir-hidden
+expect_out ran
+report "a launcher installed in a directory the settings hide still runs the command"
+
 # --- the plan ----------------------------------------------------------------------
 
 fresh_case
