@@ -1,5 +1,7 @@
 #include "leftovers.hpp"
 
+#include "fd_io.hpp"
+
 #include <dirent.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -220,16 +222,7 @@ void Reaper::send(char kind, const std::string& payload) {
     const auto len = static_cast<std::uint32_t>(payload.size());
     msg.append(reinterpret_cast<const char*>(&len), sizeof len);
     msg += payload;
-    // Below PIPE_BUF a write is atomic; a path is at most PATH_MAX (4096) bytes.
-    const char* p = msg.data();
-    std::size_t left = msg.size();
-    while (left > 0) {
-        const ssize_t n = ::write(fd_, p, left);
-        if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) return;
-        p += n;
-        left -= static_cast<std::size_t>(n);
-    }
+    write_all(fd_, msg.data(), msg.size());
 }
 
 void Reaper::made(const Leftover& l) {

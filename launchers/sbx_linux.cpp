@@ -33,6 +33,7 @@
 #include <string_view>
 #include <vector>
 
+#include "fd_io.hpp"
 #include "leftovers.hpp"
 #include "probe.hpp"
 #include "sbx/fs_view_disk.hpp"
@@ -61,15 +62,6 @@ int usage(const std::string& message) {
     return kFailedBeforeCommand;
 }
 
-bool parse_fd(const char* s, int& out) {
-    char* end = nullptr;
-    errno = 0;
-    const long v = std::strtol(s, &end, 10);
-    if (errno != 0 || end == s || *end != '\0' || v < 0 || v > 1 << 20) return false;
-    out = static_cast<int>(v);
-    return true;
-}
-
 // The JSON lines of --report-fd.
 class Report {
 public:
@@ -93,15 +85,7 @@ public:
 private:
     void write_line(std::string line) {
         line += '\n';
-        const char* p = line.data();
-        std::size_t left = line.size();
-        while (left > 0) {
-            const ssize_t n = ::write(fd_, p, left);
-            if (n < 0 && errno == EINTR) continue;
-            if (n <= 0) return;
-            p += n;
-            left -= static_cast<std::size_t>(n);
-        }
+        write_all(fd_, line.data(), line.size());
     }
     int fd_;
 };

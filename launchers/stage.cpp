@@ -1,5 +1,7 @@
 #include "stage.hpp"
 
+#include "fd_io.hpp"
+
 #include <fcntl.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
@@ -19,30 +21,10 @@ namespace sbx::linux_sandbox {
 
 namespace {
 
-void write_all(int fd, const void* data, std::size_t n) {
-    const auto* p = static_cast<const char*>(data);
-    while (n > 0) {
-        const ssize_t w = ::write(fd, p, n);
-        if (w < 0 && errno == EINTR) continue;
-        if (w <= 0) return;
-        p += w;
-        n -= static_cast<std::size_t>(w);
-    }
-}
-
 int stage_failed(int status_fd, const std::string& message) {
     write_all(status_fd, "F", 1);
     write_all(status_fd, message.data(), message.size());
     return 125;
-}
-
-bool parse_fd(const char* s, int& out) {
-    char* end = nullptr;
-    errno = 0;
-    const long v = std::strtol(s, &end, 10);
-    if (errno != 0 || end == s || *end != '\0' || v < -1 || v > 1 << 20) return false;
-    out = static_cast<int>(v);
-    return true;
 }
 
 }  // namespace
@@ -66,7 +48,7 @@ bool parse_stage_args(int argc, char** argv, StageArgs& out) {
         const char* v = argv[++i];
         if (a == "--exe-fd" && parse_fd(v, out.exe_fd)) continue;
         if (a == "--status-fd" && parse_fd(v, out.status_fd)) continue;
-        if (a == "--seccomp-fd" && parse_fd(v, out.seccomp_fd)) continue;
+        if (a == "--seccomp-fd" && parse_fd(v, out.seccomp_fd, -1)) continue;
         if (a == "--loader-env" && std::strchr(v, '=') != nullptr && *v != '=') {
             out.loader_env.emplace_back(v);
             continue;

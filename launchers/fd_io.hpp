@@ -1,0 +1,38 @@
+// launchers/fd_io.hpp - small helpers on raw file descriptors, for the launcher
+// and its stage (which is linked statically, so they are inline here).
+#pragma once
+
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstddef>
+#include <cstdlib>
+
+namespace sbx::linux_sandbox {
+
+// Writes all of data to fd, retrying short writes and EINTR. False when a write
+// failed (the reader is gone): callers of these pipes have nothing else to do.
+inline bool write_all(int fd, const void* data, std::size_t n) {
+    const auto* p = static_cast<const char*>(data);
+    while (n > 0) {
+        const ssize_t w = ::write(fd, p, n);
+        if (w < 0 && errno == EINTR) continue;
+        if (w <= 0) return false;
+        p += w;
+        n -= static_cast<std::size_t>(w);
+    }
+    return true;
+}
+
+// A descriptor number given on a command line: a whole decimal number from
+// `lowest` (-1 where "none" is allowed) to 2^20.
+inline bool parse_fd(const char* s, int& out, long lowest = 0) {
+    char* end = nullptr;
+    errno = 0;
+    const long v = std::strtol(s, &end, 10);
+    if (errno != 0 || end == s || *end != '\0' || v < lowest || v > (1L << 20)) return false;
+    out = static_cast<int>(v);
+    return true;
+}
+
+}  // namespace sbx::linux_sandbox
