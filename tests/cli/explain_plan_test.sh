@@ -172,7 +172,7 @@ sbx_run plan --root "$proj" "${managed[@]}" -- true
 want_status 0
 [[ $out == '{"version":1,'* ]] || fail_because 'the output does not start with {"version":1,'
 [[ $(grep -c '' "$tmp/out") == 1 ]] || fail_because "the JSON is not one line"
-want_out "\"command\":{\"argv\":[\"true\"],\"cwd\":\"$proj\"}"
+want_out "\"command\":{\"argv\":[\"true\"],\"cwd\":\"$proj\",\"env\":{"
 want_out "\"root\":\"$proj\",\"tmpdir\":\"$tmpd/sbx-"
 want_out '"filesystem":{"isolated":true,"mounts":[{"kind":"bind",'
 want_out "{\"kind\":\"bind\",\"path\":\"$proj\",\"source\":\"$proj\",\"expect\":{\"exists\":true,\"type\":\"directory\","
