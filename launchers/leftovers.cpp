@@ -1,6 +1,7 @@
 #include "leftovers.hpp"
 
 #include "fd_io.hpp"
+#include "root_group.hpp"
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -93,6 +94,7 @@ bool wait_gone(pid_t pid) {
         for (int std_fd = 0; std_fd < 3; ++std_fd) ::dup2(null, std_fd);
     std::vector<Leftover> list;
     pid_t sandbox = -1;
+    std::string group_lock, group_live;
     auto read_exact = [&](void* out, std::size_t n) {
         auto* p = static_cast<char*>(out);
         while (n > 0) {
@@ -115,6 +117,13 @@ bool wait_gone(pid_t pid) {
             sandbox = static_cast<pid_t>(std::stol(payload));
             continue;
         }
+        if (kind == 'G') {
+            const auto nul = payload.find('\0');
+            if (nul == std::string::npos) break;
+            group_lock = payload.substr(0, nul);
+            group_live = payload.substr(nul + 1);
+            continue;
+        }
         Leftover l{static_cast<LeftoverKind>(kind), {}, 0, 0};
         if (payload.size() < 2 * sizeof(std::uint64_t)) break;
         std::memcpy(&l.dev, payload.data(), sizeof l.dev);
@@ -129,6 +138,8 @@ bool wait_gone(pid_t pid) {
         const timespec fifty_ms{0, 50'000'000};
         ::nanosleep(&fifty_ms, nullptr);
     }
+    // The launcher's shared lock went with it; leave the root's group for it.
+    if (!group_lock.empty()) RootGroup::leave_for_dead(group_lock, group_live);
     ::_exit(0);
 }
 
@@ -233,6 +244,10 @@ void Reaper::made(const Leftover& l) {
 }
 
 void Reaper::sandbox_pid(pid_t pid) { send('P', std::to_string(pid)); }
+
+void Reaper::group(const std::string& lock_path, const std::string& live_path) {
+    send('G', lock_path + '\0' + live_path);
+}
 
 void Reaper::dismiss() {
     send('X', "");

@@ -55,6 +55,8 @@ public:
     // waits for before removing anything).
     void made(const Leftover& l);
     void sandbox_pid(pid_t pid);
+    // The files of the root's group (root_group.hpp), which it leaves for us.
+    void group(const std::string& lock_path, const std::string& live_path);
 
     // The launcher cleaned up itself: the reaper exits without touching anything.
     void dismiss();

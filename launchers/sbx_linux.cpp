@@ -35,6 +35,7 @@
 
 #include "fd_io.hpp"
 #include "leftovers.hpp"
+#include "root_group.hpp"
 #include "probe.hpp"
 #include "sbx/fs_view_disk.hpp"
 #include "sbx/json.hpp"
@@ -165,21 +166,15 @@ int open_stage_binary() {
     return ::open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
 }
 
-// Makes the temporary directory and the placeholders, recording each in both lists.
-sbx::expected<void> make_leftovers(const sbx::Plan& plan, Reaper& reaper, std::vector<Leftover>& made) {
-    auto record = [&](LeftoverKind kind, const std::string& path, std::uint64_t dev = 0, std::uint64_t ino = 0) {
-        made.push_back({kind, path, dev, ino});
+// Makes the temporary directory and the placeholders. The directory and the
+// removeIfCreated paths are this sandbox's (`made`, and the reaper's copy); the
+// placeholders are the root's group's, whose last sandbox removes them.
+sbx::expected<void> make_leftovers(const sbx::Plan& plan, Reaper& reaper, RootGroup& group,
+                                   std::vector<Leftover>& made) {
+    auto record = [&](LeftoverKind kind, const std::string& path) {
+        made.push_back({kind, path, 0, 0});
         reaper.made(made.back());
     };
-    // File placeholders after the first are hard links to it: a link allocates no
-    // inode, and every one is bound read-only, so sharing one empty file is safe.
-    int first_file = -1;
-    struct CloseFirst {
-        int& fd;
-        ~CloseFirst() {
-            if (fd >= 0) ::close(fd);
-        }
-    } close_first{first_file};
     if (::mkdir(plan.tmpdir.c_str(), 0700) != 0)
         return sbx::fail(sbx::Error(sbx::Errc::stale_plan, std::string("cannot make the temporary directory: ") +
                                                                std::strerror(errno))
@@ -200,16 +195,8 @@ sbx::expected<void> make_leftovers(const sbx::Plan& plan, Reaper& reaper, std::v
         int rc = -1;
         if (same) {
             if (ph.kind == sbx::Placeholder::file) {
-                if (first_file >= 0) {
-                    const std::string first = "/proc/self/fd/" + std::to_string(first_file);
-                    rc = ::linkat(AT_FDCWD, first.c_str(), dirfd, name.c_str(), AT_SYMLINK_FOLLOW);
-                }
-                if (rc < 0 && (first_file < 0 || errno != EEXIST)) {
-                    // The first file, or one a link cannot reach (another filesystem).
-                    rc = ::openat(dirfd, name.c_str(), O_RDONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0444);
-                    if (rc >= 0 && first_file < 0) first_file = ::dup(rc);
-                    if (rc >= 0) ::close(rc);
-                }
+                rc = ::openat(dirfd, name.c_str(), O_RDONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0444);
+                if (rc >= 0) ::close(rc);
             } else {
                 rc = ::mkdirat(dirfd, name.c_str(), 0555);
             }
@@ -226,14 +213,23 @@ sbx::expected<void> make_leftovers(const sbx::Plan& plan, Reaper& reaper, std::v
                                         std::string("cannot make the placeholder: ") + std::strerror(err) +
                                             (err == EEXIST ? " (something got there first)" : ""))
                                  .in_file(ph.path));
-        record(ph.kind == sbx::Placeholder::file ? LeftoverKind::placeholder_file : LeftoverKind::placeholder_dir,
-               ph.path, made_st.st_dev, made_st.st_ino);
+        const Leftover placeholder{
+            ph.kind == sbx::Placeholder::file ? LeftoverKind::placeholder_file : LeftoverKind::placeholder_dir,
+            ph.path, made_st.st_dev, made_st.st_ino};
+        if (auto r = group.record(placeholder); !r) {
+            remove_leftovers({placeholder});
+            return r;
+        }
     }
     return {};
 }
 
-void clean_up(const std::vector<Leftover>& made, Reaper& reaper) {
+void clean_up(const std::vector<Leftover>& made, Reaper& reaper, RootGroup* group = nullptr) {
     auto problems = remove_leftovers(made);
+    if (group != nullptr) {
+        auto more = group->leave();
+        problems.insert(problems.end(), more.begin(), more.end());
+    }
     for (const auto& p : problems) std::cerr << "sbx-linux: warning: " << p << "\n";
     // Whatever we could not remove, the reaper cannot either.
     reaper.dismiss();
@@ -302,9 +298,11 @@ int run_plan(int plan_fd, int report_fd) {
     }
 
     sbx::DiskFs disk;
-    if (auto v = sbx::verify_plan(*plan, disk); !v) {
-        report.error_event(v.error());
-        return fail_before(v.error());
+    if (unavailable) {
+        if (auto v = sbx::verify_plan(*plan, disk); !v) {
+            report.error_event(v.error());
+            return fail_before(v.error());
+        }
     }
 
     install_signal_handlers();
@@ -332,18 +330,33 @@ int run_plan(int plan_fd, int report_fd) {
         return status;
     }
 
-    if (auto r = make_leftovers(*plan, *reaper, made); !r) {
-        clean_up(made, *reaper);
+    // Other sandboxes of the same root wait while this one checks the plan and
+    // makes its placeholders, and the last one to end removes them.
+    auto group = RootGroup::join(*plan);
+    if (!group) {
+        reaper->dismiss();
+        report.error_event(group.error());
+        return fail_before(group.error());
+    }
+    reaper->group(group->lock_path(), group->live_path());
+    if (auto v = sbx::verify_plan(*plan, disk); !v) {
+        clean_up(made, *reaper, &*group);
+        report.error_event(v.error());
+        return fail_before(v.error());
+    }
+    if (auto r = make_leftovers(*plan, *reaper, *group, made); !r) {
+        clean_up(made, *reaper, &*group);
         report.error_event(r.error());
         return fail_before(r.error());
     }
+    group->unlock();
 
     // The stage's binary (sbx-stage beside us, else ourselves), and the status pipe.
     const int exe_fd = open_stage_binary();
     int status_pipe[2] = {-1, -1};
     if (exe_fd < 0 || ::pipe2(status_pipe, O_CLOEXEC) != 0) {
         auto e = sbx::Error(sbx::Errc::internal, std::string("cannot set up the stage: ") + std::strerror(errno));
-        clean_up(made, *reaper);
+        clean_up(made, *reaper, &*group);
         return fail_before(e);
     }
 
@@ -376,7 +389,7 @@ int run_plan(int plan_fd, int report_fd) {
     const pid_t pid = ::fork();
     if (pid < 0) {
         auto e = sbx::Error(sbx::Errc::internal, std::string("fork: ") + std::strerror(errno));
-        clean_up(made, *reaper);
+        clean_up(made, *reaper, &*group);
         return fail_before(e);
     }
     if (pid == 0) {
@@ -405,7 +418,7 @@ int run_plan(int plan_fd, int report_fd) {
     auto bytes = sbx::read_all(status_pipe[0], 4096, "the stage's status pipe");
     ::close(status_pipe[0]);
     const StageReport stage_report = parse_stage_report(bytes ? *bytes : std::string());
-    clean_up(made, *reaper);
+    clean_up(made, *reaper, &*group);
 
     if (g_signal != 0) die_of(g_signal);
     const int status = WIFSIGNALED(wstatus) ? 128 + WTERMSIG(wstatus) : WEXITSTATUS(wstatus);

@@ -196,6 +196,34 @@ expect_out install-dir-hidden
 expect_out ran
 report "a launcher installed in a directory the settings hide still runs the command"
 
+# --- two sandboxes in one root --------------------------------------------------------
+
+# The second plan sees the first one's placeholders as files that exist; the
+# first must not remove them while the second runs (that would detach the second
+# one's mounts), and the last one out removes them and the group's lock files.
+fresh_case
+mkdir -p "$tmp/runtime" && chmod 700 "$tmp/runtime"
+(cd "$proj" && HOME=$home TMPDIR=$tmpd XDG_RUNTIME_DIR=$tmp/runtime timeout 20 "$sbx" run --managed-settings \
+    "$tmp/empty-managed.json" --launcher "$launcher" -- sh -c 'sleep 1; echo x 2>/dev/null >.bashrc || echo first-refused' \
+    >"$tmp/first.out" 2>&1) &
+first=$!
+for _ in $(seq 50); do [[ -e $proj/.bashrc ]] && break; sleep 0.1; done
+rc=0
+(cd "$proj" && HOME=$home TMPDIR=$tmpd XDG_RUNTIME_DIR=$tmp/runtime timeout 20 "$sbx" run --managed-settings \
+    "$tmp/empty-managed.json" --launcher "$launcher" -- \
+    sh -c 'sleep 2; echo x 2>/dev/null >.bashrc || echo second-refused; echo y 2>/dev/null >.mcp.json || echo mcp-refused') \
+    >"$tmp/out" 2>"$tmp/err" || rc=$?
+wait "$first" || fail_because "the first sandbox failed: $(cat "$tmp/first.out")"
+out=$(cat "$tmp/out")
+err=$(cat "$tmp/err")
+expect_rc 0
+expect_out second-refused
+expect_out mcp-refused
+grep -q first-refused "$tmp/first.out" || fail_because "the first sandbox's write was not refused: $(cat "$tmp/first.out")"
+expect_clean
+[[ ! -e $tmp/runtime/sbx ]] || fail_because "the group's lock files stayed: $(ls -A "$tmp/runtime/sbx")"
+report "two sandboxes in one root: protected names stay covered until the last one ends, then all is removed"
+
 # --- the plan ----------------------------------------------------------------------
 
 fresh_case

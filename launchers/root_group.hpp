@@ -1,0 +1,68 @@
+// launchers/root_group.hpp - sandboxes that share a root share its placeholders.
+//
+// Two commands may run at once in one project (an agent's test run beside its
+// build). The second one's plan sees the first one's placeholders as files that
+// exist, and binds them read-only like any protected file. If the first removed
+// them when it ended, the second sandbox would lose those mounts (removing a
+// mount point on the host detaches it in every other namespace) and its command
+// could create `.bashrc` after all. So placeholders belong to the group of
+// sandboxes running in the root, and the last one to leave removes them.
+//
+// The group lives in two files in a directory of the user's own (below
+// $XDG_RUNTIME_DIR, else /tmp/sbx-UID, mode 0700), named after the root's device
+// and inode: NAME.lock, whose flock is the group's mutex and whose content lists
+// the placeholders made (NUL-terminated records), and NAME.live, on which every
+// running sandbox holds a shared flock. Leaving takes the mutex, drops the
+// shared lock and tries for an exclusive one: only the last sandbox gets it.
+// A crashed launcher's lock goes with its process, and its reaper leaves for it.
+#pragma once
+
+#include <sys/types.h>
+
+#include <string>
+#include <vector>
+
+#include "leftovers.hpp"
+#include "sbx/expected.hpp"
+#include "sbx/plan.hpp"
+
+namespace sbx::linux_sandbox {
+
+class RootGroup {
+public:
+    // Joins the group of `plan.root`, holding the group's mutex until unlock().
+    // Fails when the root cannot be looked at or the lock directory is not the
+    // user's own, or lies where the sandbox can write.
+    static sbx::expected<RootGroup> join(const sbx::Plan& plan);
+
+    RootGroup(RootGroup&& other) noexcept;
+    RootGroup& operator=(RootGroup&&) = delete;
+    ~RootGroup();
+
+    // Records a placeholder this sandbox made; call while holding the mutex.
+    sbx::expected<void> record(const Leftover& placeholder);
+
+    // Lets other sandboxes of the root start or leave.
+    void unlock();
+
+    // Leaves the group; the last sandbox out removes every recorded placeholder
+    // still as it was made. Returns one line per thing it could not remove.
+    std::vector<std::string> leave();
+
+    // The files, for the reaper, which leaves for a launcher that died.
+    const std::string& lock_path() const { return lock_path_; }
+    const std::string& live_path() const { return live_path_; }
+
+    // Leaves the group of these files on behalf of a sandbox whose shared lock is
+    // already gone (its launcher died).
+    static std::vector<std::string> leave_for_dead(const std::string& lock_path, const std::string& live_path);
+
+private:
+    RootGroup(std::string lock_path, std::string live_path, int lock_fd, int live_fd)
+        : lock_path_(std::move(lock_path)), live_path_(std::move(live_path)), lock_fd_(lock_fd), live_fd_(live_fd) {}
+    std::string lock_path_, live_path_;
+    int lock_fd_ = -1;
+    int live_fd_ = -1;
+};
+
+}  // namespace sbx::linux_sandbox
