@@ -140,7 +140,7 @@ std::vector<std::string> env_strings(const sbx::Plan& plan, bool with_loader) {
 sbx::expected<int> seccomp_program(const sbx::Plan& plan) {
     auto filter = build_filter(SeccompOptions{plan.allow_unix_sockets});
     if (!filter) return sbx::fail(filter.error());
-    const int fd = ::memfd_create("sbx-seccomp", 0);
+    const int fd = ::memfd_create("sbx-seccomp", MFD_CLOEXEC);  // the bubblewrap child clears it
     if (fd < 0) return sbx::fail(sbx::Errc::sandbox_unavailable, std::string("memfd_create: ") + std::strerror(errno));
     if (int rc = seccomp_export_bpf(filter->get(), fd); rc < 0) {
         ::close(fd);
