@@ -381,6 +381,18 @@ int run_plan(int plan_fd, int report_fd) {
                                   "ALL"};
     auto fs_args = bwrap_fs_args(plan->filesystem);
     args.insert(args.end(), fs_args.begin(), fs_args.end());
+    // git inside reads the repository's exclude file with the placeholders added.
+    int exclude_fd = -1;
+    if (const auto& ex = plan->filesystem.git_exclude) {
+        exclude_fd = ::memfd_create("sbx-git-exclude", MFD_CLOEXEC);  // the bubblewrap child clears it
+        if (exclude_fd < 0 || !write_all(exclude_fd, ex->content.data(), ex->content.size()) ||
+            ::lseek(exclude_fd, 0, SEEK_SET) != 0) {
+            auto e = sbx::Error(sbx::Errc::internal, std::string("cannot write the git exclude file: ") + std::strerror(errno));
+            clean_up(made, *reaper, &*group);
+            return fail_before(e);
+        }
+        args.insert(args.end(), {"--ro-bind-data", std::to_string(exclude_fd), ex->path});
+    }
     args.insert(args.end(), {"--chdir", plan->cwd, "--"});
     auto stage_args = stage_argv(stage);
     args.insert(args.end(), stage_args.begin(), stage_args.end());
@@ -396,7 +408,7 @@ int run_plan(int plan_fd, int report_fd) {
         ::signal(SIGPIPE, SIG_DFL);
         for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGQUIT}) ::signal(sig, SIG_DFL);
         // The descriptors the stage needs survive exec; the pipe's read end does not.
-        for (int fd : {exe_fd, status_pipe[1], seccomp_fd})
+        for (int fd : {exe_fd, status_pipe[1], seccomp_fd, exclude_fd})
             if (fd >= 0) ::fcntl(fd, F_SETFD, 0);
         auto a = c_strings(args);
         auto e = c_strings(env);
@@ -409,6 +421,7 @@ int run_plan(int plan_fd, int report_fd) {
     ::close(status_pipe[1]);
     ::close(exe_fd);
     if (seccomp_fd >= 0) ::close(seccomp_fd);
+    if (exclude_fd >= 0) ::close(exclude_fd);
     if (g_signal != 0) ::kill(pid, SIGKILL);  // a signal came before we knew the pid
 
     int wstatus = 0;

@@ -88,11 +88,21 @@ struct RemoveIfCreated {
     std::string why;
 };
 
+// What git inside the sandbox reads as the repository's info/exclude: the file's
+// own lines and the placeholders in the root, so that `git status` and `git add
+// -A` inside pass over them. Bound read-only over the file for the command only.
+struct GitExclude {
+    std::string path;  // ROOT/.git/info/exclude
+    Identity expect;   // of that file when the plan was made
+    std::string content;
+};
+
 struct FsPlan {
     bool isolated = true;       // false: filesystem.disabled, the command sees the filesystem as you do
     std::vector<Mount> mounts;  // in order
     std::vector<PlaceholderOp> placeholders;
     std::vector<RemoveIfCreated> remove_if_created;
+    std::optional<GitExclude> git_exclude;
     std::vector<Warning> warnings;
 };
 

@@ -7,6 +7,7 @@
 // identities the plan recorded and carries it out.
 #pragma once
 
+#include <optional>
 #include <set>
 #include <span>
 #include <string>
@@ -52,6 +53,50 @@ struct Plan {
     FsPlan filesystem;
     std::vector<Warning> warnings;  // the policy's, the rules', the plan's
 };
+
+namespace detail {
+
+// A root-relative path as one gitignore pattern that matches it alone.
+inline std::string gitignore_literal(std::string_view rel) {
+    std::string out;
+    for (std::size_t i = 0; i < rel.size(); ++i) {
+        const char c = rel[i];
+        const bool first = i == 1;  // rel starts with '/'
+        if (c == '*' || c == '?' || c == '[' || c == '\\' || (first && (c == '#' || c == '!'))) out += '\\';
+        out += c;
+    }
+    if (!out.empty() && out.back() == ' ') out.insert(out.size() - 1, 1, '\\');
+    return out;
+}
+
+// The repository's info/exclude with the placeholders in the root added, when
+// the root is a repository's work tree with that file (one name, UTF-8, at most
+// 64 KiB); otherwise nothing, and git inside lists the placeholders as untracked.
+inline std::optional<GitExclude> git_exclude_for(const std::string& root, const std::vector<PlaceholderOp>& placeholders,
+                                                 const FsView& fs) {
+    const std::string git = paths::join(root, ".git");
+    std::vector<std::string> names;
+    for (const auto& ph : placeholders)
+        if (ph.path != root && paths::at_or_under(ph.path, root) && !paths::at_or_under(ph.path, git))
+            names.push_back(gitignore_literal(std::string_view(ph.path).substr(root.size())));
+    if (names.empty()) return std::nullopt;
+    auto git_st = fs.lstat(git);
+    if (!git_st || !*git_st || (*git_st)->type != FileType::directory) return std::nullopt;
+    GitExclude ex;
+    ex.path = git + "/info/exclude";
+    auto st = fs.lstat(ex.path);
+    if (!st || !*st || (*st)->type != FileType::regular || (*st)->nlink != 1) return std::nullopt;
+    auto text = fs.read_text(ex.path, std::size_t{64} << 10);
+    if (!text || !*text || !json::detail::valid_utf8(**text)) return std::nullopt;
+    ex.expect = identity_of(*st);
+    ex.content = std::move(**text);
+    if (!ex.content.empty() && ex.content.back() != '\n') ex.content += '\n';
+    ex.content += "# sbx: placeholders that cover protected names while a sandboxed command runs\n";
+    for (const auto& n : names) ex.content += n + '\n';
+    return ex;
+}
+
+}  // namespace detail
 
 inline expected<Plan> make_plan(const Policy& policy, const PlanRequest& req, const FsView& fs) {
     if (req.argv.empty() || req.argv.front().empty()) return fail(Errc::invalid_argument, "no command to run");
@@ -116,6 +161,7 @@ inline expected<Plan> make_plan(const Policy& policy, const PlanRequest& req, co
     plan.warnings.insert(plan.warnings.end(), fsplan->warnings.begin(), fsplan->warnings.end());
     fsplan->warnings.clear();
     plan.filesystem = std::move(*fsplan);
+    plan.filesystem.git_exclude = detail::git_exclude_for(plan.root, plan.filesystem.placeholders, cached);
     return plan;
 }
 
@@ -175,7 +221,13 @@ inline std::string to_json(const Plan& p) {
     w.end_array().key("removeIfCreated").begin_array();
     for (const auto& r : p.filesystem.remove_if_created)
         w.begin_object().key("path").value(r.path).key("why").value(r.why).end_object();
-    w.end_array().end_object();
+    w.end_array();
+    if (const auto& ex = p.filesystem.git_exclude) {
+        w.key("gitExclude").begin_object().key("path").value(ex->path).key("expect");
+        detail::write_identity(w, ex->expect);
+        w.key("content").value(ex->content).end_object();
+    }
+    w.end_object();
     w.key("warnings").begin_array();
     for (const auto& wn : p.warnings)
         w.begin_object().key("file").value(wn.file).key("key").value(wn.key).key("message").value(wn.message).end_object();
@@ -411,7 +463,7 @@ private:
     }
 
     static expected<void> read_filesystem(element v, Plan& p) {
-        auto m = members(v, "filesystem", {"isolated", "mounts", "placeholders", "removeIfCreated"},
+        auto m = members(v, "filesystem", {"isolated", "mounts", "placeholders", "removeIfCreated", "gitExclude"},
                          {"isolated", "mounts", "placeholders", "removeIfCreated"});
         if (!m) return fail(m.error());
         auto isolated = boolean(m->at("isolated"), "filesystem.isolated");
@@ -513,6 +565,29 @@ private:
             p.filesystem.remove_if_created.push_back(std::move(r));
         }
 
+        if (m->has("gitExclude")) {
+            auto em = members(m->at("gitExclude"), "filesystem.gitExclude", {"path", "expect", "content"},
+                              {"path", "expect", "content"});
+            if (!em) return fail(em.error());
+            GitExclude ex;
+            auto where = path(em->at("path"), "filesystem.gitExclude.path");
+            if (!where) return fail(where.error());
+            ex.path = std::move(*where);
+            if (!paths::at_or_under(ex.path, p.root) || ex.path == p.root)
+                return error("filesystem.gitExclude.path", "'" + ex.path + "' is not inside the root");
+            auto expect = identity(em->at("expect"), "filesystem.gitExclude.expect");
+            if (!expect) return fail(expect.error());
+            if (!expect->exists || expect->type != FileType::regular)
+                return error("filesystem.gitExclude.expect", "the exclude file is an existing regular file");
+            ex.expect = *expect;
+            auto content = string(em->at("content"), "filesystem.gitExclude.content");
+            if (!content) return fail(content.error());
+            if (content->size() > (std::size_t{1} << 20))
+                return error("filesystem.gitExclude.content", "more than 1 MiB");
+            ex.content = std::move(*content);
+            p.filesystem.git_exclude = std::move(ex);
+        }
+
         // Only the launcher's own creations may be missing when the plan is made:
         // anything else would have bubblewrap make a mount point on the host.
         std::set<std::string_view> placeholder_paths, read_only;
@@ -611,6 +686,8 @@ inline expected<void> verify_plan(const Plan& p, const FsView& fs) {
     }
     for (const auto& r : p.filesystem.remove_if_created)
         if (auto c = check(r.path, Identity{}, "a path removed after the command if it makes one"); !c) return c;
+    if (const auto& ex = p.filesystem.git_exclude)
+        if (auto c = check(ex->path, ex->expect, "the repository's exclude file"); !c) return c;
     return {};
 }
 

@@ -196,6 +196,16 @@ expect_out install-dir-hidden
 expect_out ran
 report "a launcher installed in a directory the settings hide still runs the command"
 
+fresh_case
+cp "$proj/.git/info/exclude" "$tmp/exclude-before"
+sbx_run -- sh -c 'echo "status:[$(git status --porcelain)]"; ls -a | grep -c "^\.bashrc$"; echo x 2>/dev/null >>.git/info/exclude || echo exclude-read-only'
+expect_rc 0
+expect_out "status:[]"
+expect_out exclude-read-only
+cmp -s "$proj/.git/info/exclude" "$tmp/exclude-before" || fail_because ".git/info/exclude changed on the host"
+expect_clean
+report "git inside does not see the placeholders as untracked files, and the host's exclude file is untouched"
+
 # --- two sandboxes in one root --------------------------------------------------------
 
 # The second plan sees the first one's placeholders as files that exist; the

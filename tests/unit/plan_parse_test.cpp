@@ -1322,3 +1322,51 @@ TEST_CASE("plan: two placeholders at one path are refused") {
                        R"J("why": "editor settings"}, {"path": "/r/.bashrc", "kind": "file", "parent": {"exists": true, "type": "directory", "dev": 2049, "ino": 21, "nlink": 6}})J"),
                   "filesystem.placeholders[2].path");
 }
+
+TEST_CASE("plan: gitExclude lists the root's placeholders for git inside, and reads back") {
+    sbx::MemoryFs fs;
+    fs.dir("/r/.git/info").dir("/r/.git/hooks").dir("/home/u");
+    fs.file("/r/.git/info/exclude", "# git ls-files --others --exclude-from=.git/info/exclude\n*.o");
+    fs.file("/r/.git/config", "[core]\n");
+    fs.file("/r/.git/HEAD", "ref: refs/heads/main\n");
+    sbx::PlanRequest req{{"sh"}, "/r", "", "/home/u", std::string(kTmp), {}, {}};
+    auto p = sbx::make_plan(sbx::Policy{}, req, fs);
+    REQUIRE_MESSAGE(p.has_value(), sbx::to_string(p.error()));
+    REQUIRE(p->filesystem.git_exclude.has_value());
+    const auto& ex = *p->filesystem.git_exclude;
+    CHECK(ex.path == "/r/.git/info/exclude");
+    CHECK(ex.expect.exists);
+    // The file's own lines first, then one anchored line per placeholder in the root.
+    CHECK(ex.content.starts_with("# git ls-files --others --exclude-from=.git/info/exclude\n*.o\n# sbx: "));
+    CHECK(ex.content.find("\n/.bashrc\n") != std::string::npos);
+    CHECK(ex.content.find("\n/HEAD\n") != std::string::npos);
+    CHECK(ex.content.find("/.git/") == std::string::npos);
+    check_round_trip(*p);
+    const std::string text = sbx::to_json(*p);
+    auto back = parsed(text);
+    REQUIRE(back.filesystem.git_exclude.has_value());
+    CHECK(back.filesystem.git_exclude->content == ex.content);
+
+    // Outside the root, or of something that is not a file: refused.
+    const std::string outside = edit(text, "\"path\":\"/r/.git/info/exclude\"", "\"path\":\"/home/u/exclude\"");
+    auto refused = sbx::parse_plan(outside, std::string(kOrigin));
+    REQUIRE_FALSE(refused.has_value());
+    CHECK(refused.error().key == "filesystem.gitExclude.path");
+
+    // No exclude file, or a second name for it: no gitExclude, git inside lists the placeholders.
+    sbx::MemoryFs bare;
+    bare.dir("/r/.git/info").dir("/home/u");
+    auto none = sbx::make_plan(sbx::Policy{}, req, bare);
+    REQUIRE(none.has_value());
+    CHECK_FALSE(none->filesystem.git_exclude.has_value());
+}
+
+TEST_CASE("plan: a placeholder's name becomes a gitignore pattern that matches it alone") {
+    using sbx::detail::gitignore_literal;
+    CHECK(gitignore_literal("/.bashrc") == "/.bashrc");
+    CHECK(gitignore_literal("/.claude/hooks") == "/.claude/hooks");
+    CHECK(gitignore_literal("/a*b?[c]\\d") == "/a\\*b\\?\\[c]\\\\d");
+    CHECK(gitignore_literal("/#x") == "/\\#x");
+    CHECK(gitignore_literal("/!x") == "/\\!x");
+    CHECK(gitignore_literal("/x ") == "/x\\ ");
+}
