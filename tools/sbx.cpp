@@ -229,6 +229,11 @@ sbx::expected<sbx::Plan> plan_for(const Loaded& l, const std::vector<std::string
     req.root = l.root;
     req.home = l.home;
     req.tmpdir = temporary_directory();
+    // The command starts where sbx was started, when that is inside the root.
+    if (char buf[PATH_MAX]; ::getcwd(buf, sizeof buf) != nullptr) {
+        auto here = sbx::resolve(fs, sbx::paths::normalize(buf));
+        if (here && sbx::paths::at_or_under(*here, l.root)) req.cwd = *here;
+    }
     req.environ = env;
     req.pass_env = pass_env;
     return sbx::make_plan(l.policy, req, fs);

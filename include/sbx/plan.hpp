@@ -156,6 +156,13 @@ inline expected<Plan> make_plan(const Policy& policy, const PlanRequest& req, co
     auto rules = compile_fs_rules(policy, FsContext{req.root, req.tmpdir, req.home}, std::move(prot->paths), cached);
     if (!rules) return fail(rules.error());
     plan.warnings.insert(plan.warnings.end(), rules->warnings.begin(), rules->warnings.end());
+    // A hidden working directory would be an empty one inside: say so rather
+    // than start the command somewhere it cannot see.
+    if (plan.cwd != plan.root) {
+        if (const auto d = decide(*rules, plan.cwd, Access::read); !d.allowed)
+            return fail(Error(Errc::invalid_argument, "the working directory is hidden from the command: " + why(d))
+                            .in_file(plan.cwd));
+    }
     auto fsplan = make_fs_plan(*rules, cached);
     if (!fsplan) return fail(fsplan.error());
     plan.warnings.insert(plan.warnings.end(), fsplan->warnings.begin(), fsplan->warnings.end());

@@ -127,6 +127,28 @@ expect_rc 125
 expect_err "may not be /"
 report "a root of / is refused with 125"
 
+fresh_case
+mkdir -p "$proj/src/lib"
+rc=0
+out=$(cd "$proj/src/lib" && HOME=$home TMPDIR=$tmpd timeout 20 "$sbx" run --managed-settings "$tmp/empty-managed.json" \
+    --launcher "$launcher" -- pwd 2>"$tmp/err") || rc=$?
+err=$(cat "$tmp/err")
+expect_rc 0
+[[ $out == "$proj/src/lib" ]] || fail_because "the command started in '$out'"
+report "the command starts in the current directory when that is inside the root"
+
+fresh_case
+mkdir -p "$proj/private"
+printf '{"sandbox": {"filesystem": {"denyRead": ["/%s/private"]}}}' "$proj" >"$tmp/hide-cwd.json"
+rc=0
+out=$(cd "$proj/private" && HOME=$home TMPDIR=$tmpd timeout 20 "$sbx" run --root "$proj" --managed-settings \
+    "$tmp/empty-managed.json" --settings "$tmp/hide-cwd.json" --launcher "$launcher" -- pwd 2>"$tmp/err") || rc=$?
+err=$(cat "$tmp/err")
+expect_rc 125
+expect_err "working directory is hidden"
+expect_no_out "private"
+report "a working directory the settings hide is refused, not silently replaced"
+
 # --- the environment ---------------------------------------------------------------
 
 fresh_case
