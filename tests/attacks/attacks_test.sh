@@ -77,38 +77,12 @@ chmod 644 "$conf"/*
 
 bare_bwrap=(bwrap --unshare-user --unshare-all --die-with-parent --ro-bind / / --dev /dev --proc /proc --)
 
-n=0
-failed=0
-problems=()
-rc=0
-out=
-err=
-
-fail_because() { problems+=("$1"); }
-
-# finish DESCRIPTION: the case's TAP line, and on failure what went wrong with the
-# last command's status and output.
-finish() {
-    n=$((n + 1))
-    if ((${#problems[@]} == 0)); then
-        echo "ok $n - as $who: $1"
-        return
-    fi
-    failed=$((failed + 1))
-    echo "not ok $n - as $who: $1"
-    local p
-    for p in "${problems[@]}"; do echo "#   $p"; done
-    echo "#   exit status: $rc"
-    local line
-    [[ -z $out ]] || while IFS= read -r line; do echo "#   stdout: $line"; done <<<"$out"
-    [[ -z $err ]] || while IFS= read -r line; do echo "#   stderr: $line"; done <<<"$err"
-    problems=()
-}
+source "$(dirname "${BASH_SOURCE[0]}")/../tap.sh"
 
 # skip DESCRIPTION WHY: a TAP line for a check this machine cannot make.
 skip() {
     n=$((n + 1))
-    echo "ok $n - as $who: $1 # SKIP $2"
+    echo "ok $n - ${TAP_PREFIX-}$1 # SKIP $2"
     problems=()
 }
 
@@ -141,6 +115,7 @@ wait_until() {
 # as_user NAME: the cases that follow run as NAME, in a directory of NAME's own.
 as_user() {
     who=$1
+    TAP_PREFIX="as $who: "
     work=$tmp/as-$who
     mkdir -m 755 "$work"
     if [[ $who == "$(id -un)" ]]; then
@@ -261,14 +236,14 @@ write_case() {
     sbx_run "${confined[@]}" -- "$attack" write "$case_dir/$rel" "$text"
     want_refused
     [[ $(file_state "$case_dir/$rel") == "$before" ]] || fail_because "$rel changed on the host"
-    finish "$what is refused"
+    tap_finish "$what is refused"
 
     fresh_case
     $setup
     sbx_run --settings "$conf/fs-disabled.json" -- "$attack" write "$case_dir/$rel" "$text"
     want_succeeded
     [[ $(cat "$case_dir/$rel" 2>/dev/null || true) == "$text" ]] || fail_because "$rel does not hold the text"
-    finish "control: $what works with filesystem.disabled"
+    tap_finish "control: $what works with filesystem.disabled"
 }
 
 fs_attacks() {
@@ -286,28 +261,28 @@ fs_attacks() {
     sbx_run "${confined[@]}" -- "$attack" read "$home/.ssh/id_rsa"
     want_refused
     want_no_out "$secret"
-    finish "reading ~/.ssh/id_rsa (hidden by the default policy) is refused"
+    tap_finish "reading ~/.ssh/id_rsa (hidden by the default policy) is refused"
 
     fresh_case
     setup_secret
     sbx_run --settings "$conf/no-deny.json" -- "$attack" read "$home/.ssh/id_rsa"
     want_succeeded
     want_out "$secret"
-    finish "control: reading ~/.ssh/id_rsa works with settings that deny no read"
+    tap_finish "control: reading ~/.ssh/id_rsa works with settings that deny no read"
 
     fresh_case
     setup_secret
     sbx_run "${confined[@]}" -- "$attack" symlink-read "$home/.ssh/id_rsa" "$proj/harmless-link"
     want_refused
     want_no_out "$secret"
-    finish "reading ~/.ssh/id_rsa through a symlink the command makes in the root is refused"
+    tap_finish "reading ~/.ssh/id_rsa through a symlink the command makes in the root is refused"
 
     fresh_case
     setup_secret
     sbx_run --settings "$conf/no-deny.json" -- "$attack" symlink-read "$home/.ssh/id_rsa" "$proj/harmless-link"
     want_succeeded
     want_out "$secret"
-    finish "control: reading through the symlink works with settings that deny no read"
+    tap_finish "control: reading through the symlink works with settings that deny no read"
 
     # .git pinned: renaming it away would take the protected paths inside along.
     fresh_case
@@ -316,14 +291,14 @@ fs_attacks() {
     want_refused EBUSY
     want_file "$proj/.git/config"
     want_no_file "$proj/.git-moved"
-    finish "mv .git elsewhere in the root is refused with EBUSY"
+    tap_finish "mv .git elsewhere in the root is refused with EBUSY"
 
     fresh_case
     setup_repo
     sbx_run --settings "$conf/fs-disabled.json" -- "$attack" rename "$proj/.git" "$proj/.git-moved"
     want_succeeded
     want_file "$proj/.git-moved/config"
-    finish "control: mv .git works with filesystem.disabled"
+    tap_finish "control: mv .git works with filesystem.disabled"
 
     # A protected path swapped for a symlink between plan and launch: the launcher
     # must see that the disk no longer looks as planned, and run nothing.
@@ -342,7 +317,7 @@ fs_attacks() {
     want_status 125
     grep -qE -- "$proj/\.git/hooks([^-]|\$)" <<<"$err" || fail_because "stderr does not name $proj/.git/hooks"
     want_no_file "$proj/launched"
-    finish ".git/hooks swapped for a symlink after the plan: sbx-linux refuses with 125, naming it"
+    tap_finish ".git/hooks swapped for a symlink after the plan: sbx-linux refuses with 125, naming it"
 
     fresh_case
     setup_repo
@@ -352,7 +327,7 @@ fs_attacks() {
     input=$case_dir/plan.json capture timeout 20 "$sbx_linux" --plan-fd 0
     want_succeeded
     want_file "$proj/launched"
-    finish "control: the same plan, with the disk unchanged, runs the command"
+    tap_finish "control: the same plan, with the disk unchanged, runs the command"
 }
 
 # --- namespaces and the seccomp filter ---------------------------------------------------
@@ -365,12 +340,12 @@ ns_case() {
     fresh_case
     sbx_run "${confined[@]}" -- "$attack" "$@"
     want_refused EPERM
-    finish "$what is refused with EPERM"
+    tap_finish "$what is refused with EPERM"
 
     fresh_case
     capture timeout 20 "${bare_bwrap[@]}" "$attack" "$@"
     want_succeeded
-    finish "control: $what works in bare bubblewrap (same namespaces, no filter)"
+    tap_finish "control: $what works in bare bubblewrap (same namespaces, no filter)"
 }
 
 syscall_attacks() {
@@ -390,7 +365,7 @@ syscall_attacks() {
         fail_because "a tmpfs is mounted on $proj/mnt on the host"
         umount "$proj/mnt" || true
     fi
-    finish "mounting a tmpfs is refused with EPERM"
+    tap_finish "mounting a tmpfs is refused with EPERM"
 
     fresh_case
     mkdir "$proj/mnt"
@@ -400,23 +375,23 @@ syscall_attacks() {
     else
         capture timeout 20 unshare -Urm "$attack" mount "$proj/mnt"
         want_succeeded
-        finish "control: mounting a tmpfs works under unshare -Urm"
+        tap_finish "control: mounting a tmpfs works under unshare -Urm"
     fi
 
     fresh_case
     sbx_run "${confined[@]}" -- "$attack" clone3
     want_refused ENOSYS
-    finish "clone3 is refused with ENOSYS (libc falls back to clone)"
+    tap_finish "clone3 is refused with ENOSYS (libc falls back to clone)"
 
     fresh_case
     capture "$attack" clone3
     want_succeeded
-    finish "control: clone3 makes a child outside the sandbox"
+    tap_finish "control: clone3 makes a child outside the sandbox"
 
     fresh_case
     sbx_run "${confined[@]}" -- "$attack" io-uring
     want_refused EPERM
-    finish "io_uring_setup is refused with EPERM"
+    tap_finish "io_uring_setup is refused with EPERM"
 
     fresh_case
     capture "$attack" io-uring
@@ -426,7 +401,7 @@ syscall_attacks() {
         skip "control: io_uring_setup works outside the sandbox" "kernel.io_uring_disabled = $io_uring_disabled"
     else
         want_succeeded
-        finish "control: io_uring_setup works outside the sandbox"
+        tap_finish "control: io_uring_setup works outside the sandbox"
     fi
 
     # x32: without the filter the kernel answers (ENOSYS where x32 is off); with it,
@@ -434,12 +409,12 @@ syscall_attacks() {
     fresh_case
     sbx_run "${confined[@]}" -- "$attack" x32
     want_status 159
-    finish "a system call through the x32 numbering kills the command with SIGSYS (159)"
+    tap_finish "a system call through the x32 numbering kills the command with SIGSYS (159)"
 
     fresh_case
     capture "$attack" x32
     [[ $rc == 0 || $rc == 1 ]] || fail_because "exit status $rc: killed without any filter"
-    finish "control: without the filter the same x32 call is answered, not killed"
+    tap_finish "control: without the filter the same x32 call is answered, not killed"
 
     # i386 (int 0x80): killed by SIGSYS where the kernel has the ABI. Where it has
     # none, int 0x80 faults (SIGSEGV) with or without the filter.
@@ -452,14 +427,14 @@ syscall_attacks() {
     else
         want_status 159
     fi
-    finish "a system call through int 0x80 (i386) kills the command with SIGSYS (159)"
+    tap_finish "a system call through int 0x80 (i386) kills the command with SIGSYS (159)"
 
     rc=$i386_rc out=$i386_out err=$i386_err
     if [[ $rc == 139 ]]; then
         skip "control: an int 0x80 getpid is answered outside the sandbox" "this kernel has no i386 ABI (int 0x80 faults)"
     else
         want_succeeded
-        finish "control: an int 0x80 getpid is answered outside the sandbox"
+        tap_finish "control: an int 0x80 getpid is answered outside the sandbox"
     fi
 }
 
@@ -486,31 +461,31 @@ socket_attacks() {
     socket_case "${confined[@]}"
     want_refused EPERM
     ! grep -q 'accepted' "$case_dir/bg.log" || fail_because "the server outside accepted a connection"
-    finish "connecting a Unix socket to a server outside is refused with EPERM"
+    tap_finish "connecting a Unix socket to a server outside is refused with EPERM"
 
     fresh_case
     socket_case --settings "$conf/unix-sockets.json"
     want_succeeded
     grep -q 'accepted a connection: hello' "$case_dir/bg.log" || fail_because "the server outside got no hello"
-    finish "control: the connection reaches the server with network.allowAllUnixSockets"
+    tap_finish "control: the connection reaches the server with network.allowAllUnixSockets"
 
     local type
     for type in dgram seqpacket; do
         fresh_case
         sbx_run "${confined[@]}" -- "$attack" socketpair "$type"
         want_refused EPERM
-        finish "a $type Unix socketpair is refused with EPERM"
+        tap_finish "a $type Unix socketpair is refused with EPERM"
 
         fresh_case
         sbx_run --settings "$conf/unix-sockets.json" -- "$attack" socketpair "$type"
         want_succeeded
-        finish "control: a $type Unix socketpair works with network.allowAllUnixSockets"
+        tap_finish "control: a $type Unix socketpair works with network.allowAllUnixSockets"
     done
 
     fresh_case
     sbx_run "${confined[@]}" -- "$attack" socketpair stream
     want_succeeded
-    finish "a stream Unix socketpair (a pipe between processes) still works in the sandbox"
+    tap_finish "a stream Unix socketpair (a pipe between processes) still works in the sandbox"
 
     # TIOCSTI needs a terminal on fd 0: script gives the command a pty, and echoes
     # an injected character in front of the next line ("xtiocsti: ...").
@@ -527,7 +502,7 @@ socket_attacks() {
     want_status 1
     want_out "tiocsti: refused: EPERM"
     want_no_out "xtiocsti"
-    finish "TIOCSTI into the terminal is refused with EPERM"
+    tap_finish "TIOCSTI into the terminal is refused with EPERM"
 
     fresh_case
     printf -v cmd '%q ' "$attack" tiocsti
@@ -539,7 +514,7 @@ socket_attacks() {
     else
         want_succeeded
         want_out "xtiocsti: succeeded"
-        finish "control: TIOCSTI works outside the sandbox (the injected x is echoed)"
+        tap_finish "control: TIOCSTI works outside the sandbox (the injected x is echoed)"
     fi
 }
 
@@ -562,14 +537,14 @@ process_attacks() {
     sbx_run "${confined[@]}" -- "$attack" see-pid "$outside"
     want_refused ESRCH
     stop_bg "$outside"
-    finish "seeing a process outside is refused with ESRCH"
+    tap_finish "seeing a process outside is refused with ESRCH"
 
     fresh_case
     outside_process
     capture "$attack" see-pid "$outside"
     want_succeeded
     stop_bg "$outside"
-    finish "control: the process is visible outside the sandbox"
+    tap_finish "control: the process is visible outside the sandbox"
 
     fresh_case
     outside_process
@@ -577,7 +552,7 @@ process_attacks() {
     want_refused ESRCH
     if ended "$outside"; then fail_because "the process outside died"; fi
     stop_bg "$outside"
-    finish "signalling a process outside is refused with ESRCH"
+    tap_finish "signalling a process outside is refused with ESRCH"
 
     fresh_case
     outside_process
@@ -590,14 +565,14 @@ process_attacks() {
     want_succeeded
     [[ $status == 143 ]] || fail_because "the process outside ended with status $status, not 143 (SIGTERM)"
     stop_bg "$outside"
-    finish "control: the same kill ends the process outside the sandbox"
+    tap_finish "control: the same kill ends the process outside the sandbox"
 
     fresh_case
     outside_process
     sbx_run "${confined[@]}" -- "$attack" ptrace "$outside"
     want_refused ESRCH
     stop_bg "$outside"
-    finish "ptrace of a process outside is refused with ESRCH"
+    tap_finish "ptrace of a process outside is refused with ESRCH"
 
     fresh_case
     outside_process
@@ -609,7 +584,7 @@ process_attacks() {
         skip "control: ptrace of the process works outside the sandbox" "kernel.yama.ptrace_scope = $scope"
     else
         want_succeeded
-        finish "control: ptrace of the process works outside the sandbox"
+        tap_finish "control: ptrace of the process works outside the sandbox"
     fi
 
     # /proc in the sandbox shows the command's own processes only.
@@ -622,14 +597,14 @@ process_attacks() {
     pids=$(grep -cE '^[0-9]+$' <<<"$out" || true)
     ((pids > 0 && pids <= 10)) || fail_because "/proc lists $pids processes, not 1 to 10"
     ! grep -qx -- "$outside" <<<"$out" || fail_because "/proc lists the process outside ($outside)"
-    finish "/proc in the sandbox lists only the command's own processes ($pids)"
+    tap_finish "/proc in the sandbox lists only the command's own processes ($pids)"
 
     fresh_case
     outside_process
     capture sh -c 'ls /proc'
     stop_bg "$outside"
     grep -qx -- "$outside" <<<"$out" || fail_because "/proc does not list $outside"
-    finish "control: /proc outside the sandbox lists the process outside"
+    tap_finish "control: /proc outside the sandbox lists the process outside"
 
     # A process in a new session, double-forked: it must die with the command.
     local marker
@@ -638,7 +613,7 @@ process_attacks() {
     sbx_run "${confined[@]}" -- "$attack" spawn-orphan "$marker"
     want_succeeded
     wait_until 3 no_process "$marker" || fail_because "still running: $(pgrep -af "$marker" | tr '\n' ' ')"
-    finish "a double-forked background process does not outlive the command"
+    tap_finish "a double-forked background process does not outlive the command"
 
     fresh_case
     marker=$marker_base-$n
@@ -647,7 +622,7 @@ process_attacks() {
     wait_until 3 has_process "$marker" || fail_because "no process named $marker runs"
     local pid
     for pid in $(pgrep -f "$marker" || true); do kill -KILL "$pid" 2>/dev/null || true; done
-    finish "control: the same process outlives sbx-attack outside the sandbox"
+    tap_finish "control: the same process outlives sbx-attack outside the sandbox"
 }
 
 # --- what the launcher leaves behind -----------------------------------------------------
@@ -666,7 +641,7 @@ leftover_attacks() {
     wait_until 10 test -e "$proj/.bashrc" || fail_because "no placeholder $proj/.bashrc appeared"
     wait_until 10 tmpdir_made || fail_because "no temporary directory $tmpd/sbx-* appeared"
     rc=0 out=$(cat "$case_dir/bg.log") err=''
-    finish "control: while the command runs, the placeholder .bashrc and \$TMPDIR/sbx-* exist"
+    tap_finish "control: while the command runs, the placeholder .bashrc and \$TMPDIR/sbx-* exist"
 
     touch "$case_dir/go"
     rc=0
@@ -676,7 +651,7 @@ leftover_attacks() {
     after=$(find "$proj" | sort)
     [[ $after == "$before" ]] || fail_because "the project changed: $(diff <(echo "$before") <(echo "$after") | grep '^[<>]' | tr '\n' ' ')"
     tmpdir_made && fail_because "left behind: $(echo "$tmpd"/sbx-*)"
-    finish "after the command, the project is as before and no \$TMPDIR/sbx-* remains"
+    tap_finish "after the command, the project is as before and no \$TMPDIR/sbx-* remains"
 
     launcher_kill KILL
     launcher_kill TERM
@@ -713,7 +688,7 @@ launcher_kill() {
         stop_bg "$launcher"
     } 2>/dev/null
     out=$(cat "$case_dir/bg.log")
-    finish "SIG$signal to the launcher: no placeholder, temporary directory or process remains"
+    tap_finish "SIG$signal to the launcher: no placeholder, temporary directory or process remains"
 }
 
 # --- the run ------------------------------------------------------------------------------
@@ -725,9 +700,10 @@ fi
 
 for user in "${users[@]}"; do
     who=$user
+    TAP_PREFIX="as $who: "
     if ! id -u "$user" >/dev/null 2>&1; then
         problems=("SBX_TEST_USER names no user")
-        finish "the test user $user exists"
+        tap_finish "the test user $user exists"
         continue
     fi
     as_user "$user"
@@ -743,7 +719,7 @@ for user in "${users[@]}"; do
     fi
     sbx_run "${confined[@]}" -- true
     want_status 0
-    finish "sbx run -- true runs in the sandbox and exits 0"
+    tap_finish "sbx run -- true runs in the sandbox and exits 0"
 
     fs_attacks
     syscall_attacks
@@ -752,5 +728,4 @@ for user in "${users[@]}"; do
     leftover_attacks
 done
 
-echo "1..$n"
-exit $((failed > 0))
+tap_end

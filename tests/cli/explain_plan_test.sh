@@ -23,9 +23,7 @@ if [[ -e /etc/claude-code/managed-settings.json ]]; then
     managed=(--managed-settings "$tmp/empty-managed.json")
 fi
 
-n=0
-failed=0
-problems=()
+source "$(dirname "${BASH_SOURCE[0]}")/../tap.sh"
 
 # fresh_case: sets $case_dir, $home, $proj and $tmpd for the next case and makes them;
 # the project has an empty .claude directory.
@@ -57,7 +55,6 @@ sbx_run() {
     err=$(cat "$tmp/err")
 }
 
-fail_because() { problems+=("$1"); }
 want_status() { [[ $rc == "$1" ]] || fail_because "exit status $rc, not $1"; }
 # want_out TEXT: stdout holds TEXT, as written (no pattern).
 want_out() { grep -qF -- "$1" <<<"$out" || fail_because "stdout does not hold: $1"; }
@@ -71,23 +68,6 @@ want_error() {
     [[ -z $out ]] || fail_because "stdout is not empty"
     [[ $(grep -c '' "$tmp/err") == 1 ]] || fail_because "stderr is not exactly one line"
     grep -qE -- "$2" <<<"$err" || fail_because "stderr does not match: $2"
-}
-
-# finish DESCRIPTION: prints the case's TAP line, and on failure what went wrong.
-finish() {
-    n=$((n + 1))
-    if ((${#problems[@]} == 0)); then
-        echo "ok $n - $1"
-        return
-    fi
-    failed=$((failed + 1))
-    echo "not ok $n - $1"
-    local p
-    for p in "${problems[@]}"; do echo "#   $p"; done
-    echo "#   exit status: $rc"
-    sed 's/^/#   stdout: /' "$tmp/out"
-    sed 's/^/#   stderr: /' "$tmp/err"
-    problems=()
 }
 
 # lit TEXT: TEXT as an extended regular expression that matches only itself.
@@ -104,7 +84,7 @@ want_status 0
 want_line "^$(lit "$proj/src/main.c")\$"
 want_line '^  read: allowed  '
 want_line "^  write: allowed  inside the root $(lit "$proj")\$"
-finish "explain, a file in the root: read allowed, write allowed inside the root"
+tap_finish "explain, a file in the root: read allowed, write allowed inside the root"
 
 fresh_case
 echo '{"sandbox": {"enabled": true}}' >"$proj/.claude/settings.json"
@@ -113,7 +93,7 @@ sbx_run explain --root "$proj" "${managed[@]}" "$proj/.git/hooks/pre-commit"
 want_status 0
 want_line '^  read: allowed  '
 want_line "^  write: denied  protected: protected path $(lit "$proj/.git/hooks") \(.*hooks"
-finish "explain, .git/hooks/pre-commit of a repository: write denied as a protected path"
+tap_finish "explain, .git/hooks/pre-commit of a repository: write denied as a protected path"
 
 fresh_case
 echo '{"sandbox": {"enabled": true, "filesystem": {"denyRead": ["./build", "secrets"]}}}' \
@@ -125,7 +105,7 @@ sbx_run explain --root "$proj" "${managed[@]}" "$proj/secrets/api.txt"
 want_status 0
 want_line "^  read: denied  hidden by filesystem\.denyRead $(lit "$proj/secrets") \[project $(lit "$settings") sandbox\.filesystem\.denyRead\[1\]\]\$"
 want_line '^  write: denied  '
-finish "explain, a file under a denyRead: read denied, naming the list, the file and the key"
+tap_finish "explain, a file under a denyRead: read denied, naming the list, the file and the key"
 
 fresh_case
 echo '{"sandbox": {"enabled": true, "filesystem": {"denyRead": ["secrets"]}}}' >"$proj/.claude/settings.json"
@@ -139,7 +119,7 @@ want_out '"read":{"allowed":false,'
 want_out "\"rule\":{\"list\":\"filesystem.denyRead\",\"entry\":\"$proj/secrets\""
 want_out "\"key\":\"sandbox.filesystem.denyRead[0]\""
 want_out '"write":{"allowed":false,'
-finish "explain --json: allowed false, with the rule's list, entry and key"
+tap_finish "explain --json: allowed false, with the rule's list, entry and key"
 
 fresh_case
 echo '{"sandbox": {"enabled": true, "filesystem": {"denyRead": ["notes"]}}}' >"$proj/.claude/settings.json"
@@ -154,12 +134,12 @@ want_status 0
 want_line "^$(lit "$proj/notes/todo.txt")\$"
 want_no_out "$case_dir/elsewhere"
 want_line '^  read: denied  hidden by filesystem\.denyRead '
-finish "explain, a relative PATH: taken relative to --root, not to the current directory"
+tap_finish "explain, a relative PATH: taken relative to --root, not to the current directory"
 
 fresh_case
 sbx_run explain --root "$proj" "${managed[@]}"
 want_error 64 '^sbx: USAGE: .*path'
-finish "explain without a PATH: exit 64, saying the path is missing"
+tap_finish "explain without a PATH: exit 64, saying the path is missing"
 
 # --- sbx plan -----------------------------------------------------------------------
 fresh_case
@@ -190,12 +170,12 @@ want_out '"warnings":['
 kinds=$(grep -oE '\{"kind":"[a-z-]+","path"' "$tmp/out" | sed 's/{"kind":"//; s/","path"//' | tr '\n' ' ' || true)
 [[ $kinds =~ ^(bind\ )+(pin\ )+(mask-dir\ |mask-file\ )+((bind|ro-bind)\ )+$ ]] ||
     fail_because "the mounts are out of order: $kinds"
-finish "plan: version 1, the root bound, .git pinned, a mask, read-only binds, placeholders, in order"
+tap_finish "plan: version 1, the root bound, .git pinned, a mask, read-only binds, placeholders, in order"
 
 fresh_case
 sbx_run plan --root "$proj" "${managed[@]}"
 want_error 64 '^sbx: USAGE: .*command'
-finish "plan without a command: exit 64, saying the command is missing"
+tap_finish "plan without a command: exit 64, saying the command is missing"
 
 fresh_case
 echo '{"sandbox": {"enabled": true, "filesystem": {"denyRead": [".token"]}}}' >"$proj/.claude/settings.json"
@@ -203,12 +183,11 @@ echo 'secret' >"$proj/.token"
 ln "$proj/.token" "$proj/token-copy"
 sbx_run plan --root "$proj" "${managed[@]}" -- true
 want_error 65 "^sbx: INVALID_PLAN: $(lit "$proj/.token"): .*2 hard links"
-finish "plan, a hidden file with a second hard link: exit 65, naming the file"
+tap_finish "plan, a hidden file with a second hard link: exit 65, naming the file"
 
 fresh_case
 sbx_run plan --root / "${managed[@]}" -- true
 want_error 64 'the root may not be /'
-finish "plan --root /: refused with exit 64, saying the root may not be /"
+tap_finish "plan --root /: refused with exit 64, saying the root may not be /"
 
-echo "1..$n"
-exit $((failed > 0))
+tap_end

@@ -18,9 +18,7 @@ if [[ -e /etc/claude-code/managed-settings.json ]]; then
     no_managed=(--managed-settings "$tmp/no-managed.json")
 fi
 
-n=0
-failed=0
-problems=()
+source "$(dirname "${BASH_SOURCE[0]}")/../tap.sh"
 
 # new_case: a fresh HOME and project for the next case, in $home and $proj.
 new_case() {
@@ -39,38 +37,20 @@ run() {
     err=$(cat "$tmp/stderr")
 }
 
-problem() { problems+=("$1"); }
-expect_status() { [[ $rc == "$1" ]] || problem "exit status $rc, expected $1"; }
+expect_status() { [[ $rc == "$1" ]] || fail_because "exit status $rc, expected $1"; }
 # expect_out TEXT / expect_err TEXT: the output holds TEXT, taken literally.
-expect_out() { grep -qF -- "$1" <<<"$out" || problem "stdout lacks: $1"; }
-expect_err() { grep -qF -- "$1" <<<"$err" || problem "stderr lacks: $1"; }
+expect_out() { grep -qF -- "$1" <<<"$out" || fail_because "stdout lacks: $1"; }
+expect_err() { grep -qF -- "$1" <<<"$err" || fail_because "stderr lacks: $1"; }
 # expect_line REGEX: some line of stdout matches the extended regular expression.
-expect_line() { grep -qE -- "$1" <<<"$out" || problem "no stdout line matches: $1"; }
-expect_no_line() { ! grep -qE -- "$1" <<<"$out" || problem "a stdout line matches: $1"; }
+expect_line() { grep -qE -- "$1" <<<"$out" || fail_because "no stdout line matches: $1"; }
+expect_no_line() { ! grep -qE -- "$1" <<<"$out" || fail_because "a stdout line matches: $1"; }
 # expect_error STATUS REGEX: the exit status, nothing on stdout, and exactly one
 # line on stderr that matches REGEX.
 expect_error() {
     expect_status "$1"
-    [[ -z $out ]] || problem "stdout is not empty"
-    [[ $(grep -c '' "$tmp/stderr") == 1 ]] || problem "stderr is not one line"
-    grep -qE -- "$2" <<<"$err" || problem "stderr does not match: $2"
-}
-
-# report DESCRIPTION: ends a case, as ok or not ok with what went wrong.
-report() {
-    n=$((n + 1))
-    if ((${#problems[@]} == 0)); then
-        echo "ok $n - $1"
-    else
-        failed=$((failed + 1))
-        echo "not ok $n - $1"
-        local p
-        for p in "${problems[@]}"; do echo "#   $p"; done
-        echo "#   exit status: $rc"
-        sed 's/^/#   stdout: /' "$tmp/stdout"
-        sed 's/^/#   stderr: /' "$tmp/stderr"
-    fi
-    problems=()
+    [[ -z $out ]] || fail_because "stdout is not empty"
+    [[ $(grep -c '' "$tmp/stderr") == 1 ]] || fail_because "stderr is not one line"
+    grep -qE -- "$2" <<<"$err" || fail_because "stderr does not match: $2"
 }
 
 # skip DESCRIPTION REASON: a case this machine cannot run, said so in the TAP line.
@@ -103,7 +83,7 @@ else
     expect_line '^  filesystem\.allowWrite: none$'
     expect_line '^  network\.allowedDomains: none$'
     expect_line '^warnings: none$'
-    report "no settings files: the built-in default, enabled, credential stores denied, no network"
+    tap_finish "no settings files: the built-in default, enabled, credential stores denied, no network"
 fi
 
 new_case
@@ -116,9 +96,9 @@ else
     expect_out "{\"value\":\"$home/.ssh\",\"source\":$builtin_src\"defaults.credentialStores["
     expect_out '"allowedDomains":[]'
     expect_out '"warnings":[]'
-    [[ $(grep -c '' "$tmp/stdout") == 1 ]] || problem "the JSON is not one line"
-    [[ $out == '{'*'}' ]] || problem "the JSON is not one object"
-    report "no settings files, --json: the built-in default, each value with the builtin source"
+    [[ $(grep -c '' "$tmp/stdout") == 1 ]] || fail_because "the JSON is not one line"
+    [[ $out == '{'*'}' ]] || fail_because "the JSON is not one object"
+    tap_finish "no settings files, --json: the built-in default, each value with the builtin source"
 fi
 
 new_case
@@ -131,7 +111,7 @@ expect_line '^  filesystem\.denyRead: none$'
 expect_line '^  network\.allowedDomains: none$'
 expect_no_line ' builtin '
 expect_line '^warnings: none$'
-report "an empty project settings file: the settings decide, sandbox not enabled, no built-in denies"
+tap_finish "an empty project settings file: the settings decide, sandbox not enabled, no built-in denies"
 
 new_case
 mkdir -p "$home/.claude"
@@ -140,7 +120,7 @@ run policy --root "$proj" "${no_managed[@]}" --json
 expect_status 0
 expect_out '"enabled":{"value":false,"source":null}'
 expect_out '"denyRead":[]'
-report "an empty user settings file, --json: the settings decide, no built-in source"
+tap_finish "an empty user settings file, --json: the settings decide, no built-in source"
 
 # --- a project file, with provenance ------------------------------------------------
 project_settings='{
@@ -163,7 +143,7 @@ expect_line "^    $(re "$home/.ssh") +project +$file +sandbox\.filesystem\.denyR
 expect_line "^    $(re "$proj/.env") +project +$file +permissions\.deny\[0\]\$"
 expect_line "^    github\.com +project +$file +sandbox\.network\.allowedDomains\[0\]\$"
 expect_line '^warnings: none$'
-report "a project file: its values, paths made absolute, each with layer, file and key"
+tap_finish "a project file: its values, paths made absolute, each with layer, file and key"
 
 new_case
 echo "$project_settings" >"$proj/.claude/settings.json"
@@ -174,7 +154,7 @@ expect_out '"trusted":true'
 expect_out "\"enabled\":{\"value\":true,\"source\":$src,\"key\":\"sandbox.enabled\"}}"
 expect_out "{\"value\":\"$proj/build\",\"source\":$src,\"key\":\"sandbox.filesystem.allowWrite[0]\"}}"
 expect_out "\"allowedDomains\":[{\"value\":\"github.com\",\"source\":$src,\"key\":\"sandbox.network.allowedDomains[0]\"}}]"
-report "a project file, --json: the same values and sources"
+tap_finish "a project file, --json: the same values and sources"
 
 new_case
 mkdir -p "$home/.claude"
@@ -187,26 +167,26 @@ expect_status 0
 expect_line "^    tracker\.example +user +$(re "$home/.claude/settings.json") +sandbox\.network\.deniedDomains\[0\]\$"
 expect_line "^  network\.allowLocalBinding +true +local +$(re "$proj/.claude/settings.local.json") "
 expect_line "^  enabled +false +flag +$(re "$tmp/flag.json") +sandbox\.enabled\$"
-report "user, project, local and --settings layers: each value names its own layer"
+tap_finish "user, project, local and --settings layers: each value names its own layer"
 
 # --- invalid files ------------------------------------------------------------------
 new_case
 printf '{\n  "sandbox": {\n    "enabled": yes\n  }\n}\n' >"$proj/.claude/settings.json"
 run policy --root "$proj" "${no_managed[@]}"
 expect_error 65 "^sbx: INVALID_SETTINGS: $(re "$proj/.claude/settings.json"):3:16: "
-report "malformed JSON: exit 65, the file with line and column of the bad byte"
+tap_finish "malformed JSON: exit 65, the file with line and column of the bad byte"
 
 new_case
 echo '{"sandbox": {"enabled": "yes"}}' >"$proj/.claude/settings.json"
 run policy --root "$proj" "${no_managed[@]}"
 expect_error 65 "^sbx: INVALID_SETTINGS: $(re "$proj/.claude/settings.json"): sandbox\.enabled: .*boolean"
-report "a string where a boolean belongs: exit 65, naming the key and the type"
+tap_finish "a string where a boolean belongs: exit 65, naming the key and the type"
 
 new_case
 echo '{"sandbox": {"network": {"allowedDomains": ["github.com", 443]}}}' >"$tmp/wrong-type.json"
 run policy --root "$proj" "${no_managed[@]}" --settings "$tmp/wrong-type.json"
 expect_error 65 "^sbx: INVALID_SETTINGS: $(re "$tmp/wrong-type.json"): sandbox\.network\.allowedDomains\[1\]: .*string"
-report "a number in a list of domains: exit 65, naming the entry and the type"
+tap_finish "a number in a list of domains: exit 65, naming the entry and the type"
 
 new_case
 echo '{"sandbox": {"enabeld": true, "network": {"allowedDomain": ["github.com"]}}}' >"$proj/.claude/settings.json"
@@ -216,32 +196,32 @@ expect_out "sandbox.enabeld: unknown key; did you mean 'enabled'?"
 expect_out "sandbox.network.allowedDomain: unknown key; did you mean 'allowedDomains'?"
 expect_line '^  enabled +false +default$'
 expect_line '^  network\.allowedDomains: none$'
-report "misspelt keys: left out, each with a warning that says did you mean"
+tap_finish "misspelt keys: left out, each with a warning that says did you mean"
 
 # --- files that cannot be read ------------------------------------------------------
 new_case
 run policy --root "$proj" "${no_managed[@]}" --settings "$tmp/no-such-file.json"
 expect_error 66 "^sbx: IO_ERROR: $(re "$tmp/no-such-file.json"): "
-report "--settings naming a missing file: exit 66"
+tap_finish "--settings naming a missing file: exit 66"
 
 new_case
 run policy --root "$proj" --managed-settings "$tmp/no-such-managed.json"
 expect_error 66 "^sbx: IO_ERROR: $(re "$tmp/no-such-managed.json"): "
-report "--managed-settings naming a missing file: exit 66"
+tap_finish "--managed-settings naming a missing file: exit 66"
 
 new_case
 mkfifo "$tmp/fifo.json"
 run policy --root "$proj" "${no_managed[@]}" --settings "$tmp/fifo.json"
-[[ $rc != 124 ]] || problem "sbx hung on the FIFO"
+[[ $rc != 124 ]] || fail_because "sbx hung on the FIFO"
 expect_error 66 "^sbx: IO_ERROR: $(re "$tmp/fifo.json"): "
-report "--settings naming a FIFO: refused at once, exit 66"
+tap_finish "--settings naming a FIFO: refused at once, exit 66"
 
 new_case
 mkfifo "$proj/.claude/settings.json"
 run policy --root "$proj" "${no_managed[@]}"
-[[ $rc != 124 ]] || problem "sbx hung on the FIFO"
+[[ $rc != 124 ]] || fail_because "sbx hung on the FIFO"
 expect_error 66 "^sbx: IO_ERROR: $(re "$proj/.claude/settings.json"): "
-report "a project settings file that is a FIFO: refused at once, exit 66"
+tap_finish "a project settings file that is a FIFO: refused at once, exit 66"
 
 # --- managed settings and trust -----------------------------------------------------
 new_case
@@ -255,7 +235,7 @@ expect_line "^  adminRequired +true +managed +$managed +sandbox\.allowUnsandboxe
 expect_line "^    pypi\.org +managed +$managed +sandbox\.network\.allowedDomains\[0\]\$"
 expect_no_line '^    github\.com '
 expect_line "^  $(re "$proj/.claude/settings.json"): sandbox\.network\.allowedDomains\[0\]: left out: managed settings require the sandbox"
-report "managed settings in admin-required mode: the project's allowedDomains left out, with a warning"
+tap_finish "managed settings in admin-required mode: the project's allowedDomains left out, with a warning"
 
 new_case
 echo "$project_settings" >"$proj/.claude/settings.json"
@@ -265,7 +245,7 @@ expect_line "^policy for $(re "$proj") \(untrusted project\)\$"
 expect_line '^  filesystem\.allowWrite: none$'
 expect_line "^    $(re "$home/.ssh") +project "
 expect_out "sandbox.filesystem.allowWrite[0]: left out: the project is not trusted"
-report "--untrusted: the project's allowWrite left out with a warning, its denyRead kept"
+tap_finish "--untrusted: the project's allowWrite left out with a warning, its denyRead kept"
 
 new_case
 echo "$project_settings" >"$proj/.claude/settings.json"
@@ -273,34 +253,33 @@ run policy --root "$proj" "${no_managed[@]}" --untrusted --json
 expect_status 0
 expect_out '"trusted":false'
 expect_out '"allowWrite":[]'
-report "--untrusted, --json: trusted false, allowWrite empty"
+tap_finish "--untrusted, --json: trusted false, allowWrite empty"
 
 # --- the command line ---------------------------------------------------------------
 new_case
 echo '{}' >"$tmp/a-file"
 run policy --root "$tmp/a-file" "${no_managed[@]}"
 expect_error 64 "^sbx: INVALID_ARGUMENT: $(re "$tmp/a-file"): .*not a directory"
-report "--root naming a file: exit 64"
+tap_finish "--root naming a file: exit 64"
 
 new_case
 run policy --root "$tmp/no-such-dir" "${no_managed[@]}"
 expect_status 64
 expect_err "$tmp/no-such-dir"
-report "--root naming nothing: exit 64"
+tap_finish "--root naming nothing: exit 64"
 
 new_case
 run policy --root "$proj" --bogus
 expect_status 64
-[[ -z $out ]] || problem "stdout is not empty"
+[[ -z $out ]] || fail_because "stdout is not empty"
 expect_err "--bogus"
-report "an unknown option: exit 64, naming it"
+tap_finish "an unknown option: exit 64, naming it"
 
 new_case
 run
 expect_status 64
-[[ -z $out ]] || problem "stdout is not empty"
+[[ -z $out ]] || fail_because "stdout is not empty"
 expect_err "subcommand"
-report "no subcommand: exit 64, saying one is needed"
+tap_finish "no subcommand: exit 64, saying one is needed"
 
-echo "1..$n"
-exit $((failed > 0))
+tap_end

@@ -17,9 +17,7 @@ tmp=$(cd "$tmp" && pwd -P)
 # managed settings write their own.
 echo '{}' >"$tmp/empty-managed.json"
 
-n=0
-failed=0
-problems=()
+source "$(dirname "${BASH_SOURCE[0]}")/../tap.sh"
 
 # fresh_case: a new HOME, project (a git repository) and TMPDIR in $home, $proj, $tmpd.
 fresh_case() {
@@ -42,7 +40,6 @@ run_sbx() {
 
 sbx_run() { run_sbx "$sbx" run --managed-settings "$tmp/empty-managed.json" --launcher "$launcher" "$@"; }
 
-fail_because() { problems+=("$1"); }
 expect_rc() { [[ $rc == "$1" ]] || fail_because "status $rc, expected $1"; }
 expect_out() { [[ $out == *"$1"* ]] || fail_because "stdout lacks '$1'"; }
 expect_no_out() { [[ $out != *"$1"* ]] || fail_because "stdout has '$1'"; }
@@ -57,21 +54,6 @@ expect_clean() {
     [[ -z $left ]] || fail_because "left in TMPDIR: $left"
 }
 
-report() {
-    n=$((n + 1))
-    if ((${#problems[@]} == 0)); then
-        echo "ok $n - $1"
-    else
-        failed=$((failed + 1))
-        echo "not ok $n - $1"
-        for p in "${problems[@]}"; do echo "#   $p"; done
-        echo "#   status: $rc"
-        echo "#   stdout: ${out:0:400}"
-        echo "#   stderr: ${err:0:600}"
-    fi
-    problems=()
-}
-
 # --- exit statuses ---------------------------------------------------------------
 
 fresh_case
@@ -79,26 +61,26 @@ sbx_run -- sh -c 'echo inside; exit 3'
 expect_rc 3
 expect_out inside
 expect_clean
-report "the command's own exit status comes back, and nothing is left behind"
+tap_finish "the command's own exit status comes back, and nothing is left behind"
 
 fresh_case
 sbx_run -- sh -c 'kill -TERM $$'
 expect_rc 143
-report "a command killed by SIGTERM gives 128+15"
+tap_finish "a command killed by SIGTERM gives 128+15"
 
 fresh_case
 sbx_run -- sbx-no-such-command-here
 expect_rc 127
 expect_err "sbx-no-such-command-here"
 expect_clean
-report "a command that does not exist gives 127, naming it"
+tap_finish "a command that does not exist gives 127, naming it"
 
 fresh_case
 printf 'not a program\n' >"$proj/kept-not-executable"
 chmod 644 "$proj/kept-not-executable"
 sbx_run -- ./kept-not-executable
 expect_rc 126
-report "a command that cannot be run gives 126"
+tap_finish "a command that cannot be run gives 126"
 
 fresh_case
 mkdir -p "$proj/.claude"
@@ -107,25 +89,25 @@ sbx_run -- true
 expect_rc 125
 expect_err "INVALID_SETTINGS"
 expect_err "settings.json:1:"
-report "invalid settings give 125 and name the file, line and column"
+tap_finish "invalid settings give 125 and name the file, line and column"
 
 fresh_case
 sbx_run --no-such-option -- true
 expect_rc 125
 expect_err "USAGE"
-report "an unknown option of sbx run gives 125"
+tap_finish "an unknown option of sbx run gives 125"
 
 fresh_case
 run_sbx "$sbx" run --managed-settings "$tmp/empty-managed.json" --launcher "$tmp/no-launcher-here" -- true
 expect_rc 125
 expect_err "no-launcher-here"
-report "a launcher that is not there gives 125, naming it"
+tap_finish "a launcher that is not there gives 125, naming it"
 
 fresh_case
 run_sbx "$sbx" run --root / --managed-settings "$tmp/empty-managed.json" --launcher "$launcher" -- true
 expect_rc 125
 expect_err "may not be /"
-report "a root of / is refused with 125"
+tap_finish "a root of / is refused with 125"
 
 fresh_case
 mkdir -p "$proj/src/lib"
@@ -135,7 +117,7 @@ out=$(cd "$proj/src/lib" && HOME=$home TMPDIR=$tmpd timeout 20 "$sbx" run --mana
 err=$(cat "$tmp/err")
 expect_rc 0
 [[ $out == "$proj/src/lib" ]] || fail_because "the command started in '$out'"
-report "the command starts in the current directory when that is inside the root"
+tap_finish "the command starts in the current directory when that is inside the root"
 
 fresh_case
 mkdir -p "$proj/private"
@@ -147,7 +129,7 @@ err=$(cat "$tmp/err")
 expect_rc 125
 expect_err "working directory is hidden"
 expect_no_out "private"
-report "a working directory the settings hide is refused, not silently replaced"
+tap_finish "a working directory the settings hide is refused, not silently replaced"
 
 # --- the environment ---------------------------------------------------------------
 
@@ -158,20 +140,20 @@ run_sbx env SBX_TEST_API_TOKEN=t0p PLAIN_LOOKING=p1 SBX_ORDINARY=o2 "$sbx" run -
     sh -c 'echo "token=${SBX_TEST_API_TOKEN-unset} plain=${PLAIN_LOOKING-unset} ordinary=${SBX_ORDINARY-unset}"'
 expect_rc 0
 expect_out "token=unset plain=unset ordinary=o2"
-report "variables named like secrets and credentials.envVars names do not reach the command"
+tap_finish "variables named like secrets and credentials.envVars names do not reach the command"
 
 fresh_case
 run_sbx env SBX_TEST_API_TOKEN=t0p "$sbx" run --managed-settings "$tmp/empty-managed.json" --launcher "$launcher" \
     --env SBX_TEST_API_TOKEN -- sh -c 'echo "token=${SBX_TEST_API_TOKEN-unset}"'
 expect_rc 0
 expect_out "token=t0p"
-report "--env NAME passes a variable named like a secret"
+tap_finish "--env NAME passes a variable named like a secret"
 
 fresh_case
 sbx_run --env SBX_NOT_SET_ANYWHERE -- true
 expect_rc 125
 expect_err "SBX_NOT_SET_ANYWHERE"
-report "--env with a variable that is not set gives 125"
+tap_finish "--env with a variable that is not set gives 125"
 
 fresh_case
 sbx_run -- sh -c 'echo "tmpdir=$TMPDIR"; echo data >"$TMPDIR/f" && cat "$TMPDIR/f"; test -d "$TMPDIR" && echo is-dir'
@@ -180,7 +162,7 @@ expect_out "tmpdir=$tmpd/sbx-"
 expect_out "data"
 expect_out "is-dir"
 expect_clean
-report "TMPDIR is the command's own writable directory, removed afterwards"
+tap_finish "TMPDIR is the command's own writable directory, removed afterwards"
 
 # A bubblewrap that records its own environment, then runs the real one. Only
 # managed settings may name bwrapPath.
@@ -201,7 +183,7 @@ expect_out "ld=/sbx-loader-marker gconv=/sbx-gconv-marker"
 if grep -qE '^(LD_LIBRARY_PATH|GCONV_PATH)=' "$tmp/bwrap-env" 2>/dev/null; then
     fail_because "bubblewrap's environment had a loader variable"
 fi
-report "loader variables reach the command but never bubblewrap"
+tap_finish "loader variables reach the command but never bubblewrap"
 
 # The stage runs inside the sandbox from a descriptor opened outside: a launcher
 # installed in a directory the settings hide still starts the command.
@@ -216,7 +198,7 @@ run_sbx "$tmp/hidden-install/sbx" run --managed-settings "$tmp/empty-managed.jso
 expect_rc 0
 expect_out install-dir-hidden
 expect_out ran
-report "a launcher installed in a directory the settings hide still runs the command"
+tap_finish "a launcher installed in a directory the settings hide still runs the command"
 
 fresh_case
 cp "$proj/.git/info/exclude" "$tmp/exclude-before"
@@ -226,7 +208,7 @@ expect_out "status:[]"
 expect_out exclude-read-only
 cmp -s "$proj/.git/info/exclude" "$tmp/exclude-before" || fail_because ".git/info/exclude changed on the host"
 expect_clean
-report "git inside does not see the placeholders as untracked files, and the host's exclude file is untouched"
+tap_finish "git inside does not see the placeholders as untracked files, and the host's exclude file is untouched"
 
 # --- two sandboxes in one root --------------------------------------------------------
 
@@ -254,7 +236,7 @@ expect_out mcp-refused
 grep -q first-refused "$tmp/first.out" || fail_because "the first sandbox's write was not refused: $(cat "$tmp/first.out")"
 expect_clean
 [[ ! -e $tmp/runtime/sbx ]] || fail_because "the group's lock files stayed: $(ls -A "$tmp/runtime/sbx")"
-report "two sandboxes in one root: protected names stay covered until the last one ends, then all is removed"
+tap_finish "two sandboxes in one root: protected names stay covered until the last one ends, then all is removed"
 
 # --- the plan ----------------------------------------------------------------------
 
@@ -266,7 +248,7 @@ out=$(cd "$proj" && echo from-stdin | timeout 20 "$launcher" --plan-fd 5 5<"$tmp
 err=$(cat "$tmp/err")
 expect_rc 0
 expect_out "got from-stdin"
-report "sbx-linux --plan-fd leaves standard input to the command"
+tap_finish "sbx-linux --plan-fd leaves standard input to the command"
 
 fresh_case
 run_sbx "$sbx" plan --managed-settings "$tmp/empty-managed.json" -- sh -c 'echo from-plan-on-stdin'
@@ -276,7 +258,7 @@ out=$(cd "$proj" && timeout 20 "$launcher" <"$tmp/plan.json" 2>"$tmp/err") || rc
 err=$(cat "$tmp/err")
 expect_rc 0
 expect_out "from-plan-on-stdin"
-report "sbx-linux reads a plan on standard input"
+tap_finish "sbx-linux reads a plan on standard input"
 
 for bad in '{"version": 2}|version' '{"version": 1, "surprise": true}|surprise' 'not json|1:1' '|'; do
     doc=${bad%%|*}
@@ -288,7 +270,7 @@ for bad in '{"version": 2}|version' '{"version": 1, "surprise": true}|surprise' 
     expect_rc 125
     expect_err "INVALID_PLAN"
     expect_err "$what"
-    report "a plan '${doc:0:30}' is refused with 125 and INVALID_PLAN naming '$what'"
+    tap_finish "a plan '${doc:0:30}' is refused with 125 and INVALID_PLAN naming '$what'"
 done
 
 fresh_case
@@ -304,14 +286,14 @@ expect_err "$proj/.bashrc"
 expect_no_out "ran"
 rm -f "$proj/.bashrc"
 expect_clean
-report "a plan whose placeholder path exists now is refused as STALE_PLAN"
+tap_finish "a plan whose placeholder path exists now is refused as STALE_PLAN"
 
 fresh_case
 sbx_run -- sh -c 'echo "gitdir: /elsewhere" >.git/commondir && echo made'
 expect_rc 0
 expect_out made
 [[ ! -e $proj/.git/commondir ]] || fail_because ".git/commondir was left behind"
-report "a removeIfCreated path the command made is removed afterwards"
+tap_finish "a removeIfCreated path the command made is removed afterwards"
 
 fresh_case
 run_sbx "$sbx" plan --managed-settings "$tmp/empty-managed.json" -- sh -c 'exit 7'
@@ -322,7 +304,7 @@ out=$(cat "$tmp/report")
 err=$(cat "$tmp/err")
 expect_rc 7
 expect_out '{"event":"exit","sandboxed":true,"status":7}'
-report "--report-fd gets the exit event"
+tap_finish "--report-fd gets the exit event"
 
 # --- an unavailable sandbox ----------------------------------------------------------
 
@@ -335,7 +317,7 @@ expect_err "SANDBOX_UNAVAILABLE"
 expect_err "/nonexistent/sbx-test/bwrap"
 expect_no_out "ran"
 expect_clean
-report "without bubblewrap the command does not run: 125, UNAVAILABLE caused by SANDBOX_UNAVAILABLE"
+tap_finish "without bubblewrap the command does not run: 125, UNAVAILABLE caused by SANDBOX_UNAVAILABLE"
 
 fresh_case
 printf '{"sandbox": {"bwrapPath": "/nonexistent/sbx-test/bwrap", "failIfUnavailable": false}}' >"$tmp/nobwrap-ok.json"
@@ -351,7 +333,7 @@ expect_err "WITHOUT a sandbox"
 grep -q '"sandboxed":false,"unsandboxedReason":"unavailable","status":4' "$tmp/report" ||
     fail_because "the report does not say sandboxed false: $(cat "$tmp/report")"
 expect_clean
-report "failIfUnavailable false runs the command unconfined, with a warning and the report saying so"
+tap_finish "failIfUnavailable false runs the command unconfined, with a warning and the report saying so"
 
 # A bubblewrap older than 0.8 knows no --disable-userns.
 fresh_case
@@ -369,7 +351,7 @@ expect_err "UNAVAILABLE"
 expect_err "0.7.0"
 expect_no_out "ran"
 expect_clean
-report "a bubblewrap older than 0.8 gives 125, naming its version"
+tap_finish "a bubblewrap older than 0.8 gives 125, naming its version"
 
 # --- sbx doctor ----------------------------------------------------------------------
 
@@ -378,20 +360,19 @@ run_sbx "$sbx" doctor --launcher "$launcher"
 expect_rc 0
 expect_out "bubblewrap"
 expect_out "seccomp"
-report "sbx doctor passes on this machine and names each check"
+tap_finish "sbx doctor passes on this machine and names each check"
 
 fresh_case
 run_sbx "$sbx" doctor --json --launcher "$launcher"
 expect_rc 0
 expect_out '"available":true'
-report "sbx doctor --json says available"
+tap_finish "sbx doctor --json says available"
 
 fresh_case
 run_sbx "$launcher" --doctor --bwrap /nonexistent/sbx-test/bwrap
 expect_rc 1
 expect_out "FAIL"
 expect_out "apt-get install bubblewrap"
-report "sbx-linux --doctor with no bubblewrap exits 1 and says how to install it"
+tap_finish "sbx-linux --doctor with no bubblewrap exits 1 and says how to install it"
 
-echo "1..$n"
-exit $((failed > 0))
+tap_end
