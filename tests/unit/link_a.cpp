@@ -1,5 +1,6 @@
 // Every engine header in a second translation unit with link_b.cpp: a definition
 // in a header that is not inline or constexpr makes the link fail.
+#include "sbx/address.hpp"
 #include "sbx/defaults.hpp"
 #include "sbx/env.hpp"
 #include "sbx/error.hpp"
