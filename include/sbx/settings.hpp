@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "sbx/expected.hpp"
+#include "sbx/host_pattern.hpp"
 #include "sbx/json.hpp"
 #include "sbx/paths.hpp"
 
@@ -386,6 +387,13 @@ private:
 
     static expected<std::string> as_is(std::string_view s, const std::string&) { return std::string(s); }
 
+    // A host pattern as written; refused here, naming the file and entry, when it
+    // is none of the forms host_pattern.hpp takes.
+    expected<std::string> host_pattern(std::string_view s, const std::string& key) {
+        if (auto p = net::parse_host_pattern(s); !p) return error(key, p.error().message);
+        return std::string(s);
+    }
+
     expected<void> paths_list(element v, const std::string& key, SourcedList& out) {
         return string_list(v, key, out, [&](std::string_view s, const std::string& k) { return path(s, k); });
     }
@@ -469,8 +477,9 @@ private:
         for (auto& [name, value] : *members) {
             std::string key = "sandbox.network." + std::string(name);
             expected<void> r;
-            if (name == "allowedDomains") r = string_list(value, key, net.allowed_domains, as_is);
-            else if (name == "deniedDomains") r = string_list(value, key, net.denied_domains, as_is);
+            auto host = [&](std::string_view h, const std::string& k) { return host_pattern(h, k); };
+            if (name == "allowedDomains") r = string_list(value, key, net.allowed_domains, host);
+            else if (name == "deniedDomains") r = string_list(value, key, net.denied_domains, host);
             else if (name == "allowUnixSockets") r = paths_list(value, key, net.allow_unix_sockets);
             else {
                 SourcedBool& slot = name == "strictAllowlist"     ? net.strict_allowlist
@@ -578,6 +587,7 @@ private:
             }
             auto host = spec.substr(prefix.size());
             if (host.empty()) return error(key, "'" + std::string(rule) + "': no domain after 'domain:'");
+            if (auto hp = host_pattern(host, key); !hp) return fail(hp.error());
             auto& list = allow ? out_.network.allowed_domains : out_.network.denied_domains;
             list.push_back(Sourced<std::string>{std::string(host), source(key)});
             return {};

@@ -10,6 +10,8 @@
 #include "sbx/fs_view.hpp"
 #include "sbx/fs_view_disk.hpp"
 #include "sbx/glob.hpp"
+#include "sbx/host_pattern.hpp"
+#include "sbx/hosts.hpp"
 #include "sbx/json.hpp"
 #include "sbx/linux/bwrap.hpp"
 #include "sbx/linux/seccomp_spec.hpp"
