@@ -1,0 +1,111 @@
+// launchers/proxy.hpp - the per-command filtering proxy: HTTP (absolute-form and
+// CONNECT) and SOCKS5, every host decided by the engine.
+//
+// One Proxy serves one sandboxed command. The launcher hands it two listening TCP
+// sockets that it made inside the sandbox's network namespace, so that only the
+// command can connect; the Proxy serves HTTP proxy requests on the first and
+// SOCKS5 on the second until stop(). For each connection it canonicalises the
+// host the client named (sbx::net::canonical_target), decides it
+// (sbx::net::decide_host, asking through ProxyOptions::ask when the decision is
+// "ask"), resolves a name once and checks the answers (sbx::net::check_resolved),
+// dials exactly the address that passed and relays bytes both ways. Every refusal
+// by the rules becomes a ProxyEvent; network errors (a name that does not
+// resolve, a server that does not answer) are answered to the client but are not
+// refusals. A literal address of a local kind (loopback, link-local, metadata, ...)
+// or of this machine is refused unless a pattern names it, whatever `*` or an
+// onUnknownHost decider says: the promise of hosts.hpp, kept here too because
+// decide_host lets a decider allow such an address.
+//
+// Threads: one that accepts, and one per connection (at most
+// ProxyOptions::max_connections; more are answered 503, best effort, or closed). They block
+// every asynchronous signal, so the launcher's signals go to its own threads. The
+// callbacks in ProxyOptions are called from these threads.
+//
+// HTTP serves one request per client connection: the request goes upstream with
+// `Connection: close`, the response comes back with `Connection: close`, and the
+// connection ends when the origin closes it. Bytes the client sends after its
+// request (a body, or a request it pipelines) go on to the same origin and
+// nowhere else.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "sbx/address.hpp"
+#include "sbx/expected.hpp"
+#include "sbx/hosts.hpp"
+
+namespace sbx::linux_sandbox {
+
+// One refusal, for the report and the <sandbox_violations> block.
+struct ProxyEvent {
+    std::string host;        // canonical target host ("example.com", "169.254.169.254", "::1")
+    std::uint16_t port = 0;
+    std::string protocol;    // "http", "connect" or "socks5"
+    std::string rule;        // the text of the deciding rule, or empty
+    std::string reason;      // one line: HostDecision::why, or why the resolved addresses were refused
+};
+
+struct ProxyOptions {
+    sbx::net::HostRules rules;
+    sbx::net::HostCall call;
+    std::vector<sbx::net::Address> own_addresses;  // this machine's addresses, which no name reaches
+
+    // Asked when decide_host says "ask"; returns whether to allow. Unset: refused.
+    // Called by one proxy thread at a time, at most once per host:port for the
+    // life of the Proxy: its answer, yes or no, stands for the rest of the command.
+    // stop() waits for a call in progress, so it must return when the launcher
+    // stops (its control channel closed, say).
+    std::function<bool(const sbx::net::HostTarget&)> ask;
+    // Each refusal. Called from proxy threads, possibly at once: must be thread-safe.
+    std::function<void(const ProxyEvent&)> on_refusal;
+
+    // Test hooks. resolve: the addresses of a name (default: getaddrinfo,
+    // AF_UNSPEC, SOCK_STREAM, AI_ADDRCONFIG), called once per connection. dial: a
+    // connected TCP socket to address:port, or -1 with errno set (default: a
+    // non-blocking connect that gives up after connect_timeout_ms or at stop()).
+    // The Proxy owns the descriptor dial returns.
+    std::function<sbx::expected<std::vector<sbx::net::Address>>(const std::string& host)> resolve;
+    std::function<int(const sbx::net::Address&, std::uint16_t port)> dial;
+
+    std::size_t max_header_bytes = 64 * 1024;  // an HTTP request head (431 beyond it), a response head (502)
+    int header_timeout_ms = 30000;  // a client sends its request (HTTP head, SOCKS handshake) within this
+    int connect_timeout_ms = 30000; // the default dial gives up after this
+    std::size_t max_connections = 1024;  // served at once; more are answered 503 (HTTP) or closed (SOCKS)
+};
+
+class Proxy {
+public:
+    // Takes over two listening TCP sockets (bound, listening; they are made
+    // non-blocking) and serves HTTP proxy requests on the first and SOCKS5 on the
+    // second until stop(). The Proxy owns both descriptors from the call on, and
+    // closes them also when start fails: INVALID_ARGUMENT for a descriptor that is
+    // not a listening stream socket, IO_ERROR when a thread or an eventfd cannot be
+    // made.
+    static sbx::expected<std::unique_ptr<Proxy>> start(ProxyOptions options, int http_listener, int socks_listener);
+
+    // Stops accepting, ends every connection, joins every thread and closes every
+    // descriptor the Proxy owns. Returns once that is done: promptly, except for a
+    // call of ask or of the resolver in progress, which it waits for. Idempotent;
+    // the destructor calls it.
+    void stop();
+
+    // How many connections are being served now (the accepting thread not counted).
+    std::size_t connections() const;
+
+    Proxy(const Proxy&) = delete;
+    Proxy& operator=(const Proxy&) = delete;
+    ~Proxy();
+
+    struct State;  // shared with the proxy's threads; defined in proxy.cpp
+
+private:
+    explicit Proxy(std::unique_ptr<State> state);
+    std::unique_ptr<State> state_;
+};
+
+}  // namespace sbx::linux_sandbox
