@@ -353,6 +353,12 @@ public:
         };
     }
 
+    // Before start(): `name` resolves to `at`, and dialing `at` reaches 127.0.0.1:port.
+    void route(const std::string& name, std::string_view at, std::uint16_t port) {
+        names_[name] = {address(at)};
+        routes_[address(at)] = port;
+    }
+
     // Starts a proxy with `o` and the test hooks (resolve, dial, on_refusal).
     void start(lx::ProxyOptions o) {
         o.resolve = [this](const std::string& host) -> sbx::expected<std::vector<net::Address>> {
@@ -514,6 +520,11 @@ TEST_CASE("proxy: an allowed host is reached over HTTP, CONNECT and SOCKS5") {
         CHECK_MESSAGE(!contains(head, "keep-alive"), head);
         CHECK_MESSAGE(!contains(head, "Keep-Alive"), head);
         CHECK(contains(head, "X-Origin: web\r\n"));
+    }
+    SUBCASE("HTTP to an IPv6 address") {
+        const std::string response = h.http_exchange("GET http://[2001:DB8::1]:80/v6 HTTP/1.1\r\n\r\n");
+        CHECK(status_of(response) == 200);
+        CHECK_MESSAGE(contains(response, "GET /v6 HTTP/1.1\r\nHost: [2001:DB8::1]:80\r\n"), response);
     }
     SUBCASE("a POST body goes with its request") {
         const auto r = curl({"-x", h.http_proxy(), "--data-binary", "a body", "http://allowed.test/post"});
@@ -734,6 +745,40 @@ TEST_CASE("proxy: network errors answer 502 or a SOCKS error, and are no refusal
     CHECK(socks_code(socks_connect(h.socks_port, socks_domain("nowhere.test"), 80).second) == 0x04);
     CHECK(socks_code(socks_connect(h.socks_port, socks_domain("closed.test"), 80).second) == 0x05);
     CHECK(h.events().empty());
+}
+
+TEST_CASE("proxy: what an origin sends back: interim heads, no answer, a head too large, not HTTP") {
+    Harness h;
+    // Each answers a request (read to the end of its head) in its own way.
+    auto answering = [](std::string answer) {
+        return [answer](int fd) {
+            if (!read_head(fd).empty()) send_all(fd, answer);
+        };
+    };
+    Server interim(answering("HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 2\r\n"
+                             "Connection: keep-alive, X-Hop\r\nX-Hop: 1\r\nX-End: 1\r\n\r\nok"));
+    Server mute(answering(""));
+    Server big(answering("HTTP/1.1 200 OK\r\n" + std::string(70000, 'x')));
+    Server ssh(answering("SSH-2.0-OpenSSH_9.2\r\n\r\n"));
+    h.route("interim.test", "198.51.100.11", interim.port());
+    h.route("mute.test", "198.51.100.12", mute.port());
+    h.route("big.test", "198.51.100.13", big.port());
+    h.route("ssh.test", "198.51.100.14", ssh.port());
+    h.start(allowing({"*"}));
+
+    const std::string both = h.http_exchange("POST http://interim.test/ HTTP/1.1\r\nExpect: 100-continue\r\n\r\n");
+    CHECK_MESSAGE(both == "HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 2\r\nX-End: 1\r\n"
+                          "Connection: close\r\n\r\nok",
+                  both);
+    const std::string none = h.http_exchange("GET http://mute.test/ HTTP/1.1\r\n\r\n");
+    CHECK(status_of(none) == 502);
+    CHECK_MESSAGE(contains(none, "sbx: mute.test:80 closed the connection without a response"), none);
+    const std::string large = h.http_exchange("GET http://big.test/ HTTP/1.1\r\n\r\n");
+    CHECK(status_of(large) == 502);
+    CHECK_MESSAGE(contains(large, "sbx: big.test:80 sent a response head over 65536 bytes"), large);
+    CHECK(h.http_exchange("GET http://ssh.test/ HTTP/1.1\r\n\r\n") == "SSH-2.0-OpenSSH_9.2\r\n\r\n");
+    CHECK(h.events().empty());
+    CHECK(h.serving(0));
 }
 
 TEST_CASE("proxy: 200 concurrent CONNECT tunnels through one proxy all echo") {
