@@ -91,7 +91,7 @@ public:
     // Stops accepting, ends every connection, joins every thread and closes every
     // descriptor the Proxy owns. Returns once that is done: promptly, except for a
     // call of ask or of the resolver in progress, which it waits for. Idempotent;
-    // the destructor calls it.
+    // the destructor calls it. Not from a callback (it would wait for itself).
     void stop();
 
     // How many connections are being served now (the accepting thread not counted).
