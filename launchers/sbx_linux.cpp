@@ -1,6 +1,9 @@
 // sbx-linux - carries out a plan with bubblewrap and seccomp.
 //
-//   sbx-linux [--plan-fd N] [--report-fd N]      run the plan read from fd N (default: standard input)
+//   sbx-linux [--plan-fd N] [--report-fd N] [--violations]
+//                                                run the plan read from fd N (default: standard input);
+//                                                --violations: append a <sandbox_violations> block to
+//                                                standard error after the command
 //   sbx-linux --doctor [--json] [--bwrap PATH]   can the sandbox run here; exit 1 when it cannot
 //   sbx-linux --stage ...                        the in-sandbox stage (stage.hpp); not for people
 //
@@ -18,13 +21,20 @@
 #include <fcntl.h>
 #include <seccomp.h>
 #include <signal.h>
+#include <poll.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <ifaddrs.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+
 #include <cerrno>
 #include <cstdint>
+#include <memory>
+#include <mutex>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -37,6 +47,7 @@
 #include "leftovers.hpp"
 #include "root_group.hpp"
 #include "probe.hpp"
+#include "proxy.hpp"
 #include "sbx/fs_view_disk.hpp"
 #include "sbx/json.hpp"
 #include "sbx/linux/bwrap.hpp"
@@ -63,10 +74,19 @@ int usage(const std::string& message) {
     return kFailedBeforeCommand;
 }
 
-// The JSON lines of --report-fd.
+// The JSON lines of --report-fd. Proxy threads write violations, so each line
+// is written whole under a lock.
 class Report {
 public:
     explicit Report(int fd) : fd_(fd) {}
+    void violation_event(const ProxyEvent& v) {
+        if (fd_ < 0) return;
+        sbx::json::Writer w;
+        w.begin_object().key("event").value("violation").key("kind").value("network-outbound");
+        w.key("host").value(v.host).key("port").value(static_cast<int>(v.port)).key("protocol").value(v.protocol);
+        w.key("rule").value(v.rule).key("reason").value(v.reason).end_object();
+        write_line(w.take());
+    }
     void exit_event(bool sandboxed, std::string_view unsandboxed_reason, int status) {
         if (fd_ < 0) return;
         sbx::json::Writer w;
@@ -86,9 +106,11 @@ public:
 private:
     void write_line(std::string line) {
         line += '\n';
+        std::lock_guard<std::mutex> lock(mutex_);
         write_all(fd_, line.data(), line.size());
     }
     int fd_;
+    std::mutex mutex_;
 };
 
 // The signal that ended us, if one did: set by the handler, read by main.
@@ -259,7 +281,88 @@ int run_unconfined(const sbx::Plan& plan) {
     return WIFSIGNALED(status) ? 128 + WTERMSIG(status) : WEXITSTATUS(status);
 }
 
-int run_plan(int plan_fd, int report_fd) {
+// This machine's addresses, which no host name may lead the proxy to.
+std::vector<sbx::net::Address> own_addresses() {
+    std::vector<sbx::net::Address> out;
+    ifaddrs* list = nullptr;
+    if (::getifaddrs(&list) != 0) return out;
+    for (const ifaddrs* i = list; i != nullptr; i = i->ifa_next) {
+        if (i->ifa_addr == nullptr) continue;
+        if (i->ifa_addr->sa_family == AF_INET) {
+            const auto* in = reinterpret_cast<const sockaddr_in*>(i->ifa_addr);
+            std::array<std::uint8_t, 4> b{};
+            std::memcpy(b.data(), &in->sin_addr, 4);
+            out.push_back(sbx::net::Address::v4(b[0], b[1], b[2], b[3]));
+        } else if (i->ifa_addr->sa_family == AF_INET6) {
+            const auto* in6 = reinterpret_cast<const sockaddr_in6*>(i->ifa_addr);
+            std::array<std::uint8_t, 16> b{};
+            std::memcpy(b.data(), &in6->sin6_addr, 16);
+            out.push_back(sbx::net::Address::v6(b));
+        }
+    }
+    ::freeifaddrs(list);
+    return out;
+}
+
+// The two listening sockets the stage made inside, or -1s when the sandbox never
+// got that far (bubblewrap failed; its exit closes the socket).
+std::pair<int, int> receive_listeners(int sock) {
+    char byte = 0;
+    iovec iov{&byte, 1};
+    alignas(cmsghdr) char control[CMSG_SPACE(2 * sizeof(int))] = {};
+    msghdr msg{};
+    msg.msg_iov = &iov;
+    msg.msg_iovlen = 1;
+    msg.msg_control = control;
+    msg.msg_controllen = sizeof control;
+    ssize_t n;
+    while ((n = ::recvmsg(sock, &msg, MSG_CMSG_CLOEXEC)) < 0 && errno == EINTR) {
+    }
+    const cmsghdr* cm = n == 1 ? CMSG_FIRSTHDR(&msg) : nullptr;
+    if (cm == nullptr || cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_RIGHTS ||
+        cm->cmsg_len != CMSG_LEN(2 * sizeof(int)))
+        return {-1, -1};
+    int fds[2];
+    std::memcpy(fds, CMSG_DATA(cm), sizeof fds);
+    return {fds[0], fds[1]};
+}
+
+// Readable once the command has ended: a question still open is then answered no.
+int g_questions_end = -1;
+
+// Asks on the terminal whether a host the rules leave open may be reached; no
+// terminal means no, and so does the end of the command.
+bool ask_on_terminal(const sbx::net::HostTarget& t) {
+    const int tty = ::open("/dev/tty", O_RDWR | O_CLOEXEC | O_NOCTTY);
+    if (tty < 0) return false;
+    const std::string question = "\nsbx: the command wants to reach " + t.host + ":" + std::to_string(t.port) +
+                                 ", which no rule decides. Allow it for the rest of this command? [y/N] ";
+    write_all(tty, question.data(), question.size());
+    pollfd fds[2] = {{tty, POLLIN, 0}, {g_questions_end, POLLIN, 0}};
+    int ready;
+    while ((ready = ::poll(fds, g_questions_end >= 0 ? 2 : 1, -1)) < 0 && errno == EINTR) {
+    }
+    char answer[16] = {};
+    ssize_t n = 0;
+    if (ready > 0 && (fds[0].revents & POLLIN) != 0)
+        while ((n = ::read(tty, answer, sizeof answer - 1)) < 0 && errno == EINTR) {
+        }
+    ::close(tty);
+    return n > 0 && (answer[0] == 'y' || answer[0] == 'Y');
+}
+
+// The block sbx run appends to standard error, one line per refusal.
+std::string violations_block(const std::vector<ProxyEvent>& events) {
+    std::string out = "<sandbox_violations>\n";
+    for (const auto& e : events) {
+        const bool v6 = e.host.find(':') != std::string::npos;
+        out += "deny network-outbound " + (v6 ? "[" + e.host + "]" : e.host) + ":" + std::to_string(e.port) + " (" +
+               e.reason + ")\n";
+    }
+    return out + "</sandbox_violations>\n";
+}
+
+int run_plan(int plan_fd, int report_fd, bool print_violations) {
     Report report(report_fd);
     const std::string origin = plan_fd == 0 ? "standard input" : "fd " + std::to_string(plan_fd);
     auto text = sbx::read_all(plan_fd, sbx::json::kMaxDocumentBytes, origin, sbx::Errc::invalid_plan);
@@ -366,6 +469,15 @@ int run_plan(int plan_fd, int report_fd) {
     stage.seccomp_fd = seccomp_fd;
     for (const auto& v : plan->loader_env) stage.loader_env.push_back(v.name + "=" + v.value);
     stage.command = plan->argv;
+    int proxy_pair[2] = {-1, -1};
+    if (plan->network.mode == sbx::NetworkMode::proxy) {
+        if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, proxy_pair) != 0) {
+            auto e = sbx::Error(sbx::Errc::internal, std::string("socketpair: ") + std::strerror(errno));
+            clean_up(made, *reaper, &*group);
+            return fail_before(e);
+        }
+        stage.proxy_fd = proxy_pair[1];
+    }
 
     std::vector<std::string> args{probed.bwrap,
                                   "--unshare-user",
@@ -408,7 +520,7 @@ int run_plan(int plan_fd, int report_fd) {
         ::signal(SIGPIPE, SIG_DFL);
         for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGQUIT}) ::signal(sig, SIG_DFL);
         // The descriptors the stage needs survive exec; the pipe's read end does not.
-        for (int fd : {exe_fd, status_pipe[1], seccomp_fd, exclude_fd})
+        for (int fd : {exe_fd, status_pipe[1], seccomp_fd, exclude_fd, proxy_pair[1]})
             if (fd >= 0) ::fcntl(fd, F_SETFD, 0);
         auto a = c_strings(args);
         auto e = c_strings(env);
@@ -422,12 +534,52 @@ int run_plan(int plan_fd, int report_fd) {
     ::close(exe_fd);
     if (seccomp_fd >= 0) ::close(seccomp_fd);
     if (exclude_fd >= 0) ::close(exclude_fd);
+
+    // The proxy: the stage hands over the listening sockets it made inside.
+    std::vector<ProxyEvent> refused;
+    std::mutex refused_mutex;
+    std::unique_ptr<Proxy> proxy;
+    int questions_done = -1;
+    if (proxy_pair[0] >= 0) {
+        ::close(proxy_pair[1]);
+        const auto [http_fd, socks_fd] = receive_listeners(proxy_pair[0]);
+        ::close(proxy_pair[0]);
+        if (http_fd >= 0) {
+            ProxyOptions po;
+            po.rules = plan->network.rules;
+            po.call = plan->network.call;
+            po.own_addresses = own_addresses();
+            po.on_refusal = [&](const ProxyEvent& e) {
+                report.violation_event(e);
+                std::lock_guard<std::mutex> lock(refused_mutex);
+                refused.push_back(e);
+            };
+            int ends[2];
+            if (::pipe2(ends, O_CLOEXEC) == 0) {
+                g_questions_end = ends[0];
+                questions_done = ends[1];
+                po.ask = ask_on_terminal;  // without the pipe, no question: it could outlive the command
+            }
+            auto started = Proxy::start(std::move(po), http_fd, socks_fd);
+            if (!started) {
+                // The command would run without the network it was promised: stop it.
+                std::cerr << "sbx-linux: " << sbx::errc_name(started.error().code) << ": "
+                          << sbx::to_string(started.error()) << "\n";
+                ::kill(pid, SIGKILL);
+            } else {
+                proxy = std::move(*started);
+            }
+        }
+    }
     if (g_signal != 0) ::kill(pid, SIGKILL);  // a signal came before we knew the pid
 
     int wstatus = 0;
     while (::waitpid(pid, &wstatus, 0) < 0 && errno == EINTR) {
     }
     g_sandbox_pid = -1;
+    if (questions_done >= 0) ::close(questions_done);  // open questions are answered no
+    if (proxy) proxy->stop();
+    if (g_questions_end >= 0) ::close(g_questions_end);
     auto bytes = sbx::read_all(status_pipe[0], 4096, "the stage's status pipe");
     ::close(status_pipe[0]);
     const StageReport stage_report = parse_stage_report(bytes ? *bytes : std::string());
@@ -460,6 +612,7 @@ int run_plan(int plan_fd, int report_fd) {
         return s;
     }
     report.exit_event(true, "", status);
+    if (print_violations && !refused.empty()) std::cerr << violations_block(refused) << std::flush;
     return status;
 }
 
@@ -483,7 +636,7 @@ int main(int argc, char** argv) {
     }
     int plan_fd = 0;
     int report_fd = -1;
-    bool doctor_mode = false, json = false;
+    bool doctor_mode = false, json = false, print_violations = false;
     std::string bwrap;
     for (int i = 1; i < argc; ++i) {
         const std::string_view a = argv[i];
@@ -494,6 +647,8 @@ int main(int argc, char** argv) {
             if (v == nullptr || !parse_fd(v, out)) return usage(std::string(a) + " needs a descriptor number");
             if (::fcntl(out, F_GETFD) < 0) return usage(std::string(a) + " " + v + ": the descriptor is not open");
             ::fcntl(out, F_SETFD, FD_CLOEXEC);  // the sandbox never sees it
+        } else if (a == "--violations") {
+            print_violations = true;
         } else if (a == "--doctor") {
             doctor_mode = true;
         } else if (a == "--json") {
@@ -514,7 +669,7 @@ int main(int argc, char** argv) {
     if (doctor_mode) return doctor(json, bwrap);
     if (json || !bwrap.empty()) return usage("--json and --bwrap go with --doctor");
     try {
-        return run_plan(plan_fd, report_fd);
+        return run_plan(plan_fd, report_fd, print_violations);
     } catch (const std::exception& e) {
         std::cerr << "sbx-linux: INTERNAL: " << e.what() << "\n";
         return kFailedBeforeCommand;

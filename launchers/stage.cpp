@@ -2,10 +2,13 @@
 
 #include "fd_io.hpp"
 
+#include <arpa/inet.h>
 #include <fcntl.h>
+#include <netinet/in.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -32,7 +35,8 @@ int stage_failed(int status_fd, const std::string& message) {
 std::vector<std::string> stage_argv(const StageArgs& a) {
     std::vector<std::string> out{"/proc/self/fd/" + std::to_string(a.exe_fd), std::string(kStageFlag),
                                  "--exe-fd", std::to_string(a.exe_fd), "--status-fd", std::to_string(a.status_fd),
-                                 "--seccomp-fd", std::to_string(a.seccomp_fd)};
+                                 "--seccomp-fd", std::to_string(a.seccomp_fd), "--proxy-fd",
+                                 std::to_string(a.proxy_fd)};
     for (const auto& kv : a.loader_env) out.insert(out.end(), {"--loader-env", kv});
     out.emplace_back("--");
     out.insert(out.end(), a.command.begin(), a.command.end());
@@ -49,6 +53,7 @@ bool parse_stage_args(int argc, char** argv, StageArgs& out) {
         if (a == "--exe-fd" && parse_fd(v, out.exe_fd)) continue;
         if (a == "--status-fd" && parse_fd(v, out.status_fd)) continue;
         if (a == "--seccomp-fd" && parse_fd(v, out.seccomp_fd, -1)) continue;
+        if (a == "--proxy-fd" && parse_fd(v, out.proxy_fd, -1)) continue;
         if (a == "--loader-env" && std::strchr(v, '=') != nullptr && *v != '=') {
             out.loader_env.emplace_back(v);
             continue;
@@ -60,9 +65,66 @@ bool parse_stage_args(int argc, char** argv, StageArgs& out) {
     return !out.command.empty() && out.status_fd >= 0 && out.exe_fd >= 0;
 }
 
+std::vector<std::pair<std::string, std::string>> proxy_environment(int http_port, int socks_port) {
+    const std::string http = "http://127.0.0.1:" + std::to_string(http_port);
+    // socks5h: the proxy resolves names; there is no resolver inside.
+    const std::string socks = "socks5h://127.0.0.1:" + std::to_string(socks_port);
+    return {{"HTTP_PROXY", http},   {"http_proxy", http}, {"HTTPS_PROXY", http}, {"https_proxy", http},
+            {"ALL_PROXY", socks},   {"all_proxy", socks}, {"NO_PROXY", ""},      {"no_proxy", ""}};
+}
+
+namespace {
+
+// Two listening sockets on the sandbox's own loopback, handed to the launcher,
+// whose proxy serves them; the command gets their ports. Only processes in this
+// network namespace can connect to them.
+std::string hand_over_listeners(int proxy_fd) {
+    int fds[2] = {-1, -1};
+    int ports[2] = {0, 0};
+    for (int i = 0; i < 2; ++i) {
+        fds[i] = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        sockaddr_in sa{};
+        sa.sin_family = AF_INET;
+        sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        socklen_t len = sizeof sa;
+        if (fds[i] < 0 || ::bind(fds[i], reinterpret_cast<const sockaddr*>(&sa), sizeof sa) != 0 ||
+            ::listen(fds[i], 512) != 0 || ::getsockname(fds[i], reinterpret_cast<sockaddr*>(&sa), &len) != 0)
+            return std::string("cannot listen on the sandbox's loopback: ") + std::strerror(errno);
+        ports[i] = ntohs(sa.sin_port);
+    }
+    char byte = 'L';
+    iovec iov{&byte, 1};
+    alignas(cmsghdr) char control[CMSG_SPACE(sizeof fds)] = {};
+    msghdr msg{};
+    msg.msg_iov = &iov;
+    msg.msg_iovlen = 1;
+    msg.msg_control = control;
+    msg.msg_controllen = sizeof control;
+    cmsghdr* cm = CMSG_FIRSTHDR(&msg);
+    cm->cmsg_level = SOL_SOCKET;
+    cm->cmsg_type = SCM_RIGHTS;
+    cm->cmsg_len = CMSG_LEN(sizeof fds);
+    std::memcpy(CMSG_DATA(cm), fds, sizeof fds);
+    ssize_t sent;
+    while ((sent = ::sendmsg(proxy_fd, &msg, MSG_NOSIGNAL)) < 0 && errno == EINTR) {
+    }
+    const int err = errno;
+    ::close(fds[0]);
+    ::close(fds[1]);
+    ::close(proxy_fd);
+    if (sent != 1) return std::string("cannot hand the proxy's sockets to the launcher: ") + std::strerror(err);
+    for (const auto& [name, value] : proxy_environment(ports[0], ports[1]))
+        if (::setenv(name.c_str(), value.c_str(), 1) != 0) return "cannot set " + name;
+    return {};
+}
+
+}  // namespace
+
 int run_stage(const StageArgs& a) {
     write_all(a.status_fd, "S", 1);
     if (a.exe_fd >= 0) ::close(a.exe_fd);
+    if (a.proxy_fd >= 0)
+        if (auto why = hand_over_listeners(a.proxy_fd); !why.empty()) return stage_failed(a.status_fd, why);
     for (const auto& kv : a.loader_env) {
         const auto eq = kv.find('=');
         if (::setenv(kv.substr(0, eq).c_str(), kv.c_str() + eq + 1, 1) != 0)

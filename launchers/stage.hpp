@@ -13,6 +13,7 @@
 
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace sbx::linux_sandbox {
@@ -24,6 +25,8 @@ struct StageArgs {
     int exe_fd = -1;      // the descriptor the stage was exec'd from: closed before the command
     int status_fd = -1;   // the pipe above
     int seccomp_fd = -1;  // a BPF program (struct sock_filter[]); -1: no filter (see the plan)
+    int proxy_fd = -1;    // a Unix stream socket to the launcher: the stage makes the proxy's listening
+                          // sockets on the sandbox's loopback and hands them over it; -1: no proxy
     std::vector<std::string> loader_env;  // NAME=VALUE
     std::vector<std::string> command;
 };
@@ -32,6 +35,9 @@ std::vector<std::string> stage_argv(const StageArgs& a);
 
 // Parses the stage's own arguments (after kStageFlag); false when malformed.
 bool parse_stage_args(int argc, char** argv, StageArgs& out);
+
+// The variables that point a command at the proxy, for the two ports.
+std::vector<std::pair<std::string, std::string>> proxy_environment(int http_port, int socks_port);
 
 // Runs the stage; returns only when it failed (an exit status for main).
 int run_stage(const StageArgs& a);

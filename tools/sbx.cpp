@@ -214,6 +214,25 @@ std::string temporary_directory() {
     return sbx::paths::join(base, name);
 }
 
+struct PlanArgs {
+    SettingsArgs settings;
+    std::vector<std::string> pass_env;
+    std::vector<std::string> allow_hosts;  // the call's own hosts
+    std::string on_unknown_host;           // deny, allow, ask; empty: the command's default
+    std::vector<std::string> command;
+
+    void add_network_to(CLI::App* cmd) {
+        cmd->add_option("--allow-host", allow_hosts,
+                        "Let the command reach PATTERN (github.com, *.pypi.org, 127.0.0.1:3000) and refuse every host no "
+                        "settings list allows")
+            ->take_all()
+            ->allow_extra_args(false);
+        cmd->add_option("--on-unknown-host", on_unknown_host,
+                        "What to do with a host no rule decides: deny, allow, or ask on the terminal")
+            ->check(CLI::IsMember({"deny", "allow", "ask"}));
+    }
+};
+
 // This process's environment, as "NAME=VALUE" strings.
 std::vector<std::string> environment() {
     std::vector<std::string> out;
@@ -221,8 +240,10 @@ std::vector<std::string> environment() {
     return out;
 }
 
-sbx::expected<sbx::Plan> plan_for(const Loaded& l, const std::vector<std::string>& argv,
-                                  const std::vector<std::string>& pass_env, const sbx::FsView& fs) {
+sbx::expected<sbx::Plan> plan_for(const Loaded& l, const PlanArgs& a, std::string_view default_unknown,
+                                  const sbx::FsView& fs) {
+    const auto& argv = a.command;
+    const auto& pass_env = a.pass_env;
     const auto env = environment();
     sbx::PlanRequest req;
     req.argv = argv;
@@ -236,6 +257,11 @@ sbx::expected<sbx::Plan> plan_for(const Loaded& l, const std::vector<std::string
     }
     req.environ = env;
     req.pass_env = pass_env;
+    const std::string_view unknown = a.on_unknown_host.empty() ? default_unknown : std::string_view(a.on_unknown_host);
+    req.on_unknown_host = unknown == "allow" ? sbx::net::UnknownHost::allow
+                          : unknown == "ask" ? sbx::net::UnknownHost::ask
+                                             : sbx::net::UnknownHost::deny;
+    if (!a.allow_hosts.empty()) req.call_hosts = a.allow_hosts;
     return sbx::make_plan(l.policy, req, fs);
 }
 
@@ -297,17 +323,12 @@ int run_explain(const ExplainArgs& a) {
     return kOk;
 }
 
-struct PlanArgs {
-    SettingsArgs settings;
-    std::vector<std::string> pass_env;
-    std::vector<std::string> command;
-};
 
 int run_plan(const PlanArgs& a) {
     sbx::DiskFs fs;
     auto loaded = load_policy(a.settings, fs);
     if (!loaded) return report(loaded.error());
-    auto plan = plan_for(*loaded, a.command, a.pass_env, fs);
+    auto plan = plan_for(*loaded, a, "deny", fs);
     if (!plan) return report(plan.error());
     std::cout << sbx::to_json(*plan) << "\n";
     return kOk;
@@ -341,7 +362,9 @@ int run_run(const RunArgs& a) {
     sbx::DiskFs fs;
     auto loaded = load_policy(a.plan.settings, fs);
     if (!loaded) return run_failed(loaded.error());
-    auto plan = plan_for(*loaded, a.plan.command, a.plan.pass_env, fs);
+    // A host no rule decides is asked about on the terminal; with no terminal the
+    // launcher refuses it.
+    auto plan = plan_for(*loaded, a.plan, "ask", fs);
     if (!plan) return run_failed(plan.error());
     auto launcher = find_launcher(a.launcher);
     if (!launcher) return run_failed(launcher.error());
@@ -358,7 +381,8 @@ int run_run(const RunArgs& a) {
     }
     ::lseek(fd, 0, SEEK_SET);
     std::string fd_text = std::to_string(fd);
-    std::vector<char*> argv{launcher->data(), const_cast<char*>("--plan-fd"), fd_text.data(), nullptr};
+    std::vector<char*> argv{launcher->data(), const_cast<char*>("--plan-fd"), fd_text.data(),
+                            const_cast<char*>("--violations"), nullptr};
     ::execv(argv[0], argv.data());
     return run_failed(sbx::Error(sbx::Errc::io_error, std::string("cannot run the launcher: ") + std::strerror(errno))
                           .in_file(*launcher));
@@ -405,6 +429,7 @@ int main(int argc, char** argv) {
     plan->add_option("--env", plan_args.pass_env, "Pass the variable NAME to the command although it looks like a secret")
         ->take_all()
         ->allow_extra_args(false);
+    plan_args.add_network_to(plan);
     plan->add_option("command", plan_args.command, "The command, after --")->required();
 
     RunArgs run_args;
@@ -414,6 +439,7 @@ int main(int argc, char** argv) {
                     "Pass the variable NAME to the command although it looks like a secret")
         ->take_all()
         ->allow_extra_args(false);
+    run_args.plan.add_network_to(run);
     run->add_option("--launcher", run_args.launcher, "The launcher to use (default: sbx-linux beside sbx)");
     run->add_option("command", run_args.plan.command, "The command, after --")->required();
 

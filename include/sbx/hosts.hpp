@@ -62,6 +62,7 @@ struct HostDecision {
         allowed_list,    // 2: an allowedDomains entry
         call_list,       // 3: the call's hosts let it through
         not_in_call,     // 3: the call lists hosts, and not this one
+        local_address,   // a local address no pattern names: no decider opens it
         strict,          // 4
         call_decider,    // 5: the call's onUnknownHost
         sandbox_decider, // 5: the sandbox's onUnknownHost
@@ -103,6 +104,13 @@ inline HostDecision decide_host(const HostRules& rules, const HostCall& call, co
         if (const auto* r = first_match(*call.hosts)) return {V::allow, S::call_list, r, "allowed by " + detail::describe(*r)};
         return {V::deny, S::not_in_call, nullptr, "not among the hosts the call lists"};
     }
+    // A local address (loopback, link-local, metadata, ...) written as such is
+    // reached only through a pattern that names it, which steps 2 and 3 found;
+    // no decider opens it.
+    if (t.address && is_local_class(classify(*t.address)))
+        return {V::deny, S::local_address, nullptr,
+                std::string("a ") + std::string(class_name(classify(*t.address))) +
+                    " address is reached only through a pattern that names it"};
     if (rules.strict) {
         std::string why = "not on the allow list, and the allow list is strict";
         if (rules.strict_source) why += " [" + rules.strict_source->file.str() + " " + rules.strict_source->key + "]";

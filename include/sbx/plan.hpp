@@ -15,6 +15,7 @@
 
 #include "sbx/env.hpp"
 #include "sbx/fs_plan.hpp"
+#include "sbx/hosts.hpp"
 #include "sbx/json.hpp"
 #include "sbx/policy.hpp"
 #include "sbx/protected_paths.hpp"
@@ -32,11 +33,22 @@ struct PlanRequest {
     std::string tmpdir;             // the command's temporary directory: absolute, not yet existing
     std::span<const std::string> environ;   // the caller's environment, "NAME=VALUE"
     std::span<const std::string> pass_env;  // names passed on purpose (`--env NAME`)
+    std::optional<net::UnknownHost> on_unknown_host;  // the sandbox's decider for hosts no list decides
+    std::optional<std::vector<std::string>> call_hosts;  // hosts the call lists for itself (patterns)
 };
 
-// What the network namespace holds. Version 1 knows one mode: nothing (no
-// interface but loopback, no proxy).
-enum class NetworkMode { none };
+// What the network namespace holds: `none`, nothing but its own loopback; or
+// `proxy`, the same with a proxy of the launcher's listening on that loopback
+// (the command gets HTTP_PROXY, HTTPS_PROXY and ALL_PROXY), which decides every
+// host with the rules below.
+enum class NetworkMode { none, proxy };
+
+struct NetworkPlan {
+    NetworkMode mode = NetworkMode::proxy;
+    net::HostRules rules;  // allowed, denied, strict, the sandbox's onUnknownHost
+    net::HostCall call;    // the hosts the call lists, its onUnknownHost
+    std::string strict_why;  // what made the list strict, for people
+};
 
 struct Plan {
     int version = kPlanVersion;
@@ -49,7 +61,7 @@ struct Plan {
     bool enabled = true;              // the policy's `enabled`; launchers confine either way
     bool fail_if_unavailable = true;
     bool allow_unix_sockets = false;  // seccomp keeps socket(AF_UNIX) and every socketpair
-    NetworkMode network = NetworkMode::none;
+    NetworkPlan network;
     FsPlan filesystem;
     std::vector<Warning> warnings;  // the policy's, the rules', the plan's
 };
@@ -137,11 +149,20 @@ inline expected<Plan> make_plan(const Policy& policy, const PlanRequest& req, co
                                         "Linux cannot tell Unix socket paths apart: the command may create and "
                                         "connect every Unix socket it can reach"});
     }
-    if (!policy.network.allowed_domains.empty()) {
-        const auto& src = policy.network.allowed_domains.front().source;
-        plan.warnings.push_back(Warning{src.file.str(), src.key,
-                                        "this sbx has no network proxy yet: the command gets no network, and no "
-                                        "allowed host is reachable"});
+    auto host_rules = net::compile_host_rules(policy);
+    if (!host_rules) return fail(host_rules.error());
+    plan.network.rules = std::move(*host_rules);
+    plan.network.rules.on_unknown = req.on_unknown_host;
+    if (plan.network.rules.strict_source)
+        plan.network.strict_why = plan.network.rules.strict_source->file.str() + " " + plan.network.rules.strict_source->key;
+    if (req.call_hosts) {
+        plan.network.call.hosts.emplace();
+        for (std::size_t i = 0; i < req.call_hosts->size(); ++i) {
+            const auto& text = (*req.call_hosts)[i];
+            auto p = net::parse_host_pattern(text);
+            if (!p) return fail(Error(Errc::invalid_argument, p.error().message));
+            plan.network.call.hosts->push_back(net::HostRule{std::move(*p), text, "the call's hosts", std::nullopt});
+        }
     }
     auto env = command_environment(policy, EnvRequest{req.environ, req.pass_env, req.tmpdir});
     if (!env) return fail(env.error());
@@ -188,6 +209,53 @@ inline void write_identity(json::Writer& w, const Identity& id) {
 
 }  // namespace detail
 
+namespace detail {
+
+inline std::string_view unknown_host_name(net::UnknownHost u) {
+    return u == net::UnknownHost::allow ? "allow" : u == net::UnknownHost::ask ? "ask" : "deny";
+}
+
+inline void write_host_rules(json::Writer& w, const std::vector<net::HostRule>& rules) {
+    w.begin_array();
+    for (const auto& r : rules) {
+        w.begin_object().key("pattern").value(r.text).key("source");
+        if (r.source)
+            w.begin_object()
+                .key("layer")
+                .value(layer_name(r.source->layer))
+                .key("file")
+                .value(r.source->file.str())
+                .key("key")
+                .value(r.source->key)
+                .end_object();
+        else
+            w.null();
+        w.end_object();
+    }
+    w.end_array();
+}
+
+inline void write_network(json::Writer& w, const NetworkPlan& n) {
+    w.key("network").begin_object().key("mode").value(n.mode == NetworkMode::proxy ? "proxy" : "none");
+    if (n.mode == NetworkMode::proxy) {
+        w.key("allowed");
+        write_host_rules(w, n.rules.allowed);
+        w.key("denied");
+        write_host_rules(w, n.rules.denied);
+        w.key("strict").value(n.rules.strict);
+        if (!n.strict_why.empty()) w.key("strictWhy").value(n.strict_why);
+        if (n.rules.on_unknown) w.key("onUnknownHost").value(unknown_host_name(*n.rules.on_unknown));
+        if (n.call.hosts) {
+            w.key("callHosts");
+            write_host_rules(w, *n.call.hosts);
+        }
+        if (n.call.on_unknown) w.key("callOnUnknownHost").value(unknown_host_name(*n.call.on_unknown));
+    }
+    w.end_object();
+}
+
+}  // namespace detail
+
 // The plan as the versioned JSON document of docs/plan.md.
 inline std::string to_json(const Plan& p) {
     json::Writer w;
@@ -210,7 +278,7 @@ inline std::string to_json(const Plan& p) {
     if (!p.bwrap_path.empty()) w.key("bwrapPath").value(p.bwrap_path);
     w.key("enabled").value(p.enabled).key("failIfUnavailable").value(p.fail_if_unavailable);
     w.key("seccomp").begin_object().key("allowUnixSockets").value(p.allow_unix_sockets).end_object();
-    w.key("network").begin_object().key("mode").value("none").end_object();
+    detail::write_network(w, p.network);
     w.key("filesystem").begin_object().key("isolated").value(p.filesystem.isolated).key("mounts").begin_array();
     for (const auto& m : p.filesystem.mounts) {
         w.begin_object().key("kind").value(mount_kind_name(m.kind)).key("path").value(m.path);
@@ -295,11 +363,7 @@ public:
         auto unix_sockets = boolean(sec->at("allowUnixSockets"), "seccomp.allowUnixSockets");
         if (!unix_sockets) return fail(unix_sockets.error());
         p.allow_unix_sockets = *unix_sockets;
-        auto net = members(top->at("network"), "network", {"mode"}, {"mode"});
-        if (!net) return fail(net.error());
-        auto mode = string(net->at("mode"), "network.mode");
-        if (!mode) return fail(mode.error());
-        if (*mode != "none") return error("network.mode", "unknown network mode '" + *mode + "'; version 1 knows \"none\"");
+        if (auto r = read_network(top->at("network"), p); !r) return fail(r.error());
         if (auto r = read_filesystem(top->at("filesystem"), p); !r) return fail(r.error());
         if (top->has("warnings")) {
             if (auto r = read_warnings(top->at("warnings"), p); !r) return fail(r.error());
@@ -375,6 +439,105 @@ private:
     static expected<simdjson::dom::array> array(element v, const std::string& key) {
         if (v.type() != element_type::ARRAY) return type_error(key, "an array", v);
         return simdjson::dom::array(v);
+    }
+
+    static expected<net::UnknownHost> unknown_host(element v, const std::string& key) {
+        auto s = string(v, key);
+        if (!s) return fail(s.error());
+        if (*s == "deny") return net::UnknownHost::deny;
+        if (*s == "allow") return net::UnknownHost::allow;
+        if (*s == "ask") return net::UnknownHost::ask;
+        return error(key, "unknown value '" + *s + "'; expected deny, allow or ask");
+    }
+
+    static expected<std::vector<net::HostRule>> host_rules(element v, const std::string& key, std::string_view list) {
+        auto arr = array(v, key);
+        if (!arr) return fail(arr.error());
+        std::vector<net::HostRule> out;
+        std::size_t i = 0;
+        for (auto e : *arr) {
+            const std::string k = index(key, i++);
+            auto m = members(e, k, {"pattern", "source"}, {"pattern"});
+            if (!m) return fail(m.error());
+            auto text = string(m->at("pattern"), k + ".pattern");
+            if (!text) return fail(text.error());
+            auto pattern = net::parse_host_pattern(*text);
+            if (!pattern) return error(k + ".pattern", pattern.error().message);
+            net::HostRule r{std::move(*pattern), std::move(*text), std::string(list), std::nullopt};
+            if (m->has("source") && m->at("source").type() != element_type::NULL_VALUE) {
+                auto sm = members(m->at("source"), k + ".source", {"layer", "file", "key"}, {"layer", "file", "key"});
+                if (!sm) return fail(sm.error());
+                auto layer = string(sm->at("layer"), k + ".source.layer");
+                if (!layer) return fail(layer.error());
+                std::optional<LayerKind> kind;
+                for (auto lk : {LayerKind::builtin, LayerKind::user, LayerKind::project, LayerKind::local, LayerKind::flag,
+                                LayerKind::managed})
+                    if (layer_name(lk) == *layer) kind = lk;
+                if (!kind) return error(k + ".source.layer", "unknown layer '" + *layer + "'");
+                auto file = string(sm->at("file"), k + ".source.file");
+                if (!file) return fail(file.error());
+                auto skey = string(sm->at("key"), k + ".source.key");
+                if (!skey) return fail(skey.error());
+                r.source = Source{*kind, FileName(std::move(*file)), std::move(*skey)};
+            }
+            out.push_back(std::move(r));
+        }
+        return out;
+    }
+
+    static expected<void> read_network(element v, Plan& p) {
+        auto first = members(v, "network",
+                             {"mode", "allowed", "denied", "strict", "strictWhy", "onUnknownHost", "callHosts",
+                              "callOnUnknownHost"},
+                             {"mode"});
+        if (!first) return fail(first.error());
+        auto mode = string(first->at("mode"), "network.mode");
+        if (!mode) return fail(mode.error());
+        if (*mode == "none") {
+            if (first->list.size() != 1) return error("network", "mode none takes no other key");
+            p.network = NetworkPlan{};
+            p.network.mode = NetworkMode::none;
+            return {};
+        }
+        if (*mode != "proxy") return error("network.mode", "unknown network mode '" + *mode + "'; expected none or proxy");
+        auto m = members(v, "network",
+                         {"mode", "allowed", "denied", "strict", "strictWhy", "onUnknownHost", "callHosts",
+                          "callOnUnknownHost"},
+                         {"mode", "allowed", "denied", "strict"});
+        if (!m) return fail(m.error());
+        NetworkPlan n;
+        n.mode = NetworkMode::proxy;
+        auto allowed = host_rules(m->at("allowed"), "network.allowed", "network.allowedDomains");
+        if (!allowed) return fail(allowed.error());
+        n.rules.allowed = std::move(*allowed);
+        auto denied = host_rules(m->at("denied"), "network.denied", "network.deniedDomains");
+        if (!denied) return fail(denied.error());
+        n.rules.denied = std::move(*denied);
+        auto strict = boolean(m->at("strict"), "network.strict");
+        if (!strict) return fail(strict.error());
+        n.rules.strict = *strict;
+        if (m->has("strictWhy")) {
+            auto why = string(m->at("strictWhy"), "network.strictWhy");
+            if (!why) return fail(why.error());
+            n.strict_why = std::move(*why);
+        }
+        if (m->has("onUnknownHost")) {
+            auto u = unknown_host(m->at("onUnknownHost"), "network.onUnknownHost");
+            if (!u) return fail(u.error());
+            n.rules.on_unknown = *u;
+        }
+        if (m->has("callHosts")) {
+            auto hosts = host_rules(m->at("callHosts"), "network.callHosts", "the call's hosts");
+            if (!hosts) return fail(hosts.error());
+            n.call.hosts = std::move(*hosts);
+        }
+        if (m->has("callOnUnknownHost")) {
+            auto u = unknown_host(m->at("callOnUnknownHost"), "network.callOnUnknownHost");
+            if (!u) return fail(u.error());
+            n.call.on_unknown = *u;
+        }
+        p.network = std::move(n);
+        return {};
     }
 
     static expected<void> read_env(element v, const std::string& key, std::vector<EnvVar>& out, bool loader) {

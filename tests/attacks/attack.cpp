@@ -10,7 +10,9 @@
 //
 // Standalone on purpose: libc and libstdc++ only, so that nothing of sbx (and no
 // libseccomp) is in the program that attacks it.
+#include <arpa/inet.h>
 #include <fcntl.h>
+#include <netinet/in.h>
 #include <sched.h>
 #include <signal.h>
 #include <sys/ioctl.h>
@@ -18,6 +20,7 @@
 #include <sys/ptrace.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/time.h>
 #include <sys/syscall.h>
 #include <sys/types.h>
 #include <sys/un.h>
@@ -368,6 +371,98 @@ int unix_serve(const std::string& path, const std::string& ready) {
     }
 }
 
+// Not an attack: a web server on the host's loopback, for the network tests.
+// Listens on 127.0.0.1 (port 0: any), writes the port to PORTFILE once
+// listening, and answers every request with 200 and the body "sbx-test-server
+// METHOD TARGET", one line per connection on stdout, until it is killed.
+int http_serve(const std::string& port_file) {
+    const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in sa{};
+    sa.sin_family = AF_INET;
+    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof sa;
+    if (fd < 0 || ::bind(fd, reinterpret_cast<const sockaddr*>(&sa), sizeof sa) != 0 || ::listen(fd, 64) != 0 ||
+        ::getsockname(fd, reinterpret_cast<sockaddr*>(&sa), &len) != 0)
+        return setup_error("http-serve", "listen: " + describe_errno(errno));
+    const std::string tmp = port_file + ".tmp";
+    FILE* f = std::fopen(tmp.c_str(), "w");
+    if (f == nullptr) return setup_error("http-serve", "cannot write " + tmp);
+    std::fprintf(f, "%d\n", ntohs(sa.sin_port));
+    std::fclose(f);
+    if (::rename(tmp.c_str(), port_file.c_str()) != 0) return setup_error("http-serve", "cannot write " + port_file);
+    for (;;) {
+        const int c = ::accept4(fd, nullptr, nullptr, SOCK_CLOEXEC);
+        if (c < 0) {
+            if (errno == EINTR) continue;
+            return setup_error("http-serve", "accept: " + describe_errno(errno));
+        }
+        std::string got;
+        char buf[4096];
+        while (got.find("\r\n\r\n") == std::string::npos && got.size() < 65536) {
+            const ssize_t n = ::read(c, buf, sizeof buf);
+            if (n < 0 && errno == EINTR) continue;
+            if (n <= 0) break;
+            got.append(buf, static_cast<std::size_t>(n));
+        }
+        const std::string request_line = got.substr(0, got.find("\r\n"));
+        const auto sp1 = request_line.find(' ');
+        const auto sp2 = request_line.find(' ', sp1 + 1);
+        const std::string body = "sbx-test-server " + request_line.substr(0, sp1) + " " +
+                                 (sp1 == std::string::npos ? "" : request_line.substr(sp1 + 1, sp2 - sp1 - 1)) + "\n";
+        const std::string reply = "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: " +
+                                  std::to_string(body.size()) + "\r\nConnection: close\r\n\r\n" + body;
+        write_all(c, reply);
+        ::close(c);
+        std::printf("http-serve: %s\n", one_line(request_line).c_str());
+        std::fflush(stdout);
+    }
+}
+
+// A UDP datagram to 127.0.0.1:PORT: from inside the sandbox it reaches the
+// sandbox's own loopback, never a server on the host's.
+int attack_udp_send(const std::string& port_text) {
+    const int fd = ::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) return refused("udp-send", "socket");
+    sockaddr_in sa{};
+    sa.sin_family = AF_INET;
+    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    sa.sin_port = htons(static_cast<std::uint16_t>(std::atoi(port_text.c_str())));
+    const char msg[] = "sbx-udp-probe\n";
+    if (::sendto(fd, msg, sizeof msg - 1, 0, reinterpret_cast<const sockaddr*>(&sa), sizeof sa) < 0)
+        return refused("udp-send", "sendto");
+    ::close(fd);
+    return succeeded("udp-send", "sent a datagram to 127.0.0.1:" + port_text);
+}
+
+// Not an attack: waits up to SECONDS for one datagram on 127.0.0.1 (port written
+// to PORTFILE); exit 0 and the datagram when one came, 1 when none did.
+int udp_listen(const std::string& port_file, const std::string& seconds) {
+    const int fd = ::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    sockaddr_in sa{};
+    sa.sin_family = AF_INET;
+    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof sa;
+    if (fd < 0 || ::bind(fd, reinterpret_cast<const sockaddr*>(&sa), sizeof sa) != 0 ||
+        ::getsockname(fd, reinterpret_cast<sockaddr*>(&sa), &len) != 0)
+        return setup_error("udp-listen", "bind: " + describe_errno(errno));
+    const std::string tmp = port_file + ".tmp";
+    FILE* f = std::fopen(tmp.c_str(), "w");
+    if (f == nullptr) return setup_error("udp-listen", "cannot write " + tmp);
+    std::fprintf(f, "%d\n", ntohs(sa.sin_port));
+    std::fclose(f);
+    if (::rename(tmp.c_str(), port_file.c_str()) != 0) return setup_error("udp-listen", "cannot write " + port_file);
+    timeval tv{std::atoi(seconds.c_str()), 0};
+    ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    char buf[256];
+    const ssize_t n = ::recv(fd, buf, sizeof buf, 0);
+    if (n <= 0) {
+        std::printf("udp-listen: nothing arrived\n");
+        return 1;
+    }
+    std::printf("udp-listen: received %s\n", one_line(std::string(buf, static_cast<std::size_t>(n))).c_str());
+    return 0;
+}
+
 // A Unix socket pair of a given type: a datagram end can be re-targeted with
 // connect, so only stream pairs (pipes between processes) should be allowed.
 int attack_socketpair(const std::string& type_name) {
@@ -537,6 +632,9 @@ const std::vector<Subcommand>& subcommands() {
         {"io-uring", "", 0, 0, [](const Args&) { return attack_io_uring(); }},
         {"unix-connect", "PATH", 1, 1, [](const Args& a) { return attack_unix_connect(a[0]); }},
         {"unix-serve", "PATH READYFILE", 2, 2, [](const Args& a) { return unix_serve(a[0], a[1]); }},
+        {"http-serve", "PORTFILE", 1, 1, [](const Args& a) { return http_serve(a[0]); }},
+        {"udp-send", "PORT", 1, 1, [](const Args& a) { return attack_udp_send(a[0]); }},
+        {"udp-listen", "PORTFILE SECONDS", 2, 2, [](const Args& a) { return udp_listen(a[0], a[1]); }},
         {"socketpair", "stream|dgram|seqpacket|raw", 1, 1, [](const Args& a) { return attack_socketpair(a[0]); }},
         {"tiocsti", "", 0, 0, [](const Args&) { return attack_tiocsti(); }},
         {"x32", "", 0, 0, [](const Args&) { return attack_x32(); }},

@@ -199,7 +199,7 @@ void check_same(const sbx::Plan& a, const sbx::Plan& b) {
     CHECK(a.enabled == b.enabled);
     CHECK(a.fail_if_unavailable == b.fail_if_unavailable);
     CHECK(a.allow_unix_sockets == b.allow_unix_sockets);
-    CHECK(a.network == b.network);
+    CHECK(a.network.mode == b.network.mode);
     CHECK(a.filesystem.isolated == b.filesystem.isolated);
     REQUIRE(a.filesystem.mounts.size() == b.filesystem.mounts.size());
     for (std::size_t i = 0; i < a.filesystem.mounts.size(); ++i) {
@@ -369,7 +369,7 @@ TEST_CASE("plan: the hand-written document reads as written") {
     CHECK(p.enabled);
     CHECK_FALSE(p.fail_if_unavailable);
     CHECK(p.allow_unix_sockets);
-    CHECK(p.network == sbx::NetworkMode::none);
+    CHECK(p.network.mode == sbx::NetworkMode::none);
     CHECK(p.filesystem.isolated);
     REQUIRE(p.filesystem.mounts.size() == 11);
     const auto& pin = p.filesystem.mounts[2];
@@ -425,7 +425,7 @@ TEST_CASE("plan: a plan from make_plan over a repository and a home comes back f
                                            "LANG=C.UTF-8",       "XDG_SESSION_TYPE=wayland", "WEIRD=caf\xe9",
                                            "QUOTE=say \"hi\"\\\t\x01", "UNI=\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80"};
     const std::vector<std::string> pass{"XDG_SESSION_TYPE"};
-    sbx::PlanRequest req{{"make", "-j2", "test suite", ""}, "/r", "/r/src", "/home/u", std::string(kTmp), vars, pass};
+    sbx::PlanRequest req{{"make", "-j2", "test suite", ""}, "/r", "/r/src", "/home/u", std::string(kTmp), vars, pass, std::nullopt, std::nullopt};
     auto plan = make(*policy, req, fs);
 
     // The plan holds something of every part, or the round trip proves little.
@@ -436,7 +436,9 @@ TEST_CASE("plan: a plan from make_plan over a repository and a home comes back f
     CHECK(plan.cwd == "/r/src");
     CHECK_FALSE(plan.loader_env.empty());
     CHECK(plan.env_removed.size() == 3);  // GITHUB_TOKEN, PGURL, WEIRD
-    CHECK(plan.warnings.size() >= 2);
+    CHECK_FALSE(plan.warnings.empty());
+    CHECK(plan.network.mode == sbx::NetworkMode::proxy);
+    CHECK_FALSE(plan.network.rules.allowed.empty());
     CHECK(has_mount(plan, sbx::MountKind::pin, "/r/.git"));
     CHECK(has_mount(plan, sbx::MountKind::mask_dir, "/home/u/.ssh"));
     CHECK(has_mount(plan, sbx::MountKind::mask_file, "/home/u/.netrc"));
@@ -466,7 +468,7 @@ TEST_CASE("plan: a plan made on the real disk, with its real device and inode nu
     auto policy = sbx::merge(std::move(layers), {}, fs);
     REQUIRE(policy.has_value());
     const std::vector<std::string> vars{"PATH=/bin", "HOME=" + home};
-    sbx::PlanRequest req{{"true"}, root, "", home, tmp.at("sbx-run"), vars, {}};
+    sbx::PlanRequest req{{"true"}, root, "", home, tmp.at("sbx-run"), vars, {}, std::nullopt, std::nullopt};
     auto plan = make(*policy, req, fs);
     CHECK(plan.cwd == root);
     CHECK_FALSE(plan.enabled);
@@ -493,7 +495,7 @@ TEST_CASE("plan: a plan with filesystem.disabled, and one with empty lists, come
                               R"J({"sandbox": {"filesystem": {"disabled": true}}})J"));
     auto policy = sbx::merge(std::move(layers), {}, fs);
     REQUIRE(policy.has_value());
-    sbx::PlanRequest req{{"sh", "-c", "echo hi"}, "/r", "", "/home/u", std::string(kTmp), {}, {}};
+    sbx::PlanRequest req{{"sh", "-c", "echo hi"}, "/r", "", "/home/u", std::string(kTmp), {}, {}, std::nullopt, std::nullopt};
     auto plan = make(*policy, req, fs);
     CHECK_FALSE(plan.filesystem.isolated);
     CHECK(plan.filesystem.mounts.empty());
@@ -1090,11 +1092,32 @@ TEST_CASE("plan: removeIfCreated lies strictly inside the root") {
     check_accepted(edit(kBase, R"J("path": "/r/.git/commondir")J", R"J("path": "/r/x")J"));
 }
 
-TEST_CASE("plan: the network mode is none in version 1") {
-    for (const char* mode : {"proxy", "", "None", "NONE", "host", "none "}) {
+TEST_CASE("plan: the network is none or proxy, and a proxy's rules are host patterns") {
+    for (const char* mode : {"", "None", "NONE", "host", "none "}) {
         CAPTURE(mode);
         check_refused(edit(kBase, R"J("mode": "none")J", std::string("\"mode\": \"") + mode + "\""), "network.mode");
     }
+    // mode none takes nothing else.
+    check_refused(edit(kBase, R"J("mode": "none")J", R"J("mode": "none", "strict": true)J"), "network");
+    // A proxy needs its lists, each entry a pattern (with an optional source).
+    check_refused(edit(kBase, R"J("mode": "none")J", R"J("mode": "proxy")J"), "network.allowed");
+    const std::string proxy =
+        R"J("mode": "proxy", "allowed": [{"pattern": "github.com", "source": {"layer": "project", "file": "/r/.claude/settings.json", "key": "sandbox.network.allowedDomains[0]"}}, {"pattern": "127.0.0.1:3000", "source": null}], "denied": [{"pattern": "*.evil.com"}], "strict": false, "onUnknownHost": "ask", "callHosts": [{"pattern": "pypi.org"}], "callOnUnknownHost": "deny")J";
+    const auto p = parsed(edit(kBase, R"J("mode": "none")J", proxy));
+    CHECK(p.network.mode == sbx::NetworkMode::proxy);
+    REQUIRE(p.network.rules.allowed.size() == 2);
+    REQUIRE(p.network.rules.allowed[0].source.has_value());
+    CHECK(p.network.rules.allowed[0].source->key == "sandbox.network.allowedDomains[0]");
+    CHECK(p.network.rules.allowed[1].pattern.kind == sbx::net::HostPattern::Kind::address);
+    CHECK(p.network.rules.denied.size() == 1);
+    CHECK(p.network.rules.on_unknown == sbx::net::UnknownHost::ask);
+    REQUIRE(p.network.call.hosts.has_value());
+    CHECK(p.network.call.on_unknown == sbx::net::UnknownHost::deny);
+    check_refused(edit(kBase, R"J("mode": "none")J", edit(proxy, "\"*.evil.com\"", "\"https://evil.com\"")),
+                  "network.denied[0].pattern");
+    check_refused(edit(kBase, R"J("mode": "none")J", edit(proxy, "\"ask\"", "\"maybe\"")), "network.onUnknownHost");
+    check_refused(edit(kBase, R"J("mode": "none")J", edit(proxy, "\"project\"", "\"team\"")),
+                  "network.allowed[0].source.layer");
 }
 
 // ---------------------------------------------------------------------------
@@ -1275,7 +1298,7 @@ TEST_CASE("make_plan refuses a relative cwd") {
     fs.dir("/r/src").dir("/home/u");
     for (const char* cwd : {"src", "../x"}) {
         CAPTURE(std::string(cwd));
-        sbx::PlanRequest req{{"sh"}, "/r", cwd, "/home/u", std::string(kTmp), {}, {}};
+        sbx::PlanRequest req{{"sh"}, "/r", cwd, "/home/u", std::string(kTmp), {}, {}, std::nullopt, std::nullopt};
         auto p = sbx::make_plan(sbx::Policy{}, req, fs);
         CHECK_FALSE(p.has_value());
     }
@@ -1289,8 +1312,8 @@ TEST_CASE("every plan make_plan makes is one parse_plan reads back") {
     fs.dir("/r").dir("/home/u");
     const std::vector<std::string> vars{std::string("A=x\0y", 5)};
     const sbx::PlanRequest requests[] = {
-        {{std::string("s\0h", 3)}, "/r", "", "/home/u", std::string(kTmp), {}, {}},
-        {{"sh"}, "/r", "", "/home/u", std::string(kTmp), vars, {}},
+        {{std::string("s\0h", 3)}, "/r", "", "/home/u", std::string(kTmp), {}, {}, std::nullopt, std::nullopt},
+        {{"sh"}, "/r", "", "/home/u", std::string(kTmp), vars, {}, std::nullopt, std::nullopt},
     };
     for (const auto& req : requests) {
         auto p = sbx::make_plan(sbx::Policy{}, req, fs);
@@ -1329,7 +1352,7 @@ TEST_CASE("plan: gitExclude lists the root's placeholders for git inside, and re
     fs.file("/r/.git/info/exclude", "# git ls-files --others --exclude-from=.git/info/exclude\n*.o");
     fs.file("/r/.git/config", "[core]\n");
     fs.file("/r/.git/HEAD", "ref: refs/heads/main\n");
-    sbx::PlanRequest req{{"sh"}, "/r", "", "/home/u", std::string(kTmp), {}, {}};
+    sbx::PlanRequest req{{"sh"}, "/r", "", "/home/u", std::string(kTmp), {}, {}, std::nullopt, std::nullopt};
     auto p = sbx::make_plan(sbx::Policy{}, req, fs);
     REQUIRE_MESSAGE(p.has_value(), sbx::to_string(p.error()));
     REQUIRE(p->filesystem.git_exclude.has_value());
