@@ -7,7 +7,7 @@ set -euo pipefail
 packages=(
     build-essential g++ meson ninja-build pkg-config cmake git
     libsimdjson-dev libcli11-dev libexpected-dev doctest-dev libbenchmark-dev
-    libseccomp-dev bubblewrap procps util-linux bsdutils
+    libseccomp-dev bubblewrap procps util-linux bsdutils curl
 )
 
 missing=()

@@ -1,0 +1,155 @@
+#!/usr/bin/env bash
+# TAP: the network of a sandboxed command, end to end with `sbx run`, the real
+# launcher, bubblewrap and its proxy. A web server of sbx-attack's listens on the
+# host's loopback; the command inside uses curl. The proxy's own protocol cases
+# (SOCKS address types, malformed requests, many connections) are in
+# tests/launcher/proxy_test.cpp; here: what reaches the command, what the proxy
+# lets through, and that nothing else leaves the sandbox.
+# Usage: network_test.sh SBX SBX-LINUX SBX-ATTACK
+set -euo pipefail
+
+sbx=$(realpath "${1:?usage: network_test.sh SBX SBX-LINUX SBX-ATTACK}")
+launcher=$(realpath "${2:?usage: network_test.sh SBX SBX-LINUX SBX-ATTACK}")
+attack=$(realpath "${3:?usage: network_test.sh SBX SBX-LINUX SBX-ATTACK}")
+tmp=$(mktemp -d)
+server=
+cleanup() {
+    [[ -z $server ]] || kill "$server" 2>/dev/null || true
+    rm -rf "$tmp"
+}
+trap cleanup EXIT
+tmp=$(cd "$tmp" && pwd -P)
+
+source "$(dirname "${BASH_SOURCE[0]}")/../tap.sh"
+
+if ! command -v curl >/dev/null; then
+    echo "1..0 # SKIP curl is not installed (tools/install-deps.sh installs it)"
+    exit 0
+fi
+
+echo '{}' >"$tmp/empty-managed.json"
+home=$tmp/home
+proj=$tmp/project
+mkdir -p "$home" "$proj"
+git init -q "$proj"
+
+# The server outside: every request it answers is one line in its log.
+"$attack" http-serve "$tmp/http.port" >"$tmp/http.log" 2>&1 &
+server=$!
+for _ in $(seq 50); do [[ -s $tmp/http.port ]] && break; sleep 0.1; done
+port=$(cat "$tmp/http.port")
+
+# in_sandbox ARGS... -- SCRIPT: `sbx run ARGS -- sh -c SCRIPT`; sets $rc, $out, $err.
+in_sandbox() {
+    local args=()
+    while [[ $1 != -- ]]; do
+        args+=("$1")
+        shift
+    done
+    shift
+    rc=0
+    (cd "$proj" && HOME=$home timeout 30 "$sbx" run --managed-settings "$tmp/empty-managed.json" \
+        --launcher "$launcher" "${args[@]}" -- sh -c "$1") </dev/null >"$tmp/out" 2>"$tmp/err" || rc=$?
+    out=$(cat "$tmp/out")
+    err=$(cat "$tmp/err")
+}
+server_saw() { grep -qF -- "$1" "$tmp/http.log"; }
+expect_out() { [[ $out == *"$1"* ]] || fail_because "stdout lacks '$1'"; }
+expect_err() { [[ $err == *"$1"* ]] || fail_because "stderr lacks '$1'"; }
+
+in_sandbox -- 'env | grep -i -E "^(http|https|all|no)_proxy=" | sort'
+[[ $rc == 0 ]] || fail_because "status $rc"
+expect_out "HTTP_PROXY=http://127.0.0.1:"
+expect_out "HTTPS_PROXY=http://127.0.0.1:"
+expect_out "ALL_PROXY=socks5h://127.0.0.1:"
+expect_out "http_proxy=http://127.0.0.1:"
+expect_out "all_proxy=socks5h://127.0.0.1:"
+grep -qx 'NO_PROXY=' <<<"$out" || fail_because "NO_PROXY is not set empty"
+grep -qx 'no_proxy=' <<<"$out" || fail_because "no_proxy is not set empty"
+tap_finish "the command gets HTTP_PROXY, HTTPS_PROXY and ALL_PROXY (socks5h), in both cases, and an empty NO_PROXY"
+
+in_sandbox -- "curl -s -m 10 -o /dev/null -w 'code:%{http_code}' http://example.com/"
+expect_out "code:403"
+expect_err "<sandbox_violations>"
+expect_err "deny network-outbound example.com:80 (not on the allow list"
+expect_err "</sandbox_violations>"
+tap_finish "a host no rule names is refused with 403, and sbx run lists it in <sandbox_violations>"
+
+in_sandbox --allow-host "127.0.0.1:$port" -- \
+    "curl -s -m 10 http://127.0.0.1:$port/via-http; curl -s -m 10 -p http://127.0.0.1:$port/via-connect;
+     curl -s -m 10 -x \"\$ALL_PROXY\" http://127.0.0.1:$port/via-socks5"
+expect_out "sbx-test-server GET /via-http"
+expect_out "sbx-test-server GET /via-connect"
+expect_out "sbx-test-server GET /via-socks5"
+[[ $err != *"<sandbox_violations>"* ]] || fail_because "violations reported for allowed requests"
+tap_finish "an allowed address is reached over HTTP, CONNECT and SOCKS5"
+
+in_sandbox --allow-host "localhost:$port" -- "curl -s -m 10 http://localhost:$port/via-localhost"
+expect_out "sbx-test-server GET /via-localhost"
+tap_finish "localhost, allowed by name, reaches the host's loopback through the proxy"
+
+in_sandbox -- "curl -s -m 10 -o /dev/null -w 'code:%{http_code}' http://127.0.0.1:$port/not-allowed"
+expect_out "code:403"
+expect_err "deny network-outbound 127.0.0.1:$port"
+server_saw "/not-allowed" && fail_because "the server was reached"
+tap_finish "a server on the host's loopback is not reached unless its address is allowed"
+
+in_sandbox --allow-host '*' -- \
+    "for h in 169.254.169.254 2852039166 0xa9.0xfe.0xa9.0xfe 0251.0376.0251.0376 '[::ffff:169.254.169.254]'; do
+       curl -s -m 10 -o /dev/null -w \"\$h:%{http_code} \" \"http://\$h/latest/meta-data/\"; done"
+for h in 169.254.169.254 2852039166 0xa9.0xfe.0xa9.0xfe 0251.0376.0251.0376 '[::ffff:169.254.169.254]'; do
+    expect_out "$h:403"
+done
+expect_err "deny network-outbound 169.254.169.254:80"
+tap_finish "the metadata address is refused in every spelling, even with '*' allowed"
+
+printf '{"sandbox": {"network": {"deniedDomains": ["127.0.0.1:%s"]}}}' "$port" >"$tmp/deny.json"
+in_sandbox --settings "$tmp/deny.json" --allow-host "127.0.0.1:$port" -- \
+    "curl -s -m 10 -o /dev/null -w 'code:%{http_code}' http://127.0.0.1:$port/denied"
+expect_out "code:403"
+expect_err "denied by network.deniedDomains 127.0.0.1:$port"
+server_saw "/denied" && fail_because "the server was reached"
+tap_finish "a deniedDomains entry beats the call's own allowed host"
+
+in_sandbox --allow-host "127.0.0.1:$port" -- \
+    "curl -s -m 5 --noproxy '*' http://127.0.0.1:$port/around-the-proxy; echo curl-exit:\$?"
+expect_out "curl-exit:7"
+server_saw "/around-the-proxy" && fail_because "a connection around the proxy reached the server"
+tap_finish "a command that ignores the proxy variables reaches nothing: 127.0.0.1 inside is the sandbox's own"
+
+# UDP: a datagram to the host's loopback port from inside never arrives; the same
+# datagram sent from outside does (the control).
+rm -f "$tmp/udp.port"
+"$attack" udp-listen "$tmp/udp.port" 3 >"$tmp/udp.log" 2>&1 &
+listener=$!
+for _ in $(seq 50); do [[ -s $tmp/udp.port ]] && break; sleep 0.1; done
+udp_port=$(cat "$tmp/udp.port")
+in_sandbox -- "'$attack' udp-send $udp_port"
+listened=0
+wait "$listener" || listened=$?
+[[ $listened == 1 ]] || fail_because "the host's UDP listener got something: $(cat "$tmp/udp.log")"
+tap_finish "UDP to the host's loopback does not leave the sandbox"
+
+rm -f "$tmp/udp.port"
+"$attack" udp-listen "$tmp/udp.port" 3 >"$tmp/udp.log" 2>&1 &
+listener=$!
+for _ in $(seq 50); do [[ -s $tmp/udp.port ]] && break; sleep 0.1; done
+rc=0
+out=$("$attack" udp-send "$(cat "$tmp/udp.port")" 2>&1) || rc=$?
+listened=0
+wait "$listener" || listened=$?
+[[ $listened == 0 ]] || fail_because "the control datagram did not arrive: $(cat "$tmp/udp.log")"
+tap_finish "control: the same datagram sent outside the sandbox arrives"
+
+# The launcher's report: one violation event per refusal.
+rc=0
+(cd "$proj" && HOME=$home "$sbx" plan --managed-settings "$tmp/empty-managed.json" -- \
+    curl -s -m 10 -o /dev/null http://refused.example/) >"$tmp/plan.json" || rc=$?
+(cd "$proj" && timeout 30 "$launcher" --report-fd 3 <"$tmp/plan.json" 3>"$tmp/report" >/dev/null 2>"$tmp/err") || rc=$?
+out=$(cat "$tmp/report")
+err=$(cat "$tmp/err")
+expect_out '"event":"violation","kind":"network-outbound","host":"refused.example","port":80,"protocol":"http"'
+expect_out '"event":"exit","sandboxed":true'
+tap_finish "--report-fd gets a violation event with the host, port, protocol and reason"
+
+tap_end
