@@ -41,6 +41,7 @@
 #include <iostream>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <vector>
 
 #include "fd_io.hpp"
@@ -52,6 +53,7 @@
 #include "sbx/json.hpp"
 #include "sbx/linux/bwrap.hpp"
 #include "sbx/plan.hpp"
+#include "sbx/report.hpp"
 #include "seccomp_filter.hpp"
 #include "stage.hpp"
 
@@ -351,15 +353,22 @@ bool ask_on_terminal(const sbx::net::HostTarget& t) {
     return n > 0 && (answer[0] == 'y' || answer[0] == 'Y');
 }
 
-// The block sbx run appends to standard error, one line per refusal.
-std::string violations_block(const std::vector<ProxyEvent>& events) {
-    std::string out = "<sandbox_violations>\n";
-    for (const auto& e : events) {
-        const bool v6 = e.host.find(':') != std::string::npos;
-        out += "deny network-outbound " + (v6 ? "[" + e.host + "]" : e.host) + ":" + std::to_string(e.port) + " (" +
-               e.reason + ")\n";
+// Copies the command's standard error from `from` to ours until every writer
+// is gone, writing any <sandbox_violations> tag the command prints as
+// &lt;sandbox_violations>: only the block sbx-linux appends reads as one.
+void relay_stderr(int from) {
+    sbx::TagNeutralizer n;
+    char buf[65536];
+    for (;;) {
+        const ssize_t got = ::read(from, buf, sizeof buf);
+        if (got < 0 && errno == EINTR) continue;
+        if (got <= 0) break;
+        const std::string out = n.feed(std::string_view(buf, static_cast<std::size_t>(got)));
+        write_all(STDERR_FILENO, out.data(), out.size());
     }
-    return out + "</sandbox_violations>\n";
+    const std::string rest = n.finish();
+    write_all(STDERR_FILENO, rest.data(), rest.size());
+    ::close(from);
 }
 
 int run_plan(int plan_fd, int report_fd, bool print_violations) {
@@ -469,6 +478,14 @@ int run_plan(int plan_fd, int report_fd, bool print_violations) {
     stage.seccomp_fd = seccomp_fd;
     for (const auto& v : plan->loader_env) stage.loader_env.push_back(v.name + "=" + v.value);
     stage.command = plan->argv;
+    // With the block to append and standard error not a terminal (a program
+    // reads it), the command's standard error passes through relay_stderr.
+    int err_pipe[2] = {-1, -1};
+    if (print_violations && ::isatty(STDERR_FILENO) == 0 && ::pipe2(err_pipe, O_CLOEXEC) != 0) {
+        auto e = sbx::Error(sbx::Errc::internal, std::string("pipe: ") + std::strerror(errno));
+        clean_up(made, *reaper, &*group);
+        return fail_before(e);
+    }
     int proxy_pair[2] = {-1, -1};
     if (plan->network.mode == sbx::NetworkMode::proxy) {
         if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, proxy_pair) != 0) {
@@ -522,6 +539,7 @@ int run_plan(int plan_fd, int report_fd, bool print_violations) {
         // The descriptors the stage needs survive exec; the pipe's read end does not.
         for (int fd : {exe_fd, status_pipe[1], seccomp_fd, exclude_fd, proxy_pair[1]})
             if (fd >= 0) ::fcntl(fd, F_SETFD, 0);
+        if (err_pipe[1] >= 0) ::dup2(err_pipe[1], STDERR_FILENO);
         auto a = c_strings(args);
         auto e = c_strings(env);
         ::execve(a[0], a.data(), e.data());
@@ -534,6 +552,11 @@ int run_plan(int plan_fd, int report_fd, bool print_violations) {
     ::close(exe_fd);
     if (seccomp_fd >= 0) ::close(seccomp_fd);
     if (exclude_fd >= 0) ::close(exclude_fd);
+    std::thread stderr_relay;
+    if (err_pipe[0] >= 0) {
+        ::close(err_pipe[1]);
+        stderr_relay = std::thread(relay_stderr, err_pipe[0]);
+    }
 
     // The proxy: the stage hands over the listening sockets it made inside.
     std::vector<ProxyEvent> refused;
@@ -580,6 +603,8 @@ int run_plan(int plan_fd, int report_fd, bool print_violations) {
     if (questions_done >= 0) ::close(questions_done);  // open questions are answered no
     if (proxy) proxy->stop();
     if (g_questions_end >= 0) ::close(g_questions_end);
+    // Every writer was inside the sandbox, whose processes ended with it.
+    if (stderr_relay.joinable()) stderr_relay.join();
     auto bytes = sbx::read_all(status_pipe[0], 4096, "the stage's status pipe");
     ::close(status_pipe[0]);
     const StageReport stage_report = parse_stage_report(bytes ? *bytes : std::string());
@@ -612,7 +637,11 @@ int run_plan(int plan_fd, int report_fd, bool print_violations) {
         return s;
     }
     report.exit_event(true, "", status);
-    if (print_violations && !refused.empty()) std::cerr << violations_block(refused) << std::flush;
+    if (print_violations && !refused.empty()) {
+        std::vector<std::string> lines;
+        for (const auto& e : refused) lines.push_back(sbx::network_violation_line(e.host, e.port, e.reason));
+        std::cerr << sbx::violations_block(lines) << std::flush;
+    }
     return status;
 }
 

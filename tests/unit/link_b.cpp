@@ -19,6 +19,7 @@
 #include "sbx/plan.hpp"
 #include "sbx/policy.hpp"
 #include "sbx/protected_paths.hpp"
+#include "sbx/report.hpp"
 #include "sbx/settings.hpp"
 #include "sbx/settings_files.hpp"
 
