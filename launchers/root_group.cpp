@@ -14,6 +14,7 @@
 #include "fd_io.hpp"
 #include "sbx/fs_view_disk.hpp"
 #include "sbx/paths.hpp"
+#include "sbx/placeholder_registry.hpp"
 
 namespace sbx::linux_sandbox {
 
@@ -39,12 +40,7 @@ int open_lock_file(const std::string& path) {
 // owns it or others may write it.
 sbx::expected<std::string> lock_directory() {
     const uid_t uid = ::geteuid();
-    std::string dir = "/tmp/sbx-" + std::to_string(uid);
-    if (const char* xdg = std::getenv("XDG_RUNTIME_DIR"); xdg != nullptr && sbx::paths::is_absolute(xdg)) {
-        struct stat st {};
-        if (::stat(xdg, &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid == uid && (st.st_mode & 022) == 0)
-            dir = sbx::paths::normalize(xdg) + "/sbx";
-    }
+    const std::string dir = sbx::placeholder_group_directory();
     if (::mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST)
         return sbx::fail(group_error("cannot make the directory of sbx's lock files", dir, errno));
     struct stat st {};
@@ -58,47 +54,19 @@ sbx::expected<std::string> lock_directory() {
     return dir;
 }
 
-struct Record {
-    char kind = 'F';
-    std::uint64_t dev = 0, ino = 0;
-    std::string path;
-};
-
-// The records in the lock file: "K DEV INO PATH\0" each. A malformed one ends
-// the list: what comes after it is not trusted.
-std::vector<Record> read_records(int fd) {
-    std::vector<Record> out;
-    if (::lseek(fd, 0, SEEK_SET) != 0) return out;
+// The records in the lock file.
+std::vector<sbx::RegisteredPlaceholder> read_records(int fd) {
+    if (::lseek(fd, 0, SEEK_SET) != 0) return {};
     auto text = sbx::read_all(fd, std::size_t{16} << 20, "the lock file");
-    if (!text) return out;
-    std::size_t at = 0;
-    while (at < text->size()) {
-        const auto end = text->find('\0', at);
-        if (end == std::string::npos) break;
-        const std::string rec = text->substr(at, end - at);
-        at = end + 1;
-        Record r;
-        char kind = 0;
-        unsigned long long dev = 0, ino = 0;
-        int consumed = 0;
-        if (std::sscanf(rec.c_str(), "%c %llu %llu %n", &kind, &dev, &ino, &consumed) != 3 || consumed <= 0 ||
-            (kind != 'F' && kind != 'D'))
-            break;
-        r.kind = kind;
-        r.dev = dev;
-        r.ino = ino;
-        r.path = rec.substr(static_cast<std::size_t>(consumed));
-        if (!sbx::paths::is_absolute(r.path) || sbx::paths::normalize(r.path) != r.path) break;
-        out.push_back(std::move(r));
-    }
-    return out;
+    if (!text) return {};
+    return sbx::parse_registry(*text);
 }
 
 // Removes every recorded placeholder still as it was made, and empties the list.
 std::vector<std::string> remove_recorded(int lock_fd) {
     std::vector<Leftover> list;
     for (auto& r : read_records(lock_fd))
-        list.push_back(Leftover{r.kind == 'F' ? LeftoverKind::placeholder_file : LeftoverKind::placeholder_dir,
+        list.push_back(Leftover{r.directory ? LeftoverKind::placeholder_dir : LeftoverKind::placeholder_file,
                                 std::move(r.path), r.dev, r.ino});
     auto problems = remove_leftovers(list);
     if (::ftruncate(lock_fd, 0) != 0) problems.push_back("cannot empty the list of placeholders: " + std::string(std::strerror(errno)));
@@ -146,7 +114,7 @@ sbx::expected<RootGroup> RootGroup::join(const sbx::Plan& plan) {
                                              ", which the command may write; set XDG_RUNTIME_DIR to a directory "
                                              "outside it",
                                          *dir, 0));
-    const std::string name = *dir + "/root-" + std::to_string(root.st_dev) + "-" + std::to_string(root.st_ino);
+    const std::string name = sbx::placeholder_group_name(*dir, root.st_dev, root.st_ino);
     std::string lock_path = name + ".lock", live_path = name + ".live";
     int lock_fd = -1;
     for (int attempt = 0; attempt < 100 && lock_fd < 0; ++attempt) {
@@ -191,10 +159,17 @@ RootGroup::~RootGroup() {
     if (lock_fd_ >= 0) ::close(lock_fd_);
 }
 
+std::vector<sbx::RegisteredPlaceholder> RootGroup::placeholders() const {
+    std::vector<sbx::RegisteredPlaceholder> out;
+    if (lock_fd_ < 0) return out;
+    for (auto& p : read_records(lock_fd_))
+        if (sbx::still_placeholder(p)) out.push_back(std::move(p));
+    return out;
+}
+
 sbx::expected<void> RootGroup::record(const Leftover& placeholder) {
-    const std::string rec = std::string(1, placeholder.kind == LeftoverKind::placeholder_dir ? 'D' : 'F') + ' ' +
-                            std::to_string(placeholder.dev) + ' ' + std::to_string(placeholder.ino) + ' ' +
-                            placeholder.path + '\0';
+    const std::string rec = sbx::registry_record(sbx::RegisteredPlaceholder{
+        placeholder.kind == LeftoverKind::placeholder_dir, placeholder.dev, placeholder.ino, placeholder.path});
     if (::lseek(lock_fd_, 0, SEEK_END) < 0 || !write_all(lock_fd_, rec.data(), rec.size()))
         return sbx::fail(group_error("cannot record a placeholder", lock_path_, errno));
     return {};

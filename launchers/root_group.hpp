@@ -24,6 +24,7 @@
 
 #include "leftovers.hpp"
 #include "sbx/expected.hpp"
+#include "sbx/placeholder_registry.hpp"
 #include "sbx/plan.hpp"
 
 namespace sbx::linux_sandbox {
@@ -38,6 +39,10 @@ public:
     RootGroup(RootGroup&& other) noexcept;
     RootGroup& operator=(RootGroup&&) = delete;
     ~RootGroup();
+
+    // The placeholders the group made that are still as made; call while holding
+    // the mutex (they cannot then go away).
+    std::vector<sbx::RegisteredPlaceholder> placeholders() const;
 
     // Records a placeholder this sandbox made; call while holding the mutex.
     sbx::expected<void> record(const Leftover& placeholder);

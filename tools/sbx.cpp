@@ -36,6 +36,7 @@
 #include "sbx/defaults.hpp"
 #include "sbx/fs_rules.hpp"
 #include "sbx/fs_view_disk.hpp"
+#include "sbx/placeholder_registry.hpp"
 #include "sbx/plan.hpp"
 #include "sbx/policy.hpp"
 #include "sbx/settings_files.hpp"
@@ -262,7 +263,12 @@ sbx::expected<sbx::Plan> plan_for(const Loaded& l, const PlanArgs& a, std::strin
                           : unknown == "ask" ? sbx::net::UnknownHost::ask
                                              : sbx::net::UnknownHost::deny;
     if (!a.allow_hosts.empty()) req.call_hosts = a.allow_hosts;
-    return sbx::make_plan(l.policy, req, fs);
+    // Placeholders of sandboxes running in this root now are planned as missing,
+    // as they will be once those end; the launcher takes them over.
+    std::vector<std::string> placeholders;
+    for (auto& p : sbx::live_placeholders(l.root)) placeholders.push_back(std::move(p.path));
+    const sbx::HidingFs without_placeholders(fs, std::move(placeholders));
+    return sbx::make_plan(l.policy, req, without_placeholders);
 }
 
 struct ExplainArgs {

@@ -16,6 +16,7 @@
 #include "sbx/linux/bwrap.hpp"
 #include "sbx/linux/seccomp_spec.hpp"
 #include "sbx/paths.hpp"
+#include "sbx/placeholder_registry.hpp"
 #include "sbx/plan.hpp"
 #include "sbx/policy.hpp"
 #include "sbx/protected_paths.hpp"

@@ -1,0 +1,57 @@
+// The list of a root group's placeholders, and the view of the disk without them.
+#include "sbx/placeholder_registry.hpp"
+
+#include <doctest/doctest.h>
+
+#include <string>
+
+TEST_CASE("the group's list: records read back, and a malformed one ends it") {
+    const sbx::RegisteredPlaceholder a{false, 2049, 17, "/r/.bashrc"};
+    const sbx::RegisteredPlaceholder b{true, 2049, 18, "/r/.claude/hooks"};
+    const std::string text = sbx::registry_record(a) + sbx::registry_record(b);
+    auto back = sbx::parse_registry(text);
+    REQUIRE(back.size() == 2);
+    CHECK_FALSE(back[0].directory);
+    CHECK(back[0].dev == 2049);
+    CHECK(back[0].ino == 17);
+    CHECK(back[0].path == "/r/.bashrc");
+    CHECK(back[1].directory);
+    CHECK(back[1].path == "/r/.claude/hooks");
+    for (std::string_view bad : {"X 1 2 /p", "F 1 /p", "F x 2 /p", "F 1 2 relative", "F 1 2 /a/../b", "F1 2 /p",
+                                 "F 1 2"}) {
+        CAPTURE(bad);
+        const std::string doc = sbx::registry_record(a) + std::string(bad) + '\0' + sbx::registry_record(b);
+        CHECK(sbx::parse_registry(doc).size() == 1);  // a, then the bad record ends the list
+    }
+    CHECK(sbx::parse_registry(sbx::registry_record(a).substr(0, 8)).empty());  // no terminating NUL
+    CHECK(sbx::parse_registry("").empty());
+}
+
+TEST_CASE("HidingFs shows the disk without the given placeholders") {
+    sbx::MemoryFs fs;
+    fs.dir("/r/.claude/hooks").dir("/r/src").file("/r/.bashrc").file("/r/README", "hi");
+    const sbx::HidingFs view(fs, {"/r/.bashrc", "/r/.claude"});
+    auto st = view.lstat("/r/.bashrc");
+    REQUIRE(st.has_value());
+    CHECK_FALSE(st->has_value());
+    st = view.lstat("/r/.claude/hooks");  // below a hidden directory
+    REQUIRE(st.has_value());
+    CHECK_FALSE(st->has_value());
+    st = view.lstat("/r/README");
+    REQUIRE(st.has_value());
+    CHECK(st->has_value());
+    auto names = view.list("/r");
+    REQUIRE(names.has_value());
+    CHECK(std::find(names->begin(), names->end(), ".bashrc") == names->end());
+    CHECK(std::find(names->begin(), names->end(), ".claude") == names->end());
+    CHECK(std::find(names->begin(), names->end(), "README") != names->end());
+    auto typed = view.list_typed("/r");
+    REQUIRE(typed.has_value());
+    CHECK(typed->size() == 2);  // README and src
+    auto text = view.read_text("/r/.bashrc", 100);
+    REQUIRE(text.has_value());
+    CHECK_FALSE(text->has_value());
+    // A name that only starts like a hidden one is not hidden.
+    fs.file("/r/.bashrc.orig");
+    CHECK(view.lstat("/r/.bashrc.orig")->has_value());
+}
