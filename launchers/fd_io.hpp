@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <cstddef>
 #include <cstdlib>
+#include <utility>
 
 namespace sbx::linux_sandbox {
 
@@ -34,5 +35,33 @@ inline bool parse_fd(const char* s, int& out, long lowest = 0) {
     out = static_cast<int>(v);
     return true;
 }
+
+// An owned descriptor, closed when it goes. Move-only.
+class Fd {
+public:
+    Fd() = default;
+    explicit Fd(int fd) : fd_(fd) {}
+    Fd(Fd&& other) noexcept : fd_(std::exchange(other.fd_, -1)) {}
+    Fd& operator=(Fd&& other) noexcept {
+        if (this != &other) {
+            reset();
+            fd_ = std::exchange(other.fd_, -1);
+        }
+        return *this;
+    }
+    Fd(const Fd&) = delete;
+    Fd& operator=(const Fd&) = delete;
+    ~Fd() { reset(); }
+
+    int get() const { return fd_; }
+    int release() { return std::exchange(fd_, -1); }
+    void reset() {
+        if (fd_ >= 0) ::close(fd_);
+        fd_ = -1;
+    }
+
+private:
+    int fd_ = -1;
+};
 
 }  // namespace sbx::linux_sandbox

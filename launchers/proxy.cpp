@@ -1,5 +1,7 @@
 #include "proxy.hpp"
 
+#include "fd_io.hpp"
+
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <netdb.h>
@@ -47,34 +49,6 @@ constexpr std::size_t kGrowthBudget = 64 * 1024 * 1024;
 // before the client has read the answer.
 constexpr std::size_t kLingerBytes = 4 * 1024 * 1024;
 constexpr std::chrono::milliseconds kLingerTime{2000};
-
-// An owned descriptor.
-class Fd {
-public:
-    Fd() = default;
-    explicit Fd(int fd) : fd_(fd) {}
-    Fd(Fd&& other) noexcept : fd_(std::exchange(other.fd_, -1)) {}
-    Fd& operator=(Fd&& other) noexcept {
-        if (this != &other) {
-            reset();
-            fd_ = std::exchange(other.fd_, -1);
-        }
-        return *this;
-    }
-    Fd(const Fd&) = delete;
-    Fd& operator=(const Fd&) = delete;
-    ~Fd() { reset(); }
-
-    int get() const { return fd_; }
-    int release() { return std::exchange(fd_, -1); }
-    void reset() {
-        if (fd_ >= 0) ::close(fd_);
-        fd_ = -1;
-    }
-
-private:
-    int fd_ = -1;
-};
 
 enum class Protocol { http, socks5 };
 

@@ -27,6 +27,7 @@
 #include <thread>
 #include <vector>
 
+#include "../../launchers/fd_io.hpp"
 #include "../../launchers/proxy.hpp"
 
 namespace lx = sbx::linux_sandbox;
@@ -36,33 +37,11 @@ using Clock = std::chrono::steady_clock;
 
 namespace {
 
+using sbx::linux_sandbox::Fd;
+
 bool contains(const std::string& s, std::string_view part) { return s.find(part) != std::string::npos; }
 
 // ---- Descriptors and sockets ---------------------------------------------------------
-
-class Fd {
-public:
-    Fd() = default;
-    explicit Fd(int fd) : fd_(fd) {}
-    Fd(Fd&& other) noexcept : fd_(std::exchange(other.fd_, -1)) {}
-    Fd& operator=(Fd&& other) noexcept {
-        if (this != &other) {
-            reset();
-            fd_ = std::exchange(other.fd_, -1);
-        }
-        return *this;
-    }
-    ~Fd() { reset(); }
-    int get() const { return fd_; }
-    int release() { return std::exchange(fd_, -1); }
-    void reset() {
-        if (fd_ >= 0) ::close(fd_);
-        fd_ = -1;
-    }
-
-private:
-    int fd_ = -1;
-};
 
 std::size_t count_entries(const char* dir) {
     DIR* d = ::opendir(dir);
