@@ -679,7 +679,13 @@ int run_plan(int plan_fd, int report_fd, bool print_violations) {
     report.exit_event(true, "", status);
     if (print_violations && !refused.empty()) {
         std::vector<std::string> lines;
-        for (const auto& e : refused) lines.push_back(sbx::network_violation_line(e.host, e.port, e.reason));
+        for (const auto& e : refused) {
+            std::string line = sbx::network_violation_line(e.host, e.port, e.reason);
+            // ignoreViolations: the settings expect this one; say nothing of it.
+            const bool ignored = std::any_of(plan->ignore_violations.begin(), plan->ignore_violations.end(),
+                                             [&](const std::string& v) { return line.find(v) != std::string::npos; });
+            if (!ignored) lines.push_back(std::move(line));
+        }
         std::cerr << sbx::violations_block(lines) << std::flush;
     }
     return status;

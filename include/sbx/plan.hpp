@@ -62,6 +62,7 @@ struct Plan {
     bool fail_if_unavailable = true;
     bool allow_unix_sockets = false;  // seccomp keeps socket(AF_UNIX) and every socketpair
     NetworkPlan network;
+    std::vector<std::string> ignore_violations;  // a violation line holding one of these is not reported
     FsPlan filesystem;
     std::vector<Warning> warnings;  // the policy's, the rules', the plan's
 };
@@ -149,6 +150,14 @@ inline expected<Plan> make_plan(const Policy& policy, const PlanRequest& req, co
                                         "Linux cannot tell Unix socket paths apart: the command may create and "
                                         "connect every Unix socket it can reach"});
     }
+    // ignoreViolations: the rules whose command part is `*` or appears in the
+    // command line (its arguments joined by spaces) lend their substrings.
+    std::string command_line;
+    for (const auto& a : req.argv) command_line += (command_line.empty() ? "" : " ") + a;
+    for (const auto& rule : policy.ignore_violations)
+        if (rule.command == "*" || command_line.find(rule.command) != std::string::npos)
+            for (const auto& v : rule.violations)
+                if (!v.empty()) plan.ignore_violations.push_back(v);
     auto host_rules = net::compile_host_rules(policy);
     if (!host_rules) return fail(host_rules.error());
     plan.network.rules = std::move(*host_rules);
@@ -279,6 +288,11 @@ inline std::string to_json(const Plan& p) {
     w.key("enabled").value(p.enabled).key("failIfUnavailable").value(p.fail_if_unavailable);
     w.key("seccomp").begin_object().key("allowUnixSockets").value(p.allow_unix_sockets).end_object();
     detail::write_network(w, p.network);
+    if (!p.ignore_violations.empty()) {
+        w.key("ignoreViolations").begin_array();
+        for (const auto& v : p.ignore_violations) w.value(v);
+        w.end_array();
+    }
     w.key("filesystem").begin_object().key("isolated").value(p.filesystem.isolated).key("mounts").begin_array();
     for (const auto& m : p.filesystem.mounts) {
         w.begin_object().key("kind").value(mount_kind_name(m.kind)).key("path").value(m.path);
@@ -335,7 +349,7 @@ public:
             }
         }
         auto top = members(root, "", {"version", "command", "root", "tmpdir", "bwrapPath", "enabled", "failIfUnavailable",
-                                      "seccomp", "network", "filesystem", "warnings"},
+                                      "seccomp", "network", "ignoreViolations", "filesystem", "warnings"},
                            {"version", "command", "root", "tmpdir", "enabled", "failIfUnavailable", "seccomp",
                             "network", "filesystem"});
         if (!top) return fail(top.error());
@@ -364,6 +378,17 @@ public:
         if (!unix_sockets) return fail(unix_sockets.error());
         p.allow_unix_sockets = *unix_sockets;
         if (auto r = read_network(top->at("network"), p); !r) return fail(r.error());
+        if (top->has("ignoreViolations")) {
+            auto list = array(top->at("ignoreViolations"), "ignoreViolations");
+            if (!list) return fail(list.error());
+            std::size_t i = 0;
+            for (auto e : *list) {
+                auto v = string(e, index("ignoreViolations", i++));
+                if (!v) return fail(v.error());
+                if (v->empty()) return error(index("ignoreViolations", i - 1), "an empty substring would ignore everything");
+                p.ignore_violations.push_back(std::move(*v));
+            }
+        }
         if (auto r = read_filesystem(top->at("filesystem"), p); !r) return fail(r.error());
         if (top->has("warnings")) {
             if (auto r = read_warnings(top->at("warnings"), p); !r) return fail(r.error());

@@ -150,6 +150,17 @@ real=$(grep -c '^<sandbox_violations>$' <<<"$err" || true)
 expect_err "deny network-outbound forged.example:80"
 tap_finish "a <sandbox_violations> block the command prints itself is neutralised; only the real one reads as one"
 
+printf '{"sandbox": {"ignoreViolations": {"curl": ["ignored.example"], "*": ["also-ignored.example"]}}}' >"$tmp/ignore.json"
+in_sandbox --settings "$tmp/ignore.json" -- \
+    "curl -s -m 10 -o /dev/null -w 'a:%{http_code} ' http://ignored.example/;
+     curl -s -m 10 -o /dev/null -w 'b:%{http_code} ' http://also-ignored.example/;
+     curl -s -m 10 -o /dev/null -w 'c:%{http_code}' http://reported.example/"
+expect_out "a:403 b:403 c:403"
+expect_err "deny network-outbound reported.example:80"
+[[ $err != *"deny network-outbound ignored.example"* ]] || fail_because "an ignored violation was listed"
+[[ $err != *"deny network-outbound also-ignored.example"* ]] || fail_because "an ignored violation (*) was listed"
+tap_finish "ignoreViolations leaves the expected refusals out of the block; they are still refused"
+
 # The launcher's report: one violation event per refusal.
 rc=0
 (cd "$proj" && HOME=$home "$sbx" plan --managed-settings "$tmp/empty-managed.json" -- \

@@ -1393,3 +1393,21 @@ TEST_CASE("plan: a placeholder's name becomes a gitignore pattern that matches i
     CHECK(gitignore_literal("/!x") == "/\\!x");
     CHECK(gitignore_literal("/x ") == "/x\\ ");
 }
+
+TEST_CASE("plan: ignoreViolations holds the substrings of the rules whose command matches") {
+    sbx::MemoryFs fs;
+    fs.dir("/r").dir("/home/u");
+    sbx::Policy policy;
+    policy.ignore_violations.push_back({"make", {"x.example", ""}, sbx::Source{}});
+    policy.ignore_violations.push_back({"*", {"y.example"}, sbx::Source{}});
+    policy.ignore_violations.push_back({"npm", {"z.example"}, sbx::Source{}});
+    sbx::PlanRequest req{{"make", "test"}, "/r", "", "/home/u", std::string(kTmp), {}, {}, std::nullopt, std::nullopt};
+    auto p = sbx::make_plan(policy, req, fs);
+    REQUIRE(p.has_value());
+    CHECK(p->ignore_violations == std::vector<std::string>{"x.example", "y.example"});
+    check_round_trip(*p);
+    CHECK(parsed(sbx::to_json(*p)).ignore_violations == p->ignore_violations);
+    const std::string text = sbx::to_json(*p);
+    check_refused(edit(text, "\"y.example\"", "\"\""), "ignoreViolations[1]");
+    check_refused(edit(text, "\"y.example\"", "7"), "ignoreViolations[1]");
+}
