@@ -1,6 +1,6 @@
 // sbx-linux - carries out a plan with bubblewrap and seccomp.
 //
-//   sbx-linux [--plan-fd N] [--report-fd N] [--violations]
+//   sbx-linux [--plan-fd N] [--report-fd N] [--control-fd N] [--violations]
 //                                                run the plan read from fd N (default: standard input);
 //                                                --violations: append a <sandbox_violations> block to
 //                                                standard error after the command
@@ -74,7 +74,7 @@ int fail_before(const sbx::Error& e) {
 
 int usage(const std::string& message) {
     std::cerr << "sbx-linux: USAGE: " << message
-              << "\nusage: sbx-linux [--plan-fd N] [--report-fd N]\n       sbx-linux --doctor [--json] [--bwrap PATH]\n";
+              << "\nusage: sbx-linux [--plan-fd N] [--report-fd N] [--control-fd N] [--violations]\n       sbx-linux --doctor [--json] [--bwrap PATH]\n";
     return kFailedBeforeCommand;
 }
 
@@ -97,6 +97,13 @@ public:
         w.begin_object().key("event").value("exit").key("sandboxed").value(sandboxed);
         if (!sandboxed) w.key("unsandboxedReason").value(unsandboxed_reason);
         w.key("status").value(status).end_object();
+        write_line(w.take());
+    }
+    void question_event(std::uint64_t id, const sbx::net::HostTarget& t) {
+        if (fd_ < 0) return;
+        sbx::json::Writer w;
+        w.begin_object().key("event").value("question").key("id").value(id).key("host").value(t.host);
+        w.key("port").value(static_cast<int>(t.port)).end_object();
         write_line(w.take());
     }
     void error_event(const sbx::Error& e) {
@@ -408,8 +415,52 @@ void relay_stderr(int from) {
     ::close(from);
 }
 
+// The caller's answers, one JSON object a line on --control-fd:
+// {"id": N, "answer": "allow"} or "deny", N being the question event's id.
+int g_control_fd = -1;
+Report* g_report = nullptr;
+
+// Asks the caller through --report-fd and waits for its answer on --control-fd.
+// A line that is not an answer to this question is skipped with a warning; the
+// end of the control channel, or of the command, means no.
+bool ask_caller(const sbx::net::HostTarget& t) {
+    static std::uint64_t next_id = 0;
+    static std::string pending;  // bytes read past the last line
+    const std::uint64_t id = ++next_id;
+    g_report->question_event(id, t);
+    for (;;) {
+        std::size_t nl;
+        while ((nl = pending.find('\n')) == std::string::npos) {
+            pollfd fds[2] = {{g_control_fd, POLLIN, 0}, {g_questions_end, POLLIN, 0}};
+            int ready;
+            while ((ready = ::poll(fds, g_questions_end >= 0 ? 2 : 1, -1)) < 0 && errno == EINTR) {
+            }
+            if (ready <= 0 || (fds[0].revents & (POLLIN | POLLHUP)) == 0) return false;
+            char buf[4096];
+            ssize_t n;
+            while ((n = ::read(g_control_fd, buf, sizeof buf)) < 0 && errno == EINTR) {
+            }
+            if (n <= 0) return false;
+            pending.append(buf, static_cast<std::size_t>(n));
+            if (pending.size() > 65536) return false;
+        }
+        const std::string line = pending.substr(0, nl);
+        pending.erase(0, nl + 1);
+        auto doc = sbx::json::parse(line);
+        std::uint64_t got_id = 0;
+        std::string_view answer;
+        if (doc && (*doc)->root()["id"].get(got_id) == simdjson::SUCCESS &&
+            (*doc)->root()["answer"].get(answer) == simdjson::SUCCESS && got_id == id &&
+            (answer == "allow" || answer == "deny"))
+            return answer == "allow";
+        std::cerr << "sbx-linux: warning: --control-fd: not an answer to question " << id << ", skipped: " << line
+                  << "\n";
+    }
+}
+
 int run_plan(int plan_fd, int report_fd, bool print_violations) {
     Report report(report_fd);
+    g_report = &report;
     const std::string origin = plan_fd == 0 ? "standard input" : "fd " + std::to_string(plan_fd);
     auto text = sbx::read_all(plan_fd, sbx::json::kMaxDocumentBytes, origin, sbx::Errc::invalid_plan);
     if (!text) return fail_before(text.error());
@@ -621,7 +672,8 @@ int run_plan(int plan_fd, int report_fd, bool print_violations) {
             if (::pipe2(ends, O_CLOEXEC) == 0) {
                 g_questions_end = ends[0];
                 questions_done = ends[1];
-                po.ask = ask_on_terminal;  // without the pipe, no question: it could outlive the command
+                // Without the pipe, no question: it could outlive the command.
+                po.ask = g_control_fd >= 0 ? ask_caller : ask_on_terminal;
             }
             auto started = Proxy::start(std::move(po), http_fd, socks_fd);
             if (!started) {
@@ -716,9 +768,9 @@ int main(int argc, char** argv) {
     for (int i = 1; i < argc; ++i) {
         const std::string_view a = argv[i];
         auto next = [&]() -> const char* { return i + 1 < argc ? argv[++i] : nullptr; };
-        if (a == "--plan-fd" || a == "--report-fd") {
+        if (a == "--plan-fd" || a == "--report-fd" || a == "--control-fd") {
             const char* v = next();
-            int& out = a == "--plan-fd" ? plan_fd : report_fd;
+            int& out = a == "--plan-fd" ? plan_fd : a == "--report-fd" ? report_fd : g_control_fd;
             if (v == nullptr || !parse_fd(v, out)) return usage(std::string(a) + " needs a descriptor number");
             if (::fcntl(out, F_GETFD) < 0) return usage(std::string(a) + " " + v + ": the descriptor is not open");
             ::fcntl(out, F_SETFD, FD_CLOEXEC);  // the sandbox never sees it
@@ -733,7 +785,8 @@ int main(int argc, char** argv) {
             if (v == nullptr) return usage("--bwrap needs a path");
             bwrap = v;
         } else if (a == "--help" || a == "-h") {
-            std::cout << "usage: sbx-linux [--plan-fd N] [--report-fd N]    run the plan read from fd N (default 0)\n"
+            std::cout << "usage: sbx-linux [--plan-fd N] [--report-fd N] [--control-fd N] [--violations]\n"
+                         "                                                 run the plan read from fd N (default 0)\n"
                          "       sbx-linux --doctor [--json] [--bwrap PATH] can the sandbox run here\n"
                          "The plan is described in docs/plan.md.\n";
             return 0;
@@ -743,6 +796,7 @@ int main(int argc, char** argv) {
     }
     if (doctor_mode) return doctor(json, bwrap);
     if (json || !bwrap.empty()) return usage("--json and --bwrap go with --doctor");
+    if (g_control_fd >= 0 && report_fd < 0) return usage("--control-fd answers questions asked on --report-fd: give both");
     try {
         return run_plan(plan_fd, report_fd, print_violations);
     } catch (const std::exception& e) {

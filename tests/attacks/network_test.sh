@@ -161,6 +161,47 @@ expect_err "deny network-outbound reported.example:80"
 [[ $err != *"deny network-outbound also-ignored.example"* ]] || fail_because "an ignored violation (*) was listed"
 tap_finish "ignoreViolations leaves the expected refusals out of the block; they are still refused"
 
+# Questions answered by a program: sbx-linux asks on --report-fd and reads the
+# answer on --control-fd. `.invalid` names never resolve, so an allowed one ends
+# in 502 (the proxy went on to resolve it) and a refused one in 403.
+ask_case() {
+    local answer=$1 host=$2
+    (cd "$proj" && HOME=$home "$sbx" plan --managed-settings "$tmp/empty-managed.json" --on-unknown-host ask -- \
+        curl -s -m 10 -o /dev/null -w 'code:%{http_code}' "http://$host/") >"$tmp/ask-plan.json"
+    rm -f "$tmp/events" "$tmp/report.fifo" "$tmp/control.fifo"
+    mkfifo "$tmp/report.fifo" "$tmp/control.fifo"
+    # The caller: reads the events, answers each question.
+    (
+        exec 5>"$tmp/control.fifo"
+        while IFS= read -r line; do
+            echo "$line" >>"$tmp/events"
+            if [[ $line == *'"event":"question"'* ]]; then
+                id=${line#*\"id\":}
+                id=${id%%,*}
+                echo '{"id": '"$id"', "answer": "'"$answer"'"}' >&5
+            fi
+        done <"$tmp/report.fifo"
+    ) &
+    local caller=$!
+    rc=0
+    out=$(cd "$proj" && timeout 30 "$launcher" --report-fd 3 --control-fd 4 <"$tmp/ask-plan.json" \
+        4<"$tmp/control.fifo" 3>"$tmp/report.fifo" 2>"$tmp/err") || rc=$?
+    err=$(cat "$tmp/err")
+    wait "$caller" || true
+}
+ask_case allow allowed-when-asked.invalid
+[[ $out == "code:502" ]] || fail_because "allowed: curl said '$out', not code:502"
+grep -q '"event":"question","id":1,"host":"allowed-when-asked.invalid","port":80' "$tmp/events" ||
+    fail_because "no question event: $(cat "$tmp/events" 2>/dev/null)"
+grep -q '"event":"violation"' "$tmp/events" && fail_because "a violation for an allowed host"
+tap_finish "a question on --report-fd answered allow on --control-fd lets the host through"
+
+ask_case deny refused-when-asked.invalid
+[[ $out == "code:403" ]] || fail_because "refused: curl said '$out', not code:403"
+grep -q '"event":"violation","kind":"network-outbound","host":"refused-when-asked.invalid"' "$tmp/events" ||
+    fail_because "no violation event: $(cat "$tmp/events" 2>/dev/null)"
+tap_finish "a question answered deny on --control-fd refuses the host, with a violation"
+
 # The launcher's report: one violation event per refusal.
 rc=0
 (cd "$proj" && HOME=$home "$sbx" plan --managed-settings "$tmp/empty-managed.json" -- \
