@@ -372,18 +372,14 @@ Reached reach(State& s, std::string_view host, std::uint16_t port, std::string_v
 
     const net::HostDecision d = net::decide_host(s.options.rules, s.options.call, t);
     if (d.verdict == net::HostDecision::Verdict::deny) return refuse(d.rule ? d.rule->text : std::string(), d.why);
-    // Backstop of hosts.hpp's promise: an address of a local kind, or of this
-    // machine, is reached only through a pattern that names it, whatever a decider
-    // (onUnknownHost) or `*` says, and without asking.
+    // decide_host refuses a literal address of a local kind that no pattern names;
+    // it does not know this machine's own addresses, which are held to the same
+    // rule here: reached only through a pattern naming them, whatever `*` or a
+    // decider says, and without asking.
     if (t.address && !named_by_pattern(d)) {
-        const net::AddressClass c = net::classify(*t.address);
         const bool own = std::any_of(s.options.own_addresses.begin(), s.options.own_addresses.end(),
                                      [&](const net::Address& a) { return net::unmap(a) == *t.address; });
-        if (net::is_local_class(c) || own)
-            return refuse({}, t.host + " is " +
-                                  (own && !net::is_local_class(c) ? std::string("an address of this machine")
-                                                                  : "a " + std::string(net::class_name(c)) + " address") +
-                                  ", which only a pattern naming the address reaches");
+        if (own) return refuse({}, t.host + " is an address of this machine, which only a pattern naming the address reaches");
     }
     if (d.verdict == net::HostDecision::Verdict::ask) {
         if (!s.options.ask) return refuse({}, d.why + "; nothing was there to answer");
