@@ -1,6 +1,7 @@
 #include "leftovers.hpp"
 
 #include "fd_io.hpp"
+#include "sbx/placeholder_registry.hpp"
 #include "root_group.hpp"
 
 #include <dirent.h>
@@ -174,7 +175,7 @@ std::vector<std::string> remove_leftovers(const std::vector<Leftover>& list) {
                     if (errno != ENOENT) problems.push_back(it->path + ": cannot look at the placeholder: " + std::strerror(errno));
                     break;
                 }
-                if (st.st_dev != it->dev || st.st_ino != it->ino || (file && (!S_ISREG(st.st_mode) || st.st_size != 0))) {
+                if (!sbx::is_made_placeholder(st, sbx::RegisteredPlaceholder{!file, it->dev, it->ino, it->path})) {
                     problems.push_back(it->path + ": left in place: it is no longer the empty placeholder sbx made");
                     break;
                 }

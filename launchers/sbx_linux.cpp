@@ -202,8 +202,9 @@ int open_stage_binary() {
 // Makes the temporary directory and the placeholders. The directory and the
 // removeIfCreated paths are this sandbox's (`made`, and the reaper's copy); the
 // placeholders are the root's group's, whose last sandbox removes them.
+// `existing`: the group's placeholders, read under its mutex.
 sbx::expected<void> make_leftovers(const sbx::Plan& plan, Reaper& reaper, RootGroup& group,
-                                   std::vector<Leftover>& made) {
+                                   const std::vector<sbx::RegisteredPlaceholder>& existing, std::vector<Leftover>& made) {
     auto record = [&](LeftoverKind kind, const std::string& path) {
         made.push_back({kind, path, 0, 0});
         reaper.made(made.back());
@@ -212,7 +213,6 @@ sbx::expected<void> make_leftovers(const sbx::Plan& plan, Reaper& reaper, RootGr
     // New file placeholders are hard links to one of the group's: a link
     // allocates no inode, and ext4 slows down sharply when inodes are made and
     // removed in quick succession. Every name is bound read-only.
-    const auto existing = group.placeholders();
     int link_source = -1;
     struct CloseSource {
         int& fd;
@@ -539,15 +539,16 @@ int run_plan(int plan_fd, int report_fd, bool print_violations) {
         return fail_before(group.error());
     }
     reaper->group(group->lock_path(), group->live_path());
+    const auto group_placeholders = group->placeholders();
     std::vector<std::string> group_paths;
-    for (const auto& e : group->placeholders()) group_paths.push_back(e.path);
+    for (const auto& e : group_placeholders) group_paths.push_back(e.path);
     const sbx::HidingFs without_group(disk, std::move(group_paths));  // as the plan was made
     if (auto v = sbx::verify_plan(*plan, without_group); !v) {
         clean_up(made, *reaper, &*group);
         report.error_event(v.error());
         return fail_before(v.error());
     }
-    if (auto r = make_leftovers(*plan, *reaper, *group, made); !r) {
+    if (auto r = make_leftovers(*plan, *reaper, *group, group_placeholders, made); !r) {
         clean_up(made, *reaper, &*group);
         report.error_event(r.error());
         return fail_before(r.error());

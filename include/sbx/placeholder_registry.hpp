@@ -86,13 +86,17 @@ inline std::vector<RegisteredPlaceholder> parse_registry(std::string_view text) 
     return out;
 }
 
-// Whether what is at p.path now is the placeholder the record describes: the
-// same inode, and still an empty file or directory.
-inline bool still_placeholder(const RegisteredPlaceholder& p) {
-    struct stat st {};
-    if (::lstat(p.path.c_str(), &st) != 0) return false;
+// Whether `st` (lstat of the placeholder's path) is still the placeholder that
+// was made: the same inode, and an empty file or a directory.
+inline bool is_made_placeholder(const struct stat& st, const RegisteredPlaceholder& p) {
     if (st.st_dev != p.dev || st.st_ino != p.ino) return false;
     return p.directory ? S_ISDIR(st.st_mode) : (S_ISREG(st.st_mode) && st.st_size == 0);
+}
+
+// Whether what is at p.path now is the placeholder the record describes.
+inline bool still_placeholder(const RegisteredPlaceholder& p) {
+    struct stat st {};
+    return ::lstat(p.path.c_str(), &st) == 0 && is_made_placeholder(st, p);
 }
 
 // The placeholders the group of `root` has made that are still there, read
