@@ -539,30 +539,32 @@ int run_plan(int plan_fd, int report_fd, bool print_violations) {
         return fail_before(group.error());
     }
     reaper->group(group->lock_path(), group->live_path());
+    // Before the command ran: remove what was made, say why, and give 125.
+    auto give_up = [&](const sbx::Error& e) {
+        clean_up(made, *reaper, &*group);
+        return fail_before(e);
+    };
+    auto give_up_errno = [&](const std::string& what) {
+        return give_up(sbx::Error(sbx::Errc::internal, what + ": " + std::strerror(errno)));
+    };
     const auto group_placeholders = group->placeholders();
     std::vector<std::string> group_paths;
     for (const auto& e : group_placeholders) group_paths.push_back(e.path);
     const sbx::HidingFs without_group(disk, std::move(group_paths));  // as the plan was made
     if (auto v = sbx::verify_plan(*plan, without_group); !v) {
-        clean_up(made, *reaper, &*group);
         report.error_event(v.error());
-        return fail_before(v.error());
+        return give_up(v.error());
     }
     if (auto r = make_leftovers(*plan, *reaper, *group, group_placeholders, made); !r) {
-        clean_up(made, *reaper, &*group);
         report.error_event(r.error());
-        return fail_before(r.error());
+        return give_up(r.error());
     }
     group->unlock();
 
     // The stage's binary (sbx-stage beside us, else ourselves), and the status pipe.
     const int exe_fd = open_stage_binary();
     int status_pipe[2] = {-1, -1};
-    if (exe_fd < 0 || ::pipe2(status_pipe, O_CLOEXEC) != 0) {
-        auto e = sbx::Error(sbx::Errc::internal, std::string("cannot set up the stage: ") + std::strerror(errno));
-        clean_up(made, *reaper, &*group);
-        return fail_before(e);
-    }
+    if (exe_fd < 0 || ::pipe2(status_pipe, O_CLOEXEC) != 0) return give_up_errno("cannot set up the stage");
 
     StageArgs stage;
     stage.exe_fd = exe_fd;
@@ -573,18 +575,11 @@ int run_plan(int plan_fd, int report_fd, bool print_violations) {
     // With the block to append and standard error not a terminal (a program
     // reads it), the command's standard error passes through relay_stderr.
     int err_pipe[2] = {-1, -1};
-    if (print_violations && ::isatty(STDERR_FILENO) == 0 && ::pipe2(err_pipe, O_CLOEXEC) != 0) {
-        auto e = sbx::Error(sbx::Errc::internal, std::string("pipe: ") + std::strerror(errno));
-        clean_up(made, *reaper, &*group);
-        return fail_before(e);
-    }
+    if (print_violations && ::isatty(STDERR_FILENO) == 0 && ::pipe2(err_pipe, O_CLOEXEC) != 0)
+        return give_up_errno("pipe");
     int proxy_pair[2] = {-1, -1};
     if (plan->network.mode == sbx::NetworkMode::proxy) {
-        if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, proxy_pair) != 0) {
-            auto e = sbx::Error(sbx::Errc::internal, std::string("socketpair: ") + std::strerror(errno));
-            clean_up(made, *reaper, &*group);
-            return fail_before(e);
-        }
+        if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, proxy_pair) != 0) return give_up_errno("socketpair");
         stage.proxy_fd = proxy_pair[1];
     }
 
@@ -607,11 +602,8 @@ int run_plan(int plan_fd, int report_fd, bool print_violations) {
     if (const auto& ex = plan->filesystem.git_exclude) {
         exclude_fd = ::memfd_create("sbx-git-exclude", MFD_CLOEXEC);  // the bubblewrap child clears it
         if (exclude_fd < 0 || !write_all(exclude_fd, ex->content.data(), ex->content.size()) ||
-            ::lseek(exclude_fd, 0, SEEK_SET) != 0) {
-            auto e = sbx::Error(sbx::Errc::internal, std::string("cannot write the git exclude file: ") + std::strerror(errno));
-            clean_up(made, *reaper, &*group);
-            return fail_before(e);
-        }
+            ::lseek(exclude_fd, 0, SEEK_SET) != 0)
+            return give_up_errno("cannot write the git exclude file");
         args.insert(args.end(), {"--ro-bind-data", std::to_string(exclude_fd), ex->path});
     }
     args.insert(args.end(), {"--chdir", plan->cwd, "--"});
@@ -620,11 +612,7 @@ int run_plan(int plan_fd, int report_fd, bool print_violations) {
     auto env = env_strings(*plan, false);
 
     const pid_t pid = ::fork();
-    if (pid < 0) {
-        auto e = sbx::Error(sbx::Errc::internal, std::string("fork: ") + std::strerror(errno));
-        clean_up(made, *reaper, &*group);
-        return fail_before(e);
-    }
+    if (pid < 0) return give_up_errno("fork");
     if (pid == 0) {
         ::signal(SIGPIPE, SIG_DFL);
         for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGQUIT}) ::signal(sig, SIG_DFL);
