@@ -374,9 +374,9 @@ Reached reach(State& s, std::string_view host, std::uint16_t port, std::string_v
     if (d.verdict == net::HostDecision::Verdict::deny) return refuse(d.rule ? d.rule->text : std::string(), d.why);
     // decide_host refuses a literal address of a local kind that no pattern names;
     // it does not know this machine's own addresses, which are held to the same
-    // rule here: reached only through a pattern naming them, whatever `*` or a
-    // decider says, and without asking.
-    if (t.address && !named_by_pattern(d)) {
+    // rule here: reached only through a pattern naming them (or, for loopback,
+    // allowLocalBinding), whatever `*` or a decider says, and without asking.
+    if (t.address && !named_by_pattern(d) && d.step != net::HostDecision::Step::local_binding) {
         const bool own = std::any_of(s.options.own_addresses.begin(), s.options.own_addresses.end(),
                                      [&](const net::Address& a) { return net::unmap(a) == *t.address; });
         if (own) return refuse({}, t.host + " is an address of this machine, which only a pattern naming the address reaches");

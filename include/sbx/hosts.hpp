@@ -4,7 +4,9 @@
 // and from the hosts a call lists for itself; decide_host() applies the
 // reference's order to one connection's host and port:
 //   1. a deniedDomains entry refuses it, whatever allows it;
-//   2. an allowedDomains entry lets it through;
+//   2. an allowedDomains entry lets it through, and so does allowLocalBinding
+//      for every loopback target (localhost, *.localhost, 127.0.0.0/8, ::1) on
+//      any port;
 //   3. the hosts the call lists let it through, and with such a list any other
 //      host is refused without asking;
 //   4. strictAllowlist (or allowManagedDomainsOnly) refuses it;
@@ -46,6 +48,8 @@ struct HostRules {
     bool strict = false;                    // strictAllowlist or allowManagedDomainsOnly
     std::optional<Source> strict_source;
     std::optional<UnknownHost> on_unknown;  // the sandbox's own decider; nullopt: refuse
+    bool local = false;                     // allowLocalBinding: servers on this machine's loopback
+    std::optional<Source> local_source;
 };
 
 // What one call adds: the hosts it lists for itself (nullopt: no list) and its
@@ -60,6 +64,7 @@ struct HostDecision {
     enum class Step {
         denied_list,     // 1: a deniedDomains entry
         allowed_list,    // 2: an allowedDomains entry
+        local_binding,   // 2: allowLocalBinding, and the target is loopback
         call_list,       // 3: the call's hosts let it through
         not_in_call,     // 3: the call lists hosts, and not this one
         local_address,   // a local address no pattern names: no decider opens it
@@ -100,6 +105,15 @@ inline HostDecision decide_host(const HostRules& rules, const HostCall& call, co
     // else about them differs.
     if (const auto* r = first_match(rules.denied)) return {V::deny, S::denied_list, r, "denied by " + detail::describe(*r)};
     if (const auto* r = first_match(rules.allowed)) return {V::allow, S::allowed_list, r, "allowed by " + detail::describe(*r)};
+    // Local servers are the sandbox's switch, like its allow list: a call's own
+    // list does not close them.
+    if (rules.local && (is_localhost(t) || (t.address && classify(*t.address) == AddressClass::loopback))) {
+        std::string why = "a loopback target, allowed by network.allowLocalBinding";
+        if (rules.local_source)
+            why += " [" + std::string(layer_name(rules.local_source->layer)) + " " + rules.local_source->file.str() + " " +
+                   rules.local_source->key + "]";
+        return {V::allow, S::local_binding, nullptr, why};
+    }
     if (call.hosts) {
         if (const auto* r = first_match(*call.hosts)) return {V::allow, S::call_list, r, "allowed by " + detail::describe(*r)};
         return {V::deny, S::not_in_call, nullptr, "not among the hosts the call lists"};
@@ -142,6 +156,10 @@ inline expected<HostRules> compile_host_rules(const Policy& policy) {
     };
     if (auto r = add(policy.network.denied_domains, "network.deniedDomains", rules.denied); !r) return fail(r.error());
     if (auto r = add(policy.network.allowed_domains, "network.allowedDomains", rules.allowed); !r) return fail(r.error());
+    if (policy.network.allow_local_binding.value) {
+        rules.local = true;
+        rules.local_source = policy.network.allow_local_binding.source;
+    }
     if (policy.network.strict_allowlist.value) {
         rules.strict = true;
         rules.strict_source = policy.network.strict_allowlist.source;

@@ -48,6 +48,7 @@ struct NetworkPlan {
     net::HostRules rules;  // allowed, denied, strict, the sandbox's onUnknownHost
     net::HostCall call;    // the hosts the call lists, its onUnknownHost
     std::string strict_why;  // what made the list strict, for people
+    std::string local_why;   // the settings entry behind rules.local, for people
 };
 
 struct Plan {
@@ -164,6 +165,8 @@ inline expected<Plan> make_plan(const Policy& policy, const PlanRequest& req, co
     plan.network.rules.on_unknown = req.on_unknown_host;
     if (plan.network.rules.strict_source)
         plan.network.strict_why = plan.network.rules.strict_source->file.str() + " " + plan.network.rules.strict_source->key;
+    if (plan.network.rules.local_source)
+        plan.network.local_why = plan.network.rules.local_source->file.str() + " " + plan.network.rules.local_source->key;
     if (req.call_hosts) {
         plan.network.call.hosts.emplace();
         for (std::size_t i = 0; i < req.call_hosts->size(); ++i) {
@@ -253,6 +256,10 @@ inline void write_network(json::Writer& w, const NetworkPlan& n) {
         write_host_rules(w, n.rules.denied);
         w.key("strict").value(n.rules.strict);
         if (!n.strict_why.empty()) w.key("strictWhy").value(n.strict_why);
+        if (n.rules.local) {
+            w.key("local").value(true);
+            if (!n.local_why.empty()) w.key("localWhy").value(n.local_why);
+        }
         if (n.rules.on_unknown) w.key("onUnknownHost").value(unknown_host_name(*n.rules.on_unknown));
         if (n.call.hosts) {
             w.key("callHosts");
@@ -512,8 +519,8 @@ private:
 
     static expected<void> read_network(element v, Plan& p) {
         auto first = members(v, "network",
-                             {"mode", "allowed", "denied", "strict", "strictWhy", "onUnknownHost", "callHosts",
-                              "callOnUnknownHost"},
+                             {"mode", "allowed", "denied", "strict", "strictWhy", "local", "localWhy", "onUnknownHost",
+                              "callHosts", "callOnUnknownHost"},
                              {"mode"});
         if (!first) return fail(first.error());
         auto mode = string(first->at("mode"), "network.mode");
@@ -526,8 +533,8 @@ private:
         }
         if (*mode != "proxy") return error("network.mode", "unknown network mode '" + *mode + "'; expected none or proxy");
         auto m = members(v, "network",
-                         {"mode", "allowed", "denied", "strict", "strictWhy", "onUnknownHost", "callHosts",
-                          "callOnUnknownHost"},
+                         {"mode", "allowed", "denied", "strict", "strictWhy", "local", "localWhy", "onUnknownHost",
+                          "callHosts", "callOnUnknownHost"},
                          {"mode", "allowed", "denied", "strict"});
         if (!m) return fail(m.error());
         NetworkPlan n;
@@ -545,6 +552,16 @@ private:
             auto why = string(m->at("strictWhy"), "network.strictWhy");
             if (!why) return fail(why.error());
             n.strict_why = std::move(*why);
+        }
+        if (m->has("local")) {
+            auto local = boolean(m->at("local"), "network.local");
+            if (!local) return fail(local.error());
+            n.rules.local = *local;
+        }
+        if (m->has("localWhy")) {
+            auto why = string(m->at("localWhy"), "network.localWhy");
+            if (!why) return fail(why.error());
+            n.local_why = std::move(*why);
         }
         if (m->has("onUnknownHost")) {
             auto u = unknown_host(m->at("onUnknownHost"), "network.onUnknownHost");

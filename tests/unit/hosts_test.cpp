@@ -328,6 +328,67 @@ TEST_CASE("decide_host: the reference's five steps, in order, each naming its ru
     }
 }
 
+TEST_CASE("decide_host: allowLocalBinding opens loopback, on every port, and nothing else") {
+    HostRules rules;
+    rules.local = true;
+    rules.local_source = sbx::Source{sbx::LayerKind::user, sbx::FileName("/home/u/.claude/settings.json"),
+                                     "sandbox.network.allowLocalBinding"};
+    struct Row {
+        std::string_view host;
+        std::uint16_t port;
+        Verdict verdict;
+        Step step;
+    };
+    const Row rows[] = {
+        {"localhost", 3000, Verdict::allow, Step::local_binding},
+        {"LocalHost.", 1, Verdict::allow, Step::local_binding},
+        {"app.localhost", 8080, Verdict::allow, Step::local_binding},
+        {"127.0.0.1", 5432, Verdict::allow, Step::local_binding},
+        {"127.9.8.7", 22, Verdict::allow, Step::local_binding},
+        {"2130706433", 80, Verdict::allow, Step::local_binding},       // 127.0.0.1 spelled as a number
+        {"[::1]", 6379, Verdict::allow, Step::local_binding},
+        {"[::ffff:127.0.0.1]", 80, Verdict::allow, Step::local_binding},
+        // Not loopback: the switch opens none of these.
+        {"0.0.0.0", 80, Verdict::deny, Step::local_address},
+        {"169.254.169.254", 80, Verdict::deny, Step::local_address},
+        {"0xa9.0xfe.0xa9.0xfe", 80, Verdict::deny, Step::local_address},
+        {"[fe80::1]", 80, Verdict::deny, Step::local_address},
+        {"10.0.0.1", 80, Verdict::deny, Step::nothing_decides},
+        {"localhost.evil.example", 80, Verdict::deny, Step::nothing_decides},
+        {"example.com", 443, Verdict::deny, Step::nothing_decides},
+    };
+    for (const auto& r : rows) {
+        CAPTURE(r.host);
+        const auto d = sbx::net::decide_host(rules, {}, target(r.host, r.port));
+        CHECK(d.verdict == r.verdict);
+        CHECK(d.step == r.step);
+        if (d.step == Step::local_binding)
+            CHECK_MESSAGE(d.why.find("sandbox.network.allowLocalBinding") != std::string::npos, d.why);
+    }
+    // A deny still beats it; a call's own list does not close it (it is the
+    // sandbox's switch, like its allow list).
+    rules.denied.push_back(rule("localhost:6379", "network.deniedDomains"));
+    CHECK(sbx::net::decide_host(rules, {}, target("localhost", 6379)).step == Step::denied_list);
+    HostCall call;
+    call.hosts.emplace();
+    call.hosts->push_back(rule("pypi.org", "the call's hosts"));
+    CHECK(sbx::net::decide_host(rules, call, target("127.0.0.1", 3000)).verdict == Verdict::allow);
+    CHECK(sbx::net::decide_host(rules, call, target("example.com", 443)).step == Step::not_in_call);
+    // Without the switch, loopback stays closed to every decider.
+    rules.local = false;
+    rules.on_unknown = UnknownHost::allow;
+    CHECK(sbx::net::decide_host(rules, {}, target("127.0.0.1", 3000)).step == Step::local_address);
+
+    // The policy's switch becomes the rules', with its settings entry.
+    sbx::Policy policy;
+    policy.network.allow_local_binding = {true, rules.local_source};
+    auto compiled = sbx::net::compile_host_rules(policy);
+    REQUIRE(compiled.has_value());
+    CHECK(compiled->local);
+    REQUIRE(compiled->local_source.has_value());
+    CHECK(compiled->local_source->key == "sandbox.network.allowLocalBinding");
+}
+
 TEST_CASE("decide_host's reasons read as the violation block prints them") {
     HostRules rules;
     const auto nothing = sbx::net::decide_host(rules, {}, target("example.com", 443));

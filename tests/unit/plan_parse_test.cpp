@@ -200,6 +200,12 @@ void check_same(const sbx::Plan& a, const sbx::Plan& b) {
     CHECK(a.fail_if_unavailable == b.fail_if_unavailable);
     CHECK(a.allow_unix_sockets == b.allow_unix_sockets);
     CHECK(a.network.mode == b.network.mode);
+    CHECK(a.network.rules.allowed.size() == b.network.rules.allowed.size());
+    CHECK(a.network.rules.denied.size() == b.network.rules.denied.size());
+    CHECK(a.network.rules.strict == b.network.rules.strict);
+    CHECK(a.network.rules.local == b.network.rules.local);
+    CHECK(a.network.strict_why == b.network.strict_why);
+    CHECK(a.network.local_why == b.network.local_why);
     CHECK(a.filesystem.isolated == b.filesystem.isolated);
     REQUIRE(a.filesystem.mounts.size() == b.filesystem.mounts.size());
     for (std::size_t i = 0; i < a.filesystem.mounts.size(); ++i) {
@@ -413,7 +419,7 @@ TEST_CASE("plan: a plan from make_plan over a repository and a home comes back f
     layers.push_back(settings(sbx::LayerKind::user, "/home/u/.claude/settings.json", "/home/u", "/r", R"J({"sandbox": {
         "enabled": true, "failIfUnavailable": false,
         "filesystem": {"denyRead": ["~/.ssh", "~/.netrc"], "allowRead": ["~/.ssh/known_hosts"]},
-        "network": {"allowUnixSockets": ["/run/user/1000/bus"], "allowedDomains": ["example.com"]},
+        "network": {"allowUnixSockets": ["/run/user/1000/bus"], "allowedDomains": ["example.com"], "allowLocalBinding": true},
         "credentials": {"envVars": ["PGURL"]}}})J"));
     layers.push_back(settings(sbx::LayerKind::managed, "/etc/claude-code/managed-settings.json", "/home/u", "/r",
                               R"J({"sandbox": {"bwrapPath": "/usr/bin/bwrap"}})J"));
@@ -439,6 +445,8 @@ TEST_CASE("plan: a plan from make_plan over a repository and a home comes back f
     CHECK_FALSE(plan.warnings.empty());
     CHECK(plan.network.mode == sbx::NetworkMode::proxy);
     CHECK_FALSE(plan.network.rules.allowed.empty());
+    CHECK(plan.network.rules.local);
+    CHECK(plan.network.local_why == "/home/u/.claude/settings.json sandbox.network.allowLocalBinding");
     CHECK(has_mount(plan, sbx::MountKind::pin, "/r/.git"));
     CHECK(has_mount(plan, sbx::MountKind::mask_dir, "/home/u/.ssh"));
     CHECK(has_mount(plan, sbx::MountKind::mask_file, "/home/u/.netrc"));
@@ -1116,6 +1124,15 @@ TEST_CASE("plan: the network is none or proxy, and a proxy's rules are host patt
     check_refused(edit(kBase, R"J("mode": "none")J", edit(proxy, "\"*.evil.com\"", "\"https://evil.com\"")),
                   "network.denied[0].pattern");
     check_refused(edit(kBase, R"J("mode": "none")J", edit(proxy, "\"ask\"", "\"maybe\"")), "network.onUnknownHost");
+    // allowLocalBinding: optional, a boolean, with its settings entry for people.
+    CHECK_FALSE(p.network.rules.local);
+    const auto local = parsed(edit(kBase, R"J("mode": "none")J",
+                                   edit(proxy, R"J("strict": false)J",
+                                        R"J("strict": false, "local": true, "localWhy": "/h/.claude/settings.json sandbox.network.allowLocalBinding")J")));
+    CHECK(local.network.rules.local);
+    CHECK(local.network.local_why == "/h/.claude/settings.json sandbox.network.allowLocalBinding");
+    check_refused(edit(kBase, R"J("mode": "none")J", edit(proxy, R"J("strict": false)J", R"J("strict": false, "local": "yes")J")),
+                  "network.local");
     check_refused(edit(kBase, R"J("mode": "none")J", edit(proxy, "\"project\"", "\"team\"")),
                   "network.allowed[0].source.layer");
 }
