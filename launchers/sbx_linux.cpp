@@ -35,6 +35,7 @@
 #include <cerrno>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <mutex>
 #include <cstdio>
 #include <cstdlib>
@@ -89,6 +90,15 @@ public:
         w.begin_object().key("event").value("violation").key("kind").value("network-outbound");
         w.key("host").value(v.host).key("port").value(static_cast<int>(v.port)).key("protocol").value(v.protocol);
         w.key("rule").value(v.rule).key("reason").value(v.reason).end_object();
+        write_line(w.take());
+    }
+    // Advisory: read from what the command printed (see sbx/report.hpp).
+    void file_violation_event(const sbx::FileRefusal& r) {
+        if (fd_ < 0) return;
+        sbx::json::Writer w;
+        w.begin_object().key("event").value("violation").key("kind").value("file-access");
+        w.key("path").value(r.path).key("written").value(r.written).key("message").value(r.message);
+        w.key("advisory").value(true).end_object();
         write_line(w.take());
     }
     void exit_event(bool sandboxed, std::string_view unsandboxed_reason, int status) {
@@ -400,18 +410,30 @@ bool ask_on_terminal(const sbx::net::HostTarget& t) {
 // Copies the command's standard error from `from` to ours until every writer
 // is gone, writing any <sandbox_violations> tag the command prints as
 // &lt;sandbox_violations>: only the block sbx-linux appends reads as one.
-void relay_stderr(int from) {
+// With a scanner, the file refusals it finds become violation events as they come.
+void relay_stderr(int from, sbx::StderrScanner* scanner, Report* report) {
     sbx::TagNeutralizer n;
+    std::size_t reported = 0;
+    auto report_new = [&] {
+        if (scanner == nullptr) return;
+        const auto& found = scanner->refusals();
+        for (; reported < found.size(); ++reported) report->file_violation_event(found[reported]);
+    };
     char buf[65536];
     for (;;) {
         const ssize_t got = ::read(from, buf, sizeof buf);
         if (got < 0 && errno == EINTR) continue;
         if (got <= 0) break;
-        const std::string out = n.feed(std::string_view(buf, static_cast<std::size_t>(got)));
+        const std::string_view chunk(buf, static_cast<std::size_t>(got));
+        const std::string out = n.feed(chunk);
         write_all(STDERR_FILENO, out.data(), out.size());
+        if (scanner != nullptr) scanner->feed(chunk);
+        report_new();
     }
     const std::string rest = n.finish();
     write_all(STDERR_FILENO, rest.data(), rest.size());
+    if (scanner != nullptr) scanner->finish();
+    report_new();
     ::close(from);
 }
 
@@ -573,10 +595,13 @@ int run_plan(int plan_fd, int report_fd, bool print_violations) {
     for (const auto& v : plan->loader_env) stage.loader_env.push_back(v.name + "=" + v.value);
     stage.command = plan->argv;
     // With the block to append and standard error not a terminal (a program
-    // reads it), the command's standard error passes through relay_stderr.
+    // reads it), or file refusals to read from it, the command's standard error
+    // passes through relay_stderr.
     int err_pipe[2] = {-1, -1};
-    if (print_violations && ::isatty(STDERR_FILENO) == 0 && ::pipe2(err_pipe, O_CLOEXEC) != 0)
-        return give_up_errno("pipe");
+    const bool relay = plan->scan_stderr || (print_violations && ::isatty(STDERR_FILENO) == 0);
+    if (relay && ::pipe2(err_pipe, O_CLOEXEC) != 0) return give_up_errno("pipe");
+    std::optional<sbx::StderrScanner> scanner;
+    if (plan->scan_stderr) scanner.emplace(plan->filesystem, plan->cwd);
     int proxy_pair[2] = {-1, -1};
     if (plan->network.mode == sbx::NetworkMode::proxy) {
         if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, proxy_pair) != 0) return give_up_errno("socketpair");
@@ -635,7 +660,7 @@ int run_plan(int plan_fd, int report_fd, bool print_violations) {
     std::thread stderr_relay;
     if (err_pipe[0] >= 0) {
         ::close(err_pipe[1]);
-        stderr_relay = std::thread(relay_stderr, err_pipe[0]);
+        stderr_relay = std::thread(relay_stderr, err_pipe[0], scanner ? &*scanner : nullptr, &report);
     }
 
     // The proxy: the stage hands over the listening sockets it made inside.
@@ -718,15 +743,17 @@ int run_plan(int plan_fd, int report_fd, bool print_violations) {
         return s;
     }
     report.exit_event(true, "", status);
-    if (print_violations && !refused.empty()) {
+    if (print_violations) {
         std::vector<std::string> lines;
-        for (const auto& e : refused) {
-            std::string line = sbx::network_violation_line(e.host, e.port, e.reason);
-            // ignoreViolations: the settings expect this one; say nothing of it.
+        // ignoreViolations: the settings expect these; say nothing of them.
+        auto add = [&](std::string line) {
             const bool ignored = std::any_of(plan->ignore_violations.begin(), plan->ignore_violations.end(),
                                              [&](const std::string& v) { return line.find(v) != std::string::npos; });
             if (!ignored) lines.push_back(std::move(line));
-        }
+        };
+        for (const auto& e : refused) add(sbx::network_violation_line(e.host, e.port, e.reason));
+        if (scanner)
+            for (const auto& r : scanner->refusals()) add(sbx::file_violation_line(r));
         std::cerr << sbx::violations_block(lines) << std::flush;
     }
     return status;

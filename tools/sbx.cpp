@@ -3,7 +3,7 @@
 //   sbx policy  [--root DIR] [--settings FILE] [--managed-settings FILE] [--untrusted] [--json]
 //   sbx explain [same options] PATH
 //   sbx plan    [same options] [--env NAME]... -- COMMAND [ARG...]
-//   sbx run     [same options] [--env NAME]... [--launcher PATH] -- COMMAND [ARG...]
+//   sbx run     [same options] [--env NAME]... [--[no-]scan-stderr] [--launcher PATH] -- COMMAND [ARG...]
 //   sbx doctor  [--json] [--launcher PATH]
 //
 // This file is the only place that prints and picks exit statuses; the engine
@@ -220,6 +220,7 @@ struct PlanArgs {
     std::vector<std::string> pass_env;
     std::vector<std::string> allow_hosts;  // the call's own hosts
     std::string on_unknown_host;           // deny, allow, ask; empty: the command's default
+    bool scan_stderr = false, no_scan_stderr = false;  // neither: the command's default
     std::vector<std::string> command;
 
     void add_network_to(CLI::App* cmd) {
@@ -231,6 +232,10 @@ struct PlanArgs {
         cmd->add_option("--on-unknown-host", on_unknown_host,
                         "What to do with a host no rule decides: deny, allow, or ask on the terminal")
             ->check(CLI::IsMember({"deny", "allow", "ask"}));
+        auto* scan = cmd->add_flag("--scan-stderr", scan_stderr,
+                                   "Report the file refusals the command prints on standard error (advisory)");
+        auto* no_scan = cmd->add_flag("--no-scan-stderr", no_scan_stderr, "Do not read the command's standard error");
+        scan->excludes(no_scan);
     }
 };
 
@@ -242,7 +247,7 @@ std::vector<std::string> environment() {
 }
 
 sbx::expected<sbx::Plan> plan_for(const Loaded& l, const PlanArgs& a, std::string_view default_unknown,
-                                  const sbx::FsView& fs) {
+                                  bool default_scan, const sbx::FsView& fs) {
     const auto& argv = a.command;
     const auto& pass_env = a.pass_env;
     const auto env = environment();
@@ -263,6 +268,7 @@ sbx::expected<sbx::Plan> plan_for(const Loaded& l, const PlanArgs& a, std::strin
                           : unknown == "ask" ? sbx::net::UnknownHost::ask
                                              : sbx::net::UnknownHost::deny;
     if (!a.allow_hosts.empty()) req.call_hosts = a.allow_hosts;
+    req.scan_stderr = a.scan_stderr || (default_scan && !a.no_scan_stderr);
     // Placeholders of sandboxes running in this root now are planned as missing,
     // as they will be once those end; the launcher takes them over.
     std::vector<std::string> placeholders;
@@ -334,7 +340,7 @@ int run_plan(const PlanArgs& a) {
     sbx::DiskFs fs;
     auto loaded = load_policy(a.settings, fs);
     if (!loaded) return report(loaded.error());
-    auto plan = plan_for(*loaded, a, "deny", fs);
+    auto plan = plan_for(*loaded, a, "deny", false, fs);
     if (!plan) return report(plan.error());
     std::cout << sbx::to_json(*plan) << "\n";
     return kOk;
@@ -369,8 +375,10 @@ int run_run(const RunArgs& a) {
     auto loaded = load_policy(a.plan.settings, fs);
     if (!loaded) return run_failed(loaded.error());
     // A host no rule decides is asked about on the terminal; with no terminal the
-    // launcher refuses it.
-    auto plan = plan_for(*loaded, a.plan, "ask", fs);
+    // launcher refuses it. File refusals are read from the command's standard
+    // error when a program reads it: on a terminal the command keeps the
+    // terminal (and its person sees the errors), unless --scan-stderr.
+    auto plan = plan_for(*loaded, a.plan, "ask", ::isatty(STDERR_FILENO) == 0, fs);
     if (!plan) return run_failed(plan.error());
     auto launcher = find_launcher(a.launcher);
     if (!launcher) return run_failed(launcher.error());

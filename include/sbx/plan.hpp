@@ -35,6 +35,7 @@ struct PlanRequest {
     std::span<const std::string> pass_env;  // names passed on purpose (`--env NAME`)
     std::optional<net::UnknownHost> on_unknown_host;  // the sandbox's decider for hosts no list decides
     std::optional<std::vector<std::string>> call_hosts;  // hosts the call lists for itself (patterns)
+    bool scan_stderr = false;  // read file refusals from the command's standard error
 };
 
 // What the network namespace holds: `none`, nothing but its own loopback; or
@@ -64,6 +65,7 @@ struct Plan {
     bool allow_unix_sockets = false;  // seccomp keeps socket(AF_UNIX) and every socketpair
     NetworkPlan network;
     std::vector<std::string> ignore_violations;  // a violation line holding one of these is not reported
+    bool scan_stderr = false;  // the launcher reads file refusals from the command's standard error
     FsPlan filesystem;
     std::vector<Warning> warnings;  // the policy's, the rules', the plan's
 };
@@ -159,6 +161,7 @@ inline expected<Plan> make_plan(const Policy& policy, const PlanRequest& req, co
         if (rule.command == "*" || command_line.find(rule.command) != std::string::npos)
             for (const auto& v : rule.violations)
                 if (!v.empty()) plan.ignore_violations.push_back(v);
+    plan.scan_stderr = req.scan_stderr;
     auto host_rules = net::compile_host_rules(policy);
     if (!host_rules) return fail(host_rules.error());
     plan.network.rules = std::move(*host_rules);
@@ -300,6 +303,7 @@ inline std::string to_json(const Plan& p) {
         for (const auto& v : p.ignore_violations) w.value(v);
         w.end_array();
     }
+    if (p.scan_stderr) w.key("scanStderr").value(true);
     w.key("filesystem").begin_object().key("isolated").value(p.filesystem.isolated).key("mounts").begin_array();
     for (const auto& m : p.filesystem.mounts) {
         w.begin_object().key("kind").value(mount_kind_name(m.kind)).key("path").value(m.path);
@@ -356,7 +360,7 @@ public:
             }
         }
         auto top = members(root, "", {"version", "command", "root", "tmpdir", "bwrapPath", "enabled", "failIfUnavailable",
-                                      "seccomp", "network", "ignoreViolations", "filesystem", "warnings"},
+                                      "seccomp", "network", "ignoreViolations", "scanStderr", "filesystem", "warnings"},
                            {"version", "command", "root", "tmpdir", "enabled", "failIfUnavailable", "seccomp",
                             "network", "filesystem"});
         if (!top) return fail(top.error());
@@ -395,6 +399,11 @@ public:
                 if (v->empty()) return error(index("ignoreViolations", i - 1), "an empty substring would ignore everything");
                 p.ignore_violations.push_back(std::move(*v));
             }
+        }
+        if (top->has("scanStderr")) {
+            auto scan = boolean(top->at("scanStderr"), "scanStderr");
+            if (!scan) return fail(scan.error());
+            p.scan_stderr = *scan;
         }
         if (auto r = read_filesystem(top->at("filesystem"), p); !r) return fail(r.error());
         if (top->has("warnings")) {

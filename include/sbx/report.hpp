@@ -11,11 +11,23 @@
 // `<sandbox_violations>` or `</sandbox_violations>` (in any case) as `&lt;`:
 // only the real block then reads as one. Pure, streaming: the tag may arrive
 // split across reads.
+//
+// File refusals have no log on Linux: find_file_refusal() reads them from a line
+// the command wrote to standard error ("touch: cannot touch '/r/.bashrc':
+// Read-only file system"), and reports one only when the plan's own mounts
+// refuse that path. They are advisory: a command can hide one or print one that
+// never happened; the access is refused either way.
 #pragma once
 
+#include <cstddef>
+#include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include "sbx/fs_plan.hpp"
+#include "sbx/paths.hpp"
 
 namespace sbx {
 
@@ -105,5 +117,241 @@ inline std::string violations_block(const std::vector<std::string>& lines) {
     }
     return out + "</sandbox_violations>\n";
 }
+
+// What the plan makes of a path inside the sandbox.
+struct PlannedAccess {
+    enum class Kind {
+        writable,   // a writable bind or pin covers it (or `/` without isolation)
+        read_only,  // a read-only bind, or `/` itself
+        hidden,     // a mask covers it
+        system,     // /dev or /proc: bubblewrap's own, not the plan's
+    };
+    Kind kind = Kind::read_only;
+    const Mount* mount = nullptr;  // the plan's mount that decides; nullptr: the base `/`
+};
+
+// The last of the plan's mounts at or above `path` decides (mounts are carried
+// out shallow before deep, and a later one over the same path wins).
+inline PlannedAccess planned_access(const FsPlan& plan, std::string_view path) {
+    using K = PlannedAccess::Kind;
+    if (paths::at_or_under(path, "/dev") || paths::at_or_under(path, "/proc")) return {K::system, nullptr};
+    PlannedAccess out{plan.isolated ? K::read_only : K::writable, nullptr};
+    for (const auto& m : plan.mounts) {
+        if (!paths::at_or_under(path, m.path)) continue;
+        out.mount = &m;
+        switch (m.kind) {
+            case MountKind::bind:
+            case MountKind::pin: out.kind = K::writable; break;
+            case MountKind::ro_bind: out.kind = K::read_only; break;
+            case MountKind::mask_dir:
+            case MountKind::mask_file: out.kind = K::hidden; break;
+        }
+    }
+    return out;
+}
+
+// A refusal the command reported: the path as it wrote it, the same made
+// absolute, and its whole line.
+struct FileRefusal {
+    std::string written;
+    std::string path;
+    std::string message;
+};
+
+// One line of "deny file-access PATH (MESSAGE)". The message is the command's:
+// its control characters become `?` and it is cut at 300 bytes.
+inline std::string file_violation_line(const FileRefusal& r) {
+    std::size_t cut = r.message.size();
+    if (cut > 300) {
+        cut = 300;
+        while (cut > 0 && (static_cast<unsigned char>(r.message[cut]) & 0xC0) == 0x80) --cut;  // not inside a character
+    }
+    std::string message = r.message.substr(0, cut) + (cut < r.message.size() ? "..." : "");
+    for (auto& c : message)
+        if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '?';
+    return "deny file-access " + r.written + " (" + message + ")";
+}
+
+namespace detail {
+
+inline char fold(char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; }
+
+inline std::size_t find_folded(std::string_view hay, std::string_view needle) {
+    if (needle.size() > hay.size()) return std::string_view::npos;
+    for (std::size_t i = 0; i + needle.size() <= hay.size(); ++i) {
+        std::size_t j = 0;
+        while (j < needle.size() && fold(hay[i + j]) == needle[j]) ++j;
+        if (j == needle.size()) return i;
+    }
+    return std::string_view::npos;
+}
+
+// The quoted strings of `s`, in order: '...', "...", `...', and the typographic
+// quotes coreutils print in UTF-8 locales.
+inline std::vector<std::string_view> quoted(std::string_view s) {
+    static constexpr std::pair<std::string_view, std::string_view> kQuotes[] = {
+        {"\xe2\x80\x98", "\xe2\x80\x99"},  // U+2018 U+2019
+        {"\xe2\x80\x9c", "\xe2\x80\x9d"},  // U+201C U+201D
+        {"'", "'"},
+        {"\"", "\""},
+        {"`", "'"},
+    };
+    std::vector<std::string_view> out;
+    std::size_t i = 0;
+    while (i < s.size()) {
+        bool found = false;
+        for (const auto& [open, close] : kQuotes) {
+            if (s.substr(i, open.size()) != open) continue;
+            const std::size_t start = i + open.size();
+            const std::size_t end = s.find(close, start);
+            if (end == std::string_view::npos) continue;
+            out.push_back(s.substr(start, end - start));
+            i = end + close.size();
+            found = true;
+            break;
+        }
+        if (!found) ++i;
+    }
+    return out;
+}
+
+inline std::string_view trim(std::string_view s) {
+    while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+    while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) s.remove_suffix(1);
+    return s;
+}
+
+}  // namespace detail
+
+// The refusal `line` reports, when it names a path the plan refuses in the way
+// the message says. "Read-only file system" counts for any path the plan keeps
+// from writes (a protected path, or anything outside the writable ones);
+// "Permission denied" and "Operation not permitted", which ordinary file modes
+// cause too, only for a path one of the plan's own mounts protects or hides.
+// Relative paths are taken from `cwd`, where the command started. The path is
+// the one nearest before the message (`prog: PATH: message`, `cannot touch
+// 'PATH': message`), else the first quoted one after it (`Permission denied:
+// 'PATH'`).
+inline std::optional<FileRefusal> find_file_refusal(std::string_view line, const FsPlan& plan, std::string_view cwd) {
+    static constexpr std::pair<std::string_view, bool> kMessages[] = {
+        {"read-only file system", true},  // EROFS: any path the plan keeps read-only
+        {"permission denied", false},     // EACCES
+        {"operation not permitted", false},  // EPERM
+    };
+    line = detail::trim(line);
+    if (line.empty() || line.size() > 4096) return std::nullopt;
+    for (char c : line)
+        if (c == '\0') return std::nullopt;
+    std::size_t at = std::string_view::npos;
+    bool any_read_only = false;
+    for (const auto& [text, erofs] : kMessages) {
+        at = detail::find_folded(line, text);
+        if (at != std::string_view::npos) {
+            any_read_only = erofs;
+            break;
+        }
+    }
+    if (at == std::string_view::npos) return std::nullopt;
+
+    auto refused = [&](std::string_view written) -> std::optional<FileRefusal> {
+        written = detail::trim(written);
+        if (written.empty() || written.size() > 1024) return std::nullopt;
+        for (char c : written)
+            if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) return std::nullopt;
+        if (!paths::is_absolute(written) && cwd.empty()) return std::nullopt;
+        const std::string path = paths::is_absolute(written) ? paths::normalize(written) : paths::join(cwd, written);
+        const PlannedAccess a = planned_access(plan, path);
+        using K = PlannedAccess::Kind;
+        const bool counts = any_read_only ? (a.kind == K::read_only || a.kind == K::hidden)
+                                          : (a.mount != nullptr && (a.kind == K::read_only || a.kind == K::hidden));
+        if (!counts) return std::nullopt;
+        return FileRefusal{std::string(written), path, std::string(line)};
+    };
+
+    // Before the message: the fields of "a: b: c: message"; in the nearest, its
+    // last quoted string, else its last word.
+    std::string_view before = line.substr(0, at);
+    while (!before.empty() && (before.back() == ' ' || before.back() == ':' || before.back() == ',')) before.remove_suffix(1);
+    // "[Errno 30] Read-only file system": the number is no path.
+    if (!before.empty() && before.back() == ']') {
+        const std::size_t open = before.rfind('[');
+        if (open != std::string_view::npos) before = detail::trim(before.substr(0, open));
+        while (!before.empty() && (before.back() == ':' || before.back() == ' ')) before.remove_suffix(1);
+    }
+    std::vector<std::string_view> fields;
+    for (std::size_t start = 0;;) {
+        const std::size_t sep = before.find(": ", start);
+        fields.push_back(before.substr(start, sep == std::string_view::npos ? std::string_view::npos : sep - start));
+        if (sep == std::string_view::npos) break;
+        start = sep + 2;
+    }
+    // Only the nearest field is read: further left sit the program's name and
+    // its own words.
+    const std::string_view nearest = detail::trim(fields.back());
+    if (const auto q = detail::quoted(nearest); !q.empty()) {
+        if (auto r = refused(q.back())) return r;
+    } else if (!nearest.empty()) {
+        const std::size_t space = nearest.rfind(' ');
+        if (auto r = refused(space == std::string_view::npos ? nearest : nearest.substr(space + 1))) return r;
+    }
+    // After the message: Python's "Permission denied: '/x'", Node's "EACCES:
+    // permission denied, open '/x'".
+    for (auto q : detail::quoted(line.substr(at))) {
+        if (auto r = refused(q)) return r;
+    }
+    return std::nullopt;
+}
+
+// Reads the command's standard error as it comes, a line at a time, and keeps
+// the file refusals of find_file_refusal(), each path once. A line longer than
+// 4 KiB is not read for refusals (no tool prints one that long).
+class StderrScanner {
+public:
+    StderrScanner(const FsPlan& plan, std::string cwd, std::size_t max_refusals = 100)
+        : plan_(plan), cwd_(std::move(cwd)), max_(max_refusals) {}
+
+    void feed(std::string_view chunk) {
+        while (!chunk.empty()) {
+            const std::size_t nl = chunk.find('\n');
+            const std::string_view part = chunk.substr(0, nl);
+            if (!too_long_) {
+                if (line_.size() + part.size() > kMaxLine) {
+                    too_long_ = true;
+                    line_.clear();
+                } else {
+                    line_.append(part);
+                }
+            }
+            if (nl == std::string_view::npos) return;
+            end_line();
+            chunk.remove_prefix(nl + 1);
+        }
+    }
+
+    // The end of the stream: a last line without a newline counts too.
+    void finish() { end_line(); }
+
+    const std::vector<FileRefusal>& refusals() const { return refusals_; }
+
+private:
+    static constexpr std::size_t kMaxLine = 4096;
+
+    void end_line() {
+        if (!too_long_ && !line_.empty() && refusals_.size() < max_) {
+            if (auto r = find_file_refusal(line_, plan_, cwd_); r && seen_.insert(r->path).second)
+                refusals_.push_back(std::move(*r));
+        }
+        line_.clear();
+        too_long_ = false;
+    }
+
+    const FsPlan& plan_;
+    std::string cwd_;
+    std::size_t max_;
+    std::string line_;
+    bool too_long_ = false;
+    std::set<std::string> seen_;
+    std::vector<FileRefusal> refusals_;
+};
 
 }  // namespace sbx

@@ -306,6 +306,59 @@ expect_rc 7
 expect_out '{"event":"exit","sandboxed":true,"status":7}'
 tap_finish "--report-fd gets the exit event"
 
+# --- file refusals read from standard error -------------------------------------------
+
+# Writes the sandbox refuses (a protected file, a git hook, outside the root), one
+# the plan does not refuse, and a fake refusal of a writable path.
+refusing='echo x >.bashrc; touch .git/hooks/pre-commit; mkdir /usr/sbx-test-dir;
+          echo "cat: /etc/shadow: Permission denied" >&2; echo "x: $PWD/ok: Read-only file system" >&2; echo done'
+
+fresh_case
+sbx_run -- sh -c "$refusing"
+expect_rc 0
+expect_out done
+expect_err "<sandbox_violations>"
+expect_err "deny file-access .bashrc (sh: 1: cannot create .bashrc: Read-only file system)"
+expect_err "deny file-access .git/hooks/pre-commit (touch: cannot touch '.git/hooks/pre-commit': Read-only file system)"
+expect_err "deny file-access /usr/sbx-test-dir ("
+[[ $err != *"deny file-access /etc/shadow"* ]] || fail_because "a permission of the file's own was reported"
+[[ $err != *"deny file-access $proj/ok"* ]] || fail_because "a refusal of a writable path was reported"
+expect_clean
+tap_finish "sbx run lists the file refusals the command printed, and only those the plan caused"
+
+fresh_case
+sbx_run --no-scan-stderr -- sh -c "$refusing"
+expect_rc 0
+expect_err "cannot create .bashrc"
+[[ $err != *"deny file-access"* ]] || fail_because "file refusals were reported with --no-scan-stderr"
+tap_finish "--no-scan-stderr leaves the command's standard error unread"
+
+fresh_case
+printf '{"sandbox": {"ignoreViolations": {"sh": [".git/hooks"]}}}' >"$tmp/ignore-hooks.json"
+sbx_run --settings "$tmp/ignore-hooks.json" -- sh -c "$refusing"
+expect_err "deny file-access .bashrc"
+[[ $err != *"deny file-access .git/hooks"* ]] || fail_because "an ignored file refusal was listed"
+tap_finish "ignoreViolations leaves expected file refusals out of the block"
+
+fresh_case
+run_sbx "$sbx" plan --managed-settings "$tmp/empty-managed.json" --scan-stderr -- sh -c "$refusing"
+cp "$tmp/out" "$tmp/plan.json"
+grep -q '"scanStderr":true' "$tmp/plan.json" || fail_because "the plan does not ask for scanning"
+rc=0
+(cd "$proj" && timeout 20 "$launcher" --report-fd 3 <"$tmp/plan.json" 3>"$tmp/report" >/dev/null 2>"$tmp/err") || rc=$?
+out=$(cat "$tmp/report")
+err=$(cat "$tmp/err")
+expect_rc 0
+expect_out '{"event":"violation","kind":"file-access","path":"'"$proj"'/.bashrc","written":".bashrc","message":"sh: 1: cannot create .bashrc: Read-only file system","advisory":true}'
+expect_out '"path":"/usr/sbx-test-dir"'
+[[ $err != *"<sandbox_violations>"* ]] || fail_because "the launcher printed a block it was not asked for"
+tap_finish "--report-fd gets a file-access violation event, marked advisory, for each refusal"
+
+run_sbx "$sbx" plan --managed-settings "$tmp/empty-managed.json" --scan-stderr --no-scan-stderr -- true
+expect_rc 64
+expect_err "excludes"
+tap_finish "--scan-stderr and --no-scan-stderr together are a usage error"
+
 # --- an unavailable sandbox ----------------------------------------------------------
 
 fresh_case

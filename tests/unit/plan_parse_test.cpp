@@ -1428,3 +1428,14 @@ TEST_CASE("plan: ignoreViolations holds the substrings of the rules whose comman
     check_refused(edit(text, "\"y.example\"", "\"\""), "ignoreViolations[1]");
     check_refused(edit(text, "\"y.example\"", "7"), "ignoreViolations[1]");
 }
+
+TEST_CASE("plan: scanStderr is an optional boolean, false when absent") {
+    CHECK_FALSE(parsed(std::string(kBase)).scan_stderr);
+    const auto on = parsed(edit(kBase, R"J("network": {"mode": "none"},)J", R"J("network": {"mode": "none"}, "scanStderr": true,)J"));
+    CHECK(on.scan_stderr);
+    check_round_trip(on);
+    check_refused(edit(kBase, R"J("network": {"mode": "none"},)J", R"J("network": {"mode": "none"}, "scanStderr": 1,)J"),
+                  "scanStderr");
+    check_refused(edit(kBase, R"J("network": {"mode": "none"},)J", R"J("network": {"mode": "none"}, "scanStderr": "yes",)J"),
+                  "scanStderr");
+}

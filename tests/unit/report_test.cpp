@@ -56,3 +56,150 @@ TEST_CASE("the block: one line per refusal, itself free of forged tags and line 
           "deny file-access x (&lt;/sandbox_violations> injected)\n"
           "</sandbox_violations>\n");
 }
+
+namespace {
+
+sbx::Mount mount(sbx::MountKind kind, std::string path) {
+    sbx::Mount m;
+    m.kind = kind;
+    m.source = path;
+    m.path = std::move(path);
+    return m;
+}
+
+// A repository /r with its protected paths, a home with hidden credentials.
+sbx::FsPlan sample_plan() {
+    using K = sbx::MountKind;
+    sbx::FsPlan p;
+    p.mounts = {
+        mount(K::bind, "/r"),
+        mount(K::mask_dir, "/home/u/.ssh"),
+        mount(K::mask_file, "/home/u/.netrc"),
+        mount(K::ro_bind, "/r/.bashrc"),
+        mount(K::ro_bind, "/r/.claude/settings.json"),
+        mount(K::ro_bind, "/r/.git/config"),
+        mount(K::ro_bind, "/r/.git/hooks"),
+        mount(K::bind, "/tmp/sbx-1"),
+    };
+    return p;
+}
+
+}  // namespace
+
+TEST_CASE("planned_access: the last mount over a path decides; /dev and /proc are bubblewrap's") {
+    using A = sbx::PlannedAccess::Kind;
+    const auto plan = sample_plan();
+    struct Row {
+        std::string_view path;
+        A kind;
+        bool by_mount;
+    };
+    const Row rows[] = {
+        {"/r", A::writable, true},          {"/r/src/main.c", A::writable, true},
+        {"/r/.bashrc", A::read_only, true}, {"/r/.git/hooks/pre-commit", A::read_only, true},
+        {"/r/.git/HEAD", A::writable, true}, {"/home/u/.ssh/id_rsa", A::hidden, true},
+        {"/home/u/.netrc", A::hidden, true}, {"/home/u/.netrc2", A::read_only, false},
+        {"/usr/bin/ls", A::read_only, false}, {"/", A::read_only, false},
+        {"/tmp/sbx-1/x", A::writable, true}, {"/tmp/other", A::read_only, false},
+        {"/dev/null", A::system, false},     {"/proc/self/mem", A::system, false},
+    };
+    for (const auto& r : rows) {
+        CAPTURE(r.path);
+        const auto a = sbx::planned_access(plan, r.path);
+        CHECK(a.kind == r.kind);
+        CHECK((a.mount != nullptr) == r.by_mount);
+    }
+    sbx::FsPlan open;
+    open.isolated = false;
+    CHECK(sbx::planned_access(open, "/usr/bin/ls").kind == A::writable);
+}
+
+TEST_CASE("find_file_refusal: the refusals tools print, and only those the plan causes") {
+    const auto plan = sample_plan();
+    struct Row {
+        std::string_view line;
+        std::string_view cwd;
+        std::string_view written;  // empty: no refusal
+        std::string_view path;
+    };
+    const Row rows[] = {
+        // coreutils, shells, git, Python, Node: each way of naming the path.
+        {"touch: cannot touch '/r/.bashrc': Read-only file system", "/r", "/r/.bashrc", "/r/.bashrc"},
+        {"bash: line 1: /r/.git/hooks/pre-commit: Read-only file system", "/r", "/r/.git/hooks/pre-commit",
+         "/r/.git/hooks/pre-commit"},
+        {"/bin/sh: .claude/settings.json: Operation not permitted", "/r", ".claude/settings.json",
+         "/r/.claude/settings.json"},
+        {"sh: 1: cannot create /r/.bashrc: Read-only file system", "/r", "/r/.bashrc", "/r/.bashrc"},
+        {"mkdir: cannot create directory \xe2\x80\x98/usr/local/x\xe2\x80\x99: Read-only file system", "/r",
+         "/usr/local/x", "/usr/local/x"},
+        {"cp: cannot create regular file '/opt/my dir/f': Read-only file system", "/r", "/opt/my dir/f",
+         "/opt/my dir/f"},
+        {"error: could not lock config file .git/config: Read-only file system", "/r", ".git/config",
+         "/r/.git/config"},
+        {"PermissionError: [Errno 13] Permission denied: '/home/u/.ssh/id_rsa'", "/r", "/home/u/.ssh/id_rsa",
+         "/home/u/.ssh/id_rsa"},
+        {"OSError: [Errno 30] Read-only file system: '/r/.git/hooks/x'", "/r", "/r/.git/hooks/x", "/r/.git/hooks/x"},
+        {"Error: EROFS: read-only file system, open '/r/.bashrc'", "/r", "/r/.bashrc", "/r/.bashrc"},
+        {"  touch: cannot touch '../.bashrc': Read-only file system\r", "/r/src", "../.bashrc", "/r/.bashrc"},
+        // Not the plan's doing: ordinary permissions, writable paths, no path at all.
+        {"cat: /etc/shadow: Permission denied", "/r", "", ""},
+        {"touch: cannot touch '/r/src/x': Permission denied", "/r", "", ""},
+        {"touch: cannot touch '/r/src/x': Read-only file system", "/r", "", ""},
+        {"echo: write error: Read-only file system", "/r", "", ""},
+        {"unshare: unshare failed: Operation not permitted", "/home/u", "", ""},
+        {"Read-only file system", "/r", "", ""},
+        {"/proc/sys/kernel/hostname: Read-only file system", "/r", "", ""},
+        {"all is well", "/r", "", ""},
+        {"", "/r", "", ""},
+        // The program's name is no path: only the field nearest the message counts.
+        {"/usr/bin/x: cannot open socket: Operation not permitted", "/r", "", ""},
+        {std::string_view("x: '/r/.bashrc\0': Read-only file system", 39), "/r", "", ""},
+        {"x: '/r/.bashrc\x1b[31m': Read-only file system", "/r", "", ""},
+    };
+    for (const auto& r : rows) {
+        CAPTURE(r.line);
+        const auto got = sbx::find_file_refusal(r.line, plan, r.cwd);
+        if (r.written.empty()) {
+            CHECK_FALSE_MESSAGE(got.has_value(), (got ? got->path : std::string()));
+            continue;
+        }
+        REQUIRE(got.has_value());
+        CHECK(got->written == r.written);
+        CHECK(got->path == r.path);
+        CHECK(got->message == sbx::detail::trim(r.line));
+    }
+}
+
+TEST_CASE("file refusal lines: the command's message, made safe for the block") {
+    sbx::FileRefusal r{"/r/.bashrc", "/r/.bashrc", "touch: '/r/.bashrc': Read-only file system"};
+    CHECK(sbx::file_violation_line(r) == "deny file-access /r/.bashrc (touch: '/r/.bashrc': Read-only file system)");
+    r.message = "a\x1b[2Jb\tc</sandbox_violations>";
+    const auto block = sbx::violations_block({sbx::file_violation_line(r)});
+    CHECK(block == "<sandbox_violations>\ndeny file-access /r/.bashrc (a?[2Jb?c&lt;/sandbox_violations>)\n</sandbox_violations>\n");
+    r.message = std::string(299, 'x') + "\xc3\xa9" + std::string(50, 'y');  // é across the cut
+    const auto cut = sbx::file_violation_line(r);
+    CHECK(cut == "deny file-access /r/.bashrc (" + std::string(299, 'x') + "...)");
+}
+
+TEST_CASE("StderrScanner: lines in any pieces, each path once, long lines and floods bounded") {
+    const auto plan = sample_plan();
+    const std::string text =
+        "building...\n"
+        "touch: cannot touch '/r/.bashrc': Read-only file system\n"
+        "touch: cannot touch '/r/.bashrc': Read-only file system\n" +
+        std::string(5000, 'z') + " /r/.git/hooks/a: Read-only file system\n" +
+        "bash: /r/.git/config: Read-only file system";  // no newline at the end
+    for (std::size_t step : {std::size_t{1}, std::size_t{7}, std::size_t{4096}, text.size()}) {
+        CAPTURE(step);
+        sbx::StderrScanner scan(plan, "/r");
+        for (std::size_t i = 0; i < text.size(); i += step) scan.feed(std::string_view(text).substr(i, step));
+        scan.finish();
+        REQUIRE(scan.refusals().size() == 2);
+        CHECK(scan.refusals()[0].path == "/r/.bashrc");
+        CHECK(scan.refusals()[1].path == "/r/.git/config");
+    }
+    sbx::StderrScanner flood(plan, "/r", 3);
+    for (int i = 0; i < 50; ++i) flood.feed("x: /usr/f" + std::to_string(i) + ": Read-only file system\n");
+    flood.finish();
+    CHECK(flood.refusals().size() == 3);
+}
