@@ -1,6 +1,7 @@
 // Every engine header in a second translation unit with link_a.cpp: a definition
 // in a header that is not inline or constexpr makes the link fail.
 #include "sbx/address.hpp"
+#include "sbx/agent_file.hpp"
 #include "sbx/defaults.hpp"
 #include "sbx/env.hpp"
 #include "sbx/error.hpp"
