@@ -1,6 +1,6 @@
 // sbx - the command line people run.
 //
-//   sbx policy  [--root DIR] [--settings FILE] [--managed-settings FILE] [--untrusted] [--json]
+//   sbx policy  [--root DIR] [--settings FILE] [--managed-settings FILE] [--untrusted] [--agent-file FILE] [--json]
 //   sbx explain [same options] PATH
 //   sbx plan    [same options] [--env NAME]... -- COMMAND [ARG...]
 //   sbx run     [same options] [--env NAME]... [--[no-]scan-stderr] [--launcher PATH] -- COMMAND [ARG...]
@@ -33,6 +33,7 @@
 #include <random>
 #include <string>
 
+#include "sbx/agent_file.hpp"
 #include "sbx/defaults.hpp"
 #include "sbx/fs_rules.hpp"
 #include "sbx/fs_view_disk.hpp"
@@ -149,6 +150,7 @@ struct SettingsArgs {
     std::string managed;
     bool untrusted = false;
     bool json = false;
+    std::string agent_file;
 
     void add_to(CLI::App* cmd, bool with_json = true) {
         cmd->add_option("--root", root, "The project directory (default: the current directory)");
@@ -158,6 +160,8 @@ struct SettingsArgs {
             ->allow_extra_args(false);
         cmd->add_option("--managed-settings", managed, "Read managed settings from FILE instead of the system path");
         cmd->add_flag("--untrusted", untrusted, "The project is not trusted: keep only what tightens the sandbox");
+        cmd->add_option("--agent-file", agent_file,
+                        "Confine as the sandbox block of this agent file says (a layer just below --settings)");
         if (with_json) cmd->add_flag("--json", json, "Print JSON instead of text");
     }
 };
@@ -165,6 +169,7 @@ struct SettingsArgs {
 struct Loaded {
     std::string root, home;
     sbx::Policy policy;
+    std::optional<sbx::AgentFile> agent;  // --agent-file
 };
 
 // Finds the root and the layers, and merges them (or takes the built-in default).
@@ -189,11 +194,25 @@ sbx::expected<Loaded> load_policy(const SettingsArgs& a, const sbx::FsView& fs) 
 
     auto layers = sbx::load_layers(files);
     if (!layers) return sbx::fail(layers.error());
+    std::optional<sbx::AgentFile> agent;
+    if (!a.agent_file.empty()) {
+        const std::string file = absolute(a.agent_file);
+        auto text = sbx::read_small_file(file, sbx::kMaxSettingsBytes, sbx::Errc::invalid_settings);
+        if (!text) return sbx::fail(text.error());
+        if (!*text) return sbx::fail(sbx::Error(sbx::Errc::io_error, "no agent file here").in_file(file));
+        auto parsed = sbx::parse_agent_file(**text, sbx::AgentFileSource{file, *home, sbx::LayerKind::flag});
+        if (!parsed) return sbx::fail(parsed.error());
+        // The lowest of the flag layers: a --settings file can still say more.
+        auto first_flag = std::find_if(layers->begin(), layers->end(),
+                                       [](const sbx::Settings& l) { return l.layer == sbx::LayerKind::flag; });
+        layers->insert(first_flag, parsed->settings);
+        agent = std::move(*parsed);
+    }
     // No settings file anywhere: sbx's built-in default (defaults.hpp), not an
     // unconfined command.
     auto policy = sbx::effective_policy(std::move(*layers), sbx::MergeOptions{!a.untrusted}, fs, *home);
     if (!policy) return sbx::fail(policy.error());
-    return Loaded{*root, *home, std::move(*policy)};
+    return Loaded{*root, *home, std::move(*policy), std::move(agent)};
 }
 
 int run_policy(const SettingsArgs& a) {
@@ -249,8 +268,29 @@ std::vector<std::string> environment() {
 sbx::expected<sbx::Plan> plan_for(const Loaded& l, const PlanArgs& a, std::string_view default_unknown,
                                   bool default_scan, const sbx::FsView& fs) {
     const auto& argv = a.command;
-    const auto& pass_env = a.pass_env;
+    std::vector<std::string> pass_env = a.pass_env;
     const auto env = environment();
+    std::vector<sbx::Warning> agent_warnings;
+    if (l.agent) {
+        // A sandbox the agent file turns off is not sbx's to run: sbx only confines.
+        if (l.agent->preset == sbx::Preset::off) {
+            const auto& src = l.agent->preset_source;
+            return sbx::fail(sbx::Error(sbx::Errc::invalid_argument,
+                                        "the agent file turns the sandbox off; sbx runs commands only confined "
+                                        "(run it without sbx to run it unconfined)")
+                                 .in_file(l.agent->file)
+                                 .at_key(src ? src->key : "sandbox"));
+        }
+        // Its env list passes those variables as --env does; one that is not set
+        // cannot be passed, and the plan says so.
+        for (const auto& e : l.agent->env) {
+            const bool set = std::any_of(env.begin(), env.end(), [&](const std::string& v) {
+                return v.size() > e.value.size() && v.compare(0, e.value.size(), e.value) == 0 && v[e.value.size()] == '=';
+            });
+            if (set) pass_env.push_back(e.value);
+            else agent_warnings.push_back({e.source.file, e.source.key, e.value + " is not set, so the command does not get it"});
+        }
+    }
     sbx::PlanRequest req;
     req.argv = argv;
     req.root = l.root;
@@ -274,7 +314,9 @@ sbx::expected<sbx::Plan> plan_for(const Loaded& l, const PlanArgs& a, std::strin
     std::vector<std::string> placeholders;
     for (auto& p : sbx::live_placeholders(l.root)) placeholders.push_back(std::move(p.path));
     const sbx::HidingFs without_placeholders(fs, std::move(placeholders));
-    return sbx::make_plan(l.policy, req, without_placeholders);
+    auto plan = sbx::make_plan(l.policy, req, without_placeholders);
+    if (plan) plan->warnings.insert(plan->warnings.end(), agent_warnings.begin(), agent_warnings.end());
+    return plan;
 }
 
 struct ExplainArgs {

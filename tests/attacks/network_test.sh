@@ -117,6 +117,23 @@ network_cases() {
     expect_err "deny network-outbound 169.254.169.254:80"
     tap_finish "allowLocalBinding reaches servers on the host's loopback through the proxy, on any port, and nothing else"
 
+    # The agent file's network block: `local: true` is allowLocalBinding; the old
+    # flat list of hosts still works; `sandbox: off` is refused, not run unconfined.
+    printf -- '---\nname: t\nsandbox:\n  network:\n    local: true\n---\n' >"$work/AGENT.md"
+    in_sandbox --agent-file "$work/AGENT.md" -- \
+        "curl -s -m 10 http://localhost:$port/agent-local; curl -s -m 10 -o /dev/null -w 'other:%{http_code}' http://example.com/"
+    expect_out "sbx-test-server GET /agent-local"
+    expect_out "other:403"
+    printf -- '---\nname: t\nnetwork:\n  - "127.0.0.1:%s"\n---\n' "$port" >"$work/AGENT-flat.md"
+    in_sandbox --agent-file "$work/AGENT-flat.md" -- "curl -s -m 10 http://127.0.0.1:$port/agent-flat"
+    expect_out "sbx-test-server GET /agent-flat"
+    printf -- '---\nname: t\nsandbox: off\n---\n' >"$work/AGENT-off.md"
+    in_sandbox --agent-file "$work/AGENT-off.md" -- "echo ran-unconfined"
+    [[ $rc == 125 ]] || fail_because "sandbox: off gave status $rc, not 125"
+    [[ $out != *ran-unconfined* ]] || fail_because "the command ran"
+    expect_err "the agent file turns the sandbox off"
+    tap_finish "an agent file's network.local reaches local servers, its flat host list works, and sandbox: off is refused"
+
     # A name of the test's own that resolves to loopback, given in /etc/hosts of a
     # private mount namespace the launcher (and its proxy) runs in: the machine's
     # own file is untouched.

@@ -255,6 +255,34 @@ expect_out '"trusted":false'
 expect_out '"allowWrite":[]'
 tap_finish "--untrusted, --json: trusted false, allowWrite empty"
 
+# --- agent files -------------------------------------------------------------------
+new_case
+printf -- '---\nname: t\nsandbox:\n  network:\n    hosts: [github, "*.example.com"]\n    local: true\n---\nBody\n' >"$proj/AGENT.md"
+run policy --root "$proj" "${no_managed[@]}" --agent-file "$proj/AGENT.md"
+expect_status 0
+expect_line "^    api\.github\.com +flag +$(re "$proj/AGENT.md") +sandbox\.network\.hosts\[0\]"
+expect_line "^    \*\.example\.com +flag "
+expect_line "^  network\.allowLocalBinding +true +flag +$(re "$proj/AGENT.md") +sandbox\.network\.local"
+expect_line "^    $(re "$proj/AGENT.md") +flag .*sandbox \(built-in\)"
+tap_finish "--agent-file: its hosts (groups expanded), local and the agent file's own protection, each with its key"
+
+new_case
+printf -- '---\nsandbox:\n  network:\n    hosts: [https://x.com]\n---\n' >"$proj/AGENT.md"
+run policy --root "$proj" "${no_managed[@]}" --agent-file "$proj/AGENT.md"
+expect_error 65 "^sbx: INVALID_SETTINGS: $(re "$proj/AGENT.md"):4:[0-9]+: sandbox\.network\.hosts\[0\]: .*not a host pattern"
+tap_finish "--agent-file with a URL for a host: exit 65, naming the file, line and entry"
+
+new_case
+printf -- '---\nsandbox:\n\tpreset: strict\n---\n' >"$proj/AGENT.md"
+run policy --root "$proj" "${no_managed[@]}" --agent-file "$proj/AGENT.md"
+expect_error 65 "^sbx: INVALID_SETTINGS: $(re "$proj/AGENT.md"):3"
+tap_finish "--agent-file with a tab for indentation: exit 65, naming the line"
+
+new_case
+run policy --root "$proj" "${no_managed[@]}" --agent-file "$proj/NO-SUCH.md"
+expect_error 66 "^sbx: IO_ERROR: $(re "$proj/NO-SUCH.md")"
+tap_finish "--agent-file naming nothing: exit 66"
+
 # --- the command line ---------------------------------------------------------------
 new_case
 echo '{}' >"$tmp/a-file"
