@@ -52,6 +52,26 @@ struct NetworkPlan {
     std::string local_why;   // the settings entry behind rules.local, for people
 };
 
+// One filesystem rule as the engine compiled it (fs_rules.hpp), for launchers
+// that confine by rules rather than mounts (sbx-mac's Seatbelt profile). The
+// pattern is absolute and normalised, and may hold wildcards.
+struct PlanRule {
+    FsRule::Kind kind = FsRule::Kind::deny_read;
+    std::string pattern;
+    std::string why;
+};
+
+constexpr std::string_view plan_rule_kind_name(FsRule::Kind k) noexcept {
+    switch (k) {
+        case FsRule::Kind::deny_read: return "deny-read";
+        case FsRule::Kind::allow_read: return "allow-read";
+        case FsRule::Kind::writable: return "writable";
+        case FsRule::Kind::deny_write: return "deny-write";
+        case FsRule::Kind::protect: return "protect";
+    }
+    return "?";
+}
+
 struct Plan {
     int version = kPlanVersion;
     std::vector<std::string> argv;
@@ -63,10 +83,15 @@ struct Plan {
     bool enabled = true;              // the policy's `enabled`; launchers confine either way
     bool fail_if_unavailable = true;
     bool allow_unix_sockets = false;  // seccomp keeps socket(AF_UNIX) and every socketpair
+    // The Unix sockets the settings open, for launchers that can tell paths apart
+    // (sbx-mac): every one, or these paths.
+    bool all_unix_sockets = false;
+    std::vector<std::string> unix_socket_paths;
     NetworkPlan network;
     std::vector<std::string> ignore_violations;  // a violation line holding one of these is not reported
     bool scan_stderr = false;  // the launcher reads file refusals from the command's standard error
     FsPlan filesystem;
+    std::vector<PlanRule> rules;    // filesystem.rules: what the mounts were made from
     std::vector<Warning> warnings;  // the policy's, the rules', the plan's
 };
 
@@ -144,6 +169,8 @@ inline expected<Plan> make_plan(const Policy& policy, const PlanRequest& req, co
                             .at_key(b.source.key));
         plan.bwrap_path = b.value;
     }
+    plan.all_unix_sockets = policy.network.allow_all_unix_sockets.value;
+    for (const auto& s : policy.network.allow_unix_sockets) plan.unix_socket_paths.push_back(s.value);
     if (policy.network.allow_all_unix_sockets.value || !policy.network.allow_unix_sockets.empty()) {
         plan.allow_unix_sockets = true;
         const auto& src = policy.network.allow_all_unix_sockets.value ? policy.network.allow_all_unix_sockets.source
@@ -191,6 +218,8 @@ inline expected<Plan> make_plan(const Policy& policy, const PlanRequest& req, co
     plan.warnings.insert(plan.warnings.end(), prot->warnings.begin(), prot->warnings.end());
     auto rules = compile_fs_rules(policy, FsContext{req.root, req.tmpdir, req.home}, std::move(prot->paths), cached);
     if (!rules) return fail(rules.error());
+    if (!rules->disabled)
+        for (const auto& r : rules->rules) plan.rules.push_back(PlanRule{r.kind, r.pattern, describe(r)});
     plan.warnings.insert(plan.warnings.end(), rules->warnings.begin(), rules->warnings.end());
     // A hidden working directory would be an empty one inside: say so rather
     // than start the command somewhere it cannot see.
@@ -297,6 +326,11 @@ inline std::string to_json(const Plan& p) {
     if (!p.bwrap_path.empty()) w.key("bwrapPath").value(p.bwrap_path);
     w.key("enabled").value(p.enabled).key("failIfUnavailable").value(p.fail_if_unavailable);
     w.key("seccomp").begin_object().key("allowUnixSockets").value(p.allow_unix_sockets).end_object();
+    if (p.all_unix_sockets || !p.unix_socket_paths.empty()) {
+        w.key("unixSockets").begin_object().key("all").value(p.all_unix_sockets).key("paths").begin_array();
+        for (const auto& u : p.unix_socket_paths) w.value(u);
+        w.end_array().end_object();
+    }
     detail::write_network(w, p.network);
     if (!p.ignore_violations.empty()) {
         w.key("ignoreViolations").begin_array();
@@ -326,6 +360,12 @@ inline std::string to_json(const Plan& p) {
         w.key("gitExclude").begin_object().key("path").value(ex->path).key("expect");
         detail::write_identity(w, ex->expect);
         w.key("content").value(ex->content).end_object();
+    }
+    if (!p.rules.empty()) {
+        w.key("rules").begin_array();
+        for (const auto& r : p.rules)
+            w.begin_object().key("kind").value(plan_rule_kind_name(r.kind)).key("pattern").value(r.pattern).key("why").value(r.why).end_object();
+        w.end_array();
     }
     w.end_object();
     w.key("warnings").begin_array();
@@ -360,7 +400,7 @@ public:
             }
         }
         auto top = members(root, "", {"version", "command", "root", "tmpdir", "bwrapPath", "enabled", "failIfUnavailable",
-                                      "seccomp", "network", "ignoreViolations", "scanStderr", "filesystem", "warnings"},
+                                      "seccomp", "unixSockets", "network", "ignoreViolations", "scanStderr", "filesystem", "warnings"},
                            {"version", "command", "root", "tmpdir", "enabled", "failIfUnavailable", "seccomp",
                             "network", "filesystem"});
         if (!top) return fail(top.error());
@@ -388,6 +428,24 @@ public:
         auto unix_sockets = boolean(sec->at("allowUnixSockets"), "seccomp.allowUnixSockets");
         if (!unix_sockets) return fail(unix_sockets.error());
         p.allow_unix_sockets = *unix_sockets;
+        if (top->has("unixSockets")) {
+            auto us = members(top->at("unixSockets"), "unixSockets", {"all", "paths"}, {"all", "paths"});
+            if (!us) return fail(us.error());
+            auto all = boolean(us->at("all"), "unixSockets.all");
+            if (!all) return fail(all.error());
+            p.all_unix_sockets = *all;
+            auto list = array(us->at("paths"), "unixSockets.paths");
+            if (!list) return fail(list.error());
+            std::size_t i = 0;
+            for (auto e : *list) {
+                auto u = path(e, index("unixSockets.paths", i++));
+                if (!u) return fail(u.error());
+                p.unix_socket_paths.push_back(std::move(*u));
+            }
+            // Linux's filter cannot tell them apart: any of them opens every one.
+            if ((p.all_unix_sockets || !p.unix_socket_paths.empty()) && !p.allow_unix_sockets)
+                return error("seccomp.allowUnixSockets", "false, though unixSockets opens some");
+        }
         if (auto r = read_network(top->at("network"), p); !r) return fail(r.error());
         if (top->has("ignoreViolations")) {
             auto list = array(top->at("ignoreViolations"), "ignoreViolations");
@@ -684,7 +742,7 @@ private:
     }
 
     static expected<void> read_filesystem(element v, Plan& p) {
-        auto m = members(v, "filesystem", {"isolated", "mounts", "placeholders", "removeIfCreated", "gitExclude"},
+        auto m = members(v, "filesystem", {"isolated", "mounts", "placeholders", "removeIfCreated", "gitExclude", "rules"},
                          {"isolated", "mounts", "placeholders", "removeIfCreated"});
         if (!m) return fail(m.error());
         auto isolated = boolean(m->at("isolated"), "filesystem.isolated");
@@ -807,6 +865,36 @@ private:
                 return error("filesystem.gitExclude.content", "more than 1 MiB");
             ex.content = std::move(*content);
             p.filesystem.git_exclude = std::move(ex);
+        }
+
+        if (m->has("rules")) {
+            auto rules = array(m->at("rules"), "filesystem.rules");
+            if (!rules) return fail(rules.error());
+            i = 0;
+            for (auto e : *rules) {
+                const std::string k = index("filesystem.rules", i++);
+                auto rm = members(e, k, {"kind", "pattern", "why"}, {"kind", "pattern"});
+                if (!rm) return fail(rm.error());
+                PlanRule r;
+                auto kind = string(rm->at("kind"), k + ".kind");
+                if (!kind) return fail(kind.error());
+                static constexpr FsRule::Kind kinds[] = {FsRule::Kind::deny_read, FsRule::Kind::allow_read,
+                                                         FsRule::Kind::writable, FsRule::Kind::deny_write,
+                                                         FsRule::Kind::protect};
+                auto found = std::find_if(std::begin(kinds), std::end(kinds),
+                                          [&](FsRule::Kind fk) { return plan_rule_kind_name(fk) == *kind; });
+                if (found == std::end(kinds))
+                    return error(k + ".kind", "unknown kind '" + *kind +
+                                                  "'; expected deny-read, allow-read, writable, deny-write or protect");
+                r.kind = *found;
+                auto pattern = path(rm->at("pattern"), k + ".pattern");
+                if (!pattern) return fail(pattern.error());
+                r.pattern = std::move(*pattern);
+                auto w = why(*rm, k);
+                if (!w) return fail(w.error());
+                r.why = std::move(*w);
+                p.rules.push_back(std::move(r));
+            }
         }
 
         // Only the launcher's own creations may be missing when the plan is made:

@@ -199,6 +199,8 @@ void check_same(const sbx::Plan& a, const sbx::Plan& b) {
     CHECK(a.enabled == b.enabled);
     CHECK(a.fail_if_unavailable == b.fail_if_unavailable);
     CHECK(a.allow_unix_sockets == b.allow_unix_sockets);
+    CHECK(a.all_unix_sockets == b.all_unix_sockets);
+    CHECK(a.unix_socket_paths == b.unix_socket_paths);
     CHECK(a.network.mode == b.network.mode);
     CHECK(a.network.rules.allowed.size() == b.network.rules.allowed.size());
     CHECK(a.network.rules.denied.size() == b.network.rules.denied.size());
@@ -206,6 +208,12 @@ void check_same(const sbx::Plan& a, const sbx::Plan& b) {
     CHECK(a.network.rules.local == b.network.rules.local);
     CHECK(a.network.strict_why == b.network.strict_why);
     CHECK(a.network.local_why == b.network.local_why);
+    REQUIRE(a.rules.size() == b.rules.size());
+    for (std::size_t i = 0; i < a.rules.size(); ++i) {
+        CHECK(a.rules[i].kind == b.rules[i].kind);
+        CHECK(a.rules[i].pattern == b.rules[i].pattern);
+        CHECK(a.rules[i].why == b.rules[i].why);
+    }
     CHECK(a.filesystem.isolated == b.filesystem.isolated);
     REQUIRE(a.filesystem.mounts.size() == b.filesystem.mounts.size());
     for (std::size_t i = 0; i < a.filesystem.mounts.size(); ++i) {
@@ -439,6 +447,7 @@ TEST_CASE("plan: a plan from make_plan over a repository and a home comes back f
     CHECK(plan.enabled);
     CHECK_FALSE(plan.fail_if_unavailable);
     CHECK(plan.allow_unix_sockets);
+    CHECK(plan.unix_socket_paths == std::vector<std::string>{"/run/user/1000/bus"});
     CHECK(plan.cwd == "/r/src");
     CHECK_FALSE(plan.loader_env.empty());
     CHECK(plan.env_removed.size() == 3);  // GITHUB_TOKEN, PGURL, WEIRD
@@ -455,6 +464,15 @@ TEST_CASE("plan: a plan from make_plan over a repository and a home comes back f
     CHECK(has_mount(plan, sbx::MountKind::bind, std::string(kTmp)));
     CHECK_FALSE(plan.filesystem.placeholders.empty());
     CHECK_FALSE(plan.filesystem.remove_if_created.empty());
+    // The rules the mounts were made from travel too, for sbx-mac.
+    auto has_rule = [&](sbx::FsRule::Kind k, std::string_view pattern) {
+        return std::any_of(plan.rules.begin(), plan.rules.end(),
+                           [&](const sbx::PlanRule& r) { return r.kind == k && r.pattern == pattern; });
+    };
+    CHECK(has_rule(sbx::FsRule::Kind::writable, "/r"));
+    CHECK(has_rule(sbx::FsRule::Kind::deny_read, "/home/u/.ssh"));
+    CHECK(has_rule(sbx::FsRule::Kind::allow_read, "/home/u/.ssh/known_hosts"));
+    CHECK(has_rule(sbx::FsRule::Kind::protect, "/r/.git/hooks"));
     check_round_trip(plan);
 }
 
@@ -1438,4 +1456,30 @@ TEST_CASE("plan: scanStderr is an optional boolean, false when absent") {
                   "scanStderr");
     check_refused(edit(kBase, R"J("network": {"mode": "none"},)J", R"J("network": {"mode": "none"}, "scanStderr": "yes",)J"),
                   "scanStderr");
+}
+
+TEST_CASE("plan: filesystem.rules is optional; each rule a known kind and an absolute pattern") {
+    const std::string with = edit(kBase, R"J("isolated": true,)J",
+                                  R"J("isolated": true, "rules": [{"kind": "writable", "pattern": "/r", "why": "the root, writable"}, {"kind": "deny-read", "pattern": "/home/u/**/.env*"}],)J");
+    const auto p = parsed(with);
+    REQUIRE(p.rules.size() == 2);
+    CHECK(p.rules[1].kind == sbx::FsRule::Kind::deny_read);
+    CHECK(p.rules[1].pattern == "/home/u/**/.env*");
+    check_round_trip(p);
+    check_refused(edit(with, R"J("writable")J", R"J("write")J"), "filesystem.rules[0].kind");
+    check_refused(edit(with, R"J("pattern": "/r")J", R"J("pattern": "r/x")J"), "filesystem.rules[0].pattern");
+    check_refused(edit(with, R"J("pattern": "/r")J", R"J("pattern": "/r/../x")J"), "filesystem.rules[0].pattern");
+    check_refused(edit(with, R"J("why": "the root, writable")J", R"J("why": "the root, writable", "extra": 1)J"), "filesystem.rules[0].extra");
+}
+
+TEST_CASE("plan: unixSockets names what sbx-mac opens, and needs the seccomp switch on") {
+    const std::string with = edit(kBase, R"J("network": {"mode": "none"},)J",
+                                  R"J("unixSockets": {"all": false, "paths": ["/var/run/docker.sock"]}, "network": {"mode": "none"},)J");
+    const auto p = parsed(with);
+    CHECK(p.unix_socket_paths == std::vector<std::string>{"/var/run/docker.sock"});
+    CHECK_FALSE(p.all_unix_sockets);
+    check_round_trip(p);
+    check_refused(edit(with, R"J("/var/run/docker.sock")J", R"J("docker.sock")J"), "unixSockets.paths[0]");
+    check_refused(edit(with, R"J("all": false, )J", ""), "unixSockets.all");
+    check_refused(edit(with, R"J("allowUnixSockets": true)J", R"J("allowUnixSockets": false)J"), "seccomp.allowUnixSockets");
 }
