@@ -46,6 +46,7 @@
 #include <thread>
 #include <vector>
 
+#include "common.hpp"
 #include "fd_io.hpp"
 #include "leftovers.hpp"
 #include "root_group.hpp"
@@ -63,10 +64,7 @@
 namespace {
 
 using namespace sbx::linux_sandbox;
-
-constexpr int kFailedBeforeCommand = 125;
-constexpr int kCannotRun = 126;
-constexpr int kNotFound = 127;
+using namespace sbx::launcher;
 
 int fail_before(const sbx::Error& e) {
     std::cerr << "sbx-linux: " << sbx::errc_name(e.code) << ": " << sbx::to_string(e) << "\n";
@@ -77,106 +75,6 @@ int usage(const std::string& message) {
     std::cerr << "sbx-linux: USAGE: " << message
               << "\nusage: sbx-linux [--plan-fd N] [--report-fd N] [--control-fd N] [--violations]\n       sbx-linux --doctor [--json] [--bwrap PATH]\n";
     return kFailedBeforeCommand;
-}
-
-// The JSON lines of --report-fd. Proxy threads write violations, so each line
-// is written whole under a lock.
-class Report {
-public:
-    explicit Report(int fd) : fd_(fd) {}
-    void violation_event(const ProxyEvent& v) {
-        if (fd_ < 0) return;
-        sbx::json::Writer w;
-        w.begin_object().key("event").value("violation").key("kind").value("network-outbound");
-        w.key("host").value(v.host).key("port").value(static_cast<int>(v.port)).key("protocol").value(v.protocol);
-        w.key("rule").value(v.rule).key("reason").value(v.reason).end_object();
-        write_line(w.take());
-    }
-    // Advisory: read from what the command printed (see sbx/report.hpp).
-    void file_violation_event(const sbx::FileRefusal& r) {
-        if (fd_ < 0) return;
-        sbx::json::Writer w;
-        w.begin_object().key("event").value("violation").key("kind").value("file-access");
-        w.key("path").value(r.path).key("written").value(r.written).key("message").value(r.message);
-        w.key("advisory").value(true).end_object();
-        write_line(w.take());
-    }
-    void exit_event(bool sandboxed, std::string_view unsandboxed_reason, int status) {
-        if (fd_ < 0) return;
-        sbx::json::Writer w;
-        w.begin_object().key("event").value("exit").key("sandboxed").value(sandboxed);
-        if (!sandboxed) w.key("unsandboxedReason").value(unsandboxed_reason);
-        w.key("status").value(status).end_object();
-        write_line(w.take());
-    }
-    void question_event(std::uint64_t id, const sbx::net::HostTarget& t) {
-        if (fd_ < 0) return;
-        sbx::json::Writer w;
-        w.begin_object().key("event").value("question").key("id").value(id).key("host").value(t.host);
-        w.key("port").value(static_cast<int>(t.port)).end_object();
-        write_line(w.take());
-    }
-    void error_event(const sbx::Error& e) {
-        if (fd_ < 0) return;
-        sbx::json::Writer w;
-        w.begin_object().key("event").value("error").key("code").value(sbx::errc_name(e.code));
-        w.key("message").value(sbx::to_string(e)).end_object();
-        write_line(w.take());
-    }
-
-private:
-    void write_line(std::string line) {
-        line += '\n';
-        std::lock_guard<std::mutex> lock(mutex_);
-        write_all(fd_, line.data(), line.size());
-    }
-    int fd_;
-    std::mutex mutex_;
-};
-
-// The signal that ended us, if one did: set by the handler, read by main.
-volatile sig_atomic_t g_signal = 0;
-volatile pid_t g_sandbox_pid = -1;
-
-void on_signal(int sig) {
-    g_signal = sig;
-    // bubblewrap dies, and with it (--die-with-parent) everything inside.
-    if (g_sandbox_pid > 0) ::kill(g_sandbox_pid, SIGKILL);
-}
-
-void install_signal_handlers() {
-    struct sigaction sa {};
-    sa.sa_handler = on_signal;
-    sigemptyset(&sa.sa_mask);
-    for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGQUIT}) ::sigaction(sig, &sa, nullptr);
-    // Writes to the reaper's pipe must not kill us; the child undoes this.
-    ::signal(SIGPIPE, SIG_IGN);
-}
-
-// Dies of the signal that ended the sandbox, so our caller sees what it sent.
-[[noreturn]] void die_of(int sig) {
-    ::signal(sig, SIG_DFL);
-    sigset_t set;
-    sigemptyset(&set);
-    sigaddset(&set, sig);
-    ::sigprocmask(SIG_UNBLOCK, &set, nullptr);
-    ::raise(sig);
-    ::_exit(128 + sig);
-}
-
-std::vector<char*> c_strings(std::vector<std::string>& v) {
-    std::vector<char*> out;
-    for (auto& s : v) out.push_back(s.data());
-    out.push_back(nullptr);
-    return out;
-}
-
-std::vector<std::string> env_strings(const sbx::Plan& plan, bool with_loader) {
-    std::vector<std::string> out;
-    for (const auto& v : plan.env) out.push_back(v.name + "=" + v.value);
-    if (with_loader)
-        for (const auto& v : plan.loader_env) out.push_back(v.name + "=" + v.value);
-    return out;
 }
 
 // The seccomp program for the plan, in a memfd the sandbox inherits.
@@ -337,29 +235,6 @@ int run_unconfined(const sbx::Plan& plan) {
     return WIFSIGNALED(status) ? 128 + WTERMSIG(status) : WEXITSTATUS(status);
 }
 
-// This machine's addresses, which no host name may lead the proxy to.
-std::vector<sbx::net::Address> own_addresses() {
-    std::vector<sbx::net::Address> out;
-    ifaddrs* list = nullptr;
-    if (::getifaddrs(&list) != 0) return out;
-    for (const ifaddrs* i = list; i != nullptr; i = i->ifa_next) {
-        if (i->ifa_addr == nullptr) continue;
-        if (i->ifa_addr->sa_family == AF_INET) {
-            const auto* in = reinterpret_cast<const sockaddr_in*>(i->ifa_addr);
-            std::array<std::uint8_t, 4> b{};
-            std::memcpy(b.data(), &in->sin_addr, 4);
-            out.push_back(sbx::net::Address::v4(b[0], b[1], b[2], b[3]));
-        } else if (i->ifa_addr->sa_family == AF_INET6) {
-            const auto* in6 = reinterpret_cast<const sockaddr_in6*>(i->ifa_addr);
-            std::array<std::uint8_t, 16> b{};
-            std::memcpy(b.data(), &in6->sin6_addr, 16);
-            out.push_back(sbx::net::Address::v6(b));
-        }
-    }
-    ::freeifaddrs(list);
-    return out;
-}
-
 // The two listening sockets the stage made inside, or -1s when the sandbox never
 // got that far (bubblewrap failed; its exit closes the socket).
 std::pair<int, int> receive_listeners(int sock) {
@@ -381,103 +256,6 @@ std::pair<int, int> receive_listeners(int sock) {
     int fds[2];
     std::memcpy(fds, CMSG_DATA(cm), sizeof fds);
     return {fds[0], fds[1]};
-}
-
-// Readable once the command has ended: a question still open is then answered no.
-int g_questions_end = -1;
-
-// Asks on the terminal whether a host the rules leave open may be reached; no
-// terminal means no, and so does the end of the command.
-bool ask_on_terminal(const sbx::net::HostTarget& t) {
-    const int tty = ::open("/dev/tty", O_RDWR | O_CLOEXEC | O_NOCTTY);
-    if (tty < 0) return false;
-    const std::string question = "\nsbx: the command wants to reach " + t.host + ":" + std::to_string(t.port) +
-                                 ", which no rule decides. Allow it for the rest of this command? [y/N] ";
-    write_all(tty, question.data(), question.size());
-    pollfd fds[2] = {{tty, POLLIN, 0}, {g_questions_end, POLLIN, 0}};
-    int ready;
-    while ((ready = ::poll(fds, g_questions_end >= 0 ? 2 : 1, -1)) < 0 && errno == EINTR) {
-    }
-    char answer[16] = {};
-    ssize_t n = 0;
-    if (ready > 0 && (fds[0].revents & POLLIN) != 0)
-        while ((n = ::read(tty, answer, sizeof answer - 1)) < 0 && errno == EINTR) {
-        }
-    ::close(tty);
-    return n > 0 && (answer[0] == 'y' || answer[0] == 'Y');
-}
-
-// Copies the command's standard error from `from` to ours until every writer
-// is gone, writing any <sandbox_violations> tag the command prints as
-// &lt;sandbox_violations>: only the block sbx-linux appends reads as one.
-// With a scanner, the file refusals it finds become violation events as they come.
-void relay_stderr(int from, sbx::StderrScanner* scanner, Report* report) {
-    sbx::TagNeutralizer n;
-    std::size_t reported = 0;
-    auto report_new = [&] {
-        if (scanner == nullptr) return;
-        const auto& found = scanner->refusals();
-        for (; reported < found.size(); ++reported) report->file_violation_event(found[reported]);
-    };
-    char buf[65536];
-    for (;;) {
-        const ssize_t got = ::read(from, buf, sizeof buf);
-        if (got < 0 && errno == EINTR) continue;
-        if (got <= 0) break;
-        const std::string_view chunk(buf, static_cast<std::size_t>(got));
-        const std::string out = n.feed(chunk);
-        write_all(STDERR_FILENO, out.data(), out.size());
-        if (scanner != nullptr) scanner->feed(chunk);
-        report_new();
-    }
-    const std::string rest = n.finish();
-    write_all(STDERR_FILENO, rest.data(), rest.size());
-    if (scanner != nullptr) scanner->finish();
-    report_new();
-    ::close(from);
-}
-
-// The caller's answers, one JSON object a line on --control-fd:
-// {"id": N, "answer": "allow"} or "deny", N being the question event's id.
-int g_control_fd = -1;
-Report* g_report = nullptr;
-
-// Asks the caller through --report-fd and waits for its answer on --control-fd.
-// A line that is not an answer to this question is skipped with a warning; the
-// end of the control channel, or of the command, means no.
-bool ask_caller(const sbx::net::HostTarget& t) {
-    static std::uint64_t next_id = 0;
-    static std::string pending;  // bytes read past the last line
-    const std::uint64_t id = ++next_id;
-    g_report->question_event(id, t);
-    for (;;) {
-        std::size_t nl;
-        while ((nl = pending.find('\n')) == std::string::npos) {
-            pollfd fds[2] = {{g_control_fd, POLLIN, 0}, {g_questions_end, POLLIN, 0}};
-            int ready;
-            while ((ready = ::poll(fds, g_questions_end >= 0 ? 2 : 1, -1)) < 0 && errno == EINTR) {
-            }
-            if (ready <= 0 || (fds[0].revents & (POLLIN | POLLHUP)) == 0) return false;
-            char buf[4096];
-            ssize_t n;
-            while ((n = ::read(g_control_fd, buf, sizeof buf)) < 0 && errno == EINTR) {
-            }
-            if (n <= 0) return false;
-            pending.append(buf, static_cast<std::size_t>(n));
-            if (pending.size() > 65536) return false;
-        }
-        const std::string line = pending.substr(0, nl);
-        pending.erase(0, nl + 1);
-        auto doc = sbx::json::parse(line);
-        std::uint64_t got_id = 0;
-        std::string_view answer;
-        if (doc && (*doc)->root()["id"].get(got_id) == simdjson::SUCCESS &&
-            (*doc)->root()["answer"].get(answer) == simdjson::SUCCESS && got_id == id &&
-            (answer == "allow" || answer == "deny"))
-            return answer == "allow";
-        std::cerr << "sbx-linux: warning: --control-fd: not an answer to question " << id << ", skipped: " << line
-                  << "\n";
-    }
 }
 
 int run_plan(int plan_fd, int report_fd, bool print_violations) {
@@ -743,19 +521,7 @@ int run_plan(int plan_fd, int report_fd, bool print_violations) {
         return s;
     }
     report.exit_event(true, "", status);
-    if (print_violations) {
-        std::vector<std::string> lines;
-        // ignoreViolations: the settings expect these; say nothing of them.
-        auto add = [&](std::string line) {
-            const bool ignored = std::any_of(plan->ignore_violations.begin(), plan->ignore_violations.end(),
-                                             [&](const std::string& v) { return line.find(v) != std::string::npos; });
-            if (!ignored) lines.push_back(std::move(line));
-        };
-        for (const auto& e : refused) add(sbx::network_violation_line(e.host, e.port, e.reason));
-        if (scanner)
-            for (const auto& r : scanner->refusals()) add(sbx::file_violation_line(r));
-        std::cerr << sbx::violations_block(lines) << std::flush;
-    }
+    if (print_violations) std::cerr << violations_text(*plan, refused, scanner ? &*scanner : nullptr) << std::flush;
     return status;
 }
 
@@ -769,6 +535,7 @@ int doctor(bool json, const std::string& bwrap) {
 }  // namespace
 
 int main(int argc, char** argv) {
+    g_program = "sbx-linux";
     if (argc >= 2 && argv[1] == kStageFlag) {
         StageArgs stage;
         if (!parse_stage_args(argc - 2, argv + 2, stage)) {

@@ -1,6 +1,7 @@
 #include "stage.hpp"
 
 #include "fd_io.hpp"
+#include "proxy_env.hpp"
 
 #include <arpa/inet.h>
 #include <fcntl.h>
@@ -63,14 +64,6 @@ bool parse_stage_args(int argc, char** argv, StageArgs& out) {
     if (i == argc) return false;
     for (++i; i < argc; ++i) out.command.emplace_back(argv[i]);
     return !out.command.empty() && out.status_fd >= 0 && out.exe_fd >= 0;
-}
-
-std::vector<std::pair<std::string, std::string>> proxy_environment(int http_port, int socks_port) {
-    const std::string http = "http://127.0.0.1:" + std::to_string(http_port);
-    // socks5h: the proxy resolves names; there is no resolver inside.
-    const std::string socks = "socks5h://127.0.0.1:" + std::to_string(socks_port);
-    return {{"HTTP_PROXY", http},   {"http_proxy", http}, {"HTTPS_PROXY", http}, {"https_proxy", http},
-            {"ALL_PROXY", socks},   {"all_proxy", socks}, {"NO_PROXY", ""},      {"no_proxy", ""}};
 }
 
 namespace {

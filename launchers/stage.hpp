@@ -36,9 +36,6 @@ std::vector<std::string> stage_argv(const StageArgs& a);
 // Parses the stage's own arguments (after kStageFlag); false when malformed.
 bool parse_stage_args(int argc, char** argv, StageArgs& out);
 
-// The variables that point a command at the proxy, for the two ports.
-std::vector<std::pair<std::string, std::string>> proxy_environment(int http_port, int socks_port);
-
 // Runs the stage; returns only when it failed (an exit status for main).
 int run_stage(const StageArgs& a);
 

@@ -1,0 +1,202 @@
+// launchers/common.cpp - see common.hpp.
+#include "common.hpp"
+
+#include <fcntl.h>
+#include <ifaddrs.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <cerrno>
+#include <cstring>
+#include <iostream>
+
+namespace sbx::launcher {
+
+// The signal that ended us, if one did: set by the handler, read by main.
+volatile sig_atomic_t g_signal = 0;
+volatile pid_t g_sandbox_pid = -1;
+bool g_kill_group = false;
+const char* g_program = "sbx-launcher";
+
+void on_signal(int sig) {
+    g_signal = sig;
+    // Linux: bubblewrap dies, and with it (--die-with-parent) everything inside.
+    // macOS: the command's whole process group.
+    if (g_sandbox_pid > 0) ::kill(g_kill_group ? -g_sandbox_pid : g_sandbox_pid, SIGKILL);
+}
+
+void install_signal_handlers() {
+    struct sigaction sa {};
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGQUIT}) ::sigaction(sig, &sa, nullptr);
+    // Writes to the reaper's pipe must not kill us; the child undoes this.
+    ::signal(SIGPIPE, SIG_IGN);
+}
+
+// Dies of the signal that ended the sandbox, so our caller sees what it sent.
+[[noreturn]] void die_of(int sig) {
+    ::signal(sig, SIG_DFL);
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, sig);
+    ::sigprocmask(SIG_UNBLOCK, &set, nullptr);
+    ::raise(sig);
+    ::_exit(128 + sig);
+}
+
+std::vector<char*> c_strings(std::vector<std::string>& v) {
+    std::vector<char*> out;
+    for (auto& s : v) out.push_back(s.data());
+    out.push_back(nullptr);
+    return out;
+}
+
+std::vector<std::string> env_strings(const sbx::Plan& plan, bool with_loader) {
+    std::vector<std::string> out;
+    for (const auto& v : plan.env) out.push_back(v.name + "=" + v.value);
+    if (with_loader)
+        for (const auto& v : plan.loader_env) out.push_back(v.name + "=" + v.value);
+    return out;
+}
+
+// This machine's addresses, which no host name may lead the proxy to.
+std::vector<sbx::net::Address> own_addresses() {
+    std::vector<sbx::net::Address> out;
+    ifaddrs* list = nullptr;
+    if (::getifaddrs(&list) != 0) return out;
+    for (const ifaddrs* i = list; i != nullptr; i = i->ifa_next) {
+        if (i->ifa_addr == nullptr) continue;
+        if (i->ifa_addr->sa_family == AF_INET) {
+            const auto* in = reinterpret_cast<const sockaddr_in*>(i->ifa_addr);
+            std::array<std::uint8_t, 4> b{};
+            std::memcpy(b.data(), &in->sin_addr, 4);
+            out.push_back(sbx::net::Address::v4(b[0], b[1], b[2], b[3]));
+        } else if (i->ifa_addr->sa_family == AF_INET6) {
+            const auto* in6 = reinterpret_cast<const sockaddr_in6*>(i->ifa_addr);
+            std::array<std::uint8_t, 16> b{};
+            std::memcpy(b.data(), &in6->sin6_addr, 16);
+            out.push_back(sbx::net::Address::v6(b));
+        }
+    }
+    ::freeifaddrs(list);
+    return out;
+}
+
+// Readable once the command has ended: a question still open is then answered no.
+int g_questions_end = -1;
+
+// Asks on the terminal whether a host the rules leave open may be reached; no
+// terminal means no, and so does the end of the command.
+bool ask_on_terminal(const sbx::net::HostTarget& t) {
+    const int tty = ::open("/dev/tty", O_RDWR | O_CLOEXEC | O_NOCTTY);
+    if (tty < 0) return false;
+    const std::string question = "\nsbx: the command wants to reach " + t.host + ":" + std::to_string(t.port) +
+                                 ", which no rule decides. Allow it for the rest of this command? [y/N] ";
+    write_all(tty, question.data(), question.size());
+    pollfd fds[2] = {{tty, POLLIN, 0}, {g_questions_end, POLLIN, 0}};
+    int ready;
+    while ((ready = ::poll(fds, g_questions_end >= 0 ? 2 : 1, -1)) < 0 && errno == EINTR) {
+    }
+    char answer[16] = {};
+    ssize_t n = 0;
+    if (ready > 0 && (fds[0].revents & POLLIN) != 0)
+        while ((n = ::read(tty, answer, sizeof answer - 1)) < 0 && errno == EINTR) {
+        }
+    ::close(tty);
+    return n > 0 && (answer[0] == 'y' || answer[0] == 'Y');
+}
+
+// Copies the command's standard error from `from` to ours until every writer
+// is gone, writing any <sandbox_violations> tag the command prints as
+// &lt;sandbox_violations>: only the block the launcher appends reads as one.
+// With a scanner, the file refusals it finds become violation events as they come.
+void relay_stderr(int from, sbx::StderrScanner* scanner, Report* report) {
+    sbx::TagNeutralizer n;
+    std::size_t reported = 0;
+    auto report_new = [&] {
+        if (scanner == nullptr) return;
+        const auto& found = scanner->refusals();
+        for (; reported < found.size(); ++reported) report->file_violation_event(found[reported]);
+    };
+    char buf[65536];
+    for (;;) {
+        const ssize_t got = ::read(from, buf, sizeof buf);
+        if (got < 0 && errno == EINTR) continue;
+        if (got <= 0) break;
+        const std::string_view chunk(buf, static_cast<std::size_t>(got));
+        const std::string out = n.feed(chunk);
+        write_all(STDERR_FILENO, out.data(), out.size());
+        if (scanner != nullptr) scanner->feed(chunk);
+        report_new();
+    }
+    const std::string rest = n.finish();
+    write_all(STDERR_FILENO, rest.data(), rest.size());
+    if (scanner != nullptr) scanner->finish();
+    report_new();
+    ::close(from);
+}
+
+// The caller's answers, one JSON object a line on --control-fd:
+// {"id": N, "answer": "allow"} or "deny", N being the question event's id.
+int g_control_fd = -1;
+Report* g_report = nullptr;
+
+// Asks the caller through --report-fd and waits for its answer on --control-fd.
+// A line that is not an answer to this question is skipped with a warning; the
+// end of the control channel, or of the command, means no.
+bool ask_caller(const sbx::net::HostTarget& t) {
+    static std::uint64_t next_id = 0;
+    static std::string pending;  // bytes read past the last line
+    const std::uint64_t id = ++next_id;
+    g_report->question_event(id, t);
+    for (;;) {
+        std::size_t nl;
+        while ((nl = pending.find('\n')) == std::string::npos) {
+            pollfd fds[2] = {{g_control_fd, POLLIN, 0}, {g_questions_end, POLLIN, 0}};
+            int ready;
+            while ((ready = ::poll(fds, g_questions_end >= 0 ? 2 : 1, -1)) < 0 && errno == EINTR) {
+            }
+            if (ready <= 0 || (fds[0].revents & (POLLIN | POLLHUP)) == 0) return false;
+            char buf[4096];
+            ssize_t n;
+            while ((n = ::read(g_control_fd, buf, sizeof buf)) < 0 && errno == EINTR) {
+            }
+            if (n <= 0) return false;
+            pending.append(buf, static_cast<std::size_t>(n));
+            if (pending.size() > 65536) return false;
+        }
+        const std::string line = pending.substr(0, nl);
+        pending.erase(0, nl + 1);
+        auto doc = sbx::json::parse(line);
+        std::uint64_t got_id = 0;
+        std::string_view answer;
+        if (doc && (*doc)->root()["id"].get(got_id) == simdjson::SUCCESS &&
+            (*doc)->root()["answer"].get(answer) == simdjson::SUCCESS && got_id == id &&
+            (answer == "allow" || answer == "deny"))
+            return answer == "allow";
+        std::cerr << std::string(g_program) + ": warning: --control-fd: not an answer to question " << id << ", skipped: " << line
+                  << "\n";
+    }
+}
+
+std::string violations_text(const sbx::Plan& plan, const std::vector<ProxyEvent>& refused,
+                            const sbx::StderrScanner* scanner) {
+    std::vector<std::string> lines;
+    // ignoreViolations: the settings expect these; say nothing of them.
+    auto add = [&](std::string line) {
+        const bool ignored = std::any_of(plan.ignore_violations.begin(), plan.ignore_violations.end(),
+                                         [&](const std::string& v) { return line.find(v) != std::string::npos; });
+        if (!ignored) lines.push_back(std::move(line));
+    };
+    for (const auto& e : refused) add(sbx::network_violation_line(e.host, e.port, e.reason));
+    if (scanner != nullptr)
+        for (const auto& r : scanner->refusals()) add(sbx::file_violation_line(r));
+    return sbx::violations_block(lines);
+}
+
+}  // namespace sbx::launcher

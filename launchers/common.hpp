@@ -1,0 +1,134 @@
+// launchers/common.hpp - what both launchers (sbx-linux, sbx-mac) do alike once
+// the command runs: the report on --report-fd, questions about hosts (on the
+// terminal, or to the caller over --control-fd), the relay of the command's
+// standard error, the <sandbox_violations> block, signals, and small helpers.
+#pragma once
+
+#include <signal.h>
+#include <sys/types.h>
+
+#include <cstdint>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "fd_io.hpp"
+#include "proxy.hpp"
+#include "sbx/error.hpp"
+#include "sbx/hosts.hpp"
+#include "sbx/json.hpp"
+#include "sbx/plan.hpp"
+#include "sbx/report.hpp"
+
+namespace sbx::launcher {
+
+using linux_sandbox::ProxyEvent;
+using linux_sandbox::write_all;
+
+// Exit statuses of both launchers (see docs/plan.md).
+constexpr int kFailedBeforeCommand = 125;
+constexpr int kCannotRun = 126;
+constexpr int kNotFound = 127;
+
+// The launcher's name in its messages: "sbx-linux" or "sbx-mac".
+extern const char* g_program;
+
+// The JSON lines of --report-fd. Proxy threads write violations, so each line
+// is written whole under a lock.
+class Report {
+public:
+    explicit Report(int fd) : fd_(fd) {}
+    void violation_event(const ProxyEvent& v) {
+        if (fd_ < 0) return;
+        sbx::json::Writer w;
+        w.begin_object().key("event").value("violation").key("kind").value("network-outbound");
+        w.key("host").value(v.host).key("port").value(static_cast<int>(v.port)).key("protocol").value(v.protocol);
+        w.key("rule").value(v.rule).key("reason").value(v.reason).end_object();
+        write_line(w.take());
+    }
+    // Advisory: read from what the command printed (see sbx/report.hpp).
+    void file_violation_event(const sbx::FileRefusal& r) {
+        if (fd_ < 0) return;
+        sbx::json::Writer w;
+        w.begin_object().key("event").value("violation").key("kind").value("file-access");
+        w.key("path").value(r.path).key("written").value(r.written).key("message").value(r.message);
+        w.key("advisory").value(true).end_object();
+        write_line(w.take());
+    }
+    void exit_event(bool sandboxed, std::string_view unsandboxed_reason, int status) {
+        if (fd_ < 0) return;
+        sbx::json::Writer w;
+        w.begin_object().key("event").value("exit").key("sandboxed").value(sandboxed);
+        if (!sandboxed) w.key("unsandboxedReason").value(unsandboxed_reason);
+        w.key("status").value(status).end_object();
+        write_line(w.take());
+    }
+    void question_event(std::uint64_t id, const sbx::net::HostTarget& t) {
+        if (fd_ < 0) return;
+        sbx::json::Writer w;
+        w.begin_object().key("event").value("question").key("id").value(id).key("host").value(t.host);
+        w.key("port").value(static_cast<int>(t.port)).end_object();
+        write_line(w.take());
+    }
+    void error_event(const sbx::Error& e) {
+        if (fd_ < 0) return;
+        sbx::json::Writer w;
+        w.begin_object().key("event").value("error").key("code").value(sbx::errc_name(e.code));
+        w.key("message").value(sbx::to_string(e)).end_object();
+        write_line(w.take());
+    }
+
+private:
+    void write_line(std::string line) {
+        line += '\n';
+        std::lock_guard<std::mutex> lock(mutex_);
+        write_all(fd_, line.data(), line.size());
+    }
+    int fd_;
+    std::mutex mutex_;
+};
+
+// The signal that ended us, if one did: set by the handler, read by main.
+extern volatile sig_atomic_t g_signal;
+// The process the handler kills; with g_kill_group, its whole process group.
+extern volatile pid_t g_sandbox_pid;
+extern bool g_kill_group;
+
+// SIGINT, SIGTERM, SIGHUP and SIGQUIT kill the sandbox and are remembered in
+// g_signal; SIGPIPE is ignored (a child undoes both before it execs).
+void install_signal_handlers();
+
+// Dies of the signal that ended the sandbox, so our caller sees what it sent.
+[[noreturn]] void die_of(int sig);
+
+// NULL-terminated pointers into v, for exec.
+std::vector<char*> c_strings(std::vector<std::string>& v);
+
+// The plan's environment as "NAME=VALUE", with the loader variables or without.
+std::vector<std::string> env_strings(const sbx::Plan& plan, bool with_loader);
+
+// This machine's addresses, which no host name may lead the proxy to.
+std::vector<sbx::net::Address> own_addresses();
+
+// Questions about hosts. g_questions_end becomes readable when the command has
+// ended: an open question is then answered no. With g_control_fd the caller
+// answers (ask_caller), else the terminal does (ask_on_terminal).
+extern int g_questions_end;
+extern int g_control_fd;
+extern Report* g_report;
+bool ask_on_terminal(const sbx::net::HostTarget& t);
+bool ask_caller(const sbx::net::HostTarget& t);
+
+// Copies the command's standard error from `from` to ours until every writer
+// is gone, writing any <sandbox_violations> tag the command prints as
+// &lt;sandbox_violations>. With a scanner, the file refusals it finds become
+// violation events as they come. Closes `from`.
+void relay_stderr(int from, sbx::StderrScanner* scanner, Report* report);
+
+// The <sandbox_violations> block for the proxy's refusals and the scanner's file
+// refusals, less those the plan's ignoreViolations expects; empty when none.
+std::string violations_text(const sbx::Plan& plan, const std::vector<ProxyEvent>& refused,
+                            const sbx::StderrScanner* scanner);
+
+}  // namespace sbx::launcher
