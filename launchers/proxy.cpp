@@ -10,7 +10,9 @@
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
+#if defined(__linux__)
 #include <sys/eventfd.h>
+#endif
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -52,13 +54,85 @@ constexpr std::chrono::milliseconds kLingerTime{2000};
 
 enum class Protocol { http, socks5 };
 
+// Portability: the proxy runs in sbx-linux and in sbx-mac. macOS has neither
+// eventfd, accept4, SOCK_CLOEXEC nor MSG_NOSIGNAL; sbx-mac ignores SIGPIPE, so
+// a send to a closed peer fails with EPIPE there as here. (Only the Linux
+// branches are built and tested on this project's machines.)
+#if !defined(MSG_NOSIGNAL)
+constexpr int kNoSignal = 0;
+#else
+constexpr int kNoSignal = MSG_NOSIGNAL;
+#endif
+
+[[maybe_unused]] void cloexec_nonblock(int fd) {
+    ::fcntl(fd, F_SETFD, FD_CLOEXEC);
+    ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK);
+}
+
+int stream_socket(int family) {
+#if defined(__linux__)
+    return ::socket(family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+#else
+    const int fd = ::socket(family, SOCK_STREAM, 0);
+    if (fd >= 0) cloexec_nonblock(fd);
+    return fd;
+#endif
+}
+
+int accept_client(int listener) {
+#if defined(__linux__)
+    return ::accept4(listener, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
+#else
+    const int fd = ::accept(listener, nullptr, nullptr);
+    if (fd >= 0) cloexec_nonblock(fd);
+    return fd;
+#endif
+}
+
+// Something a poll waits on, set from another thread: an eventfd on Linux, a
+// pipe elsewhere.
+class Event {
+public:
+    bool open() {
+#if defined(__linux__)
+        read_ = Fd(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
+        return read_.get() >= 0;
+#else
+        int fds[2];
+        if (::pipe(fds) != 0) return false;
+        read_ = Fd(fds[0]);
+        write_ = Fd(fds[1]);
+        cloexec_nonblock(fds[0]);
+        cloexec_nonblock(fds[1]);
+        return true;
+#endif
+    }
+    int fd() const { return read_.get(); }
+    void notify() const {
+        const std::uint64_t one = 1;
+        [[maybe_unused]] const ssize_t w = ::write(write_.get() >= 0 ? write_.get() : read_.get(), &one, sizeof one);
+    }
+    void drain() const {
+        char buf[64];
+        while (::read(read_.get(), buf, sizeof buf) > 0) {
+        }
+    }
+    void close() {
+        read_.reset();
+        write_.reset();
+    }
+
+private:
+    Fd read_, write_;
+};
+
 }  // namespace
 
 struct Proxy::State {
     ProxyOptions options;
     Fd http_listener, socks_listener;
-    Fd stop_event;  // eventfd, readable from the moment stop() begins: every poll watches it
-    Fd reap_event;  // eventfd, written by each connection thread as it ends
+    Event stop_event;  // readable from the moment stop() begins: every poll watches it
+    Event reap_event;  // set by each connection thread as it ends
     std::atomic<bool> stopping{false};
     std::atomic<std::size_t> live{0};
     std::atomic<std::size_t> grown{0};  // bytes the relay buffers grew by, against kGrowthBudget
@@ -98,7 +172,7 @@ Io wait_for(const State& s, int fd, short events, Clock::time_point deadline) {
             if (left <= 0) return Io::timeout;
             timeout = static_cast<int>(std::min<long long>(left, INT_MAX));
         }
-        pollfd p[2] = {{fd, events, 0}, {s.stop_event.get(), POLLIN, 0}};
+        pollfd p[2] = {{fd, events, 0}, {s.stop_event.fd(), POLLIN, 0}};
         const int n = ::poll(p, 2, timeout);
         if (n < 0 && errno == EINTR) continue;
         if (n < 0) return Io::failed;
@@ -136,7 +210,7 @@ Io read_exact(const State& s, int fd, void* buf, std::size_t n, Clock::time_poin
 
 Io write_all(const State& s, int fd, std::string_view data, Clock::time_point deadline) {
     while (!data.empty()) {
-        const ssize_t w = ::send(fd, data.data(), data.size(), MSG_NOSIGNAL);
+        const ssize_t w = ::send(fd, data.data(), data.size(), kNoSignal);
         if (w > 0) {
             data.remove_prefix(static_cast<std::size_t>(w));
             continue;
@@ -299,7 +373,7 @@ socklen_t to_sockaddr(const net::Address& a, std::uint16_t port, sockaddr_storag
 int system_dial(const State& s, const net::Address& a, std::uint16_t port) {
     sockaddr_storage to;
     const socklen_t length = to_sockaddr(a, port, to);
-    Fd fd(::socket(to.ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
+    Fd fd(stream_socket(to.ss_family));
     if (fd.get() < 0) return -1;
     if (::connect(fd.get(), reinterpret_cast<const sockaddr*>(&to), length) == 0) return fd.release();
     if (errno != EINPROGRESS && errno != EINTR) {
@@ -758,7 +832,7 @@ bool fill(Flow& f, bool& got_some) {
 
 // Writes once from `f`. False on an error that ends the relay.
 bool drain(Flow& f) {
-    const ssize_t w = ::send(f.to, f.buf.data() + f.begin, f.pending(), MSG_NOSIGNAL);
+    const ssize_t w = ::send(f.to, f.buf.data() + f.begin, f.pending(), kNoSignal);
     if (w < 0) return errno == EAGAIN || errno == EINTR;
     f.wrote = true;
     f.begin += static_cast<std::size_t>(w);
@@ -808,7 +882,7 @@ void relay(State& s, int client, int upstream, std::string_view to_upstream, std
         const short upstream_events = static_cast<short>((down.wants_read() ? POLLIN : 0) | (up.pending() ? POLLOUT : 0));
         pollfd p[3] = {{client_events ? client : -1, client_events, 0},
                        {upstream_events ? upstream : -1, upstream_events, 0},
-                       {s.stop_event.get(), POLLIN, 0}};
+                       {s.stop_event.fd(), POLLIN, 0}};
         const int n = ::poll(p, 3, -1);
         if (n < 0 && errno == EINTR) continue;
         if (n < 0 || p[2].revents != 0) return;
@@ -1021,12 +1095,12 @@ void reap(State& s) {
 }
 
 void accept_one(State& s, int listener, Protocol protocol) {
-    Fd client(::accept4(listener, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK));
+    Fd client(accept_client(listener));
     if (client.get() < 0) {
         if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) {
             // Out of descriptors: the connection waits in the backlog; wait a little
             // instead of spinning on a listener that stays readable.
-            pollfd p = {s.stop_event.get(), POLLIN, 0};
+            pollfd p = {s.stop_event.fd(), POLLIN, 0};
             ::poll(&p, 1, 100);
         }
         return;
@@ -1037,7 +1111,7 @@ void accept_one(State& s, int listener, Protocol protocol) {
             const std::string busy = http_response(503, "Service Unavailable", "sbx: the proxy serves " +
                                                                                    std::to_string(s.options.max_connections) +
                                                                                    " connections at once");
-            ::send(client.get(), busy.data(), busy.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+            ::send(client.get(), busy.data(), busy.size(), kNoSignal | MSG_DONTWAIT);
         }
         return;
     }
@@ -1050,8 +1124,7 @@ void accept_one(State& s, int listener, Protocol protocol) {
             serve(s, fd, protocol);
             --s.live;
             c.done = true;
-            const std::uint64_t one = 1;
-            [[maybe_unused]] const ssize_t w = ::write(s.reap_event.get(), &one, sizeof one);
+            s.reap_event.notify();
         });
         client.release();  // the thread owns it now
     } catch (...) {
@@ -1064,14 +1137,13 @@ void accept_loop(State& s) {
     for (;;) {
         pollfd p[4] = {{s.http_listener.get(), POLLIN, 0},
                        {s.socks_listener.get(), POLLIN, 0},
-                       {s.stop_event.get(), POLLIN, 0},
-                       {s.reap_event.get(), POLLIN, 0}};
+                       {s.stop_event.fd(), POLLIN, 0},
+                       {s.reap_event.fd(), POLLIN, 0}};
         const int n = ::poll(p, 4, -1);
         if (n < 0 && errno == EINTR) continue;
         if (n < 0 || p[2].revents != 0) return;
         if (p[3].revents != 0) {
-            std::uint64_t count = 0;
-            [[maybe_unused]] const ssize_t r = ::read(s.reap_event.get(), &count, sizeof count);
+            s.reap_event.drain();
             reap(s);
         }
         try {
@@ -1110,10 +1182,8 @@ sbx::expected<std::unique_ptr<Proxy>> Proxy::start(ProxyOptions options, int htt
     if (socks_listener == http_listener) return sbx::fail(Errc::invalid_argument, "the HTTP and SOCKS listeners are one descriptor");
     if (auto r = check_listener(http_listener, "HTTP"); !r) return sbx::fail(r.error());
     if (auto r = check_listener(socks_listener, "SOCKS"); !r) return sbx::fail(r.error());
-    s->stop_event = Fd(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
-    s->reap_event = Fd(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
-    if (s->stop_event.get() < 0 || s->reap_event.get() < 0)
-        return sbx::fail(Errc::io_error, std::string("eventfd: ") + std::strerror(errno));
+    if (!s->stop_event.open() || !s->reap_event.open())
+        return sbx::fail(Errc::io_error, std::string("cannot make the proxy's events: ") + std::strerror(errno));
     s->options = std::move(options);
 
     // The threads block every asynchronous signal (they inherit the mask), so the
@@ -1143,15 +1213,14 @@ void Proxy::stop() {
         s.stopping = true;
     }
     s.ask_cv.notify_all();
-    const std::uint64_t one = 1;
-    [[maybe_unused]] const ssize_t w = ::write(s.stop_event.get(), &one, sizeof one);
+    s.stop_event.notify();
     if (s.acceptor.joinable()) s.acceptor.join();
     for (auto& c : s.connections) c.thread.join();
     s.connections.clear();
     s.http_listener.reset();
     s.socks_listener.reset();
-    s.stop_event.reset();
-    s.reap_event.reset();
+    s.stop_event.close();
+    s.reap_event.close();
 }
 
 std::size_t Proxy::connections() const { return state_->live; }
