@@ -70,6 +70,7 @@ bool wait_gone(pid_t pid) {
     // the processes inside with it; a zombie nobody reaps counts as gone.
     for (int i = 0; i < 500; ++i) {
         if (::kill(pid, 0) != 0 && errno == ESRCH) return true;
+#if defined(__linux__)
         char buf[256] = {};
         const std::string stat_path = "/proc/" + std::to_string(pid) + "/stat";
         const int fd = ::open(stat_path.c_str(), O_RDONLY | O_CLOEXEC);
@@ -80,6 +81,7 @@ bool wait_gone(pid_t pid) {
             const char* paren = std::strrchr(buf, ')');
             if (paren != nullptr && paren[1] == ' ' && (paren[2] == 'Z' || paren[2] == 'X')) return true;
         }
+#endif  // elsewhere the dead launcher's zombie goes to init, which reaps it
         const timespec ten_ms{0, 10'000'000};
         ::nanosleep(&ten_ms, nullptr);
     }
@@ -95,6 +97,7 @@ bool wait_gone(pid_t pid) {
         for (int std_fd = 0; std_fd < 3; ++std_fd) ::dup2(null, std_fd);
     std::vector<Leftover> list;
     pid_t sandbox = -1;
+    pid_t group_to_kill = -1;
     std::string group_lock, group_live;
     auto read_exact = [&](void* out, std::size_t n) {
         auto* p = static_cast<char*>(out);
@@ -118,6 +121,10 @@ bool wait_gone(pid_t pid) {
             sandbox = static_cast<pid_t>(std::stol(payload));
             continue;
         }
+        if (kind == 'K') {
+            group_to_kill = static_cast<pid_t>(std::stol(payload));
+            continue;
+        }
         if (kind == 'G') {
             const auto nul = payload.find('\0');
             if (nul == std::string::npos) break;
@@ -132,7 +139,9 @@ bool wait_gone(pid_t pid) {
         l.path = payload.substr(2 * sizeof(std::uint64_t));
         list.push_back(std::move(l));
     }
-    // The launcher is gone without dismissing us.
+    // The launcher is gone without dismissing us. Where nothing ends the command
+    // with it (sbx-mac), its process group is ended here.
+    if (group_to_kill > 0) ::kill(-group_to_kill, SIGKILL);
     if (sandbox > 0) wait_gone(sandbox);
     for (int attempt = 0; attempt < 20; ++attempt) {
         if (remove_leftovers(list).empty()) break;
@@ -194,7 +203,9 @@ std::vector<std::string> remove_leftovers(const std::vector<Leftover>& list) {
 
 sbx::expected<Reaper> Reaper::start() {
     int fds[2];
-    if (::pipe2(fds, O_CLOEXEC) != 0) return sbx::fail(errno_error("cannot make the reaper's pipe", "", errno));
+    if (::pipe(fds) != 0) return sbx::fail(errno_error("cannot make the reaper's pipe", "", errno));
+    ::fcntl(fds[0], F_SETFD, FD_CLOEXEC);
+    ::fcntl(fds[1], F_SETFD, FD_CLOEXEC);
     const pid_t pid = ::fork();
     if (pid < 0) {
         const int err = errno;
@@ -207,7 +218,11 @@ sbx::expected<Reaper> Reaper::start() {
         // Nothing but the pipe: the reaper must not keep the terminal or any
         // descriptor of the sandbox open.
         if (fds[0] != 3 && ::dup2(fds[0], 3) < 0) ::_exit(1);
+#if defined(__linux__)
         ::close_range(4, ~0U, 0);
+#else
+        for (int fd = 4, end = static_cast<int>(::getdtablesize()); fd < end; ++fd) ::close(fd);
+#endif
         reaper_main(3);
     }
     ::close(fds[0]);
@@ -245,6 +260,8 @@ void Reaper::made(const Leftover& l) {
 }
 
 void Reaper::sandbox_pid(pid_t pid) { send('P', std::to_string(pid)); }
+
+void Reaper::kill_group(pid_t pgid) { send('K', std::to_string(pgid)); }
 
 void Reaper::group(const std::string& lock_path, const std::string& live_path) {
     send('G', lock_path + '\0' + live_path);

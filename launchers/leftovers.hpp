@@ -55,6 +55,9 @@ public:
     // waits for before removing anything).
     void made(const Leftover& l);
     void sandbox_pid(pid_t pid);
+    // The process group it kills first, should the launcher die (sbx-mac, where
+    // nothing like --die-with-parent ends the command).
+    void kill_group(pid_t pgid);
     // The files of the root's group (root_group.hpp), which it leaves for us.
     void group(const std::string& lock_path, const std::string& live_path);
 

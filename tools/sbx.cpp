@@ -18,6 +18,9 @@
 // `sbx doctor` exits 1 when the sandbox cannot run here.
 #include <fcntl.h>
 #include <pwd.h>
+#if defined(__APPLE__)
+#include <mach-o/dyld.h>
+#endif
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -26,6 +29,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <climits>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -388,18 +392,39 @@ int run_plan(const PlanArgs& a) {
     return kOk;
 }
 
-// The launcher for this platform: --launcher, else beside this program, else
-// where the build tree puts it.
-sbx::expected<std::string> find_launcher(const std::string& given) {
-    if (!given.empty()) return absolute(given);
+#if defined(__APPLE__)
+constexpr std::string_view kLauncher = "sbx-mac";
+#else
+constexpr std::string_view kLauncher = "sbx-linux";
+#endif
+
+// This program's own path, or empty.
+std::string own_path() {
+#if defined(__APPLE__)
+    char self[PATH_MAX];
+    std::uint32_t size = sizeof self;
+    if (_NSGetExecutablePath(self, &size) != 0) return {};
+    char real[PATH_MAX];
+    return ::realpath(self, real) != nullptr ? std::string(real) : std::string(self);
+#else
     char self[PATH_MAX];
     const ssize_t n = ::readlink("/proc/self/exe", self, sizeof self - 1);
-    if (n <= 0) return sbx::fail(sbx::Errc::internal, "cannot find this program's own path to look for sbx-linux");
-    const std::string dir = sbx::paths::parent(std::string(self, static_cast<std::size_t>(n)));
-    for (const auto& candidate : {sbx::paths::join(dir, "sbx-linux"), sbx::paths::join(dir, "../launchers/sbx-linux")})
+    return n > 0 ? std::string(self, static_cast<std::size_t>(n)) : std::string();
+#endif
+}
+
+// The launcher for this platform (sbx-linux, or sbx-mac on macOS): --launcher,
+// else beside this program, else where the build tree puts it.
+sbx::expected<std::string> find_launcher(const std::string& given) {
+    if (!given.empty()) return absolute(given);
+    const std::string self = own_path();
+    const std::string name(kLauncher);
+    if (self.empty()) return sbx::fail(sbx::Errc::internal, "cannot find this program's own path to look for " + name);
+    const std::string dir = sbx::paths::parent(self);
+    for (const auto& candidate : {sbx::paths::join(dir, name), sbx::paths::join(dir, "../launchers/" + name)})
         if (::access(candidate.c_str(), X_OK) == 0) return candidate;
-    return sbx::fail(sbx::Error(sbx::Errc::io_error, "no sbx-linux beside sbx; install it there or pass --launcher PATH")
-                         .in_file(sbx::paths::join(dir, "sbx-linux")));
+    return sbx::fail(sbx::Error(sbx::Errc::io_error, "no " + name + " beside sbx; install it there or pass --launcher PATH")
+                         .in_file(sbx::paths::join(dir, name)));
 }
 
 int run_failed(const sbx::Error& e) {
@@ -496,13 +521,13 @@ int main(int argc, char** argv) {
         ->take_all()
         ->allow_extra_args(false);
     run_args.plan.add_network_to(run);
-    run->add_option("--launcher", run_args.launcher, "The launcher to use (default: sbx-linux beside sbx)");
+    run->add_option("--launcher", run_args.launcher, "The launcher to use (default: sbx-linux, or sbx-mac on macOS, beside sbx)");
     run->add_option("command", run_args.plan.command, "The command, after --")->required();
 
     DoctorArgs doctor_args;
     auto* doctor = app.add_subcommand("doctor", "Check whether the sandbox can run here, and what to do if not");
     doctor->add_flag("--json", doctor_args.json, "Print JSON instead of text");
-    doctor->add_option("--launcher", doctor_args.launcher, "The launcher to ask (default: sbx-linux beside sbx)");
+    doctor->add_option("--launcher", doctor_args.launcher, "The launcher to ask (default: sbx-linux, or sbx-mac on macOS, beside sbx)");
 
     const auto commands = app.get_subcommands([](const CLI::App*) { return true; });
     const bool known = argc > 1 && std::any_of(commands.begin(), commands.end(),
