@@ -16,6 +16,7 @@
 #include "sbx/json.hpp"
 #include "sbx/linux/bwrap.hpp"
 #include "sbx/linux/seccomp_spec.hpp"
+#include "sbx/mac/seatbelt.hpp"
 #include "sbx/paths.hpp"
 #include "sbx/placeholder_registry.hpp"
 #include "sbx/plan.hpp"
