@@ -126,6 +126,16 @@ public:
     GlobWalker(const CachedFs& fs, const PlanLimits& limits, std::vector<Warning>& warnings)
         : fs_(fs), limits_(limits), warnings_(warnings) {}
 
+    // A rule's paths: a path rule (fs_rules.hpp) names itself, whatever it holds.
+    std::vector<std::string> expand(const FsRule& r) {
+        if (!r.wildcard) {
+            auto st = fs_.lstat(r.pattern);
+            if (st && *st) return {r.pattern};
+            return {};
+        }
+        return expand(r.pattern, r.source);
+    }
+
     std::vector<std::string> expand(const std::string& pattern, const std::optional<Source>& source) {
         if (!glob::has_wildcard(pattern)) {  // a plain path: itself, when something is there
             auto st = fs_.lstat(pattern);
@@ -350,7 +360,7 @@ private:
     expected<void> hidden() {
         for (const auto& r : rules_.rules) {
             if (r.kind != FsRule::Kind::deny_read) continue;
-            for (const auto& p : globs_.expand(r.pattern, r.source)) {
+            for (const auto& p : globs_.expand(r)) {
                 auto real = resolve(fs_, p);
                 if (!real) return fail(real.error());
                 auto st = stat(*real);
@@ -415,7 +425,7 @@ private:
         }
         for (const auto& r : rules_.rules) {
             if (r.kind != FsRule::Kind::deny_write) continue;
-            for (const auto& p : globs_.expand(r.pattern, r.source)) {
+            for (const auto& p : globs_.expand(r)) {
                 auto real = resolve(fs_, p);
                 if (!real || !in_writable(*real)) continue;
                 if (!sbx::decide(rules_, *real, Access::read).allowed) continue;
@@ -469,7 +479,7 @@ private:
                        (paths::at_or_under(r.literal, m.path) || paths::at_or_under(m.path, r.literal));
             });
             if (!meets) continue;
-            for (const auto& p : globs_.expand(r.pattern, r.source)) {
+            for (const auto& p : globs_.expand(r)) {
                 if (!under_mask(p) || mounted_at(reopens_, p)) continue;
                 auto real = resolve(fs_, p);
                 if (!real) continue;

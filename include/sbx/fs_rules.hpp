@@ -43,13 +43,15 @@ struct FsRule {
     std::string list;        // where it comes from: "filesystem.denyRead", "the root", "protected path", ...
     std::optional<Source> source;  // the settings entry; nullopt for the root, TMPDIR, protected paths
     std::string note;        // more: "where /home/u/.aws leads", a protected path's reason
-    bool wildcard = false;
+    bool wildcard = false;   // false for a path: the root, TMPDIR, a protected path, where a plain entry leads
     std::vector<std::string_view> comps;  // of pattern
     std::string literal;                  // the leading components without wildcards, as a path
 
-    FsRule(Kind k, std::string p, std::string l, std::optional<Source> s, std::string n)
+    // `path`: `p` names one path, whatever characters it holds (a root named
+    // `a*b` is no pattern), rather than a settings pattern.
+    FsRule(Kind k, std::string p, std::string l, std::optional<Source> s, std::string n, bool path = false)
         : kind(k), pattern(std::move(p)), list(std::move(l)), source(std::move(s)), note(std::move(n)) {
-        wildcard = glob::has_wildcard(pattern);
+        wildcard = !path && glob::has_wildcard(pattern);
         comps = paths::components(pattern);
         literal = wildcard ? glob::literal_prefix(pattern) : pattern;
     }
@@ -239,7 +241,9 @@ inline expected<FsRules> compile_fs_rules(const Policy& policy, const FsContext&
     auto add_both = [&](FsRule::Kind kind, const Sourced<std::string>& e, const std::string& list) {
         out.rules.emplace_back(kind, e.value, list, e.source, std::string());
         const std::string real = detail::real_form(cached, e.value);
-        if (real != e.value) out.rules.emplace_back(kind, real, list, e.source, "where " + e.value + " leads");
+        // Where a plain entry leads is a path, whatever its name holds.
+        if (real != e.value)
+            out.rules.emplace_back(kind, real, list, e.source, "where " + e.value + " leads", !glob::has_wildcard(e.value));
     };
 
     for (const auto& e : policy.filesystem.deny_read) add_both(FsRule::Kind::deny_read, e, "filesystem.denyRead");
@@ -266,9 +270,9 @@ inline expected<FsRules> compile_fs_rules(const Policy& policy, const FsContext&
         out.rules.emplace_back(FsRule::Kind::allow_read, e.value, "filesystem.allowRead", e.source, std::string());
     }
 
-    out.rules.emplace_back(FsRule::Kind::writable, ctx.root, "the root", std::nullopt, std::string());
+    out.rules.emplace_back(FsRule::Kind::writable, ctx.root, "the root", std::nullopt, std::string(), true);
     out.rules.emplace_back(FsRule::Kind::writable, ctx.tmpdir, "the command's temporary directory", std::nullopt,
-                           std::string());
+                           std::string(), true);
     // A writable path is mounted, and bubblewrap mounts concrete paths: a trailing
     // `/**` names the directory itself; any other wildcard cannot be mounted.
     auto writable = [&](const Sourced<std::string>& e, const std::string& list) {
@@ -288,7 +292,7 @@ inline expected<FsRules> compile_fs_rules(const Policy& policy, const FsContext&
 
     for (const auto& p : out.protected_paths)
         if (p.guard == Guard::read_only)
-            out.rules.emplace_back(FsRule::Kind::protect, p.path, "protected path", std::nullopt, p.reason);
+            out.rules.emplace_back(FsRule::Kind::protect, p.path, "protected path", std::nullopt, p.reason, true);
     index_rules(out);
     return out;
 }

@@ -25,6 +25,17 @@ namespace sbx::glob {
 
 inline bool is_special(char c) { return c == '*' || c == '?' || c == '[' || c == '\\'; }
 
+// A path as a pattern that matches exactly it: each special character escaped.
+inline std::string escape(std::string_view path) {
+    std::string out;
+    out.reserve(path.size());
+    for (char c : path) {
+        if (is_special(c)) out += '\\';
+        out += c;
+    }
+    return out;
+}
+
 // True when `p` holds any wildcard (or escape), so it is a pattern, not a path.
 inline bool has_wildcard(std::string_view p) {
     for (char c : p)

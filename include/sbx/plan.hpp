@@ -54,7 +54,8 @@ struct NetworkPlan {
 
 // One filesystem rule as the engine compiled it (fs_rules.hpp), for launchers
 // that confine by rules rather than mounts (sbx-mac's Seatbelt profile). The
-// pattern is absolute and normalised, and may hold wildcards.
+// pattern is absolute and normalised, and always a pattern: a rule on a path
+// (the root, a protected path) has its `*`, `?`, `[` and `\` escaped.
 struct PlanRule {
     FsRule::Kind kind = FsRule::Kind::deny_read;
     std::string pattern;
@@ -219,7 +220,9 @@ inline expected<Plan> make_plan(const Policy& policy, const PlanRequest& req, co
     auto rules = compile_fs_rules(policy, FsContext{req.root, req.tmpdir, req.home}, std::move(prot->paths), cached);
     if (!rules) return fail(rules.error());
     if (!rules->disabled)
-        for (const auto& r : rules->rules) plan.rules.push_back(PlanRule{r.kind, r.pattern, describe(r)});
+        // Always a pattern in the plan: a path rule's special characters escaped.
+        for (const auto& r : rules->rules)
+            plan.rules.push_back(PlanRule{r.kind, r.wildcard ? r.pattern : glob::escape(r.pattern), describe(r)});
     plan.warnings.insert(plan.warnings.end(), rules->warnings.begin(), rules->warnings.end());
     // A hidden working directory would be an empty one inside: say so rather
     // than start the command somewhere it cannot see.

@@ -1,10 +1,12 @@
 // compile_fs_rules(), decide() and explain(): read and write decisions with their rule.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
 #include "sbx/fs_rules.hpp"
+#include "sbx/plan.hpp"
 
 namespace {
 
@@ -176,4 +178,33 @@ TEST_CASE("fs_rules: credentials.files hide like denyRead, and a writable root r
     auto d = sbx::decide(r, "/r/secrets.json", Access::read);
     REQUIRE(d.rule != nullptr);
     CHECK(d.rule->list == "credentials.files");
+}
+
+TEST_CASE("fs_rules: the root, TMPDIR and protected paths are paths, whatever characters they hold") {
+    sbx::MemoryFs fs;
+    fs.dir("/w/a*b").dir("/w/aXb").dir("/w/a*b/.git/hooks").dir("/tmp/s?x");
+    const std::vector<sbx::ProtectedPath> prot{{"/w/a*b/.git/hooks", sbx::Guard::read_only, sbx::Placeholder::directory, false, "git hooks"}};
+    auto r = sbx::compile_fs_rules(policy_of("{}"), {"/w/a*b", "/tmp/s?x", "/home/u"}, prot, fs);
+    REQUIRE_MESSAGE(r.has_value(), (r ? std::string() : sbx::to_string(r.error())));
+    CHECK(can(*r, "/w/a*b/file", Access::write));
+    CHECK_FALSE(can(*r, "/w/aXb/file", Access::write));  // `*` in the root's name is no wildcard
+    CHECK_FALSE(can(*r, "/w/ab/file", Access::write));
+    CHECK(can(*r, "/tmp/s?x/f", Access::write));
+    CHECK_FALSE(can(*r, "/tmp/sox/f", Access::write));
+    CHECK_FALSE(can(*r, "/w/a*b/.git/hooks/pre-commit", Access::write));
+
+    // In a plan they are patterns that match exactly them.
+    sbx::PlanRequest req;
+    req.argv = {"true"};
+    req.root = "/w/a*b";
+    req.home = "/home/u";
+    req.tmpdir = "/tmp/s?x/t";
+    auto plan = sbx::make_plan(policy_of("{}"), req, fs);
+    REQUIRE_MESSAGE(plan.has_value(), (plan ? std::string() : sbx::to_string(plan.error())));
+    const bool escaped_root = std::any_of(plan->rules.begin(), plan->rules.end(), [](const sbx::PlanRule& pr) {
+        return pr.kind == sbx::FsRule::Kind::writable && pr.pattern == "/w/a\\*b";
+    });
+    CHECK(escaped_root);
+    CHECK(sbx::glob::match("/w/a\\*b", "/w/a*b"));
+    CHECK_FALSE(sbx::glob::match("/w/a\\*b", "/w/aXb"));
 }

@@ -334,34 +334,40 @@ struct Rule {
 
 inline bool is_allow(FsRule::Kind k) { return k == FsRule::Kind::allow_read || k == FsRule::Kind::writable; }
 
-// A path component as a glob component that matches it alone.
-inline std::string glob_escape(std::string_view name) {
+// The name a glob component without wildcards matches (its escapes undone), or
+// nullopt when it holds an unescaped `*`, `?` or `[`.
+inline std::optional<std::string> literal_name(std::string_view comp) {
     std::string out;
-    for (const char c : name) {
-        if (glob::is_special(c)) out += '\\';
-        out += c;
+    for (std::size_t i = 0; i < comp.size(); ++i) {
+        const char c = comp[i];
+        if (c == '\\' && i + 1 < comp.size()) {
+            out += comp[++i];
+        } else if (c == '*' || c == '?' || c == '[') {
+            return std::nullopt;
+        } else {
+            out += c;
+        }
     }
     return out;
 }
 
-// `literal_head`: how many leading components are a path whatever they hold
-// (the root's or the temporary directory's), not a pattern.
-inline expected<Rule> make_rule(std::size_t index, bool alias, FsRule::Kind kind, const std::string& pattern,
-                                std::size_t literal_head) {
+// The plan's patterns are globs throughout: a rule on a path (the root, the
+// temporary directory, a protected path) comes with its special characters
+// escaped (plan.hpp), so a component without a wildcard is a name to match as it is.
+inline expected<Rule> make_rule(std::size_t index, bool alias, FsRule::Kind kind, const std::string& pattern) {
     Rule r;
     r.index = index;
     r.alias = alias;
     r.kind = kind;
-    r.names = owned_components(pattern);
-    literal_head = std::min(literal_head, r.names.size());
-    while (r.names.size() > literal_head && r.names.back() == "**") r.names.pop_back();
-    for (std::size_t i = 0; i < r.names.size(); ++i)
-        r.comps.push_back(i < literal_head ? glob_escape(r.names[i]) : r.names[i]);
+    r.comps = owned_components(pattern);
+    while (!r.comps.empty() && r.comps.back() == "**") r.comps.pop_back();
+    for (const auto& c : r.comps) {
+        auto name = literal_name(c);
+        r.names.push_back(name ? *name : c);
+    }
     r.path = join_components(r.names);
     r.glob = join_components(r.comps);
-    while (r.literal_comps < r.names.size() &&
-           (r.literal_comps < literal_head || !glob::has_wildcard(r.names[r.literal_comps])))
-        ++r.literal_comps;
+    while (r.literal_comps < r.comps.size() && literal_name(r.comps[r.literal_comps])) ++r.literal_comps;
     r.literal = join_components(
         std::vector<std::string>(r.names.begin(), r.names.begin() + static_cast<std::ptrdiff_t>(r.literal_comps)));
     r.wildcard = r.literal_comps < r.names.size();
@@ -395,9 +401,7 @@ inline expected<Rule> make_rule(std::size_t index, bool alias, FsRule::Kind kind
     return r;
 }
 
-// The plan's file rules, each followed by its /private form where it has one. The
-// root and the temporary directory are paths: at the head of a rule they are read
-// literally, even when they hold `*`, `?`, `[` or `\`.
+// The plan's file rules, each followed by its /private form where it has one.
 inline expected<std::vector<Rule>> plan_rules(const Plan& plan) {
     std::vector<Rule> out;
     for (std::size_t i = 0; i < plan.rules.size(); ++i) {
@@ -405,16 +409,12 @@ inline expected<std::vector<Rule>> plan_rules(const Plan& plan) {
         const std::string key = "filesystem.rules[" + std::to_string(i) + "].pattern";
         if (!paths::is_absolute(pr.pattern))
             return fail(Error(Errc::invalid_plan, "'" + pr.pattern + "' is not an absolute path").at_key(key));
-        std::size_t head = 0;
-        for (const auto* base : {&plan.root, &plan.tmpdir})
-            if (paths::is_absolute(*base) && *base != "/" && paths::at_or_under(pr.pattern, *base))
-                head = std::max(head, paths::components(*base).size());
-        auto r = make_rule(i, false, pr.kind, pr.pattern, head);
+        auto r = make_rule(i, false, pr.kind, pr.pattern);
         if (!r) return fail(Error(r.error()).at_key(key));
         out.push_back(std::move(*r));
         for (const auto& a : kPrivateAliases) {
             if (!paths::at_or_under(pr.pattern, a.path)) continue;
-            auto ar = make_rule(i, true, pr.kind, "/private" + pr.pattern, head == 0 ? 0 : head + 1);
+            auto ar = make_rule(i, true, pr.kind, "/private" + pr.pattern);
             if (!ar) return fail(Error(ar.error()).at_key(key));
             out.push_back(std::move(*ar));
         }
