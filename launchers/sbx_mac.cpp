@@ -52,6 +52,10 @@
 #include "sbx/plan.hpp"
 #include "sbx/report.hpp"
 
+#if defined(__APPLE__)
+extern char** environ;  // unistd.h declares it on Linux only
+#endif
+
 namespace {
 
 using namespace sbx::linux_sandbox;

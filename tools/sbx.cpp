@@ -449,11 +449,18 @@ int run_run(const RunArgs& a) {
     if (!plan) return run_failed(plan.error());
     auto launcher = find_launcher(a.launcher);
     if (!launcher) return run_failed(launcher.error());
-    // The plan goes in a memfd, read from its start: a pipe would need a writer
-    // beside the launcher, and the terminal's standard input stays the command's.
+    // The plan goes in a memfd (elsewhere an unlinked file), read from its start:
+    // a pipe would need a writer beside the launcher, and the terminal's standard
+    // input stays the command's.
     const std::string text = sbx::to_json(*plan);
+#if defined(__linux__)
     const int fd = ::memfd_create("sbx-plan", 0);
-    if (fd < 0) return run_failed(sbx::Error(sbx::Errc::internal, std::string("memfd_create: ") + std::strerror(errno)));
+#else
+    char name[] = "/tmp/sbx-plan-XXXXXX";
+    const int fd = ::mkstemp(name);
+    if (fd >= 0) ::unlink(name);
+#endif
+    if (fd < 0) return run_failed(sbx::Error(sbx::Errc::internal, std::string("no descriptor for the plan: ") + std::strerror(errno)));
     for (std::size_t off = 0; off < text.size();) {
         const ssize_t n = ::write(fd, text.data() + off, text.size() - off);
         if (n < 0 && errno == EINTR) continue;
