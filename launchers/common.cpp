@@ -6,6 +6,7 @@
 #include <netinet/in.h>
 #include <poll.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -13,6 +14,10 @@
 #include <cerrno>
 #include <cstring>
 #include <iostream>
+
+#if defined(__APPLE__)
+extern char** environ;  // unistd.h declares it on Linux only
+#endif
 
 namespace sbx::launcher {
 
@@ -197,6 +202,30 @@ std::string violations_text(const sbx::Plan& plan, const std::vector<ProxyEvent>
     if (scanner != nullptr)
         for (const auto& r : scanner->refusals()) add(sbx::file_violation_line(r));
     return sbx::violations_block(lines);
+}
+
+// Runs the plan's command without a sandbox (failIfUnavailable: false), waits,
+// and returns a shell-style status.
+int run_unconfined(const sbx::Plan& plan) {
+    auto env = env_strings(plan, true);
+    auto argv = plan.argv;
+    const pid_t pid = ::fork();
+    if (pid < 0) return kFailedBeforeCommand;
+    if (pid == 0) {
+        ::signal(SIGPIPE, SIG_DFL);
+        if (::chdir(plan.cwd.c_str()) != 0) ::_exit(kCannotRun);
+        auto e = c_strings(env);
+        environ = e.data();
+        auto a = c_strings(argv);
+        ::execvp(a[0], a.data());
+        ::_exit(errno == ENOENT ? kNotFound : kCannotRun);
+    }
+    g_sandbox_pid = pid;
+    int status = 0;
+    while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    g_sandbox_pid = -1;
+    return WIFSIGNALED(status) ? 128 + WTERMSIG(status) : WEXITSTATUS(status);
 }
 
 }  // namespace sbx::launcher

@@ -108,6 +108,10 @@ std::vector<char*> c_strings(std::vector<std::string>& v);
 // The plan's environment as "NAME=VALUE", with the loader variables or without.
 std::vector<std::string> env_strings(const sbx::Plan& plan, bool with_loader);
 
+// Runs the plan's command without a sandbox (failIfUnavailable: false), in the
+// plan's directory with its environment, waits, and returns a shell-style status.
+int run_unconfined(const sbx::Plan& plan);
+
 // This machine's addresses, which no host name may lead the proxy to.
 std::vector<sbx::net::Address> own_addresses();
 

@@ -211,30 +211,6 @@ void clean_up(const std::vector<Leftover>& made, Reaper& reaper, RootGroup* grou
     reaper.dismiss();
 }
 
-// Runs argv with envp, waits, and returns a shell-style status. For the
-// unconfined run only.
-int run_unconfined(const sbx::Plan& plan) {
-    auto env = env_strings(plan, true);
-    auto argv = plan.argv;
-    const pid_t pid = ::fork();
-    if (pid < 0) return kFailedBeforeCommand;
-    if (pid == 0) {
-        ::signal(SIGPIPE, SIG_DFL);
-        if (::chdir(plan.cwd.c_str()) != 0) ::_exit(kCannotRun);
-        auto e = c_strings(env);
-        environ = e.data();
-        auto a = c_strings(argv);
-        ::execvp(a[0], a.data());
-        ::_exit(errno == ENOENT ? kNotFound : kCannotRun);
-    }
-    g_sandbox_pid = pid;
-    int status = 0;
-    while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-    }
-    g_sandbox_pid = -1;
-    return WIFSIGNALED(status) ? 128 + WTERMSIG(status) : WEXITSTATUS(status);
-}
-
 // The two listening sockets the stage made inside, or -1s when the sandbox never
 // got that far (bubblewrap failed; its exit closes the socket).
 std::pair<int, int> receive_listeners(int sock) {

@@ -52,10 +52,6 @@
 #include "sbx/plan.hpp"
 #include "sbx/report.hpp"
 
-#if defined(__APPLE__)
-extern char** environ;  // unistd.h declares it on Linux only
-#endif
-
 namespace {
 
 using namespace sbx::linux_sandbox;
@@ -161,29 +157,6 @@ std::vector<std::string> command_environment(const sbx::Plan& plan, const Listen
     return env;
 }
 
-// Runs argv unconfined (failIfUnavailable: false), in its own process group.
-int run_unconfined(const sbx::Plan& plan) {
-    auto env = env_strings(plan, true);
-    auto argv = plan.argv;
-    const pid_t pid = ::fork();
-    if (pid < 0) return kFailedBeforeCommand;
-    if (pid == 0) {
-        ::signal(SIGPIPE, SIG_DFL);
-        if (::chdir(plan.cwd.c_str()) != 0) ::_exit(kCannotRun);
-        auto e = c_strings(env);
-        environ = e.data();
-        auto a = c_strings(argv);
-        ::execvp(a[0], a.data());
-        ::_exit(errno == ENOENT ? kNotFound : kCannotRun);
-    }
-    g_sandbox_pid = pid;
-    int status = 0;
-    while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-    }
-    g_sandbox_pid = -1;
-    return WIFSIGNALED(status) ? 128 + WTERMSIG(status) : WEXITSTATUS(status);
-}
-
 sbx::expected<sbx::Plan> read_plan(int plan_fd) {
     const std::string origin = plan_fd == 0 ? "standard input" : "fd " + std::to_string(plan_fd);
     auto text = sbx::read_all(plan_fd, sbx::json::kMaxDocumentBytes, origin, sbx::Errc::invalid_plan);
@@ -246,7 +219,6 @@ int run_plan(int plan_fd, int report_fd, bool print_violations) {
     }
 
     install_signal_handlers();
-    g_kill_group = true;  // the command leads a process group of its own; the handler ends all of it
     auto reaper = Reaper::start();
     if (!reaper) return fail_before(reaper.error());
     std::vector<Leftover> made;
@@ -337,6 +309,7 @@ int run_plan(int plan_fd, int report_fd, bool print_violations) {
     std::vector<std::string> args{std::string(kSandboxExec), "-p", *profile, "--"};
     args.insert(args.end(), plan->argv.begin(), plan->argv.end());
     auto env = command_environment(*plan, listeners);
+    g_kill_group = true;  // the command leads a session of its own; the handler ends its whole group
     const pid_t pid = ::fork();
     if (pid < 0) return give_up(sbx::Error(sbx::Errc::internal, std::string("fork: ") + std::strerror(errno)));
     if (pid == 0) {
