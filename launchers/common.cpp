@@ -30,8 +30,12 @@ const char* g_program = "sbx-launcher";
 void on_signal(int sig) {
     g_signal = sig;
     // Linux: bubblewrap dies, and with it (--die-with-parent) everything inside.
-    // macOS: the command's whole process group.
-    if (g_sandbox_pid > 0) ::kill(g_kill_group ? -g_sandbox_pid : g_sandbox_pid, SIGKILL);
+    // macOS: the command's whole process group (and the command itself, should
+    // the signal come before its setsid() made the group).
+    if (g_sandbox_pid > 0) {
+        if (g_kill_group) ::kill(-g_sandbox_pid, SIGKILL);
+        ::kill(g_sandbox_pid, SIGKILL);
+    }
 }
 
 void install_signal_handlers() {

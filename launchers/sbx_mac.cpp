@@ -338,13 +338,20 @@ int run_plan(int plan_fd, int report_fd, bool print_violations) {
         ::close(err_pipe[1]);
         stderr_relay = std::thread(relay_stderr, err_pipe[0], scanner ? &*scanner : nullptr, &report);
     }
-    if (g_signal != 0) ::kill(-pid, SIGKILL);
+    if (g_signal != 0) {  // before we knew the pid
+        ::kill(-pid, SIGKILL);
+        ::kill(pid, SIGKILL);
+    }
 
+    // What the command left running in its group ends with it: killed while the
+    // command is a zombie still, so its pid cannot have been reused yet.
+    siginfo_t info{};
+    while (::waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOWAIT) < 0 && errno == EINTR) {
+    }
+    ::kill(-pid, SIGKILL);
     int wstatus = 0;
     while (::waitpid(pid, &wstatus, 0) < 0 && errno == EINTR) {
     }
-    // What the command left running in its group ends with it.
-    ::kill(-pid, SIGKILL);
     g_sandbox_pid = -1;
     if (questions_done >= 0) ::close(questions_done);
     if (proxy) proxy->stop();
