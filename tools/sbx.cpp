@@ -1,7 +1,7 @@
 // sbx - the command line people run.
 //
 //   sbx policy  [--root DIR] [--settings FILE] [--managed-settings FILE] [--untrusted] [--agent-file FILE] [--json]
-//   sbx explain [same options] PATH
+//   sbx explain [same options] PATH | --host HOST[:PORT]
 //   sbx plan    [same options] [--env NAME]... -- COMMAND [ARG...]
 //   sbx run     [same options] [--env NAME]... [--[no-]scan-stderr] [--launcher PATH] -- COMMAND [ARG...]
 //   sbx doctor  [--json] [--launcher PATH]
@@ -41,6 +41,7 @@
 #include "sbx/defaults.hpp"
 #include "sbx/fs_rules.hpp"
 #include "sbx/fs_view_disk.hpp"
+#include "sbx/hosts.hpp"
 #include "sbx/placeholder_registry.hpp"
 #include "sbx/plan.hpp"
 #include "sbx/policy.hpp"
@@ -326,12 +327,126 @@ sbx::expected<sbx::Plan> plan_for(const Loaded& l, const PlanArgs& a, std::strin
 struct ExplainArgs {
     SettingsArgs settings;
     std::string path;
+    std::string host;                      // --host HOST[:PORT]
+    std::vector<std::string> allow_hosts;  // as sbx run's
+    std::string on_unknown_host = "ask";   // as sbx run's default
 };
+
+std::string_view step_name(sbx::net::HostDecision::Step s) {
+    using S = sbx::net::HostDecision::Step;
+    switch (s) {
+        case S::denied_list: return "denied-list";
+        case S::allowed_list: return "allowed-list";
+        case S::local_binding: return "local-binding";
+        case S::call_list: return "call-list";
+        case S::not_in_call: return "not-in-call";
+        case S::local_address: return "local-address";
+        case S::strict: return "strict";
+        case S::call_decider: return "call-decider";
+        case S::sandbox_decider: return "sandbox-decider";
+        case S::nothing_decides: return "nothing-decides";
+    }
+    return "?";
+}
+
+// `sbx explain --host`: what the proxy of `sbx run` would decide for HOST[:PORT]
+// (port 443 when none is given), and the rule behind it.
+int explain_host(const ExplainArgs& a, const Loaded& loaded) {
+    // HOST, HOST:PORT, [V6] or [V6]:PORT, as a client would ask the proxy.
+    auto bad = [&](const std::string& why) {
+        return report(sbx::Error(sbx::Errc::invalid_argument,
+                                 "--host takes a host name or address with an optional port (github.com, "
+                                 "127.0.0.1:3000, [::1]:80): " + why));
+    };
+    if (a.host.find("://") != std::string::npos) return bad("write the host alone, not a URL");
+    std::string_view text = a.host, host = text;
+    std::optional<std::string_view> port_text;
+    if (!text.empty() && text.front() == '[') {
+        const std::size_t close = text.find(']');
+        if (close == std::string_view::npos) return bad("no ] after the IPv6 address");
+        host = text.substr(1, close - 1);
+        if (close + 1 < text.size()) {
+            if (text[close + 1] != ':') return bad("only :PORT may follow ]");
+            port_text = text.substr(close + 2);
+        }
+    } else if (const std::size_t colon = text.find(':');
+               colon != std::string_view::npos && colon == text.rfind(':')) {  // more colons: IPv6 alone
+        host = text.substr(0, colon);
+        port_text = text.substr(colon + 1);
+    }
+    std::uint16_t port = 443;
+    if (port_text) {
+        const bool digits = !port_text->empty() && port_text->size() <= 5 &&
+                            std::all_of(port_text->begin(), port_text->end(), [](char c) { return c >= '0' && c <= '9'; });
+        const unsigned long v = digits ? std::stoul(std::string(*port_text)) : 0;
+        if (v == 0 || v > 65535) return bad("the port is not 1 to 65535");
+        port = static_cast<std::uint16_t>(v);
+    }
+    auto target = sbx::net::canonical_target(host, port);
+    if (!target) return bad(target.error().message);
+    auto rules = sbx::net::compile_host_rules(loaded.policy);
+    if (!rules) return report(rules.error());
+    rules->on_unknown = a.on_unknown_host == "allow" ? sbx::net::UnknownHost::allow
+                        : a.on_unknown_host == "deny" ? sbx::net::UnknownHost::deny
+                                                      : sbx::net::UnknownHost::ask;
+    sbx::net::HostCall call;
+    if (!a.allow_hosts.empty()) {
+        call.hosts.emplace();
+        for (const auto& h : a.allow_hosts) {
+            auto p = sbx::net::parse_host_pattern(h);
+            if (!p) return report(sbx::Error(p.error()).at_key("--allow-host " + h));
+            call.hosts->push_back(sbx::net::HostRule{std::move(*p), h, "the call's hosts", std::nullopt});
+        }
+    }
+    const auto d = sbx::net::decide_host(*rules, call, *target);
+    using V = sbx::net::HostDecision::Verdict;
+    const std::string_view verdict = d.verdict == V::allow ? "allowed" : d.verdict == V::ask ? "asked" : "refused";
+    // A name is resolved when the command connects; localhost names may lead to loopback.
+    const bool name = !target->address.has_value() && !sbx::net::is_localhost(*target);
+    const bool v6 = target->host.find(':') != std::string::npos;
+    const std::string where =
+        (v6 ? "[" + target->host + "]" : target->host) + ":" + std::to_string(target->port);
+    if (a.settings.json) {
+        sbx::json::Writer w;
+        w.begin_object().key("host").value(target->host).key("port").value(static_cast<int>(target->port));
+        w.key("verdict").value(d.verdict == V::allow ? "allow" : d.verdict == V::ask ? "ask" : "deny");
+        w.key("step").value(step_name(d.step)).key("why").value(d.why).key("rule");
+        if (d.rule == nullptr) {
+            w.null();
+        } else {
+            w.begin_object().key("list").value(d.rule->list).key("entry").value(d.rule->text).key("source");
+            if (d.rule->source)
+                w.begin_object()
+                    .key("layer")
+                    .value(sbx::layer_name(d.rule->source->layer))
+                    .key("file")
+                    .value(d.rule->source->file.str())
+                    .key("key")
+                    .value(d.rule->source->key)
+                    .end_object();
+            else
+                w.null();
+            w.end_object();
+        }
+        w.key("resolvedLater").value(name && d.verdict != V::deny).end_object();
+        std::cout << w.take() << "\n";
+        return kOk;
+    }
+    std::cout << where << "\n  network: " << verdict << "  " << d.why;
+    if (d.verdict == V::ask) std::cout << " (on the terminal; refused where there is none)";
+    std::cout << "\n";
+    if (name && d.verdict != V::deny)
+        std::cout << "  then: the proxy resolves " << target->host
+                  << " and refuses it if it leads only to loopback, link-local, cloud metadata or this machine's "
+                     "addresses, unless a rule names the address\n";
+    return kOk;
+}
 
 int run_explain(const ExplainArgs& a) {
     sbx::DiskFs fs;
     auto loaded = load_policy(a.settings, fs);
     if (!loaded) return report(loaded.error());
+    if (!a.host.empty()) return explain_host(a, *loaded);
     sbx::CachedFs cached(fs);
     auto prot = sbx::protected_paths(loaded->root, loaded->home, cached);
     if (!prot) return report(prot.error());
@@ -509,7 +624,15 @@ int main(int argc, char** argv) {
     ExplainArgs ea;
     auto* explain = app.add_subcommand("explain", "Say whether a command may read and write PATH, and which rule says so");
     ea.settings.add_to(explain);
-    explain->add_option("path", ea.path, "The path, absolute or relative to the root")->required();
+    auto* explain_path = explain->add_option("path", ea.path, "The path, absolute or relative to the root");
+    auto* explain_host_opt =
+        explain->add_option("--host", ea.host, "Explain HOST[:PORT] (default port 443) instead of a path");
+    explain_path->excludes(explain_host_opt);
+    explain->add_option("--allow-host", ea.allow_hosts, "As sbx run's --allow-host")
+        ->take_all()
+        ->allow_extra_args(false);
+    explain->add_option("--on-unknown-host", ea.on_unknown_host, "As sbx run's (default: ask)")
+        ->check(CLI::IsMember({"deny", "allow", "ask"}));
 
     PlanArgs plan_args;
     auto* plan = app.add_subcommand("plan", "Print the plan for a command as JSON (docs/plan.md)");
@@ -558,7 +681,13 @@ int main(int argc, char** argv) {
     }
     try {
         if (*policy) return run_policy(pa);
-        if (*explain) return run_explain(ea);
+        if (*explain) {
+            if (ea.path.empty() == ea.host.empty()) {
+                std::cerr << "sbx: USAGE: explain needs a path, or --host HOST[:PORT] (see sbx explain --help)\n";
+                return kUsage;
+            }
+            return run_explain(ea);
+        }
         if (*plan) return run_plan(plan_args);
         if (*run) return run_run(run_args);
         if (*doctor) return run_doctor(doctor_args);

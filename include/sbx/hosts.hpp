@@ -114,10 +114,8 @@ inline HostDecision decide_host(const HostRules& rules, const HostCall& call, co
                    rules.local_source->key + "]";
         return {V::allow, S::local_binding, nullptr, why};
     }
-    if (call.hosts) {
+    if (call.hosts)
         if (const auto* r = first_match(*call.hosts)) return {V::allow, S::call_list, r, "allowed by " + detail::describe(*r)};
-        return {V::deny, S::not_in_call, nullptr, "not among the hosts the call lists"};
-    }
     // A local address (loopback, link-local, metadata, ...) written as such is
     // reached only through a pattern that names it, which steps 2 and 3 found;
     // no decider opens it.
@@ -125,6 +123,7 @@ inline HostDecision decide_host(const HostRules& rules, const HostCall& call, co
         return {V::deny, S::local_address, nullptr,
                 std::string("a ") + std::string(class_name(classify(*t.address))) +
                     " address is reached only through a pattern that names it"};
+    if (call.hosts) return {V::deny, S::not_in_call, nullptr, "not among the hosts the call lists"};
     if (rules.strict) {
         std::string why = "not on the allow list, and the allow list is strict";
         if (rules.strict_source) why += " [" + rules.strict_source->file.str() + " " + rules.strict_source->key + "]";

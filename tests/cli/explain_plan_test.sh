@@ -186,6 +186,31 @@ want_error 65 "^sbx: INVALID_PLAN: $(lit "$proj/.token"): .*2 hard links"
 tap_finish "plan, a hidden file with a second hard link: exit 65, naming the file"
 
 fresh_case
+echo '{"sandbox": {"network": {"allowedDomains": ["*.github.com"], "deniedDomains": ["evil.github.com"]}}}' \
+    >"$proj/.claude/settings.json"
+sbx_run explain --root "$proj" "${managed[@]}" --host api.github.com
+want_status 0
+want_line "^api\.github\.com:443$"
+want_line "^  network: allowed  allowed by network\.allowedDomains \*\.github\.com \[project $(lit "$proj/.claude/settings.json") sandbox\.network\.allowedDomains\[0\]\]$"
+want_out "then: the proxy resolves api.github.com"
+sbx_run explain --root "$proj" "${managed[@]}" --host evil.github.com:80 --json
+want_out '"host":"evil.github.com","port":80,"verdict":"deny","step":"denied-list"'
+want_out '"entry":"evil.github.com"'
+sbx_run explain --root "$proj" "${managed[@]}" --host 2852039166:80 --allow-host '*'
+want_line "^169\.254\.169\.254:80$"
+want_out "network: refused  a metadata address is reached only through a pattern that names it"
+sbx_run explain --root "$proj" "${managed[@]}" --host example.com --on-unknown-host deny
+want_out "network: refused  not on the allow list; refused by the sandbox's onUnknownHost"
+tap_finish "explain --host: the proxy's decision for a host and port, the rule and settings entry behind it"
+
+fresh_case
+sbx_run explain --root "$proj" "${managed[@]}" --host 'https://x.com'
+want_error 64 "^sbx: INVALID_ARGUMENT: --host takes a host name or address"
+sbx_run explain --root "$proj" "${managed[@]}"
+want_error 64 "^sbx: USAGE: explain needs a path, or --host"
+tap_finish "explain --host with a URL, or with nothing to explain: exit 64"
+
+fresh_case
 sbx_run plan --root / "${managed[@]}" -- true
 want_error 64 'the root may not be /'
 tap_finish "plan --root /: refused with exit 64, saying the root may not be /"
