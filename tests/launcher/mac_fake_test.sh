@@ -1,0 +1,123 @@
+#!/usr/bin/env bash
+# TAP: sbx-mac's own work around Seatbelt, run here with a stand-in for
+# sandbox-exec (fake-sandbox-exec.sh, compiled into the test build
+# sbx-mac-fake-seatbelt). The stand-in confines nothing; what is tested is what
+# sbx-mac does itself: the proxy on 127.0.0.1 and its variables, the profile it
+# hands over naming the proxy's ports, the report, stderr scanning, the
+# <sandbox_violations> block, ending the command's whole process group, cleaning
+# up after a signal. Usage: mac_fake_test.sh SBX SBX-MAC-FAKE-SEATBELT SBX-ATTACK
+set -euo pipefail
+
+sbx=$(realpath "${1:?usage: mac_fake_test.sh SBX SBX-MAC-FAKE SBX-ATTACK}")
+mac=$(realpath "${2:?usage: mac_fake_test.sh SBX SBX-MAC-FAKE SBX-ATTACK}")
+attack=$(realpath "${3:?usage: mac_fake_test.sh SBX SBX-MAC-FAKE SBX-ATTACK}")
+tmp=$(mktemp -d)
+server=
+cleanup() {
+    [[ -z $server ]] || kill "$server" 2>/dev/null || true
+    pkill -f "sleep 3017" 2>/dev/null || true
+    rm -rf "$tmp"
+}
+trap cleanup EXIT
+tmp=$(cd "$tmp" && pwd -P)
+echo '{}' >"$tmp/empty-managed.json"
+
+source "$(dirname "${BASH_SOURCE[0]}")/../tap.sh"
+
+if ! command -v curl >/dev/null; then
+    echo "1..0 # SKIP curl is not installed (tools/install-deps.sh installs it)"
+    exit 0
+fi
+
+home=$tmp/home
+proj=$tmp/project
+tmpd=$tmp/tmp
+mkdir -p "$home" "$proj" "$tmpd"
+git init -q "$proj"
+
+"$attack" http-serve "$tmp/http.port" >"$tmp/http.log" 2>&1 &
+server=$!
+for _ in $(seq 50); do [[ -s $tmp/http.port ]] && break; sleep 0.1; done
+port=$(cat "$tmp/http.port")
+
+# in_sandbox ARGS... -- SCRIPT: `sbx run --launcher FAKE ARGS -- sh -c SCRIPT`.
+in_sandbox() {
+    local args=()
+    while [[ $1 != -- ]]; do
+        args+=("$1")
+        shift
+    done
+    shift
+    rc=0
+    (cd "$proj" && HOME=$home TMPDIR=$tmpd SBX_FAKE_SEATBELT_SAVE=$tmp/profile.sb timeout 30 "$sbx" run \
+        --managed-settings "$tmp/empty-managed.json" --launcher "$mac" "${args[@]}" -- sh -c "$1") \
+        </dev/null >"$tmp/out" 2>"$tmp/err" || rc=$?
+    out=$(cat "$tmp/out")
+    err=$(cat "$tmp/err")
+}
+expect_out() { [[ $out == *"$1"* ]] || fail_because "stdout lacks '$1'"; }
+expect_err() { [[ $err == *"$1"* ]] || fail_because "stderr lacks '$1'"; }
+nothing_left() { [[ -z $(ls -A "$tmpd") ]] || fail_because "left in TMPDIR: $(ls -A "$tmpd")"; }
+
+in_sandbox --allow-host "127.0.0.1:$port" -- \
+    "echo \"proxy=\$HTTP_PROXY\"; curl -s -m 10 http://127.0.0.1:$port/through-proxy;
+     curl -s -m 10 -o /dev/null -w 'refused:%{http_code}' http://example.com/"
+expect_out "sbx-test-server GET /through-proxy"
+expect_out "refused:403"
+expect_err "deny network-outbound example.com:80"
+proxy_port=$(sed -n 's|^proxy=http://127.0.0.1:\([0-9]*\)$|\1|p' <<<"$out")
+[[ -n $proxy_port ]] || fail_because "HTTP_PROXY is not http://127.0.0.1:PORT"
+grep -qF "(allow network-outbound (remote ip \"localhost:$proxy_port\"))" "$tmp/profile.sb" 2>/dev/null ||
+    fail_because "the profile does not open the proxy's port $proxy_port"
+grep -qF "\"$proj\"" "$tmp/profile.sb" 2>/dev/null || fail_because "the profile does not name the root"
+nothing_left
+tap_finish "the proxy on 127.0.0.1 decides hosts; the profile handed to sandbox-exec opens just its ports"
+
+rc=0
+(cd "$proj" && HOME=$home TMPDIR=$tmpd "$sbx" plan --managed-settings "$tmp/empty-managed.json" -- \
+    sh -c 'exit 6') >"$tmp/plan.json"
+(cd "$proj" && timeout 20 "$mac" --report-fd 3 <"$tmp/plan.json" 3>"$tmp/report" >/dev/null 2>"$tmp/err") || rc=$?
+out=$(cat "$tmp/report")
+[[ $rc == 6 ]] || fail_because "status $rc, not 6"
+expect_out '{"event":"exit","sandboxed":true,"status":6}'
+tap_finish "the command's status, and an exit event saying it ran sandboxed"
+
+in_sandbox -- "echo \"touch: cannot touch '.bashrc': Read-only file system\" >&2; echo done"
+expect_out done
+expect_err "deny file-access .bashrc (touch: cannot touch '.bashrc': Read-only file system)"
+tap_finish "file refusals the command prints are read from its standard error, as on Linux"
+
+in_sandbox -- "sleep 3017 >/dev/null 2>&1 & echo started"
+expect_out started
+sleep 0.3
+if pgrep -f "sleep 3017" >/dev/null; then fail_because "a background process outlived the command"; fi
+nothing_left
+tap_finish "what the command leaves running in its process group ends with it"
+
+rc=0
+(cd "$proj" && HOME=$home TMPDIR=$tmpd "$sbx" plan --managed-settings "$tmp/empty-managed.json" -- \
+    sh -c 'sleep 3017 & sleep 3017') >"$tmp/plan.json"
+(cd "$proj" && exec "$mac" <"$tmp/plan.json" >/dev/null 2>&1) &
+launcher=$!
+for _ in $(seq 50); do pgrep -f "sleep 3017" >/dev/null && break; sleep 0.1; done
+kill -TERM "$launcher"
+wait "$launcher" || rc=$?
+[[ $rc == 143 ]] || fail_because "sbx-mac ended with status $rc, not 143 (SIGTERM)"
+sleep 0.3
+if pgrep -f "sleep 3017" >/dev/null; then fail_because "the command survived SIGTERM to sbx-mac"; fi
+nothing_left
+tap_finish "SIGTERM to sbx-mac ends the command's group, removes TMPDIR, and sbx-mac dies of it"
+
+rc=0
+(cd "$proj" && exec "$mac" <"$tmp/plan.json" >/dev/null 2>&1) &
+launcher=$!
+for _ in $(seq 50); do pgrep -f "sleep 3017" >/dev/null && break; sleep 0.1; done
+kill -KILL "$launcher"
+wait "$launcher" 2>/dev/null || true
+for _ in $(seq 30); do pgrep -f "sleep 3017" >/dev/null || break; sleep 0.1; done
+if pgrep -f "sleep 3017" >/dev/null; then fail_because "the command survived SIGKILL to sbx-mac"; fi
+for _ in $(seq 30); do [[ -z $(ls -A "$tmpd") ]] && break; sleep 0.1; done
+nothing_left
+tap_finish "SIGKILL to sbx-mac: its reaper ends the command's group and removes TMPDIR"
+
+tap_end
