@@ -193,6 +193,13 @@ bool ask_caller(const sbx::net::HostTarget& t) {
     }
 }
 
+std::string take_fd_option(std::string_view option, const char* value, int& out) {
+    if (value == nullptr || !linux_sandbox::parse_fd(value, out)) return std::string(option) + " needs a descriptor number";
+    if (::fcntl(out, F_GETFD) < 0) return std::string(option) + " " + value + ": the descriptor is not open";
+    ::fcntl(out, F_SETFD, FD_CLOEXEC);  // the command never sees it
+    return {};
+}
+
 std::string violations_text(const sbx::Plan& plan, const std::vector<ProxyEvent>& refused,
                             const sbx::StderrScanner* scanner) {
     std::vector<std::string> lines;

@@ -26,6 +26,11 @@ namespace sbx::launcher {
 using linux_sandbox::ProxyEvent;
 using linux_sandbox::write_all;
 
+// --plan-fd N, --report-fd N and --control-fd N: `value` must name an open
+// descriptor, which is then kept from the command (close-on-exec). Returns the
+// usage message, or an empty string when the value was taken into `out`.
+std::string take_fd_option(std::string_view option, const char* value, int& out);
+
 // Exit statuses of both launchers (see docs/plan.md).
 constexpr int kFailedBeforeCommand = 125;
 constexpr int kCannotRun = 126;

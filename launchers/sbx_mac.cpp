@@ -394,11 +394,8 @@ int main(int argc, char** argv) {
         const std::string_view a = argv[i];
         auto next = [&]() -> const char* { return i + 1 < argc ? argv[++i] : nullptr; };
         if (a == "--plan-fd" || a == "--report-fd" || a == "--control-fd") {
-            const char* v = next();
             int& out = a == "--plan-fd" ? plan_fd : a == "--report-fd" ? report_fd : g_control_fd;
-            if (v == nullptr || !parse_fd(v, out)) return usage(std::string(a) + " needs a descriptor number");
-            if (::fcntl(out, F_GETFD) < 0) return usage(std::string(a) + " " + v + ": the descriptor is not open");
-            ::fcntl(out, F_SETFD, FD_CLOEXEC);  // the command never sees it
+            if (auto why = take_fd_option(a, next(), out); !why.empty()) return usage(why);
         } else if (a == "--violations") {
             print_violations = true;
         } else if (a == "--print-profile") {

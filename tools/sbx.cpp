@@ -332,6 +332,17 @@ struct ExplainArgs {
     std::string on_unknown_host = "ask";   // as sbx run's default
 };
 
+// A rule's settings entry as JSON: {"layer", "file", "key"}, or null for a rule
+// no file made.
+void write_source(sbx::json::Writer& w, const std::optional<sbx::Source>& source) {
+    if (!source) {
+        w.null();
+        return;
+    }
+    w.begin_object().key("layer").value(sbx::layer_name(source->layer)).key("file").value(source->file.str());
+    w.key("key").value(source->key).end_object();
+}
+
 std::string_view step_name(sbx::net::HostDecision::Step s) {
     using S = sbx::net::HostDecision::Step;
     switch (s) {
@@ -415,17 +426,7 @@ int explain_host(const ExplainArgs& a, const Loaded& loaded) {
             w.null();
         } else {
             w.begin_object().key("list").value(d.rule->list).key("entry").value(d.rule->text).key("source");
-            if (d.rule->source)
-                w.begin_object()
-                    .key("layer")
-                    .value(sbx::layer_name(d.rule->source->layer))
-                    .key("file")
-                    .value(d.rule->source->file.str())
-                    .key("key")
-                    .value(d.rule->source->key)
-                    .end_object();
-            else
-                w.null();
+            write_source(w, d.rule->source);
             w.end_object();
         }
         w.key("resolvedLater").value(name && d.verdict != V::deny).end_object();
@@ -468,17 +469,7 @@ int run_explain(const ExplainArgs& a) {
             } else {
                 w.begin_object().key("list").value(d.rule->list).key("entry").value(d.rule->pattern);
                 w.key("source");
-                if (d.rule->source)
-                    w.begin_object()
-                        .key("layer")
-                        .value(sbx::layer_name(d.rule->source->layer))
-                        .key("file")
-                        .value(d.rule->source->file.str())
-                        .key("key")
-                        .value(d.rule->source->key)
-                        .end_object();
-                else
-                    w.null();
+                write_source(w, d.rule->source);
                 w.end_object();
             }
             w.end_object();
