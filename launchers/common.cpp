@@ -193,6 +193,47 @@ bool ask_caller(const sbx::net::HostTarget& t) {
     }
 }
 
+sbx::expected<std::unique_ptr<CommandProxy>> CommandProxy::start(const sbx::Plan& plan, Report& report, int http_fd,
+                                                                 int socks_fd) {
+    std::unique_ptr<CommandProxy> self(new CommandProxy());
+    linux_sandbox::ProxyOptions po;
+    po.rules = plan.network.rules;
+    po.call = plan.network.call;
+    po.own_addresses = own_addresses();
+    CommandProxy* me = self.get();
+    po.on_refusal = [me, &report](const ProxyEvent& e) {
+        report.violation_event(e);
+        std::lock_guard<std::mutex> lock(me->mutex_);
+        me->refused_.push_back(e);
+    };
+    int ends[2];
+    if (::pipe(ends) == 0) {
+        ::fcntl(ends[0], F_SETFD, FD_CLOEXEC);
+        ::fcntl(ends[1], F_SETFD, FD_CLOEXEC);
+        g_questions_end = ends[0];
+        self->questions_done_ = ends[1];
+        // Without the pipe, no question: it could outlive the command.
+        po.ask = g_control_fd >= 0 ? ask_caller : ask_on_terminal;
+    }
+    auto started = linux_sandbox::Proxy::start(std::move(po), http_fd, socks_fd);
+    if (!started) return sbx::fail(started.error());
+    self->proxy_ = std::move(*started);
+    return self;
+}
+
+void CommandProxy::stop() {
+    if (questions_done_ >= 0) ::close(questions_done_);
+    questions_done_ = -1;
+    if (proxy_) proxy_->stop();
+    if (g_questions_end >= 0) ::close(g_questions_end);
+    g_questions_end = -1;
+}
+
+std::vector<ProxyEvent> CommandProxy::refused() const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return refused_;
+}
+
 std::string take_fd_option(std::string_view option, const char* value, int& out) {
     if (value == nullptr || !linux_sandbox::parse_fd(value, out)) return std::string(option) + " needs a descriptor number";
     if (::fcntl(out, F_GETFD) < 0) return std::string(option) + " " + value + ": the descriptor is not open";

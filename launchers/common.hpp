@@ -8,6 +8,7 @@
 #include <sys/types.h>
 
 #include <cstdint>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <string_view>
@@ -128,6 +129,31 @@ extern int g_control_fd;
 extern Report* g_report;
 bool ask_on_terminal(const sbx::net::HostTarget& t);
 bool ask_caller(const sbx::net::HostTarget& t);
+
+// The launcher's proxy for one command: started on its two listening sockets
+// with the plan's host rules, it reports each refusal as it comes and keeps it
+// for the <sandbox_violations> block, and asks about hosts (ask_caller with
+// --control-fd, else ask_on_terminal) only while the command runs.
+class CommandProxy {
+public:
+    // Takes the listeners; fails with the proxy's error.
+    static sbx::expected<std::unique_ptr<CommandProxy>> start(const sbx::Plan& plan, Report& report, int http_fd,
+                                                               int socks_fd);
+    CommandProxy(const CommandProxy&) = delete;
+    CommandProxy& operator=(const CommandProxy&) = delete;
+    ~CommandProxy() { stop(); }
+
+    // The command has ended: open questions are answered no, and the proxy stops.
+    void stop();
+    std::vector<ProxyEvent> refused() const;
+
+private:
+    CommandProxy() = default;
+    mutable std::mutex mutex_;
+    std::vector<ProxyEvent> refused_;
+    int questions_done_ = -1;  // closing it makes g_questions_end readable
+    std::unique_ptr<linux_sandbox::Proxy> proxy_;
+};
 
 // Copies the command's standard error from `from` to ours until every writer
 // is gone, writing any <sandbox_violations> tag the command prints as

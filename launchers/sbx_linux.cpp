@@ -418,32 +418,13 @@ int run_plan(int plan_fd, int report_fd, bool print_violations) {
     }
 
     // The proxy: the stage hands over the listening sockets it made inside.
-    std::vector<ProxyEvent> refused;
-    std::mutex refused_mutex;
-    std::unique_ptr<Proxy> proxy;
-    int questions_done = -1;
+    std::unique_ptr<CommandProxy> proxy;
     if (proxy_pair[0] >= 0) {
         ::close(proxy_pair[1]);
         const auto [http_fd, socks_fd] = receive_listeners(proxy_pair[0]);
         ::close(proxy_pair[0]);
         if (http_fd >= 0) {
-            ProxyOptions po;
-            po.rules = plan->network.rules;
-            po.call = plan->network.call;
-            po.own_addresses = own_addresses();
-            po.on_refusal = [&](const ProxyEvent& e) {
-                report.violation_event(e);
-                std::lock_guard<std::mutex> lock(refused_mutex);
-                refused.push_back(e);
-            };
-            int ends[2];
-            if (::pipe2(ends, O_CLOEXEC) == 0) {
-                g_questions_end = ends[0];
-                questions_done = ends[1];
-                // Without the pipe, no question: it could outlive the command.
-                po.ask = g_control_fd >= 0 ? ask_caller : ask_on_terminal;
-            }
-            auto started = Proxy::start(std::move(po), http_fd, socks_fd);
+            auto started = CommandProxy::start(*plan, report, http_fd, socks_fd);
             if (!started) {
                 // The command would run without the network it was promised: stop it.
                 std::cerr << "sbx-linux: " << sbx::errc_name(started.error().code) << ": "
@@ -460,9 +441,7 @@ int run_plan(int plan_fd, int report_fd, bool print_violations) {
     while (::waitpid(pid, &wstatus, 0) < 0 && errno == EINTR) {
     }
     g_sandbox_pid = -1;
-    if (questions_done >= 0) ::close(questions_done);  // open questions are answered no
-    if (proxy) proxy->stop();
-    if (g_questions_end >= 0) ::close(g_questions_end);
+    if (proxy) proxy->stop();  // open questions are answered no
     // Every writer was inside the sandbox, whose processes ended with it.
     if (stderr_relay.joinable()) stderr_relay.join();
     auto bytes = sbx::read_all(status_pipe[0], 4096, "the stage's status pipe");
@@ -497,7 +476,10 @@ int run_plan(int plan_fd, int report_fd, bool print_violations) {
         return s;
     }
     report.exit_event(true, "", status);
-    if (print_violations) std::cerr << violations_text(*plan, refused, scanner ? &*scanner : nullptr) << std::flush;
+    if (print_violations)
+        std::cerr << violations_text(*plan, proxy ? proxy->refused() : std::vector<ProxyEvent>{},
+                                     scanner ? &*scanner : nullptr)
+                  << std::flush;
     return status;
 }
 

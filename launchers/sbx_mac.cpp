@@ -265,32 +265,12 @@ int run_plan(int plan_fd, int report_fd, bool print_violations) {
     // ports and nothing else. (Unlike on Linux, other local programs could
     // connect to it too: macOS has no namespace to hide it in.)
     Listeners listeners;
-    std::vector<ProxyEvent> refused;
-    std::mutex refused_mutex;
-    std::unique_ptr<Proxy> proxy;
-    int questions_done = -1;
+    std::unique_ptr<CommandProxy> proxy;
     if (plan->network.mode == sbx::NetworkMode::proxy) {
         auto l = open_listeners();
         if (!l) return give_up(l.error());
         listeners = *l;
-        ProxyOptions po;
-        po.rules = plan->network.rules;
-        po.call = plan->network.call;
-        po.own_addresses = own_addresses();
-        po.on_refusal = [&](const ProxyEvent& e) {
-            report.violation_event(e);
-            std::lock_guard<std::mutex> lock(refused_mutex);
-            refused.push_back(e);
-        };
-        int ends[2];
-        if (::pipe(ends) == 0) {
-            ::fcntl(ends[0], F_SETFD, FD_CLOEXEC);
-            ::fcntl(ends[1], F_SETFD, FD_CLOEXEC);
-            g_questions_end = ends[0];
-            questions_done = ends[1];
-            po.ask = g_control_fd >= 0 ? ask_caller : ask_on_terminal;
-        }
-        auto started = Proxy::start(std::move(po), listeners.http, listeners.socks);
+        auto started = CommandProxy::start(*plan, report, listeners.http, listeners.socks);
         if (!started) return give_up(started.error());
         proxy = std::move(*started);
     }
@@ -360,9 +340,7 @@ int run_plan(int plan_fd, int report_fd, bool print_violations) {
     while (::waitpid(pid, &wstatus, 0) < 0 && errno == EINTR) {
     }
     g_sandbox_pid = -1;
-    if (questions_done >= 0) ::close(questions_done);
-    if (proxy) proxy->stop();
-    if (g_questions_end >= 0) ::close(g_questions_end);
+    if (proxy) proxy->stop();  // open questions are answered no
     if (stderr_relay.joinable()) stderr_relay.join();
     int exec_errno = 0;
     const bool exec_failed = ::read(exec_pipe[0], &exec_errno, sizeof exec_errno) == sizeof exec_errno;
@@ -379,7 +357,10 @@ int run_plan(int plan_fd, int report_fd, bool print_violations) {
     }
     const int status = WIFSIGNALED(wstatus) ? 128 + WTERMSIG(wstatus) : WEXITSTATUS(wstatus);
     report.exit_event(true, "", status);
-    if (print_violations) std::cerr << violations_text(*plan, refused, scanner ? &*scanner : nullptr) << std::flush;
+    if (print_violations)
+        std::cerr << violations_text(*plan, proxy ? proxy->refused() : std::vector<ProxyEvent>{},
+                                     scanner ? &*scanner : nullptr)
+                  << std::flush;
     return status;
 }
 
