@@ -87,9 +87,9 @@ inline void append_regex_literal(std::string& out, std::string_view s) {
     }
 }
 
-// The characters of a glob set `[...]` starting at pattern[i], read as
-// glob::detail::match_set reads them. `valid` false: no closing `]`, so the `[`
-// is a literal character.
+// The characters of a glob set `[...]` starting at pattern[i], as
+// glob::detail::match_set reads them (before any negation). `valid` false: no
+// closing `]`, so the `[` is a literal character.
 struct GlobSet {
     std::bitset<256> members;
     bool negate = false;
@@ -98,32 +98,17 @@ struct GlobSet {
 };
 
 inline GlobSet parse_glob_set(std::string_view pat, std::size_t i) {
+    // The engine's own matcher decides membership, so the regex can never read a
+    // set otherwise than a rule's decision does.
     GlobSet s;
-    std::size_t j = i + 1;
-    if (j < pat.size() && (pat[j] == '!' || pat[j] == '^')) {
-        s.negate = true;
-        ++j;
+    s.negate = i + 1 < pat.size() && (pat[i + 1] == '!' || pat[i + 1] == '^');
+    for (unsigned c = 0; c < 256; ++c) {
+        std::size_t at = i;
+        const bool matched = glob::detail::match_set(pat, at, static_cast<char>(c), s.valid);
+        if (!s.valid) return GlobSet{};
+        s.members.set(c, matched != s.negate);
+        s.end = at;
     }
-    bool first = true;
-    while (j < pat.size() && (pat[j] != ']' || first)) {
-        first = false;
-        char lo = pat[j];
-        if (lo == '\\' && j + 1 < pat.size()) lo = pat[++j];
-        char hi = lo;
-        if (j + 2 < pat.size() && pat[j + 1] == '-' && pat[j + 2] != ']') {
-            hi = pat[j + 2];
-            if (hi == '\\' && j + 3 < pat.size()) {
-                hi = pat[j + 3];
-                ++j;
-            }
-            j += 2;
-        }
-        for (unsigned c = static_cast<unsigned char>(lo); c <= static_cast<unsigned char>(hi); ++c) s.members.set(c);
-        ++j;
-    }
-    if (j >= pat.size()) return s;
-    s.valid = true;
-    s.end = j + 1;
     return s;
 }
 
