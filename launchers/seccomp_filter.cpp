@@ -25,10 +25,22 @@ sbx::Error seccomp_error(std::string what, int rc) {
 std::uint32_t to_scmp_action(SeccompAction action) {
     switch (action) {
         case SeccompAction::allow: return SCMP_ACT_ALLOW;
-        case SeccompAction::errno_eperm: return SCMP_ACT_ERRNO(kEPERM);
-        case SeccompAction::errno_enosys: return SCMP_ACT_ERRNO(kENOSYS);
+        case SeccompAction::errno_eperm:
+        case SeccompAction::errno_enosys:
+        case SeccompAction::errno_eafnosupport:
+        case SeccompAction::errno_eprotonosupport: return SCMP_ACT_ERRNO(static_cast<std::uint16_t>(seccomp_errno(action)));
     }
     return SCMP_ACT_KILL_PROCESS;
+}
+
+scmp_compare to_scmp_compare(SeccompCmp cmp) {
+    switch (cmp) {
+        case SeccompCmp::masked_eq: return SCMP_CMP_MASKED_EQ;
+        case SeccompCmp::ne: return SCMP_CMP_NE;
+        case SeccompCmp::ge: return SCMP_CMP_GE;
+        case SeccompCmp::gt: return SCMP_CMP_GT;
+    }
+    return SCMP_CMP_MASKED_EQ;
 }
 
 // libseccomp's token for an architecture.
@@ -87,7 +99,11 @@ sbx::expected<SeccompFilter> build_filter(const SeccompOptions& options, Seccomp
         std::vector<scmp_arg_cmp> cmps;
         for (std::size_t i = 0; i < rule.check_count; ++i) {
             const auto& c = rule.checks[i];
-            cmps.push_back(scmp_arg_cmp{c.arg, SCMP_CMP_MASKED_EQ, c.mask, c.value});
+            // SCMP_CMP_MASKED_EQ takes the mask first; the other comparisons, the value.
+            if (c.cmp == SeccompCmp::masked_eq)
+                cmps.push_back(scmp_arg_cmp{c.arg, SCMP_CMP_MASKED_EQ, c.mask, c.value});
+            else
+                cmps.push_back(scmp_arg_cmp{c.arg, to_scmp_compare(c.cmp), c.value, 0});
         }
         if (int rc = seccomp_rule_add_array(filter.get(), to_scmp_action(rule.action), nr,
                                             static_cast<unsigned>(cmps.size()), cmps.data());

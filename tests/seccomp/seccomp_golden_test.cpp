@@ -19,7 +19,9 @@
 #include <cerrno>
 #include <csignal>
 #include <cstdlib>
+#include <cstdint>
 #include <string>
+#include <vector>
 
 #include "../../launchers/seccomp_filter.hpp"
 #include "../unit/golden.hpp"
@@ -58,11 +60,35 @@ TEST_CASE("the seccomp filter's text matches the golden file, for x86_64 and aar
 #endif
 }
 
-TEST_CASE("allow_unix_sockets drops exactly the socket and socketpair rules") {
+TEST_CASE("allow_unix_sockets drops exactly the Unix socket and socketpair rules") {
+    using sbx::linux_sandbox::SeccompGroup;
     const auto all = sbx::linux_sandbox::seccomp_rules(SeccompOptions{});
     const auto open = sbx::linux_sandbox::seccomp_rules(SeccompOptions{.allow_unix_sockets = true});
-    CHECK(all.size() == open.size() + 4);
-    for (const auto& r : open) CHECK((r.syscall != "socket" && r.syscall != "socketpair"));
+    CHECK(all.size() == open.size() + 3);
+    for (const auto& r : open) CHECK(r.group == SeccompGroup::always);
+    for (const auto& r : all)
+        if (r.group == SeccompGroup::unix_sockets) CHECK((r.syscall == "socket" || r.syscall == "socketpair"));
+}
+
+TEST_CASE("personality: exactly the allowed personas pass the rule table") {
+    using sbx::linux_sandbox::persona_allowed;
+    using sbx::linux_sandbox::refusing_rule;
+    // Every value made of two bits, each bit alone, and their complements: every
+    // one of the table's masked comparisons meets values on both sides.
+    std::vector<std::uint64_t> values{0, 0xffffffff, 0x1ffffffff, 0xffffffff00000000, 0x100000000};
+    for (unsigned i = 0; i < 32; ++i)
+        for (unsigned j = i; j < 32; ++j) {
+            const std::uint64_t v = (std::uint64_t{1} << i) | (std::uint64_t{1} << j);
+            values.push_back(v);
+            values.push_back(~v & 0xffffffff);
+        }
+    std::size_t allowed = 0;
+    for (std::uint64_t v : values) {
+        const bool refused = refusing_rule(SeccompOptions{}, "personality", {v, 0, 0, 0, 0, 0}) != nullptr;
+        CHECK_MESSAGE(refused == !persona_allowed(v), "personality(0x" << std::hex << v << ")");
+        allowed += refused ? 0 : 1;
+    }
+    CHECK(allowed > 5);  // 0, the query, and the allowed flags alone and in pairs
 }
 
 namespace {
@@ -81,6 +107,12 @@ enum ChildResult : int {
     child_socketpair_dgram = 18,
     child_tiocsti = 19,
     child_escaped = 20,  // clone with CLONE_NEWUSER made a process
+    child_socketpair_seqpacket = 21,
+    child_vsock = 22,
+    child_keyctl = 23,
+    child_personality_refused = 24,
+    child_personality_allowed = 25,
+    child_netlink = 26,
 };
 
 bool refused_with(long rc, int err) { return rc == -1 && errno == err; }
@@ -106,14 +138,25 @@ bool refused_with(long rc, int err) { return rc == -1 && errno == err; }
 
     if (!refused_with(socket(AF_UNIX, SOCK_STREAM, 0), EPERM)) _exit(child_socket_unix);
     // The kernel reads the family as an int: high bits must not slip past the filter.
-    if (!refused_with(syscall(SYS_socket, 0x100000000UL | AF_UNIX, SOCK_STREAM, 0), EPERM))
-        _exit(child_socket_unix_high_bits);
+    // (Both the AF_UNIX rule and the family rule match that value: either answer refuses.)
+    const long high = syscall(SYS_socket, 0x100000000UL | AF_UNIX, SOCK_STREAM, 0);
+    if (!refused_with(high, EPERM) && !refused_with(high, EAFNOSUPPORT)) _exit(child_socket_unix_high_bits);
+    if (!refused_with(socket(AF_VSOCK, SOCK_STREAM, 0), EAFNOSUPPORT)) _exit(child_vsock);
+    const int route = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, 0);
+    if (route < 0 || !refused_with(socket(AF_NETLINK, SOCK_RAW, 9), EPROTONOSUPPORT)) _exit(child_netlink);
+    close(route);
+    if (!refused_with(syscall(SYS_keyctl, 0, -3L, 0, 0, 0), EPERM)) _exit(child_keyctl);
+    if (!refused_with(syscall(SYS_personality, 0x0400000UL), EPERM)) _exit(child_personality_refused);
+    if (syscall(SYS_personality, 0xffffffffUL) < 0) _exit(child_personality_allowed);
 
     int sv[2];
     if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv) != 0) _exit(child_socketpair_stream);
     close(sv[0]);
     close(sv[1]);
     if (!refused_with(socketpair(AF_UNIX, SOCK_DGRAM, 0, sv), EPERM)) _exit(child_socketpair_dgram);
+    if (socketpair(AF_UNIX, SOCK_SEQPACKET, 0, sv) != 0) _exit(child_socketpair_seqpacket);
+    close(sv[0]);
+    close(sv[1]);
 
     char c = 'x';
     if (!refused_with(ioctl(0, TIOCSTI, &c), EPERM)) _exit(child_tiocsti);
@@ -122,7 +165,7 @@ bool refused_with(long rc, int err) { return rc == -1 && errno == err; }
 
 }  // namespace
 
-TEST_CASE("the loaded filter refuses namespaces, clone3, Unix sockets and TIOCSTI") {
+TEST_CASE("the loaded filter refuses namespaces, clone3, Unix sockets, other families, keyrings, personas and TIOCSTI") {
     auto filter = sbx::linux_sandbox::build_filter(SeccompOptions{});
     REQUIRE_MESSAGE(filter.has_value(), sbx::to_string(filter.error()));
 

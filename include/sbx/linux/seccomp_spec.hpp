@@ -23,8 +23,10 @@ namespace sbx::linux_sandbox {
 // carries it (a rule exists to refuse something).
 enum class SeccompAction {
     allow,
-    errno_eperm,   // fail with EPERM: the call is refused
-    errno_enosys,  // fail with ENOSYS: the call "does not exist", so libc falls back
+    errno_eperm,            // fail with EPERM: the call is refused
+    errno_enosys,           // fail with ENOSYS: the call "does not exist", so libc falls back
+    errno_eafnosupport,     // fail with EAFNOSUPPORT: the socket family "does not exist"
+    errno_eprotonosupport,  // fail with EPROTONOSUPPORT: the protocol "does not exist"
 };
 
 inline constexpr SeccompAction kSeccompDefaultAction = SeccompAction::allow;
@@ -32,13 +34,48 @@ inline constexpr SeccompAction kSeccompDefaultAction = SeccompAction::allow;
 // The errno values the actions stand for.
 inline constexpr int kEPERM = 1;
 inline constexpr int kENOSYS = 38;
+inline constexpr int kEAFNOSUPPORT = 97;
+inline constexpr int kEPROTONOSUPPORT = 93;
 
-// One comparison: (argument `arg` & mask) == value. libseccomp's SCMP_CMP_MASKED_EQ.
+constexpr int seccomp_errno(SeccompAction a) noexcept {
+    switch (a) {
+        case SeccompAction::allow: return 0;
+        case SeccompAction::errno_eperm: return kEPERM;
+        case SeccompAction::errno_enosys: return kENOSYS;
+        case SeccompAction::errno_eafnosupport: return kEAFNOSUPPORT;
+        case SeccompAction::errno_eprotonosupport: return kEPROTONOSUPPORT;
+    }
+    return kEPERM;
+}
+
+// How an argument is compared, on all 64 bits of the register (libseccomp's
+// SCMP_CMP_*). A rule compares each argument at most once: libseccomp refuses two
+// comparisons of one argument in one rule, so a set of values is several rules.
+enum class SeccompCmp {
+    masked_eq,  // (argument & mask) == value
+    ne,         // argument != value
+    ge,         // argument >= value, unsigned
+    gt,         // argument > value, unsigned
+};
+
+// One comparison of argument `arg` (0-5); `mask` is read by masked_eq only.
 struct SeccompArgCheck {
     unsigned arg = 0;
+    SeccompCmp cmp = SeccompCmp::masked_eq;
     std::uint64_t mask = 0;
     std::uint64_t value = 0;
 };
+
+// Whether a check holds for the argument's 64-bit value, as the filter decides.
+constexpr bool check_holds(const SeccompArgCheck& c, std::uint64_t v) noexcept {
+    switch (c.cmp) {
+        case SeccompCmp::masked_eq: return (v & c.mask) == c.value;
+        case SeccompCmp::ne: return v != c.value;
+        case SeccompCmp::ge: return v >= c.value;
+        case SeccompCmp::gt: return v > c.value;
+    }
+    return false;
+}
 
 // Which switch of SeccompOptions can drop a rule.
 enum class SeccompGroup {
@@ -64,7 +101,8 @@ namespace detail {
 
 inline constexpr std::uint64_t kLow32 = 0xffffffff;  // int and unsigned int arguments
 
-// Kernel constants (include/uapi/linux/sched.h, socket.h, asm-generic/ioctls.h).
+// Kernel constants (include/uapi/linux/sched.h, socket.h, netlink.h, personality.h,
+// asm-generic/ioctls.h).
 inline constexpr std::uint64_t kCLONE_NEWTIME = 0x00000080;
 inline constexpr std::uint64_t kCLONE_NEWNS = 0x00020000;
 inline constexpr std::uint64_t kCLONE_NEWCGROUP = 0x02000000;
@@ -74,83 +112,241 @@ inline constexpr std::uint64_t kCLONE_NEWUSER = 0x10000000;
 inline constexpr std::uint64_t kCLONE_NEWPID = 0x20000000;
 inline constexpr std::uint64_t kCLONE_NEWNET = 0x40000000;
 inline constexpr std::uint64_t kAF_UNIX = 1;
+inline constexpr std::uint64_t kAF_INET = 2;
+inline constexpr std::uint64_t kAF_INET6 = 10;
+inline constexpr std::uint64_t kAF_NETLINK = 16;
+inline constexpr std::uint64_t kNETLINK_ROUTE = 0;
 inline constexpr std::uint64_t kSOCK_TYPE_MASK = 0xf;
 inline constexpr std::uint64_t kSOCK_DGRAM = 2;
 inline constexpr std::uint64_t kSOCK_RAW = 3;
-inline constexpr std::uint64_t kSOCK_SEQPACKET = 5;
 inline constexpr std::uint64_t kTIOCSTI = 0x5412;
 inline constexpr std::uint64_t kTIOCLINUX = 0x541c;
+inline constexpr std::uint64_t kPER_LINUX32 = 0x0008;
+inline constexpr std::uint64_t kUNAME26 = 0x0020000;
+inline constexpr std::uint64_t kADDR_NO_RANDOMIZE = 0x0040000;
+inline constexpr std::uint64_t kPERSONALITY_QUERY = 0xffffffff;  // reads the persona, sets nothing
+
+constexpr SeccompArgCheck low32_eq(unsigned arg, std::uint64_t value) {
+    return SeccompArgCheck{arg, SeccompCmp::masked_eq, kLow32, value};
+}
 
 constexpr SeccompRule refuse(std::string_view name, std::string_view reason) {
     return SeccompRule{name, SeccompAction::errno_eperm, {}, 0, SeccompGroup::always, reason};
 }
 
-// clone with one namespace flag set: seccomp can only test equality, so "any of
-// the namespace flags" is one rule per flag.
+// clone with one namespace flag set: "any of the namespace flags" is one rule per
+// flag, each a masked comparison.
 constexpr SeccompRule refuse_clone_flag(std::uint64_t flag, std::string_view reason) {
-    return SeccompRule{"clone", SeccompAction::errno_eperm, {SeccompArgCheck{0, flag, flag}}, 1,
-                       SeccompGroup::always, reason};
+    return SeccompRule{"clone", SeccompAction::errno_eperm, {SeccompArgCheck{0, SeccompCmp::masked_eq, flag, flag}},
+                       1, SeccompGroup::always, reason};
 }
 
 constexpr SeccompRule refuse_ioctl(std::uint64_t request, std::string_view reason) {
-    return SeccompRule{"ioctl", SeccompAction::errno_eperm, {SeccompArgCheck{1, kLow32, request}}, 1,
-                       SeccompGroup::always, reason};
+    return SeccompRule{"ioctl", SeccompAction::errno_eperm, {low32_eq(1, request)}, 1, SeccompGroup::always, reason};
 }
 
 constexpr SeccompRule refuse_unix_socketpair(std::uint64_t type, std::string_view reason) {
     return SeccompRule{"socketpair",
                        SeccompAction::errno_eperm,
-                       {SeccompArgCheck{0, kLow32, kAF_UNIX}, SeccompArgCheck{1, kSOCK_TYPE_MASK, type}},
+                       {low32_eq(0, kAF_UNIX), SeccompArgCheck{1, SeccompCmp::masked_eq, kSOCK_TYPE_MASK, type}},
                        2,
                        SeccompGroup::unix_sockets,
                        reason};
 }
 
-}  // namespace detail
-
-// The rules, in the order the filter is built.
-inline constexpr std::array kSeccompRules{
+// The rules every filter starts with, in the order the filter is built.
+inline constexpr std::array kFixedRules{
     // Namespaces: a new namespace would let the command undo the sandbox's view.
-    detail::refuse("unshare", "creating namespaces could undo the sandbox's mounts and network"),
-    detail::refuse("setns", "joining another namespace leaves the sandbox"),
-    detail::refuse_clone_flag(detail::kCLONE_NEWNS, "clone into a new mount namespace"),
-    detail::refuse_clone_flag(detail::kCLONE_NEWCGROUP, "clone into a new cgroup namespace"),
-    detail::refuse_clone_flag(detail::kCLONE_NEWUTS, "clone into a new UTS namespace"),
-    detail::refuse_clone_flag(detail::kCLONE_NEWIPC, "clone into a new IPC namespace"),
-    detail::refuse_clone_flag(detail::kCLONE_NEWUSER, "clone into a new user namespace"),
-    detail::refuse_clone_flag(detail::kCLONE_NEWPID, "clone into a new PID namespace"),
-    detail::refuse_clone_flag(detail::kCLONE_NEWNET, "clone into a new network namespace"),
-    detail::refuse_clone_flag(detail::kCLONE_NEWTIME, "clone into a new time namespace"),
+    refuse("unshare", "creating namespaces could undo the sandbox's mounts and network"),
+    refuse("setns", "joining another namespace leaves the sandbox"),
+    refuse_clone_flag(kCLONE_NEWNS, "clone into a new mount namespace"),
+    refuse_clone_flag(kCLONE_NEWCGROUP, "clone into a new cgroup namespace"),
+    refuse_clone_flag(kCLONE_NEWUTS, "clone into a new UTS namespace"),
+    refuse_clone_flag(kCLONE_NEWIPC, "clone into a new IPC namespace"),
+    refuse_clone_flag(kCLONE_NEWUSER, "clone into a new user namespace"),
+    refuse_clone_flag(kCLONE_NEWPID, "clone into a new PID namespace"),
+    refuse_clone_flag(kCLONE_NEWNET, "clone into a new network namespace"),
+    refuse_clone_flag(kCLONE_NEWTIME, "clone into a new time namespace"),
     SeccompRule{"clone3", SeccompAction::errno_enosys, {}, 0, SeccompGroup::always,
                 "its flags sit in memory seccomp cannot read; ENOSYS makes libc fall back to clone"},
     // The mount family, old and new API (missing the new one was CVE-2021-41133).
-    detail::refuse("mount", "mounting could uncover masked paths"),
-    detail::refuse("umount2", "unmounting could remove a mask"),
-    detail::refuse("pivot_root", "changes the root the sandbox built"),
-    detail::refuse("chroot", "changes the root the sandbox built"),
-    detail::refuse("open_tree", "new mount API: clones mounts"),
-    detail::refuse("move_mount", "new mount API: attaches mounts"),
-    detail::refuse("fsopen", "new mount API: creates a filesystem context"),
-    detail::refuse("fsconfig", "new mount API: configures a filesystem context"),
-    detail::refuse("fsmount", "new mount API: makes a mount from a context"),
-    detail::refuse("fspick", "new mount API: reconfigures an existing mount"),
-    detail::refuse("mount_setattr", "new mount API: could make a read-only mount writable"),
+    refuse("mount", "mounting could uncover masked paths"),
+    refuse("umount2", "unmounting could remove a mask"),
+    refuse("pivot_root", "changes the root the sandbox built"),
+    refuse("chroot", "changes the root the sandbox built"),
+    refuse("open_tree", "new mount API: clones mounts"),
+    refuse("move_mount", "new mount API: attaches mounts"),
+    refuse("fsopen", "new mount API: creates a filesystem context"),
+    refuse("fsconfig", "new mount API: configures a filesystem context"),
+    refuse("fsmount", "new mount API: makes a mount from a context"),
+    refuse("fspick", "new mount API: reconfigures an existing mount"),
+    refuse("mount_setattr", "new mount API: could make a read-only mount writable"),
     // io_uring performs calls (IORING_OP_SOCKET, openat) that seccomp never sees.
-    detail::refuse("io_uring_setup", "io_uring runs operations past the filter"),
-    detail::refuse("io_uring_enter", "io_uring runs operations past the filter"),
-    detail::refuse("io_uring_register", "io_uring runs operations past the filter"),
+    refuse("io_uring_setup", "io_uring runs operations past the filter"),
+    refuse("io_uring_enter", "io_uring runs operations past the filter"),
+    refuse("io_uring_register", "io_uring runs operations past the filter"),
+    // Kernel keyrings belong to the user, not to a namespace: inside, the caller's
+    // session and user keys would be readable and writable (Flatpak refuses them too).
+    refuse("add_key", "the kernel keyrings are the caller's: a key added inside is there outside"),
+    refuse("request_key", "the kernel keyrings are the caller's: their keys would be readable inside"),
+    refuse("keyctl", "the kernel keyrings are the caller's: keyctl reads, links and changes their keys"),
+    // Kernel surfaces with no use inside and a record of exploits.
+    refuse("perf_event_open", "performance counters observe the kernel and other processes, and the subsystem is a "
+                              "frequent source of kernel exploits"),
+    refuse("userfaultfd", "lets a process stall the kernel at a page fault mid-copy, the usual way to win a race "
+                          "in a kernel exploit"),
     // Unix sockets reach services outside the sandbox (the network goes through the proxy).
-    SeccompRule{"socket", SeccompAction::errno_eperm, {SeccompArgCheck{0, detail::kLow32, detail::kAF_UNIX}}, 1,
-                SeccompGroup::unix_sockets, "a Unix socket can connect to host services"},
-    detail::refuse_unix_socketpair(detail::kSOCK_DGRAM,
-                                   "a datagram end can be re-targeted with connect (stream pairs stay for pipes)"),
-    detail::refuse_unix_socketpair(detail::kSOCK_SEQPACKET,
-                                   "a seqpacket end is not needed by pipes between processes"),
-    detail::refuse_unix_socketpair(detail::kSOCK_RAW, "a raw end is not needed by pipes between processes"),
+    SeccompRule{"socket", SeccompAction::errno_eperm, {low32_eq(0, kAF_UNIX)}, 1, SeccompGroup::unix_sockets,
+                "a Unix socket can connect to host services"},
+    // A datagram or raw end can be re-targeted with connect(AF_UNSPEC) and then
+    // sent to any socket outside; a stream or seqpacket pair stays connected to
+    // its other end for ever. Pipes between processes use stream pairs, and Rust's
+    // standard library spawns processes through a seqpacket pair (cargo, rustc).
+    refuse_unix_socketpair(kSOCK_DGRAM, "a datagram end can be re-targeted with connect"),
+    refuse_unix_socketpair(kSOCK_RAW, "a raw end can be re-targeted with connect"),
+    // A Netlink socket other than NETLINK_ROUTE talks to kernel subsystems
+    // (audit, uevents, netfilter, crypto, generic families).
+    SeccompRule{"socket",
+                SeccompAction::errno_eprotonosupport,
+                {low32_eq(0, kAF_NETLINK), SeccompArgCheck{2, SeccompCmp::ne, 0, kNETLINK_ROUTE}},
+                2,
+                SeccompGroup::always,
+                "Netlink serves NETLINK_ROUTE only: the sandbox's own interfaces and addresses"},
     // Terminal injection.
-    detail::refuse_ioctl(detail::kTIOCSTI, "pushes input into the terminal (CVE-2017-5226)"),
-    detail::refuse_ioctl(detail::kTIOCLINUX, "pastes the console selection as input (CVE-2023-28100)"),
+    refuse_ioctl(kTIOCSTI, "pushes input into the terminal (CVE-2017-5226)"),
+    refuse_ioctl(kTIOCLINUX, "pastes the console selection as input (CVE-2023-28100)"),
 };
+
+}  // namespace detail
+
+// The socket families the command may open; socket() of any other answers
+// EAFNOSUPPORT, as on a kernel without it. AF_VSOCK in particular is not
+// isolated by a network namespace and would reach the hypervisor past the proxy.
+struct SocketFamily {
+    std::uint64_t family = 0;
+    std::string_view name;
+    std::string_view reason;
+};
+
+inline constexpr std::array kSocketFamilies{
+    SocketFamily{detail::kAF_UNIX, "AF_UNIX",
+                 "pipes between processes (socketpair); sockets by path where the settings allow them"},
+    SocketFamily{detail::kAF_INET, "AF_INET", "the proxy and the sandbox's own loopback"},
+    SocketFamily{detail::kAF_INET6, "AF_INET6", "the sandbox's own loopback; clients that try IPv6 first"},
+    SocketFamily{detail::kAF_NETLINK, "AF_NETLINK",
+                 "NETLINK_ROUTE only: glibc's getaddrinfo and ip(8) read the sandbox's own interfaces"},
+};
+
+// The persona flags personality() may set: PER_LINUX (none) and any mix of
+// these; reading the persona (0xffffffff) is allowed too. Refused, among
+// others: READ_IMPLIES_EXEC (every readable mapping executable) and
+// MMAP_PAGE_ZERO (a page at address 0, the old way into NULL-pointer bugs).
+inline constexpr std::uint64_t kPersonaFlagsAllowed =
+    detail::kPER_LINUX32 | detail::kUNAME26 | detail::kADDR_NO_RANDOMIZE;
+
+// Whether personality(value) is one the filter lets through.
+constexpr bool persona_allowed(std::uint64_t value) noexcept {
+    return value == detail::kPERSONALITY_QUERY || (value & ~kPersonaFlagsAllowed) == 0;
+}
+
+namespace detail {
+
+constexpr bool family_allowed(std::uint64_t family) noexcept {
+    for (const auto& f : kSocketFamilies)
+        if (f.family == family) return true;
+    return false;
+}
+
+constexpr std::uint64_t max_family() noexcept {
+    std::uint64_t m = 0;
+    for (const auto& f : kSocketFamilies) m = f.family > m ? f.family : m;
+    return m;
+}
+
+constexpr std::size_t refused_families_below_max() noexcept {
+    std::size_t n = 0;
+    for (std::uint64_t f = 0; f < max_family(); ++f) n += family_allowed(f) ? 0 : 1;
+    return n;
+}
+
+inline constexpr std::string_view kFamilyReason = "a socket family outside the allowed list (kSocketFamilies)";
+
+// socket() of a family outside kSocketFamilies: every family above the largest
+// allowed one (a high bit in the register included), and each one below it that
+// is not allowed. socketpair() exists for AF_UNIX only.
+constexpr auto family_rules() {
+    std::array<SeccompRule, refused_families_below_max() + 2> out{};
+    std::size_t i = 0;
+    out[i++] = SeccompRule{"socket", SeccompAction::errno_eafnosupport,
+                           {SeccompArgCheck{0, SeccompCmp::gt, 0, max_family()}}, 1, SeccompGroup::always,
+                           kFamilyReason};
+    for (std::uint64_t f = 0; f < max_family(); ++f)
+        if (!family_allowed(f))
+            out[i++] = SeccompRule{"socket", SeccompAction::errno_eafnosupport, {low32_eq(0, f)}, 1,
+                                   SeccompGroup::always, kFamilyReason};
+    out[i++] = SeccompRule{"socketpair", SeccompAction::errno_eafnosupport,
+                           {SeccompArgCheck{0, SeccompCmp::ne, 0, kAF_UNIX}}, 1, SeccompGroup::always,
+                           "a socket pair of another family than AF_UNIX"};
+    return out;
+}
+
+inline constexpr std::string_view kPersonaReason =
+    "a persona outside PER_LINUX, PER_LINUX32, UNAME26 and ADDR_NO_RANDOMIZE (kPersonaFlagsAllowed)";
+
+constexpr std::size_t count_bits(std::uint64_t v) noexcept {
+    std::size_t n = 0;
+    for (; v != 0; v &= v - 1) ++n;
+    return n;
+}
+
+// personality(value) with !persona_allowed(value). A rule compares an argument
+// once, so the set is a union of masked comparisons:
+//   - any bit above the low 32 (the kernel would read the low 32 only);
+//   - bit 0 set (a flag that is not allowed) with a lowest zero bit z, one rule
+//     per z in 1..31: that value has a refused bit and is not 0xffffffff;
+//   - bit 0 clear with another refused bit i set, one rule per i.
+// Every refused value has one of these shapes, and no allowed value has any.
+constexpr auto personality_rules() {
+    static_assert((kPersonaFlagsAllowed & 1) == 0, "the rules below rely on bit 0 being refused");
+    constexpr std::size_t refused_bits = 32 - count_bits(kPersonaFlagsAllowed);
+    std::array<SeccompRule, 1 + 31 + (refused_bits - 1)> out{};
+    std::size_t i = 0;
+    out[i++] = SeccompRule{"personality", SeccompAction::errno_eperm,
+                           {SeccompArgCheck{0, SeccompCmp::gt, 0, kLow32}}, 1, SeccompGroup::always, kPersonaReason};
+    for (unsigned z = 1; z < 32; ++z) {
+        const std::uint64_t below = (std::uint64_t{1} << z) - 1;
+        out[i++] = SeccompRule{"personality", SeccompAction::errno_eperm,
+                               {SeccompArgCheck{0, SeccompCmp::masked_eq, below | (std::uint64_t{1} << z), below}}, 1,
+                               SeccompGroup::always, kPersonaReason};
+    }
+    for (unsigned b = 1; b < 32; ++b) {
+        const std::uint64_t bit = std::uint64_t{1} << b;
+        if ((kPersonaFlagsAllowed & bit) != 0) continue;
+        out[i++] = SeccompRule{"personality", SeccompAction::errno_eperm,
+                               {SeccompArgCheck{0, SeccompCmp::masked_eq, bit | 1, bit}}, 1, SeccompGroup::always,
+                               kPersonaReason};
+    }
+    return out;
+}
+
+template <std::size_t A, std::size_t B, std::size_t C>
+constexpr std::array<SeccompRule, A + B + C> join(const std::array<SeccompRule, A>& a,
+                                                  const std::array<SeccompRule, B>& b,
+                                                  const std::array<SeccompRule, C>& c) {
+    std::array<SeccompRule, A + B + C> out{};
+    std::size_t i = 0;
+    for (const auto& r : a) out[i++] = r;
+    for (const auto& r : b) out[i++] = r;
+    for (const auto& r : c) out[i++] = r;
+    return out;
+}
+
+}  // namespace detail
+
+// The rules, in the order the filter is built: the fixed ones, the socket
+// families, the personas.
+inline constexpr auto kSeccompRules = detail::join(detail::kFixedRules, detail::family_rules(),
+                                                   detail::personality_rules());
 
 // A system call that a rule names but an architecture does not have: the filter
 // skips it there instead of failing. `arch` is the name `uname -m` prints.
@@ -185,6 +381,20 @@ inline std::vector<SeccompRule> seccomp_rules(const SeccompOptions& options) {
     return out;
 }
 
+// The first rule for `options` that refuses syscall(args), or nullptr when the
+// filter allows the call. This is the table's meaning; the filter libseccomp
+// builds from it may pick another of several matching rules, but refuses then too.
+constexpr const SeccompRule* refusing_rule(const SeccompOptions& options, std::string_view syscall,
+                                           const std::array<std::uint64_t, 6>& args) {
+    for (const auto& r : kSeccompRules) {
+        if (r.syscall != syscall || !rule_applies(r, options)) continue;
+        bool all = true;
+        for (std::size_t i = 0; i < r.check_count; ++i) all = all && check_holds(r.checks[i], args[r.checks[i].arg]);
+        if (all) return &r;
+    }
+    return nullptr;
+}
+
 namespace detail {
 
 constexpr bool rules_well_formed() {
@@ -194,7 +404,10 @@ constexpr bool rules_well_formed() {
         if (r.check_count > r.checks.size()) return false;
         for (std::size_t i = 0; i < r.check_count; ++i) {
             const auto& c = r.checks[i];
-            if (c.arg > 5 || c.mask == 0 || (c.value & ~c.mask) != 0) return false;  // could never match
+            if (c.arg > 5) return false;
+            if (c.cmp == SeccompCmp::masked_eq && (c.mask == 0 || (c.value & ~c.mask) != 0)) return false;
+            for (std::size_t j = 0; j < i; ++j)
+                if (r.checks[j].arg == c.arg) return false;  // libseccomp takes one comparison per argument
         }
     }
     return true;
@@ -207,10 +420,24 @@ constexpr std::size_t count_rules(std::string_view syscall, SeccompAction action
     return n;
 }
 
+constexpr bool refuses(std::string_view syscall, std::array<std::uint64_t, 6> args) {
+    return refusing_rule(SeccompOptions{}, syscall, args) != nullptr;
+}
+
 static_assert(rules_well_formed(), "every rule needs a name, a reason, a refusing action and checks that can match");
 static_assert(count_rules("clone", SeccompAction::errno_eperm) == 8, "one clone rule per namespace flag");
 static_assert(count_rules("clone3", SeccompAction::errno_enosys) == 1, "clone3 must answer ENOSYS, not EPERM");
-static_assert(count_rules("socketpair", SeccompAction::errno_eperm) == 3, "every non-stream Unix pair is refused");
+static_assert(count_rules("socketpair", SeccompAction::errno_eperm) == 2, "datagram and raw Unix pairs are refused");
+static_assert(!refuses("socketpair", {kAF_UNIX, 5, 0, 0, 0, 0}), "seqpacket pairs stay (Rust spawns through them)");
+static_assert(!refuses("socketpair", {kAF_UNIX, 1, 0, 0, 0, 0}), "stream pairs stay (pipes)");
+static_assert(refuses("socket", {40, 1, 0, 0, 0, 0}), "AF_VSOCK is refused");
+static_assert(refuses("socket", {0x100000002, 1, 0, 0, 0, 0}), "a high bit does not pass a refused family off");
+static_assert(!refuses("socket", {kAF_INET6, 1, 0, 0, 0, 0}) && !refuses("socket", {kAF_NETLINK, 3, 0, 0, 0, 0}));
+static_assert(refuses("socket", {kAF_NETLINK, 3, 9, 0, 0, 0}), "Netlink other than NETLINK_ROUTE is refused");
+static_assert(!refuses("personality", {kPERSONALITY_QUERY, 0, 0, 0, 0, 0}) &&
+              !refuses("personality", {kADDR_NO_RANDOMIZE | kPER_LINUX32, 0, 0, 0, 0, 0}));
+static_assert(refuses("personality", {0x0400000, 0, 0, 0, 0, 0}) && refuses("personality", {0xfffffffe, 0, 0, 0, 0, 0}) &&
+              refuses("personality", {0x7fffffff, 0, 0, 0, 0, 0}) && refuses("personality", {1, 0, 0, 0, 0, 0}));
 
 }  // namespace detail
 
