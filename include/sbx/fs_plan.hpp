@@ -25,6 +25,7 @@
 #pragma once
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <set>
@@ -70,6 +71,27 @@ struct Mount {
     Identity expect;     // of `source` (binds) or `path` (masks, pins)
     std::string why;     // the rule, in one line
 };
+
+// Kernel interfaces a plan never binds from the host: the sandbox's /proc is a
+// fresh one of its own PID namespace, and /sys stays read-only. A rule that would
+// bind one is left out, with a warning; parse_plan refuses such a mount.
+struct KernelInterface {
+    std::string_view path;
+    bool read_only_ok = false;  // a read-only bind is harmless
+    std::string_view reason;
+};
+
+inline constexpr std::array kKernelInterfaces{
+    KernelInterface{"/proc", false, "the sandbox's /proc is its own; the host's would show every process of the machine"},
+    KernelInterface{"/sys", true, "its files act on the host, so it stays read-only"},
+};
+
+// The kernel interface that a bind at `path` (writable or not) would expose, or nullptr.
+inline const KernelInterface* kernel_interface(std::string_view path, bool writable) {
+    for (const auto& k : kKernelInterfaces)
+        if (paths::at_or_under(path, k.path) && (writable || !k.read_only_ok)) return &k;
+    return nullptr;
+}
 
 // A missing protected path, covered while the command runs: the launcher
 // creates it (nothing may be there), binds it read-only, and removes it after.
@@ -307,6 +329,12 @@ private:
             auto st = stat(r.pattern);
             if (!st) return fail(st.error());
             const bool is_tmpdir = r.pattern == rules_.tmpdir;
+            if (const auto* k = kernel_interface(r.pattern, true)) {
+                if (r.source)
+                    plan_.warnings.push_back(Warning{r.source->file, r.source->key,
+                                                     r.pattern + " is not mounted writable: " + std::string(k->reason)});
+                continue;
+            }
             if (!*st && !is_tmpdir) {
                 if (r.source)
                     plan_.warnings.push_back(Warning{r.source->file, r.source->key,
@@ -487,6 +515,7 @@ private:
                 auto st = stat(*real);
                 if (!st || !*st) continue;
                 const bool writable = sbx::decide(rules_, *real, Access::write).allowed;
+                if (kernel_interface(p, writable) != nullptr || kernel_interface(*real, writable) != nullptr) continue;
                 reopens_.push_back(Mount{writable ? MountKind::bind : MountKind::ro_bind, p, *real, identity_of(*st),
                                          "re-opened by " + describe(r)});
             }

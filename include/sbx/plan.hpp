@@ -780,6 +780,13 @@ private:
                 mount.source = std::move(*src);
             }
             if (mount.path == "/") return error(k + ".path", "a mount over / would replace the read-only view of it");
+            if (mount.kind != MountKind::mask_dir && mount.kind != MountKind::mask_file) {
+                const bool writable = mount.kind != MountKind::ro_bind;
+                const auto* ki = kernel_interface(mount.path, writable);
+                if (ki == nullptr && binds) ki = kernel_interface(mount.source, writable);
+                if (ki != nullptr)
+                    return error(k + ".path", "binds a kernel interface from the host: " + std::string(ki->reason));
+            }
             auto expect = identity(mm->at("expect"), k + ".expect");
             if (!expect) return fail(expect.error());
             mount.expect = *expect;

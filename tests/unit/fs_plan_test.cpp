@@ -335,3 +335,71 @@ TEST_CASE("fs_plan: no mount comes after a mount inside it, so nothing is undone
     // The hidden file stays hidden under the read-only directory.
     CHECK(index_of(p, "/home/u/projects/app/config") < index_of(p, "/home/u/projects/app/config/secret.json"));
 }
+
+namespace {
+
+// The index of the first `--ro-bind-try PATH PATH` in args, or args.size().
+std::size_t cover_index(const std::vector<std::string>& args, const std::string& path) {
+    for (std::size_t i = 0; i + 2 < args.size(); ++i)
+        if (args[i] == "--ro-bind-try" && args[i + 1] == path && args[i + 2] == path) return i;
+    return args.size();
+}
+
+}  // namespace
+
+TEST_CASE("bwrap: the kernel's host-wide files are covered read-only after every mount of the plan") {
+    sbx::MemoryFs fs;
+    fs.dir("/r").dir("/home/u/.ssh");
+    auto p = plan_ok({"/r", "/home/u", R"J({"sandbox": {"filesystem": {"denyRead": ["~/.ssh"]}}})J"}, fs);
+    auto args = sbx::linux_sandbox::bwrap_fs_args(p);
+    const auto sys = cover_index(args, "/proc/sys");
+    REQUIRE(sys < args.size());
+    CHECK(cover_index(args, "/proc/sysrq-trigger") < args.size());
+    // After the plan's own mounts (a writable bind could otherwise cover a cover).
+    const auto root = std::find(args.begin(), args.end(), "/r") - args.begin();
+    CHECK(static_cast<std::size_t>(root) < sys);
+    // With a read-only `/`, /sys is read-only already: no cover for it.
+    CHECK(cover_index(args, "/sys") == args.size());
+
+    // With / bound writable, /sys is covered too.
+    auto open = plan_ok({"/r", "/home/u", R"J({"sandbox": {"filesystem": {"disabled": true}}})J"}, fs);
+    auto open_args = sbx::linux_sandbox::bwrap_fs_args(open);
+    CHECK(cover_index(open_args, "/sys") < open_args.size());
+    CHECK(cover_index(open_args, "/proc/sys") < open_args.size());
+}
+
+TEST_CASE("bwrap: a hidden path inside a cover is hidden again on top of it; nothing is covered inside a mask") {
+    sbx::FsPlan p;
+    p.mounts.push_back(sbx::Mount{sbx::MountKind::mask_file, "/proc/sys/kernel/random/boot_id", {}, {}, "hidden"});
+    auto args = sbx::linux_sandbox::bwrap_fs_args(p);
+    const auto cover = cover_index(args, "/proc/sys");
+    REQUIRE(cover < args.size());
+    std::size_t last_mask = 0;
+    for (std::size_t i = 0; i + 2 < args.size(); ++i)
+        if (args[i] == "--ro-bind" && args[i + 1] == "/dev/null" && args[i + 2] == "/proc/sys/kernel/random/boot_id")
+            last_mask = i;
+    CHECK(last_mask > cover);
+
+    sbx::FsPlan hidden_proc;
+    hidden_proc.mounts.push_back(sbx::Mount{sbx::MountKind::mask_dir, "/proc", {}, {}, "hidden"});
+    auto hidden_args = sbx::linux_sandbox::bwrap_fs_args(hidden_proc);
+    CHECK(cover_index(hidden_args, "/proc/sys") == hidden_args.size());
+    CHECK(hidden_args.back() == "/proc");  // the mask is still made read-only
+}
+
+TEST_CASE("fs_plan: a write rule on /proc or /sys is left out, with a warning") {
+    sbx::MemoryFs fs;
+    fs.dir("/r").dir("/proc/sys/kernel").dir("/sys/kernel").dir("/srv/data");
+    auto p = plan_ok({"/r", "/home/u", R"J({"sandbox": {"filesystem": {
+        "allowWrite": ["/proc", "/proc/sys/kernel", "/sys/kernel", "/srv/data"]}}})J"},
+                     fs);
+    CHECK(has_mount(p, sbx::MountKind::bind, "/srv/data"));
+    for (const auto& m : p.mounts) {
+        CAPTURE(m.path);
+        CHECK_FALSE(sbx::paths::at_or_under(m.path, "/proc"));
+        CHECK_FALSE(sbx::paths::at_or_under(m.path, "/sys"));
+    }
+    std::size_t warned = 0;
+    for (const auto& w : p.warnings) warned += w.message.find("is not mounted writable") != std::string::npos ? 1 : 0;
+    CHECK(warned == 3);
+}

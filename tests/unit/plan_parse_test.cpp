@@ -1483,3 +1483,23 @@ TEST_CASE("plan: unixSockets names what sbx-mac opens, and needs the seccomp swi
     check_refused(edit(with, R"J("all": false, )J", ""), "unixSockets.all");
     check_refused(edit(with, R"J("allowUnixSockets": true)J", R"J("allowUnixSockets": false)J"), "seccomp.allowUnixSockets");
 }
+
+TEST_CASE("parse_plan: no mount binds the host's /proc, nor /sys writable") {
+    const std::string bind_tmp =
+        R"J({"kind": "bind", "path": "/tmp/sbx-0123456789abcdef", "source": "/tmp/sbx-0123456789abcdef", "expect": {"exists": false},)J";
+    auto bind_at = [&](std::string_view kind, std::string_view path, std::string_view source) {
+        return edit(kBase, bind_tmp,
+                    "{\"kind\": \"" + std::string(kind) + "\", \"path\": \"" + std::string(path) +
+                        "\", \"source\": \"" + std::string(source) +
+                        R"J(", "expect": {"exists": true, "type": "directory", "dev": 5, "ino": 9, "nlink": 2},)J");
+    };
+    // The sandbox's /proc is its own: no bind puts the host's there or takes from it.
+    check_refused(bind_at("bind", "/proc", "/proc"), "filesystem.mounts[1].path");
+    check_refused(bind_at("ro-bind", "/proc/1", "/proc/1"), "filesystem.mounts[1].path");
+    check_refused(bind_at("ro-bind", "/srv/p", "/proc/self"), "filesystem.mounts[1].path");
+    // /sys stays read-only; a read-only bind of it is harmless.
+    check_refused(bind_at("bind", "/sys/kernel", "/sys/kernel"), "filesystem.mounts[1].path");
+    check_accepted(bind_at("ro-bind", "/sys/kernel", "/sys/kernel"));
+    // Hiding something there is fine.
+    check_accepted(edit(kBase, R"J("path": "/home/u/.ssh",)J", R"J("path": "/proc/kcore",)J"));
+}
