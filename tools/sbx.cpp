@@ -2,8 +2,8 @@
 //
 //   sbx policy  [--root DIR] [--settings FILE] [--managed-settings FILE] [--untrusted] [--agent-file FILE] [--json]
 //   sbx explain [same options] PATH | --host HOST[:PORT]
-//   sbx plan    [same options] [--env NAME]... -- COMMAND [ARG...]
-//   sbx run     [same options] [--env NAME]... [--[no-]scan-stderr] [--launcher PATH] -- COMMAND [ARG...]
+//   sbx plan    [same options] [--env NAME]... [--pass-fd N]... -- COMMAND [ARG...]
+//   sbx run     [same options] [--env NAME]... [--pass-fd N]... [--[no-]scan-stderr] [--launcher PATH] -- COMMAND [ARG...]
 //   sbx doctor  [--json] [--launcher PATH]
 //
 // This file is the only place that prints and picks exit statuses; the engine
@@ -28,6 +28,7 @@
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cerrno>
+#include <charconv>
 #include <climits>
 #include <cstdint>
 #include <cstdio>
@@ -245,7 +246,17 @@ struct PlanArgs {
     std::vector<std::string> allow_hosts;  // the call's own hosts
     std::string on_unknown_host;           // deny, allow, ask; empty: the command's default
     bool scan_stderr = false, no_scan_stderr = false;  // neither: the command's default
+    std::vector<std::string> pass_fd_args;  // --pass-fd, as given
+    std::vector<int> pass_fds;              // the same, checked by descriptors_to_pass
     std::vector<std::string> command;
+
+    void add_pass_fd_to(CLI::App* cmd) {
+        cmd->add_option("--pass-fd", pass_fd_args,
+                        "Pass the open descriptor N (3 or more) to the command; by default it gets only 0, 1 and 2")
+            ->type_name("N")
+            ->take_all()
+            ->allow_extra_args(false);
+    }
 
     void add_network_to(CLI::App* cmd) {
         cmd->add_option("--allow-host", allow_hosts,
@@ -262,6 +273,32 @@ struct PlanArgs {
         scan->excludes(no_scan);
     }
 };
+
+// The descriptors --pass-fd names: each a decimal integer from 3 (sbx::kFirstPassFd)
+// to INT_MAX, and open. Called before sbx opens anything of its own, so an open
+// one is the caller's. Ascending, repeats merged.
+sbx::expected<std::vector<int>> descriptors_to_pass(const std::vector<std::string>& given) {
+    const std::string range = "from " + std::to_string(sbx::kFirstPassFd) + " to " + std::to_string(INT_MAX);
+    std::vector<int> out;
+    for (const auto& text : given) {
+        auto bad = [&](const std::string& why) {
+            return sbx::fail(sbx::Error(sbx::Errc::invalid_argument, why).at_key("--pass-fd " + text));
+        };
+        const char* const end = text.data() + text.size();
+        long long n = 0;
+        const auto [stop, ec] = std::from_chars(text.data(), end, n);
+        if (text.empty() || stop != end || (ec != std::errc{} && ec != std::errc::result_out_of_range))
+            return bad("not a descriptor number; give an integer " + range);
+        if (ec != std::errc{} || n < sbx::kFirstPassFd || n > INT_MAX)
+            return bad("out of range; give a descriptor " + range + " (0, 1 and 2 always reach the command)");
+        const int fd = static_cast<int>(n);
+        if (::fcntl(fd, F_GETFD) == -1) return bad("descriptor " + std::to_string(fd) + " is not open");
+        out.push_back(fd);
+    }
+    std::sort(out.begin(), out.end());
+    out.erase(std::unique(out.begin(), out.end()), out.end());
+    return out;
+}
 
 // This process's environment, as "NAME=VALUE" strings.
 std::vector<std::string> environment() {
@@ -313,6 +350,7 @@ sbx::expected<sbx::Plan> plan_for(const Loaded& l, const PlanArgs& a, std::strin
                           : unknown == "ask" ? sbx::net::UnknownHost::ask
                                              : sbx::net::UnknownHost::deny;
     if (!a.allow_hosts.empty()) req.call_hosts = a.allow_hosts;
+    req.pass_fds = a.pass_fds;
     req.scan_stderr = a.scan_stderr || (default_scan && !a.no_scan_stderr);
     // Placeholders of sandboxes running in this root now are planned as missing,
     // as they will be once those end; the launcher takes them over.
@@ -488,7 +526,10 @@ int run_explain(const ExplainArgs& a) {
 }
 
 
-int run_plan(const PlanArgs& a) {
+int run_plan(PlanArgs& a) {
+    auto fds = descriptors_to_pass(a.pass_fd_args);
+    if (!fds) return report(fds.error());
+    a.pass_fds = std::move(*fds);
     sbx::DiskFs fs;
     auto loaded = load_policy(a.settings, fs);
     if (!loaded) return report(loaded.error());
@@ -543,7 +584,10 @@ struct RunArgs {
     std::string launcher;
 };
 
-int run_run(const RunArgs& a) {
+int run_run(RunArgs& a) {
+    auto fds = descriptors_to_pass(a.plan.pass_fd_args);
+    if (!fds) return run_failed(fds.error());
+    a.plan.pass_fds = std::move(*fds);
     sbx::DiskFs fs;
     auto loaded = load_policy(a.plan.settings, fs);
     if (!loaded) return run_failed(loaded.error());
@@ -567,6 +611,11 @@ int run_run(const RunArgs& a) {
     if (fd >= 0) ::unlink(name);
 #endif
     if (fd < 0) return run_failed(sbx::Error(sbx::Errc::internal, std::string("no descriptor for the plan: ") + std::strerror(errno)));
+    // Every passed descriptor was open before this one was made, so the kernel
+    // cannot have given it one of their numbers.
+    if (std::binary_search(plan->pass_fds.begin(), plan->pass_fds.end(), fd))
+        return run_failed(sbx::Error(sbx::Errc::internal, "the plan's descriptor " + std::to_string(fd) +
+                                                              " is one the command is passed"));
     for (std::size_t off = 0; off < text.size();) {
         const ssize_t n = ::write(fd, text.data() + off, text.size() - off);
         if (n < 0 && errno == EINTR) continue;
@@ -574,6 +623,15 @@ int run_run(const RunArgs& a) {
         off += static_cast<std::size_t>(n);
     }
     ::lseek(fd, 0, SEEK_SET);
+    // The passed descriptors must survive the exec of the launcher, which hands
+    // them to the command.
+    for (const int pass : plan->pass_fds) {
+        const int flags = ::fcntl(pass, F_GETFD);
+        if (flags == -1 || ((flags & FD_CLOEXEC) != 0 && ::fcntl(pass, F_SETFD, flags & ~FD_CLOEXEC) == -1))
+            return run_failed(sbx::Error(sbx::Errc::internal, "--pass-fd " + std::to_string(pass) +
+                                                                  ": cannot keep it open for the launcher: " +
+                                                                  std::strerror(errno)));
+    }
     std::string fd_text = std::to_string(fd);
     std::vector<char*> argv{launcher->data(), const_cast<char*>("--plan-fd"), fd_text.data(),
                             const_cast<char*>("--violations"), nullptr};
@@ -632,6 +690,7 @@ int main(int argc, char** argv) {
         ->take_all()
         ->allow_extra_args(false);
     plan_args.add_network_to(plan);
+    plan_args.add_pass_fd_to(plan);
     plan->add_option("command", plan_args.command, "The command, after --")->required();
 
     RunArgs run_args;
@@ -642,6 +701,7 @@ int main(int argc, char** argv) {
         ->take_all()
         ->allow_extra_args(false);
     run_args.plan.add_network_to(run);
+    run_args.plan.add_pass_fd_to(run);
     run->add_option("--launcher", run_args.launcher, "The launcher to use (default: sbx-linux, or sbx-mac on macOS, beside sbx)");
     run->add_option("command", run_args.plan.command, "The command, after --")->required();
 

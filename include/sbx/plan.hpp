@@ -7,6 +7,9 @@
 // identities the plan recorded and carries it out.
 #pragma once
 
+#include <algorithm>
+#include <cstdint>
+#include <limits>
 #include <optional>
 #include <set>
 #include <span>
@@ -24,6 +27,9 @@ namespace sbx {
 
 inline constexpr int kPlanVersion = 1;
 
+// The lowest descriptor a plan can pass: 0, 1 and 2 always reach the command.
+inline constexpr int kFirstPassFd = 3;
+
 // What a caller asks for: which command, where.
 struct PlanRequest {
     std::vector<std::string> argv;  // the command; argv[0] is looked up on PATH by the launcher
@@ -36,6 +42,11 @@ struct PlanRequest {
     std::optional<net::UnknownHost> on_unknown_host;  // the sandbox's decider for hosts no list decides
     std::optional<std::vector<std::string>> call_hosts;  // hosts the call lists for itself (patterns)
     bool scan_stderr = false;  // read file refusals from the command's standard error
+    // Descriptors the command inherits beyond 0, 1 and 2 (`--pass-fd N`), each at
+    // least kFirstPassFd; make_plan sorts them and merges repeats. Whether they are
+    // open is the caller's to check: the engine makes no syscalls. (Initialised, so
+    // a request written positionally may leave it out.)
+    std::vector<int> pass_fds = {};
 };
 
 // What the network namespace holds: `none`, nothing but its own loopback; or
@@ -80,6 +91,7 @@ struct Plan {
     std::vector<EnvVar> env;          // the command's environment, TMPDIR included
     std::vector<EnvVar> loader_env;   // LD_*, GCONV_PATH: set inside the sandbox only
     std::vector<RemovedEnvVar> env_removed;
+    std::vector<int> pass_fds;        // command.passFds: inherited beyond 0-2; ascending, each >= 3
     std::string bwrap_path;           // absolute; empty: `bwrap` on PATH
     bool enabled = true;              // the policy's `enabled`; launchers confine either way
     bool fail_if_unavailable = true;
@@ -154,8 +166,16 @@ inline expected<Plan> make_plan(const Policy& policy, const PlanRequest& req, co
     if (paths::at_or_under(req.root, req.tmpdir) || paths::at_or_under(req.tmpdir, req.root))
         return fail(Errc::invalid_argument, "the temporary directory and the root may not hold each other");
 
+    for (const int fd : req.pass_fds)
+        if (fd < kFirstPassFd)
+            return fail(Errc::invalid_argument,
+                        "descriptor " + std::to_string(fd) + " cannot be passed: 0, 1 and 2 always reach the command");
+
     Plan plan;
     plan.argv = req.argv;
+    plan.pass_fds = req.pass_fds;
+    std::sort(plan.pass_fds.begin(), plan.pass_fds.end());
+    plan.pass_fds.erase(std::unique(plan.pass_fds.begin(), plan.pass_fds.end()), plan.pass_fds.end());
     plan.root = req.root;
     plan.cwd = req.cwd.empty() ? req.root : req.cwd;
     plan.tmpdir = req.tmpdir;
@@ -324,7 +344,13 @@ inline std::string to_json(const Plan& p) {
     env_object(p.loader_env);
     w.key("envRemoved").begin_array();
     for (const auto& r : p.env_removed) w.begin_object().key("name").value(r.name).key("why").value(r.why).end_object();
-    w.end_array().end_object();
+    w.end_array();
+    if (!p.pass_fds.empty()) {
+        w.key("passFds").begin_array();
+        for (const int fd : p.pass_fds) w.value(fd);
+        w.end_array();
+    }
+    w.end_object();
     w.key("root").value(p.root).key("tmpdir").value(p.tmpdir);
     if (!p.bwrap_path.empty()) w.key("bwrapPath").value(p.bwrap_path);
     w.key("enabled").value(p.enabled).key("failIfUnavailable").value(p.fail_if_unavailable);
@@ -670,7 +696,7 @@ private:
     }
 
     static expected<void> read_command(element v, Plan& p) {
-        auto m = members(v, "command", {"argv", "cwd", "env", "loaderEnv", "envRemoved"},
+        auto m = members(v, "command", {"argv", "cwd", "env", "loaderEnv", "envRemoved", "passFds"},
                          {"argv", "cwd", "env", "loaderEnv"});
         if (!m) return fail(m.error());
         auto argv = array(m->at("argv"), "command.argv");
@@ -707,6 +733,32 @@ private:
                 }
                 p.env_removed.push_back(std::move(out));
             }
+        }
+        if (m->has("passFds")) {
+            if (auto r = read_pass_fds(m->at("passFds"), p); !r) return r;
+        }
+        return {};
+    }
+
+    // command.passFds: ascending descriptors from kFirstPassFd to INT_MAX, no repeats.
+    static expected<void> read_pass_fds(element v, Plan& p) {
+        auto list = array(v, "command.passFds");
+        if (!list) return fail(list.error());
+        std::size_t i = 0;
+        for (auto e : *list) {
+            const std::string k = index("command.passFds", i++);
+            if (e.type() == element_type::UINT64)  // above 2^63-1
+                return error(k, "not a descriptor: above " + std::to_string(std::numeric_limits<int>::max()));
+            std::int64_t fd = 0;
+            if (e.type() != element_type::INT64 || e.get(fd) != simdjson::SUCCESS) return type_error(k, "an integer", e);
+            if (fd < kFirstPassFd)
+                return error(k, "descriptor " + std::to_string(fd) + ": 0, 1 and 2 always reach the command; list only 3 and above");
+            if (fd > std::numeric_limits<int>::max())
+                return error(k, "not a descriptor: above " + std::to_string(std::numeric_limits<int>::max()));
+            if (!p.pass_fds.empty() && fd <= p.pass_fds.back())
+                return error(k, "descriptor " + std::to_string(fd) + " after " + std::to_string(p.pass_fds.back()) +
+                                    ": the list is ascending, without repeats");
+            p.pass_fds.push_back(static_cast<int>(fd));
         }
         return {};
     }

@@ -2,7 +2,9 @@
 # TAP: `sbx explain` and `sbx plan` run on real directories. explain must say
 # whether a path may be read and written and name the rule (the root, a protected
 # path, a settings entry with its file and key); plan must print the version 1
-# document of docs/plan.md and refuse what it documents as refused.
+# document of docs/plan.md and refuse what it documents as refused. `--pass-fd`,
+# which both plan and run take, is checked here too, run's with a stand-in
+# launcher that reports what it was given (no sandbox is made).
 # Every case gets a fresh HOME, project and TMPDIR under one temporary directory.
 # Needs bash, coreutils and grep. A repository is made with `git init` where git is
 # installed, and otherwise by hand with the entries sbx looks at (HEAD, objects,
@@ -214,5 +216,66 @@ fresh_case
 sbx_run plan --root / "${managed[@]}" -- true
 want_error 64 'the root may not be /'
 tap_finish "plan --root /: refused with exit 64, saying the root may not be /"
+
+# --- descriptors: --pass-fd ----------------------------------------------------------
+fresh_case
+sbx_run plan --root "$proj" "${managed[@]}" --pass-fd 7 -- true 7</dev/null
+want_status 0
+want_out '"envRemoved":['
+want_out '"passFds":[7]},"root":'
+sbx_run plan --root "$proj" "${managed[@]}" -- true 7</dev/null
+want_status 0
+want_no_out '"passFds"'
+tap_finish "plan --pass-fd 7, with 7 open: command.passFds is [7]; without the option, no passFds"
+
+fresh_case
+sbx_run plan --root "$proj" "${managed[@]}" --pass-fd 7 --pass-fd 7 -- true 7</dev/null
+want_status 0
+want_out '"passFds":[7]}'
+sbx_run plan --root "$proj" "${managed[@]}" --pass-fd 9 --pass-fd 7 --pass-fd 9 -- true 7</dev/null 9</dev/null
+want_status 0
+want_out '"passFds":[7,9]}'
+tap_finish "plan --pass-fd repeated: each descriptor once, in ascending order"
+
+fresh_case
+sbx_run plan --root "$proj" "${managed[@]}" --pass-fd 8 -- true 8<&-
+want_error 64 '^sbx: INVALID_ARGUMENT: --pass-fd 8: descriptor 8 is not open$'
+sbx_run plan --root "$proj" "${managed[@]}" --pass-fd 7 --pass-fd 8 -- true 7</dev/null 8<&-
+want_error 64 '^sbx: INVALID_ARGUMENT: --pass-fd 8: descriptor 8 is not open$'
+tap_finish "plan --pass-fd 8, with 8 closed: exit 64, naming descriptor 8"
+
+fresh_case
+for fd in 2 0 -1 99999999999; do
+    sbx_run plan --root "$proj" "${managed[@]}" --pass-fd "$fd" -- true
+    want_error 64 "^sbx: INVALID_ARGUMENT: --pass-fd $(lit "$fd"): out of range; give a descriptor from 3 to 2147483647 \(0, 1 and 2 always reach the command\)$"
+done
+for fd in x 7x '' +7 0x7; do
+    sbx_run plan --root "$proj" "${managed[@]}" --pass-fd "$fd" -- true 7</dev/null
+    want_error 64 "^sbx: INVALID_ARGUMENT: --pass-fd $(lit "$fd"): not a descriptor number; give an integer from 3 to 2147483647$"
+done
+tap_finish "plan --pass-fd 2, -1, 99999999999 and x: exit 64, naming the option and the value"
+
+# sbx run with a stand-in for the launcher, which says what it was given: the
+# descriptor reaches it open, the plan it reads names it, and the plan comes on
+# another descriptor.
+fresh_case
+cat >"$case_dir/launcher" <<'SH'
+#!/bin/sh
+[ "$1" = --plan-fd ] || { echo "no --plan-fd" >&2; exit 99; }
+if { : <&7; } 2>/dev/null; then echo "descriptor 7 is open"; else echo "descriptor 7 is closed"; fi
+[ "$2" != 7 ] && echo "the plan is on another descriptor"
+cat <&"$2"
+SH
+chmod +x "$case_dir/launcher"
+sbx_run run --root "$proj" "${managed[@]}" --launcher "$case_dir/launcher" --pass-fd 7 -- true 7</dev/null
+want_status 0
+want_line '^descriptor 7 is open$'
+want_line '^the plan is on another descriptor$'
+want_out '"passFds":[7]}'
+sbx_run run --root "$proj" "${managed[@]}" --launcher "$case_dir/launcher" --pass-fd x -- true
+want_error 125 '^sbx: INVALID_ARGUMENT: --pass-fd x: not a descriptor number'
+sbx_run run --root "$proj" "${managed[@]}" --launcher "$case_dir/launcher" --pass-fd 8 -- true 8<&-
+want_error 125 '^sbx: INVALID_ARGUMENT: --pass-fd 8: descriptor 8 is not open$'
+tap_finish "run --pass-fd 7: the launcher gets 7 open and a plan naming it; a bad one is refused with 125"
 
 tap_end

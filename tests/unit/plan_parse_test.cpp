@@ -35,7 +35,7 @@ constexpr std::string_view kBase = R"J({
     "cwd": "/r/src",
     "env": {"PATH": "/usr/bin:/bin", "HOME": "/home/u", "TMPDIR": "/tmp/sbx-0123456789abcdef"},
     "loaderEnv": {"LD_PRELOAD": "/opt/lib/libfast.so", "GCONV_PATH": "/opt/gconv"},
-    "envRemoved": [{"name": "GITHUB_TOKEN", "why": "the name contains TOKEN"}, {"name": "PGURL", "why": "listed"}]
+    "envRemoved": [{"name": "GITHUB_TOKEN", "why": "the name contains TOKEN"}, {"name": "PGURL", "why": "listed"}], "passFds": [3, 7, 2147483647]
   },
   "root": "/r",
   "tmpdir": "/tmp/sbx-0123456789abcdef",
@@ -190,6 +190,7 @@ void check_same(const sbx::Plan& a, const sbx::Plan& b) {
     CHECK(a.tmpdir == b.tmpdir);
     CHECK(a.env == b.env);
     CHECK(a.loader_env == b.loader_env);
+    CHECK(a.pass_fds == b.pass_fds);
     REQUIRE(a.env_removed.size() == b.env_removed.size());
     for (std::size_t i = 0; i < a.env_removed.size(); ++i) {
         CHECK(a.env_removed[i].name == b.env_removed[i].name);
@@ -279,6 +280,8 @@ std::vector<std::string> broken_promises(const sbx::Plan& p) {
     expect(!sbx::paths::at_or_under(p.root, p.tmpdir) && !sbx::paths::at_or_under(p.tmpdir, p.root), "root/tmpdir");
     for (const auto& v : p.env) expect(sbx::valid_env_name(v.name) && !sbx::is_loader_variable(v.name) && !has_nul(v.value), "env " + v.name);
     for (const auto& v : p.loader_env) expect(sbx::valid_env_name(v.name) && sbx::is_loader_variable(v.name) && !has_nul(v.value), "loaderEnv " + v.name);
+    for (std::size_t i = 0; i < p.pass_fds.size(); ++i)
+        expect(p.pass_fds[i] >= 3 && (i == 0 || p.pass_fds[i - 1] < p.pass_fds[i]), "passFds");
     for (const auto& m : p.filesystem.mounts) {
         expect(clean(m.path) && m.path != "/", "mount path " + m.path);
         const bool binds = m.kind == sbx::MountKind::bind || m.kind == sbx::MountKind::ro_bind;
@@ -379,6 +382,7 @@ TEST_CASE("plan: the hand-written document reads as written") {
     REQUIRE(p.env_removed.size() == 2);
     CHECK(p.env_removed[1].name == "PGURL");
     CHECK(p.env_removed[1].why == "listed");
+    CHECK(p.pass_fds == std::vector<int>{3, 7, 2147483647});
     CHECK(p.bwrap_path == "/usr/bin/bwrap");
     CHECK(p.enabled);
     CHECK_FALSE(p.fail_if_unavailable);
@@ -595,6 +599,13 @@ TEST_CASE("plan: optional keys may be left out") {
         auto p = parsed(cut(kBase, ",\n    \"envRemoved\": [", "]"));
         CHECK(p.env_removed.empty());
     }
+    SUBCASE("command.passFds") {
+        auto p = parsed(edit(kBase, ", \"passFds\": [3, 7, 2147483647]", ""));
+        CHECK(p.pass_fds.empty());
+        // Written only when there is one: plans that pass none read as before.
+        CHECK(sbx::to_json(p).find("passFds") == std::string::npos);
+        check_round_trip(p);
+    }
     SUBCASE("command.envRemoved[i].why") {
         auto p = parsed(edit(kBase, R"J(, "why": "listed")J", ""));
         CHECK(p.env_removed[1].why.empty());
@@ -623,6 +634,7 @@ TEST_CASE("plan: optional keys may be left out") {
         std::string t = edit(kBase, R"J("bwrapPath": "/usr/bin/bwrap",)J", "");
         t = cut(t, ",\n  \"warnings\": [", "\n  ]");
         t = cut(t, ",\n    \"envRemoved\": [", "]");
+        t = edit(t, ", \"passFds\": [3, 7, 2147483647]", "");
         t = edit(t, R"J("loaderEnv": {"LD_PRELOAD": "/opt/lib/libfast.so", "GCONV_PATH": "/opt/gconv"})J", R"J("loaderEnv": {})J");
         t = edit(t, R"J("env": {"PATH": "/usr/bin:/bin", "HOME": "/home/u", "TMPDIR": "/tmp/sbx-0123456789abcdef"})J", R"J("env": {})J");
         t = cut(t, "\"mounts\": [\n", "\n    ],");
@@ -1482,6 +1494,84 @@ TEST_CASE("plan: unixSockets names what sbx-mac opens, and needs the seccomp swi
     check_refused(edit(with, R"J("/var/run/docker.sock")J", R"J("docker.sock")J"), "unixSockets.paths[0]");
     check_refused(edit(with, R"J("all": false, )J", ""), "unixSockets.all");
     check_refused(edit(with, R"J("allowUnixSockets": true)J", R"J("allowUnixSockets": false)J"), "seccomp.allowUnixSockets");
+}
+
+TEST_CASE("plan: command.passFds is an ascending list of descriptors from 3 to 2^31-1") {
+    const std::string list = "[3, 7, 2147483647]";
+    auto with = [&](std::string_view to) { return edit(kBase, list, to); };
+    // What a launcher may pass besides 0, 1 and 2; an empty list passes nothing.
+    CHECK(parsed(with("[4]")).pass_fds == std::vector<int>{4});
+    CHECK(parsed(with("[]")).pass_fds.empty());
+    check_round_trip(parsed(with("[3, 4, 1000]")));
+    check_refusals({
+        // Not an array.
+        {list, "7", "command.passFds"},
+        {list, R"J("3 7")J", "command.passFds"},
+        {list, R"J({"0": 3})J", "command.passFds"},
+        {list, "null", "command.passFds"},
+        // Not integers.
+        {list, R"J([3, "7"])J", "command.passFds[1]"},
+        {list, "[3, 7.0]", "command.passFds[1]"},
+        {list, "[3, 7e0]", "command.passFds[1]"},
+        {list, "[3, null]", "command.passFds[1]"},
+        {list, "[3, true]", "command.passFds[1]"},
+        {list, "[3, [7]]", "command.passFds[1]"},
+        {list, "[[3]]", "command.passFds[0]"},
+        // 0, 1 and 2 always reach the command; nothing below them is a descriptor.
+        {list, "[2]", "command.passFds[0]"},
+        {list, "[3, 0]", "command.passFds[1]"},
+        {list, "[3, 1]", "command.passFds[1]"},
+        {list, "[3, -1]", "command.passFds[1]"},
+        {list, "[3, -9223372036854775808]", "command.passFds[1]"},
+        // Above what an int holds, up to and past 2^64-1.
+        {list, "[3, 2147483648]", "command.passFds[1]"},
+        {list, "[3, 9223372036854775807]", "command.passFds[1]"},
+        {list, "[3, 9223372036854775808]", "command.passFds[1]"},
+        {list, "[3, 18446744073709551615]", "command.passFds[1]"},
+        // Ascending, without repeats.
+        {list, "[3, 7, 7]", "command.passFds[2]"},
+        {list, "[3, 3]", "command.passFds[1]"},
+        {list, "[7, 3]", "command.passFds[1]"},
+        {list, "[3, 9, 8]", "command.passFds[2]"},
+    });
+    // Each refusal says what is wrong with the value.
+    auto message = [&](std::string_view to) {
+        auto p = sbx::parse_plan(with(to), std::string(kOrigin));
+        REQUIRE_FALSE(p.has_value());
+        return p.error().message;
+    };
+    CHECK(message("[2]").find("0, 1 and 2 always reach the command") != std::string::npos);
+    CHECK(message("[3, 2147483648]").find("above 2147483647") != std::string::npos);
+    CHECK(message("[3, 3]").find("ascending, without repeats") != std::string::npos);
+    CHECK(message("[3, \"7\"]").find("expected an integer") != std::string::npos);
+    // A key given twice is refused like any other.
+    check_refused(with("[3], \"passFds\": [4]"), "command.passFds");
+}
+
+TEST_CASE("make_plan passes the descriptors the request names, sorted and each once, and no others") {
+    sbx::MemoryFs fs;
+    fs.dir("/r").dir("/home/u");
+    sbx::PlanRequest req{{"sh"}, "/r", "", "/home/u", std::string(kTmp), {}, {}, std::nullopt, std::nullopt};
+    // None by default, and then no passFds in the document.
+    auto none = make(sbx::Policy{}, req, fs);
+    CHECK(none.pass_fds.empty());
+    CHECK(sbx::to_json(none).find("passFds") == std::string::npos);
+
+    req.pass_fds = {9, 3, 9, 2147483647, 4};
+    auto plan = make(sbx::Policy{}, req, fs);
+    CHECK(plan.pass_fds == std::vector<int>{3, 4, 9, 2147483647});
+    CHECK(sbx::to_json(plan).find(R"J("envRemoved":[],"passFds":[3,4,9,2147483647]})J") != std::string::npos);
+    check_round_trip(plan);
+
+    // 0, 1 and 2 always reach the command: naming one is a mistake, not a request.
+    for (int fd : {2, 0, -1}) {
+        CAPTURE(fd);
+        req.pass_fds = {5, fd};
+        auto p = sbx::make_plan(sbx::Policy{}, req, fs);
+        REQUIRE_FALSE(p.has_value());
+        CHECK(p.error().code == sbx::Errc::invalid_argument);
+        CHECK(p.error().message.find("descriptor " + std::to_string(fd)) != std::string::npos);
+    }
 }
 
 TEST_CASE("parse_plan: no mount binds the host's /proc, nor /sys writable") {
