@@ -258,6 +258,22 @@ std::string violations_text(const sbx::Plan& plan, const std::vector<ProxyEvent>
 
 // Runs the plan's command without a sandbox (failIfUnavailable: false), waits,
 // and returns a shell-style status.
+sbx::expected<void> check_pass_fds(const sbx::Plan& plan, std::initializer_list<int> own) {
+    for (std::size_t i = 0; i < plan.pass_fds.size(); ++i) {
+        const int fd = plan.pass_fds[i];
+        const std::string key = "command.passFds[" + std::to_string(i) + "]";
+        if (std::find(own.begin(), own.end(), fd) != own.end())
+            return sbx::fail(sbx::Error(sbx::Errc::invalid_plan, "descriptor " + std::to_string(fd) +
+                                                                    " is one of the launcher's own (the plan, "
+                                                                    "report or control descriptor)")
+                                 .at_key(key));
+        if (::fcntl(fd, F_GETFD) < 0)
+            return sbx::fail(
+                sbx::Error(sbx::Errc::invalid_plan, "descriptor " + std::to_string(fd) + " is not open").at_key(key));
+    }
+    return {};
+}
+
 int run_unconfined(const sbx::Plan& plan) {
     auto env = env_strings(plan, true);
     auto argv = plan.argv;
@@ -266,6 +282,8 @@ int run_unconfined(const sbx::Plan& plan) {
     if (pid == 0) {
         ::signal(SIGPIPE, SIG_DFL);
         if (::chdir(plan.cwd.c_str()) != 0) ::_exit(kCannotRun);
+        // As in the sandbox, the command gets 0-2 and the descriptors the plan names.
+        if (!sbx::linux_sandbox::sweep_fds(plan.pass_fds, sbx::linux_sandbox::FdSweep::close)) ::_exit(kCannotRun);
         auto e = c_strings(env);
         environ = e.data();
         auto a = c_strings(argv);

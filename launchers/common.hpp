@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <initializer_list>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -117,6 +118,11 @@ std::vector<std::string> env_strings(const sbx::Plan& plan, bool with_loader);
 // Runs the plan's command without a sandbox (failIfUnavailable: false), in the
 // plan's directory with its environment, waits, and returns a shell-style status.
 int run_unconfined(const sbx::Plan& plan);
+
+// Whether every descriptor the plan passes to the command (passFds) is open here
+// and none is one of the launcher's own (`own`: the plan, report and control
+// descriptors; -1 entries are ignored). Errc::invalid_plan naming the key otherwise.
+sbx::expected<void> check_pass_fds(const sbx::Plan& plan, std::initializer_list<int> own);
 
 // This machine's addresses, which no host name may lead the proxy to.
 std::vector<sbx::net::Address> own_addresses();

@@ -95,6 +95,10 @@ bool wait_gone(pid_t pid) {
     const int null = ::open("/dev/null", O_RDWR | O_CLOEXEC);
     if (null >= 0)
         for (int std_fd = 0; std_fd < 3; ++std_fd) ::dup2(null, std_fd);
+    // Nothing the caller left open stays open for the reaper's life (a pipe whose
+    // reader waits for the end, a lock).
+    const int keep[] = {fd};
+    sbx::linux_sandbox::sweep_fds(keep, sbx::linux_sandbox::FdSweep::close);
     std::vector<Leftover> list;
     pid_t sandbox = -1;
     pid_t group_to_kill = -1;

@@ -432,7 +432,7 @@ Check check_bwrap_run(const RunOutcome& run, const std::vector<std::string>& arg
     if (run.succeeded())
         return pass(name, std::string("bwrap ran ") + (argv.empty() ? std::string("true") : argv.back()) +
                               " in new namespaces with no capabilities" +
-                              (with_seccomp ? " under the seccomp filter" : ""));
+                              (with_seccomp ? " under the seccomp filter, which bubblewrap loads into its init (pid 1) too" : ""));
     return failure(name, command_line(argv) + " " + run_failure(run),
                    explain_bwrap_failure(run.err, argv.empty() ? std::string("/usr/bin/bwrap") : argv.front()));
 }

@@ -11,8 +11,10 @@
 // gets and which seccomp switches apply. In order: read and check the plan,
 // probe the machine, check that the disk is as planned, make the temporary
 // directory and the placeholders (a reaper process removes them should this
-// process die), build the seccomp program, run bubblewrap, which runs the stage,
-// which loads the filter and execs the command; then remove what was made.
+// process die), build the seccomp program, run bubblewrap with it (bubblewrap
+// loads it into its init, pid 1, and into the stage), and the stage closes what
+// the command is not given and execs the command; then remove what was made.
+// The command gets descriptors 0-2 and the plan's passFds, nothing else.
 //
 // Exit status: the command's own; 128+N when it died of signal N; 126 when it
 // could not be run, 127 when it was not found; 125 when sbx-linux failed before
@@ -77,7 +79,7 @@ int usage(const std::string& message) {
     return kFailedBeforeCommand;
 }
 
-// The seccomp program for the plan, in a memfd the sandbox inherits.
+// The seccomp program for the plan, in a memfd bubblewrap reads (--seccomp).
 sbx::expected<int> seccomp_program(const sbx::Plan& plan) {
     auto filter = build_filter(SeccompOptions{plan.allow_unix_sockets});
     if (!filter) return sbx::fail(filter.error());
@@ -86,6 +88,12 @@ sbx::expected<int> seccomp_program(const sbx::Plan& plan) {
     if (int rc = seccomp_export_bpf(filter->get(), fd); rc < 0) {
         ::close(fd);
         return sbx::fail(sbx::Errc::sandbox_unavailable, std::string("seccomp_export_bpf: ") + std::strerror(-rc));
+    }
+    // bubblewrap reads the program from the descriptor's offset to its end.
+    if (::lseek(fd, 0, SEEK_SET) != 0) {
+        const int err = errno;
+        ::close(fd);
+        return sbx::fail(sbx::Errc::sandbox_unavailable, std::string("lseek on the seccomp program: ") + std::strerror(err));
     }
     return fd;
 }
@@ -247,6 +255,10 @@ int run_plan(int plan_fd, int report_fd, bool print_violations) {
         return fail_before(plan.error());
     }
     for (const auto& w : plan->warnings) std::cerr << "sbx-linux: warning: " << sbx::to_string(w) << "\n";
+    if (auto fds = check_pass_fds(*plan, {plan_fd, report_fd, g_control_fd}); !fds) {
+        report.error_event(fds.error());
+        return fail_before(fds.error());
+    }
 
     ProbeOptions popt{plan->bwrap_path, !plan->allow_unix_sockets, false};
     auto probed = probe(popt);
@@ -345,7 +357,8 @@ int run_plan(int plan_fd, int report_fd, bool print_violations) {
     StageArgs stage;
     stage.exe_fd = exe_fd;
     stage.status_fd = status_pipe[1];
-    stage.seccomp_fd = seccomp_fd;
+    stage.filtered = seccomp_fd >= 0;
+    stage.keep_fds = plan->pass_fds;
     for (const auto& v : plan->loader_env) stage.loader_env.push_back(v.name + "=" + v.value);
     stage.command = plan->argv;
     // With the block to append and standard error not a terminal (a program
@@ -374,6 +387,9 @@ int run_plan(int plan_fd, int report_fd, bool print_violations) {
                                   "--new-session",
                                   "--cap-drop",
                                   "ALL"};
+    // bubblewrap loads the filter into its own init (pid 1) as well as into the
+    // stage, so that no process in the sandbox's PID namespace runs without it.
+    if (seccomp_fd >= 0) args.insert(args.end(), {"--seccomp", std::to_string(seccomp_fd)});
     auto fs_args = bwrap_fs_args(plan->filesystem);
     args.insert(args.end(), fs_args.begin(), fs_args.end());
     // git inside reads the repository's exclude file with the placeholders added.
@@ -390,14 +406,23 @@ int run_plan(int plan_fd, int report_fd, bool print_violations) {
     args.insert(args.end(), stage_args.begin(), stage_args.end());
     auto env = env_strings(*plan, false);
 
+    std::vector<int> keep_fds = plan->pass_fds;
+    for (int fd : {exe_fd, status_pipe[1], seccomp_fd, exclude_fd, proxy_pair[1]})
+        if (fd >= 0) keep_fds.push_back(fd);
     const pid_t pid = ::fork();
     if (pid < 0) return give_up_errno("fork");
     if (pid == 0) {
         ::signal(SIGPIPE, SIG_DFL);
         for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGQUIT}) ::signal(sig, SIG_DFL);
-        // The descriptors the stage needs survive exec; the pipe's read end does not.
-        for (int fd : {exe_fd, status_pipe[1], seccomp_fd, exclude_fd, proxy_pair[1]})
-            if (fd >= 0) ::fcntl(fd, F_SETFD, 0);
+        // bubblewrap and the stage get the descriptors they need and those the
+        // plan passes to the command; nothing else the caller or this process
+        // has open survives the exec.
+        if (!sweep_fds(keep_fds, FdSweep::cloexec)) {
+            std::fprintf(stderr, "sbx-linux: cannot close the descriptors the sandbox is not given: %s\n",
+                         std::strerror(errno));
+            ::_exit(kFailedBeforeCommand);
+        }
+        for (int fd : keep_fds) ::fcntl(fd, F_SETFD, 0);
         if (err_pipe[1] >= 0) ::dup2(err_pipe[1], STDERR_FILENO);
         auto a = c_strings(args);
         auto e = c_strings(env);

@@ -6,12 +6,9 @@
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <netinet/in.h>
-#include <linux/filter.h>
-#include <linux/seccomp.h>
-#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -36,8 +33,8 @@ int stage_failed(int status_fd, const std::string& message) {
 std::vector<std::string> stage_argv(const StageArgs& a) {
     std::vector<std::string> out{"/proc/self/fd/" + std::to_string(a.exe_fd), std::string(kStageFlag),
                                  "--exe-fd", std::to_string(a.exe_fd), "--status-fd", std::to_string(a.status_fd),
-                                 "--seccomp-fd", std::to_string(a.seccomp_fd), "--proxy-fd",
-                                 std::to_string(a.proxy_fd)};
+                                 "--proxy-fd", std::to_string(a.proxy_fd), "--filtered", a.filtered ? "1" : "0"};
+    for (int fd : a.keep_fds) out.insert(out.end(), {"--keep-fd", std::to_string(fd)});
     for (const auto& kv : a.loader_env) out.insert(out.end(), {"--loader-env", kv});
     out.emplace_back("--");
     out.insert(out.end(), a.command.begin(), a.command.end());
@@ -53,8 +50,16 @@ bool parse_stage_args(int argc, char** argv, StageArgs& out) {
         const char* v = argv[++i];
         if (a == "--exe-fd" && parse_fd(v, out.exe_fd)) continue;
         if (a == "--status-fd" && parse_fd(v, out.status_fd)) continue;
-        if (a == "--seccomp-fd" && parse_fd(v, out.seccomp_fd, -1)) continue;
         if (a == "--proxy-fd" && parse_fd(v, out.proxy_fd, -1)) continue;
+        if (a == "--filtered" && (v == std::string_view("0") || v == std::string_view("1"))) {
+            out.filtered = *v == '1';
+            continue;
+        }
+        int keep = -1;
+        if (a == "--keep-fd" && parse_fd(v, keep, 3)) {
+            out.keep_fds.push_back(keep);
+            continue;
+        }
         if (a == "--loader-env" && std::strchr(v, '=') != nullptr && *v != '=') {
             out.loader_env.emplace_back(v);
             continue;
@@ -111,6 +116,40 @@ std::string hand_over_listeners(int proxy_fd) {
     return {};
 }
 
+// The Seccomp field of /proc/PID/status: 0 none, 1 strict, 2 filter; -1 unreadable.
+int seccomp_mode(const char* status_path) {
+    const int fd = ::open(status_path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return -1;
+    char buf[4096];
+    std::size_t len = 0;
+    ssize_t n;
+    while (len < sizeof buf - 1 && (n = ::read(fd, buf + len, sizeof buf - 1 - len)) != 0) {
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0) break;
+        len += static_cast<std::size_t>(n);
+    }
+    ::close(fd);
+    buf[len] = '\0';
+    const char* field = std::strstr(buf, "\nSeccomp:");
+    if (field == nullptr) return -1;
+    return std::atoi(field + std::strlen("\nSeccomp:"));
+}
+
+// Empty when this process and the sandbox's pid 1 (bubblewrap's init) both run
+// under a seccomp filter, else why not. bubblewrap's init loads the filter just
+// after it forks this process's parent, so it may be a moment late.
+std::string check_filtered() {
+    if (seccomp_mode("/proc/self/status") != 2) return "the stage runs without the seccomp filter";
+    for (int tries = 0; tries < 2000; ++tries) {
+        const int pid1 = seccomp_mode("/proc/1/status");
+        if (pid1 == 2) return {};
+        if (pid1 < 0) return "cannot read /proc/1/status";
+        const timespec ms{0, 1'000'000};
+        ::nanosleep(&ms, nullptr);
+    }
+    return "the sandbox's pid 1 (bubblewrap's init) runs without the seccomp filter";
+}
+
 }  // namespace
 
 int run_stage(const StageArgs& a) {
@@ -123,28 +162,15 @@ int run_stage(const StageArgs& a) {
         if (::setenv(kv.substr(0, eq).c_str(), kv.c_str() + eq + 1, 1) != 0)
             return stage_failed(a.status_fd, "cannot set " + kv.substr(0, eq) + ": " + std::strerror(errno));
     }
-    if (a.seccomp_fd >= 0) {
-        struct stat st {};
-        if (::fstat(a.seccomp_fd, &st) != 0 || st.st_size <= 0 || st.st_size % sizeof(sock_filter) != 0 ||
-            st.st_size > static_cast<off_t>(BPF_MAXINSNS * sizeof(sock_filter)))
-            return stage_failed(a.status_fd, "the seccomp program handed to the sandbox is malformed");
-        std::vector<sock_filter> insns(static_cast<std::size_t>(st.st_size) / sizeof(sock_filter));
-        const std::size_t bytes = insns.size() * sizeof(sock_filter);
-        std::size_t got = 0;
-        while (got < bytes) {
-            const ssize_t n = ::pread(a.seccomp_fd, reinterpret_cast<char*>(insns.data()) + got, bytes - got,
-                                      static_cast<off_t>(got));
-            if (n < 0 && errno == EINTR) continue;
-            if (n <= 0) return stage_failed(a.status_fd, "cannot read the seccomp program");
-            got += static_cast<std::size_t>(n);
-        }
-        ::close(a.seccomp_fd);
-        sock_fprog prog{static_cast<unsigned short>(insns.size()), insns.data()};
-        if (::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)
-            return stage_failed(a.status_fd, std::string("PR_SET_NO_NEW_PRIVS: ") + std::strerror(errno));
-        if (::syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog) != 0)
-            return stage_failed(a.status_fd, std::string("loading the seccomp filter: ") + std::strerror(errno));
-    }
+    if (a.filtered)
+        if (auto why = check_filtered(); !why.empty()) return stage_failed(a.status_fd, why);
+    // The command gets 0-2 and the descriptors the plan names; the status pipe
+    // closes on exec.
+    std::vector<int> keep = a.keep_fds;
+    keep.push_back(a.status_fd);
+    if (!sweep_fds(keep, FdSweep::close))
+        return stage_failed(a.status_fd, std::string("cannot close the descriptors the command is not given: ") +
+                                             std::strerror(errno));
     // From here on, only a failed exec writes: a successful one closes the pipe.
     if (::fcntl(a.status_fd, F_SETFD, FD_CLOEXEC) != 0)
         return stage_failed(a.status_fd, std::string("fcntl: ") + std::strerror(errno));

@@ -2,13 +2,16 @@
 //
 // bubblewrap runs `sbx-linux --stage ...` as the sandbox's first process, exec'd
 // through /proc/self/fd/N from a descriptor the launcher opened on its own
-// binary (so a read-denied install directory cannot hide it). The stage sets
-// the loader variables, loads the seccomp program the launcher built, and execs
-// the command. It tells the launcher how far it got on an inherited pipe:
+// binary (so a read-denied install directory cannot hide it). bubblewrap loads
+// the seccomp program the launcher built (--seccomp) into its own init (pid 1)
+// and into the stage, so no process of the sandbox runs without it; the stage
+// checks that both do, makes the proxy's listening sockets, sets the loader
+// variables, closes every descriptor the command is not given, and execs the
+// command. It tells the launcher how far it got on an inherited pipe:
 //   nothing   the sandbox was never built (bubblewrap failed before the stage)
 //   "S"       the stage ran; the command was exec'd unless more follows
 //   "S" "E" + errno (4 bytes)  the command could not be exec'd
-//   "S" "F" + message          the stage itself failed (the filter did not load)
+//   "S" "F" + message          the stage itself failed (a process without the filter)
 #pragma once
 
 #include <string>
@@ -24,9 +27,10 @@ inline constexpr std::string_view kStageFlag = "--stage";
 struct StageArgs {
     int exe_fd = -1;      // the descriptor the stage was exec'd from: closed before the command
     int status_fd = -1;   // the pipe above
-    int seccomp_fd = -1;  // a BPF program (struct sock_filter[]); -1: no filter (see the plan)
+    bool filtered = false;  // bubblewrap was given a filter: check that this process and pid 1 run under it
     int proxy_fd = -1;    // a Unix stream socket to the launcher: the stage makes the proxy's listening
                           // sockets on the sandbox's loopback and hands them over it; -1: no proxy
+    std::vector<int> keep_fds;            // the descriptors the command gets beyond 0-2 (the plan's passFds)
     std::vector<std::string> loader_env;  // NAME=VALUE
     std::vector<std::string> command;
 };

@@ -395,7 +395,8 @@ TEST_CASE("check_bwrap_run quotes the command and bwrap's message") {
     CHECK(std::find(plain.begin(), plain.end(), "--seccomp") == plain.end());
 
     CHECK(lx::check_bwrap_run(exited(0), argv).detail ==
-          "bwrap ran /usr/bin/true in new namespaces with no capabilities under the seccomp filter");
+          "bwrap ran /usr/bin/true in new namespaces with no capabilities under the seccomp filter, which "
+          "bubblewrap loads into its init (pid 1) too");
 
     const lx::Check c = lx::check_bwrap_run(exited(1, "", "bwrap: setting up uid map: Permission denied\n"),
                                             lx::bwrap_run_argv("/opt/my bwrap", "/bin/true", false));
