@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Installs the Debian 12 packages sbx needs to build and test, and only those that
 # are missing: with everything present it changes nothing and asks no mirror.
-# Used by tools/setup.sh and tools/test.sh. Runs as root, or through sudo.
+# With --tests, also the real tools the confinement tests run inside the sandbox
+# (python3, strace, gdb, cargo). Used by tools/setup.sh and, with --tests, by
+# tools/test.sh. Runs as root, or through sudo.
 set -euo pipefail
 
 packages=(
@@ -9,6 +11,14 @@ packages=(
     libsimdjson-dev libcli11-dev libexpected-dev doctest-dev libbenchmark-dev
     libseccomp-dev bubblewrap procps util-linux bsdutils curl
 )
+case ${1:-} in
+    --tests) packages+=(python3 strace gdb cargo) ;;
+    '') ;;
+    *)
+        echo "usage: install-deps.sh [--tests]" >&2
+        exit 2
+        ;;
+esac
 
 missing=()
 for p in "${packages[@]}"; do

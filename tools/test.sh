@@ -2,13 +2,13 @@
 # Quick start, step two: the whole test suite, run twice with `meson test`: in
 # build/ as configured by default, and in build-asan/ with AddressSanitizer and
 # UndefinedBehaviorSanitizer, whose first error fails the test it happens in.
-# Installs missing packages first (tools/install-deps.sh). Prints the logs of the
+# Installs missing packages first (tools/install-deps.sh --tests). Prints the logs of the
 # tests that fail, then one line "N passed, N failed" counting the tests of both
 # runs (a build that fails counts as one failed), and exits non-zero on any failure.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
-tools/install-deps.sh
+tools/install-deps.sh --tests
 
 # Confinement tests run the launchers as an unprivileged user, named to the tests
 # in SBX_TEST_USER. As root, make sure that user exists.

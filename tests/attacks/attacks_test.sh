@@ -14,8 +14,9 @@
 # names a user (tools/test.sh makes sbx-test), again as that user. Each case gets a
 # fresh HOME, project and TMPDIR; the binaries are copied where any user can run
 # them. Needs bash, coreutils, util-linux (setpriv, script, unshare), procps (pgrep),
-# git and bubblewrap; where bubblewrap cannot make a sandbox, a user's cases are
-# skipped.
+# git, python3 and bubblewrap; strace, gdb and Debian's cargo for the cases that
+# run them, each skipped, saying so, where it is missing. Where bubblewrap cannot
+# make a sandbox, a user's cases are skipped.
 # Usage: attacks_test.sh PATH-TO-SBX PATH-TO-SBX-LINUX PATH-TO-SBX-ATTACK
 # Functions run through trap, wait_until and a variable look unreachable to shellcheck.
 # shellcheck disable=SC2317
@@ -76,6 +77,9 @@ chmod 755 "$conf"
 chmod 644 "$conf"/*
 
 bare_bwrap=(bwrap --unshare-user --unshare-all --die-with-parent --ro-bind / / --dev /dev --proc /proc --)
+# The same without capabilities, as sbx runs a root caller's command (uid 0, no
+# capability): what it can still do is what procfs and sysfs grant the owner.
+bare_nocaps=(bwrap --unshare-user --unshare-all --die-with-parent --cap-drop ALL --ro-bind / / --dev /dev --proc /proc)
 
 source "$(dirname "${BASH_SOURCE[0]}")/../tap.sh"
 
@@ -456,6 +460,23 @@ socket_case() {
     stop_bg "$server"
 }
 
+# cargo_case: cargo builds and runs a crate whose program spawns a child.
+cargo_case() {
+    mkdir -p "$proj/hello/src"
+    printf '[package]\nname = "hello"\nversion = "0.1.0"\nedition = "2021"\n' >"$proj/hello/Cargo.toml"
+    echo 'fn main() {
+    let status = std::process::Command::new("true").status().expect("spawn");
+    println!("built, and its child ran: {}", status.success());
+}' >"$proj/hello/src/main.rs"
+    give "$case_dir"
+    # Debian's, not a rustup proxy that PATH may find first (it writes to ~/.rustup).
+    sbx_run "${confined[@]}" -- env CARGO_HOME="$proj/.cargo" RUSTC=/usr/bin/rustc \
+        /usr/bin/cargo run --offline --quiet --manifest-path "$proj/hello/Cargo.toml"
+    want_status 0
+    want_out "built, and its child ran: true"
+    tap_finish "cargo builds and runs a small crate in the sandbox"
+}
+
 socket_attacks() {
     fresh_case
     socket_case "${confined[@]}"
@@ -470,7 +491,7 @@ socket_attacks() {
     tap_finish "control: the connection reaches the server with network.allowAllUnixSockets"
 
     local type
-    for type in dgram seqpacket; do
+    for type in dgram raw; do
         fresh_case
         sbx_run "${confined[@]}" -- "$attack" socketpair "$type"
         want_refused EPERM
@@ -478,14 +499,39 @@ socket_attacks() {
 
         fresh_case
         sbx_run --settings "$conf/unix-sockets.json" -- "$attack" socketpair "$type"
+        if [[ $type == raw && $rc == 1 ]] && grep -qF 'refused: EPROTONOSUPPORT' <<<"$out"; then
+            skip "control: a raw Unix socketpair works with network.allowAllUnixSockets" \
+                "this kernel has no raw Unix sockets (EPROTONOSUPPORT)"
+            continue
+        fi
         want_succeeded
         tap_finish "control: a $type Unix socketpair works with network.allowAllUnixSockets"
     done
 
+    # Stream pairs are pipes between processes; Rust's standard library spawns
+    # processes through a seqpacket pair. Neither can be pointed elsewhere.
+    for type in stream seqpacket; do
+        fresh_case
+        sbx_run "${confined[@]}" -- "$attack" socketpair "$type"
+        want_succeeded
+        tap_finish "a $type Unix socketpair still works in the sandbox"
+    done
     fresh_case
-    sbx_run "${confined[@]}" -- "$attack" socketpair stream
-    want_succeeded
-    tap_finish "a stream Unix socketpair (a pipe between processes) still works in the sandbox"
+    sbx_run "${confined[@]}" -- python3 -c 'import socket
+a, b = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+a.send(b"one message"); print(b.recv(100).decode())'
+    want_status 0
+    want_out "one message"
+    tap_finish "python3 passes a message through a seqpacket socketpair in the sandbox"
+
+    # Rust's standard library spawns through a seqpacket pair: cargo and rustc with it.
+    fresh_case
+    if [[ ! -x /usr/bin/cargo || ! -x /usr/bin/rustc ]]; then
+        skip "cargo builds and runs a small crate in the sandbox" \
+            "Debian's cargo is not installed (tools/install-deps.sh --tests installs it)"
+    else
+        cargo_case
+    fi
 
     # TIOCSTI needs a terminal on fd 0: script gives the command a pty, and echoes
     # an injected character in front of the next line ("xtiocsti: ...").
@@ -691,6 +737,362 @@ launcher_kill() {
     tap_finish "SIG$signal to the launcher: no placeholder, temporary directory or process remains"
 }
 
+# --- the kernel's interfaces ---------------------------------------------------------------
+
+# Files of /proc and /sys that act on the whole machine. The command of a root
+# caller is uid 0 of the host without capabilities, and procfs and sysfs check the
+# owner, so without the covers these open for writing (nothing is ever written).
+host_wide=(/proc/sys/kernel/core_pattern /proc/sys/kernel/modprobe /proc/sys/kernel/sysrq
+    /proc/sys/kernel/core_uses_pid /proc/sys/vm/drop_caches /proc/sys/fs/suid_dumpable
+    /proc/sysrq-trigger /proc/mtrr)
+
+kernel_attacks() {
+    fresh_case
+    sbx_run "${confined[@]}" -- "$attack" writable /proc /sys
+    want_refused
+    tap_finish "nothing under /proc (but the sandbox's own processes) or /sys is writable"
+
+    # Control: the same namespaces, no capabilities, no covers. As root the walk
+    # finds /proc/sys; as a user, the sysctls of the sandbox's own namespaces.
+    fresh_case
+    capture timeout 20 "${bare_nocaps[@]}" -- "$attack" writable /proc
+    want_succeeded
+    tap_finish "control: the walk finds writable files in /proc in bare bubblewrap"
+
+    fresh_case
+    sbx_run "${confined[@]}" -- "$attack" open-write "${host_wide[@]}"
+    want_refused
+    tap_finish "the host-wide sysctls and /proc/sysrq-trigger do not open for writing"
+
+    fresh_case
+    capture timeout 20 "${bare_nocaps[@]}" -- "$attack" open-write "${host_wide[@]}"
+    if [[ $(id -u "$who") != 0 && $rc == 1 ]]; then
+        skip "control: the host-wide sysctls open for writing in bare bubblewrap" \
+            "they belong to root, so as $who they are closed with or without the covers"
+    else
+        want_succeeded
+        want_out /proc/sys/kernel/core_pattern
+        tap_finish "control: as root, kernel.core_pattern and the rest open for writing in bare bubblewrap"
+    fi
+
+    # filesystem.disabled binds / writable; the kernel's files stay read-only.
+    fresh_case
+    sbx_run --settings "$conf/fs-disabled.json" -- "$attack" writable /sys /proc
+    want_refused
+    tap_finish "with filesystem.disabled, nothing under /sys or /proc is writable"
+
+    fresh_case
+    capture timeout 20 bwrap --unshare-user --unshare-all --die-with-parent --cap-drop ALL --bind / / \
+        --dev /dev --proc /proc -- "$attack" writable /sys
+    if [[ $(id -u "$who") != 0 && $rc == 1 ]]; then
+        skip "control: /sys is writable in bare bubblewrap with / bound writable" \
+            "its files belong to root, so as $who nothing there is writable either way"
+    else
+        want_succeeded
+        tap_finish "control: as root, /sys is writable in bare bubblewrap with / bound writable"
+    fi
+
+    # A settings file that asks for them writable gets a warning, not the files.
+    fresh_case
+    echo '{"sandbox": {"enabled": true, "filesystem": {"allowWrite": ["/proc", "/proc/sys", "/sys/kernel"]}}}' \
+        >"$case_dir/kernel-write.json"
+    give "$case_dir"
+    sbx_run --settings "$case_dir/kernel-write.json" -- "$attack" writable /proc /sys
+    want_refused
+    grep -qF '/proc/sys is not mounted writable' <<<"$err" || fail_because "no warning that /proc/sys stays read-only"
+    tap_finish "allowWrite of /proc, /proc/sys and /sys/kernel is left out, with a warning"
+}
+
+# --- the sandbox's pid 1 -------------------------------------------------------------------
+
+pid1_attacks() {
+    fresh_case
+    sbx_run "${confined[@]}" -- "$attack" seccomp-status
+    want_refused
+    tap_finish "every process in the sandbox, pid 1 included, runs under the seccomp filter"
+
+    fresh_case
+    capture timeout 20 "${bare_bwrap[@]}" "$attack" seccomp-status
+    want_succeeded
+    want_out "pid 1 "
+    tap_finish "control: in bare bubblewrap pid 1 runs without a filter"
+
+    # The command borrows pid 1's unfiltered system calls: ptrace makes pid 1 open
+    # a Unix socket, pidfd_getfd takes it, and it connects to a server outside.
+    fresh_case
+    if [[ $(uname -m) != x86_64 ]]; then
+        skip "injecting a Unix socket into pid 1 is refused" "the attack is written for x86_64 only"
+        skip "control: the injection works where pid 1 has no filter" "the attack is written for x86_64 only"
+        return
+    fi
+    start_bg "$attack" unix-serve "$proj/sock" "$case_dir/ready"
+    local server=$bg_pid
+    wait_until 10 test -e "$case_dir/ready" || fail_because "the server outside did not start"
+    sbx_run "${confined[@]}" -- "$attack" pid1-inject "$proj/sock"
+    wait_until 2 grep -q 'accepted a connection' "$case_dir/bg.log" || true
+    stop_bg "$server"
+    want_refused EPERM
+    ! grep -q 'accepted' "$case_dir/bg.log" || fail_because "the server outside accepted a connection"
+    tap_finish "a Unix socket injected into pid 1 through ptrace is refused with EPERM"
+
+    # Control: the command under a filter of its own that refuses Unix sockets, as
+    # sbx-linux used to load it, with pid 1 unfiltered.
+    fresh_case
+    start_bg "$attack" unix-serve "$proj/sock" "$case_dir/ready"
+    server=$bg_pid
+    wait_until 10 test -e "$case_dir/ready" || fail_because "the server outside did not start"
+    capture timeout 20 "${bare_nocaps[@]}" --bind "$proj" "$proj" -- "$attack" pid1-inject "$proj/sock" --self-filter
+    wait_until 2 grep -q 'accepted a connection' "$case_dir/bg.log" || true
+    stop_bg "$server"
+    want_succeeded
+    grep -q 'accepted a connection: hello' "$case_dir/bg.log" || fail_because "the server outside got no hello"
+    tap_finish "control: with only the command filtered, the socket injected into pid 1 reaches the server"
+
+    # Tracing one's own children stays: strace and gdb work inside.
+    fresh_case
+    if command -v strace >/dev/null; then
+        sbx_run "${confined[@]}" -- strace -f -o "$proj/trace" sh -c 'echo traced'
+        want_status 0
+        want_out traced
+        grep -q 'execve(' "$proj/trace" 2>/dev/null || fail_because "strace wrote no execve line"
+        tap_finish "strace -f of the command's own children works in the sandbox"
+    else
+        skip "strace -f of the command's own children works in the sandbox" "strace is not installed"
+    fi
+    fresh_case
+    if command -v gdb >/dev/null; then
+        sbx_run "${confined[@]}" -- gdb -nx -batch -ex run -ex 'info inferiors' --args /bin/true
+        want_status 0
+        want_out "exited normally"
+        ! grep -q 'Error disabling address space randomization' <<<"$out$err" ||
+            fail_because "gdb could not disable address space randomization"
+        tap_finish "gdb runs a program to its end in the sandbox (ptrace and ADDR_NO_RANDOMIZE)"
+    else
+        skip "gdb runs a program to its end in the sandbox (ptrace and ADDR_NO_RANDOMIZE)" "gdb is not installed"
+    fi
+}
+
+# --- descriptors the caller leaves open ------------------------------------------------------
+
+# holding SPEC... -- COMMAND...: COMMAND (through capture) with descriptors open
+# as bash redirections (7<DIR, 9<FILE), the way an agent runtime leaves them.
+holding() {
+    local redirs=()
+    while [[ $1 != -- ]]; do
+        redirs+=("$1")
+        shift
+    done
+    shift
+    capture timeout 20 bash -c "exec ${redirs[*]}; exec \"\$@\"" bash "$@"
+}
+
+# holding_socket PATH COMMAND...: COMMAND (through capture) with descriptor 8
+# connected to the Unix socket PATH.
+holding_socket() {
+    local path=$1
+    shift
+    capture timeout 20 python3 -c 'import os, socket, sys
+s = socket.socket(socket.AF_UNIX)
+s.connect(sys.argv[1])
+os.dup2(s.fileno(), 8)
+os.execvp(sys.argv[2], sys.argv[2:])' "$path" "$@"
+}
+
+# sbx_cmd OPTION...: sets $run to the sbx run command line of the case, with OPTION.
+sbx_cmd() { run=("$sbx" run --root "$proj" --launcher "$sbx_linux" "${managed[@]}" "$@"); }
+
+fd_attacks() {
+    # A directory descriptor writes through the read-only view.
+    fresh_case
+    setup_outside
+    sbx_cmd "${confined[@]}"
+    holding "7<$case_dir/outside" -- "${run[@]}" -- "$attack" fd-write 7 planted.txt text
+    want_refused EBADF
+    want_no_file "$case_dir/outside/planted.txt"
+    tap_finish "a directory descriptor the caller left open does not reach the command (EBADF)"
+
+    fresh_case
+    setup_outside
+    sbx_cmd "${confined[@]}" --pass-fd 7
+    holding "7<$case_dir/outside" -- "${run[@]}" -- "$attack" fd-write 7 planted.txt text
+    want_succeeded
+    want_file "$case_dir/outside/planted.txt"
+    tap_finish "control: passed with --pass-fd 7, it writes outside the writable roots"
+
+    # A file descriptor of a file the policy hides.
+    fresh_case
+    setup_secret
+    sbx_cmd "${confined[@]}"
+    holding "9<$home/.ssh/id_rsa" -- "${run[@]}" -- "$attack" fd-read 9
+    want_refused EBADF
+    want_no_out "$secret"
+    tap_finish "a descriptor of ~/.ssh/id_rsa the caller left open does not reach the command"
+
+    fresh_case
+    setup_secret
+    sbx_cmd "${confined[@]}" --pass-fd 9
+    holding "9<$home/.ssh/id_rsa" -- "${run[@]}" -- "$attack" fd-read 9
+    want_succeeded
+    want_out "$secret"
+    tap_finish "control: passed with --pass-fd 9, the hidden file is read through it"
+
+    # A socket to a server outside skips the proxy and the filter.
+    local server
+    fresh_case
+    start_bg "$attack" unix-serve "$case_dir/sock" "$case_dir/ready"
+    server=$bg_pid
+    wait_until 10 test -e "$case_dir/ready" || fail_because "the server outside did not start"
+    sbx_cmd "${confined[@]}"
+    holding_socket "$case_dir/sock" "${run[@]}" -- "$attack" fd-send 8 hello
+    wait_until 2 grep -q 'accepted a connection: hello' "$case_dir/bg.log" || true
+    stop_bg "$server"
+    want_refused EBADF
+    ! grep -q 'accepted a connection: hello' "$case_dir/bg.log" || fail_because "the server outside got the hello"
+    tap_finish "a socket to a server outside, left open by the caller, does not reach the command"
+
+    fresh_case
+    start_bg "$attack" unix-serve "$case_dir/sock" "$case_dir/ready"
+    server=$bg_pid
+    wait_until 10 test -e "$case_dir/ready" || fail_because "the server outside did not start"
+    sbx_cmd "${confined[@]}" --pass-fd 8
+    holding_socket "$case_dir/sock" "${run[@]}" -- "$attack" fd-send 8 hello
+    wait_until 2 grep -q 'accepted a connection: hello' "$case_dir/bg.log" || true
+    stop_bg "$server"
+    want_succeeded
+    grep -q 'accepted a connection: hello' "$case_dir/bg.log" || fail_because "the server outside got no hello"
+    tap_finish "control: passed with --pass-fd 8, the hello reaches the server outside"
+
+    # Nothing but 0-2: neither the caller's descriptors nor the launcher's.
+    fresh_case
+    sbx_cmd "${confined[@]}"
+    holding "7</dev/null" "9</dev/null" -- "${run[@]}" -- "$attack" fds
+    want_refused
+    tap_finish "the command has descriptors 0, 1 and 2 only"
+
+    fresh_case
+    sbx_cmd "${confined[@]}" --pass-fd 9
+    holding "7</dev/null" "9</dev/null" -- "${run[@]}" -- "$attack" fds
+    want_succeeded
+    want_out ": 9"
+    want_no_out " 7"
+    tap_finish "control: with --pass-fd 9 the command has 9 as well, and still not 7"
+
+    # A plan that names a descriptor the launcher does not have runs nothing.
+    fresh_case
+    holding "7</dev/null" -- "$sbx" plan --root "$proj" "${managed[@]}" "${confined[@]}" --pass-fd 7 \
+        -- "$attack" write "$proj/launched"
+    cp "$case_dir/out" "$case_dir/plan.json"
+    [[ $rc == 0 ]] || fail_because "sbx plan failed with status $rc: $err"
+    give "$case_dir"
+    input=$case_dir/plan.json capture timeout 20 "$sbx_linux" --plan-fd 0
+    want_status 125
+    grep -qF 'command.passFds[0]' <<<"$err" || fail_because "stderr does not name command.passFds[0]"
+    want_no_file "$proj/launched"
+    tap_finish "a plan passing a descriptor that is not open is refused with 125, naming command.passFds[0]"
+}
+
+# --- keyrings, socket families and other kernel surfaces --------------------------------------
+
+key_attacks() {
+    local key=sbx-attack-$n value="a key of the caller's $RANDOM"
+    fresh_case
+    sbx_cmd "${confined[@]}"
+    capture "$attack" with-key "$key" "$value" -- "${run[@]}" -- "$attack" key-read "$key"
+    want_refused EPERM
+    want_no_out "$value"
+    tap_finish "reading a key of the caller's session keyring is refused with EPERM"
+
+    fresh_case
+    capture "$attack" with-key "$key" "$value" -- "${bare_nocaps[@]}" -- "$attack" key-read "$key"
+    want_succeeded
+    want_out "$value"
+    tap_finish "control: in bare bubblewrap the caller's key is read"
+
+    fresh_case
+    sbx_cmd "${confined[@]}"
+    capture "$attack" with-key "$key" "$value" -- "${run[@]}" -- "$attack" key-add "$key-2" planted
+    want_refused EPERM
+    tap_finish "adding a key to the caller's keyring is refused with EPERM"
+
+    fresh_case
+    capture "$attack" with-key "$key" "$value" -- "${bare_nocaps[@]}" -- "$attack" key-add "$key-2" planted
+    want_succeeded
+    tap_finish "control: in bare bubblewrap a key is added to the caller's keyring"
+}
+
+family_attacks() {
+    # AF_VSOCK is not isolated by the network namespace: on a VM it reaches the host.
+    fresh_case
+    sbx_run "${confined[@]}" -- "$attack" socket vsock
+    want_refused EAFNOSUPPORT
+    tap_finish "socket(AF_VSOCK) is refused with EAFNOSUPPORT"
+
+    fresh_case
+    capture timeout 20 "${bare_nocaps[@]}" -- "$attack" socket vsock
+    if [[ $rc == 1 ]] && grep -qF 'refused: EAFNOSUPPORT' <<<"$out"; then
+        skip "control: socket(AF_VSOCK) works in bare bubblewrap" "this kernel has no AF_VSOCK"
+    else
+        want_succeeded
+        tap_finish "control: socket(AF_VSOCK) works in bare bubblewrap"
+    fi
+
+    # Netlink: routing (getaddrinfo, ip) stays; the kernel's other Netlink services go.
+    fresh_case
+    sbx_run "${confined[@]}" -- "$attack" socket netlink raw 0
+    want_succeeded
+    tap_finish "a NETLINK_ROUTE socket still opens in the sandbox"
+
+    fresh_case
+    sbx_run "${confined[@]}" -- "$attack" socket netlink raw 15
+    want_refused EPROTONOSUPPORT
+    tap_finish "a NETLINK_KOBJECT_UEVENT socket is refused with EPROTONOSUPPORT"
+
+    fresh_case
+    capture timeout 20 "${bare_nocaps[@]}" -- "$attack" socket netlink raw 15
+    want_succeeded
+    tap_finish "control: a NETLINK_KOBJECT_UEVENT socket opens in bare bubblewrap"
+
+    fresh_case
+    sbx_run "${confined[@]}" -- "$attack" socket inet6 dgram
+    want_succeeded
+    tap_finish "an AF_INET6 socket still opens in the sandbox"
+}
+
+surface_attacks() {
+    local what
+    for what in perf-event userfaultfd; do
+        fresh_case
+        sbx_run "${confined[@]}" -- "$attack" "$what"
+        want_refused EPERM
+        tap_finish "$what is refused with EPERM"
+
+        fresh_case
+        capture "$attack" "$what"
+        if [[ $rc == 1 ]]; then
+            skip "control: $what works outside the sandbox" "refused here without a sandbox too: $out"
+        else
+            want_succeeded
+            tap_finish "control: $what works outside the sandbox"
+        fi
+    done
+
+    # READ_IMPLIES_EXEC makes every readable mapping executable.
+    fresh_case
+    sbx_run "${confined[@]}" -- "$attack" personality 0x0400000
+    want_refused EPERM
+    tap_finish "personality(READ_IMPLIES_EXEC) is refused with EPERM"
+
+    fresh_case
+    capture "$attack" personality 0x0400000
+    want_succeeded
+    tap_finish "control: personality(READ_IMPLIES_EXEC) works outside the sandbox"
+
+    fresh_case
+    sbx_run "${confined[@]}" -- "$attack" personality 0x0040008
+    want_succeeded
+    tap_finish "personality(PER_LINUX32 | ADDR_NO_RANDOMIZE), as setarch and gdb set it, works in the sandbox"
+}
+
 # --- the run ------------------------------------------------------------------------------
 
 users=("$(id -un)")
@@ -724,6 +1126,12 @@ for user in "${users[@]}"; do
     fs_attacks
     syscall_attacks
     socket_attacks
+    kernel_attacks
+    pid1_attacks
+    fd_attacks
+    key_attacks
+    family_attacks
+    surface_attacks
     process_attacks
     leftover_attacks
 done
