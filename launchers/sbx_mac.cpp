@@ -213,6 +213,10 @@ int run_plan(int plan_fd, int report_fd, bool print_violations) {
         if (w.message.find("Linux cannot tell Unix socket paths apart") == std::string::npos)
             std::cerr << "sbx-mac: warning: " << sbx::to_string(w) << "\n";
     warn_long_tmpdir(*plan);
+    if (auto fds = check_pass_fds(*plan, {plan_fd, report_fd, g_control_fd}); !fds) {
+        report.error_event(fds.error());
+        return fail_before(fds.error());
+    }
 
     const auto missing = sandbox_exec_missing();
     if (missing && plan->fail_if_unavailable) {
@@ -306,6 +310,15 @@ int run_plan(int plan_fd, int report_fd, bool print_violations) {
         // (TIOCSTI), and one process group for the launcher to end.
         ::setsid();
         if (err_pipe[1] >= 0) ::dup2(err_pipe[1], STDERR_FILENO);
+        // The command gets 0-2 and the plan's passFds; the exec pipe closes on exec.
+        std::vector<int> keep = plan->pass_fds;
+        keep.push_back(exec_pipe[1]);
+        if (!sbx::linux_sandbox::sweep_fds(keep, sbx::linux_sandbox::FdSweep::cloexec)) {
+            const int sweep_err = errno;
+            write_all(exec_pipe[1], &sweep_err, sizeof sweep_err);
+            ::_exit(kFailedBeforeCommand);
+        }
+        for (int fd : plan->pass_fds) ::fcntl(fd, F_SETFD, 0);
         int err = 0;
         if (::chdir(plan->cwd.c_str()) == 0) {
             auto a = c_strings(args);

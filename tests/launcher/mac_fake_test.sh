@@ -87,6 +87,19 @@ expect_out done
 expect_err "deny file-access .bashrc (touch: cannot touch '.bashrc': Read-only file system)"
 tap_finish "file refusals the command prints are read from its standard error, as on Linux"
 
+# The caller's descriptors: only those --pass-fd names reach the command.
+rc=0
+(cd "$proj" && exec 7</dev/null 9</dev/null && HOME=$home TMPDIR=$tmpd timeout 30 "$sbx" run \
+    --managed-settings "$tmp/empty-managed.json" --launcher "$mac" --pass-fd 9 -- "$attack" fds) \
+    </dev/null >"$tmp/out" 2>"$tmp/err" || rc=$?
+out=$(cat "$tmp/out")
+err=$(cat "$tmp/err")
+[[ $rc == 0 ]] || fail_because "status $rc, not 0 (sbx-attack fds saw nothing beyond 0-2)"
+expect_out "open beyond 0-2: 9"
+[[ $out != *" 7"* ]] || fail_because "the caller's descriptor 7 reached the command"
+nothing_left
+tap_finish "the command gets 0-2 and what --pass-fd names (9), not the caller's 7"
+
 in_sandbox -- "sleep 3017 >/dev/null 2>&1 & echo started"
 expect_out started
 sleep 0.3
