@@ -803,7 +803,41 @@ kernel_attacks() {
     tap_finish "allowWrite of /proc, /proc/sys and /sys/kernel is left out, with a warning"
 }
 
+# served PATH COMMAND...: COMMAND while a Unix socket server outside listens on
+# PATH; what the server received is in $case_dir/bg.log afterwards.
+served() {
+    local path=$1 server
+    shift
+    start_bg "$attack" unix-serve "$path" "$case_dir/ready"
+    server=$bg_pid
+    if wait_until 10 test -e "$case_dir/ready"; then
+        "$@"
+        wait_until 2 grep -q 'accepted a connection' "$case_dir/bg.log" || true
+    else
+        fail_because "the server outside did not start: $(cat "$case_dir/bg.log")"
+    fi
+    stop_bg "$server"
+}
+
 # --- the sandbox's pid 1 -------------------------------------------------------------------
+
+# pid1_injection: a Unix socket injected into pid 1, refused; and its control.
+pid1_injection() {
+    fresh_case
+    served "$proj/sock" sbx_run "${confined[@]}" -- "$attack" pid1-inject "$proj/sock"
+    want_refused EPERM
+    ! grep -q 'accepted' "$case_dir/bg.log" || fail_because "the server outside accepted a connection"
+    tap_finish "a Unix socket injected into pid 1 through ptrace is refused with EPERM"
+
+    # Control: the command under a filter of its own that refuses Unix sockets, as
+    # sbx-linux used to load it, with pid 1 unfiltered.
+    fresh_case
+    served "$proj/sock" capture timeout 20 "${bare_nocaps[@]}" --bind "$proj" "$proj" -- \
+        "$attack" pid1-inject "$proj/sock" --self-filter
+    want_succeeded
+    grep -q 'accepted a connection: hello' "$case_dir/bg.log" || fail_because "the server outside got no hello"
+    tap_finish "control: with only the command filtered, the socket injected into pid 1 reaches the server"
+}
 
 pid1_attacks() {
     fresh_case
@@ -819,34 +853,12 @@ pid1_attacks() {
 
     # The command borrows pid 1's unfiltered system calls: ptrace makes pid 1 open
     # a Unix socket, pidfd_getfd takes it, and it connects to a server outside.
-    fresh_case
-    if [[ $(uname -m) != x86_64 ]]; then
+    if [[ $(uname -m) == x86_64 ]]; then
+        pid1_injection
+    else
         skip "injecting a Unix socket into pid 1 is refused" "the attack is written for x86_64 only"
         skip "control: the injection works where pid 1 has no filter" "the attack is written for x86_64 only"
-        return
     fi
-    start_bg "$attack" unix-serve "$proj/sock" "$case_dir/ready"
-    local server=$bg_pid
-    wait_until 10 test -e "$case_dir/ready" || fail_because "the server outside did not start"
-    sbx_run "${confined[@]}" -- "$attack" pid1-inject "$proj/sock"
-    wait_until 2 grep -q 'accepted a connection' "$case_dir/bg.log" || true
-    stop_bg "$server"
-    want_refused EPERM
-    ! grep -q 'accepted' "$case_dir/bg.log" || fail_because "the server outside accepted a connection"
-    tap_finish "a Unix socket injected into pid 1 through ptrace is refused with EPERM"
-
-    # Control: the command under a filter of its own that refuses Unix sockets, as
-    # sbx-linux used to load it, with pid 1 unfiltered.
-    fresh_case
-    start_bg "$attack" unix-serve "$proj/sock" "$case_dir/ready"
-    server=$bg_pid
-    wait_until 10 test -e "$case_dir/ready" || fail_because "the server outside did not start"
-    capture timeout 20 "${bare_nocaps[@]}" --bind "$proj" "$proj" -- "$attack" pid1-inject "$proj/sock" --self-filter
-    wait_until 2 grep -q 'accepted a connection' "$case_dir/bg.log" || true
-    stop_bg "$server"
-    want_succeeded
-    grep -q 'accepted a connection: hello' "$case_dir/bg.log" || fail_because "the server outside got no hello"
-    tap_finish "control: with only the command filtered, the socket injected into pid 1 reaches the server"
 
     # Tracing one's own children stays: strace and gdb work inside.
     fresh_case
@@ -937,27 +949,16 @@ fd_attacks() {
     tap_finish "control: passed with --pass-fd 9, the hidden file is read through it"
 
     # A socket to a server outside skips the proxy and the filter.
-    local server
     fresh_case
-    start_bg "$attack" unix-serve "$case_dir/sock" "$case_dir/ready"
-    server=$bg_pid
-    wait_until 10 test -e "$case_dir/ready" || fail_because "the server outside did not start"
     sbx_cmd "${confined[@]}"
-    holding_socket "$case_dir/sock" "${run[@]}" -- "$attack" fd-send 8 hello
-    wait_until 2 grep -q 'accepted a connection: hello' "$case_dir/bg.log" || true
-    stop_bg "$server"
+    served "$case_dir/sock" holding_socket "$case_dir/sock" "${run[@]}" -- "$attack" fd-send 8 hello
     want_refused EBADF
     ! grep -q 'accepted a connection: hello' "$case_dir/bg.log" || fail_because "the server outside got the hello"
     tap_finish "a socket to a server outside, left open by the caller, does not reach the command"
 
     fresh_case
-    start_bg "$attack" unix-serve "$case_dir/sock" "$case_dir/ready"
-    server=$bg_pid
-    wait_until 10 test -e "$case_dir/ready" || fail_because "the server outside did not start"
     sbx_cmd "${confined[@]}" --pass-fd 8
-    holding_socket "$case_dir/sock" "${run[@]}" -- "$attack" fd-send 8 hello
-    wait_until 2 grep -q 'accepted a connection: hello' "$case_dir/bg.log" || true
-    stop_bg "$server"
+    served "$case_dir/sock" holding_socket "$case_dir/sock" "${run[@]}" -- "$attack" fd-send 8 hello
     want_succeeded
     grep -q 'accepted a connection: hello' "$case_dir/bg.log" || fail_because "the server outside got no hello"
     tap_finish "control: passed with --pass-fd 8, the hello reaches the server outside"
