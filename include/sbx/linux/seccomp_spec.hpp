@@ -381,18 +381,27 @@ inline std::vector<SeccompRule> seccomp_rules(const SeccompOptions& options) {
     return out;
 }
 
-// The first rule for `options` that refuses syscall(args), or nullptr when the
-// filter allows the call. This is the table's meaning; the filter libseccomp
-// builds from it may pick another of several matching rules, but refuses then too.
-constexpr const SeccompRule* refusing_rule(const SeccompOptions& options, std::string_view syscall,
-                                           const std::array<std::uint64_t, 6>& args) {
-    for (const auto& r : kSeccompRules) {
+// The index in kSeccompRules of the first rule for `options` that refuses
+// syscall(args), or kSeccompRules.size() when the filter allows the call. This is
+// the table's meaning; the filter libseccomp builds from it may pick another of
+// several matching rules, but refuses then too.
+constexpr std::size_t refusing_index(const SeccompOptions& options, std::string_view syscall,
+                                     const std::array<std::uint64_t, 6>& args) {
+    for (std::size_t i = 0; i < kSeccompRules.size(); ++i) {
+        const SeccompRule& r = kSeccompRules[i];
         if (r.syscall != syscall || !rule_applies(r, options)) continue;
         bool all = true;
-        for (std::size_t i = 0; i < r.check_count; ++i) all = all && check_holds(r.checks[i], args[r.checks[i].arg]);
-        if (all) return &r;
+        for (std::size_t c = 0; c < r.check_count; ++c) all = all && check_holds(r.checks[c], args[r.checks[c].arg]);
+        if (all) return i;
     }
-    return nullptr;
+    return kSeccompRules.size();
+}
+
+// The same rule, or nullptr when the filter allows the call.
+inline const SeccompRule* refusing_rule(const SeccompOptions& options, std::string_view syscall,
+                                        const std::array<std::uint64_t, 6>& args) {
+    const std::size_t i = refusing_index(options, syscall, args);
+    return i < kSeccompRules.size() ? &kSeccompRules[i] : nullptr;
 }
 
 namespace detail {
@@ -421,7 +430,7 @@ constexpr std::size_t count_rules(std::string_view syscall, SeccompAction action
 }
 
 constexpr bool refuses(std::string_view syscall, std::array<std::uint64_t, 6> args) {
-    return refusing_rule(SeccompOptions{}, syscall, args) != nullptr;
+    return refusing_index(SeccompOptions{}, syscall, args) < kSeccompRules.size();
 }
 
 static_assert(rules_well_formed(), "every rule needs a name, a reason, a refusing action and checks that can match");
