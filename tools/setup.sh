@@ -35,6 +35,7 @@ cd "$demo"
     echo "#!/bin/sh" 2>/dev/null >.git/hooks/pre-commit || echo "refused: writing .git/hooks/pre-commit"
     cat ~/.ssh/id_ed25519 2>/dev/null || echo "refused: reading ~/.ssh/id_ed25519"
     unshare -U true 2>/dev/null || echo "refused: unshare -U"
+    [ -w /proc/sys/kernel/core_pattern ] || echo "refused: writing /proc/sys/kernel/core_pattern"
 '
 test -f made-inside
 test ! -e .git/hooks/pre-commit
