@@ -256,8 +256,6 @@ std::string violations_text(const sbx::Plan& plan, const std::vector<ProxyEvent>
     return sbx::violations_block(lines);
 }
 
-// Runs the plan's command without a sandbox (failIfUnavailable: false), waits,
-// and returns a shell-style status.
 sbx::expected<void> check_pass_fds(const sbx::Plan& plan, std::initializer_list<int> own) {
     for (std::size_t i = 0; i < plan.pass_fds.size(); ++i) {
         const int fd = plan.pass_fds[i];
@@ -274,6 +272,8 @@ sbx::expected<void> check_pass_fds(const sbx::Plan& plan, std::initializer_list<
     return {};
 }
 
+// Runs the plan's command without a sandbox (failIfUnavailable: false), waits,
+// and returns a shell-style status.
 int run_unconfined(const sbx::Plan& plan) {
     auto env = env_strings(plan, true);
     auto argv = plan.argv;

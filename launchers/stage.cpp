@@ -139,11 +139,14 @@ int seccomp_mode(const char* status_path) {
 // under a seccomp filter, else why not. bubblewrap's init loads the filter just
 // after it forks this process's parent, so it may be a moment late.
 std::string check_filtered() {
-    if (seccomp_mode("/proc/self/status") != 2) return "the stage runs without the seccomp filter";
+    constexpr const char* kUnreadable = " is unreadable, so the seccomp filter cannot be checked (do the settings hide /proc?)";
+    const int self = seccomp_mode("/proc/self/status");
+    if (self < 0) return std::string("/proc/self/status") + kUnreadable;
+    if (self != 2) return "the stage runs without the seccomp filter";
     for (int tries = 0; tries < 2000; ++tries) {
         const int pid1 = seccomp_mode("/proc/1/status");
         if (pid1 == 2) return {};
-        if (pid1 < 0) return "cannot read /proc/1/status";
+        if (pid1 < 0) return std::string("/proc/1/status") + kUnreadable;
         const timespec ms{0, 1'000'000};
         ::nanosleep(&ms, nullptr);
     }
