@@ -3,9 +3,10 @@
 // command_environment() splits the caller's environment three ways, as a pure
 // function of the variables it is handed, the policy and the names the user
 // passes on purpose:
-//   - secrets stay out: a name that contains KEY, SECRET, TOKEN, PASSWORD, PASSWD,
-//     CREDENTIAL, PRIVATE, AUTH, SESSION or COOKIE (in any case), and the names of
-//     the policy's credentials.envVars, unless the user passes it (`--env NAME`);
+//   - secrets stay out: a name with a part of kSecretNameParts (KEY, TOKEN, ...;
+//     in any case), a value with credentials in a URL (scheme://user:password@),
+//     and the names of the policy's credentials.envVars, unless the user passes
+//     it (`--env NAME`);
 //   - loader variables (LD_*, GCONV_PATH) go apart: they would load code into
 //     bubblewrap itself, outside the sandbox, so only the in-sandbox stage sets
 //     them, just before it starts the command;
@@ -43,10 +44,38 @@ struct CommandEnvironment {
     std::vector<Warning> warnings;
 };
 
-// Parts of a name that mark a secret, compared without regard to case. Broad on
-// purpose: GIT_AUTHOR_NAME and XDG_SESSION_TYPE are caught too; `--env` passes them.
-inline constexpr std::array<std::string_view, 10> kSecretNameParts{
-    "KEY", "SECRET", "TOKEN", "PASSWORD", "PASSWD", "CREDENTIAL", "PRIVATE", "AUTH", "SESSION", "COOKIE",
+// Where in a name a part marks a secret.
+enum class NameMatch {
+    anywhere,  // KEY in MONKEY_X too: broad on purpose
+    suffix,    // at the end: MYSQL_PWD, but never PWD or OLDPWD themselves
+    word,      // a whole word between non-alphanumerics or the ends: GH_PAT, not PATH
+};
+
+struct SecretNamePart {
+    std::string_view part;  // upper case; compared without regard to case
+    NameMatch match;
+    std::string_view reason;
+};
+
+// Parts of a name that mark a secret. Broad on purpose: GIT_AUTHOR_NAME and
+// XDG_SESSION_TYPE are caught too; `--env` passes them.
+inline constexpr std::array kSecretNameParts{
+    SecretNamePart{"KEY", NameMatch::anywhere, "API and private keys (OPENAI_API_KEY, AWS_SECRET_ACCESS_KEY)"},
+    SecretNamePart{"SECRET", NameMatch::anywhere, "client and shared secrets"},
+    SecretNamePart{"TOKEN", NameMatch::anywhere, "access and refresh tokens (GITHUB_TOKEN)"},
+    SecretNamePart{"PASSWORD", NameMatch::anywhere, "passwords"},
+    SecretNamePart{"PASSWD", NameMatch::anywhere, "passwords"},
+    SecretNamePart{"CREDENTIAL", NameMatch::anywhere, "credential files and values"},
+    SecretNamePart{"PRIVATE", NameMatch::anywhere, "private keys"},
+    SecretNamePart{"AUTH", NameMatch::anywhere, "authorisation headers and tokens"},
+    SecretNamePart{"SESSION", NameMatch::anywhere, "session tokens (AWS_SESSION_TOKEN)"},
+    SecretNamePart{"COOKIE", NameMatch::anywhere, "session cookies"},
+    SecretNamePart{"JWT", NameMatch::anywhere, "JSON web tokens (CI_JOB_JWT)"},
+    SecretNamePart{"DSN", NameMatch::anywhere, "data source names, which carry a password or a client key (SENTRY_DSN)"},
+    SecretNamePart{"PASSPHRASE", NameMatch::anywhere, "the passphrase of a key (GPG_PASSPHRASE)"},
+    SecretNamePart{"PWD", NameMatch::suffix,
+                   "a password (MYSQL_PWD); PWD and OLDPWD themselves are the shell's directories"},
+    SecretNamePart{"PAT", NameMatch::word, "a personal access token (GH_PAT); PATH is no word PAT"},
 };
 
 // LD_PRELOAD, LD_LIBRARY_PATH, LD_AUDIT and the rest make the dynamic loader load
@@ -56,15 +85,62 @@ inline bool is_loader_variable(std::string_view name) noexcept {
     return name.starts_with("LD_") || name == "GCONV_PATH";
 }
 
-// The part of kSecretNameParts a name contains, or empty.
-inline std::string_view secret_name_part(std::string_view name) noexcept {
-    auto upper = [](char c) { return c >= 'a' && c <= 'z' ? static_cast<char>(c - 'a' + 'A') : c; };
-    for (auto part : kSecretNameParts) {
-        auto it = std::search(name.begin(), name.end(), part.begin(), part.end(),
-                              [&](char a, char b) { return upper(a) == b; });
-        if (it != name.end()) return part;
+namespace detail {
+
+constexpr char ascii_upper(char c) noexcept { return c >= 'a' && c <= 'z' ? static_cast<char>(c - 'a' + 'A') : c; }
+
+constexpr bool alnum(char c) noexcept {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+}
+
+// Whether `name` holds `p` where p.match says, comparing without regard to case.
+constexpr bool name_has(std::string_view name, const SecretNamePart& p) noexcept {
+    if (p.match == NameMatch::suffix && (name == "PWD" || name == "OLDPWD")) return false;
+    for (std::size_t at = 0; at + p.part.size() <= name.size(); ++at) {
+        bool same = true;
+        for (std::size_t i = 0; i < p.part.size() && same; ++i) same = ascii_upper(name[at + i]) == p.part[i];
+        if (!same) continue;
+        const std::size_t end = at + p.part.size();
+        switch (p.match) {
+            case NameMatch::anywhere: return true;
+            case NameMatch::suffix:
+                if (end == name.size()) return true;
+                break;
+            case NameMatch::word:
+                if ((at == 0 || !alnum(name[at - 1])) && (end == name.size() || !alnum(name[end]))) return true;
+                break;
+        }
     }
-    return {};
+    return false;
+}
+
+}  // namespace detail
+
+// The entry of kSecretNameParts a name has, or nullptr.
+constexpr const SecretNamePart* secret_name_part(std::string_view name) noexcept {
+    for (const auto& p : kSecretNameParts)
+        if (detail::name_has(name, p)) return &p;
+    return nullptr;
+}
+
+// Whether a value holds credentials in a URL: `scheme://user:password@host`, with
+// a password that is not empty, anywhere in the value (a list of URLs included).
+constexpr bool url_with_credentials(std::string_view value) noexcept {
+    auto scheme_char = [](char c) { return detail::alnum(c) || c == '+' || c == '-' || c == '.'; };
+    for (std::size_t sep = value.find("://"); sep != std::string_view::npos; sep = value.find("://", sep + 3)) {
+        if (sep == 0 || !scheme_char(value[sep - 1])) continue;
+        const std::size_t start = sep + 3;
+        std::size_t end = start;
+        while (end < value.size() && value[end] != '/' && value[end] != '?' && value[end] != '#' && value[end] != ' ' &&
+               value[end] != ',' && value[end] != ';')
+            ++end;
+        const std::string_view authority = value.substr(start, end - start);
+        const std::size_t at = authority.rfind('@');
+        if (at == std::string_view::npos) continue;
+        const std::size_t colon = authority.substr(0, at).find(':');
+        if (colon != std::string_view::npos && colon + 1 < at) return true;
+    }
+    return false;
 }
 
 // A name a launcher can set: not empty, no '=' and no NUL.
@@ -121,10 +197,17 @@ inline expected<CommandEnvironment> command_environment(const Policy& policy, co
                                                               " " + e->source.key + "]"});
                 continue;
             }
-            if (auto part = secret_name_part(name); !part.empty()) {
-                out.removed.push_back({std::string(name), "the name contains " + std::string(part) +
-                                                              ", so it may hold a secret; pass it with --env " +
-                                                              std::string(name)});
+            const std::string pass_it = ", so it may hold a secret; pass it with --env " + std::string(name);
+            if (const auto* p = secret_name_part(name)) {
+                const std::string where = p->match == NameMatch::anywhere ? "contains "
+                                          : p->match == NameMatch::suffix ? "ends with "
+                                                                          : "has the word ";
+                out.removed.push_back({std::string(name), "the name " + where + std::string(p->part) + pass_it});
+                continue;
+            }
+            if (url_with_credentials(value)) {
+                out.removed.push_back(
+                    {std::string(name), "the value holds credentials in a URL (scheme://user:password@)" + pass_it});
                 continue;
             }
         }

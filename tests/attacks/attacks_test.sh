@@ -1094,6 +1094,32 @@ surface_attacks() {
     tap_finish "personality(PER_LINUX32 | ADDR_NO_RANDOMIZE), as setarch and gdb set it, works in the sandbox"
 }
 
+# --- the environment -----------------------------------------------------------------------
+
+# Secrets whose names the first filter missed, and one in a URL's credentials.
+secret_vars=(MYSQL_PWD=sbx-pw-1 CI_JOB_JWT=sbx-pw-2 GH_PAT=sbx-pw-3 SENTRY_DSN=sbx-pw-4 GPG_PASSPHRASE=sbx-pw-5
+    "DATABASE_URL=postgres://app:sbx-pw-6@db.internal/app")
+
+env_attacks() {
+    fresh_case
+    capture env "${secret_vars[@]}" timeout 20 "$sbx" run --root "$proj" --launcher "$sbx_linux" "${managed[@]}" \
+        "${confined[@]}" -- env
+    want_status 0
+    want_out "PATH="
+    want_no_out "sbx-pw-"
+    tap_finish "MYSQL_PWD, CI_JOB_JWT, GH_PAT, SENTRY_DSN, GPG_PASSPHRASE and a password in DATABASE_URL stay out"
+
+    local passes=() kv
+    for kv in "${secret_vars[@]}"; do passes+=(--env "${kv%%=*}"); done
+    fresh_case
+    capture env "${secret_vars[@]}" timeout 20 "$sbx" run --root "$proj" --launcher "$sbx_linux" "${managed[@]}" \
+        "${confined[@]}" "${passes[@]}" -- env
+    want_status 0
+    local i
+    for i in 1 2 3 4 5 6; do want_out "sbx-pw-$i"; done
+    tap_finish "control: passed with --env NAME, each of them reaches the command"
+}
+
 # --- the run ------------------------------------------------------------------------------
 
 users=("$(id -un)")
@@ -1133,6 +1159,7 @@ for user in "${users[@]}"; do
     key_attacks
     family_attacks
     surface_attacks
+    env_attacks
     process_attacks
     leftover_attacks
 done

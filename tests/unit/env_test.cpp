@@ -93,10 +93,11 @@ std::string lower(std::string_view s) {
 
 }  // namespace
 
-TEST_CASE("env: every secret name part, in any case and anywhere in the name, keeps a variable out") {
+TEST_CASE("env: every secret name part matched anywhere, in any case and anywhere in the name, keeps a variable out") {
     // Fillers hold none of the parts, so the part found is the one put in.
-    for (std::string_view part : sbx::kSecretNameParts) {
-        const std::string upper(part);
+    for (const auto& p : sbx::kSecretNameParts) {
+        if (p.match != sbx::NameMatch::anywhere) continue;
+        const std::string upper(p.part);
         for (const std::string& spelled : {upper, lower(upper), mixed_case(upper)}) {
             for (const std::string& name : {spelled, spelled + "_ZZ", "ZZ_" + spelled, "ZZ_" + spelled + "_ZZ",
                                             "zz" + spelled + "zz"}) {
@@ -122,14 +123,73 @@ TEST_CASE("env: names that come close to a secret part pass") {
     CHECK(e.removed.size() == 2);
 }
 
-TEST_CASE("env: the secret parts are the ten the header documents") {
-    CHECK(std::vector<std::string_view>(sbx::kSecretNameParts.begin(), sbx::kSecretNameParts.end()) ==
-          std::vector<std::string_view>{"KEY", "SECRET", "TOKEN", "PASSWORD", "PASSWD", "CREDENTIAL", "PRIVATE",
-                                        "AUTH", "SESSION", "COOKIE"});
-    CHECK(sbx::secret_name_part("GIT_AUTHOR_NAME") == "AUTH");
-    CHECK(sbx::secret_name_part("XDG_SESSION_TYPE") == "SESSION");
-    CHECK(sbx::secret_name_part("PATH").empty());
-    CHECK(sbx::secret_name_part("").empty());
+TEST_CASE("env: the secret parts, each with its reason") {
+    std::vector<std::string_view> parts;
+    for (const auto& p : sbx::kSecretNameParts) {
+        parts.push_back(p.part);
+        CHECK_FALSE(p.reason.empty());
+    }
+    CHECK(parts == std::vector<std::string_view>{"KEY", "SECRET", "TOKEN", "PASSWORD", "PASSWD", "CREDENTIAL",
+                                                 "PRIVATE", "AUTH", "SESSION", "COOKIE", "JWT", "DSN", "PASSPHRASE",
+                                                 "PWD", "PAT"});
+    auto part_of = [](std::string_view name) {
+        const auto* p = sbx::secret_name_part(name);
+        return p == nullptr ? std::string_view() : p->part;
+    };
+    CHECK(part_of("GIT_AUTHOR_NAME") == "AUTH");
+    CHECK(part_of("XDG_SESSION_TYPE") == "SESSION");
+    CHECK(part_of("CI_JOB_JWT") == "JWT");
+    CHECK(part_of("SENTRY_DSN") == "DSN");
+    CHECK(part_of("GPG_PASSPHRASE") == "PASSPHRASE");
+    CHECK(part_of("PATH").empty());
+    CHECK(part_of("").empty());
+}
+
+TEST_CASE("env: PWD marks a secret at the end of a name only, and never PWD or OLDPWD themselves") {
+    auto e = plain_environment({"MYSQL_PWD=hunter2", "db_pwd=x", "PWD=/r", "OLDPWD=/home/u", "PWD_DIR=/x", "PATH=/bin"});
+    CHECK_FALSE(has(e.env, "MYSQL_PWD"));
+    CHECK(why_removed(e, "MYSQL_PWD").find("the name ends with PWD,") != std::string::npos);
+    CHECK_FALSE(has(e.env, "db_pwd"));
+    CHECK(value_of(e.env, "PWD") == "/r");
+    CHECK(value_of(e.env, "OLDPWD") == "/home/u");
+    CHECK(has(e.env, "PWD_DIR"));
+}
+
+TEST_CASE("env: PAT marks a secret as a word of its own, not inside PATH or PATTERN") {
+    auto e = plain_environment({"GH_PAT=ghp_x", "PAT=y", "gitlab_pat_2=z", "PATH=/bin", "PATTERN=*.c", "MYPATH=/m",
+                                "SPAT=1"});
+    for (const char* out : {"GH_PAT", "PAT", "gitlab_pat_2"}) {
+        CAPTURE(std::string(out));
+        CHECK_FALSE(has(e.env, out));
+        CHECK(why_removed(e, out).find("the name has the word PAT,") != std::string::npos);
+    }
+    for (const char* in : {"PATH", "PATTERN", "MYPATH", "SPAT"}) {
+        CAPTURE(std::string(in));
+        CHECK(has(e.env, in));
+    }
+}
+
+TEST_CASE("env: a value with credentials in a URL stays out; a URL without a password passes") {
+    auto e = plain_environment({"DATABASE_URL=postgres://user:pass@db.internal:5432/app",
+                                "MIRRORS=https://a.example/x https://bob:s3cret@b.example/y",
+                                "REDIS=redis://:hunter2@cache:6379",
+                                "REPO=ssh://git@github.com/o/r.git", "HOMEPAGE=https://example.com/a:b@c",
+                                "ANON_URL=ftp://anon:@ftp.example/", "NOTE=see http://x: @y",
+                                "PATH=/bin"});
+    for (const char* out : {"DATABASE_URL", "MIRRORS", "REDIS"}) {
+        CAPTURE(std::string(out));
+        CHECK_FALSE(has(e.env, out));
+        CHECK(why_removed(e, out).find("credentials in a URL") != std::string::npos);
+        CHECK(why_removed(e, out).find("--env " + std::string(out)) != std::string::npos);
+    }
+    // A user without a password, '@' in the path, an empty password, a space in the authority.
+    for (const char* in : {"REPO", "HOMEPAGE", "ANON_URL", "NOTE"}) {
+        CAPTURE(std::string(in));
+        CHECK(has(e.env, in));
+    }
+    auto passed = environment(credential_policy({}), {"DATABASE_URL=postgres://u:p@db/x", "PATH=/bin"},
+                              {"DATABASE_URL"});
+    CHECK(value_of(passed.env, "DATABASE_URL") == "postgres://u:p@db/x");
 }
 
 TEST_CASE("env: credentials.envVars names stay out, with the file and key that list them") {
