@@ -2,8 +2,8 @@
 //
 //   sbx policy  [--root DIR] [--settings FILE] [--managed-settings FILE] [--untrusted] [--agent-file FILE] [--json]
 //   sbx explain [same options] PATH | --host HOST[:PORT]
-//   sbx plan    [same options] [--env NAME]... [--pass-fd N]... -- COMMAND [ARG...]
-//   sbx run     [same options] [--env NAME]... [--pass-fd N]... [--[no-]scan-stderr] [--launcher PATH] -- COMMAND [ARG...]
+//   sbx plan    [same options] [--allow-home-root] [--env NAME]... [--pass-fd N]... -- COMMAND [ARG...]
+//   sbx run     [same options] [--allow-home-root] [--env NAME]... [--pass-fd N]... [--[no-]scan-stderr] [--launcher PATH] -- COMMAND [ARG...]
 //   sbx doctor  [--json] [--launcher PATH]
 //
 // This file is the only place that prints and picks exit statuses; the engine
@@ -35,8 +35,10 @@
 #include <cstdlib>
 #include <cstring>
 #include <iostream>
+#include <optional>
 #include <random>
 #include <string>
+#include <vector>
 
 #include "sbx/agent_file.hpp"
 #include "sbx/defaults.hpp"
@@ -91,6 +93,31 @@ sbx::expected<std::string> home_directory() {
     if (const passwd* pw = ::getpwuid(::getuid()); pw != nullptr && pw->pw_dir != nullptr)
         return sbx::paths::normalize(pw->pw_dir);
     return sbx::fail(sbx::Errc::invalid_argument, "HOME is not set and the user has no home directory");
+}
+
+// The home directory of the account sbx runs as (the password database's), which
+// HOME may not name; nullopt when it has none.
+std::optional<std::string> account_home() {
+    const passwd* pw = ::getpwuid(::getuid());
+    if (pw == nullptr || pw->pw_dir == nullptr || !sbx::paths::is_absolute(pw->pw_dir)) return std::nullopt;
+    return sbx::paths::normalize(pw->pw_dir);
+}
+
+// The homes a root must not hold, for root_exposes_home: `home` (the plan's) and
+// the account's, each as written and as its real path. A home that cannot be
+// looked at is kept as written.
+std::vector<std::string> homes_to_keep_out(const std::string& home, const sbx::FsView& fs) {
+    std::vector<std::string> out;
+    auto add = [&](const std::string& h) {
+        if (std::find(out.begin(), out.end(), h) == out.end()) out.push_back(h);
+    };
+    std::vector<std::string> written{home};
+    if (auto account = account_home()) written.push_back(*account);
+    for (const auto& h : written) {
+        add(h);
+        if (auto real = sbx::resolve(fs, h)) add(*real);
+    }
+    return out;
 }
 
 // "user ~/.claude/settings.json sandbox.enabled", "builtin (built-in)
@@ -152,6 +179,7 @@ void print_text(const sbx::Policy& p, const std::string& root) {
 // The options every command that reads settings takes.
 struct SettingsArgs {
     std::string root = ".";
+    CLI::Option* root_option = nullptr;  // counts whether --root was given
     std::vector<std::string> settings;
     std::string managed;
     bool untrusted = false;
@@ -159,7 +187,7 @@ struct SettingsArgs {
     std::string agent_file;
 
     void add_to(CLI::App* cmd, bool with_json = true) {
-        cmd->add_option("--root", root, "The project directory (default: the current directory)");
+        root_option = cmd->add_option("--root", root, "The project directory (default: the current directory)");
         cmd->add_option("--settings", settings,
                         "More settings files, above the project's and below managed ones; a later one ranks higher")
             ->take_all()
@@ -178,8 +206,27 @@ struct Loaded {
     std::optional<sbx::AgentFile> agent;  // --agent-file
 };
 
+// Whether a root that is or holds your home directory is refused: `sbx plan` and
+// `sbx run` refuse it unless --allow-home-root; `sbx policy` and `sbx explain`
+// run nothing.
+enum class HomeRoot { allowed, refused };
+
+// The refusal of a root that is or holds `home` (root_exposes_home), naming the
+// root, the home and the option that accepts it.
+sbx::Error home_root_error(const SettingsArgs& a, const std::string& root, const std::string& home) {
+    const bool given = a.root_option != nullptr && a.root_option->count() > 0;
+    const std::string instead =
+        given ? "pick the project's folder" : "run sbx in the project's folder (or name it with --root DIR)";
+    return sbx::Error(sbx::Errc::invalid_argument,
+                      std::string(root == home ? "the root is" : "the root holds") + " your home directory (" + home +
+                          "): every dotfile in it would be writable (shell start-up files, ~/.local/bin, ~/.config), "
+                          "so code could run outside the sandbox later; " + instead +
+                          ", or pass --allow-home-root to accept that")
+        .at_key(given ? "--root " + root : "the current directory " + root + " (the root when no --root is given)");
+}
+
 // Finds the root and the layers, and merges them (or takes the built-in default).
-sbx::expected<Loaded> load_policy(const SettingsArgs& a, const sbx::FsView& fs) {
+sbx::expected<Loaded> load_policy(const SettingsArgs& a, const sbx::FsView& fs, HomeRoot home_root) {
     auto home = home_directory();
     if (!home) return sbx::fail(home.error());
     auto root = sbx::resolve(fs, absolute(a.root));
@@ -188,6 +235,10 @@ sbx::expected<Loaded> load_policy(const SettingsArgs& a, const sbx::FsView& fs) 
     if (!st) return sbx::fail(st.error());
     if (!*st || (*st)->type != sbx::FileType::directory)
         return sbx::fail(sbx::Error(sbx::Errc::invalid_argument, "--root is not a directory").in_file(*root));
+    // `/` is make_plan's to refuse, with or without --allow-home-root.
+    if (home_root == HomeRoot::refused && *root != "/")
+        if (auto exposed = sbx::root_exposes_home(*root, homes_to_keep_out(*home, fs)))
+            return sbx::fail(home_root_error(a, *root, *exposed));
 
     sbx::LayerFiles files;
     files.root = *root;
@@ -223,7 +274,7 @@ sbx::expected<Loaded> load_policy(const SettingsArgs& a, const sbx::FsView& fs) 
 
 int run_policy(const SettingsArgs& a) {
     sbx::DiskFs fs;
-    auto loaded = load_policy(a, fs);
+    auto loaded = load_policy(a, fs, HomeRoot::allowed);
     if (!loaded) return report(loaded.error());
     if (a.json) std::cout << sbx::to_json(loaded->policy) << "\n";
     else print_text(loaded->policy, loaded->root);
@@ -249,6 +300,15 @@ struct PlanArgs {
     std::vector<std::string> pass_fd_args;  // --pass-fd, as given
     std::vector<int> pass_fds;              // the same, checked by descriptors_to_pass
     std::vector<std::string> command;
+    bool allow_home_root = false;  // --allow-home-root
+
+    void add_home_root_to(CLI::App* cmd) {
+        cmd->add_flag("--allow-home-root", allow_home_root,
+                      "Accept a root that is or holds your home directory, although every dotfile in it (shell "
+                      "start-up files, ~/.local/bin, ~/.config) is then writable to the command");
+    }
+
+    HomeRoot home_root() const { return allow_home_root ? HomeRoot::allowed : HomeRoot::refused; }
 
     void add_pass_fd_to(CLI::App* cmd) {
         cmd->add_option("--pass-fd", pass_fd_args,
@@ -483,7 +543,7 @@ int explain_host(const ExplainArgs& a, const Loaded& loaded) {
 
 int run_explain(const ExplainArgs& a) {
     sbx::DiskFs fs;
-    auto loaded = load_policy(a.settings, fs);
+    auto loaded = load_policy(a.settings, fs, HomeRoot::allowed);
     if (!loaded) return report(loaded.error());
     if (!a.host.empty()) return explain_host(a, *loaded);
     sbx::CachedFs cached(fs);
@@ -531,7 +591,7 @@ int run_plan(PlanArgs& a) {
     if (!fds) return report(fds.error());
     a.pass_fds = std::move(*fds);
     sbx::DiskFs fs;
-    auto loaded = load_policy(a.settings, fs);
+    auto loaded = load_policy(a.settings, fs, a.home_root());
     if (!loaded) return report(loaded.error());
     auto plan = plan_for(*loaded, a, "deny", false, fs);
     if (!plan) return report(plan.error());
@@ -589,7 +649,7 @@ int run_run(RunArgs& a) {
     if (!fds) return run_failed(fds.error());
     a.plan.pass_fds = std::move(*fds);
     sbx::DiskFs fs;
-    auto loaded = load_policy(a.plan.settings, fs);
+    auto loaded = load_policy(a.plan.settings, fs, a.plan.home_root());
     if (!loaded) return run_failed(loaded.error());
     // A host no rule decides is asked about on the terminal; with no terminal the
     // launcher refuses it. File refusals are read from the command's standard
@@ -691,6 +751,7 @@ int main(int argc, char** argv) {
         ->allow_extra_args(false);
     plan_args.add_network_to(plan);
     plan_args.add_pass_fd_to(plan);
+    plan_args.add_home_root_to(plan);
     plan->add_option("command", plan_args.command, "The command, after --")->required();
 
     RunArgs run_args;
@@ -702,6 +763,7 @@ int main(int argc, char** argv) {
         ->allow_extra_args(false);
     run_args.plan.add_network_to(run);
     run_args.plan.add_pass_fd_to(run);
+    run_args.plan.add_home_root_to(run);
     run->add_option("--launcher", run_args.launcher, "The launcher to use (default: sbx-linux, or sbx-mac on macOS, beside sbx)");
     run->add_option("command", run_args.plan.command, "The command, after --")->required();
 

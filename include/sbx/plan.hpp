@@ -33,7 +33,7 @@ inline constexpr int kFirstPassFd = 3;
 // What a caller asks for: which command, where.
 struct PlanRequest {
     std::vector<std::string> argv;  // the command; argv[0] is looked up on PATH by the launcher
-    std::string root;               // absolute, normalised, symlink-free; not `/`
+    std::string root;               // absolute, normalised, symlink-free; not `/` (see also root_exposes_home)
     std::string cwd;                // absolute; the root when empty
     std::string home;               // absolute, normalised
     std::string tmpdir;             // the command's temporary directory: absolute, not yet existing
@@ -48,6 +48,19 @@ struct PlanRequest {
     // a request written positionally may leave it out.)
     std::vector<int> pass_fds = {};
 };
+
+// The first of `homes` that `root` is or holds, or nullopt. A root that holds a
+// home directory makes every dotfile in it writable (shell start-up files,
+// ~/.local/bin, ~/.config/autostart, systemd user units, Python .pth files), and
+// they run unconfined later; a caller refuses such a root unless asked for it in
+// so many words (`sbx --allow-home-root`). make_plan does not decide it: it is not
+// handed the account's home. All paths absolute and normalised; pass each home as
+// its real path (and as written too, when a symlink leads there), as the root is.
+inline std::optional<std::string> root_exposes_home(std::string_view root, std::span<const std::string> homes) {
+    for (const auto& h : homes)
+        if (paths::at_or_under(h, root)) return h;
+    return std::nullopt;
+}
 
 // What the network namespace holds: `none`, nothing but its own loopback; or
 // `proxy`, the same with a proxy of the launcher's listening on that loopback

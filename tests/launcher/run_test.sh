@@ -109,6 +109,99 @@ expect_rc 125
 expect_err "may not be /"
 tap_finish "a root of / is refused with 125"
 
+# --- a root that is or holds the home directory ----------------------------------------
+
+# Every dotfile there would be writable (.bash_aliases is not a protected name), so
+# code would run unconfined later: refused unless --allow-home-root.
+fresh_case
+sbx_run --root "$home" -- sh -c 'echo x >.bash_aliases; echo ran'
+expect_rc 125
+expect_err "INVALID_ARGUMENT: --root $home: the root is your home directory ($home)"
+expect_err "--allow-home-root"
+expect_no_out ran
+[[ ! -e $home/.bash_aliases ]] || fail_because "the command ran and wrote $home/.bash_aliases"
+tap_finish "a root that is the home directory is refused with 125, naming --allow-home-root, and nothing runs"
+
+fresh_case
+sbx_run --root "$home" --allow-home-root -- sh -c 'echo x >.bash_aliases && echo ran'
+expect_rc 0
+expect_out ran
+[[ $(cat "$home/.bash_aliases" 2>/dev/null) == x ]] || fail_because "$home/.bash_aliases was not written"
+tap_finish "with --allow-home-root the home directory is the root, and its dotfiles are writable"
+
+fresh_case
+rc=0
+out=$(cd "$home" && HOME=$home TMPDIR=$tmpd timeout 20 "$sbx" run --managed-settings "$tmp/empty-managed.json" \
+    --launcher "$launcher" -- sh -c 'echo x >.bash_aliases; echo ran' 2>"$tmp/err") || rc=$?
+err=$(cat "$tmp/err")
+expect_rc 125
+expect_err "the current directory $home"
+expect_err "the root is your home directory ($home)"
+expect_err "--allow-home-root"
+expect_no_out ran
+[[ ! -e $home/.bash_aliases ]] || fail_because "the command ran and wrote $home/.bash_aliases"
+tap_finish "sbx run with no --root in the home directory is refused likewise"
+
+# The root holds the home: HOME is $users/ana, the root $users.
+fresh_case
+users=$(dirname "$home")/users
+home=$users/ana
+mkdir -p "$home"
+sbx_run --root "$users" -- sh -c 'echo x >ana/.bash_aliases; echo ran'
+expect_rc 125
+expect_err "--root $users: the root holds your home directory ($home)"
+expect_err "--allow-home-root"
+expect_no_out ran
+[[ ! -e $home/.bash_aliases ]] || fail_because "the command ran and wrote $home/.bash_aliases"
+tap_finish "a root that holds the home directory is refused with 125"
+
+# HOME may lead through a symlink; the real path is compared, as the root's is.
+fresh_case
+ln -s "$home" "$(dirname "$home")/home-link"
+real_home=$home
+home=$(dirname "$home")/home-link
+sbx_run --root "$real_home" -- sh -c 'echo ran'
+expect_rc 125
+expect_err "the root is your home directory ($real_home)"
+expect_no_out ran
+tap_finish "a root that is where a symlinked HOME leads is refused"
+
+# The account's own home, with HOME set elsewhere: refused too. Only the refusal
+# is tried (the command would write nothing anyway): nothing may run in the real home.
+fresh_case
+account_home=$(getent passwd "$(id -un)" | cut -d: -f6)
+if [[ -z $account_home || $account_home == / || ! -d $account_home ]]; then
+    echo "ok $((n += 1)) - ${TAP_PREFIX-}a root that is the account's home is refused although HOME is elsewhere # SKIP the account $(id -un) has no home directory to try ('$account_home')"
+else
+    account_real=$(realpath "$account_home")
+    sbx_run --root "$account_home" -- sh -c 'echo ran'
+    expect_rc 125
+    expect_err "the root is your home directory ($account_real)"
+    expect_err "--allow-home-root"
+    expect_no_out ran
+    tap_finish "a root that is the account's home is refused although HOME is elsewhere"
+fi
+
+fresh_case
+run_sbx "$sbx" plan --managed-settings "$tmp/empty-managed.json" --root "$home" -- true
+expect_rc 64
+expect_err "INVALID_ARGUMENT: --root $home: the root is your home directory ($home)"
+expect_err "--allow-home-root"
+expect_no_out '"version"'
+tap_finish "sbx plan refuses a root that is the home directory with 64"
+
+fresh_case
+run_sbx "$sbx" plan --managed-settings "$tmp/empty-managed.json" --root "$home" --allow-home-root -- true
+expect_rc 0
+expect_out "\"root\":\"$home\""
+tap_finish "sbx plan --allow-home-root plans the home directory as the root"
+
+fresh_case
+run_sbx "$sbx" plan --managed-settings "$tmp/empty-managed.json" --root / --allow-home-root -- true
+expect_rc 64
+expect_err "may not be /"
+tap_finish "--allow-home-root does not let the root be /"
+
 fresh_case
 mkdir -p "$proj/src/lib"
 rc=0

@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <limits>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -1592,4 +1593,33 @@ TEST_CASE("parse_plan: no mount binds the host's /proc, nor /sys writable") {
     check_accepted(bind_at("ro-bind", "/sys/kernel", "/sys/kernel"));
     // Hiding something there is fine.
     check_accepted(edit(kBase, R"J("path": "/home/u/.ssh",)J", R"J("path": "/proc/kcore",)J"));
+}
+
+// root_exposes_home: a root that is a home directory or holds one exposes it;
+// containment is by whole components, as at_or_under.
+TEST_CASE("root_exposes_home: the root is, holds, or leaves alone each home") {
+    struct Row {
+        const char* root;
+        std::vector<std::string> homes;
+        std::optional<std::string> exposed;
+    };
+    const Row rows[] = {
+        {"/home/ana", {"/home/ana"}, "/home/ana"},                      // the home itself
+        {"/home", {"/home/ana"}, "/home/ana"},                          // its parent
+        {"/srv", {"/srv/users/ana"}, "/srv/users/ana"},                 // further up
+        {"/home/ana/proj", {"/home/ana"}, std::nullopt},                // a project inside it
+        {"/home/ana/proj/src/lib", {"/home/ana"}, std::nullopt},        // deeper inside
+        {"/srv/work", {"/home/ana"}, std::nullopt},                     // unrelated
+        {"/home/an", {"/home/ana"}, std::nullopt},                      // a prefix, not a parent
+        {"/home/ana", {"/home/an"}, std::nullopt},                      // the other way
+        {"/home/ana", {"/home/ana2", "/home/anab"}, std::nullopt},       // longer names
+        {"/home/ana", {}, std::nullopt},                                // no homes
+        {"/home", {"/elsewhere", "/home/ana"}, "/home/ana"},            // HOME elsewhere, the account's inside
+        {"/data", {"/home/ana", "/data/ana"}, "/data/ana"},             // a home reached through a symlink
+        {"/home/ana", {"/home/ana/sub", "/home/ana"}, "/home/ana/sub"}, // the first that is inside
+    };
+    for (const auto& r : rows) {
+        CAPTURE(std::string(r.root));
+        CHECK(sbx::root_exposes_home(r.root, r.homes) == r.exposed);
+    }
 }
