@@ -2,15 +2,17 @@
 //
 // protected_paths() decides, from a root, a home directory and what an FsView shows,
 // every path inside which a command must not write because Claude Code, the Cogitator
-// runtime, git or a shell later loads configuration or code from it: the agent
-// directories (`.claude`, `.cogitator`) of the root and of every directory above it,
-// the user's own agent files, shell start-up files, editor settings, and the files of
-// the repository's git directories that git runs or follows (the main repository's too
-// for a linked worktree, its linked worktrees and its submodules). The fixed names are
-// the constexpr tables in sbx::protected_names below, one reason each. Beyond the fixed
-// names, it reads those git config files (and the user's own) for the places git is
-// told to run hooks from (`core.hooksPath`) or to read more configuration from
-// (`include.path`, `includeIf.*.path`), and protects those too.
+// runtime, git, a shell, an editor or another tool later loads configuration or code
+// from it unasked: the agent directories (`.claude`, `.cogitator`) of the root and of
+// every directory above it, the user's own agent files, shell start-up files, the
+// root's editor, dev container and other agents' folders, the files direnv, husky and
+// pre-commit run, and the files of the repository's git directories that git runs or
+// follows (the main repository's too for a linked worktree, its linked worktrees and
+// its submodules). The fixed names are the constexpr tables in sbx::protected_names
+// below, one reason each. Beyond the fixed names, it reads those git config files (and
+// the user's own) for the places git is told to run hooks from (`core.hooksPath`) or to
+// read more configuration from (`include.path`, `includeIf.*.path`), and protects
+// those too.
 //
 // It decides nothing about where a command may write: the plan maker keeps the entries
 // that lie inside writable places, binds the existing ones read-only (or, for a pin,
@@ -129,6 +131,17 @@ inline constexpr Name kRootEntries[] = {
     {".gitmodules", P::file, false, false, "submodule URLs and update commands git follows"},
     {".vscode", P::directory, false, false, "editor settings and tasks that run commands"},
     {".idea", P::directory, false, false, "IDE settings and run configurations that run commands"},
+    {".devcontainer", P::directory, false, false,
+     "dev container commands an editor runs when it opens the folder, initializeCommand on the host"},
+    {".devcontainer.json", P::file, false, false,
+     "the same dev container definition, read from the root when there is no .devcontainer folder"},
+    {".cursor", P::directory, false, false, "Cursor's MCP servers, rules and hooks"},
+    {".gemini", P::directory, false, false, "Gemini CLI's settings, MCP servers and custom commands"},
+    {".codex", P::directory, false, false, "Codex's project config and MCP servers"},
+    {".zed", P::directory, false, false, "Zed's project settings and tasks: MCP servers, language servers and commands"},
+    {".envrc", P::file, false, false, "direnv runs it when a shell enters the directory"},
+    {".husky", P::directory, false, true, "git hooks husky installs, run on the next commit"},
+    {".pre-commit-config.yaml", P::file, false, false, "pre-commit runs the hooks it lists on the next commit"},
     {"HEAD", P::file, false, false,
      "without it no command can turn the root into a bare repository whose config git would run later"},
 };

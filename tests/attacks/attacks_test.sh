@@ -215,6 +215,10 @@ setup_claude() {
     echo '{"sandbox": {"enabled": true}}' >"$proj/.claude/settings.json"
     give "$case_dir"
 }
+setup_tool_dirs() {
+    mkdir "$proj/.husky" "$proj/.devcontainer"
+    give "$case_dir"
+}
 setup_outside() {
     mkdir "$case_dir/outside"
     give "$case_dir"
@@ -258,6 +262,12 @@ fs_attacks() {
     write_case setup_plain "writing .bashrc in the root" project/.bashrc
     write_case setup_plain "writing .mcp.json" project/.mcp.json
     write_case setup_plain "creating HEAD at a root that is no repository" project/HEAD
+    # Files other tools run without being asked.
+    write_case setup_plain "writing .envrc (direnv runs it)" project/.envrc
+    write_case setup_plain "writing .pre-commit-config.yaml" project/.pre-commit-config.yaml
+    write_case setup_tool_dirs "writing a hook in .husky" project/.husky/pre-commit
+    write_case setup_tool_dirs "writing .devcontainer/devcontainer.json" project/.devcontainer/devcontainer.json
+    write_case setup_plain "writing .devcontainer.json" project/.devcontainer.json
 
     # A hidden file, read directly and through a symlink the command makes.
     fresh_case

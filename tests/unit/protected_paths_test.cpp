@@ -169,6 +169,32 @@ TEST_CASE("protected: a plain root without a repository") {
     check_read_only(pp, "/r/.vscode", Placeholder::directory);
     check_read_only(pp, "/r/.idea", Placeholder::directory);
     check_read_only(pp, "/r/.gitconfig", Placeholder::file);
+    // What other tools run unasked: direnv, the hook managers, dev containers, the
+    // folders other agents and editors load MCP servers, tasks and rules from.
+    const struct {
+        const char* path;
+        Placeholder placeholder;
+        const char* reason;
+    } unasked[] = {
+        {"/r/.envrc", Placeholder::file, "direnv runs it when a shell enters the directory"},
+        {"/r/.husky", Placeholder::directory, "git hooks husky installs, run on the next commit"},
+        {"/r/.pre-commit-config.yaml", Placeholder::file, "pre-commit runs the hooks it lists on the next commit"},
+        {"/r/.devcontainer", Placeholder::directory,
+         "dev container commands an editor runs when it opens the folder, initializeCommand on the host"},
+        {"/r/.devcontainer.json", Placeholder::file,
+         "the same dev container definition, read from the root when there is no .devcontainer folder"},
+        {"/r/.cursor", Placeholder::directory, "Cursor's MCP servers, rules and hooks"},
+        {"/r/.gemini", Placeholder::directory, "Gemini CLI's settings, MCP servers and custom commands"},
+        {"/r/.codex", Placeholder::directory, "Codex's project config and MCP servers"},
+        {"/r/.zed", Placeholder::directory, "Zed's project settings and tasks: MCP servers, language servers and commands"},
+    };
+    for (const auto& u : unasked) {
+        check_read_only(pp, u.path, u.placeholder);
+        CHECK_MESSAGE(entry(pp, u.path).reason == u.reason, u.path);
+    }
+    // Root-only: nothing of these in the home directory.
+    CHECK(!listed(pp, "/home/u/.envrc"));
+    CHECK(!listed(pp, "/home/u/.cursor"));
     for (const auto& n : sbx::protected_names::kRootAndHomeEntries) {
         check_read_only(pp, "/r/" + std::string(n.name), Placeholder::file);
         check_read_only(pp, "/home/u/" + std::string(n.name), Placeholder::file);
@@ -184,6 +210,21 @@ TEST_CASE("protected: a plain root without a repository") {
     CHECK(!listed(pp, "/r/src"));
     CHECK(!listed(pp, "/r/main.c"));
     CHECK(!listed(pp, "/r"));
+}
+
+TEST_CASE("protected: existing folders other tools run are read-only whole; a symlinked .envrc guards its target") {
+    MemoryFs fs;
+    fs.file("/r/.devcontainer/devcontainer.json", "{}").file("/r/.cursor/mcp.json", "{}").dir("/r/.cursor/rules");
+    fs.file("/dots/envrc", "use flake\n").symlink("/r/.envrc", "/dots/envrc").dir("/home/u");
+    const auto pp = compute(fs);
+    CHECK_MESSAGE(pp.warnings.empty(), warnings_text(pp));
+    check_read_only(pp, "/r/.devcontainer", Placeholder::directory);
+    check_read_only(pp, "/r/.cursor", Placeholder::directory);
+    CHECK(!listed(pp, "/r/.devcontainer/devcontainer.json"));  // covered by the directory
+    CHECK(!listed(pp, "/r/.cursor/mcp.json"));
+    check_read_only(pp, "/r/.envrc", Placeholder::file);
+    check_read_only(pp, "/dots/envrc", Placeholder::file);
+    CHECK(entry(pp, "/dots/envrc").reason.find("target of symlink /r/.envrc") != std::string::npos);
 }
 
 TEST_CASE("protected: a normal repository pins .git and guards its hooks and config") {
@@ -765,24 +806,24 @@ TEST_CASE("protected: on disk, git init, git worktree add and a submodule") {
     }
 }
 
-TEST_CASE("protected: a Husky core.hooksPath in the working tree is protected, with the hooks it links to") {
-    MemoryFs fs = repository_with_config("[core]\n\trepositoryformatversion = 0\n\thooksPath = .husky/_\n");
-    fs.file("/r/.husky/_/h", "#!/usr/bin/env sh\n").file("/r/scripts/lint.sh", "#!/bin/sh\n");
-    fs.symlink("/r/.husky/_/pre-commit", "../../scripts/lint.sh");
+TEST_CASE("protected: a core.hooksPath in the working tree is protected, with the hooks it links to") {
+    MemoryFs fs = repository_with_config("[core]\n\trepositoryformatversion = 0\n\thooksPath = tools/hooks\n");
+    fs.file("/r/tools/hooks/h", "#!/bin/sh\n").file("/r/scripts/lint.sh", "#!/bin/sh\n");
+    fs.symlink("/r/tools/hooks/pre-commit", "../../scripts/lint.sh");
     const auto pp = compute(fs);
     CHECK_MESSAGE(pp.warnings.empty(), warnings_text(pp));
-    check_read_only(pp, "/r/.husky/_", Placeholder::directory);
-    CHECK(entry(pp, "/r/.husky/_").reason == "git runs hooks from here (core.hooksPath in /r/.git/config)");
+    check_read_only(pp, "/r/tools/hooks", Placeholder::directory);
+    CHECK(entry(pp, "/r/tools/hooks").reason == "git runs hooks from here (core.hooksPath in /r/.git/config)");
     // As for .git/hooks: a hook that is a symlink protects its script.
     check_read_only(pp, "/r/scripts/lint.sh", Placeholder::file);
-    CHECK(entry(pp, "/r/scripts/lint.sh").reason.find("target of symlink /r/.husky/_/pre-commit") != std::string::npos);
-    CHECK(!listed(pp, "/r/.husky"));
-    CHECK(!listed(pp, "/r/.husky/_/h"));  // inside the read-only directory
+    CHECK(entry(pp, "/r/scripts/lint.sh").reason.find("target of symlink /r/tools/hooks/pre-commit") != std::string::npos);
+    CHECK(!listed(pp, "/r/tools"));
+    CHECK(!listed(pp, "/r/tools/hooks/h"));  // inside the read-only directory
     check_git_dir(pp, "/r/.git");
 
-    // Not there yet (husky not installed): still guarded, so no command can make it.
-    MemoryFs fresh = repository_with_config("[core]\n\thooksPath = .husky/_\n");
-    check_read_only(compute(fresh), "/r/.husky/_", Placeholder::directory);
+    // Not there yet: still guarded, so no command can make it.
+    MemoryFs fresh = repository_with_config("[core]\n\thooksPath = tools/hooks\n");
+    check_read_only(compute(fresh), "/r/tools/hooks", Placeholder::directory);
 
     // A hooks directory that is a symlink protects where it leads, too.
     MemoryFs linked = repository_with_config("[core]\n\thooksPath = .githooks\n");
@@ -790,6 +831,32 @@ TEST_CASE("protected: a Husky core.hooksPath in the working tree is protected, w
     const auto pl = compute(linked);
     check_read_only(pl, "/r/.githooks", Placeholder::directory);
     check_read_only(pl, "/shared/hooks", Placeholder::directory);
+}
+
+TEST_CASE("protected: the root's .husky is protected whole, its hooksPath and the scripts its hooks link to") {
+    // husky 9: git runs .husky/_/pre-commit, which runs the user's .husky/pre-commit.
+    MemoryFs fs = repository_with_config("[core]\n\thooksPath = .husky/_\n");
+    fs.file("/r/.husky/_/h", "#!/usr/bin/env sh\n").file("/r/scripts/lint.sh", "#!/bin/sh\n");
+    fs.file("/r/scripts/check.sh", "#!/bin/sh\n");
+    fs.symlink("/r/.husky/_/pre-push", "../../scripts/lint.sh");
+    fs.symlink("/r/.husky/pre-commit", "../scripts/check.sh");
+    const auto pp = compute(fs);
+    CHECK_MESSAGE(pp.warnings.empty(), warnings_text(pp));
+    check_read_only(pp, "/r/.husky", Placeholder::directory);
+    CHECK(entry(pp, "/r/.husky").reason == "git hooks husky installs, run on the next commit");
+    CHECK(!listed(pp, "/r/.husky/_"));  // the hooks path lies inside the read-only directory
+    CHECK(!listed(pp, "/r/.husky/_/h"));
+    // What its hooks link to lies outside it: protected, from either rule.
+    check_read_only(pp, "/r/scripts/lint.sh", Placeholder::file);
+    CHECK(entry(pp, "/r/scripts/lint.sh").reason.find("target of symlink /r/.husky/_/pre-push") != std::string::npos);
+    check_read_only(pp, "/r/scripts/check.sh", Placeholder::file);
+    CHECK(entry(pp, "/r/scripts/check.sh").reason.find("target of symlink /r/.husky/pre-commit") != std::string::npos);
+    check_git_dir(pp, "/r/.git");
+
+    // Not there yet (husky not installed): the placeholder for .husky covers its hooks path.
+    const auto fresh = compute(repository_with_config("[core]\n\thooksPath = .husky/_\n"));
+    check_read_only(fresh, "/r/.husky", Placeholder::directory);
+    CHECK(!listed(fresh, "/r/.husky/_"));
 }
 
 TEST_CASE("protected: core.hooksPath is read as git reads its config syntax") {
@@ -855,16 +922,16 @@ TEST_CASE("protected: a git config line git cannot read is a warning naming the 
         const char* says;
     };
     const Case cases[] = {
-        {"[core]\n\thooksPath = .husky/_\n\t= oops\n", "line 3:"},
-        {"[core]\n\thooksPath = .husky/_\n[core\n", "line 3: a section header"},
-        {"[core]\n\thooksPath = .husky/_\n[core \"x]\n", "line 3: a section header"},
-        {"[core]\n\thooksPath = .husky/_\n[]\n", "line 3: a section header"},
-        {"[core]\n\thooksPath = .husky/_\n\tkey value\n", "line 3: expected '='"},
-        {"[core]\n\thooksPath = .husky/_\n\teditor = \"vim\n", "line 3: a quoted value"},
-        {"[core]\n\thooksPath = .husky/_\n\teditor = a\\qb\n", "line 3: an unknown escape '\\q'"},
-        {"[core]\n\tpager = a\\\n  b\n\thooksPath = .husky/_\n\t!\n", "line 5:"},  // a continued line counts
-        {"[core]\n\thooksPath = .husky/_\n\thooksPath = ~other/hooks\n", "line 3: core.hooksPath '~other/hooks'"},
-        {"[core]\n\thooksPath = .husky/_\n\thooksPath = \"a\\nb\"\n", "line 3: core.hooksPath holds a control character"},
+        {"[core]\n\thooksPath = tools/hooks\n\t= oops\n", "line 3:"},
+        {"[core]\n\thooksPath = tools/hooks\n[core\n", "line 3: a section header"},
+        {"[core]\n\thooksPath = tools/hooks\n[core \"x]\n", "line 3: a section header"},
+        {"[core]\n\thooksPath = tools/hooks\n[]\n", "line 3: a section header"},
+        {"[core]\n\thooksPath = tools/hooks\n\tkey value\n", "line 3: expected '='"},
+        {"[core]\n\thooksPath = tools/hooks\n\teditor = \"vim\n", "line 3: a quoted value"},
+        {"[core]\n\thooksPath = tools/hooks\n\teditor = a\\qb\n", "line 3: an unknown escape '\\q'"},
+        {"[core]\n\tpager = a\\\n  b\n\thooksPath = tools/hooks\n\t!\n", "line 5:"},  // a continued line counts
+        {"[core]\n\thooksPath = tools/hooks\n\thooksPath = ~other/hooks\n", "line 3: core.hooksPath '~other/hooks'"},
+        {"[core]\n\thooksPath = tools/hooks\n\thooksPath = \"a\\nb\"\n", "line 3: core.hooksPath holds a control character"},
     };
     for (const auto& c : cases) {
         CAPTURE(c.config);
@@ -873,7 +940,7 @@ TEST_CASE("protected: a git config line git cannot read is a warning naming the 
         check_shape(*pp, repository_with_config(c.config));
         CHECK_MESSAGE(warned(*pp, "/r/.git/config", c.says), warnings_text(*pp));
         // What could be read is still followed.
-        check_read_only(*pp, "/r/.husky/_", Placeholder::directory);
+        check_read_only(*pp, "/r/tools/hooks", Placeholder::directory);
         check_git_dir(*pp, "/r/.git");
     }
     // Keys below a header that cannot be read are not followed (git refuses the file anyway).
@@ -984,7 +1051,7 @@ TEST_CASE("protected: the user's own git config is followed in the root's workin
 TEST_CASE("protected: hooks paths in a linked worktree, the main repository and a submodule") {
     MemoryFs fs;
     git_dir_in_memory(fs, "/src/main/.git");
-    fs.file("/src/main/.git/config", "[core]\n\thooksPath = .husky/_\n");
+    fs.file("/src/main/.git/config", "[core]\n\thooksPath = tools/hooks\n");
     fs.file("/src/main/.git/worktrees/wt/commondir", "../..\n").file("/src/main/.git/worktrees/wt/gitdir", "/src/wt/.git\n");
     fs.file("/src/main/.git/worktrees/wt/config.worktree", "[core]\n\thooksPath = wt-hooks\n");
     fs.file("/src/main/.git/worktrees/other/commondir", "../..\n");
@@ -994,9 +1061,9 @@ TEST_CASE("protected: hooks paths in a linked worktree, the main repository and 
     fs.file("/src/wt/.git", "gitdir: /src/main/.git/worktrees/wt\n").dir("/home/u");
     const auto pp = compute(fs, "/src/wt");
     // The main config's hooks path: in this worktree, the main one and the other linked one.
-    check_read_only(pp, "/src/wt/.husky/_", Placeholder::directory);
-    check_read_only(pp, "/src/main/.husky/_", Placeholder::directory);
-    check_read_only(pp, "/src/other/.husky/_", Placeholder::directory);
+    check_read_only(pp, "/src/wt/tools/hooks", Placeholder::directory);
+    check_read_only(pp, "/src/main/tools/hooks", Placeholder::directory);
+    check_read_only(pp, "/src/other/tools/hooks", Placeholder::directory);
     // This worktree's own config.worktree, in this worktree only.
     check_read_only(pp, "/src/wt/wt-hooks", Placeholder::directory);
     CHECK(!listed(pp, "/src/main/wt-hooks"));
@@ -1007,13 +1074,13 @@ TEST_CASE("protected: hooks paths in a linked worktree, the main repository and 
     fs.file("/src/lost/.git", "gitdir: /src/main/.git/worktrees/lost\n");
     const auto pl = compute(fs, "/src/lost");
     check_read_only(pl, "/src/lost/lost-hooks", Placeholder::directory);
-    check_read_only(pl, "/src/lost/.husky/_", Placeholder::directory);
+    check_read_only(pl, "/src/lost/tools/hooks", Placeholder::directory);
 
     // A submodule's git directory: relative to the working tree core.worktree names.
     MemoryFs sub;
     git_dir_in_memory(sub, "/r/.git");
     git_dir_in_memory(sub, "/r/.git/modules/lib");
-    sub.file("/r/.git/modules/lib/config", "[core]\n\tworktree = ../../../lib\n\thooksPath = .husky/_\n");
+    sub.file("/r/.git/modules/lib/config", "[core]\n\tworktree = ../../../lib\n\thooksPath = tools/hooks\n");
     git_dir_in_memory(sub, "/r/.git/modules/bare");
     sub.file("/r/.git/modules/bare/config", "[core]\n\thooksPath = bare-hooks\n");
     sub.file("/r/lib/.git", "gitdir: ../.git/modules/lib\n").dir("/home/u");
@@ -1021,8 +1088,8 @@ TEST_CASE("protected: hooks paths in a linked worktree, the main repository and 
         CAPTURE(root);
         const auto ps = compute(sub, root);
         CHECK_MESSAGE(ps.warnings.empty(), warnings_text(ps));
-        check_read_only(ps, "/r/lib/.husky/_", Placeholder::directory);
-        CHECK(!listed(ps, "/r/.git/modules/lib/.husky/_"));
+        check_read_only(ps, "/r/lib/tools/hooks", Placeholder::directory);
+        CHECK(!listed(ps, "/r/.git/modules/lib/tools/hooks"));
     }
     // Without core.worktree, a submodule's git directory stands for its working tree.
     check_read_only(compute(sub), "/r/.git/modules/bare/bare-hooks", Placeholder::directory);
@@ -1043,14 +1110,14 @@ TEST_CASE("protected: on disk, git's own core.hooksPath and include.path") {
     t.mkdir("home");
     t.mkdir("main");
     REQUIRE(git(t, t.at("main"), "init -q") == 0);
-    REQUIRE(git(t, t.at("main"), "config core.hooksPath .husky/_") == 0);
-    // Git itself says where it runs hooks from: the Husky directory in the working tree.
-    const std::string husky = git_output(t, t.at("main"), "rev-parse --path-format=absolute --git-path hooks");
-    CHECK(husky == t.at("main/.husky/_"));
-    t.mkdir("main/.husky/_");
+    REQUIRE(git(t, t.at("main"), "config core.hooksPath tools/hooks") == 0);
+    // Git itself says where it runs hooks from: a directory in the working tree.
+    const std::string hooks = git_output(t, t.at("main"), "rev-parse --path-format=absolute --git-path hooks");
+    CHECK(hooks == t.at("main/tools/hooks"));
+    t.mkdir("main/tools/hooks");
     t.mkdir("main/scripts");
     t.write("main/scripts/lint.sh", "#!/bin/sh\n");
-    t.symlink("main/.husky/_/pre-commit", "../../scripts/lint.sh");
+    t.symlink("main/tools/hooks/pre-commit", "../../scripts/lint.sh");
 
     REQUIRE(git(t, t.at("main"), "config include.path ../extra.gitconfig") == 0);
     t.write("main/extra.gitconfig", "[core]\n\thooksPath = ~/global-hooks\n[includeIf \"gitdir:" + t.at("main") +
@@ -1062,7 +1129,7 @@ TEST_CASE("protected: on disk, git's own core.hooksPath and include.path") {
     sbx::DiskFs fs;
     const auto pp = compute(fs, t.at("main"), t.at("home"));
     CHECK_MESSAGE(pp.warnings.empty(), warnings_text(pp));
-    check_read_only(pp, husky, Placeholder::directory);
+    check_read_only(pp, hooks, Placeholder::directory);
     check_read_only(pp, global, Placeholder::directory);
     check_read_only(pp, t.at("main/scripts/lint.sh"), Placeholder::file);
     check_read_only(pp, t.at("main/extra.gitconfig"), Placeholder::file);
