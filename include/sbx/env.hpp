@@ -75,7 +75,7 @@ inline constexpr std::array kSecretNameParts{
     SecretNamePart{"PASSPHRASE", NameMatch::anywhere, "the passphrase of a key (GPG_PASSPHRASE)"},
     SecretNamePart{"PWD", NameMatch::suffix,
                    "a password (MYSQL_PWD); PWD and OLDPWD themselves are the shell's directories"},
-    SecretNamePart{"PAT", NameMatch::word, "a personal access token (GH_PAT); PATH is no word PAT"},
+    SecretNamePart{"PAT", NameMatch::word, "a personal access token (GH_PAT); as a word only, so PATH passes"},
 };
 
 // LD_PRELOAD, LD_LIBRARY_PATH, LD_AUDIT and the rest make the dynamic loader load
