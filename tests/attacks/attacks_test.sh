@@ -1104,6 +1104,27 @@ surface_attacks() {
     tap_finish "personality(PER_LINUX32 | ADDR_NO_RANDOMIZE), as setarch and gdb set it, works in the sandbox"
 }
 
+# --- a root that is the home directory -------------------------------------------------------
+
+# With the home as the root every dotfile is writable, and .bash_aliases (which
+# Debian's .bashrc sources) is no protected name: such a root is refused.
+home_root_attacks() {
+    fresh_case
+    capture timeout 20 "$sbx" run --root "$home" --launcher "$sbx_linux" "${managed[@]}" "${confined[@]}" \
+        -- "$attack" write "$home/.bash_aliases" "planted alias"
+    want_status 125
+    grep -qF -- "--allow-home-root" <<<"$err" || fail_because "stderr does not name --allow-home-root"
+    want_no_file "$home/.bash_aliases"
+    tap_finish "a root that is the home directory is refused with 125, and nothing runs"
+
+    fresh_case
+    capture timeout 20 "$sbx" run --root "$home" --allow-home-root --launcher "$sbx_linux" "${managed[@]}" \
+        "${confined[@]}" -- "$attack" write "$home/.bash_aliases" "planted alias"
+    want_succeeded
+    [[ $(cat "$home/.bash_aliases" 2>/dev/null) == "planted alias" ]] || fail_because "~/.bash_aliases was not planted"
+    tap_finish "control: with --allow-home-root the command plants ~/.bash_aliases"
+}
+
 # --- the environment -----------------------------------------------------------------------
 
 # Secrets whose names the first filter missed, and one in a URL's credentials.
@@ -1170,6 +1191,7 @@ for user in "${users[@]}"; do
     family_attacks
     surface_attacks
     env_attacks
+    home_root_attacks
     process_attacks
     leftover_attacks
 done
