@@ -1121,7 +1121,7 @@ home_root_attacks() {
     capture timeout 20 "$sbx" run --root "$home" --allow-home-root --launcher "$sbx_linux" "${managed[@]}" \
         "${confined[@]}" -- "$attack" write "$home/.bash_aliases" "planted alias"
     want_succeeded
-    [[ $(cat "$home/.bash_aliases" 2>/dev/null) == "planted alias" ]] || fail_because "~/.bash_aliases was not planted"
+    [[ $(cat "$home/.bash_aliases" 2>/dev/null) == "planted alias" ]] || fail_because "$home/.bash_aliases was not planted"
     tap_finish "control: with --allow-home-root the command plants ~/.bash_aliases"
 }
 
