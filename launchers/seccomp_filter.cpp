@@ -37,7 +37,6 @@ scmp_compare to_scmp_compare(SeccompCmp cmp) {
     switch (cmp) {
         case SeccompCmp::masked_eq: return SCMP_CMP_MASKED_EQ;
         case SeccompCmp::ne: return SCMP_CMP_NE;
-        case SeccompCmp::ge: return SCMP_CMP_GE;
         case SeccompCmp::gt: return SCMP_CMP_GT;
     }
     return SCMP_CMP_MASKED_EQ;

@@ -54,7 +54,6 @@ constexpr int seccomp_errno(SeccompAction a) noexcept {
 enum class SeccompCmp {
     masked_eq,  // (argument & mask) == value
     ne,         // argument != value
-    ge,         // argument >= value, unsigned
     gt,         // argument > value, unsigned
 };
 
@@ -71,7 +70,6 @@ constexpr bool check_holds(const SeccompArgCheck& c, std::uint64_t v) noexcept {
     switch (c.cmp) {
         case SeccompCmp::masked_eq: return (v & c.mask) == c.value;
         case SeccompCmp::ne: return v != c.value;
-        case SeccompCmp::ge: return v >= c.value;
         case SeccompCmp::gt: return v > c.value;
     }
     return false;
