@@ -298,7 +298,7 @@ struct PlanArgs {
     std::string on_unknown_host;           // deny, allow, ask; empty: the command's default
     bool scan_stderr = false, no_scan_stderr = false;  // neither: the command's default
     std::vector<std::string> pass_fd_args;  // --pass-fd, as given
-    std::vector<int> pass_fds;              // the same, checked by descriptors_to_pass
+    std::vector<int> pass_fds;              // the same, checked by descriptors_to_pass (the plan's are sorted)
     std::vector<std::string> command;
     bool allow_home_root = false;  // --allow-home-root
 
@@ -336,7 +336,7 @@ struct PlanArgs {
 
 // The descriptors --pass-fd names: each a decimal integer from 3 (sbx::kFirstPassFd)
 // to INT_MAX, and open. Called before sbx opens anything of its own, so an open
-// one is the caller's. Ascending, repeats merged.
+// one is the caller's. In the order given: make_plan sorts them and merges repeats.
 sbx::expected<std::vector<int>> descriptors_to_pass(const std::vector<std::string>& given) {
     const std::string range = "from " + std::to_string(sbx::kFirstPassFd) + " to " + std::to_string(INT_MAX);
     std::vector<int> out;
@@ -355,8 +355,6 @@ sbx::expected<std::vector<int>> descriptors_to_pass(const std::vector<std::strin
         if (::fcntl(fd, F_GETFD) == -1) return bad("descriptor " + std::to_string(fd) + " is not open");
         out.push_back(fd);
     }
-    std::sort(out.begin(), out.end());
-    out.erase(std::unique(out.begin(), out.end()), out.end());
     return out;
 }
 
