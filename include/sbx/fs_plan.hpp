@@ -326,15 +326,15 @@ private:
             // stands on the way, has a twin with the real path.
             auto real = resolve(fs_, r.pattern);
             if (!real || *real != r.pattern) continue;
-            auto st = stat(r.pattern);
-            if (!st) return fail(st.error());
-            const bool is_tmpdir = r.pattern == rules_.tmpdir;
             if (const auto* k = kernel_interface(r.pattern, true)) {
                 if (r.source)
                     plan_.warnings.push_back(Warning{r.source->file, r.source->key,
                                                      r.pattern + " is not mounted writable: " + std::string(k->reason)});
                 continue;
             }
+            auto st = stat(r.pattern);
+            if (!st) return fail(st.error());
+            const bool is_tmpdir = r.pattern == rules_.tmpdir;
             if (!*st && !is_tmpdir) {
                 if (r.source)
                     plan_.warnings.push_back(Warning{r.source->file, r.source->key,

@@ -760,14 +760,15 @@ private:
         std::size_t i = 0;
         for (auto e : *list) {
             const std::string k = index("command.passFds", i++);
-            if (e.type() == element_type::UINT64)  // above 2^63-1
+            const auto too_large = [&] {
                 return error(k, "not a descriptor: above " + std::to_string(std::numeric_limits<int>::max()));
+            };
+            if (e.type() == element_type::UINT64) return too_large();  // above 2^63-1
             std::int64_t fd = 0;
             if (e.type() != element_type::INT64 || e.get(fd) != simdjson::SUCCESS) return type_error(k, "an integer", e);
             if (fd < kFirstPassFd)
                 return error(k, "descriptor " + std::to_string(fd) + ": 0, 1 and 2 always reach the command; list only 3 and above");
-            if (fd > std::numeric_limits<int>::max())
-                return error(k, "not a descriptor: above " + std::to_string(std::numeric_limits<int>::max()));
+            if (fd > std::numeric_limits<int>::max()) return too_large();
             if (!p.pass_fds.empty() && fd <= p.pass_fds.back())
                 return error(k, "descriptor " + std::to_string(fd) + " after " + std::to_string(p.pass_fds.back()) +
                                     ": the list is ascending, without repeats");
