@@ -15,10 +15,13 @@
 #include <cstdint>
 #include <cstring>
 #include <ctime>
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "sbx/error.hpp"
+#include "sbx/paths.hpp"
 
 namespace sbx::linux_sandbox {
 
@@ -63,6 +66,95 @@ sbx::expected<void> empty_directory(int dirfd, const std::string& path) {
     }
     ::closedir(dir);
     return result;
+}
+
+// Directories on the way to a placeholder are opened one at a time, never through
+// a symlink; on Linux as O_PATH descriptors, which need no permission on the
+// directory itself, so one the command left at mode 000 can still be opened up.
+#if defined(O_PATH)
+constexpr int kWalkFlags = O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC;
+int set_mode(int fd, mode_t mode) { return ::chmod(("/proc/self/fd/" + std::to_string(fd)).c_str(), mode); }
+#else
+constexpr int kWalkFlags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC;
+int set_mode(int fd, mode_t mode) { return ::fchmod(fd, mode); }
+#endif
+
+// Directory modes changed for one removal, put back when it is done.
+class ModeChanges {
+public:
+    ModeChanges() = default;
+    ModeChanges(const ModeChanges&) = delete;
+    ModeChanges& operator=(const ModeChanges&) = delete;
+    ~ModeChanges() {
+        for (auto it = changed_.rbegin(); it != changed_.rend(); ++it) {
+            (void)set_mode(it->first, it->second);
+            ::close(it->first);
+        }
+    }
+    // Gives us `bits` on the directory open at `fd` when it is ours and lacks
+    // them: the command, running as us, may have taken them away.
+    bool grant(int fd, mode_t bits) {
+        struct stat st {};
+        if (::fstat(fd, &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != ::geteuid() || (st.st_mode & bits) == bits)
+            return false;
+        const int keep = ::fcntl(fd, F_DUPFD_CLOEXEC, 0);
+        if (keep < 0) return false;
+        if (set_mode(fd, (st.st_mode & 07777) | bits) != 0) {
+            ::close(keep);
+            return false;
+        }
+        changed_.emplace_back(keep, st.st_mode & 07777);
+        return true;
+    }
+
+private:
+    std::vector<std::pair<int, mode_t>> changed_;
+};
+
+// Removes the placeholder `l` when it is still the one made: each directory on
+// the way opened without following a symlink, search and write permission taken
+// back where the command removed ours, and the modes restored after. Returns
+// the problem, if any.
+std::optional<std::string> remove_placeholder(const Leftover& l, sbx::Placeholder kind) {
+    const std::string where = l.path + ": ";
+    if (!sbx::paths::is_absolute(l.path) || l.path == "/") return where + "not a placeholder's path";
+    ModeChanges modes;
+    int dir = ::open("/", kWalkFlags);
+    if (dir < 0) return where + "cannot open /: " + std::strerror(errno);
+    struct Closer {
+        int& fd;
+        ~Closer() {
+            if (fd >= 0) ::close(fd);
+        }
+    } closer{dir};
+    const auto comps = sbx::paths::components(l.path);
+    for (std::size_t i = 0; i + 1 < comps.size(); ++i) {
+        const std::string name(comps[i]);
+        int next = ::openat(dir, name.c_str(), kWalkFlags);
+        if (next < 0 && errno == EACCES && modes.grant(dir, S_IXUSR)) next = ::openat(dir, name.c_str(), kWalkFlags);
+        if (next < 0) {
+            if (errno == ENOENT) return std::nullopt;  // gone with its directory
+            return where + "cannot open the directory " + name + " on the way: " + std::strerror(errno);
+        }
+        ::close(dir);
+        dir = next;
+    }
+    const std::string name(comps.back());
+    struct stat st {};
+    int rc = ::fstatat(dir, name.c_str(), &st, AT_SYMLINK_NOFOLLOW);
+    if (rc != 0 && errno == EACCES && modes.grant(dir, S_IXUSR)) rc = ::fstatat(dir, name.c_str(), &st, AT_SYMLINK_NOFOLLOW);
+    if (rc != 0) {
+        if (errno == ENOENT) return std::nullopt;
+        return where + "cannot look at the placeholder: " + std::strerror(errno);
+    }
+    if (!sbx::is_made_placeholder(st, sbx::RegisteredPlaceholder{kind, l.dev, l.ino, l.path}))
+        return where + "left in place: it is no longer the placeholder sbx made";
+    const int flags = kind == sbx::Placeholder::directory ? AT_REMOVEDIR : 0;
+    rc = ::unlinkat(dir, name.c_str(), flags);
+    if (rc != 0 && (errno == EACCES || errno == EPERM) && modes.grant(dir, S_IWUSR | S_IXUSR))
+        rc = ::unlinkat(dir, name.c_str(), flags);
+    if (rc != 0 && errno != ENOENT) return where + "cannot remove the placeholder: " + std::strerror(errno);
+    return std::nullopt;
 }
 
 bool wait_gone(pid_t pid) {
@@ -179,28 +271,11 @@ sbx::expected<void> remove_tree(const std::string& path) {
 std::vector<std::string> remove_leftovers(const std::vector<Leftover>& list) {
     std::vector<std::string> problems;
     for (auto it = list.rbegin(); it != list.rend(); ++it) {
-        switch (it->kind) {
-            case LeftoverKind::placeholder_file:
-            case LeftoverKind::placeholder_dir: {
-                const bool file = it->kind == LeftoverKind::placeholder_file;
-                struct stat st {};
-                if (::lstat(it->path.c_str(), &st) != 0) {
-                    if (errno != ENOENT) problems.push_back(it->path + ": cannot look at the placeholder: " + std::strerror(errno));
-                    break;
-                }
-                if (!sbx::is_made_placeholder(st, sbx::RegisteredPlaceholder{!file, it->dev, it->ino, it->path})) {
-                    problems.push_back(it->path + ": left in place: it is no longer the empty placeholder sbx made");
-                    break;
-                }
-                if ((file ? ::unlink(it->path.c_str()) : ::rmdir(it->path.c_str())) != 0 && errno != ENOENT)
-                    problems.push_back(it->path + ": cannot remove the placeholder: " + std::strerror(errno));
-                break;
-            }
-            case LeftoverKind::tmpdir:
-            case LeftoverKind::remove_if_created:
-                if (auto r = remove_tree(it->path); !r) problems.push_back(sbx::to_string(r.error()));
-                break;
+        if (const auto kind = placeholder_kind(it->kind)) {
+            if (auto problem = remove_placeholder(*it, *kind)) problems.push_back(std::move(*problem));
+            continue;
         }
+        if (auto r = remove_tree(it->path); !r) problems.push_back(sbx::to_string(r.error()));
     }
     return problems;
 }

@@ -1,8 +1,8 @@
 // launchers/leftovers.hpp - what a launcher makes on the host, and its removal.
 //
 // A launcher makes the command's temporary directory and the placeholders, and
-// must remove them, and whatever the command made at a removeIfCreated path,
-// however it ends. A Leftovers list records each thing right after it is made.
+// must remove them however it ends, through whatever permissions the command
+// left on the directories they lie in (they are the caller's own). A Leftovers list records each thing right after it is made.
 // A reaper process, forked before anything is made, keeps a copy of the list
 // through a pipe: if the launcher dies without saying it cleaned up (SIGKILL
 // included), the reaper waits for the sandbox to go and removes them itself.
@@ -11,19 +11,37 @@
 #include <sys/types.h>
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "sbx/expected.hpp"
+#include "sbx/protected_paths.hpp"
 
 namespace sbx::linux_sandbox {
 
 enum class LeftoverKind : char {
     tmpdir = 'T',            // a directory and all in it
-    placeholder_file = 'F',  // an empty file: unlinked
-    placeholder_dir = 'D',   // an empty directory: rmdir'd
-    remove_if_created = 'R', // whatever is there: removed, a directory with all in it
+    placeholder_file = 'F',       // an empty file: unlinked
+    placeholder_dir = 'D',        // an empty directory: rmdir'd
+    placeholder_commondir = 'C',  // a commondir naming its own directory: unlinked
 };
+
+// The leftover kind of a placeholder, and back (nullopt: not a placeholder).
+constexpr LeftoverKind leftover_kind(sbx::Placeholder p) noexcept {
+    return p == sbx::Placeholder::directory   ? LeftoverKind::placeholder_dir
+           : p == sbx::Placeholder::commondir ? LeftoverKind::placeholder_commondir
+                                              : LeftoverKind::placeholder_file;
+}
+constexpr std::optional<sbx::Placeholder> placeholder_kind(LeftoverKind k) noexcept {
+    switch (k) {
+        case LeftoverKind::placeholder_file: return sbx::Placeholder::file;
+        case LeftoverKind::placeholder_dir: return sbx::Placeholder::directory;
+        case LeftoverKind::placeholder_commondir: return sbx::Placeholder::commondir;
+        case LeftoverKind::tmpdir: break;
+    }
+    return std::nullopt;
+}
 
 struct Leftover {
     LeftoverKind kind;

@@ -66,8 +66,7 @@ std::vector<sbx::RegisteredPlaceholder> read_records(int fd) {
 std::vector<std::string> remove_recorded(int lock_fd) {
     std::vector<Leftover> list;
     for (auto& r : read_records(lock_fd))
-        list.push_back(Leftover{r.directory ? LeftoverKind::placeholder_dir : LeftoverKind::placeholder_file,
-                                std::move(r.path), r.dev, r.ino});
+        list.push_back(Leftover{leftover_kind(r.kind), std::move(r.path), r.dev, r.ino});
     auto problems = remove_leftovers(list);
     if (::ftruncate(lock_fd, 0) != 0) problems.push_back("cannot empty the list of placeholders: " + std::string(std::strerror(errno)));
     return problems;
@@ -168,8 +167,10 @@ std::vector<sbx::RegisteredPlaceholder> RootGroup::placeholders() const {
 }
 
 sbx::expected<void> RootGroup::record(const Leftover& placeholder) {
-    const std::string rec = sbx::registry_record(sbx::RegisteredPlaceholder{
-        placeholder.kind == LeftoverKind::placeholder_dir, placeholder.dev, placeholder.ino, placeholder.path});
+    const auto kind = placeholder_kind(placeholder.kind);
+    if (!kind) return sbx::fail(group_error("not a placeholder", placeholder.path, EINVAL));
+    const std::string rec =
+        sbx::registry_record(sbx::RegisteredPlaceholder{*kind, placeholder.dev, placeholder.ino, placeholder.path});
     if (::lseek(lock_fd_, 0, SEEK_END) < 0 || !write_all(lock_fd_, rec.data(), rec.size()))
         return sbx::fail(group_error("cannot record a placeholder", lock_path_, errno));
     return {};

@@ -115,9 +115,9 @@ int open_stage_binary() {
     return ::open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
 }
 
-// Makes the temporary directory and the placeholders. The directory and the
-// removeIfCreated paths are this sandbox's (`made`, and the reaper's copy); the
-// placeholders are the root's group's, whose last sandbox removes them.
+// Makes the temporary directory and the placeholders. The directory is this
+// sandbox's (`made`, and the reaper's copy); the placeholders are the root's
+// group's, whose last sandbox removes them.
 // `existing`: the group's placeholders, read under its mutex.
 sbx::expected<void> make_leftovers(const sbx::Plan& plan, Reaper& reaper, RootGroup& group,
                                    const std::vector<sbx::RegisteredPlaceholder>& existing, std::vector<Leftover>& made) {
@@ -137,7 +137,7 @@ sbx::expected<void> make_leftovers(const sbx::Plan& plan, Reaper& reaper, RootGr
         }
     } close_source{link_source};
     for (const auto& e : existing) {
-        if (e.directory) continue;
+        if (e.kind != sbx::Placeholder::file) continue;
         const int fd = ::open(e.path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
         struct stat st {};
         if (fd >= 0 && ::fstat(fd, &st) == 0 && st.st_dev == e.dev && st.st_ino == e.ino && S_ISREG(st.st_mode) &&
@@ -152,11 +152,9 @@ sbx::expected<void> make_leftovers(const sbx::Plan& plan, Reaper& reaper, RootGr
                                                                std::strerror(errno))
                              .in_file(plan.tmpdir));
     record(LeftoverKind::tmpdir, plan.tmpdir);
-    // removeIfCreated paths are recorded before the command can make them.
-    for (const auto& r : plan.filesystem.remove_if_created) record(LeftoverKind::remove_if_created, r.path);
     for (const auto& ph : plan.filesystem.placeholders) {
         const bool taken_over = std::any_of(existing.begin(), existing.end(), [&](const sbx::RegisteredPlaceholder& e) {
-            return e.path == ph.path && e.directory == (ph.kind == sbx::Placeholder::directory);
+            return e.path == ph.path && e.kind == ph.kind;
         });
         if (taken_over) continue;
         const std::string parent = sbx::paths::parent(ph.path);
@@ -181,6 +179,20 @@ sbx::expected<void> make_leftovers(const sbx::Plan& plan, Reaper& reaper, RootGr
                     if (rc >= 0 && link_source < 0) link_source = ::dup(rc);
                     if (rc >= 0) ::close(rc);
                 }
+            } else if (ph.kind == sbx::Placeholder::commondir) {
+                // Written whole before anything can read it: the sandbox starts later.
+                rc = ::openat(dirfd, name.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0444);
+                if (rc >= 0) {
+                    const std::string content = sbx::placeholder_content(ph.kind, ph.path);
+                    const bool written = write_all(rc, content.data(), content.size());
+                    const int werr = errno;
+                    ::close(rc);
+                    if (!written) {
+                        (void)::unlinkat(dirfd, name.c_str(), 0);
+                        errno = werr;
+                        rc = -1;
+                    }
+                }
             } else {
                 rc = ::mkdirat(dirfd, name.c_str(), 0555);
             }
@@ -197,9 +209,7 @@ sbx::expected<void> make_leftovers(const sbx::Plan& plan, Reaper& reaper, RootGr
                                         std::string("cannot make the placeholder: ") + std::strerror(err) +
                                             (err == EEXIST ? " (something got there first)" : ""))
                                  .in_file(ph.path));
-        const Leftover placeholder{
-            ph.kind == sbx::Placeholder::file ? LeftoverKind::placeholder_file : LeftoverKind::placeholder_dir,
-            ph.path, made_st.st_dev, made_st.st_ino};
+        const Leftover placeholder{leftover_kind(ph.kind), ph.path, made_st.st_dev, made_st.st_ino};
         if (auto r = group.record(placeholder); !r) {
             remove_leftovers({placeholder});
             return r;

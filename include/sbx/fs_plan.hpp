@@ -15,9 +15,9 @@
 //      end), /dev/null over a hidden file;
 //   4. re-opened paths: allowRead entries and writable roots inside a mask;
 //   5. read-only binds over denyWrite paths and protected paths; missing protected
-//      paths get read-only placeholders, except the git files whose presence
-//      alone changes git (commondir, config.worktree): those are removed after the
-//      command if it made them.
+//      paths get read-only placeholders (a missing `commondir` one that names its
+//      own git directory, which git reads as no commondir at all), and so does the
+//      first missing folder on the way to one (fs_rules.hpp).
 // Every mount records the identity (device, inode, link count) of what it was
 // planned against, so the launcher can refuse a path swapped since. Hard links
 // defeat path rules: a hidden or protected file with more than one link fails
@@ -102,14 +102,6 @@ struct PlaceholderOp {
     std::string why;
 };
 
-// A missing git file whose mere presence changes what git does (`commondir`,
-// `config.worktree`): an empty placeholder would break git, so none is made;
-// one the command creates is removed when the command is over.
-struct RemoveIfCreated {
-    std::string path;
-    std::string why;
-};
-
 // What git inside the sandbox reads as the repository's info/exclude: the file's
 // own lines and the placeholders in the root, so that `git status` and `git add
 // -A` inside pass over them. Bound read-only over the file for the command only.
@@ -123,7 +115,6 @@ struct FsPlan {
     bool isolated = true;       // false: filesystem.disabled, the command sees the filesystem as you do
     std::vector<Mount> mounts;  // in order
     std::vector<PlaceholderOp> placeholders;
-    std::vector<RemoveIfCreated> remove_if_created;
     std::optional<GitExclude> git_exclude;
     std::vector<Warning> warnings;
 };
@@ -428,10 +419,6 @@ private:
                 auto parent = stat(paths::parent(p.path));
                 if (!parent) return fail(parent.error());
                 if (!*parent || (*parent)->type != FileType::directory) continue;  // covered by a placeholder above
-                if (p.remove_if_created) {
-                    plan_.remove_if_created.push_back(RemoveIfCreated{p.path, p.reason});
-                    continue;
-                }
                 plan_.placeholders.push_back(PlaceholderOp{p.path, p.placeholder, identity_of(*parent), p.reason});
                 readonly_.push_back(Mount{MountKind::ro_bind, p.path, p.path, {}, "placeholder: " + p.reason});
                 continue;

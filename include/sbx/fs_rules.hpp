@@ -15,6 +15,7 @@
 // filesystem.disabled allows everything (the network stays confined).
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <deque>
 #include <optional>
@@ -227,6 +228,61 @@ inline std::string real_form(const FsView& fs, const std::string& p) { return re
 // symlinks so that a denied path reached through a link is denied where it leads.
 namespace detail {
 
+// A protected or write-denied path under a folder that does not exist yet would be
+// only a name: the command makes the folder and writes inside it (a core.hooksPath
+// of tools/git-hooks with no tools/). So the first missing folder on the way, when a
+// writable root holds it, becomes a protected path of its own, empty and read-only
+// for the whole run, and what lies inside it is dropped (it covers them). A
+// write-denied path that is missing itself, its folder there, is covered by an
+// empty file. `writable` are the writable roots, real paths.
+inline void cover_missing_folders(std::vector<ProtectedPath>& list, const std::deque<FsRule>& rules,
+                                  const std::vector<std::string>& writable, const CachedFs& fs) {
+    auto missing = [&](const std::string& p) {
+        auto st = fs.lstat(p);
+        return st && !*st;  // an error is not known to be missing
+    };
+    auto strictly_in_writable = [&](const std::string& p) {
+        return std::any_of(writable.begin(), writable.end(),
+                           [&](const std::string& w) { return p != w && paths::at_or_under(p, w); });
+    };
+    std::vector<ProtectedPath> covers;
+    // `own`: what covers `path` when its folder is there; nullopt when the path is
+    // a protected one, which the plan covers already.
+    auto cover = [&](const std::string& path, const std::string& what, std::optional<Placeholder> own) {
+        if (!strictly_in_writable(path) || !missing(path)) return;
+        std::string first = path;
+        while (strictly_in_writable(paths::parent(first)) && missing(paths::parent(first))) first = paths::parent(first);
+        if (first != path)
+            covers.push_back(ProtectedPath{first, Guard::read_only, Placeholder::directory,
+                                           "the first missing folder on the way to " + path +
+                                               ", so that no command makes it: " + what});
+        else if (own)
+            covers.push_back(ProtectedPath{path, Guard::read_only, *own, what});
+    };
+    for (const auto& p : list)
+        if (p.guard == Guard::read_only) cover(p.path, p.reason, std::nullopt);
+    for (const auto& r : rules)
+        if (r.kind == FsRule::Kind::deny_write && !r.wildcard) cover(r.pattern, "denied by " + describe(r), Placeholder::file);
+    if (covers.empty()) return;
+    for (auto& c : covers) {
+        // Already covered: by itself or by a read-only entry above it.
+        const bool known = std::any_of(list.begin(), list.end(), [&](const ProtectedPath& p) {
+            return p.guard == Guard::read_only && paths::at_or_under(c.path, p.path);
+        });
+        if (!known) list.push_back(std::move(c));
+    }
+    // Nothing strictly inside a missing read-only entry: it covers them.
+    std::sort(list.begin(), list.end(), [](const ProtectedPath& a, const ProtectedPath& b) { return a.path < b.path; });
+    std::vector<ProtectedPath> kept;
+    for (auto& p : list) {
+        const bool inside = std::any_of(kept.begin(), kept.end(), [&](const ProtectedPath& k) {
+            return k.guard == Guard::read_only && k.path != p.path && paths::at_or_under(p.path, k.path) && missing(k.path);
+        });
+        if (!inside) kept.push_back(std::move(p));
+    }
+    list = std::move(kept);
+}
+
 inline expected<FsRules> compile_fs_rules(const Policy& policy, const FsContext& ctx,
                                           std::vector<ProtectedPath> protected_list, const CachedFs& cached) {
     FsRules out;
@@ -290,6 +346,10 @@ inline expected<FsRules> compile_fs_rules(const Policy& policy, const FsContext&
     for (const auto& e : policy.additional_directories) writable(e, "permissions.additionalDirectories");
     for (const auto& e : policy.filesystem.deny_write) add_both(FsRule::Kind::deny_write, e, "filesystem.denyWrite");
 
+    std::vector<std::string> roots;
+    for (const auto& r : out.rules)
+        if (r.kind == FsRule::Kind::writable && !r.wildcard) roots.push_back(r.pattern);
+    if (!out.disabled) cover_missing_folders(out.protected_paths, out.rules, roots, cached);
     for (const auto& p : out.protected_paths)
         if (p.guard == Guard::read_only)
             out.rules.emplace_back(FsRule::Kind::protect, p.path, "protected path", std::nullopt, p.reason, true);

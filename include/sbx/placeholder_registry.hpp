@@ -21,6 +21,7 @@
 #include <charconv>
 #include <cstdint>
 #include <cstdlib>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -28,14 +29,26 @@
 #include "sbx/fs_view.hpp"
 #include "sbx/fs_view_disk.hpp"
 #include "sbx/paths.hpp"
+#include "sbx/protected_paths.hpp"
 
 namespace sbx {
 
 struct RegisteredPlaceholder {
-    bool directory = false;
+    Placeholder kind = Placeholder::file;
     std::uint64_t dev = 0, ino = 0;
     std::string path;
 };
+
+// A kind's letter in a record, and back.
+constexpr char registry_letter(Placeholder k) noexcept {
+    return k == Placeholder::directory ? 'D' : k == Placeholder::commondir ? 'C' : 'F';
+}
+inline std::optional<Placeholder> registry_kind(char c) {
+    if (c == 'F') return Placeholder::file;
+    if (c == 'D') return Placeholder::directory;
+    if (c == 'C') return Placeholder::commondir;
+    return std::nullopt;
+}
 
 // The directory of the group files for this user (not made here).
 inline std::string placeholder_group_directory() {
@@ -53,10 +66,11 @@ inline std::string placeholder_group_name(const std::string& dir, std::uint64_t 
     return dir + "/root-" + std::to_string(root_dev) + "-" + std::to_string(root_ino);
 }
 
-// One record: "F DEV INO PATH" or "D DEV INO PATH". The list is a sequence of
-// NUL-terminated records; a malformed one ends it (what follows is not trusted).
+// One record: "F DEV INO PATH" (a file), "D ..." (a directory) or "C ..." (a
+// commondir). The list is a sequence of NUL-terminated records; a malformed one
+// ends it (what follows is not trusted).
 inline std::string registry_record(const RegisteredPlaceholder& p) {
-    return std::string(1, p.directory ? 'D' : 'F') + ' ' + std::to_string(p.dev) + ' ' + std::to_string(p.ino) + ' ' +
+    return std::string(1, registry_letter(p.kind)) + ' ' + std::to_string(p.dev) + ' ' + std::to_string(p.ino) + ' ' +
            p.path + '\0';
 }
 
@@ -68,9 +82,10 @@ inline std::vector<RegisteredPlaceholder> parse_registry(std::string_view text) 
         if (end == std::string_view::npos) break;
         std::string_view rec = text.substr(at, end - at);
         at = end + 1;
-        if (rec.size() < 2 || (rec[0] != 'F' && rec[0] != 'D') || rec[1] != ' ') break;
+        const auto kind = rec.size() < 2 || rec[1] != ' ' ? std::nullopt : registry_kind(rec[0]);
+        if (!kind) break;
         RegisteredPlaceholder p;
-        p.directory = rec[0] == 'D';
+        p.kind = *kind;
         rec.remove_prefix(2);
         auto number = [&](std::uint64_t& v) {
             auto [ptr, ec] = std::from_chars(rec.data(), rec.data() + rec.size(), v);
@@ -87,10 +102,11 @@ inline std::vector<RegisteredPlaceholder> parse_registry(std::string_view text) 
 }
 
 // Whether `st` (lstat of the placeholder's path) is still the placeholder that
-// was made: the same inode, and an empty file or a directory.
+// was made: the same inode, and a directory, or a file of its content's size.
 inline bool is_made_placeholder(const struct stat& st, const RegisteredPlaceholder& p) {
     if (st.st_dev != p.dev || st.st_ino != p.ino) return false;
-    return p.directory ? S_ISDIR(st.st_mode) : (S_ISREG(st.st_mode) && st.st_size == 0);
+    if (p.kind == Placeholder::directory) return S_ISDIR(st.st_mode);
+    return S_ISREG(st.st_mode) && static_cast<std::size_t>(st.st_size) == placeholder_content(p.kind, p.path).size();
 }
 
 // Whether what is at p.path now is the placeholder the record describes.

@@ -394,9 +394,6 @@ inline std::string to_json(const Plan& p) {
         detail::write_identity(w, ph.parent);
         w.key("why").value(ph.why).end_object();
     }
-    w.end_array().key("removeIfCreated").begin_array();
-    for (const auto& r : p.filesystem.remove_if_created)
-        w.begin_object().key("path").value(r.path).key("why").value(r.why).end_object();
     w.end_array();
     if (const auto& ex = p.filesystem.git_exclude) {
         w.key("gitExclude").begin_object().key("path").value(ex->path).key("expect");
@@ -811,8 +808,8 @@ private:
     }
 
     static expected<void> read_filesystem(element v, Plan& p) {
-        auto m = members(v, "filesystem", {"isolated", "mounts", "placeholders", "removeIfCreated", "gitExclude", "rules"},
-                         {"isolated", "mounts", "placeholders", "removeIfCreated"});
+        auto m = members(v, "filesystem", {"isolated", "mounts", "placeholders", "gitExclude", "rules"},
+                         {"isolated", "mounts", "placeholders"});
         if (!m) return fail(m.error());
         auto isolated = boolean(m->at("isolated"), "filesystem.isolated");
         if (!isolated) return fail(isolated.error());
@@ -883,7 +880,12 @@ private:
             if (!kind) return fail(kind.error());
             if (*kind == "file") ph.kind = Placeholder::file;
             else if (*kind == "directory") ph.kind = Placeholder::directory;
-            else return error(k + ".kind", "unknown kind '" + *kind + "'; expected file or directory");
+            else if (*kind == "commondir") ph.kind = Placeholder::commondir;
+            else return error(k + ".kind", "unknown kind '" + *kind + "'; expected file, directory or commondir");
+            // Its content is its directory's path, which git reads up to a line end.
+            if (ph.kind == Placeholder::commondir &&
+                (!ph.path.ends_with("/commondir") || paths::parent(ph.path).find_first_of("\r\n") != std::string::npos))
+                return error(k + ".path", "a commondir placeholder is a file named commondir, in a directory whose path has no line end");
             auto parent = identity(pm->at("parent"), k + ".parent");
             if (!parent) return fail(parent.error());
             if (!parent->exists || parent->type != FileType::directory)
@@ -897,27 +899,6 @@ private:
             if (paths::at_or_under(ph.path, p.tmpdir) || ph.path == p.root)
                 return error(k + ".path", "a placeholder may not be the root or inside the temporary directory");
             p.filesystem.placeholders.push_back(std::move(ph));
-        }
-
-        auto remove = array(m->at("removeIfCreated"), "filesystem.removeIfCreated");
-        if (!remove) return fail(remove.error());
-        i = 0;
-        for (auto e : *remove) {
-            const std::string k = index("filesystem.removeIfCreated", i++);
-            auto rm = members(e, k, {"path", "why"}, {"path"});
-            if (!rm) return fail(rm.error());
-            RemoveIfCreated r;
-            auto where = path(rm->at("path"), k + ".path");
-            if (!where) return fail(where.error());
-            r.path = std::move(*where);
-            // Whatever is there after the command is removed, so the path must lie
-            // strictly inside the root: nothing else is the command's to make.
-            if (r.path == p.root || !paths::at_or_under(r.path, p.root))
-                return error(k + ".path", "'" + r.path + "' is not inside the root");
-            auto w = why(*rm, k);
-            if (!w) return fail(w.error());
-            r.why = std::move(*w);
-            p.filesystem.remove_if_created.push_back(std::move(r));
         }
 
         if (m->has("gitExclude")) {
@@ -1042,7 +1023,7 @@ inline std::string describe_identity(const Identity& id) {
 
 // Whether the disk still looks as it did when the plan was made: every mount's
 // source (binds) or path (pins, masks), every placeholder's parent, and nothing
-// at the placeholders, the removeIfCreated paths and the temporary directory.
+// at the placeholders and the temporary directory.
 // Fails with STALE_PLAN naming the first path that differs.
 inline expected<void> verify_plan(const Plan& p, const FsView& fs) {
     auto check = [&](const std::string& path, const Identity& want, std::string_view what) -> expected<void> {
@@ -1069,8 +1050,6 @@ inline expected<void> verify_plan(const Plan& p, const FsView& fs) {
         if (auto r = check(paths::parent(ph.path), ph.parent, "a placeholder's directory"); !r) return r;
         if (auto r = check(ph.path, Identity{}, "a placeholder's path"); !r) return r;
     }
-    for (const auto& r : p.filesystem.remove_if_created)
-        if (auto c = check(r.path, Identity{}, "a path removed after the command if it makes one"); !c) return c;
     if (const auto& ex = p.filesystem.git_exclude)
         if (auto c = check(ex->path, ex->expect, "the repository's exclude file"); !c) return c;
     return {};

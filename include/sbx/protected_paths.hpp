@@ -48,7 +48,13 @@ enum class Guard {
 };
 
 // What covers a read_only path while the command runs, when the path does not exist.
-enum class Placeholder { file, directory };
+enum class Placeholder {
+    file,       // an empty file
+    directory,  // an empty directory
+    commondir,  // a git directory's `commondir` holding that directory's own path: git
+                // and libgit2 then see the repository as if it had none, where an empty
+                // file would stop git and a missing one could be planted
+};
 
 constexpr std::string_view guard_name(Guard g) noexcept {
     switch (g) {
@@ -62,15 +68,22 @@ constexpr std::string_view placeholder_name(Placeholder p) noexcept {
     switch (p) {
         case Placeholder::file: return "file";
         case Placeholder::directory: return "directory";
+        case Placeholder::commondir: return "commondir";
     }
     return "?";
+}
+
+// What a placeholder of kind `p` at `path` holds: nothing, but for a commondir
+// its directory's path and a line end, as git writes one.
+inline std::string placeholder_content(Placeholder p, std::string_view path) {
+    if (p != Placeholder::commondir) return {};
+    return paths::parent(std::string(path)) + "\n";
 }
 
 struct ProtectedPath {
     std::string path;         // absolute, normalised; may not exist
     Guard guard = Guard::read_only;
     Placeholder placeholder = Placeholder::file;  // meaningful for read_only entries only
-    bool remove_if_created = false;  // commondir, config.worktree: their mere presence changes git
     std::string reason;              // one line: why, plus context such as "target of symlink X"
 };
 
@@ -98,7 +111,7 @@ namespace protected_names {
 struct Name {
     std::string_view name;   // relative to the directory the table applies to
     Placeholder placeholder;  // what covers it when missing: its natural kind
-    bool remove_if_created;   // a missing one a command makes is removed afterwards
+    bool missing_in_worktree; // in kGitDirEntries: covered in a linked worktree's directory even when missing
     bool links_inside;        // its direct entries are run: symlinks in it protect their targets
     std::string_view reason;
 };
@@ -180,18 +193,21 @@ inline constexpr Name kRootAndHomeEntries[] = {
 inline constexpr Name kGitDirEntries[] = {
     {"hooks", P::directory, false, true, "git hooks: scripts git runs on commit, checkout, merge and push"},
     {"config", P::file, false, false, "git configuration: hooks path, filters, fsmonitor and aliases run commands"},
-    {"commondir", P::file, true, false, "points git at another git directory, whose config and hooks it then uses"},
+    {"commondir", P::commondir, true, false, "points git at another git directory, whose config and hooks it then uses"},
     {"config.worktree", P::file, true, false, "per-worktree git configuration, as powerful as config"},
 };
 
-// A file whose mere presence changes git must be one that git reads, not a directory.
-constexpr bool removable_entries_are_files(const Name* begin, const Name* end) {
-    for (const Name* n = begin; n != end; ++n)
-        if (n->remove_if_created && n->placeholder != P::file) return false;
+// A commondir placeholder names the git directory it lies in: only a git
+// directory's own `commondir` may get one.
+template <class Table>
+constexpr bool commondir_only_for_commondir(const Table& table) {
+    for (const auto& n : table)
+        if ((n.placeholder == P::commondir) != (n.name == "commondir")) return false;
     return true;
 }
-static_assert(removable_entries_are_files(std::begin(kGitDirEntries), std::end(kGitDirEntries)));
-static_assert(removable_entries_are_files(std::begin(kAgentEntries), std::end(kAgentEntries)));
+static_assert(commondir_only_for_commondir(kGitDirEntries) && commondir_only_for_commondir(kAgentDirs) &&
+              commondir_only_for_commondir(kAgentEntries) && commondir_only_for_commondir(kRootEntries) &&
+              commondir_only_for_commondir(kHomeEntries) && commondir_only_for_commondir(kRootAndHomeEntries));
 
 // How much of a directory tree one computation looks through: entries per listed
 // directory, entries over all listings, and submodule nesting. Past any of them the
@@ -299,9 +315,8 @@ public:
     // leads to as an entry of its own. A pin whose target is no directory becomes
     // read_only there. A directory whose entries are run (`links_inside`) also
     // protects the targets of the symlinks directly in it.
-    void add(const std::string& path, Guard guard, Placeholder ph, bool remove_if_created, const std::string& reason,
-             bool links_inside = false) {
-        put(path, guard, ph, remove_if_created, reason);
+    void add(const std::string& path, Guard guard, Placeholder ph, const std::string& reason, bool links_inside = false) {
+        put(path, guard, ph, reason);
         const Kind own = kind_of(path);
         if (own == Kind::unknown) return;
         auto [real, kind] = follow(path);
@@ -309,7 +324,9 @@ public:
             const std::string why = own == Kind::symlink ? "target of symlink " + path
                                                          : "where " + path + " leads through a symlink";
             const Guard g = guard == Guard::pin && kind != Kind::directory ? Guard::read_only : guard;
-            put(real, g, ph, remove_if_created, reason + "; " + why);
+            // A commondir placeholder names the directory it lies in, which is not the
+            // git directory when a symlink leads elsewhere: an empty file there stops git.
+            put(real, g, ph == Placeholder::commondir ? Placeholder::file : ph, reason + "; " + why);
         }
         if (links_inside && kind == Kind::directory) {
             for (const auto& name : list(real)) {
@@ -317,14 +334,13 @@ public:
                 if (kind_of(inside) != Kind::symlink) continue;
                 auto target = real_path(inside);
                 if (target && *target != inside)
-                    put(*target, Guard::read_only, Placeholder::file, false,
-                        reason + "; target of symlink " + inside);
+                    put(*target, Guard::read_only, Placeholder::file, reason + "; target of symlink " + inside);
             }
         }
     }
 
     void add_name(const std::string& dir, const protected_names::Name& n, const std::string& context = {}) {
-        add(paths::join(dir, n.name), Guard::read_only, n.placeholder, n.remove_if_created,
+        add(paths::join(dir, n.name), Guard::read_only, n.placeholder,
             context.empty() ? std::string(n.reason) : std::string(n.reason) + " (" + context + ")", n.links_inside);
     }
 
@@ -369,12 +385,11 @@ private:
     std::vector<Warning> warnings_;
     std::size_t walked_ = 0;
 
-    // One entry per path: read_only wins over pin (with its placeholder and reason),
-    // and remove_if_created holds when any rule asks for it.
-    void put(const std::string& path, Guard guard, Placeholder ph, bool remove_if_created, const std::string& reason) {
+    // One entry per path: read_only wins over pin (with its placeholder and reason).
+    void put(const std::string& path, Guard guard, Placeholder ph, const std::string& reason) {
         auto [it, fresh] = index_.emplace(path, paths_.size());
         if (fresh) {
-            paths_.push_back(ProtectedPath{path, guard, ph, remove_if_created, reason});
+            paths_.push_back(ProtectedPath{path, guard, ph, reason});
             return;
         }
         ProtectedPath& e = paths_[it->second];
@@ -383,7 +398,6 @@ private:
             e.placeholder = ph;
             e.reason = reason;
         }
-        e.remove_if_created = e.remove_if_created || remove_if_created;
     }
 };
 
@@ -702,7 +716,7 @@ private:
                 for (const auto& t : trees) at.push_back(t + "/" + *p);
             }
             for (const auto& a : at)
-                c_.add(c_.place(a), Guard::read_only, Placeholder::directory, false,
+                c_.add(c_.place(a), Guard::read_only, Placeholder::directory,
                        "git runs hooks from here (core.hooksPath in " + file + ")", true);
         }
         for (const auto& v : f->includes) {
@@ -715,7 +729,7 @@ private:
             auto p = expand(v, file, "the include path");
             if (!p) continue;
             const std::string included = c_.place(paths::is_absolute(*p) ? *p : paths::parent(file) + "/" + *p);
-            c_.add(included, Guard::read_only, Placeholder::file, false,
+            c_.add(included, Guard::read_only, Placeholder::file,
                    "git reads configuration from here (include in " + file + ")");
             if (depth >= protected_names::kMaxIncludeDepth) {
                 c_.warn(included, "included more than " + std::to_string(protected_names::kMaxIncludeDepth) +
@@ -787,13 +801,13 @@ public:
         auto [real, kind] = own == Kind::unknown ? std::pair<std::string, Kind>{dotgit, Kind::unknown} : c_.follow(dotgit);
         switch (kind) {
             case Kind::directory:
-                c_.add(dotgit, Guard::pin, Placeholder::directory, false,
+                c_.add(dotgit, Guard::pin, Placeholder::directory,
                        whose + " .git directory: no command may remove, rename or replace it (with a gitdir: file "
                                "of its own), while git still writes the index and objects inside");
                 if (auto ok = git_dir(real, is_root ? "" : "repository above the root", dir); !ok) return fail(ok.error());
                 return true;
             case Kind::regular: {
-                c_.add(dotgit, Guard::read_only, Placeholder::file, false,
+                c_.add(dotgit, Guard::read_only, Placeholder::file,
                        whose + " .git file: it names the git directory git uses, which no command may change");
                 auto x = read_pointer(c_, fs_, real, "gitdir: ", dir);
                 if (!x) return fail(x.error());
@@ -803,7 +817,7 @@ public:
             }
             case Kind::other:
                 c_.warn(dotgit, "neither a directory nor a file; git cannot use it");
-                c_.add(dotgit, Guard::read_only, Placeholder::directory, false, whose + " .git entry, of an odd kind");
+                c_.add(dotgit, Guard::read_only, Placeholder::directory, whose + " .git entry, of an odd kind");
                 return true;
             case Kind::missing:
             case Kind::unknown:
@@ -811,7 +825,7 @@ public:
                 break;
         }
         if (is_root)
-            c_.add(dotgit, Guard::read_only, Placeholder::directory, false,
+            c_.add(dotgit, Guard::read_only, Placeholder::directory,
                    "no repository here yet: an empty read-only .git is skipped by git's discovery and keeps git "
                    "init from writing hooks or config");
         if (kind == Kind::missing && is_bare_git_dir(dir)) {
@@ -856,7 +870,7 @@ private:
 
     void git_files(const std::string& x, bool worktree_entry, const std::string& context) {
         for (const auto& n : protected_names::kGitDirEntries) {
-            if (worktree_entry && !n.remove_if_created && !exists(paths::join(x, n.name))) continue;
+            if (worktree_entry && !n.missing_in_worktree && !exists(paths::join(x, n.name))) continue;
             c_.add_name(x, n, context);
         }
     }
@@ -906,7 +920,7 @@ private:
         const Kind k = c_.kind_of(x);
         if (k == Kind::missing) {
             c_.warn(x, "the git directory does not exist");
-            c_.add(x, Guard::read_only, Placeholder::directory, false,
+            c_.add(x, Guard::read_only, Placeholder::directory,
                    join_context("a git directory that does not exist yet: none may be made here", context));
             return {};
         }
@@ -1021,11 +1035,11 @@ inline expected<ProtectedPaths> protected_paths(std::string_view root, std::stri
             const std::string p = paths::join(dir, d.name);
             auto [real, kind] = c.follow(p);
             if (kind == Kind::directory) {
-                c.add(p, Guard::pin, Placeholder::directory, false,
+                c.add(p, Guard::pin, Placeholder::directory,
                       std::string(d.reason) + "; pinned so it cannot be renamed or replaced");
                 for (const auto& e : kAgentEntries) c.add_name(real, e);
             } else {
-                c.add(p, Guard::read_only, Placeholder::directory, false,
+                c.add(p, Guard::read_only, Placeholder::directory,
                       std::string(d.reason) + "; an empty read-only directory keeps anything from being made in it");
             }
         }

@@ -164,8 +164,9 @@ want_out "{\"kind\":\"ro-bind\",\"path\":\"$proj/Makefile\",\"source\":\"$proj/M
 want_out "{\"kind\":\"ro-bind\",\"path\":\"$proj/.git/hooks\","
 want_out "\"placeholders\":[{\"path\":\"$proj/"
 want_out "{\"path\":\"$proj/.bashrc\",\"kind\":\"file\",\"parent\":{\"exists\":true,\"type\":\"directory\","
-want_out "\"removeIfCreated\":[{\"path\":\"$proj/.git/commondir\","
-want_no_out "{\"path\":\"$proj/.git/commondir\",\"kind\":"
+want_out "{\"path\":\"$proj/.git/commondir\",\"kind\":\"commondir\","
+want_out "{\"path\":\"$proj/.git/config.worktree\",\"kind\":\"file\","
+want_no_out "removeIfCreated"
 want_out '"warnings":['
 # The mounts in the documented order: writable binds, pins, masks, then binds again
 # (re-opened paths) and read-only binds.

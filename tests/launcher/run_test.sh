@@ -381,12 +381,21 @@ rm -f "$proj/.bashrc"
 expect_clean
 tap_finish "a plan whose placeholder path exists now is refused as STALE_PLAN"
 
+# A missing commondir is covered by one naming its own git directory, which git
+# reads as none; the command cannot replace it, and its removal afterwards gets
+# through a .git the command made unwritable (the mode is put back).
 fresh_case
-sbx_run -- sh -c 'echo "gitdir: /elsewhere" >.git/commondir && echo made'
+sbx_run -- sh -c 'echo "content:$(cat .git/commondir)"; { echo /elsewhere >.git/commondir; } 2>/dev/null || echo refused;
+                  git status --porcelain >/dev/null && echo git-works; chmod 555 .git'
 expect_rc 0
-expect_out made
+expect_out "content:$proj/.git"
+expect_out refused
+expect_out git-works
 [[ ! -e $proj/.git/commondir ]] || fail_because ".git/commondir was left behind"
-tap_finish "a removeIfCreated path the command made is removed afterwards"
+[[ $(stat -c %a "$proj/.git") == 555 ]] || fail_because ".git's mode is $(stat -c %a "$proj/.git"), not the command's 555"
+chmod 755 "$proj/.git"
+expect_clean
+tap_finish "a missing commondir is covered by one naming its own directory, and removed after, through a mode 555 .git"
 
 fresh_case
 run_sbx "$sbx" plan --managed-settings "$tmp/empty-managed.json" -- sh -c 'exit 7'

@@ -89,12 +89,15 @@ TEST_CASE("fs_plan golden: a git repository") {
     CHECK(has_mount(p, sbx::MountKind::ro_bind, "/r/.git/hooks"));
     CHECK(has_mount(p, sbx::MountKind::ro_bind, "/r/.git/config"));
     CHECK(has_mount(p, sbx::MountKind::mask_dir, "/home/u/.ssh"));
-    // An empty commondir would break git: it is removed after the command instead.
-    CHECK_FALSE(has_placeholder(p, "/r/.git/commondir"));
-    CHECK_FALSE(has_mount(p, sbx::MountKind::ro_bind, "/r/.git/commondir"));
-    bool removed_after = false;
-    for (const auto& r : p.remove_if_created) removed_after = removed_after || r.path == "/r/.git/commondir";
-    CHECK(removed_after);
+    // A missing commondir is covered by one naming its own directory, which git
+    // reads as none; an empty one would stop git.
+    CHECK(has_placeholder(p, "/r/.git/commondir"));
+    CHECK(has_mount(p, sbx::MountKind::ro_bind, "/r/.git/commondir"));
+    for (const auto& ph : p.placeholders)
+        if (ph.path == "/r/.git/commondir") CHECK(ph.kind == sbx::Placeholder::commondir);
+    CHECK(sbx::placeholder_content(sbx::Placeholder::commondir, "/r/.git/commondir") == "/r/.git\n");
+    CHECK(sbx::placeholder_content(sbx::Placeholder::file, "/r/.git/config.worktree").empty());
+    CHECK(has_placeholder(p, "/r/.git/config.worktree"));
     CHECK(has_placeholder(p, "/r/HEAD"));
     // Pins before masks before read-only binds: a later bind would take its source from the host.
     CHECK(index_of(p, "/r") < index_of(p, "/r/.git"));
@@ -115,8 +118,7 @@ TEST_CASE("fs_plan golden: a linked worktree protects the main repository's hook
     CHECK(has_mount(p, sbx::MountKind::ro_bind, "/src/main/.git/hooks"));
     CHECK(has_mount(p, sbx::MountKind::ro_bind, "/src/main/.git/config"));
     CHECK(has_mount(p, sbx::MountKind::ro_bind, "/src/main/.git/worktrees/wt/commondir"));
-    CHECK_FALSE(has_placeholder(p, "/src/main/.git/worktrees/wt/config.worktree"));
-    CHECK(p.remove_if_created.size() >= 1);
+    CHECK(has_placeholder(p, "/src/main/.git/worktrees/wt/config.worktree"));
     check_golden("linked-worktree", p);
 }
 
@@ -159,6 +161,73 @@ TEST_CASE("fs_plan golden: a read deny with a re-opened subdirectory") {
     CHECK(args[args.size() - 2] == "--remount-ro");
     CHECK(args.back() == "/home/u");
     check_golden("read-deny-reopened", p);
+}
+
+// What explain says of writing `path`, in the same rules the plan is made from.
+bool write_allowed(const Setup& s, const sbx::FsView& fs, const std::string& path) {
+    sbx::SettingsSource src{sbx::LayerKind::user, s.home + "/.claude/settings.json", {s.home, s.home}, s.root};
+    auto parsed = sbx::parse_settings(s.settings, src);
+    REQUIRE(parsed.has_value());
+    std::vector<sbx::Settings> layers;
+    layers.push_back(std::move(*parsed));
+    auto policy = sbx::merge(std::move(layers), {}, fs);
+    REQUIRE(policy.has_value());
+    auto prot = sbx::protected_paths(s.root, s.home, fs);
+    REQUIRE(prot.has_value());
+    auto rules = sbx::compile_fs_rules(*policy, {s.root, "/tmp/sbx-test", s.home}, prot->paths, fs);
+    REQUIRE(rules.has_value());
+    auto e = sbx::explain(*rules, path, sbx::Access::write, fs);
+    REQUIRE(e.has_value());
+    return e->decision.allowed;
+}
+
+TEST_CASE("fs_plan: the first missing folder on the way to a protected path is covered, and explain agrees") {
+    sbx::MemoryFs fs;
+    repository(fs, "/r");
+    fs.file("/r/.git/config", "[core]\n\thooksPath = tools/git-hooks\n[include]\n\tpath = ../conf/extra/git.inc\n");
+    fs.dir("/home/u");
+    const Setup s{"/r", "/home/u", "{}"};
+    auto p = plan_ok(s, fs);
+    // core.hooksPath names tools/git-hooks, and there is no tools/: tools/ is covered.
+    CHECK(has_placeholder(p, "/r/tools"));
+    CHECK_FALSE(has_placeholder(p, "/r/tools/git-hooks"));
+    CHECK(has_mount(p, sbx::MountKind::ro_bind, "/r/tools"));
+    CHECK_FALSE(write_allowed(s, fs, "/r/tools/git-hooks/pre-commit"));
+    CHECK_FALSE(write_allowed(s, fs, "/r/tools/other.txt"));  // the plan covers it too: explain says so
+    // The include lies in /r/conf/extra, and there is no /r/conf.
+    CHECK(has_placeholder(p, "/r/conf"));
+    CHECK_FALSE(write_allowed(s, fs, "/r/conf/extra/git.inc"));
+    for (const auto& ph : p.placeholders)
+        if (ph.path == "/r/tools") {
+            CHECK(ph.kind == sbx::Placeholder::directory);
+            CHECK(ph.why.find("the first missing folder on the way to /r/tools/git-hooks") != std::string::npos);
+        }
+    CHECK(write_allowed(s, fs, "/r/src/new.c"));
+    // Once the folder is there, the path itself is covered, and the rest of the folder is writable.
+    fs.dir("/r/tools");
+    auto q = plan_ok(s, fs);
+    CHECK_FALSE(has_placeholder(q, "/r/tools"));
+    CHECK(has_placeholder(q, "/r/tools/git-hooks"));
+    CHECK(write_allowed(s, fs, "/r/tools/other.txt"));
+    CHECK_FALSE(write_allowed(s, fs, "/r/tools/git-hooks/pre-commit"));
+}
+
+TEST_CASE("fs_plan: a missing write-denied path is covered, at the first missing folder on its way") {
+    sbx::MemoryFs fs;
+    repository(fs, "/r");
+    fs.dir("/home/u");
+    const Setup s{"/r", "/home/u", R"J({"sandbox": {"filesystem": {"denyWrite": ["/r/.agents/skills", "/r/out.lock", "/elsewhere/x/y"]}}})J"};
+    auto p = plan_ok(s, fs);
+    CHECK(has_placeholder(p, "/r/.agents"));  // no .agents yet: the folder itself
+    CHECK(has_placeholder(p, "/r/out.lock"));  // its folder is there: an empty file
+    CHECK_FALSE(has_placeholder(p, "/elsewhere"));  // not writable anyway
+    CHECK_FALSE(write_allowed(s, fs, "/r/.agents/skills/evil/SKILL.md"));
+    CHECK_FALSE(write_allowed(s, fs, "/r/.agents/other"));
+    fs.dir("/r/.agents");
+    auto q = plan_ok(s, fs);
+    CHECK(has_placeholder(q, "/r/.agents/skills"));
+    CHECK(write_allowed(s, fs, "/r/.agents/other"));
+    CHECK_FALSE(write_allowed(s, fs, "/r/.agents/skills/x"));
 }
 
 TEST_CASE("fs_plan: wildcards in read denies are expanded against the disk") {

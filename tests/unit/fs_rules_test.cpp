@@ -147,10 +147,11 @@ TEST_CASE("fs_rules: an allowRead that reaches into a deny only through a symlin
 
 TEST_CASE("fs_rules: protected paths refuse writes; allowWrite cannot lift them; filesystem.disabled does") {
     sbx::MemoryFs fs;
+    fs.dir("/r/.git/hooks");
     std::vector<sbx::ProtectedPath> prot{
-        {"/r/.git", sbx::Guard::pin, sbx::Placeholder::directory, false, "the repository"},
-        {"/r/.git/hooks", sbx::Guard::read_only, sbx::Placeholder::directory, false, "git runs hooks"},
-        {"/r/.bashrc", sbx::Guard::read_only, sbx::Placeholder::file, false, "shells run it"},
+        {"/r/.git", sbx::Guard::pin, sbx::Placeholder::directory, "the repository"},
+        {"/r/.git/hooks", sbx::Guard::read_only, sbx::Placeholder::directory, "git runs hooks"},
+        {"/r/.bashrc", sbx::Guard::read_only, sbx::Placeholder::file, "shells run it"},
     };
     auto r = rules_of(R"J({"sandbox": {"filesystem": {"allowWrite": ["/r/.git/hooks"]}}})J", fs, prot);
     CHECK_FALSE(can(r, "/r/.git/hooks/pre-commit", Access::write));
@@ -183,7 +184,7 @@ TEST_CASE("fs_rules: credentials.files hide like denyRead, and a writable root r
 TEST_CASE("fs_rules: the root, TMPDIR and protected paths are paths, whatever characters they hold") {
     sbx::MemoryFs fs;
     fs.dir("/w/a*b").dir("/w/aXb").dir("/w/a*b/.git/hooks").dir("/tmp/s?x");
-    const std::vector<sbx::ProtectedPath> prot{{"/w/a*b/.git/hooks", sbx::Guard::read_only, sbx::Placeholder::directory, false, "git hooks"}};
+    const std::vector<sbx::ProtectedPath> prot{{"/w/a*b/.git/hooks", sbx::Guard::read_only, sbx::Placeholder::directory, "git hooks"}};
     auto r = sbx::compile_fs_rules(policy_of("{}"), {"/w/a*b", "/tmp/s?x", "/home/u"}, prot, fs);
     REQUIRE_MESSAGE(r.has_value(), (r ? std::string() : sbx::to_string(r.error())));
     CHECK(can(*r, "/w/a*b/file", Access::write));

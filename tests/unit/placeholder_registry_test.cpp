@@ -6,23 +6,40 @@
 #include <string>
 
 TEST_CASE("the group's list: records read back, and a malformed one ends it") {
-    const sbx::RegisteredPlaceholder a{false, 2049, 17, "/r/.bashrc"};
-    const sbx::RegisteredPlaceholder b{true, 2049, 18, "/r/.claude/hooks"};
-    const std::string text = sbx::registry_record(a) + sbx::registry_record(b);
+    const sbx::RegisteredPlaceholder a{sbx::Placeholder::file, 2049, 17, "/r/.bashrc"};
+    const sbx::RegisteredPlaceholder b{sbx::Placeholder::directory, 2049, 18, "/r/.claude/hooks"};
+    const sbx::RegisteredPlaceholder c{sbx::Placeholder::commondir, 2049, 19, "/r/.git/commondir"};
+    const std::string text = sbx::registry_record(a) + sbx::registry_record(b) + sbx::registry_record(c);
+    CHECK(sbx::registry_record(c).starts_with("C 2049 19 /r/.git/commondir"));
     auto back = sbx::parse_registry(text);
-    REQUIRE(back.size() == 2);
-    CHECK_FALSE(back[0].directory);
+    REQUIRE(back.size() == 3);
+    CHECK(back[0].kind == sbx::Placeholder::file);
     CHECK(back[0].dev == 2049);
     CHECK(back[0].ino == 17);
     CHECK(back[0].path == "/r/.bashrc");
-    CHECK(back[1].directory);
+    CHECK(back[1].kind == sbx::Placeholder::directory);
     CHECK(back[1].path == "/r/.claude/hooks");
+    CHECK(back[2].kind == sbx::Placeholder::commondir);
     for (std::string_view bad : {"X 1 2 /p", "F 1 /p", "F x 2 /p", "F 1 2 relative", "F 1 2 /a/../b", "F1 2 /p",
                                  "F 1 2"}) {
         CAPTURE(bad);
         const std::string doc = sbx::registry_record(a) + std::string(bad) + '\0' + sbx::registry_record(b);
         CHECK(sbx::parse_registry(doc).size() == 1);  // a, then the bad record ends the list
     }
+    // A placeholder is still the one made while its inode and size are: a
+    // commondir's size is its directory's path and a line end.
+    struct stat st {};
+    st.st_dev = 2049;
+    st.st_ino = 19;
+    st.st_mode = S_IFREG | 0444;
+    st.st_size = static_cast<off_t>(std::string("/r/.git\n").size());
+    CHECK(sbx::is_made_placeholder(st, c));
+    st.st_size = 0;
+    CHECK_FALSE(sbx::is_made_placeholder(st, c));
+    st.st_ino = 17;
+    CHECK(sbx::is_made_placeholder(st, a));
+    st.st_size = 1;
+    CHECK_FALSE(sbx::is_made_placeholder(st, a));
     CHECK(sbx::parse_registry(sbx::registry_record(a).substr(0, 8)).empty());  // no terminating NUL
     CHECK(sbx::parse_registry("").empty());
 }

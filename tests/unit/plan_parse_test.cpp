@@ -58,15 +58,13 @@ constexpr std::string_view kBase = R"J({
       {"kind": "mask-file", "path": "/home/u/.pgpass", "expect": {"exists": true, "type": "symlink", "dev": 2049, "ino": 15, "nlink": 1}, "why": "hidden: ~/.pgpass"},
       {"kind": "mask-file", "path": "/home/u/.agent.sock", "expect": {"exists": true, "type": "other", "dev": 2049, "ino": 16, "nlink": 1}, "why": "hidden: a socket"},
       {"kind": "ro-bind", "path": "/r/.git/hooks", "source": "/r/.git/hooks", "expect": {"exists": true, "type": "directory", "dev": 2049, "ino": 17, "nlink": 2}, "why": "protected: git hooks"},
-      {"kind": "ro-bind", "path": "/home/u/.ssh/known_hosts", "source": "/srv/known_hosts", "expect": {"exists": true, "type": "file", "dev": 2050, "ino": 18, "nlink": 1}, "why": "re-opened through a symlink"}
+      {"kind": "ro-bind", "path": "/home/u/.ssh/known_hosts", "source": "/srv/known_hosts", "expect": {"exists": true, "type": "file", "dev": 2050, "ino": 18, "nlink": 1}, "why": "re-opened through a symlink"},
+      {"kind": "ro-bind", "path": "/r/.git/commondir", "source": "/r/.git/commondir", "expect": {"exists": false}, "why": "placeholder: points git at another git directory"}
     ],
     "placeholders": [
       {"path": "/r/.bashrc", "kind": "file", "parent": {"exists": true, "type": "directory", "dev": 2049, "ino": 21, "nlink": 6}, "why": "bash start-up file"},
-      {"path": "/r/.vscode", "kind": "directory", "parent": {"exists": true, "type": "directory", "dev": 2049, "ino": 22, "nlink": 6}, "why": "editor settings"}
-    ],
-    "removeIfCreated": [
-      {"path": "/r/.git/commondir", "why": "points git at another git directory"},
-      {"path": "/r/.git/config.worktree", "why": "per-worktree git configuration"}
+      {"path": "/r/.vscode", "kind": "directory", "parent": {"exists": true, "type": "directory", "dev": 2049, "ino": 22, "nlink": 6}, "why": "editor settings"},
+      {"path": "/r/.git/commondir", "kind": "commondir", "parent": {"exists": true, "type": "directory", "dev": 2049, "ino": 23, "nlink": 8}, "why": "points git at another git directory"}
     ]
   },
   "warnings": [
@@ -81,8 +79,7 @@ constexpr std::string_view kSmall =
     R"J("network":{"mode":"none"},"filesystem":{"isolated":true,"mounts":[{"kind":"pin","path":"/r/.git",)J"
     R"J("expect":{"exists":true,"type":"directory","dev":1,"ino":2,"nlink":3}},{"kind":"ro-bind","path":"/r/a",)J"
     R"J("source":"/r/a","expect":{"exists":false}}],"placeholders":[{"path":"/r/a",)J"
-    R"J("kind":"file","parent":{"exists":true,"type":"directory","dev":1,"ino":4,"nlink":2}}],)J"
-    R"J("removeIfCreated":[{"path":"/r/b"}]}})J";
+    R"J("kind":"file","parent":{"exists":true,"type":"directory","dev":1,"ino":4,"nlink":2}}]}})J";
 
 // `text` with the one occurrence of `from` replaced by `to`.
 std::string edit(std::string_view text, std::string_view from, std::string_view to) {
@@ -245,11 +242,6 @@ void check_same(const sbx::Plan& a, const sbx::Plan& b) {
         check_same(p.parent, q.parent);
         CHECK(p.why == q.why);
     }
-    REQUIRE(a.filesystem.remove_if_created.size() == b.filesystem.remove_if_created.size());
-    for (std::size_t i = 0; i < a.filesystem.remove_if_created.size(); ++i) {
-        CHECK(a.filesystem.remove_if_created[i].path == b.filesystem.remove_if_created[i].path);
-        CHECK(a.filesystem.remove_if_created[i].why == b.filesystem.remove_if_created[i].why);
-    }
     CHECK(b.filesystem.warnings.empty());  // a plan's warnings are all at the top
     REQUIRE(a.warnings.size() == b.warnings.size());
     for (std::size_t i = 0; i < a.warnings.size(); ++i) {
@@ -299,8 +291,6 @@ std::vector<std::string> broken_promises(const sbx::Plan& p) {
         expect(!sbx::paths::at_or_under(ph.path, p.tmpdir), "placeholder in tmpdir " + ph.path);
         expect(ph.parent.exists && ph.parent.type == sbx::FileType::directory, "placeholder parent " + ph.path);
     }
-    for (const auto& r : p.filesystem.remove_if_created)
-        expect(clean(r.path) && r.path != p.root && sbx::paths::at_or_under(r.path, p.root), "removeIfCreated " + r.path);
     for (const auto& w : p.warnings) expect(!has_nul(w.file) && !has_nul(w.key) && !has_nul(w.message), "warning");
     return out;
 }
@@ -390,7 +380,7 @@ TEST_CASE("plan: the hand-written document reads as written") {
     CHECK(p.allow_unix_sockets);
     CHECK(p.network.mode == sbx::NetworkMode::none);
     CHECK(p.filesystem.isolated);
-    REQUIRE(p.filesystem.mounts.size() == 11);
+    REQUIRE(p.filesystem.mounts.size() == 12);
     const auto& pin = p.filesystem.mounts[2];
     CHECK(pin.kind == sbx::MountKind::pin);
     CHECK(pin.path == "/r/.git");
@@ -409,13 +399,13 @@ TEST_CASE("plan: the hand-written document reads as written") {
     CHECK(p.filesystem.mounts[8].expect.type == sbx::FileType::other);
     CHECK(p.filesystem.mounts[10].kind == sbx::MountKind::ro_bind);
     CHECK(p.filesystem.mounts[10].source == "/srv/known_hosts");
-    REQUIRE(p.filesystem.placeholders.size() == 2);
+    REQUIRE(p.filesystem.placeholders.size() == 3);
     CHECK(p.filesystem.placeholders[0].kind == sbx::Placeholder::file);
     CHECK(p.filesystem.placeholders[1].kind == sbx::Placeholder::directory);
     CHECK(p.filesystem.placeholders[1].parent.ino == 22);
     CHECK(p.filesystem.placeholders[1].why == "editor settings");
-    REQUIRE(p.filesystem.remove_if_created.size() == 2);
-    CHECK(p.filesystem.remove_if_created[1].path == "/r/.git/config.worktree");
+    CHECK(p.filesystem.placeholders[2].kind == sbx::Placeholder::commondir);
+    CHECK(p.filesystem.placeholders[2].path == "/r/.git/commondir");
     REQUIRE(p.warnings.size() == 1);
     CHECK(p.warnings[0].key == "sandbox.network.allowedDomains[0]");
     check_round_trip(p);
@@ -468,7 +458,8 @@ TEST_CASE("plan: a plan from make_plan over a repository and a home comes back f
     CHECK(has_mount(plan, sbx::MountKind::ro_bind, "/r/.git/hooks"));
     CHECK(has_mount(plan, sbx::MountKind::bind, std::string(kTmp)));
     CHECK_FALSE(plan.filesystem.placeholders.empty());
-    CHECK_FALSE(plan.filesystem.remove_if_created.empty());
+    CHECK(std::any_of(plan.filesystem.placeholders.begin(), plan.filesystem.placeholders.end(),
+                      [](const sbx::PlaceholderOp& ph) { return ph.kind == sbx::Placeholder::commondir; }));
     // The rules the mounts were made from travel too, for sbx-mac.
     auto has_rule = [&](sbx::FsRule::Kind k, std::string_view pattern) {
         return std::any_of(plan.rules.begin(), plan.rules.end(),
@@ -620,9 +611,9 @@ TEST_CASE("plan: optional keys may be left out") {
         auto p = parsed(edit(kBase, R"J(, "why": "editor settings")J", ""));
         CHECK(p.filesystem.placeholders[1].why.empty());
     }
-    SUBCASE("filesystem.removeIfCreated[i].why") {
+    SUBCASE("a commondir placeholder's why") {
         auto p = parsed(edit(kBase, R"J(, "why": "points git at another git directory")J", ""));
-        CHECK(p.filesystem.remove_if_created[0].why.empty());
+        CHECK(p.filesystem.placeholders[2].why.empty());
     }
     SUBCASE("warnings[i].file and .key") {
         auto p = parsed(edit(kBase, R"J("file": "/home/u/.claude/settings.json", "key": "sandbox.network.allowedDomains[0]", )J", ""));
@@ -639,18 +630,16 @@ TEST_CASE("plan: optional keys may be left out") {
         t = edit(t, R"J("loaderEnv": {"LD_PRELOAD": "/opt/lib/libfast.so", "GCONV_PATH": "/opt/gconv"})J", R"J("loaderEnv": {})J");
         t = edit(t, R"J("env": {"PATH": "/usr/bin:/bin", "HOME": "/home/u", "TMPDIR": "/tmp/sbx-0123456789abcdef"})J", R"J("env": {})J");
         t = cut(t, "\"mounts\": [\n", "\n    ],");
-        t = cut(t, "\"placeholders\": [\n", "\n    ],");
-        t = cut(t, "\"removeIfCreated\": [\n", "\n    ]");
-        t = edit(t, "\"isolated\": true,\n    ", "\"isolated\": true, \"mounts\": [], \"placeholders\": [], \"removeIfCreated\": []");
+        t = cut(t, "\"placeholders\": [\n", "\n    ]");
+        t = edit(t, "\"isolated\": true,\n    ", "\"isolated\": true, \"mounts\": [], \"placeholders\": []");
         auto p = parsed(t);
         CHECK(p.env.empty());
         CHECK(p.filesystem.mounts.empty());
         CHECK(p.filesystem.placeholders.empty());
-        CHECK(p.filesystem.remove_if_created.empty());
         check_round_trip(p);
     }
     SUBCASE("the order of keys within an object does not matter, nor white space") {
-        auto p = parsed(R"J(  {"filesystem":{"removeIfCreated":[],"placeholders":[],"mounts":[],"isolated":false},
+        auto p = parsed(R"J(  {"filesystem":{"placeholders":[],"mounts":[],"isolated":false},
             "network":{"mode":"none"},"seccomp":{"allowUnixSockets":false},"failIfUnavailable":true,"enabled":false,
             "tmpdir":"/t","root":"/r","command":{"loaderEnv":{},"env":{},"cwd":"/","argv":["x"]},"version":1}
         )J");
@@ -676,8 +665,8 @@ TEST_CASE("plan: an unknown key is refused, at any depth") {
         {R"J("isolated": true,)J", R"J("isolated": true, "extra": [],)J", "filesystem.extra"},
         {R"J("why": "editor settings")J", R"J("why": "editor settings", "mode": 1)J", "filesystem.placeholders[1].mode"},
         {R"J("ino": 22,)J", R"J("ino": 22, "mode": 16877,)J", "filesystem.placeholders[1].parent.mode"},
-        {R"J("why": "per-worktree git configuration")J", R"J("why": "per-worktree git configuration", "x": 1)J",
-         "filesystem.removeIfCreated[1].x"},
+        {R"J("why": "points git at another git directory")J", R"J("why": "points git at another git directory", "x": 1)J",
+         "filesystem.placeholders[2].x"},
         {R"J("why": "listed")J", R"J("why": "listed", "value": "secret")J", "command.envRemoved[1].value"},
         {R"J("message": "no network proxy yet")J", R"J("message": "no network proxy yet", "line": 3)J", "warnings[0].line"},
     });
@@ -707,8 +696,7 @@ TEST_CASE("plan: a missing required key is refused, naming it") {
         {cut(t, "\"filesystem\": {", "\n  },"), "filesystem"},
         {edit(t, R"J("isolated": true,)J", ""), "filesystem.isolated"},
         {cut(t, "\"mounts\": [", "\n    ],"), "filesystem.mounts"},
-        {cut(t, "\"placeholders\": [", "\n    ],"), "filesystem.placeholders"},
-        {cut(t, ",\n    \"removeIfCreated\": [", "\n    ]"), "filesystem.removeIfCreated"},
+        {cut(t, ",\n    \"placeholders\": [", "\n    ]"), "filesystem.placeholders"},
         {edit(t, R"J("kind": "pin", )J", ""), "filesystem.mounts[2].kind"},
         {edit(t, R"J("path": "/r/.git", )J", ""), "filesystem.mounts[2].path"},
         {edit(t, R"J("expect": {"exists": true, "type": "directory", "dev": 2049, "ino": 12, "nlink": 7}, )J", ""),
@@ -724,7 +712,7 @@ TEST_CASE("plan: a missing required key is refused, naming it") {
         {edit(t, R"J("parent": {"exists": true, "type": "directory", "dev": 2049, "ino": 22, "nlink": 6}, )J", ""),
          "filesystem.placeholders[1].parent"},
         {edit(t, R"J("ino": 22, )J", ""), "filesystem.placeholders[1].parent.ino"},
-        {edit(t, R"J("path": "/r/.git/commondir", )J", ""), "filesystem.removeIfCreated[0].path"},
+        {edit(t, R"J({"path": "/r/.git/commondir", "kind")J", R"J({"kind")J"), "filesystem.placeholders[2].path"},
         {edit(t, R"J("name": "PGURL", )J", ""), "command.envRemoved[1].name"},
         {edit(t, R"J(, "message": "no network proxy yet")J", ""), "warnings[0].message"},
     };
@@ -832,10 +820,8 @@ TEST_CASE("plan: a value of the wrong type is refused, naming its key") {
         {R"J("parent": {"exists": true, "type": "directory", "dev": 2049, "ino": 22, "nlink": 6})J", R"J("parent": "/r")J",
          "filesystem.placeholders[1].parent"},
         {R"J("why": "editor settings")J", R"J("why": {})J", "filesystem.placeholders[1].why"},
-        {R"J({"path": "/r/.git/commondir", "why": "points git at another git directory"})J", R"J("/r/.git/commondir")J",
-         "filesystem.removeIfCreated[0]"},
-        {R"J("path": "/r/.git/commondir")J", R"J("path": 0)J", "filesystem.removeIfCreated[0].path"},
-        {R"J("why": "points git at another git directory")J", R"J("why": false)J", "filesystem.removeIfCreated[0].why"},
+        {R"J({"path": "/r/.git/commondir", "kind")J", R"J({"path": 0, "kind")J", "filesystem.placeholders[2].path"},
+        {R"J("why": "points git at another git directory")J", R"J("why": false)J", "filesystem.placeholders[2].why"},
     });
     // Whole objects and arrays of the wrong type.
     struct Block {
@@ -844,10 +830,8 @@ TEST_CASE("plan: a value of the wrong type is refused, naming its key") {
     for (const auto& b : {Block{splice(kBase, "\"command\": {", "\n  },", "\"command\": [],"), "command"},
                           Block{splice(kBase, "\"filesystem\": {", "\n  },", "\"filesystem\": null,"), "filesystem"},
                           Block{splice(kBase, "\"mounts\": [", "\n    ],", "\"mounts\": {},"), "filesystem.mounts"},
-                          Block{splice(kBase, "\"placeholders\": [", "\n    ],", "\"placeholders\": \"none\","),
+                          Block{splice(kBase, "\"placeholders\": [", "\n    ]", "\"placeholders\": \"none\""),
                                 "filesystem.placeholders"},
-                          Block{splice(kBase, "\"removeIfCreated\": [", "\n    ]", "\"removeIfCreated\": {}"),
-                                "filesystem.removeIfCreated"},
                           Block{splice(kBase, "\"warnings\": [", "\n  ]", "\"warnings\": {}"), "warnings"},
                           Block{splice(kBase, "\"envRemoved\": [", "]", "\"envRemoved\": {}"), "command.envRemoved"}}) {
         CAPTURE(b.key);
@@ -876,7 +860,7 @@ TEST_CASE("plan: every path is absolute and normalised") {
         {R"J("path": "/r/.git/hooks", "source": "@",)J", "/r/.git/hooks", "filesystem.mounts[9].source"},
         {R"J("source": "@",)J", "/srv/known_hosts", "filesystem.mounts[10].source"},
         {R"J({"path": "@", "kind": "directory")J", "/r/.vscode", "filesystem.placeholders[1].path"},
-        {R"J({"path": "@", "why": "points)J", "/r/.git/commondir", "filesystem.removeIfCreated[0].path"},
+        {R"J({"path": "@", "kind": "commondir")J", "/r/.git/commondir", "filesystem.placeholders[2].path"},
     };
     for (const auto& f : fields) {
         const auto at = f.context.find('@');
@@ -1119,16 +1103,19 @@ TEST_CASE("plan: placeholders") {
     check_accepted(replace_all(std::string(kBase), "/r/.vscode", "/tmp/x"));
 }
 
-TEST_CASE("plan: removeIfCreated lies strictly inside the root") {
+TEST_CASE("plan: a commondir placeholder is a file named commondir, whose directory's path has no line end") {
+    auto as = [](std::string_view path) {
+        return R"J({"path": ")J" + std::string(path) + R"J(", "kind": "commondir")J";
+    };
+    const std::string from = as("/r/.git/commondir");
     check_refusals({
-        {R"J("path": "/r/.git/commondir")J", R"J("path": "/etc/passwd")J", "filesystem.removeIfCreated[0].path"},
-        {R"J("path": "/r/.git/commondir")J", R"J("path": "/r")J", "filesystem.removeIfCreated[0].path"},
-        {R"J("path": "/r/.git/commondir")J", R"J("path": "/")J", "filesystem.removeIfCreated[0].path"},
-        {R"J("path": "/r/.git/commondir")J", R"J("path": "/rr/x")J", "filesystem.removeIfCreated[0].path"},
-        {R"J("path": "/r/.git/commondir")J", R"J("path": "/tmp/sbx-0123456789abcdef/x")J", "filesystem.removeIfCreated[0].path"},
-        {R"J("path": "/r/.git/config.worktree")J", R"J("path": "/home/u/.bashrc")J", "filesystem.removeIfCreated[1].path"},
+        {from, as("/r/.git/config"), "filesystem.placeholders[2].path"},
+        {from, as("/r/.git/commondir.x"), "filesystem.placeholders[2].path"},
+        {from, as("/r/.git\\n/commondir"), "filesystem.placeholders[2].path"},
+        {from, as("/r/.git\\r/commondir"), "filesystem.placeholders[2].path"},
+        {R"J("kind": "commondir")J", R"J("kind": "Commondir")J", "filesystem.placeholders[2].kind"},
     });
-    check_accepted(edit(kBase, R"J("path": "/r/.git/commondir")J", R"J("path": "/r/x")J"));
+    check_accepted(replace_all(std::string(kBase), "/r/.git/commondir", "/r/.git/modules/a/commondir"));
 }
 
 TEST_CASE("plan: the network is none or proxy, and a proxy's rules are host patterns") {
@@ -1192,8 +1179,9 @@ TEST_CASE("plan: malformed JSON is INVALID_PLAN with the line and column") {
         check_malformed(text, line, column);
     }
     {
-        const auto text = edit(kBase, R"J("why": "editor settings"})J", R"J("why": "editor settings"},)J");
-        auto [line, column] = where(text, "],\n    \"removeIfCreated\"");
+        const auto text = edit(kBase, R"J("why": "points git at another git directory"})J",
+                               R"J("why": "points git at another git directory"},)J");
+        auto [line, column] = where(text, "]\n  },\n  \"warnings\"");
         check_malformed(text, line, column);  // a trailing comma is blamed at the ']'
     }
     {
@@ -1248,7 +1236,7 @@ TEST_CASE("plan: a document over json::kMaxDocumentBytes is refused, one at the 
     auto padded = [](std::size_t size) {
         const std::string head = R"J({"version":1,"command":{"argv":["x"],"cwd":"/r","env":{},"loaderEnv":{}},"root":"/r","tmpdir":"/t",)J"
                                  R"J("enabled":true,"failIfUnavailable":true,"seccomp":{"allowUnixSockets":false},"network":{"mode":"none"},)J"
-                                 R"J("filesystem":{"isolated":true,"mounts":[],"placeholders":[],"removeIfCreated":[]},)J"
+                                 R"J("filesystem":{"isolated":true,"mounts":[],"placeholders":[]},)J"
                                  R"J("warnings":[{"message":")J";
         const std::string tail = "\"}]}";
         REQUIRE(size > head.size() + tail.size());

@@ -78,24 +78,23 @@ std::string warnings_text(const ProtectedPaths& pp) {
     return out;
 }
 
-void check_read_only(const ProtectedPaths& pp, std::string_view path, Placeholder ph, bool remove = false) {
+void check_read_only(const ProtectedPaths& pp, std::string_view path, Placeholder ph) {
     const ProtectedPath& e = entry(pp, path);
     CHECK_MESSAGE(e.guard == Guard::read_only, path);
     CHECK_MESSAGE(e.placeholder == ph, path);
-    CHECK_MESSAGE(e.remove_if_created == remove, path);
 }
 
 void check_pin(const ProtectedPaths& pp, std::string_view path) {
     CHECK_MESSAGE(entry(pp, path).guard == Guard::pin, path);
 }
 
-// The four entries of a git directory: hooks and config read-only, commondir and
-// config.worktree read-only and removed when a command makes them.
+// The four entries of a git directory, read-only; a missing commondir is covered
+// by one naming its own directory, the rest by empty ones.
 void check_git_dir(const ProtectedPaths& pp, const std::string& x) {
     check_read_only(pp, x + "/hooks", Placeholder::directory);
     check_read_only(pp, x + "/config", Placeholder::file);
-    check_read_only(pp, x + "/commondir", Placeholder::file, true);
-    check_read_only(pp, x + "/config.worktree", Placeholder::file, true);
+    check_read_only(pp, x + "/commondir", Placeholder::commondir);
+    check_read_only(pp, x + "/config.worktree", Placeholder::file);
 }
 
 // A main repository's git directory as `git init` leaves it.
@@ -270,8 +269,8 @@ TEST_CASE("protected: a linked worktree guards the main repository's hooks and c
     // The worktree's .git file itself, read-only though it exists.
     check_read_only(pp, "/src/wt/.git", Placeholder::file);
     // The worktree's own git directory, with the commondir that leads to the main one.
-    check_read_only(pp, "/src/main/.git/worktrees/wt/commondir", Placeholder::file, true);
-    check_read_only(pp, "/src/main/.git/worktrees/wt/config.worktree", Placeholder::file, true);
+    check_read_only(pp, "/src/main/.git/worktrees/wt/commondir", Placeholder::commondir);
+    check_read_only(pp, "/src/main/.git/worktrees/wt/config.worktree", Placeholder::file);
     check_read_only(pp, "/src/main/.git/worktrees/wt/hooks", Placeholder::directory);
     check_read_only(pp, "/src/main/.git/worktrees/wt/config", Placeholder::file);
     // The main repository's: what git run in the worktree actually executes.
@@ -281,8 +280,8 @@ TEST_CASE("protected: a linked worktree guards the main repository's hooks and c
     CHECK(!listed(pp, "/src/main/.git"));
     // The other worktree: its commondir and config.worktree always, hooks and config
     // only as present (its hooks directory is, its config is not).
-    check_read_only(pp, "/src/main/.git/worktrees/other/commondir", Placeholder::file, true);
-    check_read_only(pp, "/src/main/.git/worktrees/other/config.worktree", Placeholder::file, true);
+    check_read_only(pp, "/src/main/.git/worktrees/other/commondir", Placeholder::commondir);
+    check_read_only(pp, "/src/main/.git/worktrees/other/config.worktree", Placeholder::file);
     check_read_only(pp, "/src/main/.git/worktrees/other/hooks", Placeholder::directory);
     CHECK(!listed(pp, "/src/main/.git/worktrees/other/config"));
     // Nothing through the symlink's own name.
@@ -296,7 +295,7 @@ TEST_CASE("protected: a worktree without commondir belongs to the directory abov
     fs.file("/w/.git", "gitdir: /m/.git/worktrees/wt\n").dir("/home/u");
     const auto pp = compute(fs, "/w");
     check_git_dir(pp, "/m/.git");
-    check_read_only(pp, "/m/.git/worktrees/wt/commondir", Placeholder::file, true);
+    check_read_only(pp, "/m/.git/worktrees/wt/commondir", Placeholder::commondir);
 }
 
 TEST_CASE("protected: commondir names the main git directory, wherever it is") {
@@ -359,7 +358,7 @@ TEST_CASE("protected: nested submodules under .git/modules, names with slashes i
     check_git_dir(pp, "/r/.git/modules/a/modules/b");
     check_git_dir(pp, "/r/.git/modules/a/modules/b/modules/c");
     check_git_dir(pp, "/r/.git/modules/group/deep/d");
-    check_read_only(pp, "/r/.git/modules/a/worktrees/wa/commondir", Placeholder::file, true);
+    check_read_only(pp, "/r/.git/modules/a/worktrees/wa/commondir", Placeholder::commondir);
     CHECK(entry(pp, "/r/.git/modules/a/modules/b/hooks").reason.find("submodule") != std::string::npos);
     // Directories on the way to a submodule's git directory, and other clutter, are not.
     CHECK(!listed(pp, "/r/.git/modules/group/hooks"));
@@ -528,8 +527,8 @@ TEST_CASE("protected: a path named by two rules is listed once, the stronger gua
     check_read_only(pu, "/r/.claude", Placeholder::directory);
     CHECK(entry(pu, "/r/.claude").reason.find("target of symlink /r/.git/hooks") != std::string::npos);
     CHECK(!listed(pu, "/r/.claude/skills"));  // covered by the read-only directory now
-    // The root's .gitconfig is also where config.worktree leads: removed if a command makes it.
-    check_read_only(pu, "/r/.gitconfig", Placeholder::file, true);
+    // The root's .gitconfig is also where config.worktree leads.
+    check_read_only(pu, "/r/.gitconfig", Placeholder::file);
 
     // Two symlinks to the same target: one entry for it.
     MemoryFs two;
@@ -657,8 +656,8 @@ TEST_CASE("protected: walks stop past a thousand entries, with a warning") {
     }
     const auto pp = compute(fs);
     CHECK(warned_about(pp, "/r/.git/worktrees"));
-    check_read_only(pp, "/r/.git/worktrees/wt0000/commondir", Placeholder::file, true);
-    check_read_only(pp, "/r/.git/worktrees/wt0999/commondir", Placeholder::file, true);
+    check_read_only(pp, "/r/.git/worktrees/wt0000/commondir", Placeholder::commondir);
+    check_read_only(pp, "/r/.git/worktrees/wt0999/commondir", Placeholder::commondir);
     CHECK(!listed(pp, "/r/.git/worktrees/wt1000/commondir"));
 }
 
@@ -749,7 +748,7 @@ TEST_CASE("protected: on disk, a symlinked hooks directory, a stow dotfile and a
     check_read_only(pp, t.at("root/.git/hooks"), Placeholder::directory);
     check_read_only(pp, t.at("shared-hooks"), Placeholder::directory);
     check_read_only(pp, t.at("root/.git/config"), Placeholder::file);
-    check_read_only(pp, t.at("root/.git/commondir"), Placeholder::file, true);
+    check_read_only(pp, t.at("root/.git/commondir"), Placeholder::commondir);
     check_read_only(pp, t.at("home/dotfiles/bashrc"), Placeholder::file);
     check_pin(pp, t.at("root/.claude"));
     check_read_only(pp, t.at("root/.claude/skills"), Placeholder::directory);
@@ -777,8 +776,8 @@ TEST_CASE("protected: on disk, git init, git worktree add and a submodule") {
         check_read_only(pp, t.at("wt/.git"), Placeholder::file);
         check_git_dir(pp, t.at("main/.git"));
         // git wrote commondir there; it is protected (and was not created by a command).
-        check_read_only(pp, t.at("main/.git/worktrees/wt/commondir"), Placeholder::file, true);
-        check_read_only(pp, t.at("main/.git/worktrees/wt/config.worktree"), Placeholder::file, true);
+        check_read_only(pp, t.at("main/.git/worktrees/wt/commondir"), Placeholder::commondir);
+        check_read_only(pp, t.at("main/.git/worktrees/wt/config.worktree"), Placeholder::file);
         CHECK(!listed(pp, t.at("main/.git")));
     }
     SUBCASE("the main repository") {
@@ -786,7 +785,7 @@ TEST_CASE("protected: on disk, git init, git worktree add and a submodule") {
         CHECK_MESSAGE(pp.warnings.empty(), warnings_text(pp));
         check_pin(pp, t.at("main/.git"));
         check_git_dir(pp, t.at("main/.git"));
-        check_read_only(pp, t.at("main/.git/worktrees/wt/commondir"), Placeholder::file, true);
+        check_read_only(pp, t.at("main/.git/worktrees/wt/commondir"), Placeholder::commondir);
         CHECK(!listed(pp, t.at("wt/.git")));
     }
     SUBCASE("a submodule checkout") {
