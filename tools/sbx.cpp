@@ -259,6 +259,7 @@ sbx::expected<Loaded> load_policy(const SettingsArgs& a, const sbx::FsView& fs, 
         if (!*text) return sbx::fail(sbx::Error(sbx::Errc::io_error, "no agent file here").in_file(file));
         auto parsed = sbx::parse_agent_file(**text, sbx::AgentFileSource{file, *home, sbx::LayerKind::flag});
         if (!parsed) return sbx::fail(parsed.error());
+        sbx::deny_home_env_files(*parsed, sbx::find_home_env_files(*home, fs));
         // The lowest of the flag layers: a --settings file can still say more.
         auto first_flag = std::find_if(layers->begin(), layers->end(),
                                        [](const sbx::Settings& l) { return l.layer == sbx::LayerKind::flag; });

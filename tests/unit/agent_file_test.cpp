@@ -677,3 +677,48 @@ TEST_CASE("agent file: truncations and mutations never crash") {
     CHECK(ok > 0);
     CHECK(refused > 0);
 }
+
+TEST_CASE("agent file: the .env walk of the home directory finds four folder levels down, past no tool cache") {
+    sbx::MemoryFs fs;
+    fs.file("/home/u/.env", "A=1")
+        .file("/home/u/shop/.env.production", "B=2")
+        .file("/home/u/shop/.envrc", "not one")
+        .file("/home/u/shop/env", "not one either")
+        .file("/home/u/a/b/c/d/.env.local", "deep, but in the walk")
+        .file("/home/u/a/b/c/d/e/.env", "past four levels")
+        .file("/home/u/shop/node_modules/pkg/.env", "a cache")
+        .file("/home/u/.cache/x/.env", "a cache")
+        .dir("/elsewhere")
+        .file("/elsewhere/.env", "outside the home directory")
+        .symlink("/home/u/link", "/elsewhere");
+    const auto found = sbx::find_home_env_files("/home/u", fs);
+    CHECK(found.files == std::vector<std::string>{"/home/u/.env", "/home/u/a/b/c/d/.env.local", "/home/u/shop/.env.production"});
+    CHECK(found.warnings.empty());
+    CHECK(sbx::find_home_env_files("/nowhere", fs).files.empty());
+    CHECK(sbx::find_home_env_files("/nowhere", fs).warnings.empty());
+
+    // Denied for reading by the agent file's layer, named as built-in.
+    auto agent = sbx::parse_agent_file("---\nname: t\n---\n", {"/home/u/shop/AGENT.md", "/home/u"});
+    REQUIRE(agent.has_value());
+    sbx::deny_home_env_files(*agent, found);
+    const auto& deny = agent->settings.filesystem.deny_read;
+    for (const auto& f : found.files) {
+        CAPTURE(f);
+        auto it = std::find_if(deny.begin(), deny.end(), [&](const auto& d) { return d.value == f; });
+        REQUIRE(it != deny.end());
+        CHECK(it->source.key.find("built-in") != std::string::npos);
+    }
+    auto off = sbx::parse_agent_file("---\nname: t\nsandbox: off\n---\n", {"/home/u/shop/AGENT.md", "/home/u"});
+    REQUIRE(off.has_value());
+    sbx::deny_home_env_files(*off, found);
+    CHECK(off->settings.filesystem.deny_read.empty());
+}
+
+TEST_CASE("agent file: the .env walk stops at its budget, and says so") {
+    sbx::MemoryFs fs;
+    fs.dir("/home/u/many");
+    for (std::size_t i = 0; i <= sbx::kEnvWalkEntries; ++i) fs.file("/home/u/many/f" + std::to_string(i));
+    const auto found = sbx::find_home_env_files("/home/u", fs);
+    REQUIRE(found.warnings.size() == 1);
+    CHECK(found.warnings[0].message.find("stopped after") != std::string::npos);
+}
