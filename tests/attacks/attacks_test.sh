@@ -1151,6 +1151,132 @@ env_attacks() {
     tap_finish "control: passed with --env NAME, each of them reaches the command"
 }
 
+# --- code git runs later, outside ------------------------------------------------------
+
+# plant_case SETUP DESCRIPTION SCRIPT AFTER MARK: in a fresh repository that SETUP
+# prepares (outside, before), SCRIPT inside tries to plant code git runs later;
+# AFTER runs outside once the command is over; MARK (relative to the case
+# directory) is the file that code makes. Both scripts get the project as $1 and
+# the case directory as $2. Confined: refused, and AFTER runs nothing. The control
+# plants with filesystem.disabled, and AFTER runs the code.
+plant_case() {
+    local setup=$1 what=$2 script=$3 after=$4 mark=$5 mode
+    for mode in confined control; do
+        fresh_case
+        setup_repo
+        local settings=("${confined[@]}")
+        $setup
+        [[ $mode == confined ]] || settings=(--settings "$conf/fs-disabled.json")
+        sbx_run "${settings[@]}" -- sh -c "$script" sh "$proj" "$case_dir"
+        if [[ $mode == confined ]]; then
+            [[ $rc != 0 ]] || fail_because "the planting script succeeded inside"
+        else
+            want_status 0
+        fi
+        in_case env -u XDG_CONFIG_HOME -u GIT_CONFIG_GLOBAL sh -c "$after" sh "$proj" "$case_dir" >/dev/null 2>&1 || true
+        if [[ $mode == confined ]]; then
+            want_no_file "$case_dir/$mark"
+            tap_finish "$what is refused, and git outside afterwards runs nothing"
+        else
+            want_file "$case_dir/$mark"
+            tap_finish "control: $what runs when git runs outside, planted with filesystem.disabled"
+        fi
+    done
+}
+
+# Set-ups for plant_case; `settings` is the confined run's settings, which one may widen.
+hooks_path_missing() { in_case git -C "$proj" config core.hooksPath tools/git-hooks; }
+include_missing() { in_case git -C "$proj" config include.path ../conf/extra.inc; }
+home_writable() {
+    printf '{"sandbox": {"enabled": true, "filesystem": {"allowWrite": ["%s"]}}}' "$home" >"$case_dir/home-writable.json"
+    settings=(--settings "$case_dir/home-writable.json")
+}
+
+# A script that writes an executable that leaves the mark: plant FILE MARK.
+# shellcheck disable=SC2016  # the scripts' $1 and $2 are the inner shell's
+plant='plant() { printf "#!/bin/sh\ntouch %s\n" "$2" >"$1" && chmod +x "$1"; }; '
+
+# shellcheck disable=SC2016  # the scripts' $1 and $2 are the inner shell's
+git_later_attacks() {
+    plant_case hooks_path_missing "a pre-commit hook in core.hooksPath tools/git-hooks, with no tools/ yet" \
+        "$plant"'mkdir -p "$1/tools/git-hooks" && plant "$1/tools/git-hooks/pre-commit" "$2/hook-ran"' \
+        'git -C "$1" commit -q --allow-empty -m later' hook-ran
+    plant_case include_missing "a core.fsmonitor in an include.path file whose folder does not exist yet" \
+        "$plant"'mkdir -p "$1/conf" && plant "$1/conf/monitor" "$2/monitor-ran" &&
+                 printf "[core]\n\tfsmonitor = %s\n" "$1/conf/monitor" >"$1/conf/extra.inc"' \
+        'git -C "$1" status --short' monitor-ran
+    plant_case home_writable "a core.fsmonitor in ~/.config/git/config, with no ~/.config, the home writable" \
+        "$plant"'mkdir -p "$HOME/.config/git" && plant "$2/monitor" "$2/global-ran" &&
+                 printf "[core]\n\tfsmonitor = %s\n" "$2/monitor" >"$HOME/.config/git/config"' \
+        'git -C "$1" status --short' global-ran
+
+    # A commondir: the missing one is covered by one naming its own directory, which
+    # the command cannot change; git outside works while it runs; after the run it
+    # is gone, through a .git the command left at mode 555.
+    fresh_case
+    setup_repo
+    start_bg timeout 20 "$sbx" run --root "$proj" --launcher "$sbx_linux" "${managed[@]}" "${confined[@]}" \
+        -- sh -c 'sleep 2; { echo /elsewhere >"$1/.git/commondir"; } 2>/dev/null || echo bg-refused' sh "$proj"
+    local bg=$bg_pid
+    wait_until 10 test -e "$proj/.git/commondir" || fail_because "no commondir placeholder appeared"
+    [[ $(cat "$proj/.git/commondir" 2>/dev/null) == "$proj/.git" ]] || fail_because "the placeholder does not name $proj/.git"
+    [[ $(in_case git -C "$proj" rev-parse --git-common-dir 2>&1) == "$proj/.git" ]] ||
+        fail_because "git outside, during the run, says: $(in_case git -C "$proj" rev-parse --git-common-dir 2>&1)"
+    in_case git -C "$proj" status --short >/dev/null 2>&1 || fail_because "git status outside fails during the run"
+    # A second sandbox in the same root: it cannot write it either, and leaving
+    # does not take the placeholder from the first.
+    sbx_run "${confined[@]}" -- sh -c '{ echo /elsewhere >"$1/.git/commondir"; } 2>/dev/null || echo refused; chmod 555 "$1/.git"' sh "$proj"
+    want_out refused
+    [[ $(cat "$proj/.git/commondir" 2>/dev/null) == "$proj/.git" ]] || fail_because "the placeholder went with the second sandbox"
+    wait "$bg" 2>/dev/null || true
+    grep -q bg-refused "$case_dir/bg.log" || fail_because "the first sandbox wrote the commondir: $(cat "$case_dir/bg.log")"
+    want_no_file "$proj/.git/commondir"
+    [[ $(stat -c %a "$proj/.git") == 555 ]] || fail_because ".git's mode is $(stat -c %a "$proj/.git"), not the command's 555"
+    chmod 755 "$proj/.git"
+    tap_finish "a commondir cannot be planted, in two sandboxes at once; git outside works meanwhile; none is left, through chmod 555 .git"
+
+    fresh_case
+    setup_repo
+    in_case git init -q --bare "$case_dir/evil"
+    sbx_run --settings "$conf/fs-disabled.json" -- sh -c 'echo "$2/evil" >"$1/.git/commondir"; chmod 555 "$1/.git"' sh "$proj" "$case_dir"
+    want_status 0
+    [[ $(in_case git -C "$proj" rev-parse --git-common-dir 2>&1) == "$case_dir/evil" ]] ||
+        fail_because "git outside does not follow the planted commondir"
+    chmod 755 "$proj/.git"
+    tap_finish "control: with filesystem.disabled a planted commondir outlives the run and git outside follows it"
+}
+
+# --- agent files --------------------------------------------------------------------
+
+# shellcheck disable=SC2016  # the scripts' $1 and $HOME are the inner shell's
+agent_file_attacks() {
+    local mode
+    for mode in confined control; do
+        fresh_case
+        printf -- '---\nname: t\n---\n' >"$proj/AGENT.md"
+        mkdir -p "$home/other-project" "$home/a/b/c/d"
+        echo "KEY=sbx-env-1" >"$home/other-project/.env"
+        echo "KEY=sbx-env-2" >"$home/a/b/c/d/.env.local"
+        give "$case_dir"
+        local agent=(--agent-file "$proj/AGENT.md")
+        [[ $mode == confined ]] || agent=("${confined[@]}")
+        sbx_run "${agent[@]}" -- sh -c 'cat "$HOME/other-project/.env" "$HOME/a/b/c/d/.env.local";
+            mkdir -p "$1/.agents/skills/evil" && echo "run me" >"$1/.agents/skills/evil/SKILL.md" && echo planted' sh "$proj"
+        if [[ $mode == confined ]]; then
+            want_no_out sbx-env-
+            want_no_out planted
+            want_no_file "$proj/.agents"
+            tap_finish "under an agent file, .env files under the home directory are unreadable and .agents/skills cannot be made"
+        else
+            want_out sbx-env-1
+            want_out sbx-env-2
+            want_out planted
+            want_file "$proj/.agents/skills/evil/SKILL.md"
+            tap_finish "control: without the agent file the same command reads both .env files and plants a skill"
+        fi
+    done
+}
+
 # --- the run ------------------------------------------------------------------------------
 
 users=("$(id -un)")
@@ -1192,6 +1318,8 @@ for user in "${users[@]}"; do
     surface_attacks
     env_attacks
     home_root_attacks
+    git_later_attacks
+    agent_file_attacks
     process_attacks
     leftover_attacks
 done
