@@ -97,6 +97,25 @@ want_line '^  read: allowed  '
 want_line "^  write: denied  protected: protected path $(lit "$proj/.git/hooks") \(.*hooks"
 tap_finish "explain, .git/hooks/pre-commit of a repository: write denied as a protected path"
 
+# core.hooksPath names a folder that does not exist yet: the first missing folder
+# on the way is covered, so explain denies every write inside it, and the plan
+# has its placeholder.
+fresh_case
+echo '{"sandbox": {"enabled": true}}' >"$proj/.claude/settings.json"
+make_repo "$proj"
+printf '[core]\n\thooksPath = tools/git-hooks\n' >>"$proj/.git/config"
+sbx_run explain --root "$proj" "${managed[@]}" "$proj/tools/other.txt"
+want_status 0
+want_line "^  write: denied  protected: protected path $(lit "$proj/tools") \(the first missing folder on the way to $(lit "$proj/tools/git-hooks")"
+sbx_run plan --root "$proj" "${managed[@]}" -- true
+want_out "{\"path\":\"$proj/tools\",\"kind\":\"directory\","
+mkdir "$proj/tools"
+sbx_run explain --root "$proj" "${managed[@]}" "$proj/tools/other.txt"
+want_line "^  write: allowed  inside the root"
+sbx_run explain --root "$proj" "${managed[@]}" "$proj/tools/git-hooks/pre-commit"
+want_line "^  write: denied  protected: protected path $(lit "$proj/tools/git-hooks")"
+tap_finish "explain and plan agree: a core.hooksPath folder that does not exist yet covers its first missing folder"
+
 fresh_case
 echo '{"sandbox": {"enabled": true, "filesystem": {"denyRead": ["./build", "secrets"]}}}' \
     >"$proj/.claude/settings.json"
