@@ -26,7 +26,7 @@ struct HostPattern {
     enum class Kind {
         name,        // "github.com": that host only
         subdomains,  // "*.example.com": its subdomains, not example.com itself, never an address
-        any,         // "*": every host (but see the file comment on local addresses)
+        any,         // "*": every host (what it lets through: hosts.hpp, Reach)
         address,     // "127.0.0.1", "[::1]": that address
     };
     Kind kind = Kind::name;
@@ -245,15 +245,15 @@ inline bool is_localhost(const HostTarget& t) {
     return !t.address && (t.host == "localhost" || t.host.ends_with(".localhost"));
 }
 
-// Addresses no name and no `*` may reach: only a pattern naming the address does.
-inline bool is_local_class(AddressClass c) {
-    return c != AddressClass::public_address && c != AddressClass::private_network;
-}
-
+// Whether `p` names `t`, as text: `*` every host (names and addresses of every
+// kind), `*.example.com` the names under it, a name that name, an address that
+// address; on the pattern's port if it has one. What a matching allow pattern
+// lets a connection reach is hosts.hpp's to say (Reach); a matching deny pattern
+// refuses the target whatever it is.
 inline bool matches(const HostPattern& p, const HostTarget& t) {
     if (p.port && *p.port != t.port) return false;
     switch (p.kind) {
-        case HostPattern::Kind::any: return !t.address || !is_local_class(classify(*t.address));
+        case HostPattern::Kind::any: return true;
         case HostPattern::Kind::address: return t.address && *t.address == *p.address;
         case HostPattern::Kind::name: return !t.address && t.host == p.host;
         case HostPattern::Kind::subdomains:
