@@ -21,7 +21,7 @@ trap 'rm -rf "$tmp"' EXIT
 tmp=$(cd "$tmp" && pwd -P)
 chmod 755 "$tmp"
 
-source "$here/../tap.sh"
+source "$(dirname "${BASH_SOURCE[0]}")/../tap.sh"
 
 for tool in curl python3; do
     if ! command -v "$tool" >/dev/null; then
@@ -60,7 +60,6 @@ for who in "${users[@]}"; do
     out=$(cd "$work/project" && python3 "$driver" frozen evil.example -- "${as[@]}" env HOME="$work/home" \
         timeout 60 "$sbx" run --managed-settings "$tmp/empty-managed.json" --launcher "$launcher" \
         --on-unknown-host ask -- sh -c "$command_script" 2>&1) || rc=$?
-    err=
     [[ $rc == 0 ]] || fail_because "the driver found problems (status $rc)"
     [[ $out == *"bytes between the question and the answer: 0"* ]] || fail_because "bytes arrived while the question was open"
     tap_finish "while the question is open the sandbox is stopped: nothing forged reaches the terminal, then it resumes and curl gets 403"
