@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Drives a command on a pseudo-terminal the way a person answers sbx's question.
 
-Usage: terminal_question.py frozen|control HOST -- COMMAND [ARG...]
+Usage: terminal_question.py frozen|control|interrupt HOST -- COMMAND [ARG...]
 
 COMMAND runs on a new pseudo-terminal (its controlling terminal). It is expected
 to keep printing a forged question about good.example while it makes a
@@ -14,6 +14,9 @@ frozen:  nothing may arrive between the question and the answer (the command is
          what it decided; curl's code:403 must follow.
 control: the forged text must arrive between the question and the answer (the
          command keeps running), which is the attack the freeze prevents.
+interrupt: the launcher is sent SIGTERM while the question is open: it must end,
+         and no process whose command line names good.example (the sandbox's
+         writer) may be left, stopped or running.
 Prints one line per finding; exits 0 when every expectation holds, 1 otherwise.
 """
 import os
@@ -27,7 +30,7 @@ FORGED = b"good.example"
 
 
 def main():
-    if len(sys.argv) < 5 or sys.argv[1] not in ("frozen", "control") or sys.argv[3] != "--":
+    if len(sys.argv) < 5 or sys.argv[1] not in ("frozen", "control", "interrupt") or sys.argv[3] != "--":
         print(__doc__.strip().splitlines()[2], file=sys.stderr)
         return 2
     mode, host, argv = sys.argv[1], sys.argv[2].encode(), sys.argv[4:]
@@ -72,17 +75,66 @@ def main():
         end = question_end()
         if end < 0:
             problems.append("no question naming %s in 30 s" % host.decode())
+        elif mode == "interrupt":
+            interrupt(pid, read_for, problems)
         else:
             check(mode, host, master, seen, end, read_for, problems)
+    except Ended:
+        pid = 0
     finally:
         # The launcher's end ends the sandbox (--die-with-parent).
-        os.kill(pid, signal.SIGKILL)
-        os.waitpid(pid, 0)
+        if pid:
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
     for p in problems:
         print("problem: " + p)
     if problems:
         print("terminal output (last 600 bytes): %r" % bytes(seen[-600:]))
     return 1 if problems else 0
+
+
+def writers_left():
+    """Processes whose command line names the forged host."""
+    left = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit() or int(entry) == os.getpid():  # our own argv names it
+            continue
+        try:
+            with open("/proc/%s/cmdline" % entry, "rb") as f:
+                if FORGED in f.read():
+                    left.append(int(entry))
+        except OSError:
+            pass
+    return left
+
+
+def interrupt(pid, read_for, problems):
+    """SIGTERM to the launcher with the question open: the sandbox ends with it."""
+    os.kill(pid, signal.SIGTERM)
+    ended = False
+    for _ in range(100):
+        if os.waitpid(pid, os.WNOHANG)[0] == pid:
+            ended = True
+            break
+        if not read_for(0.1):  # at the end of the terminal's output, read_for does not wait
+            time.sleep(0.1)
+    if not ended:
+        problems.append("the launcher did not end within 10 s of SIGTERM with a question open")
+        return
+    print("the launcher ended on SIGTERM")
+    for _ in range(50):
+        if not writers_left():
+            break
+        time.sleep(0.1)
+    left = writers_left()
+    if left:
+        problems.append("processes of the sandbox were left behind: %s" % left)
+    # Reaped here: main's kill and waitpid must not touch the id again.
+    raise Ended()
+
+
+class Ended(Exception):
+    """The child was reaped already."""
 
 
 def check(mode, host, master, seen, end, read_for, problems):

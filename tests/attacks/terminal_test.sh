@@ -65,6 +65,13 @@ for who in "${users[@]}"; do
     tap_finish "while the question is open the sandbox is stopped: nothing forged reaches the terminal, then it resumes and curl gets 403"
 
     rc=0
+    out=$(cd "$work/project" && python3 "$driver" interrupt evil.example -- "${as[@]}" env HOME="$work/home" \
+        timeout 60 "$sbx" run --managed-settings "$tmp/empty-managed.json" --launcher "$launcher" \
+        --on-unknown-host ask -- sh -c "$command_script" 2>&1) || rc=$?
+    [[ $rc == 0 ]] || fail_because "the driver found problems (status $rc)"
+    tap_finish "SIGTERM to the launcher while the question is open ends it and the stopped sandbox, leaving nothing"
+
+    rc=0
     out=$(cd "$work" && python3 "$driver" control evil.example -- "${as[@]}" sh -c "$control_script" 2>&1) || rc=$?
     [[ $rc == 0 ]] || fail_because "the control did not show the forged text inside the question (status $rc)"
     tap_finish "control: a question printed while the command runs has the command's forged text written into it"
