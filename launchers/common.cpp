@@ -140,6 +140,7 @@ bool ask_on_terminal(const sbx::net::HostTarget& t, const StopSandbox& stop) {
     if (ready > 0 && (fds[0].revents & POLLIN) != 0)
         while ((n = ::read(tty, answer, sizeof answer - 1)) < 0 && errno == EINTR) {
         }
+    ::tcflush(tty, TCIFLUSH);  // nor does the rest of a long answer reach the command
     const bool yes = n > 0 && (answer[0] == 'y' || answer[0] == 'Y');
     say(std::string(n > 0 && answer[n - 1] == '\n' ? "" : "\r\n") + "sbx: " + where +
         (yes ? " allowed for the rest of this command\r\n" : " refused\r\n"));
