@@ -113,11 +113,14 @@ Stopped stop_pid_namespace(pid_t bubblewrap) {
     }
     out.complete = settled;
     // SIGSTOP takes effect when the process next leaves the kernel: wait for it.
+    // One in uninterruptible sleep ('D') runs no code of its own before it stops,
+    // and may never get there while we wait: the parent of a vfork (which dash
+    // uses for commands) sleeps so until its stopped child execs.
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(2);
     for (pid_t pid : out.targets) {
         for (;;) {
             const char state = state_of(pid);
-            if (state == '\0' || state == 'T' || state == 't' || state == 'Z' || state == 'X') break;
+            if (state == '\0' || state == 'T' || state == 't' || state == 'Z' || state == 'X' || state == 'D') break;
             if (std::chrono::steady_clock::now() > deadline) {
                 out.complete = false;
                 break;

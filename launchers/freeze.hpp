@@ -27,7 +27,8 @@ using StopSandbox = std::function<Stopped()>;
 // Linux: sends SIGSTOP to every process in the PID namespace of the children of
 // `bubblewrap` (the sandbox's pid 1 and everything under it), scanning /proc
 // until a scan finds no process it has not stopped (a process may be forking),
-// then waits, up to about two seconds, until each is stopped or gone.
+// then waits, up to about two seconds, until each is stopped or gone (or in
+// uninterruptible sleep, from which it returns to no code of its own but stopped).
 // Incomplete when the namespace cannot be found or a process does not stop.
 Stopped stop_pid_namespace(pid_t bubblewrap);
 

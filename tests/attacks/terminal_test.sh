@@ -33,7 +33,10 @@ echo '{}' >"$tmp/empty-managed.json"
 
 # The forged question, repainted every 5 ms over whatever the line shows.
 writer='( while :; do printf "\r\033[2Ksbx: the command wants to reach good.example:80, which no rule decides. Allow it for the rest of this command? [y/N] "; sleep 0.005; done ) & w=$!; sleep 0.3'
-command_script="$writer; curl -s -m 20 -o /dev/null -w 'code:%{http_code}\n' http://evil.example/; sleep 0.3; kill \$w"
+# A thief reads the terminal for the keys meant for the question (descriptor 3:
+# sh gives a background job /dev/null for its standard input).
+thief='exec 3<&0; ( head -c 1 <&3 >stolen ) & r=$!'
+command_script="$thief; $writer; curl -s -m 20 -o /dev/null -w 'code:%{http_code}\n' http://evil.example/; sleep 0.3; kill \$w \$r"
 control_script="$writer; printf '\r\nsbx: the command wants to reach evil.example:80, which no rule decides. Allow it for the rest of this command? [y/N] '; read -r a; echo code:403; sleep 0.3; kill \$w"
 
 users=("$(id -un)")
@@ -62,7 +65,10 @@ for who in "${users[@]}"; do
         --on-unknown-host ask -- sh -c "$command_script" 2>&1) || rc=$?
     [[ $rc == 0 ]] || fail_because "the driver found problems (status $rc)"
     [[ $out == *"bytes between the question and the answer: 0"* ]] || fail_because "bytes arrived while the question was open"
-    tap_finish "while the question is open the sandbox is stopped: nothing forged reaches the terminal, then it resumes and curl gets 403"
+    [[ -e $work/project/stolen ]] || fail_because "the thief did not run"
+    [[ ! -s $work/project/stolen ]] || fail_because "the command read the answer: '$(cat "$work/project/stolen")'"
+    rm -f "$work/project/stolen"
+    tap_finish "while the question is open the sandbox is stopped: nothing forged reaches the terminal, no key reaches the command, then it resumes and curl gets 403"
 
     rc=0
     out=$(cd "$work/project" && python3 "$driver" interrupt evil.example -- "${as[@]}" env HOME="$work/home" \
