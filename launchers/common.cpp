@@ -81,23 +81,6 @@ int g_questions_end = -1;
 // what the command wrote before it was stopped does not land inside the question.
 std::mutex g_terminal_mutex;
 
-std::string printable_host(std::string_view host) {
-    std::string out;
-    for (const char c : host) {
-        const bool plain = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '.' || c == '-' || c == '_' || c == ':';
-        if (plain) {
-            out += c;
-            continue;
-        }
-        constexpr std::string_view kHex = "0123456789abcdef";
-        const auto u = static_cast<unsigned char>(c);
-        out += "\\x";
-        out += kHex[u >> 4];
-        out += kHex[u & 0xf];
-    }
-    return out;
-}
-
 bool ask_on_terminal(const sbx::net::HostTarget& t, const StopSandbox& stop) {
     const int tty = ::open("/dev/tty", O_RDWR | O_CLOEXEC | O_NOCTTY);
     if (tty < 0) return false;
@@ -107,7 +90,7 @@ bool ask_on_terminal(const sbx::net::HostTarget& t, const StopSandbox& stop) {
         ~Continue() { continue_stopped(stopped); }
     } frozen{stop ? stop() : Stopped{}};
     std::lock_guard<std::mutex> lock(g_terminal_mutex);
-    const std::string where = printable_host(t.host) + ":" + std::to_string(t.port);
+    const std::string where = sbx::net::printable_host(t.host) + ":" + std::to_string(t.port);
     // SGR reset, soft terminal reset (DECSTR: modes, margins, character sets),
     // cursor shown, shift-in, and a fresh line: nothing the command left set hides
     // or restyles the question.

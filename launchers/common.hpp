@@ -138,15 +138,12 @@ extern Report* g_report;
 // answer: `stop` stops every process of the sandbox (an empty hook stops
 // nothing; a stop that is not complete is answered no without asking). Before
 // the question the terminal's rendition is reset, the cursor shown, type-ahead
-// dropped and a fresh line started; the host is printed escaped; after the
-// answer one line says what was decided. The sandbox continues however the
-// question ends (an answer, no terminal, the end of the command).
+// dropped and a fresh line started; the host is printed escaped
+// (sbx::net::printable_host); after the answer one line says what was decided.
+// The sandbox continues however the question ends (an answer, no terminal, the
+// end of the command).
 bool ask_on_terminal(const sbx::net::HostTarget& t, const StopSandbox& stop);
 bool ask_caller(const sbx::net::HostTarget& t);
-
-// `host` as the question prints it: the characters canonical host text has
-// (a-z, 0-9, '.', '-', '_', ':') as they are, every other byte as \xNN.
-std::string printable_host(std::string_view host);
 
 // The launcher's proxy for one command: started on its two listening sockets
 // with the plan's host rules, it reports each refusal as it comes and keeps it

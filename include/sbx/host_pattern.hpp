@@ -240,6 +240,26 @@ inline expected<HostTarget> canonical_target(std::string_view host, std::uint16_
     return t;
 }
 
+// `host` for a terminal: the characters canonical host text has (a-z, 0-9, '.',
+// '-', '_', ':') as they are, every other byte as \xNN, so that no host, however
+// it got here, carries a control sequence to the person reading it.
+inline std::string printable_host(std::string_view host) {
+    constexpr std::string_view kHex = "0123456789abcdef";
+    std::string out;
+    for (const char c : host) {
+        const bool plain = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '.' || c == '-' || c == '_' || c == ':';
+        if (plain) {
+            out += c;
+            continue;
+        }
+        const auto u = static_cast<unsigned char>(c);
+        out += "\\x";
+        out += kHex[u >> 4];
+        out += kHex[u & 0xf];
+    }
+    return out;
+}
+
 // Whether `t` is `localhost` or a name under it, which reach loopback.
 inline bool is_localhost(const HostTarget& t) {
     return !t.address && (t.host == "localhost" || t.host.ends_with(".localhost"));

@@ -177,6 +177,15 @@ TEST_CASE("what a client asks for is normalised before any rule sees it") {
     CHECK_FALSE(sbx::net::canonical_target("example.com", 0).has_value());
 }
 
+TEST_CASE("printable_host: canonical host text as it is, every other byte escaped") {
+    CHECK(sbx::net::printable_host("evil.example") == "evil.example");
+    CHECK(sbx::net::printable_host("2001:db8::1") == "2001:db8::1");
+    CHECK(sbx::net::printable_host("a_b-c.9") == "a_b-c.9");
+    CHECK(sbx::net::printable_host("\x1b[2Kgood.example") == "\\x1b\\x5b2\\x4bgood.example");
+    CHECK(sbx::net::printable_host("A\r\n") == "\\x41\\x0d\\x0a");
+    CHECK(sbx::net::printable_host(std::string_view("\0\xff", 2)) == "\\x00\\xff");
+}
+
 TEST_CASE("a pattern matches the hosts and ports it names, and no others") {
     struct Row {
         std::string_view pattern, host;
