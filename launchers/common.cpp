@@ -2,11 +2,11 @@
 #include "common.hpp"
 
 #include <fcntl.h>
-#include <ifaddrs.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
+#include <termios.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -14,6 +14,7 @@
 #include <cerrno>
 #include <cstring>
 #include <iostream>
+#include <mutex>
 
 #if defined(__APPLE__)
 extern char** environ;  // unistd.h declares it on Linux only
@@ -73,40 +74,46 @@ std::vector<std::string> env_strings(const sbx::Plan& plan, bool with_loader) {
     return out;
 }
 
-// This machine's addresses, which no host name may lead the proxy to.
-std::vector<sbx::net::Address> own_addresses() {
-    std::vector<sbx::net::Address> out;
-    ifaddrs* list = nullptr;
-    if (::getifaddrs(&list) != 0) return out;
-    for (const ifaddrs* i = list; i != nullptr; i = i->ifa_next) {
-        if (i->ifa_addr == nullptr) continue;
-        if (i->ifa_addr->sa_family == AF_INET) {
-            const auto* in = reinterpret_cast<const sockaddr_in*>(i->ifa_addr);
-            std::array<std::uint8_t, 4> b{};
-            std::memcpy(b.data(), &in->sin_addr, 4);
-            out.push_back(sbx::net::Address::v4(b[0], b[1], b[2], b[3]));
-        } else if (i->ifa_addr->sa_family == AF_INET6) {
-            const auto* in6 = reinterpret_cast<const sockaddr_in6*>(i->ifa_addr);
-            std::array<std::uint8_t, 16> b{};
-            std::memcpy(b.data(), &in6->sin6_addr, 16);
-            out.push_back(sbx::net::Address::v6(b));
-        }
-    }
-    ::freeifaddrs(list);
-    return out;
-}
-
 // Readable once the command has ended: a question still open is then answered no.
 int g_questions_end = -1;
 
-// Asks on the terminal whether a host the rules leave open may be reached; no
-// terminal means no, and so does the end of the command.
-bool ask_on_terminal(const sbx::net::HostTarget& t) {
+// Held while a question is on the terminal, and by relay_stderr for each write:
+// what the command wrote before it was stopped does not land inside the question.
+std::mutex g_terminal_mutex;
+
+bool ask_on_terminal(const sbx::net::HostTarget& t, const StopSandbox& stop) {
     const int tty = ::open("/dev/tty", O_RDWR | O_CLOEXEC | O_NOCTTY);
     if (tty < 0) return false;
-    const std::string question = "\nsbx: the command wants to reach " + t.host + ":" + std::to_string(t.port) +
-                                 ", which no rule decides. Allow it for the rest of this command? [y/N] ";
-    write_all(tty, question.data(), question.size());
+    // Destroyed in reverse: the terminal is given back, then the sandbox continues.
+    struct Continue {
+        Stopped stopped;
+        ~Continue() { continue_stopped(stopped); }
+    } frozen{stop ? stop() : Stopped{}};
+    std::lock_guard<std::mutex> lock(g_terminal_mutex);
+    const std::string where = sbx::net::printable_host(t.host) + ":" + std::to_string(t.port);
+    // SGR reset, soft terminal reset (DECSTR: modes, margins, character sets),
+    // cursor shown, shift-in, and a fresh line: nothing the command left set hides
+    // or restyles the question.
+    const std::string reset = "\x1b[0m\x1b[!p\x1b[0m\x1b[?25h\x0f\r\n";
+    auto say = [&](const std::string& text) { write_all(tty, text.data(), text.size()); };
+    if (!frozen.stopped.complete) {
+        say(reset + "sbx: " + where + " refused: the command could not be stopped to ask about it\r\n");
+        ::close(tty);
+        return false;
+    }
+    // A line of input, echoed, whatever mode the command left the terminal in.
+    termios saved{};
+    const bool have_mode = ::tcgetattr(tty, &saved) == 0;
+    if (have_mode) {
+        termios asking = saved;
+        asking.c_lflag |= ICANON | ECHO | ECHOE | ECHOK;
+        asking.c_iflag |= ICRNL;
+        asking.c_iflag &= ~static_cast<tcflag_t>(INLCR | IGNCR);
+        ::tcsetattr(tty, TCSANOW, &asking);
+    }
+    ::tcflush(tty, TCIFLUSH);  // keys typed before the question do not answer it
+    say(reset + "sbx: the command wants to reach " + where +
+        ", which no rule decides. Allow it for the rest of this command? [y/N] ");
     pollfd fds[2] = {{tty, POLLIN, 0}, {g_questions_end, POLLIN, 0}};
     int ready;
     while ((ready = ::poll(fds, g_questions_end >= 0 ? 2 : 1, -1)) < 0 && errno == EINTR) {
@@ -116,8 +123,13 @@ bool ask_on_terminal(const sbx::net::HostTarget& t) {
     if (ready > 0 && (fds[0].revents & POLLIN) != 0)
         while ((n = ::read(tty, answer, sizeof answer - 1)) < 0 && errno == EINTR) {
         }
+    ::tcflush(tty, TCIFLUSH);  // nor does the rest of a long answer reach the command
+    const bool yes = n > 0 && (answer[0] == 'y' || answer[0] == 'Y');
+    say(std::string(n > 0 && answer[n - 1] == '\n' ? "" : "\r\n") + "sbx: " + where +
+        (yes ? " allowed for the rest of this command\r\n" : " refused\r\n"));
+    if (have_mode) ::tcsetattr(tty, TCSANOW, &saved);
     ::close(tty);
-    return n > 0 && (answer[0] == 'y' || answer[0] == 'Y');
+    return yes;
 }
 
 // Copies the command's standard error from `from` to ours until every writer
@@ -139,7 +151,10 @@ void relay_stderr(int from, sbx::StderrScanner* scanner, Report* report) {
         if (got <= 0) break;
         const std::string_view chunk(buf, static_cast<std::size_t>(got));
         const std::string out = n.feed(chunk);
-        write_all(STDERR_FILENO, out.data(), out.size());
+        {
+            std::lock_guard<std::mutex> lock(g_terminal_mutex);
+            write_all(STDERR_FILENO, out.data(), out.size());
+        }
         if (scanner != nullptr) scanner->feed(chunk);
         report_new();
     }
@@ -194,7 +209,7 @@ bool ask_caller(const sbx::net::HostTarget& t) {
 }
 
 sbx::expected<std::unique_ptr<CommandProxy>> CommandProxy::start(const sbx::Plan& plan, Report& report, int http_fd,
-                                                                 int socks_fd) {
+                                                                 int socks_fd, StopSandbox stop) {
     std::unique_ptr<CommandProxy> self(new CommandProxy());
     linux_sandbox::ProxyOptions po;
     po.rules = plan.network.rules;
@@ -213,7 +228,8 @@ sbx::expected<std::unique_ptr<CommandProxy>> CommandProxy::start(const sbx::Plan
         g_questions_end = ends[0];
         self->questions_done_ = ends[1];
         // Without the pipe, no question: it could outlive the command.
-        po.ask = g_control_fd >= 0 ? ask_caller : ask_on_terminal;
+        if (g_control_fd >= 0) po.ask = ask_caller;
+        else po.ask = [stop = std::move(stop)](const sbx::net::HostTarget& t) { return ask_on_terminal(t, stop); };
     }
     auto started = linux_sandbox::Proxy::start(std::move(po), http_fd, socks_fd);
     if (!started) return sbx::fail(started.error());

@@ -16,6 +16,8 @@
 #include <vector>
 
 #include "fd_io.hpp"
+#include "freeze.hpp"
+#include "host_lookup.hpp"
 #include "proxy.hpp"
 #include "sbx/error.hpp"
 #include "sbx/hosts.hpp"
@@ -124,16 +126,23 @@ int run_unconfined(const sbx::Plan& plan);
 // descriptors; -1 entries are ignored). Errc::invalid_plan naming the key otherwise.
 sbx::expected<void> check_pass_fds(const sbx::Plan& plan, std::initializer_list<int> own);
 
-// This machine's addresses, which no host name may lead the proxy to.
-std::vector<sbx::net::Address> own_addresses();
-
 // Questions about hosts. g_questions_end becomes readable when the command has
 // ended: an open question is then answered no. With g_control_fd the caller
 // answers (ask_caller), else the terminal does (ask_on_terminal).
 extern int g_questions_end;
 extern int g_control_fd;
 extern Report* g_report;
-bool ask_on_terminal(const sbx::net::HostTarget& t);
+
+// Asks on the terminal (/dev/tty) whether `t` may be reached, the command
+// stopped meanwhile so that it can neither repaint the question nor read the
+// answer: `stop` stops every process of the sandbox (an empty hook stops
+// nothing; a stop that is not complete is answered no without asking). Before
+// the question the terminal's rendition is reset, the cursor shown, type-ahead
+// dropped and a fresh line started; the host is printed escaped
+// (sbx::net::printable_host); after the answer one line says what was decided.
+// The sandbox continues however the question ends (an answer, no terminal, the
+// end of the command).
+bool ask_on_terminal(const sbx::net::HostTarget& t, const StopSandbox& stop);
 bool ask_caller(const sbx::net::HostTarget& t);
 
 // The launcher's proxy for one command: started on its two listening sockets
@@ -142,9 +151,10 @@ bool ask_caller(const sbx::net::HostTarget& t);
 // --control-fd, else ask_on_terminal) only while the command runs.
 class CommandProxy {
 public:
-    // Takes the listeners; fails with the proxy's error.
+    // Takes the listeners; fails with the proxy's error. `stop` stops the
+    // sandbox while a question is open on the terminal (see ask_on_terminal).
     static sbx::expected<std::unique_ptr<CommandProxy>> start(const sbx::Plan& plan, Report& report, int http_fd,
-                                                               int socks_fd);
+                                                               int socks_fd, StopSandbox stop);
     CommandProxy(const CommandProxy&) = delete;
     CommandProxy& operator=(const CommandProxy&) = delete;
     ~CommandProxy() { stop(); }

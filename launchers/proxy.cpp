@@ -1,5 +1,7 @@
 #include "proxy.hpp"
 
+#include "host_lookup.hpp"
+
 #include "fd_io.hpp"
 
 #include <arpa/inet.h>
@@ -324,34 +326,6 @@ bool ask_once(State& s, const net::HostTarget& t) {
     return yes;
 }
 
-sbx::expected<std::vector<net::Address>> system_resolve(const std::string& host) {
-    addrinfo hints{};
-    hints.ai_family = AF_UNSPEC;
-    hints.ai_socktype = SOCK_STREAM;
-    hints.ai_flags = AI_ADDRCONFIG;
-    addrinfo* found = nullptr;
-    const int rc = ::getaddrinfo(host.c_str(), nullptr, &hints, &found);
-    if (rc != 0) {
-        const std::string why = rc == EAI_SYSTEM ? std::strerror(errno) : ::gai_strerror(rc);
-        return sbx::fail(Errc::io_error, host + " does not resolve: " + why);
-    }
-    std::vector<net::Address> out;
-    for (const addrinfo* a = found; a != nullptr; a = a->ai_next) {
-        if (a->ai_family == AF_INET) {
-            const auto* in = reinterpret_cast<const sockaddr_in*>(a->ai_addr);
-            const auto* b = reinterpret_cast<const std::uint8_t*>(&in->sin_addr);
-            out.push_back(net::Address::v4(b[0], b[1], b[2], b[3]));
-        } else if (a->ai_family == AF_INET6) {
-            const auto* in6 = reinterpret_cast<const sockaddr_in6*>(a->ai_addr);
-            std::array<std::uint8_t, 16> b{};
-            std::memcpy(b.data(), &in6->sin6_addr, 16);
-            out.push_back(net::Address::v6(b));
-        }
-    }
-    ::freeaddrinfo(found);
-    return out;
-}
-
 socklen_t to_sockaddr(const net::Address& a, std::uint16_t port, sockaddr_storage& out) {
     std::memset(&out, 0, sizeof out);
     if (a.is_v4()) {
@@ -420,11 +394,6 @@ struct Reached {
     int error = 0;
 };
 
-// Whether the decision came from a pattern that names t's address.
-bool named_by_pattern(const net::HostDecision& d) {
-    return d.rule != nullptr && d.rule->pattern.kind == net::HostPattern::Kind::address;
-}
-
 // Decides host:port for `protocol`, and connects when allowed.
 Reached reach(State& s, std::string_view host, std::uint16_t port, std::string_view protocol) {
     using Kind = Reached::Kind;
@@ -444,17 +413,13 @@ Reached reach(State& s, std::string_view host, std::uint16_t port, std::string_v
         return std::move(out);
     };
 
-    const net::HostDecision d = net::decide_host(s.options.rules, s.options.call, t);
+    // Decide, ask, then resolve: a name is looked up only once the rules let it
+    // through (a lookup is itself a message out, to whoever serves its domain).
+    const auto& rules = s.options.rules;
+    const auto& call = s.options.call;
+    const auto& own = s.options.own_addresses;
+    const net::HostDecision d = net::decide_host(rules, call, t, own);
     if (d.verdict == net::HostDecision::Verdict::deny) return refuse(d.rule ? d.rule->text : std::string(), d.why);
-    // decide_host refuses a literal address of a local kind that no pattern names;
-    // it does not know this machine's own addresses, which are held to the same
-    // rule here: reached only through a pattern naming them (or, for loopback,
-    // allowLocalBinding), whatever `*` or a decider says, and without asking.
-    if (t.address && !named_by_pattern(d) && d.step != net::HostDecision::Step::local_binding) {
-        const bool own = std::any_of(s.options.own_addresses.begin(), s.options.own_addresses.end(),
-                                     [&](const net::Address& a) { return net::unmap(a) == *t.address; });
-        if (own) return refuse({}, t.host + " is an address of this machine, which only a pattern naming the address reaches");
-    }
     if (d.verdict == net::HostDecision::Verdict::ask) {
         if (!s.options.ask) return refuse({}, d.why + "; nothing was there to answer");
         if (!ask_once(s, t)) {
@@ -466,24 +431,23 @@ Reached reach(State& s, std::string_view host, std::uint16_t port, std::string_v
         }
     }
 
-    net::Address address;
-    if (t.address) {
-        address = *t.address;
-    } else {
-        auto resolved = s.options.resolve ? s.options.resolve(t.host) : system_resolve(t.host);
+    std::vector<net::Address> resolved;
+    if (!t.address) {
+        auto r = s.options.resolve ? s.options.resolve(t.host) : sbx::launcher::resolve_host(t.host);
         if (s.stopping) {
             out.kind = Kind::stopped;
             return out;
         }
-        if (!resolved) {
+        if (!r) {
             out.kind = Kind::unresolved;
-            out.reason = resolved.error().message;
+            out.reason = r.error().message;
             return out;
         }
-        auto passed = net::check_resolved(t, *resolved, s.options.own_addresses, s.options.rules, s.options.call);
-        if (!passed) return refuse({}, passed.error().message);
-        address = *passed;
+        resolved = std::move(*r);
     }
+    auto passed = net::choose_address(d, rules, call, t, resolved, own);
+    if (!passed) return refuse({}, passed.error().message);
+    const net::Address address = *passed;
 
     const int fd = s.options.dial ? s.options.dial(address, t.port) : system_dial(s, address, t.port);
     if (fd < 0) {

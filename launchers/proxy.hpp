@@ -7,14 +7,12 @@
 // SOCKS5 on the second until stop(). For each connection it canonicalises the
 // host the client named (sbx::net::canonical_target), decides it
 // (sbx::net::decide_host, asking through ProxyOptions::ask when the decision is
-// "ask"), resolves a name once and checks the answers (sbx::net::check_resolved),
-// dials exactly the address that passed and relays bytes both ways. Every refusal
-// by the rules becomes a ProxyEvent; network errors (a name that does not
-// resolve, a server that does not answer) are answered to the client but are not
-// refusals. A literal address of a local kind (loopback, link-local, metadata, ...)
-// or of this machine is refused unless a pattern names it, whatever `*` or an
-// onUnknownHost decider says: the promise of hosts.hpp, kept here too because
-// decide_host lets a decider allow such an address.
+// "ask"), resolves a name once the decision lets it through or the answer is
+// yes, and dials the address sbx::net::choose_address picks from the answers.
+// Every refusal by the rules becomes a ProxyEvent; network errors (a name that
+// does not resolve, a server that does not answer) are answered to the client
+// but are not refusals. The engine decides everything, this machine's own
+// addresses (ProxyOptions::own_addresses) included: nothing is decided here.
 //
 // Threads: one that accepts, and one per connection (at most
 // ProxyOptions::max_connections; more are answered 503, best effort, or closed). They block
@@ -53,7 +51,7 @@ struct ProxyEvent {
 struct ProxyOptions {
     sbx::net::HostRules rules;
     sbx::net::HostCall call;
-    std::vector<sbx::net::Address> own_addresses;  // this machine's addresses, which no name reaches
+    std::vector<sbx::net::Address> own_addresses;  // this machine's addresses, for decide_host
 
     // Asked when decide_host says "ask"; returns whether to allow. Unset: refused.
     // Called by one proxy thread at a time, at most once per host:port for the

@@ -459,7 +459,9 @@ int run_plan(int plan_fd, int report_fd, bool print_violations) {
         const auto [http_fd, socks_fd] = receive_listeners(proxy_pair[0]);
         ::close(proxy_pair[0]);
         if (http_fd >= 0) {
-            auto started = CommandProxy::start(*plan, report, http_fd, socks_fd);
+            // While a question is on the terminal, every process of the sandbox's
+            // PID namespace is stopped.
+            auto started = CommandProxy::start(*plan, report, http_fd, socks_fd, [] { return stop_pid_namespace(g_sandbox_pid); });
             if (!started) {
                 // The command would run without the network it was promised: stop it.
                 std::cerr << "sbx-linux: " << sbx::errc_name(started.error().code) << ": "

@@ -274,7 +274,20 @@ int run_plan(int plan_fd, int report_fd, bool print_violations) {
         auto l = open_listeners();
         if (!l) return give_up(l.error());
         listeners = *l;
-        auto started = CommandProxy::start(*plan, report, listeners.http, listeners.socks);
+        // While a question is on the terminal the command's process group is
+        // stopped (the command leads it, see setsid below). A process that left
+        // the group (a setsid of its own) keeps running: macOS has no PID
+        // namespace to find it by. Not tested on Linux, where sbx-mac only builds.
+        auto started = CommandProxy::start(*plan, report, listeners.http, listeners.socks, [] {
+            Stopped s;
+            const pid_t group = g_sandbox_pid;
+            if (group <= 0 || ::kill(-group, SIGSTOP) != 0) {
+                s.complete = false;
+                return s;
+            }
+            s.targets.push_back(-group);
+            return s;
+        });
         if (!started) return give_up(started.error());
         proxy = std::move(*started);
     }

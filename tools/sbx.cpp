@@ -50,6 +50,8 @@
 #include "sbx/policy.hpp"
 #include "sbx/settings_files.hpp"
 
+#include "host_lookup.hpp"  // launchers/: this machine's addresses and name lookup, as the proxy's
+
 namespace {
 
 enum Exit : int {
@@ -449,10 +451,23 @@ std::string_view step_name(sbx::net::HostDecision::Step s) {
         case S::call_list: return "call-list";
         case S::not_in_call: return "not-in-call";
         case S::local_address: return "local-address";
+        case S::local_name: return "local-name";
         case S::strict: return "strict";
         case S::call_decider: return "call-decider";
         case S::sandbox_decider: return "sandbox-decider";
         case S::nothing_decides: return "nothing-decides";
+    }
+    return "?";
+}
+
+std::string_view reach_name(sbx::net::Reach r) {
+    using R = sbx::net::Reach;
+    switch (r) {
+        case R::nothing: return "nothing";
+        case R::public_only: return "public";
+        case R::public_or_private: return "public-or-private";
+        case R::loopback: return "loopback";
+        case R::named_address: return "named-address";
     }
     return "?";
 }
@@ -506,18 +521,48 @@ int explain_host(const ExplainArgs& a, const Loaded& loaded) {
             call.hosts->push_back(sbx::net::HostRule{std::move(*p), h, "the call's hosts", std::nullopt});
         }
     }
-    const auto d = sbx::net::decide_host(*rules, call, *target);
+    // As the proxy: this machine's addresses, the decision, and for a name the
+    // rules let through (or ask about) the addresses it resolves to here, judged
+    // by the engine. Nothing is resolved for a refused name.
+    const std::vector<sbx::net::Address> own = sbx::launcher::own_addresses();
+    const auto d = sbx::net::decide_host(*rules, call, *target, own);
     using V = sbx::net::HostDecision::Verdict;
-    const std::string_view verdict = d.verdict == V::allow ? "allowed" : d.verdict == V::ask ? "asked" : "refused";
-    // A name is resolved when the command connects; localhost names may lead to loopback.
-    const bool name = !target->address.has_value() && !sbx::net::is_localhost(*target);
+    auto verdict_key = [](V v) { return v == V::allow ? "allow" : v == V::ask ? "ask" : "deny"; };
+    const bool name = !target->address.has_value();
+    const bool resolves = name && d.verdict != V::deny;
+    std::vector<sbx::net::AddressVerdict> judged;
+    std::optional<std::string> unresolved;  // why the name does not resolve here
+    std::vector<sbx::net::Address> resolved;
+    if (resolves) {
+        auto r = sbx::launcher::resolve_host(target->host);
+        if (r) resolved = std::move(*r);
+        else unresolved = r.error().message;
+        for (const auto& addr : resolved) judged.push_back(sbx::net::judge_address(d, *rules, call, *target, addr, own));
+    }
+    // The final verdict: the decision's, unless the addresses refuse it; when
+    // the name does not resolve here, the decision's.
+    V final_verdict = d.verdict;
+    std::string final_why = d.why;
+    std::optional<sbx::net::Address> dials;
+    if (d.verdict != V::deny && !unresolved) {
+        auto chosen = sbx::net::choose_address(d, *rules, call, *target, resolved, own);
+        if (chosen) {
+            dials = *chosen;
+        } else {
+            final_verdict = V::deny;
+            final_why = chosen.error().message;
+        }
+    }
+    auto bracketed = [](const sbx::net::Address& x) {
+        return x.is_v6() ? "[" + sbx::net::to_string(x) + "]" : sbx::net::to_string(x);
+    };
     const bool v6 = target->host.find(':') != std::string::npos;
     const std::string where =
         (v6 ? "[" + target->host + "]" : target->host) + ":" + std::to_string(target->port);
     if (a.settings.json) {
         sbx::json::Writer w;
         w.begin_object().key("host").value(target->host).key("port").value(static_cast<int>(target->port));
-        w.key("verdict").value(d.verdict == V::allow ? "allow" : d.verdict == V::ask ? "ask" : "deny");
+        w.key("verdict").value(verdict_key(d.verdict));
         w.key("step").value(step_name(d.step)).key("why").value(d.why).key("rule");
         if (d.rule == nullptr) {
             w.null();
@@ -526,17 +571,37 @@ int explain_host(const ExplainArgs& a, const Loaded& loaded) {
             write_source(w, d.rule->source);
             w.end_object();
         }
-        w.key("resolvedLater").value(name && d.verdict != V::deny).end_object();
+        w.key("reach").value(reach_name(d.reach));
+        w.key("resolvedLater").value(resolves);
+        w.key("addresses").begin_array();
+        for (const auto& j : judged)
+            w.begin_object().key("address").value(sbx::net::to_string(j.address)).key("class").value(j.kind)
+                .key("allowed").value(j.allowed).end_object();
+        w.end_array();
+        w.key("resolveError");
+        if (unresolved) w.value(*unresolved);
+        else w.null();
+        w.key("dials");
+        if (dials) w.value(sbx::net::to_string(*dials));
+        else w.null();
+        w.key("finalVerdict").value(verdict_key(final_verdict)).key("finalWhy").value(final_why).end_object();
         std::cout << w.take() << "\n";
         return kOk;
     }
-    std::cout << where << "\n  network: " << verdict << "  " << d.why;
+    auto verdict_word = [](V v) { return v == V::allow ? "allowed" : v == V::ask ? "asked" : "refused"; };
+    std::cout << where << "\n  network: " << verdict_word(d.verdict) << "  " << d.why;
     if (d.verdict == V::ask) std::cout << " (on the terminal; refused where there is none)";
     std::cout << "\n";
-    if (name && d.verdict != V::deny)
-        std::cout << "  then: the proxy resolves " << target->host
-                  << " and refuses it if it leads only to loopback, link-local, cloud metadata or this machine's "
-                     "addresses, unless a rule names the address\n";
+    if (resolves) {
+        if (unresolved) std::cout << "  resolves: not here (" << *unresolved << "); the proxy resolves it again when the command connects\n";
+        for (const auto& j : judged)
+            std::cout << "  resolves to: " << bracketed(j.address) << "  " << j.kind << "  "
+                      << (j.allowed ? "may be dialed" : "not dialed") << "\n";
+    }
+    std::cout << "  final: " << verdict_word(final_verdict);
+    if (dials) std::cout << ", dials " << bracketed(*dials) << ":" << target->port;
+    if (final_verdict != d.verdict || unresolved) std::cout << "  " << final_why;
+    std::cout << "\n";
     return kOk;
 }
 

@@ -26,7 +26,7 @@ struct HostPattern {
     enum class Kind {
         name,        // "github.com": that host only
         subdomains,  // "*.example.com": its subdomains, not example.com itself, never an address
-        any,         // "*": every host (but see the file comment on local addresses)
+        any,         // "*": every host (what it lets through: hosts.hpp, Reach)
         address,     // "127.0.0.1", "[::1]": that address
     };
     Kind kind = Kind::name;
@@ -240,20 +240,40 @@ inline expected<HostTarget> canonical_target(std::string_view host, std::uint16_
     return t;
 }
 
+// `host` for a terminal: the characters canonical host text has (a-z, 0-9, '.',
+// '-', '_', ':') as they are, every other byte as \xNN, so that no host, however
+// it got here, carries a control sequence to the person reading it.
+inline std::string printable_host(std::string_view host) {
+    constexpr std::string_view kHex = "0123456789abcdef";
+    std::string out;
+    for (const char c : host) {
+        const bool plain = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '.' || c == '-' || c == '_' || c == ':';
+        if (plain) {
+            out += c;
+            continue;
+        }
+        const auto u = static_cast<unsigned char>(c);
+        out += "\\x";
+        out += kHex[u >> 4];
+        out += kHex[u & 0xf];
+    }
+    return out;
+}
+
 // Whether `t` is `localhost` or a name under it, which reach loopback.
 inline bool is_localhost(const HostTarget& t) {
     return !t.address && (t.host == "localhost" || t.host.ends_with(".localhost"));
 }
 
-// Addresses no name and no `*` may reach: only a pattern naming the address does.
-inline bool is_local_class(AddressClass c) {
-    return c != AddressClass::public_address && c != AddressClass::private_network;
-}
-
+// Whether `p` names `t`, as text: `*` every host (names and addresses of every
+// kind), `*.example.com` the names under it, a name that name, an address that
+// address; on the pattern's port if it has one. What a matching allow pattern
+// lets a connection reach is hosts.hpp's to say (Reach); a matching deny pattern
+// refuses the target whatever it is.
 inline bool matches(const HostPattern& p, const HostTarget& t) {
     if (p.port && *p.port != t.port) return false;
     switch (p.kind) {
-        case HostPattern::Kind::any: return !t.address || !is_local_class(classify(*t.address));
+        case HostPattern::Kind::any: return true;
         case HostPattern::Kind::address: return t.address && *t.address == *p.address;
         case HostPattern::Kind::name: return !t.address && t.host == p.host;
         case HostPattern::Kind::subdomains:

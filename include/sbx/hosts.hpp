@@ -1,9 +1,11 @@
 // sbx/hosts.hpp - which hosts a command may reach, and the rule that says so.
 //
 // Host patterns come from the settings' network.allowedDomains and deniedDomains
-// and from the hosts a call lists for itself; decide_host() applies the
-// reference's order to one connection's host and port:
-//   1. a deniedDomains entry refuses it, whatever allows it;
+// and from the hosts a call lists for itself. decide_host() applies the
+// reference's order to one connection's host and port, knowing this machine's
+// own addresses:
+//   1. a deniedDomains entry refuses it, whatever allows it (`*` there refuses
+//      every host, localhost and local addresses included);
 //   2. an allowedDomains entry lets it through, and so does allowLocalBinding
 //      for every loopback target (localhost, *.localhost, 127.0.0.0/8, ::1) on
 //      any port;
@@ -12,18 +14,24 @@
 //   4. strictAllowlist (or allowManagedDomainsOnly) refuses it;
 //   5. the call's onUnknownHost decides, else the sandbox's own, else it is
 //      refused.
-// Addresses of this machine's own kinds (loopback, link-local, cloud metadata,
-// multicast, unspecified, broadcast, reserved) are reached only through a pattern
-// that names the address itself; `*` and names never reach them, `localhost` and
-// `*.localhost` aside, which reach loopback. check_resolved() applies the same
-// rule to the addresses a name resolved to, and picks the one to dial.
-// Pure functions: resolving names is the proxy's, outside the engine.
+// What a rule that lets a host through reaches depends on the kind of rule
+// (Reach): a wildcard (`*`, `*.example.com`) and a decider reach public
+// addresses only; an exact name private ones too; a localhost name, through a
+// pattern that names it (`localhost`, `*.localhost`) or allowLocalBinding,
+// loopback only; an address pattern the address it names, of whatever kind.
+// Nothing but an address pattern reaches link-local, cloud metadata or this
+// machine's own addresses. The same holds for a literal address a client asks
+// for and for the addresses a name resolves to: choose_address() applies the
+// decision to those and picks the one to dial.
+// Pure functions: resolving names and listing this machine's addresses are the
+// callers', outside the engine.
 #pragma once
 
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "sbx/address.hpp"
@@ -59,6 +67,15 @@ struct HostCall {
     std::optional<UnknownHost> on_unknown;
 };
 
+// What the addresses of a target that a rule lets through may be.
+enum class Reach {
+    nothing,            // refused: nothing is dialed
+    public_only,        // a wildcard or a decider: public addresses that are not this machine's
+    public_or_private,  // an exact name: public or private addresses that are not this machine's
+    loopback,           // a localhost name a pattern names, or allowLocalBinding: loopback only
+    named_address,      // a literal address an address pattern names: that address, whatever its kind
+};
+
 struct HostDecision {
     enum class Verdict { allow, deny, ask };
     enum class Step {
@@ -67,7 +84,8 @@ struct HostDecision {
         local_binding,   // 2: allowLocalBinding, and the target is loopback
         call_list,       // 3: the call's hosts let it through
         not_in_call,     // 3: the call lists hosts, and not this one
-        local_address,   // a local address no pattern names: no decider opens it
+        local_address,   // an address only a pattern naming it reaches, and none does
+        local_name,      // a localhost name no pattern names: no wildcard or decider opens it
         strict,          // 4
         call_decider,    // 5: the call's onUnknownHost
         sandbox_decider, // 5: the sandbox's onUnknownHost
@@ -75,69 +93,125 @@ struct HostDecision {
     };
     Verdict verdict = Verdict::deny;
     Step step = Step::nothing_decides;
+    Reach reach = Reach::nothing;    // for allow, and for ask once answered yes; nothing for deny
     const HostRule* rule = nullptr;  // for the list steps
     std::string why;                 // one line, for violations and explain
 };
 
 namespace detail {
 
-inline std::string describe(const HostRule& r) {
-    std::string out = r.list + " " + r.text;
-    if (r.source) out += " [" + std::string(layer_name(r.source->layer)) + " " + r.source->file.str() + " " + r.source->key + "]";
-    return out;
+inline std::string source_text(const std::optional<Source>& s) {
+    if (!s) return {};
+    return " [" + std::string(layer_name(s->layer)) + " " + s->file.str() + " " + s->key + "]";
 }
+
+inline std::string describe(const HostRule& r) { return r.list + " " + r.text + source_text(r.source); }
 
 inline std::string_view verdict_word(UnknownHost u) {
     return u == UnknownHost::allow ? "allowed" : u == UnknownHost::ask ? "asked" : "refused";
 }
 
+inline bool is_own(const Address& a, const std::vector<Address>& own) {
+    for (const auto& o : own)
+        if (unmap(o) == unmap(a)) return true;
+    return false;
+}
+
+// Whether `a` lies where `reach` goes (address patterns aside).
+inline bool within(Reach reach, const Address& a, const std::vector<Address>& own) {
+    const AddressClass c = classify(a);
+    switch (reach) {
+        case Reach::nothing: return false;
+        case Reach::public_only: return c == AddressClass::public_address && !is_own(a, own);
+        case Reach::public_or_private:
+            return (c == AddressClass::public_address || c == AddressClass::private_network) && !is_own(a, own);
+        case Reach::loopback: return c == AddressClass::loopback;
+        case Reach::named_address: return true;
+    }
+    return false;
+}
+
+// What a pattern that matches `t` lets it reach (see the file comment).
+inline Reach pattern_reach(const HostPattern& p, const HostTarget& t) {
+    if (p.kind == HostPattern::Kind::address) return Reach::named_address;
+    if (is_localhost(t)) return p.kind == HostPattern::Kind::any ? Reach::nothing : Reach::loopback;
+    if (p.kind == HostPattern::Kind::name) return Reach::public_or_private;
+    return Reach::public_only;
+}
+
+// An address's kind for people: its class, or "this machine" for one of this
+// machine's own that is not loopback.
+inline std::string address_kind(const Address& a, const std::vector<Address>& own) {
+    const AddressClass c = classify(a);
+    if (c != AddressClass::loopback && is_own(a, own)) return "this machine";
+    return std::string(class_name(c));
+}
+
 }  // namespace detail
 
-inline HostDecision decide_host(const HostRules& rules, const HostCall& call, const HostTarget& t) {
+// Decides one connection's host and port from the rules, the call and this
+// machine's own addresses `own` (IPv4-mapped ones count as IPv4). Promises: a
+// deny pattern that matches refuses; an allow or ask names the rule or step
+// behind it and what the addresses may be (reach); a literal address no address
+// pattern names is allowed or asked about only when it is public and not one of
+// `own` (or loopback, under allowLocalBinding); a localhost name only through a
+// pattern naming it or allowLocalBinding, never asked about.
+inline HostDecision decide_host(const HostRules& rules, const HostCall& call, const HostTarget& t,
+                                const std::vector<Address>& own) {
     using V = HostDecision::Verdict;
     using S = HostDecision::Step;
-    auto first_match = [&](const std::vector<HostRule>& list) -> const HostRule* {
-        for (const auto& r : list)
-            if (matches(r.pattern, t)) return &r;
-        return nullptr;
+    for (const auto& r : rules.denied)
+        if (matches(r.pattern, t)) return {V::deny, S::denied_list, Reach::nothing, &r, "denied by " + detail::describe(r)};
+    // The first rule of `list` that matches and reaches t; `passed` keeps the
+    // first one that matched but may not reach it, for the reason.
+    const HostRule* passed = nullptr;
+    auto first_reaching = [&](const std::vector<HostRule>& list) -> std::pair<const HostRule*, Reach> {
+        for (const auto& r : list) {
+            if (!matches(r.pattern, t)) continue;
+            const Reach reach = detail::pattern_reach(r.pattern, t);
+            if (reach != Reach::nothing && (!t.address || detail::within(reach, *t.address, own))) return {&r, reach};
+            if (passed == nullptr) passed = &r;
+        }
+        return {nullptr, Reach::nothing};
     };
-    // localhost names reach loopback as if an address pattern named it; nothing
-    // else about them differs.
-    if (const auto* r = first_match(rules.denied)) return {V::deny, S::denied_list, r, "denied by " + detail::describe(*r)};
-    if (const auto* r = first_match(rules.allowed)) return {V::allow, S::allowed_list, r, "allowed by " + detail::describe(*r)};
+    if (auto [r, reach] = first_reaching(rules.allowed); r)
+        return {V::allow, S::allowed_list, reach, r, "allowed by " + detail::describe(*r)};
     // Local servers are the sandbox's switch, like its allow list: a call's own
     // list does not close them.
-    if (rules.local && (is_localhost(t) || (t.address && classify(*t.address) == AddressClass::loopback))) {
-        std::string why = "a loopback target, allowed by network.allowLocalBinding";
-        if (rules.local_source)
-            why += " [" + std::string(layer_name(rules.local_source->layer)) + " " + rules.local_source->file.str() + " " +
-                   rules.local_source->key + "]";
-        return {V::allow, S::local_binding, nullptr, why};
-    }
+    if (rules.local && (is_localhost(t) || (t.address && classify(*t.address) == AddressClass::loopback)))
+        return {V::allow, S::local_binding, Reach::loopback, nullptr,
+                "a loopback target, allowed by network.allowLocalBinding" + detail::source_text(rules.local_source)};
     if (call.hosts)
-        if (const auto* r = first_match(*call.hosts)) return {V::allow, S::call_list, r, "allowed by " + detail::describe(*r)};
-    // A local address (loopback, link-local, metadata, ...) written as such is
-    // reached only through a pattern that names it, which steps 2 and 3 found;
-    // no decider opens it.
-    if (t.address && is_local_class(classify(*t.address)))
-        return {V::deny, S::local_address, nullptr,
-                std::string("a ") + std::string(class_name(classify(*t.address))) +
-                    " address is reached only through a pattern that names it"};
-    if (call.hosts) return {V::deny, S::not_in_call, nullptr, "not among the hosts the call lists"};
+        if (auto [r, reach] = first_reaching(*call.hosts); r)
+            return {V::allow, S::call_list, reach, r, "allowed by " + detail::describe(*r)};
+    // What only a pattern naming it reaches, when steps 2 and 3 found none: no
+    // decider opens it, and no question is asked.
+    const std::string not_by = passed ? " (" + passed->list + " " + passed->text + " does not)" : std::string();
+    if (t.address && !detail::within(Reach::public_only, *t.address, own)) {
+        const std::string kind = detail::address_kind(*t.address, own);
+        return {V::deny, S::local_address, Reach::nothing, nullptr,
+                (kind == "this machine" ? std::string("an address of this machine") : "a " + kind + " address") +
+                    " is reached only through a pattern that names the address" + not_by};
+    }
+    if (is_localhost(t))
+        return {V::deny, S::local_name, Reach::nothing, nullptr,
+                "a localhost name is reached only through a pattern that names it (localhost, *.localhost) or "
+                "network.allowLocalBinding" + not_by};
+    if (call.hosts) return {V::deny, S::not_in_call, Reach::nothing, nullptr, "not among the hosts the call lists"};
     if (rules.strict) {
         std::string why = "not on the allow list, and the allow list is strict";
         if (rules.strict_source) why += " [" + rules.strict_source->file.str() + " " + rules.strict_source->key + "]";
-        return {V::deny, S::strict, nullptr, why};
+        return {V::deny, S::strict, Reach::nothing, nullptr, why};
     }
-    auto verdict = [](UnknownHost u) { return u == UnknownHost::allow ? V::allow : u == UnknownHost::ask ? V::ask : V::deny; };
-    if (call.on_unknown)
-        return {verdict(*call.on_unknown), S::call_decider, nullptr,
-                "not on the allow list; " + std::string(detail::verdict_word(*call.on_unknown)) + " by the call's onUnknownHost"};
-    if (rules.on_unknown)
-        return {verdict(*rules.on_unknown), S::sandbox_decider, nullptr,
-                "not on the allow list; " + std::string(detail::verdict_word(*rules.on_unknown)) +
-                    " by the sandbox's onUnknownHost"};
-    return {V::deny, S::nothing_decides, nullptr, "not on the allow list, and nothing decides other hosts"};
+    auto by = [&](UnknownHost u, S step, std::string_view whose) -> HostDecision {
+        const V v = u == UnknownHost::allow ? V::allow : u == UnknownHost::ask ? V::ask : V::deny;
+        return {v, step, v == V::deny ? Reach::nothing : Reach::public_only, nullptr,
+                "not on the allow list; " + std::string(detail::verdict_word(u)) + " by " + std::string(whose) +
+                    " onUnknownHost"};
+    };
+    if (call.on_unknown) return by(*call.on_unknown, S::call_decider, "the call's");
+    if (rules.on_unknown) return by(*rules.on_unknown, S::sandbox_decider, "the sandbox's");
+    return {V::deny, S::nothing_decides, Reach::nothing, nullptr, "not on the allow list, and nothing decides other hosts"};
 }
 
 // The policy's network lists as rules. Fails with INVALID_SETTINGS naming the
@@ -169,48 +243,59 @@ inline expected<HostRules> compile_host_rules(const Policy& policy) {
     return rules;
 }
 
-// What the proxy may dial for an allowed target: a literal address as it is; for
-// a name, the first resolved address that is not of a local kind (see the file
-// comment), or of loopback for localhost names, or one an address pattern of
-// the allowed lists (or the call's) names with the target's port. `own` are
-// this machine's addresses, which no name reaches either. Fails with the reason
-// when none remains.
-inline expected<Address> check_resolved(const HostTarget& t, const std::vector<Address>& resolved,
-                                        const std::vector<Address>& own, const HostRules& rules, const HostCall& call) {
-    auto named = [&](const Address& a) {
-        HostTarget as_address{to_string(a), a, t.port};
-        auto any_of = [&](const std::vector<HostRule>& list) {
-            for (const auto& r : list)
-                if (r.pattern.kind == HostPattern::Kind::address && matches(r.pattern, as_address)) return true;
-            return false;
-        };
-        return any_of(rules.allowed) || (call.hosts && any_of(*call.hosts));
-    };
-    auto is_own = [&](const Address& a) {
-        for (const auto& o : own)
-            if (unmap(o) == a) return true;
+// One address a name resolved to, judged against a decision.
+struct AddressVerdict {
+    Address address;   // unmapped
+    std::string kind;  // its class ("public", "private", "loopback", ...), or "this machine"
+    bool allowed = false;
+};
+
+// Whether the proxy may dial `resolved` for target `t` under decision `d` (of
+// decide_host with the same rules, call and own): never when d refuses, nor
+// when a deny address pattern names it (on t's port); always when an address
+// pattern of the allowed lists or the call names it on t's port; else, for a
+// literal target, when it is that address, and for a name as d.reach says.
+inline AddressVerdict judge_address(const HostDecision& d, const HostRules& rules, const HostCall& call,
+                                    const HostTarget& t, const Address& resolved, const std::vector<Address>& own) {
+    AddressVerdict out{unmap(resolved), detail::address_kind(resolved, own), false};
+    if (d.verdict == HostDecision::Verdict::deny) return out;
+    const HostTarget as_address{to_string(out.address), out.address, t.port};
+    auto named_in = [&](const std::vector<HostRule>& list) {
+        for (const auto& r : list)
+            if (r.pattern.kind == HostPattern::Kind::address && matches(r.pattern, as_address)) return true;
         return false;
     };
-    if (t.address) {
-        // Decided by the patterns already: `*` and names never match a local
-        // address, so one that got here was named.
-        return *t.address;
-    }
+    if (named_in(rules.denied)) return out;
+    if (named_in(rules.allowed) || (call.hosts && named_in(*call.hosts))) out.allowed = true;
+    else if (t.address) out.allowed = out.address == *t.address;
+    else out.allowed = detail::within(d.reach, out.address, own);
+    return out;
+}
+
+// The address to dial for `t` under decision `d` (an allow, or an ask answered
+// yes): a literal address as it is; for a name, the first of `resolved` that
+// judge_address() allows. Fails (INVALID_ARGUMENT) with d.why when d refuses,
+// and with the reason, naming each address and its kind, when none is allowed.
+inline expected<Address> choose_address(const HostDecision& d, const HostRules& rules, const HostCall& call,
+                                        const HostTarget& t, const std::vector<Address>& resolved,
+                                        const std::vector<Address>& own) {
+    if (d.verdict == HostDecision::Verdict::deny) return fail(Errc::invalid_argument, d.why);
+    if (t.address) return *t.address;
     std::string seen;
-    for (const auto& raw : resolved) {
-        const Address a = unmap(raw);
-        const AddressClass c = classify(a);
-        const bool local = is_local_class(c) || is_own(a);
-        if (!local) return a;
-        if (is_localhost(t) && c == AddressClass::loopback) return a;
-        if (named(a)) return a;
+    for (const auto& a : resolved) {
+        const AddressVerdict v = judge_address(d, rules, call, t, a, own);
+        if (v.allowed) return v.address;
         if (!seen.empty()) seen += ", ";
-        seen += to_string(a) + " (" + std::string(is_own(a) && !is_local_class(c) ? "this machine" : class_name(c)) + ")";
+        seen += to_string(v.address) + " (" + v.kind + ")";
     }
     if (resolved.empty()) return fail(Errc::invalid_argument, t.host + " resolved to no address");
-    return fail(Errc::invalid_argument, t.host + " resolves only to addresses a name may not reach: " + seen +
-                                            "; allow the address itself (such as 127.0.0.1:" + std::to_string(t.port) +
-                                            ") to reach a local server");
+    std::string_view reach = "no rule reaches them";
+    if (d.reach == Reach::public_only) reach = "the rule that lets it through reaches public addresses only";
+    else if (d.reach == Reach::public_or_private) reach = "a name reaches public and private addresses only";
+    else if (d.reach == Reach::loopback) reach = "a localhost name reaches loopback only";
+    return fail(Errc::invalid_argument, t.host + " resolves only to addresses a name may not reach: " + seen + "; " +
+                                            std::string(reach) + "; allow the address itself (such as 127.0.0.1:" +
+                                            std::to_string(t.port) + ") to reach a local server");
 }
 
 }  // namespace sbx::net

@@ -1087,3 +1087,55 @@ TEST_CASE("proxy: throughput of a CONNECT tunnel against direct loopback" * doct
     MESSAGE("direct " << (static_cast<double>(total) / direct_s / 1e9) << " GB/s, CONNECT "
                       << (static_cast<double>(total) / proxy_s / 1e9) << " GB/s, ratio " << direct_s / proxy_s);
 }
+
+TEST_CASE("proxy: decide, then ask, then resolve: nothing refused is ever looked up") {
+    Harness h;
+    lx::ProxyOptions o = allowing({"*"}, {"denied.test"});
+    o.rules.on_unknown = net::UnknownHost::ask;
+    o.call.hosts.emplace();  // the call lists hosts: others are refused without asking
+    o.call.hosts->push_back(rule("yes.test", "the call's hosts"));
+    int asked = 0;
+    o.ask = [&](const net::HostTarget&) {
+        ++asked;
+        return true;
+    };
+    h.start(std::move(o));
+    CHECK(status_of(h.http_exchange("GET http://denied.test/ HTTP/1.1\r\n\r\n")) == 403);
+    CHECK(status_of(h.http_exchange("GET http://localhost/ HTTP/1.1\r\n\r\n")) == 403);
+    CHECK(status_of(h.http_exchange("GET http://x.localhost/ HTTP/1.1\r\n\r\n")) == 403);
+    CHECK(socks_code(socks_connect(h.socks_port, socks_domain("LOCALHOST."), 80).second) == 0x02);
+    CHECK(h.resolves("denied.test") == 0);
+    CHECK(h.resolves("localhost") == 0);
+    CHECK(h.resolves("x.localhost") == 0);
+    CHECK(asked == 0);
+    // `*` lets the name through: it is resolved, once, and its address judged.
+    CHECK(status_of(h.http_exchange("GET http://local.test/ HTTP/1.1\r\n\r\n")) == 403);
+    CHECK(h.resolves("local.test") == 1);
+    CHECK(h.dialed().empty());
+
+    Harness asking;
+    lx::ProxyOptions q = allowing({});
+    q.rules.on_unknown = net::UnknownHost::ask;
+    q.ask = [](const net::HostTarget&) { return false; };
+    asking.start(std::move(q));
+    CHECK(status_of(asking.http_exchange("GET http://yes.test/ HTTP/1.1\r\n\r\n")) == 403);
+    CHECK(asking.resolves("yes.test") == 0);
+}
+
+TEST_CASE("proxy: this machine's addresses are decided by the engine, literal or resolved") {
+    Harness h;
+    // 198.51.100.1 (where yes.test resolves) plays an address of this machine.
+    lx::ProxyOptions o = allowing({"*", "yes.test", "198.51.100.5"});
+    o.own_addresses = {address("198.51.100.1"), address("198.51.100.5")};
+    h.start(std::move(o));
+    CHECK(status_of(h.http_exchange("GET http://198.51.100.1/ HTTP/1.1\r\n\r\n")) == 403);  // `*`: not this machine
+    CHECK(status_of(h.http_exchange("GET http://yes.test/ HTTP/1.1\r\n\r\n")) == 403);      // an exact name: neither
+    const auto [c, reply] = socks_connect(h.socks_port, std::string("\x01\xc6\x33\x64\x05", 5), 80);
+    CHECK(socks_code(reply) == 0);  // the address named: reached
+    const auto events = h.events();
+    REQUIRE(events.size() == 2);
+    CHECK_MESSAGE(contains(events[0].reason, "an address of this machine is reached only through a pattern that names"),
+                  events[0].reason);
+    CHECK_MESSAGE(contains(events[1].reason, "198.51.100.1 (this machine)"), events[1].reason);
+    CHECK(h.dialed() == std::vector<std::string>{"198.51.100.5/80"});
+}

@@ -177,6 +177,15 @@ TEST_CASE("what a client asks for is normalised before any rule sees it") {
     CHECK_FALSE(sbx::net::canonical_target("example.com", 0).has_value());
 }
 
+TEST_CASE("printable_host: canonical host text as it is, every other byte escaped") {
+    CHECK(sbx::net::printable_host("evil.example") == "evil.example");
+    CHECK(sbx::net::printable_host("2001:db8::1") == "2001:db8::1");
+    CHECK(sbx::net::printable_host("a_b-c.9") == "a_b-c.9");
+    CHECK(sbx::net::printable_host("\x1b[2Kgood.example") == "\\x1b\\x5b2\\x4bgood.example");
+    CHECK(sbx::net::printable_host("A\r\n") == "\\x41\\x0d\\x0a");
+    CHECK(sbx::net::printable_host(std::string_view("\0\xff", 2)) == "\\x00\\xff");
+}
+
 TEST_CASE("a pattern matches the hosts and ports it names, and no others") {
     struct Row {
         std::string_view pattern, host;
@@ -200,20 +209,24 @@ TEST_CASE("a pattern matches the hosts and ports it names, and no others") {
         {"*.example.com", "example.com.evil.net", 443, false},
         {"*.example.com", "93.184.216.34", 443, false},
         {"*.example.com:8443", "a.example.com", 443, false},
-        // Every host: names, public and private addresses; no local address.
+        // Every host, as text: names and addresses of every kind (what an allowed
+        // `*` reaches is decide_host's; a denied one refuses them all).
         {"*", "anything.example", 443, true},
         {"*", "93.184.216.34", 443, true},
         {"*", "10.1.2.3", 443, true},
         {"*", "[2606:4700::1111]", 443, true},
-        {"*", "127.0.0.1", 443, false},
-        {"*", "2130706433", 443, false},
-        {"*", "[::1]", 443, false},
-        {"*", "169.254.169.254", 80, false},
-        {"*", "0xa9fea9fe", 80, false},
-        {"*", "[::ffff:169.254.169.254]", 80, false},
-        {"*", "224.0.0.1", 80, false},
-        {"*", "0.0.0.0", 80, false},
+        {"*", "127.0.0.1", 443, true},
+        {"*", "2130706433", 443, true},
+        {"*", "[::1]", 443, true},
+        {"*", "169.254.169.254", 80, true},
+        {"*", "localhost", 80, true},
+        {"*", "x.localhost", 80, true},
         {"*:443", "example.com", 80, false},
+        // localhost names: a name pattern for localhost, a subdomain one for the rest.
+        {"localhost", "LOCALHOST.", 80, true},
+        {"localhost", "x.localhost", 80, false},
+        {"*.localhost", "X.Localhost.", 80, true},
+        {"*.localhost", "localhost", 80, false},
         // An address: that address, in any spelling, on its port.
         {"127.0.0.1:3000", "127.0.0.1", 3000, true},
         {"127.0.0.1:3000", "127.0.0.1", 3001, false},
@@ -322,7 +335,7 @@ TEST_CASE("decide_host: the reference's five steps, in order, each naming its ru
             for (auto t : *r.call_hosts) call.hosts->push_back(rule(t, "the call's hosts"));
         }
         call.on_unknown = r.call_unknown;
-        const auto d = sbx::net::decide_host(rules, call, target(r.host, r.port));
+        const auto d = sbx::net::decide_host(rules, call, target(r.host, r.port), {});
         CHECK(d.verdict == r.verdict);
         CHECK(d.step == r.step);
         CHECK((d.rule ? d.rule->text : std::string_view()) == r.rule);
@@ -356,13 +369,13 @@ TEST_CASE("decide_host: allowLocalBinding opens loopback, on every port, and not
         {"169.254.169.254", 80, Verdict::deny, Step::local_address},
         {"0xa9.0xfe.0xa9.0xfe", 80, Verdict::deny, Step::local_address},
         {"[fe80::1]", 80, Verdict::deny, Step::local_address},
-        {"10.0.0.1", 80, Verdict::deny, Step::nothing_decides},
+        {"10.0.0.1", 80, Verdict::deny, Step::local_address},
         {"localhost.evil.example", 80, Verdict::deny, Step::nothing_decides},
         {"example.com", 443, Verdict::deny, Step::nothing_decides},
     };
     for (const auto& r : rows) {
         CAPTURE(r.host);
-        const auto d = sbx::net::decide_host(rules, {}, target(r.host, r.port));
+        const auto d = sbx::net::decide_host(rules, {}, target(r.host, r.port), {});
         CHECK(d.verdict == r.verdict);
         CHECK(d.step == r.step);
         if (d.step == Step::local_binding)
@@ -371,16 +384,16 @@ TEST_CASE("decide_host: allowLocalBinding opens loopback, on every port, and not
     // A deny still beats it; a call's own list does not close it (it is the
     // sandbox's switch, like its allow list).
     rules.denied.push_back(rule("localhost:6379", "network.deniedDomains"));
-    CHECK(sbx::net::decide_host(rules, {}, target("localhost", 6379)).step == Step::denied_list);
+    CHECK(sbx::net::decide_host(rules, {}, target("localhost", 6379), {}).step == Step::denied_list);
     HostCall call;
     call.hosts.emplace();
     call.hosts->push_back(rule("pypi.org", "the call's hosts"));
-    CHECK(sbx::net::decide_host(rules, call, target("127.0.0.1", 3000)).verdict == Verdict::allow);
-    CHECK(sbx::net::decide_host(rules, call, target("example.com", 443)).step == Step::not_in_call);
+    CHECK(sbx::net::decide_host(rules, call, target("127.0.0.1", 3000), {}).verdict == Verdict::allow);
+    CHECK(sbx::net::decide_host(rules, call, target("example.com", 443), {}).step == Step::not_in_call);
     // Without the switch, loopback stays closed to every decider.
     rules.local = false;
     rules.on_unknown = UnknownHost::allow;
-    CHECK(sbx::net::decide_host(rules, {}, target("127.0.0.1", 3000)).step == Step::local_address);
+    CHECK(sbx::net::decide_host(rules, {}, target("127.0.0.1", 3000), {}).step == Step::local_address);
 
     // The policy's switch becomes the rules', with its settings entry.
     sbx::Policy policy;
@@ -394,10 +407,10 @@ TEST_CASE("decide_host: allowLocalBinding opens loopback, on every port, and not
 
 TEST_CASE("decide_host's reasons read as the violation block prints them") {
     HostRules rules;
-    const auto nothing = sbx::net::decide_host(rules, {}, target("example.com", 443));
+    const auto nothing = sbx::net::decide_host(rules, {}, target("example.com", 443), {});
     CHECK(nothing.why == "not on the allow list, and nothing decides other hosts");
     rules.denied.push_back(rule("*.evil.com", "network.deniedDomains"));
-    const auto denied = sbx::net::decide_host(rules, {}, target("x.evil.com", 443));
+    const auto denied = sbx::net::decide_host(rules, {}, target("x.evil.com", 443), {});
     CHECK(denied.why == "denied by network.deniedDomains *.evil.com");
 }
 
@@ -416,7 +429,7 @@ TEST_CASE("host rules come from the policy, with their settings entries") {
     REQUIRE(rules->allowed.size() == 2);
     REQUIRE(rules->denied.size() == 1);
     CHECK_FALSE(rules->strict);
-    const auto d = sbx::net::decide_host(*rules, {}, target("registry.npmjs.org", 443));
+    const auto d = sbx::net::decide_host(*rules, {}, target("registry.npmjs.org", 443), {});
     CHECK(d.verdict == Verdict::allow);
     REQUIRE(d.rule != nullptr);
     REQUIRE(d.rule->source.has_value());
@@ -438,56 +451,270 @@ TEST_CASE("host rules come from the policy, with their settings entries") {
     CHECK(sr->strict);
 }
 
-TEST_CASE("check_resolved: names never reach this machine's kinds of address, unless named") {
+namespace {
+
+std::string_view step_text(Step s) {
+    switch (s) {
+        case Step::denied_list: return "denied_list";
+        case Step::allowed_list: return "allowed_list";
+        case Step::local_binding: return "local_binding";
+        case Step::call_list: return "call_list";
+        case Step::not_in_call: return "not_in_call";
+        case Step::local_address: return "local_address";
+        case Step::local_name: return "local_name";
+        case Step::strict: return "strict";
+        case Step::call_decider: return "call_decider";
+        case Step::sandbox_decider: return "sandbox_decider";
+        case Step::nothing_decides: return "nothing_decides";
+    }
+    return "?";
+}
+
+// This machine in the tables: loopback, a public address (192.0.2.10 classifies
+// as public), a private one and a link-local one.
+std::vector<sbx::net::Address> own_addresses() {
+    return {addr("127.0.0.1"), addr("[::1]"), addr("192.0.2.10"), addr("10.9.9.9"), addr("[fe80::1]")};
+}
+
+}  // namespace
+
+TEST_CASE("decide_host then choose_address: what each kind of rule reaches, in a long table") {
+    struct Row {
+        std::string_view name;
+        std::vector<std::string_view> allowed, denied;
+        bool local;                                                // allowLocalBinding
+        std::optional<UnknownHost> unknown;                        // the sandbox's decider
+        std::optional<std::vector<std::string_view>> call_hosts;  // the call's own list
+        std::string_view host;
+        std::uint16_t port;
+        std::vector<std::string_view> resolved;  // what a name resolves to
+        // "allow ADDR" or "ask ADDR": allowed (or asked about), ADDR dialed;
+        // "deny STEP": refused by decide_host at STEP; "unreachable": allowed,
+        // but choose_address refuses every resolved address.
+        std::string_view expect;
+    };
+    using U = UnknownHost;
+    const auto none = std::nullopt;
+    using L = std::vector<std::string_view>;
+    const std::vector<Row> rows = {
+        // 1. Wildcards and deciders reach public addresses only, never a localhost name.
+        {"* vs localhost", {"*"}, {}, false, none, none, "localhost", 80, {"127.0.0.1"}, "deny local_name"},
+        {"* vs LOCALHOST.", {"*"}, {}, false, none, none, "LOCALHOST.", 80, {"127.0.0.1"}, "deny local_name"},
+        {"* vs X.Localhost.", {"*"}, {}, false, none, none, "X.Localhost.", 80, {"127.0.0.1"}, "deny local_name"},
+        {"* vs 127.0.0.1", {"*"}, {}, false, none, none, "127.0.0.1", 80, {}, "deny local_address"},
+        {"* vs 2130706433", {"*"}, {}, false, none, none, "2130706433", 80, {}, "deny local_address"},
+        {"* vs [::1]", {"*"}, {}, false, none, none, "[::1]", 80, {}, "deny local_address"},
+        {"* vs 10.1.2.3", {"*"}, {}, false, none, none, "10.1.2.3", 80, {}, "deny local_address"},
+        {"* vs 172.16.5.5", {"*"}, {}, false, none, none, "172.16.5.5", 80, {}, "deny local_address"},
+        {"* vs 192.168.1.1", {"*"}, {}, false, none, none, "192.168.1.1", 80, {}, "deny local_address"},
+        {"* vs 100.64.1.1", {"*"}, {}, false, none, none, "100.64.1.1", 80, {}, "deny local_address"},
+        {"* vs [fd00::1]", {"*"}, {}, false, none, none, "[fd00::1]", 80, {}, "deny local_address"},
+        {"* vs 169.254.169.254", {"*"}, {}, false, none, none, "169.254.169.254", 80, {}, "deny local_address"},
+        {"* vs [::ffff:169.254.169.254]", {"*"}, {}, false, none, none, "[::ffff:169.254.169.254]", 80, {},
+         "deny local_address"},
+        {"* vs [fe80::2]", {"*"}, {}, false, none, none, "[fe80::2]", 80, {}, "deny local_address"},
+        {"* vs this machine's public address", {"*"}, {}, false, none, none, "192.0.2.10", 80, {}, "deny local_address"},
+        {"* vs this machine's private address", {"*"}, {}, false, none, none, "10.9.9.9", 80, {}, "deny local_address"},
+        {"* vs a public address", {"*"}, {}, false, none, none, "93.184.216.34", 80, {}, "allow 93.184.216.34"},
+        {"* vs a name of a public address", {"*"}, {}, false, none, none, "example.com", 443, {"93.184.216.34"},
+         "allow 93.184.216.34"},
+        {"* vs a name of 127.0.0.1", {"*"}, {}, false, none, none, "rebind.test", 80, {"127.0.0.1"}, "unreachable"},
+        {"* vs a name of a private address", {"*"}, {}, false, none, none, "intranet.test", 80, {"10.0.0.5"},
+         "unreachable"},
+        {"* vs a name of a carrier-grade NAT address", {"*"}, {}, false, none, none, "cgn.test", 80, {"100.64.0.9"},
+         "unreachable"},
+        {"* vs a name of a unique-local address", {"*"}, {}, false, none, none, "ula.test", 80, {"[fd12::1]"},
+         "unreachable"},
+        {"* vs a name of the metadata address", {"*"}, {}, false, none, none, "meta.test", 80, {"169.254.169.254"},
+         "unreachable"},
+        {"* vs a name of this machine", {"*"}, {}, false, none, none, "me.test", 80, {"192.0.2.10"}, "unreachable"},
+        {"* vs a name of a mapped loopback address", {"*"}, {}, false, none, none, "m.test", 80,
+         {"[::ffff:127.0.0.1]"}, "unreachable"},
+        {"* skips the private address of a name for its public one", {"*"}, {}, false, none, none, "both.test", 80,
+         {"10.0.0.5", "127.0.0.1", "93.184.216.34"}, "allow 93.184.216.34"},
+        {"*.example.test vs a private subdomain", {"*.example.test"}, {}, false, none, none, "db.example.test", 5432,
+         {"10.0.0.5"}, "unreachable"},
+        {"*.example.test vs a public subdomain", {"*.example.test"}, {}, false, none, none, "www.Example.Test.", 443,
+         {"93.184.216.34"}, "allow 93.184.216.34"},
+        {"the call's * vs the metadata address", {}, {}, false, none, L{"*"}, "169.254.169.254", 80, {},
+         "deny local_address"},
+        {"the call's * vs localhost", {}, {}, false, none, L{"*"}, "localhost", 80, {"127.0.0.1"}, "deny local_name"},
+        {"onUnknownHost allow vs localhost", {}, {}, false, U::allow, none, "localhost", 80, {"127.0.0.1"},
+         "deny local_name"},
+        {"onUnknownHost allow vs x.localhost", {}, {}, false, U::allow, none, "x.localhost", 80, {"127.0.0.1"},
+         "deny local_name"},
+        {"onUnknownHost allow vs a private literal", {}, {}, false, U::allow, none, "10.0.0.1", 80, {},
+         "deny local_address"},
+        {"onUnknownHost allow vs this machine", {}, {}, false, U::allow, none, "192.0.2.10", 80, {},
+         "deny local_address"},
+        {"onUnknownHost allow vs a name of a private address", {}, {}, false, U::allow, none, "intranet.test", 80,
+         {"10.0.0.5"}, "unreachable"},
+        {"onUnknownHost allow vs a public name", {}, {}, false, U::allow, none, "example.com", 80, {"93.184.216.34"},
+         "allow 93.184.216.34"},
+        {"onUnknownHost ask vs loopback: no question", {}, {}, false, U::ask, none, "127.0.0.1", 80, {},
+         "deny local_address"},
+        {"onUnknownHost ask vs localhost: no question", {}, {}, false, U::ask, none, "localhost", 80, {"127.0.0.1"},
+         "deny local_name"},
+        {"onUnknownHost ask vs a public name", {}, {}, false, U::ask, none, "example.com", 80, {"93.184.216.34"},
+         "ask 93.184.216.34"},
+        {"onUnknownHost ask vs a name of a private address", {}, {}, false, U::ask, none, "intranet.test", 80,
+         {"10.0.0.5"}, "unreachable"},
+        // 2. localhost names: only a pattern naming them, or allowLocalBinding; loopback only.
+        {"localhost vs localhost", {"localhost"}, {}, false, none, none, "localhost", 3000, {"127.0.0.1"},
+         "allow 127.0.0.1"},
+        {"localhost vs LOCALHOST.", {"localhost"}, {}, false, none, none, "LOCALHOST.", 3000, {"[::1]"}, "allow ::1"},
+        {"localhost vs localhost resolving elsewhere", {"localhost"}, {}, false, none, none, "localhost", 3000,
+         {"10.0.0.5", "93.184.216.34"}, "unreachable"},
+        {"localhost vs x.localhost", {"localhost"}, {}, false, none, none, "x.localhost", 3000, {"127.0.0.1"},
+         "deny local_name"},
+        {"*.localhost vs x.localhost", {"*.localhost"}, {}, false, none, none, "X.Localhost.", 80, {"127.0.0.1"},
+         "allow 127.0.0.1"},
+        {"*.localhost vs localhost", {"*.localhost"}, {}, false, none, none, "localhost", 80, {"127.0.0.1"},
+         "deny local_name"},
+        {"x.localhost vs x.localhost", {"x.localhost"}, {}, false, none, none, "x.localhost", 80, {"127.0.0.1"},
+         "allow 127.0.0.1"},
+        {"the call's localhost:3000", {}, {}, false, none, L{"localhost:3000"}, "localhost", 3000, {"127.0.0.1"},
+         "allow 127.0.0.1"},
+        {"allowLocalBinding vs localhost", {}, {}, true, none, none, "localhost", 8080, {"127.0.0.1"},
+         "allow 127.0.0.1"},
+        {"allowLocalBinding vs x.localhost", {}, {}, true, none, none, "x.localhost", 8080, {"[::1]"}, "allow ::1"},
+        {"allowLocalBinding vs 127.0.0.2", {}, {}, true, none, none, "127.0.0.2", 22, {}, "allow 127.0.0.2"},
+        {"allowLocalBinding vs a private address", {}, {}, true, U::allow, none, "10.0.0.1", 80, {},
+         "deny local_address"},
+        {"allowLocalBinding vs this machine's private address", {}, {}, true, none, none, "10.9.9.9", 80, {},
+         "deny local_address"},
+        {"allowLocalBinding vs a name of loopback", {}, {}, true, none, none, "rebind.test", 80, {"127.0.0.1"},
+         "deny nothing_decides"},
+        // 3. An exact name: private addresses too, never loopback, link-local, metadata or this machine.
+        {"exact name vs private", {"git.corp.test"}, {}, false, none, none, "git.corp.test", 443, {"10.0.0.5"},
+         "allow 10.0.0.5"},
+        {"exact name vs private, in capitals with a dot", {"git.corp.test"}, {}, false, none, none, "GIT.Corp.Test.",
+         443, {"10.0.0.5"}, "allow 10.0.0.5"},
+        {"exact name vs public", {"git.corp.test"}, {}, false, none, none, "git.corp.test", 443, {"93.184.216.34"},
+         "allow 93.184.216.34"},
+        {"exact name vs loopback", {"git.corp.test"}, {}, false, none, none, "git.corp.test", 443, {"127.0.0.1"},
+         "unreachable"},
+        {"exact name vs metadata", {"git.corp.test"}, {}, false, none, none, "git.corp.test", 80,
+         {"169.254.169.254"}, "unreachable"},
+        {"exact name vs link-local", {"git.corp.test"}, {}, false, none, none, "git.corp.test", 80, {"[fe80::9]"},
+         "unreachable"},
+        {"exact name vs this machine's private address", {"git.corp.test"}, {}, false, none, none, "git.corp.test",
+         80, {"10.9.9.9"}, "unreachable"},
+        {"exact name vs this machine's public address", {"git.corp.test"}, {}, false, none, none, "git.corp.test",
+         80, {"192.0.2.10"}, "unreachable"},
+        {"the call's exact name vs private", {}, {}, false, none, L{"git.corp.test"}, "git.corp.test", 443,
+         {"192.168.7.7"}, "allow 192.168.7.7"},
+        // 4. An address pattern: the address it names, whatever its kind, on its port.
+        {"127.0.0.1:3000 vs itself", {"127.0.0.1:3000"}, {}, false, none, none, "127.0.0.1", 3000, {},
+         "allow 127.0.0.1"},
+        {"127.0.0.1:3000 vs another port", {"127.0.0.1:3000"}, {}, false, U::allow, none, "127.0.0.1", 3001, {},
+         "deny local_address"},
+        {"127.0.0.1:3000 vs 2130706433:3000", {"127.0.0.1:3000"}, {}, false, none, none, "2130706433", 3000, {},
+         "allow 127.0.0.1"},
+        {"the metadata address, named", {"169.254.169.254"}, {}, false, none, none, "0xa9.0xfe.0xa9.0xfe", 80, {},
+         "allow 169.254.169.254"},
+        {"this machine's address, named", {"192.0.2.10"}, {}, false, none, none, "192.0.2.10", 80, {},
+         "allow 192.0.2.10"},
+        {"a private address, named by the call", {}, {}, false, none, L{"10.1.2.3:22"}, "10.1.2.3", 22, {},
+         "allow 10.1.2.3"},
+        {"* then 127.0.0.1:3000 vs a name of 127.0.0.1", {"*", "127.0.0.1:3000"}, {}, false, none, none, "dev.test",
+         3000, {"127.0.0.1"}, "allow 127.0.0.1"},
+        {"* and 127.0.0.1:3000 vs a name of 127.0.0.1, other port", {"*", "127.0.0.1:3000"}, {}, false, none, none,
+         "dev.test", 3001, {"127.0.0.1"}, "unreachable"},
+        {"a decider and a named address vs a name of it", {"127.0.0.1:3000"}, {}, false, U::allow, none, "dev.test",
+         3000, {"127.0.0.1"}, "allow 127.0.0.1"},
+        {"an exact name and the call's [::1] vs a name of ::1", {"dev.test"}, {}, false, none, L{"[::1]"}, "dev.test",
+         8080, {"[::1]"}, "allow ::1"},
+        // 5. Deny first, and broadly.
+        {"denied * vs an allowed exact name", {"git.corp.test"}, {"*"}, false, none, none, "git.corp.test", 443,
+         {"10.0.0.5"}, "deny denied_list"},
+        {"denied * vs localhost under allowLocalBinding", {"localhost"}, {"*"}, true, none, none, "localhost", 80,
+         {"127.0.0.1"}, "deny denied_list"},
+        {"denied * vs a named address", {"127.0.0.1:3000"}, {"*"}, false, none, none, "127.0.0.1", 3000, {},
+         "deny denied_list"},
+        {"denied *.localhost vs an allowed x.localhost", {"*.localhost"}, {"*.localhost"}, false, none, none,
+         "x.localhost", 80, {"127.0.0.1"}, "deny denied_list"},
+        {"denied localhost vs LOCALHOST.", {}, {"localhost"}, true, none, none, "LOCALHOST.", 80, {"127.0.0.1"},
+         "deny denied_list"},
+        {"a denied address is not dialed for a name", {"git.corp.test"}, {"10.0.0.5"}, false, none, none,
+         "git.corp.test", 443, {"10.0.0.5", "10.0.0.6"}, "allow 10.0.0.6"},
+        {"a denied address beats the name's only address", {"*", "169.254.169.254"}, {"169.254.169.254"}, false, none,
+         none, "meta.test", 80, {"169.254.169.254"}, "unreachable"},
+        // 6. Case and a trailing dot change nothing.
+        {"Example.COM. vs example.com", {"example.com"}, {}, false, none, none, "Example.COM.", 443,
+         {"93.184.216.34"}, "allow 93.184.216.34"},
+        {"EXAMPLE.com vs denied example.com.", {"*"}, {"example.com."}, false, none, none, "EXAMPLE.com", 443,
+         {"93.184.216.34"}, "deny denied_list"},
+    };
+    const auto own = own_addresses();
+    for (const auto& r : rows) {
+        CAPTURE(r.name);
+        HostRules rules;
+        for (auto t : r.allowed) rules.allowed.push_back(rule(t, "network.allowedDomains"));
+        for (auto t : r.denied) rules.denied.push_back(rule(t, "network.deniedDomains"));
+        rules.local = r.local;
+        rules.on_unknown = r.unknown;
+        HostCall call;
+        if (r.call_hosts) {
+            call.hosts.emplace();
+            for (auto t : *r.call_hosts) call.hosts->push_back(rule(t, "the call's hosts"));
+        }
+        const auto t = target(r.host, r.port);
+        std::vector<sbx::net::Address> resolved;
+        for (auto a : r.resolved) resolved.push_back(addr(a));
+        const auto d = sbx::net::decide_host(rules, call, t, own);
+        CHECK_FALSE(d.why.empty());
+        std::string got;
+        if (d.verdict == Verdict::deny) {
+            got = "deny " + std::string(step_text(d.step));
+            CHECK(d.reach == sbx::net::Reach::nothing);
+            CHECK_FALSE(sbx::net::choose_address(d, rules, call, t, resolved, own).has_value());
+        } else {
+            auto chosen = sbx::net::choose_address(d, rules, call, t, resolved, own);
+            if (chosen) got = std::string(d.verdict == Verdict::ask ? "ask " : "allow ") + sbx::net::to_string(*chosen);
+            else got = "unreachable";
+            // judge_address says the same of each address as choose_address does.
+            if (!t.address) {
+                bool any = false;
+                for (const auto& a : resolved) {
+                    const auto v = sbx::net::judge_address(d, rules, call, t, a, own);
+                    if (v.allowed && !any) CHECK((chosen.has_value() && *chosen == v.address));
+                    any = any || v.allowed;
+                }
+                CHECK(any == chosen.has_value());
+            }
+        }
+        CHECK(got == r.expect);
+    }
+}
+
+TEST_CASE("the reasons name the wildcard that does not reach, and each address refused with its kind") {
     HostRules rules;
-    HostCall call;
-    const std::vector<sbx::net::Address> none;
-    auto ok = [&](std::string_view host, std::uint16_t port, std::vector<std::string_view> resolved,
-                  std::string_view expect, const std::vector<sbx::net::Address>& own = {}) {
-        CAPTURE(host);
-        std::vector<sbx::net::Address> addrs;
-        for (auto a : resolved) addrs.push_back(addr(a));
-        auto got = sbx::net::check_resolved(target(host, port), addrs, own, rules, call);
-        REQUIRE_MESSAGE(got.has_value(), (got ? std::string() : sbx::to_string(got.error())));
-        CHECK(sbx::net::to_string(*got) == expect);
-    };
-    auto refused = [&](std::string_view host, std::uint16_t port, std::vector<std::string_view> resolved,
-                       std::string_view why, const std::vector<sbx::net::Address>& own = {}) {
-        CAPTURE(host);
-        std::vector<sbx::net::Address> addrs;
-        for (auto a : resolved) addrs.push_back(addr(a));
-        auto got = sbx::net::check_resolved(target(host, port), addrs, own, rules, call);
-        REQUIRE_FALSE(got.has_value());
-        CHECK_MESSAGE(got.error().message.find(why) != std::string::npos, got.error().message);
-    };
-    ok("example.com", 443, {"93.184.216.34"}, "93.184.216.34");
-    ok("example.com", 443, {"127.0.0.1", "93.184.216.34"}, "93.184.216.34");
-    ok("intranet.corp", 443, {"10.0.0.5"}, "10.0.0.5");
-    ok("localhost", 3000, {"127.0.0.1"}, "127.0.0.1");
-    ok("app.localhost", 3000, {"[::1]"}, "::1");
-    refused("evil.example", 80, {"127.0.0.1"}, "127.0.0.1 (loopback)");
-    refused("evil.example", 80, {"[::ffff:127.0.0.1]"}, "loopback");
-    refused("evil.example", 80, {"169.254.169.254"}, "metadata");
-    refused("evil.example", 80, {"[fe80::1]"}, "link-local");
-    refused("evil.example", 80, {"224.0.0.251"}, "multicast");
-    refused("evil.example", 80, {"0.0.0.0"}, "unspecified");
-    refused("evil.example", 80, {}, "no address");
-    refused("localhost.evil.example", 80, {"127.0.0.1"}, "loopback");
-    const std::vector<sbx::net::Address> own{addr("192.0.2.10")};
-    refused("evil.example", 80, {"192.0.2.10"}, "this machine", own);
-    ok("example.com", 80, {"192.0.2.10", "93.184.216.34"}, "93.184.216.34", own);
+    rules.allowed.push_back(rule("*"));
+    const auto own = own_addresses();
+    const auto local = sbx::net::decide_host(rules, {}, target("127.0.0.1", 80), own);
+    CHECK_MESSAGE(local.why == "a loopback address is reached only through a pattern that names the address "
+                               "(network.allowedDomains * does not)",
+                  local.why);
+    const auto mine = sbx::net::decide_host(rules, {}, target("192.0.2.10", 80), own);
+    CHECK_MESSAGE(mine.why.starts_with("an address of this machine is reached only"), mine.why);
+    const auto name = sbx::net::decide_host(rules, {}, target("localhost", 80), own);
+    CHECK_MESSAGE(name.why.find("localhost, *.localhost") != std::string::npos, name.why);
+    CHECK_MESSAGE(name.why.find("network.allowedDomains * does not") != std::string::npos, name.why);
 
-    // Allowing the address itself reaches a local server by any name, on that port.
-    rules.allowed.push_back(rule("127.0.0.1:3000"));
-    ok("dev.example", 3000, {"127.0.0.1"}, "127.0.0.1");
-    refused("dev.example", 3001, {"127.0.0.1"}, "allow the address itself");
-    rules.allowed.clear();
-    call.hosts.emplace();
-    call.hosts->push_back(rule("[::1]", "the call's hosts"));
-    ok("dev.example", 8080, {"[::1]"}, "::1");
-
-    // A literal address was decided by the patterns already, and is dialed as it is.
-    ok("2130706433", 3000, {}, "127.0.0.1");
+    const auto t = target("mixed.test", 8080);
+    const auto d = sbx::net::decide_host(rules, {}, t, own);
+    REQUIRE(d.verdict == Verdict::allow);
+    CHECK(d.reach == sbx::net::Reach::public_only);
+    auto chosen = sbx::net::choose_address(d, rules, {}, t, {addr("10.0.0.5"), addr("192.0.2.10"), addr("[fe80::1]")}, own);
+    REQUIRE_FALSE(chosen.has_value());
+    const std::string& why = chosen.error().message;
+    CHECK_MESSAGE(why.find("10.0.0.5 (private), 192.0.2.10 (this machine), fe80::1 (this machine)") != std::string::npos, why);
+    CHECK_MESSAGE(why.find("public addresses only") != std::string::npos, why);
+    CHECK_MESSAGE(why.find("127.0.0.1:8080") != std::string::npos, why);
+    auto empty = sbx::net::choose_address(d, rules, {}, t, {}, own);
+    REQUIRE_FALSE(empty.has_value());
+    CHECK(empty.error().message == "mixed.test resolved to no address");
 }
 
 TEST_CASE("settings refuse a host entry that is no pattern, naming the file and entry") {

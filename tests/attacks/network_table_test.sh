@@ -1,0 +1,170 @@
+#!/usr/bin/env bash
+# TAP: one table of host rules and targets, each row decided twice: by
+# `sbx explain --host --json` (its finalVerdict) and by the real proxy of
+# `sbx run`, reached with real curl over HTTP, CONNECT (curl -p) and SOCKS5
+# (socks5h). Both must give the row's answer. A web server of sbx-attack's
+# listens on the host's loopback; names come from a private /etc/hosts (a bind
+# mount in a mount namespace of the test's own, so root only), under which
+# explain runs too, so both resolve alike.
+# A refused row: HTTP 403, CONNECT 403, and three violation lines for the host
+# (one per protocol), the server never reached. An allowed row: no 403, no
+# violation; where the server is the target, it saw all three requests. Rows
+# whose target is a private address nothing answers (10.255.255.1) end in a
+# failed connection when allowed, which is not a 403.
+# Every row as root and, with SBX_TEST_USER, as that user.
+# Usage: network_table_test.sh SBX SBX-LINUX SBX-ATTACK
+set -euo pipefail
+
+sbx=$(realpath "${1:?usage: network_table_test.sh SBX SBX-LINUX SBX-ATTACK}")
+launcher=$(realpath "${2:?usage: network_table_test.sh SBX SBX-LINUX SBX-ATTACK}")
+attack=$(realpath "${3:?usage: network_table_test.sh SBX SBX-LINUX SBX-ATTACK}")
+
+source "$(dirname "${BASH_SOURCE[0]}")/../tap.sh"
+
+if ((EUID != 0)) || ! command -v unshare >/dev/null || ! command -v curl >/dev/null; then
+    echo "1..0 # SKIP needs root, unshare and curl: names come from a private /etc/hosts bound in a mount namespace"
+    exit 0
+fi
+
+tmp=$(mktemp -d)
+server=
+cleanup() {
+    [[ -z $server ]] || kill "$server" 2>/dev/null || true
+    rm -rf "$tmp"
+}
+trap cleanup EXIT
+tmp=$(cd "$tmp" && pwd -P)
+chmod 755 "$tmp"
+echo '{}' >"$tmp/empty-managed.json"
+
+"$attack" http-serve "$tmp/http.port" >"$tmp/http.log" 2>&1 &
+server=$!
+for _ in $(seq 50); do [[ -s $tmp/http.port ]] && break; sleep 0.1; done
+port=$(cat "$tmp/http.port")
+
+# This machine's own address that is not loopback, if it has one.
+own=$(ip -o -4 addr show scope global 2>/dev/null | awk '{sub("/.*", "", $4); print $4; exit}')
+private=10.255.255.1  # nothing answers there
+
+{
+    # localhost as IPv4 alone: the proxy dials the first address that passes,
+    # and the server listens on 127.0.0.1 only.
+    echo "127.0.0.1 localhost"
+    echo "127.0.0.1 x.localhost"
+    echo "127.0.0.1 rebind.sbx-test gitloop.corp.test"
+    echo "$private private.sbx-test git.corp.test db.example.test"
+    echo "169.254.169.254 metadata.sbx-test"
+    [[ -z $own ]] || echo "$own own.sbx-test"
+} >"$tmp/hosts"
+chmod 644 "$tmp/hosts"
+# shellcheck disable=SC2016 # $0 and $@ are the inner shell's
+wrap=(unshare --mount --propagation private -- sh -c 'mount --bind "$0" /etc/hosts && exec "$@"' "$tmp/hosts")
+printf '{"sandbox": {"network": {"allowLocalBinding": true}}}' >"$tmp/local.json"
+printf '{"sandbox": {"network": {"deniedDomains": ["*"]}}}' >"$tmp/deny-all.json"
+
+# row EXPECT HOST PORT CANONICAL DESCRIPTION -- OPTIONS...: explain and the proxy
+# both give EXPECT (allow or deny) for HOST:PORT under OPTIONS (sbx's own:
+# --allow-host, --settings, --on-unknown-host; deny unless given). CANONICAL is
+# the host as the violation lines name it.
+row() {
+    local expect=$1 host=$2 tport=$3 canonical=$4 what=$5
+    shift 6
+    local opts=("$@")
+    [[ " ${opts[*]} " == *" --on-unknown-host "* ]] || opts+=(--on-unknown-host deny)
+    local tag=row$((n + 1))
+
+    # explain, resolving through the same /etc/hosts, as the same user
+    rc=0
+    out=$(cd "$proj" && "${wrap[@]}" "${as[@]}" env HOME="$home" "$sbx" explain --managed-settings "$tmp/empty-managed.json" \
+        "${opts[@]}" --host "$host:$tport" --json 2>&1) || rc=$?
+    err=
+    [[ $rc == 0 ]] || fail_because "explain failed with status $rc"
+    [[ $out == *"\"finalVerdict\":\"$expect\""* ]] || fail_because "explain's finalVerdict is not $expect"
+    local explained=$out
+
+    # the proxy, with real curl over each protocol
+    local url="http://$host:$tport/$tag"
+    rc=0
+    (cd "$proj" && "${wrap[@]}" "${as[@]}" env HOME="$home" timeout 60 "$sbx" run --managed-settings "$tmp/empty-managed.json" \
+        --launcher "$launcher" "${opts[@]}" -- sh -c "
+            curl -s -m 3 -o /dev/null -w 'http:%{http_code} ' '$url-http'
+            curl -s -m 3 -o /dev/null -p -w 'connect:%{http_connect} ' '$url-connect'
+            curl -s -m 3 -o /dev/null -x \"\$ALL_PROXY\" '$url-socks'; echo socks-exit:\$?") \
+        </dev/null >"$work/out" 2>"$work/err" || rc=$?
+    out="explain: $explained
+$(cat "$work/out")"
+    err=$(cat "$work/err")
+    local violations
+    violations=$(grep -cF "deny network-outbound $canonical:$tport " "$work/err" || true)
+    if [[ $expect == deny ]]; then
+        [[ $out == *"http:403 "* ]] || fail_because "HTTP was not refused with 403"
+        [[ $out == *"connect:403 "* ]] || fail_because "CONNECT was not refused with 403"
+        [[ $violations == 3 ]] || fail_because "$violations violation lines for $canonical:$tport, not 3 (HTTP, CONNECT, SOCKS5)"
+        if grep -qF "/$tag-" "$tmp/http.log"; then fail_because "the server was reached"; fi
+    else
+        [[ $out != *"http:403 "* ]] || fail_because "HTTP was refused"
+        [[ $out != *"connect:403 "* ]] || fail_because "CONNECT was refused"
+        [[ $violations == 0 ]] || fail_because "$violations violation lines for an allowed host"
+        if [[ $host != *sbx-test && $host != *corp.test && $host != "$private" ]] || [[ $host == rebind.sbx-test ]]; then
+            for p in http connect socks; do
+                grep -qF "GET /$tag-$p" "$tmp/http.log" || fail_because "the server did not see the $p request"
+            done
+        fi
+    fi
+    tap_finish "$what: $expect, by explain and by the proxy (HTTP, CONNECT, SOCKS5)"
+}
+
+table() {
+    local P=$port
+    row deny localhost "$P" localhost "'*' vs localhost" -- --allow-host '*'
+    row deny LOCALHOST. "$P" localhost "'*' vs LOCALHOST." -- --allow-host '*'
+    row deny x.localhost "$P" x.localhost "'*' vs x.localhost" -- --allow-host '*'
+    row deny 127.0.0.1 "$P" 127.0.0.1 "'*' vs 127.0.0.1" -- --allow-host '*'
+    row deny rebind.sbx-test "$P" rebind.sbx-test "'*' vs a name resolving to 127.0.0.1" -- --allow-host '*'
+    row deny private.sbx-test "$P" private.sbx-test "'*' vs a name resolving to $private (private)" -- --allow-host '*'
+    row deny metadata.sbx-test 80 metadata.sbx-test "'*' vs a name resolving to 169.254.169.254" -- --allow-host '*'
+    if [[ -n $own ]]; then
+        row deny own.sbx-test "$P" own.sbx-test "'*' vs a name resolving to this machine's $own" -- --allow-host '*'
+        row deny "$own" "$P" "$own" "'*' vs this machine's $own" -- --allow-host '*'
+    else
+        echo "ok $((n += 1)) - ${TAP_PREFIX-}'*' vs this machine's own address # SKIP this machine has no global IPv4 address"
+    fi
+    row deny db.example.test "$P" db.example.test "'*.example.test' vs a subdomain resolving to $private" -- --allow-host '*.example.test'
+    row allow git.corp.test "$P" git.corp.test "exact name vs its private address" -- --allow-host git.corp.test
+    row deny gitloop.corp.test "$P" gitloop.corp.test "exact name vs its address 127.0.0.1" -- --allow-host gitloop.corp.test
+    row allow 127.0.0.1 "$P" 127.0.0.1 "address pattern 127.0.0.1:PORT" -- --allow-host "127.0.0.1:$P"
+    row allow localhost "$P" localhost "allowLocalBinding vs localhost" -- --settings "$tmp/local.json"
+    row deny "$private" "$P" "$private" "allowLocalBinding vs a private address" -- --settings "$tmp/local.json"
+    row deny localhost "$P" localhost "--on-unknown-host allow vs localhost" -- --on-unknown-host allow
+    row deny "$private" "$P" "$private" "--on-unknown-host allow vs a private address" -- --on-unknown-host allow
+    row deny git.corp.test "$P" git.corp.test "deniedDomains '*' vs an allowed exact name" -- --settings "$tmp/deny-all.json" --allow-host git.corp.test
+    # Controls: the same targets reached once a pattern names them, so the refusals
+    # above are the rules', not a server or name that does not work.
+    row allow LOCALHOST. "$P" localhost "control: the name pattern localhost vs LOCALHOST." -- --allow-host localhost
+    row allow x.localhost "$P" x.localhost "control: '*.localhost' vs x.localhost" -- --allow-host '*.localhost'
+    row allow rebind.sbx-test "$P" rebind.sbx-test "control: '*' and 127.0.0.1:PORT vs a name resolving to 127.0.0.1" -- --allow-host '*' --allow-host "127.0.0.1:$P"
+}
+
+users=("$(id -un)")
+if [[ -n ${SBX_TEST_USER:-} ]]; then users+=("$SBX_TEST_USER"); fi
+for who in "${users[@]}"; do
+    TAP_PREFIX="as $who: "
+    work=$tmp/as-$who
+    home=$work/home
+    proj=$work/project
+    mkdir -p "$home" "$proj"
+    git init -q "$proj"
+    as=()
+    if [[ $who != "$(id -un)" ]]; then
+        if ! id -u "$who" >/dev/null 2>&1; then
+            fail_because "SBX_TEST_USER names no user"
+            tap_finish "the test user $who exists"
+            continue
+        fi
+        as=(setpriv --reuid="$(id -u "$who")" --regid="$(id -g "$who")" --init-groups --)
+        chown -R "$who:" "$work"
+    fi
+    table
+done
+
+tap_end

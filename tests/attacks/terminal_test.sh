@@ -1,0 +1,86 @@
+#!/usr/bin/env bash
+# TAP: the question sbx asks on the terminal about a host no rule decides cannot
+# be forged, repainted or answered by the command, which shares the terminal.
+# Under a pseudo-terminal (terminal_question.py), a sandboxed command keeps
+# printing a forged question about good.example (after \r and "erase line")
+# while curl asks for evil.example: the real question must name evil.example,
+# nothing of the command's may reach the terminal while it is open (every
+# process of the sandbox is stopped), and after the answer the command resumes
+# and curl gets 403. Control: the same writer beside a plain question printer,
+# outside any sandbox, the old behaviour: the forged text lands inside the
+# question. As the current user and, as root with SBX_TEST_USER, as that user.
+# Usage: terminal_test.sh SBX SBX-LINUX
+set -euo pipefail
+
+sbx=$(realpath "${1:?usage: terminal_test.sh SBX SBX-LINUX}")
+launcher=$(realpath "${2:?usage: terminal_test.sh SBX SBX-LINUX}")
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+driver=$here/terminal_question.py
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+tmp=$(cd "$tmp" && pwd -P)
+chmod 755 "$tmp"
+
+source "$(dirname "${BASH_SOURCE[0]}")/../tap.sh"
+
+for tool in curl python3; do
+    if ! command -v "$tool" >/dev/null; then
+        echo "1..0 # SKIP $tool is not installed"
+        exit 0
+    fi
+done
+echo '{}' >"$tmp/empty-managed.json"
+
+# The forged question, repainted every 5 ms over whatever the line shows.
+writer='( while :; do printf "\r\033[2Ksbx: the command wants to reach good.example:80, which no rule decides. Allow it for the rest of this command? [y/N] "; sleep 0.005; done ) & w=$!; sleep 0.3'
+# A thief reads the terminal for the keys meant for the question (descriptor 3:
+# sh gives a background job /dev/null for its standard input).
+thief='exec 3<&0; ( head -c 1 <&3 >stolen ) & r=$!'
+command_script="$thief; $writer; curl -s -m 20 -o /dev/null -w 'code:%{http_code}\n' http://evil.example/; sleep 0.3; kill \$w \$r"
+control_script="$writer; printf '\r\nsbx: the command wants to reach evil.example:80, which no rule decides. Allow it for the rest of this command? [y/N] '; read -r a; echo code:403; sleep 0.3; kill \$w"
+
+users=("$(id -un)")
+if ((EUID == 0)) && [[ -n ${SBX_TEST_USER:-} ]]; then
+    users+=("$SBX_TEST_USER")
+fi
+for who in "${users[@]}"; do
+    TAP_PREFIX="as $who: "
+    work=$tmp/as-$who
+    mkdir -p "$work/home" "$work/project"
+    git init -q "$work/project"
+    as=()
+    if [[ $who != "$(id -un)" ]]; then
+        if ! id -u "$who" >/dev/null 2>&1; then
+            fail_because "SBX_TEST_USER names no user"
+            tap_finish "the test user $who exists"
+            continue
+        fi
+        as=(setpriv --reuid="$(id -u "$who")" --regid="$(id -g "$who")" --init-groups --)
+        chown -R "$who:" "$work"
+    fi
+
+    rc=0
+    out=$(cd "$work/project" && python3 "$driver" frozen evil.example -- "${as[@]}" env HOME="$work/home" \
+        timeout 60 "$sbx" run --managed-settings "$tmp/empty-managed.json" --launcher "$launcher" \
+        --on-unknown-host ask -- sh -c "$command_script" 2>&1) || rc=$?
+    [[ $rc == 0 ]] || fail_because "the driver found problems (status $rc)"
+    [[ $out == *"bytes between the question and the answer: 0"* ]] || fail_because "bytes arrived while the question was open"
+    [[ -e $work/project/stolen ]] || fail_because "the thief did not run"
+    [[ ! -s $work/project/stolen ]] || fail_because "the command read the answer: '$(cat "$work/project/stolen")'"
+    rm -f "$work/project/stolen"
+    tap_finish "while the question is open the sandbox is stopped: nothing forged reaches the terminal, no key reaches the command, then it resumes and curl gets 403"
+
+    rc=0
+    out=$(cd "$work/project" && python3 "$driver" interrupt evil.example -- "${as[@]}" env HOME="$work/home" \
+        timeout 60 "$sbx" run --managed-settings "$tmp/empty-managed.json" --launcher "$launcher" \
+        --on-unknown-host ask -- sh -c "$command_script" 2>&1) || rc=$?
+    [[ $rc == 0 ]] || fail_because "the driver found problems (status $rc)"
+    tap_finish "SIGTERM to the launcher while the question is open ends it and the stopped sandbox, leaving nothing"
+
+    rc=0
+    out=$(cd "$work" && python3 "$driver" control evil.example -- "${as[@]}" sh -c "$control_script" 2>&1) || rc=$?
+    [[ $rc == 0 ]] || fail_because "the control did not show the forged text inside the question (status $rc)"
+    tap_finish "control: a question printed while the command runs has the command's forged text written into it"
+done
+
+tap_end
