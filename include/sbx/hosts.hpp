@@ -15,7 +15,8 @@
 //   5. the call's onUnknownHost decides, else the sandbox's own, else it is
 //      refused.
 // What a rule that lets a host through reaches depends on the kind of rule
-// (Reach): a wildcard (`*`, `*.example.com`) and a decider reach public
+// (Reach), and of the rules that match, the one that reaches widest decides
+// (an exact name over a `*`): a wildcard (`*`, `*.example.com`) and a decider reach public
 // addresses only; an exact name private ones too; a localhost name, through a
 // pattern that names it (`localhost`, `*.localhost`) or allowLocalBinding,
 // loopback only; an address pattern the address it names, of whatever kind.
@@ -162,28 +163,40 @@ inline HostDecision decide_host(const HostRules& rules, const HostCall& call, co
     using S = HostDecision::Step;
     for (const auto& r : rules.denied)
         if (matches(r.pattern, t)) return {V::deny, S::denied_list, Reach::nothing, &r, "denied by " + detail::describe(r)};
-    // The first rule of `list` that matches and reaches t; `passed` keeps the
-    // first one that matched but may not reach it, for the reason.
+    // The rule of `list` that matches and reaches t widest: an exact name, which
+    // may lead to a private address, before a wildcard that matched first, which
+    // may not. `passed` keeps the first one that matched but may not reach t, for
+    // the reason.
+    auto rank = [](Reach r) {
+        return r == Reach::nothing ? 0 : r == Reach::public_only ? 1 : r == Reach::named_address ? 3 : 2;
+    };
     const HostRule* passed = nullptr;
-    auto first_reaching = [&](const std::vector<HostRule>& list) -> std::pair<const HostRule*, Reach> {
+    auto widest = [&](const std::vector<HostRule>& list) -> std::pair<const HostRule*, Reach> {
+        std::pair<const HostRule*, Reach> best{nullptr, Reach::nothing};
         for (const auto& r : list) {
             if (!matches(r.pattern, t)) continue;
             const Reach reach = detail::pattern_reach(r.pattern, t);
-            if (reach != Reach::nothing && (!t.address || detail::within(reach, *t.address, own))) return {&r, reach};
-            if (passed == nullptr) passed = &r;
+            if (reach != Reach::nothing && (!t.address || detail::within(reach, *t.address, own))) {
+                if (rank(reach) > rank(best.second)) best = {&r, reach};
+            } else if (passed == nullptr) {
+                passed = &r;
+            }
         }
-        return {nullptr, Reach::nothing};
+        return best;
     };
-    if (auto [r, reach] = first_reaching(rules.allowed); r)
-        return {V::allow, S::allowed_list, reach, r, "allowed by " + detail::describe(*r)};
+    const auto allowed = widest(rules.allowed);
+    const auto listed = call.hosts ? widest(*call.hosts) : std::pair<const HostRule*, Reach>{nullptr, Reach::nothing};
+    // The call's list widens what the allow list lets through (an exact name there,
+    // under a `*` of the settings); it does not narrow it.
+    if (allowed.first && !(listed.first && rank(listed.second) > rank(allowed.second)))
+        return {V::allow, S::allowed_list, allowed.second, allowed.first, "allowed by " + detail::describe(*allowed.first)};
     // Local servers are the sandbox's switch, like its allow list: a call's own
     // list does not close them.
-    if (rules.local && (is_localhost(t) || (t.address && classify(*t.address) == AddressClass::loopback)))
+    if (!allowed.first && rules.local && (is_localhost(t) || (t.address && classify(*t.address) == AddressClass::loopback)))
         return {V::allow, S::local_binding, Reach::loopback, nullptr,
                 "a loopback target, allowed by network.allowLocalBinding" + detail::source_text(rules.local_source)};
-    if (call.hosts)
-        if (auto [r, reach] = first_reaching(*call.hosts); r)
-            return {V::allow, S::call_list, reach, r, "allowed by " + detail::describe(*r)};
+    if (listed.first)
+        return {V::allow, S::call_list, listed.second, listed.first, "allowed by " + detail::describe(*listed.first)};
     // What only a pattern naming it reaches, when steps 2 and 3 found none: no
     // decider opens it, and no question is asked.
     const std::string not_by = passed ? " (" + passed->list + " " + passed->text + " does not)" : std::string();

@@ -318,7 +318,10 @@ TEST_CASE("decide_host: the reference's five steps, in order, each naming its ru
         {"a call's `*` does not reach a local address either, and says so", {}, {}, false, std::nullopt,
          std::vector<std::string_view>{"*"}, std::nullopt, "169.254.169.254", 80, Verdict::deny, Step::local_address,
          ""},
-        {"the first matching rule of a list names the decision", {"*.github.com", "api.github.com"}, {}, false,
+        {"the rule that reaches widest names the decision: an exact name over a wildcard", {"*.github.com", "api.github.com"}, {}, false,
+         std::nullopt, std::nullopt, std::nullopt, "api.github.com", 443, Verdict::allow, Step::allowed_list,
+         "api.github.com"},
+        {"among rules that reach alike, the first names the decision", {"*.github.com", "*"}, {}, false,
          std::nullopt, std::nullopt, std::nullopt, "api.github.com", 443, Verdict::allow, Step::allowed_list,
          "*.github.com"},
     };
@@ -745,4 +748,41 @@ TEST_CASE("settings refuse a host entry that is no pattern, naming the file and 
             "permissions": {"allow": ["WebFetch(domain:docs.python.org)"]}})J",
         src);
     CHECK_MESSAGE(ok.has_value(), (ok ? std::string() : sbx::to_string(ok.error())));
+}
+
+TEST_CASE("decide_host: an exact name reaches private addresses even where a wildcard matches first") {
+    sbx::net::HostRules rules;
+    auto rule = [](std::string_view text, std::string list) {
+        auto p = sbx::net::parse_host_pattern(text);
+        REQUIRE(p.has_value());
+        return sbx::net::HostRule{*p, std::string(text), std::move(list), std::nullopt};
+    };
+    rules.allowed.push_back(rule("*", "network.allowedDomains"));
+    rules.allowed.push_back(rule("git.corp.example", "network.allowedDomains"));
+    const auto t = sbx::net::canonical_target("git.corp.example", 443);
+    REQUIRE(t.has_value());
+    const std::vector<sbx::net::Address> own;
+    auto d = sbx::net::decide_host(rules, {}, *t, own);
+    CHECK(d.verdict == Verdict::allow);
+    CHECK(d.reach == sbx::net::Reach::public_or_private);
+    REQUIRE(d.rule != nullptr);
+    CHECK(d.rule->text == "git.corp.example");
+    const auto private_one = sbx::net::Address::v4(10, 1, 2, 3);
+    auto chosen = sbx::net::choose_address(d, rules, {}, *t, {private_one}, own);
+    REQUIRE(chosen.has_value());
+    CHECK(*chosen == private_one);
+
+    // The same exact name in the call's own list widens a settings `*`.
+    sbx::net::HostRules star;
+    star.allowed.push_back(rule("*", "network.allowedDomains"));
+    sbx::net::HostCall call;
+    call.hosts.emplace();
+    call.hosts->push_back(rule("git.corp.example", "the call's hosts"));
+    d = sbx::net::decide_host(star, call, *t, own);
+    CHECK(d.step == Step::call_list);
+    CHECK(d.reach == sbx::net::Reach::public_or_private);
+    // Under `*` alone, the private address is not reached.
+    d = sbx::net::decide_host(star, {}, *t, own);
+    CHECK(d.reach == sbx::net::Reach::public_only);
+    CHECK_FALSE(sbx::net::choose_address(d, star, {}, *t, {private_one}, own).has_value());
 }
