@@ -67,7 +67,8 @@ constexpr std::string_view kBase = R"J({
     "removeIfCreated": [
       {"path": "/r/.git/commondir", "why": "points git at another git directory"},
       {"path": "/r/.git/config.worktree", "why": "per-worktree git configuration"}
-    ]
+    ],
+    "gitAudit": ["/r", "/r/src"]
   },
   "warnings": [
     {"file": "/home/u/.claude/settings.json", "key": "sandbox.network.allowedDomains[0]", "message": "no network proxy yet"}
@@ -250,6 +251,7 @@ void check_same(const sbx::Plan& a, const sbx::Plan& b) {
         CHECK(a.filesystem.remove_if_created[i].path == b.filesystem.remove_if_created[i].path);
         CHECK(a.filesystem.remove_if_created[i].why == b.filesystem.remove_if_created[i].why);
     }
+    CHECK(a.filesystem.git_audit == b.filesystem.git_audit);
     CHECK(b.filesystem.warnings.empty());  // a plan's warnings are all at the top
     REQUIRE(a.warnings.size() == b.warnings.size());
     for (std::size_t i = 0; i < a.warnings.size(); ++i) {
@@ -469,6 +471,7 @@ TEST_CASE("plan: a plan from make_plan over a repository and a home comes back f
     CHECK(has_mount(plan, sbx::MountKind::bind, std::string(kTmp)));
     CHECK_FALSE(plan.filesystem.placeholders.empty());
     CHECK_FALSE(plan.filesystem.remove_if_created.empty());
+    CHECK(plan.filesystem.git_audit == std::vector<std::string>{"/r"});  // audited after the command
     // The rules the mounts were made from travel too, for sbx-mac.
     auto has_rule = [&](sbx::FsRule::Kind k, std::string_view pattern) {
         return std::any_of(plan.rules.begin(), plan.rules.end(),
@@ -530,6 +533,7 @@ TEST_CASE("plan: a plan with filesystem.disabled, and one with empty lists, come
     auto plan = make(*policy, req, fs);
     CHECK_FALSE(plan.filesystem.isolated);
     CHECK(plan.filesystem.mounts.empty());
+    CHECK(plan.filesystem.git_audit.empty());  // the command may write anywhere: there is nothing to audit apart
     check_round_trip(plan);
 
     sbx::Plan bare;  // every list empty, no bwrapPath
@@ -640,6 +644,7 @@ TEST_CASE("plan: optional keys may be left out") {
         t = edit(t, R"J("env": {"PATH": "/usr/bin:/bin", "HOME": "/home/u", "TMPDIR": "/tmp/sbx-0123456789abcdef"})J", R"J("env": {})J");
         t = cut(t, "\"mounts\": [\n", "\n    ],");
         t = cut(t, "\"placeholders\": [\n", "\n    ],");
+        t = cut(t, ",\n    \"gitAudit\": [", "]");
         t = cut(t, "\"removeIfCreated\": [\n", "\n    ]");
         t = edit(t, "\"isolated\": true,\n    ", "\"isolated\": true, \"mounts\": [], \"placeholders\": [], \"removeIfCreated\": []");
         auto p = parsed(t);
@@ -647,6 +652,14 @@ TEST_CASE("plan: optional keys may be left out") {
         CHECK(p.filesystem.mounts.empty());
         CHECK(p.filesystem.placeholders.empty());
         CHECK(p.filesystem.remove_if_created.empty());
+        CHECK(p.filesystem.git_audit.empty());
+        check_round_trip(p);
+    }
+    SUBCASE("filesystem.gitAudit") {
+        auto p = parsed(cut(kBase, ",\n    \"gitAudit\": [", "]"));
+        CHECK(p.filesystem.git_audit.empty());
+        // Written only when there is one: a plan without reads as before.
+        CHECK(sbx::to_json(p).find("gitAudit") == std::string::npos);
         check_round_trip(p);
     }
     SUBCASE("the order of keys within an object does not matter, nor white space") {
@@ -1129,6 +1142,30 @@ TEST_CASE("plan: removeIfCreated lies strictly inside the root") {
         {R"J("path": "/r/.git/config.worktree")J", R"J("path": "/home/u/.bashrc")J", "filesystem.removeIfCreated[1].path"},
     });
     check_accepted(edit(kBase, R"J("path": "/r/.git/commondir")J", R"J("path": "/r/x")J"));
+}
+
+TEST_CASE("plan: gitAudit lists distinct directories where the command writes") {
+    const auto p = parsed(kBase);
+    CHECK(p.filesystem.git_audit == std::vector<std::string>{"/r", "/r/src"});
+    const std::string from = R"J("gitAudit": ["/r", "/r/src"])J";
+    check_refusals({
+        {from, R"J("gitAudit": ["/etc"])J", "filesystem.gitAudit[0]"},
+        {from, R"J("gitAudit": ["/r", "/"])J", "filesystem.gitAudit[1]"},
+        {from, R"J("gitAudit": ["/rr"])J", "filesystem.gitAudit[0]"},
+        {from, R"J("gitAudit": ["/home/u"])J", "filesystem.gitAudit[0]"},
+        {from, R"J("gitAudit": ["/r", "/r"])J", "filesystem.gitAudit[1]"},
+        {from, R"J("gitAudit": ["r"])J", "filesystem.gitAudit[0]"},
+        {from, R"J("gitAudit": ["/r/"])J", "filesystem.gitAudit[0]"},
+        {from, R"J("gitAudit": ["/r/src/../x"])J", "filesystem.gitAudit[0]"},
+        {from, R"J("gitAudit": [""])J", "filesystem.gitAudit[0]"},
+        {from, R"J("gitAudit": [7])J", "filesystem.gitAudit[0]"},
+        {from, R"J("gitAudit": [null])J", "filesystem.gitAudit[0]"},
+        {from, R"J("gitAudit": "/r")J", "filesystem.gitAudit"},
+        {from, R"J("gitAudit": {"path": "/r"})J", "filesystem.gitAudit"},
+    });
+    // The temporary directory is a writable bind too.
+    check_accepted(edit(kBase, from, R"J("gitAudit": ["/tmp/sbx-0123456789abcdef/x"])J"));
+    check_accepted(edit(kBase, from, R"J("gitAudit": [])J"));
 }
 
 TEST_CASE("plan: the network is none or proxy, and a proxy's rules are host patterns") {
