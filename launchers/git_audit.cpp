@@ -364,8 +364,8 @@ private:
         if (!target) return;  // git cannot use it either
         if (!pointed(path, *target, depth) && made)
             neutralise(dir, path, ".git", "git-pointer",
-                       "a .git file made during the run naming a git directory outside the audited directory (" +
-                           *target + "), which the audit does not enter");
+                       "a .git file made during the run naming a git directory outside the audited directory, or "
+                       "behind a symbolic link (" + *target + "), which the audit does not enter");
     }
 
     void walk(const Dir& dir, const std::string& path, int depth) {
