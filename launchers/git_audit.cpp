@@ -174,7 +174,10 @@ private:
             parts.push_back(c);
         }
         std::string out;
-        for (const auto& c : parts) out += "/" + c;
+        for (const auto& c : parts) {
+            out += '/';
+            out += c;
+        }
         return out.empty() ? "/" : out;
     }
 

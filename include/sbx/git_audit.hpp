@@ -286,7 +286,10 @@ inline bool commondir_names(std::string_view text, std::string_view git_dir, std
         parts.push_back(c);
     }
     std::string folded;
-    for (auto c : parts) folded += "/" + std::string(c);
+    for (auto c : parts) {
+        folded += '/';
+        folded.append(c);
+    }
     if (folded.empty()) folded = "/";
     return folded == main;
 }
