@@ -103,7 +103,7 @@ inline GitIndexRead gitlinks(std::string_view bytes, std::size_t hash_bytes = 20
     if (std::uint64_t{count} * (fixed + 1) > bytes.size() - 12)
         return stop(8, std::to_string(count) + " entries cannot fit in " + std::to_string(bytes.size()) + " bytes");
     std::size_t at = 12;
-    std::string previous;  // v4: each path is told as a change of the one before
+    std::string v4_path;  // v4: each path is told as a change of the one before, kept here
     for (std::uint32_t e = 0; e < count; ++e) {
         const std::size_t start = at;
         if (bytes.size() - at < fixed) return stop(at, "entry " + std::to_string(e) + " is cut short");
@@ -115,7 +115,7 @@ inline GitIndexRead gitlinks(std::string_view bytes, std::size_t hash_bytes = 20
             if (bytes.size() - at < 2) return stop(at, "entry " + std::to_string(e) + " is cut short");
             at += 2;
         }
-        std::string path;
+        std::string_view path;
         if (out.version == 4) {
             // How many bytes to drop from the end of the previous path: git's
             // offset varint (each continuation adds one before shifting).
@@ -127,13 +127,18 @@ inline GitIndexRead gitlinks(std::string_view bytes, std::size_t hash_bytes = 20
                 if ((c & 0x80u) == 0) break;
                 ++drop;
             }
-            if (drop > previous.size())
+            if (drop > v4_path.size())
                 return stop(start, "entry " + std::to_string(e) + " drops more of the previous path than it has");
-            path = previous.substr(0, previous.size() - static_cast<std::size_t>(drop));
+            v4_path.resize(v4_path.size() - static_cast<std::size_t>(drop));
         }
         const std::size_t nul = bytes.find('\0', at);
         if (nul == std::string_view::npos) return stop(at, "entry " + std::to_string(e) + " has no end to its path");
-        path.append(bytes.substr(at, nul - at));
+        if (out.version == 4) {
+            v4_path.append(bytes.substr(at, nul - at));
+            path = v4_path;
+        } else {
+            path = bytes.substr(at, nul - at);
+        }
         at = nul + 1;
         if (out.version != 4) {
             // 1 to 8 NULs end the entry on a multiple of 8 bytes from its start.
@@ -145,13 +150,13 @@ inline GitIndexRead gitlinks(std::string_view bytes, std::size_t hash_bytes = 20
         const std::size_t named = flags & kNameMask;
         if ((named < kNameMask && named != path.size()) || (named == kNameMask && path.size() < kNameMask))
             return stop(start, "entry " + std::to_string(e) + "'s name length does not match its path");
-        if (!index_detail::clean_path(path))
-            return stop(start, "entry " + std::to_string(e) + " has a path git would not write");
         if ((mode & kTypeMask) == kGitlinkMode) {
+            // Only a gitlink's path is used, so only it must be one git would write.
+            if (!index_detail::clean_path(path))
+                return stop(start, "entry " + std::to_string(e) + " has a path git would not write");
             if (out.gitlinks.size() == kMaxGitlinks) return stop(start, "more than " + std::to_string(kMaxGitlinks) + " gitlinks");
-            out.gitlinks.push_back(path);
+            out.gitlinks.emplace_back(path);
         }
-        previous = std::move(path);
     }
     return out;
 }
