@@ -258,7 +258,7 @@ std::string take_fd_option(std::string_view option, const char* value, int& out)
 }
 
 std::string violations_text(const sbx::Plan& plan, const std::vector<ProxyEvent>& refused,
-                            const sbx::StderrScanner* scanner) {
+                            const sbx::StderrScanner* scanner, const std::vector<sbx::GitNeutralised>& neutralised) {
     std::vector<std::string> lines;
     // ignoreViolations: the settings expect these; say nothing of them.
     auto add = [&](std::string line) {
@@ -269,6 +269,7 @@ std::string violations_text(const sbx::Plan& plan, const std::vector<ProxyEvent>
     for (const auto& e : refused) add(sbx::network_violation_line(e.host, e.port, e.reason));
     if (scanner != nullptr)
         for (const auto& r : scanner->refusals()) add(sbx::file_violation_line(r));
+    for (const auto& n : neutralised) lines.push_back(sbx::git_audit_line(n));
     return sbx::violations_block(lines);
 }
 

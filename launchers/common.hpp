@@ -20,6 +20,7 @@
 #include "host_lookup.hpp"
 #include "proxy.hpp"
 #include "sbx/error.hpp"
+#include "sbx/git_audit.hpp"
 #include "sbx/hosts.hpp"
 #include "sbx/json.hpp"
 #include "sbx/plan.hpp"
@@ -63,6 +64,22 @@ public:
         w.begin_object().key("event").value("violation").key("kind").value("file-access");
         w.key("path").value(r.path).key("written").value(r.written).key("message").value(r.message);
         w.key("advisory").value(true).end_object();
+        write_line(w.take());
+    }
+    // A file the audit after the run renamed (git_audit.hpp).
+    void git_neutralised_event(const sbx::GitNeutralised& n) {
+        if (fd_ < 0) return;
+        sbx::json::Writer w;
+        w.begin_object().key("event").value("violation").key("kind").value("git-neutralised");
+        w.key("file").value(n.kind).key("path").value(n.path).key("reason").value(n.why);
+        w.key("renamedTo").value(n.renamed_to).end_object();
+        write_line(w.take());
+    }
+    // Something the launcher could not do after the command, said on stderr too.
+    void warning_event(std::string_view message) {
+        if (fd_ < 0) return;
+        sbx::json::Writer w;
+        w.begin_object().key("event").value("warning").key("message").value(message).end_object();
         write_line(w.take());
     }
     void exit_event(bool sandboxed, std::string_view unsandboxed_reason, int status) {
@@ -179,7 +196,9 @@ void relay_stderr(int from, sbx::StderrScanner* scanner, Report* report);
 
 // The <sandbox_violations> block for the proxy's refusals and the scanner's file
 // refusals, less those the plan's ignoreViolations expects; empty when none.
+// The files the audit after the run renamed are listed after them, whatever
+// ignoreViolations says: they were changed on the caller's disk.
 std::string violations_text(const sbx::Plan& plan, const std::vector<ProxyEvent>& refused,
-                            const sbx::StderrScanner* scanner);
+                            const sbx::StderrScanner* scanner, const std::vector<sbx::GitNeutralised>& neutralised = {});
 
 }  // namespace sbx::launcher

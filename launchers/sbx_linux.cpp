@@ -13,7 +13,9 @@
 // directory and the placeholders (a reaper process removes them should this
 // process die), build the seccomp program, run bubblewrap with it (bubblewrap
 // loads it into its init, pid 1, and into the stage), and the stage closes what
-// the command is not given and execs the command; then remove what was made.
+// the command is not given and execs the command; then remove what was made,
+// and audit the plan's gitAudit directories (git_audit.hpp): what the command
+// left there for git outside to run is renamed, and listed.
 // The command gets descriptors 0-2 and the plan's passFds, nothing else.
 //
 // Exit status: the command's own; 128+N when it died of signal N; 126 when it
@@ -50,6 +52,7 @@
 
 #include "common.hpp"
 #include "fd_io.hpp"
+#include "git_audit.hpp"
 #include "leftovers.hpp"
 #include "root_group.hpp"
 #include "probe.hpp"
@@ -229,6 +232,20 @@ void clean_up(const std::vector<Leftover>& made, Reaper& reaper, RootGroup* grou
     reaper.dismiss();
 }
 
+// Says what the audit after the command renamed (events now; lines in the
+// <sandbox_violations> block, or here without one) and, loudly, what it could not
+// look at or rename. The command's exit status stays as it is.
+void report_audit(const GitAuditResult& audit, Report& report, bool in_block) {
+    for (const auto& n : audit.neutralised) {
+        report.git_neutralised_event(n);
+        if (!in_block) std::cerr << "sbx-linux: " << sbx::git_audit_line(n) << "\n";
+    }
+    for (const auto& w : audit.warnings) {
+        report.warning_event(w);
+        std::cerr << "sbx-linux: warning: " << w << "\n";
+    }
+}
+
 // The two listening sockets the stage made inside, or -1s when the sandbox never
 // got that far (bubblewrap failed; its exit closes the socket).
 std::pair<int, int> receive_listeners(int sock) {
@@ -323,6 +340,8 @@ int run_plan(int plan_fd, int report_fd, bool print_violations) {
         reaper->made(made.back());
         const int status = run_unconfined(*plan);
         clean_up(made, *reaper);
+        // No audit of gitAudit here: the command ran without any sandbox, as the
+        // plan allowed, and could have written anything anywhere.
         report.exit_event(false, "unavailable", status);
         if (g_signal != 0) die_of(g_signal);
         return status;
@@ -419,6 +438,8 @@ int run_plan(int plan_fd, int report_fd, bool print_violations) {
     std::vector<int> keep_fds = plan->pass_fds;
     for (int fd : {exe_fd, status_pipe[1], seccomp_fd, exclude_fd, proxy_pair[1]})
         if (fd >= 0) keep_fds.push_back(fd);
+    // Whatever the command writes is stamped at or after this.
+    const timespec run_start = audit_clock();
     const pid_t pid = ::fork();
     if (pid < 0) return give_up_errno("fork");
     if (pid == 0) {
@@ -485,6 +506,9 @@ int run_plan(int plan_fd, int report_fd, bool print_violations) {
     ::close(status_pipe[0]);
     const StageReport stage_report = parse_stage_report(bytes ? *bytes : std::string());
     clean_up(made, *reaper, &*group);
+    // Every process of the sandbox is gone: nothing can change what the audit renames.
+    const auto audit = audit_git(plan->root, plan->filesystem.git_audit, run_start);
+    report_audit(audit, report, print_violations);
 
     if (g_signal != 0) die_of(g_signal);
     const int status = WIFSIGNALED(wstatus) ? 128 + WTERMSIG(wstatus) : WEXITSTATUS(wstatus);
@@ -515,7 +539,7 @@ int run_plan(int plan_fd, int report_fd, bool print_violations) {
     report.exit_event(true, "", status);
     if (print_violations)
         std::cerr << violations_text(*plan, proxy ? proxy->refused() : std::vector<ProxyEvent>{},
-                                     scanner ? &*scanner : nullptr)
+                                     scanner ? &*scanner : nullptr, audit.neutralised)
                   << std::flush;
     return status;
 }

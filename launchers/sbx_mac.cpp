@@ -372,7 +372,10 @@ int run_plan(int plan_fd, int report_fd, bool print_violations) {
     const bool exec_failed = ::read(exec_pipe[0], &exec_errno, sizeof exec_errno) == sizeof exec_errno;
     ::close(exec_pipe[0]);
     clean_up();
-
+    // Not here: the audit after the run (filesystem.gitAudit, launchers/git_audit.cpp)
+    // uses Linux's renameat2 and is built into sbx-linux only. Seatbelt cannot refuse
+    // the file names either, so a nested repository made under sbx-mac stays live for
+    // git outside; docs/plan.md says so.
     if (g_signal != 0) die_of(g_signal);
     if (exec_failed) {
         auto e = sbx::Error(sbx::Errc::unavailable, "the sandbox cannot run here")

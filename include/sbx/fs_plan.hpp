@@ -116,6 +116,10 @@ struct FsPlan {
     std::vector<Mount> mounts;  // in order
     std::vector<PlaceholderOp> placeholders;
     std::optional<GitExclude> git_exclude;
+    // Directories the launcher audits once the command is over: it renames what the
+    // command made or changed in their git directories that would make git run a
+    // program (git_audit.hpp). The root, for an isolated plan.
+    std::vector<std::string> git_audit;
     std::vector<Warning> warnings;
 };
 

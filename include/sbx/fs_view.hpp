@@ -66,8 +66,9 @@ protected:
 
 public:
     // The contents of a small regular file (a `.git` file's `gitdir:` line, a
-    // `commondir`), following symlinks. nullopt when nothing is there; an error for
-    // anything but a regular file, or one longer than `max_bytes`.
+    // `commondir`, a git index), byte for byte (binary files too), following
+    // symlinks. nullopt when nothing is there; an error for anything but a regular
+    // file, or one longer than `max_bytes`.
     virtual expected<std::optional<std::string>> read_text(const std::string& path, std::size_t max_bytes) const = 0;
 };
 

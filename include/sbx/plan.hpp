@@ -270,6 +270,9 @@ inline expected<Plan> make_plan(const Policy& policy, const PlanRequest& req, co
     fsplan->warnings.clear();
     plan.filesystem = std::move(*fsplan);
     plan.filesystem.git_exclude = detail::git_exclude_for(plan.root, plan.filesystem.placeholders, cached);
+    // A repository the command makes or changes in the root is live for git outside
+    // once the command is over: the launcher audits the root then.
+    if (plan.filesystem.isolated) plan.filesystem.git_audit.push_back(plan.root);
     return plan;
 }
 
@@ -399,6 +402,11 @@ inline std::string to_json(const Plan& p) {
         w.key("gitExclude").begin_object().key("path").value(ex->path).key("expect");
         detail::write_identity(w, ex->expect);
         w.key("content").value(ex->content).end_object();
+    }
+    if (!p.filesystem.git_audit.empty()) {
+        w.key("gitAudit").begin_array();
+        for (const auto& d : p.filesystem.git_audit) w.value(d);
+        w.end_array();
     }
     if (!p.rules.empty()) {
         w.key("rules").begin_array();
@@ -808,7 +816,7 @@ private:
     }
 
     static expected<void> read_filesystem(element v, Plan& p) {
-        auto m = members(v, "filesystem", {"isolated", "mounts", "placeholders", "gitExclude", "rules"},
+        auto m = members(v, "filesystem", {"isolated", "mounts", "placeholders", "gitExclude", "gitAudit", "rules"},
                          {"isolated", "mounts", "placeholders"});
         if (!m) return fail(m.error());
         auto isolated = boolean(m->at("isolated"), "filesystem.isolated");
@@ -922,6 +930,28 @@ private:
                 return error("filesystem.gitExclude.content", "more than 1 MiB");
             ex.content = std::move(*content);
             p.filesystem.git_exclude = std::move(ex);
+        }
+
+        if (m->has("gitAudit")) {
+            auto dirs = array(m->at("gitAudit"), "filesystem.gitAudit");
+            if (!dirs) return fail(dirs.error());
+            i = 0;
+            for (auto e : *dirs) {
+                const std::string k = index("filesystem.gitAudit", i++);
+                auto where = path(e, k);
+                if (!where) return fail(where.error());
+                // The launcher renames files in it after the command: only where the
+                // command could write, a writable bind of this plan or inside one.
+                const bool writable = std::any_of(p.filesystem.mounts.begin(), p.filesystem.mounts.end(), [&](const Mount& mt) {
+                    return mt.kind == MountKind::bind && paths::at_or_under(*where, mt.path);
+                });
+                if (!writable) return error(k, "'" + *where + "' is not a writable bind of this plan, nor inside one");
+                if (*where == "/") return error(k, "/ cannot be audited");
+                if (std::find(p.filesystem.git_audit.begin(), p.filesystem.git_audit.end(), *where) !=
+                    p.filesystem.git_audit.end())
+                    return error(k, "'" + *where + "' is listed twice");
+                p.filesystem.git_audit.push_back(std::move(*where));
+            }
         }
 
         if (m->has("rules")) {

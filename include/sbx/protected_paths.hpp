@@ -8,7 +8,7 @@
 // root's editor, dev container and other agents' folders, the files direnv, husky and
 // pre-commit run, and the files of the repository's git directories that git runs or
 // follows (the main repository's too for a linked worktree, its linked worktrees and
-// its submodules). The fixed names are the constexpr tables in sbx::protected_names
+// its submodules, and the nested repositories its index records as gitlinks). The fixed names are the constexpr tables in sbx::protected_names
 // below, one reason each. Beyond the fixed names, it reads those git config files (and
 // the user's own) for the places git is told to run hooks from (`core.hooksPath`) or to
 // read more configuration from (`include.path`, `includeIf.*.path`), and protects
@@ -18,8 +18,16 @@
 // that lie inside writable places, binds the existing ones read-only (or, for a pin,
 // over themselves) and covers the missing ones with read-only placeholders. It reads
 // only through the FsView (lstat, readlink, list, read_text of `.git` files,
-// `commondir`, linked worktrees' `gitdir` and git config files), so every answer is
-// reproducible over a MemoryFs.
+// `commondir`, linked worktrees' `gitdir`, git config files and the index), so every
+// answer is reproducible over a MemoryFs.
+//
+// A nested repository is protected when the repository's index holds a gitlink
+// (mode 0160000) at its path and its working directory holds a `.git` (a directory,
+// or a file naming a git directory): git outside runs git in it (`git status` asks
+// each gitlinked repository whether it is dirty), so its git directory gets what a
+// submodule's gets. A nested repository without a gitlink, or one made while the
+// command runs, is not known here; the launcher audits those after the command
+// (git_audit.hpp).
 #pragma once
 
 #include <algorithm>
@@ -35,6 +43,8 @@
 
 #include "sbx/expected.hpp"
 #include "sbx/fs_view.hpp"
+#include "sbx/git_config.hpp"
+#include "sbx/git_index.hpp"
 #include "sbx/paths.hpp"
 #include "sbx/settings.hpp"  // sbx::Warning
 
@@ -436,226 +446,6 @@ inline expected<std::optional<std::string>> read_pointer(Collector& c, const FsV
     return std::optional<std::string>(real ? *real : paths::normalize(joined));
 }
 
-// One value of a git config key, with the line its key is on.
-struct GitConfigValue {
-    std::string value;
-    std::size_t line = 0;
-};
-
-// What a git config file says that protected_paths() follows, in the file's order, and
-// what in it could not be read, one "line N: ..." message each.
-struct GitConfigFacts {
-    std::vector<GitConfigValue> hooks_paths;  // core.hooksPath
-    std::vector<GitConfigValue> includes;     // include.path, includeIf.<condition>.path
-    std::vector<GitConfigValue> worktrees;    // core.worktree
-    std::vector<std::string> problems;
-};
-
-// Reads git's config syntax as git's own parser does (config.c), keeping the keys of
-// GitConfigFacts: `[section]`, `[section "subsection"]` and the older
-// `[section.subsection]`, section and key names case-insensitive; `key = value`, or a
-// bare `key` (a boolean, nothing to follow); in a value, double quotes, the escapes
-// \" \\ \n \t \b, a backslash ending a line to go on with the next, `#` and `;`
-// starting a comment outside quotes, blanks around it dropped. Where git would refuse
-// the file, a problem names the line and reading goes on with the next line, so that
-// every value in the file is still seen. Keys after a header it cannot read, or before
-// any header, are not kept.
-class GitConfigParser {
-public:
-    explicit GitConfigParser(std::string_view text) : s_(text) {
-        if (s_.substr(0, 3) == "\xEF\xBB\xBF") s_.remove_prefix(3);  // a UTF-8 byte order mark, skipped as git does
-    }
-
-    GitConfigFacts parse() && {
-        Section section = Section::none;
-        bool comment = false;
-        for (;;) {
-            const int c = next();
-            if (c == '\n') {
-                if (eof_) break;
-                comment = false;
-                continue;
-            }
-            if (comment || is_space(c)) continue;
-            if (c == '#' || c == ';') {
-                comment = true;
-                continue;
-            }
-            if (c == '[') {
-                section = header();
-                continue;
-            }
-            if (!is_alpha(c)) {
-                problem("expected a [section] header, a 'key = value' line or a comment");
-                continue;
-            }
-            entry(c, section);
-        }
-        return std::move(out_);
-    }
-
-private:
-    // The sections whose keys are kept; `other` and `none` (before any header, or after
-    // one that could not be read) keep nothing.
-    enum class Section { none, core, include, include_if, other };
-
-    std::string_view s_;
-    std::size_t i_ = 0;
-    std::size_t line_ = 1;  // the line of the next character
-    std::size_t at_ = 1;    // the line of the character last read
-    int last_ = 0;          // the character last read
-    bool eof_ = false;
-    GitConfigFacts out_;
-
-    static bool is_space(int c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
-    static bool is_alpha(int c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
-    static bool is_keychar(int c) { return is_alpha(c) || (c >= '0' && c <= '9') || c == '-'; }
-    static char lower(int c) { return static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c); }
-
-    // The next byte, "\r\n" read as "\n", and "\n" again and again at the end (as git).
-    int next() {
-        at_ = line_;
-        if (i_ >= s_.size()) {
-            eof_ = true;
-            return last_ = '\n';
-        }
-        int c = static_cast<unsigned char>(s_[i_++]);
-        if (c == '\r' && i_ < s_.size() && s_[i_] == '\n') {
-            ++i_;
-            c = '\n';
-        }
-        if (c == '\n') ++line_;
-        return last_ = c;
-    }
-
-    // Notes what git would refuse at the line last read, and skips the rest of it.
-    void problem(const std::string& what) {
-        out_.problems.push_back("line " + std::to_string(at_) + ": " + what);
-        while (last_ != '\n') next();
-    }
-
-    // After `[`: the section, or none with a problem.
-    Section header() {
-        std::string name;
-        bool sub = false;
-        for (;;) {
-            const int c = next();
-            if (c == ']') break;
-            if (c != '\n' && is_space(c)) {
-                if (!subsection()) return bad_header();
-                sub = true;
-                break;
-            }
-            if (!is_keychar(c) && c != '.') return bad_header();
-            name += lower(c);
-        }
-        if (name.empty()) return bad_header();
-        if (const auto dot = name.find('.'); dot != std::string::npos) {  // [section.subsection]
-            sub = true;
-            name.resize(dot);
-        }
-        if (name == "core" && !sub) return Section::core;
-        if (name == "include" && !sub) return Section::include;
-        if (name == "includeif" && sub) return Section::include_if;
-        return Section::other;
-    }
-
-    Section bad_header() {
-        problem("a section header git cannot read (it takes [section] or [section \"subsection\"]); "
-                "the keys below it are not followed");
-        return Section::none;
-    }
-
-    // The rest of `[section "subsection"]`, after the blank that ends the name.
-    bool subsection() {
-        int c = next();
-        while (c != '\n' && is_space(c)) c = next();
-        if (c != '"') return false;
-        for (;;) {
-            c = next();
-            if (c == '\n') return false;
-            if (c == '"') break;
-            if (c == '\\' && next() == '\n') return false;
-        }
-        return next() == ']';
-    }
-
-    // A key, its first character read, and its value; kept when `section` wants it.
-    void entry(int first, Section section) {
-        const std::size_t line = at_;
-        std::string key(1, lower(first));
-        int c = next();
-        while (is_keychar(c)) {
-            key += lower(c);
-            c = next();
-        }
-        while (c == ' ' || c == '\t') c = next();
-        if (c == '\n') return;  // a bare key: a boolean true
-        if (c != '=') {
-            problem("expected '=' or the end of the line after the key '" + key + "'");
-            return;
-        }
-        auto v = value();
-        if (!v) return;
-        std::vector<GitConfigValue>* to = nullptr;
-        if (section == Section::core && key == "hookspath") to = &out_.hooks_paths;
-        if (section == Section::core && key == "worktree") to = &out_.worktrees;
-        if ((section == Section::include || section == Section::include_if) && key == "path") to = &out_.includes;
-        if (to != nullptr) to->push_back(GitConfigValue{std::move(*v), line});
-    }
-
-    // A value, after its `=`, up to the end of its (perhaps continued) line.
-    std::optional<std::string> value() {
-        std::string v;
-        std::string blanks;  // blanks after some text, kept only if more text follows
-        bool quote = false;
-        bool comment = false;
-        for (;;) {
-            int c = next();
-            if (c == '\n') {
-                if (quote) {
-                    problem("a quoted value must end on its line");
-                    return std::nullopt;
-                }
-                return v;
-            }
-            if (comment) continue;
-            if (is_space(c) && !quote) {
-                if (!v.empty()) blanks += static_cast<char>(c);
-                continue;
-            }
-            if (!quote && (c == '#' || c == ';')) {
-                comment = true;
-                continue;
-            }
-            v += blanks;
-            blanks.clear();
-            if (c == '\\') {
-                c = next();
-                switch (c) {
-                    case '\n': continue;  // the value goes on with the next line
-                    case 't': c = '\t'; break;
-                    case 'b': c = '\b'; break;
-                    case 'n': c = '\n'; break;
-                    case '\\':
-                    case '"': break;
-                    default:
-                        problem(c > 0x20 && c < 0x7f ? "an unknown escape '\\" + std::string(1, static_cast<char>(c)) + "'"
-                                                     : std::string("an unknown escape after a backslash"));
-                        return std::nullopt;
-                }
-                v += static_cast<char>(c);
-                continue;
-            }
-            if (c == '"') {
-                quote = !quote;
-                continue;
-            }
-            v += static_cast<char>(c);
-        }
-    }
-};
-
 // Follows git config files: protects the directories their core.hooksPath names and
 // the files their includes name, and reads those files in turn.
 class GitConfigs {
@@ -805,6 +595,7 @@ public:
                        whose + " .git directory: no command may remove, rename or replace it (with a gitdir: file "
                                "of its own), while git still writes the index and objects inside");
                 if (auto ok = git_dir(real, is_root ? "" : "repository above the root", dir); !ok) return fail(ok.error());
+                found_ = Found{dir, real};
                 return true;
             case Kind::regular: {
                 c_.add(dotgit, Guard::read_only, Placeholder::file,
@@ -813,6 +604,7 @@ public:
                 if (!x) return fail(x.error());
                 if (!*x) return true;  // gone since lstat; the .git entry is guarded anyway
                 if (auto ok = git_dir(**x, "named by " + dotgit, dir); !ok) return fail(ok.error());
+                found_ = Found{dir, **x};
                 return true;
             }
             case Kind::other:
@@ -837,11 +629,106 @@ public:
         return false;
     }
 
+    // The nested repositories the index of the repository dot_git() found records
+    // as gitlinks, and those their own indexes record, protected as submodules are.
+    void nested_repositories() {
+        if (found_) gitlinked(found_->tree, found_->git_dir, 0);
+    }
+
 private:
+    // A working tree and the git directory holding its index.
+    struct Found {
+        std::string tree;
+        std::string git_dir;
+    };
+
     Collector& c_;
     const FsView& fs_;
     GitConfigs& configs_;
     std::vector<std::string> trees_;
+    std::optional<Found> found_;
+    std::unordered_set<std::string> nested_done_;  // working trees of nested repositories looked at
+
+    // Whether the repository of the git directory `g` names objects with SHA-256
+    // (extensions.objectFormat in the config of its main git directory).
+    bool sha256(const std::string& g) {
+        std::string m = g;
+        auto common = fs_.read_text(paths::join(g, "commondir"), protected_names::kMaxPointerFileBytes);
+        if (common && *common) {
+            std::string_view s = **common;
+            while (!s.empty() && (s.back() == '\n' || s.back() == '\r')) s.remove_suffix(1);
+            if (!s.empty()) m = paths::normalize(paths::is_absolute(s) ? std::string(s) : g + "/" + std::string(s));
+        }
+        auto text = fs_.read_text(paths::join(m, "config"), protected_names::kMaxConfigFileBytes);
+        if (!text || !*text) return false;
+        const GitConfigFacts f = GitConfigParser(**text).parse();
+        for (const auto& e : f.entries)
+            if (e.section == "extensions" && !e.subsection && e.name == "objectformat" && e.value &&
+                (*e.value == "sha256" || *e.value == "SHA256"))
+                return true;
+        return false;
+    }
+
+    // The gitlinks in the index of the git directory `g`, whose working tree is `tree`.
+    void gitlinked(const std::string& tree, const std::string& g, int depth) {
+        const std::string file = paths::join(g, "index");
+        auto bytes = fs_.read_text(file, git_index::kMaxIndexBytes);
+        if (!bytes) {
+            c_.warn(file, "cannot read the index, so the nested repositories it records are not protected: " +
+                              Collector::describe(bytes.error(), file));
+            return;
+        }
+        if (!*bytes) return;
+        const GitIndexRead read = gitlinks(**bytes, sha256(g) ? 32 : 20);
+        if (read.problem)
+            c_.warn(file, "the index cannot be read past " + *read.problem +
+                              "; the nested repositories recorded after it are not protected");
+        for (const auto& link : read.gitlinks) {
+            const std::string dir = paths::join(tree, link);
+            if (!nested_done_.insert(dir).second) continue;  // a conflict lists a path up to three times
+            if (depth >= protected_names::kMaxModuleDepth) {
+                c_.warn(dir, "nested repositories nested more than " + std::to_string(protected_names::kMaxModuleDepth) +
+                                 " deep; the deeper ones are not protected");
+                return;
+            }
+            // git does not look beyond a symbolic link on the way to an index path.
+            if (auto real = c_.real_path(dir); !real || *real != dir) continue;
+            nested(dir, "nested repository " + link + ", a gitlink in " + file, depth);
+        }
+    }
+
+    // The nested repository in `dir` (no symlink on the way): its `.git` entry and the
+    // git directory behind it. What cannot be read is a warning: git cannot use it either.
+    void nested(const std::string& dir, const std::string& context, int depth) {
+        const std::string dotgit = paths::join(dir, ".git");
+        const Kind own = c_.kind_of(dotgit);
+        if (own == Kind::missing || own == Kind::unknown) return;  // no repository there for git to run in
+        auto [real, kind] = c_.follow(dotgit);
+        std::string g;
+        if (kind == Kind::directory) {
+            c_.add(dotgit, Guard::pin, Placeholder::directory,
+                   "a nested repository's .git directory (" + context + "): no command may replace it");
+            g = real;
+        } else if (kind == Kind::regular) {
+            c_.add(dotgit, Guard::read_only, Placeholder::file,
+                   "a nested repository's .git file (" + context + "): it names the git directory git uses");
+            auto x = read_pointer(c_, fs_, real, "gitdir: ", dir);
+            if (!x) {
+                c_.warn(x.error().file.empty() ? dotgit : x.error().file, x.error().message);
+                return;
+            }
+            if (!*x) return;
+            g = **x;
+        } else {
+            if (kind != Kind::unknown) c_.warn(dotgit, "neither a directory nor a file; git cannot use it");
+            return;
+        }
+        if (auto ok = git_dir(g, context, dir); !ok) {
+            c_.warn(ok.error().file.empty() ? g : ok.error().file, ok.error().message);
+            return;
+        }
+        gitlinked(dir, g, depth + 1);
+    }
 
     static void add_unique(std::vector<std::string>& to, const std::vector<std::string>& from) {
         for (const auto& t : from)
@@ -1056,6 +943,7 @@ inline expected<ProtectedPaths> protected_paths(std::string_view root, std::stri
         found = git.dot_git(dir, false);
         if (!found) return fail(found.error());
     }
+    git.nested_repositories();
     // The user's own git config applies in every repository: a relative hooks path in
     // it is taken in each working tree met above, or in the root when there is none.
     std::vector<std::string> trees = git.trees();

@@ -1125,6 +1125,252 @@ home_root_attacks() {
     tap_finish "control: with --allow-home-root the command plants ~/.bash_aliases"
 }
 
+# --- repositories the command makes or changes -------------------------------------------
+
+# Git's identity for commits, in the case's empty home: as arguments outside, as
+# words of a command line in the scripts run inside.
+git_id=(-c user.name=sbx-attack -c user.email=sbx-attack@example.invalid)
+git_in="git ${git_id[*]}"
+
+# inner_script NAME BODY: $case_dir/NAME.sh, a bash script run inside the sandbox in
+# the project (set -e), readable by the case's user.
+inner_script() {
+    printf 'set -e\ncd %q\n%s\n' "$proj" "$2" >"$case_dir/$1.sh"
+    give "$case_dir"
+    script=$case_dir/$1.sh
+}
+
+# run_without_audit SCRIPT: SCRIPT through sbx-linux with the plan `sbx plan` makes,
+# less its filesystem.gitAudit: the same sandbox without the audit after the run.
+run_without_audit() {
+    capture "$sbx" plan --root "$proj" "${managed[@]}" "${confined[@]}" -- bash "$1"
+    [[ $rc == 0 ]] || fail_because "sbx plan failed with status $rc"
+    python3 - "$case_dir/out" "$case_dir/plan-no-audit.json" <<'PY' || fail_because "the plan has no filesystem.gitAudit"
+import json, sys
+plan = json.load(open(sys.argv[1]))
+assert plan["filesystem"].pop("gitAudit") == [plan["root"]]
+json.dump(plan, open(sys.argv[2], "w"))
+PY
+    give "$case_dir"
+    input=$case_dir/plan-no-audit.json capture timeout 20 "$sbx_linux" --plan-fd 0 --violations
+}
+
+# setup_nested: a repository in the project with a committed nested repository `sub`
+# gitlinked in its index, as `git add sub` leaves it.
+setup_nested() {
+    setup_repo
+    in_case git init -q "$proj/sub"
+    in_case git "${git_id[@]}" -C "$proj/sub" commit -q --allow-empty -m nested
+    in_case git -C "$proj" add sub 2>/dev/null
+}
+
+want_err() { grep -qF -- "$1" <<<"$err" || fail_because "stderr does not hold: $1"; }
+want_no_err() { ! grep -qF -- "$1" <<<"$err" || fail_because "stderr holds: $1"; }
+# disabled_files: every *.sbx-disabled under the case directory, one a line.
+disabled_files() { find "$case_dir" -name '*.sbx-disabled*' | sort; }
+
+nested_repo_attacks() {
+    local marker plant
+    # The issue: a nested repository with core.fsmonitor, added as a gitlink, runs
+    # its payload on a plain `git status` in the root outside. (The plants are
+    # expanded by the script inside, which sets git_in and marker.)
+    # shellcheck disable=SC2016
+    plant='git init -q sub
+$git_in -C sub commit -q --allow-empty -m s
+printf "[core]\n\tfsmonitor = \"touch %s; false\"\n" "$marker" >>sub/.git/config
+git add sub 2>/dev/null'
+    fresh_case
+    setup_repo
+    marker=$case_dir/marker
+    inner_script plant "git_in='$git_in'; marker=$marker; $plant"
+    sbx_run "${confined[@]}" -- bash "$script"
+    want_status 0
+    want_err "neutralised git-config $proj/sub/.git/config (core.fsmonitor line "
+    want_file "$proj/sub/.git/config.sbx-disabled"
+    want_no_file "$proj/sub/.git/config"
+    capture git -C "$proj" status --short
+    want_no_file "$marker"
+    tap_finish "a nested repository with core.fsmonitor gitlinked inside: neutralised, git status outside runs nothing"
+
+    fresh_case
+    setup_repo
+    marker=$case_dir/marker
+    inner_script plant "git_in='$git_in'; marker=$marker; $plant"
+    run_without_audit "$script"
+    want_status 0
+    want_no_err "neutralised"
+    capture git -C "$proj" status --short
+    want_file "$marker"
+    tap_finish "control: without gitAudit in the plan, git status outside runs the payload"
+
+    # Planted in a nested repository no gitlink names: a user's later `git add -A`
+    # would add it; git run in it now runs the alias and the hook.
+    # shellcheck disable=SC2016
+    plant='git init -q loose
+$git_in -C loose commit -q --allow-empty -m first
+git -C loose config core.hooksPath /nonexistent-hooks
+git -C loose config alias.st "!touch $marker"
+printf "#!/bin/sh\ntouch %s\n" "$marker" >loose/.git/hooks/post-checkout
+chmod +x loose/.git/hooks/post-checkout'
+    fresh_case
+    setup_repo
+    marker=$case_dir/marker
+    inner_script plant "git_in='$git_in'; marker=$marker; $plant"
+    sbx_run "${confined[@]}" -- bash "$script"
+    want_status 0
+    want_err "neutralised git-config $proj/loose/.git/config (core.hookspath line "
+    want_err "neutralised git-hook $proj/loose/.git/hooks/post-checkout ("
+    want_file "$proj/loose/.git/hooks/post-checkout.sbx-disabled"
+    capture git -C "$proj/loose" st
+    capture git -C "$proj/loose" checkout -q -b other
+    want_no_file "$marker"
+    [[ -z $(find "$proj/loose/.git/hooks" -name '*.sample.sbx-disabled*') ]] || fail_because "a sample hook was renamed"
+    tap_finish "core.hooksPath, an alias running ! and hooks/post-checkout in a nested repository without a gitlink: neutralised"
+
+    fresh_case
+    setup_repo
+    marker=$case_dir/marker
+    inner_script plant "git_in='$git_in'; marker=$marker; $plant"
+    run_without_audit "$script"
+    want_status 0
+    capture git -C "$proj/loose" st
+    want_file "$marker"
+    rm -f "$marker"
+    capture git -C "$proj/loose" -c core.hooksPath=.git/hooks checkout -q -b other
+    want_file "$marker"
+    tap_finish "control: without gitAudit, the alias and the post-checkout hook run outside"
+
+    # chmod 555 .git, so that a naive rename fails: the directory is its user's,
+    # who may write it again for the rename; its mode is given back.
+    fresh_case
+    setup_repo
+    marker=$case_dir/marker
+    inner_script plant "git init -q sub2
+printf '[core]\n\tfsmonitor = \"touch $marker; false\"\n' >>sub2/.git/config
+chmod 555 sub2/.git"
+    sbx_run "${confined[@]}" -- bash "$script"
+    want_status 0
+    want_err "neutralised git-config $proj/sub2/.git/config (core.fsmonitor line "
+    want_file "$proj/sub2/.git/config.sbx-disabled"
+    want_no_file "$proj/sub2/.git/config"
+    [[ $(stat -c %a "$proj/sub2/.git") == 555 ]] || fail_because "sub2/.git has mode $(stat -c %a "$proj/sub2/.git"), not 555"
+    capture git -C "$proj/sub2" status
+    want_no_file "$marker"
+    tap_finish "a nested repository's .git left mode 555: still neutralised, and given its mode 555 back"
+
+    fresh_case
+    setup_repo
+    inner_script plant "git init -q sub2
+printf '[core]\n\tfsmonitor = \"touch $case_dir/marker; false\"\n' >>sub2/.git/config
+chmod 555 sub2/.git"
+    run_without_audit "$script"
+    want_file "$proj/sub2/.git/config"
+    [[ $(stat -c %a "$proj/sub2/.git") == 555 ]] || fail_because "sub2/.git has mode $(stat -c %a "$proj/sub2/.git"), not 555"
+    capture git -C "$proj/sub2" status
+    want_file "$case_dir/marker"
+    tap_finish "control: without gitAudit, the config stays in the 555 .git and its fsmonitor runs outside"
+
+    # sub/.git made a symlink to a git directory outside the root: git follows it,
+    # the audit does not; the link itself is renamed, nothing outside is touched.
+    local elsewhere before
+    fresh_case
+    setup_repo
+    marker=$case_dir/marker
+    elsewhere=$case_dir/elsewhere
+    in_case git init -q "$elsewhere"
+    printf '[core]\n\tfsmonitor = "touch %s; false"\n' "$marker" >>"$elsewhere/.git/config"
+    give "$case_dir"
+    before=$(file_state "$elsewhere/.git/config")
+    inner_script plant "mkdir sub && ln -s $elsewhere/.git sub/.git"
+    sbx_run "${confined[@]}" -- bash "$script"
+    want_status 0
+    want_err "neutralised git-pointer $proj/sub/.git ("
+    want_no_file "$proj/sub/.git"
+    [[ -L $proj/sub/.git.sbx-disabled ]] || fail_because "sub/.git.sbx-disabled is not the symlink"
+    [[ $(file_state "$elsewhere/.git/config") == "$before" ]] || fail_because "the config outside the root changed"
+    [[ -z $(find "$elsewhere" -name '*.sbx-disabled*') ]] || fail_because "something outside the root was renamed"
+    capture git -C "$proj/sub" status --short
+    want_no_file "$marker"
+    tap_finish "sub/.git a symlink made to a git directory outside the root: the link is renamed, its target untouched"
+
+    fresh_case
+    setup_repo
+    marker=$case_dir/marker
+    elsewhere=$case_dir/elsewhere
+    in_case git init -q "$elsewhere"
+    printf '[core]\n\tfsmonitor = "touch %s; false"\n' "$marker" >>"$elsewhere/.git/config"
+    give "$case_dir"
+    inner_script plant "mkdir sub && ln -s $elsewhere/.git sub/.git"
+    run_without_audit "$script"
+    capture git -C "$proj/sub" status --short
+    want_file "$marker"
+    tap_finish "control: without gitAudit, git follows the symlinked sub/.git and runs the payload"
+
+    # Repositories that were there before the run: a gitlinked one whose config the
+    # command cannot write, and one without a gitlink that it leaves alone. Neither
+    # is touched; the user's credential.helper stays.
+    local linked_before loose_before
+    fresh_case
+    setup_nested
+    in_case git init -q "$proj/loose"
+    in_case git -C "$proj/sub" config credential.helper store
+    in_case git -C "$proj/loose" config credential.helper store
+    linked_before=$(file_state "$proj/sub/.git/config")
+    loose_before=$(file_state "$proj/loose/.git/config")
+    inner_script plant "git -C sub config credential.helper '!evil' 2>/dev/null && echo wrote-sub
+echo work >notes.txt"
+    sbx_run "${confined[@]}" -- bash "$script"
+    want_status 0
+    want_no_out "wrote-sub"
+    want_no_err "neutralised"
+    [[ $(file_state "$proj/sub/.git/config") == "$linked_before" ]] || fail_because "sub/.git/config changed"
+    [[ $(file_state "$proj/loose/.git/config") == "$loose_before" ]] || fail_because "loose/.git/config changed"
+    [[ -z $(disabled_files) ]] || fail_because "renamed: $(disabled_files)"
+    tap_finish "nested repositories that were there before, each with the user's credential.helper: untouched"
+
+    fresh_case
+    setup_nested
+    in_case git init -q "$proj/loose"
+    in_case git -C "$proj/loose" config credential.helper store
+    inner_script plant "git -C loose config credential.helper '!evil'"
+    sbx_run "${confined[@]}" -- bash "$script"
+    want_status 0
+    want_err "neutralised git-config $proj/loose/.git/config (credential.helper line "
+    tap_finish "control: the same loose repository's config changed during the run is neutralised"
+
+    # A pre-existing gitlinked repository is protected while the command runs.
+    write_case setup_nested "writing a gitlinked nested repository's .git/config" project/sub/.git/config
+    write_case setup_nested "writing a hook in a gitlinked nested repository" project/sub/.git/hooks/post-checkout
+
+    # Everyday use: a repository made and committed in inside, with nothing that runs.
+    fresh_case
+    setup_repo
+    inner_script plant "git init -q fresh
+$git_in -C fresh commit -q --allow-empty -m first
+echo x >fresh/file && git -C fresh add file && $git_in -C fresh commit -q -m second
+git add fresh 2>/dev/null"
+    sbx_run "${confined[@]}" -- bash "$script"
+    want_status 0
+    want_no_err "neutralised"
+    want_no_err "<sandbox_violations>"
+    [[ -z $(disabled_files) ]] || fail_because "renamed: $(disabled_files)"
+    capture git -C "$proj/fresh" log --oneline
+    [[ $(wc -l <<<"$out") == 2 ]] || fail_because "git log outside does not show the two commits"
+    tap_finish "git init and two commits inside, nothing that runs a program: left alone, no violation"
+
+    fresh_case
+    setup_repo
+    in_case git "${git_id[@]}" -C "$proj" commit -q --allow-empty -m root
+    inner_script plant "$git_in worktree add -q wt 2>/dev/null"
+    sbx_run "${confined[@]}" -- bash "$script"
+    want_status 0
+    want_no_err "neutralised"
+    want_file "$proj/.git/worktrees/wt/commondir"
+    capture git -C "$proj/wt" status --short
+    want_status 0
+    tap_finish "git worktree add inside: its commondir names the root's own git directory and is left alone"
+}
+
 # --- the environment -----------------------------------------------------------------------
 
 # Secrets whose names the first filter missed, and one in a URL's credentials.
@@ -1320,6 +1566,7 @@ for user in "${users[@]}"; do
     home_root_attacks
     git_later_attacks
     agent_file_attacks
+    nested_repo_attacks
     process_attacks
     leftover_attacks
 done

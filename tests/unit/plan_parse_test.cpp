@@ -65,7 +65,8 @@ constexpr std::string_view kBase = R"J({
       {"path": "/r/.bashrc", "kind": "file", "parent": {"exists": true, "type": "directory", "dev": 2049, "ino": 21, "nlink": 6}, "why": "bash start-up file"},
       {"path": "/r/.vscode", "kind": "directory", "parent": {"exists": true, "type": "directory", "dev": 2049, "ino": 22, "nlink": 6}, "why": "editor settings"},
       {"path": "/r/.git/commondir", "kind": "commondir", "parent": {"exists": true, "type": "directory", "dev": 2049, "ino": 23, "nlink": 8}, "why": "points git at another git directory"}
-    ]
+    ],
+    "gitAudit": ["/r", "/r/src"]
   },
   "warnings": [
     {"file": "/home/u/.claude/settings.json", "key": "sandbox.network.allowedDomains[0]", "message": "no network proxy yet"}
@@ -242,6 +243,7 @@ void check_same(const sbx::Plan& a, const sbx::Plan& b) {
         check_same(p.parent, q.parent);
         CHECK(p.why == q.why);
     }
+    CHECK(a.filesystem.git_audit == b.filesystem.git_audit);
     CHECK(b.filesystem.warnings.empty());  // a plan's warnings are all at the top
     REQUIRE(a.warnings.size() == b.warnings.size());
     for (std::size_t i = 0; i < a.warnings.size(); ++i) {
@@ -460,6 +462,7 @@ TEST_CASE("plan: a plan from make_plan over a repository and a home comes back f
     CHECK_FALSE(plan.filesystem.placeholders.empty());
     CHECK(std::any_of(plan.filesystem.placeholders.begin(), plan.filesystem.placeholders.end(),
                       [](const sbx::PlaceholderOp& ph) { return ph.kind == sbx::Placeholder::commondir; }));
+    CHECK(plan.filesystem.git_audit == std::vector<std::string>{"/r"});  // audited after the command
     // The rules the mounts were made from travel too, for sbx-mac.
     auto has_rule = [&](sbx::FsRule::Kind k, std::string_view pattern) {
         return std::any_of(plan.rules.begin(), plan.rules.end(),
@@ -521,6 +524,7 @@ TEST_CASE("plan: a plan with filesystem.disabled, and one with empty lists, come
     auto plan = make(*policy, req, fs);
     CHECK_FALSE(plan.filesystem.isolated);
     CHECK(plan.filesystem.mounts.empty());
+    CHECK(plan.filesystem.git_audit.empty());  // the command may write anywhere: there is nothing to audit apart
     check_round_trip(plan);
 
     sbx::Plan bare;  // every list empty, no bwrapPath
@@ -630,12 +634,21 @@ TEST_CASE("plan: optional keys may be left out") {
         t = edit(t, R"J("loaderEnv": {"LD_PRELOAD": "/opt/lib/libfast.so", "GCONV_PATH": "/opt/gconv"})J", R"J("loaderEnv": {})J");
         t = edit(t, R"J("env": {"PATH": "/usr/bin:/bin", "HOME": "/home/u", "TMPDIR": "/tmp/sbx-0123456789abcdef"})J", R"J("env": {})J");
         t = cut(t, "\"mounts\": [\n", "\n    ],");
-        t = cut(t, "\"placeholders\": [\n", "\n    ]");
+        t = cut(t, "\"placeholders\": [\n", "\n    ],");
+        t = cut(t, "\n    \"gitAudit\": [", "]");
         t = edit(t, "\"isolated\": true,\n    ", "\"isolated\": true, \"mounts\": [], \"placeholders\": []");
         auto p = parsed(t);
         CHECK(p.env.empty());
         CHECK(p.filesystem.mounts.empty());
         CHECK(p.filesystem.placeholders.empty());
+        CHECK(p.filesystem.git_audit.empty());
+        check_round_trip(p);
+    }
+    SUBCASE("filesystem.gitAudit") {
+        auto p = parsed(cut(kBase, ",\n    \"gitAudit\": [", "]"));
+        CHECK(p.filesystem.git_audit.empty());
+        // Written only when there is one: a plan without reads as before.
+        CHECK(sbx::to_json(p).find("gitAudit") == std::string::npos);
         check_round_trip(p);
     }
     SUBCASE("the order of keys within an object does not matter, nor white space") {
@@ -1118,6 +1131,30 @@ TEST_CASE("plan: a commondir placeholder is a file named commondir, whose direct
     check_accepted(replace_all(std::string(kBase), "/r/.git/commondir", "/r/.git/modules/a/commondir"));
 }
 
+TEST_CASE("plan: gitAudit lists distinct directories where the command writes") {
+    const auto p = parsed(kBase);
+    CHECK(p.filesystem.git_audit == std::vector<std::string>{"/r", "/r/src"});
+    const std::string from = R"J("gitAudit": ["/r", "/r/src"])J";
+    check_refusals({
+        {from, R"J("gitAudit": ["/etc"])J", "filesystem.gitAudit[0]"},
+        {from, R"J("gitAudit": ["/r", "/"])J", "filesystem.gitAudit[1]"},
+        {from, R"J("gitAudit": ["/rr"])J", "filesystem.gitAudit[0]"},
+        {from, R"J("gitAudit": ["/home/u"])J", "filesystem.gitAudit[0]"},
+        {from, R"J("gitAudit": ["/r", "/r"])J", "filesystem.gitAudit[1]"},
+        {from, R"J("gitAudit": ["r"])J", "filesystem.gitAudit[0]"},
+        {from, R"J("gitAudit": ["/r/"])J", "filesystem.gitAudit[0]"},
+        {from, R"J("gitAudit": ["/r/src/../x"])J", "filesystem.gitAudit[0]"},
+        {from, R"J("gitAudit": [""])J", "filesystem.gitAudit[0]"},
+        {from, R"J("gitAudit": [7])J", "filesystem.gitAudit[0]"},
+        {from, R"J("gitAudit": [null])J", "filesystem.gitAudit[0]"},
+        {from, R"J("gitAudit": "/r")J", "filesystem.gitAudit"},
+        {from, R"J("gitAudit": {"path": "/r"})J", "filesystem.gitAudit"},
+    });
+    // The temporary directory is a writable bind too.
+    check_accepted(edit(kBase, from, R"J("gitAudit": ["/tmp/sbx-0123456789abcdef/x"])J"));
+    check_accepted(edit(kBase, from, R"J("gitAudit": [])J"));
+}
+
 TEST_CASE("plan: the network is none or proxy, and a proxy's rules are host patterns") {
     for (const char* mode : {"", "None", "NONE", "host", "none "}) {
         CAPTURE(mode);
@@ -1181,7 +1218,7 @@ TEST_CASE("plan: malformed JSON is INVALID_PLAN with the line and column") {
     {
         const auto text = edit(kBase, R"J("why": "points git at another git directory"})J",
                                R"J("why": "points git at another git directory"},)J");
-        auto [line, column] = where(text, "]\n  },\n  \"warnings\"");
+        auto [line, column] = where(text, "],\n    \"gitAudit\"");
         check_malformed(text, line, column);  // a trailing comma is blamed at the ']'
     }
     {
