@@ -2,7 +2,8 @@
 # Installs the Debian 12 packages sbx needs to build and test, and only those that
 # are missing: with everything present it changes nothing and asks no mirror.
 # With --tests, also the real tools the confinement tests run inside the sandbox
-# (python3, strace, gdb, cargo). Used by tools/setup.sh and, with --tests, by
+# (python3, strace, gdb, cargo) and iproute2, whose ip names this machine's
+# addresses for the network table. Used by tools/setup.sh and, with --tests, by
 # tools/test.sh. Runs as root, or through sudo.
 set -euo pipefail
 
@@ -12,7 +13,7 @@ packages=(
     libseccomp-dev bubblewrap procps util-linux bsdutils curl
 )
 case ${1:-} in
-    --tests) packages+=(python3 strace gdb cargo) ;;
+    --tests) packages+=(python3 strace gdb cargo iproute2) ;;
     '') ;;
     *)
         echo "usage: install-deps.sh [--tests]" >&2

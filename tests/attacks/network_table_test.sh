@@ -127,7 +127,7 @@ table() {
         row deny own.sbx-test "$P" own.sbx-test "'*' vs a name resolving to this machine's $own" -- --allow-host '*'
         row deny "$own" "$P" "$own" "'*' vs this machine's $own" -- --allow-host '*'
     else
-        echo "ok $((n += 1)) - ${TAP_PREFIX-}'*' vs this machine's own address # SKIP this machine has no global IPv4 address"
+        echo "ok $((n += 1)) - ${TAP_PREFIX-}'*' vs this machine's own address # SKIP no global IPv4 address of this machine (or no ip command: tools/install-deps.sh --tests installs iproute2)"
     fi
     row deny db.example.test "$P" db.example.test "'*.example.test' vs a subdomain resolving to $private" -- --allow-host '*.example.test'
     row allow git.corp.test "$P" git.corp.test "exact name vs its private address" -- --allow-host git.corp.test
