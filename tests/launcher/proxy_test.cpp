@@ -341,7 +341,10 @@ public:
     // Starts a proxy with `o` and the test hooks (resolve, dial, on_refusal).
     void start(lx::ProxyOptions o) {
         o.resolve = [this](const std::string& host) -> sbx::expected<std::vector<net::Address>> {
-            ++resolves_[host];
+            {
+                std::lock_guard lock(mutex_);  // proxy threads resolve at once
+                ++resolves_[host];
+            }
             const auto it = names_.find(host);
             if (it == names_.end()) return sbx::fail(sbx::Errc::io_error, host + " does not resolve (test names)");
             return it->second;
