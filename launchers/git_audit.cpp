@@ -159,26 +159,7 @@ private:
     // `rel` (a .git file's or symlink's target) taken from `base` and folded, as
     // open_path() walks it.
     static std::string joined(const std::string& base, const std::string& rel) {
-        std::string p = paths::is_absolute(rel) ? rel : base + "/" + rel;
-        std::vector<std::string> parts;
-        std::string_view rest = p;
-        while (!rest.empty()) {
-            const auto slash = rest.find('/');
-            const std::string c(rest.substr(0, slash));
-            rest = slash == std::string_view::npos ? std::string_view() : rest.substr(slash + 1);
-            if (c.empty() || c == ".") continue;
-            if (c == "..") {
-                if (!parts.empty()) parts.pop_back();
-                continue;
-            }
-            parts.push_back(c);
-        }
-        std::string out;
-        for (const auto& c : parts) {
-            out += '/';
-            out += c;
-        }
-        return out.empty() ? "/" : out;
+        return paths::normalize(paths::is_absolute(rel) ? rel : base + "/" + rel);
     }
 
     // Whether the entry `name` of `dir` was made or changed during the run; its

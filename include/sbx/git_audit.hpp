@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "sbx/git_config.hpp"
+#include "sbx/paths.hpp"
 
 namespace sbx {
 
@@ -271,27 +272,7 @@ inline bool commondir_names(std::string_view text, std::string_view git_dir, std
     for (unsigned char c : text)
         if (c < 0x20 || c == 0x7f) return false;
     const std::string joined = text.front() == '/' ? std::string(text) : std::string(git_dir) + "/" + std::string(text);
-    // Folded by hand: `..` takes away the component before it, `.` and empty ones go.
-    std::vector<std::string_view> parts;
-    std::string_view rest = joined;
-    while (!rest.empty()) {
-        const auto slash = rest.find('/');
-        const std::string_view c = rest.substr(0, slash);
-        rest = slash == std::string_view::npos ? std::string_view() : rest.substr(slash + 1);
-        if (c.empty() || c == ".") continue;
-        if (c == "..") {
-            if (!parts.empty()) parts.pop_back();
-            continue;
-        }
-        parts.push_back(c);
-    }
-    std::string folded;
-    for (auto c : parts) {
-        folded += '/';
-        folded.append(c);
-    }
-    if (folded.empty()) folded = "/";
-    return folded == main;
+    return paths::normalize(joined) == main;  // `..` takes away the component before it
 }
 
 // One neutralised file: which kind (kAuditedFiles' kind, or "git-pointer" for a
