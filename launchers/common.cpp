@@ -1,5 +1,6 @@
 // launchers/common.cpp - see common.hpp.
 #include "common.hpp"
+#include "sbx/fs_view_disk.hpp"
 
 #include <fcntl.h>
 #include <netinet/in.h>
@@ -255,6 +256,37 @@ std::string take_fd_option(std::string_view option, const char* value, int& out)
     if (::fcntl(out, F_GETFD) < 0) return std::string(option) + " " + value + ": the descriptor is not open";
     ::fcntl(out, F_SETFD, FD_CLOEXEC);  // the command never sees it
     return {};
+}
+
+std::vector<std::string> g_again;
+
+std::string take_again_option(const char* value) {
+    int fd = -1;
+    if (auto why = take_fd_option("--again-fd", value, fd); !why.empty()) return why;
+    auto text = sbx::read_all(fd, std::size_t{256} << 10, "--again-fd", sbx::Errc::invalid_argument);
+    ::close(fd);
+    if (!text) return "--again-fd " + std::string(value) + ": " + sbx::to_string(text.error());
+    if (text->empty() || text->back() != '\0' || text->front() == '\0' || (*text)[0] != '/')
+        return "--again-fd " + std::string(value) +
+               ": the descriptor does not hold an absolute program path and its arguments, each ending in a NUL";
+    for (std::size_t at = 0; at < text->size();) {
+        const std::size_t end = text->find('\0', at);
+        g_again.push_back(text->substr(at, end - at));
+        at = end + 1;
+    }
+    return {};
+}
+
+void plan_again_if_stale(const sbx::Error& e) {
+    if (e.code != sbx::Errc::stale_plan || g_again.empty() || g_signal != 0) return;
+    // The program starts as this one did: no signal of ours caught or blocked.
+    for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE}) ::signal(sig, SIG_DFL);
+    sigset_t none;
+    sigemptyset(&none);
+    ::sigprocmask(SIG_SETMASK, &none, nullptr);
+    auto argv = c_strings(g_again);
+    ::execv(argv[0], argv.data());
+    std::cerr << g_program << ": cannot plan again with " << g_again.front() << ": " << std::strerror(errno) << "\n";
 }
 
 std::string violations_text(const sbx::Plan& plan, const std::vector<ProxyEvent>& refused,

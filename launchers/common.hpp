@@ -36,6 +36,20 @@ using linux_sandbox::write_all;
 // usage message, or an empty string when the value was taken into `out`.
 std::string take_fd_option(std::string_view option, const char* value, int& out);
 
+// --again-fd N: N holds a program and its arguments, each ending in a NUL (at
+// most 256 KiB), read and closed here. When the plan turns out stale before the
+// command ran (another sandbox of the root, or a build, changed the disk since
+// it was planned), the launcher, having removed what it made, runs that program
+// in its place, with its environment and descriptors, instead of failing: `sbx
+// run` passes itself, so that it plans again. Returns the usage message, or an
+// empty string when the arguments were taken into g_again.
+std::string take_again_option(const char* value);
+extern std::vector<std::string> g_again;
+
+// With g_again and a STALE_PLAN error: execs g_again, and returns only when that
+// fails (then the launcher fails as it would have).
+void plan_again_if_stale(const sbx::Error& e);
+
 // Exit statuses of both launchers (see docs/plan.md).
 constexpr int kFailedBeforeCommand = 125;
 constexpr int kCannotRun = 126;

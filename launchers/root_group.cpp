@@ -3,11 +3,17 @@
 #include <fcntl.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#if defined(__linux__)
+#include <linux/openat2.h>
+#include <sys/syscall.h>
+#endif
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <algorithm>
+#include <utility>
 #include <string>
 #include <vector>
 
@@ -20,54 +26,68 @@ namespace sbx::linux_sandbox {
 
 namespace {
 
-sbx::Error group_error(const std::string& what, const std::string& path, int err) {
-    return sbx::Error(Errc::unavailable, what + (err != 0 ? std::string(": ") + std::strerror(err) : std::string()))
-        .in_file(path);
-}
-
-bool flock_retry(int fd, int op) {
-    while (::flock(fd, op) != 0)
-        if (errno != EINTR) return false;
-    return true;
-}
+using sbx::detail::flock_retry;
+using sbx::detail::group_error;
+using sbx::detail::still_there;
 
 int open_lock_file(const std::string& path) {
     return ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY, 0600);
 }
 
-// A directory of the user's own for the group files: $XDG_RUNTIME_DIR/sbx when
-// that is the user's, else /tmp/sbx-UID. Made 0700; refused when someone else
-// owns it or others may write it.
-sbx::expected<std::string> lock_directory() {
-    const uid_t uid = ::geteuid();
-    const std::string dir = sbx::placeholder_group_directory();
-    if (::mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST)
-        return sbx::fail(group_error("cannot make the directory of sbx's lock files", dir, errno));
+// The exclude file at `path` (no symlink on the way), when it is still the file
+// of that device and inode, for reading and writing; -1 otherwise.
+// (Linux alone has openat2; sbx-mac makes no placeholders and edits none.)
+int open_exclude(const std::string& path, std::uint64_t dev, std::uint64_t ino) {
+#if defined(__linux__)
+    open_how how{};
+    how.flags = O_RDWR | O_CLOEXEC | O_NOCTTY | O_NONBLOCK;
+    how.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
+    const int fd = static_cast<int>(::syscall(SYS_openat2, AT_FDCWD, path.c_str(), &how, sizeof how));
+#else
+    (void)path;
+    const int fd = -1;
+#endif
     struct stat st {};
-    if (::lstat(dir.c_str(), &st) != 0)
-        return sbx::fail(group_error("cannot look at the directory of sbx's lock files", dir, errno));
-    if (!S_ISDIR(st.st_mode) || st.st_uid != uid || (st.st_mode & 077) != 0)
-        return sbx::fail(group_error("the directory of sbx's lock files is not this user's alone (a directory of mode "
-                                     "0700 owned by uid " + std::to_string(uid) +
-                                         "); remove it, or set XDG_RUNTIME_DIR to a directory of your own",
-                                     dir, 0));
-    return dir;
+    if (fd >= 0 && ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_nlink == 1 && st.st_dev == dev &&
+        st.st_ino == ino && st.st_size <= (off_t{1} << 20))
+        return fd;
+    if (fd >= 0) ::close(fd);
+    return -1;
 }
 
-// The records in the lock file.
-std::vector<sbx::RegisteredPlaceholder> read_records(int fd) {
-    if (::lseek(fd, 0, SEEK_SET) != 0) return {};
-    auto text = sbx::read_all(fd, std::size_t{16} << 20, "the lock file");
-    if (!text) return {};
-    return sbx::parse_registry(*text);
+// Rewrites the exclude file open at `fd` as `edit` makes its text; what stays
+// in front of sbx's block is written over with itself, so that git reading the
+// file meanwhile sees the user's lines whole.
+template <class Edit>
+bool rewrite_exclude(int fd, Edit&& edit) {
+    auto text = sbx::read_all(fd, std::size_t{1} << 20, "the exclude file");
+    if (!text) return false;
+    const std::string out = edit(sbx::split_exclude(*text));
+    if (out == *text) return true;
+    for (std::size_t off = 0; off < out.size();) {
+        const ssize_t n = ::pwrite(fd, out.data() + off, out.size() - off, static_cast<off_t>(off));
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) return false;
+        off += static_cast<std::size_t>(n);
+    }
+    return ::ftruncate(fd, static_cast<off_t>(out.size())) == 0;
 }
 
-// Removes every recorded placeholder still as it was made, and empties the list.
+// Removes every recorded placeholder still as it was made, takes sbx's block
+// out of the exclude files it was added to, and empties the list.
 std::vector<std::string> remove_recorded(int lock_fd) {
     std::vector<Leftover> list;
-    for (auto& r : read_records(lock_fd))
+    std::vector<sbx::RegisteredExclude> excludes;
+    for (auto& r : sbx::read_registry(lock_fd, &excludes))
         list.push_back(Leftover{leftover_kind(r.kind), std::move(r.path), r.dev, r.ino});
     auto problems = remove_leftovers(list);
+    for (const auto& x : excludes) {
+        const int fd = open_exclude(x.path, x.dev, x.ino);
+        if (fd < 0) continue;  // gone or replaced: not sbx's to edit any more
+        if (!rewrite_exclude(fd, [](const sbx::ExcludeText& t) { return t.rest; }))
+            problems.push_back(x.path + ": cannot take sbx's lines out: " + std::strerror(errno));
+        ::close(fd);
+    }
     if (::ftruncate(lock_fd, 0) != 0) problems.push_back("cannot empty the list of placeholders: " + std::string(std::strerror(errno)));
     return problems;
 }
@@ -92,48 +112,26 @@ std::vector<std::string> leave_locked(int lock_fd, const std::string& lock_path,
     return problems;
 }
 
-// Whether `fd` is still the file at `path`: the last sandbox of a group removes
-// the files, so one that waited for the lock may hold a file no longer there.
-bool still_there(int fd, const std::string& path) {
-    struct stat a {}, b {};
-    return ::fstat(fd, &a) == 0 && ::lstat(path.c_str(), &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino;
-}
-
 }  // namespace
 
 sbx::expected<RootGroup> RootGroup::join(const sbx::Plan& plan) {
     struct stat root {};
     if (::stat(plan.root.c_str(), &root) != 0) return sbx::fail(group_error("cannot look at the root", plan.root, errno));
-    auto dir = lock_directory();
+    auto dir = sbx::make_group_directory();
     if (!dir) return sbx::fail(dir.error());
     // The command must not be able to edit the list a launcher outside acts on.
     for (const auto& m : plan.filesystem.mounts)
         if (m.kind == sbx::MountKind::bind && sbx::paths::at_or_under(*dir, m.path))
             return sbx::fail(group_error("the directory of sbx's lock files lies in " + m.path +
-                                             ", which the command may write; set XDG_RUNTIME_DIR to a directory "
-                                             "outside it",
+                                             ", which the command may write; sbx keeps them in /run/user/UID/sbx "
+                                             "where that directory is the user's, else in /tmp/sbx-UID: leave it "
+                                             "out of allowWrite",
                                          *dir, 0));
     const std::string name = sbx::placeholder_group_name(*dir, root.st_dev, root.st_ino);
     std::string lock_path = name + ".lock", live_path = name + ".live";
-    int lock_fd = -1;
-    for (int attempt = 0; attempt < 100 && lock_fd < 0; ++attempt) {
-        if (attempt > 0) (void)::mkdir(dir->c_str(), 0700);  // the last sandbox out may have removed it
-        lock_fd = open_lock_file(lock_path);
-        if (lock_fd < 0) {
-            if (errno == ENOENT) continue;
-            return sbx::fail(group_error("cannot open a lock file", lock_path, errno));
-        }
-        if (!flock_retry(lock_fd, LOCK_EX)) {
-            const int err = errno;
-            ::close(lock_fd);
-            return sbx::fail(group_error("cannot lock", lock_path, err));
-        }
-        if (!still_there(lock_fd, lock_path)) {
-            ::close(lock_fd);
-            lock_fd = -1;
-        }
-    }
-    if (lock_fd < 0) return sbx::fail(group_error("cannot hold on to a lock file", lock_path, 0));
+    auto locked = sbx::open_locked_group_file(lock_path, LOCK_EX, true);
+    if (!locked) return sbx::fail(locked.error());
+    const int lock_fd = *locked;
     const int live_fd = open_lock_file(live_path);
     if (live_fd < 0 || !flock_retry(live_fd, LOCK_SH)) {
         const int err = errno;
@@ -148,20 +146,50 @@ RootGroup::RootGroup(RootGroup&& other) noexcept
     : lock_path_(std::move(other.lock_path_)),
       live_path_(std::move(other.live_path_)),
       lock_fd_(other.lock_fd_),
-      live_fd_(other.live_fd_) {
+      live_fd_(other.live_fd_),
+      held_(std::move(other.held_)) {
     other.lock_fd_ = -1;
     other.live_fd_ = -1;
+    other.held_.clear();
 }
 
 RootGroup::~RootGroup() {
+    for (int fd : held_) ::close(fd);
     if (live_fd_ >= 0) ::close(live_fd_);
     if (lock_fd_ >= 0) ::close(lock_fd_);
+}
+
+void RootGroup::hold_placeholders(const sbx::Plan& plan) {
+    std::vector<std::pair<dev_t, ino_t>> seen;
+    for (const auto& ph : plan.filesystem.placeholders) {
+        const int fd = sbx::open_to_lock(ph.path);
+        struct stat st {};
+        if (fd < 0) continue;
+        if (::fstat(fd, &st) != 0 ||
+            std::find(seen.begin(), seen.end(), std::pair{st.st_dev, st.st_ino}) != seen.end() ||
+            !flock_retry(fd, LOCK_SH)) {
+            ::close(fd);
+            continue;
+        }
+        seen.emplace_back(st.st_dev, st.st_ino);
+        held_.push_back(fd);
+    }
+}
+
+std::optional<sbx::Error> RootGroup::other_user(const sbx::Plan& plan) {
+    for (const auto& m : plan.filesystem.mounts)
+        if (m.kind == sbx::MountKind::ro_bind && m.expect.exists && m.path == m.source &&
+            sbx::paths::at_or_under(m.path, plan.root) && m.path != plan.root)
+            if (auto why = sbx::other_users_placeholder(m.path, plan.root)) return why;
+    for (const auto& ph : plan.filesystem.placeholders)
+        if (auto why = sbx::other_users_placeholder(ph.path, plan.root)) return why;
+    return std::nullopt;
 }
 
 std::vector<sbx::RegisteredPlaceholder> RootGroup::placeholders() const {
     std::vector<sbx::RegisteredPlaceholder> out;
     if (lock_fd_ < 0) return out;
-    for (auto& p : read_records(lock_fd_))
+    for (auto& p : sbx::read_registry(lock_fd_))
         if (sbx::still_placeholder(p)) out.push_back(std::move(p));
     return out;
 }
@@ -176,6 +204,30 @@ sbx::expected<void> RootGroup::record(const Leftover& placeholder) {
     return {};
 }
 
+void RootGroup::exclude_placeholders(const sbx::Plan& plan) {
+    const auto& ex = plan.filesystem.git_exclude;
+    if (!ex || lock_fd_ < 0) return;
+    const int fd = open_exclude(ex->path, ex->expect.dev, ex->expect.ino);
+    if (fd < 0) return;  // verify_plan saw it; a race since: git outside lists the placeholders
+    const auto mine = sbx::split_exclude(ex->content).lines;
+    const bool rewritten = rewrite_exclude(fd, [&](const sbx::ExcludeText& t) {
+        auto lines = t.lines;
+        for (const auto& l : mine)
+            if (std::find(lines.begin(), lines.end(), l) == lines.end()) lines.push_back(l);
+        return sbx::join_exclude(t.rest, lines);
+    });
+    ::close(fd);
+    if (!rewritten) return;
+    std::vector<sbx::RegisteredExclude> known;
+    (void)sbx::read_registry(lock_fd_, &known);
+    const bool recorded = std::any_of(known.begin(), known.end(), [&](const sbx::RegisteredExclude& x) {
+        return x.path == ex->path && x.dev == ex->expect.dev && x.ino == ex->expect.ino;
+    });
+    if (recorded) return;
+    const std::string rec = sbx::exclude_record({ex->expect.dev, ex->expect.ino, ex->path});
+    if (::lseek(lock_fd_, 0, SEEK_END) >= 0) (void)write_all(lock_fd_, rec.data(), rec.size());
+}
+
 void RootGroup::unlock() {
     if (lock_fd_ >= 0) flock_retry(lock_fd_, LOCK_UN);
 }
@@ -186,6 +238,10 @@ std::vector<std::string> RootGroup::leave() {
     if (live_fd_ >= 0) ::close(live_fd_);
     live_fd_ = -1;
     auto problems = leave_locked(lock_fd_, lock_path_, live_path_);
+    // Only now, the placeholders being gone if this was the last sandbox, may
+    // another user's start.
+    for (int fd : held_) ::close(fd);
+    held_.clear();
     ::close(lock_fd_);  // and with it the mutex
     lock_fd_ = -1;
     return problems;

@@ -15,10 +15,18 @@
 // running sandbox holds a shared flock. Leaving takes the mutex, drops the
 // shared lock and tries for an exclusive one: only the last sandbox gets it.
 // A crashed launcher's lock goes with its process, and its reaper leaves for it.
+//
+// The group is one user's (its files are in that user's directory). Another
+// user's sandboxes in the same root would take this group's placeholders for
+// the project's files, and lose them when this group's last sandbox removes
+// them. So every sandbox holds a shared flock on each placeholder it uses, which
+// anyone who can read the placeholder can see, and a sandbox finding one of
+// another user's held refuses to start (other_user()).
 #pragma once
 
 #include <sys/types.h>
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -47,6 +55,20 @@ public:
     // Records a placeholder this sandbox made; call while holding the mutex.
     sbx::expected<void> record(const Leftover& placeholder);
 
+    // Holds a shared flock on the placeholders the plan uses, each inode once,
+    // until leave(): the sign that they are in use, for other users.
+    void hold_placeholders(const sbx::Plan& plan);
+
+    // Why this sandbox may not start, when something the plan protects in the
+    // root is a placeholder of another user's sandbox still running (someone
+    // else owns it, and holds a flock on it).
+    static std::optional<sbx::Error> other_user(const sbx::Plan& plan);
+
+    // Adds the plan's placeholders to the block sbx keeps in the repository's
+    // info/exclude while the group runs (the last sandbox out takes it out), so
+    // that git outside does not list them; call while holding the mutex.
+    void exclude_placeholders(const sbx::Plan& plan);
+
     // Lets other sandboxes of the root start or leave.
     void unlock();
 
@@ -68,6 +90,7 @@ private:
     std::string lock_path_, live_path_;
     int lock_fd_ = -1;
     int live_fd_ = -1;
+    std::vector<int> held_;  // hold_placeholders()
 };
 
 }  // namespace sbx::linux_sandbox

@@ -1,6 +1,6 @@
 // sbx-linux - carries out a plan with bubblewrap and seccomp.
 //
-//   sbx-linux [--plan-fd N] [--report-fd N] [--control-fd N] [--violations]
+//   sbx-linux [--plan-fd N] [--report-fd N] [--control-fd N] [--again-fd N] [--violations]
 //                                                run the plan read from fd N (default: standard input);
 //                                                --violations: append a <sandbox_violations> block to
 //                                                standard error after the command
@@ -72,13 +72,14 @@ using namespace sbx::linux_sandbox;
 using namespace sbx::launcher;
 
 int fail_before(const sbx::Error& e) {
+    plan_again_if_stale(e);
     std::cerr << "sbx-linux: " << sbx::errc_name(e.code) << ": " << sbx::to_string(e) << "\n";
     return kFailedBeforeCommand;
 }
 
 int usage(const std::string& message) {
     std::cerr << "sbx-linux: USAGE: " << message
-              << "\nusage: sbx-linux [--plan-fd N] [--report-fd N] [--control-fd N] [--violations]\n       sbx-linux --doctor [--json] [--bwrap PATH]\n";
+              << "\nusage: sbx-linux [--plan-fd N] [--report-fd N] [--control-fd N] [--again-fd N] [--violations]\n       sbx-linux --doctor [--json] [--bwrap PATH]\n";
     return kFailedBeforeCommand;
 }
 
@@ -118,6 +119,74 @@ int open_stage_binary() {
     return ::open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
 }
 
+// Makes dirfd/name, mode 0444, holding `content`, all at once where the
+// filesystem can (an unnamed file written, then linked in); elsewhere made and
+// written. A descriptor on it, or -1 with errno (EEXIST when something is there).
+int make_whole_file(int dirfd, const std::string& name, const std::string& content) {
+    int fd = ::openat(dirfd, ".", O_TMPFILE | O_RDWR | O_CLOEXEC, 0444);
+    if (fd >= 0) {
+        const std::string from = "/proc/self/fd/" + std::to_string(fd);
+        if (write_all(fd, content.data(), content.size()) &&
+            ::linkat(AT_FDCWD, from.c_str(), dirfd, name.c_str(), AT_SYMLINK_FOLLOW) == 0)
+            return fd;
+        const int err = errno;
+        ::close(fd);
+        errno = err;
+        return -1;
+    }
+    fd = ::openat(dirfd, name.c_str(), O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0444);
+    if (fd < 0) return -1;
+    if (!write_all(fd, content.data(), content.size())) {
+        const int err = errno;
+        ::close(fd);
+        (void)::unlinkat(dirfd, name.c_str(), 0);
+        errno = err;
+        return -1;
+    }
+    return fd;
+}
+
+// Open descriptors on file placeholders, one per content, that new ones are made
+// hard links of.
+class LinkSources {
+public:
+    LinkSources() = default;
+    LinkSources(const LinkSources&) = delete;
+    LinkSources& operator=(const LinkSources&) = delete;
+    ~LinkSources() {
+        for (auto& s : sources_) ::close(s.fd);
+    }
+    // An existing placeholder of the group, when it is still as made.
+    void offer(const sbx::RegisteredPlaceholder& e) {
+        const std::string content = sbx::placeholder_content(e.kind, e.path);
+        if (find(content) >= 0) return;
+        const int fd = ::open(e.path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+        struct stat st {};
+        if (fd >= 0 && ::fstat(fd, &st) == 0 && sbx::is_made_placeholder(st, e)) {
+            sources_.push_back({content, fd});
+            return;
+        }
+        if (fd >= 0) ::close(fd);
+    }
+    // A placeholder just made; `fd` stays the caller's.
+    void keep(const std::string& content, int fd) {
+        if (find(content) >= 0) return;
+        if (const int copy = ::fcntl(fd, F_DUPFD_CLOEXEC, 0); copy >= 0) sources_.push_back({content, copy});
+    }
+    int find(const std::string& content) const {
+        for (const auto& s : sources_)
+            if (s.content == content) return s.fd;
+        return -1;
+    }
+
+private:
+    struct Source {
+        std::string content;
+        int fd;
+    };
+    std::vector<Source> sources_;
+};
+
 // Makes the temporary directory and the placeholders. The directory is this
 // sandbox's (`made`, and the reaper's copy); the placeholders are the root's
 // group's, whose last sandbox removes them.
@@ -129,27 +198,12 @@ sbx::expected<void> make_leftovers(const sbx::Plan& plan, Reaper& reaper, RootGr
         reaper.made(made.back());
     };
     // Placeholders another sandbox of this root made are taken over as they are.
-    // New file placeholders are hard links to one of the group's: a link
-    // allocates no inode, and ext4 slows down sharply when inodes are made and
-    // removed in quick succession. Every name is bound read-only.
-    int link_source = -1;
-    struct CloseSource {
-        int& fd;
-        ~CloseSource() {
-            if (fd >= 0) ::close(fd);
-        }
-    } close_source{link_source};
-    for (const auto& e : existing) {
-        if (e.kind != sbx::Placeholder::file) continue;
-        const int fd = ::open(e.path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-        struct stat st {};
-        if (fd >= 0 && ::fstat(fd, &st) == 0 && st.st_dev == e.dev && st.st_ino == e.ino && S_ISREG(st.st_mode) &&
-            st.st_size == 0) {
-            link_source = fd;
-            break;
-        }
-        if (fd >= 0) ::close(fd);
-    }
+    // New file placeholders are hard links to one of the group's of the same
+    // content: a link allocates no inode, and ext4 slows down sharply when inodes
+    // are made and removed in quick succession. Every name is bound read-only.
+    LinkSources sources;
+    for (const auto& e : existing)
+        if (e.kind == sbx::Placeholder::file) sources.offer(e);
     if (::mkdir(plan.tmpdir.c_str(), 0700) != 0)
         return sbx::fail(sbx::Error(sbx::Errc::stale_plan, std::string("cannot make the temporary directory: ") +
                                                                std::strerror(errno))
@@ -171,29 +225,22 @@ sbx::expected<void> make_leftovers(const sbx::Plan& plan, Reaper& reaper, RootGr
         const bool same = ::fstat(dirfd, &st) == 0 && st.st_dev == ph.parent.dev && st.st_ino == ph.parent.ino;
         int rc = -1;
         if (same) {
-            if (ph.kind == sbx::Placeholder::file) {
-                if (link_source >= 0) {
-                    const std::string source = "/proc/self/fd/" + std::to_string(link_source);
-                    rc = ::linkat(AT_FDCWD, source.c_str(), dirfd, name.c_str(), AT_SYMLINK_FOLLOW);
+            if (ph.kind == sbx::Placeholder::file || ph.kind == sbx::Placeholder::commondir) {
+                const std::string content = sbx::placeholder_content(ph.kind, ph.path);
+                const bool shared = ph.kind == sbx::Placeholder::file;  // a commondir names its own directory
+                if (const int source = shared ? sources.find(content) : -1; source >= 0) {
+                    const std::string from = "/proc/self/fd/" + std::to_string(source);
+                    rc = ::linkat(AT_FDCWD, from.c_str(), dirfd, name.c_str(), AT_SYMLINK_FOLLOW);
                 }
-                if (rc < 0 && (link_source < 0 || errno != EEXIST)) {
-                    // The first file, or one a link cannot reach (another filesystem).
-                    rc = ::openat(dirfd, name.c_str(), O_RDONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0444);
-                    if (rc >= 0 && link_source < 0) link_source = ::dup(rc);
-                    if (rc >= 0) ::close(rc);
-                }
-            } else if (ph.kind == sbx::Placeholder::commondir) {
-                // Written whole before anything can read it: the sandbox starts later.
-                rc = ::openat(dirfd, name.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0444);
-                if (rc >= 0) {
-                    const std::string content = sbx::placeholder_content(ph.kind, ph.path);
-                    const bool written = write_all(rc, content.data(), content.size());
-                    const int werr = errno;
-                    ::close(rc);
-                    if (!written) {
-                        (void)::unlinkat(dirfd, name.c_str(), 0);
-                        errno = werr;
-                        rc = -1;
+                if (rc < 0) {
+                    // The first of its content, or one a link cannot reach (another
+                    // filesystem): made whole before its name appears, so that no
+                    // program outside ever reads a half-written one.
+                    const int fd = make_whole_file(dirfd, name, content);
+                    rc = fd;
+                    if (fd >= 0) {
+                        if (shared) sources.keep(content, fd);
+                        ::close(fd);
                     }
                 }
             } else {
@@ -364,6 +411,10 @@ int run_plan(int plan_fd, int report_fd, bool print_violations) {
     auto give_up_errno = [&](const std::string& what) {
         return give_up(sbx::Error(sbx::Errc::internal, what + ": " + std::strerror(errno)));
     };
+    if (auto other = RootGroup::other_user(*plan)) {
+        report.error_event(*other);
+        return give_up(*other);
+    }
     const auto group_placeholders = group->placeholders();
     std::vector<std::string> group_paths;
     for (const auto& e : group_placeholders) group_paths.push_back(e.path);
@@ -376,6 +427,8 @@ int run_plan(int plan_fd, int report_fd, bool print_violations) {
         report.error_event(r.error());
         return give_up(r.error());
     }
+    group->hold_placeholders(*plan);
+    group->exclude_placeholders(*plan);
     group->unlock();
 
     // The stage's binary (sbx-stage beside us, else ourselves), and the status pipe.
@@ -573,6 +626,8 @@ int main(int argc, char** argv) {
         if (a == "--plan-fd" || a == "--report-fd" || a == "--control-fd") {
             int& out = a == "--plan-fd" ? plan_fd : a == "--report-fd" ? report_fd : g_control_fd;
             if (auto why = take_fd_option(a, next(), out); !why.empty()) return usage(why);
+        } else if (a == "--again-fd") {
+            if (auto why = take_again_option(next()); !why.empty()) return usage(why);
         } else if (a == "--violations") {
             print_violations = true;
         } else if (a == "--doctor") {
@@ -584,7 +639,7 @@ int main(int argc, char** argv) {
             if (v == nullptr) return usage("--bwrap needs a path");
             bwrap = v;
         } else if (a == "--help" || a == "-h") {
-            std::cout << "usage: sbx-linux [--plan-fd N] [--report-fd N] [--control-fd N] [--violations]\n"
+            std::cout << "usage: sbx-linux [--plan-fd N] [--report-fd N] [--control-fd N] [--again-fd N] [--violations]\n"
                          "                                                 run the plan read from fd N (default 0)\n"
                          "       sbx-linux --doctor [--json] [--bwrap PATH] can the sandbox run here\n"
                          "The plan is described in docs/plan.md.\n";

@@ -1,6 +1,6 @@
 // sbx-mac - carries out a plan with macOS's Seatbelt (sandbox-exec).
 //
-//   sbx-mac [--plan-fd N] [--report-fd N] [--control-fd N] [--violations]
+//   sbx-mac [--plan-fd N] [--report-fd N] [--control-fd N] [--again-fd N] [--violations]
 //                                      run the plan read from fd N (default: standard input)
 //   sbx-mac --print-profile [--plan-fd N]
 //                                      print the Seatbelt profile the plan would run under
@@ -72,13 +72,14 @@ constexpr std::size_t kUnixPathMax = 104;
 constexpr std::size_t kSocketNameRoom = 32;
 
 int fail_before(const sbx::Error& e) {
+    plan_again_if_stale(e);
     std::cerr << "sbx-mac: " << sbx::errc_name(e.code) << ": " << sbx::to_string(e) << "\n";
     return kFailedBeforeCommand;
 }
 
 int usage(const std::string& message) {
     std::cerr << "sbx-mac: USAGE: " << message
-              << "\nusage: sbx-mac [--plan-fd N] [--report-fd N] [--control-fd N] [--violations]\n"
+              << "\nusage: sbx-mac [--plan-fd N] [--report-fd N] [--control-fd N] [--again-fd N] [--violations]\n"
                  "       sbx-mac --print-profile [--plan-fd N]\n";
     return kFailedBeforeCommand;
 }
@@ -406,6 +407,8 @@ int main(int argc, char** argv) {
         if (a == "--plan-fd" || a == "--report-fd" || a == "--control-fd") {
             int& out = a == "--plan-fd" ? plan_fd : a == "--report-fd" ? report_fd : g_control_fd;
             if (auto why = take_fd_option(a, next(), out); !why.empty()) return usage(why);
+        } else if (a == "--again-fd") {
+            if (auto why = take_again_option(next()); !why.empty()) return usage(why);
         } else if (a == "--violations") {
             print_violations = true;
         } else if (a == "--print-profile") {
@@ -415,7 +418,7 @@ int main(int argc, char** argv) {
         } else if (a == "--json") {
             json = true;
         } else if (a == "--help" || a == "-h") {
-            std::cout << "usage: sbx-mac [--plan-fd N] [--report-fd N] [--control-fd N] [--violations]\n"
+            std::cout << "usage: sbx-mac [--plan-fd N] [--report-fd N] [--control-fd N] [--again-fd N] [--violations]\n"
                          "       sbx-mac --print-profile [--plan-fd N]\n"
                          "       sbx-mac --doctor [--json]\n"
                          "The plan is described in docs/plan.md, the profile in docs/seatbelt.md.\n";

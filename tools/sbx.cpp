@@ -28,6 +28,7 @@
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <charconv>
 #include <climits>
 #include <cstdint>
@@ -35,9 +36,11 @@
 #include <cstdlib>
 #include <cstring>
 #include <iostream>
+#include <memory>
 #include <optional>
 #include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "sbx/agent_file.hpp"
@@ -206,6 +209,11 @@ struct Loaded {
     std::string root, home;
     sbx::Policy policy;
     std::optional<sbx::AgentFile> agent;  // --agent-file
+    // The root's group of running sandboxes, held from before the settings are
+    // read until release(), and the disk without its placeholders, as the
+    // settings were read and the plan is to be made.
+    std::optional<sbx::GroupSnapshot> group;
+    std::unique_ptr<sbx::HidingFs> view;
 };
 
 // Whether a root that is or holds your home directory is refused: `sbx plan` and
@@ -228,21 +236,29 @@ sbx::Error home_root_error(const SettingsArgs& a, const std::string& root, const
 }
 
 // Finds the root and the layers, and merges them (or takes the built-in default).
-sbx::expected<Loaded> load_policy(const SettingsArgs& a, const sbx::FsView& fs, HomeRoot home_root) {
+sbx::expected<Loaded> load_policy(const SettingsArgs& a, const sbx::FsView& disk, HomeRoot home_root) {
     auto home = home_directory();
     if (!home) return sbx::fail(home.error());
-    auto root = sbx::resolve(fs, absolute(a.root));
+    auto root = sbx::resolve(disk, absolute(a.root));
     if (!root) return sbx::fail(root.error());
-    auto st = fs.lstat(*root);
+    auto st = disk.lstat(*root);
     if (!st) return sbx::fail(st.error());
     if (!*st || (*st)->type != sbx::FileType::directory)
         return sbx::fail(sbx::Error(sbx::Errc::invalid_argument, "--root is not a directory").in_file(*root));
     // `/` is make_plan's to refuse, with or without --allow-home-root.
     if (home_root == HomeRoot::refused && *root != "/")
-        if (auto exposed = sbx::root_exposes_home(*root, homes_to_keep_out(*home, fs)))
+        if (auto exposed = sbx::root_exposes_home(*root, homes_to_keep_out(*home, disk)))
             return sbx::fail(home_root_error(a, *root, *exposed));
 
+    // Placeholders of sandboxes running in this root now are read as missing, as
+    // they will be once those end: settings, rules and plan as if this were alone.
+    auto group = sbx::GroupSnapshot::take(*root);
+    if (!group) return sbx::fail(group.error());
+    auto view = std::make_unique<sbx::HidingFs>(disk, group->paths());
+    const sbx::FsView& fs = *view;
+
     sbx::LayerFiles files;
+    files.hidden = group->paths();
     files.root = *root;
     files.home = *home;
     if (!a.managed.empty()) {
@@ -272,7 +288,7 @@ sbx::expected<Loaded> load_policy(const SettingsArgs& a, const sbx::FsView& fs, 
     // unconfined command.
     auto policy = sbx::effective_policy(std::move(*layers), sbx::MergeOptions{!a.untrusted}, fs, *home);
     if (!policy) return sbx::fail(policy.error());
-    return Loaded{*root, *home, std::move(*policy), std::move(agent)};
+    return Loaded{*root, *home, std::move(*policy), std::move(agent), std::move(*group), std::move(view)};
 }
 
 int run_policy(const SettingsArgs& a) {
@@ -369,7 +385,8 @@ std::vector<std::string> environment() {
 }
 
 sbx::expected<sbx::Plan> plan_for(const Loaded& l, const PlanArgs& a, std::string_view default_unknown,
-                                  bool default_scan, const sbx::FsView& fs) {
+                                  bool default_scan) {
+    const sbx::FsView& fs = *l.view;
     const auto& argv = a.command;
     std::vector<std::string> pass_env = a.pass_env;
     const auto env = environment();
@@ -415,10 +432,11 @@ sbx::expected<sbx::Plan> plan_for(const Loaded& l, const PlanArgs& a, std::strin
     req.scan_stderr = a.scan_stderr || (default_scan && !a.no_scan_stderr);
     // Placeholders of sandboxes running in this root now are planned as missing,
     // as they will be once those end; the launcher takes them over.
-    std::vector<std::string> placeholders;
-    for (auto& p : sbx::live_placeholders(l.root)) placeholders.push_back(std::move(p.path));
-    const sbx::HidingFs without_placeholders(fs, std::move(placeholders));
-    auto plan = sbx::make_plan(l.policy, req, without_placeholders);
+    auto plan = sbx::make_plan(l.policy, req, *l.view);
+    // Another user's placeholders look like the project's files with many links;
+    // say what they are instead (the launcher checks the rest of the plan).
+    if (!plan && !plan.error().file.empty())
+        if (auto other = sbx::other_users_placeholder(plan.error().file, l.root)) return sbx::fail(*other);
     if (plan) plan->warnings.insert(plan->warnings.end(), agent_warnings.begin(), agent_warnings.end());
     return plan;
 }
@@ -610,7 +628,7 @@ int run_explain(const ExplainArgs& a) {
     auto loaded = load_policy(a.settings, fs, HomeRoot::allowed);
     if (!loaded) return report(loaded.error());
     if (!a.host.empty()) return explain_host(a, *loaded);
-    sbx::CachedFs cached(fs);
+    sbx::CachedFs cached(*loaded->view);
     auto prot = sbx::protected_paths(loaded->root, loaded->home, cached);
     if (!prot) return report(prot.error());
     auto rules = sbx::compile_fs_rules(loaded->policy, {loaded->root, temporary_directory(), loaded->home},
@@ -657,7 +675,7 @@ int run_plan(PlanArgs& a) {
     sbx::DiskFs fs;
     auto loaded = load_policy(a.settings, fs, a.home_root());
     if (!loaded) return report(loaded.error());
-    auto plan = plan_for(*loaded, a, "deny", false, fs);
+    auto plan = plan_for(*loaded, a, "deny", false);
     if (!plan) return report(plan.error());
     std::cout << sbx::to_json(*plan) << "\n";
     return kOk;
@@ -706,9 +724,62 @@ int run_failed(const sbx::Error& e) {
 struct RunArgs {
     PlanArgs plan;
     std::string launcher;
+    int attempt = 1;  // --attempt N: sbx's own, when the launcher runs it again
 };
 
+// How many times `sbx run` plans before it gives up on a plan the disk keeps
+// making stale, and this program's own arguments (main sets them).
+constexpr int kRunAttempts = 5;
+std::vector<std::string> g_arguments;
+
+// A descriptor, not closed on exec, whose reading from the start gives `text`:
+// a memfd (elsewhere an unlinked file).
+sbx::expected<int> descriptor_holding(const std::string& text, const char* name) {
+#if defined(__linux__)
+    const int fd = ::memfd_create(name, 0);
+#else
+    (void)name;
+    char path[] = "/tmp/sbx-XXXXXX";
+    const int fd = ::mkstemp(path);
+    if (fd >= 0) ::unlink(path);
+#endif
+    if (fd < 0)
+        return sbx::fail(sbx::Error(sbx::Errc::internal, std::string("no descriptor for ") + name + ": " + std::strerror(errno)));
+    for (std::size_t off = 0; off < text.size();) {
+        const ssize_t n = ::write(fd, text.data() + off, text.size() - off);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) {
+            const int err = errno;
+            ::close(fd);
+            return sbx::fail(sbx::Error(sbx::Errc::internal, std::string("writing ") + name + ": " + std::strerror(err)));
+        }
+        off += static_cast<std::size_t>(n);
+    }
+    ::lseek(fd, 0, SEEK_SET);
+    return fd;
+}
+
+// This program and its arguments as attempt `attempt` of `sbx run` gets them,
+// each ending in a NUL (the launcher's --again-fd): "run --attempt N" in front
+// of what this one was given after "run" and its own --attempt.
+sbx::expected<std::string> again_arguments(int attempt) {
+    const std::string self = own_path();
+    if (self.empty()) return sbx::fail(sbx::Errc::internal, "cannot find this program's own path to plan again with");
+    std::size_t from = 2;  // g_arguments[1] is "run"
+    if (g_arguments.size() > 3 && g_arguments[2] == "--attempt") from = 4;
+    std::string out = self + '\0' + "run" + '\0' + "--attempt" + '\0' + std::to_string(attempt) + '\0';
+    for (std::size_t i = from; i < g_arguments.size(); ++i) out += g_arguments[i] + '\0';
+    return out;
+}
+
 int run_run(RunArgs& a) {
+    // Planned again: wait a moment, longer each time, so that sandboxes of the
+    // root starting together do not race each other again.
+    if (a.attempt > 1) {
+        std::random_device rd;
+        const auto ms = 1 + rd() % (2u << a.attempt);
+        std::this_thread::sleep_for(std::chrono::milliseconds(ms));
+    }
     auto fds = descriptors_to_pass(a.plan.pass_fd_args);
     if (!fds) return run_failed(fds.error());
     a.plan.pass_fds = std::move(*fds);
@@ -719,34 +790,38 @@ int run_run(RunArgs& a) {
     // launcher refuses it. File refusals are read from the command's standard
     // error when a program reads it: on a terminal the command keeps the
     // terminal (and its person sees the errors), unless --scan-stderr.
-    auto plan = plan_for(*loaded, a.plan, "ask", ::isatty(STDERR_FILENO) == 0, fs);
+    auto plan = plan_for(*loaded, a.plan, "ask", ::isatty(STDERR_FILENO) == 0);
+    // The launcher takes the group's lock for itself.
+    loaded->group->release();
     if (!plan) return run_failed(plan.error());
     auto launcher = find_launcher(a.launcher);
     if (!launcher) return run_failed(launcher.error());
     // The plan goes in a memfd (elsewhere an unlinked file), read from its start:
     // a pipe would need a writer beside the launcher, and the terminal's standard
     // input stays the command's.
-    const std::string text = sbx::to_json(*plan);
-#if defined(__linux__)
-    const int fd = ::memfd_create("sbx-plan", 0);
-#else
-    char name[] = "/tmp/sbx-plan-XXXXXX";
-    const int fd = ::mkstemp(name);
-    if (fd >= 0) ::unlink(name);
-#endif
-    if (fd < 0) return run_failed(sbx::Error(sbx::Errc::internal, std::string("no descriptor for the plan: ") + std::strerror(errno)));
+    auto fd = descriptor_holding(sbx::to_json(*plan), "sbx-plan");
+    if (!fd) return run_failed(fd.error());
     // Every passed descriptor was open before this one was made, so the kernel
     // cannot have given it one of their numbers.
-    if (std::binary_search(plan->pass_fds.begin(), plan->pass_fds.end(), fd))
-        return run_failed(sbx::Error(sbx::Errc::internal, "the plan's descriptor " + std::to_string(fd) +
+    if (std::binary_search(plan->pass_fds.begin(), plan->pass_fds.end(), *fd))
+        return run_failed(sbx::Error(sbx::Errc::internal, "the plan's descriptor " + std::to_string(*fd) +
                                                               " is one the command is passed"));
-    for (std::size_t off = 0; off < text.size();) {
-        const ssize_t n = ::write(fd, text.data() + off, text.size() - off);
-        if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) return run_failed(sbx::Error(sbx::Errc::internal, std::string("writing the plan: ") + std::strerror(errno)));
-        off += static_cast<std::size_t>(n);
+    std::string fd_text = std::to_string(*fd);
+    std::vector<char*> argv{launcher->data(), const_cast<char*>("--plan-fd"), fd_text.data(),
+                            const_cast<char*>("--violations")};
+    // A plan another sandbox of the root (or anything else) made stale before
+    // the command ran: the launcher runs sbx again, which plans again, up to
+    // kRunAttempts times in all; the last attempt fails with the reason.
+    std::string again_text;
+    if (a.attempt < kRunAttempts) {
+        auto again = again_arguments(a.attempt + 1);
+        if (!again) return run_failed(again.error());
+        auto again_fd = descriptor_holding(*again, "sbx-again");
+        if (!again_fd) return run_failed(again_fd.error());
+        again_text = std::to_string(*again_fd);
+        argv.insert(argv.end(), {const_cast<char*>("--again-fd"), again_text.data()});
     }
-    ::lseek(fd, 0, SEEK_SET);
+    argv.push_back(nullptr);
     // The passed descriptors must survive the exec of the launcher, which hands
     // them to the command.
     for (const int pass : plan->pass_fds) {
@@ -756,9 +831,6 @@ int run_run(RunArgs& a) {
                                                                   ": cannot keep it open for the launcher: " +
                                                                   std::strerror(errno)));
     }
-    std::string fd_text = std::to_string(fd);
-    std::vector<char*> argv{launcher->data(), const_cast<char*>("--plan-fd"), fd_text.data(),
-                            const_cast<char*>("--violations"), nullptr};
     ::execv(argv[0], argv.data());
     return run_failed(sbx::Error(sbx::Errc::io_error, std::string("cannot run the launcher: ") + std::strerror(errno))
                           .in_file(*launcher));
@@ -786,6 +858,7 @@ int run_doctor(const DoctorArgs& a) {
 }  // namespace
 
 int main(int argc, char** argv) {
+    g_arguments.assign(argv, argv + argc);
     CLI::App app{"sbx: confine one command with the operating system's own sandbox", "sbx"};
     app.require_subcommand(1);
     app.set_version_flag("--version", "sbx 0.1.0");
@@ -828,6 +901,9 @@ int main(int argc, char** argv) {
     run_args.plan.add_network_to(run);
     run_args.plan.add_pass_fd_to(run);
     run_args.plan.add_home_root_to(run);
+    run->add_option("--attempt", run_args.attempt, "sbx's own: the attempt this is, when the launcher runs sbx again")
+        ->check(CLI::Range(1, kRunAttempts))
+        ->group("");
     run->add_option("--launcher", run_args.launcher, "The launcher to use (default: sbx-linux, or sbx-mac on macOS, beside sbx)");
     run->add_option("command", run_args.plan.command, "The command, after --")->required();
 

@@ -7,15 +7,24 @@
 // while another sandbox runs must not take those placeholders for files the
 // project has: it plans them as missing, as they will be once the group is done,
 // and the launcher takes the existing ones over instead of making new ones.
-// HidingFs is the FsView that shows the disk without them.
+// HidingFs is the FsView that shows the disk without them, and GroupSnapshot
+// holds the group's lock shared while a plan is made, so that no launcher makes
+// or removes placeholders between reading the list and looking at the disk.
 //
 // This is I/O at the edge, like fs_view_disk.hpp: reading the list and looking at
-// the disk. The group files live in $XDG_RUNTIME_DIR/sbx when that is the user's
-// own directory, else /tmp/sbx-UID.
+// the disk. The group files live in a directory that depends on the user alone,
+// never on the environment (two runs with different XDG_RUNTIME_DIR or TMPDIR
+// are one group): /run/user/UID/sbx where /run/user/UID is the user's own,
+// else /tmp/sbx-UID.
 #pragma once
 
+#include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
 
 #include <algorithm>
 #include <charconv>
@@ -53,12 +62,76 @@ inline std::optional<Placeholder> registry_kind(char c) {
 // The directory of the group files for this user (not made here).
 inline std::string placeholder_group_directory() {
     const uid_t uid = ::geteuid();
-    if (const char* xdg = std::getenv("XDG_RUNTIME_DIR"); xdg != nullptr && paths::is_absolute(xdg)) {
-        struct stat st {};
-        if (::stat(xdg, &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid == uid && (st.st_mode & 022) == 0)
-            return paths::normalize(xdg) + "/sbx";
-    }
+    const std::string run = "/run/user/" + std::to_string(uid);
+    struct stat st {};
+    if (::lstat(run.c_str(), &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid == uid && (st.st_mode & 022) == 0)
+        return run + "/sbx";
     return "/tmp/sbx-" + std::to_string(uid);
+}
+
+namespace detail {
+
+inline Error group_error(const std::string& what, const std::string& path, int err) {
+    return Error(Errc::unavailable, what + (err != 0 ? std::string(": ") + std::strerror(err) : std::string()))
+        .in_file(path);
+}
+
+inline bool flock_retry(int fd, int op) {
+    while (::flock(fd, op) != 0)
+        if (errno != EINTR) return false;
+    return true;
+}
+
+// Whether `fd` is still the file at `path`: the last sandbox of a group removes
+// the files, so one that waited for the lock may hold a file no longer there.
+inline bool still_there(int fd, const std::string& path) {
+    struct stat a {}, b {};
+    return ::fstat(fd, &a) == 0 && ::lstat(path.c_str(), &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+}
+
+}  // namespace detail
+
+// The directory of the group files, made 0700 when missing; refused when someone
+// else owns it or others may write it, with what to do.
+inline expected<std::string> make_group_directory() {
+    const uid_t uid = ::geteuid();
+    const std::string dir = placeholder_group_directory();
+    if (::mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST)
+        return fail(detail::group_error("cannot make the directory of sbx's lock files", dir, errno));
+    struct stat st {};
+    if (::lstat(dir.c_str(), &st) != 0)
+        return fail(detail::group_error("cannot look at the directory of sbx's lock files", dir, errno));
+    if (!S_ISDIR(st.st_mode) || st.st_uid != uid || (st.st_mode & 077) != 0)
+        return fail(detail::group_error("the directory of sbx's lock files is not this user's alone (a directory of "
+                                        "mode 0700 owned by uid " + std::to_string(uid) +
+                                            "); someone else made it: remove it",
+                                        dir, 0));
+    return dir;
+}
+
+// Opens (with `create`, makes) the group file at `path` and takes the flock `op`
+// on it, over again when the file it locked was removed meanwhile (the last
+// sandbox out removes the group's files; the directory too, which is made again).
+// -1 when there is no such file and `create` is false; a failure otherwise.
+inline expected<int> open_locked_group_file(const std::string& path, int op, bool create) {
+    for (int attempt = 0; attempt < 100; ++attempt) {
+        if (attempt > 0 && create) (void)::mkdir(paths::parent(path).c_str(), 0700);
+        const int fd = ::open(path.c_str(), O_RDWR | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY | (create ? O_CREAT : 0), 0600);
+        if (fd < 0) {
+            if (errno != ENOENT) return fail(detail::group_error("cannot open a lock file", path, errno));
+            if (!create) return -1;
+            continue;
+        }
+        if (!detail::flock_retry(fd, op)) {
+            const int err = errno;
+            ::close(fd);
+            return fail(detail::group_error("cannot lock", path, err));
+        }
+        if (detail::still_there(fd, path)) return fd;
+        ::close(fd);
+        if (!create) return -1;
+    }
+    return fail(detail::group_error("cannot hold on to a lock file", path, 0));
 }
 
 // The group files' name for a root: DIR/root-DEV-INO (then .lock and .live).
@@ -74,7 +147,19 @@ inline std::string registry_record(const RegisteredPlaceholder& p) {
            p.path + '\0';
 }
 
-inline std::vector<RegisteredPlaceholder> parse_registry(std::string_view text) {
+// An exclude file the group added its block to ("X DEV INO PATH"), which the
+// last sandbox out takes the block out of again.
+struct RegisteredExclude {
+    std::uint64_t dev = 0, ino = 0;
+    std::string path;
+};
+
+inline std::string exclude_record(const RegisteredExclude& x) {
+    return "X " + std::to_string(x.dev) + ' ' + std::to_string(x.ino) + ' ' + x.path + '\0';
+}
+
+inline std::vector<RegisteredPlaceholder> parse_registry(std::string_view text,
+                                                         std::vector<RegisteredExclude>* excludes = nullptr) {
     std::vector<RegisteredPlaceholder> out;
     std::size_t at = 0;
     while (at < text.size()) {
@@ -82,10 +167,11 @@ inline std::vector<RegisteredPlaceholder> parse_registry(std::string_view text) 
         if (end == std::string_view::npos) break;
         std::string_view rec = text.substr(at, end - at);
         at = end + 1;
+        const bool exclude = rec.size() >= 2 && rec[0] == 'X' && rec[1] == ' ';
         const auto kind = rec.size() < 2 || rec[1] != ' ' ? std::nullopt : registry_kind(rec[0]);
-        if (!kind) break;
+        if (!kind && !exclude) break;
         RegisteredPlaceholder p;
-        p.kind = *kind;
+        if (kind) p.kind = *kind;
         rec.remove_prefix(2);
         auto number = [&](std::uint64_t& v) {
             auto [ptr, ec] = std::from_chars(rec.data(), rec.data() + rec.size(), v);
@@ -96,6 +182,10 @@ inline std::vector<RegisteredPlaceholder> parse_registry(std::string_view text) 
         if (!number(p.dev) || !number(p.ino)) break;
         p.path = std::string(rec);
         if (!paths::is_absolute(p.path) || paths::normalize(p.path) != p.path) break;
+        if (exclude) {
+            if (excludes != nullptr) excludes->push_back(RegisteredExclude{p.dev, p.ino, std::move(p.path)});
+            continue;
+        }
         out.push_back(std::move(p));
     }
     return out;
@@ -115,21 +205,121 @@ inline bool still_placeholder(const RegisteredPlaceholder& p) {
     return ::lstat(p.path.c_str(), &st) == 0 && is_made_placeholder(st, p);
 }
 
-// The placeholders the group of `root` has made that are still there, read
-// without the group's lock: a snapshot for planning, which the launcher checks
-// again under the lock.
-inline std::vector<RegisteredPlaceholder> live_placeholders(const std::string& root) {
+// A descriptor to flock a placeholder through: a file or directory, never
+// followed through a symlink, never blocking; -1 otherwise.
+inline int open_to_lock(const std::string& path) {
+    const int fd = ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
     struct stat st {};
-    if (::stat(root.c_str(), &st) != 0) return {};
-    const std::string file = placeholder_group_name(placeholder_group_directory(), st.st_dev, st.st_ino) + ".lock";
-    auto text = read_small_file(file, std::size_t{16} << 20);
-    if (!text || !*text) return {};
-    auto all = parse_registry(**text);
-    std::vector<RegisteredPlaceholder> out;
-    for (auto& p : all)
-        if (paths::at_or_under(p.path, root) && still_placeholder(p)) out.push_back(std::move(p));
-    return out;
+    if (fd >= 0 && (::fstat(fd, &st) != 0 || !(S_ISREG(st.st_mode) || S_ISDIR(st.st_mode)))) {
+        ::close(fd);
+        return -1;
+    }
+    return fd;
 }
+
+// Every sandbox holds a shared flock on each placeholder it uses (RootGroup),
+// which anyone who can read one can see. Why a sandbox may not start in `root`,
+// when `path` is another user's placeholder in use: the group is one user's,
+// and this sandbox would lose the placeholder when that group's last sandbox
+// removes it.
+inline std::optional<Error> other_users_placeholder(const std::string& path, const std::string& root) {
+    struct stat st {};
+    if (::lstat(path.c_str(), &st) != 0 || st.st_uid == ::geteuid() || !(S_ISREG(st.st_mode) || S_ISDIR(st.st_mode)))
+        return std::nullopt;
+    const int fd = open_to_lock(path);
+    if (fd < 0) return std::nullopt;
+    const bool held = ::flock(fd, LOCK_EX | LOCK_NB) != 0 && errno == EWOULDBLOCK;
+    ::close(fd);
+    if (!held) return std::nullopt;
+    const std::string who = "uid " + std::to_string(st.st_uid);
+    return Error(Errc::unavailable, who + " has sandboxed commands running in " + root +
+                                        " (this is a placeholder of theirs, in use); sandboxes of two users cannot "
+                                        "share a root's placeholders: wait until those commands end, or run this "
+                                        "one as " + who)
+        .in_file(path);
+}
+
+// The records in a group's lock file, read from `fd`; a list too long to be one
+// reads as none.
+inline std::vector<RegisteredPlaceholder> read_registry(int fd, std::vector<RegisteredExclude>* excludes = nullptr) {
+    struct stat st {};
+    if (::fstat(fd, &st) != 0 || st.st_size <= 0 || st.st_size > (off_t{16} << 20)) return {};
+    std::string text(static_cast<std::size_t>(st.st_size), '\0');
+    std::size_t got = 0;
+    while (got < text.size()) {
+        const ssize_t n = ::pread(fd, text.data() + got, text.size() - got, static_cast<off_t>(got));
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) break;
+        got += static_cast<std::size_t>(n);
+    }
+    text.resize(got);
+    return parse_registry(text, excludes);
+}
+
+// The group of a root as a planner sees it. take() holds the group's lock shared
+// until release(): launchers make and remove placeholders holding it alone, so
+// what the list says and what the disk shows agree while the settings are read
+// and the plan is made. A planner that found no group leaves none behind.
+class GroupSnapshot {
+public:
+    static expected<GroupSnapshot> take(const std::string& root) {
+        struct stat st {};
+        if (::stat(root.c_str(), &st) != 0)
+            return fail(detail::group_error("cannot look at the root", root, errno));
+        auto dir = make_group_directory();
+        if (!dir) return fail(dir.error());
+        const std::string name = placeholder_group_name(*dir, st.st_dev, st.st_ino);
+        auto fd = open_locked_group_file(name + ".lock", LOCK_SH, true);
+        if (!fd) return fail(fd.error());
+        GroupSnapshot g(name, *fd);
+        for (auto& p : read_registry(*fd))
+            if (paths::at_or_under(p.path, root) && still_placeholder(p)) g.placeholders_.push_back(std::move(p));
+        return g;
+    }
+
+    GroupSnapshot(GroupSnapshot&& o) noexcept : name_(std::move(o.name_)), fd_(o.fd_), placeholders_(std::move(o.placeholders_)) {
+        o.fd_ = -1;
+    }
+    GroupSnapshot& operator=(GroupSnapshot&&) = delete;
+    ~GroupSnapshot() { release(); }
+
+    // The group's placeholders under the root that are still as made.
+    const std::vector<RegisteredPlaceholder>& placeholders() const { return placeholders_; }
+    std::vector<std::string> paths() const {
+        std::vector<std::string> out;
+        for (const auto& p : placeholders_) out.push_back(p.path);
+        return out;
+    }
+
+    // Lets launchers go on. Removes the group's files when they list nothing and
+    // no sandbox is in the group: then only this planner needed them (the
+    // launcher that follows makes them again).
+    void release() {
+        if (fd_ < 0) return;
+        const int fd = fd_;
+        fd_ = -1;
+        (void)::flock(fd, LOCK_UN);
+        struct stat st {};
+        const std::string lock = name_ + ".lock", live = name_ + ".live";
+        if (::flock(fd, LOCK_EX | LOCK_NB) == 0 && detail::still_there(fd, lock) && ::fstat(fd, &st) == 0 &&
+            st.st_size == 0) {
+            const int lfd = ::open(live.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY);
+            if (lfd < 0 || ::flock(lfd, LOCK_EX | LOCK_NB) == 0) {
+                if (lfd >= 0) ::unlink(live.c_str());
+                ::unlink(lock.c_str());
+                ::rmdir(paths::parent(lock).c_str());  // fails while other roots' files are there
+            }
+            if (lfd >= 0) ::close(lfd);
+        }
+        ::close(fd);
+    }
+
+private:
+    GroupSnapshot(std::string name, int fd) : name_(std::move(name)), fd_(fd) {}
+    std::string name_;
+    int fd_ = -1;
+    std::vector<RegisteredPlaceholder> placeholders_;
+};
 
 // The disk as `inner` shows it, without the given placeholders (and what is
 // below a directory one): they are planned as missing.

@@ -121,6 +121,47 @@ struct Plan {
     std::vector<Warning> warnings;  // the policy's, the rules', the plan's
 };
 
+// The lines sbx adds to a repository's info/exclude: inside the sandbox (the
+// plan's gitExclude) and, while sandboxes run in the root, in the file itself,
+// so that git outside does not list the placeholders either. The block runs from
+// its first line to its last; a first line without a last runs to the end.
+inline constexpr std::string_view kExcludeBlockBegin =
+    "# sbx: placeholders that cover protected names while a sandboxed command runs";
+inline constexpr std::string_view kExcludeBlockEnd = "# sbx: end of placeholders";
+
+struct ExcludeText {
+    std::string rest;                // the file without sbx's block
+    std::vector<std::string> lines;  // the block's patterns
+};
+
+// Splits an exclude file into what is not sbx's and sbx's block's patterns.
+inline ExcludeText split_exclude(std::string_view text) {
+    ExcludeText out;
+    bool inside = false;
+    std::size_t at = 0;
+    while (at < text.size()) {
+        auto end = text.find('\n', at);
+        const std::size_t next = end == std::string_view::npos ? text.size() : end + 1;
+        const std::string_view line = text.substr(at, (end == std::string_view::npos ? text.size() : end) - at);
+        if (!inside && line == kExcludeBlockBegin) inside = true;
+        else if (inside && line == kExcludeBlockEnd) inside = false;
+        else if (inside) out.lines.emplace_back(line);
+        else out.rest.append(text.substr(at, next - at));
+        at = next;
+    }
+    return out;
+}
+
+// `rest` with sbx's block of `lines` at its end; `rest` alone when none.
+inline std::string join_exclude(std::string rest, const std::vector<std::string>& lines) {
+    if (lines.empty()) return rest;
+    if (!rest.empty() && rest.back() != '\n') rest += '\n';
+    rest.append(kExcludeBlockBegin).append("\n");
+    for (const auto& l : lines) rest.append(l).append("\n");
+    rest.append(kExcludeBlockEnd).append("\n");
+    return rest;
+}
+
 namespace detail {
 
 // A root-relative path as one gitignore pattern that matches it alone.
@@ -156,10 +197,8 @@ inline std::optional<GitExclude> git_exclude_for(const std::string& root, const 
     auto text = fs.read_text(ex.path, std::size_t{64} << 10);
     if (!text || !*text || !json::detail::valid_utf8(**text)) return std::nullopt;
     ex.expect = identity_of(*st);
-    ex.content = std::move(**text);
-    if (!ex.content.empty() && ex.content.back() != '\n') ex.content += '\n';
-    ex.content += "# sbx: placeholders that cover protected names while a sandboxed command runs\n";
-    for (const auto& n : names) ex.content += n + '\n';
+    // The file's own block, there while other sandboxes of the root run, is theirs.
+    ex.content = join_exclude(split_exclude(**text).rest, names);
     return ex;
 }
 
@@ -1049,6 +1088,17 @@ inline std::string describe_identity(const Identity& id) {
            std::to_string(id.nlink) + " links)";
 }
 
+// Whether the disk shows what the plan expects. A directory's link count is no
+// part of its identity: it changes whenever a folder is made or removed in it
+// (another sandbox of the root making its placeholders, a build making a
+// folder). A file's is: a new hard link is a new name to read it through.
+inline bool same_identity(const Identity& got, const Identity& want) {
+    if (got.exists != want.exists) return false;
+    if (!got.exists) return true;
+    return got.type == want.type && got.dev == want.dev && got.ino == want.ino &&
+           (got.type == FileType::directory || got.nlink == want.nlink);
+}
+
 }  // namespace detail
 
 // Whether the disk still looks as it did when the plan was made: every mount's
@@ -1061,9 +1111,7 @@ inline expected<void> verify_plan(const Plan& p, const FsView& fs) {
         if (!st)
             return fail(Error(Errc::stale_plan, "cannot look at " + std::string(what)).in_file(path).caused_by(st.error()));
         const Identity got = detail::identity_of(*st);
-        if (got.exists == want.exists &&
-            (!got.exists || (got.type == want.type && got.dev == want.dev && got.ino == want.ino && got.nlink == want.nlink)))
-            return {};
+        if (detail::same_identity(got, want)) return {};
         return fail(Error(Errc::stale_plan, std::string(what) + " changed since the plan was made: it was " +
                                                 detail::describe_identity(want) + ", it is " +
                                                 detail::describe_identity(got) + "; make the plan again")

@@ -59,7 +59,7 @@ enum class Guard {
 
 // What covers a read_only path while the command runs, when the path does not exist.
 enum class Placeholder {
-    file,       // an empty file
+    file,       // an empty file (for a *.json name, an empty object: placeholder_content)
     directory,  // an empty directory
     commondir,  // a git directory's `commondir` holding that directory's own path: git
                 // and libgit2 then see the repository as if it had none, where an empty
@@ -83,11 +83,15 @@ constexpr std::string_view placeholder_name(Placeholder p) noexcept {
     return "?";
 }
 
-// What a placeholder of kind `p` at `path` holds: nothing, but for a commondir
-// its directory's path and a line end, as git writes one.
+// What a placeholder of kind `p` at `path` holds: nothing; for a file named
+// *.json an empty JSON object, so that a program outside that loads it while the
+// command runs (Claude Code reads .claude/settings.local.json) reads a valid,
+// empty document; for a commondir its directory's path and a line end, as git
+// writes one.
 inline std::string placeholder_content(Placeholder p, std::string_view path) {
-    if (p != Placeholder::commondir) return {};
-    return paths::parent(std::string(path)) + "\n";
+    if (p == Placeholder::commondir) return paths::parent(std::string(path)) + "\n";
+    if (p == Placeholder::file && path.size() > 5 && path.substr(path.size() - 5) == ".json") return "{}\n";
+    return {};
 }
 
 struct ProtectedPath {

@@ -13,6 +13,7 @@
 #pragma once
 
 #include <optional>
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -46,6 +47,9 @@ struct LayerFiles {
     std::string managed = std::string(kManagedSettingsPath);
     bool managed_explicit = false;  // named by the caller: must exist
     std::vector<std::string> flags;  // --settings FILE...: each must exist; a later one ranks higher
+    // Read as absent: the placeholders of sandboxes running in the root now
+    // (placeholder_registry.hpp), which cover a missing settings file.
+    std::vector<std::string> hidden;
 };
 
 // Reads and parses every layer that exists. The first error stops it.
@@ -65,7 +69,8 @@ inline expected<std::vector<Settings>> load_layers(const LayerFiles& f) {
 
     std::vector<Settings> layers;
     for (const auto& w : wanted) {
-        auto text = read_settings_text(w.file);
+        const bool hidden = std::find(f.hidden.begin(), f.hidden.end(), w.file) != f.hidden.end();
+        auto text = hidden ? expected<std::optional<std::string>>{std::nullopt} : read_settings_text(w.file);
         if (!text) return fail(text.error());
         if (!*text) {
             if (w.required) return fail(Error(Errc::io_error, "no such file").in_file(w.file));
