@@ -90,7 +90,8 @@ constexpr std::string_view placeholder_name(Placeholder p) noexcept {
 // writes one.
 inline std::string placeholder_content(Placeholder p, std::string_view path) {
     if (p == Placeholder::commondir) return paths::parent(std::string(path)) + "\n";
-    if (p == Placeholder::file && path.size() > 5 && path.substr(path.size() - 5) == ".json") return "{}\n";
+    const std::string_view name = path.substr(path.rfind('/') + 1);
+    if (p == Placeholder::file && name.size() > 5 && name.ends_with(".json")) return "{}\n";
     return {};
 }
 

@@ -20,7 +20,7 @@ TEST_CASE("the group's list: records read back, and a malformed one ends it") {
     CHECK(back[1].kind == sbx::Placeholder::directory);
     CHECK(back[1].path == "/r/.claude/hooks");
     CHECK(back[2].kind == sbx::Placeholder::commondir);
-    for (std::string_view bad : {"X 1 2 /p", "F 1 /p", "F x 2 /p", "F 1 2 relative", "F 1 2 /a/../b", "F1 2 /p",
+    for (std::string_view bad : {"Q 1 2 /p", "X 1 /p", "X 1 2 rel", "F 1 /p", "F x 2 /p", "F 1 2 relative", "F 1 2 /a/../b", "F1 2 /p",
                                  "F 1 2"}) {
         CAPTURE(bad);
         const std::string doc = sbx::registry_record(a) + std::string(bad) + '\0' + sbx::registry_record(b);
@@ -42,6 +42,36 @@ TEST_CASE("the group's list: records read back, and a malformed one ends it") {
     CHECK_FALSE(sbx::is_made_placeholder(st, a));
     CHECK(sbx::parse_registry(sbx::registry_record(a).substr(0, 8)).empty());  // no terminating NUL
     CHECK(sbx::parse_registry("").empty());
+}
+
+TEST_CASE("the group's list: exclude files it edited are records of their own") {
+    const sbx::RegisteredPlaceholder a{sbx::Placeholder::file, 2049, 17, "/r/.bashrc"};
+    const std::string x = sbx::exclude_record({2049, 30, "/r/.git/info/exclude"});
+    CHECK(x == std::string("X 2049 30 /r/.git/info/exclude") + '\0');
+    std::vector<sbx::RegisteredExclude> excludes;
+    auto back = sbx::parse_registry(sbx::registry_record(a) + x + sbx::registry_record(a), &excludes);
+    CHECK(back.size() == 2);  // the exclude record is no placeholder, and does not end the list
+    REQUIRE(excludes.size() == 1);
+    CHECK(excludes[0].ino == 30);
+    CHECK(excludes[0].path == "/r/.git/info/exclude");
+    CHECK(sbx::parse_registry(x).empty());  // and without somewhere to put it, is read past
+}
+
+TEST_CASE("a placeholder of a JSON file holds an empty object, others nothing") {
+    CHECK(sbx::placeholder_content(sbx::Placeholder::file, "/r/.claude/settings.local.json") == "{}\n");
+    CHECK(sbx::placeholder_content(sbx::Placeholder::file, "/r/.mcp.json") == "{}\n");
+    CHECK(sbx::placeholder_content(sbx::Placeholder::file, "/r/.json").empty());  // a dotfile named json
+    CHECK(sbx::placeholder_content(sbx::Placeholder::file, "/r/.bashrc").empty());
+    CHECK(sbx::placeholder_content(sbx::Placeholder::directory, "/r/x.json").empty());
+    const sbx::RegisteredPlaceholder j{sbx::Placeholder::file, 1, 2, "/r/.mcp.json"};
+    struct stat st {};
+    st.st_dev = 1;
+    st.st_ino = 2;
+    st.st_mode = S_IFREG | 0444;
+    st.st_size = 3;
+    CHECK(sbx::is_made_placeholder(st, j));
+    st.st_size = 0;
+    CHECK_FALSE(sbx::is_made_placeholder(st, j));
 }
 
 TEST_CASE("HidingFs shows the disk without the given placeholders") {

@@ -1457,6 +1457,52 @@ TEST_CASE("plan: gitExclude lists the root's placeholders for git inside, and re
     CHECK_FALSE(none->filesystem.git_exclude.has_value());
 }
 
+TEST_CASE("plan: the exclude file's own sbx block, another group's, is replaced, not added to") {
+    sbx::MemoryFs fs;
+    fs.dir("/r/.git/info").dir("/r/.git/hooks").dir("/home/u");
+    const std::string theirs = "*.o\n" + sbx::join_exclude("", {"/.bashrc", "/.old-one"}) + "*.a\n";
+    fs.file("/r/.git/info/exclude", theirs);
+    sbx::PlanRequest req{{"sh"}, "/r", "", "/home/u", std::string(kTmp), {}, {}, std::nullopt, std::nullopt};
+    auto p = sbx::make_plan(sbx::Policy{}, req, fs);
+    REQUIRE_MESSAGE(p.has_value(), sbx::to_string(p.error()));
+    REQUIRE(p->filesystem.git_exclude.has_value());
+    const auto split = sbx::split_exclude(p->filesystem.git_exclude->content);
+    CHECK(split.rest == "*.o\n*.a\n");  // the user's lines, in their order
+    CHECK(std::count(split.lines.begin(), split.lines.end(), "/.bashrc") == 1);
+    CHECK(std::find(split.lines.begin(), split.lines.end(), "/.old-one") == split.lines.end());
+}
+
+TEST_CASE("plan: sbx's block in an exclude file splits off and joins back") {
+    const std::string block = sbx::join_exclude("a\n", {"/.x", "/\\#y"});
+    CHECK(block == "a\n" + std::string(sbx::kExcludeBlockBegin) + "\n/.x\n/\\#y\n" + std::string(sbx::kExcludeBlockEnd) + "\n");
+    auto back = sbx::split_exclude(block + "b\n");
+    CHECK(back.rest == "a\nb\n");
+    CHECK(back.lines == std::vector<std::string>{"/.x", "/\\#y"});
+    CHECK(sbx::join_exclude("a", {}) == "a");  // no lines: no block
+    CHECK(sbx::join_exclude("a", {"/.x"}).starts_with("a\n# sbx: "));
+    // A block without its last line (an older sbx's) runs to the end.
+    back = sbx::split_exclude("a\n" + std::string(sbx::kExcludeBlockBegin) + "\n/.x\n/.y");
+    CHECK(back.rest == "a\n");
+    CHECK(back.lines.size() == 2);
+    CHECK(sbx::split_exclude("no block\n").rest == "no block\n");
+}
+
+TEST_CASE("plan: a directory's link count is no part of its identity, a file's is") {
+    using sbx::detail::same_identity;
+    const sbx::Identity dir{true, sbx::FileType::directory, 1, 2, 3};
+    auto more = dir;
+    more.nlink = 7;  // a folder was made in it
+    CHECK(same_identity(more, dir));
+    more.ino = 9;
+    CHECK_FALSE(same_identity(more, dir));
+    const sbx::Identity file{true, sbx::FileType::regular, 1, 5, 1};
+    auto linked = file;
+    linked.nlink = 2;  // a second name to read it through
+    CHECK_FALSE(same_identity(linked, file));
+    CHECK(same_identity(sbx::Identity{}, sbx::Identity{}));
+    CHECK_FALSE(same_identity(sbx::Identity{}, file));
+}
+
 TEST_CASE("plan: a placeholder's name becomes a gitignore pattern that matches it alone") {
     using sbx::detail::gitignore_literal;
     CHECK(gitignore_literal("/.bashrc") == "/.bashrc");
