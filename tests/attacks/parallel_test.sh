@@ -1,0 +1,260 @@
+#!/usr/bin/env bash
+# TAP: many `sbx run` at once in one root (issue 13). As the current user and,
+# as root with SBX_TEST_USER, as that user:
+# - 30 runs started together beside a long-running one, in a repository with a
+#   .claude/settings.json: all exit 0, each is refused .bashrc and
+#   .git/hooks/pre-commit, and the long-running one is still refused both after
+#   the 30 have ended (a run ending lifts no other's placeholder); after the
+#   last one nothing is left: no placeholder, lock, temporary directory,
+#   process or mount. Control: a placeholder removed outside while a plain
+#   bubblewrap sandbox runs lifts the read-only mount, and the write goes through.
+# - Outside, while a command runs: `git status` and `git add -A` show no
+#   placeholder (control: `git status --ignored` shows them as ignored, so they
+#   are there), .claude/settings.local.json reads as an empty JSON object, and
+#   `sbx policy` reads no settings layer from it.
+# - Two runs with different XDG_RUNTIME_DIR and TMPDIR are one group.
+# - A plan made stale before the command runs (a launcher wrapper replaces
+#   .envrc) is planned again; one the disk keeps making stale gives up after 5
+#   attempts with STALE_PLAN, leaving nothing.
+# And, as root with SBX_TEST_USER: the other user's run in a root where one of
+# root's runs (or the other way round) is refused by name, leaving nothing.
+# Usage: parallel_test.sh SBX SBX-LINUX
+set -euo pipefail
+
+sbx=$(realpath "${1:?usage: parallel_test.sh SBX SBX-LINUX}")
+launcher=$(realpath "${2:?usage: parallel_test.sh SBX SBX-LINUX}")
+tmp=$(mktemp -d)
+cleanup() {
+    pkill -KILL -f -- "$tmp/" 2>/dev/null || true
+    rm -rf "$tmp"
+}
+trap cleanup EXIT
+tmp=$(cd "$tmp" && pwd -P)
+chmod 755 "$tmp"
+
+source "$(dirname "${BASH_SOURCE[0]}")/../tap.sh"
+
+if ! command -v git >/dev/null || ! command -v python3 >/dev/null; then
+    echo "1..0 # SKIP git and python3 are needed"
+    exit 0
+fi
+echo '{}' >"$tmp/empty-managed.json"
+bwrap=$(command -v bwrap)
+
+# The group directory of a uid, wherever sbx keeps it.
+group_dirs() { echo "/tmp/sbx-$1 /run/user/$1/sbx"; }
+
+# What is left of a project and of its runs: files beyond the project's own,
+# group directories, temporary directories, processes and mounts naming it.
+leftovers() {
+    local project=$1 uid=$2 d
+    (cd "$project" && find . -mindepth 1 -path ./.git -prune -o -print | grep -v -x -e ./.claude -e ./.claude/settings.json -e ./.expected) || true
+    for d in $(group_dirs "$uid"); do [[ ! -e $d ]] || echo "group directory $d"; done
+    find "$project.tmp" -mindepth 1 -maxdepth 1 2>/dev/null | sed 's/^/temporary /' || true
+    pgrep -a -f -- "$project" | grep -v -e pgrep -e parallel_test || true
+    grep -F -- "$project" /proc/self/mountinfo || true
+}
+
+users=("$(id -un)")
+if ((EUID == 0)) && [[ -n ${SBX_TEST_USER:-} ]]; then
+    users+=("$SBX_TEST_USER")
+fi
+for who in "${users[@]}"; do
+    TAP_PREFIX="as $who: "
+    work=$tmp/as-$who
+    mkdir -p "$work/home"
+    as=()
+    uid=$(id -u)
+    if [[ $who != "$(id -un)" ]]; then
+        if ! id -u "$who" >/dev/null 2>&1; then
+            fail_because "SBX_TEST_USER names no user"
+            tap_finish "the test user $who exists"
+            continue
+        fi
+        uid=$(id -u "$who")
+        as=(setpriv --reuid="$uid" --regid="$(id -g "$who")" --init-groups --)
+    fi
+    # new_project NAME: a repository with a project settings file and its own TMPDIR.
+    new_project() {
+        local p=$work/$1
+        mkdir -p "$p/.claude" "$p.tmp"
+        git init -q "$p"
+        echo '{}' >"$p/.claude/settings.json"
+        [[ -z ${as[*]} ]] || chown -R "$who:" "$work"
+        echo "$p"
+    }
+    # as_user PROJECT CMD...: CMD as the user, in PROJECT, with the test's HOME and TMPDIR.
+    as_user() {
+        local p=$1
+        shift
+        (cd "$p" && "${as[@]}" env HOME="$work/home" TMPDIR="$p.tmp" "$@")
+    }
+    run_in() {
+        local p=$1
+        shift
+        as_user "$p" timeout 120 "$sbx" run --managed-settings "$tmp/empty-managed.json" --launcher "$launcher" "$@"
+    }
+    # Writes .bashrc and a hook; says which were refused.
+    probe='echo x 2>/dev/null >.bashrc && echo wrote-bashrc || echo refused-bashrc; echo x 2>/dev/null >.git/hooks/pre-commit && echo wrote-hook || echo refused-hook'
+
+    # 30 at once beside a long-running one.
+    p=$(new_project many)
+    rm -f "$work/go"
+    run_in "$p" -- sh -c "while [ ! -e $work/go ]; do sleep 0.05; done; $probe" >"$work/long.out" 2>"$work/long.err" &
+    long=$!
+    sleep 0.5
+    pids=()
+    for i in $(seq 30); do
+        run_in "$p" -- sh -c "$probe; sleep 0.3" >"$work/run-$i.out" 2>"$work/run-$i.err" &
+        pids+=($!)
+    done
+    for i in $(seq 30); do
+        rc=0
+        wait "${pids[$((i - 1))]}" || rc=$?
+        [[ $rc == 0 ]] || fail_because "run $i exited $rc: $(head -c 300 "$work/run-$i.err")"
+        grep -q -x refused-bashrc "$work/run-$i.out" || fail_because "run $i could write .bashrc"
+        grep -q -x refused-hook "$work/run-$i.out" || fail_because "run $i could write .git/hooks/pre-commit"
+    done
+    touch "$work/go"
+    rc=0
+    wait "$long" || rc=$?
+    [[ $rc == 0 ]] || fail_because "the long-running one exited $rc: $(head -c 300 "$work/long.err")"
+    grep -q -x refused-bashrc "$work/long.out" || fail_because "the long-running one could write .bashrc once the others had ended"
+    grep -q -x refused-hook "$work/long.out" || fail_because "the long-running one could write the hook once the others had ended"
+    left=$(leftovers "$p" "$uid")
+    [[ -z $left ]] || fail_because "left behind: $left"
+    tap_finish "30 runs at once beside a long-running one: all exit 0, each refused .bashrc and the hook, the long one still refused after they ended, nothing left"
+
+    # Control: what a run ending would do to another if it removed the placeholder.
+    p=$(new_project control)
+    as_user "$p" touch .bashrc
+    rc=0
+    out=$(as_user "$p" "$bwrap" --unshare-user --ro-bind / / --dev /dev --bind "$p" "$p" --ro-bind "$p/.bashrc" "$p/.bashrc" --chdir "$p" \
+        sh -c 'sleep 0.5; echo x 2>/dev/null >.bashrc && echo wrote-bashrc || echo refused-bashrc' &
+        sleep 0.2; rm -f "$p/.bashrc"; wait) || rc=$?
+    [[ $out == *wrote-bashrc* ]] || fail_because "the write was still refused after the placeholder went: $out"
+    tap_finish "control: a placeholder removed outside while a plain bubblewrap sandbox runs lifts its mount, and .bashrc is written"
+
+    # Outside, while a command runs.
+    p=$(new_project outside)
+    rm -f "$work/go"
+    run_in "$p" -- sh -c "while [ ! -e $work/go ]; do sleep 0.05; done" >/dev/null 2>"$work/outside.err" &
+    long=$!
+    for _ in $(seq 100); do [[ -e $p/.bashrc ]] && break; sleep 0.05; done
+    [[ -e $p/.bashrc ]] || fail_because "no placeholder appeared"
+    status=$(as_user "$p" git status --porcelain --untracked-files=all)
+    [[ $status == '?? .claude/settings.json' ]] || fail_because "git status lists more than the project's file: $status"
+    added=$(as_user "$p" git add -A --dry-run)
+    [[ $added == "add '.claude/settings.json'" ]] || fail_because "git add -A would add: $added"
+    ignored=$(as_user "$p" git status --porcelain --ignored)
+    [[ $ignored == *'!! .bashrc'* && $ignored == *'!! .claude/settings.local.json'* ]] ||
+        fail_because "control: git status --ignored does not show the placeholders: $ignored"
+    as_user "$p" python3 -c 'import json,sys; d=json.load(open(".claude/settings.local.json")); sys.exit(0 if d == {} else 1)' ||
+        fail_because "the settings.local.json placeholder is not an empty JSON object"
+    layers=$(as_user "$p" "$sbx" policy --managed-settings "$tmp/empty-managed.json" --json)
+    [[ $layers != *settings.local.json* ]] || fail_because "sbx policy read the placeholder as a settings layer"
+    touch "$work/go"
+    rc=0
+    wait "$long" || rc=$?
+    [[ $rc == 0 ]] || fail_because "the command exited $rc: $(head -c 300 "$work/outside.err")"
+    grep -q '# sbx' "$p/.git/info/exclude" && fail_because "sbx's lines stayed in .git/info/exclude"
+    left=$(leftovers "$p" "$uid")
+    [[ -z $left ]] || fail_because "left behind: $left"
+    tap_finish "outside, while a command runs: git status and git add -A show no placeholder (git status --ignored does), settings.local.json reads as {}, sbx policy reads no layer from it; nothing left"
+
+    # Another XDG_RUNTIME_DIR and TMPDIR: the same group.
+    p=$(new_project environment)
+    mkdir -p "$work/xdg1" "$work/xdg2"
+    chmod 700 "$work/xdg1" "$work/xdg2"
+    [[ -z ${as[*]} ]] || chown "$who:" "$work/xdg1" "$work/xdg2"
+    rm -f "$work/go"
+    (cd "$p" && "${as[@]}" env HOME="$work/home" XDG_RUNTIME_DIR="$work/xdg1" TMPDIR="$work/xdg1" timeout 120 "$sbx" run \
+        --managed-settings "$tmp/empty-managed.json" --launcher "$launcher" -- \
+        sh -c "while [ ! -e $work/go ]; do sleep 0.05; done; $probe") >"$work/env1.out" 2>"$work/env1.err" &
+    long=$!
+    sleep 0.5
+    rc=0
+    out=$(cd "$p" && "${as[@]}" env HOME="$work/home" XDG_RUNTIME_DIR="$work/xdg2" TMPDIR="$work/xdg2" timeout 120 "$sbx" run \
+        --managed-settings "$tmp/empty-managed.json" --launcher "$launcher" -- sh -c "$probe" 2>"$work/env2.err") || rc=$?
+    [[ $rc == 0 ]] || fail_because "the second run exited $rc: $(head -c 300 "$work/env2.err")"
+    [[ $out == *refused-bashrc*refused-hook* ]] || fail_because "the second run was not refused: $out"
+    touch "$work/go"
+    rc=0
+    wait "$long" || rc=$?
+    [[ $rc == 0 ]] || fail_because "the first run exited $rc: $(head -c 300 "$work/env1.err")"
+    grep -q refused-bashrc "$work/env1.out" || fail_because "the first run could write .bashrc after the second ended"
+    [[ -z $(ls -A "$work/xdg1" "$work/xdg2" | grep -v -e '^$' -e ':$') ]] || fail_because "files left in the XDG directories"
+    left=$(leftovers "$p" "$uid")
+    [[ -z $left ]] || fail_because "left behind: $left"
+    tap_finish "runs with different XDG_RUNTIME_DIR and TMPDIR are one group: both run, both refused, nothing left"
+
+    # A plan made stale before the command runs is planned again.
+    p=$(new_project stale)
+    cat >"$work/stale-launcher" <<EOF
+#!/bin/sh
+# Each of its first \$STALE_TIMES calls puts a new .envrc in place (a new inode),
+# after sbx planned and before the launcher looks: the plan is stale.
+n=\$(cat "$work/calls" 2>/dev/null || echo 0); n=\$((n + 1)); echo \$n >"$work/calls"
+if [ \$n -le \$STALE_TIMES ]; then echo real >.envrc.new; mv .envrc.new .envrc; fi
+exec "$launcher" "\$@"
+EOF
+    chmod 755 "$work/stale-launcher"
+    [[ -z ${as[*]} ]] || chown -R "$who:" "$work"
+    rm -f "$work/calls" "$p/.envrc"
+    rc=0
+    out=$(as_user "$p" env STALE_TIMES=2 timeout 120 "$sbx" run --managed-settings "$tmp/empty-managed.json" \
+        --launcher "$work/stale-launcher" -- sh -c 'cat .envrc; echo x 2>/dev/null >>.envrc || echo refused-envrc' 2>&1) || rc=$?
+    [[ $rc == 0 ]] || fail_because "the run exited $rc"
+    [[ $(cat "$work/calls") == 3 ]] || fail_because "the launcher ran $(cat "$work/calls") times, not 3"
+    [[ $out == *real*refused-envrc* ]] || fail_because "the third plan did not protect the real .envrc: $out"
+    tap_finish "a plan made stale twice before the command runs is planned again, and the third runs confined"
+    rm -f "$work/calls" "$p/.envrc"
+    rc=0
+    err=$(as_user "$p" env STALE_TIMES=99 timeout 120 "$sbx" run --managed-settings "$tmp/empty-managed.json" \
+        --launcher "$work/stale-launcher" -- sh -c 'echo ran' 2>&1 >/dev/null) || rc=$?
+    [[ $rc == 125 ]] || fail_because "exit status $rc, not 125"
+    [[ $(cat "$work/calls") == 5 ]] || fail_because "the launcher ran $(cat "$work/calls") times, not 5"
+    [[ $err == *STALE_PLAN*.envrc* ]] || fail_because "no STALE_PLAN naming .envrc: $err"
+    as_user "$p" rm -f .envrc
+    left=$(leftovers "$p" "$uid")
+    [[ -z $left ]] || fail_because "left behind: $left"
+    err=
+    tap_finish "a plan the disk keeps making stale gives up after 5 attempts with STALE_PLAN and the path, leaving nothing"
+done
+
+# Two users in one root: the second is refused by name, both ways.
+if ((EUID == 0)) && [[ -n ${SBX_TEST_USER:-} ]] && id -u "$SBX_TEST_USER" >/dev/null 2>&1; then
+    TAP_PREFIX=
+    other=$SBX_TEST_USER
+    ouid=$(id -u "$other")
+    p=$tmp/shared
+    mkdir -p "$p" "$p.tmp" "$tmp/shared-home"
+    git init -q "$p"
+    chown -R "$other:" "$p" "$p.tmp" "$tmp/shared-home"
+    as_other=(setpriv --reuid="$ouid" --regid="$(id -g "$other")" --init-groups --)
+    for first in root "$other"; do
+        if [[ $first == root ]]; then a=(); b=("${as_other[@]}"); first_uid=0; else a=("${as_other[@]}"); b=(); first_uid=$ouid; fi
+        rm -f "$tmp/go"
+        (cd "$p" && "${a[@]}" env HOME="$tmp/shared-home" TMPDIR="$p.tmp" timeout 120 "$sbx" run \
+            --managed-settings "$tmp/empty-managed.json" --launcher "$launcher" -- \
+            sh -c "while [ ! -e $tmp/go ]; do sleep 0.05; done") >/dev/null 2>"$tmp/first.err" &
+        long=$!
+        for _ in $(seq 100); do [[ -e $p/.bashrc ]] && break; sleep 0.05; done
+        rc=0
+        err=$(cd "$p" && "${b[@]}" env HOME="$tmp/shared-home" TMPDIR="$p.tmp" timeout 120 "$sbx" run \
+            --managed-settings "$tmp/empty-managed.json" --launcher "$launcher" -- sh -c 'echo ran' 2>&1 >/dev/null) || rc=$?
+        [[ $rc == 125 ]] || fail_because "the second user's run exited $rc, not 125"
+        [[ $err == *"uid $first_uid has sandboxed commands running in $p"*"run this one as uid $first_uid"* ]] ||
+            fail_because "the refusal does not say who and what to do: $err"
+        touch "$tmp/go"
+        rc=0
+        wait "$long" || rc=$?
+        [[ $rc == 0 ]] || fail_because "the first user's run exited $rc: $(head -c 300 "$tmp/first.err")"
+        left=$( (leftovers "$p" 0; leftovers "$p" "$ouid") | sort -u)
+        [[ -z $left ]] || fail_because "left behind: $left"
+        tap_finish "a second user's run beside uid $first_uid's in one root is refused, naming that uid and what to do; nothing left"
+        err=
+    done
+fi
+
+tap_end
