@@ -98,7 +98,7 @@ awk -v a="$alone_med" -v b="$alone_p99" -v c="$par_med" -v d="$par_p99" \
     'BEGIN {printf "ratio:    parallel/alone %.1fx at the median, %.1fx at p99\n", c/a, d/b}'
 
 status=0 failed=0
-for f in "$work"/runs/par-*[0-9] "$work"/runs/alone-*[0-9]; do
+for f in $(printf '%s\n' "$work"/runs/*-*[0-9] | sort -V); do
     read -r rc _ <"$f"
     [[ $rc == 0 ]] && continue
     failed=$((failed + 1))
@@ -111,7 +111,8 @@ done
 echo "failures: $failed of $((total + 20)) runs"
 [[ $failed == 0 ]] || status=1
 
-left=$(cd "$project" && find . -mindepth 1 -maxdepth 1 ! -name .git ! -name .claude; find .claude -mindepth 1 ! -path .claude/settings.json)
+left=$(cd "$project" && { find . -mindepth 1 -maxdepth 1 ! -name .git ! -name .claude
+    find .claude -mindepth 1 ! -path .claude/settings.json; } | sed 's|^\./||; s|^|in the project: |')
 for d in "/run/user/$uid/sbx" "/tmp/sbx-$uid"; do [[ -e $d ]] && left+=$'\n'"$d"; done
 left+=$'\n'$(temporaries | comm -13 "$work/before" -)
 left=$(sed '/^$/d' <<<"$left")

@@ -167,7 +167,7 @@ void RootGroup::hold_placeholders(const sbx::Plan& plan) {
         if (fd < 0) continue;
         if (::fstat(fd, &st) != 0 ||
             std::find(seen.begin(), seen.end(), std::pair{st.st_dev, st.st_ino}) != seen.end() ||
-            !flock_retry(fd, LOCK_SH)) {
+            ::flock(fd, LOCK_SH | LOCK_NB) != 0) {  // held alone by a command inside: it shows use all the same
             ::close(fd);
             continue;
         }

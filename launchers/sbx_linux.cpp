@@ -474,6 +474,11 @@ int run_plan(int plan_fd, int report_fd, bool print_violations) {
     if (seccomp_fd >= 0) args.insert(args.end(), {"--seccomp", std::to_string(seccomp_fd)});
     auto fs_args = bwrap_fs_args(plan->filesystem);
     args.insert(args.end(), fs_args.begin(), fs_args.end());
+    // The group's files are sbx's alone: a command that could flock one would
+    // stall every sandbox starting in its root, and could read what the others
+    // made. An empty read-only directory covers them.
+    const std::string group_dir = sbx::paths::parent(group->lock_path());
+    args.insert(args.end(), {"--tmpfs", group_dir, "--remount-ro", group_dir});
     // git inside reads the repository's exclude file with the placeholders added.
     int exclude_fd = -1;
     if (const auto& ex = plan->filesystem.git_exclude) {

@@ -16,6 +16,7 @@
 # - A plan made stale before the command runs (a launcher wrapper replaces
 #   .envrc) is planned again; one the disk keeps making stale gives up after 5
 #   attempts with STALE_PLAN, leaving nothing.
+# - A command cannot flock the group's lock files (control: plain bubblewrap can).
 # And, as root with SBX_TEST_USER: the other user's run in a root where one of
 # root's runs (or the other way round) is refused by name, leaving nothing.
 # Usage: parallel_test.sh SBX SBX-LINUX
@@ -161,6 +162,30 @@ for who in "${users[@]}"; do
     left=$(leftovers "$p" "$uid")
     [[ -z $left ]] || fail_because "left behind: $left"
     tap_finish "outside, while a command runs: git status and git add -A show no placeholder (git status --ignored does), settings.local.json reads as {}, sbx policy reads no layer from it; nothing left"
+
+    # The group's lock files, which a command could flock to stall every other
+    # sandbox of its root: inside, their directory is empty and read-only.
+    p=$(new_project locks)
+    rm -f "$work/go"
+    run_in "$p" -- sh -c "while [ ! -e $work/go ]; do sleep 0.05; done" >/dev/null 2>"$work/locks.err" &
+    long=$!
+    for _ in $(seq 100); do [[ -e $p/.bashrc ]] && break; sleep 0.05; done
+    grab='import fcntl, glob, sys
+files = [f for d in sys.argv[1:] for f in glob.glob(d + "/*.lock")]
+for f in files:
+    fcntl.flock(open(f), fcntl.LOCK_EX | fcntl.LOCK_NB)
+print("locked", len(files))'
+    rc=0
+    out=$(run_in "$p" -- python3 -c "$grab" $(group_dirs "$uid") 2>&1) || rc=$?
+    [[ $out == *"locked 0"* ]] || fail_because "the command could reach the group's lock files: $out"
+    rc=0
+    ctl=$(as_user "$p" "$bwrap" --unshare-user --ro-bind / / --dev /dev -- python3 -c "$grab" $(group_dirs "$uid") 2>&1) || rc=$?
+    [[ $ctl == *"locked 1"* ]] || fail_because "control: plain bubblewrap could not lock the group's file: $ctl"
+    touch "$work/go"
+    wait "$long" || fail_because "the long-running one failed: $(head -c 300 "$work/locks.err")"
+    left=$(leftovers "$p" "$uid")
+    [[ -z $left ]] || fail_because "left behind: $left"
+    tap_finish "a command cannot reach the group's lock files to stall the root's other sandboxes (control: plain bubblewrap locks one)"
 
     # Another XDG_RUNTIME_DIR and TMPDIR: the same group.
     p=$(new_project environment)
