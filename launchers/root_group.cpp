@@ -176,13 +176,19 @@ void RootGroup::hold_placeholders(const sbx::Plan& plan) {
     }
 }
 
-std::optional<sbx::Error> RootGroup::other_user(const sbx::Plan& plan) {
+std::optional<sbx::Error> RootGroup::foreign_group(const sbx::Plan& plan) const {
+    // What the plan binds as the project's own files, and where it would make
+    // placeholders that this group has not made.
     for (const auto& m : plan.filesystem.mounts)
         if (m.kind == sbx::MountKind::ro_bind && m.expect.exists && m.path == m.source &&
             sbx::paths::at_or_under(m.path, plan.root) && m.path != plan.root)
-            if (auto why = sbx::other_users_placeholder(m.path, plan.root)) return why;
-    for (const auto& ph : plan.filesystem.placeholders)
-        if (auto why = sbx::other_users_placeholder(ph.path, plan.root)) return why;
+            if (auto why = sbx::foreign_placeholder(m.path, plan.root)) return why;
+    const auto ours = placeholders();
+    for (const auto& ph : plan.filesystem.placeholders) {
+        const bool own = std::any_of(ours.begin(), ours.end(), [&](const sbx::RegisteredPlaceholder& p) { return p.path == ph.path; });
+        if (!own)
+            if (auto why = sbx::foreign_placeholder(ph.path, plan.root)) return why;
+    }
     return std::nullopt;
 }
 

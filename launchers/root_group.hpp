@@ -16,12 +16,13 @@
 // shared lock and tries for an exclusive one: only the last sandbox gets it.
 // A crashed launcher's lock goes with its process, and its reaper leaves for it.
 //
-// The group is one user's (its files are in that user's directory). Another
-// user's sandboxes in the same root would take this group's placeholders for
-// the project's files, and lose them when this group's last sandbox removes
-// them. So every sandbox holds a shared flock on each placeholder it uses, which
-// anyone who can read the placeholder can see, and a sandbox finding one of
-// another user's held refuses to start (other_user()).
+// The group is one user's (its files are in that user's directory), and one
+// directory's. Sandboxes of another user in the same root, or of the same user
+// seeing another directory (a private /tmp), would take this group's
+// placeholders for the project's files, and lose them when this group's last
+// sandbox removes them. So every sandbox holds a shared flock on each
+// placeholder it uses, which anyone who can read the placeholder can see, and a
+// sandbox finding one of another group's held refuses to start (foreign_group()).
 #pragma once
 
 #include <sys/types.h>
@@ -60,9 +61,10 @@ public:
     void hold_placeholders(const sbx::Plan& plan);
 
     // Why this sandbox may not start, when something the plan protects in the
-    // root is a placeholder of another user's sandbox still running (someone
-    // else owns it, and holds a flock on it).
-    static std::optional<sbx::Error> other_user(const sbx::Plan& plan);
+    // root as the project's is a placeholder of another group's sandbox still
+    // running (sbx::foreign_placeholder).
+    // Call while holding the mutex.
+    std::optional<sbx::Error> foreign_group(const sbx::Plan& plan) const;
 
     // Adds the plan's placeholders to the block sbx keeps in the repository's
     // info/exclude while the group runs (the last sandbox out takes it out), so

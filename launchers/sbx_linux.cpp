@@ -411,7 +411,7 @@ int run_plan(int plan_fd, int report_fd, bool print_violations) {
     auto give_up_errno = [&](const std::string& what) {
         return give_up(sbx::Error(sbx::Errc::internal, what + ": " + std::strerror(errno)));
     };
-    if (auto other = RootGroup::other_user(*plan)) {
+    if (auto other = group->foreign_group(*plan)) {
         report.error_event(*other);
         return give_up(*other);
     }

@@ -433,10 +433,10 @@ sbx::expected<sbx::Plan> plan_for(const Loaded& l, const PlanArgs& a, std::strin
     // Placeholders of sandboxes running in this root now are planned as missing,
     // as they will be once those end; the launcher takes them over.
     auto plan = sbx::make_plan(l.policy, req, *l.view);
-    // Another user's placeholders look like the project's files with many links;
-    // say what they are instead (the launcher checks the rest of the plan).
+    // Another group's placeholders look like the project's files with many
+    // links; say what they are instead (the launcher checks the rest of the plan).
     if (!plan && !plan.error().file.empty())
-        if (auto other = sbx::other_users_placeholder(plan.error().file, l.root)) return sbx::fail(*other);
+        if (auto other = sbx::foreign_placeholder(plan.error().file, l.root)) return sbx::fail(*other);
     if (plan) plan->warnings.insert(plan->warnings.end(), agent_warnings.begin(), agent_warnings.end());
     return plan;
 }

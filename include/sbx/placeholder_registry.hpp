@@ -219,18 +219,32 @@ inline int open_to_lock(const std::string& path) {
 
 // Every sandbox holds a shared flock on each placeholder it uses (RootGroup),
 // which anyone who can read one can see. Why a sandbox may not start in `root`,
-// when `path` is another user's placeholder in use: the group is one user's,
-// and this sandbox would lose the placeholder when that group's last sandbox
-// removes it.
-inline std::optional<Error> other_users_placeholder(const std::string& path, const std::string& root) {
+// when `path` is a placeholder of another group's that is in use: another
+// user's (the group is one user's), or the same user's seen from another group
+// directory (a private /tmp, a /run/user/UID made or removed meanwhile). This
+// sandbox would lose the placeholder when that group's last sandbox removes it.
+// A placeholder of this sandbox's own group is never asked about: the plan was
+// made without them.
+inline std::optional<Error> foreign_placeholder(const std::string& path, const std::string& root) {
     struct stat st {};
-    if (::lstat(path.c_str(), &st) != 0 || st.st_uid == ::geteuid() || !(S_ISREG(st.st_mode) || S_ISDIR(st.st_mode)))
-        return std::nullopt;
+    if (::lstat(path.c_str(), &st) != 0) return std::nullopt;
+    const std::string_view name = std::string_view(path).substr(path.rfind('/') + 1);
+    const auto kind = name == "commondir" ? Placeholder::commondir : Placeholder::file;
+    const bool looks_made = (S_ISREG(st.st_mode) && static_cast<std::size_t>(st.st_size) ==
+                                                         placeholder_content(kind, path).size()) ||
+                            (S_ISDIR(st.st_mode) && st.st_nlink == 2);
+    if (!looks_made) return std::nullopt;
     const int fd = open_to_lock(path);
     if (fd < 0) return std::nullopt;
     const bool held = ::flock(fd, LOCK_EX | LOCK_NB) != 0 && errno == EWOULDBLOCK;
     ::close(fd);
     if (!held) return std::nullopt;
+    if (st.st_uid == ::geteuid())
+        return Error(Errc::unavailable, "sandboxed commands of yours that keep their lock files elsewhere (another "
+                                        "/tmp, or /run/user/" + std::to_string(st.st_uid) +
+                                        " made or removed since they started) are running in " + root +
+                                        " (this is a placeholder of theirs, in use); wait until they end")
+            .in_file(path);
     const std::string who = "uid " + std::to_string(st.st_uid);
     return Error(Errc::unavailable, who + " has sandboxed commands running in " + root +
                                         " (this is a placeholder of theirs, in use); sandboxes of two users cannot "
@@ -267,7 +281,15 @@ public:
         if (::stat(root.c_str(), &st) != 0)
             return fail(detail::group_error("cannot look at the root", root, errno));
         auto dir = make_group_directory();
-        if (!dir) return fail(dir.error());
+        if (!dir) {
+            // No directory, and none can be made (a read-only /tmp): then no
+            // sandbox of this user can have a group anywhere; the launcher says
+            // why it cannot make one either.
+            struct stat d {};
+            if (::lstat(placeholder_group_directory().c_str(), &d) != 0 && errno == ENOENT)
+                return GroupSnapshot("", -1);
+            return fail(dir.error());
+        }
         const std::string name = placeholder_group_name(*dir, st.st_dev, st.st_ino);
         auto fd = open_locked_group_file(name + ".lock", LOCK_SH, true);
         if (!fd) return fail(fd.error());

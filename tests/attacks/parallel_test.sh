@@ -17,6 +17,8 @@
 #   .envrc) is planned again; one the disk keeps making stale gives up after 5
 #   attempts with STALE_PLAN, leaving nothing.
 # - A command cannot flock the group's lock files (control: plain bubblewrap can).
+# - As root: a run of the same user whose lock files are elsewhere (/run/user/UID
+#   made while the first ran) is refused beside the first, naming why.
 # And, as root with SBX_TEST_USER: the other user's run in a root where one of
 # root's runs (or the other way round) is refused by name, leaving nothing.
 # Usage: parallel_test.sh SBX SBX-LINUX
@@ -28,6 +30,7 @@ tmp=$(mktemp -d)
 cleanup() {
     pkill -KILL -f -- "$tmp/" 2>/dev/null || true
     rm -rf "$tmp"
+    [[ -z ${made_run_user:-} ]] || rm -rf /run/user
 }
 trap cleanup EXIT
 tmp=$(cd "$tmp" && pwd -P)
@@ -212,6 +215,39 @@ print("locked", len(files))'
     left=$(leftovers "$p" "$uid")
     [[ -z $left ]] || fail_because "left behind: $left"
     tap_finish "runs with different XDG_RUNTIME_DIR and TMPDIR are one group: both run, both refused, nothing left"
+
+    # The same user's runs with their lock files in two places are two groups:
+    # /run/user/UID appearing while a run goes on (a first login) moves the next
+    # run's. The second is refused, naming the reason.
+    if [[ ! -e /run/user/$uid ]] && ((EUID == 0)); then
+        p=$(new_project two-groups)
+        made_run_user=
+        [[ -e /run/user ]] || { mkdir /run/user; made_run_user=1; }
+        rm -f "$work/go"
+        run_in "$p" -- sh -c "while [ ! -e $work/go ]; do sleep 0.05; done; $probe" >"$work/g1.out" 2>"$work/g1.err" &
+        long=$!
+        for _ in $(seq 100); do [[ -e $p/.bashrc ]] && break; sleep 0.05; done
+        mkdir -m 700 "/run/user/$uid"
+        chown "$uid" "/run/user/$uid"
+        rc=0
+        err=$(run_in "$p" -- sh -c 'echo ran' 2>&1 >/dev/null) || rc=$?
+        [[ $rc == 125 ]] || fail_because "the run of the second group exited $rc, not 125"
+        [[ $err == *"sandboxed commands of yours that keep their lock files elsewhere"*"wait until they end"* ]] ||
+            fail_because "the refusal does not say why: $err"
+        touch "$work/go"
+        wait "$long" || fail_because "the first group's run failed: $(head -c 300 "$work/g1.err")"
+        grep -q refused-bashrc "$work/g1.out" || fail_because "the first group's run could write .bashrc"
+        [[ -z $(ls -A "/run/user/$uid") ]] || fail_because "left in /run/user/$uid: $(ls -A "/run/user/$uid")"
+        rmdir "/run/user/$uid"
+        [[ -z $made_run_user ]] || rmdir /run/user
+        left=$(leftovers "$p" "$uid")
+        [[ -z $left ]] || fail_because "left behind: $left"
+        tap_finish "a run whose lock files are elsewhere (/run/user/UID made meanwhile) is refused beside the first group's, naming why; nothing left"
+        err=
+    else
+        echo "ok $((n + 1)) - ${TAP_PREFIX}two groups of one user # SKIP /run/user/$uid exists or this is not root, so the test cannot move the group's directory"
+        n=$((n + 1))
+    fi
 
     # A plan made stale before the command runs is planned again.
     p=$(new_project stale)
