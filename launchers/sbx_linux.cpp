@@ -476,9 +476,11 @@ int run_plan(int plan_fd, int report_fd, bool print_violations) {
     args.insert(args.end(), fs_args.begin(), fs_args.end());
     // The group's files are sbx's alone: a command that could flock one would
     // stall every sandbox starting in its root, and could read what the others
-    // made. An empty read-only directory covers them.
+    // made. An empty read-only directory covers them (unless a hidden directory
+    // already does).
     const std::string group_dir = sbx::paths::parent(group->lock_path());
-    args.insert(args.end(), {"--tmpfs", group_dir, "--remount-ro", group_dir});
+    if (!sbx::detail::under_kind(plan->filesystem, group_dir, sbx::MountKind::mask_dir))
+        args.insert(args.end(), {"--tmpfs", group_dir, "--remount-ro", group_dir});
     // git inside reads the repository's exclude file with the placeholders added.
     int exclude_fd = -1;
     if (const auto& ex = plan->filesystem.git_exclude) {

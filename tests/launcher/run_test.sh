@@ -301,7 +301,7 @@ expect_out "status:[]"
 expect_out exclude-read-only
 cmp -s "$proj/.git/info/exclude" "$tmp/exclude-before" || fail_because ".git/info/exclude changed on the host"
 expect_clean
-tap_finish "git inside does not see the placeholders as untracked files, and the host's exclude file is untouched"
+tap_finish "git inside does not see the placeholders as untracked files, and the host's exclude file is as it was once the run is over"
 
 # --- two sandboxes in one root --------------------------------------------------------
 
@@ -328,10 +328,33 @@ expect_out second-refused
 expect_out mcp-refused
 grep -q first-refused "$tmp/first.out" || fail_because "the first sandbox's write was not refused: $(cat "$tmp/first.out")"
 expect_clean
-[[ ! -e $tmp/runtime/sbx ]] || fail_because "the group's lock files stayed: $(ls -A "$tmp/runtime/sbx")"
+for d in "/tmp/sbx-$(id -u)" "/run/user/$(id -u)/sbx" "$tmp/runtime/sbx"; do
+    [[ ! -e $d ]] || fail_because "the group's lock files stayed: $d: $(ls -A "$d")"
+done
 tap_finish "two sandboxes in one root: protected names stay covered until the last one ends, then all is removed"
 
 # --- the plan ----------------------------------------------------------------------
+
+# --again-fd is read strictly: a closed descriptor, one without an absolute
+# program path, or one whose last argument does not end in a NUL is a usage error.
+fresh_case
+run_sbx "$sbx" plan --managed-settings "$tmp/empty-managed.json" -- true
+cp "$tmp/out" "$tmp/plan.json"
+printf 'relative\0' >"$tmp/again-relative"
+printf '/bin/true\0--x' >"$tmp/again-unended"
+: >"$tmp/again-empty"
+for bad in "9|the descriptor is not open" "5 5<$tmp/again-relative|absolute program path" \
+    "5 5<$tmp/again-unended|ending in a NUL" "5 5<$tmp/again-empty|absolute program path" "x|needs a descriptor"; do
+    args=${bad%%|*}
+    what=${bad#*|}
+    rc=0
+    (cd "$proj" && eval "timeout 20 \"\$launcher\" --again-fd $args" <"$tmp/plan.json" >"$tmp/out" 2>"$tmp/err") || rc=$?
+    err=$(cat "$tmp/err")
+    [[ $rc == 125 ]] || fail_because "--again-fd $args: status $rc, expected 125"
+    [[ $err == *USAGE*"$what"* ]] || fail_because "--again-fd $args: stderr lacks USAGE and '$what'"
+done
+expect_clean
+tap_finish "sbx-linux refuses a bad --again-fd as a usage error (125), saying what is wrong"
 
 fresh_case
 run_sbx "$sbx" plan --managed-settings "$tmp/empty-managed.json" -- sh -c 'read line; echo "got $line"'
