@@ -479,7 +479,7 @@ int run_plan(int plan_fd, int report_fd, bool print_violations) {
     // made. An empty read-only directory covers them (unless a hidden directory
     // already does).
     const std::string group_dir = sbx::paths::parent(group->lock_path());
-    if (!sbx::detail::under_kind(plan->filesystem, group_dir, sbx::MountKind::mask_dir))
+    if (!detail::under_kind(plan->filesystem, group_dir, sbx::MountKind::mask_dir))
         args.insert(args.end(), {"--tmpfs", group_dir, "--remount-ro", group_dir});
     // git inside reads the repository's exclude file with the placeholders added.
     int exclude_fd = -1;
