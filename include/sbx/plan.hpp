@@ -179,7 +179,8 @@ inline std::string gitignore_literal(std::string_view rel) {
 
 // The repository's info/exclude with the placeholders in the root added, when
 // the root is a repository's work tree with that file (one name, UTF-8, at most
-// 64 KiB); otherwise nothing, and git inside lists the placeholders as untracked.
+// 64 KiB, in a real info directory); otherwise nothing, and git inside lists
+// the placeholders as untracked.
 inline std::optional<GitExclude> git_exclude_for(const std::string& root, const std::vector<PlaceholderOp>& placeholders,
                                                  const FsView& fs) {
     const std::string git = paths::join(root, ".git");
@@ -190,6 +191,10 @@ inline std::optional<GitExclude> git_exclude_for(const std::string& root, const 
     if (names.empty()) return std::nullopt;
     auto git_st = fs.lstat(git);
     if (!git_st || !*git_st || (*git_st)->type != FileType::directory) return std::nullopt;
+    // A command can swap info for a symlink (it is no protected path): then the
+    // file is not the repository's to cover, nor the launcher's to edit.
+    auto info_st = fs.lstat(git + "/info");
+    if (!info_st || !*info_st || (*info_st)->type != FileType::directory) return std::nullopt;
     GitExclude ex;
     ex.path = git + "/info/exclude";
     auto st = fs.lstat(ex.path);

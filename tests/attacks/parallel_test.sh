@@ -16,7 +16,8 @@
 # - A plan made stale before the command runs (a launcher wrapper replaces
 #   .envrc) is planned again; one the disk keeps making stale gives up after 5
 #   attempts with STALE_PLAN, leaving nothing.
-# - A command cannot flock the group's lock files (control: plain bubblewrap can).
+# - A command cannot flock the group's lock files (control: plain bubblewrap can),
+#   nor make a run write its exclude block through a symlinked .git/info.
 # - As root: a run of the same user whose lock files are elsewhere (/run/user/UID
 #   made while the first ran) is refused beside the first, naming why.
 # And, as root with SBX_TEST_USER: the other user's run in a root where one of
@@ -165,6 +166,34 @@ for who in "${users[@]}"; do
     left=$(leftovers "$p" "$uid")
     [[ -z $left ]] || fail_because "left behind: $left"
     tap_finish "outside, while a command runs: git status and git add -A show no placeholder (git status --ignored does), settings.local.json reads as {}, sbx policy reads no layer from it; nothing left"
+
+    # sbx edits .git/info/exclude on the host; a command swaps .git/info for a
+    # symlink to a directory of the user's with a file named exclude, for the
+    # next run to write into. It must not, and the next run still runs.
+    p=$(new_project exclude-link)
+    mkdir -p "$work/victim"
+    echo victim-line >"$work/victim/exclude"
+    [[ -z ${as[*]} ]] || chown -R "$who:" "$work/victim"
+    rm -f "$work/go"
+    run_in "$p" -- sh -c "mv .git/info .git/info.old && ln -s $work/victim .git/info && echo planted; while [ ! -e $work/go ]; do sleep 0.05; done" \
+        >"$work/plant.out" 2>"$work/plant.err" &
+    long=$!
+    for _ in $(seq 100); do grep -q planted "$work/plant.out" 2>/dev/null && break; sleep 0.05; done
+    grep -q planted "$work/plant.out" || fail_because "the command could not plant the symlink: $(head -c 300 "$work/plant.err")"
+    rc=0
+    out=$(run_in "$p" -- sh -c 'echo ran' 2>"$work/next.err") || rc=$?
+    [[ $rc == 0 && $out == ran ]] || fail_because "the next run failed ($rc): $(head -c 300 "$work/next.err")"
+    [[ $(cat "$work/victim/exclude") == victim-line ]] || fail_because "the file behind the symlink was written: $(cat "$work/victim/exclude")"
+    touch "$work/go"
+    wait "$long" || fail_because "the planting run failed: $(head -c 300 "$work/plant.err")"
+    [[ $(cat "$work/victim/exclude") == victim-line ]] || fail_because "the file behind the symlink was written at the end"
+    # Control: a writer that follows the path, as a naive launcher would, writes it.
+    as_user "$p" sh -c 'echo "/.bashrc" >>.git/info/exclude'
+    grep -q '^/.bashrc$' "$work/victim/exclude" || fail_because "control: writing through the path did not reach the victim"
+    as_user "$p" sh -c 'rm .git/info && mv .git/info.old .git/info && git checkout -q -- . 2>/dev/null || true'
+    left=$(leftovers "$p" "$uid")
+    [[ -z $left ]] || fail_because "left behind: $left"
+    tap_finish "a .git/info swapped for a symlink by a command: no run writes through it, the next run still runs (control: a writer following the path writes the victim)"
 
     # The group's lock files, which a command could flock to stall every other
     # sandbox of its root: inside, their directory is empty and read-only.

@@ -1455,6 +1455,14 @@ TEST_CASE("plan: gitExclude lists the root's placeholders for git inside, and re
     auto none = sbx::make_plan(sbx::Policy{}, req, bare);
     REQUIRE(none.has_value());
     CHECK_FALSE(none->filesystem.git_exclude.has_value());
+
+    // An info directory a command swapped for a symlink: not the repository's.
+    sbx::MemoryFs linked;
+    linked.dir("/r/.git/hooks").dir("/home/u/elsewhere").symlink("/r/.git/info", "/home/u/elsewhere");
+    linked.file("/home/u/elsewhere/exclude", "*.o\n");
+    auto through = sbx::make_plan(sbx::Policy{}, req, linked);
+    REQUIRE_MESSAGE(through.has_value(), sbx::to_string(through.error()));
+    CHECK_FALSE(through->filesystem.git_exclude.has_value());
 }
 
 TEST_CASE("plan: the exclude file's own sbx block, another group's, is replaced, not added to") {
