@@ -2,7 +2,7 @@
 # TAP: many `sbx run` at once in one root (issue 13). As the current user and,
 # as root with SBX_TEST_USER, as that user:
 # - 30 runs started together beside a long-running one, in a repository with a
-#   .claude/settings.json: all exit 0, each is refused .bashrc and
+#   .claude/settings.json and in one without: all exit 0, each is refused .bashrc and
 #   .git/hooks/pre-commit, and the long-running one is still refused both after
 #   the 30 have ended (a run ending lifts no other's placeholder); after the
 #   last one nothing is left: no placeholder, lock, temporary directory,
@@ -53,7 +53,7 @@ group_dirs() { echo "/tmp/sbx-$1 /run/user/$1/sbx"; }
 # group directories, temporary directories, processes and mounts naming it.
 leftovers() {
     local project=$1 uid=$2 d
-    (cd "$project" && find . -mindepth 1 -path ./.git -prune -o -print | grep -v -x -e ./.claude -e ./.claude/settings.json -e ./.expected) || true
+    (cd "$project" && find . -mindepth 1 -path ./.git -prune -o -print | grep -v -x -e ./.claude -e ./.claude/settings.json) || true
     for d in $(group_dirs "$uid"); do [[ ! -e $d ]] || echo "group directory $d"; done
     find "$project.tmp" -mindepth 1 -maxdepth 1 2>/dev/null | sed 's/^/temporary /' || true
     pgrep -a -f -- "$project" | grep -v -e pgrep -e parallel_test || true
@@ -102,33 +102,37 @@ for who in "${users[@]}"; do
     # Writes .bashrc and a hook; says which were refused.
     probe='echo x 2>/dev/null >.bashrc && echo wrote-bashrc || echo refused-bashrc; echo x 2>/dev/null >.git/hooks/pre-commit && echo wrote-hook || echo refused-hook'
 
-    # 30 at once beside a long-running one.
-    p=$(new_project many)
-    rm -f "$work/go"
-    run_in "$p" -- sh -c "while [ ! -e $work/go ]; do sleep 0.05; done; $probe" >"$work/long.out" 2>"$work/long.err" &
-    long=$!
-    sleep 0.5
-    pids=()
-    for i in $(seq 30); do
-        run_in "$p" -- sh -c "$probe; sleep 0.3" >"$work/run-$i.out" 2>"$work/run-$i.err" &
-        pids+=($!)
-    done
-    for i in $(seq 30); do
+    # 30 at once beside a long-running one, with a project settings file and
+    # with none.
+    for settings in with without; do
+        p=$(new_project "many-$settings")
+        [[ $settings == with ]] || as_user "$p" rm -r .claude
+        rm -f "$work/go"
+        run_in "$p" -- sh -c "while [ ! -e $work/go ]; do sleep 0.05; done; $probe" >"$work/long.out" 2>"$work/long.err" &
+        long=$!
+        sleep 0.5
+        pids=()
+        for i in $(seq 30); do
+            run_in "$p" -- sh -c "$probe; sleep 0.3" >"$work/run-$i.out" 2>"$work/run-$i.err" &
+            pids+=($!)
+        done
+        for i in $(seq 30); do
+            rc=0
+            wait "${pids[$((i - 1))]}" || rc=$?
+            [[ $rc == 0 ]] || fail_because "run $i exited $rc: $(head -c 300 "$work/run-$i.err")"
+            grep -q -x refused-bashrc "$work/run-$i.out" || fail_because "run $i could write .bashrc"
+            grep -q -x refused-hook "$work/run-$i.out" || fail_because "run $i could write .git/hooks/pre-commit"
+        done
+        touch "$work/go"
         rc=0
-        wait "${pids[$((i - 1))]}" || rc=$?
-        [[ $rc == 0 ]] || fail_because "run $i exited $rc: $(head -c 300 "$work/run-$i.err")"
-        grep -q -x refused-bashrc "$work/run-$i.out" || fail_because "run $i could write .bashrc"
-        grep -q -x refused-hook "$work/run-$i.out" || fail_because "run $i could write .git/hooks/pre-commit"
+        wait "$long" || rc=$?
+        [[ $rc == 0 ]] || fail_because "the long-running one exited $rc: $(head -c 300 "$work/long.err")"
+        grep -q -x refused-bashrc "$work/long.out" || fail_because "the long-running one could write .bashrc once the others had ended"
+        grep -q -x refused-hook "$work/long.out" || fail_because "the long-running one could write the hook once the others had ended"
+        left=$(leftovers "$p" "$uid")
+        [[ -z $left ]] || fail_because "left behind: $left"
+        tap_finish "30 runs at once beside a long-running one, $settings a settings file: all exit 0, each refused .bashrc and the hook, the long one still refused after they ended, nothing left"
     done
-    touch "$work/go"
-    rc=0
-    wait "$long" || rc=$?
-    [[ $rc == 0 ]] || fail_because "the long-running one exited $rc: $(head -c 300 "$work/long.err")"
-    grep -q -x refused-bashrc "$work/long.out" || fail_because "the long-running one could write .bashrc once the others had ended"
-    grep -q -x refused-hook "$work/long.out" || fail_because "the long-running one could write the hook once the others had ended"
-    left=$(leftovers "$p" "$uid")
-    [[ -z $left ]] || fail_because "left behind: $left"
-    tap_finish "30 runs at once beside a long-running one: all exit 0, each refused .bashrc and the hook, the long one still refused after they ended, nothing left"
 
     # Control: what a run ending would do to another if it removed the placeholder.
     p=$(new_project control)
