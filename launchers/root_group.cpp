@@ -101,12 +101,12 @@ std::vector<std::string> leave_locked(int lock_fd, const std::string& lock_path,
     if (live < 0) return {live_path + ": cannot open: " + std::strerror(errno)};
     std::vector<std::string> problems;
     if (::flock(live, LOCK_EX | LOCK_NB) == 0) {
+        // What could not be removed is said, not kept: the list is emptied
+        // either way, so the group's files would only be left behind.
         problems = remove_recorded(lock_fd);
-        if (problems.empty()) {
-            ::unlink(live_path.c_str());
-            ::unlink(lock_path.c_str());
-            ::rmdir(sbx::paths::parent(lock_path).c_str());  // fails while other roots' files are there
-        }
+        ::unlink(live_path.c_str());
+        ::unlink(lock_path.c_str());
+        ::rmdir(sbx::paths::parent(lock_path).c_str());  // fails while other roots' files are there
     }
     ::close(live);
     return problems;

@@ -481,6 +481,15 @@ int run_plan(int plan_fd, int report_fd, bool print_violations) {
     const std::string group_dir = sbx::paths::parent(group->lock_path());
     if (!detail::under_kind(plan->filesystem, group_dir, sbx::MountKind::mask_dir))
         args.insert(args.end(), {"--tmpfs", group_dir, "--remount-ro", group_dir});
+    // The group's placeholders this plan has none of (another sandbox's policy
+    // protects more): read-only here too, or this command could remove one from
+    // the writable root and lift that sandbox's mount.
+    for (const auto& e : group_placeholders) {
+        const bool planned = std::any_of(plan->filesystem.placeholders.begin(), plan->filesystem.placeholders.end(),
+                                         [&](const sbx::PlaceholderOp& ph) { return ph.path == e.path; });
+        if (!planned && !detail::under_kind(plan->filesystem, e.path, sbx::MountKind::mask_dir))
+            args.insert(args.end(), {"--ro-bind", e.path, e.path});
+    }
     // git inside reads the repository's exclude file with the placeholders added.
     int exclude_fd = -1;
     if (const auto& ex = plan->filesystem.git_exclude) {

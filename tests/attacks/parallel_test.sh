@@ -12,7 +12,11 @@
 #   placeholder (control: `git status --ignored` shows them as ignored, so they
 #   are there), .claude/settings.local.json reads as an empty JSON object, and
 #   `sbx policy` reads no settings layer from it.
+# - A placeholder replaced outside while a command runs is kept, and no group
+#   file is left.
 # - Two runs with different XDG_RUNTIME_DIR and TMPDIR are one group.
+# - A run whose settings protect less cannot remove the placeholder of one beside
+#   it that protects more.
 # - A plan made stale before the command runs (a launcher wrapper replaces
 #   .envrc) is planned again; one the disk keeps making stale gives up after 5
 #   attempts with STALE_PLAN, leaving nothing.
@@ -171,6 +175,35 @@ for who in "${users[@]}"; do
     [[ -z $left ]] || fail_because "left behind: $left"
     tap_finish "outside, while a command runs: git status and git add -A show no placeholder (git status --ignored does), settings.local.json reads as {}, sbx policy reads no layer from it; nothing left"
 
+    # Two policies in one root: a run whose settings protect more (a denyWrite
+    # of a missing file, covered by a placeholder) beside one whose settings do
+    # not. The second must not be able to remove the first one's placeholder.
+    p=$(new_project two-policies)
+    printf '{"sandbox": {"filesystem": {"denyWrite": ["%s/extra"]}}}' "$p" >"$work/more.json"
+    [[ -z ${as[*]} ]] || chown "$who:" "$work/more.json"
+    rm -f "$work/go"
+    run_in "$p" --settings "$work/more.json" -- sh -c "while [ ! -e $work/go ]; do sleep 0.05; done; echo x 2>/dev/null >extra && echo wrote-extra || echo refused-extra" \
+        >"$work/more.out" 2>"$work/more.err" &
+    long=$!
+    for _ in $(seq 100); do [[ -e $p/extra ]] && break; sleep 0.05; done
+    [[ -e $p/extra ]] || fail_because "no placeholder at extra"
+    rc=0
+    out=$(run_in "$p" -- sh -c 'rm -f extra 2>/dev/null && echo removed-extra || echo kept-extra' 2>"$work/less.err") || rc=$?
+    [[ $rc == 0 ]] || fail_because "the run with fewer protections exited $rc: $(head -c 300 "$work/less.err")"
+    [[ $out == kept-extra ]] || fail_because "the run with fewer protections removed the other's placeholder: $out"
+    touch "$work/go"
+    wait "$long" || fail_because "the run with more protections failed: $(head -c 300 "$work/more.err")"
+    grep -q -x refused-extra "$work/more.out" || fail_because "the run with more protections could write extra: $(cat "$work/more.out")"
+    # Control: in a plain bubblewrap sandbox with the root writable, a placeholder
+    # no mount covers is removed.
+    as_user "$p" touch extra-control
+    ctl=$(as_user "$p" "$bwrap" --unshare-user --ro-bind / / --dev /dev --bind "$p" "$p" --chdir "$p" \
+        sh -c 'rm -f extra-control && echo removed-extra' 2>&1) || true
+    [[ $ctl == removed-extra ]] || fail_because "control: the removal did not happen: $ctl"
+    left=$(leftovers "$p" "$uid")
+    [[ -z $left ]] || fail_because "left behind: $left"
+    tap_finish "a run whose settings protect less cannot remove the placeholder of one beside it that protects more (control: with no mount over it, it goes)"
+
     # sbx edits .git/info/exclude on the host; a command swaps .git/info for a
     # symlink to a directory of the user's with a file named exclude, for the
     # next run to write into. It must not, and the next run still runs.
@@ -222,6 +255,23 @@ print("locked", len(files))'
     left=$(leftovers "$p" "$uid")
     [[ -z $left ]] || fail_because "left behind: $left"
     tap_finish "a command cannot reach the group's lock files to stall the root's other sandboxes (control: plain bubblewrap locks one)"
+
+    # A placeholder replaced outside while a command runs (an editor's atomic
+    # save of the settings file): the new file stays, and so do no group files.
+    p=$(new_project replaced)
+    rm -f "$work/go"
+    run_in "$p" -- sh -c "while [ ! -e $work/go ]; do sleep 0.05; done" >/dev/null 2>"$work/replaced.err" &
+    long=$!
+    for _ in $(seq 100); do [[ -e $p/.claude/settings.local.json ]] && break; sleep 0.05; done
+    as_user "$p" sh -c 'echo "{\"mine\": 1}" >.claude/new.json && mv .claude/new.json .claude/settings.local.json'
+    touch "$work/go"
+    wait "$long" || fail_because "the command failed: $(head -c 300 "$work/replaced.err")"
+    [[ $(cat "$p/.claude/settings.local.json") == '{"mine": 1}' ]] || fail_because "the user's new settings.local.json is gone"
+    grep -q "settings.local.json.*left in place" "$work/replaced.err" || fail_because "no warning that it was left in place: $(cat "$work/replaced.err")"
+    as_user "$p" rm .claude/settings.local.json
+    left=$(leftovers "$p" "$uid")
+    [[ -z $left ]] || fail_because "left behind: $left"
+    tap_finish "a placeholder replaced outside while the command runs: the new file is kept, said so, and no group file is left"
 
     # Another XDG_RUNTIME_DIR and TMPDIR: the same group.
     p=$(new_project environment)
