@@ -292,17 +292,23 @@ void plan_again_if_stale(const sbx::Error& e) {
 std::string violations_text(const sbx::Plan& plan, const std::vector<ProxyEvent>& refused,
                             const sbx::StderrScanner* scanner, const std::vector<sbx::GitNeutralised>& neutralised) {
     std::vector<std::string> lines;
+    std::vector<std::size_t> times;
     // ignoreViolations: the settings expect these; say nothing of them.
-    auto add = [&](std::string line) {
+    auto add = [&](std::string line, std::size_t count = 1) {
         const bool ignored = std::any_of(plan.ignore_violations.begin(), plan.ignore_violations.end(),
                                          [&](const std::string& v) { return line.find(v) != std::string::npos; });
-        if (!ignored) lines.push_back(std::move(line));
+        if (ignored) return;
+        lines.push_back(std::move(line));
+        times.push_back(count);
     };
     for (const auto& e : refused) add(sbx::network_violation_line(e.host, e.port, e.reason));
     if (scanner != nullptr)
-        for (const auto& r : scanner->refusals()) add(sbx::file_violation_line(r));
-    for (const auto& n : neutralised) lines.push_back(sbx::git_audit_line(n));
-    return sbx::violations_block(lines);
+        for (const auto& r : scanner->refusals()) add(sbx::file_violation_line(r), r.times);
+    for (const auto& n : neutralised) {
+        lines.push_back(sbx::git_audit_line(n));
+        times.push_back(1);
+    }
+    return sbx::violations_block(lines, times);
 }
 
 sbx::expected<void> check_pass_fds(const sbx::Plan& plan, std::initializer_list<int> own) {

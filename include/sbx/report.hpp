@@ -19,11 +19,13 @@
 // never happened; the access is refused either way.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
+#include <map>
 #include <optional>
-#include <set>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "sbx/fs_plan.hpp"
@@ -104,17 +106,25 @@ private:
 
 // The block for these lines; empty when there are none. A line holding a tag or
 // a newline of its own (a reason is the launcher's, but its host came from the
-// command) is neutralised too.
-inline std::string violations_block(const std::vector<std::string>& lines) {
+// command) is neutralised too. The same line twice or more is said once, where
+// it first came, with how many times: "... (3 times)". `times[i]`, when given,
+// is how many times lines[i] happened (1 without).
+inline std::string violations_block(const std::vector<std::string>& lines, const std::vector<std::size_t>& times = {}) {
     if (lines.empty()) return {};
-    std::string out = "<sandbox_violations>\n";
-    for (const auto& l : lines) {
+    std::vector<std::pair<std::string, std::size_t>> said;
+    for (std::size_t i = 0; i < lines.size(); ++i) {
         TagNeutralizer n;
-        std::string safe = n.feed(l) + n.finish();
+        std::string safe = n.feed(lines[i]) + n.finish();
         for (auto& c : safe)
             if (c == '\n' || c == '\r') c = ' ';
-        out += safe + "\n";
+        const std::size_t count = i < times.size() ? times[i] : 1;
+        auto same = std::find_if(said.begin(), said.end(), [&](const auto& s) { return s.first == safe; });
+        if (same != said.end()) same->second += count;
+        else said.emplace_back(std::move(safe), count);
     }
+    std::string out = "<sandbox_violations>\n";
+    for (const auto& [line, count] : said)
+        out += line + (count > 1 ? " (" + std::to_string(count) + " times)" : std::string()) + "\n";
     return out + "</sandbox_violations>\n";
 }
 
@@ -156,6 +166,7 @@ struct FileRefusal {
     std::string written;
     std::string path;
     std::string message;
+    std::size_t times = 1;  // how often the command printed a refusal of this path (StderrScanner)
 };
 
 // One line of "deny file-access PATH (MESSAGE)". The message is the command's:
@@ -303,8 +314,9 @@ inline std::optional<FileRefusal> find_file_refusal(std::string_view line, const
 }
 
 // Reads the command's standard error as it comes, a line at a time, and keeps
-// the file refusals of find_file_refusal(), each path once. A line longer than
-// 4 KiB is not read for refusals (no tool prints one that long).
+// the file refusals of find_file_refusal(), each path once with the first
+// message and how many times it was refused. A line longer than 4 KiB is not
+// read for refusals (no tool prints one that long).
 class StderrScanner {
 public:
     StderrScanner(const FsPlan& plan, std::string cwd, std::size_t max_refusals = 100)
@@ -338,8 +350,10 @@ private:
 
     void end_line() {
         if (!too_long_ && !line_.empty() && refusals_.size() < max_) {
-            if (auto r = find_file_refusal(line_, plan_, cwd_); r && seen_.insert(r->path).second)
-                refusals_.push_back(std::move(*r));
+            if (auto r = find_file_refusal(line_, plan_, cwd_)) {
+                if (auto [at, fresh] = seen_.emplace(r->path, refusals_.size()); fresh) refusals_.push_back(std::move(*r));
+                else ++refusals_[at->second].times;
+            }
         }
         line_.clear();
         too_long_ = false;
@@ -350,7 +364,7 @@ private:
     std::size_t max_;
     std::string line_;
     bool too_long_ = false;
-    std::set<std::string> seen_;
+    std::map<std::string, std::size_t> seen_;  // path -> its place in refusals_
     std::vector<FileRefusal> refusals_;
 };
 

@@ -6,8 +6,8 @@
 # listens on the host's loopback; names come from a private /etc/hosts (a bind
 # mount in a mount namespace of the test's own, so root only), under which
 # explain runs too, so both resolve alike.
-# A refused row: HTTP 403, CONNECT 403, and three violation lines for the host
-# (one per protocol), the server never reached. An allowed row: no 403, no
+# A refused row: HTTP 403, CONNECT 403, and one violation line for the host
+# counting three refusals (one per protocol), the server never reached. An allowed row: no 403, no
 # violation; where the server is the target, it saw all three requests. Rows
 # whose target is a private address nothing answers (10.255.255.1) end in a
 # failed connection when allowed, which is not a 403.
@@ -99,7 +99,10 @@ $(cat "$work/out")"
     if [[ $expect == deny ]]; then
         [[ $out == *"http:403 "* ]] || fail_because "HTTP was not refused with 403"
         [[ $out == *"connect:403 "* ]] || fail_because "CONNECT was not refused with 403"
-        [[ $violations == 3 ]] || fail_because "$violations violation lines for $canonical:$tport, not 3 (HTTP, CONNECT, SOCKS5)"
+        # The same refusal three times is one line of the block, with its count.
+        [[ $violations == 1 ]] || fail_because "$violations violation lines for $canonical:$tport, not 1"
+        grep -F "deny network-outbound $canonical:$tport " "$work/err" | grep -q ' (3 times)$' ||
+            fail_because "the line for $canonical:$tport does not count 3 refusals (HTTP, CONNECT, SOCKS5)"
         if grep -qF "/$tag-" "$tmp/http.log"; then fail_because "the server was reached"; fi
     else
         [[ $out != *"http:403 "* ]] || fail_because "HTTP was refused"

@@ -452,6 +452,17 @@ expect_clean
 tap_finish "sbx run lists the file refusals the command printed, and only those the plan caused"
 
 fresh_case
+sbx_run -- sh -c 'for i in 1 2 3; do echo x >.bashrc; done; touch .git/hooks/pre-commit; echo done'
+expect_rc 0
+expect_err "deny file-access .bashrc (sh: 1: cannot create .bashrc: Read-only file system) (3 times)"
+n_bashrc=$(grep -c "deny file-access .bashrc" <<<"$err" || true)
+[[ $n_bashrc == 1 ]] || fail_because "the .bashrc refusal is on $n_bashrc lines, not 1"
+[[ $err == *"deny file-access .git/hooks/pre-commit (touch: cannot touch '.git/hooks/pre-commit': Read-only file system)"$'\n'* ]] ||
+    fail_because "the refusal seen once got a count"
+expect_clean
+tap_finish "the same refusal three times is one line of the block, with its count"
+
+fresh_case
 sbx_run --no-scan-stderr -- sh -c "$refusing"
 expect_rc 0
 expect_err "cannot create .bashrc"

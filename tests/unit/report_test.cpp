@@ -57,6 +57,18 @@ TEST_CASE("the block: one line per refusal, itself free of forged tags and line 
           "</sandbox_violations>\n");
 }
 
+TEST_CASE("the block: the same refusal twice or more is one line with its count, where it first came") {
+    const std::string bashrc = "deny file-access .bashrc (sh: 1: cannot create .bashrc: Read-only file system)";
+    const std::string host = sbx::network_violation_line("example.com", 443, "not on the allow list");
+    CHECK(sbx::violations_block({bashrc, host, bashrc, bashrc}) ==
+          "<sandbox_violations>\n" + bashrc + " (3 times)\n" + host + "\n</sandbox_violations>\n");
+    // Counts given with the lines add up.
+    CHECK(sbx::violations_block({bashrc, host, bashrc}, {4, 1, 2}) ==
+          "<sandbox_violations>\n" + bashrc + " (6 times)\n" + host + "\n</sandbox_violations>\n");
+    // Lines that differ only once neutralised are one refusal too.
+    CHECK(sbx::violations_block({"deny x\ny", "deny x y"}) == "<sandbox_violations>\ndeny x y (2 times)\n</sandbox_violations>\n");
+}
+
 namespace {
 
 sbx::Mount mount(sbx::MountKind kind, std::string path) {
@@ -196,7 +208,9 @@ TEST_CASE("StderrScanner: lines in any pieces, each path once, long lines and fl
         scan.finish();
         REQUIRE(scan.refusals().size() == 2);
         CHECK(scan.refusals()[0].path == "/r/.bashrc");
+        CHECK(scan.refusals()[0].times == 2);  // said once, counted twice
         CHECK(scan.refusals()[1].path == "/r/.git/config");
+        CHECK(scan.refusals()[1].times == 1);
     }
     sbx::StderrScanner flood(plan, "/r", 3);
     for (int i = 0; i < 50; ++i) flood.feed("x: /usr/f" + std::to_string(i) + ": Read-only file system\n");
