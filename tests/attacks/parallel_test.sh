@@ -35,6 +35,7 @@ tmp=$(mktemp -d)
 cleanup() {
     pkill -KILL -f -- "$tmp/" 2>/dev/null || true
     rm -rf "$tmp"
+    [[ -z ${made_uid_dir:-} ]] || rm -rf "$made_uid_dir"
     [[ -z ${made_run_user:-} ]] || rm -rf /run/user
 }
 trap cleanup EXIT
@@ -311,6 +312,7 @@ print("locked", len(files))'
         long=$!
         for _ in $(seq 100); do [[ -e $p/.bashrc ]] && break; sleep 0.05; done
         mkdir -m 700 "/run/user/$uid"
+        made_uid_dir=/run/user/$uid
         chown "$uid" "/run/user/$uid"
         rc=0
         err=$(run_in "$p" -- sh -c 'echo ran' 2>&1 >/dev/null) || rc=$?
@@ -322,7 +324,9 @@ print("locked", len(files))'
         grep -q refused-bashrc "$work/g1.out" || fail_because "the first group's run could write .bashrc"
         [[ -z $(ls -A "/run/user/$uid") ]] || fail_because "left in /run/user/$uid: $(ls -A "/run/user/$uid")"
         rmdir "/run/user/$uid"
+        made_uid_dir=
         [[ -z $made_run_user ]] || rmdir /run/user
+        made_run_user=
         left=$(leftovers "$p" "$uid")
         [[ -z $left ]] || fail_because "left behind: $left"
         tap_finish "a run whose lock files are elsewhere (/run/user/UID made meanwhile) is refused beside the first group's, naming why; nothing left"
