@@ -32,6 +32,32 @@ tap_finish() {
     problems=()
 }
 
+# tap_users: `users` holds who the confinement cases run as: the current user
+# and, as root with SBX_TEST_USER set, that user too.
+tap_users() {
+    users=("$(id -un)")
+    if ((EUID == 0)) && [[ -n ${SBX_TEST_USER:-} ]]; then
+        users+=("$SBX_TEST_USER")
+    fi
+}
+
+# tap_become WHO [PATH...]: `as` becomes the prefix that runs a command as WHO
+# (nothing for the current user), and WHO is given the PATHs. When WHO does not
+# exist, a case fails saying so and it returns 1: `tap_become "$who" || continue`.
+tap_become() {
+    local who=$1
+    shift
+    as=()
+    [[ $who != "$(id -un)" ]] || return 0
+    if ! id -u "$who" >/dev/null 2>&1; then
+        fail_because "SBX_TEST_USER names no user"
+        tap_finish "the test user $who exists"
+        return 1
+    fi
+    as=(setpriv --reuid="$(id -u "$who")" --regid="$(id -g "$who")" --init-groups --)
+    (($# == 0)) || chown -R "$who:" "$@"
+}
+
 tap_end() {
     echo "1..$n"
     exit $((failed > 0))

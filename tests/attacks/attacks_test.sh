@@ -1525,10 +1525,7 @@ agent_file_attacks() {
 
 # --- the run ------------------------------------------------------------------------------
 
-users=("$(id -un)")
-if ((EUID == 0)) && [[ -n ${SBX_TEST_USER:-} ]]; then
-    users+=("$SBX_TEST_USER")
-fi
+tap_users
 
 for user in "${users[@]}"; do
     who=$user

@@ -148,8 +148,7 @@ table() {
     row allow rebind.sbx-test "$P" rebind.sbx-test "control: '*' and 127.0.0.1:PORT vs a name resolving to 127.0.0.1" -- --allow-host '*' --allow-host "127.0.0.1:$P"
 }
 
-users=("$(id -un)")
-if [[ -n ${SBX_TEST_USER:-} ]]; then users+=("$SBX_TEST_USER"); fi
+tap_users
 for who in "${users[@]}"; do
     TAP_PREFIX="as $who: "
     work=$tmp/as-$who
@@ -157,16 +156,7 @@ for who in "${users[@]}"; do
     proj=$work/project
     mkdir -p "$home" "$proj"
     git init -q "$proj"
-    as=()
-    if [[ $who != "$(id -un)" ]]; then
-        if ! id -u "$who" >/dev/null 2>&1; then
-            fail_because "SBX_TEST_USER names no user"
-            tap_finish "the test user $who exists"
-            continue
-        fi
-        as=(setpriv --reuid="$(id -u "$who")" --regid="$(id -g "$who")" --init-groups --)
-        chown -R "$who:" "$work"
-    fi
+    tap_become "$who" "$work" || continue
     table
 done
 

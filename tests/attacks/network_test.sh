@@ -282,10 +282,7 @@ network_cases() {
     tap_finish "--report-fd gets a violation event with the host, port, protocol and reason"
 }
 
-users=("$(id -un)")
-if ((EUID == 0)) && [[ -n ${SBX_TEST_USER:-} ]]; then
-    users+=("$SBX_TEST_USER")
-fi
+tap_users
 for user in "${users[@]}"; do
     if ! id -u "$user" >/dev/null 2>&1; then
         TAP_PREFIX=

@@ -54,6 +54,15 @@ bwrap=$(command -v bwrap)
 # The group directory of a uid, wherever sbx keeps it.
 group_dirs() { echo "/tmp/sbx-$1 /run/user/$1/sbx"; }
 
+# until_there PATH: waits up to 5 seconds for PATH to appear.
+until_there() {
+    for _ in $(seq 100); do
+        [[ -e $1 ]] && return 0
+        sleep 0.05
+    done
+    return 1
+}
+
 # What is left of a project and of its runs: files beyond the project's own,
 # group directories, temporary directories, processes and mounts naming it.
 leftovers() {
@@ -65,25 +74,15 @@ leftovers() {
     grep -F -- "$project" /proc/self/mountinfo || true
 }
 
-users=("$(id -un)")
-if ((EUID == 0)) && [[ -n ${SBX_TEST_USER:-} ]]; then
-    users+=("$SBX_TEST_USER")
-fi
+tap_users
 for who in "${users[@]}"; do
     TAP_PREFIX="as $who: "
     work=$tmp/as-$who
     mkdir -p "$work/home"
-    as=()
-    uid=$(id -u)
-    if [[ $who != "$(id -un)" ]]; then
-        if ! id -u "$who" >/dev/null 2>&1; then
-            fail_because "SBX_TEST_USER names no user"
-            tap_finish "the test user $who exists"
-            continue
-        fi
-        uid=$(id -u "$who")
-        as=(setpriv --reuid="$uid" --regid="$(id -g "$who")" --init-groups --)
-    fi
+    tap_become "$who" || continue
+    uid=$(id -u "$who")
+    # A command's wait for the test to say go: the long-running ones beside others.
+    hold="while [ ! -e $work/go ]; do sleep 0.05; done"
     # new_project NAME: a repository with a project settings file and its own TMPDIR.
     new_project() {
         local p=$work/$1
@@ -113,7 +112,7 @@ for who in "${users[@]}"; do
         p=$(new_project "many-$settings")
         [[ $settings == with ]] || as_user "$p" rm -r .claude
         rm -f "$work/go"
-        run_in "$p" -- sh -c "while [ ! -e $work/go ]; do sleep 0.05; done; $probe" >"$work/long.out" 2>"$work/long.err" &
+        run_in "$p" -- sh -c "$hold; $probe" >"$work/long.out" 2>"$work/long.err" &
         long=$!
         sleep 0.5
         pids=()
@@ -152,10 +151,9 @@ for who in "${users[@]}"; do
     # Outside, while a command runs.
     p=$(new_project outside)
     rm -f "$work/go"
-    run_in "$p" -- sh -c "while [ ! -e $work/go ]; do sleep 0.05; done" >/dev/null 2>"$work/outside.err" &
+    run_in "$p" -- sh -c "$hold" >/dev/null 2>"$work/outside.err" &
     long=$!
-    for _ in $(seq 100); do [[ -e $p/.bashrc ]] && break; sleep 0.05; done
-    [[ -e $p/.bashrc ]] || fail_because "no placeholder appeared"
+    until_there "$p/.bashrc" || fail_because "no placeholder appeared"
     status=$(as_user "$p" git status --porcelain --untracked-files=all)
     [[ $status == '?? .claude/settings.json' ]] || fail_because "git status lists more than the project's file: $status"
     added=$(as_user "$p" git add -A --dry-run)
@@ -183,11 +181,10 @@ for who in "${users[@]}"; do
     printf '{"sandbox": {"filesystem": {"denyWrite": ["%s/extra"]}}}' "$p" >"$work/more.json"
     [[ -z ${as[*]} ]] || chown "$who:" "$work/more.json"
     rm -f "$work/go"
-    run_in "$p" --settings "$work/more.json" -- sh -c "while [ ! -e $work/go ]; do sleep 0.05; done; echo x 2>/dev/null >extra && echo wrote-extra || echo refused-extra" \
+    run_in "$p" --settings "$work/more.json" -- sh -c "$hold; echo x 2>/dev/null >extra && echo wrote-extra || echo refused-extra" \
         >"$work/more.out" 2>"$work/more.err" &
     long=$!
-    for _ in $(seq 100); do [[ -e $p/extra ]] && break; sleep 0.05; done
-    [[ -e $p/extra ]] || fail_because "no placeholder at extra"
+    until_there "$p/extra" || fail_because "no placeholder at extra"
     rc=0
     out=$(run_in "$p" -- sh -c 'rm -f extra 2>/dev/null && echo removed-extra || echo kept-extra' 2>"$work/less.err") || rc=$?
     [[ $rc == 0 ]] || fail_because "the run with fewer protections exited $rc: $(head -c 300 "$work/less.err")"
@@ -213,7 +210,7 @@ for who in "${users[@]}"; do
     echo victim-line >"$work/victim/exclude"
     [[ -z ${as[*]} ]] || chown -R "$who:" "$work/victim"
     rm -f "$work/go"
-    run_in "$p" -- sh -c "mv .git/info .git/info.old && ln -s $work/victim .git/info && echo planted; while [ ! -e $work/go ]; do sleep 0.05; done" \
+    run_in "$p" -- sh -c "mv .git/info .git/info.old && ln -s $work/victim .git/info && echo planted; $hold" \
         >"$work/plant.out" 2>"$work/plant.err" &
     long=$!
     for _ in $(seq 100); do grep -q planted "$work/plant.out" 2>/dev/null && break; sleep 0.05; done
@@ -237,9 +234,9 @@ for who in "${users[@]}"; do
     # sandbox of its root: inside, their directory is empty and read-only.
     p=$(new_project locks)
     rm -f "$work/go"
-    run_in "$p" -- sh -c "while [ ! -e $work/go ]; do sleep 0.05; done" >/dev/null 2>"$work/locks.err" &
+    run_in "$p" -- sh -c "$hold" >/dev/null 2>"$work/locks.err" &
     long=$!
-    for _ in $(seq 100); do [[ -e $p/.bashrc ]] && break; sleep 0.05; done
+    until_there "$p/.bashrc" || true
     grab='import fcntl, glob, sys
 files = [f for d in sys.argv[1:] for f in glob.glob(d + "/*.lock")]
 for f in files:
@@ -261,9 +258,9 @@ print("locked", len(files))'
     # save of the settings file): the new file stays, and so do no group files.
     p=$(new_project replaced)
     rm -f "$work/go"
-    run_in "$p" -- sh -c "while [ ! -e $work/go ]; do sleep 0.05; done" >/dev/null 2>"$work/replaced.err" &
+    run_in "$p" -- sh -c "$hold" >/dev/null 2>"$work/replaced.err" &
     long=$!
-    for _ in $(seq 100); do [[ -e $p/.claude/settings.local.json ]] && break; sleep 0.05; done
+    until_there "$p/.claude/settings.local.json" || true
     as_user "$p" sh -c 'echo "{\"mine\": 1}" >.claude/new.json && mv .claude/new.json .claude/settings.local.json'
     touch "$work/go"
     wait "$long" || fail_because "the command failed: $(head -c 300 "$work/replaced.err")"
@@ -282,7 +279,7 @@ print("locked", len(files))'
     rm -f "$work/go"
     (cd "$p" && "${as[@]}" env HOME="$work/home" XDG_RUNTIME_DIR="$work/xdg1" TMPDIR="$work/xdg1" timeout 120 "$sbx" run \
         --managed-settings "$tmp/empty-managed.json" --launcher "$launcher" -- \
-        sh -c "while [ ! -e $work/go ]; do sleep 0.05; done; $probe") >"$work/env1.out" 2>"$work/env1.err" &
+        sh -c "$hold; $probe") >"$work/env1.out" 2>"$work/env1.err" &
     long=$!
     sleep 0.5
     rc=0
@@ -308,9 +305,9 @@ print("locked", len(files))'
         made_run_user=
         [[ -e /run/user ]] || { mkdir /run/user; made_run_user=1; }
         rm -f "$work/go"
-        run_in "$p" -- sh -c "while [ ! -e $work/go ]; do sleep 0.05; done; $probe" >"$work/g1.out" 2>"$work/g1.err" &
+        run_in "$p" -- sh -c "$hold; $probe" >"$work/g1.out" 2>"$work/g1.err" &
         long=$!
-        for _ in $(seq 100); do [[ -e $p/.bashrc ]] && break; sleep 0.05; done
+        until_there "$p/.bashrc" || true
         mkdir -m 700 "/run/user/$uid"
         made_uid_dir=/run/user/$uid
         chown "$uid" "/run/user/$uid"
@@ -387,7 +384,7 @@ if ((EUID == 0)) && [[ -n ${SBX_TEST_USER:-} ]] && id -u "$SBX_TEST_USER" >/dev/
             --managed-settings "$tmp/empty-managed.json" --launcher "$launcher" -- \
             sh -c "while [ ! -e $tmp/go ]; do sleep 0.05; done") >/dev/null 2>"$tmp/first.err" &
         long=$!
-        for _ in $(seq 100); do [[ -e $p/.bashrc ]] && break; sleep 0.05; done
+        until_there "$p/.bashrc" || true
         rc=0
         err=$(cd "$p" && "${b[@]}" env HOME="$tmp/shared-home" TMPDIR="$p.tmp" timeout 120 "$sbx" run \
             --managed-settings "$tmp/empty-managed.json" --launcher "$launcher" -- sh -c 'echo ran' 2>&1 >/dev/null) || rc=$?

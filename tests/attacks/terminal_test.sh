@@ -39,25 +39,13 @@ thief='exec 3<&0; ( head -c 1 <&3 >stolen ) & r=$!'
 command_script="$thief; $writer; curl -s -m 20 -o /dev/null -w 'code:%{http_code}\n' http://evil.example/; sleep 0.3; kill \$w \$r"
 control_script="$writer; printf '\r\nsbx: the command wants to reach evil.example:80, which no rule decides. Allow it for the rest of this command? [y/N] '; read -r a; echo code:403; sleep 0.3; kill \$w"
 
-users=("$(id -un)")
-if ((EUID == 0)) && [[ -n ${SBX_TEST_USER:-} ]]; then
-    users+=("$SBX_TEST_USER")
-fi
+tap_users
 for who in "${users[@]}"; do
     TAP_PREFIX="as $who: "
     work=$tmp/as-$who
     mkdir -p "$work/home" "$work/project"
     git init -q "$work/project"
-    as=()
-    if [[ $who != "$(id -un)" ]]; then
-        if ! id -u "$who" >/dev/null 2>&1; then
-            fail_because "SBX_TEST_USER names no user"
-            tap_finish "the test user $who exists"
-            continue
-        fi
-        as=(setpriv --reuid="$(id -u "$who")" --regid="$(id -g "$who")" --init-groups --)
-        chown -R "$who:" "$work"
-    fi
+    tap_become "$who" "$work" || continue
 
     rc=0
     out=$(cd "$work/project" && python3 "$driver" frozen evil.example -- "${as[@]}" env HOME="$work/home" \
