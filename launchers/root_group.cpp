@@ -64,13 +64,8 @@ bool rewrite_exclude(int fd, Edit&& edit) {
     if (!text) return false;
     const std::string out = edit(sbx::split_exclude(*text));
     if (out == *text) return true;
-    for (std::size_t off = 0; off < out.size();) {
-        const ssize_t n = ::pwrite(fd, out.data() + off, out.size() - off, static_cast<off_t>(off));
-        if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) return false;
-        off += static_cast<std::size_t>(n);
-    }
-    return ::ftruncate(fd, static_cast<off_t>(out.size())) == 0;
+    return ::lseek(fd, 0, SEEK_SET) == 0 && write_all(fd, out.data(), out.size()) &&
+           ::ftruncate(fd, static_cast<off_t>(out.size())) == 0;
 }
 
 // Removes every recorded placeholder still as it was made, takes sbx's block
@@ -176,14 +171,14 @@ void RootGroup::hold_placeholders(const sbx::Plan& plan) {
     }
 }
 
-std::optional<sbx::Error> RootGroup::foreign_group(const sbx::Plan& plan) const {
+std::optional<sbx::Error> RootGroup::foreign_group(const sbx::Plan& plan,
+                                                  const std::vector<sbx::RegisteredPlaceholder>& ours) {
     // What the plan binds as the project's own files, and where it would make
     // placeholders that this group has not made.
     for (const auto& m : plan.filesystem.mounts)
         if (m.kind == sbx::MountKind::ro_bind && m.expect.exists && m.path == m.source &&
             sbx::paths::at_or_under(m.path, plan.root) && m.path != plan.root)
             if (auto why = sbx::foreign_placeholder(m.path, plan.root)) return why;
-    const auto ours = placeholders();
     for (const auto& ph : plan.filesystem.placeholders) {
         const bool own = std::any_of(ours.begin(), ours.end(), [&](const sbx::RegisteredPlaceholder& p) { return p.path == ph.path; });
         if (!own)

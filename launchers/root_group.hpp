@@ -62,9 +62,10 @@ public:
 
     // Why this sandbox may not start, when something the plan protects in the
     // root as the project's is a placeholder of another group's sandbox still
-    // running (sbx::foreign_placeholder).
-    // Call while holding the mutex.
-    std::optional<sbx::Error> foreign_group(const sbx::Plan& plan) const;
+    // running (sbx::foreign_placeholder). `ours`: placeholders(), read while
+    // holding the mutex.
+    static std::optional<sbx::Error> foreign_group(const sbx::Plan& plan,
+                                                   const std::vector<sbx::RegisteredPlaceholder>& ours);
 
     // Adds the plan's placeholders to the block sbx keeps in the repository's
     // info/exclude while the group runs (the last sandbox out takes it out), so

@@ -411,11 +411,11 @@ int run_plan(int plan_fd, int report_fd, bool print_violations) {
     auto give_up_errno = [&](const std::string& what) {
         return give_up(sbx::Error(sbx::Errc::internal, what + ": " + std::strerror(errno)));
     };
-    if (auto other = group->foreign_group(*plan)) {
+    const auto group_placeholders = group->placeholders();
+    if (auto other = RootGroup::foreign_group(*plan, group_placeholders)) {
         report.error_event(*other);
         return give_up(*other);
     }
-    const auto group_placeholders = group->placeholders();
     std::vector<std::string> group_paths;
     for (const auto& e : group_placeholders) group_paths.push_back(e.path);
     const sbx::HidingFs without_group(disk, std::move(group_paths));  // as the plan was made

@@ -254,11 +254,11 @@ sbx::expected<Loaded> load_policy(const SettingsArgs& a, const sbx::FsView& disk
     // they will be once those end: settings, rules and plan as if this were alone.
     auto group = sbx::GroupSnapshot::take(*root);
     if (!group) return sbx::fail(group.error());
-    auto view = std::make_unique<sbx::HidingFs>(disk, group->paths());
-    const sbx::FsView& fs = *view;
-
     sbx::LayerFiles files;
     files.hidden = group->paths();
+    auto view = std::make_unique<sbx::HidingFs>(disk, files.hidden);
+    const sbx::FsView& fs = *view;
+
     files.root = *root;
     files.home = *home;
     if (!a.managed.empty()) {

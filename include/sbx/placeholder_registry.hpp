@@ -256,18 +256,10 @@ inline std::optional<Error> foreign_placeholder(const std::string& path, const s
 // The records in a group's lock file, read from `fd`; a list too long to be one
 // reads as none.
 inline std::vector<RegisteredPlaceholder> read_registry(int fd, std::vector<RegisteredExclude>* excludes = nullptr) {
-    struct stat st {};
-    if (::fstat(fd, &st) != 0 || st.st_size <= 0 || st.st_size > (off_t{16} << 20)) return {};
-    std::string text(static_cast<std::size_t>(st.st_size), '\0');
-    std::size_t got = 0;
-    while (got < text.size()) {
-        const ssize_t n = ::pread(fd, text.data() + got, text.size() - got, static_cast<off_t>(got));
-        if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) break;
-        got += static_cast<std::size_t>(n);
-    }
-    text.resize(got);
-    return parse_registry(text, excludes);
+    if (::lseek(fd, 0, SEEK_SET) != 0) return {};
+    auto text = read_all(fd, std::size_t{16} << 20, "the lock file");
+    if (!text) return {};
+    return parse_registry(*text, excludes);
 }
 
 // The group of a root as a planner sees it. take() holds the group's lock shared
