@@ -1,4 +1,4 @@
-// launchers/own_addresses.cpp - see host_lookup.hpp.
+// launchers/host_lookup.cpp - see host_lookup.hpp.
 #include "host_lookup.hpp"
 
 #include <ifaddrs.h>
@@ -10,8 +10,32 @@
 #include <cerrno>
 #include <cstdint>
 #include <cstring>
+#include <optional>
 
 namespace sbx::launcher {
+
+namespace {
+
+// The address of an AF_INET or AF_INET6 socket address; nothing for another family.
+std::optional<sbx::net::Address> address_of(const sockaddr* sa) {
+    if (sa->sa_family == AF_INET) {
+        sockaddr_in in{};
+        std::memcpy(&in, sa, sizeof in);
+        std::array<std::uint8_t, 4> b{};
+        std::memcpy(b.data(), &in.sin_addr, 4);
+        return sbx::net::Address::v4(b[0], b[1], b[2], b[3]);
+    }
+    if (sa->sa_family == AF_INET6) {
+        sockaddr_in6 in6{};
+        std::memcpy(&in6, sa, sizeof in6);
+        std::array<std::uint8_t, 16> b{};
+        std::memcpy(b.data(), &in6.sin6_addr, 16);
+        return sbx::net::Address::v6(b);
+    }
+    return std::nullopt;
+}
+
+}  // namespace
 
 std::vector<sbx::net::Address> own_addresses() {
     std::vector<sbx::net::Address> out;
@@ -19,19 +43,7 @@ std::vector<sbx::net::Address> own_addresses() {
     if (::getifaddrs(&list) != 0) return out;
     for (const ifaddrs* i = list; i != nullptr; i = i->ifa_next) {
         if (i->ifa_addr == nullptr) continue;
-        if (i->ifa_addr->sa_family == AF_INET) {
-            sockaddr_in in{};
-            std::memcpy(&in, i->ifa_addr, sizeof in);
-            std::array<std::uint8_t, 4> b{};
-            std::memcpy(b.data(), &in.sin_addr, 4);
-            out.push_back(sbx::net::Address::v4(b[0], b[1], b[2], b[3]));
-        } else if (i->ifa_addr->sa_family == AF_INET6) {
-            sockaddr_in6 in6{};
-            std::memcpy(&in6, i->ifa_addr, sizeof in6);
-            std::array<std::uint8_t, 16> b{};
-            std::memcpy(b.data(), &in6.sin6_addr, 16);
-            out.push_back(sbx::net::Address::v6(b));
-        }
+        if (auto a = address_of(i->ifa_addr)) out.push_back(*a);
     }
     ::freeifaddrs(list);
     return out;
@@ -50,19 +62,7 @@ sbx::expected<std::vector<sbx::net::Address>> resolve_host(const std::string& ho
     }
     std::vector<sbx::net::Address> out;
     for (const addrinfo* a = found; a != nullptr; a = a->ai_next) {
-        if (a->ai_family == AF_INET) {
-            sockaddr_in in{};
-            std::memcpy(&in, a->ai_addr, sizeof in);
-            std::array<std::uint8_t, 4> b{};
-            std::memcpy(b.data(), &in.sin_addr, 4);
-            out.push_back(sbx::net::Address::v4(b[0], b[1], b[2], b[3]));
-        } else if (a->ai_family == AF_INET6) {
-            sockaddr_in6 in6{};
-            std::memcpy(&in6, a->ai_addr, sizeof in6);
-            std::array<std::uint8_t, 16> b{};
-            std::memcpy(b.data(), &in6.sin6_addr, 16);
-            out.push_back(sbx::net::Address::v6(b));
-        }
+        if (auto addr = address_of(a->ai_addr)) out.push_back(*addr);
     }
     ::freeaddrinfo(found);
     return out;
