@@ -293,17 +293,27 @@ std::string violations_text(const sbx::Plan& plan, const std::vector<ProxyEvent>
                             const sbx::StderrScanner* scanner, const std::vector<sbx::GitNeutralised>& neutralised) {
     std::vector<std::string> lines;
     std::vector<std::size_t> times;
-    // ignoreViolations: the settings expect these; say nothing of them.
-    auto add = [&](std::string line, std::size_t count = 1) {
+    // ignoreViolations: the settings expect these; say nothing of them. A rule is
+    // matched against what was refused, not against the setting named after it.
+    auto add = [&](const std::string& refused_line, const std::string& hint, std::size_t count = 1) {
         const bool ignored = std::any_of(plan.ignore_violations.begin(), plan.ignore_violations.end(),
-                                         [&](const std::string& v) { return line.find(v) != std::string::npos; });
+                                         [&](const std::string& v) { return refused_line.find(v) != std::string::npos; });
         if (ignored) return;
-        lines.push_back(std::move(line));
+        lines.push_back(refused_line + hint);
         times.push_back(count);
     };
-    for (const auto& e : refused) add(sbx::network_violation_line(e.host, e.port, e.reason));
+    // Each line says which setting would allow it, in the words of the plan's file.
+    auto allow = [&](sbx::net::AllowKind k) -> std::string {
+        using K = sbx::net::AllowKind;
+        return sbx::allow_sentence(k == K::hosts ? plan.hints.hosts
+                                   : k == K::local ? plan.hints.local
+                                   : k == K::call  ? plan.hints.call
+                                                   : std::string());
+    };
+    for (const auto& e : refused) add(sbx::network_violation_line(e.host, e.port, e.reason), allow(e.allow));
     if (scanner != nullptr)
-        for (const auto& r : scanner->refusals()) add(sbx::file_violation_line(r), r.times);
+        for (const auto& r : scanner->refusals())
+            add(sbx::file_violation_line(r), sbx::file_refusal_hint(r, plan.hints), r.times);
     for (const auto& n : neutralised) {
         lines.push_back(sbx::git_audit_line(n));
         times.push_back(1);

@@ -286,7 +286,8 @@ std::string http_response(int code, std::string_view phrase, std::string_view li
 
 // ---- Deciding, resolving and dialing ------------------------------------------------
 
-void report(const State& s, const net::HostTarget& t, std::string_view protocol, std::string rule, std::string reason) {
+void report(const State& s, const net::HostTarget& t, std::string_view protocol, std::string rule, std::string reason,
+            net::AllowKind allow) {
     if (!s.options.on_refusal) return;
     ProxyEvent e;
     e.host = t.host;
@@ -294,6 +295,7 @@ void report(const State& s, const net::HostTarget& t, std::string_view protocol,
     e.protocol = std::string(protocol);
     e.rule = std::move(rule);
     e.reason = std::move(reason);
+    e.allow = allow;
     try {
         s.options.on_refusal(e);
     } catch (...) {
@@ -406,8 +408,8 @@ Reached reach(State& s, std::string_view host, std::uint16_t port, std::string_v
     }
     out.target = std::move(*target);
     const net::HostTarget& t = out.target;
-    auto refuse = [&](std::string rule, std::string reason) {
-        report(s, t, protocol, std::move(rule), reason);
+    auto refuse = [&](std::string rule, std::string reason, net::AllowKind allow) {
+        report(s, t, protocol, std::move(rule), reason, allow);
         out.kind = Kind::refused;
         out.reason = std::move(reason);
         return std::move(out);
@@ -419,15 +421,16 @@ Reached reach(State& s, std::string_view host, std::uint16_t port, std::string_v
     const auto& call = s.options.call;
     const auto& own = s.options.own_addresses;
     const net::HostDecision d = net::decide_host(rules, call, t, own);
-    if (d.verdict == net::HostDecision::Verdict::deny) return refuse(d.rule ? d.rule->text : std::string(), d.why);
+    if (d.verdict == net::HostDecision::Verdict::deny)
+        return refuse(d.rule ? d.rule->text : std::string(), d.why, net::allow_kind(d));
     if (d.verdict == net::HostDecision::Verdict::ask) {
-        if (!s.options.ask) return refuse({}, d.why + "; nothing was there to answer");
+        if (!s.options.ask) return refuse({}, d.why + "; nothing was there to answer", net::AllowKind::hosts);
         if (!ask_once(s, t)) {
             if (s.stopping) {
                 out.kind = Kind::stopped;
                 return out;
             }
-            return refuse({}, d.why + "; refused when asked");
+            return refuse({}, d.why + "; refused when asked", net::AllowKind::hosts);
         }
     }
 
@@ -446,7 +449,8 @@ Reached reach(State& s, std::string_view host, std::uint16_t port, std::string_v
         resolved = std::move(*r);
     }
     auto passed = net::choose_address(d, rules, call, t, resolved, own);
-    if (!passed) return refuse({}, passed.error().message);
+    // Only addresses a pattern names reach what a name resolved to here.
+    if (!passed) return refuse({}, passed.error().message, net::AllowKind::local);
     const net::Address address = *passed;
 
     const int fd = s.options.dial ? s.options.dial(address, t.port) : system_dial(s, address, t.port);

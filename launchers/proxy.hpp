@@ -46,6 +46,7 @@ struct ProxyEvent {
     std::string protocol;    // "http", "connect" or "socks5"
     std::string rule;        // the text of the deciding rule, or empty
     std::string reason;      // one line: HostDecision::why, or why the resolved addresses were refused
+    sbx::net::AllowKind allow = sbx::net::AllowKind::none;  // what would let it through
 };
 
 struct ProxyOptions {

@@ -45,6 +45,7 @@
 
 #include "sbx/agent_file.hpp"
 #include "sbx/defaults.hpp"
+#include "sbx/dotenv.hpp"
 #include "sbx/fs_rules.hpp"
 #include "sbx/fs_view_disk.hpp"
 #include "sbx/hosts.hpp"
@@ -278,6 +279,7 @@ sbx::expected<Loaded> load_policy(const SettingsArgs& a, const sbx::FsView& disk
         auto parsed = sbx::parse_agent_file(**text, sbx::AgentFileSource{file, *home, sbx::LayerKind::flag});
         if (!parsed) return sbx::fail(parsed.error());
         sbx::deny_home_env_files(*parsed, sbx::find_home_env_files(*home, fs));
+        sbx::deny_env_files_in(*parsed, absolute("."));
         // The lowest of the flag layers: a --settings file can still say more.
         auto first_flag = std::find_if(layers->begin(), layers->end(),
                                        [](const sbx::Settings& l) { return l.layer == sbx::LayerKind::flag; });
@@ -384,12 +386,33 @@ std::vector<std::string> environment() {
     return out;
 }
 
+// The assignments of the .env file at `path`, or nullopt when there is none. One
+// that is not a regular file (a symlink, which could lead to any file) is not
+// read, and a warning says so.
+sbx::expected<std::optional<std::vector<sbx::DotenvEntry>>> read_dotenv(const std::string& path, const sbx::FsView& fs,
+                                                                       std::vector<sbx::Warning>& warnings) {
+    using Entries = std::optional<std::vector<sbx::DotenvEntry>>;
+    auto st = fs.lstat(path);
+    if (!st) return sbx::fail(st.error());
+    if (!*st) return Entries{};
+    if ((*st)->type != sbx::FileType::regular) {
+        warnings.push_back({path, "", "not read for the agent file's env: not a regular file"});
+        return Entries{};
+    }
+    auto text = sbx::read_small_file(path, sbx::kMaxSettingsBytes, sbx::Errc::invalid_settings);
+    if (!text) return sbx::fail(text.error());
+    if (!*text) return Entries{};
+    auto parsed = sbx::parse_dotenv(**text, path);
+    if (!parsed) return sbx::fail(parsed.error());
+    return Entries{std::move(*parsed)};
+}
+
 sbx::expected<sbx::Plan> plan_for(const Loaded& l, const PlanArgs& a, std::string_view default_unknown,
                                   bool default_scan) {
     const sbx::FsView& fs = *l.view;
     const auto& argv = a.command;
     std::vector<std::string> pass_env = a.pass_env;
-    const auto env = environment();
+    auto env = environment();
     std::vector<sbx::Warning> agent_warnings;
     if (l.agent) {
         // A sandbox the agent file turns off is not sbx's to run: sbx only confines.
@@ -401,14 +424,46 @@ sbx::expected<sbx::Plan> plan_for(const Loaded& l, const PlanArgs& a, std::strin
                                  .in_file(l.agent->file)
                                  .at_key(src ? src->key : "sandbox"));
         }
-        // Its env list passes those variables as --env does; one that is not set
-        // cannot be passed, and the plan says so.
+        // Its env list passes those variables as --env does. One the shell does
+        // not export comes from ./.env, then the agent folder's .env; nothing
+        // else of theirs reaches the command. One found nowhere cannot be
+        // passed, and the plan says so.
+        std::vector<std::string> dotenv_files{sbx::paths::join(absolute("."), ".env")};
+        if (const auto beside = sbx::paths::join(sbx::paths::parent(l.agent->file), ".env"); beside != dotenv_files[0])
+            dotenv_files.push_back(beside);
+        std::vector<std::optional<std::vector<sbx::DotenvEntry>>> dotenvs(dotenv_files.size());
+        bool dotenvs_read = false;
         for (const auto& e : l.agent->env) {
             const bool set = std::any_of(env.begin(), env.end(), [&](const std::string& v) {
                 return v.size() > e.value.size() && v.compare(0, e.value.size(), e.value) == 0 && v[e.value.size()] == '=';
             });
-            if (set) pass_env.push_back(e.value);
-            else agent_warnings.push_back({e.source.file, e.source.key, e.value + " is not set, so the command does not get it"});
+            if (set) {
+                pass_env.push_back(e.value);
+                continue;
+            }
+            if (!dotenvs_read) {
+                dotenvs_read = true;
+                for (std::size_t i = 0; i < dotenv_files.size(); ++i) {
+                    auto read = read_dotenv(dotenv_files[i], fs, agent_warnings);
+                    if (!read) return sbx::fail(read.error());
+                    dotenvs[i] = std::move(*read);
+                }
+            }
+            const sbx::DotenvEntry* found = nullptr;
+            for (const auto& d : dotenvs) {
+                if (!d || found) continue;
+                for (const auto& entry : *d)
+                    if (entry.name == e.value) found = &entry;
+            }
+            if (found) {
+                env.push_back(found->name + "=" + found->value);
+                pass_env.push_back(e.value);
+            } else {
+                std::string where;
+                for (const auto& f : dotenv_files) where += (where.empty() ? "" : " or ") + f;
+                agent_warnings.push_back({e.source.file, e.source.key,
+                                          e.value + " is not set, nor in " + where + ", so the command does not get it"});
+            }
         }
     }
     sbx::PlanRequest req;
@@ -430,6 +485,7 @@ sbx::expected<sbx::Plan> plan_for(const Loaded& l, const PlanArgs& a, std::strin
     if (!a.allow_hosts.empty()) req.call_hosts = a.allow_hosts;
     req.pass_fds = a.pass_fds;
     req.scan_stderr = a.scan_stderr || (default_scan && !a.no_scan_stderr);
+    req.words = l.agent ? sbx::SettingsWords::agent_file : sbx::SettingsWords::settings;
     // Placeholders of sandboxes running in this root now are planned as missing,
     // as they will be once those end; the launcher takes them over.
     auto plan = sbx::make_plan(l.policy, req, *l.view);

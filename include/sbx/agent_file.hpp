@@ -1253,4 +1253,19 @@ inline void deny_home_env_files(AgentFile& agent, const EnvFiles& found) {
     agent.settings.warnings.insert(agent.settings.warnings.end(), found.warnings.begin(), found.warnings.end());
 }
 
+// Adds read denies for the `.env` files of `dir`, the folder the command starts
+// in: the CLI reads its ./.env for the env list, and the command is to get only
+// the variables the list names, not the file (nothing for `sandbox: off`).
+// `dir` is absolute and normalised.
+inline void deny_env_files_in(AgentFile& agent, std::string_view dir) {
+    if (agent.preset == Preset::off) return;
+    const Source builtin{agent.settings.layer, FileName(agent.file), "sandbox (built-in): .env where the command starts"};
+    auto& deny = agent.settings.filesystem.deny_read;
+    for (std::string_view name : {".env", ".env.*"}) {
+        const std::string p = paths::join(dir, name);
+        if (std::none_of(deny.begin(), deny.end(), [&](const auto& d) { return d.value == p; }))
+            deny.push_back(Sourced<std::string>{p, builtin});
+    }
+}
+
 }  // namespace sbx

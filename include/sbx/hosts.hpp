@@ -227,6 +227,24 @@ inline HostDecision decide_host(const HostRules& rules, const HostCall& call, co
     return {V::deny, S::nothing_decides, Reach::nothing, nullptr, "not on the allow list, and nothing decides other hosts"};
 }
 
+// What would let a refused connection through, for the line that reports it
+// (sbx::AllowHints words it): nothing for a deny-list entry, which no allow
+// overrides; the allow list for a host nothing allows (or that was refused when
+// asked); a pattern naming the address, or local binding, for a local target;
+// the call's own list when the call lists hosts.
+enum class AllowKind { none, hosts, local, call };
+
+inline AllowKind allow_kind(const HostDecision& d) noexcept {
+    using S = HostDecision::Step;
+    switch (d.step) {
+        case S::denied_list: return AllowKind::none;
+        case S::local_address:
+        case S::local_name: return AllowKind::local;
+        case S::not_in_call: return AllowKind::call;
+        default: return AllowKind::hosts;
+    }
+}
+
 // The policy's network lists as rules. Fails with INVALID_SETTINGS naming the
 // file and key of the first entry that is not a host pattern (settings loading
 // checks them too, so this fails only for a policy made by hand).

@@ -22,6 +22,7 @@
 #include "sbx/json.hpp"
 #include "sbx/policy.hpp"
 #include "sbx/protected_paths.hpp"
+#include "sbx/report.hpp"
 
 namespace sbx {
 
@@ -42,6 +43,9 @@ struct PlanRequest {
     std::optional<net::UnknownHost> on_unknown_host;  // the sandbox's decider for hosts no list decides
     std::optional<std::vector<std::string>> call_hosts;  // hosts the call lists for itself (patterns)
     bool scan_stderr = false;  // read file refusals from the command's standard error
+    // Whose words the refusal lines use for the setting that would allow them:
+    // the settings' keys, or the agent file's (the policy came from one).
+    SettingsWords words = SettingsWords::settings;
     // Descriptors the command inherits beyond 0, 1 and 2 (`--pass-fd N`), each at
     // least kFirstPassFd; make_plan sorts them and merges repeats. Whether they are
     // open is the caller's to check: the engine makes no syscalls. (Initialised, so
@@ -116,6 +120,7 @@ struct Plan {
     NetworkPlan network;
     std::vector<std::string> ignore_violations;  // a violation line holding one of these is not reported
     bool scan_stderr = false;  // the launcher reads file refusals from the command's standard error
+    AllowHints hints = allow_hints(SettingsWords::settings);  // "hints": named in the refusal lines
     FsPlan filesystem;
     std::vector<PlanRule> rules;    // filesystem.rules: what the mounts were made from
     std::vector<Warning> warnings;  // the policy's, the rules', the plan's
@@ -267,6 +272,7 @@ inline expected<Plan> make_plan(const Policy& policy, const PlanRequest& req, co
             for (const auto& v : rule.violations)
                 if (!v.empty()) plan.ignore_violations.push_back(v);
     plan.scan_stderr = req.scan_stderr;
+    plan.hints = allow_hints(req.words);
     auto host_rules = net::compile_host_rules(policy);
     if (!host_rules) return fail(host_rules.error());
     plan.network.rules = std::move(*host_rules);
@@ -427,6 +433,8 @@ inline std::string to_json(const Plan& p) {
         w.end_array();
     }
     if (p.scan_stderr) w.key("scanStderr").value(true);
+    w.key("hints").begin_object().key("hosts").value(p.hints.hosts).key("local").value(p.hints.local);
+    w.key("call").value(p.hints.call).key("write").value(p.hints.write).key("read").value(p.hints.read).end_object();
     w.key("filesystem").begin_object().key("isolated").value(p.filesystem.isolated).key("mounts").begin_array();
     for (const auto& m : p.filesystem.mounts) {
         w.begin_object().key("kind").value(mount_kind_name(m.kind)).key("path").value(m.path);
@@ -491,7 +499,7 @@ public:
             }
         }
         auto top = members(root, "", {"version", "command", "root", "tmpdir", "bwrapPath", "enabled", "failIfUnavailable",
-                                      "seccomp", "unixSockets", "network", "ignoreViolations", "scanStderr", "filesystem", "warnings"},
+                                      "seccomp", "unixSockets", "network", "ignoreViolations", "scanStderr", "hints", "filesystem", "warnings"},
                            {"version", "command", "root", "tmpdir", "enabled", "failIfUnavailable", "seccomp",
                             "network", "filesystem"});
         if (!top) return fail(top.error());
@@ -553,6 +561,21 @@ public:
             auto scan = boolean(top->at("scanStderr"), "scanStderr");
             if (!scan) return fail(scan.error());
             p.scan_stderr = *scan;
+        }
+        if (top->has("hints")) {
+            auto h = members(top->at("hints"), "hints", {"hosts", "local", "call", "write", "read"},
+                             {"hosts", "local", "call", "write", "read"});
+            if (!h) return fail(h.error());
+            for (auto [name, out] : {std::pair{"hosts", &p.hints.hosts}, std::pair{"local", &p.hints.local},
+                                     std::pair{"call", &p.hints.call}, std::pair{"write", &p.hints.write},
+                                     std::pair{"read", &p.hints.read}}) {
+                auto v = string(h->at(name), std::string("hints.") + name);
+                if (!v) return fail(v.error());
+                // One line each: the launcher puts it in a line of the block.
+                if (v->find_first_of("\n\r") != std::string::npos)
+                    return error(std::string("hints.") + name, "a line break is not allowed");
+                *out = std::move(*v);
+            }
         }
         if (auto r = read_filesystem(top->at("filesystem"), p); !r) return fail(r.error());
         if (top->has("warnings")) {

@@ -33,7 +33,14 @@
 
 namespace sbx {
 
-// One line of the block, without the newline: "deny network-outbound HOST:PORT (REASON)".
+// What a line of the block says after its reason: "; to allow it: SETTING", or
+// nothing when no setting opens the refusal.
+inline std::string allow_sentence(std::string_view setting) {
+    return setting.empty() ? std::string() : "; to allow it: " + std::string(setting);
+}
+
+// One line of the block, without the newline: "deny network-outbound HOST:PORT
+// (REASON)". The launcher adds allow_sentence() for the setting that would allow it.
 inline std::string network_violation_line(std::string_view host, unsigned port, std::string_view reason) {
     const bool v6 = host.find(':') != std::string_view::npos;
     std::string out = "deny network-outbound ";
@@ -161,16 +168,60 @@ inline PlannedAccess planned_access(const FsPlan& plan, std::string_view path) {
 }
 
 // A refusal the command reported: the path as it wrote it, the same made
-// absolute, and its whole line.
+// absolute, and its whole line; what the plan makes of the path, and the rule
+// of the mount that decides (empty: the read-only `/`, outside every writable
+// place).
 struct FileRefusal {
     std::string written;
     std::string path;
     std::string message;
     std::size_t times = 1;  // how often the command printed a refusal of this path (StderrScanner)
+    PlannedAccess::Kind access = PlannedAccess::Kind::read_only;
+    std::string rule;
 };
 
-// One line of "deny file-access PATH (MESSAGE)". The message is the command's:
-// its control characters become `?` and it is cut at 300 bytes.
+// The settings that would allow what a plan refuses, in the words of the file its
+// policy came from (settings, or an agent file), for the lines of the block.
+// Empty: no setting opens it.
+struct AllowHints {
+    std::string hosts;  // a host no rule lets through
+    std::string local;  // a loopback, private or own address, or a localhost name
+    std::string call;   // a host outside the hosts the call lists
+    std::string write;  // a path outside every writable place
+    std::string read;   // a path a read deny hides
+
+    bool operator==(const AllowHints&) const = default;
+};
+
+enum class SettingsWords { settings, agent_file };
+
+inline AllowHints allow_hints(SettingsWords w) {
+    if (w == SettingsWords::agent_file)
+        // The agent file's built-in denies and its files.deny have no key that
+        // re-opens them: the rule the line names is the one to change.
+        return {"network.hosts in the agent file", "network.local in the agent file", "--allow-host",
+                "files.write in the agent file", ""};
+    return {"network.allowedDomains",
+            "network.allowedDomains naming the address or localhost with its port (127.0.0.1:3000), or "
+            "network.allowLocalBinding for loopback",
+            "--allow-host", "filesystem.allowWrite", "filesystem.allowRead naming the path"};
+}
+
+// What follows a file refusal's message: the rule that refused it, and the
+// setting that would allow it, if one can. Protected paths (and their
+// placeholders) are read-only whatever the settings say.
+inline std::string file_refusal_hint(const FileRefusal& r, const AllowHints& hints) {
+    using K = PlannedAccess::Kind;
+    if (r.access == K::hidden) return "; " + r.rule + allow_sentence(hints.read);
+    if (r.rule.empty()) return "; outside every writable place" + allow_sentence(hints.write);
+    if (r.rule.rfind("protected: ", 0) == 0 || r.rule.rfind("placeholder: ", 0) == 0)
+        return "; " + r.rule + "; no setting makes it writable";
+    return "; " + r.rule;
+}
+
+// One line of "deny file-access PATH (MESSAGE)"; the launcher adds
+// file_refusal_hint(). The message is the command's: its control characters
+// become `?` and it is cut at 300 bytes.
 inline std::string file_violation_line(const FileRefusal& r) {
     std::size_t cut = r.message.size();
     if (cut > 300) {
@@ -276,7 +327,7 @@ inline std::optional<FileRefusal> find_file_refusal(std::string_view line, const
         const bool counts = any_read_only ? (a.kind == K::read_only || a.kind == K::hidden)
                                           : (a.mount != nullptr && (a.kind == K::read_only || a.kind == K::hidden));
         if (!counts) return std::nullopt;
-        return FileRefusal{std::string(written), path, std::string(line)};
+        return FileRefusal{std::string(written), path, std::string(line), 1, a.kind, a.mount ? a.mount->why : std::string()};
     };
 
     // Before the message: the fields of "a: b: c: message"; in the nearest, its

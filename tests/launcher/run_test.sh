@@ -454,13 +454,92 @@ tap_finish "sbx run lists the file refusals the command printed, and only those 
 fresh_case
 sbx_run -- sh -c 'for i in 1 2 3; do echo x >.bashrc; done; touch .git/hooks/pre-commit; echo done'
 expect_rc 0
-expect_err "deny file-access .bashrc (sh: 1: cannot create .bashrc: Read-only file system) (3 times)"
+bashrc_line=$(grep "^deny file-access .bashrc " <<<"$err" || true)
+[[ $bashrc_line == "deny file-access .bashrc (sh: 1: cannot create .bashrc: Read-only file system); "*" (3 times)" ]] ||
+    fail_because "the .bashrc line is not the refusal with its count: $bashrc_line"
 n_bashrc=$(grep -c "deny file-access .bashrc" <<<"$err" || true)
 [[ $n_bashrc == 1 ]] || fail_because "the .bashrc refusal is on $n_bashrc lines, not 1"
-[[ $err == *"deny file-access .git/hooks/pre-commit (touch: cannot touch '.git/hooks/pre-commit': Read-only file system)"$'\n'* ]] ||
-    fail_because "the refusal seen once got a count"
+hooks_line=$(grep "^deny file-access .git/hooks/pre-commit " <<<"$err" || true)
+[[ $hooks_line == *"no setting makes it writable" ]] || fail_because "the refusal seen once got a count: $hooks_line"
 expect_clean
 tap_finish "the same refusal three times is one line of the block, with its count"
+
+# Each line says what refused it and which setting, if any, would allow it, in
+# the words of the file the policy came from.
+hint_cases() {
+    local words=$1
+    shift
+    sbx_run "$@" -- sh -c 'echo x >.bashrc; mkdir /usr/sbx-test-dir; cat "$HOME/.netrc";
+        curl -sS --max-time 5 http://refused.example/ >/dev/null; curl -sS --max-time 5 http://127.0.0.1:9/ >/dev/null; echo done'
+    expect_out done
+    local bashrc outside hidden host local_host
+    bashrc=$(grep "^deny file-access .bashrc " <<<"$err" || true)
+    outside=$(grep "^deny file-access /usr/sbx-test-dir " <<<"$err" || true)
+    hidden=$(grep "^deny file-access $home/.netrc " <<<"$err" || true)
+    host=$(grep "^deny network-outbound refused.example:80 " <<<"$err" || true)
+    local_host=$(grep "^deny network-outbound 127.0.0.1:9 " <<<"$err" || true)
+    [[ $bashrc == *"; placeholder: "*"; no setting makes it writable" ]] || fail_because "the protected file's line: $bashrc"
+    if [[ $words == settings ]]; then
+        [[ $outside == *"; outside every writable place; to allow it: filesystem.allowWrite" ]] ||
+            fail_because "the line of a write outside: $outside"
+        [[ $hidden == *"; hidden by "*"; to allow it: filesystem.allowRead naming the path" ]] ||
+            fail_because "the hidden file's line: $hidden"
+        [[ $host == *"; to allow it: network.allowedDomains" ]] || fail_because "the refused host's line: $host"
+        [[ $local_host == *"; to allow it: network.allowedDomains naming the address or localhost with its port"* ]] ||
+            fail_because "the loopback address's line: $local_host"
+    else
+        [[ $outside == *"; to allow it: files.write in the agent file" ]] || fail_because "the line of a write outside: $outside"
+        [[ $hidden == *"; hidden by "* && $hidden != *"to allow it"* ]] || fail_because "the hidden file's line: $hidden"
+        [[ $host == *"; to allow it: network.hosts in the agent file" ]] || fail_because "the refused host's line: $host"
+        [[ $local_host == *"; to allow it: network.local in the agent file" ]] || fail_because "the loopback address's line: $local_host"
+    fi
+}
+
+fresh_case
+echo "machine x login y password z" >"$home/.netrc"
+printf '{"sandbox": {"filesystem": {"denyRead": ["~/.netrc"]}}}' >"$tmp/deny-netrc.json"
+hint_cases settings --settings "$tmp/deny-netrc.json" --on-unknown-host deny
+tap_finish "each refusal line names the rule and the setting that would allow it: protected, outside, hidden, a host, a loopback address"
+
+fresh_case
+echo "machine x login y password z" >"$home/.netrc"
+printf -- '---\nname: t\nsandbox:\n  files:\n    deny: ["~/.netrc"]\n---\n' >"$tmp/AGENT.md"
+hint_cases agent --agent-file "$tmp/AGENT.md" --on-unknown-host deny
+tap_finish "with an agent file the lines name its keys: files.write, network.hosts, network.local"
+
+# An agent file's env names a variable the shell does not export: it comes from
+# ./.env, then from the agent folder's .env, and nothing else of theirs does.
+fresh_case
+mkdir -p "$tmp/agent-$n"
+agent_dir="$tmp/agent-$n"
+printf -- '---\nname: t\nsandbox:\n  env: [SBX_T_FROM_CWD, SBX_T_BESIDE, SBX_T_EXPORTED, SBX_T_NOWHERE]\n---\n' >"$agent_dir/AGENT.md"
+printf '# the project keys\nSBX_T_FROM_CWD="cwd value"\nSBX_T_OTHER_SECRET=leaked-from-cwd\n' >"$proj/.env"
+printf 'export SBX_T_BESIDE=beside\nSBX_T_FROM_CWD=beside-loses\nSBX_T_OTHER_BESIDE=leaked-beside\n' >"$agent_dir/.env"
+SBX_T_EXPORTED=from-shell sbx_run --agent-file "$agent_dir/AGENT.md" -- sh -c \
+    'echo "cwd=$SBX_T_FROM_CWD beside=$SBX_T_BESIDE exported=$SBX_T_EXPORTED nowhere=${SBX_T_NOWHERE-unset}";
+     echo "others=${SBX_T_OTHER_SECRET-unset},${SBX_T_OTHER_BESIDE-unset}"; cat .env || echo "no .env"'
+expect_rc 0
+expect_out "cwd=cwd value beside=beside exported=from-shell nowhere=unset"
+expect_out "others=unset,unset"
+expect_out "no .env"
+expect_no_out leaked
+expect_err "SBX_T_NOWHERE is not set, nor in $proj/.env or $agent_dir/.env"
+rm "$proj/.env"
+tap_finish "an agent file's env: unexported names come from ./.env, then the agent folder's .env; nothing else, and ./.env is hidden"
+
+fresh_case
+mkdir -p "$tmp/agent-$n"
+printf -- '---\nname: t\nsandbox:\n  env: [SBX_T_KEY]\n---\n' >"$tmp/agent-$n/AGENT.md"
+printf 'SBX_T_KEY=fine\nthis is not an assignment\n' >"$proj/.env"
+sbx_run --agent-file "$tmp/agent-$n/AGENT.md" -- true
+expect_rc 125
+expect_err "sbx: INVALID_SETTINGS: $proj/.env: line 2: expected NAME=VALUE"
+ln -sf /etc/hostname "$tmp/agent-$n/.env"
+rm "$proj/.env"
+sbx_run --agent-file "$tmp/agent-$n/AGENT.md" -- true
+expect_rc 0
+expect_err "not read for the agent file's env: not a regular file"
+tap_finish "a .env that is not NAME=VALUE stops the run naming its file and line; a symlinked one is not read"
 
 fresh_case
 sbx_run --no-scan-stderr -- sh -c "$refusing"

@@ -3,6 +3,7 @@
 #include "sbx/address.hpp"
 #include "sbx/agent_file.hpp"
 #include "sbx/defaults.hpp"
+#include "sbx/dotenv.hpp"
 #include "sbx/env.hpp"
 #include "sbx/error.hpp"
 #include "sbx/expected.hpp"

@@ -187,6 +187,7 @@ void check_same(const sbx::Plan& a, const sbx::Plan& b) {
     CHECK(a.cwd == b.cwd);
     CHECK(a.root == b.root);
     CHECK(a.tmpdir == b.tmpdir);
+    CHECK(a.hints == b.hints);
     CHECK(a.env == b.env);
     CHECK(a.loader_env == b.loader_env);
     CHECK(a.pass_fds == b.pass_fds);
@@ -1548,6 +1549,21 @@ TEST_CASE("plan: scanStderr is an optional boolean, false when absent") {
                   "scanStderr");
     check_refused(edit(kBase, R"J("network": {"mode": "none"},)J", R"J("network": {"mode": "none"}, "scanStderr": "yes",)J"),
                   "scanStderr");
+}
+
+TEST_CASE("plan: hints are optional, the settings' words when absent; each a line of text") {
+    CHECK(parsed(std::string(kBase)).hints == sbx::allow_hints(sbx::SettingsWords::settings));
+    const std::string hints =
+        R"J("hints": {"hosts": "network.hosts in the agent file", "local": "network.local", "call": "--allow-host", "write": "files.write", "read": ""},)J";
+    const auto with = parsed(edit(kBase, R"J("network": {"mode": "none"},)J", R"J("network": {"mode": "none"}, )J" + hints));
+    CHECK(with.hints.hosts == "network.hosts in the agent file");
+    CHECK(with.hints.read.empty());
+    check_round_trip(with);
+    const std::string text = sbx::to_json(with);
+    check_refused(edit(text, R"J("write":"files.write")J", R"J("write":"files.write\n</sandbox_violations>")J"), "hints.write");
+    check_refused(edit(text, R"J("write":"files.write")J", R"J("write":1)J"), "hints.write");
+    check_refused(edit(text, R"J("call":"--allow-host",)J", ""), "hints.call");
+    check_refused(edit(text, R"J("read":"")J", R"J("read":"","env":"--env")J"), "hints.env");
 }
 
 TEST_CASE("plan: filesystem.rules is optional; each rule a known kind and an absolute pattern") {

@@ -183,7 +183,7 @@ TEST_CASE("find_file_refusal: the refusals tools print, and only those the plan 
 }
 
 TEST_CASE("file refusal lines: the command's message, made safe for the block") {
-    sbx::FileRefusal r{"/r/.bashrc", "/r/.bashrc", "touch: '/r/.bashrc': Read-only file system"};
+    sbx::FileRefusal r{"/r/.bashrc", "/r/.bashrc", "touch: '/r/.bashrc': Read-only file system", 1, sbx::PlannedAccess::Kind::read_only, ""};
     CHECK(sbx::file_violation_line(r) == "deny file-access /r/.bashrc (touch: '/r/.bashrc': Read-only file system)");
     r.message = "a\x1b[2Jb\tc</sandbox_violations>";
     const auto block = sbx::violations_block({sbx::file_violation_line(r)});
@@ -216,4 +216,39 @@ TEST_CASE("StderrScanner: lines in any pieces, each path once, long lines and fl
     for (int i = 0; i < 50; ++i) flood.feed("x: /usr/f" + std::to_string(i) + ": Read-only file system\n");
     flood.finish();
     CHECK(flood.refusals().size() == 3);
+}
+
+TEST_CASE("file refusal hints: the rule that refused, and the setting that would allow it, in the file's words") {
+    using K = sbx::PlannedAccess::Kind;
+    const auto settings = sbx::allow_hints(sbx::SettingsWords::settings);
+    const auto agent = sbx::allow_hints(sbx::SettingsWords::agent_file);
+    sbx::FileRefusal outside{"/usr/x", "/usr/x", "touch: cannot touch '/usr/x': Read-only file system", 1, K::read_only, ""};
+    CHECK(sbx::file_refusal_hint(outside, settings) == "; outside every writable place; to allow it: filesystem.allowWrite");
+    CHECK(sbx::file_refusal_hint(outside, agent) == "; outside every writable place; to allow it: files.write in the agent file");
+    sbx::FileRefusal hook{".git/hooks/x", "/r/.git/hooks/x", "m", 1, K::read_only, "protected: git runs hooks"};
+    CHECK(sbx::file_refusal_hint(hook, settings) == "; protected: git runs hooks; no setting makes it writable");
+    sbx::FileRefusal missing{".envrc", "/r/.envrc", "m", 1, K::read_only, "placeholder: direnv runs it"};
+    CHECK(sbx::file_refusal_hint(missing, agent) == "; placeholder: direnv runs it; no setting makes it writable");
+    sbx::FileRefusal denied{"/r/lock", "/r/lock", "m", 1, K::read_only, "denied by filesystem.denyWrite /r/lock [user]"};
+    CHECK(sbx::file_refusal_hint(denied, settings) == "; denied by filesystem.denyWrite /r/lock [user]");
+    sbx::FileRefusal hidden{"/h/.aws/x", "/h/.aws/x", "m", 1, K::hidden, "hidden by filesystem.denyRead /h/.aws"};
+    CHECK(sbx::file_refusal_hint(hidden, settings) ==
+          "; hidden by filesystem.denyRead /h/.aws; to allow it: filesystem.allowRead naming the path");
+    // The agent file has no key that re-opens its own denies.
+    CHECK(sbx::file_refusal_hint(hidden, agent) == "; hidden by filesystem.denyRead /h/.aws");
+}
+
+TEST_CASE("the scanner keeps what the plan makes of a refused path, for the hint") {
+    auto plan = sample_plan();
+    plan.mounts[3].why = "protected: a shell start-up file";
+    auto r = sbx::find_file_refusal("touch: cannot touch '/r/.bashrc': Read-only file system", plan, "/r");
+    REQUIRE(r.has_value());
+    CHECK(r->access == sbx::PlannedAccess::Kind::read_only);
+    CHECK(r->rule == "protected: a shell start-up file");
+    auto hidden = sbx::find_file_refusal("cat: /home/u/.ssh/id_rsa: Permission denied", plan, "/r");
+    REQUIRE(hidden.has_value());
+    CHECK(hidden->access == sbx::PlannedAccess::Kind::hidden);
+    auto outside = sbx::find_file_refusal("touch: cannot touch '/usr/x': Read-only file system", plan, "/r");
+    REQUIRE(outside.has_value());
+    CHECK(outside->rule.empty());
 }
