@@ -184,8 +184,10 @@ class CommandProxy {
 public:
     // Takes the listeners; fails with the proxy's error. `stop` stops the
     // sandbox while a question is open on the terminal (see ask_on_terminal).
+    // `forward_fds`: a listener for each of the plan's network.forwards, in order.
     static sbx::expected<std::unique_ptr<CommandProxy>> start(const sbx::Plan& plan, Report& report, int http_fd,
-                                                               int socks_fd, StopSandbox stop);
+                                                               int socks_fd, StopSandbox stop,
+                                                               const std::vector<int>& forward_fds = {});
     CommandProxy(const CommandProxy&) = delete;
     CommandProxy& operator=(const CommandProxy&) = delete;
     ~CommandProxy() { stop(); }

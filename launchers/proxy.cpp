@@ -54,7 +54,7 @@ constexpr std::size_t kGrowthBudget = 64 * 1024 * 1024;
 constexpr std::size_t kLingerBytes = 4 * 1024 * 1024;
 constexpr std::chrono::milliseconds kLingerTime{2000};
 
-enum class Protocol { http, socks5 };
+enum class Protocol { http, socks5, forward };
 
 // Portability: the proxy runs in sbx-linux and in sbx-mac. macOS has neither
 // eventfd, accept4, SOCK_CLOEXEC nor MSG_NOSIGNAL; sbx-mac ignores SIGPIPE, so
@@ -133,6 +133,12 @@ private:
 struct Proxy::State {
     ProxyOptions options;
     Fd http_listener, socks_listener;
+    struct Forward {
+        Fd listener;
+        std::string host;
+        std::uint16_t port = 0;
+    };
+    std::vector<Forward> forwards;
     Event stop_event;  // readable from the moment stop() begins: every poll watches it
     Event reap_event;  // set by each connection thread as it ends
     std::atomic<bool> stopping{false};
@@ -1038,13 +1044,29 @@ void serve_socks(State& s, Fd& client) {
     relay(s, fd, r.upstream.get(), {}, socks_bound_reply(r.upstream.get()), std::nullopt);
 }
 
+// ---- Forwards ---------------------------------------------------------------------------
+
+// A client of forward `f` reaches its target as a CONNECT there would, or is
+// reset: the nearest a listener that accepted comes to "connection refused".
+void serve_forward(State& s, Fd& client, const State::Forward& f) {
+    Reached r = reach(s, f.host, f.port, "forward");
+    if (r.kind != Reached::Kind::connected) {
+        const linger reset{1, 0};
+        ::setsockopt(client.get(), SOL_SOCKET, SO_LINGER, &reset, sizeof reset);
+        return;
+    }
+    relay(s, client.get(), r.upstream.get(), {}, {}, std::nullopt);
+}
+
 // ---- Accepting ---------------------------------------------------------------------------
 
-void serve(State& s, int fd, Protocol protocol) {
+// `forward`: the index of the forward whose listener accepted (Protocol::forward).
+void serve(State& s, int fd, Protocol protocol, std::size_t forward) {
     Fd client(fd);
     try {
         if (protocol == Protocol::http) serve_http(s, client);
-        else serve_socks(s, client);
+        else if (protocol == Protocol::socks5) serve_socks(s, client);
+        else serve_forward(s, client, s.forwards[forward]);
     } catch (...) {
         // Out of memory, say: this connection ends, the proxy goes on.
     }
@@ -1062,7 +1084,7 @@ void reap(State& s) {
     }
 }
 
-void accept_one(State& s, int listener, Protocol protocol) {
+void accept_one(State& s, int listener, Protocol protocol, std::size_t forward = 0) {
     Fd client(accept_client(listener));
     if (client.get() < 0) {
         if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) {
@@ -1088,8 +1110,8 @@ void accept_one(State& s, int listener, Protocol protocol) {
     const int fd = client.get();
     ++s.live;
     try {
-        c.thread = std::thread([&s, &c, fd, protocol] {
-            serve(s, fd, protocol);
+        c.thread = std::thread([&s, &c, fd, protocol, forward] {
+            serve(s, fd, protocol, forward);
             --s.live;
             c.done = true;
             s.reap_event.notify();
@@ -1102,12 +1124,16 @@ void accept_one(State& s, int listener, Protocol protocol) {
 }
 
 void accept_loop(State& s) {
+    // The proxy's two listeners, the events, then each forward's listener.
+    std::vector<pollfd> p = {{s.http_listener.get(), POLLIN, 0},
+                             {s.socks_listener.get(), POLLIN, 0},
+                             {s.stop_event.fd(), POLLIN, 0},
+                             {s.reap_event.fd(), POLLIN, 0}};
+    constexpr std::size_t kFirstForward = 4;
+    for (const auto& f : s.forwards) p.push_back({f.listener.get(), POLLIN, 0});
     for (;;) {
-        pollfd p[4] = {{s.http_listener.get(), POLLIN, 0},
-                       {s.socks_listener.get(), POLLIN, 0},
-                       {s.stop_event.fd(), POLLIN, 0},
-                       {s.reap_event.fd(), POLLIN, 0}};
-        const int n = ::poll(p, 4, -1);
+        for (auto& one : p) one.revents = 0;
+        const int n = ::poll(p.data(), static_cast<nfds_t>(p.size()), -1);
         if (n < 0 && errno == EINTR) continue;
         if (n < 0 || p[2].revents != 0) return;
         if (p[3].revents != 0) {
@@ -1117,6 +1143,8 @@ void accept_loop(State& s) {
         try {
             if (p[0].revents != 0) accept_one(s, s.http_listener.get(), Protocol::http);
             if (p[1].revents != 0) accept_one(s, s.socks_listener.get(), Protocol::socks5);
+            for (std::size_t i = kFirstForward; i < p.size(); ++i)
+                if (p[i].revents != 0) accept_one(s, p[i].fd, Protocol::forward, i - kFirstForward);
         } catch (...) {
             // Out of memory for the list: the client was closed; go on.
         }
@@ -1143,13 +1171,28 @@ Proxy::Proxy(std::unique_ptr<State> state) : state_(std::move(state)) {}
 
 Proxy::~Proxy() { stop(); }
 
-sbx::expected<std::unique_ptr<Proxy>> Proxy::start(ProxyOptions options, int http_listener, int socks_listener) {
+sbx::expected<std::unique_ptr<Proxy>> Proxy::start(ProxyOptions options, int http_listener, int socks_listener,
+                                                   std::vector<ForwardListener> forwards) {
     auto s = std::make_unique<State>();
     s->http_listener = Fd(http_listener);
     s->socks_listener = Fd(socks_listener == http_listener ? -1 : socks_listener);
+    // Each descriptor owned once, however often it is given.
+    std::vector<int> owned{http_listener, socks_listener};
+    int twice = -1;
+    for (auto& f : forwards) {
+        if (std::find(owned.begin(), owned.end(), f.fd) != owned.end()) {
+            twice = f.fd;
+            continue;
+        }
+        owned.push_back(f.fd);
+        s->forwards.push_back(State::Forward{Fd(f.fd), std::move(f.host), f.port});
+    }
     if (socks_listener == http_listener) return sbx::fail(Errc::invalid_argument, "the HTTP and SOCKS listeners are one descriptor");
+    if (twice >= 0) return sbx::fail(Errc::invalid_argument, "descriptor " + std::to_string(twice) + " is given as two listeners");
     if (auto r = check_listener(http_listener, "HTTP"); !r) return sbx::fail(r.error());
     if (auto r = check_listener(socks_listener, "SOCKS"); !r) return sbx::fail(r.error());
+    for (const auto& f : s->forwards)
+        if (auto r = check_listener(f.listener.get(), "forward's"); !r) return sbx::fail(r.error());
     if (!s->stop_event.open() || !s->reap_event.open())
         return sbx::fail(Errc::io_error, std::string("cannot make the proxy's events: ") + std::strerror(errno));
     s->options = std::move(options);
@@ -1187,6 +1230,7 @@ void Proxy::stop() {
     s.connections.clear();
     s.http_listener.reset();
     s.socks_listener.reset();
+    s.forwards.clear();
     s.stop_event.close();
     s.reap_event.close();
 }

@@ -4,7 +4,8 @@
 // One Proxy serves one sandboxed command. The launcher hands it two listening TCP
 // sockets that it made inside the sandbox's network namespace, so that only the
 // command can connect; the Proxy serves HTTP proxy requests on the first and
-// SOCKS5 on the second until stop(). For each connection it canonicalises the
+// SOCKS5 on the second, and on each forward's listener connections that lead to
+// that forward's fixed target, until stop(). For each connection it canonicalises the
 // host the client named (sbx::net::canonical_target), decides it
 // (sbx::net::decide_host, asking through ProxyOptions::ask when the decision is
 // "ask"), resolves a name once the decision lets it through or the answer is
@@ -13,6 +14,13 @@
 // does not resolve, a server that does not answer) are answered to the client
 // but are not refusals. The engine decides everything, this machine's own
 // addresses (ProxyOptions::own_addresses) included: nothing is decided here.
+//
+// A forward (sbx/forwards.hpp) serves clients that ignore proxies: a connection
+// accepted on its listener is handled as a CONNECT to its target, decided,
+// asked about, resolved and dialed the same way, and reported as a refusal with
+// protocol "forward"; a connection it does not make is reset (the client reads
+// ECONNRESET). A forward
+// reaches its target and nothing else: the client names no host.
 //
 // Threads: one that accepts, and one per connection (at most
 // ProxyOptions::max_connections; more are answered 503, best effort, or closed). They block
@@ -43,7 +51,7 @@ namespace sbx::linux_sandbox {
 struct ProxyEvent {
     std::string host;        // canonical target host ("example.com", "169.254.169.254", "::1")
     std::uint16_t port = 0;
-    std::string protocol;    // "http", "connect" or "socks5"
+    std::string protocol;    // "http", "connect", "socks5" or "forward"
     std::string rule;        // the text of the deciding rule, or empty
     std::string reason;      // one line: HostDecision::why, or why the resolved addresses were refused
     sbx::net::AllowKind allow = sbx::net::AllowKind::none;  // what would let it through
@@ -77,6 +85,13 @@ struct ProxyOptions {
     std::size_t max_connections = 1024;  // served at once; more are answered 503 (HTTP) or closed (SOCKS)
 };
 
+// A listening socket of a forward's, with the target every connection on it leads to.
+struct ForwardListener {
+    int fd = -1;
+    std::string host;        // as the plan writes it: canonical address text or "localhost"
+    std::uint16_t port = 0;
+};
+
 class Proxy {
 public:
     // Takes over two listening TCP sockets (bound, listening; they are made
@@ -84,8 +99,9 @@ public:
     // second until stop(). The Proxy owns both descriptors from the call on, and
     // closes them also when start fails: INVALID_ARGUMENT for a descriptor that is
     // not a listening stream socket, IO_ERROR when a thread or an eventfd cannot be
-    // made.
-    static sbx::expected<std::unique_ptr<Proxy>> start(ProxyOptions options, int http_listener, int socks_listener);
+    // made. The same holds for the forwards' listeners.
+    static sbx::expected<std::unique_ptr<Proxy>> start(ProxyOptions options, int http_listener, int socks_listener,
+                                                       std::vector<ForwardListener> forwards = {});
 
     // Stops accepting, ends every connection, joins every thread and closes every
     // descriptor the Proxy owns. Returns once that is done: promptly, except for a

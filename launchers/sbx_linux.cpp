@@ -293,27 +293,32 @@ void report_audit(const GitAuditResult& audit, Report& report, bool in_block) {
     }
 }
 
-// The two listening sockets the stage made inside, or -1s when the sandbox never
-// got that far (bubblewrap failed; its exit closes the socket).
-std::pair<int, int> receive_listeners(int sock) {
+// The listening sockets the stage made inside: one per forward, then the
+// proxy's HTTP and SOCKS ones; empty when the sandbox never got that far
+// (bubblewrap failed, or the stage could not make one; its exit closes the
+// socket). Whatever else arrives is closed.
+std::vector<int> receive_listeners(int sock, std::size_t forwards) {
+    const std::size_t want = forwards + 2;
     char byte = 0;
     iovec iov{&byte, 1};
-    alignas(cmsghdr) char control[CMSG_SPACE(2 * sizeof(int))] = {};
+    std::vector<char> control(CMSG_SPACE(want * sizeof(int)), 0);  // operator new aligns it for cmsghdr
     msghdr msg{};
     msg.msg_iov = &iov;
     msg.msg_iovlen = 1;
-    msg.msg_control = control;
-    msg.msg_controllen = sizeof control;
+    msg.msg_control = control.data();
+    msg.msg_controllen = control.size();
     ssize_t n;
     while ((n = ::recvmsg(sock, &msg, MSG_CMSG_CLOEXEC)) < 0 && errno == EINTR) {
     }
+    std::vector<int> fds;
     const cmsghdr* cm = n == 1 ? CMSG_FIRSTHDR(&msg) : nullptr;
-    if (cm == nullptr || cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_RIGHTS ||
-        cm->cmsg_len != CMSG_LEN(2 * sizeof(int)))
-        return {-1, -1};
-    int fds[2];
-    std::memcpy(fds, CMSG_DATA(cm), sizeof fds);
-    return {fds[0], fds[1]};
+    if (cm != nullptr && cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS && cm->cmsg_len >= CMSG_LEN(0)) {
+        fds.resize((cm->cmsg_len - CMSG_LEN(0)) / sizeof(int));
+        std::memcpy(fds.data(), CMSG_DATA(cm), fds.size() * sizeof(int));
+    }
+    if (fds.size() == want && (msg.msg_flags & MSG_CTRUNC) == 0) return fds;
+    for (int fd : fds) ::close(fd);
+    return {};
 }
 
 int run_plan(int plan_fd, int report_fd, bool print_violations) {
@@ -455,6 +460,8 @@ int run_plan(int plan_fd, int report_fd, bool print_violations) {
     if (plan->network.mode == sbx::NetworkMode::proxy) {
         if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, proxy_pair) != 0) return give_up_errno("socketpair");
         stage.proxy_fd = proxy_pair[1];
+        for (const auto& f : plan->network.forwards)
+            stage.forwards.push_back({sbx::net::to_string(f.listen), f.port, f.why.empty() ? f.target : f.why});
     }
 
     std::vector<std::string> args{probed.bwrap,
@@ -546,12 +553,17 @@ int run_plan(int plan_fd, int report_fd, bool print_violations) {
     std::unique_ptr<CommandProxy> proxy;
     if (proxy_pair[0] >= 0) {
         ::close(proxy_pair[1]);
-        const auto [http_fd, socks_fd] = receive_listeners(proxy_pair[0]);
+        auto fds = receive_listeners(proxy_pair[0], plan->network.forwards.size());
         ::close(proxy_pair[0]);
-        if (http_fd >= 0) {
+        if (!fds.empty()) {
+            const int socks_fd = fds.back();
+            fds.pop_back();
+            const int http_fd = fds.back();
+            fds.pop_back();
             // While a question is on the terminal, every process of the sandbox's
             // PID namespace is stopped.
-            auto started = CommandProxy::start(*plan, report, http_fd, socks_fd, [] { return stop_pid_namespace(g_sandbox_pid); });
+            auto started = CommandProxy::start(*plan, report, http_fd, socks_fd,
+                                               [] { return stop_pid_namespace(g_sandbox_pid); }, fds);
             if (!started) {
                 // The command would run without the network it was promised: stop it.
                 std::cerr << "sbx-linux: " << sbx::errc_name(started.error().code) << ": "

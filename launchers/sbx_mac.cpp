@@ -201,6 +201,18 @@ int print_profile(int plan_fd) {
     return 0;
 }
 
+// The plan's forwards are Linux's: there the command has a loopback of its own
+// to listen on. Here it shares the host's, where the server itself holds the
+// port, and Seatbelt lets it reach only the proxy: say so, once.
+void warn_forwards(const sbx::Plan& plan) {
+    if (plan.network.mode != sbx::NetworkMode::proxy || plan.network.forwards.empty()) return;
+    std::string list;
+    for (const auto& f : plan.network.forwards)
+        list += (list.empty() ? "" : ", ") + sbx::net::address_port_text(f.listen, f.port);
+    std::cerr << "sbx-mac: warning: no loopback forwards on macOS (" << list
+              << "): the command reaches those servers only through its proxy variables (HTTP_PROXY, ALL_PROXY)\n";
+}
+
 int run_plan(int plan_fd, int report_fd, bool print_violations) {
     Report report(report_fd);
     g_report = &report;
@@ -214,6 +226,7 @@ int run_plan(int plan_fd, int report_fd, bool print_violations) {
         if (w.message.find("Linux cannot tell Unix socket paths apart") == std::string::npos)
             std::cerr << "sbx-mac: warning: " << sbx::to_string(w) << "\n";
     warn_long_tmpdir(*plan);
+    warn_forwards(*plan);
     if (auto fds = check_pass_fds(*plan, {plan_fd, report_fd, g_control_fd}); !fds) {
         report.error_event(fds.error());
         return fail_before(fds.error());

@@ -35,6 +35,7 @@ std::vector<std::string> stage_argv(const StageArgs& a) {
                                  "--exe-fd", std::to_string(a.exe_fd), "--status-fd", std::to_string(a.status_fd),
                                  "--proxy-fd", std::to_string(a.proxy_fd), "--filtered", a.filtered ? "1" : "0"};
     for (int fd : a.keep_fds) out.insert(out.end(), {"--keep-fd", std::to_string(fd)});
+    for (const auto& f : a.forwards) out.insert(out.end(), {"--forward", f.address, std::to_string(f.port), f.entry});
     for (const auto& kv : a.loader_env) out.insert(out.end(), {"--loader-env", kv});
     out.emplace_back("--");
     out.insert(out.end(), a.command.begin(), a.command.end());
@@ -46,6 +47,15 @@ bool parse_stage_args(int argc, char** argv, StageArgs& out) {
     for (; i < argc; ++i) {
         const std::string_view a = argv[i];
         if (a == "--") break;
+        if (a == "--forward") {
+            StageForward f;
+            if (i + 3 >= argc || !parse_fd(argv[i + 2], f.port, 1) || f.port > 65535) return false;
+            f.address = argv[i + 1];
+            f.entry = argv[i + 3];
+            out.forwards.push_back(std::move(f));
+            i += 3;
+            continue;
+        }
         if (i + 1 >= argc) return false;
         const char* v = argv[++i];
         if (a == "--exe-fd" && parse_fd(v, out.exe_fd)) continue;
@@ -73,43 +83,83 @@ bool parse_stage_args(int argc, char** argv, StageArgs& out) {
 
 namespace {
 
-// Two listening sockets on the sandbox's own loopback, handed to the launcher,
-// whose proxy serves them; the command gets their ports. Only processes in this
-// network namespace can connect to them.
-std::string hand_over_listeners(int proxy_fd) {
-    int fds[2] = {-1, -1};
-    int ports[2] = {0, 0};
-    for (int i = 0; i < 2; ++i) {
-        fds[i] = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-        sockaddr_in sa{};
-        sa.sin_family = AF_INET;
-        sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-        socklen_t len = sizeof sa;
-        if (fds[i] < 0 || ::bind(fds[i], reinterpret_cast<const sockaddr*>(&sa), sizeof sa) != 0 ||
-            ::listen(fds[i], 512) != 0 || ::getsockname(fds[i], reinterpret_cast<sockaddr*>(&sa), &len) != 0)
-            return std::string("cannot listen on the sandbox's loopback: ") + std::strerror(errno);
-        ports[i] = ntohs(sa.sin_port);
+// The listening sockets made so far, closed when the stage is done with them.
+struct Listeners {
+    std::vector<int> fds;
+    Listeners() = default;
+    Listeners(const Listeners&) = delete;
+    Listeners& operator=(const Listeners&) = delete;
+    ~Listeners() {
+        for (int fd : fds) ::close(fd);
     }
+};
+
+// A listening TCP socket on `address`:`port` (0: any free one) of the sandbox's
+// loopback, added to `out`; its port, or -1 with errno.
+int listen_on(Listeners& out, const std::string& address, int port) {
+    sockaddr_storage ss{};
+    socklen_t len = 0;
+    if (auto* in = reinterpret_cast<sockaddr_in*>(&ss); ::inet_pton(AF_INET, address.c_str(), &in->sin_addr) == 1) {
+        in->sin_family = AF_INET;
+        in->sin_port = htons(static_cast<std::uint16_t>(port));
+        len = sizeof(sockaddr_in);
+    } else if (auto* in6 = reinterpret_cast<sockaddr_in6*>(&ss); ::inet_pton(AF_INET6, address.c_str(), &in6->sin6_addr) == 1) {
+        in6->sin6_family = AF_INET6;
+        in6->sin6_port = htons(static_cast<std::uint16_t>(port));
+        len = sizeof(sockaddr_in6);
+    } else {
+        errno = EINVAL;
+        return -1;
+    }
+    const int fd = ::socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) return -1;
+    out.fds.push_back(fd);
+    const int one = 1;
+    if (ss.ss_family == AF_INET6 && ::setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof one) != 0) return -1;
+    if (::bind(fd, reinterpret_cast<const sockaddr*>(&ss), len) != 0 || ::listen(fd, 512) != 0) return -1;
+    len = sizeof ss;
+    if (::getsockname(fd, reinterpret_cast<sockaddr*>(&ss), &len) != 0) return -1;
+    return ntohs(ss.ss_family == AF_INET6 ? reinterpret_cast<sockaddr_in6*>(&ss)->sin6_port
+                                          : reinterpret_cast<sockaddr_in*>(&ss)->sin_port);
+}
+
+// The forwards' listening sockets, then the proxy's two, on the sandbox's own
+// loopback, handed to the launcher in that order; its proxy serves them, and
+// the command gets the proxy's ports. Only processes in this network namespace
+// can connect to them. The forwards go first, so that the proxy's ephemeral
+// ports cannot take theirs. The caller closes proxy_fd.
+std::string hand_over_listeners(int proxy_fd, const std::vector<StageForward>& forwards) {
+    Listeners made;
+    for (const auto& f : forwards)
+        if (listen_on(made, f.address, f.port) < 0) {
+            const int err = errno;
+            const std::string where = f.address.find(':') != std::string::npos ? "[" + f.address + "]" : f.address;
+            return "cannot listen on " + where + ":" + std::to_string(f.port) + " inside the sandbox for the forward of " +
+                   f.entry + ": " + std::strerror(err) +
+                   (err == EADDRNOTAVAIL ? " (the sandbox's loopback has no such address)" : "");
+        }
+    int ports[2] = {0, 0};
+    for (int& port : ports)
+        if ((port = listen_on(made, "127.0.0.1", 0)) < 0)
+            return std::string("cannot listen on the sandbox's loopback: ") + std::strerror(errno);
     char byte = 'L';
     iovec iov{&byte, 1};
-    alignas(cmsghdr) char control[CMSG_SPACE(sizeof fds)] = {};
+    const std::size_t bytes = made.fds.size() * sizeof(int);
+    std::vector<char> control(CMSG_SPACE(bytes), 0);  // operator new aligns it for cmsghdr
     msghdr msg{};
     msg.msg_iov = &iov;
     msg.msg_iovlen = 1;
-    msg.msg_control = control;
-    msg.msg_controllen = sizeof control;
+    msg.msg_control = control.data();
+    msg.msg_controllen = control.size();
     cmsghdr* cm = CMSG_FIRSTHDR(&msg);
     cm->cmsg_level = SOL_SOCKET;
     cm->cmsg_type = SCM_RIGHTS;
-    cm->cmsg_len = CMSG_LEN(sizeof fds);
-    std::memcpy(CMSG_DATA(cm), fds, sizeof fds);
+    cm->cmsg_len = CMSG_LEN(bytes);
+    std::memcpy(CMSG_DATA(cm), made.fds.data(), bytes);
     ssize_t sent;
     while ((sent = ::sendmsg(proxy_fd, &msg, MSG_NOSIGNAL)) < 0 && errno == EINTR) {
     }
     const int err = errno;
-    ::close(fds[0]);
-    ::close(fds[1]);
-    ::close(proxy_fd);
     if (sent != 1) return std::string("cannot hand the proxy's sockets to the launcher: ") + std::strerror(err);
     for (const auto& [name, value] : proxy_environment(ports[0], ports[1]))
         if (::setenv(name.c_str(), value.c_str(), 1) != 0) return "cannot set " + name;
@@ -158,8 +208,11 @@ std::string check_filtered() {
 int run_stage(const StageArgs& a) {
     write_all(a.status_fd, "S", 1);
     if (a.exe_fd >= 0) ::close(a.exe_fd);
-    if (a.proxy_fd >= 0)
-        if (auto why = hand_over_listeners(a.proxy_fd); !why.empty()) return stage_failed(a.status_fd, why);
+    if (a.proxy_fd >= 0) {
+        const std::string why = hand_over_listeners(a.proxy_fd, a.forwards);
+        ::close(a.proxy_fd);  // the launcher's end reads the end of the stream, or the sockets
+        if (!why.empty()) return stage_failed(a.status_fd, why);
+    }
     for (const auto& kv : a.loader_env) {
         const auto eq = kv.find('=');
         if (::setenv(kv.substr(0, eq).c_str(), kv.c_str() + eq + 1, 1) != 0)

@@ -5,7 +5,9 @@
 // binary (so a read-denied install directory cannot hide it). bubblewrap loads
 // the seccomp program the launcher built (--seccomp) into its own init (pid 1)
 // and into the stage, so no process of the sandbox runs without it; the stage
-// checks that both do, makes the proxy's listening sockets, sets the loader
+// checks that both do, makes the listening sockets of the plan's forwards and
+// then the proxy's own (so that no ephemeral port of the proxy's takes a
+// forward's), hands them all to the launcher, sets the loader
 // variables, closes every descriptor the command is not given, and execs the
 // command. It tells the launcher how far it got on an inherited pipe:
 //   nothing   the sandbox was never built (bubblewrap failed before the stage)
@@ -23,6 +25,14 @@ namespace sbx::linux_sandbox {
 
 inline constexpr std::string_view kStageFlag = "--stage";
 
+// A forward's listener: `--forward ADDRESS PORT ENTRY` (ADDRESS as the plan
+// writes it, 127.0.0.1 or ::1; ENTRY the allowed entry behind it, for errors).
+struct StageForward {
+    std::string address;
+    int port = 0;
+    std::string entry;
+};
+
 // What the stage needs, on its command line.
 struct StageArgs {
     int exe_fd = -1;      // the descriptor the stage was exec'd from: closed before the command
@@ -30,6 +40,7 @@ struct StageArgs {
     bool filtered = false;  // bubblewrap was given a filter: check that this process and pid 1 run under it
     int proxy_fd = -1;    // a Unix stream socket to the launcher: the stage makes the proxy's listening
                           // sockets on the sandbox's loopback and hands them over it; -1: no proxy
+    std::vector<StageForward> forwards;   // listened on before the proxy's, handed over first, in this order
     std::vector<int> keep_fds;            // the descriptors the command gets beyond 0-2 (the plan's passFds)
     std::vector<std::string> loader_env;  // NAME=VALUE
     std::vector<std::string> command;

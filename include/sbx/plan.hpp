@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "sbx/env.hpp"
+#include "sbx/forwards.hpp"
 #include "sbx/fs_plan.hpp"
 #include "sbx/hosts.hpp"
 #include "sbx/json.hpp"
@@ -78,6 +79,9 @@ struct NetworkPlan {
     net::HostCall call;    // the hosts the call lists, its onUnknownHost
     std::string strict_why;  // what made the list strict, for people
     std::string local_why;   // the settings entry behind rules.local, for people
+    // Listeners on the sandbox's loopback that lead to allowed loopback targets
+    // (sbx/forwards.hpp): each connection decided as a CONNECT to the target.
+    std::vector<net::Forward> forwards;
 };
 
 // One filesystem rule as the engine compiled it (fs_rules.hpp), for launchers
@@ -290,6 +294,17 @@ inline expected<Plan> make_plan(const Policy& policy, const PlanRequest& req, co
             plan.network.call.hosts->push_back(net::HostRule{std::move(*p), text, "the call's hosts", std::nullopt});
         }
     }
+    auto forwards = net::loopback_forwards(plan.network.rules, plan.network.call);
+    for (const auto* r : forwards.privileged)
+        plan.warnings.push_back(Warning{r->source ? r->source->file.str() : "", r->source ? r->source->key : "",
+                                        r->text + " gets no loopback forward: the sandbox cannot listen on a port below " +
+                                            std::to_string(net::kFirstForwardPort) +
+                                            "; only clients that use the proxy variables reach it"});
+    plan.network.forwards = std::move(forwards.forwards);
+    if (plan.network.forwards.size() > net::kMaxForwards)
+        return fail(Errc::invalid_settings, "the allowed loopback entries with a port ask for " +
+                                                std::to_string(plan.network.forwards.size()) + " forwards; at most " +
+                                                std::to_string(net::kMaxForwards) + " can be made");
     auto env = command_environment(policy, EnvRequest{req.environ, req.pass_env, req.tmpdir});
     if (!env) return fail(env.error());
     plan.env = std::move(env->env);
@@ -387,6 +402,23 @@ inline void write_network(json::Writer& w, const NetworkPlan& n) {
             write_host_rules(w, *n.call.hosts);
         }
         if (n.call.on_unknown) w.key("callOnUnknownHost").value(unknown_host_name(*n.call.on_unknown));
+        if (!n.forwards.empty()) {
+            w.key("forwards").begin_array();
+            for (const auto& f : n.forwards)
+                w.begin_object()
+                    .key("listen")
+                    .value(net::to_string(f.listen))
+                    .key("port")
+                    .value(static_cast<int>(f.port))
+                    .key("target")
+                    .value(f.target)
+                    .key("targetPort")
+                    .value(static_cast<int>(f.target_port))
+                    .key("why")
+                    .value(f.why)
+                    .end_object();
+            w.end_array();
+        }
     }
     w.end_object();
 }
@@ -701,7 +733,7 @@ private:
     static expected<void> read_network(element v, Plan& p) {
         auto first = members(v, "network",
                              {"mode", "allowed", "denied", "strict", "strictWhy", "local", "localWhy", "onUnknownHost",
-                              "callHosts", "callOnUnknownHost"},
+                              "callHosts", "callOnUnknownHost", "forwards"},
                              {"mode"});
         if (!first) return fail(first.error());
         auto mode = string(first->at("mode"), "network.mode");
@@ -715,7 +747,7 @@ private:
         if (*mode != "proxy") return error("network.mode", "unknown network mode '" + *mode + "'; expected none or proxy");
         auto m = members(v, "network",
                          {"mode", "allowed", "denied", "strict", "strictWhy", "local", "localWhy", "onUnknownHost",
-                          "callHosts", "callOnUnknownHost"},
+                          "callHosts", "callOnUnknownHost", "forwards"},
                          {"mode", "allowed", "denied", "strict"});
         if (!m) return fail(m.error());
         NetworkPlan n;
@@ -759,8 +791,70 @@ private:
             if (!u) return fail(u.error());
             n.call.on_unknown = *u;
         }
+        if (m->has("forwards")) {
+            auto forwards = read_forwards(m->at("forwards"));
+            if (!forwards) return fail(forwards.error());
+            n.forwards = std::move(*forwards);
+        }
         p.network = std::move(n);
         return {};
+    }
+
+    static expected<std::uint16_t> port_number(element v, const std::string& key) {
+        auto n = integer(v, key);
+        if (!n) return fail(n.error());
+        if (*n == 0 || *n > 65535) return error(key, "a port is from 1 to 65535");
+        return static_cast<std::uint16_t>(*n);
+    }
+
+    // network.forwards: each listens on a loopback address in canonical text
+    // (127.0.0.1, ::1; no brackets), once per address and port, and leads to a
+    // loopback address or `localhost`, which the proxy decides per connection.
+    static expected<std::vector<net::Forward>> read_forwards(element v) {
+        auto list = array(v, "network.forwards");
+        if (!list) return fail(list.error());
+        std::vector<net::Forward> out;
+        std::size_t i = 0;
+        for (auto e : *list) {
+            const std::string k = index("network.forwards", i++);
+            auto fm = members(e, k, {"listen", "port", "target", "targetPort", "why"}, {"listen", "port", "target", "targetPort"});
+            if (!fm) return fail(fm.error());
+            net::Forward f;
+            auto listen = string(fm->at("listen"), k + ".listen");
+            if (!listen) return fail(listen.error());
+            auto address = net::parse_ipv4_dotted(*listen);
+            if (!address && listen->find(':') != std::string::npos) address = net::parse_ipv6(*listen);
+            if (!address || net::to_string(*address) != *listen)
+                return error(k + ".listen", "'" + *listen + "' is not an address in canonical text (127.0.0.1, ::1)");
+            if (!net::forward_address(*address) || net::is_v4_mapped(*address))
+                return error(k + ".listen", "'" + *listen + "' is not a loopback address: a forward listens on the sandbox's loopback");
+            f.listen = *address;
+            auto port = port_number(fm->at("port"), k + ".port");
+            if (!port) return fail(port.error());
+            f.port = *port;
+            auto target = string(fm->at("target"), k + ".target");
+            if (!target) return fail(target.error());
+            auto target_port = port_number(fm->at("targetPort"), k + ".targetPort");
+            if (!target_port) return fail(target_port.error());
+            f.target_port = *target_port;
+            auto t = net::canonical_target(*target, f.target_port);
+            const bool loopback = t && (t->address ? net::forward_address(*t->address) : t->host == "localhost");
+            if (!t || t->host != *target || !loopback)
+                return error(k + ".target", "'" + *target + "' is not a loopback address in canonical text nor localhost");
+            f.target = std::move(*target);
+            if (fm->has("why")) {
+                auto w = string(fm->at("why"), k + ".why");
+                if (!w) return fail(w.error());
+                f.why = std::move(*w);
+            }
+            const bool twice = std::any_of(out.begin(), out.end(),
+                                           [&](const net::Forward& o) { return o.listen == f.listen && o.port == f.port; });
+            if (twice) return error(k, "a second forward listens on " + net::address_port_text(f.listen, f.port));
+            out.push_back(std::move(f));
+        }
+        if (out.size() > net::kMaxForwards)
+            return error("network.forwards", "more than " + std::to_string(net::kMaxForwards) + " forwards");
+        return out;
     }
 
     static expected<void> read_env(element v, const std::string& key, std::vector<EnvVar>& out, bool loader) {

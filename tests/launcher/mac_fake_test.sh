@@ -65,6 +65,8 @@ in_sandbox --allow-host "127.0.0.1:$port" -- \
 expect_out "sbx-test-server GET /through-proxy"
 expect_out "refused:403"
 expect_err "deny network-outbound example.com:80"
+# The loopback forwards are Linux's: here the command shares the host's loopback.
+expect_err "no loopback forwards on macOS (127.0.0.1:$port)"
 proxy_port=$(sed -n 's|^proxy=http://127.0.0.1:\([0-9]*\)$|\1|p' <<<"$out")
 [[ -n $proxy_port ]] || fail_because "HTTP_PROXY is not http://127.0.0.1:PORT"
 grep -qF "(allow network-outbound (remote ip \"localhost:$proxy_port\"))" "$tmp/profile.sb" 2>/dev/null ||

@@ -338,8 +338,9 @@ public:
         routes_[address(at)] = port;
     }
 
-    // Starts a proxy with `o` and the test hooks (resolve, dial, on_refusal).
-    void start(lx::ProxyOptions o) {
+    // Starts a proxy with `o` and the test hooks (resolve, dial, on_refusal), and
+    // a forward's listener (its port in forward_ports) for each target.
+    void start(lx::ProxyOptions o, std::vector<std::pair<std::string, std::uint16_t>> forwards = {}) {
         o.resolve = [this](const std::string& host) -> sbx::expected<std::vector<net::Address>> {
             {
                 std::lock_guard lock(mutex_);  // proxy threads resolve at once
@@ -368,7 +369,12 @@ public:
         };
         Fd http = listen_loopback(http_port);
         Fd socks = listen_loopback(socks_port);
-        auto p = lx::Proxy::start(std::move(o), http.release(), socks.release());
+        std::vector<lx::ForwardListener> listeners;
+        for (auto& [host, port] : forwards) {
+            Fd l = listen_loopback(forward_ports.emplace_back());
+            listeners.push_back({l.release(), host, port});
+        }
+        auto p = lx::Proxy::start(std::move(o), http.release(), socks.release(), std::move(listeners));
         REQUIRE_MESSAGE(p.has_value(), (p ? std::string() : sbx::to_string(p.error())));
         proxy = std::move(*p);
     }
@@ -406,6 +412,7 @@ public:
 
     std::unique_ptr<lx::Proxy> proxy;
     std::uint16_t http_port = 0, socks_port = 0;
+    std::vector<std::uint16_t> forward_ports;
 
 private:
     std::map<std::string, std::vector<net::Address>> names_;
@@ -1089,6 +1096,57 @@ TEST_CASE("proxy: throughput of a CONNECT tunnel against direct loopback" * doct
     CHECK(sunk == total);
     MESSAGE("direct " << (static_cast<double>(total) / direct_s / 1e9) << " GB/s, CONNECT "
                       << (static_cast<double>(total) / proxy_s / 1e9) << " GB/s, ratio " << direct_s / proxy_s);
+}
+
+TEST_CASE("proxy: a forward leads to its own target, decided like a CONNECT there, whatever the client sends") {
+    Harness h;
+    const std::string echo = "127.0.0.1:" + std::to_string(h.echoes.port());
+    h.route("localhost", "127.0.0.1", h.echoes.port());
+    h.start(allowing({echo, "localhost:" + std::to_string(h.echoes.port())}, {"localhost"}),
+            {{"127.0.0.1", h.echoes.port()}, {"localhost", h.echoes.port()}});
+    // Allowed: the bytes go to the target and back, a request for elsewhere included.
+    Fd c(connect_loopback(h.forward_ports[0]));
+    REQUIRE(c.get() >= 0);
+    REQUIRE(send_all(c.get(), "CONNECT other.test:443 HTTP/1.1\r\n\r\n"));
+    ::shutdown(c.get(), SHUT_WR);
+    CHECK(read_to_end(c.get()) == "CONNECT other.test:443 HTTP/1.1\r\n\r\n[eof]");
+    CHECK(h.dialed() == std::vector<std::string>{"127.0.0.1/" + std::to_string(h.echoes.port())});
+    CHECK(h.events().empty());
+    // Refused (localhost is denied): reset without a byte, reported as a forward's,
+    // and never resolved.
+    Fd d(connect_loopback(h.forward_ports[1]));
+    REQUIRE(d.get() >= 0);
+    char byte = 0;
+    const ssize_t got = ::recv(d.get(), &byte, 1, 0);
+    const int why = errno;
+    CHECK(got < 0);
+    CHECK(why == ECONNRESET);
+    const auto events = h.events();
+    REQUIRE(events.size() == 1);
+    CHECK(events[0].protocol == "forward");
+    CHECK(events[0].host == "localhost");
+    CHECK(events[0].port == h.echoes.port());
+    CHECK(events[0].rule == "localhost");
+    CHECK(h.resolves("localhost") == 0);
+    CHECK(h.dialed().size() == 1);
+    CHECK(h.serving(0));
+}
+
+TEST_CASE("proxy: start refuses a forward's descriptor that is not a listener, or one given twice") {
+    std::uint16_t port = 0;
+    Fd http = listen_loopback(port), socks = listen_loopback(port), forward = listen_loopback(port);
+    const int not_listening = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    auto p = lx::Proxy::start(lx::ProxyOptions{}, http.release(), socks.release(), {{not_listening, "127.0.0.1", 1}});
+    REQUIRE_FALSE(p.has_value());
+    CHECK(contains(p.error().message, "the forward's listener"));
+    CHECK(::fcntl(not_listening, F_GETFD) < 0);  // closed
+    Fd http2 = listen_loopback(port), socks2 = listen_loopback(port);
+    const int f = forward.release();
+    auto twice = lx::Proxy::start(lx::ProxyOptions{}, http2.release(), socks2.release(),
+                                  {{f, "127.0.0.1", 1}, {f, "127.0.0.1", 2}});
+    REQUIRE_FALSE(twice.has_value());
+    CHECK(contains(twice.error().message, "given as two listeners"));
+    CHECK(::fcntl(f, F_GETFD) < 0);  // closed once
 }
 
 TEST_CASE("proxy: decide, then ask, then resolve: nothing refused is ever looked up") {

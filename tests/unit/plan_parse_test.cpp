@@ -209,6 +209,7 @@ void check_same(const sbx::Plan& a, const sbx::Plan& b) {
     CHECK(a.network.rules.local == b.network.rules.local);
     CHECK(a.network.strict_why == b.network.strict_why);
     CHECK(a.network.local_why == b.network.local_why);
+    CHECK(a.network.forwards == b.network.forwards);
     REQUIRE(a.rules.size() == b.rules.size());
     for (std::size_t i = 0; i < a.rules.size(); ++i) {
         CHECK(a.rules[i].kind == b.rules[i].kind);
@@ -425,7 +426,7 @@ TEST_CASE("plan: a plan from make_plan over a repository and a home comes back f
     layers.push_back(settings(sbx::LayerKind::user, "/home/u/.claude/settings.json", "/home/u", "/r", R"J({"sandbox": {
         "enabled": true, "failIfUnavailable": false,
         "filesystem": {"denyRead": ["~/.ssh", "~/.netrc"], "allowRead": ["~/.ssh/known_hosts"]},
-        "network": {"allowUnixSockets": ["/run/user/1000/bus"], "allowedDomains": ["example.com"], "allowLocalBinding": true},
+        "network": {"allowUnixSockets": ["/run/user/1000/bus"], "allowedDomains": ["example.com", "localhost:3000", "[::1]:8080"], "allowLocalBinding": true},
         "credentials": {"envVars": ["PGURL"]}}})J"));
     layers.push_back(settings(sbx::LayerKind::managed, "/etc/claude-code/managed-settings.json", "/home/u", "/r",
                               R"J({"sandbox": {"bwrapPath": "/usr/bin/bwrap"}})J"));
@@ -454,6 +455,11 @@ TEST_CASE("plan: a plan from make_plan over a repository and a home comes back f
     CHECK_FALSE(plan.network.rules.allowed.empty());
     CHECK(plan.network.rules.local);
     CHECK(plan.network.local_why == "/home/u/.claude/settings.json sandbox.network.allowLocalBinding");
+    // localhost:3000 on both loopbacks, [::1]:8080 on its own.
+    REQUIRE(plan.network.forwards.size() == 3);
+    CHECK(sbx::net::to_string(plan.network.forwards[0].listen) == "::1");
+    CHECK(plan.network.forwards[0].port == 8080);
+    CHECK(plan.network.forwards[1].target == "localhost");
     CHECK(has_mount(plan, sbx::MountKind::pin, "/r/.git"));
     CHECK(has_mount(plan, sbx::MountKind::mask_dir, "/home/u/.ssh"));
     CHECK(has_mount(plan, sbx::MountKind::mask_file, "/home/u/.netrc"));
@@ -1191,6 +1197,51 @@ TEST_CASE("plan: the network is none or proxy, and a proxy's rules are host patt
                   "network.local");
     check_refused(edit(kBase, R"J("mode": "none")J", edit(proxy, "\"project\"", "\"team\"")),
                   "network.allowed[0].source.layer");
+}
+
+TEST_CASE("plan: network.forwards listen on the sandbox's loopback and lead to a loopback target") {
+    const std::string proxy =
+        R"J("mode": "proxy", "allowed": [{"pattern": "localhost:3000"}, {"pattern": "127.0.0.2:5432"}], "denied": [], "strict": false, "forwards": [{"listen": "127.0.0.1", "port": 3000, "target": "localhost", "targetPort": 3000, "why": "network.allowedDomains localhost:3000"}, {"listen": "::1", "port": 3000, "target": "localhost", "targetPort": 3000}, {"listen": "127.0.0.2", "port": 5432, "target": "127.0.0.2", "targetPort": 5432}])J";
+    const std::string with = edit(kBase, R"J("mode": "none")J", proxy);
+    const auto p = parsed(with);
+    REQUIRE(p.network.forwards.size() == 3);
+    CHECK(p.network.forwards[0].listen == sbx::net::Address::v4(127, 0, 0, 1));
+    CHECK(p.network.forwards[0].why == "network.allowedDomains localhost:3000");
+    CHECK(p.network.forwards[1].listen.is_v6());
+    CHECK(p.network.forwards[1].why.empty());  // optional
+    CHECK(p.network.forwards[2].target == "127.0.0.2");
+    // Written back as read.
+    CHECK(sbx::to_json(p).find(R"J("forwards":[{"listen":"127.0.0.1","port":3000,"target":"localhost","targetPort":3000,)J") !=
+          std::string::npos);
+    // Absent is none; mode none takes none.
+    CHECK(parsed(edit(kBase, R"J("mode": "none")J", R"J("mode": "proxy", "allowed": [], "denied": [], "strict": false)J"))
+              .network.forwards.empty());
+    check_refused(edit(kBase, R"J("mode": "none")J", R"J("mode": "none", "forwards": [])J"), "network");
+    // The listening address: loopback, canonical, without brackets.
+    for (const char* listen : {"10.0.0.1", "0.0.0.0", "::", "[::1]", "127.1", "localhost", "::ffff:127.0.0.1", "0:0::1", ""}) {
+        CAPTURE(listen);
+        check_refused(edit(with, R"J("listen": "::1")J", std::string(R"J("listen": ")J") + listen + "\""),
+                      "network.forwards[1].listen");
+    }
+    // The target: a loopback address in canonical text, or localhost.
+    for (const char* target : {"example.com", "10.0.0.1", "LOCALHOST", "localhost.", "[::1]", "2130706433", "a.localhost", ""}) {
+        CAPTURE(target);
+        check_refused(edit(with, R"J("target": "127.0.0.2")J", std::string(R"J("target": ")J") + target + "\""),
+                      "network.forwards[2].target");
+    }
+    check_accepted(edit(with, R"J("target": "127.0.0.2")J", R"J("target": "::1")J"));
+    // Ports from 1 to 65535.
+    check_refused(edit(with, R"J("port": 5432)J", R"J("port": 0)J"), "network.forwards[2].port");
+    check_refused(edit(with, R"J("port": 5432)J", R"J("port": 65536)J"), "network.forwards[2].port");
+    check_refused(edit(with, R"J("port": 5432)J", R"J("port": "5432")J"), "network.forwards[2].port");
+    check_refused(edit(with, R"J("targetPort": 5432)J", R"J("targetPort": 0)J"), "network.forwards[2].targetPort");
+    // One forward per listening address and port.
+    check_refused(edit(with, R"J("listen": "127.0.0.2", "port": 5432)J", R"J("listen": "127.0.0.1", "port": 3000)J"),
+                  "network.forwards[2]");
+    check_accepted(edit(with, R"J("listen": "127.0.0.2", "port": 5432)J", R"J("listen": "127.0.0.1", "port": 5432)J"));
+    // Strict like every object.
+    check_refused(edit(with, R"J("targetPort": 5432)J", R"J("targetPort": 5432, "via": "x")J"), "network.forwards[2].via");
+    check_refused(edit(with, R"J(, "targetPort": 5432}])J", "}]"), "network.forwards[2].targetPort");
 }
 
 // ---------------------------------------------------------------------------
