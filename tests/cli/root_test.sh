@@ -193,6 +193,22 @@ assert r["rule"]["source"]["file"] == sys.argv[1], r' "$work/notes/.claude/setti
         fail_because "the reason is '$(json rootWhy)'"
     tap_finish "neither a git work tree nor a .claude folder: the current directory"
 
+    # While a sandbox runs in $work/plain/a, its placeholders (an empty .git and
+    # .claude there) are not taken for a project by a run from below.
+    (cd "$work/plain/a" && "${as[@]}" env HOME="$home" TMPDIR="$work/tmp" timeout 60 "$sbx" run --root . \
+        --managed-settings "$tmp/empty-managed.json" --launcher "$launcher" -- sleep 3) </dev/null >/dev/null 2>&1 &
+    first=$!
+    for _ in $(seq 100); do [[ -d $work/plain/a/.claude && -d $work/plain/a/.git ]] && break; sleep 0.05; done
+    [[ -d $work/plain/a/.claude && -d $work/plain/a/.git ]] || fail_because "the first sandbox made no placeholders"
+    sbx_at "$work/plain/a/b" policy --json
+    [[ $(json root) == "$work/plain/a/b" && $(json rootReason) == current-directory ]] ||
+        fail_because "beside a running sandbox: root $(json root), $(json rootReason)"
+    sbx_at "$work/plain/a/b" plan -- true
+    [[ $(json root) == "$work/plain/a/b" ]] || fail_because "beside a running sandbox, plan's root is $(json root)"
+    wait "$first" || fail_because "the first sandbox failed"
+    [[ ! -e $work/plain/a/.claude && ! -e $work/plain/a/.git ]] || fail_because "the first sandbox's placeholders stayed"
+    tap_finish "a running sandbox's placeholders (empty .git and .claude) above are not taken for a project"
+
     home=$work/dots
     expect_root "$work/dots/proj/sub" "$work/dots/proj/sub" current-directory null
     sbx_at "$work/dots/proj/sub" policy --json
