@@ -6,6 +6,12 @@
 //   sbx run     [same options] [--allow-home-root] [--env NAME]... [--pass-fd N]... [--[no-]scan-stderr] [--launcher PATH] -- COMMAND [ARG...]
 //   sbx doctor  [--json] [--launcher PATH]
 //
+// With no --root, the root is the project the current directory is in
+// (sbx::find_project_root: the top of its git work tree, else the nearest folder
+// with a .claude folder, else the current directory; never the home directory or
+// /). Each command says which root it chose and why; the command still starts in
+// the current directory.
+//
 // This file is the only place that prints and picks exit statuses; the engine
 // returns values. Exit statuses (README.md, "Exit statuses"):
 //   0   success
@@ -39,6 +45,7 @@
 #include <memory>
 #include <optional>
 #include <random>
+#include <span>
 #include <string>
 #include <thread>
 #include <vector>
@@ -52,6 +59,7 @@
 #include "sbx/placeholder_registry.hpp"
 #include "sbx/plan.hpp"
 #include "sbx/policy.hpp"
+#include "sbx/project_root.hpp"
 #include "sbx/settings_files.hpp"
 
 #include "host_lookup.hpp"  // launchers/: this machine's addresses and name lookup, as the proxy's
@@ -133,9 +141,9 @@ std::string describe(const std::optional<sbx::Source>& s) {
     return std::string(sbx::layer_name(s->layer)) + "  " + s->file + "  " + s->key;
 }
 
-void print_text(const sbx::Policy& p, const std::string& root) {
+void print_text(const sbx::Policy& p, const sbx::ProjectRoot& root) {
     auto& out = std::cout;
-    out << "policy for " << root << (p.trusted ? "" : " (untrusted project)") << "\n";
+    out << "policy for " << root.root << ": " << sbx::root_why(root) << (p.trusted ? "" : "; untrusted project") << "\n";
     auto boolean = [&](std::string_view name, const sbx::Value<bool>& v) {
         std::string label(name);
         label.resize(std::max<std::size_t>(label.size() + 1, 36), ' ');
@@ -184,7 +192,7 @@ void print_text(const sbx::Policy& p, const std::string& root) {
 
 // The options every command that reads settings takes.
 struct SettingsArgs {
-    std::string root = ".";
+    std::string root;                    // --root; see root_given()
     CLI::Option* root_option = nullptr;  // counts whether --root was given
     std::vector<std::string> settings;
     std::string managed;
@@ -192,8 +200,13 @@ struct SettingsArgs {
     bool json = false;
     std::string agent_file;
 
+    bool root_given() const { return root_option != nullptr && root_option->count() > 0; }
+
     void add_to(CLI::App* cmd, bool with_json = true) {
-        root_option = cmd->add_option("--root", root, "The project directory (default: the current directory)");
+        root_option = cmd->add_option("--root", root,
+                                      "The project directory (default: the top of the git work tree holding the current "
+                                      "directory, else the nearest folder above with a .claude folder, else the current "
+                                      "directory; never your home directory or /)");
         cmd->add_option("--settings", settings,
                         "More settings files, above the project's and below managed ones; a later one ranks higher")
             ->take_all()
@@ -208,6 +221,8 @@ struct SettingsArgs {
 
 struct Loaded {
     std::string root, home;
+    sbx::ProjectRoot where;  // the root and why it is the root
+    std::string cwd;         // the current directory, symlinks resolved
     sbx::Policy policy;
     std::optional<sbx::AgentFile> agent;  // --agent-file
     // The root's group of running sandboxes, held from before the settings are
@@ -225,7 +240,7 @@ enum class HomeRoot { allowed, refused };
 // The refusal of a root that is or holds `home` (root_exposes_home), naming the
 // root, the home and the option that accepts it.
 sbx::Error home_root_error(const SettingsArgs& a, const std::string& root, const std::string& home) {
-    const bool given = a.root_option != nullptr && a.root_option->count() > 0;
+    const bool given = a.root_given();
     const std::string instead =
         given ? "pick the project's folder" : "run sbx in the project's folder (or name it with --root DIR)";
     return sbx::Error(sbx::Errc::invalid_argument,
@@ -233,34 +248,60 @@ sbx::Error home_root_error(const SettingsArgs& a, const std::string& root, const
                           "): every dotfile in it would be writable (shell start-up files, ~/.local/bin, ~/.config), "
                           "so code could run outside the sandbox later; " + instead +
                           ", or pass --allow-home-root to accept that")
-        .at_key(given ? "--root " + root : "the current directory " + root + " (the root when no --root is given)");
+        .at_key(given ? "--root " + root
+                      : "the current directory " + root +
+                            " (the root when no --root is given: sbx looks for a project only below your home directory)");
+}
+
+// The current directory with its symlinks resolved.
+sbx::expected<std::string> current_directory(const sbx::FsView& disk) {
+    char buf[PATH_MAX];
+    if (::getcwd(buf, sizeof buf) == nullptr)
+        return sbx::fail(sbx::Errc::io_error, std::string("cannot tell the current directory: ") + std::strerror(errno));
+    return sbx::resolve(disk, sbx::paths::normalize(buf));
+}
+
+// The root: --root's directory, else the project the current directory `cwd` is
+// in, below the homes to keep out and with markers of this user's (or root's).
+sbx::expected<sbx::ProjectRoot> choose_root(const SettingsArgs& a, const std::string& cwd,
+                                            std::span<const std::string> homes, const sbx::FsView& disk) {
+    if (!a.root_given()) return sbx::find_project_root(cwd, homes, ::geteuid(), disk);
+    auto root = sbx::resolve(disk, absolute(a.root));
+    if (!root) return sbx::fail(root.error());
+    return sbx::named_root(std::move(*root));
 }
 
 // Finds the root and the layers, and merges them (or takes the built-in default).
 sbx::expected<Loaded> load_policy(const SettingsArgs& a, const sbx::FsView& disk, HomeRoot home_root) {
     auto home = home_directory();
     if (!home) return sbx::fail(home.error());
-    auto root = sbx::resolve(disk, absolute(a.root));
-    if (!root) return sbx::fail(root.error());
-    auto st = disk.lstat(*root);
+    // A current directory that is gone matters only when the root is found from it.
+    auto cwd = current_directory(disk);
+    if (!cwd && !a.root_given()) return sbx::fail(cwd.error());
+    const std::string here = cwd ? *cwd : std::string();
+    const auto homes = homes_to_keep_out(*home, disk);
+    auto where = choose_root(a, here, homes, disk);
+    if (!where) return sbx::fail(where.error());
+    const std::string root = where->root;
+    auto st = disk.lstat(root);
     if (!st) return sbx::fail(st.error());
     if (!*st || (*st)->type != sbx::FileType::directory)
-        return sbx::fail(sbx::Error(sbx::Errc::invalid_argument, "--root is not a directory").in_file(*root));
+        return sbx::fail(sbx::Error(sbx::Errc::invalid_argument, "--root is not a directory").in_file(root));
     // `/` is make_plan's to refuse, with or without --allow-home-root.
-    if (home_root == HomeRoot::refused && *root != "/")
-        if (auto exposed = sbx::root_exposes_home(*root, homes_to_keep_out(*home, disk)))
-            return sbx::fail(home_root_error(a, *root, *exposed));
+    if (home_root == HomeRoot::refused && root != "/")
+        if (auto exposed = sbx::root_exposes_home(root, homes))
+            return sbx::fail(home_root_error(a, root, *exposed));
 
     // Placeholders of sandboxes running in this root now are read as missing, as
     // they will be once those end: settings, rules and plan as if this were alone.
-    auto group = sbx::GroupSnapshot::take(*root);
+    auto group = sbx::GroupSnapshot::take(root);
     if (!group) return sbx::fail(group.error());
     sbx::LayerFiles files;
     files.hidden = group->paths();
     auto view = std::make_unique<sbx::HidingFs>(disk, files.hidden);
     const sbx::FsView& fs = *view;
 
-    files.root = *root;
+    files.root = root;
     files.home = *home;
     if (!a.managed.empty()) {
         files.managed = absolute(a.managed);
@@ -290,15 +331,33 @@ sbx::expected<Loaded> load_policy(const SettingsArgs& a, const sbx::FsView& disk
     // unconfined command.
     auto policy = sbx::effective_policy(std::move(*layers), sbx::MergeOptions{!a.untrusted}, fs, *home);
     if (!policy) return sbx::fail(policy.error());
-    return Loaded{*root, *home, std::move(*policy), std::move(agent), std::move(*group), std::move(view)};
+    return Loaded{root,           *home,           std::move(*where), here, std::move(*policy),
+                  std::move(agent), std::move(*group), std::move(view)};
+}
+
+// The root as JSON members: "root", "rootReason" (option, git-work-tree,
+// claude-folder, current-directory), "rootWhy" (sbx::root_why) and "rootFrom"
+// (the .git or .claude that decided, or null).
+void write_root(sbx::json::Writer& w, const sbx::ProjectRoot& r) {
+    w.key("root").value(r.root).key("rootReason").value(sbx::root_reason_name(r.reason));
+    w.key("rootWhy").value(sbx::root_why(r)).key("rootFrom");
+    if (r.decided_by.empty()) w.null();
+    else w.value(r.decided_by);
 }
 
 int run_policy(const SettingsArgs& a) {
     sbx::DiskFs fs;
     auto loaded = load_policy(a, fs, HomeRoot::allowed);
     if (!loaded) return report(loaded.error());
-    if (a.json) std::cout << sbx::to_json(loaded->policy) << "\n";
-    else print_text(loaded->policy, loaded->root);
+    if (a.json) {
+        sbx::json::Writer w;
+        w.begin_object();
+        write_root(w, loaded->where);
+        sbx::write_policy_members(w, loaded->policy);
+        std::cout << w.end_object().str() << "\n";
+    } else {
+        print_text(loaded->policy, loaded->where);
+    }
     return kOk;
 }
 
@@ -409,7 +468,6 @@ sbx::expected<std::optional<std::vector<sbx::DotenvEntry>>> read_dotenv(const st
 
 sbx::expected<sbx::Plan> plan_for(const Loaded& l, const PlanArgs& a, std::string_view default_unknown,
                                   bool default_scan) {
-    const sbx::FsView& fs = *l.view;
     const auto& argv = a.command;
     std::vector<std::string> pass_env = a.pass_env;
     auto env = environment();
@@ -471,11 +529,9 @@ sbx::expected<sbx::Plan> plan_for(const Loaded& l, const PlanArgs& a, std::strin
     req.root = l.root;
     req.home = l.home;
     req.tmpdir = temporary_directory();
-    // The command starts where sbx was started, when that is inside the root.
-    if (char buf[PATH_MAX]; ::getcwd(buf, sizeof buf) != nullptr) {
-        auto here = sbx::resolve(fs, sbx::paths::normalize(buf));
-        if (here && sbx::paths::at_or_under(*here, l.root)) req.cwd = *here;
-    }
+    // The command starts where sbx was started, when that is inside the root
+    // (always, but with a --root elsewhere).
+    if (!l.cwd.empty() && sbx::paths::at_or_under(l.cwd, l.root)) req.cwd = l.cwd;
     req.environ = env;
     req.pass_env = pass_env;
     const std::string_view unknown = a.on_unknown_host.empty() ? default_unknown : std::string_view(a.on_unknown_host);
@@ -494,6 +550,7 @@ sbx::expected<sbx::Plan> plan_for(const Loaded& l, const PlanArgs& a, std::strin
     if (!plan && !plan.error().file.empty())
         if (auto other = sbx::foreign_placeholder(plan.error().file, l.root)) return sbx::fail(*other);
     if (plan) plan->warnings.insert(plan->warnings.end(), agent_warnings.begin(), agent_warnings.end());
+    if (plan) plan->root_why = sbx::root_why(l.where);
     return plan;
 }
 
@@ -545,6 +602,9 @@ std::string_view reach_name(sbx::net::Reach r) {
     }
     return "?";
 }
+
+// explain's last line of text: "  root ROOT: WHY", as `sbx run` says it.
+void print_root_line(const sbx::ProjectRoot& r) { std::cout << "  root " << r.root << ": " << sbx::root_why(r) << "\n"; }
 
 // `sbx explain --host`: what the proxy of `sbx run` would decide for HOST[:PORT]
 // (port 443 when none is given), and the rule behind it.
@@ -635,7 +695,9 @@ int explain_host(const ExplainArgs& a, const Loaded& loaded) {
         (v6 ? "[" + target->host + "]" : target->host) + ":" + std::to_string(target->port);
     if (a.settings.json) {
         sbx::json::Writer w;
-        w.begin_object().key("host").value(target->host).key("port").value(static_cast<int>(target->port));
+        w.begin_object();
+        write_root(w, loaded.where);
+        w.key("host").value(target->host).key("port").value(static_cast<int>(target->port));
         w.key("verdict").value(verdict_key(d.verdict));
         w.key("step").value(step_name(d.step)).key("why").value(d.why).key("rule");
         if (d.rule == nullptr) {
@@ -676,6 +738,7 @@ int explain_host(const ExplainArgs& a, const Loaded& loaded) {
     if (dials) std::cout << ", dials " << bracketed(*dials) << ":" << target->port;
     if (final_verdict != d.verdict || unresolved) std::cout << "  " << final_why;
     std::cout << "\n";
+    print_root_line(loaded.where);
     return kOk;
 }
 
@@ -690,10 +753,18 @@ int run_explain(const ExplainArgs& a) {
     auto rules = sbx::compile_fs_rules(loaded->policy, {loaded->root, temporary_directory(), loaded->home},
                                        std::move(prot->paths), cached);
     if (!rules) return report(rules.error());
+    // A relative PATH is relative to --root, else to the current directory (which
+    // the root found from it holds).
+    const std::string path = a.settings.root_given() || sbx::paths::is_absolute(a.path) || a.path.empty()
+                                 ? a.path
+                                 : sbx::paths::join(loaded->cwd, a.path);
     sbx::json::Writer w;
-    if (a.settings.json) w.begin_object();
+    if (a.settings.json) {
+        w.begin_object();
+        write_root(w, loaded->where);
+    }
     for (auto access : {sbx::Access::read, sbx::Access::write}) {
-        auto e = sbx::explain(*rules, a.path, access, cached);
+        auto e = sbx::explain(*rules, path, access, cached);
         if (!e) return report(e.error());
         const auto& d = e->decision;
         if (a.settings.json) {
@@ -720,6 +791,7 @@ int run_explain(const ExplainArgs& a) {
                   << "\n";
     }
     if (a.settings.json) std::cout << w.end_object().str() << "\n";
+    else print_root_line(loaded->where);
     return kOk;
 }
 
@@ -887,6 +959,10 @@ int run_run(RunArgs& a) {
                                                                   ": cannot keep it open for the launcher: " +
                                                                   std::strerror(errno)));
     }
+    // A root found above the current directory is said once (not again on a
+    // later attempt): that folder, not only this one, is the command's to write.
+    if (!a.plan.settings.root_given() && loaded->root != loaded->cwd && a.attempt == 1)
+        std::cerr << "sbx: root " << loaded->root << ": " << sbx::root_why(loaded->where) << "\n";
     ::execv(argv[0], argv.data());
     return run_failed(sbx::Error(sbx::Errc::io_error, std::string("cannot run the launcher: ") + std::strerror(errno))
                           .in_file(*launcher));
@@ -926,7 +1002,8 @@ int main(int argc, char** argv) {
     ExplainArgs ea;
     auto* explain = app.add_subcommand("explain", "Say whether a command may read and write PATH, and which rule says so");
     ea.settings.add_to(explain);
-    auto* explain_path = explain->add_option("path", ea.path, "The path, absolute or relative to the root");
+    auto* explain_path = explain->add_option(
+        "path", ea.path, "The path, absolute, or relative to --root when given and else to the current directory");
     auto* explain_host_opt =
         explain->add_option("--host", ea.host, "Explain HOST[:PORT] (default port 443) instead of a path");
     explain_path->excludes(explain_host_opt);

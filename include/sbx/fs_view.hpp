@@ -21,12 +21,14 @@ namespace sbx {
 
 enum class FileType { regular, directory, symlink, other };
 
-// What lstat(2) says of a path: its type and the identity the launcher re-checks.
+// What lstat(2) says of a path: its type, the identity the launcher re-checks,
+// and its owner (whose a project's `.git` or `.claude` is: project_root.hpp).
 struct FileStat {
     FileType type = FileType::other;
     std::uint64_t dev = 0;
     std::uint64_t ino = 0;
     std::uint64_t nlink = 0;
+    std::uint32_t uid = 0;
 };
 
 class FsView {
@@ -210,6 +212,11 @@ public:
         unreadable_.push_back(paths::normalize(path));
         return *this;
     }
+    // Makes `uid` the owner of what is at `path` (everything is uid 0's otherwise).
+    MemoryFs& owner(std::string_view path, std::uint32_t uid) {
+        nodes_.at(paths::normalize(path)).uid = uid;
+        return *this;
+    }
 
     expected<std::optional<FileStat>> lstat(const std::string& path) const override {
         auto p = paths::normalize(path);
@@ -226,7 +233,7 @@ public:
         }
         if (it == nodes_.end()) return std::optional<FileStat>{};
         std::uint64_t links = it->second.type == FileType::directory ? 2 : links_.at(it->second.ino);
-        return std::optional<FileStat>(FileStat{it->second.type, 1, it->second.ino, links});
+        return std::optional<FileStat>(FileStat{it->second.type, 1, it->second.ino, links, it->second.uid});
     }
 
     expected<std::string> readlink(const std::string& path) const override {
@@ -263,6 +270,7 @@ private:
         FileType type;
         std::string target;
         std::uint64_t ino;
+        std::uint32_t uid = 0;
     };
     std::map<std::string, Node> nodes_;
     std::map<std::uint64_t, std::uint64_t> links_;  // inode -> names
@@ -321,7 +329,7 @@ private:
 
     Node node(FileType type, std::string target = {}) {
         links_[next_ino_] = 1;
-        return Node{type, std::move(target), next_ino_++};
+        return Node{type, std::move(target), next_ino_++, 0};
     }
 
     void make_parents(std::string_view path) {

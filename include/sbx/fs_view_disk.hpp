@@ -77,7 +77,8 @@ public:
                                               : FileType::other;
         return std::optional<FileStat>(FileStat{type, static_cast<std::uint64_t>(st.st_dev),
                                                 static_cast<std::uint64_t>(st.st_ino),
-                                                static_cast<std::uint64_t>(st.st_nlink)});
+                                                static_cast<std::uint64_t>(st.st_nlink),
+                                                static_cast<std::uint32_t>(st.st_uid)});
     }
 
     expected<std::string> readlink(const std::string& path) const override {

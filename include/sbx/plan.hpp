@@ -109,6 +109,7 @@ struct Plan {
     int version = kPlanVersion;
     std::vector<std::string> argv;
     std::string root, cwd, tmpdir;
+    std::string root_why;             // why `root` is the root, for people (sbx::root_why); empty: not said
     std::vector<EnvVar> env;          // the command's environment, TMPDIR included
     std::vector<EnvVar> loader_env;   // LD_*, GCONV_PATH: set inside the sandbox only
     std::vector<RemovedEnvVar> env_removed;
@@ -450,6 +451,7 @@ inline std::string to_json(const Plan& p) {
     }
     w.end_object();
     w.key("root").value(p.root).key("tmpdir").value(p.tmpdir);
+    if (!p.root_why.empty()) w.key("rootWhy").value(p.root_why);
     if (!p.bwrap_path.empty()) w.key("bwrapPath").value(p.bwrap_path);
     w.key("enabled").value(p.enabled).key("failIfUnavailable").value(p.fail_if_unavailable);
     w.key("seccomp").begin_object().key("allowUnixSockets").value(p.allow_unix_sockets).end_object();
@@ -530,7 +532,7 @@ public:
                                                 "; this launcher reads " + std::to_string(kPlanVersion));
             }
         }
-        auto top = members(root, "", {"version", "command", "root", "tmpdir", "bwrapPath", "enabled", "failIfUnavailable",
+        auto top = members(root, "", {"version", "command", "root", "rootWhy", "tmpdir", "bwrapPath", "enabled", "failIfUnavailable",
                                       "seccomp", "unixSockets", "network", "ignoreViolations", "scanStderr", "hints", "filesystem", "warnings"},
                            {"version", "command", "root", "tmpdir", "enabled", "failIfUnavailable", "seccomp",
                             "network", "filesystem"});
@@ -544,6 +546,11 @@ public:
         if (p.root == "/") return error("root", "the root may not be /: everything would be writable");
         if (paths::at_or_under(p.root, p.tmpdir) || paths::at_or_under(p.tmpdir, p.root))
             return error("tmpdir", "the temporary directory and the root may not hold each other");
+        if (top->has("rootWhy")) {
+            auto why = string(top->at("rootWhy"), "rootWhy");
+            if (!why) return fail(why.error());
+            p.root_why = std::move(*why);
+        }
         if (top->has("bwrapPath")) {
             auto v = path(top->at("bwrapPath"), "bwrapPath");
             if (!v) return fail(v.error());

@@ -407,10 +407,10 @@ inline expected<Policy> merge(std::span<const Settings> layers, const MergeOptio
     return merge(std::vector<Settings>(layers.begin(), layers.end()), options, fs);
 }
 
-// The policy as JSON: each value with its source ({layer, file, key}, or null for
-// a default), each list entry with its own, then the warnings.
-inline std::string to_json(const Policy& p) {
-    json::Writer w;
+// The policy's members, into an object `w` has open: each value with its source
+// ({layer, file, key}, or null for a default), each list entry with its own, then
+// the warnings. For a caller that adds members of its own (sbx policy: the root).
+inline void write_policy_members(json::Writer& w, const Policy& p) {
     auto source = [&](const std::optional<Source>& s) {
         if (!s) {
             w.null();
@@ -433,7 +433,6 @@ inline std::string to_json(const Policy& p) {
         }
         w.end_array();
     };
-    w.begin_object();
     w.key("version").value(1);
     w.key("trusted").value(p.trusted);
     boolean("adminRequired", p.admin_required);
@@ -487,6 +486,13 @@ inline std::string to_json(const Policy& p) {
     for (const auto& wn : p.warnings)
         w.begin_object().key("file").value(wn.file).key("key").value(wn.key).key("message").value(wn.message).end_object();
     w.end_array();
+}
+
+// The policy as a JSON object of write_policy_members.
+inline std::string to_json(const Policy& p) {
+    json::Writer w;
+    w.begin_object();
+    write_policy_members(w, p);
     w.end_object();
     return w.take();
 }

@@ -74,7 +74,7 @@ if ((${#no_managed[@]})); then
 else
     run policy --root "$proj"
     expect_status 0
-    expect_line "^policy for $(re "$proj")\$"
+    expect_line "^policy for $(re "$proj"): named with --root\$"
     expect_line '^  enabled +true +builtin +\(built-in\) +defaults\.enabled$'
     expect_line '^  failIfUnavailable +true +default$'
     expect_line '^  allowUnsandboxed +false +default$'
@@ -241,7 +241,7 @@ new_case
 echo "$project_settings" >"$proj/.claude/settings.json"
 run policy --root "$proj" "${no_managed[@]}" --untrusted
 expect_status 0
-expect_line "^policy for $(re "$proj") \(untrusted project\)\$"
+expect_line "^policy for $(re "$proj"): named with --root; untrusted project\$"
 expect_line '^  filesystem\.allowWrite: none$'
 expect_line "^    $(re "$home/.ssh") +project "
 expect_out "sandbox.filesystem.allowWrite[0]: left out: the project is not trusted"

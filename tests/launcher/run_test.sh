@@ -205,8 +205,8 @@ tap_finish "--allow-home-root does not let the root be /"
 fresh_case
 mkdir -p "$proj/src/lib"
 rc=0
-out=$(cd "$proj/src/lib" && HOME=$home TMPDIR=$tmpd timeout 20 "$sbx" run --managed-settings "$tmp/empty-managed.json" \
-    --launcher "$launcher" -- pwd 2>"$tmp/err") || rc=$?
+out=$(cd "$proj/src/lib" && HOME=$home TMPDIR=$tmpd timeout 20 "$sbx" run --root "$proj" --managed-settings \
+    "$tmp/empty-managed.json" --launcher "$launcher" -- pwd 2>"$tmp/err") || rc=$?
 err=$(cat "$tmp/err")
 expect_rc 0
 [[ $out == "$proj/src/lib" ]] || fail_because "the command started in '$out'"

@@ -25,6 +25,7 @@
 #include "sbx/placeholder_registry.hpp"
 #include "sbx/plan.hpp"
 #include "sbx/policy.hpp"
+#include "sbx/project_root.hpp"
 #include "sbx/protected_paths.hpp"
 #include "sbx/report.hpp"
 #include "sbx/settings.hpp"

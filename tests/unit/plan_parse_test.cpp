@@ -38,7 +38,7 @@ constexpr std::string_view kBase = R"J({
     "loaderEnv": {"LD_PRELOAD": "/opt/lib/libfast.so", "GCONV_PATH": "/opt/gconv"},
     "envRemoved": [{"name": "GITHUB_TOKEN", "why": "the name contains TOKEN"}, {"name": "PGURL", "why": "listed"}], "passFds": [3, 7, 2147483647]
   },
-  "root": "/r",
+  "root": "/r", "rootWhy": "the top of the git work tree holding the current directory (/r/.git)",
   "tmpdir": "/tmp/sbx-0123456789abcdef",
   "bwrapPath": "/usr/bin/bwrap",
   "enabled": true,
@@ -184,6 +184,7 @@ void check_same(const sbx::Identity& a, const sbx::Identity& b) {
 void check_same(const sbx::Plan& a, const sbx::Plan& b) {
     CHECK(a.version == b.version);
     CHECK(a.argv == b.argv);
+    CHECK(a.root_why == b.root_why);
     CHECK(a.cwd == b.cwd);
     CHECK(a.root == b.root);
     CHECK(a.tmpdir == b.tmpdir);
@@ -371,6 +372,7 @@ TEST_CASE("plan: the hand-written document reads as written") {
     CHECK(p.argv == std::vector<std::string>{"make", "test"});
     CHECK(p.cwd == "/r/src");
     CHECK(p.root == "/r");
+    CHECK(p.root_why == "the top of the git work tree holding the current directory (/r/.git)");
     CHECK(p.tmpdir == kTmp);
     CHECK(p.env == std::vector<sbx::EnvVar>{{"PATH", "/usr/bin:/bin"}, {"HOME", "/home/u"}, {"TMPDIR", std::string(kTmp)}});
     CHECK(p.loader_env == std::vector<sbx::EnvVar>{{"LD_PRELOAD", "/opt/lib/libfast.so"}, {"GCONV_PATH", "/opt/gconv"}});
@@ -590,6 +592,13 @@ TEST_CASE("plan: strings with every escape and any Unicode come back unchanged")
 // Optional keys
 
 TEST_CASE("plan: optional keys may be left out") {
+    SUBCASE("rootWhy") {
+        auto p = parsed(edit(kBase, R"J( "rootWhy": "the top of the git work tree holding the current directory (/r/.git)",)J", ""));
+        CHECK(p.root_why.empty());
+        // Written only when there is one: plans made without a reason read as before.
+        CHECK(sbx::to_json(p).find("rootWhy") == std::string::npos);
+        check_round_trip(p);
+    }
     SUBCASE("bwrapPath") {
         auto p = parsed(edit(kBase, R"J("bwrapPath": "/usr/bin/bwrap",)J", ""));
         CHECK(p.bwrap_path.empty());
@@ -802,6 +811,9 @@ TEST_CASE("plan: a value of the wrong type is refused, naming its key") {
          "filesystem.mounts[1].expect.exists"},
         {R"J("root": "/r",)J", R"J("root": 5,)J", "root"},
         {R"J("root": "/r",)J", R"J("root": ["/r"],)J", "root"},
+        {R"J("rootWhy": "the top of the git work tree holding the current directory (/r/.git)",)J", R"J("rootWhy": 5,)J", "rootWhy"},
+        {R"J("rootWhy": "the top of the git work tree holding the current directory (/r/.git)",)J", R"J("rootWhy": null,)J", "rootWhy"},
+        {R"J("rootWhy": "the top of)J", R"J("rootWhy": "\u0000 of)J", "rootWhy"},
         {R"J("tmpdir": "/tmp/sbx-0123456789abcdef",)J", R"J("tmpdir": null,)J", "tmpdir"},
         {R"J("cwd": "/r/src",)J", R"J("cwd": {},)J", "command.cwd"},
         {R"J("bwrapPath": "/usr/bin/bwrap",)J", R"J("bwrapPath": false,)J", "bwrapPath"},
@@ -1256,7 +1268,7 @@ TEST_CASE("plan: malformed JSON is INVALID_PLAN with the line and column") {
         return std::pair{loc.line, loc.column};
     };
     {
-        const auto text = edit(kBase, R"J("root": "/r",)J", R"J("root": "/r")J");
+        const auto text = edit(kBase, R"J((/r/.git)",)J", R"J((/r/.git)")J");
         auto [line, column] = where(text, "\"tmpdir\"");
         check_malformed(text, line, column);
         CHECK(line == 11);
