@@ -283,7 +283,7 @@ sbx::Plan plan_for(const Setup& s, const sbx::FsView& fs) {
         REQUIRE_MESSAGE(parsed.has_value(), (parsed ? std::string() : sbx::to_string(parsed.error())));
         layers.push_back(std::move(*parsed));
     }
-    auto policy = sbx::effective_policy(std::move(layers), {}, fs, s.home);
+    auto policy = sbx::effective_policy(std::move(layers), {}, fs, {s.home});
     REQUIRE_MESSAGE(policy.has_value(), (policy ? std::string() : sbx::to_string(policy.error())));
     static const std::vector<std::string> environ{"PATH=/usr/bin:/bin", "HOME=/Users/u"};
     sbx::PlanRequest req{{"sh", "-c", "make"}, s.root, "", s.home, s.tmpdir, environ, {}, std::nullopt, std::nullopt};
