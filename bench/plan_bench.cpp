@@ -29,6 +29,7 @@
 #include <string_view>
 #include <vector>
 
+#include "sbx/defaults.hpp"
 #include "sbx/fs_plan.hpp"
 #include "sbx/fs_rules.hpp"
 #include "sbx/fs_view_disk.hpp"
@@ -177,8 +178,8 @@ struct Fixture {
         auto parsed = sbx::parse_settings(settings_text(), src);
         std::vector<sbx::Settings> layers;
         layers.push_back(std::move(must(parsed, "parse_settings")));
-        auto merged = sbx::merge(std::move(layers), sbx::MergeOptions{}, disk);
-        policy = std::move(must(merged, "merge"));
+        auto merged = sbx::effective_policy(std::move(layers), sbx::MergeOptions{}, disk, {home});
+        policy = std::move(must(merged, "effective_policy"));
 
         request.argv = {"true"};
         request.root = root;

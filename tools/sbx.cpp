@@ -328,8 +328,11 @@ sbx::expected<Loaded> load_policy(const SettingsArgs& a, const sbx::FsView& disk
         agent = std::move(*parsed);
     }
     // No settings file anywhere: sbx's built-in default (defaults.hpp), not an
-    // unconfined command.
-    auto policy = sbx::effective_policy(std::move(*layers), sbx::MergeOptions{!a.untrusted}, fs, *home);
+    // unconfined command. Either way the credential stores stay hidden under
+    // $HOME and under the account's own home, which HOME may not name.
+    std::vector<std::string> homes{*home};
+    if (auto account = account_home(); account && *account != *home) homes.push_back(*account);
+    auto policy = sbx::effective_policy(std::move(*layers), sbx::MergeOptions{!a.untrusted}, fs, homes);
     if (!policy) return sbx::fail(policy.error());
     return Loaded{root,           *home,           std::move(*where), here, std::move(*policy),
                   std::move(agent), std::move(*group), std::move(view)};

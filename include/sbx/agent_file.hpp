@@ -58,8 +58,9 @@
 //                                caller passes each as `--env NAME` does
 //   allowed_commands             AgentFile::allowed_commands, with a warning: it gates nothing
 // and always, whatever the file says (the reference's built-in denies; key
-// `sandbox (built-in)`): reading the credential stores of defaults.hpp and of
-// kAgentHomeDenies, reading kAgentFolderReadDenies in the agent's folder and every
+// `sandbox (built-in)`): reading the credential stores of credential_stores.hpp
+// (here as ordinary denies of the flag layer, beside the builtin layer's: an
+// allowRead naming a store does not lift these) and of kAgentHomeDenies, reading kAgentFolderReadDenies in the agent's folder and every
 // write folder, and writing the agent file itself and kAgentControlFiles in the
 // agent's folder. An agent file with no sandbox block gets what the reference's
 // default block says (AgentFile::declared is false).
@@ -156,7 +157,7 @@ inline constexpr ReadScopeRoot kReadScopeRoots[] = {
     {"/var/root", Platform::mac, "the administrator's home directory"},
 };
 
-// Read-denied under the home directory, beyond defaults.hpp's kCredentialStores:
+// Read-denied under the home directory, beyond credential_stores.hpp's kCredentialStores:
 // the reference's built-in denies that are the agent CLI's own.
 struct AgentPath {
     std::string_view path;  // relative, clean

@@ -9,9 +9,16 @@
 // Reads: allowed everywhere no read deny reaches. Between a deny and an allow
 // (allowRead, or a writable root) that both reach a path, the narrower one wins:
 // the rule whose named region starts deeper. A tie goes to the deny.
+// Credential stores (the builtin layer's denies, credential_stores.hpp) yield
+// otherwise: inside one only allowRead entries at or under it count, from any
+// layer but the repository's; such an entry lifts the store's deny, a tie
+// included, and between it and any other deny there the narrower one wins. A
+// broad allowRead (`~`, `~/*/credentials`) or a writable root does not reach in.
 // Writes: only inside writable roots (the root, the temporary directory,
 // allowWrite, additionalDirectories); a protected path or a denyWrite refuses
-// whatever allows; a path hidden from reads is not writable either.
+// whatever allows; a path hidden from reads is not writable either. A writable
+// entry inside a credential store is refused (a warning), and a root or
+// temporary directory in one is an error.
 // filesystem.disabled allows everything (the network stays confined).
 #pragma once
 
@@ -24,6 +31,7 @@
 #include <string_view>
 #include <vector>
 
+#include "sbx/credential_stores.hpp"
 #include "sbx/fs_view.hpp"
 #include "sbx/glob.hpp"
 #include "sbx/policy.hpp"
@@ -38,8 +46,12 @@ constexpr std::string_view access_name(Access a) noexcept { return a == Access::
 // One rule a decision can name.
 struct FsRule {
     enum class Kind { deny_read, allow_read, writable, deny_write, protect };
+    // How a read deny yields: to a narrower allow, or (a credential store) only
+    // to an allowRead entry at or under it, a tie included.
+    enum class Deny { ordinary, credential_store };
 
     Kind kind;
+    Deny deny = Deny::ordinary;  // for deny_read
     std::string pattern;     // absolute, normalised; may hold wildcards
     std::string list;        // where it comes from: "filesystem.denyRead", "the root", "protected path", ...
     std::optional<Source> source;  // the settings entry; nullopt for the root, TMPDIR, protected paths
@@ -113,6 +125,7 @@ struct FsDecision {
         disabled,           // filesystem.disabled
         no_read_deny,       // reads are allowed where no deny reaches
         reopened,           // `rule` (an allow) is narrower than `other` (a deny)
+        lifted,             // `rule` (an allowRead) names `other`, a credential store, or lies in it
         hidden,             // `rule` denies reading
         protected_path,     // `rule` is a protected path
         write_denied,       // `rule` is a denyWrite
@@ -133,6 +146,9 @@ inline std::string why(const FsDecision& d) {
         case B::disabled: return "filesystem isolation is disabled (filesystem.disabled)";
         case B::no_read_deny: return "reads are allowed wherever no read deny reaches";
         case B::reopened: return "re-opened by " + describe(*d.rule) + ", narrower than " + describe(*d.other);
+        case B::lifted:
+            return "re-opened by " + describe(*d.rule) + (d.rule->literal == d.other->literal ? ", which names " : ", in ") +
+                   describe(*d.other) + ": an allowRead that names a credential store lifts its built-in denial";
         case B::hidden: return "hidden by " + describe(*d.rule);
         case B::protected_path: return "protected: " + describe(*d.rule);
         case B::write_denied: return "denied by " + describe(*d.rule);
@@ -142,6 +158,68 @@ inline std::string why(const FsDecision& d) {
     }
     return "?";
 }
+
+namespace detail {
+
+// Whether `allow` (an allowRead) may lift `store`, a credential store's deny: it
+// lies at or under the store, and no repository file wrote it.
+inline bool lifts(const FsRule& allow, const FsRule& store) {
+    return allow.kind == FsRule::Kind::allow_read && !(allow.source && is_repository(allow.source->layer)) &&
+           paths::at_or_under(allow.literal, store.literal);
+}
+
+// The read half of decide(). `comps` is split on first need (`split` says so).
+inline FsDecision decide_read(const FsRules& rules, std::string_view path, std::vector<std::string_view>& comps,
+                              bool& split) {
+    using B = FsDecision::Because;
+    struct Hit {
+        const FsRule* rule;
+        std::size_t depth;
+    };
+    auto reach = [&](const FsRule* r) -> std::optional<std::size_t> {
+        if (!paths::at_or_under(path, r->literal)) return std::nullopt;
+        if (!r->wildcard) return r->comps.size();
+        if (!split) {
+            comps = paths::components(path);
+            split = true;
+        }
+        return glob::shallowest_match(r->comps, comps);
+    };
+    std::vector<Hit> denies;
+    const Hit* store = nullptr;  // the deepest credential store that reaches the path
+    for (const FsRule* r : rules.by_kind[static_cast<int>(FsRule::Kind::deny_read)])
+        if (auto d = reach(r)) denies.push_back({r, *d});
+    if (denies.empty()) return {true, B::no_read_deny, nullptr, nullptr};
+    for (const auto& h : denies)
+        if (h.rule->deny == FsRule::Deny::credential_store && (!store || h.depth > store->depth)) store = &h;
+    // The allows that count here: inside a credential store, only those that may lift it.
+    std::vector<Hit> allows;
+    for (const FsRule* r : rules.by_kind[static_cast<int>(FsRule::Kind::allow_read)])
+        if (!store || lifts(*r, *store->rule))
+            if (auto d = reach(r)) allows.push_back({r, *d});
+    if (!store)
+        for (const FsRule* r : rules.by_kind[static_cast<int>(FsRule::Kind::writable)])
+            if (auto d = reach(r)) allows.push_back({r, *d});
+    // Every deny must be beaten: a credential store by an allow that may lift it,
+    // any other deny by a narrower allow. The deepest one left standing decides.
+    const Hit* held = nullptr;
+    const Hit* deepest = nullptr;
+    for (const auto& h : denies) {
+        if (!deepest || h.depth > deepest->depth) deepest = &h;
+        const bool beaten = std::any_of(allows.begin(), allows.end(), [&](const Hit& a) {
+            return h.rule->deny == FsRule::Deny::credential_store ? lifts(*a.rule, *h.rule) : a.depth > h.depth;
+        });
+        if (!beaten && (!held || h.depth > held->depth)) held = &h;
+    }
+    if (held) return {false, B::hidden, held->rule, nullptr};
+    const Hit* best = nullptr;
+    for (const auto& a : allows)
+        if (!best || a.depth > best->depth) best = &a;
+    if (deepest->rule->deny == FsRule::Deny::credential_store) return {true, B::lifted, best->rule, deepest->rule};
+    return {true, B::reopened, best->rule, deepest->rule};
+}
+
+}  // namespace detail
 
 // The decision for one clean absolute path (no symlinks resolved: see explain()).
 inline FsDecision decide(const FsRules& rules, std::string_view path, Access access) {
@@ -163,18 +241,7 @@ inline FsDecision decide(const FsRules& rules, std::string_view path, Access acc
             }
         }
     };
-    const FsRule* deny = nullptr;
-    std::size_t deny_depth = 0;
-    best(FsRule::Kind::deny_read, deny, deny_depth);
-    FsDecision read{true, B::no_read_deny, nullptr, nullptr};
-    if (deny) {
-        const FsRule* allow = nullptr;
-        std::size_t allow_depth = 0;
-        best(FsRule::Kind::allow_read, allow, allow_depth);
-        best(FsRule::Kind::writable, allow, allow_depth);
-        if (allow && allow_depth > deny_depth) read = {true, B::reopened, allow, deny};
-        else read = {false, B::hidden, deny, nullptr};
-    }
+    FsDecision read = detail::decide_read(rules, path, comps, split);
     if (access == Access::read) return read;
 
     const FsRule* found = nullptr;
@@ -302,8 +369,37 @@ inline expected<FsRules> compile_fs_rules(const Policy& policy, const FsContext&
             out.rules.emplace_back(kind, real, list, e.source, "where " + e.value + " leads", !glob::has_wildcard(e.value));
     };
 
-    for (const auto& e : policy.filesystem.deny_read) add_both(FsRule::Kind::deny_read, e, "filesystem.denyRead");
+    // The credential store rules, each as named and where it leads (or nullptr).
+    struct Store {
+        const FsRule* named;
+        const FsRule* target;
+    };
+    std::vector<Store> named_stores;
+    std::vector<const FsRule*> stores;  // both forms
+    for (const auto& e : policy.filesystem.deny_read) {
+        const CredentialStore* store = credential_store_of(e.source);
+        const std::size_t first = out.rules.size();
+        add_both(FsRule::Kind::deny_read, e, store ? "credential store" : "filesystem.denyRead");
+        if (!store) continue;
+        for (std::size_t i = first; i < out.rules.size(); ++i) {
+            out.rules[i].deny = FsRule::Deny::credential_store;
+            out.rules[i].note = out.rules[i].note.empty() ? std::string(store->reason)
+                                                          : std::string(store->reason) + "; " + out.rules[i].note;
+            stores.push_back(&out.rules[i]);
+        }
+        named_stores.push_back({&out.rules[first], out.rules.size() > first + 1 ? &out.rules[first + 1] : nullptr});
+    }
     for (const auto& e : policy.credentials.files) add_both(FsRule::Kind::deny_read, e, "credentials.files");
+    auto store_holding = [&](const std::string& p, bool strictly) -> const FsRule* {
+        for (const FsRule* s : stores)
+            if (paths::at_or_under(p, s->literal) && (!strictly || p != s->literal)) return s;
+        return nullptr;
+    };
+    for (const auto& [what, p] : {std::pair{"the root", &ctx.root}, std::pair{"the temporary directory", &ctx.tmpdir}})
+        if (const FsRule* s = store_holding(*p, false))
+            return fail(Error(Errc::invalid_argument, std::string(what) + " lies in " + describe(*s) +
+                                                          ", a credential store sbx hides; pick a folder outside it")
+                            .in_file(*p));
 
     // An allowRead re-opens only what it names inside a denied region: one whose
     // name lies outside every deny but whose target lies inside reaches in through
@@ -324,6 +420,18 @@ inline expected<FsRules> compile_fs_rules(const Policy& policy, const FsContext&
             continue;
         }
         out.rules.emplace_back(FsRule::Kind::allow_read, e.value, "filesystem.allowRead", e.source, std::string());
+        // An entry in a credential store that is a symlink (dotfiles kept elsewhere)
+        // lifts it where it leads too, as long as it leads into that store's target.
+        if (real == e.value) continue;
+        const FsRule& named = out.rules.back();
+        const std::string real_named = glob::has_wildcard(real) ? glob::literal_prefix(real) : real;
+        for (const auto& st : named_stores) {
+            if (!st.target || !detail::lifts(named, *st.named) || !paths::at_or_under(real_named, st.target->literal))
+                continue;
+            out.rules.emplace_back(FsRule::Kind::allow_read, real, "filesystem.allowRead", e.source,
+                                   "where " + e.value + " leads", !glob::has_wildcard(e.value));
+            break;
+        }
     }
 
     out.rules.emplace_back(FsRule::Kind::writable, ctx.root, "the root", std::nullopt, std::string(), true);
@@ -340,6 +448,17 @@ inline expected<FsRules> compile_fs_rules(const Policy& policy, const FsContext&
                                                " holds a wildcard that cannot be mounted writable; name directories"});
             return;
         }
+        // A writable folder inside a credential store would open it: refused. A
+        // folder that is the store, or holds it, writes there only where an
+        // allowRead lifts the store.
+        for (const std::string& form : {p, detail::real_form(cached, p)})
+            if (const FsRule* s = store_holding(form, true)) {
+                out.warnings.push_back(Warning{e.source.file, e.source.key,
+                                               "refused: " + e.value + " lies inside " + describe(*s) +
+                                                   ", a credential store sbx hides; a writable folder there is not "
+                                                   "mounted (name the store itself in allowRead and allowWrite)"});
+                return;
+            }
         add_both(FsRule::Kind::writable, Sourced<std::string>{p, e.source}, list);
     };
     for (const auto& e : policy.filesystem.allow_write) writable(e, "filesystem.allowWrite");

@@ -88,10 +88,13 @@ struct NetworkPlan {
 // that confine by rules rather than mounts (sbx-mac's Seatbelt profile). The
 // pattern is absolute and normalised, and always a pattern: a rule on a path
 // (the root, a protected path) has its `*`, `?`, `[` and `\` escaped.
+// A deny-read rule may be a credential store's (`deny`): it yields only to an
+// allow-read rule at or under it, and to no other allow (fs_rules.hpp).
 struct PlanRule {
     FsRule::Kind kind = FsRule::Kind::deny_read;
     std::string pattern;
     std::string why;
+    FsRule::Deny deny = FsRule::Deny::ordinary;
 };
 
 constexpr std::string_view plan_rule_kind_name(FsRule::Kind k) noexcept {
@@ -321,7 +324,7 @@ inline expected<Plan> make_plan(const Policy& policy, const PlanRequest& req, co
     if (!rules->disabled)
         // Always a pattern in the plan: a path rule's special characters escaped.
         for (const auto& r : rules->rules)
-            plan.rules.push_back(PlanRule{r.kind, r.wildcard ? r.pattern : glob::escape(r.pattern), describe(r)});
+            plan.rules.push_back(PlanRule{r.kind, r.wildcard ? r.pattern : glob::escape(r.pattern), describe(r), r.deny});
     plan.warnings.insert(plan.warnings.end(), rules->warnings.begin(), rules->warnings.end());
     // A hidden working directory would be an empty one inside: say so rather
     // than start the command somewhere it cannot see.
@@ -496,8 +499,11 @@ inline std::string to_json(const Plan& p) {
     }
     if (!p.rules.empty()) {
         w.key("rules").begin_array();
-        for (const auto& r : p.rules)
-            w.begin_object().key("kind").value(plan_rule_kind_name(r.kind)).key("pattern").value(r.pattern).key("why").value(r.why).end_object();
+        for (const auto& r : p.rules) {
+            w.begin_object().key("kind").value(plan_rule_kind_name(r.kind)).key("pattern").value(r.pattern).key("why").value(r.why);
+            if (r.deny == FsRule::Deny::credential_store) w.key("credentialStore").value(true);
+            w.end_object();
+        }
         w.end_array();
     }
     w.end_object();
@@ -1128,7 +1134,7 @@ private:
             i = 0;
             for (auto e : *rules) {
                 const std::string k = index("filesystem.rules", i++);
-                auto rm = members(e, k, {"kind", "pattern", "why"}, {"kind", "pattern"});
+                auto rm = members(e, k, {"kind", "pattern", "why", "credentialStore"}, {"kind", "pattern"});
                 if (!rm) return fail(rm.error());
                 PlanRule r;
                 auto kind = string(rm->at("kind"), k + ".kind");
@@ -1148,6 +1154,13 @@ private:
                 auto w = why(*rm, k);
                 if (!w) return fail(w.error());
                 r.why = std::move(*w);
+                if (rm->has("credentialStore")) {
+                    auto store = boolean(rm->at("credentialStore"), k + ".credentialStore");
+                    if (!store) return fail(store.error());
+                    if (r.kind != FsRule::Kind::deny_read)
+                        return error(k + ".credentialStore", "only a deny-read rule can be a credential store");
+                    if (*store) r.deny = FsRule::Deny::credential_store;
+                }
                 p.rules.push_back(std::move(r));
             }
         }

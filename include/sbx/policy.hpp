@@ -18,8 +18,11 @@
 //  - a user, flag or managed `false` of allowUnsandboxedCommands holds against a
 //    repository's `true`;
 //  - a repository's allowRead, allowWrite and additionalDirectories entries that
-//    name a path at or under one that managed, flag or user settings deny reading
-//    are left out, with symlinks resolved through the FsView;
+//    name a path at or under one that managed, flag, user or builtin settings (the
+//    credential stores, credential_stores.hpp) deny reading are left out, with
+//    symlinks resolved through the FsView;
+//  - a builtin read deny is kept beside an equal entry of another layer: the two
+//    yield differently (fs_rules.hpp);
 //  - an untrusted project's files keep only what tightens the sandbox.
 #pragma once
 
@@ -30,6 +33,7 @@
 #include <string>
 #include <vector>
 
+#include "sbx/credential_stores.hpp"
 #include "sbx/expected.hpp"
 #include "sbx/fs_view.hpp"
 #include "sbx/glob.hpp"
@@ -247,8 +251,10 @@ private:
         }
     }
 
-    // Entries of one list across layers, highest layer first, duplicates removed.
-    // `keep` returns an empty string to keep an entry, or why it is left out.
+    // Entries of one list across layers, highest layer first, duplicates removed
+    // (but a builtin entry, which yields only to an allowRead naming it, is no
+    // duplicate of another layer's). `keep` returns an empty string to keep an
+    // entry, or why it is left out.
     template <class Get, class Keep>
     void combine(SourcedList& out, Get get, Keep keep) {
         for (Settings* s : ordered_) {
@@ -259,7 +265,9 @@ private:
                     continue;
                 }
                 bool seen = false;
-                for (const auto& o : out) seen = seen || o.value == e.value;
+                for (const auto& o : out)
+                    seen = seen || (o.value == e.value &&
+                                    (o.source.layer == LayerKind::builtin) == (e.source.layer == LayerKind::builtin));
                 if (!seen) out.push_back(std::move(e));
             }
         }
@@ -381,9 +389,14 @@ private:
                 }
                 if (hit) {
                     std::string via = *real != e.value ? " (it leads to " + *real + ")" : std::string();
-                    drop(e.source, "left out: " + e.value + via + " is at or under " + hit->forms.front().text +
-                                       ", which " + std::string(layer_name(hit->source->layer)) +
-                                       " settings deny reading (" + hit->source->key + " in " + hit->source->file + ")");
+                    std::string what;
+                    if (const CredentialStore* store = credential_store_of(*hit->source))
+                        what = ", a credential store sbx hides (" + std::string(store->reason) + ", " +
+                               hit->source->key + "); only user, flag and managed settings can open one";
+                    else
+                        what = ", which " + std::string(layer_name(hit->source->layer)) + " settings deny reading (" +
+                               hit->source->key + " in " + hit->source->file + ")";
+                    drop(e.source, "left out: " + e.value + via + " is at or under " + hit->forms.front().text + what);
                     continue;
                 }
                 kept.push_back(std::move(e));

@@ -59,19 +59,19 @@ attack=$bin/sbx-attack
 conf=$tmp/settings
 mkdir "$conf"
 echo '{"sandbox": {"enabled": true, "filesystem": {"disabled": true}}}' >"$conf/fs-disabled.json"
-echo '{"sandbox": {"enabled": true}}' >"$conf/no-deny.json"
+# No read deny of its own, and the one allowRead that lifts the built-in denial of
+# ~/.ssh (only naming a credential store opens it).
+echo '{"sandbox": {"enabled": true, "filesystem": {"allowRead": ["~/.ssh"]}}}' >"$conf/no-deny.json"
 echo '{"sandbox": {"enabled": true, "network": {"allowAllUnixSockets": true}}}' >"$conf/unix-sockets.json"
 # The confined runs use the built-in default policy (no settings file at all), which
 # is what a user without settings gets. This machine's managed settings file, if it
-# has one, must not change the answers; but any layer replaces the default policy,
-# so then a flag file stands in for the default's credential stores.
+# has one, must not change the answers: an empty one stands in, under which the
+# credential stores stay hidden as they do under every layer.
 managed=()
 confined=()
 if [[ -e /etc/claude-code/managed-settings.json ]]; then
     echo '{}' >"$conf/empty-managed.json"
     managed=(--managed-settings "$conf/empty-managed.json")
-    echo '{"sandbox": {"enabled": true, "filesystem": {"denyRead": ["~/.ssh"]}}}' >"$conf/like-default.json"
-    confined=(--settings "$conf/like-default.json")
 fi
 chmod 755 "$conf"
 chmod 644 "$conf"/*
@@ -282,7 +282,7 @@ fs_attacks() {
     sbx_run --settings "$conf/no-deny.json" -- "$attack" read "$home/.ssh/id_rsa"
     want_succeeded
     want_out "$secret"
-    tap_finish "control: reading ~/.ssh/id_rsa works with settings that deny no read"
+    tap_finish "control: reading ~/.ssh/id_rsa works with settings whose allowRead names it"
 
     fresh_case
     setup_secret
@@ -296,7 +296,7 @@ fs_attacks() {
     sbx_run --settings "$conf/no-deny.json" -- "$attack" symlink-read "$home/.ssh/id_rsa" "$proj/harmless-link"
     want_succeeded
     want_out "$secret"
-    tap_finish "control: reading through the symlink works with settings that deny no read"
+    tap_finish "control: reading through the symlink works with settings whose allowRead names ~/.ssh"
 
     # .git pinned: renaming it away would take the protected paths inside along.
     fresh_case

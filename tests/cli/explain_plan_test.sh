@@ -162,6 +162,38 @@ sbx_run explain --root "$proj" "${managed[@]}"
 want_error 64 '^sbx: USAGE: .*path'
 tap_finish "explain without a PATH: exit 64, saying the path is missing"
 
+# --- credential stores under settings files ----------------------------------------
+fresh_case
+echo '{}' >"$proj/.claude/settings.json"
+mkdir -p "$home/.ssh" "$home/.aws"
+echo key >"$home/.ssh/id_test"
+sbx_run explain --root "$proj" "${managed[@]}" "$home/.ssh/id_test"
+want_status 0
+want_line "^  read: denied  hidden by credential store $(lit "$home/.ssh") \(SSH private keys, and the hosts they log in to\) \[builtin \(built-in\) defaults\.credentialStores\[0\]\]\$"
+want_line '^  write: denied  not writable where reads are refused'
+sbx_run explain --root "$proj" "${managed[@]}" "$home/.aws/credentials"
+want_line "^  read: denied  hidden by credential store $(lit "$home/.aws") "
+tap_finish "explain, an empty settings file: a credential store stays hidden, by the builtin layer"
+
+fresh_case
+echo '{}' >"$proj/.claude/settings.json"
+account_home=$(getent passwd "$(id -u)" | cut -d: -f6)
+[[ -n $account_home && $account_home != "$home" ]] || fail_because "the account has no home of its own to test with"
+sbx_run explain --root "$proj" "${managed[@]}" "$account_home/.ssh/id_test"
+want_status 0
+want_line "^  read: denied  hidden by credential store $(lit "$account_home/.ssh") "
+tap_finish "explain, HOME elsewhere: the account's own home keeps its stores hidden"
+
+fresh_case
+mkdir -p "$home/.claude" "$home/.ssh"
+echo '{"sandbox": {"filesystem": {"allowRead": ["~/.ssh/config", "~"]}}}' >"$home/.claude/settings.json"
+sbx_run explain --root "$proj" "${managed[@]}" "$home/.ssh/config"
+want_status 0
+want_line "^  read: allowed  re-opened by filesystem\.allowRead $(lit "$home/.ssh/config") .*, in credential store $(lit "$home/.ssh") .*: an allowRead that names a credential store lifts its built-in denial\$"
+sbx_run explain --root "$proj" "${managed[@]}" "$home/.ssh/id_test"
+want_line "^  read: denied  hidden by credential store $(lit "$home/.ssh") "
+tap_finish "explain: an allowRead naming a path in a store lifts it there; a broad one does not"
+
 # --- sbx plan -----------------------------------------------------------------------
 fresh_case
 echo '{"sandbox": {"enabled": true, "filesystem": {"denyRead": ["secrets"], "denyWrite": ["Makefile"]}}}' \
@@ -175,7 +207,7 @@ want_status 0
 [[ $(grep -c '' "$tmp/out") == 1 ]] || fail_because "the JSON is not one line"
 want_out "\"command\":{\"argv\":[\"true\"],\"cwd\":\"$proj\",\"env\":{"
 want_out "\"root\":\"$proj\",\"tmpdir\":\"$tmpd/sbx-"
-want_out '"filesystem":{"isolated":true,"mounts":[{"kind":"bind",'
+want_out '"filesystem":{"isolated":true,"mounts":[{"kind":"'
 want_out "{\"kind\":\"bind\",\"path\":\"$proj\",\"source\":\"$proj\",\"expect\":{\"exists\":true,\"type\":\"directory\","
 want_out "{\"kind\":\"pin\",\"path\":\"$proj/.git\",\"expect\":{\"exists\":true,\"type\":\"directory\","
 want_out "{\"kind\":\"mask-dir\",\"path\":\"$proj/secrets\",\"expect\":{\"exists\":true,"
@@ -187,9 +219,12 @@ want_out "{\"path\":\"$proj/.git/commondir\",\"kind\":\"commondir\","
 want_out "{\"path\":\"$proj/.git/config.worktree\",\"kind\":\"file\","
 want_no_out "removeIfCreated"
 want_out '"warnings":['
-# The mounts in the documented order: writable binds, pins, masks, then binds again
-# (re-opened paths) and read-only binds.
-kinds=$(grep -oE '\{"kind":"[a-z-]+","path"' "$tmp/out" | sed 's/{"kind":"//; s/","path"//' | tr '\n' ' ' || true)
+# The mounts in the project in the documented order: writable binds, pins, masks,
+# then binds again (re-opened paths) and read-only binds. (Mounts go shallow before
+# deep, so a mask over a credential store of the account's own home, such as
+# /root/.npmrc, comes before them all.)
+kinds=$(grep -oE '\{"kind":"[a-z-]+","path":"[^"]*"' "$tmp/out" | grep -F "\"path\":\"$proj" |
+    sed 's/{"kind":"//; s/","path".*//' | tr '\n' ' ' || true)
 [[ $kinds =~ ^(bind\ )+(pin\ )+(mask-dir\ |mask-file\ )+((bind|ro-bind)\ )+$ ]] ||
     fail_because "the mounts are out of order: $kinds"
 tap_finish "plan: version 1, the root bound, .git pinned, a mask, read-only binds, placeholders, in order"

@@ -107,11 +107,12 @@ run policy --root "$proj" "${no_managed[@]}"
 expect_status 0
 expect_line '^  enabled +false +default$'
 expect_line '^  failIfUnavailable +true +default$'
-expect_line '^  filesystem\.denyRead: none$'
+expect_line "^    $(re "$home/.ssh") +builtin +\(built-in\) +defaults\.credentialStores\[0\]\$"
+expect_line "^    $(re "$home/.aws") +builtin +\(built-in\) +defaults\.credentialStores\[[0-9]+\]\$"
 expect_line '^  network\.allowedDomains: none$'
-expect_no_line ' builtin '
+expect_no_line '^  [a-zA-Z.]+ +(true|false) +builtin '  # no other value of the default
 expect_line '^warnings: none$'
-tap_finish "an empty project settings file: the settings decide, sandbox not enabled, no built-in denies"
+tap_finish "an empty project settings file: the settings decide, sandbox not enabled, credential stores still denied"
 
 new_case
 mkdir -p "$home/.claude"
@@ -119,8 +120,55 @@ echo '{}' >"$home/.claude/settings.json"
 run policy --root "$proj" "${no_managed[@]}" --json
 expect_status 0
 expect_out '"enabled":{"value":false,"source":null}'
-expect_out '"denyRead":[]'
-tap_finish "an empty user settings file, --json: the settings decide, no built-in source"
+expect_out "\"denyRead\":[{\"value\":\"$home/.ssh\",\"source\":$builtin_src\"defaults.credentialStores[0]\"}}"
+expect_out "{\"value\":\"$home/.aws\",\"source\":$builtin_src\"defaults.credentialStores["
+tap_finish "an empty user settings file, --json: the settings decide, the credential stores keep the builtin source"
+
+# --- the credential stores under every settings file --------------------------------
+# The account's own home (the password database's), which HOME does not name here.
+account_home=$(getent passwd "$(id -u)" | cut -d: -f6)
+
+new_case
+echo '{}' >"$proj/.claude/settings.json"
+run policy --root "$proj" "${no_managed[@]}"
+expect_status 0
+expect_line "^    $(re "$home/.ssh") +builtin +\(built-in\) +defaults\.credentialStores\[0\]\$"
+if [[ -n $account_home && $account_home != "$home" ]]; then
+    expect_line "^    $(re "$account_home/.ssh") +builtin +\(built-in\) +defaults\.credentialStores\[0\]\$"
+    expect_line "^    $(re "$account_home/.aws") +builtin +\(built-in\) +defaults\.credentialStores\[[0-9]+\]\$"
+else
+    fail_because "the account has no home of its own to test with"
+fi
+tap_finish "HOME elsewhere: the stores are denied under HOME and under the account's own home"
+
+new_case
+mkdir -p "$home/.claude"
+echo '{"sandbox": {"filesystem": {"allowRead": ["~/.aws", "~/.ssh/config", "~", "~/*/credentials"]}}}' \
+    >"$home/.claude/settings.json"
+user_file=$(re "$home/.claude/settings.json")
+run policy --root "$proj" "${no_managed[@]}"
+expect_status 0
+expect_line "^  $user_file: sandbox\.filesystem\.allowRead\[0\]: filesystem\.allowRead ~/\.aws lifts the built-in denial of ~/\.aws \(AWS access keys and SSO tokens\): commands can read it\$"
+expect_line "^  $user_file: sandbox\.filesystem\.allowRead\[1\]: filesystem\.allowRead ~/\.ssh/config lifts the built-in denial of ~/\.ssh \(SSH private keys"
+expect_no_line 'allowRead\[[23]\]: '  # a broad entry lifts nothing
+expect_line "^    $(re "$home/.aws") +builtin +\(built-in\) +defaults\.credentialStores\[[0-9]+\]\$"  # still listed
+run policy --root "$proj" "${no_managed[@]}" --json
+expect_out "\"key\":\"sandbox.filesystem.allowRead[0]\",\"message\":\"filesystem.allowRead ~/.aws lifts the built-in denial of ~/.aws (AWS access keys and SSO tokens): commands can read it\"}"
+tap_finish "a user allowRead naming a store lifts it with a warning naming entry, store and reason; broad ones do not"
+
+new_case
+echo '{"sandbox": {"filesystem": {"allowRead": ["~/.ssh", "~/.aws/config"]}}}' >"$proj/.claude/settings.json"
+pfile=$(re "$proj/.claude/settings.json")
+run policy --root "$proj" "${no_managed[@]}"
+expect_status 0
+expect_line '^  filesystem\.allowRead: none$'
+expect_line "^  $pfile: sandbox\.filesystem\.allowRead\[0\]: left out: $(re "$home/.ssh") is at or under $(re "$home/.ssh"), a credential store sbx hides \(SSH private keys"
+expect_line "^  $pfile: sandbox\.filesystem\.allowRead\[1\]: left out: .*only user, flag and managed settings can open one\$"
+expect_no_line 'lifts the built-in'
+run policy --root "$proj" "${no_managed[@]}" --untrusted
+expect_line '^  filesystem\.allowRead: none$'
+expect_line "^  $pfile: sandbox\.filesystem\.allowRead\[0\]: left out: the project is not trusted"
+tap_finish "a project's allowRead cannot lift a store, trusted or not: left out with a warning"
 
 # --- a project file, with provenance ------------------------------------------------
 project_settings='{

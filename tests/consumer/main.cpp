@@ -1,12 +1,13 @@
-// Uses the sbx policy engine as a library: parses one settings text, merges it as
-// the only layer and prints one value of the policy with the key that set it.
+// Uses the sbx policy engine as a library: parses one settings text, makes the
+// effective policy of it as the only layer (the built-in credential denies under
+// it) and prints one value of the policy with the key that set it.
 // tests/consumer/build_test.sh checks the line it prints.
 #include <iostream>
 #include <string_view>
 #include <vector>
 
+#include "sbx/defaults.hpp"
 #include "sbx/fs_view.hpp"
-#include "sbx/policy.hpp"
 #include "sbx/settings.hpp"
 
 int main() {
@@ -27,15 +28,19 @@ int main() {
         std::cerr << "sbx-consumer: " << sbx::to_string(settings.error()) << "\n";
         return 1;
     }
-    const std::vector<sbx::Settings> layers{*settings};
+    std::vector<sbx::Settings> layers{*settings};
     const sbx::MemoryFs fs;
-    auto policy = sbx::merge(layers, sbx::MergeOptions{}, fs);
+    auto policy = sbx::effective_policy(std::move(layers), sbx::MergeOptions{}, fs, {"/home/user"});
     if (!policy) {
         std::cerr << "sbx-consumer: " << sbx::to_string(policy.error()) << "\n";
         return 1;
     }
     if (policy->network.allowed_domains.empty()) {
         std::cerr << "sbx-consumer: the policy allows no domain\n";
+        return 1;
+    }
+    if (policy->filesystem.deny_read.empty()) {
+        std::cerr << "sbx-consumer: the policy hides no credential store\n";
         return 1;
     }
     const auto& domain = policy->network.allowed_domains.front();

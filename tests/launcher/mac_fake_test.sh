@@ -75,6 +75,21 @@ grep -qF "\"$proj\"" "$tmp/profile.sb" 2>/dev/null || fail_because "the profile 
 nothing_left
 tap_finish "the proxy on 127.0.0.1 decides hosts; the profile handed to sandbox-exec opens just its ports"
 
+# With a settings file (the empty managed one, and one that lifts ~/.aws), the
+# credential stores are still in the profile, under HOME and the account's home.
+echo '{"sandbox": {"filesystem": {"allowRead": ["~/.aws"]}}}' >"$tmp/lift-aws.json"
+in_sandbox --settings "$tmp/lift-aws.json" -- "true"
+account_home=$(getent passwd "$(id -u)" | cut -d: -f6)
+for store in "$home/.ssh" "$account_home/.ssh" "$account_home/.aws"; do
+    grep -qF "(deny file-read* (subpath \"$store\"))" "$tmp/profile.sb" 2>/dev/null ||
+        fail_because "the profile does not hide $store"
+done
+grep -qF "(allow file-read* (require-all (subpath \"$home/.aws\") (subpath \"$home/.aws\")))" "$tmp/profile.sb" \
+    2>/dev/null || fail_because "the profile does not lift $home/.aws where the allowRead names it"
+expect_err "filesystem.allowRead ~/.aws lifts the built-in denial of ~/.aws"
+nothing_left
+tap_finish "with settings files the profile still hides the credential stores; an allowRead naming one lifts it"
+
 rc=0
 (cd "$proj" && HOME=$home TMPDIR=$tmpd "$sbx" plan --managed-settings "$tmp/empty-managed.json" -- \
     sh -c 'exit 6') >"$tmp/plan.json"

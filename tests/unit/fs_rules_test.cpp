@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "sbx/defaults.hpp"
 #include "sbx/fs_rules.hpp"
 #include "sbx/plan.hpp"
 
@@ -208,4 +209,187 @@ TEST_CASE("fs_rules: the root, TMPDIR and protected paths are paths, whatever ch
     CHECK(escaped_root);
     CHECK(sbx::glob::match("/w/a\\*b", "/w/a*b"));
     CHECK_FALSE(sbx::glob::match("/w/a\\*b", "/w/aXb"));
+}
+
+// ---------------------------------------------------------------------------
+// Credential stores: the builtin layer under every settings file.
+
+namespace {
+
+// The effective policy (credential stores included) of one layer's settings.
+sbx::Policy effective_of(sbx::LayerKind layer, std::string_view json, const sbx::FsView& fs,
+                         std::vector<std::string> homes = {"/home/u"}, bool trusted = true) {
+    const std::string file = layer == sbx::LayerKind::user ? "/home/u/.claude/settings.json" : "/r/.claude/settings.json";
+    sbx::SettingsSource src{layer, file, {homes.front(), layer == sbx::LayerKind::user ? homes.front() : "/r"}, "/r"};
+    auto s = sbx::parse_settings(json, src);
+    REQUIRE_MESSAGE(s.has_value(), (s ? std::string() : sbx::to_string(s.error())));
+    std::vector<sbx::Settings> layers;
+    layers.push_back(std::move(*s));
+    auto p = sbx::effective_policy(std::move(layers), sbx::MergeOptions{trusted}, fs, homes);
+    REQUIRE(p.has_value());
+    return std::move(*p);
+}
+
+sbx::FsRules store_rules(std::string_view user_json, const sbx::FsView& fs, std::vector<std::string> homes = {"/home/u"}) {
+    auto r = sbx::compile_fs_rules(effective_of(sbx::LayerKind::user, user_json, fs, homes),
+                                   {"/r", "/tmp/sbx-1", homes.front()}, {}, fs);
+    REQUIRE_MESSAGE(r.has_value(), (r ? std::string() : sbx::to_string(r.error())));
+    return std::move(*r);
+}
+
+}  // namespace
+
+TEST_CASE("fs_rules: with an empty settings file the credential stores stay hidden, by their builtin rule") {
+    sbx::MemoryFs fs;
+    auto r = store_rules("{}", fs);
+    for (const char* p : {"/home/u/.ssh/id_ed25519", "/home/u/.aws/credentials", "/home/u/.config/gh/hosts.yml",
+                          "/home/u/.bash_history", "/home/u/.cargo/credentials.toml"}) {
+        INFO(p);
+        auto d = sbx::decide(r, p, Access::read);
+        CHECK_FALSE(d.allowed);
+        REQUIRE(d.rule != nullptr);
+        CHECK(d.rule->deny == sbx::FsRule::Deny::credential_store);
+        CHECK(d.rule->list == "credential store");
+        REQUIRE(d.rule->source.has_value());
+        CHECK(d.rule->source->layer == sbx::LayerKind::builtin);
+        CHECK(d.rule->source->key.starts_with("defaults.credentialStores["));
+        CHECK_FALSE(can(r, p, Access::write));
+    }
+    CHECK(can(r, "/home/u/.bashrc", Access::read));
+    CHECK(can(r, "/home/u/.cargo/registry/index", Access::read));
+    CHECK(sbx::why(sbx::decide(r, "/home/u/.aws/config", Access::read)).find("AWS access keys") != std::string::npos);
+}
+
+TEST_CASE("fs_rules: the stores are hidden under $HOME and under the account's home alike") {
+    sbx::MemoryFs fs;
+    auto r = store_rules("{}", fs, {"/elsewhere", "/home/u"});
+    CHECK_FALSE(can(r, "/elsewhere/.ssh/id_rsa", Access::read));
+    CHECK_FALSE(can(r, "/home/u/.ssh/id_rsa", Access::read));
+    CHECK_FALSE(can(r, "/home/u/.aws/credentials", Access::read));
+    CHECK(can(r, "/home/u/notes.txt", Access::read));
+}
+
+TEST_CASE("fs_rules: an allowRead that names a store, or a path in it, lifts the store's deny there") {
+    sbx::MemoryFs fs;
+    auto r = store_rules(R"J({"sandbox": {"filesystem": {"allowRead": ["~/.aws", "~/.ssh/config", "~/.kube/**"]}}})J", fs);
+    auto d = sbx::decide(r, "/home/u/.aws/credentials", Access::read);
+    CHECK(d.allowed);
+    CHECK(d.because == sbx::FsDecision::Because::lifted);
+    REQUIRE(d.other != nullptr);
+    CHECK(d.other->deny == sbx::FsRule::Deny::credential_store);
+    CHECK(sbx::why(d).find("lifts its built-in denial") != std::string::npos);
+    CHECK(can(r, "/home/u/.aws", Access::read));  // a tie: the allowRead names the store itself
+    CHECK(can(r, "/home/u/.ssh/config", Access::read));
+    CHECK_FALSE(can(r, "/home/u/.ssh/id_ed25519", Access::read));  // only what it names
+    CHECK_FALSE(can(r, "/home/u/.ssh", Access::read));
+    CHECK(can(r, "/home/u/.kube/config", Access::read));
+    // Reading is not writing: no writable root holds them.
+    CHECK_FALSE(can(r, "/home/u/.aws/credentials", Access::write));
+}
+
+TEST_CASE("fs_rules: a broad allowRead does not lift a store, whatever its depth") {
+    sbx::MemoryFs fs;
+    for (const char* broad : {"~", "/", "~/.config", "~/**", "~/*/credentials", "~/.a*", "~/.*/id_*", "/home/*/.ssh"}) {
+        INFO(broad);
+        auto r = store_rules(std::string(R"J({"sandbox": {"filesystem": {"allowRead": [")J") + broad + "\"]}}}", fs);
+        CHECK_FALSE(can(r, "/home/u/.aws/credentials", Access::read));
+        CHECK_FALSE(can(r, "/home/u/.aws", Access::read));
+        CHECK_FALSE(can(r, "/home/u/.ssh/id_rsa", Access::read));
+        CHECK_FALSE(can(r, "/home/u/.config/gh/hosts.yml", Access::read));
+    }
+}
+
+TEST_CASE("fs_rules: a writable root over a store does not re-open it; one inside it is refused") {
+    sbx::MemoryFs fs;
+    fs.dir("/home/u/.kube/cache").dir("/home/u/.aws");
+    auto r = store_rules(R"J({"sandbox": {"filesystem": {"allowWrite": ["~", "~/.aws", "~/.kube/cache"]}}})J", fs);
+    CHECK(can(r, "/home/u/notes.txt", Access::write));
+    CHECK_FALSE(can(r, "/home/u/.aws/credentials", Access::read));
+    CHECK_FALSE(can(r, "/home/u/.aws/credentials", Access::write));
+    CHECK_FALSE(can(r, "/home/u/.kube/cache/x", Access::read));
+    CHECK_FALSE(can(r, "/home/u/.kube/cache/x", Access::write));
+    bool refused = false;
+    for (const auto& w : r.warnings)
+        refused = refused || (w.key == "sandbox.filesystem.allowWrite[2]" && w.message.starts_with("refused:") &&
+                              w.message.find("credential store") != std::string::npos);
+    CHECK(refused);
+    // Lifted by an allowRead, the store is written where a writable root around it says.
+    auto l = store_rules(R"J({"sandbox": {"filesystem": {"allowWrite": ["~/.aws"], "allowRead": ["~/.aws"]}}})J", fs);
+    CHECK(can(l, "/home/u/.aws/credentials", Access::read));
+    CHECK(can(l, "/home/u/.aws/credentials", Access::write));
+}
+
+TEST_CASE("fs_rules: a root or temporary directory inside a credential store is an error") {
+    sbx::MemoryFs fs;
+    auto policy = effective_of(sbx::LayerKind::user, "{}", fs);
+    auto r = sbx::compile_fs_rules(policy, {"/home/u/.config/gcloud/proj", "/tmp/sbx-1", "/home/u"}, {}, fs);
+    REQUIRE_FALSE(r.has_value());
+    CHECK(sbx::to_string(r.error()).find("credential store") != std::string::npos);
+    auto t = sbx::compile_fs_rules(policy, {"/r", "/home/u/.docker/tmp", "/home/u"}, {}, fs);
+    CHECK_FALSE(t.has_value());
+}
+
+TEST_CASE("fs_rules: inside a lifted store other denies hold, and only allowReads in the store re-open them") {
+    sbx::MemoryFs fs;
+    auto r = store_rules(R"J({"sandbox": {"filesystem": {"allowRead": ["~/.aws", "~/.aws/sso/cache/a", "~/*/sso/cache"],
+                                                        "denyRead": ["~/.aws/sso", "~/**/*.pem", "~/x"]}}})J",
+                         fs);
+    CHECK(can(r, "/home/u/.aws/config", Access::read));
+    CHECK_FALSE(can(r, "/home/u/.aws/sso/token", Access::read));
+    CHECK_FALSE(can(r, "/home/u/.aws/sso/cache/b", Access::read));  // ~/*/sso/cache does not count in the store
+    CHECK(can(r, "/home/u/.aws/sso/cache/a", Access::read));
+    CHECK_FALSE(can(r, "/home/u/.aws/key.pem", Access::read));
+    // Outside every store the broad allow counts as usual.
+    CHECK(can(r, "/home/u/x/sso/cache/f", Access::read));
+    CHECK_FALSE(can(r, "/home/u/x/other", Access::read));
+}
+
+TEST_CASE("fs_rules: a repository's allowRead never lifts a store, even when it reaches the rules") {
+    sbx::MemoryFs fs;
+    // Through merge() it is left out (defaults_test); here it is handed over as if it had not been.
+    auto policy = effective_of(sbx::LayerKind::user, "{}", fs);
+    policy.filesystem.allow_read.push_back(
+        {"/home/u/.ssh", sbx::Source{sbx::LayerKind::project, sbx::FileName("/r/.claude/settings.json"),
+                                     "sandbox.filesystem.allowRead[0]"}});
+    auto r = sbx::compile_fs_rules(policy, {"/r", "/tmp/sbx-1", "/home/u"}, {}, fs);
+    REQUIRE(r.has_value());
+    CHECK_FALSE(can(*r, "/home/u/.ssh/id_rsa", Access::read));
+    // The same entry from the user's file lifts it.
+    policy.filesystem.allow_read.back().source.layer = sbx::LayerKind::user;
+    auto u = sbx::compile_fs_rules(policy, {"/r", "/tmp/sbx-1", "/home/u"}, {}, fs);
+    REQUIRE(u.has_value());
+    CHECK(can(*u, "/home/u/.ssh/id_rsa", Access::read));
+}
+
+TEST_CASE("fs_rules: a deny of another layer equal to a store holds against an allowRead of it") {
+    sbx::MemoryFs fs;
+    auto r = store_rules(R"J({"sandbox": {"filesystem": {"denyRead": ["~/.ssh"], "allowRead": ["~/.ssh"]}}})J", fs);
+    auto d = sbx::decide(r, "/home/u/.ssh/id_rsa", Access::read);
+    CHECK_FALSE(d.allowed);
+    REQUIRE(d.rule != nullptr);
+    CHECK(d.rule->list == "filesystem.denyRead");
+}
+
+TEST_CASE("fs_rules: a symlinked store is hidden where it leads, and lifted there by naming it") {
+    sbx::MemoryFs fs;
+    fs.dir("/home/u/dotfiles/ssh").file("/home/u/dotfiles/ssh/id_rsa").symlink("/home/u/.ssh", "/home/u/dotfiles/ssh");
+    fs.dir("/home/u/.aws").file("/home/u/.aws/credentials").symlink("/home/u/.ssh-extra", "/home/u/.aws/credentials");
+    auto hidden = store_rules("{}", fs);
+    for (const char* p : {"/home/u/.ssh/id_rsa", "/home/u/dotfiles/ssh/id_rsa"}) {
+        auto e = sbx::explain(hidden, p, Access::read, fs);
+        REQUIRE(e.has_value());
+        CHECK_FALSE(e->decision.allowed);
+    }
+    auto lifted = store_rules(R"J({"sandbox": {"filesystem": {"allowRead": ["~/.ssh"]}}})J", fs);
+    for (const char* p : {"/home/u/.ssh/id_rsa", "/home/u/dotfiles/ssh/id_rsa"}) {
+        INFO(p);
+        auto e = sbx::explain(lifted, p, Access::read, fs);
+        REQUIRE(e.has_value());
+        CHECK(e->decision.allowed);
+    }
+    // An allowRead outside every store that leads into one is ignored, as for any deny.
+    auto other = store_rules(R"J({"sandbox": {"filesystem": {"allowRead": ["~/.ssh-extra"]}}})J", fs);
+    auto e = sbx::explain(other, "/home/u/.ssh-extra", Access::read, fs);
+    REQUIRE(e.has_value());
+    CHECK_FALSE(e->decision.allowed);
 }

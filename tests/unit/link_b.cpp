@@ -2,6 +2,7 @@
 // in a header that is not inline or constexpr makes the link fail.
 #include "sbx/address.hpp"
 #include "sbx/agent_file.hpp"
+#include "sbx/credential_stores.hpp"
 #include "sbx/defaults.hpp"
 #include "sbx/dotenv.hpp"
 #include "sbx/env.hpp"

@@ -17,6 +17,7 @@
 #include <string_view>
 #include <vector>
 
+#include "sbx/defaults.hpp"
 #include "sbx/fs_view.hpp"
 #include "sbx/fs_view_disk.hpp"
 #include "sbx/plan.hpp"
@@ -216,6 +217,7 @@ void check_same(const sbx::Plan& a, const sbx::Plan& b) {
         CHECK(a.rules[i].kind == b.rules[i].kind);
         CHECK(a.rules[i].pattern == b.rules[i].pattern);
         CHECK(a.rules[i].why == b.rules[i].why);
+        CHECK(a.rules[i].deny == b.rules[i].deny);
     }
     CHECK(a.filesystem.isolated == b.filesystem.isolated);
     REQUIRE(a.filesystem.mounts.size() == b.filesystem.mounts.size());
@@ -432,7 +434,7 @@ TEST_CASE("plan: a plan from make_plan over a repository and a home comes back f
         "credentials": {"envVars": ["PGURL"]}}})J"));
     layers.push_back(settings(sbx::LayerKind::managed, "/etc/claude-code/managed-settings.json", "/home/u", "/r",
                               R"J({"sandbox": {"bwrapPath": "/usr/bin/bwrap"}})J"));
-    auto policy = sbx::merge(std::move(layers), {}, fs);
+    auto policy = sbx::effective_policy(std::move(layers), {}, fs, {"/home/u"});
     REQUIRE_MESSAGE(policy.has_value(), (policy ? std::string() : sbx::to_string(policy.error())));
 
     const std::vector<std::string> vars{"PATH=/usr/bin:/bin", "HOME=/home/u",  "GITHUB_TOKEN=ghp_x",
@@ -480,6 +482,9 @@ TEST_CASE("plan: a plan from make_plan over a repository and a home comes back f
     CHECK(has_rule(sbx::FsRule::Kind::writable, "/r"));
     CHECK(has_rule(sbx::FsRule::Kind::deny_read, "/home/u/.ssh"));
     CHECK(has_rule(sbx::FsRule::Kind::allow_read, "/home/u/.ssh/known_hosts"));
+    CHECK(std::any_of(plan.rules.begin(), plan.rules.end(), [](const sbx::PlanRule& r) {
+        return r.deny == sbx::FsRule::Deny::credential_store && r.pattern == "/home/u/.aws";
+    }));
     CHECK(has_rule(sbx::FsRule::Kind::protect, "/r/.git/hooks"));
     check_round_trip(plan);
 }
@@ -1641,6 +1646,24 @@ TEST_CASE("plan: filesystem.rules is optional; each rule a known kind and an abs
     check_refused(edit(with, R"J("pattern": "/r")J", R"J("pattern": "r/x")J"), "filesystem.rules[0].pattern");
     check_refused(edit(with, R"J("pattern": "/r")J", R"J("pattern": "/r/../x")J"), "filesystem.rules[0].pattern");
     check_refused(edit(with, R"J("why": "the root, writable")J", R"J("why": "the root, writable", "extra": 1)J"), "filesystem.rules[0].extra");
+}
+
+TEST_CASE("plan: a deny-read rule may be a credential store's; no other kind may") {
+    const std::string with = edit(kBase, R"J("isolated": true,)J",
+                                  R"J("isolated": true, "rules": [{"kind": "deny-read", "pattern": "/home/u/.ssh", "credentialStore": true}, {"kind": "allow-read", "pattern": "/home/u/.ssh/config"}],)J");
+    const auto p = parsed(with);
+    REQUIRE(p.rules.size() == 2);
+    CHECK(p.rules[0].deny == sbx::FsRule::Deny::credential_store);
+    CHECK(p.rules[1].deny == sbx::FsRule::Deny::ordinary);
+    check_round_trip(p);
+    CHECK(sbx::to_json(p).find(R"J("credentialStore":true)J") != std::string::npos);
+    const auto plain = parsed(edit(with, R"J("credentialStore": true)J", R"J("credentialStore": false)J"));
+    CHECK(plain.rules[0].deny == sbx::FsRule::Deny::ordinary);
+    check_refused(edit(with, R"J("credentialStore": true)J", R"J("credentialStore": "yes")J"),
+                  "filesystem.rules[0].credentialStore");
+    check_refused(edit(with, R"J("pattern": "/home/u/.ssh/config"})J",
+                       R"J("pattern": "/home/u/.ssh/config", "credentialStore": true})J"),
+                  "filesystem.rules[1].credentialStore");
 }
 
 TEST_CASE("plan: unixSockets names what sbx-mac opens, and needs the seccomp switch on") {

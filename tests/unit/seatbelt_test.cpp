@@ -283,7 +283,7 @@ sbx::Plan plan_for(const Setup& s, const sbx::FsView& fs) {
         REQUIRE_MESSAGE(parsed.has_value(), (parsed ? std::string() : sbx::to_string(parsed.error())));
         layers.push_back(std::move(*parsed));
     }
-    auto policy = sbx::effective_policy(std::move(layers), {}, fs, s.home);
+    auto policy = sbx::effective_policy(std::move(layers), {}, fs, {s.home});
     REQUIRE_MESSAGE(policy.has_value(), (policy ? std::string() : sbx::to_string(policy.error())));
     static const std::vector<std::string> environ{"PATH=/usr/bin:/bin", "HOME=/Users/u"};
     sbx::PlanRequest req{{"sh", "-c", "make"}, s.root, "", s.home, s.tmpdir, environ, {}, std::nullopt, std::nullopt};
@@ -314,7 +314,10 @@ void repository(sbx::MemoryFs& fs, const std::string& root) {
 // The plan's rules as FsRules, for sbx::decide().
 sbx::FsRules engine_rules(const sbx::Plan& plan) {
     sbx::FsRules r;
-    for (const auto& pr : plan.rules) r.rules.emplace_back(pr.kind, pr.pattern, "plan", std::nullopt, std::string());
+    for (const auto& pr : plan.rules) {
+        r.rules.emplace_back(pr.kind, pr.pattern, "plan", std::nullopt, std::string());
+        r.rules.back().deny = pr.deny;
+    }
     sbx::index_rules(r);
     return r;
 }
@@ -572,6 +575,50 @@ TEST_CASE("seatbelt golden: wildcards") {
             if (f.items[0].is_symbol("regex") && f.items[1].text.starts_with("^/Users/u/code/proj")) again = true;
         }
     CHECK(again);
+}
+
+TEST_CASE("seatbelt golden: credential stores, lifted only by an allowRead that names them") {
+    sbx::MemoryFs fs;
+    fs.dir("/Users/u/proj/src").dir("/Users/u/.ssh").dir("/Users/u/.aws/sso").dir("/Users/u/.kube");
+    Setup s;
+    s.settings = R"J({"sandbox": {"filesystem": {
+        "allowRead": ["~/.aws", "~/.ssh/config", "~/.[ad]*/credentials", "~/.kube/**", "~/.s*/public"],
+        "denyRead": ["~/.aws/sso", "~/**/*.pem"],
+        "allowWrite": ["~/.aws", "~/.docker"]}}})J";
+    const auto plan = plan_for(s, fs);
+    auto forms = check_profile("credential-stores", plan, ports(),
+                               {"/Users/u/.aws/credentials", "/Users/u/.aws/config", "/Users/u/.aws/sso/token",
+                                "/Users/u/.aws/key.pem", "/Users/u/.ssh/config", "/Users/u/.ssh/id_rsa",
+                                "/Users/u/.ssh/public", "/Users/u/.docker/credentials", "/Users/u/.docker/config.json",
+                                "/Users/u/.kube/config", "/Users/u/.gnupg/credentials", "/Users/u/notes/credentials",
+                                "/Users/u/.config/gh/hosts.yml", "/Users/u/proj/public/x"});
+    // The engine's own answers, which the profile agrees with (check_profile).
+    const auto rules = engine_rules(plan);
+    CHECK(sbx::decide(rules, "/Users/u/.aws/credentials", sbx::Access::read).allowed);
+    CHECK(sbx::decide(rules, "/Users/u/.aws/credentials", sbx::Access::write).allowed);
+    CHECK_FALSE(sbx::decide(rules, "/Users/u/.aws/sso/token", sbx::Access::read).allowed);
+    CHECK(sbx::decide(rules, "/Users/u/.ssh/config", sbx::Access::read).allowed);
+    CHECK_FALSE(sbx::decide(rules, "/Users/u/.ssh/id_rsa", sbx::Access::read).allowed);
+    CHECK_FALSE(sbx::decide(rules, "/Users/u/.ssh/public", sbx::Access::read).allowed);
+    CHECK_FALSE(sbx::decide(rules, "/Users/u/.docker/credentials", sbx::Access::read).allowed);
+    CHECK_FALSE(sbx::decide(rules, "/Users/u/.docker/config.json", sbx::Access::write).allowed);
+    CHECK(sbx::decide(rules, "/Users/u/.kube/config", sbx::Access::read).allowed);
+    CHECK(sbx::decide(rules, "/Users/u/notes/credentials", sbx::Access::read).allowed);
+    // The stores an allow reaches into are denied again after every other read rule.
+    const std::string docker = R"((deny file-read* (subpath "/Users/u/.docker")))";
+    const auto first = index_of(forms, docker);
+    const auto writable = index_of(forms, R"((allow file-read* (subpath "/Users/u/.docker")))");
+    REQUIRE(first != std::string::npos);
+    REQUIRE(writable != std::string::npos);
+    CHECK(writable < first);
+    const std::vector<Sexp> rest(forms.begin() + static_cast<std::ptrdiff_t>(first) + 1, forms.end());
+    CHECK(index_of(rest, docker) != std::string::npos);
+    // A store no allow reaches into is denied once, in the ordinary order.
+    const std::string gnupg = R"((deny file-read* (subpath "/Users/u/.gnupg")))";
+    const auto g = index_of(forms, gnupg);
+    REQUIRE(g != std::string::npos);
+    CHECK(index_of(std::vector<Sexp>(forms.begin() + static_cast<std::ptrdiff_t>(g) + 1, forms.end()), gnupg) ==
+          std::string::npos);
 }
 
 TEST_CASE("seatbelt golden: network with local binding") {

@@ -13,6 +13,9 @@
 // depth an allow before a deny (a tie goes to the deny). A pattern whose `**`
 // lets it match at several depths is placed at the shallowest, and repeated, cut
 // to the region below, after each rule it can be deeper than (docs/seatbelt.md).
+// A credential store that some allow can reach into is denied again after all
+// of them, and only the rules that count inside it follow, cut to it: every other
+// read deny and the allow-read rules at or under it (fs_rules.hpp).
 //
 // Every path and pattern reaches the text through quote(), the one quoting point;
 // comments name rules by their index in plan.rules, never by their path.
@@ -24,6 +27,7 @@
 #include <bitset>
 #include <cstddef>
 #include <cstdint>
+#include <deque>
 #include <optional>
 #include <set>
 #include <span>
@@ -312,6 +316,7 @@ struct Rule {
     std::size_t literal_comps = 0;
     bool wildcard = false;
     bool variable = false;  // holds `**`, so it matches at more than one depth
+    bool store = false;     // a credential store's deny-read (PlanRule::deny)
     std::size_t key = 0;    // the shallowest depth it can match: its components but `**`
     std::string region;     // filter: what it names and everything below
     std::string exact;      // filter: what it names
@@ -396,11 +401,13 @@ inline expected<std::vector<Rule>> plan_rules(const Plan& plan) {
             return fail(Error(Errc::invalid_plan, "'" + pr.pattern + "' is not an absolute path").at_key(key));
         auto r = make_rule(i, false, pr.kind, pr.pattern);
         if (!r) return fail(Error(r.error()).at_key(key));
+        r->store = pr.deny == FsRule::Deny::credential_store;
         out.push_back(std::move(*r));
         for (const auto& a : kPrivateAliases) {
             if (!paths::at_or_under(pr.pattern, a.path)) continue;
             auto ar = make_rule(i, true, pr.kind, "/private" + pr.pattern);
             if (!ar) return fail(Error(ar.error()).at_key(key));
+            ar->store = pr.deny == FsRule::Deny::credential_store;
             out.push_back(std::move(*ar));
         }
     }
@@ -570,6 +577,55 @@ inline std::vector<Entry> write_entries(const std::vector<Entry>& reads, const s
         }
     }
     return out;
+}
+
+// A credential store placed again after every other file rule: inside it only
+// the allow-read rules at or under it count (fs_rules.hpp), so its region is
+// denied once more and then decided by those and every other read deny alone,
+// each cut to the region. Without an allow that can reach into the store, the
+// ordinary order decides it already and it needs no block.
+struct StoreBlock {
+    const Rule* store = nullptr;
+    std::vector<Rule> rules;   // the read denies but the store, and the allow-reads at or under it
+    std::vector<Entry> reads;  // their entries, as read_entries() places them
+};
+
+inline expected<std::deque<StoreBlock>> store_blocks(const std::vector<Rule>& rules) {
+    // Whether `r` can name a path at or under the store `d` (a plain path).
+    auto reaches_into = [](const Rule& r, const Rule& d) {
+        return paths::at_or_under(r.literal, d.literal) ||
+               (r.wildcard && paths::at_or_under(d.literal, r.literal) && glob::overlaps_at_or_under(r.glob, d.glob));
+    };
+    std::vector<const Rule*> stores;
+    for (const auto& d : rules) {
+        if (d.kind != FsRule::Kind::deny_read || !d.store) continue;
+        if (std::any_of(rules.begin(), rules.end(), [&](const Rule& a) { return is_allow(a.kind) && reaches_into(a, d); }))
+            stores.push_back(&d);
+    }
+    // Shallow before deep: the deepest store that holds a path decides it.
+    std::stable_sort(stores.begin(), stores.end(), [](const Rule* a, const Rule* b) { return a->key < b->key; });
+    std::deque<StoreBlock> out;
+    for (const Rule* d : stores) {
+        auto& b = out.emplace_back();
+        b.store = d;
+        // A plain deny above the store changes nothing inside it: every allow-read
+        // that counts there is deeper.
+        for (const auto& r : rules) {
+            if (r.kind == FsRule::Kind::deny_read && !(r.store && r.literal == d->literal) && reaches_into(r, *d))
+                b.rules.push_back(r);
+            if (r.kind == FsRule::Kind::allow_read && paths::at_or_under(r.literal, d->literal)) b.rules.push_back(r);
+        }
+        auto reads = read_entries(b.rules);
+        if (!reads) return fail(reads.error());
+        b.reads = std::move(*reads);
+    }
+    return out;
+}
+
+// `e` cut to the region of `store`.
+inline Entry inside(const Entry& e, const Rule& store) {
+    return Entry{e.key, e.phase, e.allow, "(require-all " + e.filter + " " + store.region + ")", e.rule,
+                 e.note + ", inside " + rule_name(store)};
 }
 
 // The directories above `r`'s paths, and (for a pattern) the partial matches
@@ -793,13 +849,34 @@ inline expected<std::string> profile(const Plan& plan, const ProfileOptions& opt
         auto reads = detail::read_entries(*rules);
         if (!reads) return fail(reads.error());
 
+        auto blocks = detail::store_blocks(*rules);
+        if (!blocks) return fail(blocks.error());
+
         out += "\n; ---- Reads: everywhere but the read denies; the narrower rule wins ----\n";
         out += "(allow file-read*)\n";
         for (const auto& e : *reads) out += detail::render(e.allow ? "allow" : "deny", "file-read*", e);
+        auto store_head = [](const detail::Rule& d) {
+            return detail::Entry{d.key, 1, false, d.region, &d,
+                                 detail::rule_name(d) + ", a credential store: only allow-read rules at or under it "
+                                                        "open it"};
+        };
+        if (!blocks->empty()) out += "\n; ---- Reads in credential stores: only allowRead entries at or under one count ----\n";
+        for (const auto& b : *blocks) {
+            out += detail::render("deny", "file-read*", store_head(*b.store));
+            for (const auto& e : b.reads)
+                out += detail::render(e.allow ? "allow" : "deny", "file-read*", detail::inside(e, *b.store));
+        }
 
         out += "\n; ---- Writes: only inside writable roots and where reads are allowed ----\n";
         for (const auto& e : detail::write_entries(*reads, *rules))
             out += detail::render(e.allow ? "allow" : "deny", e.allow ? "file-write*" : "file-write* file-link", e);
+        if (!blocks->empty()) out += "\n; ---- Writes in credential stores: where reads are allowed there ----\n";
+        for (const auto& b : *blocks) {
+            out += detail::render("deny", "file-write* file-link", store_head(*b.store));
+            for (const auto& e : detail::write_entries(b.reads, *rules))
+                out += detail::render(e.allow ? "allow" : "deny", e.allow ? "file-write*" : "file-write* file-link",
+                                      detail::inside(e, *b.store));
+        }
         out += "\n; Protected and write-denied paths, whatever allows them (after every allow).\n";
         for (const auto& r : *rules)
             if (r.kind == FsRule::Kind::protect || r.kind == FsRule::Kind::deny_write)
