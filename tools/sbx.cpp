@@ -2,8 +2,8 @@
 //
 //   sbx policy  [--root DIR] [--settings FILE] [--managed-settings FILE] [--untrusted] [--agent-file FILE] [--json]
 //   sbx explain [same options] PATH | --host HOST[:PORT]
-//   sbx plan    [same options] [--allow-home-root] [--env NAME]... [--pass-fd N]... -- COMMAND [ARG...]
-//   sbx run     [same options] [--allow-home-root] [--env NAME]... [--pass-fd N]... [--[no-]scan-stderr] [--launcher PATH] -- COMMAND [ARG...]
+//   sbx plan    [same options] [--allow-home-root] [--no-tool-cache] [--env NAME]... [--pass-fd N]... -- COMMAND [ARG...]
+//   sbx run     [same options] [--allow-home-root] [--no-tool-cache] [--env NAME]... [--pass-fd N]... [--[no-]scan-stderr] [--launcher PATH] -- COMMAND [ARG...]
 //   sbx doctor  [--json] [--launcher PATH]
 //
 // This file is the only place that prints and picks exit statuses; the engine
@@ -17,6 +17,7 @@
 // launchers/sbx_linux.cpp); anything that goes wrong before is 125.
 // `sbx doctor` exits 1 when the sandbox cannot run here.
 #include <fcntl.h>
+#include <ftw.h>
 #include <pwd.h>
 #if defined(__APPLE__)
 #include <mach-o/dyld.h>
@@ -52,6 +53,7 @@
 #include "sbx/plan.hpp"
 #include "sbx/policy.hpp"
 #include "sbx/settings_files.hpp"
+#include "sbx/tool_cache.hpp"
 
 #include "host_lookup.hpp"  // launchers/: this machine's addresses and name lookup, as the proxy's
 
@@ -149,6 +151,7 @@ void print_text(const sbx::Policy& p, const std::string& root) {
     boolean("autoAllow", p.auto_allow);
     boolean("allowUnsandboxed", p.allow_unsandboxed);
     boolean("failIfUnavailable", p.fail_if_unavailable);
+    boolean("toolCache", p.tool_cache);
     list("excludedCommands", p.excluded_commands);
     out << "  ignoreViolations" << (p.ignore_violations.empty() ? ": none" : ":") << "\n";
     for (const auto& r : p.ignore_violations) {
@@ -291,15 +294,6 @@ sbx::expected<Loaded> load_policy(const SettingsArgs& a, const sbx::FsView& disk
     return Loaded{*root, *home, std::move(*policy), std::move(agent), std::move(*group), std::move(view)};
 }
 
-int run_policy(const SettingsArgs& a) {
-    sbx::DiskFs fs;
-    auto loaded = load_policy(a, fs, HomeRoot::allowed);
-    if (!loaded) return report(loaded.error());
-    if (a.json) std::cout << sbx::to_json(loaded->policy) << "\n";
-    else print_text(loaded->policy, loaded->root);
-    return kOk;
-}
-
 // The command's temporary directory: under $TMPDIR (or /tmp), a fresh name.
 std::string temporary_directory() {
     std::string base = "/tmp";
@@ -308,6 +302,95 @@ std::string temporary_directory() {
     char name[32];
     std::snprintf(name, sizeof name, "sbx-%08x%08x", rd(), rd());
     return sbx::paths::join(base, name);
+}
+
+// Where tool caches go: $XDG_CACHE_HOME when set and absolute, else HOME/.cache.
+std::string tool_cache_base(const std::string& home) {
+    const char* x = std::getenv("XDG_CACHE_HOME");
+    return sbx::tool_cache_base(x != nullptr ? std::optional<std::string_view>(x) : std::nullopt, home);
+}
+
+// The tool cache home `sbx run` would give commands of the loaded root, and how
+// large it has grown.
+struct ToolCacheHome {
+    std::optional<std::string> path;  // nullopt: none (why says why)
+    bool exists = false;
+    std::uint64_t bytes = 0, files = 0;  // regular files below it, symlinks not followed
+    std::string why;
+};
+
+// Regular files and their bytes below a directory, walked without following
+// symlinks or crossing into other filesystems (nftw keeps no caller data).
+struct TreeSize {
+    std::uint64_t bytes = 0, files = 0;
+};
+TreeSize g_tree_size;
+
+int count_entry(const char*, const struct stat* st, int type, FTW*) {
+    if (type == FTW_F && S_ISREG(st->st_mode)) {
+        g_tree_size.bytes += static_cast<std::uint64_t>(st->st_size);
+        ++g_tree_size.files;
+    }
+    return 0;
+}
+
+sbx::expected<ToolCacheHome> tool_cache_home(const Loaded& l) {
+    ToolCacheHome out;
+    sbx::CachedFs cached(*l.view);
+    auto prot = sbx::protected_paths(l.root, l.home, cached);
+    if (!prot) return sbx::fail(prot.error());
+    auto rules = sbx::compile_fs_rules(l.policy, {l.root, temporary_directory(), l.home}, std::move(prot->paths), cached);
+    if (!rules) return sbx::fail(rules.error());
+    if (rules->disabled) {
+        out.why = "filesystem isolation is disabled, so the command writes the caches you do";
+        return out;
+    }
+    if (!l.policy.tool_cache.value) {
+        out.why = "toolCache is false";
+        return out;
+    }
+    auto choice = sbx::choose_tool_cache(l.policy, tool_cache_base(l.home), *rules, cached);
+    if (!choice) return sbx::fail(choice.error());
+    if (!choice->path) {
+        out.why = choice->warnings.empty() ? "none" : choice->warnings.front().message;
+        return out;
+    }
+    out.path = choice->path;
+    struct stat st {};
+    if (::lstat(out.path->c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) return out;
+    out.exists = true;
+    g_tree_size = {};
+    if (::nftw(out.path->c_str(), count_entry, 32, FTW_PHYS | FTW_MOUNT) != 0)
+        return sbx::fail(sbx::Error(sbx::Errc::io_error, std::string("cannot walk the tool cache home: ") + std::strerror(errno))
+                             .in_file(*out.path));
+    out.bytes = g_tree_size.bytes;
+    out.files = g_tree_size.files;
+    return out;
+}
+
+int run_policy(const SettingsArgs& a) {
+    sbx::DiskFs fs;
+    auto loaded = load_policy(a, fs, HomeRoot::allowed);
+    if (!loaded) return report(loaded.error());
+    auto cache = tool_cache_home(*loaded);
+    if (!cache) return report(cache.error());
+    if (a.json) {
+        std::cout << sbx::to_json(loaded->policy, [&](sbx::json::Writer& w) {
+            w.key("toolCacheHome").begin_object().key("path");
+            if (cache->path) w.value(*cache->path);
+            else w.null();
+            w.key("exists").value(cache->exists).key("bytes").value(cache->bytes).key("files").value(cache->files);
+            if (!cache->path) w.key("why").value(cache->why);
+            w.end_object();
+        }) << "\n";
+        return kOk;
+    }
+    print_text(loaded->policy, loaded->root);
+    std::cout << "tool cache home: ";
+    if (!cache->path) std::cout << "none (" << cache->why << ")\n";
+    else if (!cache->exists) std::cout << *cache->path << " (not made yet)\n";
+    else std::cout << *cache->path << " (" << cache->bytes << " bytes in " << cache->files << " files)\n";
+    return kOk;
 }
 
 struct PlanArgs {
@@ -320,6 +403,13 @@ struct PlanArgs {
     std::vector<int> pass_fds;              // the same, checked by descriptors_to_pass (the plan's are sorted)
     std::vector<std::string> command;
     bool allow_home_root = false;  // --allow-home-root
+    bool no_tool_cache = false;    // --no-tool-cache
+
+    void add_tool_cache_to(CLI::App* cmd) {
+        cmd->add_flag("--no-tool-cache", no_tool_cache,
+                      "Give the command no writable cache home of the project's (XDG_CACHE_HOME, npm, Go, pip, ccache, "
+                      "cargo...): tools then find their caches read-only");
+    }
 
     void add_home_root_to(CLI::App* cmd) {
         cmd->add_flag("--allow-home-root", allow_home_root,
@@ -430,6 +520,7 @@ sbx::expected<sbx::Plan> plan_for(const Loaded& l, const PlanArgs& a, std::strin
     if (!a.allow_hosts.empty()) req.call_hosts = a.allow_hosts;
     req.pass_fds = a.pass_fds;
     req.scan_stderr = a.scan_stderr || (default_scan && !a.no_scan_stderr);
+    if (!a.no_tool_cache) req.tool_cache_base = tool_cache_base(l.home);
     // Placeholders of sandboxes running in this root now are planned as missing,
     // as they will be once those end; the launcher takes them over.
     auto plan = sbx::make_plan(l.policy, req, *l.view);
@@ -889,6 +980,7 @@ int main(int argc, char** argv) {
     plan_args.add_network_to(plan);
     plan_args.add_pass_fd_to(plan);
     plan_args.add_home_root_to(plan);
+    plan_args.add_tool_cache_to(plan);
     plan->add_option("command", plan_args.command, "The command, after --")->required();
 
     RunArgs run_args;
@@ -901,6 +993,7 @@ int main(int argc, char** argv) {
     run_args.plan.add_network_to(run);
     run_args.plan.add_pass_fd_to(run);
     run_args.plan.add_home_root_to(run);
+    run_args.plan.add_tool_cache_to(run);
     run->add_option("--attempt", run_args.attempt, "sbx's own: the attempt this is, when the launcher runs sbx again")
         ->check(CLI::Range(1, kRunAttempts))
         ->group("");
