@@ -520,7 +520,19 @@ sbx::expected<sbx::Plan> plan_for(const Loaded& l, const PlanArgs& a, std::strin
     if (!a.allow_hosts.empty()) req.call_hosts = a.allow_hosts;
     req.pass_fds = a.pass_fds;
     req.scan_stderr = a.scan_stderr || (default_scan && !a.no_scan_stderr);
-    if (!a.no_tool_cache) req.tool_cache_base = tool_cache_base(l.home);
+    if (!a.no_tool_cache) {
+        // A cache home this user cannot make (a HOME of another's, a read-only
+        // one) is left out, as the engine leaves out one it must not make.
+        const std::string base = tool_cache_base(l.home);
+        std::string at = sbx::tool_cache_dir(base, l.root);
+        struct stat st {};
+        while (at != "/" && ::lstat(at.c_str(), &st) != 0) at = sbx::paths::parent(at);
+        if (::access(at.c_str(), W_OK | X_OK) == 0) req.tool_cache_base = base;
+        else
+            agent_warnings.push_back({"", "sandbox.toolCache",
+                                      "no tool cache home: you cannot write to " + at + " (" + std::strerror(errno) +
+                                          "); tools keep their own (read-only) caches"});
+    }
     // Placeholders of sandboxes running in this root now are planned as missing,
     // as they will be once those end; the launcher takes them over.
     auto plan = sbx::make_plan(l.policy, req, *l.view);
