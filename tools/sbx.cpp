@@ -310,6 +310,22 @@ std::string tool_cache_base(const std::string& home) {
     return sbx::tool_cache_base(x != nullptr ? std::optional<std::string_view>(x) : std::nullopt, home);
 }
 
+// The base of the root's tool cache home, unless this user cannot make the home
+// (a HOME of another's, a read-only one): then nullopt, and a warning, as the
+// engine leaves out a home it must not make.
+std::optional<std::string> usable_tool_cache_base(const Loaded& l, std::vector<sbx::Warning>* warnings) {
+    const std::string base = tool_cache_base(l.home);
+    std::string at = sbx::tool_cache_dir(base, l.root);
+    struct stat st {};
+    while (at != "/" && ::lstat(at.c_str(), &st) != 0) at = sbx::paths::parent(at);
+    if (::access(at.c_str(), W_OK | X_OK) == 0) return base;
+    if (warnings != nullptr)
+        warnings->push_back({"", "sandbox.toolCache",
+                             "no tool cache home: you cannot write to " + at + " (" + std::strerror(errno) +
+                                 "); tools keep their own (read-only) caches"});
+    return std::nullopt;
+}
+
 // The tool cache home `sbx run` would give commands of the loaded root, and how
 // large it has grown.
 struct ToolCacheHome {
@@ -349,9 +365,11 @@ sbx::expected<ToolCacheHome> tool_cache_home(const Loaded& l) {
         out.why = "toolCache is false";
         return out;
     }
-    auto choice = sbx::choose_tool_cache(l.policy, tool_cache_base(l.home), *rules, cached);
+    std::vector<sbx::Warning> unusable;
+    auto choice = sbx::choose_tool_cache(l.policy, usable_tool_cache_base(l, &unusable), *rules, cached);
     if (!choice) return sbx::fail(choice.error());
     if (!choice->path) {
+        choice->warnings.insert(choice->warnings.begin(), unusable.begin(), unusable.end());
         out.why = choice->warnings.empty() ? "none" : choice->warnings.front().message;
         return out;
     }
@@ -520,19 +538,7 @@ sbx::expected<sbx::Plan> plan_for(const Loaded& l, const PlanArgs& a, std::strin
     if (!a.allow_hosts.empty()) req.call_hosts = a.allow_hosts;
     req.pass_fds = a.pass_fds;
     req.scan_stderr = a.scan_stderr || (default_scan && !a.no_scan_stderr);
-    if (!a.no_tool_cache) {
-        // A cache home this user cannot make (a HOME of another's, a read-only
-        // one) is left out, as the engine leaves out one it must not make.
-        const std::string base = tool_cache_base(l.home);
-        std::string at = sbx::tool_cache_dir(base, l.root);
-        struct stat st {};
-        while (at != "/" && ::lstat(at.c_str(), &st) != 0) at = sbx::paths::parent(at);
-        if (::access(at.c_str(), W_OK | X_OK) == 0) req.tool_cache_base = base;
-        else
-            agent_warnings.push_back({"", "sandbox.toolCache",
-                                      "no tool cache home: you cannot write to " + at + " (" + std::strerror(errno) +
-                                          "); tools keep their own (read-only) caches"});
-    }
+    if (!a.no_tool_cache) req.tool_cache_base = usable_tool_cache_base(l, &agent_warnings);
     // Placeholders of sandboxes running in this root now are planned as missing,
     // as they will be once those end; the launcher takes them over.
     auto plan = sbx::make_plan(l.policy, req, *l.view);
@@ -737,6 +743,12 @@ int run_explain(const ExplainArgs& a) {
     auto rules = sbx::compile_fs_rules(loaded->policy, {loaded->root, temporary_directory(), loaded->home},
                                        std::move(prot->paths), cached);
     if (!rules) return report(rules.error());
+    // The project's tool cache home is writable, as in `sbx run`.
+    if (!rules->disabled) {
+        auto cache = sbx::choose_tool_cache(loaded->policy, usable_tool_cache_base(*loaded, nullptr), *rules, cached);
+        if (!cache) return report(cache.error());
+        if (cache->path) sbx::add_tool_cache(*rules, *cache->path);
+    }
     sbx::json::Writer w;
     if (a.settings.json) w.begin_object();
     for (auto access : {sbx::Access::read, sbx::Access::write}) {
