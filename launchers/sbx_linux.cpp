@@ -11,7 +11,7 @@
 // gets and which seccomp switches apply. In order: read and check the plan,
 // probe the machine, check that the disk is as planned, make the temporary
 // directory and the placeholders (a reaper process removes them should this
-// process die), build the seccomp program, run bubblewrap with it (bubblewrap
+// process die) and the tool cache home (which stays), build the seccomp program, run bubblewrap with it (bubblewrap
 // loads it into its init, pid 1, and into the stage), and the stage closes what
 // the command is not given and execs the command; then remove what was made,
 // and audit the plan's gitAudit directories (git_audit.hpp): what the command
@@ -65,6 +65,7 @@
 #include "sbx/report.hpp"
 #include "seccomp_filter.hpp"
 #include "stage.hpp"
+#include "tool_cache.hpp"
 
 namespace {
 
@@ -371,6 +372,13 @@ int run_plan(int plan_fd, int report_fd, bool print_violations) {
             return fail_before(v.error());
         }
     }
+
+    // The project's tool cache home persists between its runs: made here, never removed.
+    if (plan->tool_cache)
+        if (auto r = make_tool_cache(plan->tool_cache->path, ::getuid()); !r) {
+            report.error_event(r.error());
+            return fail_before(r.error());
+        }
 
     install_signal_handlers();
     auto reaper = Reaper::start();

@@ -51,6 +51,7 @@
 #include "sbx/mac/seatbelt.hpp"
 #include "sbx/plan.hpp"
 #include "sbx/report.hpp"
+#include "tool_cache.hpp"
 
 namespace {
 
@@ -242,6 +243,13 @@ int run_plan(int plan_fd, int report_fd, bool print_violations) {
         report.error_event(v.error());
         return fail_before(v.error());
     }
+
+    // The project's tool cache home persists between its runs: made here, never removed.
+    if (plan->tool_cache)
+        if (auto r = make_tool_cache(plan->tool_cache->path, ::getuid()); !r) {
+            report.error_event(r.error());
+            return fail_before(r.error());
+        }
 
     install_signal_handlers();
     auto reaper = Reaper::start();

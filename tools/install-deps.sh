@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
 # Installs the Debian 12 packages sbx needs to build and test, and only those that
 # are missing: with everything present it changes nothing and asks no mirror.
-# With --tests, also the real tools the confinement tests run inside the sandbox
-# (python3, strace, gdb, cargo) and iproute2, whose ip names this machine's
-# addresses for the network table. Used by tools/setup.sh and, with --tests, by
+# With --tests, also what the confinement tests run inside the sandbox: python3
+# and python3-venv, strace, gdb, iproute2 (whose ip names this machine's
+# addresses for the network table), and the tools of tests/tools (go, ccache,
+# npm, cargo), each installed only when its command is missing, whichever
+# package provides it (NodeSource's nodejs brings its own npm, which Debian's npm
+# would conflict with). Used by tools/setup.sh and, with --tests, by
 # tools/test.sh. Runs as root, or through sudo.
 set -euo pipefail
 
@@ -12,8 +15,14 @@ packages=(
     libsimdjson-dev libcli11-dev libexpected-dev doctest-dev libbenchmark-dev
     libseccomp-dev bubblewrap procps util-linux bsdutils curl
 )
+# With --tests, tools found by their command, "COMMAND PACKAGE": a command with a
+# slash must be that file (the tests run Debian's /usr/bin/cargo, not rustup's).
+tools=()
 case ${1:-} in
-    --tests) packages+=(python3 strace gdb cargo iproute2) ;;
+    --tests)
+        packages+=(python3 python3-venv strace gdb iproute2)
+        tools+=("/usr/bin/go golang-go" "ccache ccache" "npm npm" "/usr/bin/cargo cargo")
+        ;;
     '') ;;
     *)
         echo "usage: install-deps.sh [--tests]" >&2
@@ -26,6 +35,15 @@ for p in "${packages[@]}"; do
     if [[ $(dpkg-query -W -f='${db:Status-Status}' "$p" 2>/dev/null) != installed ]]; then
         missing+=("$p")
     fi
+done
+for t in ${tools[@]+"${tools[@]}"}; do
+    cmd=${t% *}
+    if [[ $cmd == */* ]]; then
+        [[ -x $cmd ]] && continue
+    else
+        command -v "$cmd" >/dev/null && continue
+    fi
+    missing+=("${t#* }")
 done
 if ((${#missing[@]} == 0)); then
     exit 0

@@ -2,8 +2,8 @@
 //
 //   sbx policy  [--root DIR] [--settings FILE] [--managed-settings FILE] [--untrusted] [--agent-file FILE] [--json]
 //   sbx explain [same options] PATH | --host HOST[:PORT]
-//   sbx plan    [same options] [--allow-home-root] [--env NAME]... [--pass-fd N]... -- COMMAND [ARG...]
-//   sbx run     [same options] [--allow-home-root] [--env NAME]... [--pass-fd N]... [--[no-]scan-stderr] [--launcher PATH] -- COMMAND [ARG...]
+//   sbx plan    [same options] [--allow-home-root] [--no-tool-cache] [--env NAME]... [--pass-fd N]... -- COMMAND [ARG...]
+//   sbx run     [same options] [--allow-home-root] [--no-tool-cache] [--env NAME]... [--pass-fd N]... [--[no-]scan-stderr] [--launcher PATH] -- COMMAND [ARG...]
 //   sbx doctor  [--json] [--launcher PATH]
 //
 // With no --root, the root is the project the current directory is in
@@ -23,6 +23,7 @@
 // launchers/sbx_linux.cpp); anything that goes wrong before is 125.
 // `sbx doctor` exits 1 when the sandbox cannot run here.
 #include <fcntl.h>
+#include <ftw.h>
 #include <pwd.h>
 #if defined(__APPLE__)
 #include <mach-o/dyld.h>
@@ -61,6 +62,7 @@
 #include "sbx/policy.hpp"
 #include "sbx/project_root.hpp"
 #include "sbx/settings_files.hpp"
+#include "sbx/tool_cache.hpp"
 
 #include "host_lookup.hpp"  // launchers/: this machine's addresses and name lookup, as the proxy's
 
@@ -158,6 +160,7 @@ void print_text(const sbx::Policy& p, const sbx::ProjectRoot& root) {
     boolean("autoAllow", p.auto_allow);
     boolean("allowUnsandboxed", p.allow_unsandboxed);
     boolean("failIfUnavailable", p.fail_if_unavailable);
+    boolean("toolCache", p.tool_cache);
     list("excludedCommands", p.excluded_commands);
     out << "  ignoreViolations" << (p.ignore_violations.empty() ? ": none" : ":") << "\n";
     for (const auto& r : p.ignore_violations) {
@@ -348,22 +351,6 @@ void write_root(sbx::json::Writer& w, const sbx::ProjectRoot& r) {
     else w.value(r.decided_by);
 }
 
-int run_policy(const SettingsArgs& a) {
-    sbx::DiskFs fs;
-    auto loaded = load_policy(a, fs, HomeRoot::allowed);
-    if (!loaded) return report(loaded.error());
-    if (a.json) {
-        sbx::json::Writer w;
-        w.begin_object();
-        write_root(w, loaded->where);
-        sbx::write_policy_members(w, loaded->policy);
-        std::cout << w.end_object().str() << "\n";
-    } else {
-        print_text(loaded->policy, loaded->where);
-    }
-    return kOk;
-}
-
 // The command's temporary directory: under $TMPDIR (or /tmp), a fresh name.
 std::string temporary_directory() {
     std::string base = "/tmp";
@@ -372,6 +359,116 @@ std::string temporary_directory() {
     char name[32];
     std::snprintf(name, sizeof name, "sbx-%08x%08x", rd(), rd());
     return sbx::paths::join(base, name);
+}
+
+// Where tool caches go: $XDG_CACHE_HOME when set and absolute, else HOME/.cache.
+std::string tool_cache_base(const std::string& home) {
+    const char* x = std::getenv("XDG_CACHE_HOME");
+    return sbx::tool_cache_base(x != nullptr ? std::optional<std::string_view>(x) : std::nullopt, home);
+}
+
+// The base of the root's tool cache home, unless this user cannot make the home
+// (a HOME of another's, a read-only one): then nullopt, and a warning, as the
+// engine leaves out a home it must not make.
+std::optional<std::string> usable_tool_cache_base(const Loaded& l, std::vector<sbx::Warning>* warnings) {
+    const std::string base = tool_cache_base(l.home);
+    std::string at = sbx::tool_cache_dir(base, l.root);
+    struct stat st {};
+    while (at != "/" && ::lstat(at.c_str(), &st) != 0) at = sbx::paths::parent(at);
+    if (::access(at.c_str(), W_OK | X_OK) == 0) return base;
+    if (warnings != nullptr)
+        warnings->push_back({"", "sandbox.toolCache",
+                             "no tool cache home: you cannot write to " + at + " (" + std::strerror(errno) +
+                                 "); tools keep their own (read-only) caches"});
+    return std::nullopt;
+}
+
+// The tool cache home `sbx run` would give commands of the loaded root, and how
+// large it has grown.
+struct ToolCacheHome {
+    std::optional<std::string> path;  // nullopt: none (why says why)
+    bool exists = false;
+    std::uint64_t bytes = 0, files = 0;  // regular files below it, symlinks not followed
+    std::string why;
+};
+
+// Regular files and their bytes below a directory, walked without following
+// symlinks or crossing into other filesystems (nftw keeps no caller data).
+struct TreeSize {
+    std::uint64_t bytes = 0, files = 0;
+};
+TreeSize g_tree_size;
+
+int count_entry(const char*, const struct stat* st, int type, FTW*) {
+    if (type == FTW_F && S_ISREG(st->st_mode)) {
+        g_tree_size.bytes += static_cast<std::uint64_t>(st->st_size);
+        ++g_tree_size.files;
+    }
+    return 0;
+}
+
+sbx::expected<ToolCacheHome> tool_cache_home(const Loaded& l) {
+    ToolCacheHome out;
+    sbx::CachedFs cached(*l.view);
+    auto prot = sbx::protected_paths(l.root, l.home, cached);
+    if (!prot) return sbx::fail(prot.error());
+    auto rules = sbx::compile_fs_rules(l.policy, {l.root, temporary_directory(), l.home}, std::move(prot->paths), cached);
+    if (!rules) return sbx::fail(rules.error());
+    if (rules->disabled) {
+        out.why = "filesystem isolation is disabled, so the command writes the caches you do";
+        return out;
+    }
+    if (!l.policy.tool_cache.value) {
+        out.why = "toolCache is false";
+        return out;
+    }
+    std::vector<sbx::Warning> unusable;
+    auto choice = sbx::choose_tool_cache(l.policy, usable_tool_cache_base(l, &unusable), *rules, cached);
+    if (!choice) return sbx::fail(choice.error());
+    if (!choice->path) {
+        choice->warnings.insert(choice->warnings.begin(), unusable.begin(), unusable.end());
+        out.why = choice->warnings.empty() ? "none" : choice->warnings.front().message;
+        return out;
+    }
+    out.path = choice->path;
+    struct stat st {};
+    if (::lstat(out.path->c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) return out;
+    out.exists = true;
+    g_tree_size = {};
+    if (::nftw(out.path->c_str(), count_entry, 32, FTW_PHYS | FTW_MOUNT) != 0)
+        return sbx::fail(sbx::Error(sbx::Errc::io_error, std::string("cannot walk the tool cache home: ") + std::strerror(errno))
+                             .in_file(*out.path));
+    out.bytes = g_tree_size.bytes;
+    out.files = g_tree_size.files;
+    return out;
+}
+
+int run_policy(const SettingsArgs& a) {
+    sbx::DiskFs fs;
+    auto loaded = load_policy(a, fs, HomeRoot::allowed);
+    if (!loaded) return report(loaded.error());
+    auto cache = tool_cache_home(*loaded);
+    if (!cache) return report(cache.error());
+    if (a.json) {
+        sbx::json::Writer w;
+        w.begin_object();
+        write_root(w, loaded->where);
+        w.key("toolCacheHome").begin_object().key("path");
+        if (cache->path) w.value(*cache->path);
+        else w.null();
+        w.key("exists").value(cache->exists).key("bytes").value(cache->bytes).key("files").value(cache->files);
+        if (!cache->path) w.key("why").value(cache->why);
+        w.end_object();
+        sbx::write_policy_members(w, loaded->policy);
+        std::cout << w.end_object().str() << "\n";
+        return kOk;
+    }
+    print_text(loaded->policy, loaded->where);
+    std::cout << "tool cache home: ";
+    if (!cache->path) std::cout << "none (" << cache->why << ")\n";
+    else if (!cache->exists) std::cout << *cache->path << " (not made yet)\n";
+    else std::cout << *cache->path << " (" << cache->bytes << " bytes in " << cache->files << " files)\n";
+    return kOk;
 }
 
 struct PlanArgs {
@@ -384,6 +481,13 @@ struct PlanArgs {
     std::vector<int> pass_fds;              // the same, checked by descriptors_to_pass (the plan's are sorted)
     std::vector<std::string> command;
     bool allow_home_root = false;  // --allow-home-root
+    bool no_tool_cache = false;    // --no-tool-cache
+
+    void add_tool_cache_to(CLI::App* cmd) {
+        cmd->add_flag("--no-tool-cache", no_tool_cache,
+                      "Give the command no writable cache home of the project's (XDG_CACHE_HOME, npm, Go, pip, ccache, "
+                      "cargo...): tools then find their caches read-only");
+    }
 
     void add_home_root_to(CLI::App* cmd) {
         cmd->add_flag("--allow-home-root", allow_home_root,
@@ -545,6 +649,7 @@ sbx::expected<sbx::Plan> plan_for(const Loaded& l, const PlanArgs& a, std::strin
     req.pass_fds = a.pass_fds;
     req.scan_stderr = a.scan_stderr || (default_scan && !a.no_scan_stderr);
     req.words = l.agent ? sbx::SettingsWords::agent_file : sbx::SettingsWords::settings;
+    if (!a.no_tool_cache) req.tool_cache_base = usable_tool_cache_base(l, &agent_warnings);
     // Placeholders of sandboxes running in this root now are planned as missing,
     // as they will be once those end; the launcher takes them over.
     auto plan = sbx::make_plan(l.policy, req, *l.view);
@@ -761,6 +866,12 @@ int run_explain(const ExplainArgs& a) {
     const std::string path = a.settings.root_given() || sbx::paths::is_absolute(a.path) || a.path.empty()
                                  ? a.path
                                  : sbx::paths::join(loaded->cwd, a.path);
+    // The project's tool cache home is writable, as in `sbx run`.
+    if (!rules->disabled) {
+        auto cache = sbx::choose_tool_cache(loaded->policy, usable_tool_cache_base(*loaded, nullptr), *rules, cached);
+        if (!cache) return report(cache.error());
+        if (cache->path) sbx::add_tool_cache(*rules, *cache->path);
+    }
     sbx::json::Writer w;
     if (a.settings.json) {
         w.begin_object();
@@ -1025,6 +1136,7 @@ int main(int argc, char** argv) {
     plan_args.add_network_to(plan);
     plan_args.add_pass_fd_to(plan);
     plan_args.add_home_root_to(plan);
+    plan_args.add_tool_cache_to(plan);
     plan->add_option("command", plan_args.command, "The command, after --")->required();
 
     RunArgs run_args;
@@ -1037,6 +1149,7 @@ int main(int argc, char** argv) {
     run_args.plan.add_network_to(run);
     run_args.plan.add_pass_fd_to(run);
     run_args.plan.add_home_root_to(run);
+    run_args.plan.add_tool_cache_to(run);
     run->add_option("--attempt", run_args.attempt, "sbx's own: the attempt this is, when the launcher runs sbx again")
         ->check(CLI::Range(1, kRunAttempts))
         ->group("");

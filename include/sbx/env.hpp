@@ -11,12 +11,15 @@
 //     bubblewrap itself, outside the sandbox, so only the in-sandbox stage sets
 //     them, just before it starts the command;
 //   - everything else reaches the command, with TMPDIR pointing at the command's
-//     own temporary directory.
+//     own temporary directory and, when the command has a tool cache home
+//     (tool_cache.hpp), XDG_CACHE_HOME and each tool's own variable pointing
+//     into it; one of those the caller set (XDG_CACHE_HOME aside) is kept.
 // Every variable left out is recorded with the reason, so `sbx plan` explains it.
 #pragma once
 
 #include <algorithm>
 #include <array>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -24,6 +27,7 @@
 
 #include "sbx/json.hpp"
 #include "sbx/policy.hpp"
+#include "sbx/tool_cache.hpp"
 
 namespace sbx {
 
@@ -37,10 +41,18 @@ struct RemovedEnvVar {
     std::string why;
 };
 
+// A tool cache variable the caller had set, kept as it was.
+struct KeptEnvVar {
+    std::string name;
+    std::string why;
+};
+
 struct CommandEnvironment {
     std::vector<EnvVar> env;     // for the command (and bubblewrap, which passes it on)
     std::vector<EnvVar> loader;  // for the command only, set inside the sandbox
     std::vector<RemovedEnvVar> removed;
+    std::vector<std::string> cache_set;  // names of kToolCacheVars set to the tool cache, in its order
+    std::vector<KeptEnvVar> cache_kept;  // names of kToolCacheVars the caller had set, kept
     std::vector<Warning> warnings;
 };
 
@@ -152,6 +164,7 @@ struct EnvRequest {
     std::span<const std::string> environ;  // "NAME=VALUE", as in environ(7); the first of a name counts
     std::span<const std::string> pass;      // names the user passes on purpose (`sbx run --env NAME`)
     std::string tmpdir;                     // the command's TMPDIR
+    std::optional<std::string> tool_cache = std::nullopt;  // the command's tool cache home; nullopt: none
 };
 
 // Fails (INVALID_ARGUMENT) when a passed name is malformed or not in the environment.
@@ -214,6 +227,19 @@ inline expected<CommandEnvironment> command_environment(const Policy& policy, co
         (is_loader_variable(name) ? out.loader : out.env).push_back({std::string(name), std::string(value)});
     }
     out.env.push_back({"TMPDIR", req.tmpdir});
+    if (req.tool_cache) {
+        for (const auto& v : kToolCacheVars) {
+            const std::string value = v.subdir.empty() ? *req.tool_cache : paths::join(*req.tool_cache, v.subdir);
+            auto it = std::find_if(out.env.begin(), out.env.end(), [&](const EnvVar& e) { return e.name == v.name; });
+            if (it != out.env.end() && v.name != "XDG_CACHE_HOME") {
+                out.cache_kept.push_back({std::string(v.name), "the caller set it (" + it->value + ")"});
+                continue;
+            }
+            if (it != out.env.end()) it->value = value;
+            else out.env.push_back({std::string(v.name), value});
+            out.cache_set.emplace_back(v.name);
+        }
+    }
     return out;
 }
 

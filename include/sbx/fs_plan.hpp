@@ -7,7 +7,7 @@
 // inside it (a hidden file readable again, a pinned directory movable again).
 // Hence the mounts come shallow before deep, whatever step made them; at one
 // depth the steps keep this order:
-//   1. writable binds: the root, TMPDIR, allowWrite, additionalDirectories;
+//   1. writable binds: the root, TMPDIR, the tool cache, allowWrite, additionalDirectories;
 //   2. pins: directories bound over themselves so that no parent of a protected or
 //      hidden path can be renamed or removed (a mount point cannot), and the
 //      root's `.git`;
@@ -329,8 +329,9 @@ private:
             }
             auto st = stat(r.pattern);
             if (!st) return fail(st.error());
-            const bool is_tmpdir = r.pattern == rules_.tmpdir;
-            if (!*st && !is_tmpdir) {
+            // The launcher makes these two; the others must be there.
+            const bool made = r.pattern == rules_.tmpdir || (!rules_.tool_cache.empty() && r.pattern == rules_.tool_cache);
+            if (!*st && !made) {
                 if (r.source)
                     plan_.warnings.push_back(Warning{r.source->file, r.source->key,
                                                      r.pattern + " does not exist, so it is not mounted writable"});

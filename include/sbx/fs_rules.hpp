@@ -88,6 +88,7 @@ struct FsRules {
     bool disabled = false;     // filesystem.disabled: no isolation at all
     std::optional<Source> disabled_source;
     std::string root, tmpdir, home;
+    std::string tool_cache;  // the project's tool cache home (add_tool_cache); empty: none
     std::vector<ProtectedPath> protected_paths;
     std::vector<Warning> warnings;
 };
@@ -477,6 +478,15 @@ inline expected<FsRules> compile_fs_rules(const Policy& policy, const FsContext&
 }
 
 }  // namespace detail
+
+// Makes `dir`, the project's tool cache home (tool_cache.hpp), a writable root of
+// its own: the launcher makes it, so it need not exist when the plan is made.
+// `dir` absolute, normalised and symlink-free; make_plan checks where it lies.
+inline void add_tool_cache(FsRules& rules, const std::string& dir) {
+    rules.tool_cache = dir;
+    rules.rules.emplace_back(FsRule::Kind::writable, dir, "the project's tool cache", std::nullopt, std::string(), true);
+    index_rules(rules);
+}
 
 inline expected<FsRules> compile_fs_rules(const Policy& policy, const FsContext& ctx,
                                           std::vector<ProtectedPath> protected_list, const FsView& fs) {

@@ -24,6 +24,7 @@
 #include "sbx/policy.hpp"
 #include "sbx/protected_paths.hpp"
 #include "sbx/report.hpp"
+#include "sbx/tool_cache.hpp"
 
 namespace sbx {
 
@@ -52,6 +53,9 @@ struct PlanRequest {
     // open is the caller's to check: the engine makes no syscalls. (Initialised, so
     // a request written positionally may leave it out.)
     std::vector<int> pass_fds = {};
+    // Where tool caches go (tool_cache_base: $XDG_CACHE_HOME or HOME/.cache, as
+    // the caller read it); nullopt: no tool cache home (`--no-tool-cache`).
+    std::optional<std::string> tool_cache_base = std::nullopt;
 };
 
 // The first of `homes` that `root` is or holds, or nullopt. A root that holds a
@@ -108,6 +112,14 @@ constexpr std::string_view plan_rule_kind_name(FsRule::Kind k) noexcept {
     return "?";
 }
 
+// filesystem.toolCache: the project's cache home, bound writable, which the
+// launcher makes (with its missing parents) and leaves in place after the run.
+struct ToolCachePlan {
+    std::string path;              // absolute, normalised, symlink-free
+    std::vector<std::string> set;  // the variables of kToolCacheVars pointed into it
+    std::vector<KeptEnvVar> kept;  // those the caller had set, kept as they were
+};
+
 struct Plan {
     int version = kPlanVersion;
     std::vector<std::string> argv;
@@ -130,6 +142,7 @@ struct Plan {
     bool scan_stderr = false;  // the launcher reads file refusals from the command's standard error
     AllowHints hints = allow_hints(SettingsWords::settings);  // "hints": named in the refusal lines
     FsPlan filesystem;
+    std::optional<ToolCachePlan> tool_cache;  // filesystem.toolCache; nullopt: none
     std::vector<PlanRule> rules;    // filesystem.rules: what the mounts were made from
     std::vector<Warning> warnings;  // the policy's, the rules', the plan's
 };
@@ -222,6 +235,56 @@ inline std::optional<GitExclude> git_exclude_for(const std::string& root, const 
 
 }  // namespace detail
 
+// Where a command's tool cache home lies: nullopt, with a warning when it is
+// left out for where it would lie. The base's symlinks are resolved; from
+// BASE/sbx down nothing may be a symlink or other than a directory (an error:
+// sbx follows no link there). Left out, with a warning: a base whose folder does
+// not exist, a home inside or holding the root or the temporary directory, and
+// one the rules keep from the command (hidden, protected, denyWrite).
+struct ToolCacheChoice {
+    std::optional<std::string> path;
+    std::vector<Warning> warnings;
+};
+
+inline expected<ToolCacheChoice> choose_tool_cache(const Policy& policy, const std::optional<std::string>& base,
+                                                   const FsRules& rules, const FsView& fs) {
+    ToolCacheChoice out;
+    if (!base || !policy.tool_cache.value) return out;
+    if (!paths::is_absolute(*base) || paths::normalize(*base) != *base)
+        return fail(Errc::invalid_argument, "the tool cache's folder '" + *base + "' is not an absolute, normalised path");
+    const std::string key = policy.tool_cache.source ? policy.tool_cache.source->key : "sandbox.toolCache";
+    const std::string file = policy.tool_cache.source ? policy.tool_cache.source->file.str() : "";
+    auto leave_out = [&](const std::string& why) {
+        out.warnings.push_back(Warning{file, key, "no tool cache home: " + why + "; tools keep their own (read-only) caches"});
+        return out;
+    };
+    auto real_base = resolve(fs, *base);
+    if (!real_base) return fail(real_base.error());
+    const std::string folder = paths::parent(*real_base);
+    auto folder_st = fs.lstat(folder);
+    if (!folder_st) return fail(folder_st.error());
+    if (!*folder_st || (*folder_st)->type != FileType::directory) return leave_out(folder + " is not a directory");
+    const std::string dir = tool_cache_dir(*real_base, rules.root);
+    for (std::string at = dir; paths::at_or_under(at, *real_base) && at != *real_base; at = paths::parent(at)) {
+        auto st = fs.lstat(at);
+        if (!st) return fail(st.error());
+        if (*st && (*st)->type != FileType::directory)
+            return fail(Error(Errc::invalid_argument, std::string((*st)->type == FileType::symlink ? "a symlink" : "not a directory") +
+                                                          " on the way to the tool cache home " + dir +
+                                                          "; sbx follows no link there: remove it, or run with --no-tool-cache")
+                            .in_file(at));
+    }
+    if (paths::at_or_under(dir, rules.root)) return leave_out(dir + " would lie inside the root");
+    if (paths::at_or_under(rules.root, dir)) return leave_out(dir + " would hold the root");
+    if (paths::at_or_under(dir, rules.tmpdir) || paths::at_or_under(rules.tmpdir, dir))
+        return leave_out(dir + " and the temporary directory would hold each other");
+    if (const auto d = decide(rules, dir, Access::read); !d.allowed) return leave_out(dir + " is " + why(d));
+    if (const auto d = decide(rules, dir, Access::write); !d.allowed && d.because != FsDecision::Because::no_writable_root)
+        return leave_out(dir + ": " + why(d));
+    out.path = dir;
+    return out;
+}
+
 inline expected<Plan> make_plan(const Policy& policy, const PlanRequest& req, const FsView& fs) {
     if (req.argv.empty() || req.argv.front().empty()) return fail(Errc::invalid_argument, "no command to run");
     for (const auto& a : req.argv)
@@ -309,18 +372,42 @@ inline expected<Plan> make_plan(const Policy& policy, const PlanRequest& req, co
         return fail(Errc::invalid_settings, "the allowed loopback entries with a port ask for " +
                                                 std::to_string(plan.network.forwards.size()) + " forwards; at most " +
                                                 std::to_string(net::kMaxForwards) + " can be made");
-    auto env = command_environment(policy, EnvRequest{req.environ, req.pass_env, req.tmpdir});
-    if (!env) return fail(env.error());
-    plan.env = std::move(env->env);
-    plan.loader_env = std::move(env->loader);
-    plan.env_removed = std::move(env->removed);
-
     CachedFs cached(fs);
     auto prot = protected_paths(req.root, req.home, cached);
     if (!prot) return fail(prot.error());
     plan.warnings.insert(plan.warnings.end(), prot->warnings.begin(), prot->warnings.end());
     auto rules = compile_fs_rules(policy, FsContext{req.root, req.tmpdir, req.home}, std::move(prot->paths), cached);
     if (!rules) return fail(rules.error());
+
+    // The tool cache home, where the rules leave it writable; then the
+    // environment, whose cache variables point into it.
+    std::optional<std::string> cache_dir;
+    if (!rules->disabled) {
+        auto cache = choose_tool_cache(policy, req.tool_cache_base, *rules, cached);
+        if (!cache) return fail(cache.error());
+        plan.warnings.insert(plan.warnings.end(), cache->warnings.begin(), cache->warnings.end());
+        cache_dir = cache->path;
+    }
+    auto env = command_environment(policy, EnvRequest{req.environ, req.pass_env, req.tmpdir, cache_dir});
+    if (!env) return fail(env.error());
+    plan.env = std::move(env->env);
+    plan.loader_env = std::move(env->loader);
+    plan.env_removed = std::move(env->removed);
+    if (cache_dir) {
+        add_tool_cache(*rules, *cache_dir);
+        for (const auto& k : env->cache_kept) {
+            // A kept value the command cannot write to fails the tool as before.
+            const auto it = std::find_if(plan.env.begin(), plan.env.end(), [&](const EnvVar& e) { return e.name == k.name; });
+            if (it == plan.env.end()) continue;
+            const bool absolute = paths::is_absolute(it->value);
+            const auto d = absolute ? decide(*rules, paths::normalize(it->value), Access::write) : FsDecision{};
+            if (!absolute || !d.allowed)
+                plan.warnings.push_back(Warning{"", k.name, "kept as you set it (" + it->value + "), outside the tool cache " +
+                                                                "home; the command cannot write there" +
+                                                                (absolute ? ": " + why(d) : std::string(" (not an absolute path)"))});
+        }
+        plan.tool_cache = ToolCachePlan{*cache_dir, std::move(env->cache_set), std::move(env->cache_kept)};
+    }
     if (!rules->disabled)
         // Always a pattern in the plan: a path rule's special characters escaped.
         for (const auto& r : rules->rules)
@@ -491,6 +578,16 @@ inline std::string to_json(const Plan& p) {
         w.key("gitExclude").begin_object().key("path").value(ex->path).key("expect");
         detail::write_identity(w, ex->expect);
         w.key("content").value(ex->content).end_object();
+    }
+    w.key("toolCache");
+    if (const auto& tc = p.tool_cache) {
+        w.begin_object().key("path").value(tc->path).key("set").begin_array();
+        for (const auto& n : tc->set) w.value(n);
+        w.end_array().key("kept").begin_array();
+        for (const auto& k : tc->kept) w.begin_object().key("name").value(k.name).key("why").value(k.why).end_object();
+        w.end_array().end_object();
+    } else {
+        w.null();
     }
     if (!p.filesystem.git_audit.empty()) {
         w.key("gitAudit").begin_array();
@@ -990,7 +1087,8 @@ private:
     }
 
     static expected<void> read_filesystem(element v, Plan& p) {
-        auto m = members(v, "filesystem", {"isolated", "mounts", "placeholders", "gitExclude", "gitAudit", "rules"},
+        auto m = members(v, "filesystem",
+                         {"isolated", "mounts", "placeholders", "gitExclude", "gitAudit", "toolCache", "rules"},
                          {"isolated", "mounts", "placeholders"});
         if (!m) return fail(m.error());
         auto isolated = boolean(m->at("isolated"), "filesystem.isolated");
@@ -1165,6 +1263,10 @@ private:
             }
         }
 
+        if (m->has("toolCache") && m->at("toolCache").type() != element_type::NULL_VALUE) {
+            if (auto r = read_tool_cache(m->at("toolCache"), p); !r) return r;
+        }
+
         // Only the launcher's own creations may be missing when the plan is made:
         // anything else would have bubblewrap make a mount point on the host.
         std::set<std::string_view> placeholder_paths, read_only;
@@ -1183,15 +1285,67 @@ private:
             earlier.insert(mt.path);
             if (mt.kind == MountKind::ro_bind && mt.source == mt.path) read_only.insert(mt.path);
             if (mt.expect.exists) continue;
-            const bool made = mt.path == p.tmpdir || placeholder_paths.count(mt.path) != 0;
+            const bool made = mt.path == p.tmpdir || placeholder_paths.count(mt.path) != 0 ||
+                              (p.tool_cache && mt.kind == MountKind::bind && mt.path == p.tool_cache->path);
             if (!made || mt.source != mt.path)
                 return error(index("filesystem.mounts", j) + ".expect",
-                             "only the temporary directory and placeholders may be missing when the plan is made");
+                             "only the temporary directory, the tool cache and placeholders may be missing when the "
+                             "plan is made");
         }
         for (std::size_t j = 0; j < p.filesystem.placeholders.size(); ++j)
             if (read_only.count(p.filesystem.placeholders[j].path) == 0)
                 return error(index("filesystem.placeholders", j) + ".path",
                              "no ro-bind of this path: the command could write the placeholder");
+        return {};
+    }
+
+    // filesystem.toolCache: where the launcher makes a directory and leaves it,
+    // so it must be a writable bind of the plan, outside the root and the
+    // temporary directory; every variable it names points into it.
+    static expected<void> read_tool_cache(element v, Plan& p) {
+        auto tm = members(v, "filesystem.toolCache", {"path", "set", "kept"}, {"path", "set", "kept"});
+        if (!tm) return fail(tm.error());
+        ToolCachePlan tc;
+        auto where = path(tm->at("path"), "filesystem.toolCache.path");
+        if (!where) return fail(where.error());
+        tc.path = std::move(*where);
+        if (paths::at_or_under(tc.path, p.root) || paths::at_or_under(p.root, tc.path))
+            return error("filesystem.toolCache.path", "the tool cache and the root may not hold each other");
+        if (paths::at_or_under(tc.path, p.tmpdir) || paths::at_or_under(p.tmpdir, tc.path))
+            return error("filesystem.toolCache.path", "the tool cache and the temporary directory may not hold each other");
+        const bool bound = std::any_of(p.filesystem.mounts.begin(), p.filesystem.mounts.end(), [&](const Mount& mt) {
+            return mt.kind == MountKind::bind && mt.path == tc.path && mt.source == tc.path;
+        });
+        if (!bound) return error("filesystem.toolCache.path", "'" + tc.path + "' is not a writable bind of this plan");
+        auto set = array(tm->at("set"), "filesystem.toolCache.set");
+        if (!set) return fail(set.error());
+        std::size_t i = 0;
+        for (auto e : *set) {
+            const std::string k = index("filesystem.toolCache.set", i++);
+            auto name = string(e, k);
+            if (!name) return fail(name.error());
+            const auto it = std::find_if(p.env.begin(), p.env.end(), [&](const EnvVar& ev) { return ev.name == *name; });
+            if (it == p.env.end() || !paths::is_absolute(it->value) || !paths::at_or_under(paths::normalize(it->value), tc.path))
+                return error(k, "command.env has no " + *name + " inside the tool cache");
+            tc.set.push_back(std::move(*name));
+        }
+        auto kept = array(tm->at("kept"), "filesystem.toolCache.kept");
+        if (!kept) return fail(kept.error());
+        i = 0;
+        for (auto e : *kept) {
+            const std::string k = index("filesystem.toolCache.kept", i++);
+            auto km = members(e, k, {"name", "why"}, {"name"});
+            if (!km) return fail(km.error());
+            KeptEnvVar kv;
+            auto name = string(km->at("name"), k + ".name");
+            if (!name) return fail(name.error());
+            kv.name = std::move(*name);
+            auto w = why(*km, k);
+            if (!w) return fail(w.error());
+            kv.why = std::move(*w);
+            tc.kept.push_back(std::move(kv));
+        }
+        p.tool_cache = std::move(tc);
         return {};
     }
 

@@ -16,7 +16,7 @@
 //    layers only; filesystem.disabled from managed alone once managed settings
 //    configure the filesystem; bwrapPath and socatPath from managed only;
 //  - a user, flag or managed `false` of allowUnsandboxedCommands holds against a
-//    repository's `true`;
+//    repository's `true`, and so does one of toolCache (sbx's own key);
 //  - a repository's allowRead, allowWrite and additionalDirectories entries that
 //    name a path at or under one that managed, flag, user or builtin settings (the
 //    credential stores, credential_stores.hpp) deny reading are left out, with
@@ -54,6 +54,7 @@ struct Policy {
     Value<bool> auto_allow{true, {}};
     Value<bool> allow_unsandboxed{false, {}};   // sbx's default: false
     Value<bool> fail_if_unavailable{true, {}};  // sbx's default: true once enabled
+    Value<bool> tool_cache{true, {}};           // sbx's own: a writable cache home per project
     SourcedList excluded_commands;
     std::vector<IgnoreRule> ignore_violations;
 
@@ -209,6 +210,14 @@ private:
             if (!why.empty()) return why;
             if (is_repository(s.layer) && outside_repository_says(unsandboxed, false))
                 return "left out: a user or managed `false` holds against a repository's `true`";
+            return {};
+        });
+        // Any layer may turn the tool cache off; a repository cannot turn it back
+        // on over a user's, flag file's or managed `false`.
+        auto tool_cache = [](const Settings& s) -> const SourcedBool& { return s.tool_cache; };
+        pick(p_.tool_cache, tool_cache, [&](const Settings& s, bool v) -> std::string {
+            if (v && is_repository(s.layer) && outside_repository_says(tool_cache, false))
+                return "left out: a user, flag or managed `false` holds against a repository's `true`";
             return {};
         });
         pick(p_.auto_allow, [](const Settings& s) -> const SourcedBool& { return s.auto_allow; },
@@ -453,6 +462,7 @@ inline void write_policy_members(json::Writer& w, const Policy& p) {
     boolean("autoAllow", p.auto_allow);
     boolean("allowUnsandboxed", p.allow_unsandboxed);
     boolean("failIfUnavailable", p.fail_if_unavailable);
+    boolean("toolCache", p.tool_cache);
     list("excludedCommands", p.excluded_commands);
     w.key("ignoreViolations").begin_array();
     for (const auto& r : p.ignore_violations) {

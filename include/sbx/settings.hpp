@@ -120,6 +120,7 @@ struct Settings {
     SourcedBool auto_allow;         // autoAllowBashIfSandboxed
     SourcedBool allow_unsandboxed;  // allowUnsandboxedCommands
     SourcedBool fail_if_unavailable;
+    SourcedBool tool_cache;  // sbx's own key: a writable cache home per project (tool_cache.hpp)
     SourcedList excluded_commands;
     std::vector<IgnoreRule> ignore_violations;
 
@@ -212,7 +213,7 @@ inline const KeySet& sandbox_keys() {
     static const KeySet k{"sandbox",
                           {"enabled", "autoAllowBashIfSandboxed", "allowUnsandboxedCommands", "failIfUnavailable",
                            "excludedCommands", "ignoreViolations", "filesystem", "network", "credentials",
-                           "bwrapPath", "socatPath"},
+                           "bwrapPath", "socatPath", "toolCache"},
                           {"enableWeakerNestedSandbox", "enableWeakerNetworkIsolation", "allowAppleEvents",
                            "allowNestedUserNamespaces", "ripgrep"}};
     return k;
@@ -421,6 +422,7 @@ private:
             else if (name == "autoAllowBashIfSandboxed") r = set_bool(out_.auto_allow, value, key);
             else if (name == "allowUnsandboxedCommands") r = set_bool(out_.allow_unsandboxed, value, key);
             else if (name == "failIfUnavailable") r = set_bool(out_.fail_if_unavailable, value, key);
+            else if (name == "toolCache") r = set_bool(out_.tool_cache, value, key);
             else if (name == "excludedCommands") r = string_list(value, key, out_.excluded_commands, as_is);
             else if (name == "ignoreViolations") r = read_ignore(value, key);
             else if (name == "filesystem") r = read_filesystem(value);

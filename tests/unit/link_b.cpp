@@ -31,6 +31,7 @@
 #include "sbx/report.hpp"
 #include "sbx/settings.hpp"
 #include "sbx/settings_files.hpp"
+#include "sbx/tool_cache.hpp"
 
 #include <doctest/doctest.h>
 

@@ -249,6 +249,16 @@ void check_same(const sbx::Plan& a, const sbx::Plan& b) {
         CHECK(p.why == q.why);
     }
     CHECK(a.filesystem.git_audit == b.filesystem.git_audit);
+    REQUIRE(a.tool_cache.has_value() == b.tool_cache.has_value());
+    if (a.tool_cache) {
+        CHECK(a.tool_cache->path == b.tool_cache->path);
+        CHECK(a.tool_cache->set == b.tool_cache->set);
+        REQUIRE(a.tool_cache->kept.size() == b.tool_cache->kept.size());
+        for (std::size_t i = 0; i < a.tool_cache->kept.size(); ++i) {
+            CHECK(a.tool_cache->kept[i].name == b.tool_cache->kept[i].name);
+            CHECK(a.tool_cache->kept[i].why == b.tool_cache->kept[i].why);
+        }
+    }
     CHECK(b.filesystem.warnings.empty());  // a plan's warnings are all at the top
     REQUIRE(a.warnings.size() == b.warnings.size());
     for (std::size_t i = 0; i < a.warnings.size(); ++i) {
@@ -1803,4 +1813,163 @@ TEST_CASE("root_exposes_home: the root is, holds, or leaves alone each home") {
         CAPTURE(std::string(r.root));
         CHECK(sbx::root_exposes_home(r.root, r.homes) == r.exposed);
     }
+}
+
+// --- filesystem.toolCache ---------------------------------------------------------
+
+namespace {
+
+constexpr std::string_view kCache = "/home/u/.cache/sbx/projects/r";
+
+sbx::PlanRequest cache_request(const std::vector<std::string>& vars, std::optional<std::string> base = "/home/u/.cache") {
+    sbx::PlanRequest req{{"make"}, "/r", "", "/home/u", std::string(kTmp), vars, {}, std::nullopt, std::nullopt};
+    req.tool_cache_base = std::move(base);
+    return req;
+}
+
+std::optional<std::string> env_of(const sbx::Plan& p, std::string_view name) {
+    for (const auto& v : p.env)
+        if (v.name == name) return v.value;
+    return std::nullopt;
+}
+
+bool warned(const sbx::Plan& p, std::string_view text) {
+    return std::any_of(p.warnings.begin(), p.warnings.end(),
+                       [&](const sbx::Warning& w) { return w.message.find(text) != std::string::npos; });
+}
+
+}  // namespace
+
+TEST_CASE("plan: a tool cache home per root, bound writable, each tool's variable pointing into it, read back") {
+    sbx::MemoryFs fs;
+    fs.dir("/r").dir("/home/u/.cache/pip").dir("/home/u/.npm");
+    const std::vector<std::string> vars{"PATH=/usr/bin", "XDG_CACHE_HOME=/home/u/.cache", "GOCACHE=/home/u/.cache/go-build"};
+    auto plan = make(sbx::Policy{}, cache_request(vars), fs);
+    REQUIRE(plan.tool_cache.has_value());
+    CHECK(plan.tool_cache->path == kCache);
+    // The caller's XDG_CACHE_HOME is what the home was made from: replaced. Its GOCACHE is kept, and said so.
+    CHECK(env_of(plan, "XDG_CACHE_HOME") == std::string(kCache));
+    CHECK(env_of(plan, "npm_config_cache") == std::string(kCache) + "/npm");
+    CHECK(env_of(plan, "GOMODCACHE") == std::string(kCache) + "/go-mod");
+    CHECK(env_of(plan, "PIP_CACHE_DIR") == std::string(kCache) + "/pip");
+    CHECK(env_of(plan, "CCACHE_DIR") == std::string(kCache) + "/ccache");
+    CHECK(env_of(plan, "CARGO_HOME") == std::string(kCache) + "/cargo");
+    CHECK(env_of(plan, "GOCACHE") == std::string("/home/u/.cache/go-build"));
+    REQUIRE(plan.tool_cache->kept.size() == 1);
+    CHECK(plan.tool_cache->kept[0].name == "GOCACHE");
+    CHECK(std::find(plan.tool_cache->set.begin(), plan.tool_cache->set.end(), "GOCACHE") == plan.tool_cache->set.end());
+    CHECK(plan.tool_cache->set.front() == "XDG_CACHE_HOME");
+    CHECK(warned(plan, "the command cannot write there"));  // the kept GOCACHE is read-only inside
+    // Bound from itself, planned as missing: the launcher makes it.
+    const auto bind = std::find_if(plan.filesystem.mounts.begin(), plan.filesystem.mounts.end(),
+                                   [](const sbx::Mount& m) { return m.path == kCache; });
+    REQUIRE(bind != plan.filesystem.mounts.end());
+    CHECK(bind->kind == sbx::MountKind::bind);
+    CHECK(bind->source == kCache);
+    CHECK_FALSE(bind->expect.exists);
+    // Only that one directory is writable; the user's caches stay read-only.
+    CHECK(std::none_of(plan.filesystem.mounts.begin(), plan.filesystem.mounts.end(), [](const sbx::Mount& m) {
+        return m.kind == sbx::MountKind::bind && (m.path == "/home/u/.cache" || m.path == "/home/u/.npm");
+    }));
+    CHECK(std::any_of(plan.rules.begin(), plan.rules.end(), [](const sbx::PlanRule& r) {
+        return r.kind == sbx::FsRule::Kind::writable && r.pattern == kCache;
+    }));
+    check_round_trip(plan);
+    CHECK(sbx::to_json(plan).find(R"("toolCache":{"path":"/home/u/.cache/sbx/projects/r")") != std::string::npos);
+}
+
+TEST_CASE("plan: no tool cache home without a base, with toolCache false, or with the filesystem disabled") {
+    sbx::MemoryFs fs;
+    fs.dir("/r").dir("/home/u");
+    const std::vector<std::string> vars{"PATH=/usr/bin"};
+    auto none = make(sbx::Policy{}, cache_request(vars, std::nullopt), fs);
+    CHECK_FALSE(none.tool_cache.has_value());
+    CHECK_FALSE(env_of(none, "XDG_CACHE_HOME").has_value());
+    CHECK(sbx::to_json(none).find(R"("toolCache":null)") != std::string::npos);
+    check_round_trip(none);
+    sbx::Policy off;
+    off.tool_cache = {false, {}};
+    CHECK_FALSE(make(off, cache_request(vars), fs).tool_cache.has_value());
+    sbx::Policy disabled;
+    disabled.filesystem.disabled = {true, {}};
+    CHECK_FALSE(make(disabled, cache_request(vars), fs).tool_cache.has_value());
+}
+
+TEST_CASE("plan: a tool cache home inside the root, the temporary directory or a protected or hidden path is left out") {
+    sbx::MemoryFs fs;
+    fs.dir("/r/.git").dir("/home/u/.ssh").dir("/tmp");
+    const std::vector<std::string> vars{"PATH=/usr/bin"};
+    sbx::Policy hide_ssh;
+    hide_ssh.filesystem.deny_read.push_back({"/home/u/.ssh", {}});
+    struct Case {
+        std::string base;
+        const sbx::Policy* policy;
+        std::string_view warning;
+    } cases[] = {
+        {"/r/.cache", nullptr, "would lie inside the root"},
+        {"/r/.git", nullptr, "would lie inside the root"},
+        {std::string(kTmp), nullptr, "temporary directory"},
+        {"/home/u/.ssh/c", &hide_ssh, "hidden by"},
+        {"/nowhere/cache", nullptr, "/nowhere is not a directory"},
+    };
+    for (const auto& c : cases) {
+        CAPTURE(c.base);
+        auto plan = make(c.policy ? *c.policy : sbx::Policy{}, cache_request(vars, c.base), fs);
+        CHECK_FALSE(plan.tool_cache.has_value());
+        CHECK_FALSE(env_of(plan, "XDG_CACHE_HOME").has_value());
+        CHECK(warned(plan, c.warning));
+    }
+    sbx::Policy protect;
+    protect.filesystem.deny_write.push_back({"/home/u/.cache", {}});
+    auto denied = make(protect, cache_request(vars), fs);
+    CHECK_FALSE(denied.tool_cache.has_value());
+    CHECK(warned(denied, "denied by filesystem.denyWrite"));
+}
+
+TEST_CASE("plan: a symlink on the way to the tool cache home fails the plan; one above the base is followed") {
+    sbx::MemoryFs fs;
+    fs.dir("/r").dir("/home/u").dir("/data/cache").symlink("/home/u/.cache", "/data/cache");
+    auto followed = make(sbx::Policy{}, cache_request({}), fs);
+    REQUIRE(followed.tool_cache.has_value());
+    CHECK(followed.tool_cache->path == "/data/cache/sbx/projects/r");
+    fs.dir("/elsewhere").symlink("/data/cache/sbx", "/elsewhere");
+    auto p = sbx::make_plan(sbx::Policy{}, cache_request({}), fs);
+    REQUIRE_FALSE(p.has_value());
+    CHECK(p.error().code == sbx::Errc::invalid_argument);
+    CHECK(p.error().file == "/data/cache/sbx");
+    CHECK(p.error().message.find("a symlink") != std::string::npos);
+}
+
+TEST_CASE("plan: filesystem.toolCache is a writable bind outside the root and TMPDIR whose variables point into it") {
+    sbx::MemoryFs fs;
+    fs.dir("/r").dir("/home/u");
+    auto plan = make(sbx::Policy{}, cache_request({"PATH=/usr/bin"}), fs);
+    const std::string text = sbx::to_json(plan);
+    auto refused = [&](const std::string& from, const std::string& to, std::string_view key) {
+        std::string t = text;
+        const auto at = t.find(from);
+        REQUIRE_MESSAGE(at != std::string::npos, from);
+        t.replace(at, from.size(), to);
+        auto back = sbx::parse_plan(t, std::string(kOrigin));
+        REQUIRE_FALSE(back.has_value());
+        CHECK(back.error().code == sbx::Errc::invalid_plan);
+        CHECK(back.error().key == key);
+    };
+    refused(R"("toolCache":{"path":"/home/u/.cache/sbx/projects/r")", R"("toolCache":{"path":"/r/c")",
+            "filesystem.toolCache.path");
+    refused(R"("toolCache":{"path":"/home/u/.cache/sbx/projects/r")", R"("toolCache":{"path":"/home/u/.cache")",
+            "filesystem.toolCache.path");  // no bind of it
+    refused(R"("set":["XDG_CACHE_HOME")", R"("set":["PATH")", "filesystem.toolCache.set[0]");
+    refused(R"("kept":[])", R"("kept":[{"why":"x"}])", "filesystem.toolCache.kept[0].name");
+    refused(R"("kept":[])", R"("kept":[],"size":1)", "filesystem.toolCache.size");
+    // Its bind alone may be missing when the plan is made, as TMPDIR's.
+    std::string no_cache = text;
+    const std::string from = R"("toolCache":{"path")";
+    const auto at = no_cache.find(from);
+    REQUIRE(at != std::string::npos);
+    const auto end = no_cache.find("]}", no_cache.find(R"("kept")", at)) + 2;
+    no_cache.replace(at, end - at, R"("toolCache":null)");
+    auto back = sbx::parse_plan(no_cache, std::string(kOrigin));
+    REQUIRE_FALSE(back.has_value());
+    CHECK(back.error().message.find("may be missing") != std::string::npos);
 }

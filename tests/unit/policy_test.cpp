@@ -508,3 +508,29 @@ TEST_CASE("policy: several flag files rank by their order, a later one above an 
     CHECK(p->enabled.source->file == "/opt/second.json");
     CHECK(values(p->excluded_commands) == std::vector<std::string>{"b", "a"});
 }
+
+TEST_CASE("merge: toolCache is on by default; any layer turns it off; a repository cannot turn it back on") {
+    CHECK(merged(Layers{}.add(LayerKind::user, "{}")).tool_cache.value);
+    for (auto k : {LayerKind::user, LayerKind::project, LayerKind::local, LayerKind::flag, LayerKind::managed}) {
+        CAPTURE(sbx::layer_name(k));
+        const auto p = merged(Layers{}.add(k, R"({"sandbox": {"toolCache": false}})"));
+        CHECK_FALSE(p.tool_cache.value);
+        REQUIRE(p.tool_cache.source.has_value());
+        CHECK(p.tool_cache.source->key == "sandbox.toolCache");
+    }
+    // The user's false holds against the repository's true, which is left out with a warning.
+    const auto held = merged(Layers{}
+                                 .add(LayerKind::user, R"({"sandbox": {"toolCache": false}})")
+                                 .add(LayerKind::project, R"({"sandbox": {"toolCache": true}})"));
+    CHECK_FALSE(held.tool_cache.value);
+    CHECK(std::any_of(held.warnings.begin(), held.warnings.end(), [](const sbx::Warning& w) {
+        return w.key == "sandbox.toolCache" && w.message.find("holds against a repository's `true`") != std::string::npos;
+    }));
+    // A flag file, chosen by the person who runs sbx, may turn it back on over the user's.
+    CHECK(merged(Layers{}
+                     .add(LayerKind::user, R"({"sandbox": {"toolCache": false}})")
+                     .add(LayerKind::flag, R"({"sandbox": {"toolCache": true}})"))
+              .tool_cache.value);
+    // The repository's own false counts, trusted or not.
+    CHECK_FALSE(merged(Layers{}.add(LayerKind::project, R"({"sandbox": {"toolCache": false}})"), false).tool_cache.value);
+}

@@ -1,0 +1,26 @@
+// launchers/tool_cache.hpp - making a plan's tool cache home on the host.
+//
+// The plan's filesystem.toolCache is a directory under the caller's cache folder
+// that persists between runs of one project (sbx/tool_cache.hpp). The launcher
+// makes it, and its missing parents, before the sandbox starts, and never removes
+// it: it is no leftover.
+#pragma once
+
+#include <sys/types.h>
+
+#include <string>
+
+#include "sbx/expected.hpp"
+
+namespace sbx::linux_sandbox {
+
+// Makes `path` (absolute, normalised) and its missing parents, mode 0700, walking
+// from `/` one component at a time with openat and mkdirat, following no symlink.
+// Refuses (INVALID_ARGUMENT, naming the path) a component that is a symlink or no
+// directory, one owned by neither `uid` nor root, one that others may write to
+// and that has no sticky bit (they could swap what lies in it), and a final
+// directory not owned by `uid` or writable by others. IO_ERROR when a directory
+// cannot be made or opened.
+sbx::expected<void> make_tool_cache(const std::string& path, uid_t uid);
+
+}  // namespace sbx::linux_sandbox
