@@ -59,7 +59,11 @@ sbx::expected<void> check_directory(int fd, const std::string& at, uid_t uid, bo
 
 }  // namespace
 
-sbx::expected<void> make_tool_cache(const std::string& path, uid_t uid) {
+namespace {
+
+// The walk of make_tool_cache; with `make` false, it stops at the first missing
+// component, having checked those that exist.
+sbx::expected<void> walk_tool_cache(const std::string& path, uid_t uid, bool make) {
     if (!sbx::paths::is_absolute(path) || sbx::paths::normalize(path) != path || path == "/")
         return refuse(path, "not an absolute, normalised path below /");
     Fd dir(::open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
@@ -72,6 +76,9 @@ sbx::expected<void> make_tool_cache(const std::string& path, uid_t uid) {
         at += "/" + name;
         const bool last = i + 1 == comps.size();
         int next = ::openat(dir.fd, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        // Checking only: a missing component is made later, and a symlink or a
+        // file on the way is the plan's to refuse (make_plan fails on it).
+        if (next < 0 && !make && (errno == ENOENT || errno == ELOOP || errno == ENOTDIR)) return {};
         if (next < 0 && errno == ENOENT) {
             if (::mkdirat(dir.fd, name.c_str(), 0700) != 0 && errno != EEXIST) return io(at, "make a directory", errno);
             next = ::openat(dir.fd, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -90,5 +97,11 @@ sbx::expected<void> make_tool_cache(const std::string& path, uid_t uid) {
     }
     return {};
 }
+
+}  // namespace
+
+sbx::expected<void> make_tool_cache(const std::string& path, uid_t uid) { return walk_tool_cache(path, uid, true); }
+
+sbx::expected<void> check_tool_cache(const std::string& path, uid_t uid) { return walk_tool_cache(path, uid, false); }
 
 }  // namespace sbx::linux_sandbox

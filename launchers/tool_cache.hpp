@@ -23,4 +23,11 @@ namespace sbx::linux_sandbox {
 // cannot be made or opened.
 sbx::expected<void> make_tool_cache(const std::string& path, uid_t uid);
 
+// The same checks of the directories on the way to `path` that exist, making
+// nothing and stopping at the first that is missing, a symlink or no directory
+// (make_plan refuses those): the owners and modes make_tool_cache would refuse,
+// for `sbx plan` and `sbx run` to leave the cache out (with a warning) rather
+// than plan one the launcher refuses.
+sbx::expected<void> check_tool_cache(const std::string& path, uid_t uid);
+
 }  // namespace sbx::linux_sandbox

@@ -65,6 +65,7 @@
 #include "sbx/tool_cache.hpp"
 
 #include "host_lookup.hpp"  // launchers/: this machine's addresses and name lookup, as the proxy's
+#include "tool_cache.hpp"   // launchers/: the checks the launcher makes before it makes the tool cache home
 
 namespace {
 
@@ -323,7 +324,7 @@ sbx::expected<Loaded> load_policy(const SettingsArgs& a, const sbx::FsView& disk
         auto parsed = sbx::parse_agent_file(**text, sbx::AgentFileSource{file, *home, sbx::LayerKind::flag});
         if (!parsed) return sbx::fail(parsed.error());
         sbx::deny_home_env_files(*parsed, sbx::find_home_env_files(*home, fs));
-        sbx::deny_env_files_in(*parsed, absolute("."));
+        if (!here.empty()) sbx::deny_env_files_in(*parsed, here);
         // The lowest of the flag layers: a --settings file can still say more.
         auto first_flag = std::find_if(layers->begin(), layers->end(),
                                        [](const sbx::Settings& l) { return l.layer == sbx::LayerKind::flag; });
@@ -333,9 +334,9 @@ sbx::expected<Loaded> load_policy(const SettingsArgs& a, const sbx::FsView& disk
     // No settings file anywhere: sbx's built-in default (defaults.hpp), not an
     // unconfined command. Either way the credential stores stay hidden under
     // $HOME and under the account's own home, which HOME may not name.
-    std::vector<std::string> homes{*home};
-    if (auto account = account_home(); account && *account != *home) homes.push_back(*account);
-    auto policy = sbx::effective_policy(std::move(*layers), sbx::MergeOptions{!a.untrusted}, fs, homes);
+    std::vector<std::string> credential_homes{*home};
+    if (auto account = account_home(); account && *account != *home) credential_homes.push_back(*account);
+    auto policy = sbx::effective_policy(std::move(*layers), sbx::MergeOptions{!a.untrusted}, fs, credential_homes);
     if (!policy) return sbx::fail(policy.error());
     return Loaded{root,           *home,           std::move(*where), here, std::move(*policy),
                   std::move(agent), std::move(*group), std::move(view)};
@@ -373,6 +374,15 @@ std::string tool_cache_base(const std::string& home) {
 std::optional<std::string> usable_tool_cache_base(const Loaded& l, std::vector<sbx::Warning>* warnings) {
     const std::string base = tool_cache_base(l.home);
     std::string at = sbx::tool_cache_dir(base, l.root);
+    // What the launcher would refuse to make (another user's HOME, a folder
+    // others may write to) is left out here instead.
+    if (auto safe = sbx::linux_sandbox::check_tool_cache(at, ::getuid()); !safe) {
+        if (warnings != nullptr)
+            warnings->push_back({"", "sandbox.toolCache",
+                                 "no tool cache home: " + sbx::to_string(safe.error()) +
+                                     "; tools keep their own (read-only) caches"});
+        return std::nullopt;
+    }
     struct stat st {};
     while (at != "/" && ::lstat(at.c_str(), &st) != 0) at = sbx::paths::parent(at);
     if (::access(at.c_str(), W_OK | X_OK) == 0) return base;
@@ -575,6 +585,7 @@ sbx::expected<std::optional<std::vector<sbx::DotenvEntry>>> read_dotenv(const st
 
 sbx::expected<sbx::Plan> plan_for(const Loaded& l, const PlanArgs& a, std::string_view default_unknown,
                                   bool default_scan) {
+    const sbx::FsView& fs = *l.view;
     const auto& argv = a.command;
     std::vector<std::string> pass_env = a.pass_env;
     auto env = environment();
@@ -593,8 +604,10 @@ sbx::expected<sbx::Plan> plan_for(const Loaded& l, const PlanArgs& a, std::strin
         // not export comes from ./.env, then the agent folder's .env; nothing
         // else of theirs reaches the command. One found nowhere cannot be
         // passed, and the plan says so.
-        std::vector<std::string> dotenv_files{sbx::paths::join(absolute("."), ".env")};
-        if (const auto beside = sbx::paths::join(sbx::paths::parent(l.agent->file), ".env"); beside != dotenv_files[0])
+        std::vector<std::string> dotenv_files;
+        if (!l.cwd.empty()) dotenv_files.push_back(sbx::paths::join(l.cwd, ".env"));
+        if (const auto beside = sbx::paths::join(sbx::paths::parent(l.agent->file), ".env");
+            std::find(dotenv_files.begin(), dotenv_files.end(), beside) == dotenv_files.end())
             dotenv_files.push_back(beside);
         std::vector<std::optional<std::vector<sbx::DotenvEntry>>> dotenvs(dotenv_files.size());
         bool dotenvs_read = false;

@@ -380,13 +380,15 @@ if ((EUID == 0)) && [[ -n ${SBX_TEST_USER:-} ]] && id -u "$SBX_TEST_USER" >/dev/
     for first in root "$other"; do
         if [[ $first == root ]]; then a=(); b=("${as_other[@]}"); first_uid=0; else a=("${as_other[@]}"); b=(); first_uid=$ouid; fi
         rm -f "$tmp/go"
-        (cd "$p" && "${a[@]}" env HOME="$tmp/shared-home" TMPDIR="$p.tmp" timeout 120 "$sbx" run \
+        # --root: a project another user owns is not found from inside it (nor is
+        # it by git); named, it is this test's shared root.
+        (cd "$p" && "${a[@]}" env HOME="$tmp/shared-home" TMPDIR="$p.tmp" timeout 120 "$sbx" run --root "$p" \
             --managed-settings "$tmp/empty-managed.json" --launcher "$launcher" -- \
             sh -c "while [ ! -e $tmp/go ]; do sleep 0.05; done") >/dev/null 2>"$tmp/first.err" &
         long=$!
         until_there "$p/.bashrc" || true
         rc=0
-        err=$(cd "$p" && "${b[@]}" env HOME="$tmp/shared-home" TMPDIR="$p.tmp" timeout 120 "$sbx" run \
+        err=$(cd "$p" && "${b[@]}" env HOME="$tmp/shared-home" TMPDIR="$p.tmp" timeout 120 "$sbx" run --root "$p" \
             --managed-settings "$tmp/empty-managed.json" --launcher "$launcher" -- sh -c 'echo ran' 2>&1 >/dev/null) || rc=$?
         [[ $rc == 125 ]] || fail_because "the second user's run exited $rc, not 125"
         [[ $err == *"uid $first_uid has sandboxed commands running in $p"*"run this one as uid $first_uid"* ]] ||
