@@ -165,6 +165,9 @@ struct EnvRequest {
     std::span<const std::string> pass;      // names the user passes on purpose (`sbx run --env NAME`)
     std::string tmpdir;                     // the command's TMPDIR
     std::optional<std::string> tool_cache = std::nullopt;  // the command's tool cache home; nullopt: none
+    // Another way to pass a removed variable on purpose, added to its reason
+    // after "pass it with --env NAME" (an agent file's `env:` list).
+    std::string_view pass_also = {};
 };
 
 // Fails (INVALID_ARGUMENT) when a passed name is malformed or not in the environment.
@@ -210,7 +213,8 @@ inline expected<CommandEnvironment> command_environment(const Policy& policy, co
                                                               " " + e->source.key + "]"});
                 continue;
             }
-            const std::string pass_it = ", so it may hold a secret; pass it with --env " + std::string(name);
+            const std::string pass_it = ", so it may hold a secret; pass it with --env " + std::string(name) +
+                                        (req.pass_also.empty() ? "" : ", or " + std::string(req.pass_also));
             if (const auto* p = secret_name_part(name)) {
                 const std::string where = p->match == NameMatch::anywhere ? "contains "
                                           : p->match == NameMatch::suffix ? "ends with "

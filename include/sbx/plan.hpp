@@ -388,7 +388,10 @@ inline expected<Plan> make_plan(const Policy& policy, const PlanRequest& req, co
         plan.warnings.insert(plan.warnings.end(), cache->warnings.begin(), cache->warnings.end());
         cache_dir = cache->path;
     }
-    auto env = command_environment(policy, EnvRequest{req.environ, req.pass_env, req.tmpdir, cache_dir});
+    auto env = command_environment(policy, EnvRequest{req.environ, req.pass_env, req.tmpdir, cache_dir,
+                                                      req.words == SettingsWords::agent_file
+                                                          ? "list it under the agent file's env:"
+                                                          : ""});
     if (!env) return fail(env.error());
     plan.env = std::move(env->env);
     plan.loader_env = std::move(env->loader);

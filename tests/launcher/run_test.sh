@@ -524,6 +524,11 @@ expect_out "others=unset,unset"
 expect_out "no .env"
 expect_no_out leaked
 expect_err "SBX_T_NOWHERE is not set, nor in $proj/.env or $agent_dir/.env"
+# A secret-looking variable the list does not name is removed, and its reason
+# names the list.
+SBX_T_UNLISTED_TOKEN=x run_sbx "$sbx" plan --managed-settings "$tmp/empty-managed.json" --agent-file "$agent_dir/AGENT.md" -- true
+expect_rc 0
+expect_out "\"name\":\"SBX_T_UNLISTED_TOKEN\",\"why\":\"the name contains TOKEN, so it may hold a secret; pass it with --env SBX_T_UNLISTED_TOKEN, or list it under the agent file's env:\""
 rm "$proj/.env"
 tap_finish "an agent file's env: unexported names come from ./.env, then the agent folder's .env; nothing else, and ./.env is hidden"
 
