@@ -8,27 +8,12 @@
 #include <cerrno>
 #include <cstring>
 
+#include "fd_io.hpp"
 #include "sbx/paths.hpp"
 
 namespace sbx::linux_sandbox {
 
 namespace {
-
-// Closes a descriptor when it goes out of scope.
-struct Fd {
-    int fd = -1;
-    Fd() = default;
-    explicit Fd(int f) : fd(f) {}
-    Fd(const Fd&) = delete;
-    Fd& operator=(const Fd&) = delete;
-    ~Fd() {
-        if (fd >= 0) ::close(fd);
-    }
-    void reset(int f) {
-        if (fd >= 0) ::close(fd);
-        fd = f;
-    }
-};
 
 tl::unexpected<sbx::Error> refuse(const std::string& at, const std::string& why) {
     return sbx::fail(sbx::Error(sbx::Errc::invalid_argument, "the tool cache home cannot be made safely: " + why +
@@ -67,33 +52,33 @@ sbx::expected<void> walk_tool_cache(const std::string& path, uid_t uid, bool mak
     if (!sbx::paths::is_absolute(path) || sbx::paths::normalize(path) != path || path == "/")
         return refuse(path, "not an absolute, normalised path below /");
     Fd dir(::open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-    if (dir.fd < 0) return io("/", "open", errno);
-    if (auto r = check_directory(dir.fd, "/", uid, false); !r) return r;
+    if (dir.get() < 0) return io("/", "open", errno);
+    if (auto r = check_directory(dir.get(), "/", uid, false); !r) return r;
     const auto comps = sbx::paths::components(path);
     std::string at;
     for (std::size_t i = 0; i < comps.size(); ++i) {
         const std::string name(comps[i]);
         at += "/" + name;
         const bool last = i + 1 == comps.size();
-        int next = ::openat(dir.fd, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        int next = ::openat(dir.get(), name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
         // Checking only: a missing component is made later, and a symlink or a
         // file on the way is the plan's to refuse (make_plan fails on it).
         if (next < 0 && !make && (errno == ENOENT || errno == ELOOP || errno == ENOTDIR)) return {};
         if (next < 0 && errno == ENOENT) {
-            if (::mkdirat(dir.fd, name.c_str(), 0700) != 0 && errno != EEXIST) return io(at, "make a directory", errno);
-            next = ::openat(dir.fd, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+            if (::mkdirat(dir.get(), name.c_str(), 0700) != 0 && errno != EEXIST) return io(at, "make a directory", errno);
+            next = ::openat(dir.get(), name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
         }
         if (next < 0) {
             const int err = errno;
             struct stat st {};
-            if (::fstatat(dir.fd, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0) {
+            if (::fstatat(dir.get(), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0) {
                 if (S_ISLNK(st.st_mode)) return refuse(at, "a symlink (sbx follows none on the way)");
                 if (!S_ISDIR(st.st_mode)) return refuse(at, "not a directory");
             }
             return io(at, "open a directory", err);
         }
-        dir.reset(next);
-        if (auto r = check_directory(dir.fd, at, uid, last); !r) return r;
+        dir = Fd(next);
+        if (auto r = check_directory(dir.get(), at, uid, last); !r) return r;
     }
     return {};
 }

@@ -58,6 +58,31 @@ tap_become() {
     (($# == 0)) || chown -R "$who:" "$@"
 }
 
+# tap_user_project WHO: the cases that follow run as WHO, in a home and a project
+# (a new git repository) of its own under $tmp/as-WHO: sets TAP_PREFIX, work,
+# home, proj and `as` (tap_become); returns 1 as tap_become does.
+tap_user_project() {
+    who=$1
+    TAP_PREFIX="as $who: "
+    work=$tmp/as-$who
+    home=$work/home
+    proj=$work/project
+    mkdir -p "$home" "$proj"
+    git init -q "$proj"
+    tap_become "$who" "$work"
+}
+
+# tap_readable_copies DIR PATH...: each PATH copied into DIR (made) under its own
+# name, readable and runnable by anyone: the binaries may sit where the test user
+# cannot read them (a clone under /root).
+tap_readable_copies() {
+    local dir=$1
+    shift
+    mkdir -p "$dir"
+    cp "$@" "$dir/"
+    chmod 755 "$dir" "$dir"/*
+}
+
 tap_end() {
     echo "1..$n"
     exit $((failed > 0))

@@ -44,13 +44,11 @@ trap 'exit 130' INT
 chmod 755 "$tmp"  # the test user walks through it to its own directory
 tmp=$(cd "$tmp" && pwd -P)
 
+source "$(dirname "${BASH_SOURCE[0]}")/../tap.sh"
+
 # The binaries may sit where the test user cannot read (a clone under /root).
 bin=$tmp/bin
-mkdir "$bin"
-cp "$1" "$bin/sbx"
-cp "$2" "$bin/sbx-linux"
-cp "$3" "$bin/sbx-attack"
-chmod 755 "$bin" "$bin"/*
+tap_readable_copies "$bin" "$1" "$2" "$3"
 sbx=$bin/sbx
 sbx_linux=$bin/sbx-linux
 attack=$bin/sbx-attack
@@ -81,7 +79,6 @@ bare_bwrap=(bwrap --unshare-user --unshare-all --die-with-parent --ro-bind / / -
 # capability): what it can still do is what procfs and sysfs grant the owner.
 bare_nocaps=(bwrap --unshare-user --unshare-all --die-with-parent --cap-drop ALL --ro-bind / / --dev /dev --proc /proc)
 
-source "$(dirname "${BASH_SOURCE[0]}")/../tap.sh"
 
 # skip DESCRIPTION WHY: a TAP line for a check this machine cannot make.
 skip() {

@@ -34,13 +34,11 @@ trap 'exit 130' INT
 chmod 755 "$tmp"  # the test user walks through it to its own directory
 tmp=$(cd "$tmp" && pwd -P)
 
+source "$(dirname "${BASH_SOURCE[0]}")/../tap.sh"
+
 # The binaries may sit where the test user cannot read (a clone under /root).
 bin=$tmp/bin
-mkdir "$bin"
-cp "$1" "$bin/sbx"
-cp "$2" "$bin/sbx-linux"
-cp "$3" "$bin/sbx-attack"
-chmod 755 "$bin" "$bin"/*
+tap_readable_copies "$bin" "$1" "$2" "$3"
 sbx=$bin/sbx
 sbx_linux=$bin/sbx-linux
 attack=$bin/sbx-attack
@@ -53,7 +51,6 @@ echo '{}' >"$conf/empty-managed.json"
 chmod 644 "$conf"/*
 managed=(--managed-settings "$conf/empty-managed.json")
 
-source "$(dirname "${BASH_SOURCE[0]}")/../tap.sh"
 
 skip() {
     n=$((n + 1))

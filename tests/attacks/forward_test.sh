@@ -213,18 +213,6 @@ echo '{}' >"$tmp/empty-managed.json"
 
 # ---- Running inside ----------------------------------------------------------------
 
-# as_user NAME: the cases that follow run as NAME, in a home and project of its own.
-as_user() {
-    who=$1
-    TAP_PREFIX="as $who: "
-    work=$tmp/as-$who
-    home=$work/home
-    proj=$work/project
-    mkdir -p "$home" "$proj"
-    git init -q "$proj"
-    tap_become "$who" "$work"
-}
-
 # in_sandbox ARGS... -- SCRIPT: `sbx run ARGS -- sh -c SCRIPT`; sets $rc, $out, $err.
 in_sandbox() {
     local args=()
@@ -425,7 +413,7 @@ forward_cases() {
 
 tap_users
 for user in "${users[@]}"; do
-    as_user "$user" || continue
+    tap_user_project "$user" || continue
     forward_cases
 done
 tap_end

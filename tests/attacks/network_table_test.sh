@@ -150,13 +150,7 @@ table() {
 
 tap_users
 for who in "${users[@]}"; do
-    TAP_PREFIX="as $who: "
-    work=$tmp/as-$who
-    home=$work/home
-    proj=$work/project
-    mkdir -p "$home" "$proj"
-    git init -q "$proj"
-    tap_become "$who" "$work" || continue
+    tap_user_project "$who" || continue
     table
 done
 

@@ -38,23 +38,6 @@ server=$!
 for _ in $(seq 50); do [[ -s $tmp/http.port ]] && break; sleep 0.1; done
 port=$(cat "$tmp/http.port")
 
-# as_user NAME: the cases that follow run as NAME, in a home and project of its own.
-as_user() {
-    who=$1
-    TAP_PREFIX="as $who: "
-    work=$tmp/as-$who
-    home=$work/home
-    proj=$work/project
-    mkdir -p "$home" "$proj"
-    git init -q "$proj"
-    if [[ $who == "$(id -un)" ]]; then
-        as=()
-    else
-        as=(setpriv --reuid="$(id -u "$who")" --regid="$(id -g "$who")" --init-groups --)
-        chown -R "$who:" "$work"
-    fi
-}
-
 # in_sandbox ARGS... -- SCRIPT: `sbx run ARGS -- sh -c SCRIPT`; sets $rc, $out, $err.
 in_sandbox() {
     local args=()
@@ -286,13 +269,7 @@ network_cases() {
 
 tap_users
 for user in "${users[@]}"; do
-    if ! id -u "$user" >/dev/null 2>&1; then
-        TAP_PREFIX=
-        fail_because "SBX_TEST_USER names no user"
-        tap_finish "the test user $user exists"
-        continue
-    fi
-    as_user "$user"
+    tap_user_project "$user" || continue
     network_cases
 done
 
