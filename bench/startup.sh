@@ -58,6 +58,11 @@ trap 'rm -rf "$work"' EXIT
 project=$work/project
 mkdir "$project"
 git init -q "$project" || die "git init failed in $project"
+# srt stays installed in the user's cache; the project's tool cache home, which
+# every run makes and binds, goes in the work folder and goes with it.
+srt_cache=${XDG_CACHE_HOME:-$HOME/.cache}/sbx-bench/srt
+export XDG_CACHE_HOME=$work/cache
+mkdir "$XDG_CACHE_HOME"
 
 # The commands; each array is one entry for startup_bench after `--`.
 bwrap_cmd=(bwrap bwrap --unshare-user --unshare-all --disable-userns --die-with-parent --new-session
@@ -88,7 +93,7 @@ fi
 
 # srt: install it into the cache, check what it needs, then try it once.
 find_srt() {
-    local cache=${XDG_CACHE_HOME:-$HOME/.cache}/sbx-bench/srt
+    local cache=$srt_cache
     local srt=$cache/node_modules/.bin/srt
     if [[ ${SBX_BENCH_SRT:-1} == 0 ]]; then
         echo "startup.sh: leaving srt out: SBX_BENCH_SRT=0" >&2
