@@ -420,11 +420,11 @@ int count_entry(const char*, const struct stat* st, int type, FTW*) {
 sbx::expected<ToolCacheHome> tool_cache_home(const Loaded& l) {
     ToolCacheHome out;
     sbx::CachedFs cached(*l.view);
-    auto prot = sbx::protected_paths(l.root, l.home, cached);
-    if (!prot) return sbx::fail(prot.error());
-    auto rules = sbx::compile_fs_rules(l.policy, {l.root, temporary_directory(), l.home}, std::move(prot->paths), cached);
-    if (!rules) return sbx::fail(rules.error());
-    if (rules->disabled) {
+    std::vector<sbx::Warning> unusable;
+    auto run = sbx::command_fs_rules(l.policy, {l.root, temporary_directory(), l.home},
+                                     usable_tool_cache_base(l, &unusable), cached);
+    if (!run) return sbx::fail(run.error());
+    if (run->rules.disabled) {
         out.why = "filesystem isolation is disabled, so the command writes the caches you do";
         return out;
     }
@@ -432,15 +432,12 @@ sbx::expected<ToolCacheHome> tool_cache_home(const Loaded& l) {
         out.why = "toolCache is false";
         return out;
     }
-    std::vector<sbx::Warning> unusable;
-    auto choice = sbx::choose_tool_cache(l.policy, usable_tool_cache_base(l, &unusable), *rules, cached);
-    if (!choice) return sbx::fail(choice.error());
-    if (!choice->path) {
-        choice->warnings.insert(choice->warnings.begin(), unusable.begin(), unusable.end());
-        out.why = choice->warnings.empty() ? "none" : choice->warnings.front().message;
+    if (!run->tool_cache) {
+        unusable.insert(unusable.end(), run->tool_cache_warnings.begin(), run->tool_cache_warnings.end());
+        out.why = unusable.empty() ? "none" : unusable.front().message;
         return out;
     }
-    out.path = choice->path;
+    out.path = run->tool_cache;
     struct stat st {};
     if (::lstat(out.path->c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) return out;
     out.exists = true;
@@ -869,22 +866,16 @@ int run_explain(const ExplainArgs& a) {
     if (!loaded) return report(loaded.error());
     if (!a.host.empty()) return explain_host(a, *loaded);
     sbx::CachedFs cached(*loaded->view);
-    auto prot = sbx::protected_paths(loaded->root, loaded->home, cached);
-    if (!prot) return report(prot.error());
-    auto rules = sbx::compile_fs_rules(loaded->policy, {loaded->root, temporary_directory(), loaded->home},
-                                       std::move(prot->paths), cached);
-    if (!rules) return report(rules.error());
+    // The rules `sbx run` would give the command, its tool cache home writable.
+    auto run = sbx::command_fs_rules(loaded->policy, {loaded->root, temporary_directory(), loaded->home},
+                                     usable_tool_cache_base(*loaded, nullptr), cached);
+    if (!run) return report(run.error());
+    const sbx::FsRules* const rules = &run->rules;
     // A relative PATH is relative to --root, else to the current directory (which
     // the root found from it holds).
     const std::string path = a.settings.root_given() || sbx::paths::is_absolute(a.path) || a.path.empty()
                                  ? a.path
                                  : sbx::paths::join(loaded->cwd, a.path);
-    // The project's tool cache home is writable, as in `sbx run`.
-    if (!rules->disabled) {
-        auto cache = sbx::choose_tool_cache(loaded->policy, usable_tool_cache_base(*loaded, nullptr), *rules, cached);
-        if (!cache) return report(cache.error());
-        if (cache->path) sbx::add_tool_cache(*rules, *cache->path);
-    }
     sbx::json::Writer w;
     if (a.settings.json) {
         w.begin_object();

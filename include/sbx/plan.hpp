@@ -285,6 +285,35 @@ inline expected<ToolCacheChoice> choose_tool_cache(const Policy& policy, const s
     return out;
 }
 
+// The filesystem rules a command is run with: the policy's, the root's protected
+// paths and, where the rules leave it writable, the tool cache home under `base`
+// (nullopt: none), added to them as writable. make_plan plans with these, and
+// `sbx explain` and `sbx policy` decide with the same.
+struct CommandFsRules {
+    FsRules rules;
+    std::optional<std::string> tool_cache;  // the home, when there is one
+    std::vector<Warning> protected_warnings;   // what protected_paths could not look at
+    std::vector<Warning> tool_cache_warnings;  // why the home was left out
+};
+
+inline expected<CommandFsRules> command_fs_rules(const Policy& policy, const FsContext& ctx,
+                                                 const std::optional<std::string>& tool_cache_base, const CachedFs& cached) {
+    auto prot = protected_paths(ctx.root, ctx.home, cached);
+    if (!prot) return fail(prot.error());
+    auto rules = compile_fs_rules(policy, ctx, std::move(prot->paths), cached);
+    if (!rules) return fail(rules.error());
+    CommandFsRules out{std::move(*rules), std::nullopt, std::move(prot->warnings), {}};
+    if (out.rules.disabled) return out;
+    auto cache = choose_tool_cache(policy, tool_cache_base, out.rules, cached);
+    if (!cache) return fail(cache.error());
+    out.tool_cache_warnings = std::move(cache->warnings);
+    if (cache->path) {
+        add_tool_cache(out.rules, *cache->path);
+        out.tool_cache = std::move(cache->path);
+    }
+    return out;
+}
+
 inline expected<Plan> make_plan(const Policy& policy, const PlanRequest& req, const FsView& fs) {
     if (req.argv.empty() || req.argv.front().empty()) return fail(Errc::invalid_argument, "no command to run");
     for (const auto& a : req.argv)
@@ -373,21 +402,13 @@ inline expected<Plan> make_plan(const Policy& policy, const PlanRequest& req, co
                                                 std::to_string(plan.network.forwards.size()) + " forwards; at most " +
                                                 std::to_string(net::kMaxForwards) + " can be made");
     CachedFs cached(fs);
-    auto prot = protected_paths(req.root, req.home, cached);
-    if (!prot) return fail(prot.error());
-    plan.warnings.insert(plan.warnings.end(), prot->warnings.begin(), prot->warnings.end());
-    auto rules = compile_fs_rules(policy, FsContext{req.root, req.tmpdir, req.home}, std::move(prot->paths), cached);
-    if (!rules) return fail(rules.error());
-
-    // The tool cache home, where the rules leave it writable; then the
-    // environment, whose cache variables point into it.
-    std::optional<std::string> cache_dir;
-    if (!rules->disabled) {
-        auto cache = choose_tool_cache(policy, req.tool_cache_base, *rules, cached);
-        if (!cache) return fail(cache.error());
-        plan.warnings.insert(plan.warnings.end(), cache->warnings.begin(), cache->warnings.end());
-        cache_dir = cache->path;
-    }
+    auto command_rules = command_fs_rules(policy, FsContext{req.root, req.tmpdir, req.home}, req.tool_cache_base, cached);
+    if (!command_rules) return fail(command_rules.error());
+    for (const auto* list : {&command_rules->protected_warnings, &command_rules->tool_cache_warnings})
+        plan.warnings.insert(plan.warnings.end(), list->begin(), list->end());
+    const FsRules* const rules = &command_rules->rules;
+    // The environment's cache variables point into the tool cache home.
+    const std::optional<std::string>& cache_dir = command_rules->tool_cache;
     auto env = command_environment(policy, EnvRequest{req.environ, req.pass_env, req.tmpdir, cache_dir,
                                                       req.words == SettingsWords::agent_file
                                                           ? "list it under the agent file's env:"
@@ -397,7 +418,6 @@ inline expected<Plan> make_plan(const Policy& policy, const PlanRequest& req, co
     plan.loader_env = std::move(env->loader);
     plan.env_removed = std::move(env->removed);
     if (cache_dir) {
-        add_tool_cache(*rules, *cache_dir);
         for (const auto& k : env->cache_kept) {
             // A kept value the command cannot write to fails the tool as before.
             const auto it = std::find_if(plan.env.begin(), plan.env.end(), [&](const EnvVar& e) { return e.name == k.name; });
