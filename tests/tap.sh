@@ -72,6 +72,25 @@ tap_user_project() {
     tap_become "$who" "$work"
 }
 
+# tap_in_sandbox ARGS... -- SCRIPT: `sbx run ARGS -- sh -c SCRIPT` as the case's
+# user (tap_user_project), with $sbx, $launcher and $tmp/empty-managed.json, under
+# the command in `wrap` when there is one (a private mount namespace, say: set
+# it before a call and empty it after); sets $rc, $out and $err.
+tap_in_sandbox() {
+    local args=()
+    while [[ $1 != -- ]]; do
+        args+=("$1")
+        shift
+    done
+    shift
+    rc=0
+    (cd "$proj" && "${wrap[@]}" "${as[@]}" env HOME="$home" timeout 30 "$sbx" run --managed-settings "$tmp/empty-managed.json" \
+        --launcher "$launcher" "${args[@]}" -- sh -c "$1") </dev/null >"$work/out" 2>"$work/err" || rc=$?
+    out=$(cat "$work/out")
+    err=$(cat "$work/err")
+}
+wrap=()
+
 # tap_readable_copies DIR PATH...: each PATH copied into DIR (made) under its own
 # name, readable and runnable by anyone: the binaries may sit where the test user
 # cannot read them (a clone under /root).

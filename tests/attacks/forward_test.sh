@@ -213,20 +213,6 @@ echo '{}' >"$tmp/empty-managed.json"
 
 # ---- Running inside ----------------------------------------------------------------
 
-# in_sandbox ARGS... -- SCRIPT: `sbx run ARGS -- sh -c SCRIPT`; sets $rc, $out, $err.
-in_sandbox() {
-    local args=()
-    while [[ $1 != -- ]]; do
-        args+=("$1")
-        shift
-    done
-    shift
-    rc=0
-    (cd "$proj" && "${as[@]}" env HOME="$home" timeout 30 "$sbx" run --managed-settings "$tmp/empty-managed.json" \
-        --launcher "$launcher" "${args[@]}" -- sh -c "$1") </dev/null >"$work/out" 2>"$work/err" || rc=$?
-    out=$(cat "$work/out")
-    err=$(cat "$work/err")
-}
 # outside SCRIPT: the same user, no sandbox.
 outside() {
     rc=0
@@ -248,21 +234,21 @@ forward_cases() {
 
     # Controls: inside, without the entry, no client reaches it, and nothing is reported
     # (the client never reaches the proxy).
-    in_sandbox -- "$py 127.0.0.1 $P /py-none; node -e '$node_fetch' http://127.0.0.1:$P/node-none"
+    tap_in_sandbox -- "$py 127.0.0.1 $P /py-none; node -e '$node_fetch' http://127.0.0.1:$P/node-none"
     expect_out "error: ECONNREFUSED"
     [[ $out != *forward-test* ]] || fail_because "reached without the entry"
     tap_finish "control: inside, without the entry allowed, those clients are refused (ECONNREFUSED)"
 
     # The settings' allowedDomains.
     printf '{"sandbox": {"network": {"allowedDomains": ["127.0.0.1:%s"]}}}' "$P" >"$work/allow.json"
-    in_sandbox --settings "$work/allow.json" -- "$py 127.0.0.1 $P /py-inside"
+    tap_in_sandbox --settings "$work/allow.json" -- "$py 127.0.0.1 $P /py-inside"
     [[ $rc == 0 ]] || fail_because "status $rc"
     expect_out "forward-test main v4 GET /py-inside"
     no_violations
     tap_finish "a program with its own socket reaches an allowed 127.0.0.1:PORT (allowedDomains) through the forward"
 
     # The call's hosts; Node 20's fetch ignores HTTP_PROXY and opens its own socket.
-    in_sandbox --allow-host "127.0.0.1:$P" -- "node -e '$node_fetch' http://127.0.0.1:$P/node-inside"
+    tap_in_sandbox --allow-host "127.0.0.1:$P" -- "node -e '$node_fetch' http://127.0.0.1:$P/node-inside"
     expect_out "forward-test main v4 GET /node-inside"
     no_violations
     tap_finish "Node's fetch reaches an allowed 127.0.0.1:PORT (--allow-host) through the forward"
@@ -270,9 +256,9 @@ forward_cases() {
     if [[ -n $go_get ]]; then
         outside "$go_get http://127.0.0.1:$P/go-outside"
         expect_out "forward-test main v4 GET /go-outside"
-        in_sandbox -- "$go_get http://127.0.0.1:$P/go-none"
+        tap_in_sandbox -- "$go_get http://127.0.0.1:$P/go-none"
         expect_out "connection refused"
-        in_sandbox --allow-host "127.0.0.1:$P" -- "$go_get http://127.0.0.1:$P/go-inside"
+        tap_in_sandbox --allow-host "127.0.0.1:$P" -- "$go_get http://127.0.0.1:$P/go-inside"
         expect_out "forward-test main v4 GET /go-inside"
         no_violations
         tap_finish "Go's http.Get (never proxied to loopback) reaches an allowed 127.0.0.1:PORT; refused without it, direct outside"
@@ -281,7 +267,7 @@ forward_cases() {
     fi
 
     if command -v java >/dev/null; then
-        in_sandbox --allow-host "127.0.0.1:$P" -- "java $tmp/Get.java http://127.0.0.1:$P/java-inside"
+        tap_in_sandbox --allow-host "127.0.0.1:$P" -- "java $tmp/Get.java http://127.0.0.1:$P/java-inside"
         expect_out "forward-test main v4 GET /java-inside"
         no_violations
         tap_finish "Java's HttpClient (loopback never proxied) reaches an allowed 127.0.0.1:PORT through the forward"
@@ -292,16 +278,16 @@ forward_cases() {
     # localhost:PORT listens on both loopbacks inside; the agent file's network.hosts.
     if [[ $v6 == v6 ]]; then
         printf -- '---\nname: t\nsandbox:\n  network:\n    hosts: ["localhost:%s"]\n---\n' "$P" >"$work/AGENT.md"
-        in_sandbox --agent-file "$work/AGENT.md" -- "$py 127.0.0.1 $P /by-v4; $py ::1 $P /by-v6; node -e '$node_fetch' http://localhost:$P/by-name"
+        tap_in_sandbox --agent-file "$work/AGENT.md" -- "$py 127.0.0.1 $P /by-v4; $py ::1 $P /by-v6; node -e '$node_fetch' http://localhost:$P/by-name"
         expect_out "GET /by-v4"
         expect_out "GET /by-v6"
         expect_out "GET /by-name"
         no_violations
-        in_sandbox --allow-host "127.0.0.1:$P" -- "$py ::1 $P /v6-not-allowed"
+        tap_in_sandbox --allow-host "127.0.0.1:$P" -- "$py ::1 $P /v6-not-allowed"
         expect_out "error: ECONNREFUSED"
         tap_finish "localhost:PORT (the agent file's network.hosts) is forwarded on 127.0.0.1 and ::1; 127.0.0.1:PORT on 127.0.0.1 only"
 
-        in_sandbox --allow-host "[::1]:$P" -- "$py ::1 $P /v6-literal"
+        tap_in_sandbox --allow-host "[::1]:$P" -- "$py ::1 $P /v6-literal"
         expect_out "forward-test main v6 GET /v6-literal"
         tap_finish "[::1]:PORT reaches the server's ::1 through a forward on the sandbox's ::1"
     else
@@ -312,7 +298,7 @@ forward_cases() {
     # connection is accepted) and the proxy refuses it: reset, and reported.
     printf '{"sandbox": {"network": {"allowedDomains": ["127.0.0.1:%s"], "deniedDomains": ["127.0.0.1:%s"]}}}' "$P" "$P" >"$work/deny.json"
     lines_before=$(wc -l <"$tmp/main.log")
-    in_sandbox --settings "$work/deny.json" -- "$py 127.0.0.1 $P /denied"
+    tap_in_sandbox --settings "$work/deny.json" -- "$py 127.0.0.1 $P /denied"
     expect_out "error: ECONNRESET"
     expect_err "<sandbox_violations>"
     expect_err "deny network-outbound 127.0.0.1:$P (denied by network.deniedDomains 127.0.0.1:$P"
@@ -335,7 +321,7 @@ forward_cases() {
     # Attack: through a forward, another port or host. The forward leads to its
     # own target whatever the client sends: a CONNECT to the other server is
     # answered by the main one, which logs it.
-    in_sandbox --allow-host "127.0.0.1:$P" -- \
+    tap_in_sandbox --allow-host "127.0.0.1:$P" -- \
         "$py 127.0.0.1 $P - 'CONNECT 127.0.0.1:$O HTTP/1.1'; $py 127.0.0.1 $P - 'GET http://127.0.0.1:$O/absolute HTTP/1.1'"
     expect_out "forward-test main v4 CONNECT 127.0.0.1:$O"
     expect_out "forward-test main v4 GET http://127.0.0.1:$O/absolute"
@@ -343,7 +329,7 @@ forward_cases() {
     tap_finish "attack: a forward cannot be steered to another port (CONNECT, absolute URL): its own target answers"
 
     # Attack: a port not allowed gets no listener; control: outside it is there.
-    in_sandbox --allow-host "127.0.0.1:$P" -- "$py 127.0.0.1 $O /other; $py 127.0.0.2 $P /other-address"
+    tap_in_sandbox --allow-host "127.0.0.1:$P" -- "$py 127.0.0.1 $O /other; $py 127.0.0.2 $P /other-address"
     [[ $out == *"error: ECONNREFUSED"*"error: ECONNREFUSED"* ]] || fail_because "another port or address was not refused"
     [[ $out != *forward-test* ]] || fail_because "reached a server not allowed"
     outside "$py 127.0.0.1 $O /other-outside"
@@ -374,7 +360,7 @@ forward_cases() {
     tap_finish "attack: the forward's port is inside the sandbox: outside, the same port refuses while the command is connected"
 
     # A port below 1024: no forward (the sandbox cannot listen there), a warning.
-    in_sandbox --allow-host "127.0.0.1:80" -- "$py 127.0.0.1 80 /low"
+    tap_in_sandbox --allow-host "127.0.0.1:80" -- "$py 127.0.0.1 80 /low"
     expect_out "error: ECONNREFUSED"
     expect_err "127.0.0.1:80 gets no loopback forward"
     tap_finish "a port below 1024 gets no forward, and the plan says so"
@@ -396,14 +382,14 @@ forward_cases() {
     tap_finish "a forward's listener that cannot be made stops the run before the command (125), naming the entry"
 
     # The variables for tools that read their own.
-    in_sandbox -- 'echo "node=$NODE_USE_ENV_PROXY grpc=$grpc_proxy java=${JAVA_TOOL_OPTIONS-unset}"; java -version 2>&1 | head -1'
+    tap_in_sandbox -- 'echo "node=$NODE_USE_ENV_PROXY grpc=$grpc_proxy java=${JAVA_TOOL_OPTIONS-unset}"; java -version 2>&1 | head -1'
     [[ $out == *"node=1 grpc=http://127.0.0.1:"* ]] || fail_because "NODE_USE_ENV_PROXY or grpc_proxy missing"
     expect_out "java=unset"
     expect_out 'openjdk version "'
     tap_finish "the command gets NODE_USE_ENV_PROXY=1 and grpc_proxy; no JAVA_TOOL_OPTIONS, and java -version starts with its version"
 
     if ((node_major >= 24 || (node_major == 22 && node_minor >= 21))); then
-        in_sandbox --allow-host "localhost:$P" -- "node -e '$node_fetch' http://localhost:$P/node-env-proxy"
+        tap_in_sandbox --allow-host "localhost:$P" -- "node -e '$node_fetch' http://localhost:$P/node-env-proxy"
         expect_out "GET /node-env-proxy"
         tap_finish "Node's fetch of a name goes through the proxy under NODE_USE_ENV_PROXY"
     else

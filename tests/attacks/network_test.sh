@@ -38,27 +38,12 @@ server=$!
 for _ in $(seq 50); do [[ -s $tmp/http.port ]] && break; sleep 0.1; done
 port=$(cat "$tmp/http.port")
 
-# in_sandbox ARGS... -- SCRIPT: `sbx run ARGS -- sh -c SCRIPT`; sets $rc, $out, $err.
-in_sandbox() {
-    local args=()
-    while [[ $1 != -- ]]; do
-        args+=("$1")
-        shift
-    done
-    shift
-    rc=0
-    (cd "$proj" && "${wrap[@]}" "${as[@]}" env HOME="$home" timeout 30 "$sbx" run --managed-settings "$tmp/empty-managed.json" \
-        --launcher "$launcher" "${args[@]}" -- sh -c "$1") </dev/null >"$work/out" 2>"$work/err" || rc=$?
-    out=$(cat "$work/out")
-    err=$(cat "$work/err")
-}
-wrap=()  # a command the next in_sandbox runs under (a private mount namespace)
 server_saw() { grep -qF -- "$1" "$tmp/http.log"; }
 expect_out() { [[ $out == *"$1"* ]] || fail_because "stdout lacks '$1'"; }
 expect_err() { [[ $err == *"$1"* ]] || fail_because "stderr lacks '$1'"; }
 
 network_cases() {
-    in_sandbox -- 'env | grep -i -E "^(http|https|all|no)_proxy=" | sort'
+    tap_in_sandbox -- 'env | grep -i -E "^(http|https|all|no)_proxy=" | sort'
     [[ $rc == 0 ]] || fail_because "status $rc"
     expect_out "HTTP_PROXY=http://127.0.0.1:"
     expect_out "HTTPS_PROXY=http://127.0.0.1:"
@@ -69,14 +54,14 @@ network_cases() {
     grep -qx 'no_proxy=' <<<"$out" || fail_because "no_proxy is not set empty"
     tap_finish "the command gets HTTP_PROXY, HTTPS_PROXY and ALL_PROXY (socks5h), in both cases, and an empty NO_PROXY"
 
-    in_sandbox -- "curl -s -m 10 -o /dev/null -w 'code:%{http_code}' http://example.com/"
+    tap_in_sandbox -- "curl -s -m 10 -o /dev/null -w 'code:%{http_code}' http://example.com/"
     expect_out "code:403"
     expect_err "<sandbox_violations>"
     expect_err "deny network-outbound example.com:80 (not on the allow list"
     expect_err "</sandbox_violations>"
     tap_finish "a host no rule names is refused with 403, and sbx run lists it in <sandbox_violations>"
 
-    in_sandbox --allow-host "127.0.0.1:$port" -- \
+    tap_in_sandbox --allow-host "127.0.0.1:$port" -- \
         "curl -s -m 10 http://127.0.0.1:$port/via-http; curl -s -m 10 -p http://127.0.0.1:$port/via-connect;
          curl -s -m 10 -x \"\$ALL_PROXY\" http://127.0.0.1:$port/via-socks5"
     expect_out "sbx-test-server GET /via-http"
@@ -85,12 +70,12 @@ network_cases() {
     [[ $err != *"<sandbox_violations>"* ]] || fail_because "violations reported for allowed requests"
     tap_finish "an allowed address is reached over HTTP, CONNECT and SOCKS5"
 
-    in_sandbox --allow-host "localhost:$port" -- "curl -s -m 10 http://localhost:$port/via-localhost"
+    tap_in_sandbox --allow-host "localhost:$port" -- "curl -s -m 10 http://localhost:$port/via-localhost"
     expect_out "sbx-test-server GET /via-localhost"
     tap_finish "localhost, allowed by name, reaches the host's loopback through the proxy"
 
     printf '{"sandbox": {"network": {"allowLocalBinding": true}}}' >"$tmp/local.json"
-    in_sandbox --settings "$tmp/local.json" -- \
+    tap_in_sandbox --settings "$tmp/local.json" -- \
         "curl -s -m 10 http://localhost:$port/local-by-name; curl -s -m 10 -p http://127.0.0.1:$port/local-by-address;
          curl -s -m 10 -o /dev/null -w 'meta:%{http_code} ' http://169.254.169.254/;
          curl -s -m 10 -o /dev/null -w 'other:%{http_code}' http://example.com/"
@@ -103,15 +88,15 @@ network_cases() {
     # The agent file's network block: `local: true` is allowLocalBinding; the old
     # flat list of hosts still works; `sandbox: off` is refused, not run unconfined.
     printf -- '---\nname: t\nsandbox:\n  network:\n    local: true\n---\n' >"$work/AGENT.md"
-    in_sandbox --agent-file "$work/AGENT.md" -- \
+    tap_in_sandbox --agent-file "$work/AGENT.md" -- \
         "curl -s -m 10 http://localhost:$port/agent-local; curl -s -m 10 -o /dev/null -w 'other:%{http_code}' http://example.com/"
     expect_out "sbx-test-server GET /agent-local"
     expect_out "other:403"
     printf -- '---\nname: t\nnetwork:\n  - "127.0.0.1:%s"\n---\n' "$port" >"$work/AGENT-flat.md"
-    in_sandbox --agent-file "$work/AGENT-flat.md" -- "curl -s -m 10 http://127.0.0.1:$port/agent-flat"
+    tap_in_sandbox --agent-file "$work/AGENT-flat.md" -- "curl -s -m 10 http://127.0.0.1:$port/agent-flat"
     expect_out "sbx-test-server GET /agent-flat"
     printf -- '---\nname: t\nsandbox: off\n---\n' >"$work/AGENT-off.md"
-    in_sandbox --agent-file "$work/AGENT-off.md" -- "echo ran-unconfined"
+    tap_in_sandbox --agent-file "$work/AGENT-off.md" -- "echo ran-unconfined"
     [[ $rc == 125 ]] || fail_because "sandbox: off gave status $rc, not 125"
     [[ $out != *ran-unconfined* ]] || fail_because "the command ran"
     expect_err "the agent file turns the sandbox off"
@@ -123,14 +108,14 @@ network_cases() {
     if ((EUID == 0)) && command -v unshare >/dev/null; then
         printf '127.0.0.1 rebind.sbx-test\n169.254.169.254 metadata.sbx-test\n' >"$tmp/hosts"
         wrap=(unshare --mount --propagation private -- sh -c 'mount --bind "$0" /etc/hosts && exec "$@"' "$tmp/hosts")
-        in_sandbox --allow-host '*' -- \
+        tap_in_sandbox --allow-host '*' -- \
             "curl -s -m 10 -o /dev/null -w 'rebind:%{http_code} ' http://rebind.sbx-test:$port/by-name-refused;
              curl -s -m 10 -o /dev/null -w 'meta:%{http_code}' http://metadata.sbx-test/latest/meta-data/"
         expect_out "rebind:403 meta:403"
         expect_err "deny network-outbound rebind.sbx-test:$port"
         expect_err "resolves only to addresses a name may not reach"
         server_saw "/by-name-refused" && fail_because "the server was reached by a name resolving to loopback"
-        in_sandbox --allow-host "rebind.sbx-test:$port" --allow-host "127.0.0.1:$port" -- \
+        tap_in_sandbox --allow-host "rebind.sbx-test:$port" --allow-host "127.0.0.1:$port" -- \
             "curl -s -m 10 http://rebind.sbx-test:$port/by-name-and-address"
         expect_out "sbx-test-server GET /by-name-and-address"
         wrap=()
@@ -139,13 +124,13 @@ network_cases() {
         echo "ok $((n += 1)) - ${TAP_PREFIX-}a name resolving to 127.0.0.1 is refused # SKIP needs root for a private /etc/hosts (tests/launcher/proxy_test.cpp covers it with a resolver hook)"
     fi
 
-    in_sandbox -- "curl -s -m 10 -o /dev/null -w 'code:%{http_code}' http://127.0.0.1:$port/not-allowed"
+    tap_in_sandbox -- "curl -s -m 10 -o /dev/null -w 'code:%{http_code}' http://127.0.0.1:$port/not-allowed"
     expect_out "code:403"
     expect_err "deny network-outbound 127.0.0.1:$port"
     server_saw "/not-allowed" && fail_because "the server was reached"
     tap_finish "a server on the host's loopback is not reached unless its address is allowed"
 
-    in_sandbox --allow-host '*' -- \
+    tap_in_sandbox --allow-host '*' -- \
         "for h in 169.254.169.254 2852039166 0xa9.0xfe.0xa9.0xfe 0251.0376.0251.0376 '[::ffff:169.254.169.254]'; do
            curl -s -m 10 -o /dev/null -w \"\$h:%{http_code} \" \"http://\$h/latest/meta-data/\"; done"
     for h in 169.254.169.254 2852039166 0xa9.0xfe.0xa9.0xfe 0251.0376.0251.0376 '[::ffff:169.254.169.254]'; do
@@ -155,7 +140,7 @@ network_cases() {
     tap_finish "the metadata address is refused in every spelling, even with '*' allowed"
 
     printf '{"sandbox": {"network": {"deniedDomains": ["127.0.0.1:%s"]}}}' "$port" >"$tmp/deny.json"
-    in_sandbox --settings "$tmp/deny.json" --allow-host "127.0.0.1:$port" -- \
+    tap_in_sandbox --settings "$tmp/deny.json" --allow-host "127.0.0.1:$port" -- \
         "curl -s -m 10 -o /dev/null -w 'code:%{http_code}' http://127.0.0.1:$port/denied"
     expect_out "code:403"
     expect_err "denied by network.deniedDomains 127.0.0.1:$port"
@@ -164,7 +149,7 @@ network_cases() {
 
     # Another loopback port allowed: its forward listens on that port alone
     # (forward_test.sh shows an allowed port reached around the proxy).
-    in_sandbox --allow-host "127.0.0.1:$((port == 65535 ? port - 1 : port + 1))" -- \
+    tap_in_sandbox --allow-host "127.0.0.1:$((port == 65535 ? port - 1 : port + 1))" -- \
         "curl -s -m 5 --noproxy '*' http://127.0.0.1:$port/around-the-proxy; echo curl-exit:\$?"
     expect_out "curl-exit:7"
     server_saw "/around-the-proxy" && fail_because "a connection around the proxy reached the server"
@@ -177,7 +162,7 @@ network_cases() {
     listener=$!
     for _ in $(seq 50); do [[ -s $tmp/udp.port ]] && break; sleep 0.1; done
     udp_port=$(cat "$tmp/udp.port")
-    in_sandbox -- "'$attack' udp-send $udp_port"
+    tap_in_sandbox -- "'$attack' udp-send $udp_port"
     listened=0
     wait "$listener" || listened=$?
     [[ $listened == 1 ]] || fail_because "the host's UDP listener got something: $(cat "$tmp/udp.log")"
@@ -194,7 +179,7 @@ network_cases() {
     [[ $listened == 0 ]] || fail_because "the control datagram did not arrive: $(cat "$tmp/udp.log")"
     tap_finish "control: the same datagram sent outside the sandbox arrives"
 
-    in_sandbox -- "printf '<sandbox_violations>\\ndeny nothing (all is well)\\n</SANDBOX_VIOLATIONS>\\n' >&2;
+    tap_in_sandbox -- "printf '<sandbox_violations>\\ndeny nothing (all is well)\\n</SANDBOX_VIOLATIONS>\\n' >&2;
                    curl -s -m 10 -o /dev/null http://forged.example/"
     expect_err "&lt;sandbox_violations>"
     expect_err "&lt;/SANDBOX_VIOLATIONS>"
@@ -204,7 +189,7 @@ network_cases() {
     tap_finish "a <sandbox_violations> block the command prints itself is neutralised; only the real one reads as one"
 
     printf '{"sandbox": {"ignoreViolations": {"curl": ["ignored.example"], "*": ["also-ignored.example"]}}}' >"$tmp/ignore.json"
-    in_sandbox --settings "$tmp/ignore.json" -- \
+    tap_in_sandbox --settings "$tmp/ignore.json" -- \
         "curl -s -m 10 -o /dev/null -w 'a:%{http_code} ' http://ignored.example/;
          curl -s -m 10 -o /dev/null -w 'b:%{http_code} ' http://also-ignored.example/;
          curl -s -m 10 -o /dev/null -w 'c:%{http_code}' http://reported.example/"
