@@ -659,7 +659,7 @@ sbx::expected<sbx::Plan> plan_for(const Loaded& l, const PlanArgs& a, std::strin
     req.pass_fds = a.pass_fds;
     req.scan_stderr = a.scan_stderr || (default_scan && !a.no_scan_stderr);
     req.words = l.agent ? sbx::SettingsWords::agent_file : sbx::SettingsWords::settings;
-    if (!a.no_tool_cache) req.tool_cache_base = usable_tool_cache_base(l, &agent_warnings);
+    if (!a.no_tool_cache && l.policy.tool_cache.value) req.tool_cache_base = usable_tool_cache_base(l, &agent_warnings);
     // Placeholders of sandboxes running in this root now are planned as missing,
     // as they will be once those end; the launcher takes them over.
     auto plan = sbx::make_plan(l.policy, req, *l.view);
