@@ -123,13 +123,14 @@ std::optional<std::string> account_home() {
 // The homes a root must not hold, for root_exposes_home: `home` (the plan's) and
 // the account's, each as written and as its real path. A home that cannot be
 // looked at is kept as written.
-std::vector<std::string> homes_to_keep_out(const std::string& home, const sbx::FsView& fs) {
+std::vector<std::string> homes_to_keep_out(const std::string& home, const std::optional<std::string>& account,
+                                           const sbx::FsView& fs) {
     std::vector<std::string> out;
     auto add = [&](const std::string& h) {
         if (std::find(out.begin(), out.end(), h) == out.end()) out.push_back(h);
     };
     std::vector<std::string> written{home};
-    if (auto account = account_home()) written.push_back(*account);
+    if (account) written.push_back(*account);
     for (const auto& h : written) {
         add(h);
         if (auto real = sbx::resolve(fs, h)) add(*real);
@@ -283,7 +284,9 @@ sbx::expected<Loaded> load_policy(const SettingsArgs& a, const sbx::FsView& disk
     auto cwd = current_directory(disk);
     if (!cwd && !a.root_given()) return sbx::fail(cwd.error());
     const std::string here = cwd ? *cwd : std::string();
-    const auto homes = homes_to_keep_out(*home, disk);
+    // The password database is asked once: a lookup may go over the network (LDAP, sssd).
+    const auto account = account_home();
+    const auto homes = homes_to_keep_out(*home, account, disk);
     auto where = choose_root(a, here, homes, disk);
     if (!where) return sbx::fail(where.error());
     const std::string root = where->root;
@@ -335,7 +338,7 @@ sbx::expected<Loaded> load_policy(const SettingsArgs& a, const sbx::FsView& disk
     // unconfined command. Either way the credential stores stay hidden under
     // $HOME and under the account's own home, which HOME may not name.
     std::vector<std::string> credential_homes{*home};
-    if (auto account = account_home(); account && *account != *home) credential_homes.push_back(*account);
+    if (account && *account != *home) credential_homes.push_back(*account);
     auto policy = sbx::effective_policy(std::move(*layers), sbx::MergeOptions{!a.untrusted}, fs, credential_homes);
     if (!policy) return sbx::fail(policy.error());
     return Loaded{root,           *home,           std::move(*where), here, std::move(*policy),
