@@ -29,14 +29,14 @@
 #include <string_view>
 #include <vector>
 
-#include "sbx/defaults.hpp"
-#include "sbx/fs_plan.hpp"
-#include "sbx/fs_rules.hpp"
-#include "sbx/fs_view_disk.hpp"
-#include "sbx/plan.hpp"
-#include "sbx/policy.hpp"
-#include "sbx/protected_paths.hpp"
-#include "sbx/settings.hpp"
+#include "sbx/io/fs_view_disk.hpp"
+#include "sbx/plan/fs_plan.hpp"
+#include "sbx/plan/plan.hpp"
+#include "sbx/rules/fs_rules.hpp"
+#include "sbx/rules/protected_paths.hpp"
+#include "sbx/settings/defaults.hpp"
+#include "sbx/settings/policy.hpp"
+#include "sbx/settings/settings.hpp"
 
 namespace {
 

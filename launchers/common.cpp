@@ -1,6 +1,6 @@
 // launchers/common.cpp - see common.hpp.
 #include "common.hpp"
-#include "sbx/fs_view_disk.hpp"
+#include "sbx/io/fs_view_disk.hpp"
 
 #include <fcntl.h>
 #include <netinet/in.h>

@@ -19,12 +19,12 @@
 #include "freeze.hpp"
 #include "host_lookup.hpp"
 #include "proxy.hpp"
-#include "sbx/error.hpp"
-#include "sbx/git_audit.hpp"
-#include "sbx/hosts.hpp"
-#include "sbx/json.hpp"
-#include "sbx/plan.hpp"
-#include "sbx/report.hpp"
+#include "sbx/core/error.hpp"
+#include "sbx/core/json.hpp"
+#include "sbx/net/hosts.hpp"
+#include "sbx/plan/plan.hpp"
+#include "sbx/plan/report.hpp"
+#include "sbx/rules/git_audit.hpp"
 
 namespace sbx::launcher {
 
@@ -71,7 +71,7 @@ public:
         w.key("rule").value(v.rule).key("reason").value(v.reason).end_object();
         write_line(w.take());
     }
-    // Advisory: read from what the command printed (see sbx/report.hpp).
+    // Advisory: read from what the command printed (see sbx/plan/report.hpp).
     void file_violation_event(const sbx::FileRefusal& r) {
         if (fd_ < 0) return;
         sbx::json::Writer w;

@@ -1,5 +1,5 @@
 // launchers/git_audit.cpp - the walk and the renames of the audit after a run
-// (git_audit.hpp); which files and keys count is sbx/git_audit.hpp's decision.
+// (git_audit.hpp); which files and keys count is sbx/rules/git_audit.hpp's decision.
 #include "git_audit.hpp"
 
 #include <dirent.h>
@@ -17,7 +17,7 @@
 #include <string_view>
 #include <utility>
 
-#include "sbx/paths.hpp"
+#include "sbx/core/paths.hpp"
 
 namespace sbx::linux_sandbox {
 

@@ -23,7 +23,7 @@
 #include <string>
 #include <vector>
 
-#include "sbx/git_audit.hpp"
+#include "sbx/rules/git_audit.hpp"
 
 namespace sbx::linux_sandbox {
 

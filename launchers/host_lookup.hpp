@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "sbx/address.hpp"
-#include "sbx/expected.hpp"
+#include "sbx/core/expected.hpp"
+#include "sbx/net/address.hpp"
 
 namespace sbx::launcher {
 

@@ -1,7 +1,7 @@
 #include "leftovers.hpp"
 
 #include "fd_io.hpp"
-#include "sbx/placeholder_registry.hpp"
+#include "sbx/io/placeholder_registry.hpp"
 #include "root_group.hpp"
 
 #include <dirent.h>
@@ -20,8 +20,8 @@
 #include <utility>
 #include <vector>
 
-#include "sbx/error.hpp"
-#include "sbx/paths.hpp"
+#include "sbx/core/error.hpp"
+#include "sbx/core/paths.hpp"
 
 namespace sbx::linux_sandbox {
 

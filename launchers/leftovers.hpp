@@ -15,8 +15,8 @@
 #include <string>
 #include <vector>
 
-#include "sbx/expected.hpp"
-#include "sbx/protected_paths.hpp"
+#include "sbx/core/expected.hpp"
+#include "sbx/rules/protected_paths.hpp"
 
 namespace sbx::linux_sandbox {
 

@@ -23,8 +23,8 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "sbx/fs_view_disk.hpp"
-#include "sbx/json.hpp"
+#include "sbx/core/json.hpp"
+#include "sbx/io/fs_view_disk.hpp"
 #include "seccomp_filter.hpp"
 
 namespace sbx::linux_sandbox {

@@ -22,7 +22,7 @@
 #include <string_view>
 #include <vector>
 
-#include "sbx/error.hpp"
+#include "sbx/core/error.hpp"
 
 namespace sbx::linux_sandbox {
 

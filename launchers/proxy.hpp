@@ -15,7 +15,7 @@
 // but are not refusals. The engine decides everything, this machine's own
 // addresses (ProxyOptions::own_addresses) included: nothing is decided here.
 //
-// A forward (sbx/forwards.hpp) serves clients that ignore proxies: a connection
+// A forward (sbx/net/forwards.hpp) serves clients that ignore proxies: a connection
 // accepted on its listener is handled as a CONNECT to its target, decided,
 // asked about, resolved and dialed the same way, and reported as a refusal with
 // protocol "forward"; a connection it does not make is reset (the client reads
@@ -41,9 +41,9 @@
 #include <string>
 #include <vector>
 
-#include "sbx/address.hpp"
-#include "sbx/expected.hpp"
-#include "sbx/hosts.hpp"
+#include "sbx/core/expected.hpp"
+#include "sbx/net/address.hpp"
+#include "sbx/net/hosts.hpp"
 
 namespace sbx::linux_sandbox {
 

@@ -18,9 +18,9 @@
 #include <vector>
 
 #include "fd_io.hpp"
-#include "sbx/fs_view_disk.hpp"
-#include "sbx/paths.hpp"
-#include "sbx/placeholder_registry.hpp"
+#include "sbx/core/paths.hpp"
+#include "sbx/io/fs_view_disk.hpp"
+#include "sbx/io/placeholder_registry.hpp"
 
 namespace sbx::linux_sandbox {
 

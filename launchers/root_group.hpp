@@ -32,9 +32,9 @@
 #include <vector>
 
 #include "leftovers.hpp"
-#include "sbx/expected.hpp"
-#include "sbx/placeholder_registry.hpp"
-#include "sbx/plan.hpp"
+#include "sbx/core/expected.hpp"
+#include "sbx/io/placeholder_registry.hpp"
+#include "sbx/plan/plan.hpp"
 
 namespace sbx::linux_sandbox {
 

@@ -46,11 +46,11 @@
 #include "leftovers.hpp"
 #include "proxy.hpp"
 #include "proxy_env.hpp"
-#include "sbx/fs_view_disk.hpp"
-#include "sbx/json.hpp"
+#include "sbx/core/json.hpp"
+#include "sbx/io/fs_view_disk.hpp"
 #include "sbx/mac/seatbelt.hpp"
-#include "sbx/plan.hpp"
-#include "sbx/report.hpp"
+#include "sbx/plan/plan.hpp"
+#include "sbx/plan/report.hpp"
 #include "tool_cache.hpp"
 
 namespace {

@@ -1,6 +1,6 @@
 #include "seccomp_filter.hpp"
 
-#include "sbx/fs_view_disk.hpp"
+#include "sbx/io/fs_view_disk.hpp"
 
 #include <sys/mman.h>
 #include <unistd.h>

@@ -11,7 +11,7 @@
 #include <memory>
 #include <string>
 
-#include "sbx/expected.hpp"
+#include "sbx/core/expected.hpp"
 #include "sbx/linux/seccomp_spec.hpp"
 
 namespace sbx::linux_sandbox {

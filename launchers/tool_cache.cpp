@@ -9,7 +9,7 @@
 #include <cstring>
 
 #include "fd_io.hpp"
-#include "sbx/paths.hpp"
+#include "sbx/core/paths.hpp"
 
 namespace sbx::linux_sandbox {
 

@@ -1,7 +1,7 @@
 // launchers/tool_cache.hpp - making a plan's tool cache home on the host.
 //
 // The plan's filesystem.toolCache is a directory under the caller's cache folder
-// that persists between runs of one project (sbx/tool_cache.hpp). The launcher
+// that persists between runs of one project (sbx/rules/tool_cache.hpp). The launcher
 // makes it, and its missing parents, before the sandbox starts, and never removes
 // it: it is no leftover.
 #pragma once
@@ -10,7 +10,7 @@
 
 #include <string>
 
-#include "sbx/expected.hpp"
+#include "sbx/core/expected.hpp"
 
 namespace sbx::linux_sandbox {
 

@@ -51,18 +51,19 @@
 #include <thread>
 #include <vector>
 
-#include "sbx/agent_file.hpp"
-#include "sbx/defaults.hpp"
-#include "sbx/dotenv.hpp"
-#include "sbx/fs_rules.hpp"
-#include "sbx/fs_view_disk.hpp"
-#include "sbx/hosts.hpp"
-#include "sbx/placeholder_registry.hpp"
-#include "sbx/plan.hpp"
-#include "sbx/policy.hpp"
-#include "sbx/project_root.hpp"
-#include "sbx/settings_files.hpp"
-#include "sbx/tool_cache.hpp"
+#include "sbx/io/fs_view_disk.hpp"
+#include "sbx/io/placeholder_registry.hpp"
+#include "sbx/io/settings_files.hpp"
+#include "sbx/net/hosts.hpp"
+#include "sbx/plan/plan.hpp"
+#include "sbx/rules/fs_rules.hpp"
+#include "sbx/rules/network.hpp"
+#include "sbx/rules/tool_cache.hpp"
+#include "sbx/settings/agent_file.hpp"
+#include "sbx/settings/defaults.hpp"
+#include "sbx/settings/dotenv.hpp"
+#include "sbx/settings/policy.hpp"
+#include "sbx/settings/project_root.hpp"
 
 #include "host_lookup.hpp"  // launchers/: this machine's addresses and name lookup, as the proxy's
 #include "tool_cache.hpp"   // launchers/: the checks the launcher makes before it makes the tool cache home

@@ -69,7 +69,7 @@ install_sbx() {
     meson setup "$tmp/sbx-build" "$src" --wrap-mode=nodownload \
         -Dtests=false -Dlaunchers=false -Dbench=disabled --prefix="$prefix" || return 1
     meson install -C "$tmp/sbx-build" || return 1
-    [[ -f $prefix/include/sbx/policy.hpp ]] || { echo "no headers in $prefix/include/sbx"; return 1; }
+    [[ -f $prefix/include/sbx/settings/policy.hpp ]] || { echo "no headers in $prefix/include/sbx"; return 1; }
     local pc
     pc=$(find "$prefix" -name sbx.pc -print -quit)
     [[ -n $pc ]] || { echo "no sbx.pc under $prefix"; return 1; }

@@ -6,9 +6,9 @@
 #include <string_view>
 #include <vector>
 
-#include "sbx/defaults.hpp"
-#include "sbx/fs_view.hpp"
-#include "sbx/settings.hpp"
+#include "sbx/core/fs_view.hpp"
+#include "sbx/settings/defaults.hpp"
+#include "sbx/settings/settings.hpp"
 
 int main() {
     constexpr std::string_view text = R"({

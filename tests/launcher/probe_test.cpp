@@ -17,7 +17,7 @@
 
 #include "../../launchers/probe.hpp"
 #include "../unit/temp_dir.hpp"
-#include "sbx/json.hpp"
+#include "sbx/core/json.hpp"
 
 namespace lx = sbx::linux_sandbox;
 

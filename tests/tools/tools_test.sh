@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # TAP: everyday tools inside `sbx run`, with the project's tool cache home
-# (include/sbx/tool_cache.hpp). Real tools, nothing from the internet: npm from a
+# (include/sbx/rules/tool_cache.hpp). Real tools, nothing from the internet: npm from a
 # registry this script serves on 127.0.0.1, go with a vendored dependency, pip
 # from a local index (the second install from the cache), ccache hitting on a
 # second run of the project, cargo building a crate. And the boundaries: the

@@ -1,6 +1,6 @@
 // address.hpp: the IPv4 and IPv6 parsers, canonical text, unmapping, prefixes and the
 // address classes the network proxy refuses by.
-#include "sbx/address.hpp"
+#include "sbx/net/address.hpp"
 
 #include <doctest/doctest.h>
 

@@ -8,9 +8,9 @@
 #include <string_view>
 #include <vector>
 
-#include "sbx/agent_file.hpp"
-#include "sbx/fs_rules.hpp"
-#include "sbx/policy.hpp"
+#include "sbx/rules/fs_rules.hpp"
+#include "sbx/settings/agent_file.hpp"
+#include "sbx/settings/policy.hpp"
 
 namespace {
 

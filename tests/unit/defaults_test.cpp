@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "sbx/defaults.hpp"
+#include "sbx/settings/defaults.hpp"
 
 namespace {
 

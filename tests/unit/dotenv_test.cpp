@@ -1,5 +1,5 @@
 // .env files, read strictly for an agent file's env list.
-#include "sbx/dotenv.hpp"
+#include "sbx/settings/dotenv.hpp"
 
 #include <doctest/doctest.h>
 

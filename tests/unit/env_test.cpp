@@ -7,10 +7,10 @@
 #include <string_view>
 #include <vector>
 
-#include "sbx/env.hpp"
-#include "sbx/fs_view.hpp"
-#include "sbx/policy.hpp"
-#include "sbx/settings.hpp"
+#include "sbx/core/fs_view.hpp"
+#include "sbx/rules/env.hpp"
+#include "sbx/settings/policy.hpp"
+#include "sbx/settings/settings.hpp"
 
 namespace {
 

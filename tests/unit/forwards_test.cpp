@@ -1,6 +1,6 @@
 // loopback_forwards(): which allowed entries get a listener inside the sandbox,
 // where it listens and what it leads to. One row a case.
-#include "sbx/forwards.hpp"
+#include "sbx/net/forwards.hpp"
 
 #include <doctest/doctest.h>
 

@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "sbx/fs_view_disk.hpp"
+#include "sbx/io/fs_view_disk.hpp"
 #include "sbx/linux/bwrap.hpp"
 #include "golden.hpp"
 #include "temp_dir.hpp"

@@ -5,9 +5,9 @@
 #include <string>
 #include <vector>
 
-#include "sbx/defaults.hpp"
-#include "sbx/fs_rules.hpp"
-#include "sbx/plan.hpp"
+#include "sbx/plan/plan.hpp"
+#include "sbx/rules/fs_rules.hpp"
+#include "sbx/settings/defaults.hpp"
 
 namespace {
 

@@ -1,6 +1,6 @@
 // fs_view.hpp and fs_view_disk.hpp: where a path really leads, in memory and on disk.
-#include "sbx/fs_view.hpp"
-#include "sbx/fs_view_disk.hpp"
+#include "sbx/core/fs_view.hpp"
+#include "sbx/io/fs_view_disk.hpp"
 #include "temp_dir.hpp"
 
 #include <doctest/doctest.h>

@@ -1,4 +1,4 @@
-// The decisions of the audit after a run (sbx/git_audit.hpp): which config keys make
+// The decisions of the audit after a run (sbx/rules/git_audit.hpp): which config keys make
 // git run a program, the names neutralised files get, and the config parser's full
 // entries they rest on.
 #include <doctest/doctest.h>
@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "sbx/git_audit.hpp"
-#include "sbx/git_config.hpp"
+#include "sbx/rules/git_audit.hpp"
+#include "sbx/rules/git_config.hpp"
 
 namespace {
 

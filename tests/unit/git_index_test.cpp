@@ -1,4 +1,4 @@
-// The index reader (sbx/git_index.hpp) over indexes written here, and the nested
+// The index reader (sbx/rules/git_index.hpp) over indexes written here, and the nested
 // repositories protected_paths() protects through the gitlinks it finds, over a
 // MemoryFs and over real git on disk.
 #include <doctest/doctest.h>
@@ -8,10 +8,10 @@
 #include <vector>
 
 #include "git_index_writer.hpp"
-#include "sbx/fs_view.hpp"
-#include "sbx/fs_view_disk.hpp"
-#include "sbx/git_index.hpp"
-#include "sbx/protected_paths.hpp"
+#include "sbx/core/fs_view.hpp"
+#include "sbx/io/fs_view_disk.hpp"
+#include "sbx/rules/git_index.hpp"
+#include "sbx/rules/protected_paths.hpp"
 #include "temp_dir.hpp"
 
 namespace {

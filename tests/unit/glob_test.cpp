@@ -1,5 +1,5 @@
 // glob.hpp: the wildcard matcher, and the questions asked of a pattern.
-#include "sbx/glob.hpp"
+#include "sbx/core/glob.hpp"
 
 #include <doctest/doctest.h>
 

@@ -1,6 +1,7 @@
 // Host patterns, decide_host's order, and which resolved address may be dialed:
 // tables, one row a case.
-#include "sbx/hosts.hpp"
+#include "sbx/net/hosts.hpp"
+#include "sbx/rules/network.hpp"
 
 #include <doctest/doctest.h>
 
@@ -8,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "sbx/settings.hpp"
+#include "sbx/settings/settings.hpp"
 
 namespace {
 

@@ -1,5 +1,5 @@
 // json.hpp: parsing with located errors, quoting, and the compact writer.
-#include "sbx/json.hpp"
+#include "sbx/core/json.hpp"
 
 #include <doctest/doctest.h>
 

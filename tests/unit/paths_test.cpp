@@ -1,5 +1,5 @@
 // paths.hpp: lexical normalisation, component-boundary containment, and resolve().
-#include "sbx/paths.hpp"
+#include "sbx/core/paths.hpp"
 
 #include <doctest/doctest.h>
 

@@ -1,5 +1,5 @@
 // The list of a root group's placeholders, and the view of the disk without them.
-#include "sbx/placeholder_registry.hpp"
+#include "sbx/io/placeholder_registry.hpp"
 
 #include <doctest/doctest.h>
 

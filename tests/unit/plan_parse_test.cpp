@@ -17,10 +17,10 @@
 #include <string_view>
 #include <vector>
 
-#include "sbx/defaults.hpp"
-#include "sbx/fs_view.hpp"
-#include "sbx/fs_view_disk.hpp"
-#include "sbx/plan.hpp"
+#include "sbx/core/fs_view.hpp"
+#include "sbx/io/fs_view_disk.hpp"
+#include "sbx/plan/plan.hpp"
+#include "sbx/settings/defaults.hpp"
 #include "temp_dir.hpp"
 
 namespace {

@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "sbx/policy.hpp"
+#include "sbx/settings/policy.hpp"
 
 namespace {
 

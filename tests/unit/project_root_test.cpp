@@ -1,5 +1,5 @@
 // find_project_root(): the project the current directory is in, over MemoryFs.
-#include "sbx/project_root.hpp"
+#include "sbx/settings/project_root.hpp"
 
 #include <doctest/doctest.h>
 

@@ -1,7 +1,7 @@
 // protected_paths(): every protected path for a root, over MemoryFs and the real disk.
-#include "sbx/protected_paths.hpp"
+#include "sbx/rules/protected_paths.hpp"
 #include "temp_dir.hpp"
-#include "sbx/fs_view_disk.hpp"
+#include "sbx/io/fs_view_disk.hpp"
 
 #include <doctest/doctest.h>
 

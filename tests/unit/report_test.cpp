@@ -1,5 +1,5 @@
 // The violations block and the neutralising of blocks a command forges.
-#include "sbx/report.hpp"
+#include "sbx/plan/report.hpp"
 
 #include <doctest/doctest.h>
 

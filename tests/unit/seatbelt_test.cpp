@@ -20,10 +20,10 @@
 #include <vector>
 
 #include "golden.hpp"
-#include "sbx/defaults.hpp"
-#include "sbx/fs_rules.hpp"
 #include "sbx/mac/seatbelt.hpp"
-#include "sbx/plan.hpp"
+#include "sbx/plan/plan.hpp"
+#include "sbx/rules/fs_rules.hpp"
+#include "sbx/settings/defaults.hpp"
 
 namespace {
 

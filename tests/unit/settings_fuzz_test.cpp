@@ -19,9 +19,9 @@
 #include <string_view>
 #include <vector>
 
-#include "sbx/fs_view.hpp"
-#include "sbx/policy.hpp"
-#include "sbx/settings.hpp"
+#include "sbx/core/fs_view.hpp"
+#include "sbx/settings/policy.hpp"
+#include "sbx/settings/settings.hpp"
 
 namespace {
 

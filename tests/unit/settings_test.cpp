@@ -3,7 +3,7 @@
 
 #include <string>
 
-#include "sbx/settings.hpp"
+#include "sbx/settings/settings.hpp"
 
 namespace {
 

@@ -4,7 +4,7 @@
 #include <set>
 #include <string>
 
-#include "sbx/tool_cache.hpp"
+#include "sbx/rules/tool_cache.hpp"
 
 TEST_CASE("tool cache: SHA-256 gives the published digests") {
     CHECK(sbx::detail::sha256_hex("") == "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");

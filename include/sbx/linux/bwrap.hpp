@@ -14,8 +14,8 @@
 #include <string_view>
 #include <vector>
 
-#include "sbx/fs_plan.hpp"
-#include "sbx/paths.hpp"
+#include "sbx/core/paths.hpp"
+#include "sbx/plan/fs_plan.hpp"
 
 namespace sbx::linux_sandbox {
 

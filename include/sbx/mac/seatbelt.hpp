@@ -35,10 +35,10 @@
 #include <string_view>
 #include <vector>
 
-#include "sbx/expected.hpp"
-#include "sbx/glob.hpp"
-#include "sbx/paths.hpp"
-#include "sbx/plan.hpp"
+#include "sbx/core/expected.hpp"
+#include "sbx/core/glob.hpp"
+#include "sbx/core/paths.hpp"
+#include "sbx/plan/plan.hpp"
 
 namespace sbx::mac {
 

@@ -1,0 +1,490 @@
+// sbx/core/json.hpp - reading JSON with simdjson, writing it with correct escaping.
+//
+// Reading: json::parse() returns a Document (simdjson's DOM) or an Error that names
+// the line and column of the first byte that is wrong. simdjson validates, but does
+// not say where; on failure a small scanner here walks the text again to find the
+// place. Writing: json::Writer builds compact JSON text; every string goes through
+// json::quote(), which escapes what JSON requires and replaces bytes that are not
+// UTF-8 with U+FFFD (so its output is always valid JSON).
+//
+// This is the only header that includes simdjson, a compiled library: link
+// `simdjson` (sbx_dep does) when you include it.
+#pragma once
+
+#include <simdjson.h>
+
+#include <cstddef>
+#include <cctype>
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "sbx/core/expected.hpp"
+
+namespace sbx::json {
+
+// Line and column (1-based, column counted in bytes) of a byte offset in text.
+struct Location {
+    std::size_t line = 1;
+    std::size_t column = 1;
+};
+
+inline Location locate(std::string_view text, std::size_t offset) {
+    Location loc;
+    if (offset > text.size()) offset = text.size();
+    for (std::size_t i = 0; i < offset; ++i) {
+        if (text[i] == '\n') {
+            ++loc.line;
+            loc.column = 1;
+        } else {
+            ++loc.column;
+        }
+    }
+    return loc;
+}
+
+namespace detail {
+
+// Length of the well-formed UTF-8 sequence starting at s[i], or 0 when the bytes
+// there are not UTF-8 (overlong forms, surrogates and values past U+10FFFF included).
+inline std::size_t utf8_length(std::string_view s, std::size_t i) {
+    const std::size_t left = s.size() - i;
+    auto b = [&](std::size_t k) { return static_cast<unsigned char>(s[i + k]); };
+    auto cont = [&](std::size_t k) { return k < left && (b(k) & 0xC0) == 0x80; };
+    const unsigned char c = b(0);
+    if (c < 0x80) return 1;
+    if (c >= 0xC2 && c <= 0xDF) return cont(1) ? 2 : 0;
+    if (c >= 0xE0 && c <= 0xEF) {
+        if (!cont(1) || !cont(2)) return 0;
+        if (c == 0xE0 && b(1) < 0xA0) return 0;   // overlong
+        if (c == 0xED && b(1) >= 0xA0) return 0;  // UTF-16 surrogate
+        return 3;
+    }
+    if (c >= 0xF0 && c <= 0xF4) {
+        if (!cont(1) || !cont(2) || !cont(3)) return 0;
+        if (c == 0xF0 && b(1) < 0x90) return 0;   // overlong
+        if (c == 0xF4 && b(1) >= 0x90) return 0;  // past U+10FFFF
+        return 4;
+    }
+    return 0;
+}
+
+// Whether every byte of s belongs to a well-formed UTF-8 sequence.
+inline bool valid_utf8(std::string_view s) {
+    for (std::size_t i = 0; i < s.size();) {
+        const std::size_t n = utf8_length(s, i);
+        if (n == 0) return false;
+        i += n;
+    }
+    return true;
+}
+
+// A strict RFC 8259 scanner whose only job is to find where a document goes wrong.
+// It accepts exactly what simdjson accepts for the documents sbx reads (one value,
+// UTF-8, depth bounded); the first error wins.
+class Scanner {
+public:
+    explicit Scanner(std::string_view text) : s_(text) {}
+
+    struct Fault {
+        std::size_t offset;
+        std::string message;
+    };
+
+    std::optional<Fault> run() {
+        if (s_.substr(0, 3) == "\xEF\xBB\xBF") return fault("the text starts with a UTF-8 byte order mark, which JSON does not allow");
+        skip_ws();
+        if (at_end()) return fault("the document is empty; expected a JSON value");
+        if (!value(0)) return fault_;
+        skip_ws();
+        if (!at_end()) return fault("unexpected text after the JSON value");
+        return std::nullopt;
+    }
+
+private:
+    static constexpr int kMaxDepth = 1024;  // simdjson's default
+
+    std::string_view s_;
+    std::size_t i_ = 0;
+    std::optional<Fault> fault_;
+
+    bool at_end() const { return i_ >= s_.size(); }
+    char peek() const { return s_[i_]; }
+
+    std::optional<Fault> fault(std::string msg) {
+        fault_ = Fault{i_, std::move(msg)};
+        return fault_;
+    }
+    bool fail(std::string msg) {
+        fault_ = Fault{i_, std::move(msg)};
+        return false;
+    }
+
+    void skip_ws() {
+        while (!at_end() && (peek() == ' ' || peek() == '\t' || peek() == '\n' || peek() == '\r')) ++i_;
+    }
+
+    bool value(int depth) {
+        if (depth >= kMaxDepth) return fail("nesting is deeper than 1024 levels");
+        if (at_end()) return fail("unexpected end of input; expected a JSON value");
+        switch (peek()) {
+            case '{': return object(depth + 1);
+            case '[': return array(depth + 1);
+            case '"': return string();
+            case 't': return literal("true");
+            case 'f': return literal("false");
+            case 'n': return literal("null");
+            default:
+                if (peek() == '-' || (peek() >= '0' && peek() <= '9')) return number();
+                if (peek() == '/') return fail("comments are not allowed in JSON");
+                if (peek() == '\'') return fail("strings must use double quotes");
+                return fail(std::string("unexpected character '") + printable(peek()) + "'; expected a JSON value");
+        }
+    }
+
+    static std::string printable(char c) {
+        auto u = static_cast<unsigned char>(c);
+        if (u >= 0x20 && u < 0x7f) return std::string(1, c);
+        static constexpr char hex[] = "0123456789abcdef";
+        return std::string("\\x") + hex[u >> 4] + hex[u & 15];
+    }
+
+    bool literal(std::string_view word) {
+        if (s_.substr(i_, word.size()) != word) return fail("invalid literal; expected " + std::string(word));
+        i_ += word.size();
+        return true;
+    }
+
+    bool digits() {
+        if (at_end() || peek() < '0' || peek() > '9') return fail("invalid number; expected a digit");
+        while (!at_end() && peek() >= '0' && peek() <= '9') ++i_;
+        return true;
+    }
+
+    bool number() {
+        const std::size_t start = i_;
+        if (!number_syntax()) return false;
+        // simdjson refuses what does not fit a 64-bit integer or a finite double.
+        const std::string n(s_.substr(start, i_ - start));
+        const bool integral = n.find_first_of(".eE") == std::string::npos;
+        errno = 0;
+        if (integral) {
+            if (n[0] == '-') (void)std::strtoll(n.c_str(), nullptr, 10);
+            else (void)std::strtoull(n.c_str(), nullptr, 10);
+        } else {
+            const double d = std::strtod(n.c_str(), nullptr);
+            if (std::isinf(d)) errno = ERANGE;
+            else errno = 0;  // underflow to zero is accepted
+        }
+        if (errno == ERANGE) {
+            i_ = start;
+            return fail("number out of range");
+        }
+        return true;
+    }
+
+    bool number_syntax() {
+        if (peek() == '-') ++i_;
+        if (at_end()) return fail("invalid number; expected a digit");
+        if (peek() == '0') {
+            ++i_;
+            if (!at_end() && peek() >= '0' && peek() <= '9') return fail("invalid number; leading zeros are not allowed");
+        } else if (!digits()) {
+            return false;
+        }
+        if (!at_end() && peek() == '.') {
+            ++i_;
+            if (!digits()) return false;
+        }
+        if (!at_end() && (peek() == 'e' || peek() == 'E')) {
+            ++i_;
+            if (!at_end() && (peek() == '+' || peek() == '-')) ++i_;
+            if (!digits()) return false;
+        }
+        return true;
+    }
+
+    bool hex4() {
+        for (int k = 0; k < 4; ++k, ++i_) {
+            if (at_end() || !std::isxdigit(static_cast<unsigned char>(peek())))
+                return fail("invalid \\u escape; expected four hexadecimal digits");
+        }
+        return true;
+    }
+
+    bool string() {
+        ++i_;  // opening quote
+        for (;;) {
+            if (at_end()) return fail("unterminated string");
+            auto c = static_cast<unsigned char>(peek());
+            if (c == '"') {
+                ++i_;
+                return true;
+            }
+            if (c < 0x20) return fail("control character in a string; escape it");
+            if (c == '\\') {
+                ++i_;
+                if (at_end()) return fail("unterminated string");
+                char e = peek();
+                if (e == 'u') {
+                    ++i_;
+                    std::size_t start = i_;
+                    if (!hex4()) return false;
+                    unsigned v = static_cast<unsigned>(std::stoul(std::string(s_.substr(start, 4)), nullptr, 16));
+                    if (v >= 0xD800 && v <= 0xDBFF) {
+                        if (s_.substr(i_, 2) != "\\u") return fail("unpaired UTF-16 surrogate in a \\u escape");
+                        i_ += 2;
+                        std::size_t low = i_;
+                        if (!hex4()) return false;
+                        unsigned w = static_cast<unsigned>(std::stoul(std::string(s_.substr(low, 4)), nullptr, 16));
+                        if (w < 0xDC00 || w > 0xDFFF) {
+                            i_ = low;
+                            return fail("unpaired UTF-16 surrogate in a \\u escape");
+                        }
+                    } else if (v >= 0xDC00 && v <= 0xDFFF) {
+                        i_ = start;
+                        return fail("unpaired UTF-16 surrogate in a \\u escape");
+                    }
+                    continue;
+                }
+                if (std::string_view("\"\\/bfnrt").find(e) == std::string_view::npos)
+                    return fail(std::string("invalid escape '\\") + printable(e) + "'");
+                ++i_;
+                continue;
+            }
+            std::size_t n = utf8_length(s_, i_);
+            if (n == 0) return fail("invalid UTF-8 in a string");
+            i_ += n;
+        }
+    }
+
+    bool array(int depth) {
+        ++i_;
+        skip_ws();
+        if (!at_end() && peek() == ']') {
+            ++i_;
+            return true;
+        }
+        for (;;) {
+            skip_ws();
+            if (!at_end() && peek() == ']') return fail("trailing comma before ']'");
+            if (!value(depth)) return false;
+            skip_ws();
+            if (at_end()) return fail("unexpected end of input; expected ',' or ']'");
+            if (peek() == ',') {
+                ++i_;
+                continue;
+            }
+            if (peek() == ']') {
+                ++i_;
+                return true;
+            }
+            return fail("expected ',' or ']' after an array element");
+        }
+    }
+
+    bool object(int depth) {
+        ++i_;
+        skip_ws();
+        if (!at_end() && peek() == '}') {
+            ++i_;
+            return true;
+        }
+        for (;;) {
+            skip_ws();
+            if (at_end()) return fail("unexpected end of input; expected a key");
+            if (peek() == '}') return fail("trailing comma before '}'");
+            if (peek() != '"') return fail("expected a double-quoted key");
+            if (!string()) return false;
+            skip_ws();
+            if (at_end() || peek() != ':') return fail("expected ':' after a key");
+            ++i_;
+            skip_ws();
+            if (!value(depth)) return false;
+            skip_ws();
+            if (at_end()) return fail("unexpected end of input; expected ',' or '}'");
+            if (peek() == ',') {
+                ++i_;
+                continue;
+            }
+            if (peek() == '}') {
+                ++i_;
+                return true;
+            }
+            return fail("expected ',' or '}' after an object member");
+        }
+    }
+};
+
+}  // namespace detail
+
+// A parsed document. It owns simdjson's parser, whose tape the elements point into,
+// so it is neither copied nor moved: hold it in place or behind a unique_ptr.
+class Document {
+public:
+    Document() = default;
+    Document(const Document&) = delete;
+    Document& operator=(const Document&) = delete;
+
+    simdjson::dom::element root() const { return root_; }
+
+private:
+    friend expected<std::unique_ptr<Document>> parse(std::string_view text);
+    simdjson::dom::parser parser_;
+    simdjson::dom::element root_;
+};
+
+// Upper bound on the size of any JSON document sbx reads (settings, plans).
+inline constexpr std::size_t kMaxDocumentBytes = 16u << 20;
+
+// Parses one JSON document. On failure the Error (INVALID_SETTINGS by default;
+// callers re-code it) carries the line and column of the first wrong byte.
+inline expected<std::unique_ptr<Document>> parse(std::string_view text) {
+    if (text.size() > kMaxDocumentBytes) {
+        return fail(Errc::invalid_settings,
+                    "the document is " + std::to_string(text.size()) + " bytes; the limit is " +
+                        std::to_string(kMaxDocumentBytes));
+    }
+    auto doc = std::make_unique<Document>();
+    simdjson::padded_string padded(text);
+    auto err = doc->parser_.parse(padded).get(doc->root_);
+    // simdjson's DOM keeps strings on its own tape, so `padded` may go now.
+    if (!err) {
+        return doc;
+    }
+    auto fault = detail::Scanner(text).run();
+    if (!fault) {
+        // The scanner found nothing: a limit of simdjson's (depth, number range).
+        return fail(Errc::invalid_settings, std::string("invalid JSON: ") + simdjson::error_message(err));
+    }
+    Location loc = locate(text, fault->offset);
+    return fail(Error(Errc::invalid_settings, "invalid JSON: " + fault->message).at(loc.line, loc.column));
+}
+
+// The name of a JSON value's type, as used in "expected a string, got a number".
+inline std::string_view type_name(simdjson::dom::element_type t) {
+    using T = simdjson::dom::element_type;
+    switch (t) {
+        case T::ARRAY: return "an array";
+        case T::OBJECT: return "an object";
+        case T::INT64:
+        case T::UINT64:
+        case T::DOUBLE: return "a number";
+        case T::STRING: return "a string";
+        case T::BOOL: return "a boolean";
+        case T::NULL_VALUE: return "null";
+    }
+    return "an unknown value";
+}
+
+// `s` as a JSON string literal, quotes included. Bytes that are not UTF-8 become
+// U+FFFD, so the result is always valid JSON.
+inline std::string quote(std::string_view s) {
+    static constexpr char hex[] = "0123456789abcdef";
+    std::string out;
+    out.reserve(s.size() + 2);
+    out += '"';
+    for (std::size_t i = 0; i < s.size();) {
+        auto c = static_cast<unsigned char>(s[i]);
+        if (c == '"' || c == '\\') {
+            out += '\\';
+            out += static_cast<char>(c);
+            ++i;
+        } else if (c == '\n') {
+            out += "\\n";
+            ++i;
+        } else if (c == '\t') {
+            out += "\\t";
+            ++i;
+        } else if (c == '\r') {
+            out += "\\r";
+            ++i;
+        } else if (c < 0x20 || c == 0x7f) {
+            out += "\\u00";
+            out += hex[c >> 4];
+            out += hex[c & 15];
+            ++i;
+        } else if (c < 0x80) {
+            out += static_cast<char>(c);
+            ++i;
+        } else {
+            const std::size_t n = detail::utf8_length(s, i);
+            if (n == 0) {
+                out += "\xEF\xBF\xBD";
+                ++i;
+            } else {
+                out.append(s.substr(i, n));
+                i += n;
+            }
+        }
+    }
+    out += '"';
+    return out;
+}
+
+// Builds compact JSON text. The caller keeps the nesting right; commas are placed
+// by the writer. Usage: w.begin_object().key("a").value(true).end_object().
+class Writer {
+public:
+    Writer& begin_object() { return open('{'); }
+    Writer& end_object() { return close('}'); }
+    Writer& begin_array() { return open('['); }
+    Writer& end_array() { return close(']'); }
+
+    Writer& key(std::string_view k) {
+        comma();
+        out_ += quote(k);
+        out_ += ':';
+        after_key_ = true;
+        return *this;
+    }
+    Writer& value(std::string_view v) { return raw(quote(v)); }
+    Writer& value(const char* v) { return raw(quote(v)); }
+    Writer& value(const std::string& v) { return raw(quote(v)); }
+    Writer& value(bool v) { return raw(v ? "true" : "false"); }
+    Writer& value(std::int64_t v) { return raw(std::to_string(v)); }
+    Writer& value(std::uint64_t v) { return raw(std::to_string(v)); }
+    Writer& value(int v) { return raw(std::to_string(v)); }
+    Writer& null() { return raw("null"); }
+
+    const std::string& str() const { return out_; }
+    std::string take() { return std::move(out_); }
+
+private:
+    std::string out_;
+    bool need_comma_ = false;
+    bool after_key_ = false;
+
+    void comma() {
+        if (after_key_) {
+            after_key_ = false;
+            return;
+        }
+        if (need_comma_) out_ += ',';
+    }
+    Writer& raw(std::string_view text) {
+        comma();
+        out_ += text;
+        need_comma_ = true;
+        return *this;
+    }
+    Writer& open(char c) {
+        comma();
+        out_ += c;
+        need_comma_ = false;
+        return *this;
+    }
+    Writer& close(char c) {
+        out_ += c;
+        need_comma_ = true;
+        after_key_ = false;
+        return *this;
+    }
+};
+
+}  // namespace sbx::json

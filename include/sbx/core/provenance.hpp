@@ -1,0 +1,90 @@
+// sbx/core/provenance.hpp - where a value came from: its layer, file and key.
+//
+// Every value a policy holds keeps its Source, so that any decision can name the
+// settings entry behind it. Warnings name their file and key the same way.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace sbx {
+
+// The settings layers, lowest precedence first. `builtin` is sbx's own safe
+// default, used when no file exists at all (see settings/defaults.hpp). `flag` is the file
+// given with --settings on the command line: above the repository's files, below
+// managed.
+enum class LayerKind { builtin, user, project, local, flag, managed };
+
+constexpr std::string_view layer_name(LayerKind k) noexcept {
+    switch (k) {
+        case LayerKind::builtin: return "builtin";
+        case LayerKind::user: return "user";
+        case LayerKind::project: return "project";
+        case LayerKind::local: return "local";
+        case LayerKind::flag: return "flag";
+        case LayerKind::managed: return "managed";
+    }
+    return "?";
+}
+
+// The repository's own files: whoever can commit to the project wrote them.
+constexpr bool is_repository(LayerKind k) noexcept { return k == LayerKind::project || k == LayerKind::local; }
+
+// A file's name, shared by every value read from that file (a policy holds
+// hundreds of sources; one copy of each name serves them all).
+class FileName {
+public:
+    FileName() = default;
+    explicit FileName(std::string name) : name_(std::make_shared<const std::string>(std::move(name))) {}
+
+    const std::string& str() const {
+        static const std::string none;
+        return name_ ? *name_ : none;
+    }
+    operator const std::string&() const { return str(); }  // NOLINT: implicit
+    bool empty() const { return str().empty(); }
+    friend bool operator==(const FileName& a, const FileName& b) { return a.str() == b.str(); }
+    friend bool operator==(const FileName& a, std::string_view b) { return a.str() == b; }
+
+private:
+    std::shared_ptr<const std::string> name_;
+};
+
+inline std::string operator+(std::string a, const FileName& b) { return std::move(a) + b.str(); }
+inline std::string operator+(const char* a, const FileName& b) { return a + b.str(); }
+
+// Where a value came from: which layer, which file, which key inside it.
+struct Source {
+    LayerKind layer = LayerKind::user;
+    FileName file;
+    std::string key;  // e.g. sandbox.filesystem.denyRead[2] or permissions.deny[0]
+};
+
+template <class T>
+struct Sourced {
+    T value{};
+    Source source;
+};
+
+// Something a caller should see but that does not stop the policy: a key left
+// out, an entry dropped by a rule. Always names the file and key it is about.
+struct Warning {
+    std::string file;
+    std::string key;
+    std::string message;
+};
+
+inline std::string to_string(const Warning& w) {
+    std::string out;
+    if (!w.file.empty()) out += w.file + ": ";
+    if (!w.key.empty()) out += w.key + ": ";
+    return out + w.message;
+}
+
+using SourcedList = std::vector<Sourced<std::string>>;
+using SourcedBool = std::optional<Sourced<bool>>;
+
+}  // namespace sbx

@@ -1,0 +1,286 @@
+// sbx/net/host_pattern.hpp - host patterns, and a connection's host in the same form.
+//
+// A pattern is what settings (network.allowedDomains, deniedDomains, WebFetch
+// rules) and calls write: `github.com` (that host only), `*.example.com` (its
+// subdomains, never the bare domain nor an address), `*` (every host), an IPv4
+// dotted quad or a bracketed IPv6 address, each with an optional `:port`. Names
+// compare in lower case. Anything else is refused with the reason, when the
+// settings load. A connection's host goes through canonical_target() first, so
+// that every spelling of an address (2852039166, 0xa9.0xfe.0xa9.0xfe,
+// ::ffff:169.254.169.254) meets the rules as the one address it is.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "sbx/core/expected.hpp"
+#include "sbx/net/address.hpp"
+
+namespace sbx::net {
+
+// One host pattern, normalised: names in lower case without a trailing dot,
+// addresses in canonical text.
+struct HostPattern {
+    enum class Kind {
+        name,        // "github.com": that host only
+        subdomains,  // "*.example.com": its subdomains, not example.com itself, never an address
+        any,         // "*": every host (what it lets through: hosts.hpp, Reach)
+        address,     // "127.0.0.1", "[::1]": that address
+    };
+    Kind kind = Kind::name;
+    std::string host;                   // name, suffix (without "*."), or address text; empty for any
+    std::optional<Address> address;     // for Kind::address
+    std::optional<std::uint16_t> port;  // nullopt: every port
+    friend bool operator==(const HostPattern&, const HostPattern&) = default;
+};
+
+// What one connection asks for, normalised like a pattern.
+struct HostTarget {
+    std::string host;                // lower-case name, or canonical address text
+    std::optional<Address> address;  // when the host is an address literal
+    std::uint16_t port = 0;
+};
+
+namespace detail {
+
+inline char lower(char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; }
+
+// A DNS name as hosts are written: labels of letters, digits, '-' and '_', 1 to
+// 63 bytes, 253 in all, no label starting or ending with '-', and a last label
+// that is not all digits (that would be an address in disguise). Lower-cased,
+// trailing dot dropped. nullopt with the reason in `why` otherwise.
+inline std::optional<std::string> normal_name(std::string_view s, std::string& why) {
+    if (!s.empty() && s.back() == '.') s.remove_suffix(1);
+    if (s.empty()) {
+        why = "the host name is empty";
+        return std::nullopt;
+    }
+    if (s.size() > 253) {
+        why = "the host name is longer than 253 bytes";
+        return std::nullopt;
+    }
+    std::string out;
+    out.reserve(s.size());
+    std::size_t label_start = 0;
+    bool label_all_digits = true;
+    for (std::size_t i = 0; i <= s.size(); ++i) {
+        if (i == s.size() || s[i] == '.') {
+            const std::size_t len = i - label_start;
+            if (len == 0) {
+                why = "the host name has an empty label";
+                return std::nullopt;
+            }
+            if (len > 63) {
+                why = "a label of the host name is longer than 63 bytes";
+                return std::nullopt;
+            }
+            if (s[label_start] == '-' || s[i - 1] == '-') {
+                why = "a label of the host name starts or ends with '-'";
+                return std::nullopt;
+            }
+            if (i == s.size() && label_all_digits) {
+                why = "the host name ends in a number: write an address as a dotted quad";
+                return std::nullopt;
+            }
+            if (i < s.size()) out += '.';
+            label_start = i + 1;
+            label_all_digits = true;
+            continue;
+        }
+        const char c = lower(s[i]);
+        const bool digit = c >= '0' && c <= '9';
+        if (!digit && !(c >= 'a' && c <= 'z') && c != '-' && c != '_') {
+            const auto u = static_cast<unsigned char>(s[i]);
+            if (u < 0x20 || u == 0x7f) why = "the host has a control character";
+            else if (u >= 0x80) why = "the host has a non-ASCII character; write an international name in its xn-- form";
+            else why = std::string("the host has the character '") + s[i] + "'";
+            return std::nullopt;
+        }
+        if (!digit) label_all_digits = false;
+        out += c;
+    }
+    return out;
+}
+
+// "host" or "host:port", "[v6]" or "[v6]:port": the host part and the port.
+inline bool split_port(std::string_view text, std::string_view& host, std::optional<std::uint16_t>& port,
+                       std::string& why) {
+    host = text;
+    port.reset();
+    std::size_t colon = std::string_view::npos;
+    if (!text.empty() && text.front() == '[') {
+        const auto close = text.find(']');
+        if (close == std::string_view::npos) {
+            why = "a '[' without its ']'";
+            return false;
+        }
+        host = text.substr(0, close + 1);
+        if (close + 1 < text.size()) {
+            if (text[close + 1] != ':') {
+                why = "something after ']' that is not ':PORT'";
+                return false;
+            }
+            colon = close + 1;
+        }
+    } else {
+        colon = text.find(':');
+        if (colon != std::string_view::npos && text.find(':', colon + 1) != std::string_view::npos) {
+            why = "an IPv6 address is written in brackets, [::1]";
+            return false;
+        }
+        if (colon != std::string_view::npos) host = text.substr(0, colon);
+    }
+    if (colon == std::string_view::npos) return true;
+    const std::string_view digits = text.substr(colon + 1);
+    if (digits.empty() || digits.size() > 5) {
+        why = "the port is not a number from 1 to 65535";
+        return false;
+    }
+    unsigned value = 0;
+    for (char c : digits) {
+        if (c < '0' || c > '9') {
+            why = "the port is not a number from 1 to 65535";
+            return false;
+        }
+        value = value * 10 + static_cast<unsigned>(c - '0');
+    }
+    if (value == 0 || value > 65535 || (digits.size() > 1 && digits.front() == '0')) {
+        why = "the port is not a number from 1 to 65535";
+        return false;
+    }
+    port = static_cast<std::uint16_t>(value);
+    return true;
+}
+
+}  // namespace detail
+
+// Parses one pattern as settings write it. Fails (INVALID_SETTINGS, message
+// only: callers add the file and key) for anything else: a URL, a path, a CIDR
+// range, a wildcard anywhere but a whole first label, an unbracketed IPv6
+// address, a numeric form of IPv4 other than the dotted quad, control or
+// non-ASCII characters.
+inline expected<HostPattern> parse_host_pattern(std::string_view text) {
+    auto refuse = [&](const std::string& why) -> expected<HostPattern> {
+        // Appended piece by piece: GCC 12 at -O3 warns falsely (-Wrestrict) on "'" + std::string.
+        std::string message(1, '\'');
+        message.append(text).append("' is not a host pattern: ").append(why);
+        return fail(Errc::invalid_settings, std::move(message));
+    };
+    if (text.find("://") != std::string_view::npos) return refuse("write the host alone, not a URL");
+    if (text.find('/') != std::string_view::npos) return refuse("a host has no '/' (a path, or a CIDR range, which sbx does not take)");
+    for (char c : text)
+        if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f || c == ' ') return refuse("it has a space or a control character");
+    std::string_view host;
+    HostPattern p;
+    std::string why;
+    if (!detail::split_port(text, host, p.port, why)) return refuse(why);
+    if (host == "*") {
+        p.kind = HostPattern::Kind::any;
+        return p;
+    }
+    if (!host.empty() && host.front() == '[') {
+        auto a = parse_ipv6(host.substr(1, host.size() - 2));
+        if (!a) return refuse("the part in brackets is not an IPv6 address");
+        p.address = unmap(*a);
+        p.kind = HostPattern::Kind::address;
+        p.host = to_string(*p.address);
+        return p;
+    }
+    if (auto a = parse_ipv4_dotted(host)) {
+        p.kind = HostPattern::Kind::address;
+        p.address = *a;
+        p.host = to_string(*a);
+        return p;
+    }
+    if (host.starts_with("*.")) {
+        auto name = detail::normal_name(host.substr(2), why);
+        if (!name) return refuse(why);
+        p.kind = HostPattern::Kind::subdomains;
+        p.host = std::move(*name);
+        return p;
+    }
+    if (host.find('*') != std::string_view::npos) return refuse("a wildcard stands only as the whole first label, *.example.com");
+    auto name = detail::normal_name(host, why);
+    if (!name) return refuse(why);
+    p.kind = HostPattern::Kind::name;
+    p.host = std::move(*name);
+    return p;
+}
+
+// The canonical form of what a client asked for: brackets stripped, names
+// lower-cased without a trailing dot, every numeric IPv4 form (2852039166,
+// 0xa9.0xfe.0xa9.0xfe) and IPv4-mapped IPv6 as the dotted quad they mean.
+// Fails (INVALID_ARGUMENT) for a host no resolver should see.
+inline expected<HostTarget> canonical_target(std::string_view host, std::uint16_t port) {
+    HostTarget t;
+    t.port = port;
+    if (port == 0) return fail(Errc::invalid_argument, "port 0 is not a port");
+    if (!host.empty() && host.front() == '[') {
+        if (host.size() < 2 || host.back() != ']') return fail(Errc::invalid_argument, "a '[' without its ']'");
+        host = host.substr(1, host.size() - 2);
+    }
+    if (host.find(':') != std::string_view::npos) {
+        auto a = parse_ipv6(host);
+        if (!a) return fail(Errc::invalid_argument, "'" + std::string(host) + "' is not an IPv6 address");
+        t.address = unmap(*a);
+        t.host = to_string(*t.address);
+        return t;
+    }
+    if (auto a = parse_ipv4_any(host)) {
+        t.address = *a;
+        t.host = to_string(*a);
+        return t;
+    }
+    std::string why;
+    auto name = detail::normal_name(host, why);
+    if (!name) return fail(Errc::invalid_argument, why);
+    t.host = std::move(*name);
+    return t;
+}
+
+// `host` for a terminal: the characters canonical host text has (a-z, 0-9, '.',
+// '-', '_', ':') as they are, every other byte as \xNN, so that no host, however
+// it got here, carries a control sequence to the person reading it.
+inline std::string printable_host(std::string_view host) {
+    constexpr std::string_view kHex = "0123456789abcdef";
+    std::string out;
+    for (const char c : host) {
+        const bool plain = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '.' || c == '-' || c == '_' || c == ':';
+        if (plain) {
+            out += c;
+            continue;
+        }
+        const auto u = static_cast<unsigned char>(c);
+        out += "\\x";
+        out += kHex[u >> 4];
+        out += kHex[u & 0xf];
+    }
+    return out;
+}
+
+// Whether `t` is `localhost` or a name under it, which reach loopback.
+inline bool is_localhost(const HostTarget& t) {
+    return !t.address && (t.host == "localhost" || t.host.ends_with(".localhost"));
+}
+
+// Whether `p` names `t`, as text: `*` every host (names and addresses of every
+// kind), `*.example.com` the names under it, a name that name, an address that
+// address; on the pattern's port if it has one. What a matching allow pattern
+// lets a connection reach is hosts.hpp's to say (Reach); a matching deny pattern
+// refuses the target whatever it is.
+inline bool matches(const HostPattern& p, const HostTarget& t) {
+    if (p.port && *p.port != t.port) return false;
+    switch (p.kind) {
+        case HostPattern::Kind::any: return true;
+        case HostPattern::Kind::address: return t.address && *t.address == *p.address;
+        case HostPattern::Kind::name: return !t.address && t.host == p.host;
+        case HostPattern::Kind::subdomains:
+            return !t.address && t.host.size() > p.host.size() + 1 && t.host.ends_with(p.host) &&
+                   t.host[t.host.size() - p.host.size() - 1] == '.';
+    }
+    return false;
+}
+
+}  // namespace sbx::net

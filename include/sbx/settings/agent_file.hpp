@@ -1,0 +1,1272 @@
+// sbx/settings/agent_file.hpp - the `sandbox:` block of an agent file, read strictly into one Settings layer.
+//
+// An agent file is Markdown whose YAML front matter (from a first line `---` to the
+// next line that is exactly `---`) declares an agent. parse_agent_file() reads the
+// part of that front matter which says how the agent's commands are confined and
+// returns it twice: decoded (AgentFile: preset, files, network, env, and which
+// spellings the file used) and as one Settings layer that merge() (policy.hpp) and
+// the planner take as they take a settings file. Every value carries a Source whose
+// file is the agent file and whose key is the agent-file key that set it
+// (`sandbox.network.local`, `sandbox.files.write[1]`, `allowed_folders[0]`), so
+// `sbx explain` can name it. Pure: the text is handed in; nothing is opened.
+//
+// What is read. Only the top-level keys `sandbox` and the older flat spellings
+// `allowed_folders` (= sandbox.files.write), `network` as a bare list
+// (= sandbox.network.hosts) and `env_passthrough` (= sandbox.env). Every other
+// top-level entry (name, skills, model, ...) is skipped unparsed: an entry is a
+// line at column 1 reading `key:` and the indented or blank lines after it (an
+// indentless `- item` list under an empty `key:` included). One thing said in both
+// spellings is an error, as is `preset:` or `files:` at the top level (they belong
+// indented under `sandbox:`, and left there they would be skipped).
+//
+// The YAML subset, inside what is read: block mappings by indentation (spaces
+// only), block lists (`- item`, also indentless under their key), one-line flow
+// lists of scalars (`[a, "b"]`, `[]`), plain, 'single-quoted' ('' is a quote) and
+// "double-quoted" scalars (escapes \\ \" \/ \n \t only), `true`/`false`, and `#`
+// comments at a line's start or after a space. Refused, with the file, the 1-based
+// line and the key path: tabs, control characters, NUL (anywhere in the front
+// matter), anchors `&`, aliases `*` (so `*.example.com` must be quoted), tags `!`,
+// flow mappings `{}`, block scalars `|` `>`, multi-line values, quoted or complex
+// keys, duplicate keys, `...` and a plain null (`~`, `null`) where text is wanted.
+// A leading UTF-8 byte order mark is skipped; CRLF line ends are read as LF.
+//
+// The mapping into Settings, for presets development (the default) and strict:
+//   enabled                      true, from sandbox.preset. Preset off (also written `sandbox: off`
+//                                or `preset: unrestricted`): false, and nothing else is set; the
+//                                caller refuses to run or runs unconfined, as it decides
+//   files.write (default [.])    filesystem.allowWrite, relative to the agent's folder (the
+//                                agent file's directory), `~/` under home; development adds
+//                                the agent's folder, strict does not
+//   files.deny                   filesystem.denyRead (patterns allowed)
+//   files.read: all (default)    nothing: reads stay broad
+//   files.read: [list], or strict without an explicit `read: all`
+//                                reads are scoped: filesystem.denyRead of the places that hold
+//                                people's files rather than the system (kReadScopeRoots, and
+//                                the home directory wherever it is), and filesystem.allowRead
+//                                of the listed folders and the agent's folder. The engine lets
+//                                the narrower rule win, so those re-open inside the denied
+//                                places; write folders re-open reads by being writable. A
+//                                denied place at or under an allowed folder is left out, since
+//                                a tie would go to the deny.
+//   network.hosts                network.allowedDomains; the groups of kGroupHosts expand; a
+//                                bare `*`, a URL, a path or a range is refused
+//   network.local                network.allowLocalBinding, only when written
+//   network.sockets              network.allowUnixSockets on macOS; on Linux nothing is granted
+//                                and a warning says so (the entries stay in AgentFile)
+//   env                          AgentFile::env only: sbx has no settings key that passes a
+//                                variable (credentials.envVars names variables to hide); the
+//                                caller passes each as `--env NAME` does
+//   allowed_commands             AgentFile::allowed_commands, with a warning: it gates nothing
+// and always, whatever the file says (the reference's built-in denies; key
+// `sandbox (built-in)`): reading the credential stores of credential_stores.hpp
+// (here as ordinary denies of the flag layer, beside the builtin layer's: an
+// allowRead naming a store does not lift these) and of kAgentHomeDenies, reading kAgentFolderReadDenies in the agent's folder and every
+// write folder, and writing the agent file itself and kAgentControlFiles in the
+// agent's folder. An agent file with no sandbox block gets what the reference's
+// default block says (AgentFile::declared is false).
+//
+// Not expressed here, because a layer cannot: the root the caller sandboxes and
+// the command's temporary directory stay writable under strict too; hosts, sockets
+// and writes that other settings layers allow are combined with these by merge(),
+// and this layer's `enabled` holds over lower layers'. Scoped reads mask whole
+// directories (/home, the home directory), which the Linux planner walks, up to
+// its limit, for hard links (fs_plan.hpp): a hard-linked file there stops the plan.
+#pragma once
+
+#include <algorithm>
+#include <array>
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "sbx/core/expected.hpp"
+#include "sbx/core/fs_view.hpp"
+#include "sbx/core/glob.hpp"
+#include "sbx/core/paths.hpp"
+#include "sbx/net/host_pattern.hpp"
+#include "sbx/settings/defaults.hpp"
+#include "sbx/settings/settings.hpp"
+
+namespace sbx {
+
+// The system an agent's commands run on: decides what network.sockets can grant.
+enum class Platform { linux_, mac };
+
+#if defined(__APPLE__)
+inline constexpr Platform kThisPlatform = Platform::mac;
+#else
+inline constexpr Platform kThisPlatform = Platform::linux_;
+#endif
+
+constexpr std::string_view platform_name(Platform p) noexcept { return p == Platform::mac ? "macOS" : "Linux"; }
+
+enum class Preset { development, strict, off };
+
+constexpr std::string_view preset_name(Preset p) noexcept {
+    switch (p) {
+        case Preset::development: return "development";
+        case Preset::strict: return "strict";
+        case Preset::off: return "off";
+    }
+    return "?";
+}
+
+// The host groups network.hosts may name, and the hosts each stands for.
+struct HostGroup {
+    std::string_view name;
+    std::string_view reason;
+};
+inline constexpr HostGroup kHostGroups[] = {
+    {"npm", "the npm registry, for npm install"},
+    {"pypi", "the Python package index and the host its files download from, for pip install"},
+    {"github", "GitHub's site, API, archives and raw files, for git over https and gh"},
+};
+struct GroupHost {
+    std::string_view group;
+    std::string_view host;
+};
+// A group's hosts stand together (checked below).
+inline constexpr GroupHost kGroupHosts[] = {
+    {"npm", "registry.npmjs.org"},
+    {"pypi", "pypi.org"},
+    {"pypi", "files.pythonhosted.org"},
+    {"github", "github.com"},
+    {"github", "api.github.com"},
+    {"github", "codeload.github.com"},
+    {"github", "objects.githubusercontent.com"},
+    {"github", "raw.githubusercontent.com"},
+};
+
+// Where reads go dark when an agent scopes them: the places that hold people's
+// files rather than the system's. The home directory is added wherever it lies.
+struct ReadScopeRoot {
+    std::string_view path;
+    Platform platform;
+    std::string_view reason;
+};
+inline constexpr ReadScopeRoot kReadScopeRoots[] = {
+    {"/home", Platform::linux_, "home directories, yours and other people's"},
+    {"/root", Platform::linux_, "the administrator's home directory"},
+    {"/mnt", Platform::linux_, "mounted drives, Windows' drives under WSL among them"},
+    {"/media", Platform::linux_, "removable media"},
+    {"/srv", Platform::linux_, "data this machine serves"},
+    {"/Users", Platform::mac, "home directories, yours and other people's"},
+    {"/Volumes", Platform::mac, "mounted drives and removable media"},
+    {"/var/root", Platform::mac, "the administrator's home directory"},
+};
+
+// Read-denied under the home directory, beyond credential_stores.hpp's kCredentialStores:
+// the reference's built-in denies that are the agent CLI's own.
+struct AgentPath {
+    std::string_view path;  // relative, clean
+    std::string_view reason;
+};
+inline constexpr AgentPath kAgentHomeDenies[] = {
+    {".webagents", "the agent CLI's folder: settings, sessions and, with the file backend, stored secrets"},
+    {".webagents-*", "every profile folder: history, sessions, checkpoints and stored secrets"},
+    {".claude.json", "Claude Code's login and its list of projects"},
+    {".claude/projects", "Claude Code's conversations"},
+    {"Library/Keychains", "the macOS keychain files, which an interpreter a command starts could unlock"},
+};
+// Read-denied in the agent's folder and in every write folder.
+inline constexpr AgentPath kAgentFolderReadDenies[] = {
+    {".env", "the project's keys: pass a variable with env: instead"},
+    {".env.*", "the project's keys, per environment"},
+    {".webagents", "the agent CLI's per-project state"},
+};
+// Write-denied in the agent's folder (and the agent file itself, whatever its
+// name): a command that rewrote them would widen the next command's sandbox.
+inline constexpr AgentPath kAgentControlFiles[] = {
+    {"AGENT.md", "the agent file: its sandbox block"},
+    {"AGENT-*.md", "the other agent files of the folder"},
+    {"WEBAGENTS.md", "instructions every agent of the folder loads"},
+    {"mcp.json", "MCP servers, which run unconfined"},
+    {".agents/skills", "skills: scripts and instructions agents load"},
+    {".webagents", "the agent CLI's per-project state"},
+};
+
+namespace detail {
+
+constexpr bool group_hosts_are_well_formed() {
+    for (std::size_t i = 0; i < std::size(kGroupHosts); ++i) {
+        bool known = false;
+        for (const auto& g : kHostGroups) known = known || g.name == kGroupHosts[i].group;
+        if (!known || kGroupHosts[i].host.empty()) return false;
+        for (std::size_t j = 0; j < i; ++j) {
+            if (kGroupHosts[j].host == kGroupHosts[i].host) return false;
+            // Once a group's run ends, the group does not come back.
+            if (kGroupHosts[j].group == kGroupHosts[i].group && kGroupHosts[i - 1].group != kGroupHosts[i].group)
+                return false;
+        }
+    }
+    for (const auto& g : kHostGroups) {
+        bool has = false;
+        for (const auto& h : kGroupHosts) has = has || h.group == g.name;
+        if (!has) return false;
+    }
+    return true;
+}
+
+template <class Table>
+constexpr bool agent_paths_are_clean(const Table& table) {
+    for (const auto& e : table)
+        if (!is_clean_relative(e.path) || e.reason.empty()) return false;
+    return true;
+}
+
+constexpr bool read_scope_roots_are_clean() {
+    for (const auto& r : kReadScopeRoots)
+        if (r.path.size() < 2 || r.path.front() != '/' || !is_clean_relative(r.path.substr(1)) || r.reason.empty())
+            return false;
+    return true;
+}
+
+}  // namespace detail
+
+static_assert(detail::group_hosts_are_well_formed(),
+              "every group has hosts, every host one group, and a group's hosts stand together");
+static_assert(detail::agent_paths_are_clean(kAgentHomeDenies) && detail::agent_paths_are_clean(kAgentFolderReadDenies) &&
+                  detail::agent_paths_are_clean(kAgentControlFiles),
+              "each built-in agent path is clean and relative, with a reason");
+static_assert(detail::read_scope_roots_are_clean(), "each read scope root is a clean absolute path, with a reason");
+
+// Where an agent file came from, and how its paths resolve.
+struct AgentFileSource {
+    std::string file;  // absolute; shown in errors and provenance, never opened. Its directory is the agent's folder.
+    std::string home;  // absolute: where `~/` leads
+    LayerKind layer = LayerKind::flag;  // the layer its values are tagged with
+    Platform platform = kThisPlatform;
+};
+
+// What an agent file's sandbox block says, decoded, and the layer it makes.
+struct AgentFile {
+    std::string file;        // the agent file, normalised
+    std::string agent_dir;   // its directory
+    bool declared = false;   // a sandbox block or an older flat key is present; false: the defaults
+
+    Preset preset = Preset::development;
+    std::optional<Source> preset_source;  // where the preset (or `sandbox: off`) was written
+
+    struct Files {
+        SourcedList write;                 // absolute; [the agent's folder] when not written
+        bool write_written = false;
+        std::optional<SourcedList> read;   // absolute folders; nullopt: all
+        bool read_all_written = false;     // `read: all` was written
+        SourcedList deny;                  // absolute paths or patterns
+    } files;
+
+    struct Network {
+        SourcedList hosts;    // as written, groups not expanded
+        SourcedBool local;    // nullopt: not written (false)
+        SourcedList sockets;  // absolute
+    } network;
+
+    SourcedList env;               // variable names a command may see
+    SourcedList allowed_commands;  // kept for reports; gates nothing
+
+    // The spellings used, for reports that suggest the current ones.
+    struct Spellings {
+        bool sandbox_block = false;
+        bool allowed_folders = false;
+        bool network_list = false;
+        bool env_passthrough = false;
+    } spelled;
+
+    bool reads_scoped = false;  // a read list, or strict without `read: all`
+
+    Settings settings;  // the layer: give it to merge() with the others
+
+    // Things to show that do not stop the agent. They live in the layer, so merge()
+    // carries them into the Policy too: show one or the other.
+    const std::vector<Warning>& warnings() const { return settings.warnings; }
+};
+
+namespace detail::agent_file {
+
+// One line of the front matter that is read, with its indentation taken off.
+struct Line {
+    std::size_t number = 0;  // 1-based, in the file
+    std::size_t indent = 0;
+    std::string_view text;   // after the indentation, trailing spaces removed; never empty
+};
+
+struct Node {
+    enum class Kind { null, scalar, list, map };
+    Kind kind = Kind::null;
+    bool plain = false;           // a scalar written without quotes
+    std::string text;             // a scalar's value
+    std::string key;              // an entry of a map: its key
+    std::vector<Node> children;   // list items, or map entries
+    std::size_t line = 0, column = 0;
+    std::size_t key_column = 0;   // an entry of a map: where its key starts
+};
+
+inline std::string index_key(std::string_view parent, std::size_t i) {
+    return std::string(parent) + "[" + std::to_string(i) + "]";
+}
+
+inline std::string join_key(std::string_view parent, std::string_view key) {
+    return parent.empty() ? std::string(key) : std::string(parent) + "." + std::string(key);
+}
+
+inline tl::unexpected<Error> error_at(const std::string& file, std::size_t line, std::size_t column, std::string key,
+                                      std::string message) {
+    return fail(Error(Errc::invalid_settings, std::move(message)).in_file(file).at_key(std::move(key)).at(line, column));
+}
+
+inline bool is_item(std::string_view t) { return t == "-" || t.starts_with("- "); }
+
+inline bool is_control(char c) {
+    const auto u = static_cast<unsigned char>(c);
+    return u < 0x20 || u == 0x7f;
+}
+
+// Why a value or key may not start with `c`, or empty when it may.
+inline std::string_view indicator_refusal(std::string_view s) {
+    if (s.empty()) return {};
+    const bool alone = s.size() == 1 || s[1] == ' ';
+    switch (s.front()) {
+        case '&': return "an anchor (&) is not read; write the value itself";
+        case '*': return "an alias (*) is not read; a value that starts with * is quoted, as in \"*.example.com\"";
+        case '!': return "a tag (!) is not read; write the value alone";
+        case '{': return "a flow mapping ({...}) is not read; write each key on its own line";
+        case '|':
+        case '>': return "a multi-line value (| or >) is not read; write the value on one line";
+        case '%':
+        case '@':
+        case '`': return "a plain value cannot start with this character; quote it";
+        case ',':
+        case ']':
+        case '}': return "a stray bracket or comma";
+        case '?': return alone ? "a complex key (?) is not read" : std::string_view();
+        case '-': return alone ? "a list item must start its own line" : std::string_view();
+        default: return {};
+    }
+}
+
+// Reads the block structure of the lines it is given into Nodes.
+class Parser {
+public:
+    Parser(const std::vector<Line>& lines, const std::string& file) : lines_(lines), file_(file) {}
+
+    expected<Node> root() {
+        if (lines_.empty()) return Node{Node::Kind::map, false, {}, {}, {}, 1, 1};
+        return map(0, "");
+    }
+
+private:
+    const std::vector<Line>& lines_;
+    const std::string& file_;
+    std::size_t i_ = 0;
+
+    tl::unexpected<Error> error(const Line& l, std::size_t offset, std::string key, std::string message) const {
+        return error_at(file_, l.number, l.indent + offset + 1, std::move(key), std::move(message));
+    }
+
+    expected<Node> block(std::size_t indent, const std::string& path) {
+        if (is_item(lines_[i_].text)) return list(indent, path);
+        return map(indent, path);
+    }
+
+    // Where a key ends: the first ':' followed by a space or the end of the line.
+    static std::size_t key_end(std::string_view t) {
+        for (std::size_t p = t.find(':'); p != std::string_view::npos; p = t.find(':', p + 1))
+            if (p + 1 == t.size() || t[p + 1] == ' ') return p;
+        return std::string_view::npos;
+    }
+
+    static bool key_char(char c) {
+        return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-';
+    }
+
+    // The rest of a line after `key:` or `- `, from `from`: empty when only a comment.
+    static std::size_t value_start(std::string_view t, std::size_t from) {
+        while (from < t.size() && t[from] == ' ') ++from;
+        if (from < t.size() && t[from] == '#') return t.size();
+        return from;
+    }
+
+    expected<Node> map(std::size_t indent, const std::string& path) {
+        Node node;
+        node.kind = Node::Kind::map;
+        node.line = lines_[i_].number;
+        node.column = indent + 1;
+        while (i_ < lines_.size() && lines_[i_].indent >= indent) {
+            const Line& l = lines_[i_];
+            if (l.indent > indent) return error(l, 0, path, "unexpected indentation");
+            if (is_item(l.text)) return error(l, 0, path, "a list item where a key was expected");
+            const std::string_view t = l.text;
+            if (t.front() == '"' || t.front() == '\'')
+                return error(l, 0, path, "a quoted key is not read; write the key plain");
+            if (auto why = indicator_refusal(t); !why.empty()) return error(l, 0, path, std::string(why));
+            const std::size_t end = key_end(t);
+            if (end == std::string_view::npos) {
+                const bool glued = t.find(':') != std::string_view::npos;
+                return error(l, 0, path,
+                             glued ? "expected `key: value`, with a space after the colon"
+                                   : "expected `key: value`, got a value alone");
+            }
+            const std::string_view key = t.substr(0, end);
+            if (key.empty() || !std::all_of(key.begin(), key.end(), key_char))
+                return error(l, 0, path, "'" + std::string(key) + "' is not a key: keys are letters, digits, _ and -");
+            const std::string child_path = join_key(path, key);
+            for (const auto& c : node.children)
+                if (c.key == key)
+                    return error(l, 0, child_path, "the key appears twice (first on line " + std::to_string(c.line) + ")");
+            ++i_;
+            const std::size_t v = value_start(t, end + 1);
+            expected<Node> value;
+            if (v == t.size()) {
+                if (i_ < lines_.size() && lines_[i_].indent > indent) {
+                    value = block(lines_[i_].indent, child_path);
+                    if (value) value->column = l.indent + 1;
+                } else if (i_ < lines_.size() && lines_[i_].indent == indent && is_item(lines_[i_].text)) {
+                    value = list(indent, child_path);  // an indentless list, as YAML allows under a key
+                    if (value) value->column = l.indent + 1;
+                } else {
+                    value = Node{};
+                    value->column = l.indent + end + 2;
+                }
+            } else {
+                value = scalar_or_flow(l, v, child_path);
+                if (value && i_ < lines_.size() && lines_[i_].indent > indent)
+                    return error(lines_[i_], 0, child_path,
+                                 "unexpected indentation: a value written on its key's line cannot go on below it");
+            }
+            if (!value) return fail(value.error());
+            value->key = std::string(key);
+            value->line = l.number;  // an entry is where its key is
+            value->key_column = l.indent + 1;
+            node.children.push_back(std::move(*value));
+        }
+        return node;
+    }
+
+    expected<Node> list(std::size_t indent, const std::string& path) {
+        Node node;
+        node.kind = Node::Kind::list;
+        node.line = lines_[i_].number;
+        node.column = indent + 1;
+        while (i_ < lines_.size() && lines_[i_].indent == indent && is_item(lines_[i_].text)) {
+            const Line& l = lines_[i_];
+            const std::string item_path = index_key(path, node.children.size());
+            ++i_;
+            const std::size_t v = value_start(l.text, 1);
+            if (i_ < lines_.size() && lines_[i_].indent > indent)
+                return error(lines_[i_], 0, item_path,
+                             "unexpected indentation: a list item here is one value on the item's line");
+            if (v == l.text.size()) {
+                Node empty;
+                empty.line = l.number;
+                empty.column = l.indent + 2;
+                node.children.push_back(std::move(empty));
+                continue;
+            }
+            auto item = scalar_or_flow(l, v, item_path);
+            if (!item) return fail(item.error());
+            node.children.push_back(std::move(*item));
+        }
+        return node;
+    }
+
+    // After a closing quote or bracket: spaces, then a comment or nothing.
+    expected<void> rest_is_comment(const Line& l, std::size_t from, const std::string& path) const {
+        std::size_t p = from;
+        while (p < l.text.size() && l.text[p] == ' ') ++p;
+        if (p == l.text.size() || (l.text[p] == '#' && p > from)) return {};
+        return error(l, p, path, "unexpected text after the value");
+    }
+
+    // A quoted scalar starting at `at`; `end` is set past its closing quote.
+    expected<Node> quoted(const Line& l, std::size_t at, std::size_t& end, const std::string& path) const {
+        const std::string_view t = l.text;
+        const char q = t[at];
+        Node node;
+        node.kind = Node::Kind::scalar;
+        node.line = l.number;
+        node.column = l.indent + at + 1;
+        std::size_t p = at + 1;
+        while (true) {
+            if (p >= t.size()) return error(l, at, path, "a quoted value must close on its own line");
+            const char c = t[p];
+            if (q == '\'') {
+                if (c == '\'') {
+                    if (p + 1 < t.size() && t[p + 1] == '\'') {
+                        node.text += '\'';
+                        p += 2;
+                        continue;
+                    }
+                    break;
+                }
+            } else if (c == '"') {
+                break;
+            } else if (c == '\\') {
+                if (p + 1 >= t.size()) return error(l, p, path, "a quoted value must close on its own line");
+                switch (t[p + 1]) {
+                    case '\\': node.text += '\\'; break;
+                    case '"': node.text += '"'; break;
+                    case '/': node.text += '/'; break;
+                    case 'n': node.text += '\n'; break;
+                    case 't': node.text += '\t'; break;
+                    default:
+                        return error(l, p, path,
+                                     std::string("the escape \\") + t[p + 1] +
+                                         " is not read; sbx reads \\\\, \\\", \\/, \\n and \\t");
+                }
+                p += 2;
+                continue;
+            }
+            node.text += c;
+            ++p;
+        }
+        end = p + 1;
+        return node;
+    }
+
+    // A plain scalar, `text`, found at offset `at` of the line: trimmed and checked.
+    expected<Node> plain(const Line& l, std::size_t at, std::string_view text, const std::string& path) const {
+        while (!text.empty() && text.back() == ' ') text.remove_suffix(1);
+        if (text.empty()) return error(l, at, path, "an empty value");
+        if (auto why = indicator_refusal(text); !why.empty()) return error(l, at, path, std::string(why));
+        if (text.find(": ") != std::string_view::npos || text.back() == ':')
+            return error(l, at, path, "a `key: value` where a single value was expected");
+        Node node;
+        node.kind = Node::Kind::scalar;
+        node.plain = true;
+        node.text = std::string(text);
+        node.line = l.number;
+        node.column = l.indent + at + 1;
+        return node;
+    }
+
+    expected<Node> scalar_or_flow(const Line& l, std::size_t at, const std::string& path) {
+        const std::string_view t = l.text;
+        if (t[at] == '"' || t[at] == '\'') {
+            std::size_t end = 0;
+            auto node = quoted(l, at, end, path);
+            if (!node) return node;
+            if (auto r = rest_is_comment(l, end, path); !r) return fail(r.error());
+            return node;
+        }
+        if (t[at] == '[') return flow(l, at, path);
+        std::size_t stop = t.find(" #", at);
+        if (stop == std::string_view::npos) stop = t.size();
+        return plain(l, at, t.substr(at, stop - at), path);
+    }
+
+    // `[a, "b"]` on one line.
+    expected<Node> flow(const Line& l, std::size_t at, const std::string& path) const {
+        const std::string_view t = l.text;
+        Node node;
+        node.kind = Node::Kind::list;
+        node.line = l.number;
+        node.column = l.indent + at + 1;
+        std::size_t p = at + 1;
+        auto skip = [&] {
+            while (p < t.size() && t[p] == ' ') ++p;
+        };
+        auto unclosed = [&] {
+            return error(l, at, path, "a [ list must close on its own line; write a longer list as `- item` lines");
+        };
+        skip();
+        if (p < t.size() && t[p] == ']') {
+            if (auto r = rest_is_comment(l, p + 1, path); !r) return fail(r.error());
+            return node;
+        }
+        while (true) {
+            skip();
+            if (p >= t.size()) return unclosed();
+            const std::string item_path = index_key(path, node.children.size());
+            const char c = t[p];
+            if (c == ',' || c == ']') return error(l, p, item_path, "an empty entry in a [ list");
+            if (c == '[') return error(l, p, item_path, "a list inside a list is not read");
+            expected<Node> item;
+            if (c == '"' || c == '\'') {
+                std::size_t end = 0;
+                item = quoted(l, p, end, item_path);
+                if (!item) return item;
+                p = end;
+            } else {
+                std::size_t q = p;
+                while (q < t.size() && t[q] != ',' && t[q] != ']' && !(t[q] == '#' && t[q - 1] == ' ')) {
+                    if (t[q] == '[' || t[q] == '{' || t[q] == '}')
+                        return error(l, q, item_path, "a bracket inside a [ list entry; quote the entry");
+                    ++q;
+                }
+                if (q >= t.size() || t[q] == '#') return unclosed();
+                item = plain(l, p, t.substr(p, q - p), item_path);
+                if (!item) return item;
+                p = q;
+            }
+            node.children.push_back(std::move(*item));
+            skip();
+            if (p >= t.size()) return unclosed();
+            if (t[p] == ']') {
+                if (auto r = rest_is_comment(l, p + 1, path); !r) return fail(r.error());
+                return node;
+            }
+            if (t[p] != ',') return error(l, p, item_path, "expected , or ] after an entry of a [ list");
+            ++p;
+        }
+    }
+};
+
+// The top-level keys read, and two that belong under `sandbox:`.
+inline constexpr std::array<std::string_view, 4> kTopKeys{"sandbox", "allowed_folders", "network", "env_passthrough"};
+inline constexpr std::array<std::string_view, 2> kMisplacedKeys{"preset", "files"};
+
+inline constexpr std::array<std::string_view, 5> kSandboxKeys{"preset", "files", "network", "env", "allowed_commands"};
+inline constexpr std::array<std::string_view, 3> kFilesKeys{"write", "read", "deny"};
+inline constexpr std::array<std::string_view, 3> kNetworkKeys{"hosts", "local", "sockets"};
+inline constexpr std::array<std::string_view, 4> kPresetNames{"strict", "development", "off", "unrestricted"};
+
+// The front matter's lines, and those of its entries that are read.
+struct FrontMatter {
+    std::vector<Line> lines;  // the read entries only, in order
+};
+
+inline expected<FrontMatter> front_matter(std::string_view text, const std::string& file) {
+    if (text.starts_with("\xEF\xBB\xBF")) text.remove_prefix(3);  // a byte order mark, as some editors write
+    std::size_t pos = 0, number = 0;
+    auto next = [&](std::string_view& line) {
+        if (pos >= text.size()) return false;
+        const std::size_t nl = text.find('\n', pos);
+        const std::size_t end = nl == std::string_view::npos ? text.size() : nl;
+        line = text.substr(pos, end - pos);
+        if (line.ends_with('\r')) line.remove_suffix(1);
+        pos = end + 1;
+        ++number;
+        return true;
+    };
+    std::string_view line;
+    if (!next(line) || line != "---")
+        return error_at(file, 1, 1, "", "an agent file starts with a line `---` that opens its front matter");
+
+    FrontMatter out;
+    struct Entry {
+        std::string_view key;
+        std::size_t line;
+        bool read;
+        bool empty_value;
+    };
+    std::vector<Entry> entries;
+    bool closed = false;
+    while (next(line)) {
+        if (line == "---") {
+            closed = true;
+            break;
+        }
+        if (line.find('\0') != std::string_view::npos)
+            return error_at(file, number, line.find('\0') + 1, "", "a NUL byte in the front matter");
+        const std::size_t first = line.find_first_not_of(" \t");
+        if (first == std::string_view::npos || line[first] == '#') continue;  // blank, or a comment
+
+        const Entry* current = entries.empty() ? nullptr : &entries.back();
+        bool continues = first > 0;
+        if (!continues && is_item(line)) {
+            // `- item` at column 1 continues a `key:` with nothing after it (an indentless list).
+            if (!current || !current->empty_value)
+                return error_at(file, number, 1, "", "a list item at column 1 that belongs to no `key:`");
+            continues = true;
+        }
+        if (continues) {
+            if (!current) return error_at(file, number, 1, "", "an indented line before the first key");
+            if (!current->read) continue;  // another key's: skipped unread
+        } else {
+            if (line == "..." || line.starts_with("... "))
+                return error_at(file, number, 1, "", "a document end `...`; the front matter ends with a line `---`");
+            std::size_t colon = line.find(':');
+            while (colon != std::string_view::npos && colon + 1 < line.size() && line[colon + 1] != ' ')
+                colon = line.find(':', colon + 1);
+            const std::string_view key = colon == std::string_view::npos ? std::string_view() : line.substr(0, colon);
+            const auto bad = [](char c) {
+                return c == ' ' || c == '#' || c == '"' || c == '\'' || c == '[' || c == ']' || c == '{' || c == '}' ||
+                       c == ',' || c == '&' || c == '*' || c == '!' || c == '|' || c == '>' || c == '\t' ||
+                       is_control(c);
+            };
+            const bool key_ok = !key.empty() && key.front() != '-' && key.front() != '?' && key.front() != '%' &&
+                                key.front() != '@' && key.front() != '`' && std::none_of(key.begin(), key.end(), bad);
+            if (!key_ok) {
+                auto why = indicator_refusal(line);
+                return error_at(file, number, 1, "",
+                                why.empty() ? "expected a top-level `key:` at column 1" : std::string(why));
+            }
+            for (const auto& e : entries)
+                if (e.key == key)
+                    return error_at(file, number, 1, std::string(key),
+                                    "the key appears twice (first on line " + std::to_string(e.line) + ")");
+            if (std::find(kMisplacedKeys.begin(), kMisplacedKeys.end(), key) != kMisplacedKeys.end())
+                return error_at(file, number, 1, std::string(key),
+                                "`" + std::string(key) + ":` belongs inside the sandbox block: indent it under `sandbox:`");
+            std::size_t v = colon + 1;
+            while (v < line.size() && (line[v] == ' ' || line[v] == '\t')) ++v;
+            const bool read = std::find(kTopKeys.begin(), kTopKeys.end(), key) != kTopKeys.end();
+            entries.push_back(Entry{key, number, read, v == line.size() || line[v] == '#'});
+            if (!read) continue;
+        }
+        // A line of an entry that is read: spaces only for indentation, no control character.
+        std::size_t indent = 0;
+        while (indent < line.size() && line[indent] == ' ') ++indent;
+        if (indent < line.size() && line[indent] == '\t')
+            return error_at(file, number, indent + 1, "", "a tab in the indentation; indent with spaces");
+        for (std::size_t k = indent; k < line.size(); ++k)
+            if (is_control(line[k]))
+                return error_at(file, number, k + 1, "",
+                                line[k] == '\t' ? "a tab; write spaces" : "a control character in the front matter");
+        std::string_view body = line.substr(indent);
+        while (!body.empty() && body.back() == ' ') body.remove_suffix(1);
+        out.lines.push_back(Line{number, indent, body});
+    }
+    if (!closed)
+        return error_at(file, 1, 1, "",
+                        "the front matter opened on line 1 has no closing line `---` (the file ends at line " +
+                            std::to_string(number) + ")");
+    return out;
+}
+
+inline bool valid_env_name(std::string_view s) {
+    if (s.empty() || (s.front() >= '0' && s.front() <= '9')) return false;
+    return std::all_of(s.begin(), s.end(), [](char c) {
+        return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+    });
+}
+
+// Turns the parsed entries into an AgentFile and its layer.
+class Reader {
+public:
+    Reader(const AgentFileSource& src, AgentFile& out)
+        : src_(src), file_(out.file), out_(out), base_{paths::normalize(src.home), out.agent_dir} {}
+
+    expected<void> read(const Node& root) {
+        const Node *sandbox = nullptr, *folders = nullptr, *hosts = nullptr, *env = nullptr;
+        for (const auto& c : root.children) {
+            if (c.key == "sandbox") sandbox = &c;
+            else if (c.key == "allowed_folders") folders = &c;
+            else if (c.key == "network") hosts = &c;
+            else if (c.key == "env_passthrough") env = &c;
+        }
+        out_.declared = !root.children.empty();
+        if (sandbox) {
+            out_.spelled.sandbox_block = true;
+            if (auto r = read_sandbox(*sandbox); !r) return r;
+        }
+        if (folders) {
+            out_.spelled.allowed_folders = true;
+            if (out_.files.write_written) return both(*folders, "allowed_folders", "sandbox.files.write", write_line_);
+            if (auto r = paths_list(*folders, "allowed_folders", PathKind::folder, out_.files.write); !r) return r;
+            out_.files.write_written = true;
+        }
+        if (hosts) {
+            out_.spelled.network_list = true;
+            if (hosts->kind == Node::Kind::map)
+                return error(*hosts, "network",
+                             "a top-level network: is the older spelling of sandbox.network.hosts and takes a list; "
+                             "put hosts, local and sockets under sandbox: network:");
+            if (hosts_line_) return both(*hosts, "network", "sandbox.network.hosts", hosts_line_);
+            if (auto r = host_list(*hosts, "network"); !r) return r;
+        }
+        if (env) {
+            out_.spelled.env_passthrough = true;
+            if (env_line_) return both(*env, "env_passthrough", "sandbox.env", env_line_);
+            if (auto r = env_list(*env, "env_passthrough"); !r) return r;
+        }
+        if (!out_.files.write_written)
+            out_.files.write.push_back(Sourced<std::string>{out_.agent_dir, source("sandbox.files.write (default)")});
+        out_.reads_scoped = out_.files.read.has_value() || (out_.preset == Preset::strict && !out_.files.read_all_written);
+        if (out_.preset == Preset::strict && out_.files.read_all_written)
+            warn("sandbox.files.read",
+                 "read: all lets commands read everywhere but the built-in denies, although the preset is strict");
+        build();
+        return {};
+    }
+
+private:
+    enum class PathKind { folder, pattern, socket };
+
+    const AgentFileSource& src_;
+    FileName file_;
+    AgentFile& out_;
+    paths::Base base_;
+    std::size_t write_line_ = 0, hosts_line_ = 0, env_line_ = 0;
+
+    Source source(std::string key) const { return Source{src_.layer, file_, std::move(key)}; }
+
+    void warn(std::string key, std::string message) {
+        out_.settings.warnings.push_back(Warning{out_.file, std::move(key), std::move(message)});
+    }
+
+    tl::unexpected<Error> error(const Node& n, std::string key, std::string message) const {
+        return error_at(out_.file, n.line, n.column, std::move(key), std::move(message));
+    }
+
+    // About an entry's key rather than its value.
+    tl::unexpected<Error> key_error(const Node& n, std::string key, std::string message) const {
+        return error_at(out_.file, n.line, n.key_column, std::move(key), std::move(message));
+    }
+
+    tl::unexpected<Error> both(const Node& old, std::string_view old_key, std::string_view new_key,
+                               std::size_t new_line) const {
+        return key_error(old, std::string(old_key),
+                     std::string(old_key) + " is the older spelling of " + std::string(new_key) +
+                         ", which this file also sets (line " + std::to_string(new_line) + "); keep one, " +
+                         std::string(new_key));
+    }
+
+    static std::string_view kind_name(const Node& n) {
+        switch (n.kind) {
+            case Node::Kind::null: return "nothing";
+            case Node::Kind::scalar: return "a single value";
+            case Node::Kind::list: return "a list";
+            case Node::Kind::map: return "keys";
+        }
+        return "?";
+    }
+
+    template <class Keys>
+    expected<void> known_keys(const Node& map, const std::string& path, const Keys& known) const {
+        for (const auto& c : map.children) {
+            if (std::find(known.begin(), known.end(), c.key) != known.end()) continue;
+            std::string message = "unknown key '" + c.key + "'";
+            if (auto near = closest(c.key, known)) message += "; did you mean '" + std::string(*near) + "'?";
+            else {
+                message += "; " + path + " takes ";
+                for (std::size_t i = 0; i < known.size(); ++i)
+                    message += (i == 0 ? "" : i + 1 == known.size() ? " and " : ", ") + std::string(known[i]);
+            }
+            return key_error(c, join_key(path, c.key), std::move(message));
+        }
+        return {};
+    }
+
+    static const Node* find(const Node& map, std::string_view key) {
+        for (const auto& c : map.children)
+            if (c.key == key) return &c;
+        return nullptr;
+    }
+
+    expected<void> need_map(const Node& n, const std::string& key, std::string_view what) const {
+        if (n.kind == Node::Kind::map) return {};
+        if (n.kind == Node::Kind::null)
+            return error(n, key, key + ": is empty; indent its keys (" + std::string(what) + ") under it");
+        return error(n, key, "expected the keys " + std::string(what) + " indented below, got " + std::string(kind_name(n)));
+    }
+
+    expected<std::string> text(const Node& n, const std::string& key) const {
+        if (n.kind != Node::Kind::scalar) return error(n, key, "expected a string, got " + std::string(kind_name(n)));
+        if (n.plain && (n.text == "true" || n.text == "false"))
+            return error(n, key, "expected a string, got a boolean; quote it if you mean the text");
+        if (n.plain && (n.text == "~" || n.text == "null" || n.text == "Null" || n.text == "NULL"))
+            return error(n, key, "expected a string, got null; quote it if you mean the text");
+        if (n.text.empty()) return error(n, key, "an empty string");
+        for (char c : n.text)
+            if (is_control(c)) return error(n, key, "a control character in the string");
+        return n.text;
+    }
+
+    expected<const std::vector<Node>*> items(const Node& n, const std::string& key, std::string_view what) const {
+        if (n.kind == Node::Kind::list) return &n.children;
+        if (n.kind == Node::Kind::null)
+            return error(n, key, "expected a list of " + std::string(what) + ", got nothing; write [] for none");
+        return error(n, key, "expected a list of " + std::string(what) + ", got " + std::string(kind_name(n)) +
+                                 (n.kind == Node::Kind::scalar ? "; write [value]" : ""));
+    }
+
+    expected<Sourced<bool>> boolean(const Node& n, const std::string& key) const {
+        if (n.kind == Node::Kind::scalar && n.plain && (n.text == "true" || n.text == "false"))
+            return Sourced<bool>{n.text == "true", source(key)};
+        return error(n, key, "expected true or false, got " +
+                                 (n.kind == Node::Kind::scalar ? "'" + n.text + "'" : std::string(kind_name(n))));
+    }
+
+    expected<std::string> resolve_path(const Node& n, const std::string& key, PathKind kind) const {
+        auto t = text(n, key);
+        if (!t) return fail(t.error());
+        if (kind != PathKind::pattern && glob::has_wildcard(*t))
+            return error(n, key, "'" + *t + "' holds a wildcard (* ? [ \\); name the folder or file itself");
+        if (kind == PathKind::socket && !paths::is_absolute(*t) && !t->starts_with("~/"))
+            return error(n, key, "'" + *t + "': a unix socket is named by an absolute path or one under ~/");
+        auto r = paths::resolve(*t, base_);
+        if (!r) return error(n, key, r.error().message);
+        return r;
+    }
+
+    expected<void> paths_list(const Node& n, const std::string& key, PathKind kind, SourcedList& out) const {
+        auto list = items(n, key, kind == PathKind::socket ? "socket paths" : "paths");
+        if (!list) return fail(list.error());
+        for (std::size_t i = 0; i < (*list)->size(); ++i) {
+            const std::string k = index_key(key, i);
+            auto p = resolve_path((**list)[i], k, kind);
+            if (!p) return fail(p.error());
+            out.push_back(Sourced<std::string>{std::move(*p), source(k)});
+        }
+        return {};
+    }
+
+    expected<void> host_list(const Node& n, const std::string& key) {
+        auto list = items(n, key, "hosts");
+        if (!list) return fail(list.error());
+        for (std::size_t i = 0; i < (*list)->size(); ++i) {
+            const Node& item = (**list)[i];
+            const std::string k = index_key(key, i);
+            auto t = text(item, k);
+            if (!t) return fail(t.error());
+            const bool group = std::any_of(std::begin(kHostGroups), std::end(kHostGroups),
+                                           [&](const HostGroup& g) { return g.name == *t; });
+            if (!group) {
+                auto p = net::parse_host_pattern(*t);
+                if (!p) return error(item, k, p.error().message);
+                if (p->kind == net::HostPattern::Kind::any)
+                    return error(item, k,
+                                 "'" + *t + "' would admit every host; list the hosts, or the groups npm, pypi and github");
+                if (p->kind == net::HostPattern::Kind::name && t->find('.') == std::string::npos) {
+                    std::array<std::string_view, std::size(kHostGroups)> names{};
+                    for (std::size_t g = 0; g < names.size(); ++g) names[g] = kHostGroups[g].name;
+                    if (auto near = closest(*t, names))
+                        warn(k, "'" + *t + "' is taken as a host name; did you mean the group '" + std::string(*near) + "'?");
+                }
+            }
+            out_.network.hosts.push_back(Sourced<std::string>{std::move(*t), source(k)});
+        }
+        return {};
+    }
+
+    expected<void> env_list(const Node& n, const std::string& key) {
+        auto list = items(n, key, "variable names");
+        if (!list) return fail(list.error());
+        for (std::size_t i = 0; i < (*list)->size(); ++i) {
+            const std::string k = index_key(key, i);
+            auto t = text((**list)[i], k);
+            if (!t) return fail(t.error());
+            if (!valid_env_name(*t))
+                return error((**list)[i], k,
+                             "'" + *t + "' is not a variable name (letters, digits and _, not starting with a digit)");
+            out_.env.push_back(Sourced<std::string>{std::move(*t), source(k)});
+        }
+        return {};
+    }
+
+    expected<void> read_sandbox(const Node& n) {
+        if (n.kind == Node::Kind::scalar) {
+            if (n.plain && n.text == "off") {
+                out_.preset = Preset::off;
+                out_.preset_source = source("sandbox");
+                return {};
+            }
+            return error(n, "sandbox", "sandbox: takes its keys indented below it, or the value off; got '" + n.text + "'");
+        }
+        if (auto r = need_map(n, "sandbox", "preset, files, network, env"); !r) return r;
+        if (auto r = known_keys(n, "sandbox", kSandboxKeys); !r) return r;
+        if (const Node* p = find(n, "preset")) {
+            auto t = text(*p, "sandbox.preset");
+            if (!t) return fail(t.error());
+            if (*t == "strict") out_.preset = Preset::strict;
+            else if (*t == "development") out_.preset = Preset::development;
+            else if (*t == "off" || *t == "unrestricted") out_.preset = Preset::off;
+            else {
+                std::string message = "unknown preset '" + *t + "'; use strict, development or off";
+                if (auto near = closest(*t, kPresetNames)) message += " (did you mean '" + std::string(*near) + "'?)";
+                return error(*p, "sandbox.preset", std::move(message));
+            }
+            out_.preset_source = source("sandbox.preset");
+        }
+        if (const Node* f = find(n, "files")) {
+            if (auto r = read_files(*f); !r) return r;
+        }
+        if (const Node* net = find(n, "network")) {
+            if (auto r = read_network(*net); !r) return r;
+        }
+        if (const Node* e = find(n, "env")) {
+            env_line_ = e->line;
+            if (auto r = env_list(*e, "sandbox.env"); !r) return r;
+        }
+        if (const Node* c = find(n, "allowed_commands")) {
+            auto list = items(*c, "sandbox.allowed_commands", "commands");
+            if (!list) return fail(list.error());
+            for (std::size_t i = 0; i < (*list)->size(); ++i) {
+                const std::string k = index_key("sandbox.allowed_commands", i);
+                auto t = text((**list)[i], k);
+                if (!t) return fail(t.error());
+                out_.allowed_commands.push_back(Sourced<std::string>{std::move(*t), source(k)});
+            }
+            warn("sandbox.allowed_commands",
+                 "gates nothing: a confined command is never refused for its name; kept for reports");
+        }
+        return {};
+    }
+
+    expected<void> read_files(const Node& n) {
+        if (auto r = need_map(n, "sandbox.files", "write, read, deny"); !r) return r;
+        if (auto r = known_keys(n, "sandbox.files", kFilesKeys); !r) return r;
+        if (const Node* w = find(n, "write")) {
+            write_line_ = w->line;
+            if (auto r = paths_list(*w, "sandbox.files.write", PathKind::folder, out_.files.write); !r) return r;
+            out_.files.write_written = true;
+        }
+        if (const Node* r = find(n, "read")) {
+            if (r->kind == Node::Kind::scalar) {
+                if (r->text != "all")
+                    return error(*r, "sandbox.files.read", "files.read is all or a list of folders; got '" + r->text + "'");
+                out_.files.read_all_written = true;
+            } else {
+                SourcedList folders;
+                if (auto ok = paths_list(*r, "sandbox.files.read", PathKind::folder, folders); !ok) return ok;
+                out_.files.read = std::move(folders);
+            }
+        }
+        if (const Node* d = find(n, "deny")) {
+            if (auto r = paths_list(*d, "sandbox.files.deny", PathKind::pattern, out_.files.deny); !r) return r;
+        }
+        return {};
+    }
+
+    expected<void> read_network(const Node& n) {
+        if (auto r = need_map(n, "sandbox.network", "hosts, local, sockets"); !r) return r;
+        if (auto r = known_keys(n, "sandbox.network", kNetworkKeys); !r) return r;
+        if (const Node* h = find(n, "hosts")) {
+            hosts_line_ = h->line;
+            if (auto r = host_list(*h, "sandbox.network.hosts"); !r) return r;
+        }
+        if (const Node* l = find(n, "local")) {
+            auto b = boolean(*l, "sandbox.network.local");
+            if (!b) return fail(b.error());
+            out_.network.local = std::move(*b);
+        }
+        if (const Node* s = find(n, "sockets")) {
+            if (auto r = paths_list(*s, "sandbox.network.sockets", PathKind::socket, out_.network.sockets); !r) return r;
+        }
+        return {};
+    }
+
+    static void add_once(SourcedList& list, std::string value, const Source& s) {
+        for (const auto& e : list)
+            if (e.value == value) return;
+        list.push_back(Sourced<std::string>{std::move(value), s});
+    }
+
+    // The layer, from the decoded block.
+    void build() {
+        Settings& s = out_.settings;
+        const Source preset_src = out_.preset_source ? *out_.preset_source : source("sandbox.preset (default)");
+        if (out_.preset == Preset::off) {
+            s.enabled = Sourced<bool>{false, preset_src};
+            return;
+        }
+        s.enabled = Sourced<bool>{true, preset_src};
+        auto& fs = s.filesystem;
+        fs.configured = true;
+        const Source builtin = source("sandbox (built-in)");
+        const std::string& dir = out_.agent_dir;
+
+        for (const auto& w : out_.files.write) add_once(fs.allow_write, w.value, w.source);
+        if (out_.preset == Preset::development) add_once(fs.allow_write, dir, preset_src);
+
+        for (const auto& d : out_.files.deny) add_once(fs.deny_read, d.value, d.source);
+        for (const auto& c : kCredentialStores) add_once(fs.deny_read, paths::join(base_.home, c.path), builtin);
+        for (const auto& c : kAgentHomeDenies) add_once(fs.deny_read, paths::join(base_.home, c.path), builtin);
+        std::vector<std::string> folders{dir};
+        for (const auto& w : fs.allow_write)
+            if (std::find(folders.begin(), folders.end(), w.value) == folders.end()) folders.push_back(w.value);
+        for (const auto& f : folders)
+            for (const auto& c : kAgentFolderReadDenies) add_once(fs.deny_read, paths::join(f, c.path), builtin);
+
+        add_once(fs.deny_write, out_.file, builtin);
+        for (const auto& c : kAgentControlFiles) add_once(fs.deny_write, paths::join(dir, c.path), builtin);
+
+        if (out_.reads_scoped) scope_reads(folders, preset_src);
+
+        auto& net = s.network;
+        for (const auto& h : out_.network.hosts) {
+            bool group = false;
+            for (const auto& g : kGroupHosts) {
+                if (g.group != h.value) continue;
+                group = true;
+                add_once(net.allowed_domains, std::string(g.host), h.source);
+            }
+            if (!group) add_once(net.allowed_domains, h.value, h.source);
+        }
+        if (out_.network.local) net.allow_local_binding = out_.network.local;
+        if (!out_.network.sockets.empty()) {
+            if (src_.platform == Platform::mac) {
+                for (const auto& k : out_.network.sockets) add_once(net.allow_unix_sockets, k.value, k.source);
+            } else {
+                warn("sandbox.network.sockets", "network.sockets cannot be enforced on " +
+                                                    std::string(platform_name(src_.platform)) +
+                                                    "; nothing is granted");
+            }
+        }
+    }
+
+    // Reads only the listed folders, the write folders, the agent's folder and the
+    // system: see the file comment.
+    void scope_reads(const std::vector<std::string>& folders, const Source& preset_src) {
+        auto& fs = out_.settings.filesystem;
+        const Source scope_src = out_.files.read ? source("sandbox.files.read") : preset_src;
+        std::vector<std::string> allowed = folders;  // the agent's folder and the write folders
+        if (out_.files.read)
+            for (const auto& r : *out_.files.read) allowed.push_back(r.value);
+
+        std::vector<std::string> roots;
+        for (const auto& r : kReadScopeRoots)
+            if (r.platform == src_.platform) roots.emplace_back(r.path);
+        roots.push_back(base_.home);
+        std::vector<std::string> denied;
+        for (const auto& root : roots) {
+            const bool covered = std::any_of(allowed.begin(), allowed.end(),
+                                             [&](const std::string& a) { return paths::at_or_under(root, a); }) ||
+                                 std::any_of(denied.begin(), denied.end(),
+                                             [&](const std::string& d) { return paths::at_or_under(root, d); });
+            if (!covered) denied.push_back(root);
+        }
+        for (const auto& d : denied) add_once(fs.deny_read, d, scope_src);
+        if (out_.files.read)
+            for (const auto& r : *out_.files.read) add_once(fs.allow_read, r.value, r.source);
+        add_once(fs.allow_read, out_.agent_dir, scope_src);
+    }
+};
+
+}  // namespace detail::agent_file
+
+// Reads the sandbox block of one agent file's text. Promises: a value whose layer
+// merge() takes (see the file comment for what each key becomes), or an Error
+// (INVALID_SETTINGS) naming src.file, the 1-based line and column and the key
+// path; INVALID_ARGUMENT when src.file or src.home is not absolute or holds a
+// wildcard character, which rules could not name.
+inline expected<AgentFile> parse_agent_file(std::string_view text, const AgentFileSource& src) {
+    using namespace detail::agent_file;
+    if (!paths::is_absolute(src.file) || !paths::is_absolute(src.home))
+        return fail(Errc::invalid_argument, "the agent file and the home directory are named by absolute paths");
+    AgentFile out;
+    out.file = paths::normalize(src.file);
+    out.agent_dir = paths::parent(out.file);
+    if (glob::has_wildcard(out.agent_dir) || glob::has_wildcard(src.home) || !paths::check_text(out.file))
+        return fail(Error(Errc::invalid_argument,
+                          "the agent's folder or the home directory holds a wildcard or control character, "
+                          "which sandbox rules cannot name")
+                        .in_file(out.file));
+    out.settings.layer = src.layer;
+    out.settings.file = out.file;
+
+    auto fm = front_matter(text, out.file);
+    if (!fm) return fail(fm.error());
+    auto root = Parser(fm->lines, out.file).root();
+    if (!root) return fail(root.error());
+    Reader reader(src, out);
+    if (auto r = reader.read(*root); !r) return fail(r.error());
+    return out;
+}
+
+// The reference's walk for `.env` files under the home directory: every `.env`
+// and `.env.*` in it and in the folders up to kEnvWalkDepth levels below, for the
+// built-in read deny (keys of one project must not reach a command of another).
+// Tool caches, which hold no one's keys but many files, are not entered, nor
+// symlinked folders. A file made after the walk is not covered (Linux denies paths
+// that exist; see the reference).
+inline constexpr std::size_t kEnvWalkDepth = 4;
+inline constexpr std::size_t kEnvWalkEntries = 20000;  // looked at in all; past it a warning
+struct EnvWalkSkip {
+    std::string_view name;
+    std::string_view reason;
+};
+inline constexpr EnvWalkSkip kEnvWalkSkips[] = {
+    {"node_modules", "npm's packages"},
+    {".cache", "the XDG cache: pip, go, ccache and others"},
+    {".git", "git's objects"},
+    {".npm", "npm's cache"},
+    {".cargo", "cargo's registry and builds"},
+    {".rustup", "Rust toolchains"},
+    {".pyenv", "Python builds"},
+    {".venv", "a virtual environment's packages"},
+    {"__pycache__", "Python's compiled files"},
+    {".gradle", "Gradle's cache"},
+    {".m2", "Maven's repository"},
+    {"go", "Go's module cache and builds (GOPATH)"},
+    {".local", "installed programs and their data"},
+    {"snap", "snap packages' data"},
+    {"Library", "macOS's application data"},
+    {".Trash", "deleted files"},
+};
+
+inline bool is_env_file_name(std::string_view n) { return n == ".env" || (n.size() > 5 && n.starts_with(".env.")); }
+
+// The `.env` files of the walk, sorted, and a warning when it was cut short or a
+// folder could not be listed (the walk goes on past it).
+struct EnvFiles {
+    std::vector<std::string> files;
+    std::vector<Warning> warnings;
+};
+
+inline EnvFiles find_home_env_files(const std::string& home, const FsView& fs) {
+    EnvFiles out;
+    std::size_t seen = 0;
+    bool cut = false;
+    std::vector<std::pair<std::string, std::size_t>> todo{{home, 0}};
+    while (!todo.empty() && !cut) {
+        auto [dir, depth] = std::move(todo.back());
+        todo.pop_back();
+        if (dir == home) {  // a home directory that is not there holds no keys
+            auto st = fs.lstat(home);
+            if (st && (!*st || (*st)->type != FileType::directory)) break;
+        }
+        auto entries = fs.list_typed(dir);
+        if (!entries) {
+            out.warnings.push_back(Warning{dir, "", "the .env walk could not list it: " + entries.error().message});
+            continue;
+        }
+        for (const auto& e : *entries) {
+            if (++seen > kEnvWalkEntries) {
+                cut = true;
+                break;
+            }
+            const std::string path = paths::join(dir, e.name);
+            std::optional<FileType> type = e.type;
+            if (!type) {  // the listing did not say: look
+                auto st = fs.lstat(path);
+                if (!st || !*st) continue;
+                type = (*st)->type;
+            }
+            if (*type != FileType::directory) {
+                if (is_env_file_name(e.name)) out.files.push_back(path);
+                continue;
+            }
+            if (depth == kEnvWalkDepth) continue;
+            const bool skipped = std::any_of(std::begin(kEnvWalkSkips), std::end(kEnvWalkSkips),
+                                             [&](const EnvWalkSkip& k) { return k.name == e.name; });
+            if (!skipped) todo.emplace_back(path, depth + 1);
+        }
+    }
+    if (cut)
+        out.warnings.push_back(Warning{home, "", "the .env walk stopped after " + std::to_string(kEnvWalkEntries) +
+                                                     " entries; .env files past them are readable"});
+    std::sort(out.files.begin(), out.files.end());
+    return out;
+}
+
+// Adds the read denies of the walk to an agent file's layer (nothing for `sandbox: off`).
+inline void deny_home_env_files(AgentFile& agent, const EnvFiles& found) {
+    if (agent.preset == Preset::off) return;
+    const Source builtin{agent.settings.layer, FileName(agent.file), "sandbox (built-in): .env under the home directory"};
+    auto& deny = agent.settings.filesystem.deny_read;
+    for (const auto& f : found.files)
+        if (std::none_of(deny.begin(), deny.end(), [&](const auto& d) { return d.value == f; }))
+            deny.push_back(Sourced<std::string>{f, builtin});
+    agent.settings.warnings.insert(agent.settings.warnings.end(), found.warnings.begin(), found.warnings.end());
+}
+
+// Adds read denies for the `.env` files of `dir`, the folder the command starts
+// in: the CLI reads its ./.env for the env list, and the command is to get only
+// the variables the list names, not the file (nothing for `sandbox: off`).
+// `dir` is absolute and normalised.
+inline void deny_env_files_in(AgentFile& agent, std::string_view dir) {
+    if (agent.preset == Preset::off) return;
+    const Source builtin{agent.settings.layer, FileName(agent.file), "sandbox (built-in): .env where the command starts"};
+    auto& deny = agent.settings.filesystem.deny_read;
+    for (std::string_view name : {".env", ".env.*"}) {
+        const std::string p = paths::join(dir, name);
+        if (std::none_of(deny.begin(), deny.end(), [&](const auto& d) { return d.value == p; }))
+            deny.push_back(Sourced<std::string>{p, builtin});
+    }
+}
+
+}  // namespace sbx

@@ -1,0 +1,523 @@
+// sbx/settings/policy.hpp - settings layers merged into one effective Policy.
+//
+// merge() applies every layering rule of Claude Code's sandbox settings, plus the
+// managed locks and the trust rules, and keeps for each value the layer, file and
+// key that set it. Entries a rule leaves out become warnings that say which rule.
+//
+// The rules, in the words of docs/settings.md:
+//  - a boolean comes from the highest layer that sets it: managed > flag (--settings)
+//    > local > project > user; lists are combined across layers;
+//  - managed `network.allowManagedDomainsOnly` keeps only managed allowedDomains,
+//    managed `filesystem.allowManagedReadPathsOnly` only managed allowRead;
+//  - admin-required mode (managed allowUnsandboxedCommands: false, or
+//    allowManagedDomainsOnly): the repository's files (project, local) cannot
+//    loosen the sandbox: see kAdminLocked;
+//  - strictAllowlist and filesystem.disabled count from user, flag and managed
+//    layers only; filesystem.disabled from managed alone once managed settings
+//    configure the filesystem; bwrapPath and socatPath from managed only;
+//  - a user, flag or managed `false` of allowUnsandboxedCommands holds against a
+//    repository's `true`, and so does one of toolCache (sbx's own key);
+//  - a repository's allowRead, allowWrite and additionalDirectories entries that
+//    name a path at or under one that managed, flag, user or builtin settings (the
+//    credential stores, credential_stores.hpp) deny reading are left out, with
+//    symlinks resolved through the FsView;
+//  - a builtin read deny is kept beside an equal entry of another layer: the two
+//    yield differently (fs_rules.hpp);
+//  - an untrusted project's files keep only what tightens the sandbox.
+#pragma once
+
+#include <deque>
+#include <iterator>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "sbx/core/expected.hpp"
+#include "sbx/core/fs_view.hpp"
+#include "sbx/core/glob.hpp"
+#include "sbx/core/json.hpp"
+#include "sbx/settings/credential_stores.hpp"
+#include "sbx/settings/settings.hpp"
+
+namespace sbx {
+
+// A merged value: what it is, and the layer that set it (nullopt: the default).
+template <class T>
+struct Value {
+    T value{};
+    std::optional<Source> source;
+};
+
+struct Policy {
+    Value<bool> enabled{false, {}};
+    Value<bool> auto_allow{true, {}};
+    Value<bool> allow_unsandboxed{false, {}};   // sbx's default: false
+    Value<bool> fail_if_unavailable{true, {}};  // sbx's default: true once enabled
+    Value<bool> tool_cache{true, {}};           // sbx's own: a writable cache home per project
+    SourcedList excluded_commands;
+    std::vector<IgnoreRule> ignore_violations;
+
+    struct Filesystem {
+        SourcedList allow_write, deny_write, deny_read, allow_read;
+        Value<bool> disabled{false, {}};
+        Value<bool> managed_read_paths_only{false, {}};
+    } filesystem;
+
+    struct Network {
+        SourcedList allowed_domains, denied_domains, allow_unix_sockets;
+        Value<bool> strict_allowlist{false, {}};
+        Value<bool> allow_local_binding{false, {}};
+        Value<bool> allow_all_unix_sockets{false, {}};
+        Value<bool> managed_domains_only{false, {}};  // also refuses hosts no list allows
+    } network;
+
+    struct Credentials {
+        SourcedList env_vars, files;
+    } credentials;
+
+    SourcedList additional_directories;
+    std::optional<Sourced<std::string>> bwrap_path, socat_path;
+
+    // Admin-required mode; its source is the managed key that switched it on.
+    Value<bool> admin_required{false, {}};
+    bool trusted = true;
+
+    std::vector<Warning> warnings;
+};
+
+struct MergeOptions {
+    bool trusted = true;  // false: the project's files keep only what tightens
+};
+
+// A path or pattern with the symlinks of its literal part resolved through `fs`:
+// "/link/**/x" -> "/target/**/x"; a plain path as resolve() gives it.
+inline expected<std::string> resolve_pattern(const FsView& fs, const std::string& p) {
+    if (!glob::has_wildcard(p)) return resolve(fs, p);
+    const std::string prefix = glob::literal_prefix(p);
+    auto r = resolve(fs, prefix);
+    if (!r) return r;
+    return paths::normalize(*r + p.substr(prefix.size()));
+}
+
+namespace detail {
+
+inline constexpr std::string_view kUntrusted = "left out: the project is not trusted, and this would loosen the sandbox";
+
+class Merger {
+public:
+    // Takes the layers over: their entries are moved into the policy.
+    Merger(std::vector<Settings> layers, const MergeOptions& opt, const FsView& fs)
+        : opt_(opt), fs_(fs), layers_(std::move(layers)) {  // fs: a CachedFs, since entries share directories
+        // Highest precedence first. Several flag files (--settings, repeated) rank
+        // among themselves by order: a later one above an earlier one.
+        for (auto it = layers_.rbegin(); it != layers_.rend(); ++it) ordered_.push_back(&*it);
+        std::stable_sort(ordered_.begin(), ordered_.end(),
+                         [](const Settings* a, const Settings* b) { return a->layer > b->layer; });
+    }
+
+    expected<Policy> run() {
+        for (std::size_t i = 1; i < ordered_.size(); ++i)
+            if (ordered_[i]->layer == ordered_[i - 1]->layer && ordered_[i]->layer != LayerKind::flag)
+                return fail(Errc::invalid_argument,
+                            "two settings files for the " + std::string(layer_name(ordered_[i]->layer)) + " layer");
+        // Warnings of the files themselves, lowest layer first, as a person reads them.
+        for (auto it = ordered_.rbegin(); it != ordered_.rend(); ++it)
+            std::move((*it)->warnings.begin(), (*it)->warnings.end(), std::back_inserter(p_.warnings));
+        p_.trusted = opt_.trusted;
+        for (const Settings* s : ordered_)
+            if (s->layer == LayerKind::managed) managed_ = s;
+
+        if (managed_) {
+            if (managed_->allow_unsandboxed && !managed_->allow_unsandboxed->value)
+                p_.admin_required = {true, managed_->allow_unsandboxed->source};
+            else if (managed_->network.managed_domains_only && managed_->network.managed_domains_only->value)
+                p_.admin_required = {true, managed_->network.managed_domains_only->source};
+        }
+        booleans();
+        lists();
+        if (auto r = leave_out_denied_reaches(); !r) return fail(r.error());
+        return std::move(p_);
+    }
+
+private:
+    const MergeOptions& opt_;
+    const FsView& fs_;
+    std::vector<Settings> layers_;
+    std::vector<Settings*> ordered_;
+    const Settings* managed_ = nullptr;
+    Policy p_;
+
+    bool admin() const { return p_.admin_required.value; }
+
+    void drop(const Source& s, std::string why) { p_.warnings.push_back(Warning{s.file, s.key, std::move(why)}); }
+
+    std::string admin_reason() const {
+        const auto& s = *p_.admin_required.source;
+        return "left out: managed settings require the sandbox (" + s.key + " in " + s.file +
+               "), and a repository file cannot loosen it";
+    }
+
+    // A boolean from the highest layer whose value `keep` accepts. `keep` returns
+    // an empty string to accept, or the reason the value is left out.
+    template <class Get, class Keep>
+    void pick(Value<bool>& out, Get get, Keep keep) {
+        for (const Settings* s : ordered_) {
+            const SourcedBool& v = get(*s);
+            if (!v) continue;
+            std::string why = keep(*s, v->value);
+            if (!why.empty()) {
+                drop(v->source, std::move(why));
+                continue;
+            }
+            out = {v->value, v->source};
+            return;
+        }
+    }
+
+    // Whether a layer other than the repository's set `field` to `value`.
+    template <class Get>
+    bool outside_repository_says(Get get, bool value) const {
+        for (const Settings* s : ordered_)
+            if (!is_repository(s->layer) && get(*s) && get(*s)->value == value) return true;
+        return false;
+    }
+
+    // A repository value that would loosen: left out when untrusted, or when
+    // admin-required mode locks it.
+    std::string loosening(const Settings& s, bool admin_locked) const {
+        if (!is_repository(s.layer)) return {};
+        if (!opt_.trusted) return std::string(kUntrusted);
+        if (admin_locked && admin()) return admin_reason();
+        return {};
+    }
+
+    void booleans() {
+        auto enabled = [](const Settings& s) -> const SourcedBool& { return s.enabled; };
+        pick(p_.enabled, enabled, [&](const Settings& s, bool v) -> std::string {
+            if (v) return {};
+            auto why = loosening(s, false);
+            if (!why.empty()) return why;
+            if (is_repository(s.layer) && admin() && outside_repository_says(enabled, true)) return admin_reason();
+            return {};
+        });
+        pick(p_.fail_if_unavailable, [](const Settings& s) -> const SourcedBool& { return s.fail_if_unavailable; },
+             [&](const Settings& s, bool v) { return v ? std::string() : loosening(s, true); });
+        auto unsandboxed = [](const Settings& s) -> const SourcedBool& { return s.allow_unsandboxed; };
+        pick(p_.allow_unsandboxed, unsandboxed, [&](const Settings& s, bool v) -> std::string {
+            if (!v) return {};
+            auto why = loosening(s, false);
+            if (!why.empty()) return why;
+            if (is_repository(s.layer) && outside_repository_says(unsandboxed, false))
+                return "left out: a user or managed `false` holds against a repository's `true`";
+            return {};
+        });
+        // Any layer may turn the tool cache off; a repository cannot turn it back
+        // on over a user's, flag file's or managed `false`.
+        auto tool_cache = [](const Settings& s) -> const SourcedBool& { return s.tool_cache; };
+        pick(p_.tool_cache, tool_cache, [&](const Settings& s, bool v) -> std::string {
+            if (v && is_repository(s.layer) && outside_repository_says(tool_cache, false))
+                return "left out: a user, flag or managed `false` holds against a repository's `true`";
+            return {};
+        });
+        pick(p_.auto_allow, [](const Settings& s) -> const SourcedBool& { return s.auto_allow; },
+             [&](const Settings& s, bool v) { return v ? loosening(s, false) : std::string(); });
+        pick(p_.network.allow_local_binding,
+             [](const Settings& s) -> const SourcedBool& { return s.network.allow_local_binding; },
+             [&](const Settings& s, bool v) { return v ? loosening(s, true) : std::string(); });
+        pick(p_.network.allow_all_unix_sockets,
+             [](const Settings& s) -> const SourcedBool& { return s.network.allow_all_unix_sockets; },
+             [&](const Settings& s, bool v) { return v ? loosening(s, true) : std::string(); });
+        pick(p_.network.strict_allowlist,
+             [](const Settings& s) -> const SourcedBool& { return s.network.strict_allowlist; },
+             [&](const Settings& s, bool) -> std::string {
+                 if (is_repository(s.layer)) return "left out: counts only from user and managed settings";
+                 return {};
+             });
+        const bool managed_fs = managed_ && managed_->filesystem.configured;
+        pick(p_.filesystem.disabled, [](const Settings& s) -> const SourcedBool& { return s.filesystem.disabled; },
+             [&](const Settings& s, bool) -> std::string {
+                 if (managed_fs && s.layer != LayerKind::managed)
+                     return "left out: managed settings configure the filesystem, so only they can disable it";
+                 if (is_repository(s.layer)) return "left out: counts only from user and managed settings";
+                 return {};
+             });
+        auto managed_only = [&](const Settings& s, bool) -> std::string {
+            if (s.layer != LayerKind::managed) return "left out: counts only from managed settings";
+            return {};
+        };
+        pick(p_.filesystem.managed_read_paths_only,
+             [](const Settings& s) -> const SourcedBool& { return s.filesystem.managed_read_paths_only; }, managed_only);
+        pick(p_.network.managed_domains_only,
+             [](const Settings& s) -> const SourcedBool& { return s.network.managed_domains_only; }, managed_only);
+
+        for (const Settings* s : ordered_) {
+            for (auto [slot, from] : {std::pair{&p_.bwrap_path, &s->bwrap_path}, std::pair{&p_.socat_path, &s->socat_path}}) {
+                if (!*from) continue;
+                if (s->layer != LayerKind::managed) drop((*from)->source, "left out: counts only from managed settings");
+                else *slot = **from;
+            }
+        }
+    }
+
+    // Entries of one list across layers, highest layer first, duplicates removed
+    // (but a builtin entry, which yields only to an allowRead naming it, is no
+    // duplicate of another layer's). `keep` returns an empty string to keep an
+    // entry, or why it is left out.
+    template <class Get, class Keep>
+    void combine(SourcedList& out, Get get, Keep keep) {
+        for (Settings* s : ordered_) {
+            for (auto& e : get(*s)) {
+                std::string why = keep(*s);
+                if (!why.empty()) {
+                    drop(e.source, std::move(why));
+                    continue;
+                }
+                bool seen = false;
+                for (const auto& o : out)
+                    seen = seen || (o.value == e.value &&
+                                    (o.source.layer == LayerKind::builtin) == (e.source.layer == LayerKind::builtin));
+                if (!seen) out.push_back(std::move(e));
+            }
+        }
+    }
+
+    void lists() {
+        auto always = [](const Settings&) { return std::string(); };
+        auto locked = [&](const Settings& s) { return loosening(s, true); };
+        auto untrusted_only = [&](const Settings& s) { return loosening(s, false); };
+        const bool domains_managed_only = p_.network.managed_domains_only.value;
+        const bool reads_managed_only = p_.filesystem.managed_read_paths_only.value;
+
+        combine(p_.excluded_commands, [](Settings& s) -> SourcedList& { return s.excluded_commands; }, locked);
+        for (Settings* s : ordered_) {
+            for (auto& rule : s->ignore_violations) {
+                std::string why = locked(*s);
+                if (!why.empty()) drop(rule.source, std::move(why));
+                else p_.ignore_violations.push_back(std::move(rule));
+            }
+        }
+        combine(p_.filesystem.allow_write, [](Settings& s) -> SourcedList& { return s.filesystem.allow_write; },
+                locked);
+        combine(p_.filesystem.deny_write, [](Settings& s) -> SourcedList& { return s.filesystem.deny_write; },
+                always);
+        combine(p_.filesystem.deny_read, [](Settings& s) -> SourcedList& { return s.filesystem.deny_read; },
+                always);
+        combine(p_.filesystem.allow_read, [](Settings& s) -> SourcedList& { return s.filesystem.allow_read; },
+                [&](const Settings& s) -> std::string {
+                    if (reads_managed_only && s.layer != LayerKind::managed)
+                        return "left out: managed settings allow only their own allowRead paths "
+                               "(allowManagedReadPathsOnly)";
+                    return untrusted_only(s);
+                });
+        combine(p_.network.allowed_domains,
+                [](Settings& s) -> SourcedList& { return s.network.allowed_domains; },
+                [&](const Settings& s) -> std::string {
+                    if (domains_managed_only && s.layer != LayerKind::managed)
+                        return "left out: managed settings allow only their own domains (allowManagedDomainsOnly)";
+                    return locked(s);
+                });
+        combine(p_.network.denied_domains,
+                [](Settings& s) -> SourcedList& { return s.network.denied_domains; }, always);
+        combine(p_.network.allow_unix_sockets,
+                [](Settings& s) -> SourcedList& { return s.network.allow_unix_sockets; }, locked);
+        combine(p_.credentials.env_vars, [](Settings& s) -> SourcedList& { return s.credentials.env_vars; },
+                always);
+        combine(p_.credentials.files, [](Settings& s) -> SourcedList& { return s.credentials.files; },
+                always);
+        combine(p_.additional_directories,
+                [](Settings& s) -> SourcedList& { return s.additional_directories; }, locked);
+    }
+
+    // A path or pattern, split once, for the many comparisons below.
+    struct Split {
+        std::string text;
+        bool wildcard;
+        std::vector<std::string_view> comps;  // of text
+        std::size_t literal = 0;             // how many leading components hold no wildcard
+
+        explicit Split(std::string t) : text(std::move(t)), wildcard(glob::has_wildcard(text)) {
+            comps = paths::components(text);
+            while (literal < comps.size() && !glob::has_wildcard(comps[literal])) ++literal;
+        }
+        std::span<const std::string_view> literal_comps() const { return {comps.data(), literal}; }
+        Split(const Split&) = delete;
+        Split(Split&&) = delete;
+    };
+
+    // Whether `entry` (a path or pattern) names a path at or under `denied`. For a
+    // plain deny the question is whether any path the entry can name lies there
+    // (`~/*/id_rsa` reaches into `~/.ssh`). For a deny that is itself a pattern
+    // only the entry's literal part is compared: a glob against a glob is settled
+    // later, path by path, where the narrower rule wins and a tie goes to the deny.
+    static bool reaches(const Split& entry, const Split& denied) {
+        if (denied.wildcard) return glob::matches_at_or_above(denied.comps, entry.literal_comps());
+        if (!entry.wildcard) return paths::at_or_under(entry.text, denied.text);
+        return glob::overlaps_at_or_under(entry.comps, denied.comps);
+    }
+
+    // The repository's allowRead, allowWrite and additionalDirectories may not
+    // reach into what managed, flag or user settings deny reading. Both sides are
+    // compared as written and with their symlinks resolved.
+    expected<void> leave_out_denied_reaches() {
+        struct Denied {
+            std::deque<Split> forms;  // as written, then resolved if different
+            const Source* source;
+        };
+        std::deque<Denied> denied;
+        for (auto* list : {&p_.filesystem.deny_read, &p_.credentials.files}) {
+            for (const auto& d : *list) {
+                if (is_repository(d.source.layer)) continue;
+                auto& entry = denied.emplace_back(Denied{{}, &d.source});
+                entry.forms.emplace_back(d.value);
+                if (auto real = resolve_pattern(fs_, d.value); real && *real != d.value) entry.forms.emplace_back(std::move(*real));
+            }
+        }
+        if (denied.empty()) return {};
+        for (auto* list : {&p_.filesystem.allow_read, &p_.filesystem.allow_write, &p_.additional_directories}) {
+            SourcedList kept;
+            for (auto& e : *list) {
+                if (!is_repository(e.source.layer)) {
+                    kept.push_back(std::move(e));
+                    continue;
+                }
+                auto real = resolve_pattern(fs_, e.value);
+                if (!real) {
+                    drop(e.source, "left out: its symlinks could not be resolved (" + to_string(real.error()) +
+                                       "), so it might reach a denied path");
+                    continue;
+                }
+                const Split as_written(e.value);
+                const std::optional<Split> leads_to =
+                    *real != e.value ? std::optional<Split>(std::in_place, *real) : std::nullopt;
+                const Denied* hit = nullptr;
+                for (const auto& d : denied) {
+                    for (const auto& form : d.forms)
+                        if (reaches(as_written, form) || (leads_to && reaches(*leads_to, form))) hit = &d;
+                    if (hit) break;
+                }
+                if (hit) {
+                    std::string via = *real != e.value ? " (it leads to " + *real + ")" : std::string();
+                    std::string what;
+                    if (const CredentialStore* store = credential_store_of(*hit->source))
+                        what = ", a credential store sbx hides (" + std::string(store->reason) + ", " +
+                               hit->source->key + "); only user, flag and managed settings can open one";
+                    else
+                        what = ", which " + std::string(layer_name(hit->source->layer)) + " settings deny reading (" +
+                               hit->source->key + " in " + hit->source->file + ")";
+                    drop(e.source, "left out: " + e.value + via + " is at or under " + hit->forms.front().text + what);
+                    continue;
+                }
+                kept.push_back(std::move(e));
+            }
+            *list = std::move(kept);
+        }
+        return {};
+    }
+};
+
+}  // namespace detail
+
+// Merges settings layers (at most one per LayerKind but flag, whose files rank by
+// their order, in any order otherwise) into the effective policy. Pure but for the FsView, which resolves symlinks.
+inline expected<Policy> merge(std::vector<Settings>&& layers, const MergeOptions& options, const FsView& fs) {
+    return with_cache(fs, [&](const CachedFs& cached) { return detail::Merger(std::move(layers), options, cached).run(); });
+}
+
+// The same, leaving the caller's layers as they are.
+inline expected<Policy> merge(std::span<const Settings> layers, const MergeOptions& options, const FsView& fs) {
+    return merge(std::vector<Settings>(layers.begin(), layers.end()), options, fs);
+}
+
+// The policy's members, into an object `w` has open: each value with its source
+// ({layer, file, key}, or null for a default), each list entry with its own, then
+// the warnings. For a caller that adds members of its own (sbx policy: the root).
+inline void write_policy_members(json::Writer& w, const Policy& p) {
+    auto source = [&](const std::optional<Source>& s) {
+        if (!s) {
+            w.null();
+            return;
+        }
+        w.begin_object().key("layer").value(layer_name(s->layer)).key("file").value(s->file).key("key").value(s->key);
+        w.end_object();
+    };
+    auto boolean = [&](std::string_view name, const Value<bool>& v) {
+        w.key(name).begin_object().key("value").value(v.value).key("source");
+        source(v.source);
+        w.end_object();
+    };
+    auto list = [&](std::string_view name, const SourcedList& l) {
+        w.key(name).begin_array();
+        for (const auto& e : l) {
+            w.begin_object().key("value").value(e.value).key("source");
+            source(e.source);
+            w.end_object();
+        }
+        w.end_array();
+    };
+    w.key("version").value(1);
+    w.key("trusted").value(p.trusted);
+    boolean("adminRequired", p.admin_required);
+    boolean("enabled", p.enabled);
+    boolean("autoAllow", p.auto_allow);
+    boolean("allowUnsandboxed", p.allow_unsandboxed);
+    boolean("failIfUnavailable", p.fail_if_unavailable);
+    boolean("toolCache", p.tool_cache);
+    list("excludedCommands", p.excluded_commands);
+    w.key("ignoreViolations").begin_array();
+    for (const auto& r : p.ignore_violations) {
+        w.begin_object().key("command").value(r.command).key("violations").begin_array();
+        for (const auto& v : r.violations) w.value(v);
+        w.end_array().key("source");
+        source(r.source);
+        w.end_object();
+    }
+    w.end_array();
+    w.key("filesystem").begin_object();
+    list("allowWrite", p.filesystem.allow_write);
+    list("denyWrite", p.filesystem.deny_write);
+    list("denyRead", p.filesystem.deny_read);
+    list("allowRead", p.filesystem.allow_read);
+    boolean("disabled", p.filesystem.disabled);
+    boolean("allowManagedReadPathsOnly", p.filesystem.managed_read_paths_only);
+    w.end_object();
+    w.key("network").begin_object();
+    list("allowedDomains", p.network.allowed_domains);
+    list("deniedDomains", p.network.denied_domains);
+    list("allowUnixSockets", p.network.allow_unix_sockets);
+    boolean("strictAllowlist", p.network.strict_allowlist);
+    boolean("allowLocalBinding", p.network.allow_local_binding);
+    boolean("allowAllUnixSockets", p.network.allow_all_unix_sockets);
+    boolean("allowManagedDomainsOnly", p.network.managed_domains_only);
+    w.end_object();
+    w.key("credentials").begin_object();
+    list("envVars", p.credentials.env_vars);
+    list("files", p.credentials.files);
+    w.end_object();
+    list("additionalDirectories", p.additional_directories);
+    for (auto [name, v] : {std::pair{"bwrapPath", &p.bwrap_path}, std::pair{"socatPath", &p.socat_path}}) {
+        w.key(name);
+        if (!*v) {
+            w.null();
+            continue;
+        }
+        w.begin_object().key("value").value((*v)->value).key("source");
+        source((*v)->source);
+        w.end_object();
+    }
+    w.key("warnings").begin_array();
+    for (const auto& wn : p.warnings)
+        w.begin_object().key("file").value(wn.file).key("key").value(wn.key).key("message").value(wn.message).end_object();
+    w.end_array();
+}
+
+// The policy as a JSON object of write_policy_members.
+inline std::string to_json(const Policy& p) {
+    json::Writer w;
+    w.begin_object();
+    write_policy_members(w, p);
+    w.end_object();
+    return w.take();
+}
+
+}  // namespace sbx

@@ -1,0 +1,571 @@
+// sbx/settings/settings.hpp - one settings file, read strictly into one Settings layer.
+//
+// parse_settings() takes the text of a Claude Code settings file and where it came
+// from, and returns what its `sandbox` and `permissions` sections say, with every
+// path made absolute and every value tagged with its Source (layer, file, key).
+// It decides nothing about other layers: merge() in policy.hpp does that.
+//
+// Strictness: malformed JSON is an error naming the line and column; a value of
+// the wrong type, a duplicate key or a path that cannot be made absolute is an
+// error naming the key path; an unknown key inside `sandbox` or `permissions` is a
+// warning with the closest known key; a key sbx does not support is left out with
+// a warning. Keys outside those two sections belong to Claude Code and are ignored,
+// except one that looks like a misspelling of them.
+#pragma once
+
+#include <algorithm>
+#include <array>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "sbx/core/expected.hpp"
+#include "sbx/core/json.hpp"
+#include "sbx/core/paths.hpp"
+#include "sbx/core/provenance.hpp"
+#include "sbx/net/host_pattern.hpp"
+
+namespace sbx {
+
+// `ignoreViolations`: for commands containing `command` (`*`: every command),
+// violations containing any of `violations` are not reported.
+struct IgnoreRule {
+    std::string command;
+    std::vector<std::string> violations;
+    Source source;
+};
+
+// What one settings file says. Unset values are nullopt or empty lists.
+struct Settings {
+    LayerKind layer = LayerKind::user;
+    std::string file;
+
+    SourcedBool enabled;
+    SourcedBool auto_allow;         // autoAllowBashIfSandboxed
+    SourcedBool allow_unsandboxed;  // allowUnsandboxedCommands
+    SourcedBool fail_if_unavailable;
+    SourcedBool tool_cache;  // sbx's own key: a writable cache home per project (tool_cache.hpp)
+    SourcedList excluded_commands;
+    std::vector<IgnoreRule> ignore_violations;
+
+    struct Filesystem {
+        SourcedList allow_write, deny_write, deny_read, allow_read;  // absolute paths or patterns
+        SourcedBool disabled;
+        SourcedBool managed_read_paths_only;  // allowManagedReadPathsOnly
+        bool configured = false;  // the file sets any sandbox.filesystem key
+    } filesystem;
+
+    struct Network {
+        SourcedList allowed_domains, denied_domains;
+        SourcedList allow_unix_sockets;  // absolute paths
+        SourcedBool strict_allowlist;
+        SourcedBool allow_local_binding;
+        SourcedBool allow_all_unix_sockets;
+        SourcedBool managed_domains_only;  // allowManagedDomainsOnly
+    } network;
+
+    struct Credentials {
+        SourcedList env_vars;  // variable names
+        SourcedList files;     // absolute paths or patterns
+    } credentials;
+
+    SourcedList additional_directories;  // permissions.additionalDirectories
+    std::optional<Sourced<std::string>> bwrap_path, socat_path;
+
+    std::vector<Warning> warnings;
+};
+
+// Where a settings file came from, and how its relative paths resolve.
+struct SettingsSource {
+    LayerKind layer = LayerKind::user;
+    std::string file;  // shown in errors and provenance; never opened here
+    paths::Base base;  // home, and the file's project (X for X/.claude/settings.json)
+    std::string root;  // the project being sandboxed: permission rules' `x` and `./x`
+};
+
+// The project a settings file belongs to: X for X/.claude/<file>, else the file's
+// own directory. Relative paths in the file are relative to it.
+inline std::string settings_project_dir(std::string_view file) {
+    std::string dir = paths::parent(paths::normalize(file));
+    auto comps = paths::components(dir);
+    if (!comps.empty() && comps.back() == ".claude") return paths::parent(dir);
+    return dir;
+}
+
+namespace detail {
+
+// Edit distance, for "did you mean".
+inline std::size_t edit_distance(std::string_view a, std::string_view b) {
+    std::vector<std::size_t> prev(b.size() + 1), cur(b.size() + 1);
+    for (std::size_t j = 0; j <= b.size(); ++j) prev[j] = j;
+    for (std::size_t i = 1; i <= a.size(); ++i) {
+        cur[0] = i;
+        for (std::size_t j = 1; j <= b.size(); ++j) {
+            auto lower = [](char c) { return static_cast<char>(std::tolower(static_cast<unsigned char>(c))); };
+            std::size_t sub = prev[j - 1] + (lower(a[i - 1]) == lower(b[j - 1]) ? 0 : 1);
+            cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, sub});
+        }
+        prev.swap(cur);
+    }
+    return prev[b.size()];
+}
+
+// The known key closest to `key`, if it is close enough to be a likely typo.
+template <class Keys>
+std::optional<std::string_view> closest(std::string_view key, const Keys& known) {
+    std::optional<std::string_view> best;
+    std::size_t best_d = std::max<std::size_t>(2, key.size() / 3) + 1;
+    for (std::string_view k : known) {
+        std::size_t d = edit_distance(key, k);
+        if (d < best_d) {
+            best_d = d;
+            best = k;
+        }
+    }
+    return best;
+}
+
+// The keys of each section, as data. `unsupported` keys are Claude Code's but not
+// sbx's: they are left out with a warning that says so.
+struct KeySet {
+    std::string_view section;
+    std::vector<std::string_view> known;
+    std::vector<std::string_view> unsupported;
+};
+
+inline const KeySet& sandbox_keys() {
+    static const KeySet k{"sandbox",
+                          {"enabled", "autoAllowBashIfSandboxed", "allowUnsandboxedCommands", "failIfUnavailable",
+                           "excludedCommands", "ignoreViolations", "filesystem", "network", "credentials",
+                           "bwrapPath", "socatPath", "toolCache"},
+                          {"enableWeakerNestedSandbox", "enableWeakerNetworkIsolation", "allowAppleEvents",
+                           "allowNestedUserNamespaces", "ripgrep"}};
+    return k;
+}
+inline const KeySet& filesystem_keys() {
+    static const KeySet k{"sandbox.filesystem",
+                          {"allowWrite", "denyWrite", "denyRead", "allowRead", "disabled", "allowManagedReadPathsOnly"},
+                          {}};
+    return k;
+}
+inline const KeySet& network_keys() {
+    static const KeySet k{"sandbox.network",
+                          {"allowedDomains", "deniedDomains", "allowUnixSockets", "strictAllowlist",
+                           "allowLocalBinding", "allowAllUnixSockets", "allowManagedDomainsOnly"},
+                          {"httpProxyPort", "socksProxyPort", "tlsTerminate", "allowMachLookup"}};
+    return k;
+}
+inline const KeySet& credentials_keys() {
+    static const KeySet k{"sandbox.credentials", {"envVars", "files"}, {}};
+    return k;
+}
+// Claude Code's permission keys: sbx reads allow, deny and additionalDirectories;
+// the others are Claude Code's own and pass without a word.
+inline const KeySet& permissions_keys() {
+    static const KeySet k{"permissions",
+                          {"allow", "deny", "ask", "additionalDirectories", "defaultMode",
+                           "disableBypassPermissionsMode"},
+                          {}};
+    return k;
+}
+
+using simdjson::dom::element;
+using simdjson::dom::element_type;
+
+// Walks one file's DOM, collecting the Settings and the first error.
+class Reader {
+public:
+    Reader(const SettingsSource& src, Settings& out) : src_(src), file_(src.file), out_(out) {}
+
+    expected<void> read(element root) {
+        if (root.type() != element_type::OBJECT) return type_error("", "an object", root);
+        std::array<std::string_view, 2> sections{"sandbox", "permissions"};
+        auto members = unique_members(root, "");
+        if (!members) return fail(members.error());
+        for (auto& [key, value] : *members) {
+            if (key == "sandbox") {
+                if (auto r = read_sandbox(value); !r) return r;
+            } else if (key == "permissions") {
+                if (auto r = read_permissions(value); !r) return r;
+            } else if (auto near = closest(key, sections); near && key != *near) {
+                // Claude Code has many other keys; only a near miss of ours is worth a word.
+                warn(std::string(key), "unknown key; did you mean '" + std::string(*near) + "'? It was left out");
+            }
+        }
+        return {};
+    }
+
+private:
+    const SettingsSource& src_;
+    FileName file_;
+    Settings& out_;
+
+    Source source(std::string key) const { return Source{src_.layer, file_, std::move(key)}; }
+
+    void warn(std::string key, std::string message) {
+        out_.warnings.push_back(Warning{src_.file, std::move(key), std::move(message)});
+    }
+
+    tl::unexpected<Error> error(std::string key, std::string message) const {
+        return fail(Error(Errc::invalid_settings, std::move(message)).in_file(src_.file).at_key(std::move(key)));
+    }
+
+    tl::unexpected<Error> type_error(std::string key, std::string_view expected_type, element got) const {
+        return error(std::move(key), "expected " + std::string(expected_type) + ", got " +
+                                         std::string(json::type_name(got.type())));
+    }
+
+    static std::string join_key(std::string_view parent, std::string_view key) {
+        return parent.empty() ? std::string(key) : std::string(parent) + "." + std::string(key);
+    }
+    static std::string index_key(std::string_view parent, std::size_t i) {
+        char digits[24];
+        char* end = digits + sizeof digits;
+        char* p = end;
+        *--p = ']';
+        do *--p = static_cast<char>('0' + i % 10);
+        while ((i /= 10) != 0);
+        *--p = '[';
+        std::string out;
+        out.reserve(parent.size() + static_cast<std::size_t>(end - p));
+        out.append(parent).append(p, end);
+        return out;
+    }
+
+    // An object's members in document order; a key seen twice is an error, since
+    // readers disagree on which of the two wins.
+    expected<std::vector<std::pair<std::string_view, element>>> unique_members(element obj, std::string_view path) {
+        std::vector<std::pair<std::string_view, element>> members;
+        for (auto field : simdjson::dom::object(obj)) {
+            for (const auto& m : members)
+                if (m.first == field.key) return error(join_key(path, field.key), "the key appears twice");
+            members.emplace_back(field.key, field.value);
+        }
+        return members;
+    }
+
+    // Checks an object against its KeySet: warns of unknown and unsupported keys
+    // and returns the known members only.
+    expected<std::vector<std::pair<std::string_view, element>>> known_members(element obj, const KeySet& keys) {
+        if (obj.type() != element_type::OBJECT) return type_error(std::string(keys.section), "an object", obj);
+        auto members = unique_members(obj, keys.section);
+        if (!members) return members;
+        std::vector<std::pair<std::string_view, element>> kept;
+        for (auto& m : *members) {
+            auto key = join_key(keys.section, m.first);
+            if (std::find(keys.known.begin(), keys.known.end(), m.first) != keys.known.end()) {
+                kept.push_back(m);
+            } else if (std::find(keys.unsupported.begin(), keys.unsupported.end(), m.first) != keys.unsupported.end()) {
+                warn(key, "not supported by sbx; left out");
+            } else if (auto near = closest(m.first, keys.known)) {
+                warn(key, "unknown key; did you mean '" + std::string(*near) + "'? It was left out");
+            } else {
+                warn(key, "unknown key; left out");
+            }
+        }
+        return kept;
+    }
+
+    expected<Sourced<bool>> boolean(element v, std::string key) {
+        if (v.type() != element_type::BOOL) return type_error(std::move(key), "a boolean (true or false)", v);
+        return Sourced<bool>{bool(v.get_bool().value_unsafe()), source(std::move(key))};
+    }
+
+    expected<void> set_bool(SourcedBool& slot, element v, const std::string& key) {
+        auto b = boolean(v, key);
+        if (!b) return fail(b.error());
+        slot = std::move(*b);
+        return {};
+    }
+
+    // A string without control characters, not empty. The view lives as long as the document.
+    expected<std::string_view> text(element v, const std::string& key) {
+        if (v.type() != element_type::STRING) return type_error(key, "a string", v);
+        std::string_view s = v.get_string().value_unsafe();
+        if (s.empty()) return error(key, "an empty string");
+        for (unsigned char c : s)
+            if (c < 0x20 || c == 0x7f) return error(key, "a control character in the string");
+        return s;
+    }
+
+    // An array of strings, each turned into a value by `make`.
+    template <class Make>
+    expected<void> string_list(element v, const std::string& key, SourcedList& out, Make make) {
+        if (v.type() != element_type::ARRAY) return type_error(key, "an array of strings", v);
+        std::size_t i = 0;
+        for (auto item : simdjson::dom::array(v)) {
+            auto k = index_key(key, i++);
+            auto s = text(item, k);
+            if (!s) return fail(s.error());
+            auto made = make(*s, k);
+            if (!made) return fail(made.error());
+            out.push_back(Sourced<std::string>{std::move(*made), source(k)});
+        }
+        return {};
+    }
+
+    expected<std::string> path(std::string_view p, const std::string& key) {
+        auto r = paths::resolve(p, src_.base);
+        if (!r) return error(key, r.error().message);
+        return r;
+    }
+
+    static expected<std::string> as_is(std::string_view s, const std::string&) { return std::string(s); }
+
+    // A host pattern as written; refused here, naming the file and entry, when it
+    // is none of the forms host_pattern.hpp takes.
+    expected<std::string> host_pattern(std::string_view s, const std::string& key) {
+        if (auto p = net::parse_host_pattern(s); !p) return error(key, p.error().message);
+        return std::string(s);
+    }
+
+    expected<void> paths_list(element v, const std::string& key, SourcedList& out) {
+        return string_list(v, key, out, [&](std::string_view s, const std::string& k) { return path(s, k); });
+    }
+
+    expected<std::string> absolute_program(element v, const std::string& key) {
+        auto s = text(v, key);
+        if (!s) return fail(s.error());
+        if (!paths::is_absolute(*s)) return error(key, "expected an absolute path, got '" + std::string(*s) + "'");
+        return paths::normalize(*s);
+    }
+
+    static bool valid_env_name(std::string_view s) {
+        if (s.empty() || std::isdigit(static_cast<unsigned char>(s[0]))) return false;
+        return std::all_of(s.begin(), s.end(),
+                           [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
+    }
+
+    expected<void> read_sandbox(element v) {
+        auto members = known_members(v, sandbox_keys());
+        if (!members) return fail(members.error());
+        for (auto& [name, value] : *members) {
+            std::string key = "sandbox." + std::string(name);
+            expected<void> r;
+            if (name == "enabled") r = set_bool(out_.enabled, value, key);
+            else if (name == "autoAllowBashIfSandboxed") r = set_bool(out_.auto_allow, value, key);
+            else if (name == "allowUnsandboxedCommands") r = set_bool(out_.allow_unsandboxed, value, key);
+            else if (name == "failIfUnavailable") r = set_bool(out_.fail_if_unavailable, value, key);
+            else if (name == "toolCache") r = set_bool(out_.tool_cache, value, key);
+            else if (name == "excludedCommands") r = string_list(value, key, out_.excluded_commands, as_is);
+            else if (name == "ignoreViolations") r = read_ignore(value, key);
+            else if (name == "filesystem") r = read_filesystem(value);
+            else if (name == "network") r = read_network(value);
+            else if (name == "credentials") r = read_credentials(value);
+            else if (name == "bwrapPath" || name == "socatPath") {
+                auto p = absolute_program(value, key);
+                if (!p) return fail(p.error());
+                (name == "bwrapPath" ? out_.bwrap_path : out_.socat_path) = Sourced<std::string>{*p, source(key)};
+            }
+            if (!r) return r;
+        }
+        return {};
+    }
+
+    expected<void> read_ignore(element v, const std::string& key) {
+        if (v.type() != element_type::OBJECT) return type_error(key, "an object of command -> [violation text]", v);
+        auto members = unique_members(v, key);
+        if (!members) return fail(members.error());
+        for (auto& [command, list] : *members) {
+            auto k = key + "." + std::string(command);
+            if (command.empty()) return error(k, "an empty command key; use \"*\" for every command");
+            SourcedList texts;
+            if (auto r = string_list(list, k, texts, as_is); !r) return r;
+            IgnoreRule rule{std::string(command), {}, source(k)};
+            for (auto& t : texts) rule.violations.push_back(std::move(t.value));
+            out_.ignore_violations.push_back(std::move(rule));
+        }
+        return {};
+    }
+
+    expected<void> read_filesystem(element v) {
+        auto members = known_members(v, filesystem_keys());
+        if (!members) return fail(members.error());
+        auto& fs = out_.filesystem;
+        for (auto& [name, value] : *members) {
+            std::string key = "sandbox.filesystem." + std::string(name);
+            fs.configured = true;
+            expected<void> r;
+            if (name == "allowWrite") r = paths_list(value, key, fs.allow_write);
+            else if (name == "denyWrite") r = paths_list(value, key, fs.deny_write);
+            else if (name == "denyRead") r = paths_list(value, key, fs.deny_read);
+            else if (name == "allowRead") r = paths_list(value, key, fs.allow_read);
+            else r = set_bool(name == "disabled" ? fs.disabled : fs.managed_read_paths_only, value, key);
+            if (!r) return r;
+        }
+        return {};
+    }
+
+    expected<void> read_network(element v) {
+        auto members = known_members(v, network_keys());
+        if (!members) return fail(members.error());
+        auto& net = out_.network;
+        for (auto& [name, value] : *members) {
+            std::string key = "sandbox.network." + std::string(name);
+            expected<void> r;
+            auto host = [&](std::string_view h, const std::string& k) { return host_pattern(h, k); };
+            if (name == "allowedDomains") r = string_list(value, key, net.allowed_domains, host);
+            else if (name == "deniedDomains") r = string_list(value, key, net.denied_domains, host);
+            else if (name == "allowUnixSockets") r = paths_list(value, key, net.allow_unix_sockets);
+            else {
+                SourcedBool& slot = name == "strictAllowlist"     ? net.strict_allowlist
+                                    : name == "allowLocalBinding" ? net.allow_local_binding
+                                    : name == "allowAllUnixSockets" ? net.allow_all_unix_sockets
+                                                                    : net.managed_domains_only;
+                r = set_bool(slot, value, key);
+            }
+            if (!r) return r;
+        }
+        return {};
+    }
+
+    // Each entry is a string, or {"name"|"path": ..., "mode": "deny"|"mask"}.
+    // Masking needs TLS termination, which sbx does not do: a mask is a deny.
+    expected<void> read_credential_list(element v, const std::string& key, bool files, SourcedList& out) {
+        if (v.type() != element_type::ARRAY) return type_error(key, "an array", v);
+        std::string_view field = files ? "path" : "name";
+        std::size_t i = 0;
+        for (auto item : simdjson::dom::array(v)) {
+            auto k = index_key(key, i++);
+            std::string value;
+            if (item.type() == element_type::STRING) {
+                auto s = text(item, k);
+                if (!s) return fail(s.error());
+                value = *s;
+            } else if (item.type() == element_type::OBJECT) {
+                auto members = unique_members(item, k);
+                if (!members) return fail(members.error());
+                std::optional<std::string_view> mode;
+                for (auto& [mk, mv] : *members) {
+                    auto kk = k + "." + std::string(mk);
+                    if (mk == field) {
+                        auto s = text(mv, kk);
+                        if (!s) return fail(s.error());
+                        value = *s;
+                    } else if (mk == "mode") {
+                        auto s = text(mv, kk);
+                        if (!s) return fail(s.error());
+                        if (*s != "deny" && *s != "mask")
+                            return error(kk, "expected \"deny\" or \"mask\", got \"" + std::string(*s) + "\"");
+                        mode = *s;
+                    } else {
+                        return error(kk, "unknown key; an entry has '" + std::string(field) + "' and 'mode'");
+                    }
+                }
+                if (value.empty()) return error(k, "the entry has no '" + std::string(field) + "'");
+                if (mode == "mask")
+                    warn(k + ".mode", "masking needs TLS termination, which sbx does not do; denied instead");
+            } else {
+                return type_error(k, files ? "a path or an object {path, mode}" : "a name or an object {name, mode}", item);
+            }
+            if (files) {
+                auto p = path(value, k);
+                if (!p) return fail(p.error());
+                value = std::move(*p);
+            } else if (!valid_env_name(value)) {
+                return error(k, "'" + value + "' is not an environment variable name");
+            }
+            out.push_back(Sourced<std::string>{std::move(value), source(k)});
+        }
+        return {};
+    }
+
+    expected<void> read_credentials(element v) {
+        auto members = known_members(v, credentials_keys());
+        if (!members) return fail(members.error());
+        for (auto& [name, value] : *members) {
+            std::string key = "sandbox.credentials." + std::string(name);
+            bool files = name == "files";
+            auto r = read_credential_list(value, key, files, files ? out_.credentials.files : out_.credentials.env_vars);
+            if (!r) return r;
+        }
+        return {};
+    }
+
+    // Permission rule paths follow Claude Code: `//x` absolute, `~/x` home, `/x`
+    // relative to the settings file's project, `x` and `./x` relative to the root.
+    expected<std::string> rule_path(std::string_view p, const std::string& key) {
+        if (p.substr(0, 2) == "//") return path(p.substr(1), key);
+        if (p.substr(0, 1) == "/") return path(std::string(src_.base.dir) + std::string(p), key);
+        if (p.substr(0, 1) == "~") return path(p, key);
+        paths::Base at_root{src_.base.home, src_.root};
+        auto r = paths::resolve(p, at_root);
+        if (!r) return error(key, r.error().message);
+        return r;
+    }
+
+    // One rule of permissions.allow or permissions.deny: `Tool` or `Tool(spec)`.
+    // Edit, Read and WebFetch(domain:...) rules feed the sandbox; others pass.
+    expected<void> read_rule(std::string_view rule, const std::string& key, bool allow) {
+        auto open = rule.find('(');
+        if (open == std::string_view::npos) return {};  // a bare tool name adds no path or host
+        std::string_view tool = rule.substr(0, open);
+        if (tool != "Edit" && tool != "Read" && tool != "WebFetch") return {};
+        if (rule.back() != ')') return error(key, "'" + std::string(rule) + "': a rule's specifier must end with ')'");
+        std::string_view spec = rule.substr(open + 1, rule.size() - open - 2);
+        if (spec.empty()) return error(key, "'" + std::string(rule) + "': an empty specifier");
+        auto& fs = out_.filesystem;
+        if (tool == "WebFetch") {
+            constexpr std::string_view prefix = "domain:";
+            if (spec.substr(0, prefix.size()) != prefix) {
+                warn(key, "only WebFetch(domain:...) rules name hosts for the sandbox; left out");
+                return {};
+            }
+            auto host = spec.substr(prefix.size());
+            if (host.empty()) return error(key, "'" + std::string(rule) + "': no domain after 'domain:'");
+            if (auto hp = host_pattern(host, key); !hp) return fail(hp.error());
+            auto& list = allow ? out_.network.allowed_domains : out_.network.denied_domains;
+            list.push_back(Sourced<std::string>{std::string(host), source(key)});
+            return {};
+        }
+        if (tool == "Read" && allow) return {};  // a Read allow does not re-open a sandbox deny
+        auto p = rule_path(spec, key);
+        if (!p) return fail(p.error());
+        auto& list = tool == "Read" ? fs.deny_read : (allow ? fs.allow_write : fs.deny_write);
+        list.push_back(Sourced<std::string>{std::move(*p), source(key)});
+        return {};
+    }
+
+    expected<void> read_permissions(element v) {
+        auto members = known_members(v, permissions_keys());
+        if (!members) return fail(members.error());
+        for (auto& [name, value] : *members) {
+            std::string key = "permissions." + std::string(name);
+            if (name == "allow" || name == "deny") {
+                SourcedList rules;
+                if (auto r = string_list(value, key, rules, as_is); !r) return r;
+                for (auto& rule : rules)
+                    if (auto r = read_rule(rule.value, rule.source.key, name == "allow"); !r) return r;
+            } else if (name == "additionalDirectories") {
+                if (auto r = paths_list(value, key, out_.additional_directories); !r) return r;
+            } else if (name == "ask") {
+                SourcedList rules;  // checked for shape only: asking is Claude Code's business
+                if (auto r = string_list(value, key, rules, as_is); !r) return r;
+            }
+        }
+        return {};
+    }
+};
+
+}  // namespace detail
+
+// Reads one settings file's text. Pure: `src.file` is only a name for messages.
+inline expected<Settings> parse_settings(std::string_view text, const SettingsSource& src) {
+    Settings out;
+    out.layer = src.layer;
+    out.file = src.file;
+    auto doc = json::parse(text);
+    if (!doc) {
+        Error e = std::move(doc.error());
+        e.code = Errc::invalid_settings;
+        e.file = src.file;
+        return fail(std::move(e));
+    }
+    detail::Reader reader(src, out);
+    if (auto r = reader.read((*doc)->root()); !r) return fail(r.error());
+    return out;
+}
+
+}  // namespace sbx
