@@ -68,7 +68,8 @@ run_suite() {
 }
 
 # Options a build directory may have kept from an earlier configure are set again.
-all_suites=(-Dtests=true -Dlaunchers=true)
+# Warnings are errors here, as they are not in a user's build (meson.build).
+all_suites=(-Dtests=true -Dlaunchers=true -Dwerror=true)
 run_suite build "${all_suites[@]}" -Db_sanitize=none
 # Unoptimised: the sanitizers check as much, and the build takes a quarter of the
 # time it takes with -O2 (about 45 s against 3.5 min on two cores).
