@@ -482,6 +482,21 @@ int run_policy(const SettingsArgs& a) {
     return kOk;
 }
 
+// The defaults of `sbx run`, which `sbx plan` shares. A host no rule decides is
+// asked about on the terminal; with no terminal the launcher refuses it. File
+// refusals are read from the command's standard error when a program reads it: on
+// a terminal the command keeps the terminal (and its person sees the errors),
+// unless --scan-stderr.
+constexpr std::string_view kRunUnknownHost = "ask";
+bool run_scans_stderr() { return ::isatty(STDERR_FILENO) == 0; }
+
+// What --on-unknown-host takes.
+std::vector<std::string> unknown_host_choices() {
+    std::vector<std::string> out;
+    for (const auto& entry : sbx::net::kUnknownHostNames) out.emplace_back(entry.first);
+    return out;
+}
+
 struct PlanArgs {
     SettingsArgs settings;
     std::vector<std::string> pass_env;
@@ -524,7 +539,7 @@ struct PlanArgs {
             ->allow_extra_args(false);
         cmd->add_option("--on-unknown-host", on_unknown_host,
                         "What to do with a host no rule decides: deny, allow, or ask on the terminal")
-            ->check(CLI::IsMember({"deny", "allow", "ask"}));
+            ->check(CLI::IsMember(unknown_host_choices()));
         auto* scan = cmd->add_flag("--scan-stderr", scan_stderr,
                                    "Report the file refusals the command prints on standard error (advisory)");
         auto* no_scan = cmd->add_flag("--no-scan-stderr", no_scan_stderr, "Do not read the command's standard error");
@@ -656,9 +671,8 @@ sbx::expected<sbx::Plan> plan_for(const Loaded& l, const PlanArgs& a, std::strin
     req.environ = env;
     req.pass_env = pass_env;
     const std::string_view unknown = a.on_unknown_host.empty() ? default_unknown : std::string_view(a.on_unknown_host);
-    req.on_unknown_host = unknown == "allow" ? sbx::net::UnknownHost::allow
-                          : unknown == "ask" ? sbx::net::UnknownHost::ask
-                                             : sbx::net::UnknownHost::deny;
+    // CLI11 has checked the option against unknown_host_choices().
+    req.on_unknown_host = sbx::net::parse_unknown_host(unknown).value_or(sbx::net::UnknownHost::deny);
     if (!a.allow_hosts.empty()) req.call_hosts = a.allow_hosts;
     req.pass_fds = a.pass_fds;
     req.scan_stderr = a.scan_stderr || (default_scan && !a.no_scan_stderr);
@@ -681,7 +695,7 @@ struct ExplainArgs {
     std::string path;
     std::string host;                      // --host HOST[:PORT]
     std::vector<std::string> allow_hosts;  // as sbx run's
-    std::string on_unknown_host = "ask";   // as sbx run's default
+    std::string on_unknown_host{kRunUnknownHost};  // as sbx run's default
 };
 
 // A rule's settings entry as JSON: {"layer", "file", "key"}, or null for a rule
@@ -765,9 +779,7 @@ int explain_host(const ExplainArgs& a, const Loaded& loaded) {
     if (!target) return bad(target.error().message);
     auto rules = sbx::net::compile_host_rules(loaded.policy);
     if (!rules) return report(rules.error());
-    rules->on_unknown = a.on_unknown_host == "allow" ? sbx::net::UnknownHost::allow
-                        : a.on_unknown_host == "deny" ? sbx::net::UnknownHost::deny
-                                                      : sbx::net::UnknownHost::ask;
+    rules->on_unknown = sbx::net::parse_unknown_host(a.on_unknown_host).value_or(sbx::net::UnknownHost::ask);
     sbx::net::HostCall call;
     if (!a.allow_hosts.empty()) {
         call.hosts.emplace();
@@ -925,7 +937,9 @@ int run_plan(PlanArgs& a) {
     sbx::DiskFs fs;
     auto loaded = load_policy(a.settings, fs, a.home_root());
     if (!loaded) return report(loaded.error());
-    auto plan = plan_for(*loaded, a, "deny", false);
+    // The plan `sbx run` would make here: the same defaults, so that piping it to
+    // the launcher does what `sbx run` does.
+    auto plan = plan_for(*loaded, a, kRunUnknownHost, run_scans_stderr());
     if (!plan) return report(plan.error());
     std::cout << sbx::to_json(*plan) << "\n";
     return kOk;
@@ -1036,11 +1050,7 @@ int run_run(RunArgs& a) {
     sbx::DiskFs fs;
     auto loaded = load_policy(a.plan.settings, fs, a.plan.home_root());
     if (!loaded) return run_failed(loaded.error());
-    // A host no rule decides is asked about on the terminal; with no terminal the
-    // launcher refuses it. File refusals are read from the command's standard
-    // error when a program reads it: on a terminal the command keeps the
-    // terminal (and its person sees the errors), unless --scan-stderr.
-    auto plan = plan_for(*loaded, a.plan, "ask", ::isatty(STDERR_FILENO) == 0);
+    auto plan = plan_for(*loaded, a.plan, kRunUnknownHost, run_scans_stderr());
     // The launcher takes the group's lock for itself.
     loaded->group->release();
     if (!plan) return run_failed(plan.error());
@@ -1133,7 +1143,7 @@ int main(int argc, char** argv) {
         ->take_all()
         ->allow_extra_args(false);
     explain->add_option("--on-unknown-host", ea.on_unknown_host, "As sbx run's (default: ask)")
-        ->check(CLI::IsMember({"deny", "allow", "ask"}));
+        ->check(CLI::IsMember(unknown_host_choices()));
 
     PlanArgs plan_args;
     auto* plan = app.add_subcommand("plan", "Print the plan for a command as JSON (docs/plan.md)");

@@ -339,4 +339,21 @@ sbx_run run --root "$proj" "${managed[@]}" --launcher "$case_dir/launcher" --pas
 want_error 125 '^sbx: INVALID_ARGUMENT: --pass-fd 8: descriptor 8 is not open$'
 tap_finish "run --pass-fd 7: the launcher gets 7 open and a plan naming it; a bad one is refused with 125"
 
+# sbx plan prints the plan sbx run makes: the same decider for hosts no list
+# decides (ask) and the same reading of standard error (not a terminal here),
+# with the tmpdir, which is new each time, set aside.
+fresh_case
+echo '{"sandbox": {"network": {"allowedDomains": ["example.com"]}}}' >"$proj/.claude/settings.json"
+printf '#!/bin/sh\ncat <&"$2"\n' >"$case_dir/launcher"
+chmod +x "$case_dir/launcher"
+sbx_run plan --root "$proj" "${managed[@]}" -- true
+want_status 0
+want_out '"onUnknownHost":"ask"'
+planned=$(sed -E 's/sbx-[0-9a-f]{16}/sbx-TMP/g' <<<"$out")
+sbx_run run --root "$proj" "${managed[@]}" --launcher "$case_dir/launcher" -- true
+want_status 0
+ran=$(sed -E 's/sbx-[0-9a-f]{16}/sbx-TMP/g' <<<"$out")
+[[ $planned == "$ran" ]] || fail_because "sbx plan and sbx run made different plans: $(diff <(tr ',' '\n' <<<"$planned") <(tr ',' '\n' <<<"$ran") | head -5)"
+tap_finish "plan prints the plan run carries out: onUnknownHost ask, the same document"
+
 tap_end

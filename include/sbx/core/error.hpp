@@ -2,7 +2,7 @@
 //
 // Every engine function that can fail returns sbx::expected<T> (see expected.hpp)
 // whose error is an sbx::Error: a code, one sentence, and where it happened (the
-// file, the key path inside it, the line and column, the byte offset), with an
+// file, the key path inside it, the line and the column in bytes), with an
 // optional cause. Only a program's main turns one into text and an exit status.
 #pragma once
 

@@ -1,7 +1,13 @@
 // sbx/core/expected.hpp - sbx::expected<T>, a T or an sbx::Error.
 //
 // The only header that names tl::expected (Debian's libexpected-dev). std::expected
-// is not usable with the toolchains sbx supports (see docs/STYLE notes).
+// is C++23, and sbx is C++20: Meson 1.0, the oldest it supports, knows no later
+// standard, and GCC 12 and Clang 14 ship no <expected>.
+//
+// SBX_TRY(e) is the one way an error travels up: it evaluates e (an expected of
+// anything) once, and returns its error from the enclosing function when there is
+// one. An error that needs more said about it (a file, a key, a cause) is written
+// out in full instead.
 #pragma once
 
 #include <tl/expected.hpp>
@@ -20,3 +26,10 @@ inline tl::unexpected<Error> fail(Errc code, std::string message) {
 }
 
 }  // namespace sbx
+
+// A statement, so that `if (c) SBX_TRY(x); else ...` means what it says.
+#define SBX_TRY(...)                                                                     \
+    do {                                                                                  \
+        if (auto&& sbx_try_result_ = (__VA_ARGS__); !sbx_try_result_)                    \
+            return ::sbx::fail(sbx_try_result_.error());                                  \
+    } while (false)

@@ -28,6 +28,7 @@
 // callers', outside the engine.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -51,6 +52,26 @@ struct HostRule {
 };
 
 enum class UnknownHost { deny, allow, ask };
+
+// How UnknownHost is spelt in plans, in the JSON of `sbx explain` and on the
+// command line (--on-unknown-host): one table for every reader and writer.
+inline constexpr std::array<std::pair<std::string_view, UnknownHost>, 3> kUnknownHostNames{{
+    {"deny", UnknownHost::deny},
+    {"allow", UnknownHost::allow},
+    {"ask", UnknownHost::ask},
+}};
+
+constexpr std::string_view unknown_host_name(UnknownHost u) noexcept {
+    for (const auto& [name, value] : kUnknownHostNames)
+        if (value == u) return name;
+    return "deny";
+}
+
+constexpr std::optional<UnknownHost> parse_unknown_host(std::string_view name) noexcept {
+    for (const auto& [n, value] : kUnknownHostNames)
+        if (n == name) return value;
+    return std::nullopt;
+}
 
 struct HostRules {
     std::vector<HostRule> allowed, denied;

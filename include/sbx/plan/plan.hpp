@@ -474,10 +474,6 @@ inline void write_identity(json::Writer& w, const Identity& id) {
 
 namespace detail {
 
-inline std::string_view unknown_host_name(net::UnknownHost u) {
-    return u == net::UnknownHost::allow ? "allow" : u == net::UnknownHost::ask ? "ask" : "deny";
-}
-
 inline void write_host_rules(json::Writer& w, const std::vector<net::HostRule>& rules) {
     w.begin_array();
     for (const auto& r : rules) {
@@ -511,12 +507,12 @@ inline void write_network(json::Writer& w, const NetworkPlan& n) {
             w.key("local").value(true);
             if (!n.local_why.empty()) w.key("localWhy").value(n.local_why);
         }
-        if (n.rules.on_unknown) w.key("onUnknownHost").value(unknown_host_name(*n.rules.on_unknown));
+        if (n.rules.on_unknown) w.key("onUnknownHost").value(net::unknown_host_name(*n.rules.on_unknown));
         if (n.call.hosts) {
             w.key("callHosts");
             write_host_rules(w, *n.call.hosts);
         }
-        if (n.call.on_unknown) w.key("callOnUnknownHost").value(unknown_host_name(*n.call.on_unknown));
+        if (n.call.on_unknown) w.key("callOnUnknownHost").value(net::unknown_host_name(*n.call.on_unknown));
         if (!n.forwards.empty()) {
             w.key("forwards").begin_array();
             for (const auto& f : n.forwards)
@@ -823,9 +819,7 @@ private:
     static expected<net::UnknownHost> unknown_host(element v, const std::string& key) {
         auto s = string(v, key);
         if (!s) return fail(s.error());
-        if (*s == "deny") return net::UnknownHost::deny;
-        if (*s == "allow") return net::UnknownHost::allow;
-        if (*s == "ask") return net::UnknownHost::ask;
+        if (auto u = net::parse_unknown_host(*s)) return *u;
         return error(key, "unknown value '" + *s + "'; expected deny, allow or ask");
     }
 
