@@ -6,7 +6,6 @@
 #include <sched.h>
 #include <signal.h>
 #include <spawn.h>
-#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -22,9 +21,12 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <span>
 
+#include "fd_io.hpp"
 #include "sbx/core/json.hpp"
 #include "sbx/io/fs_view_disk.hpp"
+#include "sbx/linux/bwrap.hpp"
 #include "seccomp_filter.hpp"
 
 namespace sbx::linux_sandbox {
@@ -426,15 +428,19 @@ std::string explain_bwrap_failure(std::string_view err, const std::string& bwrap
     return "run the command in the detail to see bubblewrap's whole message; the checks above may name the cause";
 }
 
-Check check_bwrap_run(const RunOutcome& run, const std::vector<std::string>& argv) {
+Check check_bwrap_run(const RunOutcome& run, const std::vector<std::string>& argv, const StageReport& stage) {
     const std::string name = "bubblewrap run";
     const bool with_seccomp = std::find(argv.begin(), argv.end(), "--seccomp") != argv.end();
+    const std::string command = argv.empty() ? std::string("true") : argv.back();
     if (run.succeeded())
-        return pass(name, std::string("bwrap ran ") + (argv.empty() ? std::string("true") : argv.back()) +
-                              " in new namespaces with no capabilities" +
+        return pass(name, "bwrap ran " + command + " in new namespaces with no capabilities" +
                               (with_seccomp ? " under the seccomp filter, which bubblewrap loads into its init (pid 1) too" : ""));
-    return failure(name, command_line(argv) + " " + run_failure(run),
-                   explain_bwrap_failure(run.err, argv.empty() ? std::string("/usr/bin/bwrap") : argv.front()));
+    // The stage says what went wrong inside on its status pipe, not on standard error.
+    std::string inside;
+    if (!stage.failure.empty()) inside = "; the stage failed: " + stage.failure;
+    else if (stage.exec_errno != 0) inside = "; the stage could not run " + command + ": " + std::strerror(stage.exec_errno);
+    return failure(name, command_line(argv) + " " + run_failure(run) + inside,
+                   explain_bwrap_failure(run.err + stage.failure, argv.empty() ? std::string("/usr/bin/bwrap") : argv.front()));
 }
 
 ProbeResult evaluate(const ProbeInputs& in, const ProbeOptions& options) {
@@ -450,7 +456,8 @@ ProbeResult evaluate(const ProbeInputs& in, const ProbeOptions& options) {
     r.checks.push_back(std::move(bwrap));
     r.checks.push_back(interpret_userns(in.userns));
     r.checks.push_back(check_seccomp(in.seccomp));
-    if (bwrap_ok && in.bwrap_run) r.checks.push_back(check_bwrap_run(*in.bwrap_run, in.bwrap_run_argv));
+    if (bwrap_ok && in.bwrap_run)
+        r.checks.push_back(check_bwrap_run(*in.bwrap_run, in.bwrap_run_argv, in.bwrap_run_stage));
     return r;
 }
 
@@ -553,14 +560,38 @@ ProgramFile find_in_path(std::string_view name, const std::optional<std::string>
     return first_seen;
 }
 
-std::vector<std::string> bwrap_run_argv(const std::string& bwrap, const std::string& true_path, bool with_seccomp) {
-    std::vector<std::string> a{bwrap,          "--unshare-user", "--unshare-all", "--disable-userns",
-                               "--die-with-parent", "--new-session", "--cap-drop",   "ALL",
-                               "--ro-bind",    "/",              "/",             "--dev",
-                               "/dev",         "--proc",         "/proc"};
-    if (with_seccomp) a.insert(a.end(), {"--seccomp", "3"});
-    a.insert(a.end(), {"--", true_path});
-    return a;
+sbx::Plan trial_plan(const std::string& dir, const std::string& true_path) {
+    const std::string root = dir + "/root";
+    auto mount = [](MountKind kind, const std::string& path, const std::string& why) {
+        return Mount{kind, path, path, {}, why};
+    };
+    sbx::Plan plan;
+    plan.argv = {true_path};
+    plan.root = root;
+    plan.cwd = root;
+    plan.filesystem.mounts = {
+        mount(MountKind::bind, root, "the project root, writable"),
+        mount(MountKind::ro_bind, root + "/.git", "a protected directory, read-only"),
+        mount(MountKind::mask_dir, root + "/.ssh", "a denyRead directory, hidden"),
+        mount(MountKind::mask_file, root + "/.netrc", "a denyRead file, hidden"),
+    };
+    return plan;
+}
+
+std::vector<std::string> bwrap_run_argv(const std::string& bwrap, const std::string& dir, const std::string& true_path,
+                                        bool with_seccomp) {
+    const sbx::Plan plan = trial_plan(dir, true_path);
+    StageArgs stage;
+    stage.exe_fd = kTrialExeFd;
+    stage.status_fd = kTrialStatusFd;
+    stage.filtered = with_seccomp;
+    stage.command = plan.argv;
+    BwrapLaunch launch;
+    launch.bwrap = bwrap;
+    if (with_seccomp) launch.seccomp_fd = kTrialSeccompFd;
+    launch.group_dir = dir + "/group";
+    launch.stage_argv = stage_argv(stage);
+    return bwrap_args(plan, launch);
 }
 
 namespace {
@@ -591,24 +622,12 @@ int high_fd(int fd) {
     return moved;
 }
 
-struct Fd {
-    int fd = -1;
-    Fd() = default;
-    explicit Fd(int f) : fd(f) {}
-    Fd(const Fd&) = delete;
-    Fd& operator=(const Fd&) = delete;
-    ~Fd() { reset(); }
-    void reset() {
-        if (fd >= 0) ::close(fd);
-        fd = -1;
-    }
-};
-
 std::string errno_text(const char* what) { return std::string(what) + ": " + std::strerror(errno); }
 
 // Runs argv with an empty environment, stdin from /dev/null, stdout and stderr
-// captured, and `extra_fd` (if >= 0) as descriptor 3. Killed after 10 seconds.
-RunOutcome run_program(const std::vector<std::string>& argv, int extra_fd) {
+// captured, and pass[i] as descriptor 3 + i (each at 10 or above: see high_fd).
+// Killed after 10 seconds.
+RunOutcome run_program(const std::vector<std::string>& argv, std::span<const int> pass = {}) {
     constexpr std::size_t kCap = 64 * 1024;
     RunOutcome r;
     int out_pipe[2], err_pipe[2];
@@ -622,7 +641,7 @@ RunOutcome run_program(const std::vector<std::string>& argv, int extra_fd) {
         return r;
     }
     Fd err_r(high_fd(err_pipe[0])), err_w(high_fd(err_pipe[1]));
-    if (out_r.fd < 0 || out_w.fd < 0 || err_r.fd < 0 || err_w.fd < 0) {
+    if (out_r.get() < 0 || out_w.get() < 0 || err_r.get() < 0 || err_w.get() < 0) {
         r.spawn_error = errno_text("fcntl(F_DUPFD_CLOEXEC)");
         return r;
     }
@@ -630,9 +649,10 @@ RunOutcome run_program(const std::vector<std::string>& argv, int extra_fd) {
     posix_spawn_file_actions_t actions;
     posix_spawn_file_actions_init(&actions);
     posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
-    posix_spawn_file_actions_adddup2(&actions, out_w.fd, 1);
-    posix_spawn_file_actions_adddup2(&actions, err_w.fd, 2);
-    if (extra_fd >= 0) posix_spawn_file_actions_adddup2(&actions, extra_fd, 3);
+    posix_spawn_file_actions_adddup2(&actions, out_w.get(), 1);
+    posix_spawn_file_actions_adddup2(&actions, err_w.get(), 2);
+    for (std::size_t i = 0; i < pass.size(); ++i)
+        posix_spawn_file_actions_adddup2(&actions, pass[i], 3 + static_cast<int>(i));
     std::vector<char*> args;
     for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
     args.push_back(nullptr);
@@ -648,7 +668,7 @@ RunOutcome run_program(const std::vector<std::string>& argv, int extra_fd) {
     err_w.reset();
 
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-    pollfd fds[2] = {{out_r.fd, POLLIN, 0}, {err_r.fd, POLLIN, 0}};
+    pollfd fds[2] = {{out_r.get(), POLLIN, 0}, {err_r.get(), POLLIN, 0}};
     std::string* sinks[2] = {&r.out, &r.err};
     int open_fds = 2;
     while (open_fds > 0) {
@@ -728,18 +748,90 @@ SeccompFacts gather_seccomp(int get_seccomp_errno) {
     return f;
 }
 
-// The default filter as BPF in a memfd at offset 0, for bwrap --seccomp; -1 when it
-// cannot be made (the seccomp check then says why).
-int seccomp_bpf_fd() {
-    auto filter = build_filter(SeccompOptions{});
-    if (!filter) return -1;
-    const int fd = high_fd(::memfd_create("sbx-probe-seccomp", MFD_CLOEXEC));
-    if (fd < 0) return -1;
-    if (seccomp_export_bpf(filter->get(), fd) < 0 || ::lseek(fd, 0, SEEK_SET) != 0) {
-        ::close(fd);
-        return -1;
+// The end-to-end run's temporary directory, holding the mount points of
+// trial_plan and the group directory; removed, deepest first, when it goes.
+class TrialDir {
+public:
+    TrialDir() {
+        char tmpl[] = "/tmp/sbx-doctor-XXXXXX";
+        if (::mkdtemp(tmpl) == nullptr) {
+            error_ = errno_text("mkdtemp /tmp/sbx-doctor-XXXXXX");
+            return;
+        }
+        dir_ = tmpl;
     }
-    return fd;
+    TrialDir(const TrialDir&) = delete;
+    TrialDir& operator=(const TrialDir&) = delete;
+    ~TrialDir() {
+        for (auto it = made_.rbegin(); it != made_.rend(); ++it) (void)::remove(it->c_str());
+        if (!dir_.empty()) (void)::rmdir(dir_.c_str());
+    }
+    const std::string& path() const { return dir_; }
+    // Empty when the directory and every mount point of `plan` were made, else why not.
+    std::string make(const sbx::Plan& plan) {
+        if (!error_.empty()) return error_;
+        if (!make_one(dir_ + "/group", false)) return error_;
+        for (const auto& m : plan.filesystem.mounts)
+            if (!make_one(m.path, m.kind == MountKind::mask_file)) return error_;
+        return {};
+    }
+
+private:
+    bool make_one(const std::string& path, bool file) {
+        const int rc = file ? ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600)
+                            : ::mkdir(path.c_str(), 0700);
+        if (rc < 0) {
+            error_ = errno_text(file ? "open" : "mkdir") + " (" + path + ")";
+            return false;
+        }
+        if (file) ::close(rc);
+        made_.push_back(path);
+        return true;
+    }
+    std::string dir_;
+    std::string error_;
+    std::vector<std::string> made_;
+};
+
+// The end-to-end run: bwrap_run_argv in a TrialDir, through the stage's real
+// program, under the seccomp program `sbx run` would load for such a plan (one
+// that allows every Unix socket when !need_seccomp) where libseccomp builds it
+// (else the seccomp check says why, and the run goes without). Fills in
+// bwrap_run_argv, bwrap_run and bwrap_run_stage.
+void run_trial(ProbeInputs& in, const ProbeOptions& options, const std::string& bwrap, const std::string& true_path) {
+    in.bwrap_run_argv = {bwrap};
+    RunOutcome& run = in.bwrap_run.emplace();
+    TrialDir dir;
+    auto program = seccomp_program(SeccompOptions{!options.need_seccomp});
+    Fd bpf(program ? high_fd(program->release()) : -1);
+    in.bwrap_run_argv = bwrap_run_argv(bwrap, dir.path(), true_path, bpf.get() >= 0);
+    if (auto why = dir.make(trial_plan(dir.path(), true_path)); !why.empty()) {
+        run.spawn_error = "cannot make the run's directory: " + why;
+        return;
+    }
+    Fd exe(high_fd(options.stage_program.empty() ? open_stage_binary()
+                                                 : ::open(options.stage_program.c_str(), O_RDONLY | O_CLOEXEC)));
+    if (exe.get() < 0) {
+        run.spawn_error = errno_text("cannot open the stage's program");
+        return;
+    }
+    int status_pipe[2];
+    if (::pipe2(status_pipe, O_CLOEXEC) != 0) {
+        run.spawn_error = errno_text("pipe2");
+        return;
+    }
+    Fd status_r(high_fd(status_pipe[0])), status_w(high_fd(status_pipe[1]));
+    if (status_r.get() < 0 || status_w.get() < 0) {
+        run.spawn_error = errno_text("fcntl(F_DUPFD_CLOEXEC)");
+        return;
+    }
+    static_assert(kTrialExeFd == 3 && kTrialStatusFd == 4 && kTrialSeccompFd == 5, "run_program passes them in this order");
+    std::vector<int> pass{exe.get(), status_w.get()};
+    if (bpf.get() >= 0) pass.push_back(bpf.get());
+    run = run_program(in.bwrap_run_argv, pass);
+    status_w.reset();  // bubblewrap and the stage are gone: the pipe ends here
+    auto bytes = sbx::read_all(status_r.get(), 4096, "the stage's status pipe");
+    in.bwrap_run_stage = parse_stage_report(bytes ? *bytes : std::string());
 }
 
 }  // namespace
@@ -772,15 +864,13 @@ ProbeInputs gather_inputs(const ProbeOptions& options) {
     if (options.thorough) {
         in.userns.trial = try_unshare();
         if (bwrap_usable) {
-            in.version_run = run_program({b.path, "--version"}, -1);
+            in.version_run = run_program({b.path, "--version"});
             // A bwrap the bubblewrap check refuses is not run again: that check says why.
             const auto version = parse_bwrap_version(in.version_run->out);
             if (!in.version_run->succeeded() || !version || *version < kMinBwrapVersion) return in;
             std::string true_path = find_in_path("true", in.path_env).path;
             if (true_path.empty()) true_path = "/bin/true";
-            Fd bpf(options.need_seccomp ? seccomp_bpf_fd() : -1);
-            in.bwrap_run_argv = bwrap_run_argv(b.path, true_path, bpf.fd >= 0);
-            in.bwrap_run = run_program(in.bwrap_run_argv, bpf.fd);
+            run_trial(in, options, b.path, true_path);
             in.userns.bwrap_ran = in.bwrap_run->succeeded();
         }
     }

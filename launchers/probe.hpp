@@ -6,14 +6,17 @@
 // fails, a fix a user can act on.
 //
 // Two layers. gather_inputs() is the only part that touches the machine (uname,
-// PATH, /proc/sys, capget, prctl, libseccomp, and in thorough mode a fork and two
-// runs of bwrap); evaluate() and the check functions below it are pure and turn
+// PATH, /proc/sys, capget, prctl, libseccomp, and in thorough mode a fork, two
+// runs of bwrap and a temporary directory for the second); evaluate() and the check functions below it are pure and turn
 // ProbeInputs into checks, so every message is testable without the machine.
 //
 // Cost: the cheap probe (thorough = false) spawns no process and runs before
 // every sandboxed command; it fails only on what certainly stops bubblewrap. The
 // thorough probe (`sbx doctor`, or to explain a launch that failed) also tries
-// unshare in a child, asks bwrap for its version and runs it end to end.
+// unshare in a child, asks bwrap for its version and runs it end to end: the
+// command line `sbx run` makes (sbx/linux/bwrap.hpp) of a small plan of its own
+// (trial_plan), under the seccomp program `sbx run` loads, through the real
+// stage, so that a doctor that passes means `sbx run` starts.
 #pragma once
 
 #include <compare>
@@ -23,6 +26,8 @@
 #include <vector>
 
 #include "sbx/core/error.hpp"
+#include "sbx/plan/plan.hpp"
+#include "stage.hpp"
 
 namespace sbx::linux_sandbox {
 
@@ -38,6 +43,9 @@ struct ProbeOptions {
     std::string bwrap_path;    // absolute path of bwrap; empty: search PATH for "bwrap"
     bool need_seccomp = true;  // false: the plan allows every Unix socket, --disable-userns alone serves
     bool thorough = false;     // also spawn: unshare in a child, bwrap --version, a bwrap run
+    // The stage's program for the bwrap run: an absolute path; empty: the one
+    // sbx run starts (open_stage_binary: sbx-stage beside this program).
+    std::string stage_program = {};
 };
 
 struct ProbeResult {
@@ -127,6 +135,7 @@ struct ProbeInputs {
     std::optional<SeccompFacts> seccomp;    // nullopt: not gathered (need_seccomp false)
     std::optional<RunOutcome> bwrap_run;    // the end-to-end run; nullopt: not run
     std::vector<std::string> bwrap_run_argv;  // what that run executed, for its message
+    StageReport bwrap_run_stage;              // what the stage wrote on its status pipe in that run
 };
 
 // ---- The thin layer that reads the machine ----------------------------------------
@@ -144,9 +153,26 @@ ProgramFile inspect_program(const std::string& path);
 // searches "/usr/local/bin:/usr/bin:/bin".
 ProgramFile find_in_path(std::string_view name, const std::optional<std::string>& path_env);
 
-// The argument vector of the end-to-end run: bwrap with the namespaces and
-// capabilities sbx-linux uses, "--seccomp 3" when `with_seccomp`, then `true_path`.
-std::vector<std::string> bwrap_run_argv(const std::string& bwrap, const std::string& true_path, bool with_seccomp);
+// The plan of the end-to-end run: `sbx run`'s filesystem in miniature, in the
+// probe's temporary directory `dir` over the read-only `/`: DIR/root bound
+// writable as a project root is, and the working directory; DIR/root/.git
+// read-only, DIR/root/.ssh and DIR/root/.netrc hidden, as protected and
+// denyRead paths are. The command is `true_path`. Its mounts come parents first:
+// the probe makes each mount point (an empty file for a hidden file, else a
+// directory) in that order.
+sbx::Plan trial_plan(const std::string& dir, const std::string& true_path);
+
+// The descriptors of the end-to-end run, as bubblewrap and the stage see them.
+inline constexpr int kTrialExeFd = 3;      // the stage's program
+inline constexpr int kTrialStatusFd = 4;   // the stage's status pipe
+inline constexpr int kTrialSeccompFd = 5;  // the seccomp program, when there is one
+
+// The argument vector of the end-to-end run: what `sbx run` executes
+// (bwrap_args) for trial_plan(dir, true_path), with DIR/group as the root
+// group's directory, the stage (on kTrialExeFd, kTrialStatusFd) and the seccomp
+// program on kTrialSeccompFd when `with_seccomp`.
+std::vector<std::string> bwrap_run_argv(const std::string& bwrap, const std::string& dir, const std::string& true_path,
+                                        bool with_seccomp);
 
 // Reads the machine for `options` (see the file comment for what each mode does).
 // The thorough mode waits for its children: SIGCHLD must not be ignored, or the
@@ -175,7 +201,8 @@ Check check_architecture(std::string_view machine, std::string_view build_arch, 
 Check check_bubblewrap(const ProbeInputs& in);
 Check interpret_userns(const UsernsFacts& facts);
 Check check_seccomp(const std::optional<SeccompFacts>& facts);
-Check check_bwrap_run(const RunOutcome& run, const std::vector<std::string>& argv);
+// `stage`: what the stage reported; it names a failure of the stage's own.
+Check check_bwrap_run(const RunOutcome& run, const std::vector<std::string>& argv, const StageReport& stage = {});
 
 // A fix for a bwrap run that failed, from the message bwrap printed.
 std::string explain_bwrap_failure(std::string_view stderr_text, const std::string& bwrap_path);

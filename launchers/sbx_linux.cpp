@@ -23,7 +23,6 @@
 // the command ran (an invalid or stale plan, an unavailable sandbox), with one
 // line on standard error: "sbx-linux: CODE: message".
 #include <fcntl.h>
-#include <seccomp.h>
 #include <signal.h>
 #include <poll.h>
 #include <sys/mman.h>
@@ -61,6 +60,7 @@
 #include "sbx/io/fs_view_disk.hpp"
 #include "sbx/io/placeholder_registry.hpp"
 #include "sbx/linux/bwrap.hpp"
+#include "sbx/linux/filter_fallback.hpp"
 #include "sbx/plan/plan.hpp"
 #include "sbx/plan/report.hpp"
 #include "seccomp_filter.hpp"
@@ -82,42 +82,6 @@ int usage(const std::string& message) {
     std::cerr << "sbx-linux: USAGE: " << message
               << "\nusage: sbx-linux [--plan-fd N] [--report-fd N] [--control-fd N] [--again-fd N] [--violations]\n       sbx-linux --doctor [--json] [--bwrap PATH]\n";
     return kFailedBeforeCommand;
-}
-
-// The seccomp program for the plan, in a memfd bubblewrap reads (--seccomp).
-sbx::expected<int> seccomp_program(const sbx::Plan& plan) {
-    auto filter = build_filter(SeccompOptions{plan.allow_unix_sockets});
-    if (!filter) return sbx::fail(filter.error());
-    const int fd = ::memfd_create("sbx-seccomp", MFD_CLOEXEC);  // the bubblewrap child clears it
-    if (fd < 0) return sbx::fail(sbx::Errc::sandbox_unavailable, std::string("memfd_create: ") + std::strerror(errno));
-    if (int rc = seccomp_export_bpf(filter->get(), fd); rc < 0) {
-        ::close(fd);
-        return sbx::fail(sbx::Errc::sandbox_unavailable, std::string("seccomp_export_bpf: ") + std::strerror(-rc));
-    }
-    // bubblewrap reads the program from the descriptor's offset to its end.
-    if (::lseek(fd, 0, SEEK_SET) != 0) {
-        const int err = errno;
-        ::close(fd);
-        return sbx::fail(sbx::Errc::sandbox_unavailable, std::string("lseek on the seccomp program: ") + std::strerror(err));
-    }
-    return fd;
-}
-
-// A descriptor on the program the sandbox runs first: sbx-stage where it lies
-// beside this program (a static program starts fastest), else this program,
-// whose --stage mode does the same. Opened here, outside, so that a directory
-// the plan hides cannot hide it. -1 with errno on failure.
-int open_stage_binary() {
-    char self[4096];
-    const ssize_t n = ::readlink("/proc/self/exe", self, sizeof self - 1);
-    if (n > 0) {
-        const std::string stage = sbx::paths::parent(std::string(self, static_cast<std::size_t>(n))) + "/sbx-stage";
-        const int fd = ::open(stage.c_str(), O_RDONLY | O_CLOEXEC);
-        struct stat st {};
-        if (fd >= 0 && ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && (st.st_mode & S_IXUSR) != 0) return fd;
-        if (fd >= 0) ::close(fd);
-    }
-    return ::open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
 }
 
 // Makes dirfd/name, mode 0444, holding `content`, all at once where the
@@ -345,19 +309,23 @@ int run_plan(int plan_fd, int report_fd, bool print_violations) {
     bool unavailable = !probed.available();
     sbx::Error unavailable_why = unavailable ? probed.why() : sbx::Error{};
 
-    // The seccomp program; where it cannot be built and the plan allows every
-    // Unix socket, --disable-userns alone keeps namespaces shut (the reference's rule).
+    // The seccomp program; where it cannot be built, filter_fallback says whether
+    // the plan runs without it.
     int seccomp_fd = -1;
     if (!unavailable) {
-        auto program = seccomp_program(*plan);
-        if (program) {
-            seccomp_fd = *program;
-        } else if (plan->allow_unix_sockets) {
-            std::cerr << "sbx-linux: warning: no seccomp filter (" << sbx::to_string(program.error())
-                      << "); the plan allows every Unix socket, so --disable-userns alone keeps namespaces shut\n";
-        } else {
-            unavailable = true;
-            unavailable_why = sbx::Error(sbx::Errc::unavailable, "the sandbox cannot run here").caused_by(program.error());
+        auto program = seccomp_program(SeccompOptions{plan->allow_unix_sockets});
+        const FilterRule& fallback = filter_fallback(*plan, program.has_value());
+        switch (fallback.verdict) {
+            case FilterVerdict::filtered: seccomp_fd = program->release(); break;
+            case FilterVerdict::unfiltered:
+                std::cerr << "sbx-linux: warning: no seccomp filter (" << sbx::to_string(program.error()) << "); "
+                          << fallback.why << "\n";
+                break;
+            case FilterVerdict::unavailable:
+                unavailable = true;
+                unavailable_why =
+                    sbx::Error(sbx::Errc::unavailable, "the sandbox cannot run here").caused_by(program.error());
+                break;
         }
     }
     if (unavailable && plan->fail_if_unavailable) {
@@ -472,39 +440,6 @@ int run_plan(int plan_fd, int report_fd, bool print_violations) {
             stage.forwards.push_back({sbx::net::to_string(f.listen), f.port, f.why.empty() ? f.target : f.why});
     }
 
-    std::vector<std::string> args{probed.bwrap,
-                                  "--unshare-user",
-                                  "--unshare-ipc",
-                                  "--unshare-pid",
-                                  "--unshare-net",
-                                  "--unshare-uts",
-                                  "--unshare-cgroup-try",
-                                  "--disable-userns",
-                                  "--die-with-parent",
-                                  "--new-session",
-                                  "--cap-drop",
-                                  "ALL"};
-    // bubblewrap loads the filter into its own init (pid 1) as well as into the
-    // stage, so that no process in the sandbox's PID namespace runs without it.
-    if (seccomp_fd >= 0) args.insert(args.end(), {"--seccomp", std::to_string(seccomp_fd)});
-    auto fs_args = bwrap_fs_args(plan->filesystem);
-    args.insert(args.end(), fs_args.begin(), fs_args.end());
-    // The group's files are sbx's alone: a command that could flock one would
-    // stall every sandbox starting in its root, and could read what the others
-    // made. An empty read-only directory covers them (unless a hidden directory
-    // already does).
-    const std::string group_dir = sbx::paths::parent(group->lock_path());
-    if (!detail::under_kind(plan->filesystem, group_dir, sbx::MountKind::mask_dir))
-        args.insert(args.end(), {"--tmpfs", group_dir, "--remount-ro", group_dir});
-    // The group's placeholders this plan has none of (another sandbox's policy
-    // protects more): read-only here too, or this command could remove one from
-    // the writable root and lift that sandbox's mount.
-    for (const auto& e : group_placeholders) {
-        const bool planned = std::any_of(plan->filesystem.placeholders.begin(), plan->filesystem.placeholders.end(),
-                                         [&](const sbx::PlaceholderOp& ph) { return ph.path == e.path; });
-        if (!planned && !detail::under_kind(plan->filesystem, e.path, sbx::MountKind::mask_dir))
-            args.insert(args.end(), {"--ro-bind", e.path, e.path});
-    }
     // git inside reads the repository's exclude file with the placeholders added.
     int exclude_fd = -1;
     if (const auto& ex = plan->filesystem.git_exclude) {
@@ -512,11 +447,16 @@ int run_plan(int plan_fd, int report_fd, bool print_violations) {
         if (exclude_fd < 0 || !write_all(exclude_fd, ex->content.data(), ex->content.size()) ||
             ::lseek(exclude_fd, 0, SEEK_SET) != 0)
             return give_up_errno("cannot write the git exclude file");
-        args.insert(args.end(), {"--ro-bind-data", std::to_string(exclude_fd), ex->path});
     }
-    args.insert(args.end(), {"--chdir", plan->cwd, "--"});
-    auto stage_args = stage_argv(stage);
-    args.insert(args.end(), stage_args.begin(), stage_args.end());
+    // The whole command line (sbx/linux/bwrap.hpp), with what only this run knows.
+    BwrapLaunch launch;
+    launch.bwrap = probed.bwrap;
+    if (seccomp_fd >= 0) launch.seccomp_fd = seccomp_fd;
+    launch.group_dir = sbx::paths::parent(group->lock_path());
+    for (const auto& e : group_placeholders) launch.group_placeholders.push_back(e.path);
+    if (exclude_fd >= 0) launch.exclude_fd = exclude_fd;
+    launch.stage_argv = stage_argv(stage);
+    auto args = bwrap_args(*plan, launch);
     auto env = env_strings(*plan, false);
 
     std::vector<int> keep_fds = plan->pass_fds;

@@ -112,6 +112,20 @@ sbx::expected<SeccompFilter> build_filter(const SeccompOptions& options, Seccomp
     return filter;
 }
 
+sbx::expected<Fd> seccomp_program(const SeccompOptions& options) {
+    auto filter = build_filter(options);
+    if (!filter) return sbx::fail(filter.error());
+    Fd fd(::memfd_create("sbx-seccomp", MFD_CLOEXEC));
+    if (fd.get() < 0)
+        return sbx::fail(sbx::Errc::sandbox_unavailable, std::string("memfd_create: ") + std::strerror(errno));
+    if (int rc = seccomp_export_bpf(filter->get(), fd.get()); rc < 0)
+        return sbx::fail(sbx::Errc::sandbox_unavailable, std::string("seccomp_export_bpf: ") + std::strerror(-rc));
+    if (::lseek(fd.get(), 0, SEEK_SET) != 0)
+        return sbx::fail(sbx::Errc::sandbox_unavailable,
+                         std::string("lseek on the seccomp program: ") + std::strerror(errno));
+    return fd;
+}
+
 sbx::expected<std::string> export_pfc(const SeccompFilter& filter) {
     const int fd = memfd_create("sbx-seccomp-pfc", MFD_CLOEXEC);
     if (fd < 0) return sbx::fail(seccomp_error("memfd_create for the PFC export", -errno));

@@ -3,7 +3,8 @@
 // Turns sbx/linux/seccomp_spec.hpp into a libseccomp filter for the native
 // architecture only: calls of any other ABI (i386 `int 0x80`, x32) kill the
 // process. Building and exporting need no privileges; loading the filter
-// (seccomp_load on filter.get(), after PR_SET_NO_NEW_PRIVS) is the caller's step.
+// (seccomp_load on filter.get(), after PR_SET_NO_NEW_PRIVS) is the caller's step,
+// or bubblewrap's, which takes the program as BPF on a descriptor (seccomp_program).
 #pragma once
 
 #include <seccomp.h>
@@ -11,6 +12,7 @@
 #include <memory>
 #include <string>
 
+#include "fd_io.hpp"
 #include "sbx/core/expected.hpp"
 #include "sbx/linux/seccomp_spec.hpp"
 
@@ -38,6 +40,13 @@ enum class SeccompArch { native, x86_64, aarch64 };
 // Errc::sandbox_unavailable naming the step or system call: a rule whose system
 // call the architecture lacks is an error unless kAbsentSyscalls documents it.
 sbx::expected<SeccompFilter> build_filter(const SeccompOptions& options, SeccompArch arch = SeccompArch::native);
+
+// The native filter for `options` as a BPF program in a memfd, for bubblewrap's
+// --seccomp, which reads from the descriptor's offset (0) to its end: what
+// `sbx run` loads and `sbx doctor` tries. Close-on-exec (the child that executes
+// bubblewrap clears it). Fails with build_filter's error, or
+// Errc::sandbox_unavailable naming the step.
+sbx::expected<Fd> seccomp_program(const SeccompOptions& options);
 
 // The filter as libseccomp's pseudo-filter-code text (seccomp_export_pfc).
 sbx::expected<std::string> export_pfc(const SeccompFilter& filter);

@@ -30,6 +30,21 @@ int stage_failed(int status_fd, const std::string& message) {
 
 }  // namespace
 
+int open_stage_binary() {
+    char self[4096];
+    const ssize_t n = ::readlink("/proc/self/exe", self, sizeof self - 1);
+    if (n > 0) {
+        // /proc/self/exe is absolute: its directory is what comes before the last '/'.
+        const std::string exe(self, static_cast<std::size_t>(n));
+        const std::string stage = exe.substr(0, exe.rfind('/')) + "/sbx-stage";
+        const int fd = ::open(stage.c_str(), O_RDONLY | O_CLOEXEC);
+        struct stat st {};
+        if (fd >= 0 && ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && (st.st_mode & S_IXUSR) != 0) return fd;
+        if (fd >= 0) ::close(fd);
+    }
+    return ::open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
+}
+
 std::vector<std::string> stage_argv(const StageArgs& a) {
     std::vector<std::string> out{"/proc/self/fd/" + std::to_string(a.exe_fd), std::string(kStageFlag),
                                  "--exe-fd", std::to_string(a.exe_fd), "--status-fd", std::to_string(a.status_fd),

@@ -46,6 +46,12 @@ struct StageArgs {
     std::vector<std::string> command;
 };
 
+// A descriptor on the stage's program, which the sandbox runs first: sbx-stage
+// where it lies beside this program (a static program starts fastest), else this
+// program, whose --stage mode does the same. Opened outside the sandbox, so that
+// a directory the plan hides cannot hide it. -1 with errno on failure.
+int open_stage_binary();
+
 std::vector<std::string> stage_argv(const StageArgs& a);
 
 // Parses the stage's own arguments (after kStageFlag); false when malformed.

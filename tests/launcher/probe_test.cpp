@@ -11,13 +11,19 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <string>
 #include <vector>
 
+#ifndef SBX_TEST_STAGE
+#error "SBX_TEST_STAGE must name the stage's program (tests/launcher/meson.build sets it)"
+#endif
+
 #include "../../launchers/probe.hpp"
 #include "../unit/temp_dir.hpp"
 #include "sbx/core/json.hpp"
+#include "sbx/core/paths.hpp"
 
 namespace lx = sbx::linux_sandbox;
 
@@ -31,6 +37,7 @@ lx::ProbeOptions options(bool thorough, bool need_seccomp = true, std::string bw
     o.bwrap_path = std::move(bwrap_path);
     o.need_seccomp = need_seccomp;
     o.thorough = thorough;
+    o.stage_program = SBX_TEST_STAGE;  // this test program has no --stage mode
     return o;
 }
 
@@ -383,15 +390,15 @@ TEST_CASE("explain_bwrap_failure reads bubblewrap's own messages") {
 }
 
 TEST_CASE("check_bwrap_run quotes the command and bwrap's message") {
-    const auto argv = lx::bwrap_run_argv("/usr/bin/bwrap", "/usr/bin/true", true);
+    const auto argv = lx::bwrap_run_argv("/usr/bin/bwrap", "/tmp/sbx-doctor-1", "/usr/bin/true", true);
     CHECK(argv.front() == "/usr/bin/bwrap");
     CHECK(argv.back() == "/usr/bin/true");
     CHECK(argv[argv.size() - 2] == "--");
-    for (const char* flag : {"--unshare-user", "--unshare-all", "--disable-userns", "--die-with-parent",
+    for (const char* flag : {"--unshare-user", "--unshare-net", "--disable-userns", "--die-with-parent",
                              "--new-session", "--seccomp"})
         CHECK(std::find(argv.begin(), argv.end(), flag) != argv.end());
     CHECK(std::find(argv.begin(), argv.end(), "ALL") != argv.end());
-    const auto plain = lx::bwrap_run_argv("/usr/bin/bwrap", "/usr/bin/true", false);
+    const auto plain = lx::bwrap_run_argv("/usr/bin/bwrap", "/tmp/sbx-doctor-1", "/usr/bin/true", false);
     CHECK(std::find(plain.begin(), plain.end(), "--seccomp") == plain.end());
 
     CHECK(lx::check_bwrap_run(exited(0), argv).detail ==
@@ -399,13 +406,30 @@ TEST_CASE("check_bwrap_run quotes the command and bwrap's message") {
           "bubblewrap loads into its init (pid 1) too");
 
     const lx::Check c = lx::check_bwrap_run(exited(1, "", "bwrap: setting up uid map: Permission denied\n"),
-                                            lx::bwrap_run_argv("/opt/my bwrap", "/bin/true", false));
+                                            lx::bwrap_run_argv("/opt/my bwrap", "/tmp/d", "/bin/true", false));
     CHECK_FALSE(c.ok);
-    CHECK(c.detail ==
-          "'/opt/my bwrap' --unshare-user --unshare-all --disable-userns --die-with-parent --new-session --cap-drop "
-          "ALL --ro-bind / / --dev /dev --proc /proc -- /bin/true exited with status 1: bwrap: setting up uid map: "
-          "Permission denied");
+    CHECK(c.detail.rfind(
+              "'/opt/my bwrap' --unshare-user --unshare-ipc --unshare-pid --unshare-net --unshare-uts "
+              "--unshare-cgroup-try --disable-userns --die-with-parent --new-session --cap-drop ALL --ro-bind / / "
+              "--dev /dev --proc /proc --bind /tmp/d/root /tmp/d/root ",
+              0) == 0);
+    CHECK(contains(c.detail,
+                   " --tmpfs /tmp/d/group --remount-ro /tmp/d/group --chdir /tmp/d/root -- /proc/self/fd/3 --stage "
+                   "--exe-fd 3 --status-fd 4 --proxy-fd -1 --filtered 0 -- /bin/true exited with status 1: bwrap: "
+                   "setting up uid map: Permission denied"));
     CHECK(contains(c.fix, "profile bwrap /opt/my bwrap flags=(unconfined)"));
+
+    // What the stage reported on its status pipe, which bubblewrap's message lacks.
+    lx::StageReport stage;
+    stage.started = true;
+    stage.failure = "the sandbox's pid 1 (bubblewrap's init) runs without the seccomp filter";
+    const lx::Check inside = lx::check_bwrap_run(exited(125), argv, stage);
+    CHECK(contains(inside.detail, "exited with status 125; the stage failed: the sandbox's pid 1"));
+    CHECK(contains(inside.fix, "CONFIG_SECCOMP_FILTER"));
+    stage.failure.clear();
+    stage.exec_errno = ENOENT;
+    CHECK(contains(lx::check_bwrap_run(exited(127), argv, stage).detail,
+                   "; the stage could not run /usr/bin/true: No such file or directory"));
 
     lx::RunOutcome hung;
     hung.timed_out = true;
@@ -435,7 +459,7 @@ TEST_CASE("evaluate: the checks in order, why() names the first failure") {
         auto in = healthy();
         in.version_run = exited(0, "bubblewrap 0.9.0\n");
         in.userns.trial = lx::UnshareOutcome{};
-        in.bwrap_run_argv = lx::bwrap_run_argv("/usr/bin/bwrap", "/usr/bin/true", true);
+        in.bwrap_run_argv = lx::bwrap_run_argv("/usr/bin/bwrap", "/tmp/sbx-doctor-1", "/usr/bin/true", true);
         in.bwrap_run = exited(0);
         const auto r = lx::evaluate(in, options(true));
         REQUIRE(r.checks.size() == 5);
@@ -471,7 +495,7 @@ TEST_CASE("evaluate: the checks in order, why() names the first failure") {
     }
     SUBCASE("a failed run makes the sandbox unavailable") {
         auto in = healthy();
-        in.bwrap_run_argv = lx::bwrap_run_argv("/usr/bin/bwrap", "/usr/bin/true", true);
+        in.bwrap_run_argv = lx::bwrap_run_argv("/usr/bin/bwrap", "/tmp/sbx-doctor-1", "/usr/bin/true", true);
         in.bwrap_run = exited(1, "", "bwrap: Can't mount proc on /newroot/proc: Operation not permitted\n");
         const auto r = lx::evaluate(in, options(true));
         CHECK_FALSE(r.available());
@@ -637,4 +661,24 @@ TEST_CASE("probe: the unprivileged user sbx-test can run the sandbox too") {
     MESSAGE("thorough probe as sbx-test:\n" << text);
     REQUIRE(WIFEXITED(status));
     CHECK_MESSAGE(WEXITSTATUS(status) == 0, text);
+}
+
+TEST_CASE("trial_plan: sbx run's filesystem in miniature, mount points parents first") {
+    const auto p = lx::trial_plan("/tmp/sbx-doctor-1", "/usr/bin/true");
+    CHECK(p.cwd == "/tmp/sbx-doctor-1/root");
+    CHECK(p.argv == std::vector<std::string>{"/usr/bin/true"});
+    REQUIRE(p.filesystem.mounts.size() == 4);
+    CHECK(p.filesystem.isolated);
+    CHECK(p.filesystem.mounts[0].kind == sbx::MountKind::bind);
+    CHECK(p.filesystem.mounts[0].path == p.cwd);
+    for (const auto& m : p.filesystem.mounts) {
+        CAPTURE(m.path);
+        CHECK(sbx::paths::at_or_under(m.path, p.cwd));
+        CHECK(m.source == m.path);
+        CHECK_FALSE(m.why.empty());
+    }
+    // Every kind of mount a plan makes, as bubblewrap does it: --bind, --ro-bind, --tmpfs, /dev/null.
+    for (auto kind : {sbx::MountKind::ro_bind, sbx::MountKind::mask_dir, sbx::MountKind::mask_file})
+        CHECK(std::any_of(p.filesystem.mounts.begin(), p.filesystem.mounts.end(),
+                          [&](const sbx::Mount& m) { return m.kind == kind; }));
 }

@@ -11,6 +11,7 @@
 #include "sbx/io/placeholder_registry.hpp"
 #include "sbx/io/settings_files.hpp"
 #include "sbx/linux/bwrap.hpp"
+#include "sbx/linux/filter_fallback.hpp"
 #include "sbx/linux/seccomp_spec.hpp"
 #include "sbx/mac/seatbelt.hpp"
 #include "sbx/net/address.hpp"

@@ -1,21 +1,30 @@
-// sbx/linux/bwrap.hpp - the bubblewrap argument list for a plan's filesystem part.
+// sbx/linux/bwrap.hpp - the bubblewrap argument list that runs a plan.
 //
-// The arguments that build the sandbox's view of the filesystem, in the plan's
-// order, on top of a read-only `/`, a fresh /dev and /proc, and then the kernel's
+// bwrap_args() is the whole command line sbx-linux executes: bubblewrap, the
+// namespace and privilege flags (kSandboxFlags), the seccomp program, the
+// filesystem part, the root group's covers, the git exclude file, the working
+// directory and the stage that runs the command. It is pure: what only the
+// launcher knows when it runs (the bubblewrap it found, the descriptors it made,
+// the root group it joined) comes in a BwrapLaunch. `sbx doctor` runs the list it
+// makes of a small plan of its own, so a doctor that passes means `sbx run` starts.
+//
+// The filesystem part (bwrap_fs_args) is the plan's mounts, in the plan's order,
+// on top of a read-only `/`, a fresh /dev and /proc, and then the kernel's
 // interfaces that act on the whole machine made read-only (kKernelCovers). Masks
 // are made read-only only at the end: bubblewrap creates the mount points of
 // re-opened paths inside a mask, which it cannot do once the mask is read-only.
-// The namespace flags and the command are the launcher's (see launchers/).
 #pragma once
 
 #include <algorithm>
 #include <array>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "sbx/core/paths.hpp"
 #include "sbx/plan/fs_plan.hpp"
+#include "sbx/plan/plan.hpp"
 
 namespace sbx::linux_sandbox {
 
@@ -108,6 +117,86 @@ inline std::vector<std::string> bwrap_fs_args(const FsPlan& plan) {
     }
     for (const auto& p : make_read_only) a.insert(a.end(), {"--remount-ro", p});
     return a;
+}
+
+// One bubblewrap flag every sandbox gets, with its argument (empty: none) and why.
+struct BwrapFlag {
+    std::string_view flag;
+    std::string_view value;
+    std::string_view reason;
+};
+
+// The namespace and privilege flags, in the order they are given. Every
+// namespace is made inside the new user namespace, so a root caller's too holds
+// no capability over the host's.
+inline constexpr std::array kSandboxFlags{
+    BwrapFlag{"--unshare-user", "", "a user namespace of its own, which the other namespaces belong to"},
+    BwrapFlag{"--unshare-ipc", "", "System V IPC and POSIX message queues apart from the host's processes"},
+    BwrapFlag{"--unshare-pid", "", "the command sees and signals the sandbox's processes only, which end with its init"},
+    BwrapFlag{"--unshare-net", "", "nothing but a loopback of its own: the only way out is the launcher's proxy, if any"},
+    BwrapFlag{"--unshare-uts", "", "a host name of its own, which the command may change"},
+    BwrapFlag{"--unshare-cgroup-try", "", "a cgroup namespace where the kernel has them: the host's cgroup paths unseen"},
+    BwrapFlag{"--disable-userns", "",
+              "no user namespace can be made inside, where the command would hold every capability over new "
+              "mounts and namespaces (bubblewrap 0.8.0)"},
+    BwrapFlag{"--die-with-parent", "", "the sandbox ends when sbx-linux dies, so no command outlives its clean-up"},
+    BwrapFlag{"--new-session", "", "a session of its own: no TIOCSTI into the caller's terminal"},
+    BwrapFlag{"--cap-drop", "ALL", "no capability inside the sandbox, for a root caller's command too"},
+};
+
+// What only the launcher knows when it runs a plan.
+struct BwrapLaunch {
+    std::string bwrap;  // the bwrap to execute (the probe's find), argv[0]
+    // The BPF program (launchers/seccomp_filter.hpp), which bubblewrap loads into
+    // its init (pid 1) as well as into the stage, so that no process of the
+    // sandbox's PID namespace runs without it. nullopt: no filter, as
+    // filter_fallback (filter_fallback.hpp) allowed.
+    std::optional<int> seccomp_fd;
+    // The root group's directory (launchers/root_group.hpp), covered by an empty
+    // read-only directory; nullopt: the run joined no group.
+    std::optional<std::string> group_dir;
+    // The paths of the group's placeholders, every sandbox's of this root.
+    std::vector<std::string> group_placeholders;
+    // A descriptor holding plan.filesystem.git_exclude's content, bound over its
+    // path; nullopt: none (given whenever the plan has a git exclude).
+    std::optional<int> exclude_fd;
+    // The program bubblewrap runs, with its arguments: the stage (launchers/stage.hpp).
+    std::vector<std::string> stage_argv;
+};
+
+// The whole bubblewrap command line for `plan`: launch.bwrap, kSandboxFlags,
+// --seccomp, bwrap_fs_args, the group's covers, the git exclude, --chdir to the
+// plan's working directory, "--" and launch.stage_argv.
+inline std::vector<std::string> bwrap_args(const Plan& plan, const BwrapLaunch& launch) {
+    std::vector<std::string> args{launch.bwrap};
+    for (const auto& f : kSandboxFlags) {
+        args.emplace_back(f.flag);
+        if (!f.value.empty()) args.emplace_back(f.value);
+    }
+    if (launch.seccomp_fd) args.insert(args.end(), {"--seccomp", std::to_string(*launch.seccomp_fd)});
+    auto fs_args = bwrap_fs_args(plan.filesystem);
+    args.insert(args.end(), fs_args.begin(), fs_args.end());
+    // The group's files are sbx's alone: a command that could flock one would
+    // stall every sandbox starting in its root, and could read what the others
+    // made. An empty read-only directory covers them (unless a hidden directory
+    // already does).
+    if (launch.group_dir && !detail::under_kind(plan.filesystem, *launch.group_dir, MountKind::mask_dir))
+        args.insert(args.end(), {"--tmpfs", *launch.group_dir, "--remount-ro", *launch.group_dir});
+    // The group's placeholders this plan has none of (another sandbox's policy
+    // protects more): read-only here too, or this command could remove one from
+    // the writable root and lift that sandbox's mount.
+    for (const auto& path : launch.group_placeholders) {
+        const bool planned = std::any_of(plan.filesystem.placeholders.begin(), plan.filesystem.placeholders.end(),
+                                         [&](const PlaceholderOp& ph) { return ph.path == path; });
+        if (!planned && !detail::under_kind(plan.filesystem, path, MountKind::mask_dir))
+            args.insert(args.end(), {"--ro-bind", path, path});
+    }
+    // git inside reads the repository's exclude file with the placeholders added.
+    if (const auto& ex = plan.filesystem.git_exclude; ex && launch.exclude_fd)
+        args.insert(args.end(), {"--ro-bind-data", std::to_string(*launch.exclude_fd), ex->path});
+    args.insert(args.end(), {"--chdir", plan.cwd, "--"});
+    args.insert(args.end(), launch.stage_argv.begin(), launch.stage_argv.end());
+    return args;
 }
 
 }  // namespace sbx::linux_sandbox

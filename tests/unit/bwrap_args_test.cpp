@@ -1,0 +1,141 @@
+// bwrap_args(): the whole bubblewrap command line sbx-linux runs for a plan.
+// Golden files: tests/golden/bwrap/run-NAME.args, one argument per line (the
+// filesystem part alone is fs_plan_test.cpp's). Set SBX_UPDATE_GOLDEN=1 to
+// rewrite them, then review the diff.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "sbx/linux/bwrap.hpp"
+#include "golden.hpp"
+
+namespace {
+
+namespace lx = sbx::linux_sandbox;
+
+sbx::Mount mount(sbx::MountKind kind, const std::string& path) { return sbx::Mount{kind, path, path, {}, "test"}; }
+
+// A plan as make_plan makes one for /r: the root and the temporary directory
+// writable, the hooks read-only, ~/.ssh hidden, a placeholder over /r/HEAD.
+sbx::Plan plan() {
+    sbx::Plan p;
+    p.root = "/r";
+    p.cwd = "/r/src";
+    p.tmpdir = "/tmp/sbx-1000/run-1";
+    p.filesystem.mounts = {mount(sbx::MountKind::bind, "/r"), mount(sbx::MountKind::bind, "/tmp/sbx-1000/run-1"),
+                           mount(sbx::MountKind::pin, "/r/.git"), mount(sbx::MountKind::mask_dir, "/home/u/.ssh"),
+                           mount(sbx::MountKind::mask_file, "/home/u/.netrc"),
+                           mount(sbx::MountKind::ro_bind, "/r/.git/hooks"), mount(sbx::MountKind::ro_bind, "/r/HEAD")};
+    p.filesystem.placeholders = {sbx::PlaceholderOp{"/r/HEAD", sbx::Placeholder::file, {}, "test"}};
+    return p;
+}
+
+// What sbx-linux knows of that run: a filter on fd 5, the root's group, the stage.
+lx::BwrapLaunch launch() {
+    lx::BwrapLaunch l;
+    l.bwrap = "/usr/bin/bwrap";
+    l.seccomp_fd = 5;
+    l.group_dir = "/tmp/sbx-1000/groups/2049-131";
+    l.stage_argv = {"/proc/self/fd/3", "--stage", "--exe-fd", "3", "--status-fd", "4", "--proxy-fd", "-1",
+                    "--filtered", "1", "--", "make", "test"};
+    return l;
+}
+
+void check_golden(const std::string& name, const sbx::Plan& p, const lx::BwrapLaunch& l) {
+    std::string text;
+    for (const auto& a : lx::bwrap_args(p, l)) text += a + "\n";
+    sbx_test::check_golden("bwrap/run-" + name + ".args", text, "bubblewrap command line");
+}
+
+bool has(const std::vector<std::string>& args, const std::string& a) {
+    return std::find(args.begin(), args.end(), a) != args.end();
+}
+
+// `flag` followed by `value` somewhere in `args`.
+bool has_pair(const std::vector<std::string>& args, const std::string& flag, const std::string& value) {
+    for (std::size_t i = 0; i + 1 < args.size(); ++i)
+        if (args[i] == flag && args[i + 1] == value) return true;
+    return false;
+}
+
+// The arguments after the first `flag`, `n` of them.
+std::vector<std::string> after(const std::vector<std::string>& args, const std::string& flag, std::size_t n) {
+    auto it = std::find(args.begin(), args.end(), flag);
+    if (it == args.end() || static_cast<std::size_t>(args.end() - it) <= n) return {};
+    return {it + 1, it + 1 + static_cast<std::ptrdiff_t>(n)};
+}
+
+}  // namespace
+
+TEST_CASE("bwrap_args golden: a filtered run") {
+    const auto p = plan();
+    const auto l = launch();
+    const auto args = lx::bwrap_args(p, l);
+    CHECK(args.front() == "/usr/bin/bwrap");
+    CHECK(after(args, "--seccomp", 1) == std::vector<std::string>{"5"});
+    // The filesystem part as fs_plan_test.cpp's goldens have it, then the group's cover.
+    const auto fs = lx::bwrap_fs_args(p.filesystem);
+    CHECK(std::search(args.begin(), args.end(), fs.begin(), fs.end()) != args.end());
+    CHECK(has_pair(args, "--tmpfs", "/tmp/sbx-1000/groups/2049-131"));
+    CHECK(has_pair(args, "--remount-ro", "/tmp/sbx-1000/groups/2049-131"));
+    CHECK(after(args, "--chdir", 2) == std::vector<std::string>{"/r/src", "--"});
+    CHECK(std::equal(l.stage_argv.rbegin(), l.stage_argv.rend(), args.rbegin()));
+    check_golden("filtered", p, l);
+}
+
+TEST_CASE("bwrap_args golden: a run without the seccomp filter") {
+    auto l = launch();
+    l.seccomp_fd.reset();
+    const auto args = lx::bwrap_args(plan(), l);
+    CHECK_FALSE(has(args, "--seccomp"));
+    CHECK(has(args, "--disable-userns"));  // what keeps namespaces shut without it
+    check_golden("unfiltered", plan(), l);
+}
+
+TEST_CASE("bwrap_args golden: the git exclude file is bound from its descriptor") {
+    auto p = plan();
+    p.filesystem.git_exclude = sbx::GitExclude{"/r/.git/info/exclude", {}, "/HEAD\n"};
+    auto l = launch();
+    l.exclude_fd = 7;
+    const auto args = lx::bwrap_args(p, l);
+    CHECK(after(args, "--ro-bind-data", 2) == std::vector<std::string>{"7", "/r/.git/info/exclude"});
+    check_golden("git-exclude", p, l);
+    // No descriptor, no bind: the launcher gives one whenever the plan has an exclude.
+    CHECK_FALSE(has(lx::bwrap_args(p, launch()), "--ro-bind-data"));
+}
+
+TEST_CASE("bwrap_args golden: the group's other placeholders are read-only too") {
+    auto l = launch();
+    l.group_placeholders = {"/r/HEAD",               // this plan's own: bound once, by the plan
+                            "/r/.envrc",             // another sandbox's: bound read-only here too
+                            "/home/u/.ssh/config"};  // inside a hidden directory: nothing to cover
+    const auto args = lx::bwrap_args(plan(), l);
+    CHECK(std::count(args.begin(), args.end(), "/r/HEAD") == 2);
+    CHECK(std::count(args.begin(), args.end(), "/r/.envrc") == 2);
+    CHECK_FALSE(has(args, "/home/u/.ssh/config"));
+    check_golden("group-placeholders", plan(), l);
+}
+
+TEST_CASE("bwrap_args: a group directory inside a hidden directory needs no cover of its own") {
+    auto l = launch();
+    l.group_dir = "/home/u/.ssh/sbx";
+    CHECK_FALSE(has(lx::bwrap_args(plan(), l), "/home/u/.ssh/sbx"));
+    l.group_dir.reset();  // a run that joined no group
+    const auto args = lx::bwrap_args(plan(), l);
+    CHECK(std::count(args.begin(), args.end(), "--tmpfs") == 1);  // the plan's hidden ~/.ssh alone
+}
+
+TEST_CASE("bwrap_args: every sandbox flag is given, with its argument, in the table's order") {
+    const auto args = lx::bwrap_args(plan(), launch());
+    std::size_t at = 1;
+    for (const auto& f : lx::kSandboxFlags) {
+        CAPTURE(f.flag);
+        CHECK_FALSE(f.reason.empty());
+        REQUIRE(at < args.size());
+        CHECK(args[at++] == f.flag);
+        if (!f.value.empty()) CHECK(args[at++] == f.value);
+    }
+    CHECK(args[at] == "--seccomp");
+}
