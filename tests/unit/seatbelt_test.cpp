@@ -21,6 +21,7 @@
 
 #include "golden.hpp"
 #include "sbx/mac/seatbelt.hpp"
+#include "sbx/plan/make_plan.hpp"
 #include "sbx/plan/plan.hpp"
 #include "sbx/rules/fs_rules.hpp"
 #include "sbx/settings/defaults.hpp"
