@@ -65,40 +65,23 @@ public:
                             "network", "filesystem"});
         if (!top) return fail(top.error());
         if (auto r = read_command(top->at("command"), p); !r) return fail(r.error());
-        for (auto [key, out] : {std::pair{"root", &p.root}, std::pair{"tmpdir", &p.tmpdir}}) {
-            auto v = path(top->at(key), key);
-            if (!v) return fail(v.error());
-            *out = std::move(*v);
-        }
+        for (auto [key, out] : {std::pair{"root", &p.root}, std::pair{"tmpdir", &p.tmpdir}})
+            if (auto r = assign(*out, path(top->at(key), key)); !r) return fail(r.error());
         if (p.root == "/") return error("root", "the root may not be /: everything would be writable");
         if (paths::at_or_under(p.root, p.tmpdir) || paths::at_or_under(p.tmpdir, p.root))
             return error("tmpdir", "the temporary directory and the root may not hold each other");
-        if (top->has("rootWhy")) {
-            auto why = string(top->at("rootWhy"), "rootWhy");
-            if (!why) return fail(why.error());
-            p.root_why = std::move(*why);
-        }
-        if (top->has("bwrapPath")) {
-            auto v = path(top->at("bwrapPath"), "bwrapPath");
-            if (!v) return fail(v.error());
-            p.bwrap_path = std::move(*v);
-        }
-        for (auto [key, out] : {std::pair{"enabled", &p.enabled}, std::pair{"failIfUnavailable", &p.fail_if_unavailable}}) {
-            auto v = boolean(top->at(key), key);
-            if (!v) return fail(v.error());
-            *out = *v;
-        }
+        if (auto r = read_optional(*top, "", "rootWhy", p.root_why, string); !r) return fail(r.error());
+        if (auto r = read_optional(*top, "", "bwrapPath", p.bwrap_path, path); !r) return fail(r.error());
+        for (auto [key, out] : {std::pair{"enabled", &p.enabled}, std::pair{"failIfUnavailable", &p.fail_if_unavailable}})
+            if (auto r = assign(*out, boolean(top->at(key), key)); !r) return fail(r.error());
         auto sec = members(top->at("seccomp"), "seccomp", {"allowUnixSockets"}, {"allowUnixSockets"});
         if (!sec) return fail(sec.error());
-        auto unix_sockets = boolean(sec->at("allowUnixSockets"), "seccomp.allowUnixSockets");
-        if (!unix_sockets) return fail(unix_sockets.error());
-        p.allow_unix_sockets = *unix_sockets;
+        if (auto r = assign(p.allow_unix_sockets, boolean(sec->at("allowUnixSockets"), "seccomp.allowUnixSockets")); !r)
+            return fail(r.error());
         if (top->has("unixSockets")) {
             auto us = members(top->at("unixSockets"), "unixSockets", {"all", "paths"}, {"all", "paths"});
             if (!us) return fail(us.error());
-            auto all = boolean(us->at("all"), "unixSockets.all");
-            if (!all) return fail(all.error());
-            p.all_unix_sockets = *all;
+            if (auto r = assign(p.all_unix_sockets, boolean(us->at("all"), "unixSockets.all")); !r) return fail(r.error());
             auto list = array(us->at("paths"), "unixSockets.paths");
             if (!list) return fail(list.error());
             std::size_t i = 0;
@@ -123,11 +106,7 @@ public:
                 p.ignore_violations.push_back(std::move(*v));
             }
         }
-        if (top->has("scanStderr")) {
-            auto scan = boolean(top->at("scanStderr"), "scanStderr");
-            if (!scan) return fail(scan.error());
-            p.scan_stderr = *scan;
-        }
+        if (auto r = read_optional(*top, "", "scanStderr", p.scan_stderr, boolean); !r) return fail(r.error());
         if (top->has("hints")) {
             auto h = members(top->at("hints"), "hints", {"hosts", "local", "call", "write", "read"},
                              {"hosts", "local", "call", "write", "read"});
@@ -163,6 +142,23 @@ private:
             return {};
         }
     };
+
+    // `out` set to what a read gave, or the read's error: the shape of every
+    // member read below.
+    template <class T, class U>
+    static expected<void> assign(T& out, expected<U> got) {
+        if (!got) return fail(got.error());
+        out = std::move(*got);
+        return {};
+    }
+    // The member `name` of `m`, when it is there, read by `reader` under the key
+    // `parent.name` into `out`; absent, `out` keeps what it holds.
+    template <class T, class Reader>
+    static expected<void> read_optional(const Members& m, std::string_view parent, std::string_view name, T& out,
+                                        Reader reader) {
+        if (!m.has(name)) return {};
+        return assign(out, reader(m.at(name), join(parent, name)));
+    }
 
     static tl::unexpected<Error> error(std::string key, std::string message) {
         return fail(Error(Errc::invalid_plan, std::move(message)).at_key(std::move(key)));
@@ -286,50 +282,19 @@ private:
         if (!m) return fail(m.error());
         NetworkPlan n;
         n.mode = NetworkMode::proxy;
-        auto allowed = host_rules(m->at("allowed"), "network.allowed", "network.allowedDomains");
-        if (!allowed) return fail(allowed.error());
-        n.rules.allowed = std::move(*allowed);
-        auto denied = host_rules(m->at("denied"), "network.denied", "network.deniedDomains");
-        if (!denied) return fail(denied.error());
-        n.rules.denied = std::move(*denied);
-        auto strict = boolean(m->at("strict"), "network.strict");
-        if (!strict) return fail(strict.error());
-        n.rules.strict = *strict;
-        if (m->has("strictWhy")) {
-            auto why = string(m->at("strictWhy"), "network.strictWhy");
-            if (!why) return fail(why.error());
-            n.strict_why = std::move(*why);
-        }
-        if (m->has("local")) {
-            auto local = boolean(m->at("local"), "network.local");
-            if (!local) return fail(local.error());
-            n.rules.local = *local;
-        }
-        if (m->has("localWhy")) {
-            auto why = string(m->at("localWhy"), "network.localWhy");
-            if (!why) return fail(why.error());
-            n.local_why = std::move(*why);
-        }
-        if (m->has("onUnknownHost")) {
-            auto u = unknown_host(m->at("onUnknownHost"), "network.onUnknownHost");
-            if (!u) return fail(u.error());
-            n.rules.on_unknown = *u;
-        }
-        if (m->has("callHosts")) {
-            auto hosts = host_rules(m->at("callHosts"), "network.callHosts", "the call's hosts");
-            if (!hosts) return fail(hosts.error());
-            n.call.hosts = std::move(*hosts);
-        }
-        if (m->has("callOnUnknownHost")) {
-            auto u = unknown_host(m->at("callOnUnknownHost"), "network.callOnUnknownHost");
-            if (!u) return fail(u.error());
-            n.call.on_unknown = *u;
-        }
-        if (m->has("forwards")) {
-            auto forwards = read_forwards(m->at("forwards"));
-            if (!forwards) return fail(forwards.error());
-            n.forwards = std::move(*forwards);
-        }
+        if (auto r = assign(n.rules.allowed, host_rules(m->at("allowed"), "network.allowed", "network.allowedDomains")); !r)
+            return r;
+        if (auto r = assign(n.rules.denied, host_rules(m->at("denied"), "network.denied", "network.deniedDomains")); !r)
+            return r;
+        if (auto r = assign(n.rules.strict, boolean(m->at("strict"), "network.strict")); !r) return r;
+        const auto call_hosts = [](element e, const std::string& key) { return host_rules(e, key, "the call's hosts"); };
+        if (auto r = read_optional(*m, "network", "strictWhy", n.strict_why, string); !r) return r;
+        if (auto r = read_optional(*m, "network", "local", n.rules.local, boolean); !r) return r;
+        if (auto r = read_optional(*m, "network", "localWhy", n.local_why, string); !r) return r;
+        if (auto r = read_optional(*m, "network", "onUnknownHost", n.rules.on_unknown, unknown_host); !r) return r;
+        if (auto r = read_optional(*m, "network", "callHosts", n.call.hosts, call_hosts); !r) return r;
+        if (auto r = read_optional(*m, "network", "callOnUnknownHost", n.call.on_unknown, unknown_host); !r) return r;
+        if (auto r = read_optional(*m, "network", "forwards", n.forwards, read_forwards); !r) return r;
         p.network = std::move(n);
         return {};
     }
@@ -344,13 +309,13 @@ private:
     // network.forwards: each listens on a loopback address in canonical text
     // (127.0.0.1, ::1; no brackets), once per address and port, and leads to a
     // loopback address or `localhost`, which the proxy decides per connection.
-    static expected<std::vector<net::Forward>> read_forwards(element v) {
-        auto list = array(v, "network.forwards");
+    static expected<std::vector<net::Forward>> read_forwards(element v, const std::string& key) {
+        auto list = array(v, key);
         if (!list) return fail(list.error());
         std::vector<net::Forward> out;
         std::size_t i = 0;
         for (auto e : *list) {
-            const std::string k = index("network.forwards", i++);
+            const std::string k = index(key, i++);
             auto fm = members(e, k, {"listen", "port", "target", "targetPort", "why"}, {"listen", "port", "target", "targetPort"});
             if (!fm) return fail(fm.error());
             net::Forward f;
@@ -363,31 +328,24 @@ private:
             if (!net::forward_address(*address) || net::is_v4_mapped(*address))
                 return error(k + ".listen", "'" + *listen + "' is not a loopback address: a forward listens on the sandbox's loopback");
             f.listen = *address;
-            auto port = port_number(fm->at("port"), k + ".port");
-            if (!port) return fail(port.error());
-            f.port = *port;
+            if (auto r = assign(f.port, port_number(fm->at("port"), k + ".port")); !r) return fail(r.error());
             auto target = string(fm->at("target"), k + ".target");
             if (!target) return fail(target.error());
-            auto target_port = port_number(fm->at("targetPort"), k + ".targetPort");
-            if (!target_port) return fail(target_port.error());
-            f.target_port = *target_port;
+            if (auto r = assign(f.target_port, port_number(fm->at("targetPort"), k + ".targetPort")); !r)
+                return fail(r.error());
             auto t = net::canonical_target(*target, f.target_port);
             const bool loopback = t && (t->address ? net::forward_address(*t->address) : t->host == "localhost");
             if (!t || t->host != *target || !loopback)
                 return error(k + ".target", "'" + *target + "' is not a loopback address in canonical text nor localhost");
             f.target = std::move(*target);
-            if (fm->has("why")) {
-                auto w = string(fm->at("why"), k + ".why");
-                if (!w) return fail(w.error());
-                f.why = std::move(*w);
-            }
+            if (auto r = read_optional(*fm, k, "why", f.why, string); !r) return fail(r.error());
             const bool twice = std::any_of(out.begin(), out.end(),
                                            [&](const net::Forward& o) { return o.listen == f.listen && o.port == f.port; });
             if (twice) return error(k, "a second forward listens on " + net::address_port_text(f.listen, f.port));
             out.push_back(std::move(f));
         }
         if (out.size() > net::kMaxForwards)
-            return error("network.forwards", "more than " + std::to_string(net::kMaxForwards) + " forwards");
+            return error(key, "more than " + std::to_string(net::kMaxForwards) + " forwards");
         return out;
     }
 
@@ -408,6 +366,26 @@ private:
         return {};
     }
 
+    // An array of {"name", "why"} objects, `why` optional: the variables a plan
+    // removed (command.envRemoved) or kept as they were (filesystem.toolCache.kept).
+    template <class Named>
+    static expected<std::vector<Named>> named_reasons(element v, const std::string& key) {
+        auto list = array(v, key);
+        if (!list) return fail(list.error());
+        std::vector<Named> out;
+        std::size_t i = 0;
+        for (auto e : *list) {
+            const std::string k = index(key, i++);
+            auto m = members(e, k, {"name", "why"}, {"name"});
+            if (!m) return fail(m.error());
+            Named item;
+            if (auto r = assign(item.name, string(m->at("name"), k + ".name")); !r) return fail(r.error());
+            if (auto r = read_optional(*m, k, "why", item.why, string); !r) return fail(r.error());
+            out.push_back(std::move(item));
+        }
+        return out;
+    }
+
     static expected<void> read_command(element v, Plan& p) {
         auto m = members(v, "command", {"argv", "cwd", "env", "loaderEnv", "envRemoved", "passFds"},
                          {"argv", "cwd", "env", "loaderEnv"});
@@ -422,31 +400,10 @@ private:
         }
         if (p.argv.empty()) return error("command.argv", "no command: the array is empty");
         if (p.argv.front().empty()) return error("command.argv[0]", "the command's name is empty");
-        auto cwd = path(m->at("cwd"), "command.cwd");
-        if (!cwd) return fail(cwd.error());
-        p.cwd = std::move(*cwd);
+        if (auto r = assign(p.cwd, path(m->at("cwd"), "command.cwd")); !r) return r;
         if (auto r = read_env(m->at("env"), "command.env", p.env, false); !r) return r;
         if (auto r = read_env(m->at("loaderEnv"), "command.loaderEnv", p.loader_env, true); !r) return r;
-        if (m->has("envRemoved")) {
-            auto removed = array(m->at("envRemoved"), "command.envRemoved");
-            if (!removed) return fail(removed.error());
-            i = 0;
-            for (auto r : *removed) {
-                const std::string k = index("command.envRemoved", i++);
-                auto rm = members(r, k, {"name", "why"}, {"name"});
-                if (!rm) return fail(rm.error());
-                RemovedEnvVar out;
-                auto name = string(rm->at("name"), k + ".name");
-                if (!name) return fail(name.error());
-                out.name = std::move(*name);
-                if (rm->has("why")) {
-                    auto why = string(rm->at("why"), k + ".why");
-                    if (!why) return fail(why.error());
-                    out.why = std::move(*why);
-                }
-                p.env_removed.push_back(std::move(out));
-            }
-        }
+        if (auto r = read_optional(*m, "command", "envRemoved", p.env_removed, named_reasons<RemovedEnvVar>); !r) return r;
         if (m->has("passFds")) {
             if (auto r = read_pass_fds(m->at("passFds"), p); !r) return r;
         }
@@ -497,17 +454,9 @@ private:
         else if (*type == "symlink") id.type = FileType::symlink;
         else if (*type == "other") id.type = FileType::other;
         else return error(key + ".type", "unknown type '" + *type + "'; expected directory, file, symlink or other");
-        for (auto [name, out] : {std::pair{"dev", &id.dev}, std::pair{"ino", &id.ino}, std::pair{"nlink", &id.nlink}}) {
-            auto n = integer(m->at(name), key + "." + name);
-            if (!n) return fail(n.error());
-            *out = *n;
-        }
+        for (auto [name, out] : {std::pair{"dev", &id.dev}, std::pair{"ino", &id.ino}, std::pair{"nlink", &id.nlink}})
+            if (auto r = assign(*out, integer(m->at(name), key + "." + name)); !r) return fail(r.error());
         return id;
-    }
-
-    static expected<std::string> why(const Members& m, const std::string& key) {
-        if (!m.has("why")) return std::string();
-        return string(m.at("why"), key + ".why");
     }
 
     static expected<void> read_filesystem(element v, Plan& p) {
@@ -515,9 +464,7 @@ private:
                          {"isolated", "mounts", "placeholders", "gitExclude", "gitAudit", "toolCache", "rules"},
                          {"isolated", "mounts", "placeholders"});
         if (!m) return fail(m.error());
-        auto isolated = boolean(m->at("isolated"), "filesystem.isolated");
-        if (!isolated) return fail(isolated.error());
-        p.filesystem.isolated = *isolated;
+        if (auto r = assign(p.filesystem.isolated, boolean(m->at("isolated"), "filesystem.isolated")); !r) return r;
 
         auto mounts = array(m->at("mounts"), "filesystem.mounts");
         if (!mounts) return fail(mounts.error());
@@ -535,16 +482,12 @@ private:
             if (found == std::end(kinds))
                 return error(k + ".kind", "unknown kind '" + *kind + "'; expected bind, ro-bind, pin, mask-dir or mask-file");
             mount.kind = *found;
-            auto where = path(mm->at("path"), k + ".path");
-            if (!where) return fail(where.error());
-            mount.path = std::move(*where);
+            if (auto r = assign(mount.path, path(mm->at("path"), k + ".path")); !r) return r;
             const bool binds = mount.kind == MountKind::bind || mount.kind == MountKind::ro_bind;
             if (binds != mm->has("source"))
                 return error(k + ".source", binds ? "missing" : "only bind and ro-bind have a source");
             if (binds) {
-                auto src = path(mm->at("source"), k + ".source");
-                if (!src) return fail(src.error());
-                mount.source = std::move(*src);
+                if (auto r = assign(mount.source, path(mm->at("source"), k + ".source")); !r) return r;
             }
             if (mount.path == "/") return error(k + ".path", "a mount over / would replace the read-only view of it");
             if (mount.kind != MountKind::mask_dir && mount.kind != MountKind::mask_file) {
@@ -554,17 +497,13 @@ private:
                 if (ki != nullptr)
                     return error(k + ".path", "binds a kernel interface from the host: " + std::string(ki->reason));
             }
-            auto expect = identity(mm->at("expect"), k + ".expect");
-            if (!expect) return fail(expect.error());
-            mount.expect = *expect;
+            if (auto r = assign(mount.expect, identity(mm->at("expect"), k + ".expect")); !r) return r;
             if ((mount.kind == MountKind::pin || mount.kind == MountKind::mask_dir) &&
                 (!mount.expect.exists || mount.expect.type != FileType::directory))
                 return error(k + ".expect", "a " + *kind + " is of an existing directory");
             if (mount.kind == MountKind::mask_file && (!mount.expect.exists || mount.expect.type == FileType::directory))
                 return error(k + ".expect", "a mask-file is of an existing path that is not a directory");
-            auto w = why(*mm, k);
-            if (!w) return fail(w.error());
-            mount.why = std::move(*w);
+            if (auto r = read_optional(*mm, k, "why", mount.why, string); !r) return r;
             p.filesystem.mounts.push_back(std::move(mount));
         }
 
@@ -576,9 +515,7 @@ private:
             auto pm = members(e, k, {"path", "kind", "parent", "why"}, {"path", "kind", "parent"});
             if (!pm) return fail(pm.error());
             PlaceholderOp ph;
-            auto where = path(pm->at("path"), k + ".path");
-            if (!where) return fail(where.error());
-            ph.path = std::move(*where);
+            if (auto r = assign(ph.path, path(pm->at("path"), k + ".path")); !r) return r;
             if (ph.path == "/") return error(k + ".path", "/ cannot be a placeholder");
             auto kind = string(pm->at("kind"), k + ".kind");
             if (!kind) return fail(kind.error());
@@ -590,14 +527,10 @@ private:
             if (ph.kind == Placeholder::commondir &&
                 (!ph.path.ends_with("/commondir") || paths::parent(ph.path).find_first_of("\r\n") != std::string::npos))
                 return error(k + ".path", "a commondir placeholder is a file named commondir, in a directory whose path has no line end");
-            auto parent = identity(pm->at("parent"), k + ".parent");
-            if (!parent) return fail(parent.error());
-            if (!parent->exists || parent->type != FileType::directory)
+            if (auto r = assign(ph.parent, identity(pm->at("parent"), k + ".parent")); !r) return r;
+            if (!ph.parent.exists || ph.parent.type != FileType::directory)
                 return error(k + ".parent", "a placeholder goes in an existing directory");
-            ph.parent = *parent;
-            auto w = why(*pm, k);
-            if (!w) return fail(w.error());
-            ph.why = std::move(*w);
+            if (auto r = read_optional(*pm, k, "why", ph.why, string); !r) return r;
             // The launcher creates it and removes it after: it must not be inside
             // the temporary directory it removes, nor be the root itself.
             if (paths::at_or_under(ph.path, p.tmpdir) || ph.path == p.root)
@@ -610,21 +543,15 @@ private:
                               {"path", "expect", "content"});
             if (!em) return fail(em.error());
             GitExclude ex;
-            auto where = path(em->at("path"), "filesystem.gitExclude.path");
-            if (!where) return fail(where.error());
-            ex.path = std::move(*where);
+            if (auto r = assign(ex.path, path(em->at("path"), "filesystem.gitExclude.path")); !r) return r;
             if (!paths::at_or_under(ex.path, p.root) || ex.path == p.root)
                 return error("filesystem.gitExclude.path", "'" + ex.path + "' is not inside the root");
-            auto expect = identity(em->at("expect"), "filesystem.gitExclude.expect");
-            if (!expect) return fail(expect.error());
-            if (!expect->exists || expect->type != FileType::regular)
+            if (auto r = assign(ex.expect, identity(em->at("expect"), "filesystem.gitExclude.expect")); !r) return r;
+            if (!ex.expect.exists || ex.expect.type != FileType::regular)
                 return error("filesystem.gitExclude.expect", "the exclude file is an existing regular file");
-            ex.expect = *expect;
-            auto content = string(em->at("content"), "filesystem.gitExclude.content");
-            if (!content) return fail(content.error());
-            if (content->size() > (std::size_t{1} << 20))
+            if (auto r = assign(ex.content, string(em->at("content"), "filesystem.gitExclude.content")); !r) return r;
+            if (ex.content.size() > (std::size_t{1} << 20))
                 return error("filesystem.gitExclude.content", "more than 1 MiB");
-            ex.content = std::move(*content);
             p.filesystem.git_exclude = std::move(ex);
         }
 
@@ -670,12 +597,8 @@ private:
                     return error(k + ".kind", "unknown kind '" + *kind +
                                                   "'; expected deny-read, allow-read, writable, deny-write or protect");
                 r.kind = *found;
-                auto pattern = path(rm->at("pattern"), k + ".pattern");
-                if (!pattern) return fail(pattern.error());
-                r.pattern = std::move(*pattern);
-                auto w = why(*rm, k);
-                if (!w) return fail(w.error());
-                r.why = std::move(*w);
+                if (auto a = assign(r.pattern, path(rm->at("pattern"), k + ".pattern")); !a) return a;
+                if (auto a = read_optional(*rm, k, "why", r.why, string); !a) return a;
                 if (rm->has("credentialStore")) {
                     auto store = boolean(rm->at("credentialStore"), k + ".credentialStore");
                     if (!store) return fail(store.error());
@@ -730,9 +653,7 @@ private:
         auto tm = members(v, "filesystem.toolCache", {"path", "set", "kept"}, {"path", "set", "kept"});
         if (!tm) return fail(tm.error());
         ToolCachePlan tc;
-        auto where = path(tm->at("path"), "filesystem.toolCache.path");
-        if (!where) return fail(where.error());
-        tc.path = std::move(*where);
+        if (auto r = assign(tc.path, path(tm->at("path"), "filesystem.toolCache.path")); !r) return r;
         if (paths::at_or_under(tc.path, p.root) || paths::at_or_under(p.root, tc.path))
             return error("filesystem.toolCache.path", "the tool cache and the root may not hold each other");
         if (paths::at_or_under(tc.path, p.tmpdir) || paths::at_or_under(p.tmpdir, tc.path))
@@ -753,22 +674,7 @@ private:
                 return error(k, "command.env has no " + *name + " inside the tool cache");
             tc.set.push_back(std::move(*name));
         }
-        auto kept = array(tm->at("kept"), "filesystem.toolCache.kept");
-        if (!kept) return fail(kept.error());
-        i = 0;
-        for (auto e : *kept) {
-            const std::string k = index("filesystem.toolCache.kept", i++);
-            auto km = members(e, k, {"name", "why"}, {"name"});
-            if (!km) return fail(km.error());
-            KeptEnvVar kv;
-            auto name = string(km->at("name"), k + ".name");
-            if (!name) return fail(name.error());
-            kv.name = std::move(*name);
-            auto w = why(*km, k);
-            if (!w) return fail(w.error());
-            kv.why = std::move(*w);
-            tc.kept.push_back(std::move(kv));
-        }
+        if (auto r = assign(tc.kept, named_reasons<KeptEnvVar>(tm->at("kept"), "filesystem.toolCache.kept")); !r) return r;
         p.tool_cache = std::move(tc);
         return {};
     }
@@ -782,12 +688,8 @@ private:
             auto wm = members(e, k, {"file", "key", "message"}, {"message"});
             if (!wm) return fail(wm.error());
             Warning w;
-            for (auto [name, out] : {std::pair{"file", &w.file}, std::pair{"key", &w.key}, std::pair{"message", &w.message}}) {
-                if (!wm->has(name)) continue;
-                auto s = string(wm->at(name), k + "." + name);
-                if (!s) return fail(s.error());
-                *out = std::move(*s);
-            }
+            for (auto [name, out] : {std::pair{"file", &w.file}, std::pair{"key", &w.key}, std::pair{"message", &w.message}})
+                if (auto r = read_optional(*wm, k, name, *out, string); !r) return r;
             p.warnings.push_back(std::move(w));
         }
         return {};
