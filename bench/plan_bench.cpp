@@ -31,6 +31,7 @@
 
 #include "sbx/io/fs_view_disk.hpp"
 #include "sbx/plan/fs_plan.hpp"
+#include "sbx/plan/make_plan.hpp"
 #include "sbx/plan/plan.hpp"
 #include "sbx/rules/fs_rules.hpp"
 #include "sbx/rules/protected_paths.hpp"

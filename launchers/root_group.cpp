@@ -21,6 +21,7 @@
 #include "sbx/core/paths.hpp"
 #include "sbx/io/fs_view_disk.hpp"
 #include "sbx/io/placeholder_registry.hpp"
+#include "sbx/plan/git_exclude.hpp"
 
 namespace sbx::linux_sandbox {
 

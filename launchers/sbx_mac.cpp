@@ -48,9 +48,11 @@
 #include "proxy_env.hpp"
 #include "sbx/core/json.hpp"
 #include "sbx/io/fs_view_disk.hpp"
-#include "sbx/mac/seatbelt.hpp"
+#include "sbx/mac/profile.hpp"
 #include "sbx/plan/plan.hpp"
+#include "sbx/plan/read_plan.hpp"
 #include "sbx/plan/report.hpp"
+#include "sbx/plan/verify_plan.hpp"
 #include "tool_cache.hpp"
 
 namespace {

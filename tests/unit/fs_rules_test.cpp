@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "sbx/plan/make_plan.hpp"
 #include "sbx/plan/plan.hpp"
 #include "sbx/rules/fs_rules.hpp"
 #include "sbx/settings/defaults.hpp"

@@ -1,5 +1,5 @@
 // parse_plan() and to_json(): plans made by make_plan() come back field for field
-// and byte for byte, and every document the reader's contract (plan.hpp,
+// and byte for byte, and every document the reader's contract (read_plan.hpp,
 // docs/plan.md) calls wrong is refused as INVALID_PLAN naming the key it is about.
 //
 // Most cases edit one hand-written, valid document (kBase) in one place: an edit
@@ -19,7 +19,12 @@
 
 #include "sbx/core/fs_view.hpp"
 #include "sbx/io/fs_view_disk.hpp"
+#include "sbx/plan/git_exclude.hpp"
+#include "sbx/plan/make_plan.hpp"
 #include "sbx/plan/plan.hpp"
+#include "sbx/plan/plan_json.hpp"
+#include "sbx/plan/read_plan.hpp"
+#include "sbx/plan/verify_plan.hpp"
 #include "sbx/settings/defaults.hpp"
 #include "temp_dir.hpp"
 
@@ -273,7 +278,7 @@ bool clean(const std::string& p) { return sbx::paths::is_absolute(p) && sbx::pat
 
 bool has_nul(std::string_view s) { return s.find('\0') != std::string_view::npos; }
 
-// What every accepted plan promises a launcher (plan.hpp's reader, docs/plan.md).
+// What every accepted plan promises a launcher (read_plan.hpp, docs/plan.md).
 // Counts violations instead of asserting each, so the fuzz loops stay cheap.
 std::vector<std::string> broken_promises(const sbx::Plan& p) {
     std::vector<std::string> out;

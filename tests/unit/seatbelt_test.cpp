@@ -20,7 +20,11 @@
 #include <vector>
 
 #include "golden.hpp"
-#include "sbx/mac/seatbelt.hpp"
+#include "sbx/core/glob.hpp"
+#include "sbx/mac/profile.hpp"
+#include "sbx/mac/quote.hpp"
+#include "sbx/mac/sbpl_regex.hpp"
+#include "sbx/plan/make_plan.hpp"
 #include "sbx/plan/plan.hpp"
 #include "sbx/rules/fs_rules.hpp"
 #include "sbx/settings/defaults.hpp"

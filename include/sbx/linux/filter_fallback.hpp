@@ -40,7 +40,7 @@ static_assert(kFilterRules[0].verdict == FilterVerdict::filtered && kFilterRules
                   kFilterRules[2].verdict == FilterVerdict::unavailable,
               "filter_fallback picks the rules by position");
 
-// The rule for a plan whose seccomp program was built (`program_built`) or not. whose seccomp program was built (`program_built`) or not.
+// The rule for a plan whose seccomp program was built (`program_built`) or not.
 inline const FilterRule& filter_fallback(const Plan& plan, bool program_built) {
     if (program_built) return kFilterRules[0];
     return plan.allow_unix_sockets ? kFilterRules[1] : kFilterRules[2];

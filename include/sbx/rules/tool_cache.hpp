@@ -9,8 +9,8 @@
 // tool ignores XDG_CACHE_HOME or keeps a cache elsewhere (kToolCacheVars).
 //
 // Pure: the caller reads the environment and hands the values in; the planner
-// (plan.hpp) checks the result against the filesystem rules, and the launchers
-// make the directory (launchers/tool_cache.cpp).
+// (plan/command_fs_rules.hpp) checks the result against the filesystem rules,
+// and the launchers make the directory (launchers/tool_cache.cpp).
 #pragma once
 
 #include <array>

@@ -1,0 +1,104 @@
+// sbx/plan/command_fs_rules.hpp - the filesystem rules one command runs with, tool cache home included.
+//
+// command_fs_rules() adds to the policy's rules the root's protected paths and,
+// where those rules leave it writable, the tool cache home (choose_tool_cache).
+// make_plan plans the mounts from the result, and `sbx explain` and `sbx policy`
+// decide with the same rules, so the three never disagree. Reads the disk only
+// through the FsView it is handed.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "sbx/core/expected.hpp"
+#include "sbx/core/fs_view.hpp"
+#include "sbx/core/paths.hpp"
+#include "sbx/core/provenance.hpp"
+#include "sbx/rules/fs_rules.hpp"
+#include "sbx/rules/protected_paths.hpp"
+#include "sbx/rules/tool_cache.hpp"
+#include "sbx/settings/policy.hpp"
+
+namespace sbx {
+
+// Where a command's tool cache home lies: nullopt, with a warning when it is
+// left out for where it would lie. The base's symlinks are resolved; from
+// BASE/sbx down nothing may be a symlink or other than a directory (an error:
+// sbx follows no link there). Left out, with a warning: a base whose folder does
+// not exist, a home inside or holding the root or the temporary directory, and
+// one the rules keep from the command (hidden, protected, denyWrite).
+struct ToolCacheChoice {
+    std::optional<std::string> path;
+    std::vector<Warning> warnings;
+};
+
+inline expected<ToolCacheChoice> choose_tool_cache(const Policy& policy, const std::optional<std::string>& base,
+                                                   const FsRules& rules, const FsView& fs) {
+    ToolCacheChoice out;
+    if (!base || !policy.tool_cache.value) return out;
+    if (!paths::is_absolute(*base) || paths::normalize(*base) != *base)
+        return fail(Errc::invalid_argument, "the tool cache's folder '" + *base + "' is not an absolute, normalised path");
+    const std::string key = policy.tool_cache.source ? policy.tool_cache.source->key : "sandbox.toolCache";
+    const std::string file = policy.tool_cache.source ? policy.tool_cache.source->file.str() : "";
+    auto leave_out = [&](const std::string& why) {
+        out.warnings.push_back(Warning{file, key, "no tool cache home: " + why + "; tools keep their own (read-only) caches"});
+        return out;
+    };
+    auto real_base = resolve(fs, *base);
+    if (!real_base) return fail(real_base.error());
+    const std::string folder = paths::parent(*real_base);
+    auto folder_st = fs.lstat(folder);
+    if (!folder_st) return fail(folder_st.error());
+    if (!*folder_st || (*folder_st)->type != FileType::directory) return leave_out(folder + " is not a directory");
+    const std::string dir = tool_cache_dir(*real_base, rules.root);
+    for (std::string at = dir; paths::at_or_under(at, *real_base) && at != *real_base; at = paths::parent(at)) {
+        auto st = fs.lstat(at);
+        if (!st) return fail(st.error());
+        if (*st && (*st)->type != FileType::directory)
+            return fail(Error(Errc::invalid_argument, std::string((*st)->type == FileType::symlink ? "a symlink" : "not a directory") +
+                                                          " on the way to the tool cache home " + dir +
+                                                          "; sbx follows no link there: remove it, or run with --no-tool-cache")
+                            .in_file(at));
+    }
+    if (paths::at_or_under(dir, rules.root)) return leave_out(dir + " would lie inside the root");
+    if (paths::at_or_under(rules.root, dir)) return leave_out(dir + " would hold the root");
+    if (paths::at_or_under(dir, rules.tmpdir) || paths::at_or_under(rules.tmpdir, dir))
+        return leave_out(dir + " and the temporary directory would hold each other");
+    if (const auto d = decide(rules, dir, Access::read); !d.allowed) return leave_out(dir + " is " + why(d));
+    if (const auto d = decide(rules, dir, Access::write); !d.allowed && d.because != FsDecision::Because::no_writable_root)
+        return leave_out(dir + ": " + why(d));
+    out.path = dir;
+    return out;
+}
+
+// The filesystem rules a command is run with: the policy's, the root's protected
+// paths and, where the rules leave it writable, the tool cache home under `base`
+// (nullopt: none), added to them as writable. make_plan plans with these, and
+// `sbx explain` and `sbx policy` decide with the same.
+struct CommandFsRules {
+    FsRules rules;
+    std::optional<std::string> tool_cache;  // the home, when there is one
+    std::vector<Warning> protected_warnings;   // what protected_paths could not look at
+    std::vector<Warning> tool_cache_warnings;  // why the home was left out
+};
+
+inline expected<CommandFsRules> command_fs_rules(const Policy& policy, const FsContext& ctx,
+                                                 const std::optional<std::string>& tool_cache_base, const CachedFs& cached) {
+    auto prot = protected_paths(ctx.root, ctx.home, cached);
+    if (!prot) return fail(prot.error());
+    auto rules = compile_fs_rules(policy, ctx, std::move(prot->paths), cached);
+    if (!rules) return fail(rules.error());
+    CommandFsRules out{std::move(*rules), std::nullopt, std::move(prot->warnings), {}};
+    if (out.rules.disabled) return out;
+    auto cache = choose_tool_cache(policy, tool_cache_base, out.rules, cached);
+    if (!cache) return fail(cache.error());
+    out.tool_cache_warnings = std::move(cache->warnings);
+    if (cache->path) {
+        add_tool_cache(out.rules, *cache->path);
+        out.tool_cache = std::move(cache->path);
+    }
+    return out;
+}
+
+}  // namespace sbx

@@ -1,0 +1,111 @@
+// sbx/plan/git_exclude.hpp - sbx's block of placeholder names in a repository's info/exclude.
+//
+// Placeholders cover protected names in the root while a command runs; without
+// a line in info/exclude git would list them as untracked, inside the sandbox
+// and out. make_plan writes the file's new content into the plan (gitExclude);
+// the launchers keep the block in the file itself while sandboxes run in the
+// root (launchers/root_group.cpp). Only the plan's own FsView is read.
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "sbx/core/fs_view.hpp"
+#include "sbx/core/json.hpp"
+#include "sbx/core/paths.hpp"
+#include "sbx/plan/fs_plan.hpp"
+
+namespace sbx {
+
+// The lines sbx adds to a repository's info/exclude: inside the sandbox (the
+// plan's gitExclude) and, while sandboxes run in the root, in the file itself,
+// so that git outside does not list the placeholders either. The block runs from
+// its first line to its last; a first line without a last runs to the end.
+inline constexpr std::string_view kExcludeBlockBegin =
+    "# sbx: placeholders that cover protected names while a sandboxed command runs";
+inline constexpr std::string_view kExcludeBlockEnd = "# sbx: end of placeholders";
+
+struct ExcludeText {
+    std::string rest;                // the file without sbx's block
+    std::vector<std::string> lines;  // the block's patterns
+};
+
+// Splits an exclude file into what is not sbx's and sbx's block's patterns.
+inline ExcludeText split_exclude(std::string_view text) {
+    ExcludeText out;
+    bool inside = false;
+    std::size_t at = 0;
+    while (at < text.size()) {
+        auto end = text.find('\n', at);
+        const std::size_t next = end == std::string_view::npos ? text.size() : end + 1;
+        const std::string_view line = text.substr(at, (end == std::string_view::npos ? text.size() : end) - at);
+        if (!inside && line == kExcludeBlockBegin) inside = true;
+        else if (inside && line == kExcludeBlockEnd) inside = false;
+        else if (inside) out.lines.emplace_back(line);
+        else out.rest.append(text.substr(at, next - at));
+        at = next;
+    }
+    return out;
+}
+
+// `rest` with sbx's block of `lines` at its end; `rest` alone when none.
+inline std::string join_exclude(std::string rest, const std::vector<std::string>& lines) {
+    if (lines.empty()) return rest;
+    if (!rest.empty() && rest.back() != '\n') rest += '\n';
+    rest.append(kExcludeBlockBegin).append("\n");
+    for (const auto& l : lines) rest.append(l).append("\n");
+    rest.append(kExcludeBlockEnd).append("\n");
+    return rest;
+}
+
+namespace detail {
+
+// A root-relative path as one gitignore pattern that matches it alone.
+inline std::string gitignore_literal(std::string_view rel) {
+    std::string out;
+    for (std::size_t i = 0; i < rel.size(); ++i) {
+        const char c = rel[i];
+        const bool first = i == 1;  // rel starts with '/'
+        if (c == '*' || c == '?' || c == '[' || c == '\\' || (first && (c == '#' || c == '!'))) out += '\\';
+        out += c;
+    }
+    if (!out.empty() && out.back() == ' ') out.insert(out.size() - 1, 1, '\\');
+    return out;
+}
+
+// The repository's info/exclude with the placeholders in the root added, when
+// the root is a repository's work tree with that file (one name, UTF-8, at most
+// 64 KiB, in a real info directory); otherwise nothing, and git inside lists
+// the placeholders as untracked.
+inline std::optional<GitExclude> git_exclude_for(const std::string& root, const std::vector<PlaceholderOp>& placeholders,
+                                                 const FsView& fs) {
+    const std::string git = paths::join(root, ".git");
+    std::vector<std::string> names;
+    for (const auto& ph : placeholders)
+        if (ph.path != root && paths::at_or_under(ph.path, root) && !paths::at_or_under(ph.path, git))
+            names.push_back(gitignore_literal(std::string_view(ph.path).substr(root.size())));
+    if (names.empty()) return std::nullopt;
+    auto git_st = fs.lstat(git);
+    if (!git_st || !*git_st || (*git_st)->type != FileType::directory) return std::nullopt;
+    // A command can swap info for a symlink (it is no protected path): then the
+    // file is not the repository's to cover, nor the launcher's to edit.
+    auto info_st = fs.lstat(git + "/info");
+    if (!info_st || !*info_st || (*info_st)->type != FileType::directory) return std::nullopt;
+    GitExclude ex;
+    ex.path = git + "/info/exclude";
+    auto st = fs.lstat(ex.path);
+    if (!st || !*st || (*st)->type != FileType::regular || (*st)->nlink != 1) return std::nullopt;
+    auto text = fs.read_text(ex.path, std::size_t{64} << 10);
+    if (!text || !*text || !json::detail::valid_utf8(**text)) return std::nullopt;
+    ex.expect = identity_of(*st);
+    // The file's own block, there while other sandboxes of the root run, is theirs.
+    ex.content = join_exclude(split_exclude(**text).rest, names);
+    return ex;
+}
+
+}  // namespace detail
+
+}  // namespace sbx

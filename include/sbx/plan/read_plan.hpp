@@ -1,0 +1,714 @@
+// sbx/plan/read_plan.hpp - a plan document read back strictly, as a launcher must.
+//
+// parse_plan() refuses what to_json() would never write: an unknown version or
+// key, a missing one, a value of the wrong type, a path that is not absolute and
+// normalised, and plans no launcher may carry out (a mount over /, a bind of a
+// kernel interface, mounts out of order, a missing path the launcher does not
+// make). Each error names the key path it is about (docs/plan.md).
+#pragma once
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <initializer_list>
+#include <limits>
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "sbx/core/expected.hpp"
+#include "sbx/core/json.hpp"
+#include "sbx/core/paths.hpp"
+#include "sbx/core/provenance.hpp"
+#include "sbx/net/address.hpp"
+#include "sbx/net/forwards.hpp"
+#include "sbx/net/host_pattern.hpp"
+#include "sbx/net/hosts.hpp"
+#include "sbx/plan/fs_plan.hpp"
+#include "sbx/plan/plan.hpp"
+#include "sbx/rules/env.hpp"
+#include "sbx/rules/fs_rules.hpp"
+#include "sbx/rules/protected_paths.hpp"
+
+namespace sbx {
+
+namespace detail {
+
+// Reads a plan document strictly: every key known, every required key present,
+// every value of its type, every path absolute and normalised. Errors are
+// INVALID_PLAN naming the key path (`filesystem.mounts[3].expect.ino`).
+class PlanReader {
+public:
+    using element = simdjson::dom::element;
+    using element_type = simdjson::dom::element_type;
+
+    expected<Plan> read(element root) {
+        Plan p;
+        // The version first: a document of another version is refused as such, not
+        // for the keys it has or lacks.
+        if (root.type() == element_type::OBJECT) {
+            element v;
+            if (simdjson::dom::object(root).at_key("version").get(v) == simdjson::SUCCESS) {
+                auto version = integer(v, "version");
+                if (!version) return fail(version.error());
+                if (*version != static_cast<std::uint64_t>(kPlanVersion))
+                    return error("version", "unknown plan version " + std::to_string(*version) +
+                                                "; this launcher reads " + std::to_string(kPlanVersion));
+            }
+        }
+        auto top = members(root, "", {"version", "command", "root", "rootWhy", "tmpdir", "bwrapPath", "enabled", "failIfUnavailable",
+                                      "seccomp", "unixSockets", "network", "ignoreViolations", "scanStderr", "hints", "filesystem", "warnings"},
+                           {"version", "command", "root", "tmpdir", "enabled", "failIfUnavailable", "seccomp",
+                            "network", "filesystem"});
+        if (!top) return fail(top.error());
+        if (auto r = read_command(top->at("command"), p); !r) return fail(r.error());
+        for (auto [key, out] : {std::pair{"root", &p.root}, std::pair{"tmpdir", &p.tmpdir}})
+            if (auto r = assign(*out, path(top->at(key), key)); !r) return fail(r.error());
+        if (p.root == "/") return error("root", "the root may not be /: everything would be writable");
+        if (paths::at_or_under(p.root, p.tmpdir) || paths::at_or_under(p.tmpdir, p.root))
+            return error("tmpdir", "the temporary directory and the root may not hold each other");
+        if (auto r = read_optional(*top, "", "rootWhy", p.root_why, string); !r) return fail(r.error());
+        if (auto r = read_optional(*top, "", "bwrapPath", p.bwrap_path, path); !r) return fail(r.error());
+        for (auto [key, out] : {std::pair{"enabled", &p.enabled}, std::pair{"failIfUnavailable", &p.fail_if_unavailable}})
+            if (auto r = assign(*out, boolean(top->at(key), key)); !r) return fail(r.error());
+        auto sec = members(top->at("seccomp"), "seccomp", {"allowUnixSockets"}, {"allowUnixSockets"});
+        if (!sec) return fail(sec.error());
+        if (auto r = assign(p.allow_unix_sockets, boolean(sec->at("allowUnixSockets"), "seccomp.allowUnixSockets")); !r)
+            return fail(r.error());
+        if (top->has("unixSockets")) {
+            auto us = members(top->at("unixSockets"), "unixSockets", {"all", "paths"}, {"all", "paths"});
+            if (!us) return fail(us.error());
+            if (auto r = assign(p.all_unix_sockets, boolean(us->at("all"), "unixSockets.all")); !r) return fail(r.error());
+            auto list = array(us->at("paths"), "unixSockets.paths");
+            if (!list) return fail(list.error());
+            std::size_t i = 0;
+            for (auto e : *list) {
+                auto u = path(e, index("unixSockets.paths", i++));
+                if (!u) return fail(u.error());
+                p.unix_socket_paths.push_back(std::move(*u));
+            }
+            // Linux's filter cannot tell them apart: any of them opens every one.
+            if ((p.all_unix_sockets || !p.unix_socket_paths.empty()) && !p.allow_unix_sockets)
+                return error("seccomp.allowUnixSockets", "false, though unixSockets opens some");
+        }
+        if (auto r = read_network(top->at("network"), p); !r) return fail(r.error());
+        if (top->has("ignoreViolations")) {
+            auto list = array(top->at("ignoreViolations"), "ignoreViolations");
+            if (!list) return fail(list.error());
+            std::size_t i = 0;
+            for (auto e : *list) {
+                auto v = string(e, index("ignoreViolations", i++));
+                if (!v) return fail(v.error());
+                if (v->empty()) return error(index("ignoreViolations", i - 1), "an empty substring would ignore everything");
+                p.ignore_violations.push_back(std::move(*v));
+            }
+        }
+        if (auto r = read_optional(*top, "", "scanStderr", p.scan_stderr, boolean); !r) return fail(r.error());
+        if (top->has("hints")) {
+            auto h = members(top->at("hints"), "hints", {"hosts", "local", "call", "write", "read"},
+                             {"hosts", "local", "call", "write", "read"});
+            if (!h) return fail(h.error());
+            for (auto [name, out] : {std::pair{"hosts", &p.hints.hosts}, std::pair{"local", &p.hints.local},
+                                     std::pair{"call", &p.hints.call}, std::pair{"write", &p.hints.write},
+                                     std::pair{"read", &p.hints.read}}) {
+                auto v = string(h->at(name), std::string("hints.") + name);
+                if (!v) return fail(v.error());
+                // One line each: the launcher puts it in a line of the block.
+                if (v->find_first_of("\n\r") != std::string::npos)
+                    return error(std::string("hints.") + name, "a line break is not allowed");
+                *out = std::move(*v);
+            }
+        }
+        if (auto r = read_filesystem(top->at("filesystem"), p); !r) return fail(r.error());
+        if (top->has("warnings")) {
+            if (auto r = read_warnings(top->at("warnings"), p); !r) return fail(r.error());
+        }
+        return p;
+    }
+
+private:
+    // An object's members by key, each checked against `known` and `required`.
+    struct Members {
+        std::vector<std::pair<std::string_view, element>> list;
+        bool has(std::string_view k) const {
+            return std::any_of(list.begin(), list.end(), [&](const auto& m) { return m.first == k; });
+        }
+        element at(std::string_view k) const {
+            for (const auto& m : list)
+                if (m.first == k) return m.second;
+            return {};
+        }
+    };
+
+    // `out` set to what a read gave, or the read's error: the shape of every
+    // member read below.
+    template <class T, class U>
+    static expected<void> assign(T& out, expected<U> got) {
+        if (!got) return fail(got.error());
+        out = std::move(*got);
+        return {};
+    }
+    // The member `name` of `m`, when it is there, read by `reader` under the key
+    // `parent.name` into `out`; absent, `out` keeps what it holds.
+    template <class T, class Reader>
+    static expected<void> read_optional(const Members& m, std::string_view parent, std::string_view name, T& out,
+                                        Reader reader) {
+        if (!m.has(name)) return {};
+        return assign(out, reader(m.at(name), join(parent, name)));
+    }
+
+    static tl::unexpected<Error> error(std::string key, std::string message) {
+        return fail(Error(Errc::invalid_plan, std::move(message)).at_key(std::move(key)));
+    }
+    static std::string join(std::string_view parent, std::string_view key) {
+        return parent.empty() ? std::string(key) : std::string(parent) + "." + std::string(key);
+    }
+    static std::string index(std::string_view parent, std::size_t i) {
+        return std::string(parent) + "[" + std::to_string(i) + "]";
+    }
+    static tl::unexpected<Error> type_error(const std::string& key, std::string_view want, element got) {
+        return error(key, "expected " + std::string(want) + ", got " + std::string(json::type_name(got.type())));
+    }
+
+    static expected<Members> members(element v, std::string_view key, std::initializer_list<std::string_view> known,
+                                     std::initializer_list<std::string_view> required) {
+        if (v.type() != element_type::OBJECT) return type_error(std::string(key), "an object", v);
+        Members m;
+        for (auto field : simdjson::dom::object(v)) {
+            const std::string k = join(key, field.key);
+            if (m.has(field.key)) return error(k, "the key appears twice");
+            if (std::find(known.begin(), known.end(), field.key) == known.end()) return error(k, "unknown key");
+            m.list.emplace_back(field.key, field.value);
+        }
+        for (auto r : required)
+            if (!m.has(r)) return error(join(key, r), "missing");
+        return m;
+    }
+    static expected<std::string> string(element v, const std::string& key) {
+        std::string_view s;
+        if (v.get(s) != simdjson::SUCCESS) return type_error(key, "a string", v);
+        if (s.find('\0') != std::string_view::npos) return error(key, "a NUL character is not allowed");
+        return std::string(s);
+    }
+    static expected<std::string> path(element v, const std::string& key) {
+        auto s = string(v, key);
+        if (!s) return s;
+        if (!paths::is_absolute(*s) || paths::normalize(*s) != *s)
+            return error(key, "'" + *s + "' is not an absolute, normalised path");
+        return s;
+    }
+    static expected<bool> boolean(element v, const std::string& key) {
+        bool b = false;
+        if (v.get(b) != simdjson::SUCCESS) return type_error(key, "true or false", v);
+        return b;
+    }
+    static expected<std::uint64_t> integer(element v, const std::string& key) {
+        std::uint64_t n = 0;
+        if (v.type() != element_type::UINT64 && v.type() != element_type::INT64) return type_error(key, "an integer", v);
+        if (v.get(n) != simdjson::SUCCESS) return error(key, "expected an integer from 0 to 2^64-1");
+        return n;
+    }
+    static expected<simdjson::dom::array> array(element v, const std::string& key) {
+        if (v.type() != element_type::ARRAY) return type_error(key, "an array", v);
+        return simdjson::dom::array(v);
+    }
+
+    static expected<net::UnknownHost> unknown_host(element v, const std::string& key) {
+        auto s = string(v, key);
+        if (!s) return fail(s.error());
+        if (auto u = net::parse_unknown_host(*s)) return *u;
+        return error(key, "unknown value '" + *s + "'; expected deny, allow or ask");
+    }
+
+    static expected<std::vector<net::HostRule>> host_rules(element v, const std::string& key, std::string_view list) {
+        auto arr = array(v, key);
+        if (!arr) return fail(arr.error());
+        std::vector<net::HostRule> out;
+        std::size_t i = 0;
+        for (auto e : *arr) {
+            const std::string k = index(key, i++);
+            auto m = members(e, k, {"pattern", "source"}, {"pattern"});
+            if (!m) return fail(m.error());
+            auto text = string(m->at("pattern"), k + ".pattern");
+            if (!text) return fail(text.error());
+            auto pattern = net::parse_host_pattern(*text);
+            if (!pattern) return error(k + ".pattern", pattern.error().message);
+            net::HostRule r{std::move(*pattern), std::move(*text), std::string(list), std::nullopt};
+            if (m->has("source") && m->at("source").type() != element_type::NULL_VALUE) {
+                auto sm = members(m->at("source"), k + ".source", {"layer", "file", "key"}, {"layer", "file", "key"});
+                if (!sm) return fail(sm.error());
+                auto layer = string(sm->at("layer"), k + ".source.layer");
+                if (!layer) return fail(layer.error());
+                std::optional<LayerKind> kind;
+                for (auto lk : {LayerKind::builtin, LayerKind::user, LayerKind::project, LayerKind::local, LayerKind::flag,
+                                LayerKind::managed})
+                    if (layer_name(lk) == *layer) kind = lk;
+                if (!kind) return error(k + ".source.layer", "unknown layer '" + *layer + "'");
+                auto file = string(sm->at("file"), k + ".source.file");
+                if (!file) return fail(file.error());
+                auto skey = string(sm->at("key"), k + ".source.key");
+                if (!skey) return fail(skey.error());
+                r.source = Source{*kind, FileName(std::move(*file)), std::move(*skey)};
+            }
+            out.push_back(std::move(r));
+        }
+        return out;
+    }
+
+    static expected<void> read_network(element v, Plan& p) {
+        auto first = members(v, "network",
+                             {"mode", "allowed", "denied", "strict", "strictWhy", "local", "localWhy", "onUnknownHost",
+                              "callHosts", "callOnUnknownHost", "forwards"},
+                             {"mode"});
+        if (!first) return fail(first.error());
+        auto mode = string(first->at("mode"), "network.mode");
+        if (!mode) return fail(mode.error());
+        if (*mode == "none") {
+            if (first->list.size() != 1) return error("network", "mode none takes no other key");
+            p.network = NetworkPlan{};
+            p.network.mode = NetworkMode::none;
+            return {};
+        }
+        if (*mode != "proxy") return error("network.mode", "unknown network mode '" + *mode + "'; expected none or proxy");
+        auto m = members(v, "network",
+                         {"mode", "allowed", "denied", "strict", "strictWhy", "local", "localWhy", "onUnknownHost",
+                          "callHosts", "callOnUnknownHost", "forwards"},
+                         {"mode", "allowed", "denied", "strict"});
+        if (!m) return fail(m.error());
+        NetworkPlan n;
+        n.mode = NetworkMode::proxy;
+        if (auto r = assign(n.rules.allowed, host_rules(m->at("allowed"), "network.allowed", "network.allowedDomains")); !r)
+            return r;
+        if (auto r = assign(n.rules.denied, host_rules(m->at("denied"), "network.denied", "network.deniedDomains")); !r)
+            return r;
+        if (auto r = assign(n.rules.strict, boolean(m->at("strict"), "network.strict")); !r) return r;
+        const auto call_hosts = [](element e, const std::string& key) { return host_rules(e, key, "the call's hosts"); };
+        if (auto r = read_optional(*m, "network", "strictWhy", n.strict_why, string); !r) return r;
+        if (auto r = read_optional(*m, "network", "local", n.rules.local, boolean); !r) return r;
+        if (auto r = read_optional(*m, "network", "localWhy", n.local_why, string); !r) return r;
+        if (auto r = read_optional(*m, "network", "onUnknownHost", n.rules.on_unknown, unknown_host); !r) return r;
+        if (auto r = read_optional(*m, "network", "callHosts", n.call.hosts, call_hosts); !r) return r;
+        if (auto r = read_optional(*m, "network", "callOnUnknownHost", n.call.on_unknown, unknown_host); !r) return r;
+        if (auto r = read_optional(*m, "network", "forwards", n.forwards, read_forwards); !r) return r;
+        p.network = std::move(n);
+        return {};
+    }
+
+    static expected<std::uint16_t> port_number(element v, const std::string& key) {
+        auto n = integer(v, key);
+        if (!n) return fail(n.error());
+        if (*n == 0 || *n > 65535) return error(key, "a port is from 1 to 65535");
+        return static_cast<std::uint16_t>(*n);
+    }
+
+    // network.forwards: each listens on a loopback address in canonical text
+    // (127.0.0.1, ::1; no brackets), once per address and port, and leads to a
+    // loopback address or `localhost`, which the proxy decides per connection.
+    static expected<std::vector<net::Forward>> read_forwards(element v, const std::string& key) {
+        auto list = array(v, key);
+        if (!list) return fail(list.error());
+        std::vector<net::Forward> out;
+        std::size_t i = 0;
+        for (auto e : *list) {
+            const std::string k = index(key, i++);
+            auto fm = members(e, k, {"listen", "port", "target", "targetPort", "why"}, {"listen", "port", "target", "targetPort"});
+            if (!fm) return fail(fm.error());
+            net::Forward f;
+            auto listen = string(fm->at("listen"), k + ".listen");
+            if (!listen) return fail(listen.error());
+            auto address = net::parse_ipv4_dotted(*listen);
+            if (!address && listen->find(':') != std::string::npos) address = net::parse_ipv6(*listen);
+            if (!address || net::to_string(*address) != *listen)
+                return error(k + ".listen", "'" + *listen + "' is not an address in canonical text (127.0.0.1, ::1)");
+            if (!net::forward_address(*address) || net::is_v4_mapped(*address))
+                return error(k + ".listen", "'" + *listen + "' is not a loopback address: a forward listens on the sandbox's loopback");
+            f.listen = *address;
+            if (auto r = assign(f.port, port_number(fm->at("port"), k + ".port")); !r) return fail(r.error());
+            auto target = string(fm->at("target"), k + ".target");
+            if (!target) return fail(target.error());
+            if (auto r = assign(f.target_port, port_number(fm->at("targetPort"), k + ".targetPort")); !r)
+                return fail(r.error());
+            auto t = net::canonical_target(*target, f.target_port);
+            const bool loopback = t && (t->address ? net::forward_address(*t->address) : t->host == "localhost");
+            if (!t || t->host != *target || !loopback)
+                return error(k + ".target", "'" + *target + "' is not a loopback address in canonical text nor localhost");
+            f.target = std::move(*target);
+            if (auto r = read_optional(*fm, k, "why", f.why, string); !r) return fail(r.error());
+            const bool twice = std::any_of(out.begin(), out.end(),
+                                           [&](const net::Forward& o) { return o.listen == f.listen && o.port == f.port; });
+            if (twice) return error(k, "a second forward listens on " + net::address_port_text(f.listen, f.port));
+            out.push_back(std::move(f));
+        }
+        if (out.size() > net::kMaxForwards)
+            return error(key, "more than " + std::to_string(net::kMaxForwards) + " forwards");
+        return out;
+    }
+
+    static expected<void> read_env(element v, const std::string& key, std::vector<EnvVar>& out, bool loader) {
+        if (v.type() != element_type::OBJECT) return type_error(key, "an object", v);
+        std::set<std::string_view> seen;
+        for (auto field : simdjson::dom::object(v)) {
+            const std::string k = key + "." + std::string(field.key);
+            if (!valid_env_name(field.key)) return error(k, "not a variable name");
+            if (!seen.insert(field.key).second) return error(k, "the key appears twice");
+            if (is_loader_variable(field.key) != loader)
+                return error(k, loader ? "only LD_* and GCONV_PATH belong in loaderEnv"
+                                       : "a loader variable belongs in loaderEnv, which bubblewrap never sees");
+            auto value = string(field.value, k);
+            if (!value) return fail(value.error());
+            out.push_back({std::string(field.key), std::move(*value)});
+        }
+        return {};
+    }
+
+    // An array of {"name", "why"} objects, `why` optional: the variables a plan
+    // removed (command.envRemoved) or kept as they were (filesystem.toolCache.kept).
+    template <class Named>
+    static expected<std::vector<Named>> named_reasons(element v, const std::string& key) {
+        auto list = array(v, key);
+        if (!list) return fail(list.error());
+        std::vector<Named> out;
+        std::size_t i = 0;
+        for (auto e : *list) {
+            const std::string k = index(key, i++);
+            auto m = members(e, k, {"name", "why"}, {"name"});
+            if (!m) return fail(m.error());
+            Named item;
+            if (auto r = assign(item.name, string(m->at("name"), k + ".name")); !r) return fail(r.error());
+            if (auto r = read_optional(*m, k, "why", item.why, string); !r) return fail(r.error());
+            out.push_back(std::move(item));
+        }
+        return out;
+    }
+
+    static expected<void> read_command(element v, Plan& p) {
+        auto m = members(v, "command", {"argv", "cwd", "env", "loaderEnv", "envRemoved", "passFds"},
+                         {"argv", "cwd", "env", "loaderEnv"});
+        if (!m) return fail(m.error());
+        auto argv = array(m->at("argv"), "command.argv");
+        if (!argv) return fail(argv.error());
+        std::size_t i = 0;
+        for (auto a : *argv) {
+            auto s = string(a, index("command.argv", i++));
+            if (!s) return fail(s.error());
+            p.argv.push_back(std::move(*s));
+        }
+        if (p.argv.empty()) return error("command.argv", "no command: the array is empty");
+        if (p.argv.front().empty()) return error("command.argv[0]", "the command's name is empty");
+        if (auto r = assign(p.cwd, path(m->at("cwd"), "command.cwd")); !r) return r;
+        if (auto r = read_env(m->at("env"), "command.env", p.env, false); !r) return r;
+        if (auto r = read_env(m->at("loaderEnv"), "command.loaderEnv", p.loader_env, true); !r) return r;
+        if (auto r = read_optional(*m, "command", "envRemoved", p.env_removed, named_reasons<RemovedEnvVar>); !r) return r;
+        if (m->has("passFds")) {
+            if (auto r = read_pass_fds(m->at("passFds"), p); !r) return r;
+        }
+        return {};
+    }
+
+    // command.passFds: ascending descriptors from kFirstPassFd to INT_MAX, no repeats.
+    static expected<void> read_pass_fds(element v, Plan& p) {
+        auto list = array(v, "command.passFds");
+        if (!list) return fail(list.error());
+        std::size_t i = 0;
+        for (auto e : *list) {
+            const std::string k = index("command.passFds", i++);
+            const auto too_large = [&] {
+                return error(k, "not a descriptor: above " + std::to_string(std::numeric_limits<int>::max()));
+            };
+            if (e.type() == element_type::UINT64) return too_large();  // above 2^63-1
+            std::int64_t fd = 0;
+            if (e.type() != element_type::INT64 || e.get(fd) != simdjson::SUCCESS) return type_error(k, "an integer", e);
+            if (fd < kFirstPassFd)
+                return error(k, "descriptor " + std::to_string(fd) + ": 0, 1 and 2 always reach the command; list only 3 and above");
+            if (fd > std::numeric_limits<int>::max()) return too_large();
+            if (!p.pass_fds.empty() && fd <= p.pass_fds.back())
+                return error(k, "descriptor " + std::to_string(fd) + " after " + std::to_string(p.pass_fds.back()) +
+                                    ": the list is ascending, without repeats");
+            p.pass_fds.push_back(static_cast<int>(fd));
+        }
+        return {};
+    }
+
+    static expected<Identity> identity(element v, const std::string& key) {
+        auto first = members(v, key, {"exists", "type", "dev", "ino", "nlink"}, {"exists"});
+        if (!first) return fail(first.error());
+        auto exists = boolean(first->at("exists"), key + ".exists");
+        if (!exists) return fail(exists.error());
+        Identity id;
+        if (!*exists) {
+            if (first->list.size() != 1) return error(key, "an identity that does not exist has no other keys");
+            return id;
+        }
+        auto m = members(v, key, {"exists", "type", "dev", "ino", "nlink"}, {"exists", "type", "dev", "ino", "nlink"});
+        if (!m) return fail(m.error());
+        id.exists = true;
+        auto type = string(m->at("type"), key + ".type");
+        if (!type) return fail(type.error());
+        if (*type == "directory") id.type = FileType::directory;
+        else if (*type == "file") id.type = FileType::regular;
+        else if (*type == "symlink") id.type = FileType::symlink;
+        else if (*type == "other") id.type = FileType::other;
+        else return error(key + ".type", "unknown type '" + *type + "'; expected directory, file, symlink or other");
+        for (auto [name, out] : {std::pair{"dev", &id.dev}, std::pair{"ino", &id.ino}, std::pair{"nlink", &id.nlink}})
+            if (auto r = assign(*out, integer(m->at(name), key + "." + name)); !r) return fail(r.error());
+        return id;
+    }
+
+    static expected<void> read_filesystem(element v, Plan& p) {
+        auto m = members(v, "filesystem",
+                         {"isolated", "mounts", "placeholders", "gitExclude", "gitAudit", "toolCache", "rules"},
+                         {"isolated", "mounts", "placeholders"});
+        if (!m) return fail(m.error());
+        if (auto r = assign(p.filesystem.isolated, boolean(m->at("isolated"), "filesystem.isolated")); !r) return r;
+
+        auto mounts = array(m->at("mounts"), "filesystem.mounts");
+        if (!mounts) return fail(mounts.error());
+        std::size_t i = 0;
+        for (auto e : *mounts) {
+            const std::string k = index("filesystem.mounts", i++);
+            auto mm = members(e, k, {"kind", "path", "source", "expect", "why"}, {"kind", "path", "expect"});
+            if (!mm) return fail(mm.error());
+            Mount mount;
+            auto kind = string(mm->at("kind"), k + ".kind");
+            if (!kind) return fail(kind.error());
+            static constexpr MountKind kinds[] = {MountKind::bind, MountKind::ro_bind, MountKind::pin, MountKind::mask_dir,
+                                                  MountKind::mask_file};
+            auto found = std::find_if(std::begin(kinds), std::end(kinds), [&](MountKind mk) { return mount_kind_name(mk) == *kind; });
+            if (found == std::end(kinds))
+                return error(k + ".kind", "unknown kind '" + *kind + "'; expected bind, ro-bind, pin, mask-dir or mask-file");
+            mount.kind = *found;
+            if (auto r = assign(mount.path, path(mm->at("path"), k + ".path")); !r) return r;
+            const bool binds = mount.kind == MountKind::bind || mount.kind == MountKind::ro_bind;
+            if (binds != mm->has("source"))
+                return error(k + ".source", binds ? "missing" : "only bind and ro-bind have a source");
+            if (binds) {
+                if (auto r = assign(mount.source, path(mm->at("source"), k + ".source")); !r) return r;
+            }
+            if (mount.path == "/") return error(k + ".path", "a mount over / would replace the read-only view of it");
+            if (mount.kind != MountKind::mask_dir && mount.kind != MountKind::mask_file) {
+                const bool writable = mount.kind != MountKind::ro_bind;
+                const auto* ki = kernel_interface(mount.path, writable);
+                if (ki == nullptr && binds) ki = kernel_interface(mount.source, writable);
+                if (ki != nullptr)
+                    return error(k + ".path", "binds a kernel interface from the host: " + std::string(ki->reason));
+            }
+            if (auto r = assign(mount.expect, identity(mm->at("expect"), k + ".expect")); !r) return r;
+            if ((mount.kind == MountKind::pin || mount.kind == MountKind::mask_dir) &&
+                (!mount.expect.exists || mount.expect.type != FileType::directory))
+                return error(k + ".expect", "a " + *kind + " is of an existing directory");
+            if (mount.kind == MountKind::mask_file && (!mount.expect.exists || mount.expect.type == FileType::directory))
+                return error(k + ".expect", "a mask-file is of an existing path that is not a directory");
+            if (auto r = read_optional(*mm, k, "why", mount.why, string); !r) return r;
+            p.filesystem.mounts.push_back(std::move(mount));
+        }
+
+        auto placeholders = array(m->at("placeholders"), "filesystem.placeholders");
+        if (!placeholders) return fail(placeholders.error());
+        i = 0;
+        for (auto e : *placeholders) {
+            const std::string k = index("filesystem.placeholders", i++);
+            auto pm = members(e, k, {"path", "kind", "parent", "why"}, {"path", "kind", "parent"});
+            if (!pm) return fail(pm.error());
+            PlaceholderOp ph;
+            if (auto r = assign(ph.path, path(pm->at("path"), k + ".path")); !r) return r;
+            if (ph.path == "/") return error(k + ".path", "/ cannot be a placeholder");
+            auto kind = string(pm->at("kind"), k + ".kind");
+            if (!kind) return fail(kind.error());
+            if (*kind == "file") ph.kind = Placeholder::file;
+            else if (*kind == "directory") ph.kind = Placeholder::directory;
+            else if (*kind == "commondir") ph.kind = Placeholder::commondir;
+            else return error(k + ".kind", "unknown kind '" + *kind + "'; expected file, directory or commondir");
+            // Its content is its directory's path, which git reads up to a line end.
+            if (ph.kind == Placeholder::commondir &&
+                (!ph.path.ends_with("/commondir") || paths::parent(ph.path).find_first_of("\r\n") != std::string::npos))
+                return error(k + ".path", "a commondir placeholder is a file named commondir, in a directory whose path has no line end");
+            if (auto r = assign(ph.parent, identity(pm->at("parent"), k + ".parent")); !r) return r;
+            if (!ph.parent.exists || ph.parent.type != FileType::directory)
+                return error(k + ".parent", "a placeholder goes in an existing directory");
+            if (auto r = read_optional(*pm, k, "why", ph.why, string); !r) return r;
+            // The launcher creates it and removes it after: it must not be inside
+            // the temporary directory it removes, nor be the root itself.
+            if (paths::at_or_under(ph.path, p.tmpdir) || ph.path == p.root)
+                return error(k + ".path", "a placeholder may not be the root or inside the temporary directory");
+            p.filesystem.placeholders.push_back(std::move(ph));
+        }
+
+        if (m->has("gitExclude")) {
+            auto em = members(m->at("gitExclude"), "filesystem.gitExclude", {"path", "expect", "content"},
+                              {"path", "expect", "content"});
+            if (!em) return fail(em.error());
+            GitExclude ex;
+            if (auto r = assign(ex.path, path(em->at("path"), "filesystem.gitExclude.path")); !r) return r;
+            if (!paths::at_or_under(ex.path, p.root) || ex.path == p.root)
+                return error("filesystem.gitExclude.path", "'" + ex.path + "' is not inside the root");
+            if (auto r = assign(ex.expect, identity(em->at("expect"), "filesystem.gitExclude.expect")); !r) return r;
+            if (!ex.expect.exists || ex.expect.type != FileType::regular)
+                return error("filesystem.gitExclude.expect", "the exclude file is an existing regular file");
+            if (auto r = assign(ex.content, string(em->at("content"), "filesystem.gitExclude.content")); !r) return r;
+            if (ex.content.size() > (std::size_t{1} << 20))
+                return error("filesystem.gitExclude.content", "more than 1 MiB");
+            p.filesystem.git_exclude = std::move(ex);
+        }
+
+        if (m->has("gitAudit")) {
+            auto dirs = array(m->at("gitAudit"), "filesystem.gitAudit");
+            if (!dirs) return fail(dirs.error());
+            i = 0;
+            for (auto e : *dirs) {
+                const std::string k = index("filesystem.gitAudit", i++);
+                auto where = path(e, k);
+                if (!where) return fail(where.error());
+                // The launcher renames files in it after the command: only where the
+                // command could write, a writable bind of this plan or inside one.
+                const bool writable = std::any_of(p.filesystem.mounts.begin(), p.filesystem.mounts.end(), [&](const Mount& mt) {
+                    return mt.kind == MountKind::bind && paths::at_or_under(*where, mt.path);
+                });
+                if (!writable) return error(k, "'" + *where + "' is not a writable bind of this plan, nor inside one");
+                if (*where == "/") return error(k, "/ cannot be audited");
+                if (std::find(p.filesystem.git_audit.begin(), p.filesystem.git_audit.end(), *where) !=
+                    p.filesystem.git_audit.end())
+                    return error(k, "'" + *where + "' is listed twice");
+                p.filesystem.git_audit.push_back(std::move(*where));
+            }
+        }
+
+        if (m->has("rules")) {
+            auto rules = array(m->at("rules"), "filesystem.rules");
+            if (!rules) return fail(rules.error());
+            i = 0;
+            for (auto e : *rules) {
+                const std::string k = index("filesystem.rules", i++);
+                auto rm = members(e, k, {"kind", "pattern", "why", "credentialStore"}, {"kind", "pattern"});
+                if (!rm) return fail(rm.error());
+                PlanRule r;
+                auto kind = string(rm->at("kind"), k + ".kind");
+                if (!kind) return fail(kind.error());
+                static constexpr FsRule::Kind kinds[] = {FsRule::Kind::deny_read, FsRule::Kind::allow_read,
+                                                         FsRule::Kind::writable, FsRule::Kind::deny_write,
+                                                         FsRule::Kind::protect};
+                auto found = std::find_if(std::begin(kinds), std::end(kinds),
+                                          [&](FsRule::Kind fk) { return plan_rule_kind_name(fk) == *kind; });
+                if (found == std::end(kinds))
+                    return error(k + ".kind", "unknown kind '" + *kind +
+                                                  "'; expected deny-read, allow-read, writable, deny-write or protect");
+                r.kind = *found;
+                if (auto a = assign(r.pattern, path(rm->at("pattern"), k + ".pattern")); !a) return a;
+                if (auto a = read_optional(*rm, k, "why", r.why, string); !a) return a;
+                if (rm->has("credentialStore")) {
+                    auto store = boolean(rm->at("credentialStore"), k + ".credentialStore");
+                    if (!store) return fail(store.error());
+                    if (r.kind != FsRule::Kind::deny_read)
+                        return error(k + ".credentialStore", "only a deny-read rule can be a credential store");
+                    if (*store) r.deny = FsRule::Deny::credential_store;
+                }
+                p.rules.push_back(std::move(r));
+            }
+        }
+
+        if (m->has("toolCache") && m->at("toolCache").type() != element_type::NULL_VALUE) {
+            if (auto r = read_tool_cache(m->at("toolCache"), p); !r) return r;
+        }
+
+        // Only the launcher's own creations may be missing when the plan is made:
+        // anything else would have bubblewrap make a mount point on the host.
+        std::set<std::string_view> placeholder_paths, read_only;
+        for (std::size_t j = 0; j < p.filesystem.placeholders.size(); ++j)
+            if (!placeholder_paths.insert(p.filesystem.placeholders[j].path).second)
+                return error(index("filesystem.placeholders", j) + ".path", "a second placeholder at this path");
+        // Shallow before deep: a mount after one inside it would undo it, since
+        // bubblewrap binds from the host's tree (see "The order of the mounts").
+        std::set<std::string_view> earlier;
+        for (std::size_t j = 0; j < p.filesystem.mounts.size(); ++j) {
+            const auto& mt = p.filesystem.mounts[j];
+            const std::string under = mt.path + "/";
+            if (auto it = earlier.lower_bound(under); it != earlier.end() && it->starts_with(under))
+                return error(index("filesystem.mounts", j) + ".path",
+                             "comes after a mount inside it (" + std::string(*it) + "), which it would undo");
+            earlier.insert(mt.path);
+            if (mt.kind == MountKind::ro_bind && mt.source == mt.path) read_only.insert(mt.path);
+            if (mt.expect.exists) continue;
+            const bool made = mt.path == p.tmpdir || placeholder_paths.count(mt.path) != 0 ||
+                              (p.tool_cache && mt.kind == MountKind::bind && mt.path == p.tool_cache->path);
+            if (!made || mt.source != mt.path)
+                return error(index("filesystem.mounts", j) + ".expect",
+                             "only the temporary directory, the tool cache and placeholders may be missing when the "
+                             "plan is made");
+        }
+        for (std::size_t j = 0; j < p.filesystem.placeholders.size(); ++j)
+            if (read_only.count(p.filesystem.placeholders[j].path) == 0)
+                return error(index("filesystem.placeholders", j) + ".path",
+                             "no ro-bind of this path: the command could write the placeholder");
+        return {};
+    }
+
+    // filesystem.toolCache: where the launcher makes a directory and leaves it,
+    // so it must be a writable bind of the plan, outside the root and the
+    // temporary directory; every variable it names points into it.
+    static expected<void> read_tool_cache(element v, Plan& p) {
+        auto tm = members(v, "filesystem.toolCache", {"path", "set", "kept"}, {"path", "set", "kept"});
+        if (!tm) return fail(tm.error());
+        ToolCachePlan tc;
+        if (auto r = assign(tc.path, path(tm->at("path"), "filesystem.toolCache.path")); !r) return r;
+        if (paths::at_or_under(tc.path, p.root) || paths::at_or_under(p.root, tc.path))
+            return error("filesystem.toolCache.path", "the tool cache and the root may not hold each other");
+        if (paths::at_or_under(tc.path, p.tmpdir) || paths::at_or_under(p.tmpdir, tc.path))
+            return error("filesystem.toolCache.path", "the tool cache and the temporary directory may not hold each other");
+        const bool bound = std::any_of(p.filesystem.mounts.begin(), p.filesystem.mounts.end(), [&](const Mount& mt) {
+            return mt.kind == MountKind::bind && mt.path == tc.path && mt.source == tc.path;
+        });
+        if (!bound) return error("filesystem.toolCache.path", "'" + tc.path + "' is not a writable bind of this plan");
+        auto set = array(tm->at("set"), "filesystem.toolCache.set");
+        if (!set) return fail(set.error());
+        std::size_t i = 0;
+        for (auto e : *set) {
+            const std::string k = index("filesystem.toolCache.set", i++);
+            auto name = string(e, k);
+            if (!name) return fail(name.error());
+            const auto it = std::find_if(p.env.begin(), p.env.end(), [&](const EnvVar& ev) { return ev.name == *name; });
+            if (it == p.env.end() || !paths::is_absolute(it->value) || !paths::at_or_under(paths::normalize(it->value), tc.path))
+                return error(k, "command.env has no " + *name + " inside the tool cache");
+            tc.set.push_back(std::move(*name));
+        }
+        if (auto r = assign(tc.kept, named_reasons<KeptEnvVar>(tm->at("kept"), "filesystem.toolCache.kept")); !r) return r;
+        p.tool_cache = std::move(tc);
+        return {};
+    }
+
+    static expected<void> read_warnings(element v, Plan& p) {
+        auto list = array(v, "warnings");
+        if (!list) return fail(list.error());
+        std::size_t i = 0;
+        for (auto e : *list) {
+            const std::string k = index("warnings", i++);
+            auto wm = members(e, k, {"file", "key", "message"}, {"message"});
+            if (!wm) return fail(wm.error());
+            Warning w;
+            for (auto [name, out] : {std::pair{"file", &w.file}, std::pair{"key", &w.key}, std::pair{"message", &w.message}})
+                if (auto r = read_optional(*wm, k, name, *out, string); !r) return r;
+            p.warnings.push_back(std::move(w));
+        }
+        return {};
+    }
+};
+
+}  // namespace detail
+
+// Reads a plan document (docs/plan.md) strictly. `origin` names where it came
+// from in errors ("standard input", "fd 3"). Errors are INVALID_PLAN with the
+// key path, or with the line and column of malformed JSON.
+inline expected<Plan> parse_plan(std::string_view text, std::string origin) {
+    auto doc = json::parse(text);
+    if (!doc) {
+        Error e = doc.error();
+        e.code = Errc::invalid_plan;
+        return fail(std::move(e).in_file(std::move(origin)));
+    }
+    auto plan = detail::PlanReader{}.read((*doc)->root());
+    if (!plan) return fail(Error(plan.error()).in_file(std::move(origin)));
+    return plan;
+}
+
+}  // namespace sbx
