@@ -28,6 +28,7 @@
 #include "sbx/rules/network.hpp"
 #include "sbx/rules/protected_paths.hpp"
 #include "sbx/rules/tool_cache.hpp"
+#include "sbx/settings/agent_env.hpp"
 #include "sbx/settings/agent_file.hpp"
 #include "sbx/settings/credential_stores.hpp"
 #include "sbx/settings/defaults.hpp"

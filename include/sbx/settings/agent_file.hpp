@@ -730,6 +730,28 @@ inline expected<AgentFile> parse_agent_file(std::string_view text, const AgentFi
     return out;
 }
 
+// Whether sbx may run a command as `agent` says: it only confines, so an agent
+// file that turns the sandbox off (Preset::off) is refused (INVALID_ARGUMENT),
+// naming the file and the key that turned it off; running the command unconfined
+// is for the user to do without sbx.
+inline expected<void> require_confined(const AgentFile& agent) {
+    if (agent.preset != Preset::off) return {};
+    return fail(Error(Errc::invalid_argument,
+                      "the agent file turns the sandbox off; sbx runs commands only confined "
+                      "(run it without sbx to run it unconfined)")
+                    .in_file(agent.file)
+                    .at_key(agent.preset_source ? agent.preset_source->key : "sandbox"));
+}
+
+// Puts the agent file's layer (a flag layer) among the settings layers `layers`,
+// as load_layers() lists them: the lowest of the flag layers, before the first
+// --settings file, which can still say more; at the end when there is none.
+inline void insert_agent_layer(std::vector<Settings>& layers, const AgentFile& agent) {
+    auto first_flag = std::find_if(layers.begin(), layers.end(),
+                                   [](const Settings& l) { return l.layer == LayerKind::flag; });
+    layers.insert(first_flag, agent.settings);
+}
+
 // The reference's walk for `.env` files under the home directory: every `.env`
 // and `.env.*` in it and in the folders up to kEnvWalkDepth levels below, for the
 // built-in read deny (keys of one project must not reach a command of another).
