@@ -36,6 +36,7 @@
 #include "sbx/settings/defaults.hpp"
 #include "sbx/settings/dotenv.hpp"
 #include "sbx/settings/front_matter.hpp"
+#include "sbx/settings/home_env_files.hpp"
 #include "sbx/settings/policy.hpp"
 #include "sbx/settings/project_root.hpp"
 #include "sbx/settings/settings.hpp"
