@@ -278,7 +278,7 @@ private:
         if (::fstat(g, &st) != 0 || !audited_.insert({st.st_dev, st.st_ino}).second) return;
         if (own_files)
             for (const auto& f : git_audit::kAuditedFiles) {
-                if (f.entries) hooks(g, gpath, f);
+                if (f.scope == git_audit::Scope::each_entry) hooks(g, gpath, f);
                 else if (f.check == git_audit::Check::always) commondir(g, gpath, f);
                 else config_file(g, gpath, f);
             }

@@ -62,6 +62,7 @@
 #include "sbx/rules/fs_rules.hpp"
 #include "sbx/rules/network.hpp"
 #include "sbx/rules/tool_cache.hpp"
+#include "sbx/settings/agent_env.hpp"
 #include "sbx/settings/agent_file.hpp"
 #include "sbx/settings/defaults.hpp"
 #include "sbx/settings/dotenv.hpp"
@@ -332,10 +333,7 @@ sbx::expected<Loaded> load_policy(const SettingsArgs& a, const sbx::FsView& disk
         if (!parsed) return sbx::fail(parsed.error());
         sbx::deny_home_env_files(*parsed, sbx::find_home_env_files(*home, fs));
         if (!here.empty()) sbx::deny_env_files_in(*parsed, here);
-        // The lowest of the flag layers: a --settings file can still say more.
-        auto first_flag = std::find_if(layers->begin(), layers->end(),
-                                       [](const sbx::Settings& l) { return l.layer == sbx::LayerKind::flag; });
-        layers->insert(first_flag, parsed->settings);
+        sbx::insert_agent_layer(*layers, *parsed);
         agent = std::move(*parsed);
     }
     // No settings file anywhere: sbx's built-in default (defaults.hpp), not an
@@ -610,58 +608,21 @@ sbx::expected<sbx::Plan> plan_for(const Loaded& l, const PlanArgs& a, std::strin
     auto env = environment();
     std::vector<sbx::Warning> agent_warnings;
     if (l.agent) {
-        // A sandbox the agent file turns off is not sbx's to run: sbx only confines.
-        if (l.agent->preset == sbx::Preset::off) {
-            const auto& src = l.agent->preset_source;
-            return sbx::fail(sbx::Error(sbx::Errc::invalid_argument,
-                                        "the agent file turns the sandbox off; sbx runs commands only confined "
-                                        "(run it without sbx to run it unconfined)")
-                                 .in_file(l.agent->file)
-                                 .at_key(src ? src->key : "sandbox"));
-        }
-        // Its env list passes those variables as --env does. One the shell does
-        // not export comes from ./.env, then the agent folder's .env; nothing
-        // else of theirs reaches the command. One found nowhere cannot be
-        // passed, and the plan says so.
-        std::vector<std::string> dotenv_files;
-        if (!l.cwd.empty()) dotenv_files.push_back(sbx::paths::join(l.cwd, ".env"));
-        if (const auto beside = sbx::paths::join(sbx::paths::parent(l.agent->file), ".env");
-            std::find(dotenv_files.begin(), dotenv_files.end(), beside) == dotenv_files.end())
-            dotenv_files.push_back(beside);
+        if (auto confined = sbx::require_confined(*l.agent); !confined) return sbx::fail(confined.error());
+        // Its env list passes those variables as --env does (agent_env.hpp); the
+        // .env files are read only when a name is not exported.
+        const auto dotenv_files = sbx::agent_dotenv_files(*l.agent, l.cwd);
         std::vector<std::optional<std::vector<sbx::DotenvEntry>>> dotenvs(dotenv_files.size());
-        bool dotenvs_read = false;
-        for (const auto& e : l.agent->env) {
-            const bool set = std::any_of(env.begin(), env.end(), [&](const std::string& v) {
-                return v.size() > e.value.size() && v.compare(0, e.value.size(), e.value) == 0 && v[e.value.size()] == '=';
-            });
-            if (set) {
-                pass_env.push_back(e.value);
-                continue;
+        if (sbx::agent_env_needs_dotenv(*l.agent, env))
+            for (std::size_t i = 0; i < dotenv_files.size(); ++i) {
+                auto read = read_dotenv(dotenv_files[i], fs, agent_warnings);
+                if (!read) return sbx::fail(read.error());
+                dotenvs[i] = std::move(*read);
             }
-            if (!dotenvs_read) {
-                dotenvs_read = true;
-                for (std::size_t i = 0; i < dotenv_files.size(); ++i) {
-                    auto read = read_dotenv(dotenv_files[i], fs, agent_warnings);
-                    if (!read) return sbx::fail(read.error());
-                    dotenvs[i] = std::move(*read);
-                }
-            }
-            const sbx::DotenvEntry* found = nullptr;
-            for (const auto& d : dotenvs) {
-                if (!d || found) continue;
-                for (const auto& entry : *d)
-                    if (entry.name == e.value) found = &entry;
-            }
-            if (found) {
-                env.push_back(found->name + "=" + found->value);
-                pass_env.push_back(e.value);
-            } else {
-                std::string where;
-                for (const auto& f : dotenv_files) where += (where.empty() ? "" : " or ") + f;
-                agent_warnings.push_back({e.source.file, e.source.key,
-                                          e.value + " is not set, nor in " + where + ", so the command does not get it"});
-            }
-        }
+        auto passed = sbx::agent_env(*l.agent, env, dotenv_files, dotenvs);
+        env.insert(env.end(), passed.assignments.begin(), passed.assignments.end());
+        pass_env.insert(pass_env.end(), passed.pass.begin(), passed.pass.end());
+        agent_warnings.insert(agent_warnings.end(), passed.warnings.begin(), passed.warnings.end());
     }
     sbx::PlanRequest req;
     req.argv = argv;

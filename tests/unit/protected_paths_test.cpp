@@ -14,6 +14,7 @@
 #include <filesystem>
 #include <fstream>
 #include <set>
+#include <span>
 #include <string>
 #include <system_error>
 #include <vector>
@@ -209,6 +210,29 @@ TEST_CASE("protected: a plain root without a repository") {
     CHECK(!listed(pp, "/r/src"));
     CHECK(!listed(pp, "/r/main.c"));
     CHECK(!listed(pp, "/r"));
+}
+
+TEST_CASE("protected: the tables say by name which directories run their entries, and what a worktree lacks") {
+    using sbx::protected_names::Contents;
+    using sbx::protected_names::Worktree;
+    using Table = std::span<const sbx::protected_names::Name>;
+    std::set<std::string> run;
+    for (Table table : {Table(sbx::protected_names::kAgentEntries), Table(sbx::protected_names::kRootEntries),
+                        Table(sbx::protected_names::kAgentDirs), Table(sbx::protected_names::kHomeEntries)})
+        for (const auto& n : table)
+            if (n.contents == Contents::run) run.insert(std::string(n.name));
+    CHECK(run == std::set<std::string>{"hooks", ".husky"});
+    std::set<std::string> git_run, even_missing;
+    for (const auto& n : sbx::protected_names::kGitDirEntries) {
+        if (n.contents == Contents::run) git_run.insert(std::string(n.name));
+        if (n.in_worktree == Worktree::even_missing) even_missing.insert(std::string(n.name));
+    }
+    CHECK(git_run == std::set<std::string>{"hooks"});
+    CHECK(even_missing == std::set<std::string>{"commondir", "config.worktree"});
+    for (const auto& n : sbx::protected_names::kRootAndHomeEntries) {
+        CHECK(n.contents == Contents::data);
+        CHECK(n.in_worktree == Worktree::when_present);
+    }
 }
 
 TEST_CASE("protected: existing folders other tools run are read-only whole; a symlinked .envrc guards its target") {

@@ -133,20 +133,26 @@ enum class Check {
     always,       // renamed: its presence alone changes what git runs
 };
 
+// What of an audited name the audit renames.
+enum class Scope {
+    file,        // the file itself
+    each_entry,  // a directory: each entry made or changed in it
+};
+
 struct AuditedFile {
     std::string_view name;  // in the git directory
     std::string_view kind;  // as the violation line names it
     Check check;
-    bool entries;           // a directory: each entry made or changed is renamed
+    Scope scope;
     std::string_view reason;
 };
 
 inline constexpr AuditedFile kAuditedFiles[] = {
-    {"config", "git-config", Check::config_keys, false, "git's configuration"},
-    {"config.worktree", "git-config", Check::config_keys, false, "per-worktree configuration"},
-    {"commondir", "git-commondir", Check::always, false,
+    {"config", "git-config", Check::config_keys, Scope::file, "git's configuration"},
+    {"config.worktree", "git-config", Check::config_keys, Scope::file, "per-worktree configuration"},
+    {"commondir", "git-commondir", Check::always, Scope::file,
      "made during the run: points git at another git directory, whose config and hooks it then uses"},
-    {"hooks", "git-hook", Check::always, true, "made during the run: git runs a hook by its name"},
+    {"hooks", "git-hook", Check::always, Scope::each_entry, "made during the run: git runs a hook by its name"},
 };
 
 // The suffix of a neutralised file, and how many numbered names are tried after it.

@@ -13,22 +13,15 @@
 // What is read. Only the top-level keys `sandbox` and the older flat spellings
 // `allowed_folders` (= sandbox.files.write), `network` as a bare list
 // (= sandbox.network.hosts) and `env_passthrough` (= sandbox.env). Every other
-// top-level entry (name, skills, model, ...) is skipped unparsed: an entry is a
-// line at column 1 reading `key:` and the indented or blank lines after it (an
-// indentless `- item` list under an empty `key:` included). One thing said in both
-// spellings is an error, as is `preset:` or `files:` at the top level (they belong
-// indented under `sandbox:`, and left there they would be skipped).
+// top-level entry (name, skills, model, ...) is skipped unparsed, as
+// front_matter.hpp describes. One thing said in both spellings is an error, as is
+// `preset:` or `files:` at the top level (they belong indented under `sandbox:`,
+// and left there they would be skipped).
 //
-// The YAML subset, inside what is read: block mappings by indentation (spaces
-// only), block lists (`- item`, also indentless under their key), one-line flow
-// lists of scalars (`[a, "b"]`, `[]`), plain, 'single-quoted' ('' is a quote) and
-// "double-quoted" scalars (escapes \\ \" \/ \n \t only), `true`/`false`, and `#`
-// comments at a line's start or after a space. Refused, with the file, the 1-based
-// line and the key path: tabs, control characters, NUL (anywhere in the front
-// matter), anchors `&`, aliases `*` (so `*.example.com` must be quoted), tags `!`,
-// flow mappings `{}`, block scalars `|` `>`, multi-line values, quoted or complex
-// keys, duplicate keys, `...` and a plain null (`~`, `null`) where text is wanted.
-// A leading UTF-8 byte order mark is skipped; CRLF line ends are read as LF.
+// The YAML subset, inside what is read, is front_matter.hpp's (so `*.example.com`,
+// which would be an alias, must be quoted). On top of it the schema takes plain
+// `true`/`false` as booleans, and refuses a plain null (`~`, `null`) or a boolean
+// where text is wanted, with the file, the 1-based line and the key path.
 //
 // The mapping into Settings, for presets development (the default) and strict:
 //   enabled                      true, from sandbox.preset. Preset off (also written `sandbox: off`
@@ -87,6 +80,8 @@
 #include "sbx/core/paths.hpp"
 #include "sbx/net/host_pattern.hpp"
 #include "sbx/settings/defaults.hpp"
+#include "sbx/settings/front_matter.hpp"
+#include "sbx/settings/home_env_files.hpp"
 #include "sbx/settings/settings.hpp"
 
 namespace sbx {
@@ -285,333 +280,12 @@ struct AgentFile {
 
 namespace detail::agent_file {
 
-// One line of the front matter that is read, with its indentation taken off.
-struct Line {
-    std::size_t number = 0;  // 1-based, in the file
-    std::size_t indent = 0;
-    std::string_view text;   // after the indentation, trailing spaces removed; never empty
-};
-
-struct Node {
-    enum class Kind { null, scalar, list, map };
-    Kind kind = Kind::null;
-    bool plain = false;           // a scalar written without quotes
-    std::string text;             // a scalar's value
-    std::string key;              // an entry of a map: its key
-    std::vector<Node> children;   // list items, or map entries
-    std::size_t line = 0, column = 0;
-    std::size_t key_column = 0;   // an entry of a map: where its key starts
-};
-
-inline std::string index_key(std::string_view parent, std::size_t i) {
-    return std::string(parent) + "[" + std::to_string(i) + "]";
-}
-
-inline std::string join_key(std::string_view parent, std::string_view key) {
-    return parent.empty() ? std::string(key) : std::string(parent) + "." + std::string(key);
-}
-
-inline tl::unexpected<Error> error_at(const std::string& file, std::size_t line, std::size_t column, std::string key,
-                                      std::string message) {
-    return fail(Error(Errc::invalid_settings, std::move(message)).in_file(file).at_key(std::move(key)).at(line, column));
-}
-
-inline bool is_item(std::string_view t) { return t == "-" || t.starts_with("- "); }
-
-inline bool is_control(char c) {
-    const auto u = static_cast<unsigned char>(c);
-    return u < 0x20 || u == 0x7f;
-}
-
-// Why a value or key may not start with `c`, or empty when it may.
-inline std::string_view indicator_refusal(std::string_view s) {
-    if (s.empty()) return {};
-    const bool alone = s.size() == 1 || s[1] == ' ';
-    switch (s.front()) {
-        case '&': return "an anchor (&) is not read; write the value itself";
-        case '*': return "an alias (*) is not read; a value that starts with * is quoted, as in \"*.example.com\"";
-        case '!': return "a tag (!) is not read; write the value alone";
-        case '{': return "a flow mapping ({...}) is not read; write each key on its own line";
-        case '|':
-        case '>': return "a multi-line value (| or >) is not read; write the value on one line";
-        case '%':
-        case '@':
-        case '`': return "a plain value cannot start with this character; quote it";
-        case ',':
-        case ']':
-        case '}': return "a stray bracket or comma";
-        case '?': return alone ? "a complex key (?) is not read" : std::string_view();
-        case '-': return alone ? "a list item must start its own line" : std::string_view();
-        default: return {};
-    }
-}
-
-// Reads the block structure of the lines it is given into Nodes.
-class Parser {
-public:
-    Parser(const std::vector<Line>& lines, const std::string& file) : lines_(lines), file_(file) {}
-
-    expected<Node> root() {
-        if (lines_.empty()) return Node{Node::Kind::map, false, {}, {}, {}, 1, 1};
-        return map(0, "");
-    }
-
-private:
-    const std::vector<Line>& lines_;
-    const std::string& file_;
-    std::size_t i_ = 0;
-
-    tl::unexpected<Error> error(const Line& l, std::size_t offset, std::string key, std::string message) const {
-        return error_at(file_, l.number, l.indent + offset + 1, std::move(key), std::move(message));
-    }
-
-    expected<Node> block(std::size_t indent, const std::string& path) {
-        if (is_item(lines_[i_].text)) return list(indent, path);
-        return map(indent, path);
-    }
-
-    // Where a key ends: the first ':' followed by a space or the end of the line.
-    static std::size_t key_end(std::string_view t) {
-        for (std::size_t p = t.find(':'); p != std::string_view::npos; p = t.find(':', p + 1))
-            if (p + 1 == t.size() || t[p + 1] == ' ') return p;
-        return std::string_view::npos;
-    }
-
-    static bool key_char(char c) {
-        return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-';
-    }
-
-    // The rest of a line after `key:` or `- `, from `from`: empty when only a comment.
-    static std::size_t value_start(std::string_view t, std::size_t from) {
-        while (from < t.size() && t[from] == ' ') ++from;
-        if (from < t.size() && t[from] == '#') return t.size();
-        return from;
-    }
-
-    expected<Node> map(std::size_t indent, const std::string& path) {
-        Node node;
-        node.kind = Node::Kind::map;
-        node.line = lines_[i_].number;
-        node.column = indent + 1;
-        while (i_ < lines_.size() && lines_[i_].indent >= indent) {
-            const Line& l = lines_[i_];
-            if (l.indent > indent) return error(l, 0, path, "unexpected indentation");
-            if (is_item(l.text)) return error(l, 0, path, "a list item where a key was expected");
-            const std::string_view t = l.text;
-            if (t.front() == '"' || t.front() == '\'')
-                return error(l, 0, path, "a quoted key is not read; write the key plain");
-            if (auto why = indicator_refusal(t); !why.empty()) return error(l, 0, path, std::string(why));
-            const std::size_t end = key_end(t);
-            if (end == std::string_view::npos) {
-                const bool glued = t.find(':') != std::string_view::npos;
-                return error(l, 0, path,
-                             glued ? "expected `key: value`, with a space after the colon"
-                                   : "expected `key: value`, got a value alone");
-            }
-            const std::string_view key = t.substr(0, end);
-            if (key.empty() || !std::all_of(key.begin(), key.end(), key_char))
-                return error(l, 0, path, "'" + std::string(key) + "' is not a key: keys are letters, digits, _ and -");
-            const std::string child_path = join_key(path, key);
-            for (const auto& c : node.children)
-                if (c.key == key)
-                    return error(l, 0, child_path, "the key appears twice (first on line " + std::to_string(c.line) + ")");
-            ++i_;
-            const std::size_t v = value_start(t, end + 1);
-            expected<Node> value;
-            if (v == t.size()) {
-                if (i_ < lines_.size() && lines_[i_].indent > indent) {
-                    value = block(lines_[i_].indent, child_path);
-                    if (value) value->column = l.indent + 1;
-                } else if (i_ < lines_.size() && lines_[i_].indent == indent && is_item(lines_[i_].text)) {
-                    value = list(indent, child_path);  // an indentless list, as YAML allows under a key
-                    if (value) value->column = l.indent + 1;
-                } else {
-                    value = Node{};
-                    value->column = l.indent + end + 2;
-                }
-            } else {
-                value = scalar_or_flow(l, v, child_path);
-                if (value && i_ < lines_.size() && lines_[i_].indent > indent)
-                    return error(lines_[i_], 0, child_path,
-                                 "unexpected indentation: a value written on its key's line cannot go on below it");
-            }
-            if (!value) return fail(value.error());
-            value->key = std::string(key);
-            value->line = l.number;  // an entry is where its key is
-            value->key_column = l.indent + 1;
-            node.children.push_back(std::move(*value));
-        }
-        return node;
-    }
-
-    expected<Node> list(std::size_t indent, const std::string& path) {
-        Node node;
-        node.kind = Node::Kind::list;
-        node.line = lines_[i_].number;
-        node.column = indent + 1;
-        while (i_ < lines_.size() && lines_[i_].indent == indent && is_item(lines_[i_].text)) {
-            const Line& l = lines_[i_];
-            const std::string item_path = index_key(path, node.children.size());
-            ++i_;
-            const std::size_t v = value_start(l.text, 1);
-            if (i_ < lines_.size() && lines_[i_].indent > indent)
-                return error(lines_[i_], 0, item_path,
-                             "unexpected indentation: a list item here is one value on the item's line");
-            if (v == l.text.size()) {
-                Node empty;
-                empty.line = l.number;
-                empty.column = l.indent + 2;
-                node.children.push_back(std::move(empty));
-                continue;
-            }
-            auto item = scalar_or_flow(l, v, item_path);
-            if (!item) return fail(item.error());
-            node.children.push_back(std::move(*item));
-        }
-        return node;
-    }
-
-    // After a closing quote or bracket: spaces, then a comment or nothing.
-    expected<void> rest_is_comment(const Line& l, std::size_t from, const std::string& path) const {
-        std::size_t p = from;
-        while (p < l.text.size() && l.text[p] == ' ') ++p;
-        if (p == l.text.size() || (l.text[p] == '#' && p > from)) return {};
-        return error(l, p, path, "unexpected text after the value");
-    }
-
-    // A quoted scalar starting at `at`; `end` is set past its closing quote.
-    expected<Node> quoted(const Line& l, std::size_t at, std::size_t& end, const std::string& path) const {
-        const std::string_view t = l.text;
-        const char q = t[at];
-        Node node;
-        node.kind = Node::Kind::scalar;
-        node.line = l.number;
-        node.column = l.indent + at + 1;
-        std::size_t p = at + 1;
-        while (true) {
-            if (p >= t.size()) return error(l, at, path, "a quoted value must close on its own line");
-            const char c = t[p];
-            if (q == '\'') {
-                if (c == '\'') {
-                    if (p + 1 < t.size() && t[p + 1] == '\'') {
-                        node.text += '\'';
-                        p += 2;
-                        continue;
-                    }
-                    break;
-                }
-            } else if (c == '"') {
-                break;
-            } else if (c == '\\') {
-                if (p + 1 >= t.size()) return error(l, p, path, "a quoted value must close on its own line");
-                switch (t[p + 1]) {
-                    case '\\': node.text += '\\'; break;
-                    case '"': node.text += '"'; break;
-                    case '/': node.text += '/'; break;
-                    case 'n': node.text += '\n'; break;
-                    case 't': node.text += '\t'; break;
-                    default:
-                        return error(l, p, path,
-                                     std::string("the escape \\") + t[p + 1] +
-                                         " is not read; sbx reads \\\\, \\\", \\/, \\n and \\t");
-                }
-                p += 2;
-                continue;
-            }
-            node.text += c;
-            ++p;
-        }
-        end = p + 1;
-        return node;
-    }
-
-    // A plain scalar, `text`, found at offset `at` of the line: trimmed and checked.
-    expected<Node> plain(const Line& l, std::size_t at, std::string_view text, const std::string& path) const {
-        while (!text.empty() && text.back() == ' ') text.remove_suffix(1);
-        if (text.empty()) return error(l, at, path, "an empty value");
-        if (auto why = indicator_refusal(text); !why.empty()) return error(l, at, path, std::string(why));
-        if (text.find(": ") != std::string_view::npos || text.back() == ':')
-            return error(l, at, path, "a `key: value` where a single value was expected");
-        Node node;
-        node.kind = Node::Kind::scalar;
-        node.plain = true;
-        node.text = std::string(text);
-        node.line = l.number;
-        node.column = l.indent + at + 1;
-        return node;
-    }
-
-    expected<Node> scalar_or_flow(const Line& l, std::size_t at, const std::string& path) {
-        const std::string_view t = l.text;
-        if (t[at] == '"' || t[at] == '\'') {
-            std::size_t end = 0;
-            auto node = quoted(l, at, end, path);
-            if (!node) return node;
-            if (auto r = rest_is_comment(l, end, path); !r) return fail(r.error());
-            return node;
-        }
-        if (t[at] == '[') return flow(l, at, path);
-        std::size_t stop = t.find(" #", at);
-        if (stop == std::string_view::npos) stop = t.size();
-        return plain(l, at, t.substr(at, stop - at), path);
-    }
-
-    // `[a, "b"]` on one line.
-    expected<Node> flow(const Line& l, std::size_t at, const std::string& path) const {
-        const std::string_view t = l.text;
-        Node node;
-        node.kind = Node::Kind::list;
-        node.line = l.number;
-        node.column = l.indent + at + 1;
-        std::size_t p = at + 1;
-        auto skip = [&] {
-            while (p < t.size() && t[p] == ' ') ++p;
-        };
-        auto unclosed = [&] {
-            return error(l, at, path, "a [ list must close on its own line; write a longer list as `- item` lines");
-        };
-        skip();
-        if (p < t.size() && t[p] == ']') {
-            if (auto r = rest_is_comment(l, p + 1, path); !r) return fail(r.error());
-            return node;
-        }
-        while (true) {
-            skip();
-            if (p >= t.size()) return unclosed();
-            const std::string item_path = index_key(path, node.children.size());
-            const char c = t[p];
-            if (c == ',' || c == ']') return error(l, p, item_path, "an empty entry in a [ list");
-            if (c == '[') return error(l, p, item_path, "a list inside a list is not read");
-            expected<Node> item;
-            if (c == '"' || c == '\'') {
-                std::size_t end = 0;
-                item = quoted(l, p, end, item_path);
-                if (!item) return item;
-                p = end;
-            } else {
-                std::size_t q = p;
-                while (q < t.size() && t[q] != ',' && t[q] != ']' && !(t[q] == '#' && t[q - 1] == ' ')) {
-                    if (t[q] == '[' || t[q] == '{' || t[q] == '}')
-                        return error(l, q, item_path, "a bracket inside a [ list entry; quote the entry");
-                    ++q;
-                }
-                if (q >= t.size() || t[q] == '#') return unclosed();
-                item = plain(l, p, t.substr(p, q - p), item_path);
-                if (!item) return item;
-                p = q;
-            }
-            node.children.push_back(std::move(*item));
-            skip();
-            if (p >= t.size()) return unclosed();
-            if (t[p] == ']') {
-                if (auto r = rest_is_comment(l, p + 1, path); !r) return fail(r.error());
-                return node;
-            }
-            if (t[p] != ',') return error(l, p, item_path, "expected , or ] after an entry of a [ list");
-            ++p;
-        }
-    }
-};
+// The front matter's tree, and the helpers the schema shares with its reader.
+using front_matter::error_at;
+using front_matter::index_key;
+using front_matter::is_control;
+using front_matter::join_key;
+using front_matter::Node;
 
 // The top-level keys read, and two that belong under `sandbox:`.
 inline constexpr std::array<std::string_view, 4> kTopKeys{"sandbox", "allowed_folders", "network", "env_passthrough"};
@@ -622,108 +296,10 @@ inline constexpr std::array<std::string_view, 3> kFilesKeys{"write", "read", "de
 inline constexpr std::array<std::string_view, 3> kNetworkKeys{"hosts", "local", "sockets"};
 inline constexpr std::array<std::string_view, 4> kPresetNames{"strict", "development", "off", "unrestricted"};
 
-// The front matter's lines, and those of its entries that are read.
-struct FrontMatter {
-    std::vector<Line> lines;  // the read entries only, in order
-};
-
-inline expected<FrontMatter> front_matter(std::string_view text, const std::string& file) {
-    if (text.starts_with("\xEF\xBB\xBF")) text.remove_prefix(3);  // a byte order mark, as some editors write
-    std::size_t pos = 0, number = 0;
-    auto next = [&](std::string_view& line) {
-        if (pos >= text.size()) return false;
-        const std::size_t nl = text.find('\n', pos);
-        const std::size_t end = nl == std::string_view::npos ? text.size() : nl;
-        line = text.substr(pos, end - pos);
-        if (line.ends_with('\r')) line.remove_suffix(1);
-        pos = end + 1;
-        ++number;
-        return true;
-    };
-    std::string_view line;
-    if (!next(line) || line != "---")
-        return error_at(file, 1, 1, "", "an agent file starts with a line `---` that opens its front matter");
-
-    FrontMatter out;
-    struct Entry {
-        std::string_view key;
-        std::size_t line;
-        bool read;
-        bool empty_value;
-    };
-    std::vector<Entry> entries;
-    bool closed = false;
-    while (next(line)) {
-        if (line == "---") {
-            closed = true;
-            break;
-        }
-        if (line.find('\0') != std::string_view::npos)
-            return error_at(file, number, line.find('\0') + 1, "", "a NUL byte in the front matter");
-        const std::size_t first = line.find_first_not_of(" \t");
-        if (first == std::string_view::npos || line[first] == '#') continue;  // blank, or a comment
-
-        const Entry* current = entries.empty() ? nullptr : &entries.back();
-        bool continues = first > 0;
-        if (!continues && is_item(line)) {
-            // `- item` at column 1 continues a `key:` with nothing after it (an indentless list).
-            if (!current || !current->empty_value)
-                return error_at(file, number, 1, "", "a list item at column 1 that belongs to no `key:`");
-            continues = true;
-        }
-        if (continues) {
-            if (!current) return error_at(file, number, 1, "", "an indented line before the first key");
-            if (!current->read) continue;  // another key's: skipped unread
-        } else {
-            if (line == "..." || line.starts_with("... "))
-                return error_at(file, number, 1, "", "a document end `...`; the front matter ends with a line `---`");
-            std::size_t colon = line.find(':');
-            while (colon != std::string_view::npos && colon + 1 < line.size() && line[colon + 1] != ' ')
-                colon = line.find(':', colon + 1);
-            const std::string_view key = colon == std::string_view::npos ? std::string_view() : line.substr(0, colon);
-            const auto bad = [](char c) {
-                return c == ' ' || c == '#' || c == '"' || c == '\'' || c == '[' || c == ']' || c == '{' || c == '}' ||
-                       c == ',' || c == '&' || c == '*' || c == '!' || c == '|' || c == '>' || c == '\t' ||
-                       is_control(c);
-            };
-            const bool key_ok = !key.empty() && key.front() != '-' && key.front() != '?' && key.front() != '%' &&
-                                key.front() != '@' && key.front() != '`' && std::none_of(key.begin(), key.end(), bad);
-            if (!key_ok) {
-                auto why = indicator_refusal(line);
-                return error_at(file, number, 1, "",
-                                why.empty() ? "expected a top-level `key:` at column 1" : std::string(why));
-            }
-            for (const auto& e : entries)
-                if (e.key == key)
-                    return error_at(file, number, 1, std::string(key),
-                                    "the key appears twice (first on line " + std::to_string(e.line) + ")");
-            if (std::find(kMisplacedKeys.begin(), kMisplacedKeys.end(), key) != kMisplacedKeys.end())
-                return error_at(file, number, 1, std::string(key),
-                                "`" + std::string(key) + ":` belongs inside the sandbox block: indent it under `sandbox:`");
-            std::size_t v = colon + 1;
-            while (v < line.size() && (line[v] == ' ' || line[v] == '\t')) ++v;
-            const bool read = std::find(kTopKeys.begin(), kTopKeys.end(), key) != kTopKeys.end();
-            entries.push_back(Entry{key, number, read, v == line.size() || line[v] == '#'});
-            if (!read) continue;
-        }
-        // A line of an entry that is read: spaces only for indentation, no control character.
-        std::size_t indent = 0;
-        while (indent < line.size() && line[indent] == ' ') ++indent;
-        if (indent < line.size() && line[indent] == '\t')
-            return error_at(file, number, indent + 1, "", "a tab in the indentation; indent with spaces");
-        for (std::size_t k = indent; k < line.size(); ++k)
-            if (is_control(line[k]))
-                return error_at(file, number, k + 1, "",
-                                line[k] == '\t' ? "a tab; write spaces" : "a control character in the front matter");
-        std::string_view body = line.substr(indent);
-        while (!body.empty() && body.back() == ' ') body.remove_suffix(1);
-        out.lines.push_back(Line{number, indent, body});
-    }
-    if (!closed)
-        return error_at(file, 1, 1, "",
-                        "the front matter opened on line 1 has no closing line `---` (the file ends at line " +
-                            std::to_string(number) + ")");
-    return out;
+// A top-level key that belongs under `sandbox:` is refused where the scan meets it.
+inline std::string refuse_misplaced_key(std::string_view key) {
+    if (std::find(kMisplacedKeys.begin(), kMisplacedKeys.end(), key) == kMisplacedKeys.end()) return {};
+    return "`" + std::string(key) + ":` belongs inside the sandbox block: indent it under `sandbox:`";
 }
 
 inline bool valid_env_name(std::string_view s) {
@@ -1148,102 +724,37 @@ inline expected<AgentFile> parse_agent_file(std::string_view text, const AgentFi
     out.settings.layer = src.layer;
     out.settings.file = out.file;
 
-    auto fm = front_matter(text, out.file);
-    if (!fm) return fail(fm.error());
-    auto root = Parser(fm->lines, out.file).root();
+    auto root = front_matter::parse(text, out.file, front_matter::Keys{kTopKeys, refuse_misplaced_key});
     if (!root) return fail(root.error());
     Reader reader(src, out);
     if (auto r = reader.read(*root); !r) return fail(r.error());
     return out;
 }
 
-// The reference's walk for `.env` files under the home directory: every `.env`
-// and `.env.*` in it and in the folders up to kEnvWalkDepth levels below, for the
-// built-in read deny (keys of one project must not reach a command of another).
-// Tool caches, which hold no one's keys but many files, are not entered, nor
-// symlinked folders. A file made after the walk is not covered (Linux denies paths
-// that exist; see the reference).
-inline constexpr std::size_t kEnvWalkDepth = 4;
-inline constexpr std::size_t kEnvWalkEntries = 20000;  // looked at in all; past it a warning
-struct EnvWalkSkip {
-    std::string_view name;
-    std::string_view reason;
-};
-inline constexpr EnvWalkSkip kEnvWalkSkips[] = {
-    {"node_modules", "npm's packages"},
-    {".cache", "the XDG cache: pip, go, ccache and others"},
-    {".git", "git's objects"},
-    {".npm", "npm's cache"},
-    {".cargo", "cargo's registry and builds"},
-    {".rustup", "Rust toolchains"},
-    {".pyenv", "Python builds"},
-    {".venv", "a virtual environment's packages"},
-    {"__pycache__", "Python's compiled files"},
-    {".gradle", "Gradle's cache"},
-    {".m2", "Maven's repository"},
-    {"go", "Go's module cache and builds (GOPATH)"},
-    {".local", "installed programs and their data"},
-    {"snap", "snap packages' data"},
-    {"Library", "macOS's application data"},
-    {".Trash", "deleted files"},
-};
-
-inline bool is_env_file_name(std::string_view n) { return n == ".env" || (n.size() > 5 && n.starts_with(".env.")); }
-
-// The `.env` files of the walk, sorted, and a warning when it was cut short or a
-// folder could not be listed (the walk goes on past it).
-struct EnvFiles {
-    std::vector<std::string> files;
-    std::vector<Warning> warnings;
-};
-
-inline EnvFiles find_home_env_files(const std::string& home, const FsView& fs) {
-    EnvFiles out;
-    std::size_t seen = 0;
-    bool cut = false;
-    std::vector<std::pair<std::string, std::size_t>> todo{{home, 0}};
-    while (!todo.empty() && !cut) {
-        auto [dir, depth] = std::move(todo.back());
-        todo.pop_back();
-        if (dir == home) {  // a home directory that is not there holds no keys
-            auto st = fs.lstat(home);
-            if (st && (!*st || (*st)->type != FileType::directory)) break;
-        }
-        auto entries = fs.list_typed(dir);
-        if (!entries) {
-            out.warnings.push_back(Warning{dir, "", "the .env walk could not list it: " + entries.error().message});
-            continue;
-        }
-        for (const auto& e : *entries) {
-            if (++seen > kEnvWalkEntries) {
-                cut = true;
-                break;
-            }
-            const std::string path = paths::join(dir, e.name);
-            std::optional<FileType> type = e.type;
-            if (!type) {  // the listing did not say: look
-                auto st = fs.lstat(path);
-                if (!st || !*st) continue;
-                type = (*st)->type;
-            }
-            if (*type != FileType::directory) {
-                if (is_env_file_name(e.name)) out.files.push_back(path);
-                continue;
-            }
-            if (depth == kEnvWalkDepth) continue;
-            const bool skipped = std::any_of(std::begin(kEnvWalkSkips), std::end(kEnvWalkSkips),
-                                             [&](const EnvWalkSkip& k) { return k.name == e.name; });
-            if (!skipped) todo.emplace_back(path, depth + 1);
-        }
-    }
-    if (cut)
-        out.warnings.push_back(Warning{home, "", "the .env walk stopped after " + std::to_string(kEnvWalkEntries) +
-                                                     " entries; .env files past them are readable"});
-    std::sort(out.files.begin(), out.files.end());
-    return out;
+// Whether sbx may run a command as `agent` says: it only confines, so an agent
+// file that turns the sandbox off (Preset::off) is refused (INVALID_ARGUMENT),
+// naming the file and the key that turned it off; running the command unconfined
+// is for the user to do without sbx.
+inline expected<void> require_confined(const AgentFile& agent) {
+    if (agent.preset != Preset::off) return {};
+    return fail(Error(Errc::invalid_argument,
+                      "the agent file turns the sandbox off; sbx runs commands only confined "
+                      "(run it without sbx to run it unconfined)")
+                    .in_file(agent.file)
+                    .at_key(agent.preset_source ? agent.preset_source->key : "sandbox"));
 }
 
-// Adds the read denies of the walk to an agent file's layer (nothing for `sandbox: off`).
+// Puts the agent file's layer (a flag layer) among the settings layers `layers`,
+// as load_layers() lists them: the lowest of the flag layers, before the first
+// --settings file, which can still say more; at the end when there is none.
+inline void insert_agent_layer(std::vector<Settings>& layers, const AgentFile& agent) {
+    auto first_flag = std::find_if(layers.begin(), layers.end(),
+                                   [](const Settings& l) { return l.layer == LayerKind::flag; });
+    layers.insert(first_flag, agent.settings);
+}
+
+// Adds the read denies of the .env walk (find_home_env_files(), home_env_files.hpp)
+// to an agent file's layer (nothing for `sandbox: off`).
 inline void deny_home_env_files(AgentFile& agent, const EnvFiles& found) {
     if (agent.preset == Preset::off) return;
     const Source builtin{agent.settings.layer, FileName(agent.file), "sandbox (built-in): .env under the home directory"};

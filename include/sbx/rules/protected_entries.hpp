@@ -1,0 +1,317 @@
+// sbx/rules/protected_entries.hpp - what a protected path is, and the collector that gathers them through an FsView.
+//
+// protected_paths() (protected_paths.hpp) and the git repository walk
+// (git_repository.hpp) both end in entries: a path, how the plan maker guards it
+// (Guard) and what covers it while missing (Placeholder), with a reason. The
+// Collector holds them for one computation: it looks at each path through the
+// FsView it is handed, adds where a symlink leads as an entry of its own, keeps
+// one entry per path (the stronger guard wins), bounds the directory listings and
+// turns what cannot be looked at into warnings. Name is the row of the fixed-name
+// tables.
+#pragma once
+
+#include <algorithm>
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "sbx/core/expected.hpp"
+#include "sbx/core/fs_view.hpp"
+#include "sbx/core/paths.hpp"
+#include "sbx/settings/settings.hpp"  // sbx::Warning
+
+namespace sbx {
+
+// How the plan maker guards one protected path.
+enum class Guard {
+    read_only,  // bind read-only over it; when missing, cover it with a read-only placeholder
+    pin,        // an existing directory bound over itself (writable), so it cannot be renamed,
+                // removed or replaced; its protected children are listed separately
+};
+
+// What covers a read_only path while the command runs, when the path does not exist.
+enum class Placeholder {
+    file,       // an empty file (for a *.json name, an empty object: placeholder_content)
+    directory,  // an empty directory
+    commondir,  // a git directory's `commondir` holding that directory's own path: git
+                // and libgit2 then see the repository as if it had none, where an empty
+                // file would stop git and a missing one could be planted
+};
+
+constexpr std::string_view guard_name(Guard g) noexcept {
+    switch (g) {
+        case Guard::read_only: return "read-only";
+        case Guard::pin: return "pin";
+    }
+    return "?";
+}
+
+constexpr std::string_view placeholder_name(Placeholder p) noexcept {
+    switch (p) {
+        case Placeholder::file: return "file";
+        case Placeholder::directory: return "directory";
+        case Placeholder::commondir: return "commondir";
+    }
+    return "?";
+}
+
+// What a placeholder of kind `p` at `path` holds: nothing; for a file named
+// *.json an empty JSON object, so that a program outside that loads it while the
+// command runs (Claude Code reads .claude/settings.local.json) reads a valid,
+// empty document; for a commondir its directory's path and a line end, as git
+// writes one.
+inline std::string placeholder_content(Placeholder p, std::string_view path) {
+    if (p == Placeholder::commondir) return paths::parent(std::string(path)) + "\n";
+    const std::string_view name = path.substr(path.rfind('/') + 1);
+    if (p == Placeholder::file && name.size() > 5 && name.ends_with(".json")) return "{}\n";
+    return {};
+}
+
+struct ProtectedPath {
+    std::string path;         // absolute, normalised; may not exist
+    Guard guard = Guard::read_only;
+    Placeholder placeholder = Placeholder::file;  // meaningful for read_only entries only
+    std::string reason;              // one line: why, plus context such as "target of symlink X"
+};
+
+struct ProtectedPaths {
+    // Sorted by path, so a directory comes before anything inside it. Each path once;
+    // when two rules name the same path the stronger guard wins (read_only over pin).
+    // Nothing is listed strictly inside a read_only entry that is a directory or
+    // missing: the read-only bind (or the empty placeholder) already covers it.
+    std::vector<ProtectedPath> paths;
+    // What could not be looked at (an unreadable directory, a symlink loop, a walk cut
+    // short); `file` names the path, `key` is empty.
+    std::vector<Warning> warnings;
+
+    // The entry for exactly `path` (normalised), or nullptr.
+    const ProtectedPath* find(std::string_view path) const {
+        auto it = std::lower_bound(paths.begin(), paths.end(), path,
+                                   [](const ProtectedPath& p, std::string_view v) { return p.path < v; });
+        return it != paths.end() && it->path == path ? &*it : nullptr;
+    }
+};
+
+// The fixed names, as data: the tables are in protected_paths.hpp and, for git
+// directories, git_repository.hpp.
+namespace protected_names {
+
+// What lies directly in a protected directory: data, or programs something runs
+// (hooks), whose symlinks then protect their targets too.
+enum class Contents { data, run };
+
+// For kGitDirEntries: whether a name is covered in a linked worktree's directory
+// (`worktrees/NAME`) only when it is there, or even when missing.
+enum class Worktree { when_present, even_missing };
+
+struct Name {
+    std::string_view name;    // relative to the directory the table applies to
+    Placeholder placeholder;  // what covers it when missing: its natural kind
+    std::string_view reason;
+    Contents contents = Contents::data;
+    Worktree in_worktree = Worktree::when_present;
+};
+
+using P = Placeholder;
+
+// A commondir placeholder names the git directory it lies in: only a git
+// directory's own `commondir` may get one.
+template <class Table>
+constexpr bool commondir_only_for_commondir(const Table& table) {
+    for (const auto& n : table)
+        if ((n.placeholder == P::commondir) != (n.name == "commondir")) return false;
+    return true;
+}
+
+// How much of a directory tree one computation looks through: entries per listed
+// directory and entries over all listings (git_repository.hpp bounds submodule
+// nesting). Past either the rest is left out with a warning.
+inline constexpr std::size_t kMaxEntriesPerDirectory = 1000;
+inline constexpr std::size_t kMaxEntriesWalked = 10000;
+
+}  // namespace protected_names
+
+namespace protect_detail {
+
+enum class Kind { missing, directory, regular, symlink, other, unknown };
+
+// Gathers entries and warnings for one protected_paths() call.
+class Collector {
+public:
+    explicit Collector(const FsView& fs) : fs_(fs) {}
+
+    // What is at `p` itself; unknown (with a warning) when lstat fails.
+    Kind kind_of(const std::string& p) {
+        auto st = fs_.lstat(p);
+        if (!st) {
+            warn(p, "cannot look at it: " + describe(st.error(), p));
+            return Kind::unknown;
+        }
+        if (!*st) return Kind::missing;
+        switch ((*st)->type) {
+            case FileType::directory: return Kind::directory;
+            case FileType::regular: return Kind::regular;
+            case FileType::symlink: return Kind::symlink;
+            case FileType::other: return Kind::other;
+        }
+        return Kind::other;
+    }
+
+    // Where `p` really leads (sbx::resolve); nullopt with a warning on a symlink loop
+    // or an unreadable component.
+    std::optional<std::string> real_path(const std::string& p) {
+        auto r = resolve(fs_, p);
+        if (!r) {
+            warn(p, "cannot follow its symbolic links: " + describe(r.error(), p));
+            return std::nullopt;
+        }
+        return std::move(*r);
+    }
+
+    // What `p` leads to: its real path and the kind of thing there (`p`'s own kind
+    // when it is no symlink and has none above it).
+    std::pair<std::string, Kind> follow(const std::string& p) {
+        auto r = real_path(p);
+        if (!r) return {p, Kind::unknown};
+        return {*r, kind_of(*r)};
+    }
+
+    // Where the kernel takes `p` (absolute, but perhaps with `.`, `..` and symlinks on
+    // the way, as a value in a config file is joined to its base): the directories on
+    // the way resolved, the last name kept as written, so that a symlink there is
+    // protected itself and not only its target (add() takes care of that one).
+    std::string place(std::string_view p) {
+        std::string s(p);
+        while (s.size() > 1 && s.back() == '/') s.pop_back();
+        const auto slash = s.rfind('/');
+        const std::string_view last = std::string_view(s).substr(slash + 1);
+        if (last.empty() || last == "." || last == "..") {
+            auto whole = real_path(s);
+            return whole ? *whole : paths::normalize(s);
+        }
+        const std::string dir = slash == 0 ? std::string("/") : s.substr(0, slash);
+        auto real = real_path(dir);
+        return paths::join(real ? *real : paths::normalize(dir), last);
+    }
+
+    // Lists `p` (a directory), sorted, cut to the limits with a warning.
+    std::vector<std::string> list(const std::string& p) {
+        using namespace protected_names;
+        auto names = fs_.list(p);
+        if (!names) {
+            warn(p, "cannot list it: " + describe(names.error(), p));
+            return {};
+        }
+        std::sort(names->begin(), names->end());
+        if (names->size() > kMaxEntriesPerDirectory) {
+            warn(p, "more than " + std::to_string(kMaxEntriesPerDirectory) +
+                        " entries; those past the first (by name) are not looked at");
+            names->resize(kMaxEntriesPerDirectory);
+        }
+        if (walked_ + names->size() > kMaxEntriesWalked) {
+            warn(p, "more than " + std::to_string(kMaxEntriesWalked) +
+                        " directory entries looked at in all; the rest of this walk is left out");
+            names->resize(kMaxEntriesWalked - std::min(walked_, kMaxEntriesWalked));
+        }
+        walked_ += names->size();
+        return std::move(*names);
+    }
+
+    // Adds `path` with a guard and, when a symlink lies at or above it, the place it
+    // leads to as an entry of its own. A pin whose target is no directory becomes
+    // read_only there. A directory whose entries are run (Contents::run) also
+    // protects the targets of the symlinks directly in it.
+    void add(const std::string& path, Guard guard, Placeholder ph, const std::string& reason,
+             protected_names::Contents contents = protected_names::Contents::data) {
+        put(path, guard, ph, reason);
+        const Kind own = kind_of(path);
+        if (own == Kind::unknown) return;
+        auto [real, kind] = follow(path);
+        if (real != path) {
+            const std::string why = own == Kind::symlink ? "target of symlink " + path
+                                                         : "where " + path + " leads through a symlink";
+            const Guard g = guard == Guard::pin && kind != Kind::directory ? Guard::read_only : guard;
+            // A commondir placeholder names the directory it lies in, which is not the
+            // git directory when a symlink leads elsewhere: an empty file there stops git.
+            put(real, g, ph == Placeholder::commondir ? Placeholder::file : ph, reason + "; " + why);
+        }
+        if (contents == protected_names::Contents::run && kind == Kind::directory) {
+            for (const auto& name : list(real)) {
+                const std::string inside = paths::join(real, name);
+                if (kind_of(inside) != Kind::symlink) continue;
+                auto target = real_path(inside);
+                if (target && *target != inside)
+                    put(*target, Guard::read_only, Placeholder::file, reason + "; target of symlink " + inside);
+            }
+        }
+    }
+
+    void add_name(const std::string& dir, const protected_names::Name& n, const std::string& context = {}) {
+        add(paths::join(dir, n.name), Guard::read_only, n.placeholder,
+            context.empty() ? std::string(n.reason) : std::string(n.reason) + " (" + context + ")", n.contents);
+    }
+
+    // An error's text for a warning about `about`: its message alone when it names that path.
+    static std::string describe(const Error& e, const std::string& about) {
+        return e.file.empty() || e.file == about ? e.message : to_string(e);
+    }
+
+    void warn(const std::string& path, std::string message) {
+        for (const auto& w : warnings_)
+            if (w.file == path && w.message == message) return;
+        warnings_.push_back(Warning{path, "", std::move(message)});
+    }
+
+    // The entries, sorted, with those covered by a read_only directory left out.
+    ProtectedPaths finish() {
+        std::sort(paths_.begin(), paths_.end(),
+                  [](const ProtectedPath& a, const ProtectedPath& b) { return a.path < b.path; });
+        ProtectedPaths out;
+        std::vector<std::string> covering;  // read_only entries that cover what lies inside them
+        for (auto& p : paths_) {
+            // Sorted order puts a directory before anything inside it, so each
+            // covering entry is seen before what it covers.
+            bool covered = false;
+            for (const auto& c : covering)
+                if (p.path != c && paths::at_or_under(p.path, c)) covered = true;
+            if (covered) continue;
+            if (p.guard == Guard::read_only) {
+                const Kind k = kind_of(p.path);
+                if (k == Kind::directory || k == Kind::missing) covering.push_back(p.path);
+            }
+            out.paths.push_back(std::move(p));
+        }
+        out.warnings = std::move(warnings_);
+        return out;
+    }
+
+private:
+    const FsView& fs_;
+    std::vector<ProtectedPath> paths_;
+    std::unordered_map<std::string, std::size_t> index_;
+    std::vector<Warning> warnings_;
+    std::size_t walked_ = 0;
+
+    // One entry per path: read_only wins over pin (with its placeholder and reason).
+    void put(const std::string& path, Guard guard, Placeholder ph, const std::string& reason) {
+        auto [it, fresh] = index_.emplace(path, paths_.size());
+        if (fresh) {
+            paths_.push_back(ProtectedPath{path, guard, ph, reason});
+            return;
+        }
+        ProtectedPath& e = paths_[it->second];
+        if (e.guard == Guard::pin && guard == Guard::read_only) {
+            e.guard = Guard::read_only;
+            e.placeholder = ph;
+            e.reason = reason;
+        }
+    }
+};
+
+}  // namespace protect_detail
+
+}  // namespace sbx
