@@ -1,5 +1,6 @@
 // Every engine header in a second translation unit with link_a.cpp: a definition
 // in a header that is not inline or constexpr makes the link fail.
+#include "sbx/core/ascii.hpp"
 #include "sbx/core/error.hpp"
 #include "sbx/core/expected.hpp"
 #include "sbx/core/fs_view.hpp"
@@ -16,6 +17,7 @@
 #include "sbx/net/address.hpp"
 #include "sbx/net/forwards.hpp"
 #include "sbx/net/host_pattern.hpp"
+#include "sbx/net/host_port.hpp"
 #include "sbx/net/hosts.hpp"
 #include "sbx/plan/fs_plan.hpp"
 #include "sbx/plan/plan.hpp"
