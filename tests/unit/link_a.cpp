@@ -19,6 +19,8 @@
 #include "sbx/net/host_pattern.hpp"
 #include "sbx/net/host_port.hpp"
 #include "sbx/net/hosts.hpp"
+#include "sbx/net/http1.hpp"
+#include "sbx/net/socks5.hpp"
 #include "sbx/plan/fs_plan.hpp"
 #include "sbx/plan/plan.hpp"
 #include "sbx/plan/report.hpp"
