@@ -5,7 +5,7 @@
 //   proxy_bench [--mib N] [--runs N] [--connects N]
 //
 // Everything runs in this process on 127.0.0.1: a sink server, an echo server, and
-// the launcher's Proxy (launchers/proxy.cpp) with a rule that allows 127.0.0.1.
+// the launcher's Proxy (launchers/proxy*.cpp) with a rule that allows 127.0.0.1.
 // Prints the medians and the ratio, and the verdict on issue 5's target (tunnel
 // throughput at least 0.8 of direct). Exit status: 0 the target met, 2 missed,
 // 1 a transfer failed, 64 usage.
@@ -163,13 +163,13 @@ int main(int argc, char** argv) {
             if (!sbx::linux_sandbox::write_all(fd, buf, static_cast<std::size_t>(r))) return;
     });
 
-    sbx::linux_sandbox::ProxyOptions options;
+    sbx::proxy::ProxyOptions options;
     auto pattern = sbx::net::parse_host_pattern("127.0.0.1");
     options.rules.allowed.push_back(sbx::net::HostRule{*pattern, "127.0.0.1", "network.allowedDomains", std::nullopt});
     int http_port = 0, socks_port = 0;
     const int http = listen_loopback(http_port);
     const int socks = listen_loopback(socks_port);
-    auto proxy = sbx::linux_sandbox::Proxy::start(std::move(options), http, socks);
+    auto proxy = sbx::proxy::Proxy::start(std::move(options), http, socks);
     if (!proxy) {
         std::fprintf(stderr, "proxy_bench: %s\n", sbx::to_string(proxy.error()).c_str());
         return 1;

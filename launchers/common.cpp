@@ -212,13 +212,13 @@ bool ask_caller(const sbx::net::HostTarget& t) {
 sbx::expected<std::unique_ptr<CommandProxy>> CommandProxy::start(const sbx::Plan& plan, Report& report, int http_fd,
                                                                  int socks_fd, StopSandbox stop,
                                                                  const std::vector<int>& forward_fds) {
-    std::vector<linux_sandbox::ForwardListener> forwards;
+    std::vector<proxy::ForwardListener> forwards;
     for (std::size_t i = 0; i < forward_fds.size(); ++i) {
         const auto& f = plan.network.forwards.at(i);
         forwards.push_back({forward_fds[i], f.target, f.target_port});
     }
     std::unique_ptr<CommandProxy> self(new CommandProxy());
-    linux_sandbox::ProxyOptions po;
+    proxy::ProxyOptions po;
     po.rules = plan.network.rules;
     po.call = plan.network.call;
     po.own_addresses = own_addresses();
@@ -238,7 +238,7 @@ sbx::expected<std::unique_ptr<CommandProxy>> CommandProxy::start(const sbx::Plan
         if (g_control_fd >= 0) po.ask = ask_caller;
         else po.ask = [stop = std::move(stop)](const sbx::net::HostTarget& t) { return ask_on_terminal(t, stop); };
     }
-    auto started = linux_sandbox::Proxy::start(std::move(po), http_fd, socks_fd, std::move(forwards));
+    auto started = proxy::Proxy::start(std::move(po), http_fd, socks_fd, std::move(forwards));
     if (!started) return sbx::fail(started.error());
     self->proxy_ = std::move(*started);
     return self;

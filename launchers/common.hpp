@@ -28,7 +28,7 @@
 
 namespace sbx::launcher {
 
-using linux_sandbox::ProxyEvent;
+using proxy::ProxyEvent;
 using linux_sandbox::write_all;
 
 // --plan-fd N, --report-fd N and --control-fd N: `value` must name an open
@@ -201,7 +201,7 @@ private:
     mutable std::mutex mutex_;
     std::vector<ProxyEvent> refused_;
     int questions_done_ = -1;  // closing it makes g_questions_end readable
-    std::unique_ptr<linux_sandbox::Proxy> proxy_;
+    std::unique_ptr<proxy::Proxy> proxy_;
 };
 
 // Copies the command's standard error from `from` to ours until every writer

@@ -2,9 +2,8 @@
 // CONNECT) and SOCKS5, every host decided by the engine.
 //
 // One Proxy serves one sandboxed command. The launcher hands it two listening TCP
-// sockets that it made inside the sandbox's network namespace, so that only the
-// command can connect; the Proxy serves HTTP proxy requests on the first and
-// SOCKS5 on the second, and on each forward's listener connections that lead to
+// sockets; the Proxy serves HTTP proxy requests on the first and SOCKS5 on the
+// second, and on each forward's listener connections that lead to
 // that forward's fixed target, until stop(). For each connection it canonicalises the
 // host the client named (sbx::net::canonical_target), decides it
 // (sbx::net::decide_host, asking through ProxyOptions::ask when the decision is
@@ -14,6 +13,12 @@
 // does not resolve, a server that does not answer) are answered to the client
 // but are not refusals. The engine decides everything, this machine's own
 // addresses (ProxyOptions::own_addresses) included: nothing is decided here.
+//
+// Who can connect depends on the launcher, not on the Proxy, which serves whoever
+// does. sbx-linux makes the listeners inside the sandbox's network namespace, so
+// only the command reaches them. sbx-mac listens on 127.0.0.1 ports of the host,
+// which every local process can reach: there any program on the machine may use
+// the proxy, under the command's rules.
 //
 // A forward (sbx/net/forwards.hpp) serves clients that ignore proxies: a connection
 // accepted on its listener is handled as a CONNECT to its target, decided,
@@ -45,7 +50,7 @@
 #include "sbx/net/address.hpp"
 #include "sbx/net/hosts.hpp"
 
-namespace sbx::linux_sandbox {
+namespace sbx::proxy {
 
 // One refusal, for the report and the <sandbox_violations> block.
 struct ProxyEvent {
@@ -116,11 +121,11 @@ public:
     Proxy& operator=(const Proxy&) = delete;
     ~Proxy();
 
-    struct State;  // shared with the proxy's threads; defined in proxy.cpp
+    struct State;  // shared with the proxy's threads; defined in proxy_state.hpp
 
 private:
     explicit Proxy(std::unique_ptr<State> state);
     std::unique_ptr<State> state_;
 };
 
-}  // namespace sbx::linux_sandbox
+}  // namespace sbx::proxy

@@ -54,6 +54,7 @@
 #include "sbx/io/fs_view_disk.hpp"
 #include "sbx/io/placeholder_registry.hpp"
 #include "sbx/io/settings_files.hpp"
+#include "sbx/net/host_port.hpp"
 #include "sbx/net/hosts.hpp"
 #include "sbx/plan/command_fs_rules.hpp"
 #include "sbx/plan/make_plan.hpp"
@@ -716,30 +717,12 @@ int explain_host(const ExplainArgs& a, const Loaded& loaded) {
                                  "127.0.0.1:3000, [::1]:80): " + why));
     };
     if (a.host.find("://") != std::string::npos) return bad("write the host alone, not a URL");
-    std::string_view text = a.host, host = text;
-    std::optional<std::string_view> port_text;
-    if (!text.empty() && text.front() == '[') {
-        const std::size_t close = text.find(']');
-        if (close == std::string_view::npos) return bad("no ] after the IPv6 address");
-        host = text.substr(1, close - 1);
-        if (close + 1 < text.size()) {
-            if (text[close + 1] != ':') return bad("only :PORT may follow ]");
-            port_text = text.substr(close + 2);
-        }
-    } else if (const std::size_t colon = text.find(':');
-               colon != std::string_view::npos && colon == text.rfind(':')) {  // more colons: IPv6 alone
-        host = text.substr(0, colon);
-        port_text = text.substr(colon + 1);
-    }
-    std::uint16_t port = 443;
-    if (port_text) {
-        const bool digits = !port_text->empty() && port_text->size() <= 5 &&
-                            std::all_of(port_text->begin(), port_text->end(), [](char c) { return c >= '0' && c <= '9'; });
-        const unsigned long v = digits ? std::stoul(std::string(*port_text)) : 0;
-        if (v == 0 || v > 65535) return bad("the port is not 1 to 65535");
-        port = static_cast<std::uint16_t>(v);
-    }
-    auto target = sbx::net::canonical_target(host, port);
+    // A client may pad its port with zeros; `::1` alone is that address.
+    auto split = sbx::net::split_host_port(
+        a.host, {.zeros = sbx::net::PortZeros::allowed, .bare_ipv6 = sbx::net::BareIpv6::whole_host});
+    if (!split) return bad(split.error().message);
+    const std::uint16_t port = split->port.value_or(443);
+    auto target = sbx::net::canonical_target(split->host, port);
     if (!target) return bad(target.error().message);
     auto rules = sbx::net::compile_host_rules(loaded.policy);
     if (!rules) return report(rules.error());

@@ -30,7 +30,7 @@
 #include "../../launchers/fd_io.hpp"
 #include "../../launchers/proxy.hpp"
 
-namespace lx = sbx::linux_sandbox;
+namespace px = sbx::proxy;
 namespace net = sbx::net;
 using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
@@ -340,7 +340,7 @@ public:
 
     // Starts a proxy with `o` and the test hooks (resolve, dial, on_refusal), and
     // a forward's listener (its port in forward_ports) for each target.
-    void start(lx::ProxyOptions o, std::vector<std::pair<std::string, std::uint16_t>> forwards = {}) {
+    void start(px::ProxyOptions o, std::vector<std::pair<std::string, std::uint16_t>> forwards = {}) {
         o.resolve = [this](const std::string& host) -> sbx::expected<std::vector<net::Address>> {
             {
                 std::lock_guard lock(mutex_);  // proxy threads resolve at once
@@ -363,23 +363,23 @@ public:
             }
             return connect_loopback(it->second);
         };
-        o.on_refusal = [this](const lx::ProxyEvent& e) {
+        o.on_refusal = [this](const px::ProxyEvent& e) {
             std::lock_guard lock(mutex_);
             events_.push_back(e);
         };
         Fd http = listen_loopback(http_port);
         Fd socks = listen_loopback(socks_port);
-        std::vector<lx::ForwardListener> listeners;
+        std::vector<px::ForwardListener> listeners;
         for (auto& [host, port] : forwards) {
             Fd l = listen_loopback(forward_ports.emplace_back());
             listeners.push_back({l.release(), host, port});
         }
-        auto p = lx::Proxy::start(std::move(o), http.release(), socks.release(), std::move(listeners));
+        auto p = px::Proxy::start(std::move(o), http.release(), socks.release(), std::move(listeners));
         REQUIRE_MESSAGE(p.has_value(), (p ? std::string() : sbx::to_string(p.error())));
         proxy = std::move(*p);
     }
 
-    std::vector<lx::ProxyEvent> events() {
+    std::vector<px::ProxyEvent> events() {
         std::lock_guard lock(mutex_);
         return events_;
     }
@@ -410,7 +410,7 @@ public:
         return proxy->connections() == n;
     }
 
-    std::unique_ptr<lx::Proxy> proxy;
+    std::unique_ptr<px::Proxy> proxy;
     std::uint16_t http_port = 0, socks_port = 0;
     std::vector<std::uint16_t> forward_ports;
 
@@ -418,13 +418,13 @@ private:
     std::map<std::string, std::vector<net::Address>> names_;
     std::map<net::Address, std::uint16_t> routes_;
     std::mutex mutex_;
-    std::vector<lx::ProxyEvent> events_;
+    std::vector<px::ProxyEvent> events_;
     std::vector<std::string> dialed_;
     std::map<std::string, int> resolves_;
 };
 
-lx::ProxyOptions allowing(std::vector<std::string_view> allowed, std::vector<std::string_view> denied = {}) {
-    lx::ProxyOptions o;
+px::ProxyOptions allowing(std::vector<std::string_view> allowed, std::vector<std::string_view> denied = {}) {
+    px::ProxyOptions o;
     for (auto a : allowed) o.rules.allowed.push_back(rule(a));
     for (auto d : denied) o.rules.denied.push_back(rule(d, "network.deniedDomains"));
     o.header_timeout_ms = 2000;
@@ -645,7 +645,7 @@ TEST_CASE("proxy: a name resolving to loopback is refused; the address itself, a
 
 TEST_CASE("proxy: numeric forms of 169.254.169.254 are refused in HTTP, CONNECT and SOCKS5") {
     Harness h;
-    lx::ProxyOptions o = allowing({"*"});
+    px::ProxyOptions o = allowing({"*"});
     SUBCASE("with `*` allowed") { h.start(std::move(o)); }
     SUBCASE("with onUnknownHost allow, the proxy's backstop") {
         o.rules.allowed.clear();
@@ -677,7 +677,7 @@ TEST_CASE("proxy: numeric forms of 169.254.169.254 are refused in HTTP, CONNECT 
 
 TEST_CASE("proxy: ask is called once per host and port, and its answer stands") {
     Harness h;
-    lx::ProxyOptions o = allowing({});
+    px::ProxyOptions o = allowing({});
     o.rules.on_unknown = net::UnknownHost::ask;
     std::mutex mutex;
     std::map<std::string, int> asked;
@@ -714,7 +714,7 @@ TEST_CASE("proxy: ask is called once per host and port, and its answer stands") 
 
 TEST_CASE("proxy: with onUnknownHost ask and nothing to ask, the host is refused") {
     Harness h;
-    lx::ProxyOptions o = allowing({});
+    px::ProxyOptions o = allowing({});
     o.rules.on_unknown = net::UnknownHost::ask;
     h.start(std::move(o));
     CHECK(status_of(h.http_exchange("GET http://yes.test/ HTTP/1.1\r\n\r\n")) == 403);
@@ -799,7 +799,7 @@ TEST_CASE("proxy: 200 concurrent CONNECT tunnels through one proxy all echo") {
 
 TEST_CASE("proxy: oversized, slow and silent clients") {
     Harness h;
-    lx::ProxyOptions o = allowing({"allowed.test"});
+    px::ProxyOptions o = allowing({"allowed.test"});
     o.header_timeout_ms = 300;
     h.start(std::move(o));
 
@@ -982,7 +982,7 @@ TEST_CASE("proxy: malformed requests") {
 
 TEST_CASE("proxy: connections beyond max_connections are answered 503 or closed") {
     Harness h;
-    lx::ProxyOptions o = allowing({"echo.test"});
+    px::ProxyOptions o = allowing({"echo.test"});
     o.max_connections = 2;
     h.start(std::move(o));
     Fd one = connect_tunnel(h, "echo.test:7");
@@ -1005,7 +1005,7 @@ TEST_CASE("proxy: stop() returns promptly with connections open, and leaves no d
     const std::size_t threads_before = threads();
     {
         Harness h;
-        lx::ProxyOptions o = allowing({"echo.test", "allowed.test"});
+        px::ProxyOptions o = allowing({"echo.test", "allowed.test"});
         o.header_timeout_ms = 30000;
         h.start(std::move(o));
         // Served and finished: allowed, refused, malformed.
@@ -1045,7 +1045,7 @@ TEST_CASE("proxy: start refuses descriptors that are not listening stream socket
     Fd listening = listen_loopback(port);
     const int not_listening = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
     REQUIRE(not_listening >= 0);
-    auto p = lx::Proxy::start(lx::ProxyOptions{}, listening.release(), not_listening);
+    auto p = px::Proxy::start(px::ProxyOptions{}, listening.release(), not_listening);
     REQUIRE_FALSE(p.has_value());
     CHECK(p.error().code == sbx::Errc::invalid_argument);
     CHECK_MESSAGE(contains(p.error().message, "the SOCKS listener) is not a listening stream socket"), p.error().message);
@@ -1053,7 +1053,7 @@ TEST_CASE("proxy: start refuses descriptors that are not listening stream socket
 
     Fd again = listen_loopback(port);
     const int fd = again.release();
-    auto same = lx::Proxy::start(lx::ProxyOptions{}, fd, fd);
+    auto same = px::Proxy::start(px::ProxyOptions{}, fd, fd);
     REQUIRE_FALSE(same.has_value());
     CHECK(open_fds() == fds_before);
 }
@@ -1136,13 +1136,13 @@ TEST_CASE("proxy: start refuses a forward's descriptor that is not a listener, o
     std::uint16_t port = 0;
     Fd http = listen_loopback(port), socks = listen_loopback(port), forward = listen_loopback(port);
     const int not_listening = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    auto p = lx::Proxy::start(lx::ProxyOptions{}, http.release(), socks.release(), {{not_listening, "127.0.0.1", 1}});
+    auto p = px::Proxy::start(px::ProxyOptions{}, http.release(), socks.release(), {{not_listening, "127.0.0.1", 1}});
     REQUIRE_FALSE(p.has_value());
     CHECK(contains(p.error().message, "the forward's listener"));
     CHECK(::fcntl(not_listening, F_GETFD) < 0);  // closed
     Fd http2 = listen_loopback(port), socks2 = listen_loopback(port);
     const int f = forward.release();
-    auto twice = lx::Proxy::start(lx::ProxyOptions{}, http2.release(), socks2.release(),
+    auto twice = px::Proxy::start(px::ProxyOptions{}, http2.release(), socks2.release(),
                                   {{f, "127.0.0.1", 1}, {f, "127.0.0.1", 2}});
     REQUIRE_FALSE(twice.has_value());
     CHECK(contains(twice.error().message, "given as two listeners"));
@@ -1151,7 +1151,7 @@ TEST_CASE("proxy: start refuses a forward's descriptor that is not a listener, o
 
 TEST_CASE("proxy: decide, then ask, then resolve: nothing refused is ever looked up") {
     Harness h;
-    lx::ProxyOptions o = allowing({"*"}, {"denied.test"});
+    px::ProxyOptions o = allowing({"*"}, {"denied.test"});
     o.rules.on_unknown = net::UnknownHost::ask;
     o.call.hosts.emplace();  // the call lists hosts: others are refused without asking
     o.call.hosts->push_back(rule("yes.test", "the call's hosts"));
@@ -1175,7 +1175,7 @@ TEST_CASE("proxy: decide, then ask, then resolve: nothing refused is ever looked
     CHECK(h.dialed().empty());
 
     Harness asking;
-    lx::ProxyOptions q = allowing({});
+    px::ProxyOptions q = allowing({});
     q.rules.on_unknown = net::UnknownHost::ask;
     q.ask = [](const net::HostTarget&) { return false; };
     asking.start(std::move(q));
@@ -1186,7 +1186,7 @@ TEST_CASE("proxy: decide, then ask, then resolve: nothing refused is ever looked
 TEST_CASE("proxy: this machine's addresses are decided by the engine, literal or resolved") {
     Harness h;
     // 198.51.100.1 (where yes.test resolves) plays an address of this machine.
-    lx::ProxyOptions o = allowing({"*", "yes.test", "198.51.100.5"});
+    px::ProxyOptions o = allowing({"*", "yes.test", "198.51.100.5"});
     o.own_addresses = {address("198.51.100.1"), address("198.51.100.5")};
     h.start(std::move(o));
     CHECK(status_of(h.http_exchange("GET http://198.51.100.1/ HTTP/1.1\r\n\r\n")) == 403);  // `*`: not this machine

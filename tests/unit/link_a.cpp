@@ -1,5 +1,6 @@
 // Every engine header in a second translation unit with link_b.cpp: a definition
 // in a header that is not inline or constexpr makes the link fail.
+#include "sbx/core/ascii.hpp"
 #include "sbx/core/error.hpp"
 #include "sbx/core/expected.hpp"
 #include "sbx/core/fs_view.hpp"
@@ -20,7 +21,10 @@
 #include "sbx/net/address.hpp"
 #include "sbx/net/forwards.hpp"
 #include "sbx/net/host_pattern.hpp"
+#include "sbx/net/host_port.hpp"
 #include "sbx/net/hosts.hpp"
+#include "sbx/net/http1.hpp"
+#include "sbx/net/socks5.hpp"
 #include "sbx/plan/command_fs_rules.hpp"
 #include "sbx/plan/fs_plan.hpp"
 #include "sbx/plan/git_exclude.hpp"
@@ -28,8 +32,8 @@
 #include "sbx/plan/plan.hpp"
 #include "sbx/plan/plan_json.hpp"
 #include "sbx/plan/read_plan.hpp"
-#include "sbx/plan/verify_plan.hpp"
 #include "sbx/plan/report.hpp"
+#include "sbx/plan/verify_plan.hpp"
 #include "sbx/rules/env.hpp"
 #include "sbx/rules/fs_rules.hpp"
 #include "sbx/rules/git_audit.hpp"

@@ -15,8 +15,10 @@
 #include <string>
 #include <string_view>
 
+#include "sbx/core/ascii.hpp"
 #include "sbx/core/expected.hpp"
 #include "sbx/net/address.hpp"
+#include "sbx/net/host_port.hpp"
 
 namespace sbx::net {
 
@@ -44,8 +46,6 @@ struct HostTarget {
 };
 
 namespace detail {
-
-inline char lower(char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; }
 
 // A DNS name as hosts are written: labels of letters, digits, '-' and '_', 1 to
 // 63 bytes, 253 in all, no label starting or ending with '-', and a last label
@@ -89,7 +89,7 @@ inline std::optional<std::string> normal_name(std::string_view s, std::string& w
             label_all_digits = true;
             continue;
         }
-        const char c = lower(s[i]);
+        const char c = ascii_lower(s[i]);
         const bool digit = c >= '0' && c <= '9';
         if (!digit && !(c >= 'a' && c <= 'z') && c != '-' && c != '_') {
             const auto u = static_cast<unsigned char>(s[i]);
@@ -102,56 +102,6 @@ inline std::optional<std::string> normal_name(std::string_view s, std::string& w
         out += c;
     }
     return out;
-}
-
-// "host" or "host:port", "[v6]" or "[v6]:port": the host part and the port.
-inline bool split_port(std::string_view text, std::string_view& host, std::optional<std::uint16_t>& port,
-                       std::string& why) {
-    host = text;
-    port.reset();
-    std::size_t colon = std::string_view::npos;
-    if (!text.empty() && text.front() == '[') {
-        const auto close = text.find(']');
-        if (close == std::string_view::npos) {
-            why = "a '[' without its ']'";
-            return false;
-        }
-        host = text.substr(0, close + 1);
-        if (close + 1 < text.size()) {
-            if (text[close + 1] != ':') {
-                why = "something after ']' that is not ':PORT'";
-                return false;
-            }
-            colon = close + 1;
-        }
-    } else {
-        colon = text.find(':');
-        if (colon != std::string_view::npos && text.find(':', colon + 1) != std::string_view::npos) {
-            why = "an IPv6 address is written in brackets, [::1]";
-            return false;
-        }
-        if (colon != std::string_view::npos) host = text.substr(0, colon);
-    }
-    if (colon == std::string_view::npos) return true;
-    const std::string_view digits = text.substr(colon + 1);
-    if (digits.empty() || digits.size() > 5) {
-        why = "the port is not a number from 1 to 65535";
-        return false;
-    }
-    unsigned value = 0;
-    for (char c : digits) {
-        if (c < '0' || c > '9') {
-            why = "the port is not a number from 1 to 65535";
-            return false;
-        }
-        value = value * 10 + static_cast<unsigned>(c - '0');
-    }
-    if (value == 0 || value > 65535 || (digits.size() > 1 && digits.front() == '0')) {
-        why = "the port is not a number from 1 to 65535";
-        return false;
-    }
-    port = static_cast<std::uint16_t>(value);
-    return true;
 }
 
 }  // namespace detail
@@ -172,10 +122,12 @@ inline expected<HostPattern> parse_host_pattern(std::string_view text) {
     if (text.find('/') != std::string_view::npos) return refuse("a host has no '/' (a path, or a CIDR range, which sbx does not take)");
     for (char c : text)
         if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f || c == ' ') return refuse("it has a space or a control character");
-    std::string_view host;
+    auto split = split_host_port(text);
+    if (!split) return refuse(split.error().message);
+    const std::string_view host = split->host;
     HostPattern p;
+    p.port = split->port;
     std::string why;
-    if (!detail::split_port(text, host, p.port, why)) return refuse(why);
     if (host == "*") {
         p.kind = HostPattern::Kind::any;
         return p;

@@ -28,6 +28,7 @@
 #include <utility>
 #include <vector>
 
+#include "sbx/core/ascii.hpp"
 #include "sbx/core/paths.hpp"
 #include "sbx/plan/fs_plan.hpp"
 
@@ -90,9 +91,7 @@ private:
 
     static bool equal_fold(std::string_view a, std::string_view b) {
         for (std::size_t i = 0; i < a.size(); ++i) {
-            char c = a[i];
-            if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-            if (c != b[i]) return false;
+            if (ascii_lower(a[i]) != b[i]) return false;
         }
         return true;
     }
@@ -236,13 +235,11 @@ inline std::string file_violation_line(const FileRefusal& r) {
 
 namespace detail {
 
-inline char fold(char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; }
-
 inline std::size_t find_folded(std::string_view hay, std::string_view needle) {
     if (needle.size() > hay.size()) return std::string_view::npos;
     for (std::size_t i = 0; i + needle.size() <= hay.size(); ++i) {
         std::size_t j = 0;
-        while (j < needle.size() && fold(hay[i + j]) == needle[j]) ++j;
+        while (j < needle.size() && ascii_lower(hay[i + j]) == needle[j]) ++j;
         if (j == needle.size()) return i;
     }
     return std::string_view::npos;

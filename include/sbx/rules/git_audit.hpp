@@ -25,6 +25,7 @@
 #include <string_view>
 #include <vector>
 
+#include "sbx/core/ascii.hpp"
 #include "sbx/core/paths.hpp"
 #include "sbx/rules/git_config.hpp"
 
@@ -178,8 +179,7 @@ namespace audit_detail {
 
 inline bool is_boolean(const std::optional<std::string>& v) {
     if (!v) return true;  // a bare key is true
-    std::string s;
-    for (char c : *v) s += static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
+    const std::string s = ascii_lower(*v);
     for (std::string_view b : {"true", "false", "yes", "no", "on", "off", "1", "0", ""})
         if (s == b) return true;
     return false;

@@ -15,6 +15,8 @@
 #include <utility>
 #include <vector>
 
+#include "sbx/core/ascii.hpp"
+
 namespace sbx {
 
 // One value of a git config key, with the line its key is on.
@@ -110,7 +112,7 @@ private:
     static bool is_space(int c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
     static bool is_alpha(int c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
     static bool is_keychar(int c) { return is_alpha(c) || (c >= '0' && c <= '9') || c == '-'; }
-    static char lower(int c) { return static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c); }
+    static char lower(int c) { return ascii_lower(static_cast<char>(c)); }
 
     // The next byte, "\r\n" read as "\n", and "\n" again and again at the end (as git).
     int next() {

@@ -21,6 +21,7 @@
 #include <string_view>
 #include <vector>
 
+#include "sbx/core/ascii.hpp"
 #include "sbx/core/expected.hpp"
 #include "sbx/core/json.hpp"
 #include "sbx/core/paths.hpp"
@@ -103,8 +104,7 @@ inline std::size_t edit_distance(std::string_view a, std::string_view b) {
     for (std::size_t i = 1; i <= a.size(); ++i) {
         cur[0] = i;
         for (std::size_t j = 1; j <= b.size(); ++j) {
-            auto lower = [](char c) { return static_cast<char>(std::tolower(static_cast<unsigned char>(c))); };
-            std::size_t sub = prev[j - 1] + (lower(a[i - 1]) == lower(b[j - 1]) ? 0 : 1);
+            std::size_t sub = prev[j - 1] + (ascii_lower(a[i - 1]) == ascii_lower(b[j - 1]) ? 0 : 1);
             cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, sub});
         }
         prev.swap(cur);

@@ -1,0 +1,31 @@
+// sbx/core/ascii.hpp - ASCII lower case, the one case folding every part of sbx uses.
+//
+// Host names, HTTP header names, git config keys and settings keys compare
+// without regard to ASCII case, and only ASCII case: a byte outside A-Z is left
+// as it is (no locale, so the same text folds the same way on every machine).
+#pragma once
+
+#include <string>
+#include <string_view>
+
+namespace sbx {
+
+// `c` in lower case if it is an ASCII capital letter, else `c`.
+constexpr char ascii_lower(char c) noexcept { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; }
+
+// `s` with every ASCII capital letter in lower case.
+inline std::string ascii_lower(std::string_view s) {
+    std::string out(s);
+    for (char& c : out) c = ascii_lower(c);
+    return out;
+}
+
+// Whether `a` and `b` are the same text but for ASCII case.
+constexpr bool ascii_iequals(std::string_view a, std::string_view b) noexcept {
+    if (a.size() != b.size()) return false;
+    for (std::size_t i = 0; i < a.size(); ++i)
+        if (ascii_lower(a[i]) != ascii_lower(b[i])) return false;
+    return true;
+}
+
+}  // namespace sbx
