@@ -35,6 +35,8 @@
 
 namespace sbx::linux_sandbox {
 
+using sbx::launcher::Fd;  // fd_io.hpp's, shared with the launchers
+
 namespace {
 
 namespace net = sbx::net;

@@ -22,7 +22,7 @@
 #include "sbx/io/fs_view_disk.hpp"
 #include "sbx/io/placeholder_registry.hpp"
 
-namespace sbx::linux_sandbox {
+namespace sbx::launcher {
 
 namespace {
 
@@ -258,4 +258,4 @@ std::vector<std::string> RootGroup::leave_for_dead(const std::string& lock_path,
     return problems;
 }
 
-}  // namespace sbx::linux_sandbox
+}  // namespace sbx::launcher
