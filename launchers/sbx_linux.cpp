@@ -406,10 +406,11 @@ sbx::expected<void> prepare_stage(Run& run) {
 
 // bubblewrap's whole command line: the namespaces, the seccomp program, the
 // plan's mounts, the group's files covered, the git exclude file (its memfd in
-// `exclude_fd`), and the stage with the command.
+// run.exclude_fd), and the stage with the command.
 sbx::expected<std::vector<std::string>> bubblewrap_argv(const sbx::Plan& plan, const ProbeResult& probed, Run& run) {
+    // The names the moved block used when it was part of run_plan.
     const int seccomp_fd = run.seccomp_fd;
-    const auto& group = &run.group;
+    const RootGroup* group = &run.group;
     const auto& group_placeholders = run.group_placeholders;
     const StageArgs& stage = run.stage;
     int& exclude_fd = run.exclude_fd;
