@@ -288,10 +288,9 @@ public:
     int doctor(Launcher& l) override;
     std::optional<int> other_mode(Launcher& l) override;
 
-    // The Linux filter's limit is not this launcher's: Seatbelt tells socket paths apart.
-    bool shows(const sbx::Warning& w) const override {
-        return w.message.find("Linux cannot tell Unix socket paths apart") == std::string::npos;
-    }
+    // A limit of Linux's sandbox is not this launcher's (Seatbelt tells Unix
+    // socket paths apart, for one): the plan tags those.
+    bool shows(const sbx::Warning& w) const override { return w.scope != sbx::WarningScope::linux_only; }
     void warn(const sbx::Plan& plan) override {
         warn_long_tmpdir(plan);
         warn_forwards(plan);

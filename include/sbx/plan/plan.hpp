@@ -362,7 +362,8 @@ inline expected<Plan> make_plan(const Policy& policy, const PlanRequest& req, co
                                                                              policy.network.allow_unix_sockets.front().source);
         plan.warnings.push_back(Warning{src ? src->file.str() : "", src ? src->key : "",
                                         "Linux cannot tell Unix socket paths apart: the command may create and "
-                                        "connect every Unix socket it can reach"});
+                                        "connect every Unix socket it can reach",
+                                        WarningScope::linux_only});
     }
     // ignoreViolations: the rules whose command part is `*` or appears in the
     // command line (its arguments joined by spaces) lend their substrings.
@@ -629,8 +630,12 @@ inline std::string to_json(const Plan& p) {
     }
     w.end_object();
     w.key("warnings").begin_array();
-    for (const auto& wn : p.warnings)
-        w.begin_object().key("file").value(wn.file).key("key").value(wn.key).key("message").value(wn.message).end_object();
+    for (const auto& wn : p.warnings) {
+        w.begin_object().key("file").value(wn.file).key("key").value(wn.key).key("message").value(wn.message);
+        // Written only when set: a warning for every launcher reads as before.
+        if (wn.scope == WarningScope::linux_only) w.key("platform").value("linux");
+        w.end_object();
+    }
     w.end_array().end_object();
     return w.take();
 }
@@ -1379,7 +1384,7 @@ private:
         std::size_t i = 0;
         for (auto e : *list) {
             const std::string k = index("warnings", i++);
-            auto wm = members(e, k, {"file", "key", "message"}, {"message"});
+            auto wm = members(e, k, {"file", "key", "message", "platform"}, {"message"});
             if (!wm) return fail(wm.error());
             Warning w;
             for (auto [name, out] : {std::pair{"file", &w.file}, std::pair{"key", &w.key}, std::pair{"message", &w.message}}) {
@@ -1387,6 +1392,13 @@ private:
                 auto s = string(wm->at(name), k + "." + name);
                 if (!s) return fail(s.error());
                 *out = std::move(*s);
+            }
+            // Absent in plans made before it, and in warnings for every launcher.
+            if (wm->has("platform")) {
+                auto s = string(wm->at("platform"), k + ".platform");
+                if (!s) return fail(s.error());
+                if (*s != "linux") return error(k + ".platform", "expected \"linux\" (or no platform key)");
+                w.scope = WarningScope::linux_only;
             }
             p.warnings.push_back(std::move(w));
         }
