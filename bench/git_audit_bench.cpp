@@ -49,7 +49,7 @@ void audit(benchmark::State& state, const std::string& root) {
     ::clock_gettime(CLOCK_REALTIME_COARSE, &future);
     future.tv_sec += 100000;
     for (auto _ : state) {
-        auto r = sbx::linux_sandbox::audit_git(root, {root}, future);
+        auto r = sbx::launcher::audit_git(root, {root}, future);
         if (!r.neutralised.empty() || !r.warnings.empty()) state.SkipWithError("the audit found something");
         benchmark::DoNotOptimize(r);
     }

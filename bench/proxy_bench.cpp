@@ -30,7 +30,7 @@
 namespace {
 
 using Clock = std::chrono::steady_clock;
-using sbx::linux_sandbox::Fd;
+using sbx::launcher::Fd;
 
 int listen_loopback(int& port) {
     const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
@@ -95,7 +95,7 @@ int tunnel(int proxy_port, int port) {
     const int fd = connect_loopback(proxy_port);
     const std::string req = "CONNECT 127.0.0.1:" + std::to_string(port) + " HTTP/1.1\r\nHost: 127.0.0.1:" +
                             std::to_string(port) + "\r\n\r\n";
-    sbx::linux_sandbox::write_all(fd, req.data(), req.size());
+    sbx::launcher::write_all(fd, req.data(), req.size());
     std::string head;
     char c;
     while (head.find("\r\n\r\n") == std::string::npos && ::recv(fd, &c, 1, 0) == 1) head += c;
@@ -160,7 +160,7 @@ int main(int argc, char** argv) {
     Server echo([](int fd) {
         char buf[4096];
         for (ssize_t r; (r = ::recv(fd, buf, sizeof buf, 0)) > 0;)
-            if (!sbx::linux_sandbox::write_all(fd, buf, static_cast<std::size_t>(r))) return;
+            if (!sbx::launcher::write_all(fd, buf, static_cast<std::size_t>(r))) return;
     });
 
     sbx::proxy::ProxyOptions options;
@@ -189,7 +189,7 @@ int main(int argc, char** argv) {
     // Set-up: connect (and CONNECT), send one byte, get it back.
     auto round_trip = [](int fd) {
         char c = 'p';
-        sbx::linux_sandbox::write_all(fd, &c, 1);
+        sbx::launcher::write_all(fd, &c, 1);
         return ::recv(fd, &c, 1, 0) == 1;
     };
     std::vector<double> direct_us, tunnel_us;

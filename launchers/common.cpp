@@ -1,10 +1,12 @@
 // launchers/common.cpp - see common.hpp.
 #include "common.hpp"
 #include "sbx/io/fs_view_disk.hpp"
+#include "signals.hpp"
 
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <signal.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <termios.h>
@@ -23,42 +25,14 @@ extern char** environ;  // unistd.h declares it on Linux only
 
 namespace sbx::launcher {
 
-// The signal that ended us, if one did: set by the handler, read by main.
-volatile sig_atomic_t g_signal = 0;
-volatile pid_t g_sandbox_pid = -1;
-bool g_kill_group = false;
-const char* g_program = "sbx-launcher";
+namespace {
 
-void on_signal(int sig) {
-    g_signal = sig;
-    // Linux: bubblewrap dies, and with it (--die-with-parent) everything inside.
-    // macOS: the command's whole process group (and the command itself, should
-    // the signal come before its setsid() made the group).
-    if (g_sandbox_pid > 0) {
-        if (g_kill_group) ::kill(-g_sandbox_pid, SIGKILL);
-        ::kill(g_sandbox_pid, SIGKILL);
-    }
-}
+// Held while a question is on the terminal, and by relay_stderr for each write:
+// what the command wrote before it was stopped does not land inside the question.
+// (One terminal, one lock: it guards standard error, not a launcher's state.)
+std::mutex g_terminal_mutex;
 
-void install_signal_handlers() {
-    struct sigaction sa {};
-    sa.sa_handler = on_signal;
-    sigemptyset(&sa.sa_mask);
-    for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGQUIT}) ::sigaction(sig, &sa, nullptr);
-    // Writes to the reaper's pipe must not kill us; the child undoes this.
-    ::signal(SIGPIPE, SIG_IGN);
-}
-
-// Dies of the signal that ended the sandbox, so our caller sees what it sent.
-[[noreturn]] void die_of(int sig) {
-    ::signal(sig, SIG_DFL);
-    sigset_t set;
-    sigemptyset(&set);
-    sigaddset(&set, sig);
-    ::sigprocmask(SIG_UNBLOCK, &set, nullptr);
-    ::raise(sig);
-    ::_exit(128 + sig);
-}
+}  // namespace
 
 std::vector<char*> c_strings(std::vector<std::string>& v) {
     std::vector<char*> out;
@@ -75,14 +49,7 @@ std::vector<std::string> env_strings(const sbx::Plan& plan, bool with_loader) {
     return out;
 }
 
-// Readable once the command has ended: a question still open is then answered no.
-int g_questions_end = -1;
-
-// Held while a question is on the terminal, and by relay_stderr for each write:
-// what the command wrote before it was stopped does not land inside the question.
-std::mutex g_terminal_mutex;
-
-bool ask_on_terminal(const sbx::net::HostTarget& t, const StopSandbox& stop) {
+bool ask_on_terminal(const sbx::net::HostTarget& t, const StopSandbox& stop, int questions_end) {
     const int tty = ::open("/dev/tty", O_RDWR | O_CLOEXEC | O_NOCTTY);
     if (tty < 0) return false;
     // Destroyed in reverse: the terminal is given back, then the sandbox continues.
@@ -115,9 +82,9 @@ bool ask_on_terminal(const sbx::net::HostTarget& t, const StopSandbox& stop) {
     ::tcflush(tty, TCIFLUSH);  // keys typed before the question do not answer it
     say(reset + "sbx: the command wants to reach " + where +
         ", which no rule decides. Allow it for the rest of this command? [y/N] ");
-    pollfd fds[2] = {{tty, POLLIN, 0}, {g_questions_end, POLLIN, 0}};
+    pollfd fds[2] = {{tty, POLLIN, 0}, {questions_end, POLLIN, 0}};
     int ready;
-    while ((ready = ::poll(fds, g_questions_end >= 0 ? 2 : 1, -1)) < 0 && errno == EINTR) {
+    while ((ready = ::poll(fds, questions_end >= 0 ? 2 : 1, -1)) < 0 && errno == EINTR) {
     }
     char answer[16] = {};
     ssize_t n = 0;
@@ -166,37 +133,27 @@ void relay_stderr(int from, sbx::StderrScanner* scanner, Report* report) {
     ::close(from);
 }
 
-// The caller's answers, one JSON object a line on --control-fd:
-// {"id": N, "answer": "allow"} or "deny", N being the question event's id.
-int g_control_fd = -1;
-Report* g_report = nullptr;
-
-// Asks the caller through --report-fd and waits for its answer on --control-fd.
-// A line that is not an answer to this question is skipped with a warning; the
-// end of the control channel, or of the command, means no.
-bool ask_caller(const sbx::net::HostTarget& t) {
-    static std::uint64_t next_id = 0;
-    static std::string pending;  // bytes read past the last line
-    const std::uint64_t id = ++next_id;
-    g_report->question_event(id, t);
+bool CallerQuestions::ask(const sbx::net::HostTarget& t, int questions_end) {
+    const std::uint64_t id = ++next_id_;
+    report_->question_event(id, t);
     for (;;) {
         std::size_t nl;
-        while ((nl = pending.find('\n')) == std::string::npos) {
-            pollfd fds[2] = {{g_control_fd, POLLIN, 0}, {g_questions_end, POLLIN, 0}};
+        while ((nl = pending_.find('\n')) == std::string::npos) {
+            pollfd fds[2] = {{control_fd_, POLLIN, 0}, {questions_end, POLLIN, 0}};
             int ready;
-            while ((ready = ::poll(fds, g_questions_end >= 0 ? 2 : 1, -1)) < 0 && errno == EINTR) {
+            while ((ready = ::poll(fds, questions_end >= 0 ? 2 : 1, -1)) < 0 && errno == EINTR) {
             }
             if (ready <= 0 || (fds[0].revents & (POLLIN | POLLHUP)) == 0) return false;
             char buf[4096];
             ssize_t n;
-            while ((n = ::read(g_control_fd, buf, sizeof buf)) < 0 && errno == EINTR) {
+            while ((n = ::read(control_fd_, buf, sizeof buf)) < 0 && errno == EINTR) {
             }
             if (n <= 0) return false;
-            pending.append(buf, static_cast<std::size_t>(n));
-            if (pending.size() > 65536) return false;
+            pending_.append(buf, static_cast<std::size_t>(n));
+            if (pending_.size() > 65536) return false;
         }
-        const std::string line = pending.substr(0, nl);
-        pending.erase(0, nl + 1);
+        const std::string line = pending_.substr(0, nl);
+        pending_.erase(0, nl + 1);
         auto doc = sbx::json::parse(line);
         std::uint64_t got_id = 0;
         std::string_view answer;
@@ -204,14 +161,14 @@ bool ask_caller(const sbx::net::HostTarget& t) {
             (*doc)->root()["answer"].get(answer) == simdjson::SUCCESS && got_id == id &&
             (answer == "allow" || answer == "deny"))
             return answer == "allow";
-        std::cerr << std::string(g_program) + ": warning: --control-fd: not an answer to question " << id << ", skipped: " << line
+        std::cerr << std::string(program_) + ": warning: --control-fd: not an answer to question " << id << ", skipped: " << line
                   << "\n";
     }
 }
 
-sbx::expected<std::unique_ptr<CommandProxy>> CommandProxy::start(const sbx::Plan& plan, Report& report, int http_fd,
-                                                                 int socks_fd, StopSandbox stop,
-                                                                 const std::vector<int>& forward_fds) {
+sbx::expected<std::unique_ptr<CommandProxy>> CommandProxy::start(const sbx::Plan& plan, Report& report,
+                                                                 Answering answering, int http_fd, int socks_fd,
+                                                                 StopSandbox stop, const std::vector<int>& forward_fds) {
     std::vector<proxy::ForwardListener> forwards;
     for (std::size_t i = 0; i < forward_fds.size(); ++i) {
         const auto& f = plan.network.forwards.at(i);
@@ -232,11 +189,17 @@ sbx::expected<std::unique_ptr<CommandProxy>> CommandProxy::start(const sbx::Plan
     if (::pipe(ends) == 0) {
         ::fcntl(ends[0], F_SETFD, FD_CLOEXEC);
         ::fcntl(ends[1], F_SETFD, FD_CLOEXEC);
-        g_questions_end = ends[0];
+        self->questions_end_ = ends[0];
         self->questions_done_ = ends[1];
         // Without the pipe, no question: it could outlive the command.
-        if (g_control_fd >= 0) po.ask = ask_caller;
-        else po.ask = [stop = std::move(stop)](const sbx::net::HostTarget& t) { return ask_on_terminal(t, stop); };
+        if (answering.control_fd >= 0) {
+            self->caller_ = std::make_unique<CallerQuestions>(answering.control_fd, report, answering.program);
+            po.ask = [me](const sbx::net::HostTarget& t) { return me->caller_->ask(t, me->questions_end_); };
+        } else {
+            po.ask = [me, stop = std::move(stop)](const sbx::net::HostTarget& t) {
+                return ask_on_terminal(t, stop, me->questions_end_);
+            };
+        }
     }
     auto started = proxy::Proxy::start(std::move(po), http_fd, socks_fd, std::move(forwards));
     if (!started) return sbx::fail(started.error());
@@ -248,8 +211,8 @@ void CommandProxy::stop() {
     if (questions_done_ >= 0) ::close(questions_done_);
     questions_done_ = -1;
     if (proxy_) proxy_->stop();
-    if (g_questions_end >= 0) ::close(g_questions_end);
-    g_questions_end = -1;
+    if (questions_end_ >= 0) ::close(questions_end_);
+    questions_end_ = -1;
 }
 
 std::vector<ProxyEvent> CommandProxy::refused() const {
@@ -258,15 +221,13 @@ std::vector<ProxyEvent> CommandProxy::refused() const {
 }
 
 std::string take_fd_option(std::string_view option, const char* value, int& out) {
-    if (value == nullptr || !linux_sandbox::parse_fd(value, out)) return std::string(option) + " needs a descriptor number";
+    if (value == nullptr || !parse_fd(value, out)) return std::string(option) + " needs a descriptor number";
     if (::fcntl(out, F_GETFD) < 0) return std::string(option) + " " + value + ": the descriptor is not open";
     ::fcntl(out, F_SETFD, FD_CLOEXEC);  // the command never sees it
     return {};
 }
 
-std::vector<std::string> g_again;
-
-std::string take_again_option(const char* value) {
+std::string take_again_option(const char* value, std::vector<std::string>& again) {
     int fd = -1;
     if (auto why = take_fd_option("--again-fd", value, fd); !why.empty()) return why;
     auto text = sbx::read_all(fd, std::size_t{256} << 10, "--again-fd", sbx::Errc::invalid_argument);
@@ -277,22 +238,23 @@ std::string take_again_option(const char* value) {
                ": the descriptor does not hold an absolute program path and its arguments, each ending in a NUL";
     for (std::size_t at = 0; at < text->size();) {
         const std::size_t end = text->find('\0', at);
-        g_again.push_back(text->substr(at, end - at));
+        again.push_back(text->substr(at, end - at));
         at = end + 1;
     }
     return {};
 }
 
-void plan_again_if_stale(const sbx::Error& e) {
-    if (e.code != sbx::Errc::stale_plan || g_again.empty() || g_signal != 0) return;
+void plan_again_if_stale(const sbx::Error& e, const std::vector<std::string>& again, std::string_view program) {
+    if (e.code != sbx::Errc::stale_plan || again.empty() || caught_signal() != 0) return;
     // The program starts as this one did: no signal of ours caught or blocked.
     for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE}) ::signal(sig, SIG_DFL);
     sigset_t none;
     sigemptyset(&none);
     ::sigprocmask(SIG_SETMASK, &none, nullptr);
-    auto argv = c_strings(g_again);
+    std::vector<std::string> copy = again;
+    auto argv = c_strings(copy);
     ::execv(argv[0], argv.data());
-    std::cerr << g_program << ": cannot plan again with " << g_again.front() << ": " << std::strerror(errno) << "\n";
+    std::cerr << program << ": cannot plan again with " << again.front() << ": " << std::strerror(errno) << "\n";
 }
 
 std::string violations_text(const sbx::Plan& plan, const std::vector<ProxyEvent>& refused,
@@ -354,18 +316,18 @@ int run_unconfined(const sbx::Plan& plan) {
         ::signal(SIGPIPE, SIG_DFL);
         if (::chdir(plan.cwd.c_str()) != 0) ::_exit(kCannotRun);
         // As in the sandbox, the command gets 0-2 and the descriptors the plan names.
-        if (!sbx::linux_sandbox::sweep_fds(plan.pass_fds, sbx::linux_sandbox::FdSweep::close)) ::_exit(kCannotRun);
+        if (!sweep_fds(plan.pass_fds, FdSweep::close)) ::_exit(kCannotRun);
         auto e = c_strings(env);
         environ = e.data();
         auto a = c_strings(argv);
         ::execvp(a[0], a.data());
         ::_exit(errno == ENOENT ? kNotFound : kCannotRun);
     }
-    g_sandbox_pid = pid;
+    watch_sandbox(pid, KillScope::process);
     int status = 0;
     while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
     }
-    g_sandbox_pid = -1;
+    sandbox_ended();
     return WIFSIGNALED(status) ? 128 + WTERMSIG(status) : WEXITSTATUS(status);
 }
 

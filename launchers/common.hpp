@@ -1,10 +1,10 @@
 // launchers/common.hpp - what both launchers (sbx-linux, sbx-mac) do alike once
 // the command runs: the report on --report-fd, questions about hosts (on the
 // terminal, or to the caller over --control-fd), the relay of the command's
-// standard error, the <sandbox_violations> block, signals, and small helpers.
+// standard error, the <sandbox_violations> block, and small helpers. Their
+// skeleton (options, plan, the fallback) is launcher_main.hpp; signals, signals.hpp.
 #pragma once
 
-#include <signal.h>
 #include <sys/types.h>
 
 #include <cstdint>
@@ -29,7 +29,6 @@
 namespace sbx::launcher {
 
 using proxy::ProxyEvent;
-using linux_sandbox::write_all;
 
 // --plan-fd N, --report-fd N and --control-fd N: `value` must name an open
 // descriptor, which is then kept from the command (close-on-exec). Returns the
@@ -42,21 +41,17 @@ std::string take_fd_option(std::string_view option, const char* value, int& out)
 // it was planned), the launcher, having removed what it made, runs that program
 // in its place, with its environment and descriptors, instead of failing: `sbx
 // run` passes itself, so that it plans again. Returns the usage message, or an
-// empty string when the arguments were taken into g_again.
-std::string take_again_option(const char* value);
-extern std::vector<std::string> g_again;
+// empty string when the arguments were taken into `again`.
+std::string take_again_option(const char* value, std::vector<std::string>& again);
 
-// With g_again and a STALE_PLAN error: execs g_again, and returns only when that
-// fails (then the launcher fails as it would have).
-void plan_again_if_stale(const sbx::Error& e);
+// With `again` and a STALE_PLAN error, and no signal caught: execs `again`, and
+// returns only when that fails (then `program`, the launcher, fails as it would have).
+void plan_again_if_stale(const sbx::Error& e, const std::vector<std::string>& again, std::string_view program);
 
 // Exit statuses of both launchers (see docs/plan.md).
 constexpr int kFailedBeforeCommand = 125;
 constexpr int kCannotRun = 126;
 constexpr int kNotFound = 127;
-
-// The launcher's name in its messages: "sbx-linux" or "sbx-mac".
-extern const char* g_program;
 
 // The JSON lines of --report-fd. Proxy threads write violations, so each line
 // is written whole under a lock.
@@ -129,19 +124,6 @@ private:
     std::mutex mutex_;
 };
 
-// The signal that ended us, if one did: set by the handler, read by main.
-extern volatile sig_atomic_t g_signal;
-// The process the handler kills; with g_kill_group, its whole process group.
-extern volatile pid_t g_sandbox_pid;
-extern bool g_kill_group;
-
-// SIGINT, SIGTERM, SIGHUP and SIGQUIT kill the sandbox and are remembered in
-// g_signal; SIGPIPE is ignored (a child undoes both before it execs).
-void install_signal_handlers();
-
-// Dies of the signal that ended the sandbox, so our caller sees what it sent.
-[[noreturn]] void die_of(int sig);
-
 // NULL-terminated pointers into v, for exec.
 std::vector<char*> c_strings(std::vector<std::string>& v);
 
@@ -157,12 +139,9 @@ int run_unconfined(const sbx::Plan& plan);
 // descriptors; -1 entries are ignored). Errc::invalid_plan naming the key otherwise.
 sbx::expected<void> check_pass_fds(const sbx::Plan& plan, std::initializer_list<int> own);
 
-// Questions about hosts. g_questions_end becomes readable when the command has
-// ended: an open question is then answered no. With g_control_fd the caller
-// answers (ask_caller), else the terminal does (ask_on_terminal).
-extern int g_questions_end;
-extern int g_control_fd;
-extern Report* g_report;
+// Questions about hosts. `questions_end` becomes readable when the command has
+// ended (-1: never): an open question is then answered no. With --control-fd the
+// caller answers (CallerQuestions), else the terminal does (ask_on_terminal).
 
 // Asks on the terminal (/dev/tty) whether `t` may be reached, the command
 // stopped meanwhile so that it can neither repaint the question nor read the
@@ -173,20 +152,48 @@ extern Report* g_report;
 // (sbx::net::printable_host); after the answer one line says what was decided.
 // The sandbox continues however the question ends (an answer, no terminal, the
 // end of the command).
-bool ask_on_terminal(const sbx::net::HostTarget& t, const StopSandbox& stop);
-bool ask_caller(const sbx::net::HostTarget& t);
+bool ask_on_terminal(const sbx::net::HostTarget& t, const StopSandbox& stop, int questions_end);
+
+// The caller's answers, one JSON object a line on --control-fd:
+// {"id": N, "answer": "allow"} or "deny", N being the question event's id. Asked
+// by one thread at a time (the proxy asks one question at a time).
+class CallerQuestions {
+public:
+    // `program`: the launcher's name, for the warning about a line that is no answer.
+    CallerQuestions(int control_fd, Report& report, std::string_view program)
+        : control_fd_(control_fd), report_(&report), program_(program) {}
+    // Asks through --report-fd and waits for the answer on --control-fd. A line
+    // that is not an answer to this question is skipped with a warning; the end
+    // of the control channel, or of the command (questions_end), means no.
+    bool ask(const sbx::net::HostTarget& t, int questions_end);
+
+private:
+    int control_fd_;
+    Report* report_;
+    std::string_view program_;
+    std::uint64_t next_id_ = 0;
+    std::string pending_;  // bytes read past the last line
+};
+
+// Who answers the proxy's questions: the caller (control_fd >= 0, see
+// CallerQuestions), else the terminal.
+struct Answering {
+    int control_fd = -1;
+    std::string_view program;  // the launcher's name, for its messages
+};
 
 // The launcher's proxy for one command: started on its two listening sockets
 // with the plan's host rules, it reports each refusal as it comes and keeps it
-// for the <sandbox_violations> block, and asks about hosts (ask_caller with
+// for the <sandbox_violations> block, and asks about hosts (CallerQuestions with
 // --control-fd, else ask_on_terminal) only while the command runs.
 class CommandProxy {
 public:
     // Takes the listeners; fails with the proxy's error. `stop` stops the
     // sandbox while a question is open on the terminal (see ask_on_terminal).
     // `forward_fds`: a listener for each of the plan's network.forwards, in order.
-    static sbx::expected<std::unique_ptr<CommandProxy>> start(const sbx::Plan& plan, Report& report, int http_fd,
-                                                               int socks_fd, StopSandbox stop,
+    static sbx::expected<std::unique_ptr<CommandProxy>> start(const sbx::Plan& plan, Report& report,
+                                                               Answering answering, int http_fd, int socks_fd,
+                                                               StopSandbox stop,
                                                                const std::vector<int>& forward_fds = {});
     CommandProxy(const CommandProxy&) = delete;
     CommandProxy& operator=(const CommandProxy&) = delete;
@@ -200,7 +207,9 @@ private:
     CommandProxy() = default;
     mutable std::mutex mutex_;
     std::vector<ProxyEvent> refused_;
-    int questions_done_ = -1;  // closing it makes g_questions_end readable
+    int questions_done_ = -1;  // closing it makes questions_end_ readable
+    int questions_end_ = -1;
+    std::unique_ptr<CallerQuestions> caller_;
     std::unique_ptr<proxy::Proxy> proxy_;
 };
 

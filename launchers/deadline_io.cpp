@@ -79,7 +79,7 @@ Io write_all(int stop_fd, int fd, std::string_view data, Clock::time_point deadl
     return Io::ok;
 }
 
-void answer_and_close(int stop_fd, sbx::linux_sandbox::Fd& client, std::string_view answer, int timeout_ms) {
+void answer_and_close(int stop_fd, sbx::launcher::Fd& client, std::string_view answer, int timeout_ms) {
     if (!answer.empty() && write_all(stop_fd, client.get(), answer, after_ms(timeout_ms)) != Io::ok) {
         client.reset();
         return;

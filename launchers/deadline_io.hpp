@@ -39,6 +39,6 @@ Io write_all(int stop_fd, int fd, std::string_view data, Clock::time_point deadl
 // gently: no more writes, and what the client still sends is read and dropped
 // for a while (up to 4 MiB, 2 s), so that the close does not reset the
 // connection before the client read the answer. `client` is closed on return.
-void answer_and_close(int stop_fd, sbx::linux_sandbox::Fd& client, std::string_view answer, int timeout_ms);
+void answer_and_close(int stop_fd, sbx::launcher::Fd& client, std::string_view answer, int timeout_ms);
 
 }  // namespace sbx::proxy

@@ -15,7 +15,7 @@
 #include <utility>
 #include <vector>
 
-namespace sbx::linux_sandbox {
+namespace sbx::launcher {
 
 // Writes all of data to fd, retrying short writes and EINTR. False when a write
 // failed (the reader is gone): callers of these pipes have nothing else to do.
@@ -118,4 +118,4 @@ private:
     int fd_ = -1;
 };
 
-}  // namespace sbx::linux_sandbox
+}  // namespace sbx::launcher

@@ -19,7 +19,7 @@
 
 #include "sbx/core/paths.hpp"
 
-namespace sbx::linux_sandbox {
+namespace sbx::launcher {
 
 namespace {
 
@@ -419,4 +419,4 @@ GitAuditResult audit_git(const std::string& root, const std::vector<std::string>
     return Auditor(root, dirs, start).run();
 }
 
-}  // namespace sbx::linux_sandbox
+}  // namespace sbx::launcher

@@ -25,7 +25,7 @@
 
 #include "sbx/rules/git_audit.hpp"
 
-namespace sbx::linux_sandbox {
+namespace sbx::launcher {
 
 // Entries looked at over one audit, and directories deep, before it stops.
 inline constexpr std::size_t kMaxAuditEntries = 200000;
@@ -46,4 +46,4 @@ timespec audit_clock();
 // `start`. `root`: the plan's root, whose own `.git` is protected during the run.
 GitAuditResult audit_git(const std::string& root, const std::vector<std::string>& dirs, const timespec& start);
 
-}  // namespace sbx::linux_sandbox
+}  // namespace sbx::launcher

@@ -23,7 +23,7 @@
 #include "sbx/core/error.hpp"
 #include "sbx/core/paths.hpp"
 
-namespace sbx::linux_sandbox {
+namespace sbx::launcher {
 
 namespace {
 
@@ -190,7 +190,7 @@ bool wait_gone(pid_t pid) {
     // Nothing the caller left open stays open for the reaper's life (a pipe whose
     // reader waits for the end, a lock).
     const int keep[] = {fd};
-    sbx::linux_sandbox::sweep_fds(keep, sbx::linux_sandbox::FdSweep::close);
+    sbx::launcher::sweep_fds(keep, sbx::launcher::FdSweep::close);
     std::vector<Leftover> list;
     pid_t sandbox = -1;
     pid_t group_to_kill = -1;
@@ -352,4 +352,4 @@ void Reaper::dismiss() {
     fd_ = -1;
 }
 
-}  // namespace sbx::linux_sandbox
+}  // namespace sbx::launcher

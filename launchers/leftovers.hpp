@@ -18,7 +18,7 @@
 #include "sbx/core/expected.hpp"
 #include "sbx/rules/protected_paths.hpp"
 
-namespace sbx::linux_sandbox {
+namespace sbx::launcher {
 
 enum class LeftoverKind : char {
     tmpdir = 'T',            // a directory and all in it
@@ -89,4 +89,4 @@ private:
     int fd_ = -1;
 };
 
-}  // namespace sbx::linux_sandbox
+}  // namespace sbx::launcher

@@ -14,7 +14,7 @@
 
 namespace sbx::proxy {
 
-using sbx::linux_sandbox::Fd;
+using sbx::launcher::Fd;
 
 #if !defined(MSG_NOSIGNAL)
 constexpr int kNoSignal = 0;

@@ -23,7 +23,7 @@
 #include "sbx/io/placeholder_registry.hpp"
 #include "sbx/plan/git_exclude.hpp"
 
-namespace sbx::linux_sandbox {
+namespace sbx::launcher {
 
 namespace {
 
@@ -259,4 +259,4 @@ std::vector<std::string> RootGroup::leave_for_dead(const std::string& lock_path,
     return problems;
 }
 
-}  // namespace sbx::linux_sandbox
+}  // namespace sbx::launcher

@@ -36,7 +36,7 @@
 #include "sbx/io/placeholder_registry.hpp"
 #include "sbx/plan/plan.hpp"
 
-namespace sbx::linux_sandbox {
+namespace sbx::launcher {
 
 class RootGroup {
 public:
@@ -96,4 +96,4 @@ private:
     std::vector<int> held_;  // hold_placeholders()
 };
 
-}  // namespace sbx::linux_sandbox
+}  // namespace sbx::launcher

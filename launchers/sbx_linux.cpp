@@ -17,6 +17,9 @@
 // and audit the plan's gitAudit directories (git_audit.hpp): what the command
 // left there for git outside to run is renamed, and listed.
 // The command gets descriptors 0-2 and the plan's passFds, nothing else.
+// The options, the plan, the failures before the command and the unconfined
+// fallback are the skeleton both launchers share (launcher_main.hpp); this file
+// holds bubblewrap's steps.
 //
 // Exit status: the command's own; 128+N when it died of signal N; 126 when it
 // could not be run, 127 when it was not found; 125 when sbx-linux failed before
@@ -52,10 +55,10 @@
 #include "common.hpp"
 #include "fd_io.hpp"
 #include "git_audit.hpp"
+#include "launcher_main.hpp"
 #include "leftovers.hpp"
 #include "root_group.hpp"
 #include "probe.hpp"
-#include "proxy.hpp"
 #include "sbx/core/json.hpp"
 #include "sbx/io/fs_view_disk.hpp"
 #include "sbx/io/placeholder_registry.hpp"
@@ -66,25 +69,13 @@
 #include "sbx/plan/report.hpp"
 #include "sbx/plan/verify_plan.hpp"
 #include "seccomp_filter.hpp"
+#include "signals.hpp"
 #include "stage.hpp"
-#include "tool_cache.hpp"
 
 namespace {
 
 using namespace sbx::linux_sandbox;
 using namespace sbx::launcher;
-
-int fail_before(const sbx::Error& e) {
-    plan_again_if_stale(e);
-    std::cerr << "sbx-linux: " << sbx::errc_name(e.code) << ": " << sbx::to_string(e) << "\n";
-    return kFailedBeforeCommand;
-}
-
-int usage(const std::string& message) {
-    std::cerr << "sbx-linux: USAGE: " << message
-              << "\nusage: sbx-linux [--plan-fd N] [--report-fd N] [--control-fd N] [--again-fd N] [--violations]\n       sbx-linux --doctor [--json] [--bwrap PATH]\n";
-    return kFailedBeforeCommand;
-}
 
 // Makes dirfd/name, mode 0444, holding `content`, all at once where the
 // filesystem can (an unnamed file written, then linked in); elsewhere made and
@@ -160,10 +151,6 @@ private:
 // `existing`: the group's placeholders, read under its mutex.
 sbx::expected<void> make_leftovers(const sbx::Plan& plan, Reaper& reaper, RootGroup& group,
                                    const std::vector<sbx::RegisteredPlaceholder>& existing, std::vector<Leftover>& made) {
-    auto record = [&](LeftoverKind kind, const std::string& path) {
-        made.push_back({kind, path, 0, 0});
-        reaper.made(made.back());
-    };
     // Placeholders another sandbox of this root made are taken over as they are.
     // New file placeholders are hard links to one of the group's of the same
     // content: a link allocates no inode, and ext4 slows down sharply when inodes
@@ -171,11 +158,7 @@ sbx::expected<void> make_leftovers(const sbx::Plan& plan, Reaper& reaper, RootGr
     LinkSources sources;
     for (const auto& e : existing)
         if (e.kind == sbx::Placeholder::file) sources.offer(e);
-    if (::mkdir(plan.tmpdir.c_str(), 0700) != 0)
-        return sbx::fail(sbx::Error(sbx::Errc::stale_plan, std::string("cannot make the temporary directory: ") +
-                                                               std::strerror(errno))
-                             .in_file(plan.tmpdir));
-    record(LeftoverKind::tmpdir, plan.tmpdir);
+    if (auto r = make_tmpdir(plan, reaper, made); !r) return r;
     for (const auto& ph : plan.filesystem.placeholders) {
         const bool taken_over = std::any_of(existing.begin(), existing.end(), [&](const sbx::RegisteredPlaceholder& e) {
             return e.path == ph.path && e.kind == ph.kind;
@@ -235,17 +218,6 @@ sbx::expected<void> make_leftovers(const sbx::Plan& plan, Reaper& reaper, RootGr
     return {};
 }
 
-void clean_up(const std::vector<Leftover>& made, Reaper& reaper, RootGroup* group = nullptr) {
-    auto problems = remove_leftovers(made);
-    if (group != nullptr) {
-        auto more = group->leave();
-        problems.insert(problems.end(), more.begin(), more.end());
-    }
-    for (const auto& p : problems) std::cerr << "sbx-linux: warning: " << p << "\n";
-    // Whatever we could not remove, the reaper cannot either.
-    reaper.dismiss();
-}
-
 // Says what the audit after the command renamed (events now; lines in the
 // <sandbox_violations> block, or here without one) and, loudly, what it could not
 // look at or rename. The command's exit status stays as it is.
@@ -288,186 +260,148 @@ std::vector<int> receive_listeners(int sock, std::size_t forwards) {
     return {};
 }
 
-int run_plan(int plan_fd, int report_fd, bool print_violations) {
-    Report report(report_fd);
-    g_report = &report;
-    const std::string origin = plan_fd == 0 ? "standard input" : "fd " + std::to_string(plan_fd);
-    auto text = sbx::read_all(plan_fd, sbx::json::kMaxDocumentBytes, origin, sbx::Errc::invalid_plan);
-    if (!text) return fail_before(text.error());
-    if (plan_fd != 0) ::close(plan_fd);
-    auto plan = sbx::parse_plan(*text, origin);
-    if (!plan) {
-        report.error_event(plan.error());
-        return fail_before(plan.error());
+// The seccomp program, in the descriptor returned, or -1. Where it cannot be
+// built, filter_fallback (sbx/linux/filter_fallback.hpp) says whether the plan
+// runs without it; when it may not, the sandbox is `unavailable` here, for
+// `unavailable_why`.
+int seccomp_step(const sbx::Plan& plan, bool& unavailable, sbx::Error& unavailable_why) {
+    if (unavailable) return -1;
+    auto program = seccomp_program(SeccompOptions{plan.allow_unix_sockets});
+    const FilterRule& fallback = filter_fallback(plan, program.has_value());
+    switch (fallback.verdict) {
+        case FilterVerdict::filtered: return program->release();
+        case FilterVerdict::unfiltered:
+            std::cerr << "sbx-linux: warning: no seccomp filter (" << sbx::to_string(program.error()) << "); "
+                      << fallback.why << "\n";
+            return -1;
+        case FilterVerdict::unavailable:
+            unavailable = true;
+            unavailable_why = sbx::Error(sbx::Errc::unavailable, "the sandbox cannot run here").caused_by(program.error());
+            return -1;
     }
-    for (const auto& w : plan->warnings) std::cerr << "sbx-linux: warning: " << sbx::to_string(w) << "\n";
-    if (auto fds = check_pass_fds(*plan, {plan_fd, report_fd, g_control_fd}); !fds) {
-        report.error_event(fds.error());
-        return fail_before(fds.error());
-    }
+    return -1;
+}
 
-    ProbeOptions popt{plan->bwrap_path, !plan->allow_unix_sockets, false};
-    auto probed = probe(popt);
-    bool unavailable = !probed.available();
-    sbx::Error unavailable_why = unavailable ? probed.why() : sbx::Error{};
-
-    // The seccomp program; where it cannot be built, filter_fallback says whether
-    // the plan runs without it.
-    int seccomp_fd = -1;
-    if (!unavailable) {
-        auto program = seccomp_program(SeccompOptions{plan->allow_unix_sockets});
-        const FilterRule& fallback = filter_fallback(*plan, program.has_value());
-        switch (fallback.verdict) {
-            case FilterVerdict::filtered: seccomp_fd = program->release(); break;
-            case FilterVerdict::unfiltered:
-                std::cerr << "sbx-linux: warning: no seccomp filter (" << sbx::to_string(program.error()) << "); "
-                          << fallback.why << "\n";
-                break;
-            case FilterVerdict::unavailable:
-                unavailable = true;
-                unavailable_why =
-                    sbx::Error(sbx::Errc::unavailable, "the sandbox cannot run here").caused_by(program.error());
-                break;
-        }
-    }
-    if (unavailable && plan->fail_if_unavailable) {
-        report.error_event(unavailable_why);
-        return fail_before(unavailable_why);
-    }
-
-    sbx::DiskFs disk;
-    if (unavailable) {
-        if (auto v = sbx::verify_plan(*plan, disk); !v) {
-            report.error_event(v.error());
-            return fail_before(v.error());
-        }
-    }
-
-    // The project's tool cache home persists between its runs: made here, never removed.
-    if (plan->tool_cache)
-        if (auto r = make_tool_cache(plan->tool_cache->path, ::getuid()); !r) {
-            report.error_event(r.error());
-            return fail_before(r.error());
-        }
-
-    install_signal_handlers();
-    auto reaper = Reaper::start();
-    if (!reaper) return fail_before(reaper.error());
+// What one confined run holds between its steps: the root's group, what was
+// made, and the descriptors handed to bubblewrap and the stage.
+struct Run {
+    Run(Launcher& launcher, const sbx::Plan& p, Reaper& r, RootGroup g)
+        : l(launcher), plan(p), reaper(r), group(std::move(g)) {}
+    Launcher& l;
+    const sbx::Plan& plan;
+    Reaper& reaper;
+    RootGroup group;
+    std::vector<sbx::RegisteredPlaceholder> group_placeholders;  // read under the group's lock
     std::vector<Leftover> made;
-
-    if (unavailable) {
-        std::cerr << "sbx-linux: warning: running the command WITHOUT a sandbox, as the plan allows "
-                     "(failIfUnavailable: false): "
-                  << sbx::to_string(unavailable_why) << "\n";
-        if (::mkdir(plan->tmpdir.c_str(), 0700) != 0) {
-            auto e = sbx::Error(sbx::Errc::stale_plan, std::string("cannot make the temporary directory: ") +
-                                                           std::strerror(errno))
-                         .in_file(plan->tmpdir);
-            reaper->dismiss();
-            return fail_before(e);
-        }
-        made.push_back({LeftoverKind::tmpdir, plan->tmpdir});
-        reaper->made(made.back());
-        const int status = run_unconfined(*plan);
-        clean_up(made, *reaper);
-        // No audit of gitAudit here: the command ran without any sandbox, as the
-        // plan allowed, and could have written anything anywhere.
-        report.exit_event(false, "unavailable", status);
-        if (g_signal != 0) die_of(g_signal);
-        return status;
-    }
-
-    // Other sandboxes of the same root wait while this one checks the plan and
-    // makes its placeholders, and the last one to end removes them.
-    auto group = RootGroup::join(*plan);
-    if (!group) {
-        reaper->dismiss();
-        report.error_event(group.error());
-        return fail_before(group.error());
-    }
-    reaper->group(group->lock_path(), group->live_path());
-    // Before the command ran: remove what was made, say why, and give 125.
-    auto give_up = [&](const sbx::Error& e) {
-        clean_up(made, *reaper, &*group);
-        return fail_before(e);
-    };
-    auto give_up_errno = [&](const std::string& what) {
-        return give_up(sbx::Error(sbx::Errc::internal, what + ": " + std::strerror(errno)));
-    };
-    const auto group_placeholders = group->placeholders();
-    if (auto other = RootGroup::foreign_group(*plan, group_placeholders)) {
-        report.error_event(*other);
-        return give_up(*other);
-    }
-    std::vector<std::string> group_paths;
-    for (const auto& e : group_placeholders) group_paths.push_back(e.path);
-    const sbx::HidingFs without_group(disk, std::move(group_paths));  // as the plan was made
-    if (auto v = sbx::verify_plan(*plan, without_group); !v) {
-        report.error_event(v.error());
-        return give_up(v.error());
-    }
-    if (auto r = make_leftovers(*plan, *reaper, *group, group_placeholders, made); !r) {
-        report.error_event(r.error());
-        return give_up(r.error());
-    }
-    group->hold_placeholders(*plan);
-    group->exclude_placeholders(*plan);
-    group->unlock();
-
-    // The stage's binary (sbx-stage beside us, else ourselves), and the status pipe.
-    const int exe_fd = open_stage_binary();
-    int status_pipe[2] = {-1, -1};
-    if (exe_fd < 0 || ::pipe2(status_pipe, O_CLOEXEC) != 0) return give_up_errno("cannot set up the stage");
-
+    int seccomp_fd = -1;
     StageArgs stage;
-    stage.exe_fd = exe_fd;
-    stage.status_fd = status_pipe[1];
-    stage.filtered = seccomp_fd >= 0;
-    stage.keep_fds = plan->pass_fds;
-    for (const auto& v : plan->loader_env) stage.loader_env.push_back(v.name + "=" + v.value);
-    stage.command = plan->argv;
+    int exe_fd = -1;
+    int status_pipe[2] = {-1, -1};
+    int err_pipe[2] = {-1, -1};
+    int proxy_pair[2] = {-1, -1};
+    int exclude_fd = -1;
+    std::optional<sbx::StderrScanner> scanner;
+
+    // Before the command ran: remove what was made, say why, and give 125.
+    int give_up(const sbx::Error& e) {
+        l.clean_up(made, reaper, &group);
+        return l.fail_before(e);
+    }
+    int give_up_reported(const sbx::Error& e) {
+        l.report().error_event(e);
+        return give_up(e);
+    }
+    int give_up_errno(const std::string& what) {
+        return give_up(sbx::Error(sbx::Errc::internal, what + ": " + std::strerror(errno)));
+    }
+};
+
+// Under the root group's lock (other sandboxes of the root wait meanwhile):
+// refuses a group of another policy, checks the disk is as planned (the group's
+// placeholders hidden, as when the plan was made), and makes the temporary
+// directory and the placeholders; then lets the others go on.
+sbx::expected<void> prepare_under_lock(Run& run) {
+    const sbx::Plan& plan = run.plan;
+    run.group_placeholders = run.group.placeholders();
+    if (auto other = RootGroup::foreign_group(plan, run.group_placeholders)) return sbx::fail(*other);
+    std::vector<std::string> group_paths;
+    for (const auto& e : run.group_placeholders) group_paths.push_back(e.path);
+    sbx::DiskFs disk;
+    const sbx::HidingFs without_group(disk, std::move(group_paths));  // as the plan was made
+    if (auto v = sbx::verify_plan(plan, without_group); !v) return v;
+    if (auto r = make_leftovers(plan, run.reaper, run.group, run.group_placeholders, run.made); !r) return r;
+    run.group.hold_placeholders(plan);
+    run.group.exclude_placeholders(plan);
+    run.group.unlock();
+    return {};
+}
+
+// The stage's binary (sbx-stage beside us, else ourselves), its status pipe and
+// arguments, the pipe of the command's standard error when it is relayed, and
+// the socket pair on which the stage hands over the proxy's listeners.
+sbx::expected<void> prepare_stage(Run& run) {
+    const sbx::Plan& plan = run.plan;
+    auto failed = [](const std::string& what) {
+        return sbx::fail(sbx::Error(sbx::Errc::internal, what + ": " + std::strerror(errno)));
+    };
+    run.exe_fd = open_stage_binary();
+    if (run.exe_fd < 0 || ::pipe2(run.status_pipe, O_CLOEXEC) != 0) return failed("cannot set up the stage");
+
+    StageArgs& stage = run.stage;
+    stage.exe_fd = run.exe_fd;
+    stage.status_fd = run.status_pipe[1];
+    stage.filtered = run.seccomp_fd >= 0;
+    stage.keep_fds = plan.pass_fds;
+    for (const auto& v : plan.loader_env) stage.loader_env.push_back(v.name + "=" + v.value);
+    stage.command = plan.argv;
     // With the block to append and standard error not a terminal (a program
     // reads it), or file refusals to read from it, the command's standard error
     // passes through relay_stderr.
-    int err_pipe[2] = {-1, -1};
-    const bool relay = plan->scan_stderr || (print_violations && ::isatty(STDERR_FILENO) == 0);
-    if (relay && ::pipe2(err_pipe, O_CLOEXEC) != 0) return give_up_errno("pipe");
-    std::optional<sbx::StderrScanner> scanner;
-    if (plan->scan_stderr) scanner.emplace(plan->filesystem, plan->cwd);
-    int proxy_pair[2] = {-1, -1};
-    if (plan->network.mode == sbx::NetworkMode::proxy) {
-        if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, proxy_pair) != 0) return give_up_errno("socketpair");
-        stage.proxy_fd = proxy_pair[1];
-        for (const auto& f : plan->network.forwards)
+    const bool relay = plan.scan_stderr || (run.l.options().print_violations && ::isatty(STDERR_FILENO) == 0);
+    if (relay && ::pipe2(run.err_pipe, O_CLOEXEC) != 0) return failed("pipe");
+    if (plan.scan_stderr) run.scanner.emplace(plan.filesystem, plan.cwd);
+    if (plan.network.mode == sbx::NetworkMode::proxy) {
+        if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, run.proxy_pair) != 0) return failed("socketpair");
+        stage.proxy_fd = run.proxy_pair[1];
+        for (const auto& f : plan.network.forwards)
             stage.forwards.push_back({sbx::net::to_string(f.listen), f.port, f.why.empty() ? f.target : f.why});
     }
+    return {};
+}
 
-    // git inside reads the repository's exclude file with the placeholders added.
-    int exclude_fd = -1;
-    if (const auto& ex = plan->filesystem.git_exclude) {
-        exclude_fd = ::memfd_create("sbx-git-exclude", MFD_CLOEXEC);  // the bubblewrap child clears it
-        if (exclude_fd < 0 || !write_all(exclude_fd, ex->content.data(), ex->content.size()) ||
-            ::lseek(exclude_fd, 0, SEEK_SET) != 0)
-            return give_up_errno("cannot write the git exclude file");
+// bubblewrap's whole command line (sbx/linux/bwrap.hpp: the namespaces, the
+// seccomp program, the plan's mounts, the group's files covered, the git exclude
+// file and the stage with the command), with what only this run knows. The git
+// exclude file's content goes in a memfd, kept in run.exclude_fd.
+sbx::expected<std::vector<std::string>> bubblewrap_argv(const sbx::Plan& plan, const ProbeResult& probed, Run& run) {
+    if (const auto& ex = plan.filesystem.git_exclude) {
+        run.exclude_fd = ::memfd_create("sbx-git-exclude", MFD_CLOEXEC);  // the bubblewrap child clears it
+        if (run.exclude_fd < 0 || !write_all(run.exclude_fd, ex->content.data(), ex->content.size()) ||
+            ::lseek(run.exclude_fd, 0, SEEK_SET) != 0)
+            return sbx::fail(sbx::Error(sbx::Errc::internal,
+                                        std::string("cannot write the git exclude file: ") + std::strerror(errno)));
     }
-    // The whole command line (sbx/linux/bwrap.hpp), with what only this run knows.
     BwrapLaunch launch;
     launch.bwrap = probed.bwrap;
-    if (seccomp_fd >= 0) launch.seccomp_fd = seccomp_fd;
-    launch.group_dir = sbx::paths::parent(group->lock_path());
-    for (const auto& e : group_placeholders) launch.group_placeholders.push_back(e.path);
-    if (exclude_fd >= 0) launch.exclude_fd = exclude_fd;
-    launch.stage_argv = stage_argv(stage);
-    auto args = bwrap_args(*plan, launch);
-    auto env = env_strings(*plan, false);
+    if (run.seccomp_fd >= 0) launch.seccomp_fd = run.seccomp_fd;
+    launch.group_dir = sbx::paths::parent(run.group.lock_path());
+    for (const auto& e : run.group_placeholders) launch.group_placeholders.push_back(e.path);
+    if (run.exclude_fd >= 0) launch.exclude_fd = run.exclude_fd;
+    launch.stage_argv = stage_argv(run.stage);
+    return bwrap_args(plan, launch);
+}
 
-    std::vector<int> keep_fds = plan->pass_fds;
-    for (int fd : {exe_fd, status_pipe[1], seccomp_fd, exclude_fd, proxy_pair[1]})
+// Forks and execs bubblewrap with `args` and the plan's environment (without the
+// loader variables, which the stage sets for the command alone). Its pid, or -1
+// with errno when the fork failed.
+pid_t start_bubblewrap(Run& run, std::vector<std::string>& args) {
+    const sbx::Plan& plan = run.plan;
+    auto env = env_strings(plan, false);
+    std::vector<int> keep_fds = plan.pass_fds;
+    for (int fd : {run.exe_fd, run.status_pipe[1], run.seccomp_fd, run.exclude_fd, run.proxy_pair[1]})
         if (fd >= 0) keep_fds.push_back(fd);
-    // Whatever the command writes is stamped at or after this.
-    const timespec run_start = audit_clock();
     const pid_t pid = ::fork();
-    if (pid < 0) return give_up_errno("fork");
+    if (pid < 0) return -1;
     if (pid == 0) {
         ::signal(SIGPIPE, SIG_DFL);
         for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGQUIT}) ::signal(sig, SIG_DFL);
@@ -480,68 +414,60 @@ int run_plan(int plan_fd, int report_fd, bool print_violations) {
             ::_exit(kFailedBeforeCommand);
         }
         for (int fd : keep_fds) ::fcntl(fd, F_SETFD, 0);
-        if (err_pipe[1] >= 0) ::dup2(err_pipe[1], STDERR_FILENO);
+        if (run.err_pipe[1] >= 0) ::dup2(run.err_pipe[1], STDERR_FILENO);
         auto a = c_strings(args);
         auto e = c_strings(env);
         ::execve(a[0], a.data(), e.data());
         std::fprintf(stderr, "sbx-linux: cannot run %s: %s\n", a[0], std::strerror(errno));
         ::_exit(kFailedBeforeCommand);
     }
-    g_sandbox_pid = pid;
-    reaper->sandbox_pid(pid);
-    ::close(status_pipe[1]);
-    ::close(exe_fd);
-    if (seccomp_fd >= 0) ::close(seccomp_fd);
-    if (exclude_fd >= 0) ::close(exclude_fd);
-    std::thread stderr_relay;
-    if (err_pipe[0] >= 0) {
-        ::close(err_pipe[1]);
-        stderr_relay = std::thread(relay_stderr, err_pipe[0], scanner ? &*scanner : nullptr, &report);
-    }
+    watch_sandbox(pid, KillScope::process);
+    run.reaper.sandbox_pid(pid);
+    ::close(run.status_pipe[1]);
+    ::close(run.exe_fd);
+    if (run.seccomp_fd >= 0) ::close(run.seccomp_fd);
+    if (run.exclude_fd >= 0) ::close(run.exclude_fd);
+    if (run.err_pipe[1] >= 0) ::close(run.err_pipe[1]);
+    return pid;
+}
 
-    // The proxy: the stage hands over the listening sockets it made inside.
+// The proxy: the stage hands over the listening sockets it made inside. Null
+// when the plan has no proxy or the sandbox never got that far; when the proxy
+// cannot start, the command would run without the network it was promised: it
+// is stopped.
+std::unique_ptr<CommandProxy> start_proxy(Run& run, pid_t pid) {
     std::unique_ptr<CommandProxy> proxy;
-    if (proxy_pair[0] >= 0) {
-        ::close(proxy_pair[1]);
-        auto fds = receive_listeners(proxy_pair[0], plan->network.forwards.size());
-        ::close(proxy_pair[0]);
-        if (!fds.empty()) {
-            const int socks_fd = fds.back();
-            fds.pop_back();
-            const int http_fd = fds.back();
-            fds.pop_back();
-            // While a question is on the terminal, every process of the sandbox's
-            // PID namespace is stopped.
-            auto started = CommandProxy::start(*plan, report, http_fd, socks_fd,
-                                               [] { return stop_pid_namespace(g_sandbox_pid); }, fds);
-            if (!started) {
-                // The command would run without the network it was promised: stop it.
-                std::cerr << "sbx-linux: " << sbx::errc_name(started.error().code) << ": "
-                          << sbx::to_string(started.error()) << "\n";
-                ::kill(pid, SIGKILL);
-            } else {
-                proxy = std::move(*started);
-            }
-        }
+    if (run.proxy_pair[0] < 0) return proxy;
+    ::close(run.proxy_pair[1]);
+    auto fds = receive_listeners(run.proxy_pair[0], run.plan.network.forwards.size());
+    ::close(run.proxy_pair[0]);
+    if (fds.empty()) return proxy;
+    const int socks_fd = fds.back();
+    fds.pop_back();
+    const int http_fd = fds.back();
+    fds.pop_back();
+    // While a question is on the terminal, every process of the sandbox's
+    // PID namespace is stopped.
+    auto started = CommandProxy::start(run.plan, run.l.report(), run.l.answering(), http_fd, socks_fd,
+                                       [] { return stop_pid_namespace(watched_sandbox()); }, fds);
+    if (!started) {
+        std::cerr << "sbx-linux: " << sbx::errc_name(started.error().code) << ": " << sbx::to_string(started.error())
+                  << "\n";
+        ::kill(pid, SIGKILL);
+    } else {
+        proxy = std::move(*started);
     }
-    if (g_signal != 0) ::kill(pid, SIGKILL);  // a signal came before we knew the pid
+    return proxy;
+}
 
-    int wstatus = 0;
-    while (::waitpid(pid, &wstatus, 0) < 0 && errno == EINTR) {
-    }
-    g_sandbox_pid = -1;
-    if (proxy) proxy->stop();  // open questions are answered no
-    // Every writer was inside the sandbox, whose processes ended with it.
-    if (stderr_relay.joinable()) stderr_relay.join();
-    auto bytes = sbx::read_all(status_pipe[0], 4096, "the stage's status pipe");
-    ::close(status_pipe[0]);
-    const StageReport stage_report = parse_stage_report(bytes ? *bytes : std::string());
-    clean_up(made, *reaper, &*group);
-    // Every process of the sandbox is gone: nothing can change what the audit renames.
-    const auto audit = audit_git(plan->root, plan->filesystem.git_audit, run_start);
-    report_audit(audit, report, print_violations);
-
-    if (g_signal != 0) die_of(g_signal);
+// The sandbox has ended: the command's exit status, or how bubblewrap or the
+// stage failed (then 125, with the thorough probe's explanation when bubblewrap
+// could not build the sandbox), or 126/127 when the command could not be run;
+// the exit event and the <sandbox_violations> block.
+int finish(Run& run, ProbeOptions popt, int wstatus, const StageReport& stage_report,
+           const std::vector<ProxyEvent>& refused, const GitAuditResult& audit) {
+    const sbx::Plan& plan = run.plan;
+    Report& report = run.l.report();
     const int status = WIFSIGNALED(wstatus) ? 128 + WTERMSIG(wstatus) : WEXITSTATUS(wstatus);
     if (!stage_report.started) {
         // bubblewrap could not build the sandbox; it said why on standard error.
@@ -552,40 +478,128 @@ int run_plan(int plan_fd, int report_fd, bool print_violations) {
                            ? sbx::Error(sbx::Errc::unavailable, "bubblewrap could not build the sandbox (status " +
                                                                     std::to_string(status) + "; its message is above)")
                            : deep.why();
-        report.error_event(e);
-        return fail_before(e);
+        return run.l.fail_reported(e);
     }
     if (!stage_report.failure.empty()) {
         auto e = sbx::Error(sbx::Errc::unavailable, "the sandbox could not be completed")
                      .caused_by(sbx::Error(sbx::Errc::sandbox_unavailable, stage_report.failure));
-        report.error_event(e);
-        return fail_before(e);
+        return run.l.fail_reported(e);
     }
     if (stage_report.exec_errno != 0) {
-        std::cerr << "sbx-linux: " << plan->argv.front() << ": " << std::strerror(stage_report.exec_errno) << "\n";
+        std::cerr << "sbx-linux: " << plan.argv.front() << ": " << std::strerror(stage_report.exec_errno) << "\n";
         const int s = stage_report.exec_errno == ENOENT ? kNotFound : kCannotRun;
         report.exit_event(true, "", s);
         return s;
     }
     report.exit_event(true, "", status);
-    if (print_violations)
-        std::cerr << violations_text(*plan, proxy ? proxy->refused() : std::vector<ProxyEvent>{},
-                                     scanner ? &*scanner : nullptr, audit.neutralised)
+    if (run.l.options().print_violations)
+        std::cerr << violations_text(plan, refused, run.scanner ? &*run.scanner : nullptr, audit.neutralised)
                   << std::flush;
     return status;
 }
 
-int doctor(bool json, const std::string& bwrap) {
-    if (!bwrap.empty() && !sbx::paths::is_absolute(bwrap)) return usage("--bwrap needs an absolute path");
-    auto result = probe(ProbeOptions{bwrap, true, true});
-    std::cout << (json ? to_json(result) + "\n" : to_text(result));
-    return result.available() ? 0 : 1;
+class LinuxPlatform final : public Platform {
+public:
+    const char* name() const override { return "sbx-linux"; }
+    std::string_view usage_lines() const override {
+        return "usage: sbx-linux [--plan-fd N] [--report-fd N] [--control-fd N] [--again-fd N] [--violations]\n"
+               "       sbx-linux --doctor [--json] [--bwrap PATH]\n";
+    }
+    std::string_view help_text() const override {
+        return "usage: sbx-linux [--plan-fd N] [--report-fd N] [--control-fd N] [--again-fd N] [--violations]\n"
+               "                                                 run the plan read from fd N (default 0)\n"
+               "       sbx-linux --doctor [--json] [--bwrap PATH] can the sandbox run here\n"
+               "The plan is described in docs/plan.md.\n";
+    }
+    bool take_option(std::string_view arg, const std::function<const char*()>& next, std::string& why) override {
+        if (arg != "--bwrap") return false;
+        const char* v = next();
+        if (v == nullptr) why = "--bwrap needs a path";
+        else bwrap_ = v;
+        return true;
+    }
+    std::string check_options(const Options& o) const override {
+        return o.json || !bwrap_.empty() ? "--json and --bwrap go with --doctor" : "";
+    }
+    int doctor(Launcher& l) override {
+        if (!bwrap_.empty() && !sbx::paths::is_absolute(bwrap_)) return l.usage("--bwrap needs an absolute path");
+        auto result = probe(ProbeOptions{bwrap_, true, true});
+        std::cout << (l.options().json ? to_json(result) + "\n" : to_text(result));
+        return result.available() ? 0 : 1;
+    }
+
+    // The quick probe of the machine, then the seccomp step.
+    std::optional<sbx::Error> unavailable(const sbx::Plan& plan) override {
+        popt_ = ProbeOptions{plan.bwrap_path, !plan.allow_unix_sockets, false};
+        probed_ = probe(popt_);
+        bool unavailable = !probed_.available();
+        sbx::Error unavailable_why = unavailable ? probed_.why() : sbx::Error{};
+        seccomp_fd_ = seccomp_step(plan, unavailable, unavailable_why);
+        if (unavailable) return unavailable_why;
+        return std::nullopt;
+    }
+    // The disk is checked under the root group's lock (prepare_under_lock).
+    bool verifies_first() const override { return false; }
+    int run(Launcher& l, const sbx::Plan& plan, Reaper& reaper) override;
+
+private:
+    std::string bwrap_;  // --bwrap, for --doctor
+    ProbeOptions popt_;
+    ProbeResult probed_;
+    int seccomp_fd_ = -1;
+};
+
+// The confined run, step by step: join the root's group, check and make under
+// its lock, set up the stage, start bubblewrap and the proxy, wait, clean up,
+// audit, and say how it ended.
+int LinuxPlatform::run(Launcher& l, const sbx::Plan& plan, Reaper& reaper) {
+    // Other sandboxes of the same root wait while this one checks the plan and
+    // makes its placeholders, and the last one to end removes them.
+    auto group = RootGroup::join(plan);
+    if (!group) {
+        reaper.dismiss();
+        return l.fail_reported(group.error());
+    }
+    reaper.group(group->lock_path(), group->live_path());
+    Run run(l, plan, reaper, std::move(*group));
+    run.seccomp_fd = seccomp_fd_;
+    if (auto r = prepare_under_lock(run); !r) return run.give_up_reported(r.error());
+    if (auto r = prepare_stage(run); !r) return run.give_up(r.error());
+    auto args = bubblewrap_argv(plan, probed_, run);
+    if (!args) return run.give_up(args.error());
+
+    // Whatever the command writes is stamped at or after this.
+    const timespec run_start = audit_clock();
+    const pid_t pid = start_bubblewrap(run, *args);
+    if (pid < 0) return run.give_up_errno("fork");
+    std::thread stderr_relay;
+    if (run.err_pipe[0] >= 0)
+        stderr_relay = std::thread(relay_stderr, run.err_pipe[0], run.scanner ? &*run.scanner : nullptr, &l.report());
+    auto proxy = start_proxy(run, pid);
+    if (caught_signal() != 0) ::kill(pid, SIGKILL);  // a signal came before we knew the pid
+
+    int wstatus = 0;
+    while (::waitpid(pid, &wstatus, 0) < 0 && errno == EINTR) {
+    }
+    sandbox_ended();
+    if (proxy) proxy->stop();  // open questions are answered no
+    // Every writer was inside the sandbox, whose processes ended with it.
+    if (stderr_relay.joinable()) stderr_relay.join();
+    auto bytes = sbx::read_all(run.status_pipe[0], 4096, "the stage's status pipe");
+    ::close(run.status_pipe[0]);
+    const StageReport stage_report = parse_stage_report(bytes ? *bytes : std::string());
+    l.clean_up(run.made, reaper, &run.group);
+    // Every process of the sandbox is gone: nothing can change what the audit renames.
+    const auto audit = audit_git(plan.root, plan.filesystem.git_audit, run_start);
+    report_audit(audit, l.report(), l.options().print_violations);
+
+    if (caught_signal() != 0) die_of(caught_signal());
+    return finish(run, popt_, wstatus, stage_report, proxy ? proxy->refused() : std::vector<ProxyEvent>{}, audit);
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-    g_program = "sbx-linux";
     if (argc >= 2 && argv[1] == kStageFlag) {
         StageArgs stage;
         if (!parse_stage_args(argc - 2, argv + 2, stage)) {
@@ -594,45 +608,6 @@ int main(int argc, char** argv) {
         }
         return run_stage(stage);
     }
-    int plan_fd = 0;
-    int report_fd = -1;
-    bool doctor_mode = false, json = false, print_violations = false;
-    std::string bwrap;
-    for (int i = 1; i < argc; ++i) {
-        const std::string_view a = argv[i];
-        auto next = [&]() -> const char* { return i + 1 < argc ? argv[++i] : nullptr; };
-        if (a == "--plan-fd" || a == "--report-fd" || a == "--control-fd") {
-            int& out = a == "--plan-fd" ? plan_fd : a == "--report-fd" ? report_fd : g_control_fd;
-            if (auto why = take_fd_option(a, next(), out); !why.empty()) return usage(why);
-        } else if (a == "--again-fd") {
-            if (auto why = take_again_option(next()); !why.empty()) return usage(why);
-        } else if (a == "--violations") {
-            print_violations = true;
-        } else if (a == "--doctor") {
-            doctor_mode = true;
-        } else if (a == "--json") {
-            json = true;
-        } else if (a == "--bwrap") {
-            const char* v = next();
-            if (v == nullptr) return usage("--bwrap needs a path");
-            bwrap = v;
-        } else if (a == "--help" || a == "-h") {
-            std::cout << "usage: sbx-linux [--plan-fd N] [--report-fd N] [--control-fd N] [--again-fd N] [--violations]\n"
-                         "                                                 run the plan read from fd N (default 0)\n"
-                         "       sbx-linux --doctor [--json] [--bwrap PATH] can the sandbox run here\n"
-                         "The plan is described in docs/plan.md.\n";
-            return 0;
-        } else {
-            return usage("unknown argument '" + std::string(a) + "'");
-        }
-    }
-    if (doctor_mode) return doctor(json, bwrap);
-    if (json || !bwrap.empty()) return usage("--json and --bwrap go with --doctor");
-    if (g_control_fd >= 0 && report_fd < 0) return usage("--control-fd answers questions asked on --report-fd: give both");
-    try {
-        return run_plan(plan_fd, report_fd, print_violations);
-    } catch (const std::exception& e) {
-        std::cerr << "sbx-linux: INTERNAL: " << e.what() << "\n";
-        return kFailedBeforeCommand;
-    }
+    LinuxPlatform linux_platform;
+    return launcher_main(argc, argv, linux_platform);
 }

@@ -13,7 +13,8 @@
 // profile with sbx::mac::profile() from the plan's filesystem rules, and runs
 // `sandbox-exec -p PROFILE -- COMMAND` in a session of its own, whose process
 // group ends with the command. Then it removes what it made, as sbx-linux does,
-// with the same report, questions and <sandbox_violations> block (common.hpp).
+// with the same report, questions and <sandbox_violations> block (common.hpp),
+// and the same skeleton (launcher_main.hpp): this file holds Seatbelt's steps.
 //
 // Built on every platform so that CI keeps it compiling; where there is no
 // /usr/bin/sandbox-exec it fails with SANDBOX_UNAVAILABLE (or, under
@@ -43,17 +44,15 @@
 
 #include "common.hpp"
 #include "fd_io.hpp"
+#include "launcher_main.hpp"
 #include "leftovers.hpp"
-#include "proxy.hpp"
 #include "proxy_env.hpp"
 #include "sbx/core/json.hpp"
-#include "sbx/io/fs_view_disk.hpp"
 #include "sbx/mac/profile.hpp"
 #include "sbx/plan/plan.hpp"
 #include "sbx/plan/read_plan.hpp"
 #include "sbx/plan/report.hpp"
-#include "sbx/plan/verify_plan.hpp"
-#include "tool_cache.hpp"
+#include "signals.hpp"
 
 namespace {
 
@@ -73,19 +72,6 @@ constexpr std::size_t kUnixPathMax = 104;
 // What programs add under TMPDIR for their sockets ("/tmux-501/default",
 // "/ssh-XXXXXXXXXX/agent.12345"): about 30 bytes.
 constexpr std::size_t kSocketNameRoom = 32;
-
-int fail_before(const sbx::Error& e) {
-    plan_again_if_stale(e);
-    std::cerr << "sbx-mac: " << sbx::errc_name(e.code) << ": " << sbx::to_string(e) << "\n";
-    return kFailedBeforeCommand;
-}
-
-int usage(const std::string& message) {
-    std::cerr << "sbx-mac: USAGE: " << message
-              << "\nusage: sbx-mac [--plan-fd N] [--report-fd N] [--control-fd N] [--again-fd N] [--violations]\n"
-                 "       sbx-mac --print-profile [--plan-fd N]\n";
-    return kFailedBeforeCommand;
-}
 
 // A listening TCP socket on 127.0.0.1 with a port of the system's choosing.
 sbx::expected<std::pair<int, int>> listen_loopback() {
@@ -168,15 +154,158 @@ std::vector<std::string> command_environment(const sbx::Plan& plan, const Listen
     return env;
 }
 
-sbx::expected<sbx::Plan> read_plan(int plan_fd) {
-    const std::string origin = plan_fd == 0 ? "standard input" : "fd " + std::to_string(plan_fd);
-    auto text = sbx::read_all(plan_fd, sbx::json::kMaxDocumentBytes, origin, sbx::Errc::invalid_plan);
-    if (!text) return sbx::fail(text.error());
-    if (plan_fd != 0) ::close(plan_fd);
-    return sbx::parse_plan(*text, origin);
+// The plan's forwards are Linux's: there the command has a loopback of its own
+// to listen on. Here it shares the host's, where the server itself holds the
+// port, and Seatbelt lets it reach only the proxy: say so, once.
+void warn_forwards(const sbx::Plan& plan) {
+    if (plan.network.mode != sbx::NetworkMode::proxy || plan.network.forwards.empty()) return;
+    std::string list;
+    for (const auto& f : plan.network.forwards)
+        list += (list.empty() ? "" : ", ") + sbx::net::address_port_text(f.listen, f.port);
+    std::cerr << "sbx-mac: warning: no loopback forwards on macOS (" << list
+              << "): the command reaches those servers only through its proxy variables (HTTP_PROXY, ALL_PROXY)\n";
 }
 
-int doctor(bool json) {
+// The proxy on the host's loopback; the profile lets the command reach its
+// ports and nothing else. (Unlike on Linux, other local programs could
+// connect to it too: macOS has no namespace to hide it in.) While a question is
+// on the terminal the command's process group is stopped (the command leads it,
+// see setsid in start_command). A process that left the group (a setsid of its
+// own) keeps running: macOS has no PID namespace to find it by. Not tested on
+// Linux, where sbx-mac only builds.
+sbx::expected<std::unique_ptr<CommandProxy>> start_proxy(Launcher& l, const sbx::Plan& plan, const Listeners& listeners) {
+    return CommandProxy::start(plan, l.report(), l.answering(), listeners.http, listeners.socks, [] {
+        Stopped s;
+        const pid_t group = watched_sandbox();
+        if (group <= 0 || ::kill(-group, SIGSTOP) != 0) {
+            s.complete = false;
+            return s;
+        }
+        s.targets.push_back(-group);
+        return s;
+    });
+}
+
+// The command's process and the pipes the launcher keeps of it.
+struct Started {
+    pid_t pid = -1;
+    int exec_pipe = -1;  // the child's exec failure comes back on it; success closes it
+    int err_pipe = -1;   // its standard error, for relay_stderr, or -1
+};
+
+// `sandbox-exec -p PROFILE -- COMMAND` in a session of its own, with the plan's
+// environment (and the proxy's), in its directory, with 0-2 and the passFds.
+sbx::expected<Started> start_command(const sbx::Plan& plan, const std::string& profile, const Listeners& listeners,
+                                     bool relay, Reaper& reaper) {
+    int err_pipe[2] = {-1, -1};
+    if (relay && ::pipe(err_pipe) != 0) return sbx::fail(sbx::Error(sbx::Errc::internal, "pipe"));
+    for (int fd : err_pipe)
+        if (fd >= 0) ::fcntl(fd, F_SETFD, FD_CLOEXEC);
+    int exec_pipe[2];
+    if (::pipe(exec_pipe) != 0) return sbx::fail(sbx::Error(sbx::Errc::internal, "pipe"));
+    ::fcntl(exec_pipe[0], F_SETFD, FD_CLOEXEC);
+    ::fcntl(exec_pipe[1], F_SETFD, FD_CLOEXEC);
+
+    std::vector<std::string> args{std::string(kSandboxExec), "-p", profile, "--"};
+    args.insert(args.end(), plan.argv.begin(), plan.argv.end());
+    auto env = command_environment(plan, listeners);
+    const pid_t pid = ::fork();
+    if (pid < 0) return sbx::fail(sbx::Error(sbx::Errc::internal, std::string("fork: ") + std::strerror(errno)));
+    if (pid == 0) {
+        ::signal(SIGPIPE, SIG_DFL);
+        for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGQUIT}) ::signal(sig, SIG_DFL);
+        // A session of its own: no controlling terminal to push input into
+        // (TIOCSTI), and one process group for the launcher to end.
+        ::setsid();
+        if (err_pipe[1] >= 0) ::dup2(err_pipe[1], STDERR_FILENO);
+        // The command gets 0-2 and the plan's passFds; the exec pipe closes on exec.
+        std::vector<int> keep = plan.pass_fds;
+        keep.push_back(exec_pipe[1]);
+        if (!sweep_fds(keep, FdSweep::cloexec)) {
+            const int sweep_err = errno;
+            write_all(exec_pipe[1], &sweep_err, sizeof sweep_err);
+            ::_exit(kFailedBeforeCommand);
+        }
+        for (int fd : plan.pass_fds) ::fcntl(fd, F_SETFD, 0);
+        int err = 0;
+        if (::chdir(plan.cwd.c_str()) == 0) {
+            auto a = c_strings(args);
+            auto e = c_strings(env);
+            ::execve(a[0], a.data(), e.data());
+        }
+        err = errno;
+        write_all(exec_pipe[1], &err, sizeof err);
+        ::_exit(kFailedBeforeCommand);
+    }
+    // The command leads a session of its own; the handler ends its whole group.
+    watch_sandbox(pid, KillScope::group);
+    reaper.sandbox_pid(pid);
+    reaper.kill_group(pid);
+    ::close(exec_pipe[1]);
+    if (err_pipe[1] >= 0) ::close(err_pipe[1]);
+    if (caught_signal() != 0) {  // before we knew the pid
+        ::kill(-pid, SIGKILL);
+        ::kill(pid, SIGKILL);
+    }
+    return Started{pid, exec_pipe[0], err_pipe[0]};
+}
+
+// Waits for the command; what it left running in its group ends with it:
+// killed while the command is a zombie still, so its pid cannot have been
+// reused yet. Returns its wait status.
+int wait_command(pid_t pid) {
+    siginfo_t info{};
+    while (::waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOWAIT) < 0 && errno == EINTR) {
+    }
+    ::kill(-pid, SIGKILL);
+    int wstatus = 0;
+    while (::waitpid(pid, &wstatus, 0) < 0 && errno == EINTR) {
+    }
+    sandbox_ended();
+    return wstatus;
+}
+
+class MacPlatform final : public Platform {
+public:
+    const char* name() const override { return "sbx-mac"; }
+    std::string_view usage_lines() const override {
+        return "usage: sbx-mac [--plan-fd N] [--report-fd N] [--control-fd N] [--again-fd N] [--violations]\n"
+               "       sbx-mac --print-profile [--plan-fd N]\n";
+    }
+    std::string_view help_text() const override {
+        return "usage: sbx-mac [--plan-fd N] [--report-fd N] [--control-fd N] [--again-fd N] [--violations]\n"
+               "       sbx-mac --print-profile [--plan-fd N]\n"
+               "       sbx-mac --doctor [--json]\n"
+               "The plan is described in docs/plan.md, the profile in docs/seatbelt.md.\n";
+    }
+    bool take_option(std::string_view arg, const std::function<const char*()>&, std::string&) override {
+        if (arg != "--print-profile") return false;
+        print_profile_ = true;
+        return true;
+    }
+    std::string check_options(const Options& o) const override {
+        return o.json ? "--json goes with --doctor" : "";
+    }
+    int doctor(Launcher& l) override;
+    std::optional<int> other_mode(Launcher& l) override;
+
+    // A limit of Linux's sandbox is not this launcher's (Seatbelt tells Unix
+    // socket paths apart, for one): the plan tags those.
+    bool shows(const sbx::Warning& w) const override { return w.scope != sbx::WarningScope::linux_only; }
+    void warn(const sbx::Plan& plan) override {
+        warn_long_tmpdir(plan);
+        warn_forwards(plan);
+    }
+    std::optional<sbx::Error> unavailable(const sbx::Plan&) override { return sandbox_exec_missing(); }
+    bool verifies_first() const override { return true; }
+    int run(Launcher& l, const sbx::Plan& plan, Reaper& reaper) override;
+
+private:
+    bool print_profile_ = false;
+};
+
+int MacPlatform::doctor(Launcher& l) {
+    const bool json = l.options().json;
     const auto missing = sandbox_exec_missing();
     const std::string detail = missing ? sbx::to_string(*missing) : std::string(kSandboxExec) + " is there";
     if (json) {
@@ -191,227 +320,85 @@ int doctor(bool json) {
     return missing ? 1 : 0;
 }
 
-int print_profile(int plan_fd) {
-    auto plan = read_plan(plan_fd);
-    if (!plan) return fail_before(plan.error());
+// --print-profile: the Seatbelt profile the plan would run under, on standard output.
+std::optional<int> MacPlatform::other_mode(Launcher& l) {
+    if (!print_profile_) return std::nullopt;
+    const Options& o = l.options();
+    if (o.report_fd >= 0 || o.control_fd >= 0 || o.print_violations)
+        return l.usage("--print-profile runs nothing: it takes only --plan-fd");
+    auto plan = l.read_plan();
+    if (!plan) return l.fail_before(plan.error());
     auto listeners = open_listeners();
-    if (!listeners) return fail_before(listeners.error());
-    auto text = sbx::mac::profile(*plan, profile_options(*plan, *listeners));
+    if (!listeners) return l.fail_before(listeners.error());
+    auto profile = sbx::mac::profile(*plan, profile_options(*plan, *listeners));
     ::close(listeners->http);
     ::close(listeners->socks);
-    if (!text) return fail_before(text.error());
-    std::cout << *text;
+    if (!profile) return l.fail_before(profile.error());
+    std::cout << *profile;
     return 0;
 }
 
-// The plan's forwards are Linux's: there the command has a loopback of its own
-// to listen on. Here it shares the host's, where the server itself holds the
-// port, and Seatbelt lets it reach only the proxy: say so, once.
-void warn_forwards(const sbx::Plan& plan) {
-    if (plan.network.mode != sbx::NetworkMode::proxy || plan.network.forwards.empty()) return;
-    std::string list;
-    for (const auto& f : plan.network.forwards)
-        list += (list.empty() ? "" : ", ") + sbx::net::address_port_text(f.listen, f.port);
-    std::cerr << "sbx-mac: warning: no loopback forwards on macOS (" << list
-              << "): the command reaches those servers only through its proxy variables (HTTP_PROXY, ALL_PROXY)\n";
-}
-
-int run_plan(int plan_fd, int report_fd, bool print_violations) {
-    Report report(report_fd);
-    g_report = &report;
-    auto plan = read_plan(plan_fd);
-    if (!plan) {
-        report.error_event(plan.error());
-        return fail_before(plan.error());
-    }
-    for (const auto& w : plan->warnings)
-        // The Linux filter's limit is not this launcher's: Seatbelt tells socket paths apart.
-        if (w.message.find("Linux cannot tell Unix socket paths apart") == std::string::npos)
-            std::cerr << "sbx-mac: warning: " << sbx::to_string(w) << "\n";
-    warn_long_tmpdir(*plan);
-    warn_forwards(*plan);
-    if (auto fds = check_pass_fds(*plan, {plan_fd, report_fd, g_control_fd}); !fds) {
-        report.error_event(fds.error());
-        return fail_before(fds.error());
-    }
-
-    const auto missing = sandbox_exec_missing();
-    if (missing && plan->fail_if_unavailable) {
-        report.error_event(*missing);
-        return fail_before(*missing);
-    }
-    sbx::DiskFs disk;
-    if (auto v = sbx::verify_plan(*plan, disk); !v) {
-        report.error_event(v.error());
-        return fail_before(v.error());
-    }
-
-    // The project's tool cache home persists between its runs: made here, never removed.
-    if (plan->tool_cache)
-        if (auto r = make_tool_cache(plan->tool_cache->path, ::getuid()); !r) {
-            report.error_event(r.error());
-            return fail_before(r.error());
-        }
-
-    install_signal_handlers();
-    auto reaper = Reaper::start();
-    if (!reaper) return fail_before(reaper.error());
+// The confined run: the temporary directory, the proxy, the profile, the
+// command under sandbox-exec, and what it left behind.
+int MacPlatform::run(Launcher& l, const sbx::Plan& plan, Reaper& reaper) {
+    Report& report = l.report();
     std::vector<Leftover> made;
-    auto clean_up = [&] {
-        for (const auto& p : remove_leftovers(made)) std::cerr << "sbx-mac: warning: " << p << "\n";
-        reaper->dismiss();
-    };
+    if (auto r = make_tmpdir(plan, reaper, made); !r) {
+        reaper.dismiss();
+        return l.fail_reported(r.error());
+    }
     auto give_up = [&](const sbx::Error& e) {
-        clean_up();
-        report.error_event(e);
-        return fail_before(e);
+        l.clean_up(made, reaper);
+        return l.fail_reported(e);
     };
 
-    if (::mkdir(plan->tmpdir.c_str(), 0700) != 0) {
-        auto e = sbx::Error(sbx::Errc::stale_plan,
-                            std::string("cannot make the temporary directory: ") + std::strerror(errno))
-                     .in_file(plan->tmpdir);
-        reaper->dismiss();
-        report.error_event(e);
-        return fail_before(e);
-    }
-    made.push_back({LeftoverKind::tmpdir, plan->tmpdir});
-    reaper->made(made.back());
-
-    if (missing) {
-        std::cerr << "sbx-mac: warning: running the command WITHOUT a sandbox, as the plan allows "
-                     "(failIfUnavailable: false): "
-                  << sbx::to_string(*missing) << "\n";
-        const int status = run_unconfined(*plan);
-        clean_up();
-        report.exit_event(false, "unavailable", status);
-        if (g_signal != 0) die_of(g_signal);
-        return status;
-    }
-
-    // The proxy on the host's loopback; the profile lets the command reach its
-    // ports and nothing else. (Unlike on Linux, other local programs could
-    // connect to it too: macOS has no namespace to hide it in.)
     Listeners listeners;
     std::unique_ptr<CommandProxy> proxy;
-    if (plan->network.mode == sbx::NetworkMode::proxy) {
-        auto l = open_listeners();
-        if (!l) return give_up(l.error());
-        listeners = *l;
-        // While a question is on the terminal the command's process group is
-        // stopped (the command leads it, see setsid below). A process that left
-        // the group (a setsid of its own) keeps running: macOS has no PID
-        // namespace to find it by. Not tested on Linux, where sbx-mac only builds.
-        auto started = CommandProxy::start(*plan, report, listeners.http, listeners.socks, [] {
-            Stopped s;
-            const pid_t group = g_sandbox_pid;
-            if (group <= 0 || ::kill(-group, SIGSTOP) != 0) {
-                s.complete = false;
-                return s;
-            }
-            s.targets.push_back(-group);
-            return s;
-        });
+    if (plan.network.mode == sbx::NetworkMode::proxy) {
+        auto opened = open_listeners();
+        if (!opened) return give_up(opened.error());
+        listeners = *opened;
+        auto started = start_proxy(l, plan, listeners);
         if (!started) return give_up(started.error());
         proxy = std::move(*started);
     }
-    auto profile = sbx::mac::profile(*plan, profile_options(*plan, listeners));
+    auto profile = sbx::mac::profile(plan, profile_options(plan, listeners));
     if (!profile) {
         if (proxy) proxy->stop();
         return give_up(profile.error());
     }
 
-    int err_pipe[2] = {-1, -1};
-    const bool relay = plan->scan_stderr || (print_violations && ::isatty(STDERR_FILENO) == 0);
-    if (relay && ::pipe(err_pipe) != 0) return give_up(sbx::Error(sbx::Errc::internal, "pipe"));
-    for (int fd : err_pipe)
-        if (fd >= 0) ::fcntl(fd, F_SETFD, FD_CLOEXEC);
+    const bool relay = plan.scan_stderr || (l.options().print_violations && ::isatty(STDERR_FILENO) == 0);
     std::optional<sbx::StderrScanner> scanner;
-    if (plan->scan_stderr) scanner.emplace(plan->filesystem, plan->cwd);
-    // The child's exec failure comes back on this pipe; success closes it.
-    int exec_pipe[2];
-    if (::pipe(exec_pipe) != 0) return give_up(sbx::Error(sbx::Errc::internal, "pipe"));
-    ::fcntl(exec_pipe[0], F_SETFD, FD_CLOEXEC);
-    ::fcntl(exec_pipe[1], F_SETFD, FD_CLOEXEC);
-
-    std::vector<std::string> args{std::string(kSandboxExec), "-p", *profile, "--"};
-    args.insert(args.end(), plan->argv.begin(), plan->argv.end());
-    auto env = command_environment(*plan, listeners);
-    g_kill_group = true;  // the command leads a session of its own; the handler ends its whole group
-    const pid_t pid = ::fork();
-    if (pid < 0) return give_up(sbx::Error(sbx::Errc::internal, std::string("fork: ") + std::strerror(errno)));
-    if (pid == 0) {
-        ::signal(SIGPIPE, SIG_DFL);
-        for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGQUIT}) ::signal(sig, SIG_DFL);
-        // A session of its own: no controlling terminal to push input into
-        // (TIOCSTI), and one process group for the launcher to end.
-        ::setsid();
-        if (err_pipe[1] >= 0) ::dup2(err_pipe[1], STDERR_FILENO);
-        // The command gets 0-2 and the plan's passFds; the exec pipe closes on exec.
-        std::vector<int> keep = plan->pass_fds;
-        keep.push_back(exec_pipe[1]);
-        if (!sbx::linux_sandbox::sweep_fds(keep, sbx::linux_sandbox::FdSweep::cloexec)) {
-            const int sweep_err = errno;
-            write_all(exec_pipe[1], &sweep_err, sizeof sweep_err);
-            ::_exit(kFailedBeforeCommand);
-        }
-        for (int fd : plan->pass_fds) ::fcntl(fd, F_SETFD, 0);
-        int err = 0;
-        if (::chdir(plan->cwd.c_str()) == 0) {
-            auto a = c_strings(args);
-            auto e = c_strings(env);
-            ::execve(a[0], a.data(), e.data());
-        }
-        err = errno;
-        write_all(exec_pipe[1], &err, sizeof err);
-        ::_exit(kFailedBeforeCommand);
-    }
-    g_sandbox_pid = pid;
-    reaper->sandbox_pid(pid);
-    reaper->kill_group(pid);
-    ::close(exec_pipe[1]);
+    if (plan.scan_stderr) scanner.emplace(plan.filesystem, plan.cwd);
+    auto started = start_command(plan, *profile, listeners, relay, reaper);
+    if (!started) return give_up(started.error());
     std::thread stderr_relay;
-    if (err_pipe[0] >= 0) {
-        ::close(err_pipe[1]);
-        stderr_relay = std::thread(relay_stderr, err_pipe[0], scanner ? &*scanner : nullptr, &report);
-    }
-    if (g_signal != 0) {  // before we knew the pid
-        ::kill(-pid, SIGKILL);
-        ::kill(pid, SIGKILL);
-    }
+    if (started->err_pipe >= 0)
+        stderr_relay = std::thread(relay_stderr, started->err_pipe, scanner ? &*scanner : nullptr, &report);
 
-    // What the command left running in its group ends with it: killed while the
-    // command is a zombie still, so its pid cannot have been reused yet.
-    siginfo_t info{};
-    while (::waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOWAIT) < 0 && errno == EINTR) {
-    }
-    ::kill(-pid, SIGKILL);
-    int wstatus = 0;
-    while (::waitpid(pid, &wstatus, 0) < 0 && errno == EINTR) {
-    }
-    g_sandbox_pid = -1;
+    const int wstatus = wait_command(started->pid);
     if (proxy) proxy->stop();  // open questions are answered no
     if (stderr_relay.joinable()) stderr_relay.join();
     int exec_errno = 0;
-    const bool exec_failed = ::read(exec_pipe[0], &exec_errno, sizeof exec_errno) == sizeof exec_errno;
-    ::close(exec_pipe[0]);
-    clean_up();
+    const bool exec_failed = ::read(started->exec_pipe, &exec_errno, sizeof exec_errno) == sizeof exec_errno;
+    ::close(started->exec_pipe);
+    l.clean_up(made, reaper);
     // Not here: the audit after the run (filesystem.gitAudit, launchers/git_audit.cpp)
     // uses Linux's renameat2 and is built into sbx-linux only. Seatbelt cannot refuse
     // the file names either, so a nested repository made under sbx-mac stays live for
     // git outside; docs/plan.md says so.
-    if (g_signal != 0) die_of(g_signal);
+    if (caught_signal() != 0) die_of(caught_signal());
     if (exec_failed) {
         auto e = sbx::Error(sbx::Errc::unavailable, "the sandbox cannot run here")
                      .caused_by(sbx::Error(sbx::Errc::sandbox_unavailable,
                                            std::string(kSandboxExec) + ": " + std::strerror(exec_errno)));
-        report.error_event(e);
-        return fail_before(e);
+        return l.fail_reported(e);
     }
     const int status = WIFSIGNALED(wstatus) ? 128 + WTERMSIG(wstatus) : WEXITSTATUS(wstatus);
     report.exit_event(true, "", status);
-    if (print_violations)
-        std::cerr << violations_text(*plan, proxy ? proxy->refused() : std::vector<ProxyEvent>{},
+    if (l.options().print_violations)
+        std::cerr << violations_text(plan, proxy ? proxy->refused() : std::vector<ProxyEvent>{},
                                      scanner ? &*scanner : nullptr)
                   << std::flush;
     return status;
@@ -420,48 +407,6 @@ int run_plan(int plan_fd, int report_fd, bool print_violations) {
 }  // namespace
 
 int main(int argc, char** argv) {
-    g_program = "sbx-mac";
-    int plan_fd = 0;
-    int report_fd = -1;
-    bool print_violations = false, print = false, doctor_mode = false, json = false;
-    for (int i = 1; i < argc; ++i) {
-        const std::string_view a = argv[i];
-        auto next = [&]() -> const char* { return i + 1 < argc ? argv[++i] : nullptr; };
-        if (a == "--plan-fd" || a == "--report-fd" || a == "--control-fd") {
-            int& out = a == "--plan-fd" ? plan_fd : a == "--report-fd" ? report_fd : g_control_fd;
-            if (auto why = take_fd_option(a, next(), out); !why.empty()) return usage(why);
-        } else if (a == "--again-fd") {
-            if (auto why = take_again_option(next()); !why.empty()) return usage(why);
-        } else if (a == "--violations") {
-            print_violations = true;
-        } else if (a == "--print-profile") {
-            print = true;
-        } else if (a == "--doctor") {
-            doctor_mode = true;
-        } else if (a == "--json") {
-            json = true;
-        } else if (a == "--help" || a == "-h") {
-            std::cout << "usage: sbx-mac [--plan-fd N] [--report-fd N] [--control-fd N] [--again-fd N] [--violations]\n"
-                         "       sbx-mac --print-profile [--plan-fd N]\n"
-                         "       sbx-mac --doctor [--json]\n"
-                         "The plan is described in docs/plan.md, the profile in docs/seatbelt.md.\n";
-            return 0;
-        } else {
-            return usage("unknown argument '" + std::string(a) + "'");
-        }
-    }
-    if (doctor_mode) return doctor(json);
-    if (json) return usage("--json goes with --doctor");
-    if (g_control_fd >= 0 && report_fd < 0) return usage("--control-fd answers questions asked on --report-fd: give both");
-    try {
-        if (print) {
-            if (report_fd >= 0 || g_control_fd >= 0 || print_violations)
-                return usage("--print-profile runs nothing: it takes only --plan-fd");
-            return print_profile(plan_fd);
-        }
-        return run_plan(plan_fd, report_fd, print_violations);
-    } catch (const std::exception& e) {
-        std::cerr << "sbx-mac: INTERNAL: " << e.what() << "\n";
-        return kFailedBeforeCommand;
-    }
+    MacPlatform mac;
+    return launcher_main(argc, argv, mac);
 }

@@ -18,6 +18,8 @@
 
 namespace sbx::linux_sandbox {
 
+using launcher::Fd;  // fd_io.hpp's, which the launchers share
+
 // Owns one scmp_filter_ctx; releases it on destruction. Move-only.
 class SeccompFilter {
 public:

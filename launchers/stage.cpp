@@ -20,6 +20,12 @@
 
 namespace sbx::linux_sandbox {
 
+// fd_io.hpp's, shared with the launchers.
+using sbx::launcher::FdSweep;
+using sbx::launcher::parse_fd;
+using sbx::launcher::sweep_fds;
+using sbx::launcher::write_all;
+
 namespace {
 
 int stage_failed(int status_fd, const std::string& message) {

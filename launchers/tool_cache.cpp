@@ -11,7 +11,7 @@
 #include "fd_io.hpp"
 #include "sbx/core/paths.hpp"
 
-namespace sbx::linux_sandbox {
+namespace sbx::launcher {
 
 namespace {
 
@@ -89,4 +89,4 @@ sbx::expected<void> make_tool_cache(const std::string& path, uid_t uid) { return
 
 sbx::expected<void> check_tool_cache(const std::string& path, uid_t uid) { return walk_tool_cache(path, uid, false); }
 
-}  // namespace sbx::linux_sandbox
+}  // namespace sbx::launcher

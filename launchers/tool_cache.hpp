@@ -12,7 +12,7 @@
 
 #include "sbx/core/expected.hpp"
 
-namespace sbx::linux_sandbox {
+namespace sbx::launcher {
 
 // Makes `path` (absolute, normalised) and its missing parents, mode 0700, walking
 // from `/` one component at a time with openat and mkdirat, following no symlink.
@@ -30,4 +30,4 @@ sbx::expected<void> make_tool_cache(const std::string& path, uid_t uid);
 // than plan one the launcher refuses.
 sbx::expected<void> check_tool_cache(const std::string& path, uid_t uid);
 
-}  // namespace sbx::linux_sandbox
+}  // namespace sbx::launcher

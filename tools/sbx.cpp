@@ -382,7 +382,7 @@ std::optional<std::string> usable_tool_cache_base(const Loaded& l, std::vector<s
     std::string at = sbx::tool_cache_dir(base, l.root);
     // What the launcher would refuse to make (another user's HOME, a folder
     // others may write to) is left out here instead.
-    if (auto safe = sbx::linux_sandbox::check_tool_cache(at, ::getuid()); !safe) {
+    if (auto safe = sbx::launcher::check_tool_cache(at, ::getuid()); !safe) {
         if (warnings != nullptr)
             warnings->push_back({"", "sandbox.toolCache",
                                  "no tool cache home: " + sbx::to_string(safe.error()) +

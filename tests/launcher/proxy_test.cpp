@@ -37,7 +37,7 @@ using Clock = std::chrono::steady_clock;
 
 namespace {
 
-using sbx::linux_sandbox::Fd;
+using sbx::launcher::Fd;
 
 bool contains(const std::string& s, std::string_view part) { return s.find(part) != std::string::npos; }
 

@@ -12,7 +12,7 @@
 
 namespace {
 
-using sbx::linux_sandbox::make_tool_cache;
+using sbx::launcher::make_tool_cache;
 
 mode_t mode_of(const std::string& p) {
     struct stat st {};

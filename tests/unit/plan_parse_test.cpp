@@ -270,6 +270,7 @@ void check_same(const sbx::Plan& a, const sbx::Plan& b) {
         CHECK(a.warnings[i].file == b.warnings[i].file);
         CHECK(a.warnings[i].key == b.warnings[i].key);
         CHECK(a.warnings[i].message == b.warnings[i].message);
+        CHECK(a.warnings[i].scope == b.warnings[i].scope);
     }
 }
 
@@ -470,6 +471,10 @@ TEST_CASE("plan: a plan from make_plan over a repository and a home comes back f
     CHECK_FALSE(plan.loader_env.empty());
     CHECK(plan.env_removed.size() == 3);  // GITHUB_TOKEN, PGURL, WEIRD
     CHECK_FALSE(plan.warnings.empty());
+    // The Unix socket warning is about Linux's filter: tagged so, for sbx-mac to leave out.
+    CHECK(std::any_of(plan.warnings.begin(), plan.warnings.end(), [](const sbx::Warning& w) {
+        return w.scope == sbx::WarningScope::linux_only && w.message.find("Unix socket") != std::string::npos;
+    }));
     CHECK(plan.network.mode == sbx::NetworkMode::proxy);
     CHECK_FALSE(plan.network.rules.allowed.empty());
     CHECK(plan.network.rules.local);
@@ -606,6 +611,27 @@ TEST_CASE("plan: strings with every escape and any Unicode come back unchanged")
     p.env_removed = {{"C", ""}};
     p.warnings = {{"", "", "a warning with neither file nor key"}};
     check_round_trip(p);
+}
+
+TEST_CASE("plan: a warning's platform says which launcher shows it; plans without one read as before") {
+    // The hand-written plan's warning has none: it is for every launcher, and written back without one.
+    auto p = parsed(kBase);
+    REQUIRE(p.warnings.size() == 1);
+    CHECK(p.warnings[0].scope == sbx::WarningScope::any);
+    CHECK(sbx::to_json(p).find("\"platform\"") == std::string::npos);
+
+    auto linux_only = parsed(edit(kBase, R"J("message": "no network proxy yet")J",
+                                  R"J("message": "no network proxy yet", "platform": "linux")J"));
+    REQUIRE(linux_only.warnings.size() == 1);
+    CHECK(linux_only.warnings[0].scope == sbx::WarningScope::linux_only);
+    CHECK(sbx::to_json(linux_only).find(R"J("platform":"linux")J") != std::string::npos);
+    check_round_trip(linux_only);
+
+    // Another platform's name, or no string, is refused at the key.
+    check_refused(edit(kBase, R"J("message": "no network proxy yet")J", R"J("message": "no network proxy yet", "platform": "mac")J"),
+                  "warnings[0].platform");
+    check_refused(edit(kBase, R"J("message": "no network proxy yet")J", R"J("message": "no network proxy yet", "platform": 1)J"),
+                  "warnings[0].platform");
 }
 
 // ---------------------------------------------------------------------------

@@ -69,12 +69,22 @@ struct Sourced {
     Source source;
 };
 
+// Which sandbox a warning is about. Most are about the policy, whoever carries
+// it out; a few name a limit of one launcher's sandbox (Linux's seccomp filter
+// cannot tell Unix socket paths apart), which another launcher does not show.
+// Tagged where the warning is made, so that no launcher matches its text.
+enum class WarningScope {
+    any,         // every launcher shows it
+    linux_only,  // about sbx-linux's sandbox: sbx-mac does not show it
+};
+
 // Something a caller should see but that does not stop the policy: a key left
 // out, an entry dropped by a rule. Always names the file and key it is about.
 struct Warning {
     std::string file;
     std::string key;
     std::string message;
+    WarningScope scope = WarningScope::any;
 };
 
 inline std::string to_string(const Warning& w) {

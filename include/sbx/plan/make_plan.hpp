@@ -125,7 +125,8 @@ inline expected<Plan> make_plan(const Policy& policy, const PlanRequest& req, co
                                                                              policy.network.allow_unix_sockets.front().source);
         plan.warnings.push_back(Warning{src ? src->file.str() : "", src ? src->key : "",
                                         "Linux cannot tell Unix socket paths apart: the command may create and "
-                                        "connect every Unix socket it can reach"});
+                                        "connect every Unix socket it can reach",
+                                        WarningScope::linux_only});
     }
     // ignoreViolations: the rules whose command part is `*` or appears in the
     // command line (its arguments joined by spaces) lend their substrings.

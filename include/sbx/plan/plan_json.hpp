@@ -184,8 +184,12 @@ inline std::string to_json(const Plan& p) {
     }
     w.end_object();
     w.key("warnings").begin_array();
-    for (const auto& wn : p.warnings)
-        w.begin_object().key("file").value(wn.file).key("key").value(wn.key).key("message").value(wn.message).end_object();
+    for (const auto& wn : p.warnings) {
+        w.begin_object().key("file").value(wn.file).key("key").value(wn.key).key("message").value(wn.message);
+        // Written only when set: a warning for every launcher reads as before.
+        if (wn.scope == WarningScope::linux_only) w.key("platform").value("linux");
+        w.end_object();
+    }
     w.end_array().end_object();
     return w.take();
 }

@@ -683,11 +683,18 @@ private:
         std::size_t i = 0;
         for (auto e : *list) {
             const std::string k = index("warnings", i++);
-            auto wm = members(e, k, {"file", "key", "message"}, {"message"});
+            auto wm = members(e, k, {"file", "key", "message", "platform"}, {"message"});
             if (!wm) return fail(wm.error());
             Warning w;
             for (auto [name, out] : {std::pair{"file", &w.file}, std::pair{"key", &w.key}, std::pair{"message", &w.message}})
                 if (auto r = read_optional(*wm, k, name, *out, string); !r) return r;
+            // Absent in plans made before it, and in warnings for every launcher.
+            if (wm->has("platform")) {
+                auto s = string(wm->at("platform"), k + ".platform");
+                if (!s) return fail(s.error());
+                if (*s != "linux") return error(k + ".platform", "expected \"linux\" (or no platform key)");
+                w.scope = WarningScope::linux_only;
+            }
             p.warnings.push_back(std::move(w));
         }
         return {};

@@ -1,0 +1,37 @@
+// launchers/signals.hpp - the launchers' signal handling: SIGINT, SIGTERM, SIGHUP
+// and SIGQUIT end the sandbox at once and are remembered, so that the launcher,
+// once it has cleaned up, dies of the same signal and its caller sees what it sent.
+//
+// The handler's state (the signal caught, the process to kill) is the only
+// mutable state of the launchers outside the objects main passes around: a
+// handler can be handed nothing, so it lives in signals.cpp, behind these calls.
+#pragma once
+
+#include <sys/types.h>
+
+namespace sbx::launcher {
+
+// Installs the handler for SIGINT, SIGTERM, SIGHUP and SIGQUIT; ignores SIGPIPE
+// (a child undoes both before it execs).
+void install_signal_handlers();
+
+// The signal that ended us, or 0 when none came.
+int caught_signal();
+
+// Which processes the handler kills with the sandbox's process.
+enum class KillScope {
+    process,  // the process alone (Linux: bubblewrap, and with it, --die-with-parent, everything inside)
+    group,    // its whole process group too (macOS: the command leads a session of its own)
+};
+
+// From now on a signal kills `pid` (and its group, with KillScope::group).
+void watch_sandbox(pid_t pid, KillScope scope);
+// The sandbox's process was reaped: a signal kills nothing any more.
+void sandbox_ended();
+// The process being watched, or -1.
+pid_t watched_sandbox();
+
+// Dies of `sig`, so our caller sees what it sent; exits 128+sig should it survive.
+[[noreturn]] void die_of(int sig);
+
+}  // namespace sbx::launcher
