@@ -6,8 +6,9 @@
 # addresses for the network table), and the tools of tests/tools (go, ccache,
 # npm, cargo), each installed only when its command is missing, whichever
 # package provides it (NodeSource's nodejs brings its own npm, which Debian's npm
-# would conflict with). Used by tools/setup.sh and, with --tests, by
-# tools/test.sh. Runs as root, or through sudo.
+# would conflict with), and Clang 14 with libFuzzer (clang, libclang-rt-14-dev)
+# for tools/test.sh's Clang build and its fuzz suite. Used by tools/setup.sh and,
+# with --tests, by tools/test.sh. Runs as root, or through sudo.
 set -euo pipefail
 
 packages=(
@@ -20,7 +21,7 @@ packages=(
 tools=()
 case ${1:-} in
     --tests)
-        packages+=(python3 python3-venv strace gdb iproute2)
+        packages+=(python3 python3-venv strace gdb iproute2 clang libclang-rt-14-dev)
         tools+=("/usr/bin/go golang-go" "ccache ccache" "npm npm" "/usr/bin/cargo cargo")
         ;;
     '') ;;

@@ -2,9 +2,11 @@
 # Quick start, step two: the whole test suite, run twice with `meson test`: in
 # build/ as configured by default, and in build-asan/ with AddressSanitizer and
 # UndefinedBehaviorSanitizer, whose first error fails the test it happens in.
+# A third build, build-clang/, is a release build with Clang 14 that builds
+# everything and runs the unit and fuzz suites only (the fuzz harnesses need Clang).
 # Installs missing packages first (tools/install-deps.sh --tests). Prints the logs of the
-# tests that fail, then one line "N passed, N failed" counting the tests of both
-# runs (a build that fails counts as one failed), and exits non-zero on any failure.
+# tests that fail, then one line "N passed, N failed" counting the tests of all
+# three runs (a build that fails counts as one failed), and exits non-zero on any failure.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -37,7 +39,9 @@ count() {
     grep -cE "\"result\": \"($results)\"" "$log" || true
 }
 
-# run_suite DIR OPTIONS...: configures and builds DIR, then runs every test in it.
+# run_suite DIR OPTIONS...: configures and builds DIR, then runs every test in it,
+# or only the suites named in the array `suites` (meson test's --suite options).
+suites=()
 run_suite() {
     local dir=$1
     shift
@@ -50,7 +54,7 @@ run_suite() {
     local log=$dir/meson-logs/testlog.json
     rm -f "$log"
     echo "==> $dir: meson test"
-    if ! meson test -C "$dir" --print-errorlogs; then
+    if ! meson test -C "$dir" --print-errorlogs ${suites[@]+"${suites[@]}"}; then
         echo "==> $dir: tests failed; every test's full output is in $dir/meson-logs/testlog.txt"
     fi
     if [[ ! -s $log ]]; then
@@ -75,6 +79,13 @@ run_suite build "${all_suites[@]}" -Db_sanitize=none
 # time it takes with -O2 (about 45 s against 3.5 min on two cores).
 run_suite build-asan "${all_suites[@]}" -Db_sanitize=address,undefined -Db_lundef=false -Dbench=disabled \
     -Dbuildtype=debug
+# A user's release build, with Clang 14: everything builds without a warning. Its
+# tests are the unit suite and the libFuzzer harnesses (tests/fuzz), which need
+# Clang; the confinement suites ran in the two builds above.
+suites=(--suite unit --suite fuzz)
+CXX=clang++ run_suite build-clang "${all_suites[@]}" -Db_sanitize=none -Dbench=disabled -Dbuildtype=release \
+    -Dfuzz=enabled
+suites=()
 
 echo
 echo "tools/test.sh took ${SECONDS}s"

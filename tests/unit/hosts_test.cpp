@@ -178,6 +178,22 @@ TEST_CASE("what a client asks for is normalised before any rule sees it") {
     CHECK_FALSE(sbx::net::canonical_target("example.com", 0).has_value());
 }
 
+// Found by tests/fuzz/host_pattern_fuzz: "0XBB003." was the name 0xbb003, whose
+// canonical text read back as the address 0.11.176.3. With the dot gone a number
+// is an address, and meets the rules as one.
+TEST_CASE("a numeric host with a trailing dot is the address it spells") {
+    for (std::string_view host : {"0XBB003.", "0xa9fea9fe.", "0x7f.0x1."}) {
+        CAPTURE(host);
+        auto t = target(host, 80);
+        REQUIRE(t.address.has_value());
+        auto again = target(t.host, 80);
+        CHECK(again.host == t.host);
+        CHECK(again.address == t.address);
+    }
+    CHECK(target("0xa9fea9fe.", 80).host == "169.254.169.254");
+    CHECK(target("0XBB003.", 80).host == "0.11.176.3");
+}
+
 TEST_CASE("printable_host: canonical host text as it is, every other byte escaped") {
     CHECK(sbx::net::printable_host("evil.example") == "evil.example");
     CHECK(sbx::net::printable_host("2001:db8::1") == "2001:db8::1");

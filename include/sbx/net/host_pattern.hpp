@@ -188,6 +188,13 @@ inline expected<HostTarget> canonical_target(std::string_view host, std::uint16_
     std::string why;
     auto name = detail::normal_name(host, why);
     if (!name) return fail(Errc::invalid_argument, why);
+    // Without its trailing dot a name can be a number ("0xa9fea9fe." is
+    // 169.254.169.254 once the dot is gone), which a resolver reads as an address.
+    if (auto a = parse_ipv4_any(*name)) {
+        t.address = *a;
+        t.host = to_string(*a);
+        return t;
+    }
     t.host = std::move(*name);
     return t;
 }
