@@ -9,21 +9,17 @@
 // hop-by-hop header; the response head the client gets ends at its blank line.
 #include <cstddef>
 #include <cstdint>
-#include <cstdio>
 #include <string>
 #include <string_view>
 
+#include "check.hpp"
 #include "sbx/net/http1.hpp"
 
 namespace {
 
 namespace http1 = sbx::net::http1;
 
-void check(bool holds, const char* invariant) {
-    if (holds) return;
-    std::fprintf(stderr, "fuzz: broken invariant: %s\n", invariant);
-    __builtin_trap();
-}
+using sbx::fuzz::check;
 
 constexpr std::size_t kMax = 64 * 1024;  // the proxy's default max_header_bytes
 

@@ -9,22 +9,18 @@
 // address is laid out as a request and reads back as that address.
 #include <cstddef>
 #include <cstdint>
-#include <cstdio>
 #include <span>
 #include <string>
 #include <vector>
 
+#include "check.hpp"
 #include "sbx/net/socks5.hpp"
 
 namespace {
 
 namespace socks5 = sbx::net::socks5;
 
-void check(bool holds, const char* invariant) {
-    if (holds) return;
-    std::fprintf(stderr, "fuzz: broken invariant: %s\n", invariant);
-    __builtin_trap();
-}
+using sbx::fuzz::check;
 
 std::span<const std::uint8_t> bytes_of(const std::string& s) {
     return {reinterpret_cast<const std::uint8_t*>(s.data()), s.size()};
