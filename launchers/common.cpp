@@ -202,7 +202,7 @@ sbx::expected<std::unique_ptr<CommandProxy>> CommandProxy::start(const sbx::Plan
         }
     }
     auto started = proxy::Proxy::start(std::move(po), http_fd, socks_fd, std::move(forwards));
-    if (!started) return sbx::fail(started.error());
+    SBX_TRY(started);
     self->proxy_ = std::move(*started);
     return self;
 }

@@ -67,7 +67,7 @@ sbx::expected<sbx::Plan> Launcher::read_plan() {
     const int fd = options_.plan_fd;
     const std::string origin = fd == 0 ? "standard input" : "fd " + std::to_string(fd);
     auto text = sbx::read_all(fd, sbx::json::kMaxDocumentBytes, origin, sbx::Errc::invalid_plan);
-    if (!text) return sbx::fail(text.error());
+    SBX_TRY(text);
     if (fd != 0) ::close(fd);
     return sbx::parse_plan(*text, origin);
 }

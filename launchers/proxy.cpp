@@ -185,10 +185,10 @@ sbx::expected<std::unique_ptr<Proxy>> Proxy::start(ProxyOptions options, int htt
     }
     if (socks_listener == http_listener) return sbx::fail(Errc::invalid_argument, "the HTTP and SOCKS listeners are one descriptor");
     if (twice >= 0) return sbx::fail(Errc::invalid_argument, "descriptor " + std::to_string(twice) + " is given as two listeners");
-    if (auto r = check_listener(http_listener, "HTTP"); !r) return sbx::fail(r.error());
-    if (auto r = check_listener(socks_listener, "SOCKS"); !r) return sbx::fail(r.error());
+    SBX_TRY(check_listener(http_listener, "HTTP"));
+    SBX_TRY(check_listener(socks_listener, "SOCKS"));
     for (const auto& f : s->forwards)
-        if (auto r = check_listener(f.listener.get(), "forward's"); !r) return sbx::fail(r.error());
+        SBX_TRY(check_listener(f.listener.get(), "forward's"));
     if (!s->stop_event.open() || !s->reap_event.open())
         return sbx::fail(Errc::io_error, std::string("cannot make the proxy's events: ") + std::strerror(errno));
     s->options = std::move(options);

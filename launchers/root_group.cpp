@@ -114,7 +114,7 @@ sbx::expected<RootGroup> RootGroup::join(const sbx::Plan& plan) {
     struct stat root {};
     if (::stat(plan.root.c_str(), &root) != 0) return sbx::fail(group_error("cannot look at the root", plan.root, errno));
     auto dir = sbx::make_group_directory();
-    if (!dir) return sbx::fail(dir.error());
+    SBX_TRY(dir);
     // The command must not be able to edit the list a launcher outside acts on.
     for (const auto& m : plan.filesystem.mounts)
         if (m.kind == sbx::MountKind::bind && sbx::paths::at_or_under(*dir, m.path))
@@ -126,7 +126,7 @@ sbx::expected<RootGroup> RootGroup::join(const sbx::Plan& plan) {
     const std::string name = sbx::placeholder_group_name(*dir, root.st_dev, root.st_ino);
     std::string lock_path = name + ".lock", live_path = name + ".live";
     auto locked = sbx::open_locked_group_file(lock_path, LOCK_EX, true);
-    if (!locked) return sbx::fail(locked.error());
+    SBX_TRY(locked);
     const int lock_fd = *locked;
     const int live_fd = open_lock_file(live_path);
     if (live_fd < 0 || !flock_retry(live_fd, LOCK_SH)) {

@@ -158,7 +158,7 @@ sbx::expected<void> make_leftovers(const sbx::Plan& plan, Reaper& reaper, RootGr
     LinkSources sources;
     for (const auto& e : existing)
         if (e.kind == sbx::Placeholder::file) sources.offer(e);
-    if (auto r = make_tmpdir(plan, reaper, made); !r) return r;
+    SBX_TRY(make_tmpdir(plan, reaper, made));
     for (const auto& ph : plan.filesystem.placeholders) {
         const bool taken_over = std::any_of(existing.begin(), existing.end(), [&](const sbx::RegisteredPlaceholder& e) {
             return e.path == ph.path && e.kind == ph.kind;
@@ -328,8 +328,8 @@ sbx::expected<void> prepare_under_lock(Run& run) {
     for (const auto& e : run.group_placeholders) group_paths.push_back(e.path);
     sbx::DiskFs disk;
     const sbx::HidingFs without_group(disk, std::move(group_paths));  // as the plan was made
-    if (auto v = sbx::verify_plan(plan, without_group); !v) return v;
-    if (auto r = make_leftovers(plan, run.reaper, run.group, run.group_placeholders, run.made); !r) return r;
+    SBX_TRY(sbx::verify_plan(plan, without_group));
+    SBX_TRY(make_leftovers(plan, run.reaper, run.group, run.group_placeholders, run.made));
     run.group.hold_placeholders(plan);
     run.group.exclude_placeholders(plan);
     run.group.unlock();

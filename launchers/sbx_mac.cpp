@@ -121,7 +121,7 @@ struct Listeners {
 
 sbx::expected<Listeners> open_listeners() {
     auto h = listen_loopback();
-    if (!h) return sbx::fail(h.error());
+    SBX_TRY(h);
     auto s = listen_loopback();
     if (!s) {
         ::close(h->first);

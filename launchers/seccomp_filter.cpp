@@ -114,7 +114,7 @@ sbx::expected<SeccompFilter> build_filter(const SeccompOptions& options, Seccomp
 
 sbx::expected<Fd> seccomp_program(const SeccompOptions& options) {
     auto filter = build_filter(options);
-    if (!filter) return sbx::fail(filter.error());
+    SBX_TRY(filter);
     Fd fd(::memfd_create("sbx-seccomp", MFD_CLOEXEC));
     if (fd.get() < 0)
         return sbx::fail(sbx::Errc::sandbox_unavailable, std::string("memfd_create: ") + std::strerror(errno));

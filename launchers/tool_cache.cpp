@@ -53,7 +53,7 @@ sbx::expected<void> walk_tool_cache(const std::string& path, uid_t uid, bool mak
         return refuse(path, "not an absolute, normalised path below /");
     Fd dir(::open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
     if (dir.get() < 0) return io("/", "open", errno);
-    if (auto r = check_directory(dir.get(), "/", uid, false); !r) return r;
+    SBX_TRY(check_directory(dir.get(), "/", uid, false));
     const auto comps = sbx::paths::components(path);
     std::string at;
     for (std::size_t i = 0; i < comps.size(); ++i) {
@@ -78,7 +78,7 @@ sbx::expected<void> walk_tool_cache(const std::string& path, uid_t uid, bool mak
             return io(at, "open a directory", err);
         }
         dir = Fd(next);
-        if (auto r = check_directory(dir.get(), at, uid, last); !r) return r;
+        SBX_TRY(check_directory(dir.get(), at, uid, last));
     }
     return {};
 }

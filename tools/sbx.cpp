@@ -278,14 +278,14 @@ sbx::expected<sbx::ProjectRoot> choose_root(const SettingsArgs& a, const std::st
                                             std::span<const std::string> homes, const sbx::FsView& disk) {
     if (!a.root_given()) return sbx::find_project_root(cwd, homes, ::geteuid(), disk);
     auto root = sbx::resolve(disk, absolute(a.root));
-    if (!root) return sbx::fail(root.error());
+    SBX_TRY(root);
     return sbx::named_root(std::move(*root));
 }
 
 // Finds the root and the layers, and merges them (or takes the built-in default).
 sbx::expected<Loaded> load_policy(const SettingsArgs& a, const sbx::FsView& disk, HomeRoot home_root) {
     auto home = home_directory();
-    if (!home) return sbx::fail(home.error());
+    SBX_TRY(home);
     // A current directory that is gone matters only when the root is found from it.
     auto cwd = current_directory(disk);
     if (!cwd && !a.root_given()) return sbx::fail(cwd.error());
@@ -294,10 +294,10 @@ sbx::expected<Loaded> load_policy(const SettingsArgs& a, const sbx::FsView& disk
     const auto account = account_home();
     const auto homes = homes_to_keep_out(*home, account, disk);
     auto where = choose_root(a, here, homes, disk);
-    if (!where) return sbx::fail(where.error());
+    SBX_TRY(where);
     const std::string root = where->root;
     auto st = disk.lstat(root);
-    if (!st) return sbx::fail(st.error());
+    SBX_TRY(st);
     if (!*st || (*st)->type != sbx::FileType::directory)
         return sbx::fail(sbx::Error(sbx::Errc::invalid_argument, "--root is not a directory").in_file(root));
     // `/` is make_plan's to refuse, with or without --allow-home-root.
@@ -308,7 +308,7 @@ sbx::expected<Loaded> load_policy(const SettingsArgs& a, const sbx::FsView& disk
     // Placeholders of sandboxes running in this root now are read as missing, as
     // they will be once those end: settings, rules and plan as if this were alone.
     auto group = sbx::GroupSnapshot::take(root);
-    if (!group) return sbx::fail(group.error());
+    SBX_TRY(group);
     sbx::LayerFiles files;
     files.hidden = group->paths();
     auto view = std::make_unique<sbx::HidingFs>(disk, files.hidden);
@@ -323,15 +323,15 @@ sbx::expected<Loaded> load_policy(const SettingsArgs& a, const sbx::FsView& disk
     for (const auto& f : a.settings) files.flags.push_back(absolute(f));
 
     auto layers = sbx::load_layers(files);
-    if (!layers) return sbx::fail(layers.error());
+    SBX_TRY(layers);
     std::optional<sbx::AgentFile> agent;
     if (!a.agent_file.empty()) {
         const std::string file = absolute(a.agent_file);
         auto text = sbx::read_small_file(file, sbx::kMaxSettingsBytes, sbx::Errc::invalid_settings);
-        if (!text) return sbx::fail(text.error());
+        SBX_TRY(text);
         if (!*text) return sbx::fail(sbx::Error(sbx::Errc::io_error, "no agent file here").in_file(file));
         auto parsed = sbx::parse_agent_file(**text, sbx::AgentFileSource{file, *home, sbx::LayerKind::flag});
-        if (!parsed) return sbx::fail(parsed.error());
+        SBX_TRY(parsed);
         sbx::deny_home_env_files(*parsed, sbx::find_home_env_files(*home, fs));
         if (!here.empty()) sbx::deny_env_files_in(*parsed, here);
         sbx::insert_agent_layer(*layers, *parsed);
@@ -343,7 +343,7 @@ sbx::expected<Loaded> load_policy(const SettingsArgs& a, const sbx::FsView& disk
     std::vector<std::string> credential_homes{*home};
     if (account && *account != *home) credential_homes.push_back(*account);
     auto policy = sbx::effective_policy(std::move(*layers), sbx::MergeOptions{!a.untrusted}, fs, credential_homes);
-    if (!policy) return sbx::fail(policy.error());
+    SBX_TRY(policy);
     return Loaded{root,           *home,           std::move(*where), here, std::move(*policy),
                   std::move(agent), std::move(*group), std::move(view)};
 }
@@ -429,7 +429,7 @@ sbx::expected<ToolCacheHome> tool_cache_home(const Loaded& l) {
     std::vector<sbx::Warning> unusable;
     auto run = sbx::command_fs_rules(l.policy, {l.root, temporary_directory(), l.home},
                                      usable_tool_cache_base(l, &unusable), cached);
-    if (!run) return sbx::fail(run.error());
+    SBX_TRY(run);
     if (run->rules.disabled) {
         out.why = "filesystem isolation is disabled, so the command writes the caches you do";
         return out;
@@ -587,17 +587,17 @@ sbx::expected<std::optional<std::vector<sbx::DotenvEntry>>> read_dotenv(const st
                                                                        std::vector<sbx::Warning>& warnings) {
     using Entries = std::optional<std::vector<sbx::DotenvEntry>>;
     auto st = fs.lstat(path);
-    if (!st) return sbx::fail(st.error());
+    SBX_TRY(st);
     if (!*st) return Entries{};
     if ((*st)->type != sbx::FileType::regular) {
         warnings.push_back({path, "", "not read for the agent file's env: not a regular file"});
         return Entries{};
     }
     auto text = sbx::read_small_file(path, sbx::kMaxSettingsBytes, sbx::Errc::invalid_settings);
-    if (!text) return sbx::fail(text.error());
+    SBX_TRY(text);
     if (!*text) return Entries{};
     auto parsed = sbx::parse_dotenv(**text, path);
-    if (!parsed) return sbx::fail(parsed.error());
+    SBX_TRY(parsed);
     return Entries{std::move(*parsed)};
 }
 
@@ -609,7 +609,7 @@ sbx::expected<sbx::Plan> plan_for(const Loaded& l, const PlanArgs& a, std::strin
     auto env = environment();
     std::vector<sbx::Warning> agent_warnings;
     if (l.agent) {
-        if (auto confined = sbx::require_confined(*l.agent); !confined) return sbx::fail(confined.error());
+        SBX_TRY(sbx::require_confined(*l.agent));
         // Its env list passes those variables as --env does (agent_env.hpp); the
         // .env files are read only when a name is not exported.
         const auto dotenv_files = sbx::agent_dotenv_files(*l.agent, l.cwd);
@@ -617,7 +617,7 @@ sbx::expected<sbx::Plan> plan_for(const Loaded& l, const PlanArgs& a, std::strin
         if (sbx::agent_env_needs_dotenv(*l.agent, env))
             for (std::size_t i = 0; i < dotenv_files.size(); ++i) {
                 auto read = read_dotenv(dotenv_files[i], fs, agent_warnings);
-                if (!read) return sbx::fail(read.error());
+                SBX_TRY(read);
                 dotenvs[i] = std::move(*read);
             }
         auto passed = sbx::agent_env(*l.agent, env, dotenv_files, dotenvs);

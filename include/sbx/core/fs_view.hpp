@@ -49,7 +49,7 @@ public:
     };
     virtual expected<std::vector<Entry>> list_typed(const std::string& path) const {
         auto names = list(path);
-        if (!names) return fail(names.error());
+        SBX_TRY(names);
         std::vector<Entry> out;
         out.reserve(names->size());
         for (auto& n : *names) out.push_back(Entry{std::move(n), std::nullopt});
@@ -59,7 +59,7 @@ public:
 protected:
     // The names of a typed listing, for views whose list() is their list_typed().
     static expected<std::vector<std::string>> names_of(expected<std::vector<Entry>> entries) {
-        if (!entries) return fail(entries.error());
+        SBX_TRY(entries);
         std::vector<std::string> names;
         names.reserve(entries->size());
         for (auto& e : *entries) names.push_back(std::move(e.name));

@@ -110,7 +110,7 @@ inline expected<void> check_text(std::string_view p) {
 // depend on the password database), as is an empty path.
 inline expected<std::string> resolve(std::string_view p, const Base& base) {
     if (p.empty()) return fail(Errc::invalid_settings, "an empty path");
-    if (auto ok = check_text(p); !ok) return fail(ok.error());
+    SBX_TRY(check_text(p));
     if (p == "~") return normalize(base.home);
     if (p.substr(0, 2) == "~/") return join(base.home, p.substr(2));
     if (p.front() == '~')

@@ -13,6 +13,7 @@
 #include <cstring>
 #include <memory>
 
+#include "sbx/core/expected.hpp"
 #include "sbx/core/fs_view.hpp"
 
 namespace sbx {
@@ -59,7 +60,7 @@ inline expected<std::optional<std::string>> read_small_file(const std::string& p
         return fail(Error(too_large, "the file is too large (more than " + std::to_string(max_bytes) + " bytes)")
                         .in_file(path));
     auto text = read_all(fd, max_bytes, path, too_large);
-    if (!text) return fail(text.error());
+    SBX_TRY(text);
     return std::optional<std::string>(std::move(*text));
 }
 

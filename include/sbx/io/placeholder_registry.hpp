@@ -35,6 +35,7 @@
 #include <string_view>
 #include <vector>
 
+#include "sbx/core/expected.hpp"
 #include "sbx/core/fs_view.hpp"
 #include "sbx/core/paths.hpp"
 #include "sbx/io/fs_view_disk.hpp"
@@ -284,7 +285,7 @@ public:
         }
         const std::string name = placeholder_group_name(*dir, st.st_dev, st.st_ino);
         auto fd = open_locked_group_file(name + ".lock", LOCK_SH, true);
-        if (!fd) return fail(fd.error());
+        SBX_TRY(fd);
         GroupSnapshot g(name, *fd);
         for (auto& p : read_registry(*fd))
             if (paths::at_or_under(p.path, root) && still_placeholder(p)) g.placeholders_.push_back(std::move(p));

@@ -71,7 +71,7 @@ inline expected<std::vector<Settings>> load_layers(const LayerFiles& f) {
     for (const auto& w : wanted) {
         const bool hidden = std::find(f.hidden.begin(), f.hidden.end(), w.file) != f.hidden.end();
         auto text = hidden ? expected<std::optional<std::string>>{std::nullopt} : read_settings_text(w.file);
-        if (!text) return fail(text.error());
+        SBX_TRY(text);
         if (!*text) {
             if (w.required) return fail(Error(Errc::io_error, "no such file").in_file(w.file));
             continue;
@@ -79,7 +79,7 @@ inline expected<std::vector<Settings>> load_layers(const LayerFiles& f) {
         std::string file = paths::is_absolute(w.file) ? paths::normalize(w.file) : w.file;
         SettingsSource src{w.layer, w.file, paths::Base{f.home, settings_project_dir(file)}, f.root};
         auto parsed = parse_settings(**text, src);
-        if (!parsed) return fail(parsed.error());
+        SBX_TRY(parsed);
         layers.push_back(std::move(*parsed));
     }
     return layers;

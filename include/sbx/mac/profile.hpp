@@ -169,7 +169,7 @@ inline expected<std::string> profile(const Plan& plan, const ProfileOptions& opt
     };
     auto quoted = [](std::string_view name, std::string_view text) -> expected<std::string> {
         auto q = quote(text);
-        if (!q) return fail(q.error());
+        SBX_TRY(q);
         return "(" + std::string(name) + " " + *q + ")";
     };
 
@@ -186,7 +186,7 @@ inline expected<std::string> profile(const Plan& plan, const ProfileOptions& opt
             out += std::string("; The launcher's ") + what +
                    " proxy on loopback: every host goes through it, and it decides.\n";
             auto f = quoted("remote ip", "localhost:" + std::to_string(*port));
-            if (!f) return fail(f.error());
+            SBX_TRY(f);
             add("allow", "network-outbound", *f);
             any_port = true;
         }
@@ -194,8 +194,8 @@ inline expected<std::string> profile(const Plan& plan, const ProfileOptions& opt
         if (plan.network.rules.local) {
             out += "; allowLocalBinding: listen on loopback ports, accept there, and reach loopback directly.\n";
             auto f = quoted("local ip", "localhost:*"), g = quoted("remote ip", "localhost:*");
-            if (!f) return fail(f.error());
-            if (!g) return fail(g.error());
+            SBX_TRY(f);
+            SBX_TRY(g);
             add("allow", "network-bind", *f);
             add("allow", "network-inbound", *f);
             add("allow", "network-outbound", *g);
@@ -208,7 +208,7 @@ inline expected<std::string> profile(const Plan& plan, const ProfileOptions& opt
     if (plan.all_unix_sockets) {
         out += "; allowAllUnixSockets: bind and connect any Unix socket path.\n";
         auto f = quoted("path-regex", "^/");
-        if (!f) return fail(f.error());
+        SBX_TRY(f);
         add("allow", "network-bind", "(local unix-socket " + *f + ")");
         add("allow", "network-outbound", "(remote unix-socket " + *f + ")");
     } else {
@@ -248,12 +248,12 @@ inline expected<std::string> profile(const Plan& plan, const ProfileOptions& opt
                               "profile is made; make the plan again with this sbx")
                             .at_key("filesystem.rules"));
         auto rules = detail::plan_rules(plan);
-        if (!rules) return fail(rules.error());
+        SBX_TRY(rules);
         auto reads = detail::read_entries(*rules);
-        if (!reads) return fail(reads.error());
+        SBX_TRY(reads);
 
         auto blocks = detail::store_blocks(*rules);
-        if (!blocks) return fail(blocks.error());
+        SBX_TRY(blocks);
 
         out += "\n; ---- Reads: everywhere but the read denies; the narrower rule wins ----\n";
         out += "(allow file-read*)\n";
@@ -293,7 +293,7 @@ inline expected<std::string> profile(const Plan& plan, const ProfileOptions& opt
             if (r.kind != FsRule::Kind::protect && r.kind != FsRule::Kind::deny_write &&
                 r.kind != FsRule::Kind::deny_read)
                 continue;
-            if (auto a = detail::add_ancestors(r, literals, regexes); !a) return fail(a.error());
+            SBX_TRY(detail::add_ancestors(r, literals, regexes));
             if (r.wildcard) {
                 if (std::find(exact.begin(), exact.end(), r.exact) == exact.end()) exact.push_back(r.exact);
             } else {
@@ -310,12 +310,12 @@ inline expected<std::string> profile(const Plan& plan, const ProfileOptions& opt
                 "(deny file-write-unlink";
             for (const auto& l : literals) {
                 auto f = quoted("literal", l);
-                if (!f) return fail(f.error());
+                SBX_TRY(f);
                 out += "\n  " + *f;
             }
             for (const auto& re : regexes) {
                 auto f = quoted("regex", re);
-                if (!f) return fail(f.error());
+                SBX_TRY(f);
                 out += "\n  " + *f;
             }
             for (const auto& f : exact) out += "\n  " + f;

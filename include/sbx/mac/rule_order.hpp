@@ -116,23 +116,23 @@ inline expected<Rule> make_rule(std::size_t index, bool alias, FsRule::Kind kind
     }
     auto filter = [](std::string_view name, const std::string& text) -> expected<std::string> {
         auto q = quote(text);
-        if (!q) return fail(q.error());
+        SBX_TRY(q);
         return "(" + std::string(name) + " " + *q + ")";
     };
     if (!r.wildcard) {
         auto region = filter("subpath", r.path), exact = filter("literal", r.path);
-        if (!region) return fail(region.error());
-        if (!exact) return fail(exact.error());
+        SBX_TRY(region);
+        SBX_TRY(exact);
         r.region = std::move(*region);
         r.exact = std::move(*exact);
         return r;
     }
     auto below = anchored(r.comps, Reach::below), only = anchored(r.comps, Reach::exact);
-    if (!below) return fail(below.error());
-    if (!only) return fail(only.error());
+    SBX_TRY(below);
+    SBX_TRY(only);
     auto region = filter("regex", *below), exact = filter("regex", *only);
-    if (!region) return fail(region.error());
-    if (!exact) return fail(exact.error());
+    SBX_TRY(region);
+    SBX_TRY(exact);
     r.region = std::move(*region);
     r.exact = std::move(*exact);
     return r;
@@ -207,7 +207,7 @@ inline expected<std::string> below_filter(const std::string& base, const std::ve
     std::vector<std::string> alternatives;
     for (const std::size_t j : positions) {
         auto alt = components_regex(std::span<const std::string>(pat).subspan(j));
-        if (!alt) return fail(alt.error());
+        SBX_TRY(alt);
         alternatives.push_back(std::move(*alt));
     }
     if (alternatives.size() == 1) {
@@ -219,7 +219,7 @@ inline expected<std::string> below_filter(const std::string& base, const std::ve
     }
     re += "(/.*)?$";
     auto q = quote(re);
-    if (!q) return fail(q.error());
+    SBX_TRY(q);
     return "(regex " + *q + ")";
 }
 
@@ -277,7 +277,7 @@ inline expected<std::vector<Entry>> read_entries(const std::vector<Rule>& rules)
                 const auto at = positions_after(d.comps, a.names);
                 if (at.empty()) continue;
                 auto f = below_filter(a.path, d.comps, at);
-                if (!f) return fail(f.error());
+                SBX_TRY(f);
                 out.push_back({a.key, 3, false, std::move(*f), &d, note + ": denied again below it"});
             }
             // A `**` allow placed before a deny, where it can match deeper than that deny.
@@ -286,7 +286,7 @@ inline expected<std::vector<Entry>> read_entries(const std::vector<Rule>& rules)
                 const auto at = positions_after(a.comps, d.names);
                 if (at.empty()) continue;
                 auto f = below_filter(d.path, a.comps, at);
-                if (!f) return fail(f.error());
+                SBX_TRY(f);
                 out.push_back({d.key, 2, true, std::move(*f), &a,
                                rule_name(a) + " can match deeper than " + rule_name(d) + ": allowed again below it"});
             }
@@ -363,7 +363,7 @@ inline expected<std::deque<StoreBlock>> store_blocks(const std::vector<Rule>& ru
             if (r.kind == FsRule::Kind::allow_read && paths::at_or_under(r.literal, d->literal)) b.rules.push_back(r);
         }
         auto reads = read_entries(b.rules);
-        if (!reads) return fail(reads.error());
+        SBX_TRY(reads);
         b.reads = std::move(*reads);
     }
     return out;
@@ -386,7 +386,7 @@ inline expected<void> add_ancestors(const Rule& r, std::set<std::string>& litera
     for (std::size_t k = r.literal_comps + 1; k < r.comps.size(); ++k) {
         if (r.comps[k - 1] == "**") break;
         auto re = anchored(std::span<const std::string>(r.comps).first(k), Reach::exact);
-        if (!re) return fail(re.error());
+        SBX_TRY(re);
         regexes.insert(std::move(*re));
     }
     return {};

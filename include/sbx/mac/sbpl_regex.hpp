@@ -157,7 +157,7 @@ inline expected<std::string> component_regex(std::string_view comp) {
                 continue;
             }
             auto r = set_regex(s, comp);
-            if (!r) return fail(r.error());
+            SBX_TRY(r);
             out += *r;
             i = s.end;
         } else if (c == '\\' && i + 1 < comp.size()) {
@@ -181,7 +181,7 @@ inline expected<std::string> components_regex(std::span<const std::string> comps
             continue;
         }
         auto r = component_regex(c);
-        if (!r) return fail(r.error());
+        SBX_TRY(r);
         out += "/" + *r;
     }
     return out;
@@ -193,7 +193,7 @@ enum class Reach { exact, below };
 inline expected<std::string> anchored(std::span<const std::string> comps, Reach reach) {
     if (comps.empty()) return std::string(reach == Reach::exact ? "^/$" : "^/.*$");
     auto body = components_regex(comps);
-    if (!body) return body;
+    SBX_TRY(body);
     return "^" + *body + (reach == Reach::exact ? "$" : "(/.*)?$");
 }
 

@@ -46,15 +46,15 @@ inline expected<ToolCacheChoice> choose_tool_cache(const Policy& policy, const s
         return out;
     };
     auto real_base = resolve(fs, *base);
-    if (!real_base) return fail(real_base.error());
+    SBX_TRY(real_base);
     const std::string folder = paths::parent(*real_base);
     auto folder_st = fs.lstat(folder);
-    if (!folder_st) return fail(folder_st.error());
+    SBX_TRY(folder_st);
     if (!*folder_st || (*folder_st)->type != FileType::directory) return leave_out(folder + " is not a directory");
     const std::string dir = tool_cache_dir(*real_base, rules.root);
     for (std::string at = dir; paths::at_or_under(at, *real_base) && at != *real_base; at = paths::parent(at)) {
         auto st = fs.lstat(at);
-        if (!st) return fail(st.error());
+        SBX_TRY(st);
         if (*st && (*st)->type != FileType::directory)
             return fail(Error(Errc::invalid_argument, std::string((*st)->type == FileType::symlink ? "a symlink" : "not a directory") +
                                                           " on the way to the tool cache home " + dir +
@@ -86,13 +86,13 @@ struct CommandFsRules {
 inline expected<CommandFsRules> command_fs_rules(const Policy& policy, const FsContext& ctx,
                                                  const std::optional<std::string>& tool_cache_base, const CachedFs& cached) {
     auto prot = protected_paths(ctx.root, ctx.home, cached);
-    if (!prot) return fail(prot.error());
+    SBX_TRY(prot);
     auto rules = compile_fs_rules(policy, ctx, std::move(prot->paths), cached);
-    if (!rules) return fail(rules.error());
+    SBX_TRY(rules);
     CommandFsRules out{std::move(*rules), std::nullopt, std::move(prot->warnings), {}};
     if (out.rules.disabled) return out;
     auto cache = choose_tool_cache(policy, tool_cache_base, out.rules, cached);
-    if (!cache) return fail(cache.error());
+    SBX_TRY(cache);
     out.tool_cache_warnings = std::move(cache->warnings);
     if (cache->path) {
         add_tool_cache(out.rules, *cache->path);

@@ -34,6 +34,7 @@
 #include <string_view>
 #include <vector>
 
+#include "sbx/core/expected.hpp"
 #include "sbx/rules/fs_rules.hpp"
 
 namespace sbx {
@@ -271,9 +272,9 @@ public:
             plan_.isolated = false;
             return std::move(plan_);
         }
-        if (auto r = writable_binds(); !r) return fail(r.error());
-        if (auto r = hidden(); !r) return fail(r.error());
-        if (auto r = protected_and_denied_writes(); !r) return fail(r.error());
+        SBX_TRY(writable_binds());
+        SBX_TRY(hidden());
+        SBX_TRY(protected_and_denied_writes());
         pins();
         reopened();
         // Shallow before deep, across all steps: a bind takes its source from the
@@ -328,7 +329,7 @@ private:
                 continue;
             }
             auto st = stat(r.pattern);
-            if (!st) return fail(st.error());
+            SBX_TRY(st);
             // The launcher makes these two; the others must be there.
             const bool made = r.pattern == rules_.tmpdir || (!rules_.tool_cache.empty() && r.pattern == rules_.tool_cache);
             if (!*st && !made) {
@@ -375,7 +376,7 @@ private:
                 auto st = stat(p);
                 if (!st || !*st) continue;
                 if ((*st)->type == FileType::directory) todo.push_back(p);
-                else if (auto r = check_links(p, **st, what); !r) return r;
+                else SBX_TRY(check_links(p, **st, what));
             }
         }
         return {};
@@ -386,15 +387,15 @@ private:
             if (r.kind != FsRule::Kind::deny_read) continue;
             for (const auto& p : globs_.expand(r)) {
                 auto real = resolve(fs_, p);
-                if (!real) return fail(real.error());
+                SBX_TRY(real);
                 auto st = stat(*real);
-                if (!st) return fail(st.error());
+                SBX_TRY(st);
                 if (!*st) continue;
                 if (sbx::decide(rules_, *real, Access::read).allowed) continue;  // a narrower allow re-opens it
                 if (std::find(hidden_.begin(), hidden_.end(), *real) != hidden_.end()) continue;
                 const bool dir = (*st)->type == FileType::directory;
                 if (dir) {
-                    if (auto c = check_links_below(*real, "a file under a read deny", r.source); !c) return c;
+                    SBX_TRY(check_links_below(*real, "a file under a read deny", r.source));
                 } else if (auto c = check_links(*real, **st, "a file a read deny names"); !c) {
                     return c;
                 }
@@ -410,7 +411,7 @@ private:
         for (const auto& p : rules_.protected_paths) {
             if (!in_writable(p.path)) continue;  // read-only already
             auto st = stat(p.path);
-            if (!st) return fail(st.error());
+            SBX_TRY(st);
             if (p.guard == Guard::pin) {
                 if (*st && (*st)->type == FileType::directory) {
                     guarded_.push_back(p.path);
@@ -422,14 +423,14 @@ private:
             guarded_.push_back(p.path);
             if (!*st) {
                 auto parent = stat(paths::parent(p.path));
-                if (!parent) return fail(parent.error());
+                SBX_TRY(parent);
                 if (!*parent || (*parent)->type != FileType::directory) continue;  // covered by a placeholder above
                 plan_.placeholders.push_back(PlaceholderOp{p.path, p.placeholder, identity_of(*parent), p.reason});
                 readonly_.push_back(Mount{MountKind::ro_bind, p.path, p.path, {}, "placeholder: " + p.reason});
                 continue;
             }
             if ((*st)->type == FileType::symlink) continue;  // its target is listed on its own
-            if (auto c = check_links(p.path, **st, "a protected file"); !c) return c;
+            SBX_TRY(check_links(p.path, **st, "a protected file"));
             if ((*st)->type == FileType::directory && p.path.ends_with("/hooks")) {
                 // The scripts directly in a hooks directory are what git runs.
                 auto names = fs_.list(p.path);
@@ -437,7 +438,7 @@ private:
                     for (const auto& n : *names) {
                         auto hs = stat(p.path + "/" + n);
                         if (hs && *hs)
-                            if (auto c = check_links(p.path + "/" + n, **hs, "a hook script"); !c) return c;
+                            SBX_TRY(check_links(p.path + "/" + n, **hs, "a hook script"));
                     }
             }
             if (!mounted_at(readonly_, p.path))
@@ -453,7 +454,7 @@ private:
                 if (!st || !*st) continue;
                 // Another name for the file would stay writable.
                 if ((*st)->type == FileType::directory) {
-                    if (auto c = check_links_below(*real, "a file under a write deny", r.source); !c) return c;
+                    SBX_TRY(check_links_below(*real, "a file under a write deny", r.source));
                 } else if (auto c = check_links(*real, **st, "a file a write deny names"); !c) {
                     return c;
                 }

@@ -139,7 +139,7 @@ inline expected<Plan> make_plan(const Policy& policy, const PlanRequest& req, co
     plan.scan_stderr = req.scan_stderr;
     plan.hints = allow_hints(req.words);
     auto host_rules = net::compile_host_rules(policy);
-    if (!host_rules) return fail(host_rules.error());
+    SBX_TRY(host_rules);
     plan.network.rules = std::move(*host_rules);
     plan.network.rules.on_unknown = req.on_unknown_host;
     if (plan.network.rules.strict_source)
@@ -168,7 +168,7 @@ inline expected<Plan> make_plan(const Policy& policy, const PlanRequest& req, co
                                                 std::to_string(net::kMaxForwards) + " can be made");
     CachedFs cached(fs);
     auto command_rules = command_fs_rules(policy, FsContext{req.root, req.tmpdir, req.home}, req.tool_cache_base, cached);
-    if (!command_rules) return fail(command_rules.error());
+    SBX_TRY(command_rules);
     for (const auto* list : {&command_rules->protected_warnings, &command_rules->tool_cache_warnings})
         plan.warnings.insert(plan.warnings.end(), list->begin(), list->end());
     const FsRules* const rules = &command_rules->rules;
@@ -178,7 +178,7 @@ inline expected<Plan> make_plan(const Policy& policy, const PlanRequest& req, co
                                                       req.words == SettingsWords::agent_file
                                                           ? "list it under the agent file's env:"
                                                           : ""});
-    if (!env) return fail(env.error());
+    SBX_TRY(env);
     plan.env = std::move(env->env);
     plan.loader_env = std::move(env->loader);
     plan.env_removed = std::move(env->removed);
@@ -209,7 +209,7 @@ inline expected<Plan> make_plan(const Policy& policy, const PlanRequest& req, co
                             .in_file(plan.cwd));
     }
     auto fsplan = make_fs_plan(*rules, cached);
-    if (!fsplan) return fail(fsplan.error());
+    SBX_TRY(fsplan);
     plan.warnings.insert(plan.warnings.end(), fsplan->warnings.begin(), fsplan->warnings.end());
     fsplan->warnings.clear();
     plan.filesystem = std::move(*fsplan);

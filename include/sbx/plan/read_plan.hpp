@@ -53,7 +53,7 @@ public:
             element v;
             if (simdjson::dom::object(root).at_key("version").get(v) == simdjson::SUCCESS) {
                 auto version = integer(v, "version");
-                if (!version) return fail(version.error());
+                SBX_TRY(version);
                 if (*version != static_cast<std::uint64_t>(kPlanVersion))
                     return error("version", "unknown plan version " + std::to_string(*version) +
                                                 "; this launcher reads " + std::to_string(kPlanVersion));
@@ -63,68 +63,67 @@ public:
                                       "seccomp", "unixSockets", "network", "ignoreViolations", "scanStderr", "hints", "filesystem", "warnings"},
                            {"version", "command", "root", "tmpdir", "enabled", "failIfUnavailable", "seccomp",
                             "network", "filesystem"});
-        if (!top) return fail(top.error());
-        if (auto r = read_command(top->at("command"), p); !r) return fail(r.error());
+        SBX_TRY(top);
+        SBX_TRY(read_command(top->at("command"), p));
         for (auto [key, out] : {std::pair{"root", &p.root}, std::pair{"tmpdir", &p.tmpdir}})
-            if (auto r = assign(*out, path(top->at(key), key)); !r) return fail(r.error());
+            SBX_TRY(assign(*out, path(top->at(key), key)));
         if (p.root == "/") return error("root", "the root may not be /: everything would be writable");
         if (paths::at_or_under(p.root, p.tmpdir) || paths::at_or_under(p.tmpdir, p.root))
             return error("tmpdir", "the temporary directory and the root may not hold each other");
-        if (auto r = read_optional(*top, "", "rootWhy", p.root_why, string); !r) return fail(r.error());
-        if (auto r = read_optional(*top, "", "bwrapPath", p.bwrap_path, path); !r) return fail(r.error());
+        SBX_TRY(read_optional(*top, "", "rootWhy", p.root_why, string));
+        SBX_TRY(read_optional(*top, "", "bwrapPath", p.bwrap_path, path));
         for (auto [key, out] : {std::pair{"enabled", &p.enabled}, std::pair{"failIfUnavailable", &p.fail_if_unavailable}})
-            if (auto r = assign(*out, boolean(top->at(key), key)); !r) return fail(r.error());
+            SBX_TRY(assign(*out, boolean(top->at(key), key)));
         auto sec = members(top->at("seccomp"), "seccomp", {"allowUnixSockets"}, {"allowUnixSockets"});
-        if (!sec) return fail(sec.error());
-        if (auto r = assign(p.allow_unix_sockets, boolean(sec->at("allowUnixSockets"), "seccomp.allowUnixSockets")); !r)
-            return fail(r.error());
+        SBX_TRY(sec);
+        SBX_TRY(assign(p.allow_unix_sockets, boolean(sec->at("allowUnixSockets"), "seccomp.allowUnixSockets")));
         if (top->has("unixSockets")) {
             auto us = members(top->at("unixSockets"), "unixSockets", {"all", "paths"}, {"all", "paths"});
-            if (!us) return fail(us.error());
-            if (auto r = assign(p.all_unix_sockets, boolean(us->at("all"), "unixSockets.all")); !r) return fail(r.error());
+            SBX_TRY(us);
+            SBX_TRY(assign(p.all_unix_sockets, boolean(us->at("all"), "unixSockets.all")));
             auto list = array(us->at("paths"), "unixSockets.paths");
-            if (!list) return fail(list.error());
+            SBX_TRY(list);
             std::size_t i = 0;
             for (auto e : *list) {
                 auto u = path(e, index("unixSockets.paths", i++));
-                if (!u) return fail(u.error());
+                SBX_TRY(u);
                 p.unix_socket_paths.push_back(std::move(*u));
             }
             // Linux's filter cannot tell them apart: any of them opens every one.
             if ((p.all_unix_sockets || !p.unix_socket_paths.empty()) && !p.allow_unix_sockets)
                 return error("seccomp.allowUnixSockets", "false, though unixSockets opens some");
         }
-        if (auto r = read_network(top->at("network"), p); !r) return fail(r.error());
+        SBX_TRY(read_network(top->at("network"), p));
         if (top->has("ignoreViolations")) {
             auto list = array(top->at("ignoreViolations"), "ignoreViolations");
-            if (!list) return fail(list.error());
+            SBX_TRY(list);
             std::size_t i = 0;
             for (auto e : *list) {
                 auto v = string(e, index("ignoreViolations", i++));
-                if (!v) return fail(v.error());
+                SBX_TRY(v);
                 if (v->empty()) return error(index("ignoreViolations", i - 1), "an empty substring would ignore everything");
                 p.ignore_violations.push_back(std::move(*v));
             }
         }
-        if (auto r = read_optional(*top, "", "scanStderr", p.scan_stderr, boolean); !r) return fail(r.error());
+        SBX_TRY(read_optional(*top, "", "scanStderr", p.scan_stderr, boolean));
         if (top->has("hints")) {
             auto h = members(top->at("hints"), "hints", {"hosts", "local", "call", "write", "read"},
                              {"hosts", "local", "call", "write", "read"});
-            if (!h) return fail(h.error());
+            SBX_TRY(h);
             for (auto [name, out] : {std::pair{"hosts", &p.hints.hosts}, std::pair{"local", &p.hints.local},
                                      std::pair{"call", &p.hints.call}, std::pair{"write", &p.hints.write},
                                      std::pair{"read", &p.hints.read}}) {
                 auto v = string(h->at(name), std::string("hints.") + name);
-                if (!v) return fail(v.error());
+                SBX_TRY(v);
                 // One line each: the launcher puts it in a line of the block.
                 if (v->find_first_of("\n\r") != std::string::npos)
                     return error(std::string("hints.") + name, "a line break is not allowed");
                 *out = std::move(*v);
             }
         }
-        if (auto r = read_filesystem(top->at("filesystem"), p); !r) return fail(r.error());
+        SBX_TRY(read_filesystem(top->at("filesystem"), p));
         if (top->has("warnings")) {
-            if (auto r = read_warnings(top->at("warnings"), p); !r) return fail(r.error());
+            SBX_TRY(read_warnings(top->at("warnings"), p));
         }
         return p;
     }
@@ -147,7 +146,7 @@ private:
     // member read below.
     template <class T, class U>
     static expected<void> assign(T& out, expected<U> got) {
-        if (!got) return fail(got.error());
+        SBX_TRY(got);
         out = std::move(*got);
         return {};
     }
@@ -195,7 +194,7 @@ private:
     }
     static expected<std::string> path(element v, const std::string& key) {
         auto s = string(v, key);
-        if (!s) return s;
+        SBX_TRY(s);
         if (!paths::is_absolute(*s) || paths::normalize(*s) != *s)
             return error(key, "'" + *s + "' is not an absolute, normalised path");
         return s;
@@ -218,39 +217,39 @@ private:
 
     static expected<net::UnknownHost> unknown_host(element v, const std::string& key) {
         auto s = string(v, key);
-        if (!s) return fail(s.error());
+        SBX_TRY(s);
         if (auto u = net::parse_unknown_host(*s)) return *u;
         return error(key, "unknown value '" + *s + "'; expected deny, allow or ask");
     }
 
     static expected<std::vector<net::HostRule>> host_rules(element v, const std::string& key, std::string_view list) {
         auto arr = array(v, key);
-        if (!arr) return fail(arr.error());
+        SBX_TRY(arr);
         std::vector<net::HostRule> out;
         std::size_t i = 0;
         for (auto e : *arr) {
             const std::string k = index(key, i++);
             auto m = members(e, k, {"pattern", "source"}, {"pattern"});
-            if (!m) return fail(m.error());
+            SBX_TRY(m);
             auto text = string(m->at("pattern"), k + ".pattern");
-            if (!text) return fail(text.error());
+            SBX_TRY(text);
             auto pattern = net::parse_host_pattern(*text);
             if (!pattern) return error(k + ".pattern", pattern.error().message);
             net::HostRule r{std::move(*pattern), std::move(*text), std::string(list), std::nullopt};
             if (m->has("source") && m->at("source").type() != element_type::NULL_VALUE) {
                 auto sm = members(m->at("source"), k + ".source", {"layer", "file", "key"}, {"layer", "file", "key"});
-                if (!sm) return fail(sm.error());
+                SBX_TRY(sm);
                 auto layer = string(sm->at("layer"), k + ".source.layer");
-                if (!layer) return fail(layer.error());
+                SBX_TRY(layer);
                 std::optional<LayerKind> kind;
                 for (auto lk : {LayerKind::builtin, LayerKind::user, LayerKind::project, LayerKind::local, LayerKind::flag,
                                 LayerKind::managed})
                     if (layer_name(lk) == *layer) kind = lk;
                 if (!kind) return error(k + ".source.layer", "unknown layer '" + *layer + "'");
                 auto file = string(sm->at("file"), k + ".source.file");
-                if (!file) return fail(file.error());
+                SBX_TRY(file);
                 auto skey = string(sm->at("key"), k + ".source.key");
-                if (!skey) return fail(skey.error());
+                SBX_TRY(skey);
                 r.source = Source{*kind, FileName(std::move(*file)), std::move(*skey)};
             }
             out.push_back(std::move(r));
@@ -263,9 +262,9 @@ private:
                              {"mode", "allowed", "denied", "strict", "strictWhy", "local", "localWhy", "onUnknownHost",
                               "callHosts", "callOnUnknownHost", "forwards"},
                              {"mode"});
-        if (!first) return fail(first.error());
+        SBX_TRY(first);
         auto mode = string(first->at("mode"), "network.mode");
-        if (!mode) return fail(mode.error());
+        SBX_TRY(mode);
         if (*mode == "none") {
             if (first->list.size() != 1) return error("network", "mode none takes no other key");
             p.network = NetworkPlan{};
@@ -277,29 +276,29 @@ private:
                          {"mode", "allowed", "denied", "strict", "strictWhy", "local", "localWhy", "onUnknownHost",
                           "callHosts", "callOnUnknownHost", "forwards"},
                          {"mode", "allowed", "denied", "strict"});
-        if (!m) return fail(m.error());
+        SBX_TRY(m);
         NetworkPlan n;
         n.mode = NetworkMode::proxy;
         if (auto r = assign(n.rules.allowed, host_rules(m->at("allowed"), "network.allowed", "network.allowedDomains")); !r)
             return r;
         if (auto r = assign(n.rules.denied, host_rules(m->at("denied"), "network.denied", "network.deniedDomains")); !r)
             return r;
-        if (auto r = assign(n.rules.strict, boolean(m->at("strict"), "network.strict")); !r) return r;
+        SBX_TRY(assign(n.rules.strict, boolean(m->at("strict"), "network.strict")));
         const auto call_hosts = [](element e, const std::string& key) { return host_rules(e, key, "the call's hosts"); };
-        if (auto r = read_optional(*m, "network", "strictWhy", n.strict_why, string); !r) return r;
-        if (auto r = read_optional(*m, "network", "local", n.rules.local, boolean); !r) return r;
-        if (auto r = read_optional(*m, "network", "localWhy", n.local_why, string); !r) return r;
-        if (auto r = read_optional(*m, "network", "onUnknownHost", n.rules.on_unknown, unknown_host); !r) return r;
-        if (auto r = read_optional(*m, "network", "callHosts", n.call.hosts, call_hosts); !r) return r;
-        if (auto r = read_optional(*m, "network", "callOnUnknownHost", n.call.on_unknown, unknown_host); !r) return r;
-        if (auto r = read_optional(*m, "network", "forwards", n.forwards, read_forwards); !r) return r;
+        SBX_TRY(read_optional(*m, "network", "strictWhy", n.strict_why, string));
+        SBX_TRY(read_optional(*m, "network", "local", n.rules.local, boolean));
+        SBX_TRY(read_optional(*m, "network", "localWhy", n.local_why, string));
+        SBX_TRY(read_optional(*m, "network", "onUnknownHost", n.rules.on_unknown, unknown_host));
+        SBX_TRY(read_optional(*m, "network", "callHosts", n.call.hosts, call_hosts));
+        SBX_TRY(read_optional(*m, "network", "callOnUnknownHost", n.call.on_unknown, unknown_host));
+        SBX_TRY(read_optional(*m, "network", "forwards", n.forwards, read_forwards));
         p.network = std::move(n);
         return {};
     }
 
     static expected<std::uint16_t> port_number(element v, const std::string& key) {
         auto n = integer(v, key);
-        if (!n) return fail(n.error());
+        SBX_TRY(n);
         if (*n == 0 || *n > 65535) return error(key, "a port is from 1 to 65535");
         return static_cast<std::uint16_t>(*n);
     }
@@ -309,16 +308,16 @@ private:
     // loopback address or `localhost`, which the proxy decides per connection.
     static expected<std::vector<net::Forward>> read_forwards(element v, const std::string& key) {
         auto list = array(v, key);
-        if (!list) return fail(list.error());
+        SBX_TRY(list);
         std::vector<net::Forward> out;
         std::size_t i = 0;
         for (auto e : *list) {
             const std::string k = index(key, i++);
             auto fm = members(e, k, {"listen", "port", "target", "targetPort", "why"}, {"listen", "port", "target", "targetPort"});
-            if (!fm) return fail(fm.error());
+            SBX_TRY(fm);
             net::Forward f;
             auto listen = string(fm->at("listen"), k + ".listen");
-            if (!listen) return fail(listen.error());
+            SBX_TRY(listen);
             auto address = net::parse_ipv4_dotted(*listen);
             if (!address && listen->find(':') != std::string::npos) address = net::parse_ipv6(*listen);
             if (!address || net::to_string(*address) != *listen)
@@ -326,17 +325,16 @@ private:
             if (!net::forward_address(*address) || net::is_v4_mapped(*address))
                 return error(k + ".listen", "'" + *listen + "' is not a loopback address: a forward listens on the sandbox's loopback");
             f.listen = *address;
-            if (auto r = assign(f.port, port_number(fm->at("port"), k + ".port")); !r) return fail(r.error());
+            SBX_TRY(assign(f.port, port_number(fm->at("port"), k + ".port")));
             auto target = string(fm->at("target"), k + ".target");
-            if (!target) return fail(target.error());
-            if (auto r = assign(f.target_port, port_number(fm->at("targetPort"), k + ".targetPort")); !r)
-                return fail(r.error());
+            SBX_TRY(target);
+            SBX_TRY(assign(f.target_port, port_number(fm->at("targetPort"), k + ".targetPort")));
             auto t = net::canonical_target(*target, f.target_port);
             const bool loopback = t && (t->address ? net::forward_address(*t->address) : t->host == "localhost");
             if (!t || t->host != *target || !loopback)
                 return error(k + ".target", "'" + *target + "' is not a loopback address in canonical text nor localhost");
             f.target = std::move(*target);
-            if (auto r = read_optional(*fm, k, "why", f.why, string); !r) return fail(r.error());
+            SBX_TRY(read_optional(*fm, k, "why", f.why, string));
             const bool twice = std::any_of(out.begin(), out.end(),
                                            [&](const net::Forward& o) { return o.listen == f.listen && o.port == f.port; });
             if (twice) return error(k, "a second forward listens on " + net::address_port_text(f.listen, f.port));
@@ -358,7 +356,7 @@ private:
                 return error(k, loader ? "only LD_* and GCONV_PATH belong in loaderEnv"
                                        : "a loader variable belongs in loaderEnv, which bubblewrap never sees");
             auto value = string(field.value, k);
-            if (!value) return fail(value.error());
+            SBX_TRY(value);
             out.push_back({std::string(field.key), std::move(*value)});
         }
         return {};
@@ -369,16 +367,16 @@ private:
     template <class Named>
     static expected<std::vector<Named>> named_reasons(element v, const std::string& key) {
         auto list = array(v, key);
-        if (!list) return fail(list.error());
+        SBX_TRY(list);
         std::vector<Named> out;
         std::size_t i = 0;
         for (auto e : *list) {
             const std::string k = index(key, i++);
             auto m = members(e, k, {"name", "why"}, {"name"});
-            if (!m) return fail(m.error());
+            SBX_TRY(m);
             Named item;
-            if (auto r = assign(item.name, string(m->at("name"), k + ".name")); !r) return fail(r.error());
-            if (auto r = read_optional(*m, k, "why", item.why, string); !r) return fail(r.error());
+            SBX_TRY(assign(item.name, string(m->at("name"), k + ".name")));
+            SBX_TRY(read_optional(*m, k, "why", item.why, string));
             out.push_back(std::move(item));
         }
         return out;
@@ -387,23 +385,23 @@ private:
     static expected<void> read_command(element v, Plan& p) {
         auto m = members(v, "command", {"argv", "cwd", "env", "loaderEnv", "envRemoved", "passFds"},
                          {"argv", "cwd", "env", "loaderEnv"});
-        if (!m) return fail(m.error());
+        SBX_TRY(m);
         auto argv = array(m->at("argv"), "command.argv");
-        if (!argv) return fail(argv.error());
+        SBX_TRY(argv);
         std::size_t i = 0;
         for (auto a : *argv) {
             auto s = string(a, index("command.argv", i++));
-            if (!s) return fail(s.error());
+            SBX_TRY(s);
             p.argv.push_back(std::move(*s));
         }
         if (p.argv.empty()) return error("command.argv", "no command: the array is empty");
         if (p.argv.front().empty()) return error("command.argv[0]", "the command's name is empty");
-        if (auto r = assign(p.cwd, path(m->at("cwd"), "command.cwd")); !r) return r;
-        if (auto r = read_env(m->at("env"), "command.env", p.env, false); !r) return r;
-        if (auto r = read_env(m->at("loaderEnv"), "command.loaderEnv", p.loader_env, true); !r) return r;
-        if (auto r = read_optional(*m, "command", "envRemoved", p.env_removed, named_reasons<RemovedEnvVar>); !r) return r;
+        SBX_TRY(assign(p.cwd, path(m->at("cwd"), "command.cwd")));
+        SBX_TRY(read_env(m->at("env"), "command.env", p.env, false));
+        SBX_TRY(read_env(m->at("loaderEnv"), "command.loaderEnv", p.loader_env, true));
+        SBX_TRY(read_optional(*m, "command", "envRemoved", p.env_removed, named_reasons<RemovedEnvVar>));
         if (m->has("passFds")) {
-            if (auto r = read_pass_fds(m->at("passFds"), p); !r) return r;
+            SBX_TRY(read_pass_fds(m->at("passFds"), p));
         }
         return {};
     }
@@ -411,7 +409,7 @@ private:
     // command.passFds: ascending descriptors from kFirstPassFd to INT_MAX, no repeats.
     static expected<void> read_pass_fds(element v, Plan& p) {
         auto list = array(v, "command.passFds");
-        if (!list) return fail(list.error());
+        SBX_TRY(list);
         std::size_t i = 0;
         for (auto e : *list) {
             const std::string k = index("command.passFds", i++);
@@ -434,26 +432,26 @@ private:
 
     static expected<Identity> identity(element v, const std::string& key) {
         auto first = members(v, key, {"exists", "type", "dev", "ino", "nlink"}, {"exists"});
-        if (!first) return fail(first.error());
+        SBX_TRY(first);
         auto exists = boolean(first->at("exists"), key + ".exists");
-        if (!exists) return fail(exists.error());
+        SBX_TRY(exists);
         Identity id;
         if (!*exists) {
             if (first->list.size() != 1) return error(key, "an identity that does not exist has no other keys");
             return id;
         }
         auto m = members(v, key, {"exists", "type", "dev", "ino", "nlink"}, {"exists", "type", "dev", "ino", "nlink"});
-        if (!m) return fail(m.error());
+        SBX_TRY(m);
         id.exists = true;
         auto type = string(m->at("type"), key + ".type");
-        if (!type) return fail(type.error());
+        SBX_TRY(type);
         if (*type == "directory") id.type = FileType::directory;
         else if (*type == "file") id.type = FileType::regular;
         else if (*type == "symlink") id.type = FileType::symlink;
         else if (*type == "other") id.type = FileType::other;
         else return error(key + ".type", "unknown type '" + *type + "'; expected directory, file, symlink or other");
         for (auto [name, out] : {std::pair{"dev", &id.dev}, std::pair{"ino", &id.ino}, std::pair{"nlink", &id.nlink}})
-            if (auto r = assign(*out, integer(m->at(name), key + "." + name)); !r) return fail(r.error());
+            SBX_TRY(assign(*out, integer(m->at(name), key + "." + name)));
         return id;
     }
 
@@ -461,31 +459,31 @@ private:
         auto m = members(v, "filesystem",
                          {"isolated", "mounts", "placeholders", "gitExclude", "gitAudit", "toolCache", "rules"},
                          {"isolated", "mounts", "placeholders"});
-        if (!m) return fail(m.error());
-        if (auto r = assign(p.filesystem.isolated, boolean(m->at("isolated"), "filesystem.isolated")); !r) return r;
+        SBX_TRY(m);
+        SBX_TRY(assign(p.filesystem.isolated, boolean(m->at("isolated"), "filesystem.isolated")));
 
         auto mounts = array(m->at("mounts"), "filesystem.mounts");
-        if (!mounts) return fail(mounts.error());
+        SBX_TRY(mounts);
         std::size_t i = 0;
         for (auto e : *mounts) {
             const std::string k = index("filesystem.mounts", i++);
             auto mm = members(e, k, {"kind", "path", "source", "expect", "why"}, {"kind", "path", "expect"});
-            if (!mm) return fail(mm.error());
+            SBX_TRY(mm);
             Mount mount;
             auto kind = string(mm->at("kind"), k + ".kind");
-            if (!kind) return fail(kind.error());
+            SBX_TRY(kind);
             static constexpr MountKind kinds[] = {MountKind::bind, MountKind::ro_bind, MountKind::pin, MountKind::mask_dir,
                                                   MountKind::mask_file};
             auto found = std::find_if(std::begin(kinds), std::end(kinds), [&](MountKind mk) { return mount_kind_name(mk) == *kind; });
             if (found == std::end(kinds))
                 return error(k + ".kind", "unknown kind '" + *kind + "'; expected bind, ro-bind, pin, mask-dir or mask-file");
             mount.kind = *found;
-            if (auto r = assign(mount.path, path(mm->at("path"), k + ".path")); !r) return r;
+            SBX_TRY(assign(mount.path, path(mm->at("path"), k + ".path")));
             const bool binds = mount.kind == MountKind::bind || mount.kind == MountKind::ro_bind;
             if (binds != mm->has("source"))
                 return error(k + ".source", binds ? "missing" : "only bind and ro-bind have a source");
             if (binds) {
-                if (auto r = assign(mount.source, path(mm->at("source"), k + ".source")); !r) return r;
+                SBX_TRY(assign(mount.source, path(mm->at("source"), k + ".source")));
             }
             if (mount.path == "/") return error(k + ".path", "a mount over / would replace the read-only view of it");
             if (mount.kind != MountKind::mask_dir && mount.kind != MountKind::mask_file) {
@@ -495,28 +493,28 @@ private:
                 if (ki != nullptr)
                     return error(k + ".path", "binds a kernel interface from the host: " + std::string(ki->reason));
             }
-            if (auto r = assign(mount.expect, identity(mm->at("expect"), k + ".expect")); !r) return r;
+            SBX_TRY(assign(mount.expect, identity(mm->at("expect"), k + ".expect")));
             if ((mount.kind == MountKind::pin || mount.kind == MountKind::mask_dir) &&
                 (!mount.expect.exists || mount.expect.type != FileType::directory))
                 return error(k + ".expect", "a " + *kind + " is of an existing directory");
             if (mount.kind == MountKind::mask_file && (!mount.expect.exists || mount.expect.type == FileType::directory))
                 return error(k + ".expect", "a mask-file is of an existing path that is not a directory");
-            if (auto r = read_optional(*mm, k, "why", mount.why, string); !r) return r;
+            SBX_TRY(read_optional(*mm, k, "why", mount.why, string));
             p.filesystem.mounts.push_back(std::move(mount));
         }
 
         auto placeholders = array(m->at("placeholders"), "filesystem.placeholders");
-        if (!placeholders) return fail(placeholders.error());
+        SBX_TRY(placeholders);
         i = 0;
         for (auto e : *placeholders) {
             const std::string k = index("filesystem.placeholders", i++);
             auto pm = members(e, k, {"path", "kind", "parent", "why"}, {"path", "kind", "parent"});
-            if (!pm) return fail(pm.error());
+            SBX_TRY(pm);
             PlaceholderOp ph;
-            if (auto r = assign(ph.path, path(pm->at("path"), k + ".path")); !r) return r;
+            SBX_TRY(assign(ph.path, path(pm->at("path"), k + ".path")));
             if (ph.path == "/") return error(k + ".path", "/ cannot be a placeholder");
             auto kind = string(pm->at("kind"), k + ".kind");
-            if (!kind) return fail(kind.error());
+            SBX_TRY(kind);
             if (*kind == "file") ph.kind = Placeholder::file;
             else if (*kind == "directory") ph.kind = Placeholder::directory;
             else if (*kind == "commondir") ph.kind = Placeholder::commondir;
@@ -525,10 +523,10 @@ private:
             if (ph.kind == Placeholder::commondir &&
                 (!ph.path.ends_with("/commondir") || paths::parent(ph.path).find_first_of("\r\n") != std::string::npos))
                 return error(k + ".path", "a commondir placeholder is a file named commondir, in a directory whose path has no line end");
-            if (auto r = assign(ph.parent, identity(pm->at("parent"), k + ".parent")); !r) return r;
+            SBX_TRY(assign(ph.parent, identity(pm->at("parent"), k + ".parent")));
             if (!ph.parent.exists || ph.parent.type != FileType::directory)
                 return error(k + ".parent", "a placeholder goes in an existing directory");
-            if (auto r = read_optional(*pm, k, "why", ph.why, string); !r) return r;
+            SBX_TRY(read_optional(*pm, k, "why", ph.why, string));
             // The launcher creates it and removes it after: it must not be inside
             // the temporary directory it removes, nor be the root itself.
             if (paths::at_or_under(ph.path, p.tmpdir) || ph.path == p.root)
@@ -539,15 +537,15 @@ private:
         if (m->has("gitExclude")) {
             auto em = members(m->at("gitExclude"), "filesystem.gitExclude", {"path", "expect", "content"},
                               {"path", "expect", "content"});
-            if (!em) return fail(em.error());
+            SBX_TRY(em);
             GitExclude ex;
-            if (auto r = assign(ex.path, path(em->at("path"), "filesystem.gitExclude.path")); !r) return r;
+            SBX_TRY(assign(ex.path, path(em->at("path"), "filesystem.gitExclude.path")));
             if (!paths::at_or_under(ex.path, p.root) || ex.path == p.root)
                 return error("filesystem.gitExclude.path", "'" + ex.path + "' is not inside the root");
-            if (auto r = assign(ex.expect, identity(em->at("expect"), "filesystem.gitExclude.expect")); !r) return r;
+            SBX_TRY(assign(ex.expect, identity(em->at("expect"), "filesystem.gitExclude.expect")));
             if (!ex.expect.exists || ex.expect.type != FileType::regular)
                 return error("filesystem.gitExclude.expect", "the exclude file is an existing regular file");
-            if (auto r = assign(ex.content, string(em->at("content"), "filesystem.gitExclude.content")); !r) return r;
+            SBX_TRY(assign(ex.content, string(em->at("content"), "filesystem.gitExclude.content")));
             if (ex.content.size() > (std::size_t{1} << 20))
                 return error("filesystem.gitExclude.content", "more than 1 MiB");
             p.filesystem.git_exclude = std::move(ex);
@@ -555,12 +553,12 @@ private:
 
         if (m->has("gitAudit")) {
             auto dirs = array(m->at("gitAudit"), "filesystem.gitAudit");
-            if (!dirs) return fail(dirs.error());
+            SBX_TRY(dirs);
             i = 0;
             for (auto e : *dirs) {
                 const std::string k = index("filesystem.gitAudit", i++);
                 auto where = path(e, k);
-                if (!where) return fail(where.error());
+                SBX_TRY(where);
                 // The launcher renames files in it after the command: only where the
                 // command could write, a writable bind of this plan or inside one.
                 const bool writable = std::any_of(p.filesystem.mounts.begin(), p.filesystem.mounts.end(), [&](const Mount& mt) {
@@ -577,15 +575,15 @@ private:
 
         if (m->has("rules")) {
             auto rules = array(m->at("rules"), "filesystem.rules");
-            if (!rules) return fail(rules.error());
+            SBX_TRY(rules);
             i = 0;
             for (auto e : *rules) {
                 const std::string k = index("filesystem.rules", i++);
                 auto rm = members(e, k, {"kind", "pattern", "why", "credentialStore"}, {"kind", "pattern"});
-                if (!rm) return fail(rm.error());
+                SBX_TRY(rm);
                 PlanRule r;
                 auto kind = string(rm->at("kind"), k + ".kind");
-                if (!kind) return fail(kind.error());
+                SBX_TRY(kind);
                 static constexpr FsRule::Kind kinds[] = {FsRule::Kind::deny_read, FsRule::Kind::allow_read,
                                                          FsRule::Kind::writable, FsRule::Kind::deny_write,
                                                          FsRule::Kind::protect};
@@ -595,11 +593,11 @@ private:
                     return error(k + ".kind", "unknown kind '" + *kind +
                                                   "'; expected deny-read, allow-read, writable, deny-write or protect");
                 r.kind = *found;
-                if (auto a = assign(r.pattern, path(rm->at("pattern"), k + ".pattern")); !a) return a;
-                if (auto a = read_optional(*rm, k, "why", r.why, string); !a) return a;
+                SBX_TRY(assign(r.pattern, path(rm->at("pattern"), k + ".pattern")));
+                SBX_TRY(read_optional(*rm, k, "why", r.why, string));
                 if (rm->has("credentialStore")) {
                     auto store = boolean(rm->at("credentialStore"), k + ".credentialStore");
-                    if (!store) return fail(store.error());
+                    SBX_TRY(store);
                     if (r.kind != FsRule::Kind::deny_read)
                         return error(k + ".credentialStore", "only a deny-read rule can be a credential store");
                     if (*store) r.deny = FsRule::Deny::credential_store;
@@ -609,7 +607,7 @@ private:
         }
 
         if (m->has("toolCache") && m->at("toolCache").type() != element_type::NULL_VALUE) {
-            if (auto r = read_tool_cache(m->at("toolCache"), p); !r) return r;
+            SBX_TRY(read_tool_cache(m->at("toolCache"), p));
         }
 
         // Only the launcher's own creations may be missing when the plan is made:
@@ -649,9 +647,9 @@ private:
     // temporary directory; every variable it names points into it.
     static expected<void> read_tool_cache(element v, Plan& p) {
         auto tm = members(v, "filesystem.toolCache", {"path", "set", "kept"}, {"path", "set", "kept"});
-        if (!tm) return fail(tm.error());
+        SBX_TRY(tm);
         ToolCachePlan tc;
-        if (auto r = assign(tc.path, path(tm->at("path"), "filesystem.toolCache.path")); !r) return r;
+        SBX_TRY(assign(tc.path, path(tm->at("path"), "filesystem.toolCache.path")));
         if (paths::at_or_under(tc.path, p.root) || paths::at_or_under(p.root, tc.path))
             return error("filesystem.toolCache.path", "the tool cache and the root may not hold each other");
         if (paths::at_or_under(tc.path, p.tmpdir) || paths::at_or_under(p.tmpdir, tc.path))
@@ -661,37 +659,37 @@ private:
         });
         if (!bound) return error("filesystem.toolCache.path", "'" + tc.path + "' is not a writable bind of this plan");
         auto set = array(tm->at("set"), "filesystem.toolCache.set");
-        if (!set) return fail(set.error());
+        SBX_TRY(set);
         std::size_t i = 0;
         for (auto e : *set) {
             const std::string k = index("filesystem.toolCache.set", i++);
             auto name = string(e, k);
-            if (!name) return fail(name.error());
+            SBX_TRY(name);
             const auto it = std::find_if(p.env.begin(), p.env.end(), [&](const EnvVar& ev) { return ev.name == *name; });
             if (it == p.env.end() || !paths::is_absolute(it->value) || !paths::at_or_under(paths::normalize(it->value), tc.path))
                 return error(k, "command.env has no " + *name + " inside the tool cache");
             tc.set.push_back(std::move(*name));
         }
-        if (auto r = assign(tc.kept, named_reasons<KeptEnvVar>(tm->at("kept"), "filesystem.toolCache.kept")); !r) return r;
+        SBX_TRY(assign(tc.kept, named_reasons<KeptEnvVar>(tm->at("kept"), "filesystem.toolCache.kept")));
         p.tool_cache = std::move(tc);
         return {};
     }
 
     static expected<void> read_warnings(element v, Plan& p) {
         auto list = array(v, "warnings");
-        if (!list) return fail(list.error());
+        SBX_TRY(list);
         std::size_t i = 0;
         for (auto e : *list) {
             const std::string k = index("warnings", i++);
             auto wm = members(e, k, {"file", "key", "message", "platform"}, {"message"});
-            if (!wm) return fail(wm.error());
+            SBX_TRY(wm);
             Warning w;
             for (auto [name, out] : {std::pair{"file", &w.file}, std::pair{"key", &w.key}, std::pair{"message", &w.message}})
-                if (auto r = read_optional(*wm, k, name, *out, string); !r) return r;
+                SBX_TRY(read_optional(*wm, k, name, *out, string));
             // Absent in plans made before it, and in warnings for every launcher.
             if (wm->has("platform")) {
                 auto s = string(wm->at("platform"), k + ".platform");
-                if (!s) return fail(s.error());
+                SBX_TRY(s);
                 if (*s != "linux") return error(k + ".platform", "expected \"linux\" (or no platform key)");
                 w.scope = WarningScope::linux_only;
             }

@@ -59,19 +59,19 @@ inline expected<void> verify_plan(const Plan& p, const FsView& fs) {
                                                 detail::describe_identity(got) + "; make the plan again")
                         .in_file(path));
     };
-    if (auto r = check(p.tmpdir, Identity{}, "the temporary directory"); !r) return r;
+    SBX_TRY(check(p.tmpdir, Identity{}, "the temporary directory"));
     for (const auto& m : p.filesystem.mounts) {
         const bool binds = m.kind == MountKind::bind || m.kind == MountKind::ro_bind;
         // The temporary directory and the placeholders are made by the launcher.
         if (binds && !m.expect.exists) continue;
-        if (auto r = check(binds ? m.source : m.path, m.expect, "a mounted path"); !r) return r;
+        SBX_TRY(check(binds ? m.source : m.path, m.expect, "a mounted path"));
     }
     for (const auto& ph : p.filesystem.placeholders) {
-        if (auto r = check(paths::parent(ph.path), ph.parent, "a placeholder's directory"); !r) return r;
-        if (auto r = check(ph.path, Identity{}, "a placeholder's path"); !r) return r;
+        SBX_TRY(check(paths::parent(ph.path), ph.parent, "a placeholder's directory"));
+        SBX_TRY(check(ph.path, Identity{}, "a placeholder's path"));
     }
     if (const auto& ex = p.filesystem.git_exclude)
-        if (auto c = check(ex->path, ex->expect, "the repository's exclude file"); !c) return c;
+        SBX_TRY(check(ex->path, ex->expect, "the repository's exclude file"));
     return {};
 }
 

@@ -31,6 +31,7 @@
 #include <string_view>
 #include <vector>
 
+#include "sbx/core/expected.hpp"
 #include "sbx/core/fs_view.hpp"
 #include "sbx/core/glob.hpp"
 #include "sbx/rules/protected_paths.hpp"
@@ -272,7 +273,7 @@ inline expected<FsExplanation> explain(const FsRules& rules, std::string_view pa
     FsExplanation out;
     out.path = paths::is_absolute(path) ? paths::normalize(path) : paths::join(rules.root, path);
     auto real = resolve(fs, out.path);
-    if (!real) return fail(real.error());
+    SBX_TRY(real);
     out.real_path = *real;
     out.access = access;
     out.decision = decide(rules, out.real_path, access);

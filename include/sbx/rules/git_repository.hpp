@@ -249,16 +249,16 @@ public:
                 c_.add(dotgit, Guard::pin, Placeholder::directory,
                        whose + " .git directory: no command may remove, rename or replace it (with a gitdir: file "
                                "of its own), while git still writes the index and objects inside");
-                if (auto ok = git_dir(real, is_root ? "" : "repository above the root", dir); !ok) return fail(ok.error());
+                SBX_TRY(git_dir(real, is_root ? "" : "repository above the root", dir));
                 found_ = Found{dir, real};
                 return true;
             case Kind::regular: {
                 c_.add(dotgit, Guard::read_only, Placeholder::file,
                        whose + " .git file: it names the git directory git uses, which no command may change");
                 auto x = read_pointer(c_, fs_, real, "gitdir: ", dir);
-                if (!x) return fail(x.error());
+                SBX_TRY(x);
                 if (!*x) return true;  // gone since lstat; the .git entry is guarded anyway
-                if (auto ok = git_dir(**x, "named by " + dotgit, dir); !ok) return fail(ok.error());
+                SBX_TRY(git_dir(**x, "named by " + dotgit, dir));
                 found_ = Found{dir, **x};
                 return true;
             }
@@ -276,9 +276,7 @@ public:
                    "no repository here yet: an empty read-only .git is skipped by git's discovery and keeps git "
                    "init from writing hooks or config");
         if (kind == Kind::missing && is_bare_git_dir(dir)) {
-            if (auto ok = git_dir(dir, is_root ? "the root is a bare repository" : "bare repository above the root", dir);
-                !ok)
-                return fail(ok.error());
+            SBX_TRY(git_dir(dir, is_root ? "the root is a bare repository" : "bare repository above the root", dir));
             return true;
         }
         return false;
@@ -477,7 +475,7 @@ private:
         }
         git_files(x, GitDir::own, context);
         auto main = read_pointer(c_, fs_, paths::join(x, "commondir"), "", x);
-        if (!main) return fail(main.error());
+        SBX_TRY(main);
         std::string m = x;
         if (*main) {
             m = **main;

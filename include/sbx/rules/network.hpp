@@ -28,8 +28,8 @@ inline expected<HostRules> compile_host_rules(const Policy& policy) {
         }
         return {};
     };
-    if (auto r = add(policy.network.denied_domains, "network.deniedDomains", rules.denied); !r) return fail(r.error());
-    if (auto r = add(policy.network.allowed_domains, "network.allowedDomains", rules.allowed); !r) return fail(r.error());
+    SBX_TRY(add(policy.network.denied_domains, "network.deniedDomains", rules.denied));
+    SBX_TRY(add(policy.network.allowed_domains, "network.allowedDomains", rules.allowed));
     if (policy.network.allow_local_binding.value) {
         rules.local = true;
         rules.local_source = policy.network.allow_local_binding.source;

@@ -190,11 +190,11 @@ inline expected<ProtectedPaths> protected_paths(std::string_view root, std::stri
     protect_detail::GitConfigs configs(c, cached, h);
     protect_detail::GitWalk git(c, cached, configs);
     auto found = git.dot_git(r, protect_detail::DotGitOf::root);
-    if (!found) return fail(found.error());
+    SBX_TRY(found);
     for (std::string dir = r; !*found && dir != "/";) {
         dir = paths::parent(dir);
         found = git.dot_git(dir, protect_detail::DotGitOf::above_root);
-        if (!found) return fail(found.error());
+        SBX_TRY(found);
     }
     git.nested_repositories();
     // The user's own git config applies in every repository: a relative hooks path in

@@ -326,12 +326,12 @@ public:
         out_.declared = !root.children.empty();
         if (sandbox) {
             out_.spelled.sandbox_block = true;
-            if (auto r = read_sandbox(*sandbox); !r) return r;
+            SBX_TRY(read_sandbox(*sandbox));
         }
         if (folders) {
             out_.spelled.allowed_folders = true;
             if (out_.files.write_written) return both(*folders, "allowed_folders", "sandbox.files.write", write_line_);
-            if (auto r = paths_list(*folders, "allowed_folders", PathKind::folder, out_.files.write); !r) return r;
+            SBX_TRY(paths_list(*folders, "allowed_folders", PathKind::folder, out_.files.write));
             out_.files.write_written = true;
         }
         if (hosts) {
@@ -341,12 +341,12 @@ public:
                              "a top-level network: is the older spelling of sandbox.network.hosts and takes a list; "
                              "put hosts, local and sockets under sandbox: network:");
             if (hosts_line_) return both(*hosts, "network", "sandbox.network.hosts", hosts_line_);
-            if (auto r = host_list(*hosts, "network"); !r) return r;
+            SBX_TRY(host_list(*hosts, "network"));
         }
         if (env) {
             out_.spelled.env_passthrough = true;
             if (env_line_) return both(*env, "env_passthrough", "sandbox.env", env_line_);
-            if (auto r = env_list(*env, "env_passthrough"); !r) return r;
+            SBX_TRY(env_list(*env, "env_passthrough"));
         }
         if (!out_.files.write_written)
             out_.files.write.push_back(Sourced<std::string>{out_.agent_dir, source("sandbox.files.write (default)")});
@@ -458,7 +458,7 @@ private:
 
     expected<std::string> resolve_path(const Node& n, const std::string& key, PathKind kind) const {
         auto t = text(n, key);
-        if (!t) return fail(t.error());
+        SBX_TRY(t);
         if (kind != PathKind::pattern && glob::has_wildcard(*t))
             return error(n, key, "'" + *t + "' holds a wildcard (* ? [ \\); name the folder or file itself");
         if (kind == PathKind::socket && !paths::is_absolute(*t) && !t->starts_with("~/"))
@@ -470,11 +470,11 @@ private:
 
     expected<void> paths_list(const Node& n, const std::string& key, PathKind kind, SourcedList& out) const {
         auto list = items(n, key, kind == PathKind::socket ? "socket paths" : "paths");
-        if (!list) return fail(list.error());
+        SBX_TRY(list);
         for (std::size_t i = 0; i < (*list)->size(); ++i) {
             const std::string k = index_key(key, i);
             auto p = resolve_path((**list)[i], k, kind);
-            if (!p) return fail(p.error());
+            SBX_TRY(p);
             out.push_back(Sourced<std::string>{std::move(*p), source(k)});
         }
         return {};
@@ -482,12 +482,12 @@ private:
 
     expected<void> host_list(const Node& n, const std::string& key) {
         auto list = items(n, key, "hosts");
-        if (!list) return fail(list.error());
+        SBX_TRY(list);
         for (std::size_t i = 0; i < (*list)->size(); ++i) {
             const Node& item = (**list)[i];
             const std::string k = index_key(key, i);
             auto t = text(item, k);
-            if (!t) return fail(t.error());
+            SBX_TRY(t);
             const bool group = std::any_of(std::begin(kHostGroups), std::end(kHostGroups),
                                            [&](const HostGroup& g) { return g.name == *t; });
             if (!group) {
@@ -510,11 +510,11 @@ private:
 
     expected<void> env_list(const Node& n, const std::string& key) {
         auto list = items(n, key, "variable names");
-        if (!list) return fail(list.error());
+        SBX_TRY(list);
         for (std::size_t i = 0; i < (*list)->size(); ++i) {
             const std::string k = index_key(key, i);
             auto t = text((**list)[i], k);
-            if (!t) return fail(t.error());
+            SBX_TRY(t);
             if (!valid_env_name(*t))
                 return error((**list)[i], k,
                              "'" + *t + "' is not a variable name (letters, digits and _, not starting with a digit)");
@@ -532,11 +532,11 @@ private:
             }
             return error(n, "sandbox", "sandbox: takes its keys indented below it, or the value off; got '" + n.text + "'");
         }
-        if (auto r = need_map(n, "sandbox", "preset, files, network, env"); !r) return r;
-        if (auto r = known_keys(n, "sandbox", kSandboxKeys); !r) return r;
+        SBX_TRY(need_map(n, "sandbox", "preset, files, network, env"));
+        SBX_TRY(known_keys(n, "sandbox", kSandboxKeys));
         if (const Node* p = find(n, "preset")) {
             auto t = text(*p, "sandbox.preset");
-            if (!t) return fail(t.error());
+            SBX_TRY(t);
             if (*t == "strict") out_.preset = Preset::strict;
             else if (*t == "development") out_.preset = Preset::development;
             else if (*t == "off" || *t == "unrestricted") out_.preset = Preset::off;
@@ -548,22 +548,22 @@ private:
             out_.preset_source = source("sandbox.preset");
         }
         if (const Node* f = find(n, "files")) {
-            if (auto r = read_files(*f); !r) return r;
+            SBX_TRY(read_files(*f));
         }
         if (const Node* net = find(n, "network")) {
-            if (auto r = read_network(*net); !r) return r;
+            SBX_TRY(read_network(*net));
         }
         if (const Node* e = find(n, "env")) {
             env_line_ = e->line;
-            if (auto r = env_list(*e, "sandbox.env"); !r) return r;
+            SBX_TRY(env_list(*e, "sandbox.env"));
         }
         if (const Node* c = find(n, "allowed_commands")) {
             auto list = items(*c, "sandbox.allowed_commands", "commands");
-            if (!list) return fail(list.error());
+            SBX_TRY(list);
             for (std::size_t i = 0; i < (*list)->size(); ++i) {
                 const std::string k = index_key("sandbox.allowed_commands", i);
                 auto t = text((**list)[i], k);
-                if (!t) return fail(t.error());
+                SBX_TRY(t);
                 out_.allowed_commands.push_back(Sourced<std::string>{std::move(*t), source(k)});
             }
             warn("sandbox.allowed_commands",
@@ -573,11 +573,11 @@ private:
     }
 
     expected<void> read_files(const Node& n) {
-        if (auto r = need_map(n, "sandbox.files", "write, read, deny"); !r) return r;
-        if (auto r = known_keys(n, "sandbox.files", kFilesKeys); !r) return r;
+        SBX_TRY(need_map(n, "sandbox.files", "write, read, deny"));
+        SBX_TRY(known_keys(n, "sandbox.files", kFilesKeys));
         if (const Node* w = find(n, "write")) {
             write_line_ = w->line;
-            if (auto r = paths_list(*w, "sandbox.files.write", PathKind::folder, out_.files.write); !r) return r;
+            SBX_TRY(paths_list(*w, "sandbox.files.write", PathKind::folder, out_.files.write));
             out_.files.write_written = true;
         }
         if (const Node* r = find(n, "read")) {
@@ -587,30 +587,30 @@ private:
                 out_.files.read_all_written = true;
             } else {
                 SourcedList folders;
-                if (auto ok = paths_list(*r, "sandbox.files.read", PathKind::folder, folders); !ok) return ok;
+                SBX_TRY(paths_list(*r, "sandbox.files.read", PathKind::folder, folders));
                 out_.files.read = std::move(folders);
             }
         }
         if (const Node* d = find(n, "deny")) {
-            if (auto r = paths_list(*d, "sandbox.files.deny", PathKind::pattern, out_.files.deny); !r) return r;
+            SBX_TRY(paths_list(*d, "sandbox.files.deny", PathKind::pattern, out_.files.deny));
         }
         return {};
     }
 
     expected<void> read_network(const Node& n) {
-        if (auto r = need_map(n, "sandbox.network", "hosts, local, sockets"); !r) return r;
-        if (auto r = known_keys(n, "sandbox.network", kNetworkKeys); !r) return r;
+        SBX_TRY(need_map(n, "sandbox.network", "hosts, local, sockets"));
+        SBX_TRY(known_keys(n, "sandbox.network", kNetworkKeys));
         if (const Node* h = find(n, "hosts")) {
             hosts_line_ = h->line;
-            if (auto r = host_list(*h, "sandbox.network.hosts"); !r) return r;
+            SBX_TRY(host_list(*h, "sandbox.network.hosts"));
         }
         if (const Node* l = find(n, "local")) {
             auto b = boolean(*l, "sandbox.network.local");
-            if (!b) return fail(b.error());
+            SBX_TRY(b);
             out_.network.local = std::move(*b);
         }
         if (const Node* s = find(n, "sockets")) {
-            if (auto r = paths_list(*s, "sandbox.network.sockets", PathKind::socket, out_.network.sockets); !r) return r;
+            SBX_TRY(paths_list(*s, "sandbox.network.sockets", PathKind::socket, out_.network.sockets));
         }
         return {};
     }
@@ -725,9 +725,9 @@ inline expected<AgentFile> parse_agent_file(std::string_view text, const AgentFi
     out.settings.file = out.file;
 
     auto root = front_matter::parse(text, out.file, front_matter::Keys{kTopKeys, refuse_misplaced_key});
-    if (!root) return fail(root.error());
+    SBX_TRY(root);
     Reader reader(src, out);
-    if (auto r = reader.read(*root); !r) return fail(r.error());
+    SBX_TRY(reader.read(*root));
     return out;
 }
 

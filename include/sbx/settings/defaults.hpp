@@ -103,7 +103,7 @@ inline expected<Policy> effective_policy(std::vector<Settings>&& layers, const M
     builtin.filesystem.deny_read = credential_store_denies(homes);
     layers.push_back(std::move(builtin));
     auto p = merge(std::move(layers), options, fs);
-    if (!p) return p;
+    SBX_TRY(p);
     detail::warn_lifts(*p, homes.empty() ? std::string() : paths::normalize(homes.front()));
     return p;
 }

@@ -61,7 +61,7 @@ public:
                 continue;
             }
             auto e = assignment();
-            if (!e) return fail(e.error());
+            SBX_TRY(e);
             // A later assignment replaces an earlier one, as a shell would.
             std::erase_if(out, [&](const DotenvEntry& d) { return d.name == e->name; });
             out.push_back(std::move(*e));
@@ -134,7 +134,7 @@ private:
                 return error_at(start, "no closing ' on the line of " + e.name);
             e.value = std::string(s_.substr(i_ + 1, close - i_ - 1));
             i_ = close + 1;
-            if (auto r = rest_of_line(e.name); !r) return fail(r.error());
+            SBX_TRY(rest_of_line(e.name));
             return e;
         }
         if (i_ < s_.size() && s_[i_] == '"') {
@@ -161,7 +161,7 @@ private:
                                                    " (known: \\n \\r \\t \\\" \\\\)");
                 }
             }
-            if (auto r = rest_of_line(e.name); !r) return fail(r.error());
+            SBX_TRY(rest_of_line(e.name));
             return e;
         }
         // Unquoted: up to the end of the line or a comment that follows a blank.

@@ -206,7 +206,7 @@ private:
                     return error(lines_[i_], 0, child_path,
                                  "unexpected indentation: a value written on its key's line cannot go on below it");
             }
-            if (!value) return fail(value.error());
+            SBX_TRY(value);
             value->key = std::string(key);
             value->line = l.number;  // an entry is where its key is
             value->key_column = l.indent + 1;
@@ -236,7 +236,7 @@ private:
                 continue;
             }
             auto item = scalar_or_flow(l, v, item_path);
-            if (!item) return fail(item.error());
+            SBX_TRY(item);
             node.children.push_back(std::move(*item));
         }
         return node;
@@ -317,8 +317,8 @@ private:
         if (t[at] == '"' || t[at] == '\'') {
             std::size_t end = 0;
             auto node = quoted(l, at, end, path);
-            if (!node) return node;
-            if (auto r = rest_is_comment(l, end, path); !r) return fail(r.error());
+            SBX_TRY(node);
+            SBX_TRY(rest_is_comment(l, end, path));
             return node;
         }
         if (t[at] == '[') return flow(l, at, path);
@@ -343,7 +343,7 @@ private:
         };
         skip();
         if (p < t.size() && t[p] == ']') {
-            if (auto r = rest_is_comment(l, p + 1, path); !r) return fail(r.error());
+            SBX_TRY(rest_is_comment(l, p + 1, path));
             return node;
         }
         while (true) {
@@ -357,7 +357,7 @@ private:
             if (c == '"' || c == '\'') {
                 std::size_t end = 0;
                 item = quoted(l, p, end, item_path);
-                if (!item) return item;
+                SBX_TRY(item);
                 p = end;
             } else {
                 std::size_t q = p;
@@ -368,14 +368,14 @@ private:
                 }
                 if (q >= t.size() || t[q] == '#') return unclosed();
                 item = plain(l, p, t.substr(p, q - p), item_path);
-                if (!item) return item;
+                SBX_TRY(item);
                 p = q;
             }
             node.children.push_back(std::move(*item));
             skip();
             if (p >= t.size()) return unclosed();
             if (t[p] == ']') {
-                if (auto r = rest_is_comment(l, p + 1, path); !r) return fail(r.error());
+                SBX_TRY(rest_is_comment(l, p + 1, path));
                 return node;
             }
             if (t[p] != ',') return error(l, p, item_path, "expected , or ] after an entry of a [ list");
@@ -494,7 +494,7 @@ inline expected<std::vector<Line>> read_lines(std::string_view text, const std::
 // A file without front matter, or whose front matter does not close, is an error.
 inline expected<Node> parse(std::string_view text, const std::string& file, const Keys& keys) {
     auto lines = detail::read_lines(text, file, keys);
-    if (!lines) return fail(lines.error());
+    SBX_TRY(lines);
     return detail::Parser(*lines, file).root();
 }
 

@@ -96,7 +96,7 @@ inline expected<std::string> resolve_pattern(const FsView& fs, const std::string
     if (!glob::has_wildcard(p)) return resolve(fs, p);
     const std::string prefix = glob::literal_prefix(p);
     auto r = resolve(fs, prefix);
-    if (!r) return r;
+    SBX_TRY(r);
     return paths::normalize(*r + p.substr(prefix.size()));
 }
 
@@ -136,7 +136,7 @@ public:
         }
         booleans();
         lists();
-        if (auto r = leave_out_denied_reaches(); !r) return fail(r.error());
+        SBX_TRY(leave_out_denied_reaches());
         return std::move(p_);
     }
 

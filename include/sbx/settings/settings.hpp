@@ -183,12 +183,12 @@ public:
         if (root.type() != element_type::OBJECT) return type_error("", "an object", root);
         std::array<std::string_view, 2> sections{"sandbox", "permissions"};
         auto members = unique_members(root, "");
-        if (!members) return fail(members.error());
+        SBX_TRY(members);
         for (auto& [key, value] : *members) {
             if (key == "sandbox") {
-                if (auto r = read_sandbox(value); !r) return r;
+                SBX_TRY(read_sandbox(value));
             } else if (key == "permissions") {
-                if (auto r = read_permissions(value); !r) return r;
+                SBX_TRY(read_permissions(value));
             } else if (auto near = closest(key, sections); near && key != *near) {
                 // Claude Code has many other keys; only a near miss of ours is worth a word.
                 warn(std::string(key), "unknown key; did you mean '" + std::string(*near) + "'? It was left out");
@@ -251,7 +251,7 @@ private:
     expected<std::vector<std::pair<std::string_view, element>>> known_members(element obj, const KeySet& keys) {
         if (obj.type() != element_type::OBJECT) return type_error(std::string(keys.section), "an object", obj);
         auto members = unique_members(obj, keys.section);
-        if (!members) return members;
+        SBX_TRY(members);
         std::vector<std::pair<std::string_view, element>> kept;
         for (auto& m : *members) {
             auto key = join_key(keys.section, m.first);
@@ -275,7 +275,7 @@ private:
 
     expected<void> set_bool(SourcedBool& slot, element v, const std::string& key) {
         auto b = boolean(v, key);
-        if (!b) return fail(b.error());
+        SBX_TRY(b);
         slot = std::move(*b);
         return {};
     }
@@ -298,9 +298,9 @@ private:
         for (auto item : simdjson::dom::array(v)) {
             auto k = index_key(key, i++);
             auto s = text(item, k);
-            if (!s) return fail(s.error());
+            SBX_TRY(s);
             auto made = make(*s, k);
-            if (!made) return fail(made.error());
+            SBX_TRY(made);
             out.push_back(Sourced<std::string>{std::move(*made), source(k)});
         }
         return {};
@@ -327,7 +327,7 @@ private:
 
     expected<std::string> absolute_program(element v, const std::string& key) {
         auto s = text(v, key);
-        if (!s) return fail(s.error());
+        SBX_TRY(s);
         if (!paths::is_absolute(*s)) return error(key, "expected an absolute path, got '" + std::string(*s) + "'");
         return paths::normalize(*s);
     }
@@ -340,7 +340,7 @@ private:
 
     expected<void> read_sandbox(element v) {
         auto members = known_members(v, sandbox_keys());
-        if (!members) return fail(members.error());
+        SBX_TRY(members);
         for (auto& [name, value] : *members) {
             std::string key = "sandbox." + std::string(name);
             expected<void> r;
@@ -356,10 +356,10 @@ private:
             else if (name == "credentials") r = read_credentials(value);
             else if (name == "bwrapPath" || name == "socatPath") {
                 auto p = absolute_program(value, key);
-                if (!p) return fail(p.error());
+                SBX_TRY(p);
                 (name == "bwrapPath" ? out_.bwrap_path : out_.socat_path) = Sourced<std::string>{*p, source(key)};
             }
-            if (!r) return r;
+            SBX_TRY(r);
         }
         return {};
     }
@@ -367,12 +367,12 @@ private:
     expected<void> read_ignore(element v, const std::string& key) {
         if (v.type() != element_type::OBJECT) return type_error(key, "an object of command -> [violation text]", v);
         auto members = unique_members(v, key);
-        if (!members) return fail(members.error());
+        SBX_TRY(members);
         for (auto& [command, list] : *members) {
             auto k = key + "." + std::string(command);
             if (command.empty()) return error(k, "an empty command key; use \"*\" for every command");
             SourcedList texts;
-            if (auto r = string_list(list, k, texts, as_is); !r) return r;
+            SBX_TRY(string_list(list, k, texts, as_is));
             IgnoreRule rule{std::string(command), {}, source(k)};
             for (auto& t : texts) rule.violations.push_back(std::move(t.value));
             out_.ignore_violations.push_back(std::move(rule));
@@ -382,7 +382,7 @@ private:
 
     expected<void> read_filesystem(element v) {
         auto members = known_members(v, filesystem_keys());
-        if (!members) return fail(members.error());
+        SBX_TRY(members);
         auto& fs = out_.filesystem;
         for (auto& [name, value] : *members) {
             std::string key = "sandbox.filesystem." + std::string(name);
@@ -393,14 +393,14 @@ private:
             else if (name == "denyRead") r = paths_list(value, key, fs.deny_read);
             else if (name == "allowRead") r = paths_list(value, key, fs.allow_read);
             else r = set_bool(name == "disabled" ? fs.disabled : fs.managed_read_paths_only, value, key);
-            if (!r) return r;
+            SBX_TRY(r);
         }
         return {};
     }
 
     expected<void> read_network(element v) {
         auto members = known_members(v, network_keys());
-        if (!members) return fail(members.error());
+        SBX_TRY(members);
         auto& net = out_.network;
         for (auto& [name, value] : *members) {
             std::string key = "sandbox.network." + std::string(name);
@@ -416,7 +416,7 @@ private:
                                                                     : net.managed_domains_only;
                 r = set_bool(slot, value, key);
             }
-            if (!r) return r;
+            SBX_TRY(r);
         }
         return {};
     }
@@ -432,21 +432,21 @@ private:
             std::string value;
             if (item.type() == element_type::STRING) {
                 auto s = text(item, k);
-                if (!s) return fail(s.error());
+                SBX_TRY(s);
                 value = *s;
             } else if (item.type() == element_type::OBJECT) {
                 auto members = unique_members(item, k);
-                if (!members) return fail(members.error());
+                SBX_TRY(members);
                 std::optional<std::string_view> mode;
                 for (auto& [mk, mv] : *members) {
                     auto kk = k + "." + std::string(mk);
                     if (mk == field) {
                         auto s = text(mv, kk);
-                        if (!s) return fail(s.error());
+                        SBX_TRY(s);
                         value = *s;
                     } else if (mk == "mode") {
                         auto s = text(mv, kk);
-                        if (!s) return fail(s.error());
+                        SBX_TRY(s);
                         if (*s != "deny" && *s != "mask")
                             return error(kk, "expected \"deny\" or \"mask\", got \"" + std::string(*s) + "\"");
                         mode = *s;
@@ -462,7 +462,7 @@ private:
             }
             if (files) {
                 auto p = path(value, k);
-                if (!p) return fail(p.error());
+                SBX_TRY(p);
                 value = std::move(*p);
             } else if (!valid_env_name(value)) {
                 return error(k, "'" + value + "' is not an environment variable name");
@@ -474,12 +474,12 @@ private:
 
     expected<void> read_credentials(element v) {
         auto members = known_members(v, credentials_keys());
-        if (!members) return fail(members.error());
+        SBX_TRY(members);
         for (auto& [name, value] : *members) {
             std::string key = "sandbox.credentials." + std::string(name);
             bool files = name == "files";
             auto r = read_credential_list(value, key, files, files ? out_.credentials.files : out_.credentials.env_vars);
-            if (!r) return r;
+            SBX_TRY(r);
         }
         return {};
     }
@@ -515,14 +515,14 @@ private:
             }
             auto host = spec.substr(prefix.size());
             if (host.empty()) return error(key, "'" + std::string(rule) + "': no domain after 'domain:'");
-            if (auto hp = host_pattern(host, key); !hp) return fail(hp.error());
+            SBX_TRY(host_pattern(host, key));
             auto& list = allow ? out_.network.allowed_domains : out_.network.denied_domains;
             list.push_back(Sourced<std::string>{std::string(host), source(key)});
             return {};
         }
         if (tool == "Read" && allow) return {};  // a Read allow does not re-open a sandbox deny
         auto p = rule_path(spec, key);
-        if (!p) return fail(p.error());
+        SBX_TRY(p);
         auto& list = tool == "Read" ? fs.deny_read : (allow ? fs.allow_write : fs.deny_write);
         list.push_back(Sourced<std::string>{std::move(*p), source(key)});
         return {};
@@ -530,19 +530,19 @@ private:
 
     expected<void> read_permissions(element v) {
         auto members = known_members(v, permissions_keys());
-        if (!members) return fail(members.error());
+        SBX_TRY(members);
         for (auto& [name, value] : *members) {
             std::string key = "permissions." + std::string(name);
             if (name == "allow" || name == "deny") {
                 SourcedList rules;
-                if (auto r = string_list(value, key, rules, as_is); !r) return r;
+                SBX_TRY(string_list(value, key, rules, as_is));
                 for (auto& rule : rules)
-                    if (auto r = read_rule(rule.value, rule.source.key, name == "allow"); !r) return r;
+                    SBX_TRY(read_rule(rule.value, rule.source.key, name == "allow"));
             } else if (name == "additionalDirectories") {
-                if (auto r = paths_list(value, key, out_.additional_directories); !r) return r;
+                SBX_TRY(paths_list(value, key, out_.additional_directories));
             } else if (name == "ask") {
                 SourcedList rules;  // checked for shape only: asking is Claude Code's business
-                if (auto r = string_list(value, key, rules, as_is); !r) return r;
+                SBX_TRY(string_list(value, key, rules, as_is));
             }
         }
         return {};
@@ -564,7 +564,7 @@ inline expected<Settings> parse_settings(std::string_view text, const SettingsSo
         return fail(std::move(e));
     }
     detail::Reader reader(src, out);
-    if (auto r = reader.read((*doc)->root()); !r) return fail(r.error());
+    SBX_TRY(reader.read((*doc)->root()));
     return out;
 }
 
