@@ -46,9 +46,9 @@
 #include "fd_io.hpp"
 #include "launcher_main.hpp"
 #include "leftovers.hpp"
-#include "proxy_env.hpp"
 #include "sbx/core/json.hpp"
 #include "sbx/mac/profile.hpp"
+#include "sbx/net/proxy_env.hpp"
 #include "sbx/plan/plan.hpp"
 #include "sbx/plan/read_plan.hpp"
 #include "sbx/plan/report.hpp"
@@ -56,7 +56,6 @@
 
 namespace {
 
-using namespace sbx::linux_sandbox;
 using namespace sbx::launcher;
 
 // Seatbelt's runner. Only the tests' build changes it (tests/launcher/meson.build:
@@ -145,7 +144,7 @@ sbx::mac::ProfileOptions profile_options(const sbx::Plan& plan, const Listeners&
 std::vector<std::string> command_environment(const sbx::Plan& plan, const Listeners& l) {
     auto env = env_strings(plan, true);
     if (plan.network.mode != sbx::NetworkMode::proxy) return env;
-    for (const auto& [name, value] : proxy_environment(l.http_port, l.socks_port)) {
+    for (const auto& [name, value] : sbx::net::proxy_environment(l.http_port, l.socks_port)) {
         const std::string prefix = name + "=";
         env.erase(std::remove_if(env.begin(), env.end(), [&](const std::string& v) { return v.rfind(prefix, 0) == 0; }),
                   env.end());

@@ -1,7 +1,7 @@
 #include "stage.hpp"
 
 #include "fd_io.hpp"
-#include "proxy_env.hpp"
+#include "sbx/net/proxy_env.hpp"
 
 #include <arpa/inet.h>
 #include <fcntl.h>
@@ -182,7 +182,7 @@ std::string hand_over_listeners(int proxy_fd, const std::vector<StageForward>& f
     }
     const int err = errno;
     if (sent != 1) return std::string("cannot hand the proxy's sockets to the launcher: ") + std::strerror(err);
-    for (const auto& [name, value] : proxy_environment(ports[0], ports[1]))
+    for (const auto& [name, value] : sbx::net::proxy_environment(ports[0], ports[1]))
         if (::setenv(name.c_str(), value.c_str(), 1) != 0) return "cannot set " + name;
     return {};
 }

@@ -663,17 +663,6 @@ struct ExplainArgs {
     std::string on_unknown_host{kRunUnknownHost};  // as sbx run's default
 };
 
-// A rule's settings entry as JSON: {"layer", "file", "key"}, or null for a rule
-// no file made.
-void write_source(sbx::json::Writer& w, const std::optional<sbx::Source>& source) {
-    if (!source) {
-        w.null();
-        return;
-    }
-    w.begin_object().key("layer").value(sbx::layer_name(source->layer)).key("file").value(source->file.str());
-    w.key("key").value(source->key).end_object();
-}
-
 std::string_view step_name(sbx::net::HostDecision::Step s) {
     using S = sbx::net::HostDecision::Step;
     switch (s) {

@@ -2,7 +2,7 @@
 //
 // Decisions that depend on what is on disk (where a symlink leads, whether a file
 // has other hard links, what a directory holds) take an FsView. The disk
-// implementation is in fs_view_disk.hpp; MemoryFs here is a tree in memory, so
+// implementation is in io/fs_view_disk.hpp; MemoryFs here is a tree in memory, so
 // every such decision is a fast, reproducible unit test.
 #pragma once
 

@@ -10,6 +10,8 @@
 #include <string_view>
 #include <vector>
 
+#include "sbx/core/json.hpp"
+
 namespace sbx {
 
 // The settings layers, lowest precedence first. `builtin` is sbx's own safe
@@ -96,5 +98,16 @@ inline std::string to_string(const Warning& w) {
 
 using SourcedList = std::vector<Sourced<std::string>>;
 using SourcedBool = std::optional<Sourced<bool>>;
+
+// A Source as JSON, the one spelling plans, `sbx policy --json` and `sbx explain
+// --json` share: {"layer", "file", "key"}, or null for a value no file set.
+inline void write_source(json::Writer& w, const std::optional<Source>& s) {
+    if (!s) {
+        w.null();
+        return;
+    }
+    w.begin_object().key("layer").value(layer_name(s->layer)).key("file").value(s->file.str()).key("key").value(s->key);
+    w.end_object();
+}
 
 }  // namespace sbx

@@ -37,17 +37,7 @@ inline void write_host_rules(json::Writer& w, const std::vector<net::HostRule>& 
     w.begin_array();
     for (const auto& r : rules) {
         w.begin_object().key("pattern").value(r.text).key("source");
-        if (r.source)
-            w.begin_object()
-                .key("layer")
-                .value(layer_name(r.source->layer))
-                .key("file")
-                .value(r.source->file.str())
-                .key("key")
-                .value(r.source->key)
-                .end_object();
-        else
-            w.null();
+        write_source(w, r.source);
         w.end_object();
     }
     w.end_array();

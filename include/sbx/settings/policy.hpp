@@ -433,14 +433,7 @@ inline expected<Policy> merge(std::span<const Settings> layers, const MergeOptio
 // ({layer, file, key}, or null for a default), each list entry with its own, then
 // the warnings. For a caller that adds members of its own (sbx policy: the root).
 inline void write_policy_members(json::Writer& w, const Policy& p) {
-    auto source = [&](const std::optional<Source>& s) {
-        if (!s) {
-            w.null();
-            return;
-        }
-        w.begin_object().key("layer").value(layer_name(s->layer)).key("file").value(s->file).key("key").value(s->key);
-        w.end_object();
-    };
+    auto source = [&](const std::optional<Source>& s) { write_source(w, s); };
     auto boolean = [&](std::string_view name, const Value<bool>& v) {
         w.key(name).begin_object().key("value").value(v.value).key("source");
         source(v.source);

@@ -1,12 +1,15 @@
-// launchers/proxy_env.hpp - the variables that point a command at its proxy.
-// Inline: the statically linked stage (Linux) and sbx-mac both use it.
+// sbx/net/proxy_env.hpp - the variables that point a command at its proxy.
+//
+// Which variables, and why each, is a decision of the engine's: the launchers
+// only fill in the two ports they listen on (the statically linked stage on
+// Linux, sbx-mac on macOS).
 #pragma once
 
 #include <string>
 #include <utility>
 #include <vector>
 
-namespace sbx::linux_sandbox {
+namespace sbx::net {
 
 // HTTP_PROXY, HTTPS_PROXY and ALL_PROXY, upper and lower case, at 127.0.0.1 ports,
 // and an empty NO_PROXY, so that localhost too goes through the proxy; and what
@@ -27,4 +30,4 @@ inline std::vector<std::pair<std::string, std::string>> proxy_environment(int ht
             {"NODE_USE_ENV_PROXY", "1"}, {"grpc_proxy", http}};
 }
 
-}  // namespace sbx::linux_sandbox
+}  // namespace sbx::net
