@@ -10,6 +10,8 @@
 
 #include "check.hpp"
 #include "sbx/plan/plan.hpp"
+#include "sbx/plan/plan_json.hpp"
+#include "sbx/plan/read_plan.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     using sbx::fuzz::check;
