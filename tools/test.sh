@@ -80,9 +80,10 @@ run_suite build "${all_suites[@]}" -Db_sanitize=none
 run_suite build-asan "${all_suites[@]}" -Db_sanitize=address,undefined -Db_lundef=false -Dbench=disabled \
     -Dbuildtype=debug
 # A user's release build, with Clang 14: everything builds without a warning. Its
-# tests are the unit suite and the libFuzzer harnesses (tests/fuzz), which need
-# Clang; the confinement suites ran in the two builds above.
-suites=(--suite unit --suite fuzz)
+# tests are the engine's unit suite, the launchers' parts tested in one process
+# (launcher-parts), and the libFuzzer harnesses (tests/fuzz), which need Clang; the
+# confinement suites ran in the two builds above.
+suites=(--suite unit --suite launcher-parts --suite fuzz)
 CXX=clang++ run_suite build-clang "${all_suites[@]}" -Db_sanitize=none -Dbench=disabled -Dbuildtype=release \
     -Dfuzz=enabled
 suites=()
