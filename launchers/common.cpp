@@ -34,6 +34,8 @@ std::mutex g_terminal_mutex;
 
 }  // namespace
 
+std::mutex& terminal_mutex() { return g_terminal_mutex; }
+
 std::vector<char*> c_strings(std::vector<std::string>& v) {
     std::vector<char*> out;
     for (auto& s : v) out.push_back(s.data());
@@ -77,6 +79,7 @@ bool ask_on_terminal(const sbx::net::HostTarget& t, const StopSandbox& stop, int
         asking.c_lflag |= ICANON | ECHO | ECHOE | ECHOK;
         asking.c_iflag |= ICRNL;
         asking.c_iflag &= ~static_cast<tcflag_t>(INLCR | IGNCR);
+        asking.c_oflag |= OPOST | ONLCR;  // the echoed newline returns the carriage too (raw mode has neither)
         ::tcsetattr(tty, TCSANOW, &asking);
     }
     ::tcflush(tty, TCIFLUSH);  // keys typed before the question do not answer it

@@ -154,6 +154,11 @@ sbx::expected<void> check_pass_fds(const sbx::Plan& plan, std::initializer_list<
 // end of the command).
 bool ask_on_terminal(const sbx::net::HostTarget& t, const StopSandbox& stop, int questions_end);
 
+// The lock a question holds while it is on the terminal: whatever else writes
+// to the caller's terminal (relay_stderr, the terminal relay) or reads from it
+// (the terminal relay) takes it for each write or read.
+std::mutex& terminal_mutex();
+
 // The caller's answers, one JSON object a line on --control-fd:
 // {"id": N, "answer": "allow"} or "deny", N being the question event's id. Asked
 // by one thread at a time (the proxy asks one question at a time).

@@ -4,6 +4,7 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -11,6 +12,7 @@
 #include <cerrno>
 #include <cstddef>
 #include <cstdlib>
+#include <cstring>
 #include <span>
 #include <utility>
 #include <vector>
@@ -88,6 +90,60 @@ inline bool sweep_fds(std::span<const int> keep, FdSweep how) {
         else ::fcntl(fd, F_SETFD, FD_CLOEXEC);
     }
     return true;
+}
+
+// Sends `fds` over the Unix socket `sock` with one byte, `tag`. False with errno
+// when the message could not be sent whole.
+inline bool send_fds(int sock, std::span<const int> fds, char tag) {
+    iovec iov{&tag, 1};
+    const std::size_t bytes = fds.size() * sizeof(int);
+    std::vector<char> control(CMSG_SPACE(bytes), 0);  // operator new aligns it for cmsghdr
+    msghdr msg{};
+    msg.msg_iov = &iov;
+    msg.msg_iovlen = 1;
+    msg.msg_control = control.data();
+    msg.msg_controllen = control.size();
+    cmsghdr* cm = CMSG_FIRSTHDR(&msg);
+    cm->cmsg_level = SOL_SOCKET;
+    cm->cmsg_type = SCM_RIGHTS;
+    cm->cmsg_len = CMSG_LEN(bytes);
+    std::memcpy(CMSG_DATA(cm), fds.data(), bytes);
+    ssize_t sent;
+    while ((sent = ::sendmsg(sock, &msg, MSG_NOSIGNAL)) < 0 && errno == EINTR) {
+    }
+    return sent == 1;
+}
+
+// Receives exactly `want` descriptors (close-on-exec) sent by send_fds on
+// `sock`; none when the other end closed, or sent another number of them.
+inline std::vector<int> receive_fds(int sock, std::size_t want) {
+    char tag = 0;
+    iovec iov{&tag, 1};
+    std::vector<char> control(CMSG_SPACE(want * sizeof(int)), 0);
+    msghdr msg{};
+    msg.msg_iov = &iov;
+    msg.msg_iovlen = 1;
+    msg.msg_control = control.data();
+    msg.msg_controllen = control.size();
+    ssize_t n;
+#ifdef MSG_CMSG_CLOEXEC
+    constexpr int kFlags = MSG_CMSG_CLOEXEC;
+#else
+    constexpr int kFlags = 0;  // macOS: marked below
+#endif
+    while ((n = ::recvmsg(sock, &msg, kFlags)) < 0 && errno == EINTR) {
+    }
+    std::vector<int> fds;
+    const cmsghdr* cm = n == 1 ? CMSG_FIRSTHDR(&msg) : nullptr;
+    if (cm != nullptr && cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS && cm->cmsg_len >= CMSG_LEN(0)) {
+        fds.resize((cm->cmsg_len - CMSG_LEN(0)) / sizeof(int));
+        std::memcpy(fds.data(), CMSG_DATA(cm), fds.size() * sizeof(int));
+        if (kFlags == 0)
+            for (int fd : fds) ::fcntl(fd, F_SETFD, FD_CLOEXEC);
+    }
+    if (fds.size() == want && (msg.msg_flags & MSG_CTRUNC) == 0) return fds;
+    for (int fd : fds) ::close(fd);
+    return {};
 }
 
 // An owned descriptor, closed when it goes. Move-only.

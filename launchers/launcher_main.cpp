@@ -131,6 +131,10 @@ int launcher_main(int argc, char** argv, Platform& platform) {
             if (auto why = take_again_option(next(), o.again); !why.empty()) return usage_of(platform, why);
         } else if (a == "--violations") {
             o.print_violations = true;
+        } else if (a == "--pty" || a == "--no-pty") {
+            const PtyMode mode = a == "--pty" ? PtyMode::always : PtyMode::never;
+            if (o.pty != PtyMode::automatic && o.pty != mode) return usage_of(platform, "--pty and --no-pty contradict each other");
+            o.pty = mode;
         } else if (a == "--doctor") {
             o.doctor = true;
         } else if (a == "--json") {

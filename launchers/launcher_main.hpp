@@ -4,7 +4,7 @@
 //
 // A launcher's main is launcher_main(argc, argv, platform). The skeleton parses
 // the options both share (--plan-fd, --report-fd, --control-fd, --again-fd,
-// --violations, --doctor, --json, --help) and hands the rest to the platform;
+// --violations, --pty, --no-pty, --doctor, --json, --help) and hands the rest to the platform;
 // then it reads the plan, shows its warnings, checks the descriptors it passes,
 // asks the platform whether the sandbox can run here, checks the disk, makes the
 // tool cache home, starts the reaper, and either runs the command without a
@@ -25,6 +25,7 @@
 #include "sbx/core/error.hpp"
 #include "sbx/core/provenance.hpp"
 #include "sbx/plan/plan.hpp"
+#include "terminal.hpp"
 
 namespace sbx::launcher {
 
@@ -35,6 +36,7 @@ struct Options {
     int control_fd = -1;
     std::vector<std::string> again;  // --again-fd's program and arguments
     bool print_violations = false;
+    PtyMode pty = PtyMode::automatic;  // --pty, --no-pty (terminal.hpp)
     bool doctor = false;
     bool json = false;
 };

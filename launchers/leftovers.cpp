@@ -180,7 +180,7 @@ bool wait_gone(pid_t pid) {
     return false;
 }
 
-[[noreturn]] void reaper_main(int fd) {
+[[noreturn]] void reaper_main(int fd, int tty) {
     ::setsid();
     for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE, SIGTSTP, SIGTTIN, SIGTTOU, SIGUSR1, SIGUSR2})
         ::signal(sig, SIG_IGN);
@@ -189,8 +189,9 @@ bool wait_gone(pid_t pid) {
         for (int std_fd = 0; std_fd < 3; ++std_fd) ::dup2(null, std_fd);
     // Nothing the caller left open stays open for the reaper's life (a pipe whose
     // reader waits for the end, a lock).
-    const int keep[] = {fd};
+    const int keep[] = {fd, tty};
     sbx::launcher::sweep_fds(keep, sbx::launcher::FdSweep::close);
+    std::optional<termios> modes;  // the caller's terminal's, while the launcher has it raw
     std::vector<Leftover> list;
     pid_t sandbox = -1;
     pid_t group_to_kill = -1;
@@ -221,6 +222,11 @@ bool wait_gone(pid_t pid) {
             group_to_kill = static_cast<pid_t>(std::stol(payload));
             continue;
         }
+        if (kind == 'M') {
+            modes.reset();
+            if (payload.size() == sizeof(termios)) std::memcpy(&modes.emplace(), payload.data(), sizeof(termios));
+            continue;
+        }
         if (kind == 'G') {
             const auto nul = payload.find('\0');
             if (nul == std::string::npos) break;
@@ -235,8 +241,10 @@ bool wait_gone(pid_t pid) {
         l.path = payload.substr(2 * sizeof(std::uint64_t));
         list.push_back(std::move(l));
     }
-    // The launcher is gone without dismissing us. Where nothing ends the command
-    // with it (sbx-mac), its process group is ended here.
+    // The launcher is gone without dismissing us. The caller gets its terminal
+    // back as it was, at once. Where nothing ends the command with it (sbx-mac),
+    // its process group is ended here.
+    if (modes && tty >= 0) ::tcsetattr(tty, TCSANOW, &*modes);
     if (group_to_kill > 0) ::kill(-group_to_kill, SIGKILL);
     if (sandbox > 0) wait_gone(sandbox);
     for (int attempt = 0; attempt < 20; ++attempt) {
@@ -294,15 +302,18 @@ sbx::expected<Reaper> Reaper::start() {
     }
     if (pid == 0) {
         ::close(fds[1]);
-        // Nothing but the pipe: the reaper must not keep the terminal or any
-        // descriptor of the sandbox open.
+        // Nothing but the pipe: the reaper must not keep the caller's pipes or any
+        // descriptor of the sandbox open; the caller's terminal only to restore its
+        // modes (and only a terminal: a pipe's reader would wait for us).
         if (fds[0] != 3 && ::dup2(fds[0], 3) < 0) ::_exit(1);
+        const int tty = ::isatty(STDIN_FILENO) != 0 && ::dup2(STDIN_FILENO, 4) == 4 ? 4 : -1;
 #if defined(__linux__)
-        ::close_range(4, ~0U, 0);
+        ::close_range(5, ~0U, 0);
 #else
-        for (int fd = 4, end = static_cast<int>(::getdtablesize()); fd < end; ++fd) ::close(fd);
+        for (int fd = 5, end = static_cast<int>(::getdtablesize()); fd < end; ++fd) ::close(fd);
 #endif
-        reaper_main(3);
+        if (tty < 0) ::close(4);
+        reaper_main(3, tty);
     }
     ::close(fds[0]);
     return Reaper(pid, fds[1]);
@@ -344,6 +355,10 @@ void Reaper::kill_group(pid_t pgid) { send('K', std::to_string(pgid)); }
 
 void Reaper::group(const std::string& lock_path, const std::string& live_path) {
     send('G', lock_path + '\0' + live_path);
+}
+
+void Reaper::terminal_modes(const termios* modes) {
+    send('M', modes == nullptr ? std::string() : std::string(reinterpret_cast<const char*>(modes), sizeof *modes));
 }
 
 void Reaper::dismiss() {

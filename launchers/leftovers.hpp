@@ -9,6 +9,7 @@
 #pragma once
 
 #include <sys/types.h>
+#include <termios.h>
 
 #include <cstdint>
 #include <optional>
@@ -60,6 +61,9 @@ std::vector<std::string> remove_leftovers(const std::vector<Leftover>& list);
 sbx::expected<void> remove_tree(const std::string& path);
 
 // The reaper: a child process in its own session, deaf to the terminal's signals.
+// When the launcher's standard input is a terminal it keeps a descriptor of it,
+// to give the terminal its modes back should the launcher die with it in raw
+// mode (terminal.hpp); it keeps nothing else of the caller's.
 class Reaper {
 public:
     // Forks it. Call before making anything.
@@ -78,6 +82,10 @@ public:
     void kill_group(pid_t pgid);
     // The files of the root's group (root_group.hpp), which it leaves for us.
     void group(const std::string& lock_path, const std::string& live_path);
+
+    // The caller's terminal modes, to restore first should the launcher die; null:
+    // none any more (the launcher restored them).
+    void terminal_modes(const termios* modes);
 
     // The launcher cleaned up itself: the reaper exits without touching anything.
     void dismiss();

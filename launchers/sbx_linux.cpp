@@ -71,6 +71,7 @@
 #include "seccomp_filter.hpp"
 #include "signals.hpp"
 #include "stage.hpp"
+#include "terminal.hpp"
 
 namespace {
 
@@ -232,34 +233,6 @@ void report_audit(const GitAuditResult& audit, Report& report, bool in_block) {
     }
 }
 
-// The listening sockets the stage made inside: one per forward, then the
-// proxy's HTTP and SOCKS ones; empty when the sandbox never got that far
-// (bubblewrap failed, or the stage could not make one; its exit closes the
-// socket). Whatever else arrives is closed.
-std::vector<int> receive_listeners(int sock, std::size_t forwards) {
-    const std::size_t want = forwards + 2;
-    char byte = 0;
-    iovec iov{&byte, 1};
-    std::vector<char> control(CMSG_SPACE(want * sizeof(int)), 0);  // operator new aligns it for cmsghdr
-    msghdr msg{};
-    msg.msg_iov = &iov;
-    msg.msg_iovlen = 1;
-    msg.msg_control = control.data();
-    msg.msg_controllen = control.size();
-    ssize_t n;
-    while ((n = ::recvmsg(sock, &msg, MSG_CMSG_CLOEXEC)) < 0 && errno == EINTR) {
-    }
-    std::vector<int> fds;
-    const cmsghdr* cm = n == 1 ? CMSG_FIRSTHDR(&msg) : nullptr;
-    if (cm != nullptr && cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS && cm->cmsg_len >= CMSG_LEN(0)) {
-        fds.resize((cm->cmsg_len - CMSG_LEN(0)) / sizeof(int));
-        std::memcpy(fds.data(), CMSG_DATA(cm), fds.size() * sizeof(int));
-    }
-    if (fds.size() == want && (msg.msg_flags & MSG_CTRUNC) == 0) return fds;
-    for (int fd : fds) ::close(fd);
-    return {};
-}
-
 // The seccomp program, in the descriptor returned, or -1. Where it cannot be
 // built, filter_fallback (sbx/linux/filter_fallback.hpp) says whether the plan
 // runs without it; when it may not, the sandbox is `unavailable` here, for
@@ -299,6 +272,9 @@ struct Run {
     int status_pipe[2] = {-1, -1};
     int err_pipe[2] = {-1, -1};
     int proxy_pair[2] = {-1, -1};
+    int pty_pair[2] = {-1, -1};  // the stage hands the command's terminal over it
+    std::optional<TerminalUse> terminal;
+    std::unique_ptr<TerminalRelay> terminal_relay;
     int exclude_fd = -1;
     std::optional<sbx::StderrScanner> scanner;
 
@@ -358,8 +334,18 @@ sbx::expected<void> prepare_stage(Run& run) {
     // reads it), or file refusals to read from it, the command's standard error
     // passes through relay_stderr.
     const bool relay = plan.scan_stderr || (run.l.options().print_violations && ::isatty(STDERR_FILENO) == 0);
-    if (relay && ::pipe2(run.err_pipe, O_CLOEXEC) != 0) return failed("pipe");
+    // A terminal of its own (terminal.hpp) stands in for those of 0-2 that are
+    // the caller's terminal. bubblewrap gets none of them: its messages, should
+    // it fail, come through the pipe of standard error.
+    run.terminal = terminal_use(run.l.options().pty, relay);
+    const bool err_pipe = relay || (run.terminal && run.terminal->replaces[2]);
+    if (err_pipe && ::pipe2(run.err_pipe, O_CLOEXEC) != 0) return failed("pipe");
     if (plan.scan_stderr) run.scanner.emplace(plan.filesystem, plan.cwd);
+    if (run.terminal) {
+        if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, run.pty_pair) != 0) return failed("socketpair");
+        stage.pty_fd = run.pty_pair[1];
+        stage.pty_on = run.terminal->replaces;
+    }
     if (plan.network.mode == sbx::NetworkMode::proxy) {
         if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, run.proxy_pair) != 0) return failed("socketpair");
         stage.proxy_fd = run.proxy_pair[1];
@@ -398,7 +384,7 @@ pid_t start_bubblewrap(Run& run, std::vector<std::string>& args) {
     const sbx::Plan& plan = run.plan;
     auto env = env_strings(plan, false);
     std::vector<int> keep_fds = plan.pass_fds;
-    for (int fd : {run.exe_fd, run.status_pipe[1], run.seccomp_fd, run.exclude_fd, run.proxy_pair[1]})
+    for (int fd : {run.exe_fd, run.status_pipe[1], run.seccomp_fd, run.exclude_fd, run.proxy_pair[1], run.pty_pair[1]})
         if (fd >= 0) keep_fds.push_back(fd);
     const pid_t pid = ::fork();
     if (pid < 0) return -1;
@@ -414,6 +400,16 @@ pid_t start_bubblewrap(Run& run, std::vector<std::string>& args) {
             ::_exit(kFailedBeforeCommand);
         }
         for (int fd : keep_fds) ::fcntl(fd, F_SETFD, 0);
+        // Where the command gets a terminal of its own, neither bubblewrap nor
+        // its init (pid 1 inside) keeps the caller's: /dev/null stands in until
+        // the stage puts the command's terminal there.
+        if (run.terminal)
+            for (int fd = 0; fd < 2; ++fd)
+                if (run.terminal->replaces[static_cast<std::size_t>(fd)]) {
+                    const int null = ::open("/dev/null", O_RDWR);
+                    if (null < 0 || ::dup2(null, fd) < 0) ::_exit(kFailedBeforeCommand);
+                    if (null != fd) ::close(null);
+                }
         if (run.err_pipe[1] >= 0) ::dup2(run.err_pipe[1], STDERR_FILENO);
         auto a = c_strings(args);
         auto e = c_strings(env);
@@ -428,7 +424,25 @@ pid_t start_bubblewrap(Run& run, std::vector<std::string>& args) {
     if (run.seccomp_fd >= 0) ::close(run.seccomp_fd);
     if (run.exclude_fd >= 0) ::close(run.exclude_fd);
     if (run.err_pipe[1] >= 0) ::close(run.err_pipe[1]);
+    if (run.pty_pair[1] >= 0) ::close(run.pty_pair[1]);
     return pid;
+}
+
+// The command's terminal: the stage hands over its master and waits until the
+// relay has copied the caller's size and modes to it and set the caller's
+// terminal raw, then makes it the command's. Nothing when the plan gives the
+// command no terminal of its own, or the sandbox never got that far (the
+// stage's exit closes the socket).
+void start_terminal(Run& run) {
+    if (run.pty_pair[0] < 0) return;
+    auto fds = receive_fds(run.pty_pair[0], 1);
+    if (!fds.empty()) {
+        run.terminal_relay = std::make_unique<TerminalRelay>(*run.terminal, fds.front(), run.reaper);
+        run.terminal_relay->start();
+        write_all(run.pty_pair[0], "G", 1);
+    }
+    ::close(run.pty_pair[0]);
+    run.pty_pair[0] = -1;
 }
 
 // The proxy: the stage hands over the listening sockets it made inside. Null
@@ -439,7 +453,7 @@ std::unique_ptr<CommandProxy> start_proxy(Run& run, pid_t pid) {
     std::unique_ptr<CommandProxy> proxy;
     if (run.proxy_pair[0] < 0) return proxy;
     ::close(run.proxy_pair[1]);
-    auto fds = receive_listeners(run.proxy_pair[0], run.plan.network.forwards.size());
+    auto fds = receive_fds(run.proxy_pair[0], run.plan.network.forwards.size() + 2);
     ::close(run.proxy_pair[0]);
     if (fds.empty()) return proxy;
     const int socks_fd = fds.back();
@@ -492,9 +506,12 @@ int finish(Run& run, ProbeOptions popt, int wstatus, const StageReport& stage_re
         return s;
     }
     report.exit_event(true, "", status);
-    if (run.l.options().print_violations)
-        std::cerr << violations_text(plan, refused, run.scanner ? &*run.scanner : nullptr, audit.neutralised)
-                  << std::flush;
+    if (run.l.options().print_violations) {
+        std::string block = violations_text(plan, refused, run.scanner ? &*run.scanner : nullptr, audit.neutralised);
+        // On a line of its own, after the command's last output.
+        if (!block.empty() && run.terminal_relay && !run.terminal_relay->at_line_start()) block.insert(0, "\n");
+        std::cerr << block << std::flush;
+    }
     return status;
 }
 
@@ -576,6 +593,7 @@ int LinuxPlatform::run(Launcher& l, const sbx::Plan& plan, Reaper& reaper) {
     if (run.err_pipe[0] >= 0)
         stderr_relay = std::thread(relay_stderr, run.err_pipe[0], run.scanner ? &*run.scanner : nullptr, &l.report());
     auto proxy = start_proxy(run, pid);
+    start_terminal(run);
     if (caught_signal() != 0) ::kill(pid, SIGKILL);  // a signal came before we knew the pid
 
     int wstatus = 0;
@@ -583,6 +601,8 @@ int LinuxPlatform::run(Launcher& l, const sbx::Plan& plan, Reaper& reaper) {
     }
     sandbox_ended();
     if (proxy) proxy->stop();  // open questions are answered no
+    // The command's last output is written and the caller's terminal has its modes back.
+    if (run.terminal_relay) run.terminal_relay->finish();
     // Every writer was inside the sandbox, whose processes ended with it.
     if (stderr_relay.joinable()) stderr_relay.join();
     auto bytes = sbx::read_all(run.status_pipe[0], 4096, "the stage's status pipe");

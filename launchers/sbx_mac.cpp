@@ -283,7 +283,11 @@ public:
         return true;
     }
     std::string check_options(const Options& o) const override {
-        return o.json ? "--json goes with --doctor" : "";
+        if (o.json) return "--json goes with --doctor";
+        // The command shares the caller's terminal here, in a session of its own
+        // (no controlling terminal): a terminal of its own is sbx-linux's, for now.
+        if (o.pty == PtyMode::always) return "--pty: sbx-mac has no terminal of the command's own yet (sbx-linux has)";
+        return "";
     }
     int doctor(Launcher& l) override;
     std::optional<int> other_mode(Launcher& l) override;

@@ -1,6 +1,7 @@
 // launchers/signals.hpp - the launchers' signal handling: SIGINT, SIGTERM, SIGHUP
 // and SIGQUIT end the sandbox at once and are remembered, so that the launcher,
-// once it has cleaned up, dies of the same signal and its caller sees what it sent.
+// once it has cleaned up, dies of the same signal and its caller sees what it sent;
+// SIGWINCH and SIGCONT wake the terminal relay.
 //
 // The handler's state (the signal caught, the process to kill) is the only
 // mutable state of the launchers outside the objects main passes around: a
@@ -30,6 +31,13 @@ void watch_sandbox(pid_t pid, KillScope scope);
 void sandbox_ended();
 // The process being watched, or -1.
 pid_t watched_sandbox();
+
+// SIGWINCH and SIGCONT (the caller's window changed size; this process was
+// continued, maybe in the terminal's foreground again) each write a byte to a
+// pipe, whose non-blocking read end this returns (-1 when it cannot be made).
+// For the terminal relay (terminal.hpp), until stop_watching_terminal().
+int watch_terminal();
+void stop_watching_terminal();
 
 // Dies of `sig`, so our caller sees what it sent; exits 128+sig should it survive.
 [[noreturn]] void die_of(int sig);

@@ -6,15 +6,19 @@
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <netinet/in.h>
+#include <stdlib.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
+#include <array>
 #include <cerrno>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -23,6 +27,7 @@ namespace sbx::linux_sandbox {
 // fd_io.hpp's, shared with the launchers.
 using sbx::launcher::FdSweep;
 using sbx::launcher::parse_fd;
+using sbx::launcher::send_fds;
 using sbx::launcher::sweep_fds;
 using sbx::launcher::write_all;
 
@@ -55,6 +60,12 @@ std::vector<std::string> stage_argv(const StageArgs& a) {
     std::vector<std::string> out{"/proc/self/fd/" + std::to_string(a.exe_fd), std::string(kStageFlag),
                                  "--exe-fd", std::to_string(a.exe_fd), "--status-fd", std::to_string(a.status_fd),
                                  "--proxy-fd", std::to_string(a.proxy_fd), "--filtered", a.filtered ? "1" : "0"};
+    if (a.pty_fd >= 0) {
+        std::string on;
+        for (int fd = 0; fd < 3; ++fd)
+            if (a.pty_on[fd]) on += static_cast<char>('0' + fd);
+        out.insert(out.end(), {"--pty-fd", std::to_string(a.pty_fd), "--pty-on", on});
+    }
     for (int fd : a.keep_fds) out.insert(out.end(), {"--keep-fd", std::to_string(fd)});
     for (const auto& f : a.forwards) out.insert(out.end(), {"--forward", f.address, std::to_string(f.port), f.entry});
     for (const auto& kv : a.loader_env) out.insert(out.end(), {"--loader-env", kv});
@@ -82,6 +93,11 @@ bool parse_stage_args(int argc, char** argv, StageArgs& out) {
         if (a == "--exe-fd" && parse_fd(v, out.exe_fd)) continue;
         if (a == "--status-fd" && parse_fd(v, out.status_fd)) continue;
         if (a == "--proxy-fd" && parse_fd(v, out.proxy_fd, -1)) continue;
+        if (a == "--pty-fd" && parse_fd(v, out.pty_fd)) continue;
+        if (a == "--pty-on" && *v != '\0' && std::strspn(v, "012") == std::strlen(v)) {
+            for (const char* c = v; *c != '\0'; ++c) out.pty_on[static_cast<std::size_t>(*c - '0')] = true;
+            continue;
+        }
         if (a == "--filtered" && (v == std::string_view("0") || v == std::string_view("1"))) {
             out.filtered = *v == '1';
             continue;
@@ -163,27 +179,63 @@ std::string hand_over_listeners(int proxy_fd, const std::vector<StageForward>& f
     for (int& port : ports)
         if ((port = listen_on(made, "127.0.0.1", 0)) < 0)
             return std::string("cannot listen on the sandbox's loopback: ") + std::strerror(errno);
-    char byte = 'L';
-    iovec iov{&byte, 1};
-    const std::size_t bytes = made.fds.size() * sizeof(int);
-    std::vector<char> control(CMSG_SPACE(bytes), 0);  // operator new aligns it for cmsghdr
-    msghdr msg{};
-    msg.msg_iov = &iov;
-    msg.msg_iovlen = 1;
-    msg.msg_control = control.data();
-    msg.msg_controllen = control.size();
-    cmsghdr* cm = CMSG_FIRSTHDR(&msg);
-    cm->cmsg_level = SOL_SOCKET;
-    cm->cmsg_type = SCM_RIGHTS;
-    cm->cmsg_len = CMSG_LEN(bytes);
-    std::memcpy(CMSG_DATA(cm), made.fds.data(), bytes);
-    ssize_t sent;
-    while ((sent = ::sendmsg(proxy_fd, &msg, MSG_NOSIGNAL)) < 0 && errno == EINTR) {
-    }
-    const int err = errno;
-    if (sent != 1) return std::string("cannot hand the proxy's sockets to the launcher: ") + std::strerror(err);
+    if (!send_fds(proxy_fd, made.fds, 'L'))
+        return std::string("cannot hand the proxy's sockets to the launcher: ") + std::strerror(errno);
     for (const auto& [name, value] : sbx::net::proxy_environment(ports[0], ports[1]))
         if (::setenv(name.c_str(), value.c_str(), 1) != 0) return "cannot set " + name;
+    return {};
+}
+
+// The command's terminal: a pseudo-terminal on the sandbox's own devpts (so
+// that `tty` names it inside), whose master goes to the launcher over pty_fd.
+// Once the launcher has given it the caller's window size and modes (it answers
+// 'G'), this process leads a session of its own with the terminal as its
+// controlling terminal, and the terminal stands in for `on` of 0-2. bubblewrap
+// and its init were given /dev/null (or a pipe) there: nothing in the sandbox
+// has the caller's terminal.
+std::string make_terminal(int pty_fd, const std::array<bool, 3>& on) {
+    auto failed = [](const char* what) {
+        return std::string("cannot make the command's terminal (") + what + "): " + std::strerror(errno) +
+               "; sbx run --no-pty gives it the caller's descriptors instead";
+    };
+    const int master = ::posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
+    if (master < 0) return failed("/dev/ptmx");
+    if (::unlockpt(master) != 0) {
+        ::close(master);
+        return failed("unlockpt");
+    }
+    // Its other side, opened from the master itself: no path to look up.
+    int slave = ::ioctl(master, TIOCGPTPEER, O_RDWR | O_NOCTTY | O_CLOEXEC);
+    if (slave < 0) {
+        char name[64];
+        if (::ptsname_r(master, name, sizeof name) == 0) slave = ::open(name, O_RDWR | O_NOCTTY | O_CLOEXEC);
+    }
+    if (slave < 0) {
+        ::close(master);
+        return failed("its other side");
+    }
+    const int sent = send_fds(pty_fd, std::span<const int>(&master, 1), 'T') ? 0 : errno;
+    ::close(master);
+    char go = 0;
+    ssize_t n = -1;
+    if (sent == 0)
+        while ((n = ::read(pty_fd, &go, 1)) < 0 && errno == EINTR) {
+        }
+    if (sent != 0 || n != 1 || go != 'G') {
+        ::close(slave);
+        errno = sent != 0 ? sent : EPIPE;
+        return failed("the launcher did not take it");
+    }
+    if (::setsid() < 0 || ::ioctl(slave, TIOCSCTTY, 0) != 0) {
+        ::close(slave);
+        return failed("controlling terminal");
+    }
+    for (int fd = 0; fd < 3; ++fd)
+        if (on[static_cast<std::size_t>(fd)] && ::dup2(slave, fd) < 0) {
+            ::close(slave);
+            return failed("dup2");
+        }
+    ::close(slave);
     return {};
 }
 
@@ -241,6 +293,11 @@ int run_stage(const StageArgs& a) {
     }
     if (a.filtered)
         if (auto why = check_filtered(); !why.empty()) return stage_failed(a.status_fd, why);
+    if (a.pty_fd >= 0) {
+        const std::string why = make_terminal(a.pty_fd, a.pty_on);
+        ::close(a.pty_fd);
+        if (!why.empty()) return stage_failed(a.status_fd, why);
+    }
     // The command gets 0-2 and the descriptors the plan names; the status pipe
     // closes on exec.
     std::vector<int> keep = a.keep_fds;

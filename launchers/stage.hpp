@@ -8,14 +8,18 @@
 // checks that both do, makes the listening sockets of the plan's forwards and
 // then the proxy's own (so that no ephemeral port of the proxy's takes a
 // forward's), hands them all to the launcher, sets the loader
-// variables, closes every descriptor the command is not given, and execs the
-// command. It tells the launcher how far it got on an inherited pipe:
+// variables, makes the command's terminal where the launcher asks for one
+// (terminal.hpp: a pseudo-terminal on the sandbox's own devpts, whose master it
+// hands to the launcher, and which becomes the controlling terminal of a
+// session of the stage's own), closes every descriptor the command is not
+// given, and execs the command. It tells the launcher how far it got on an inherited pipe:
 //   nothing   the sandbox was never built (bubblewrap failed before the stage)
 //   "S"       the stage ran; the command was exec'd unless more follows
 //   "S" "E" + errno (4 bytes)  the command could not be exec'd
 //   "S" "F" + message          the stage itself failed (a process without the filter)
 #pragma once
 
+#include <array>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -41,6 +45,9 @@ struct StageArgs {
     int proxy_fd = -1;    // a Unix stream socket to the launcher: the stage makes the proxy's listening
                           // sockets on the sandbox's loopback and hands them over it; -1: no proxy
     std::vector<StageForward> forwards;   // listened on before the proxy's, handed over first, in this order
+    int pty_fd = -1;      // a Unix stream socket to the launcher: the stage makes the command's terminal
+                          // (launchers/terminal.hpp) and hands its master over it; -1: none
+    std::array<bool, 3> pty_on{};         // which of 0-2 the terminal stands in for
     std::vector<int> keep_fds;            // the descriptors the command gets beyond 0-2 (the plan's passFds)
     std::vector<std::string> loader_env;  // NAME=VALUE
     std::vector<std::string> command;

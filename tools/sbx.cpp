@@ -925,6 +925,8 @@ struct RunArgs {
     PlanArgs plan;
     std::string launcher;
     int attempt = 1;  // --attempt N: sbx's own, when the launcher runs it again
+    bool pty = false;     // --pty: a terminal of the command's own even without one here
+    bool no_pty = false;  // --no-pty: the caller's descriptors as they are, terminal or not
 };
 
 // How many times `sbx run` plans before it gives up on a plan the disk keeps
@@ -1017,6 +1019,8 @@ int run_run(RunArgs& a) {
         again_text = std::to_string(*again_fd);
         argv.insert(argv.end(), {const_cast<char*>("--again-fd"), again_text.data()});
     }
+    if (a.pty) argv.push_back(const_cast<char*>("--pty"));
+    if (a.no_pty) argv.push_back(const_cast<char*>("--no-pty"));
     argv.push_back(nullptr);
     // The passed descriptors must survive the exec of the launcher, which hands
     // them to the command.
@@ -1108,6 +1112,12 @@ int main(int argc, char** argv) {
         ->check(CLI::Range(1, kRunAttempts))
         ->group("");
     run->add_option("--launcher", run_args.launcher, "The launcher to use (default: sbx-linux, or sbx-mac on macOS, beside sbx)");
+    auto* pty_flag = run->add_flag("--pty", run_args.pty,
+                                   "Give the command a terminal of its own even when none of 0-2 is a terminal "
+                                   "(the default when one is; Linux)");
+    run->add_flag("--no-pty", run_args.no_pty,
+                  "Give the command the caller's descriptors as they are, terminal or not: no job control inside")
+        ->excludes(pty_flag);
     run->add_option("command", run_args.plan.command, "The command, after --")->required();
 
     DoctorArgs doctor_args;

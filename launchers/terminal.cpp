@@ -1,0 +1,203 @@
+// launchers/terminal.cpp - see terminal.hpp.
+#include "terminal.hpp"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <mutex>
+#include <string>
+
+#include "common.hpp"
+#include "signals.hpp"
+
+namespace sbx::launcher {
+
+std::optional<TerminalUse> terminal_use(PtyMode mode, bool stderr_relayed) {
+    if (mode == PtyMode::never) return std::nullopt;
+    TerminalUse use;
+    for (int fd = 0; fd < 3; ++fd) use.replaces[fd] = mode == PtyMode::always || ::isatty(fd) != 0;
+    if (stderr_relayed) use.replaces[2] = false;
+    if (!use.replaces[0] && !use.replaces[1] && !use.replaces[2]) return std::nullopt;
+    // Typed into it: the caller's input, when the terminal stands in for it.
+    if (use.replaces[0]) use.input_fd = 0;
+    if (::isatty(0) != 0) use.caller_tty = 0;
+    // Its output goes where the command's would have: standard output, else
+    // standard error, else (only standard input was a terminal) back to the
+    // terminal on 0, for the echo of what is typed.
+    use.output_fd = use.replaces[1] ? 1 : use.replaces[2] ? 2 : 0;
+    return use;
+}
+
+namespace {
+
+// Raw mode as a terminal client wants it (ssh's): every byte passes as it is,
+// both ways; the command's terminal does the line editing, echo and signals.
+termios raw_of(termios t) {
+    t.c_iflag &= ~static_cast<tcflag_t>(IGNPAR | ISTRIP | INLCR | IGNCR | ICRNL | IXON | IXANY | IXOFF);
+    t.c_lflag &= ~static_cast<tcflag_t>(ISIG | ICANON | ECHO | ECHOE | ECHOK | ECHONL | IEXTEN);
+    t.c_oflag &= ~static_cast<tcflag_t>(OPOST);
+    t.c_cc[VMIN] = 1;
+    t.c_cc[VTIME] = 0;
+    return t;
+}
+
+// Whether this process may read `tty` and change its modes without being
+// stopped: it is in the terminal's foreground, or the terminal is not its
+// controlling terminal (then no job control applies).
+bool in_foreground(int tty) {
+    const pid_t fg = ::tcgetpgrp(tty);
+    return fg == ::getpgrp() || (fg < 0 && errno == ENOTTY);
+}
+
+}  // namespace
+
+TerminalRelay::TerminalRelay(const TerminalUse& use, int master, Reaper& reaper)
+    : use_(use), master_(master), reaper_(reaper) {
+    ::fcntl(master_, F_SETFL, ::fcntl(master_, F_GETFL) | O_NONBLOCK);
+    if (use_.caller_tty >= 0) {
+        termios t{};
+        if (::tcgetattr(use_.caller_tty, &t) == 0) {
+            saved_ = t;
+            // The command's terminal starts as the caller's was (erase key,
+            // flow control, UTF-8 input), before the caller's goes raw.
+            ::tcsetattr(master_, TCSANOW, &t);
+        }
+    }
+    copy_size();
+}
+
+void TerminalRelay::copy_size() {
+    winsize ws{};
+    for (int fd : {use_.output_fd, use_.caller_tty})
+        if (fd >= 0 && ::ioctl(fd, TIOCGWINSZ, &ws) == 0) {
+            ::ioctl(master_, TIOCSWINSZ, &ws);  // the kernel sends the command's foreground job SIGWINCH
+            return;
+        }
+}
+
+void TerminalRelay::make_raw() {
+    if (raw_ || !saved_ || !in_foreground(use_.caller_tty)) return;
+    const termios raw = raw_of(*saved_);
+    reaper_.terminal_modes(&*saved_);  // should we be killed from here on
+    if (::tcsetattr(use_.caller_tty, TCSANOW, &raw) == 0) raw_ = true;
+}
+
+void TerminalRelay::restore() {
+    if (!raw_) return;
+    ::tcsetattr(use_.caller_tty, TCSANOW, &*saved_);  // never waits for output a stalled reader does not take
+    raw_ = false;
+    reaper_.terminal_modes(nullptr);
+}
+
+void TerminalRelay::start() {
+    if (::pipe(stop_pipe_) != 0) stop_pipe_[0] = stop_pipe_[1] = -1;
+    signal_fd_ = watch_terminal();
+    make_raw();
+    thread_ = std::thread([this] { loop(); });
+}
+
+void TerminalRelay::finish() {
+    if (finished_) return;
+    finished_ = true;
+    if (thread_.joinable()) {
+        if (stop_pipe_[1] >= 0) write_all(stop_pipe_[1], "x", 1);
+        thread_.join();
+    }
+    restore();
+    stop_watching_terminal();
+    for (int fd : {stop_pipe_[0], stop_pipe_[1], signal_fd_, master_})
+        if (fd >= 0) ::close(fd);
+    master_ = signal_fd_ = stop_pipe_[0] = stop_pipe_[1] = -1;
+}
+
+void TerminalRelay::loop() {
+    std::string to_command;  // read from the caller, not yet taken by the command's terminal
+    bool input_open = use_.input_fd >= 0;
+    bool output_ok = true;
+    bool stopping = false;
+    char buf[65536];
+    // Writes the command's output to the caller. The terminal lock keeps it out
+    // of a question the proxy has open (common.hpp).
+    auto put = [&](const char* data, std::size_t n) {
+        if (!output_ok || n == 0) return;
+        std::lock_guard<std::mutex> lock(terminal_mutex());
+        output_ok = write_all(use_.output_fd, data, n);
+        at_line_start_ = data[n - 1] == '\n';
+    };
+    // What the command's terminal has for us now; false once it is closed
+    // (every process of the sandbox is gone) or broken.
+    auto drain = [&]() {
+        for (;;) {
+            const ssize_t got = ::read(master_, buf, sizeof buf);
+            if (got > 0) {
+                put(buf, static_cast<std::size_t>(got));
+                continue;
+            }
+            if (got < 0 && errno == EINTR) continue;
+            return got < 0 && errno == EAGAIN;
+        }
+    };
+    for (;;) {
+        // The caller's input is read while this process is in its terminal's
+        // foreground (a background job reading it would be stopped), and no more
+        // than the command's terminal is behind.
+        const bool reading = input_open && !stopping && to_command.size() < sizeof buf &&
+                             (use_.caller_tty != use_.input_fd || in_foreground(use_.input_fd));
+        pollfd fds[4] = {{master_, static_cast<short>(POLLIN | (to_command.empty() ? 0 : POLLOUT)), 0},
+                         {stop_pipe_[0], POLLIN, 0},
+                         {signal_fd_, POLLIN, 0},
+                         {reading ? use_.input_fd : -1, POLLIN, 0}};
+        // Once stopping, whatever is still there is taken without waiting.
+        const int ready = ::poll(fds, 4, stopping ? 0 : -1);
+        if (ready < 0 && errno == EINTR) continue;
+        if (ready < 0) break;
+        if ((fds[0].revents & (POLLIN | POLLHUP | POLLERR)) != 0 || stopping) {
+            if (!drain()) {
+                // Nothing inside has the terminal open any more, though the sandbox
+                // may run on (a daemon that closed it): the caller's terminal gets
+                // its modes back now, so that its Ctrl-C ends the launcher again.
+                restore();
+                break;
+            }
+            if (stopping) break;
+        }
+        if ((fds[0].revents & POLLOUT) != 0 && !to_command.empty()) {
+            const ssize_t w = ::write(master_, to_command.data(), to_command.size());
+            if (w > 0) to_command.erase(0, static_cast<std::size_t>(w));
+        }
+        if ((fds[1].revents & POLLIN) != 0) stopping = true;
+        if ((fds[2].revents & POLLIN) != 0) {
+            while (::read(signal_fd_, buf, sizeof buf) > 0) {
+            }
+            copy_size();
+            // Continued: in the foreground again (fg) the terminal goes raw again;
+            // in the background (bg) the shell has its modes back and keeps them.
+            if (use_.caller_tty >= 0 && in_foreground(use_.caller_tty)) make_raw();
+            else raw_ = false;
+        }
+        if ((fds[3].revents & (POLLIN | POLLHUP | POLLERR)) != 0) {
+            // Read under the terminal lock, and only what is there: a question the
+            // proxy asked meanwhile has taken its answer from the same terminal.
+            std::lock_guard<std::mutex> lock(terminal_mutex());
+            pollfd again{use_.input_fd, POLLIN, 0};
+            if (::poll(&again, 1, 0) == 1) {
+                const ssize_t got = ::read(use_.input_fd, buf, sizeof buf - to_command.size());
+                if (got > 0) {
+                    to_command.append(buf, static_cast<std::size_t>(got));
+                } else if (got == 0 || (errno != EINTR && errno != EAGAIN)) {
+                    input_open = false;
+                    // The end of a piped input (--pty) is the end of the command's:
+                    // its terminal's end-of-file key, at the start of a line.
+                    termios t{};
+                    if (use_.caller_tty != use_.input_fd && ::tcgetattr(master_, &t) == 0 && (t.c_lflag & ICANON) != 0)
+                        to_command.push_back(static_cast<char>(t.c_cc[VEOF]));
+                }
+            }
+        }
+    }
+}
+
+}  // namespace sbx::launcher

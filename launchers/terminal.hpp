@@ -1,0 +1,86 @@
+// launchers/terminal.hpp - the command's own terminal, and the relay to the caller's.
+//
+// A command given the caller's terminal could type into it (TIOCSTI) or keep a
+// descriptor of it; taking it away as the controlling terminal (bubblewrap's
+// --new-session) takes job control, Ctrl-C, Ctrl-Z and SIGWINCH with it. So
+// the command gets a pseudo-terminal of its own instead: made inside the
+// sandbox (on its own devpts) by the stage, the controlling terminal of the
+// command's own session. The launcher holds its other side, the master, and
+// relays: the caller's keys in, the command's output out. Meanwhile the caller's
+// terminal is in raw mode, so that Ctrl-C, Ctrl-Z and Ctrl-\ reach the command's
+// terminal as bytes, which it turns into signals for its foreground job. The
+// caller's modes come back on every way out: restored here, or by the reaper
+// (leftovers.hpp) when the launcher was killed.
+#pragma once
+
+#include <termios.h>
+
+#include <array>
+#include <atomic>
+#include <optional>
+#include <thread>
+
+#include "leftovers.hpp"
+
+namespace sbx::launcher {
+
+// --pty, --no-pty, or neither.
+enum class PtyMode {
+    automatic,  // a terminal of its own when any of the caller's 0-2 is a terminal
+    always,     // always, standing in for all of 0-2 (the caller's input and output relayed)
+    never,      // none: the command gets the caller's descriptors as they are
+};
+
+// What the command's terminal stands in for.
+struct TerminalUse {
+    std::array<bool, 3> replaces{};  // these of 0-2 become the terminal; the others stay the caller's own
+    int input_fd = -1;               // the caller's descriptor whose bytes are typed into it (0), or -1
+    int output_fd = -1;              // where its output is written: 1, 2, or 0 (a terminal opened read-write)
+    int caller_tty = -1;             // the caller's terminal set raw meanwhile (0), or -1
+};
+
+// nullopt: the command gets no terminal of its own (`never`, or `automatic`
+// and none of 0-2 is a terminal). `stderr_relayed`: the launcher reads the
+// command's standard error itself (to scan it, or to mark tags in it), so the
+// terminal does not stand in for it.
+std::optional<TerminalUse> terminal_use(PtyMode mode, bool stderr_relayed);
+
+// The launcher's side of the command's terminal, relayed on a thread of its own.
+class TerminalRelay {
+public:
+    // Takes `master`. Copies the caller's window size and modes to the command's
+    // terminal; nothing is relayed before start().
+    TerminalRelay(const TerminalUse& use, int master, Reaper& reaper);
+    TerminalRelay(const TerminalRelay&) = delete;
+    TerminalRelay& operator=(const TerminalRelay&) = delete;
+    ~TerminalRelay() { finish(); }
+
+    // Sets the caller's terminal raw (when this process is in its foreground;
+    // the reaper is told the modes to restore) and starts relaying.
+    void start();
+    // Once the sandbox has ended: the command's last output is written, the
+    // relay stops, and the caller's modes are restored. Safe to call twice.
+    void finish();
+    // Whether the last byte written to the caller was a newline (or nothing was):
+    // what the launcher writes next starts on a line of its own.
+    bool at_line_start() const { return at_line_start_.load(); }
+
+private:
+    void loop();
+    void make_raw();
+    void restore();
+    void copy_size();
+
+    TerminalUse use_;
+    int master_ = -1;
+    Reaper& reaper_;
+    int stop_pipe_[2] = {-1, -1};
+    int signal_fd_ = -1;  // SIGWINCH and SIGCONT (signals.hpp)
+    std::optional<termios> saved_;  // the caller's modes, when its terminal was read
+    bool raw_ = false;               // the caller's terminal is raw now (relay thread only, after start)
+    std::atomic<bool> at_line_start_{true};
+    std::thread thread_;
+    bool finished_ = false;
+};
+
+}  // namespace sbx::launcher
