@@ -1,9 +1,10 @@
 // sbx-linux - carries out a plan with bubblewrap and seccomp.
 //
-//   sbx-linux [--plan-fd N] [--report-fd N] [--control-fd N] [--again-fd N] [--violations]
+//   sbx-linux [--plan-fd N] [--report-fd N] [--control-fd N] [--again-fd N] [--violations] [--pty | --no-pty]
 //                                                run the plan read from fd N (default: standard input);
 //                                                --violations: append a <sandbox_violations> block to
-//                                                standard error after the command
+//                                                standard error after the command; --pty, --no-pty:
+//                                                the command's own terminal always, never (terminal.hpp)
 //   sbx-linux --doctor [--json] [--bwrap PATH]   can the sandbox run here; exit 1 when it cannot
 //   sbx-linux --stage ...                        the in-sandbox stage (stage.hpp); not for people
 //
@@ -16,7 +17,8 @@
 // the command is not given and execs the command; then remove what was made,
 // and audit the plan's gitAudit directories (git_audit.hpp): what the command
 // left there for git outside to run is renamed, and listed.
-// The command gets descriptors 0-2 and the plan's passFds, nothing else.
+// The command gets descriptors 0-2 and the plan's passFds, nothing else; where
+// 0-2 hold the caller's terminal, a terminal of its own stands in (terminal.hpp).
 // The options, the plan, the failures before the command and the unconfined
 // fallback are the skeleton both launchers share (launcher_main.hpp); this file
 // holds bubblewrap's steps.
@@ -519,11 +521,11 @@ class LinuxPlatform final : public Platform {
 public:
     const char* name() const override { return "sbx-linux"; }
     std::string_view usage_lines() const override {
-        return "usage: sbx-linux [--plan-fd N] [--report-fd N] [--control-fd N] [--again-fd N] [--violations]\n"
+        return "usage: sbx-linux [--plan-fd N] [--report-fd N] [--control-fd N] [--again-fd N] [--violations] [--pty | --no-pty]\n"
                "       sbx-linux --doctor [--json] [--bwrap PATH]\n";
     }
     std::string_view help_text() const override {
-        return "usage: sbx-linux [--plan-fd N] [--report-fd N] [--control-fd N] [--again-fd N] [--violations]\n"
+        return "usage: sbx-linux [--plan-fd N] [--report-fd N] [--control-fd N] [--again-fd N] [--violations] [--pty | --no-pty]\n"
                "                                                 run the plan read from fd N (default 0)\n"
                "       sbx-linux --doctor [--json] [--bwrap PATH] can the sandbox run here\n"
                "The plan is described in docs/plan.md.\n";

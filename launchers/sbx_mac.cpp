@@ -1,6 +1,6 @@
 // sbx-mac - carries out a plan with macOS's Seatbelt (sandbox-exec).
 //
-//   sbx-mac [--plan-fd N] [--report-fd N] [--control-fd N] [--again-fd N] [--violations]
+//   sbx-mac [--plan-fd N] [--report-fd N] [--control-fd N] [--again-fd N] [--violations] [--pty | --no-pty]
 //                                      run the plan read from fd N (default: standard input)
 //   sbx-mac --print-profile [--plan-fd N]
 //                                      print the Seatbelt profile the plan would run under
@@ -26,6 +26,7 @@
 // when nothing ran.
 #include <fcntl.h>
 #include <netinet/in.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -53,6 +54,7 @@
 #include "sbx/plan/read_plan.hpp"
 #include "sbx/plan/report.hpp"
 #include "signals.hpp"
+#include "terminal.hpp"
 
 namespace {
 
@@ -129,13 +131,13 @@ sbx::expected<Listeners> open_listeners() {
     return Listeners{h->first, s->first, h->second, s->second};
 }
 
-sbx::mac::ProfileOptions profile_options(const sbx::Plan& plan, const Listeners& l) {
+sbx::mac::ProfileOptions profile_options(const sbx::Plan& plan, const Listeners& l, bool allow_pty) {
     sbx::mac::ProfileOptions o;
     if (plan.network.mode == sbx::NetworkMode::proxy) {
         o.http_proxy_port = static_cast<std::uint16_t>(l.http_port);
         o.socks_proxy_port = static_cast<std::uint16_t>(l.socks_port);
     }
-    o.allow_pty = ::isatty(STDIN_FILENO) != 0;
+    o.allow_pty = allow_pty;
     return o;
 }
 
@@ -185,6 +187,12 @@ sbx::expected<std::unique_ptr<CommandProxy>> start_proxy(Launcher& l, const sbx:
     });
 }
 
+// The command's terminal (terminal.hpp): what it stands in for, and its sides.
+struct CommandTerminal {
+    TerminalUse use;
+    Fd master, slave;
+};
+
 // The command's process and the pipes the launcher keeps of it.
 struct Started {
     pid_t pid = -1;
@@ -195,7 +203,7 @@ struct Started {
 // `sandbox-exec -p PROFILE -- COMMAND` in a session of its own, with the plan's
 // environment (and the proxy's), in its directory, with 0-2 and the passFds.
 sbx::expected<Started> start_command(const sbx::Plan& plan, const std::string& profile, const Listeners& listeners,
-                                     bool relay, Reaper& reaper) {
+                                     bool relay, const CommandTerminal* terminal, Reaper& reaper) {
     int err_pipe[2] = {-1, -1};
     if (relay && ::pipe(err_pipe) != 0) return sbx::fail(sbx::Error(sbx::Errc::internal, "pipe"));
     for (int fd : err_pipe)
@@ -214,8 +222,21 @@ sbx::expected<Started> start_command(const sbx::Plan& plan, const std::string& p
         ::signal(SIGPIPE, SIG_DFL);
         for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGQUIT}) ::signal(sig, SIG_DFL);
         // A session of its own: no controlling terminal to push input into
-        // (TIOCSTI), and one process group for the launcher to end.
+        // (TIOCSTI) but its own, and one process group for the launcher to end.
         ::setsid();
+        if (terminal != nullptr) {
+            // Its own terminal, the session's controlling terminal, in place of
+            // those of 0-2 that were the caller's.
+            const int slave = terminal->slave.get();
+            bool ok = ::ioctl(slave, TIOCSCTTY, 0) == 0;
+            for (int fd = 0; fd < 3 && ok; ++fd)
+                if (terminal->use.replaces[static_cast<std::size_t>(fd)]) ok = ::dup2(slave, fd) == fd;
+            if (!ok) {
+                const int err = errno;
+                write_all(exec_pipe[1], &err, sizeof err);
+                ::_exit(kFailedBeforeCommand);
+            }
+        }
         if (err_pipe[1] >= 0) ::dup2(err_pipe[1], STDERR_FILENO);
         // The command gets 0-2 and the plan's passFds; the exec pipe closes on exec.
         std::vector<int> keep = plan.pass_fds;
@@ -268,11 +289,11 @@ class MacPlatform final : public Platform {
 public:
     const char* name() const override { return "sbx-mac"; }
     std::string_view usage_lines() const override {
-        return "usage: sbx-mac [--plan-fd N] [--report-fd N] [--control-fd N] [--again-fd N] [--violations]\n"
+        return "usage: sbx-mac [--plan-fd N] [--report-fd N] [--control-fd N] [--again-fd N] [--violations] [--pty | --no-pty]\n"
                "       sbx-mac --print-profile [--plan-fd N]\n";
     }
     std::string_view help_text() const override {
-        return "usage: sbx-mac [--plan-fd N] [--report-fd N] [--control-fd N] [--again-fd N] [--violations]\n"
+        return "usage: sbx-mac [--plan-fd N] [--report-fd N] [--control-fd N] [--again-fd N] [--violations] [--pty | --no-pty]\n"
                "       sbx-mac --print-profile [--plan-fd N]\n"
                "       sbx-mac --doctor [--json]\n"
                "The plan is described in docs/plan.md, the profile in docs/seatbelt.md.\n";
@@ -283,11 +304,7 @@ public:
         return true;
     }
     std::string check_options(const Options& o) const override {
-        if (o.json) return "--json goes with --doctor";
-        // The command shares the caller's terminal here, in a session of its own
-        // (no controlling terminal): a terminal of its own is sbx-linux's, for now.
-        if (o.pty == PtyMode::always) return "--pty: sbx-mac has no terminal of the command's own yet (sbx-linux has)";
-        return "";
+        return o.json ? "--json goes with --doctor" : "";
     }
     int doctor(Launcher& l) override;
     std::optional<int> other_mode(Launcher& l) override;
@@ -333,7 +350,7 @@ std::optional<int> MacPlatform::other_mode(Launcher& l) {
     if (!plan) return l.fail_before(plan.error());
     auto listeners = open_listeners();
     if (!listeners) return l.fail_before(listeners.error());
-    auto profile = sbx::mac::profile(*plan, profile_options(*plan, *listeners));
+    auto profile = sbx::mac::profile(*plan, profile_options(*plan, *listeners, ::isatty(STDIN_FILENO) != 0));
     ::close(listeners->http);
     ::close(listeners->socks);
     if (!profile) return l.fail_before(profile.error());
@@ -365,23 +382,43 @@ int MacPlatform::run(Launcher& l, const sbx::Plan& plan, Reaper& reaper) {
         if (!started) return give_up(started.error());
         proxy = std::move(*started);
     }
-    auto profile = sbx::mac::profile(plan, profile_options(plan, listeners));
+    const bool relay = plan.scan_stderr || (l.options().print_violations && ::isatty(STDERR_FILENO) == 0);
+    // A terminal of the command's own where any of 0-2 is the caller's (terminal.hpp).
+    std::optional<CommandTerminal> terminal;
+    if (auto use = terminal_use(l.options().pty, relay)) {
+        auto pty = open_pty();
+        if (!pty) {
+            if (proxy) proxy->stop();
+            return give_up(pty.error());
+        }
+        terminal = CommandTerminal{*use, std::move(pty->master), std::move(pty->slave)};
+    }
+    // With a terminal of its own the command may use it (and open others, as
+    // it may without one when the caller's standard input is a terminal).
+    const bool allow_pty = terminal || ::isatty(STDIN_FILENO) != 0;
+    auto profile = sbx::mac::profile(plan, profile_options(plan, listeners, allow_pty));
     if (!profile) {
         if (proxy) proxy->stop();
         return give_up(profile.error());
     }
 
-    const bool relay = plan.scan_stderr || (l.options().print_violations && ::isatty(STDERR_FILENO) == 0);
     std::optional<sbx::StderrScanner> scanner;
     if (plan.scan_stderr) scanner.emplace(plan.filesystem, plan.cwd);
-    auto started = start_command(plan, *profile, listeners, relay, reaper);
+    // The caller's size and modes are the terminal's before the command starts.
+    std::unique_ptr<TerminalRelay> terminal_relay;
+    if (terminal) terminal_relay = std::make_unique<TerminalRelay>(terminal->use, terminal->master.release(), reaper);
+    auto started = start_command(plan, *profile, listeners, relay, terminal ? &*terminal : nullptr, reaper);
     if (!started) return give_up(started.error());
+    if (terminal) terminal->slave.reset();  // the command's alone: its end is the relay's end
+    if (terminal_relay) terminal_relay->start();
     std::thread stderr_relay;
     if (started->err_pipe >= 0)
         stderr_relay = std::thread(relay_stderr, started->err_pipe, scanner ? &*scanner : nullptr, &report);
 
     const int wstatus = wait_command(started->pid);
     if (proxy) proxy->stop();  // open questions are answered no
+    // The command's last output is written and the caller's terminal has its modes back.
+    if (terminal_relay) terminal_relay->finish();
     if (stderr_relay.joinable()) stderr_relay.join();
     int exec_errno = 0;
     const bool exec_failed = ::read(started->exec_pipe, &exec_errno, sizeof exec_errno) == sizeof exec_errno;
@@ -400,10 +437,13 @@ int MacPlatform::run(Launcher& l, const sbx::Plan& plan, Reaper& reaper) {
     }
     const int status = WIFSIGNALED(wstatus) ? 128 + WTERMSIG(wstatus) : WEXITSTATUS(wstatus);
     report.exit_event(true, "", status);
-    if (l.options().print_violations)
-        std::cerr << violations_text(plan, proxy ? proxy->refused() : std::vector<ProxyEvent>{},
-                                     scanner ? &*scanner : nullptr)
-                  << std::flush;
+    if (l.options().print_violations) {
+        std::string block =
+            violations_text(plan, proxy ? proxy->refused() : std::vector<ProxyEvent>{}, scanner ? &*scanner : nullptr);
+        // On a line of its own, after the command's last output.
+        if (!block.empty() && terminal_relay && !terminal_relay->at_line_start()) block.insert(0, "\n");
+        std::cerr << block << std::flush;
+    }
     return status;
 }
 

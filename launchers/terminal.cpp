@@ -6,7 +6,10 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
+#include <stdlib.h>
+
 #include <cerrno>
+#include <cstring>
 #include <mutex>
 #include <string>
 
@@ -29,6 +32,23 @@ std::optional<TerminalUse> terminal_use(PtyMode mode, bool stderr_relayed) {
     // terminal on 0, for the echo of what is typed.
     use.output_fd = use.replaces[1] ? 1 : use.replaces[2] ? 2 : 0;
     return use;
+}
+
+sbx::expected<PtyPair> open_pty() {
+    auto failed = [](const char* what) {
+        return sbx::fail(sbx::Error(sbx::Errc::internal, std::string("cannot make the command's terminal (") + what +
+                                                             "): " + std::strerror(errno)));
+    };
+    PtyPair p;
+    p.master = Fd(::posix_openpt(O_RDWR | O_NOCTTY));
+    if (p.master.get() < 0) return failed("posix_openpt");
+    ::fcntl(p.master.get(), F_SETFD, FD_CLOEXEC);
+    if (::grantpt(p.master.get()) != 0 || ::unlockpt(p.master.get()) != 0) return failed("unlockpt");
+    const char* name = ::ptsname(p.master.get());  // one thread makes terminals
+    if (name == nullptr) return failed("ptsname");
+    p.slave = Fd(::open(name, O_RDWR | O_NOCTTY | O_CLOEXEC));
+    if (p.slave.get() < 0) return failed(name);
+    return p;
 }
 
 namespace {

@@ -20,7 +20,9 @@
 #include <optional>
 #include <thread>
 
+#include "fd_io.hpp"
 #include "leftovers.hpp"
+#include "sbx/core/expected.hpp"
 
 namespace sbx::launcher {
 
@@ -44,6 +46,14 @@ struct TerminalUse {
 // command's standard error itself (to scan it, or to mark tags in it), so the
 // terminal does not stand in for it.
 std::optional<TerminalUse> terminal_use(PtyMode mode, bool stderr_relayed);
+
+// A new pseudo-terminal of this machine, both sides close-on-exec: where the
+// launcher itself makes the command's terminal (sbx-mac; sbx-linux's stage makes
+// it inside the sandbox instead). INTERNAL when it cannot.
+struct PtyPair {
+    Fd master, slave;
+};
+sbx::expected<PtyPair> open_pty();
 
 // The launcher's side of the command's terminal, relayed on a thread of its own.
 class TerminalRelay {
