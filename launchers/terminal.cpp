@@ -8,8 +8,12 @@
 
 #include <stdlib.h>
 
+#include <pthread.h>
+
 #include <cerrno>
+#include <chrono>
 #include <cstring>
+#include <future>
 #include <mutex>
 #include <string>
 
@@ -116,7 +120,10 @@ void TerminalRelay::start() {
     if (::pipe(stop_pipe_) != 0) stop_pipe_[0] = stop_pipe_[1] = -1;
     signal_fd_ = watch_terminal();
     make_raw();
-    thread_ = std::thread([this] { loop(); });
+    thread_ = std::thread([this] {
+        loop();
+        ended_.set_value();
+    });
 }
 
 void TerminalRelay::finish() {
@@ -124,6 +131,14 @@ void TerminalRelay::finish() {
     finished_ = true;
     if (thread_.joinable()) {
         if (stop_pipe_[1] >= 0) write_all(stop_pipe_[1], "x", 1);
+        // The last output waits for a slow terminal, unless a signal is ending
+        // the launcher: then a terminal that takes nothing (a stalled
+        // connection) gets a second, and the write it blocks is interrupted.
+        if (const int sig = caught_signal(); sig != 0 &&
+            ended_.get_future().wait_for(std::chrono::seconds(1)) != std::future_status::ready) {
+            abandon_ = true;
+            ::pthread_kill(thread_.native_handle(), sig);  // its handler has no SA_RESTART: EINTR
+        }
         thread_.join();
     }
     restore();
@@ -144,8 +159,17 @@ void TerminalRelay::loop() {
     auto put = [&](const char* data, std::size_t n) {
         if (!output_ok || n == 0) return;
         std::lock_guard<std::mutex> lock(terminal_mutex());
-        output_ok = write_all(use_.output_fd, data, n);
         at_line_start_ = data[n - 1] == '\n';
+        while (n > 0) {
+            const ssize_t w = ::write(use_.output_fd, data, n);
+            if (w < 0 && errno == EINTR && !abandon_) continue;
+            if (w <= 0) {
+                output_ok = false;  // the caller's terminal is gone (or given up): the rest is dropped
+                return;
+            }
+            data += w;
+            n -= static_cast<std::size_t>(w);
+        }
     };
     // What the command's terminal has for us now; false once it is closed
     // (every process of the sandbox is gone) or broken.
@@ -154,6 +178,7 @@ void TerminalRelay::loop() {
             const ssize_t got = ::read(master_, buf, sizeof buf);
             if (got > 0) {
                 put(buf, static_cast<std::size_t>(got));
+                if (abandon_) return false;
                 continue;
             }
             if (got < 0 && errno == EINTR) continue;

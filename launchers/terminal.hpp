@@ -17,6 +17,7 @@
 
 #include <array>
 #include <atomic>
+#include <future>
 #include <optional>
 #include <thread>
 
@@ -89,6 +90,8 @@ private:
     std::optional<termios> saved_;  // the caller's modes, when its terminal was read
     bool raw_ = false;               // the caller's terminal is raw now (relay thread only, after start)
     std::atomic<bool> at_line_start_{true};
+    std::atomic<bool> abandon_{false};  // finish() gave up on a caller's terminal that takes nothing
+    std::promise<void> ended_;          // set when the relay thread is done
     std::thread thread_;
     bool finished_ = false;
 };
