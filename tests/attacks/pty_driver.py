@@ -13,7 +13,8 @@ every process it started (and any left with its sleep marker) and removes the
 helper files it wrote into the current directory.
 
 Modes (each expects what a shell on its own terminal does):
-  jobs      `tty` names a terminal and bash has job control (no warning)
+  jobs      `tty` names a terminal in /dev/pts and bash has job control
+            (no warning)
   ctrl-c    Ctrl-C ends a `sleep`, the shell stays
   ctrl-z    Ctrl-Z stops a `sleep`; jobs, bg, fg; a background job Runs
   resize    the start size and a resize show in `stty size` (stdin, /dev/tty),
@@ -27,7 +28,8 @@ Modes (each expects what a shell on its own terminal does):
             and no injected line is run by the shell
   tiocsti-control
             the same script works: the injected line is run (no sandbox)
-  fds       no process the command can see holds the driver's terminal
+  fds       no process the command can see holds the driver's terminal, and
+            no path in /dev or /dev/pts names it
   fds-control
             some process the command can see holds it (--no-pty)
   python, less, vim, git, top
@@ -108,7 +110,18 @@ for p in sorted(os.listdir("/proc")):
             held.append("/proc/%%s/fd/%%s" %% (p, f))
         else:
             same_number.append("/proc/%%s/fd/%%s" %% (p, f))
+# A path can name it too: bubblewrap binds a terminal on its stdin as /dev/console.
+by_path = []
+for d in ("/dev", "/dev/pts"):
+    for name in sorted(os.listdir(d)):
+        try:
+            st = os.lstat(os.path.join(d, name))  # not /dev/stdin, a link to our own fd 0
+        except OSError:
+            continue
+        if stat.S_ISCHR(st.st_mode) and (st.st_dev, st.st_ino) == want[:2]:
+            by_path.append(os.path.join(d, name))
 print("fds processes %%d descriptors %%d unreadable %%s" %% (pids, fds, " ".join(unreadable) or "none"))
+print("fds caller terminal by path: %%s" %% (" ".join(by_path) or "none"))
 print("fds same device number on another devpts instance: %%s" %% (" ".join(same_number) or "none"))
 print("fds caller terminal at: %%s" %% (" ".join(held) or "none"))
 print("fds done-%%d" %% 88)
@@ -228,21 +241,43 @@ class Term:
         return "terminal output (last 800 bytes): %r" % bytes(self.seen[-800:])
 
     def close(self):
-        """Kills whatever is left of what was started, and reaps the child."""
-        for p in (descendants(self.pid) if self.status is None else []) + sleepers_left():
-            kill(p)
-        if self.status is None:
+        """Ends what was started: first as a person would (hang up, then SIGTERM
+        to the launcher), so that the launcher and its reaper clean up; then
+        SIGKILL to whatever is left, and it waits for that to go."""
+        procs = descendants(self.pid) if self.status is None else []
+        target = launcher_pid(self.pid) if self.status is None else None
+        os.close(self.master)  # the hangup: SIGHUP to the session
+
+        def settle(seconds):
+            deadline = time.monotonic() + seconds
+            while (self.alive() or any(map(exists, procs))) and time.monotonic() < deadline:
+                time.sleep(0.05)
+
+        settle(5)
+        if self.alive() and target:
+            kill(target, signal.SIGTERM)
+            kill(target, signal.SIGCONT)  # it may be stopped (Ctrl-Z without a pty of its own)
+            settle(5)
+        for p in procs + sleepers_left():
+            if exists(p):
+                kill(p)
+        if self.alive():
             kill(self.pid)
-            for _ in range(50):
-                if not self.alive():
-                    break
-                time.sleep(0.1)
-        os.close(self.master)
+        settle(5)
 
 
-def kill(pid):
+def exists(pid):
+    """True while the process is there and not a zombie."""
     try:
-        os.kill(pid, signal.SIGKILL)
+        with open("/proc/%d/stat" % pid) as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except (OSError, IndexError):
+        return False
+
+
+def kill(pid, sig=signal.SIGKILL):
+    try:
+        os.kill(pid, sig)
     except OSError:
         pass
 
@@ -344,6 +379,8 @@ def mode_jobs(t, problems):
     names = re.findall(rb"[\r\n](/dev/[^\r\n]*)\r?\n", out)
     if names:
         print("tty names %s" % names[0].decode())
+        if not names[0].startswith(b"/dev/pts/"):
+            problems.append("tty names %s, not a pseudo-terminal in /dev/pts" % names[0].decode())
     else:
         problems.append("tty did not name a terminal%s" % (" (not a tty)" if b"not a tty" in out else ""))
     if b"monitor-100" not in out:
@@ -542,6 +579,9 @@ def mode_fds(t, problems, control):
         problems.append("control: no process inside holds the caller's terminal")
     elif not control and held.group(1) != b"none":
         problems.append("the caller's terminal is held inside: %s" % held.group(1).decode())
+    by_path = re.search(rb"fds caller terminal by path: ([^\r\n]*)", out)
+    if not control and by_path is not None and by_path.group(1) != b"none":
+        problems.append("a path inside names the caller's terminal: %s" % by_path.group(1).decode())
 
 
 def tool(t, problems, name, command, ready, keys, seconds=15):
