@@ -158,7 +158,7 @@ for who in "${users[@]}"; do
         sandboxed "$mode"
         expect_pass
         if [[ $tool == git ]]; then
-            staged=$("${as[@]}" git -C "$proj/addp" diff --cached --name-only 2>&1) || true
+            staged=$("${as[@]}" env HOME="$home" git -C "$proj/addp" diff --cached --name-only 2>/dev/null) || true
             [[ $staged == file ]] || fail_because "git add -p staged nothing (git diff --cached: '$staged')"
         fi
         tap_finish "$description"
