@@ -157,6 +157,8 @@ class Term:
         if self.pid == 0:
             try:
                 os.close(self.master)
+                # Python ignores SIGPIPE, and an ignored signal stays so across exec.
+                signal.signal(signal.SIGPIPE, signal.SIG_DFL)
                 os.setsid()
                 fcntl.ioctl(slave, termios.TIOCSCTTY, 0)
                 for fd in (0, 1, 2):
