@@ -31,7 +31,7 @@ Modes (each expects what a shell on its own terminal does):
   fds       no process the command can see holds the driver's terminal, and
             no path in /dev or /dev/pts names it
   fds-control
-            some process the command can see holds it (--no-pty)
+            a process the command can see has it as fd 0 (--no-pty)
   python, less, vim, git, top
             the tool is used and quits; vim writes pty-vim.txt, git stages the
             change in ./addp (the caller checks it)
@@ -577,10 +577,13 @@ def mode_fds(t, problems, control):
     held = re.search(rb"fds caller terminal at: ([^\r\n]*)", out)
     if held is None:
         problems.append("the descriptor scan printed no result")
-    elif control and held.group(1) == b"none":
-        problems.append("control: no process inside holds the caller's terminal")
+    elif control and not re.search(rb"/proc/\d+/fd/0( |$)", held.group(1)):
+        problems.append("control: no process inside has the caller's terminal as its fd 0")
     elif not control and held.group(1) != b"none":
         problems.append("the caller's terminal is held inside: %s" % held.group(1).decode())
+    unreadable = re.search(rb"unreadable ([^\r\n]*)", out)
+    if not control and unreadable is not None and unreadable.group(1) != b"none":
+        problems.append("the descriptors of some processes inside could not be read: %s" % unreadable.group(1).decode())
     by_path = re.search(rb"fds caller terminal by path: ([^\r\n]*)", out)
     if not control and by_path is not None and by_path.group(1) != b"none":
         problems.append("a path inside names the caller's terminal: %s" % by_path.group(1).decode())

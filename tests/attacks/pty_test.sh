@@ -145,7 +145,7 @@ for who in "${users[@]}"; do
     sandboxed fds-control "${nopty[@]}"
     expect_pass
     note control
-    tap_finish "control: under --no-pty the command holds the caller's terminal"
+    tap_finish "control: under --no-pty the command has the caller's terminal as its fd 0"
 
     for tool in python3 less vim git top; do
         mode=$tool
