@@ -86,7 +86,7 @@ print("tiocsti done-%d" % 77)
 # The caller's terminal is the file (st_dev, st_ino) of the driver's slave: the
 # device number alone can repeat in the sandbox's own devpts instance.
 FDS_SCRIPT = r'''
-import os, stat
+import errno, os, stat
 want = (%d, %d, %d)
 pids, fds, unreadable, held, same_number = 0, 0, [], [], []
 for p in sorted(os.listdir("/proc")):
@@ -96,7 +96,8 @@ for p in sorted(os.listdir("/proc")):
     try:
         names = os.listdir("/proc/%%s/fd" %% p)
     except OSError as e:
-        unreadable.append("%%s(errno %%d)" %% (p, e.errno))
+        if e.errno != errno.ENOENT:  # not a process that just ended
+            unreadable.append("%%s(errno %%d)" %% (p, e.errno))
         continue
     for f in names:
         try:
