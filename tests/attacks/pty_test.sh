@@ -1,0 +1,193 @@
+#!/usr/bin/env bash
+# TAP: `sbx run -- bash -i` on a terminal is a shell with job control on a
+# pseudo-terminal of the sandbox's own, and the caller's terminal is safe.
+# pty_driver.py holds a pseudo-terminal, runs the command on it and types:
+# `tty` names a terminal and bash has job control; Ctrl-C ends a sleep and not
+# the shell; Ctrl-Z, jobs, bg, fg; the start size and a resize show inside; the
+# caller's terminal is raw during the run and its modes are as before after
+# `exit 3` (status 3), SIGTERM and SIGKILL to sbx (nothing of the sandbox left);
+# TIOCSTI and TIOCLINUX fail with EPERM and inject nothing; no process inside
+# holds the caller's terminal; python3, less, vim, git add -p and top work.
+# Controls: the same scripts pass on plain bash outside any sandbox (TIOCSTI
+# injects there), and under `sbx run --no-pty` (the old behaviour) the command
+# holds the caller's terminal and the job-control scripts fail. As the current
+# user and, as root with SBX_TEST_USER, as that user.
+# Usage: pty_test.sh SBX SBX-LINUX
+set -euo pipefail
+
+usage="usage: pty_test.sh SBX SBX-LINUX"
+sbx_in=$(realpath "${1:?$usage}")
+launcher_in=$(realpath "${2:?$usage}")
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+driver=$here/pty_driver.py
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+# Killed (meson's timeout sends SIGTERM): exit, so that the trap runs.
+trap 'exit 143' TERM
+trap 'exit 130' INT
+tmp=$(cd "$tmp" && pwd -P)
+chmod 755 "$tmp"  # the test user walks through it to its own directory
+
+source "$here/../tap.sh"
+
+# The flag that keeps the old behaviour, for the controls. Empty it to run them
+# on a launcher that has no such flag (and gives the terminal as it is).
+nopty=(--no-pty)
+# PATH inside and outside: the caller's may name tools under /root.
+path=/usr/local/bin:/usr/bin:/bin
+
+for tool in python3 bash git; do
+    if ! command -v "$tool" >/dev/null; then
+        echo "1..0 # SKIP $tool is not installed"
+        exit 0
+    fi
+done
+echo '{}' >"$tmp/empty-managed.json"
+# The binaries may sit where the test user cannot read (a clone under /root).
+tap_readable_copies "$tmp/bin" "$sbx_in" "$launcher_in"
+sbx=$tmp/bin/$(basename "$sbx_in")
+launcher=$tmp/bin/$(basename "$launcher_in")
+
+# sandboxed MODE [FLAG...]: the driver's MODE on `sbx run FLAG... -- bash -i` as
+# the case's user, in its project; sets rc and out.
+sandboxed() {
+    local mode=$1
+    shift
+    rc=0
+    out=$(cd "$proj" && python3 "$driver" "$mode" -- "${as[@]}" env HOME="$home" PATH="$path" TERM=xterm \
+        timeout 60 "$sbx" run --managed-settings "$tmp/empty-managed.json" --launcher "$launcher" "$@" \
+        -- bash --norc --noprofile -i 2>&1) || rc=$?
+}
+
+# outside MODE: the same on plain bash, outside any sandbox.
+outside() {
+    rc=0
+    out=$(cd "$proj" && python3 "$driver" "$1" -- "${as[@]}" env HOME="$home" PATH="$path" TERM=xterm \
+        timeout 60 bash --norc --noprofile -i 2>&1) || rc=$?
+}
+
+# expect_pass: the driver found every expectation held.
+expect_pass() {
+    [[ $rc == 0 ]] || fail_because "the driver found problems (status $rc)"
+}
+
+# note: the driver's findings as TAP comments (what a control saw).
+note() {
+    local line
+    while IFS= read -r line; do
+        [[ $line == "terminal output"* ]] || echo "#   $1: $line"
+    done <<<"$out"
+}
+
+# skip_case DESCRIPTION REASON
+skip_case() {
+    n=$((n + 1))
+    echo "ok $n - ${TAP_PREFIX-}$1 # SKIP $2"
+}
+
+# addp: a repository in the project with one committed file and one change to it.
+make_addp() {
+    git init -q "$proj/addp"
+    echo one >"$proj/addp/file"
+    git -C "$proj/addp" add file
+    git -C "$proj/addp" -c user.name=pty-test -c user.email=pty-test@example.invalid commit -qm one
+    echo two >>"$proj/addp/file"
+}
+
+tap_users
+for who in "${users[@]}"; do
+    tap_user_project "$who" || continue
+    make_addp
+    ((${#as[@]} == 0)) || chown -R "$who:" "$proj/addp"
+
+    sandboxed jobs
+    expect_pass
+    tap_finish "tty names a terminal in /dev/pts inside and bash has job control (no warning)"
+
+    sandboxed ctrl-c
+    expect_pass
+    tap_finish "Ctrl-C during sleep ends the sleep, and the shell answers after it"
+
+    sandboxed ctrl-z
+    expect_pass
+    tap_finish "Ctrl-Z stops sleep: jobs shows it Stopped, bg runs it, fg and Ctrl-C end it; sleep & is Running"
+
+    sandboxed resize
+    expect_pass
+    tap_finish "the size at start and a resize of the caller's terminal show in stty size (stdin and /dev/tty), with SIGWINCH inside"
+
+    sandboxed exit
+    expect_pass
+    [[ $out == *"exit status 3 passed through"* ]] || fail_because "exit 3 did not give status 3"
+    tap_finish "the caller's terminal is raw during the run and its modes are as before after exit 3, whose status passes through"
+
+    sandboxed sigterm
+    expect_pass
+    tap_finish "SIGTERM to sbx: the caller's terminal modes are restored and nothing of the sandbox is left"
+
+    sandboxed sigkill
+    expect_pass
+    tap_finish "SIGKILL to sbx: the reaper restores the caller's terminal modes and nothing of the sandbox is left"
+
+    sandboxed tiocsti
+    expect_pass
+    tap_finish "TIOCSTI on fds 0-2 and /dev/tty and TIOCLINUX fail with EPERM inside, and no injected line runs"
+
+    outside tiocsti-control
+    expect_pass
+    note control
+    tap_finish "control: outside any sandbox the same TIOCSTI script injects a line the shell runs"
+
+    sandboxed fds
+    expect_pass
+    tap_finish "no process in the sandbox (pid 1 included) holds a descriptor of the caller's terminal, and no path in /dev names it"
+
+    sandboxed fds-control "${nopty[@]}"
+    expect_pass
+    note control
+    tap_finish "control: under --no-pty the command has the caller's terminal as its fd 0"
+
+    for tool in python3 less vim git top; do
+        mode=$tool
+        [[ $tool != python3 ]] || mode=python
+        description="$tool works on the sandbox's terminal and quits when told"
+        if ! command -v "$tool" >/dev/null; then
+            skip_case "$description" "$tool is not installed"
+            continue
+        fi
+        sandboxed "$mode"
+        expect_pass
+        if [[ $tool == git ]]; then
+            staged=$("${as[@]}" env HOME="$home" git -C "$proj/addp" diff --cached --name-only 2>/dev/null) || true
+            [[ $staged == file ]] || fail_because "git add -p staged nothing (git diff --cached: '$staged')"
+        fi
+        tap_finish "$description"
+    done
+
+    # The scripts are sound: plain bash on the driver's terminal passes them.
+    # The change to stage again for git add -p.
+    "${as[@]}" env HOME="$home" git -C "$proj/addp" reset -q
+    modes=(jobs ctrl-c ctrl-z resize)
+    for tool in python3 less vim git top; do
+        ! command -v "$tool" >/dev/null || modes+=("${tool%3}")
+    done
+    for mode in "${modes[@]}"; do
+        outside "$mode"
+        [[ $rc == 0 ]] || fail_because "$mode failed on plain bash (status $rc): $(grep '^problem' <<<"$out" | tr '\n' ' ')"
+    done
+    out=
+    tap_finish "control: plain bash outside any sandbox passes the same scripts (${modes[*]})"
+
+    # The bug fixed: with the caller's terminal given as it is, no job control.
+    for mode in jobs ctrl-c ctrl-z; do
+        sandboxed "$mode" "${nopty[@]}"
+        [[ $rc == 1 ]] || fail_because "$mode under --no-pty did not fail as expected (status $rc)"
+        [[ $mode != jobs ]] || [[ $out == *"no job control"* || $out == *"not a tty"* ]] ||
+            fail_because "under --no-pty, neither 'no job control' nor 'not a tty'"
+        grep '^problem' <<<"$out" | sed "s/^/#   --no-pty $mode: /" || true
+    done
+    out=
+    tap_finish "control: under --no-pty the job-control scripts fail (no job control, not a tty)"
+done
+
+tap_end
