@@ -32,8 +32,8 @@ Modes (each expects what a shell on its own terminal does):
             no path in /dev or /dev/pts names it
   fds-control
             a process the command can see has it as fd 0 (--no-pty)
-  python, less, vim, git, top
-            the tool is used and quits; vim writes pty-vim.txt, git stages the
+  python, node, less, vim, git, top
+            the tool is used and quits (the REPLs work out 6*7); vim writes pty-vim.txt, git stages the
             change in ./addp (the caller checks it)
   throughput BYTES
             reads until EOF, counting bytes other than \\r (onlcr may add them);
@@ -58,7 +58,7 @@ PROMPT = b"P-7> "
 # The sleeps typed carry this in their argument (sleep 30.0NNNNNN), to find them.
 TOKEN = "0%06d" % (os.getpid() % 1000000)
 MODES = ("jobs", "ctrl-c", "ctrl-z", "resize", "exit", "sigterm", "sigkill", "tiocsti",
-         "tiocsti-control", "fds", "fds-control", "python", "less", "vim", "git", "top")
+         "tiocsti-control", "fds", "fds-control", "python", "node", "less", "vim", "git", "top")
 
 TIOCSTI_SCRIPT = r'''
 import errno, fcntl, os, termios
@@ -611,6 +611,10 @@ def mode_tool(t, problems, name):
         out = tool(t, problems, name, "python3 -q", b">>> ", [b"6*7\r", 1.0, b"exit()\r"])
         if out is not None and not re.search(rb"\n42\r?\n", out):
             problems.append("python: 6*7 did not print 42")
+    elif name == "node":
+        out = tool(t, problems, name, "node", b"> ", [b"6*7\r", 1.0, b".exit\r"], seconds=30)
+        if out is not None and not re.search(rb"\n(\x1b\[[0-9;]*m)?42(\x1b\[[0-9;]*m)?\r?\n", out):
+            problems.append("node: 6*7 did not print 42")
     elif name == "less":
         out = tool(t, problems, name, "less pty-less.txt", b"less-line-005", [0.5, b"q"])
         if out is not None and (b"less-line-036" not in out or b"less-line-040" in out):

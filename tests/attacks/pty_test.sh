@@ -7,11 +7,13 @@
 # caller's terminal is raw during the run and its modes are as before after
 # `exit 3` (status 3), SIGTERM and SIGKILL to sbx (nothing of the sandbox left);
 # TIOCSTI and TIOCLINUX fail with EPERM and inject nothing; no process inside
-# holds the caller's terminal; python3, less, vim, git add -p and top work.
+# holds the caller's terminal; python3, node, less, vim, git add -p and top work.
 # Controls: the same scripts pass on plain bash outside any sandbox (TIOCSTI
 # injects there), and under `sbx run --no-pty` (the old behaviour) the command
-# holds the caller's terminal and the job-control scripts fail. As the current
-# user and, as root with SBX_TEST_USER, as that user.
+# holds the caller's terminal and the job-control scripts fail. Pipes and files
+# stay the command's own; the <sandbox_violations> block starts a line of its
+# own after output that ends mid-line (control: glued on under --no-pty). As
+# the current user and, as root with SBX_TEST_USER, as that user.
 # Usage: pty_test.sh SBX SBX-LINUX
 set -euo pipefail
 
@@ -64,6 +66,25 @@ outside() {
     rc=0
     out=$(cd "$proj" && python3 "$driver" "$1" -- "${as[@]}" env HOME="$home" PATH="$path" TERM=xterm \
         timeout 60 bash --norc --noprofile -i 2>&1) || rc=$?
+}
+
+# on_pty COMMAND...: COMMAND on a new pseudo-terminal (Python's pty.spawn) as
+# the case's user, in its project, with nothing typed; sets rc and out (what
+# the terminal showed).
+on_pty() {
+    rc=0
+    out=$(cd "$proj" && "${as[@]}" env HOME="$home" PATH="$path" TERM=xterm timeout 60 \
+        python3 -c 'import pty, sys; sys.exit(pty.spawn(sys.argv[1:]) >> 8)' "$@" </dev/null 2>&1) || rc=$?
+}
+
+# block_alone: every line of $out that holds the launcher's <sandbox_violations>
+# begins with it.
+block_alone() {
+    python3 -c '
+import sys
+lines = sys.stdin.buffer.read().replace(b"\r", b"").split(b"\n")
+tagged = [l for l in lines if b"<sandbox_violations>" in l]
+sys.exit(0 if tagged and all(l.startswith(b"<sandbox_violations>") for l in tagged) else 1)' <<<"$out"
 }
 
 # expect_pass: the driver found every expectation held.
@@ -147,7 +168,47 @@ for who in "${users[@]}"; do
     note control
     tap_finish "control: under --no-pty the command has the caller's terminal as its fd 0"
 
-    for tool in python3 less vim git top; do
+    # Pipes and files stay the command's own: with no terminal nothing changes,
+    # and beside one only what was the terminal is replaced.
+    tap_in_sandbox -- 'readlink /proc/self/fd/0 /proc/self/fd/1 /proc/self/fd/2; tty || true'
+    [[ $rc == 0 ]] || fail_because "the command failed"
+    # (Standard error that is no terminal reaches the command as the launcher's
+    # pipe, as before: it scans what the command prints there.)
+    [[ $out == "/dev/null"$'\n'"$work/out"$'\n'"pipe:["*$'\n'"not a tty" ]] ||
+        fail_because "with no terminal the command's 0-2 are not /dev/null, the file given and the launcher's pipe"
+    tap_finish "with no terminal the command's 0-2 are as before (/dev/null, the file, the launcher's pipe) and tty says not a tty"
+
+    rm -f "$work/mixed.out" "$work/mixed.err"
+    on_pty sh -c '"$0" run --managed-settings "$1" --launcher "$2" -- sh -c "readlink /proc/self/fd/0 /proc/self/fd/1 /proc/self/fd/2; tty" >"$3" 2>"$4"' \
+        "$sbx" "$tmp/empty-managed.json" "$launcher" "$work/mixed.out" "$work/mixed.err"
+    [[ $rc == 0 ]] || fail_because "the run failed (status $rc)"
+    mapfile -t fds <"$work/mixed.out" || true
+    [[ ${fds[0]-} == /dev/pts/* && ${fds[3]-} == "${fds[0]-}" ]] ||
+        fail_because "standard input is not the command's own terminal: '${fds[0]-}', tty '${fds[3]-}'"
+    [[ ${fds[1]-} == "$work/mixed.out" && ${fds[2]-} == "pipe:["* ]] ||
+        fail_because "standard output and error are not the file given and the launcher's pipe: '${fds[1]-}' '${fds[2]-}'"
+    tap_finish "standard input a terminal, output and error files: only standard input becomes the command's terminal"
+
+    # The <sandbox_violations> block after output that ends mid-line starts a
+    # line of its own; control: without a terminal of its own the launcher
+    # cannot know where the command's output ended, and the block is glued on.
+    if command -v curl >/dev/null; then
+        script='curl -s -m 10 -o /dev/null http://refused.example/; printf partial-$((2*4))'
+        on_pty "$sbx" run --managed-settings "$tmp/empty-managed.json" --launcher "$launcher" \
+            --on-unknown-host deny -- sh -c "$script"
+        [[ $out == *"partial-8"* && $out == *"refused.example"* ]] || fail_because "no output, or no refusal in the block"
+        block_alone || fail_because "the <sandbox_violations> block does not start a line of its own"
+        tap_finish "the <sandbox_violations> block starts a line of its own after output that ends mid-line"
+
+        on_pty "$sbx" run --managed-settings "$tmp/empty-managed.json" --launcher "$launcher" \
+            --on-unknown-host deny "${nopty[@]}" -- sh -c "$script"
+        [[ $out == *"partial-8<sandbox_violations>"* ]] || fail_because "control: the block was not glued to the output"
+        tap_finish "control: under --no-pty the block is glued to output that ends mid-line"
+    else
+        skip_case "the <sandbox_violations> block starts a line of its own" "curl is not installed"
+    fi
+
+    for tool in python3 node less vim git top; do
         mode=$tool
         [[ $tool != python3 ]] || mode=python
         description="$tool works on the sandbox's terminal and quits when told"
@@ -168,7 +229,7 @@ for who in "${users[@]}"; do
     # The change to stage again for git add -p.
     "${as[@]}" env HOME="$home" git -C "$proj/addp" reset -q
     modes=(jobs ctrl-c ctrl-z resize)
-    for tool in python3 less vim git top; do
+    for tool in python3 node less vim git top; do
         ! command -v "$tool" >/dev/null || modes+=("${tool%3}")
     done
     for mode in "${modes[@]}"; do

@@ -5,7 +5,7 @@
 # sbx-mac does itself: the proxy on 127.0.0.1 and its variables, the profile it
 # hands over naming the proxy's ports, the report, stderr scanning, the
 # <sandbox_violations> block, ending the command's whole process group, cleaning
-# up after a signal. Usage: mac_fake_test.sh SBX SBX-MAC-FAKE-SEATBELT SBX-ATTACK
+# up after a signal, the command's own terminal. Usage: mac_fake_test.sh SBX SBX-MAC-FAKE-SEATBELT SBX-ATTACK
 set -euo pipefail
 
 sbx=$(realpath "${1:?usage: mac_fake_test.sh SBX SBX-MAC-FAKE SBX-ATTACK}")
@@ -149,5 +149,23 @@ if pgrep -f "sleep 3017" >/dev/null; then fail_because "the command survived SIG
 for _ in $(seq 30); do [[ -z $(ls -A "$tmpd") ]] && break; sleep 0.1; done
 nothing_left
 tap_finish "SIGKILL to sbx-mac: its reaper ends the command's group and removes TMPDIR"
+
+# The command's terminal: run from one, the command gets a pseudo-terminal of
+# its own, as under sbx-linux (tests/attacks/pty_driver.py types into bash -i).
+driver=$(cd "$(dirname "${BASH_SOURCE[0]}")/../attacks" && pwd)/pty_driver.py
+if command -v python3 >/dev/null && command -v bash >/dev/null; then
+    for mode in jobs ctrl-c ctrl-z resize exit sigterm sigkill; do
+        rc=0
+        out=$(cd "$proj" && HOME=$home TMPDIR=$tmpd TERM=xterm python3 "$driver" "$mode" -- timeout 60 "$sbx" run \
+            --managed-settings "$tmp/empty-managed.json" --launcher "$mac" -- bash --norc --noprofile -i 2>&1) || rc=$?
+        [[ $rc == 0 ]] || fail_because "$mode: $(grep '^problem' <<<"$out" | tr '\n' ' ')"
+    done
+    for _ in $(seq 30); do [[ -z $(ls -A "$tmpd") ]] && break; sleep 0.1; done
+    nothing_left
+    tap_finish "run from a terminal the command gets one of its own: job control, Ctrl-C, Ctrl-Z, resizes, raw mode, and the modes back after exit, SIGTERM and SIGKILL"
+else
+    n=$((n + 1))
+    echo "ok $n - the command's own terminal # SKIP python3 or bash is not installed"
+fi
 
 tap_end
