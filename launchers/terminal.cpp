@@ -118,6 +118,8 @@ void TerminalRelay::restore() {
 
 void TerminalRelay::start() {
     if (::pipe(stop_pipe_) != 0) stop_pipe_[0] = stop_pipe_[1] = -1;
+    for (int fd : stop_pipe_)
+        if (fd >= 0) ::fcntl(fd, F_SETFD, FD_CLOEXEC);
     signal_fd_ = watch_terminal();
     make_raw();
     thread_ = std::thread([this] {
@@ -218,10 +220,18 @@ void TerminalRelay::loop() {
             while (::read(signal_fd_, buf, sizeof buf) > 0) {
             }
             copy_size();
-            // Continued: in the foreground again (fg) the terminal goes raw again;
-            // in the background (bg) the shell has its modes back and keeps them.
-            if (use_.caller_tty >= 0 && in_foreground(use_.caller_tty)) make_raw();
-            else raw_ = false;
+            // Continued after a stop, the shell having taken its modes back
+            // meanwhile: in the foreground again (fg) the terminal is made raw
+            // again; in the background (bg) the shell's modes stay. Under the
+            // terminal lock: a question open now has the terminal in its own mode.
+            std::lock_guard<std::mutex> lock(terminal_mutex());
+            if (use_.caller_tty >= 0 && in_foreground(use_.caller_tty)) {
+                raw_ = false;
+                make_raw();
+            } else if (raw_) {
+                raw_ = false;
+                reaper_.terminal_modes(nullptr);  // they are the shell's now
+            }
         }
         if ((fds[3].revents & (POLLIN | POLLHUP | POLLERR)) != 0) {
             // Read under the terminal lock, and only what is there: a question the
