@@ -201,8 +201,9 @@ std::string make_terminal(int pty_fd, const std::array<bool, 3>& on) {
     const int master = ::posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
     if (master < 0) return failed("/dev/ptmx");
     if (::unlockpt(master) != 0) {
+        auto why = failed("unlockpt");  // before close() can change errno
         ::close(master);
-        return failed("unlockpt");
+        return why;
     }
     // Its other side, opened from the master itself: no path to look up.
     int slave = ::ioctl(master, TIOCGPTPEER, O_RDWR | O_NOCTTY | O_CLOEXEC);
@@ -211,8 +212,9 @@ std::string make_terminal(int pty_fd, const std::array<bool, 3>& on) {
         if (::ptsname_r(master, name, sizeof name) == 0) slave = ::open(name, O_RDWR | O_NOCTTY | O_CLOEXEC);
     }
     if (slave < 0) {
+        auto why = failed("its other side");
         ::close(master);
-        return failed("its other side");
+        return why;
     }
     const int sent = send_fds(pty_fd, std::span<const int>(&master, 1), 'T') ? 0 : errno;
     ::close(master);
@@ -222,18 +224,21 @@ std::string make_terminal(int pty_fd, const std::array<bool, 3>& on) {
         while ((n = ::read(pty_fd, &go, 1)) < 0 && errno == EINTR) {
         }
     if (sent != 0 || n != 1 || go != 'G') {
-        ::close(slave);
         errno = sent != 0 ? sent : EPIPE;
-        return failed("the launcher did not take it");
+        auto why = failed("the launcher did not take it");
+        ::close(slave);
+        return why;
     }
     if (::setsid() < 0 || ::ioctl(slave, TIOCSCTTY, 0) != 0) {
+        auto why = failed("controlling terminal");
         ::close(slave);
-        return failed("controlling terminal");
+        return why;
     }
     for (int fd = 0; fd < 3; ++fd)
         if (on[static_cast<std::size_t>(fd)] && ::dup2(slave, fd) < 0) {
+            auto why = failed("dup2");
             ::close(slave);
-            return failed("dup2");
+            return why;
         }
     ::close(slave);
     return {};

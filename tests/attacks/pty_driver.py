@@ -415,8 +415,8 @@ def mode_ctrl_z(t, problems):
         return
     start = len(t.seen)
     t.send(b"\x1a")
-    if t.wait_for(b"Stopped", 5, start) < 0:
-        problems.append("Ctrl-Z did not stop the sleep within 5 s")
+    if t.wait_for(b"Stopped", 3, start) < 0:
+        problems.append("Ctrl-Z did not stop the sleep within 3 s")
         return
     steps = [("jobs", (b"Stopped", b"sleep 31.")), ("bg %1; jobs", (b"Running",))]
     for command, wanted in steps:
