@@ -510,8 +510,7 @@ int finish(Run& run, ProbeOptions popt, int wstatus, const StageReport& stage_re
     report.exit_event(true, "", status);
     if (run.l.options().print_violations) {
         std::string block = violations_text(plan, refused, run.scanner ? &*run.scanner : nullptr, audit.neutralised);
-        // On a line of its own, after the command's last output.
-        if (!block.empty() && run.terminal_relay && !run.terminal_relay->at_line_start()) block.insert(0, "\n");
+        if (run.terminal_relay) block = run.terminal_relay->on_own_line(std::move(block));
         std::cerr << block << std::flush;
     }
     return status;

@@ -440,8 +440,7 @@ int MacPlatform::run(Launcher& l, const sbx::Plan& plan, Reaper& reaper) {
     if (l.options().print_violations) {
         std::string block =
             violations_text(plan, proxy ? proxy->refused() : std::vector<ProxyEvent>{}, scanner ? &*scanner : nullptr);
-        // On a line of its own, after the command's last output.
-        if (!block.empty() && terminal_relay && !terminal_relay->at_line_start()) block.insert(0, "\n");
+        if (terminal_relay) block = terminal_relay->on_own_line(std::move(block));
         std::cerr << block << std::flush;
     }
     return status;

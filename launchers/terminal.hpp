@@ -19,6 +19,7 @@
 #include <atomic>
 #include <future>
 #include <optional>
+#include <string>
 #include <thread>
 
 #include "fd_io.hpp"
@@ -75,6 +76,13 @@ public:
     // Whether the last byte written to the caller was a newline (or nothing was):
     // what the launcher writes next starts on a line of its own.
     bool at_line_start() const { return at_line_start_.load(); }
+
+    // `text` (the <sandbox_violations> block), after a newline when the
+    // command's last output ended mid-line: it starts a line of its own.
+    std::string on_own_line(std::string text) const {
+        if (!text.empty() && !at_line_start()) text.insert(0, "\n");
+        return text;
+    }
 
 private:
     void loop();

@@ -1114,7 +1114,7 @@ int main(int argc, char** argv) {
     run->add_option("--launcher", run_args.launcher, "The launcher to use (default: sbx-linux, or sbx-mac on macOS, beside sbx)");
     auto* pty_flag = run->add_flag("--pty", run_args.pty,
                                    "Give the command a terminal of its own even when none of 0-2 is a terminal "
-                                   "(the default when one is; Linux)");
+                                   "(the default when one is)");
     run->add_flag("--no-pty", run_args.no_pty,
                   "Give the command the caller's descriptors as they are, terminal or not: no job control inside")
         ->excludes(pty_flag);
