@@ -6,6 +6,15 @@
 #   meson compile -C build-bench            # a --buildtype=release build
 #   bench/startup.sh build-bench            # or: meson test -C build-bench --benchmark startup
 #   bench/startup.sh build-bench --runs 200 --json
+#   bench/startup.sh build-bench --breakdown [--runs N] [--warmup N] [--jobs K] [--json]
+#   bench/startup.sh build-bench [--breakdown] --deny-read 100 --repos 10 ...
+#
+# --breakdown times nothing against anything: in the same fresh project it runs
+# bench/startup_breakdown.py, which adds `sbx run --trace-fd N` and prints the
+# median of each step sbx, the launcher and the stage trace (docs/plan.md), with
+# the gaps between them; --jobs K starts K runs at once. It needs python3.
+# --deny-read N adds a .claude/settings.json hiding N files outside the project,
+# --repos N makes N nested git repositories in it: how the cost grows.
 #
 # It builds nothing. In a fresh temporary project (made by `git init`, removed at
 # exit) it times, with BUILD_DIR/bench/startup_bench, 5 warm-up and 50 timed runs
@@ -19,7 +28,7 @@
 #          it runs; it leaves a socket in TMPDIR per run, so TEMP is removed at exit)
 # and prints median and p90 wall time, median CPU time (the whole process tree) and
 # median peak RSS of each, with ratios to bwrap, then the verdict on the target:
-# sbx's median wall time within 1.3x bwrap's (SBX_BENCH_TARGET changes the 1.3).
+# sbx's median wall time within 1.5x bwrap's (SBX_BENCH_TARGET changes the 1.5).
 #
 # srt is installed with npm into ${XDG_CACHE_HOME:-$HOME/.cache}/sbx-bench/srt, once
 # (remove that directory to update it). On Linux it needs socat and ripgrep besides
@@ -40,17 +49,32 @@ die() {
 }
 
 if [[ $# -lt 1 || $1 == -* ]]; then
-    echo "usage: bench/startup.sh BUILD_DIR [--runs N] [--warmup N] [--json]" >&2
+    echo "usage: bench/startup.sh BUILD_DIR [--breakdown] [--deny-read N] [--repos N] [--runs N] [--warmup N] [--jobs K] [--json]" >&2
     exit 64
 fi
 build_dir=$(cd "$1" && pwd) || die "no build directory $1"
+bench_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 shift
+breakdown=0
+deny_read=0
+repos=0
+while [[ ${1-} == --breakdown || ${1-} == --deny-read || ${1-} == --repos ]]; do
+    case $1 in
+        --breakdown) breakdown=1 ;;
+        --deny-read | --repos)
+            [[ ${2-} =~ ^[0-9]+$ ]] || { echo "startup.sh: $1 needs a number" >&2; exit 64; }
+            if [[ $1 == --deny-read ]]; then deny_read=$2; else repos=$2; fi
+            shift
+            ;;
+    esac
+    shift
+done
 bench=$build_dir/bench/startup_bench
 sbx=$build_dir/tools/sbx
 launcher=$build_dir/launchers/sbx-linux
-target=${SBX_BENCH_TARGET:-1.3}
+target=${SBX_BENCH_TARGET:-1.5}
 
-[[ -x $bench ]] || die "$bench is missing: configure with -Dbench=enabled and run meson compile -C $build_dir"
+[[ $breakdown == 1 || -x $bench ]] || die "$bench is missing: configure with -Dbench=enabled and run meson compile -C $build_dir"
 command -v bwrap >/dev/null || die "bwrap is not installed (apt-get install bubblewrap)"
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/sbx-startup.XXXXXX")
@@ -58,6 +82,21 @@ trap 'rm -rf "$work"' EXIT
 project=$work/project
 mkdir "$project"
 git init -q "$project" || die "git init failed in $project"
+# How the cost grows: N hidden files (a denyRead list in the project's settings,
+# each hidden by its own mount) and N nested repositories (each with its hooks,
+# config and placeholders protected).
+if ((deny_read > 0)); then
+    mkdir "$work/secrets" "$project/.claude"
+    list=
+    for ((i = 0; i < deny_read; i++)); do
+        : >"$work/secrets/s$i"
+        list+="${list:+,}\"$work/secrets/s$i\""
+    done
+    printf '{"sandbox": {"enabled": true, "filesystem": {"denyRead": [%s]}}}\n' "$list" >"$project/.claude/settings.json"
+fi
+for ((i = 0; i < repos; i++)); do
+    git init -q "$project/sub$i" || die "git init failed in $project/sub$i"
+done
 # srt stays installed in the user's cache; the project's tool cache home, which
 # every run makes and binds, goes in the work folder and goes with it.
 srt_cache=${XDG_CACHE_HOME:-$HOME/.cache}/sbx-bench/srt
@@ -80,6 +119,18 @@ first_run() {
     [[ -n $out ]] && printf '%s\n' "$out" | sed 's/^/  | /' >&2
     return 1
 }
+
+if [[ $breakdown == 1 ]]; then
+    command -v python3 >/dev/null || die "--breakdown needs python3"
+    [[ -x $sbx && -x $launcher ]] || die "$sbx or $launcher is missing (configure with -Dlaunchers=true)"
+    first_run sbx "${sbx_cmd[@]:1}" || die "\`sbx run -- true\` failed"
+    read -r load _ </proc/loadavg || load=unknown
+    echo "startup.sh: load average $load on $(nproc) CPUs" >&2
+    cd "$project"
+    status=0
+    python3 "$bench_dir/startup_breakdown.py" "$@" -- "${sbx_cmd[@]:1}" || status=$?
+    exit "$status"
+fi
 
 sbx_missing=
 if [[ ! -x $sbx ]]; then

@@ -299,7 +299,7 @@ sbx::expected<void> check_pass_fds(const sbx::Plan& plan, std::initializer_list<
         if (std::find(own.begin(), own.end(), fd) != own.end())
             return sbx::fail(sbx::Error(sbx::Errc::invalid_plan, "descriptor " + std::to_string(fd) +
                                                                     " is one of the launcher's own (the plan, "
-                                                                    "report or control descriptor)")
+                                                                    "report, control or trace descriptor)")
                                  .at_key(key));
         if (::fcntl(fd, F_GETFD) < 0)
             return sbx::fail(

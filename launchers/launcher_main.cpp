@@ -55,8 +55,10 @@ sbx::expected<void> make_tmpdir(const sbx::Plan& plan, Reaper& reaper, std::vect
 void Launcher::clean_up(const std::vector<Leftover>& made, Reaper& reaper, RootGroup* group) const {
     auto problems = remove_leftovers(made);
     if (group != nullptr) {
+        const auto t = Trace::now();
         auto more = group->leave();
         problems.insert(problems.end(), more.begin(), more.end());
+        options_.trace.step("launcher.group-leave", t);
     }
     for (const auto& p : problems) warn(p);
     // Whatever we could not remove, the reaper cannot either.
@@ -93,15 +95,20 @@ int Launcher::run_unconfined_fallback(const sbx::Plan& plan, Reaper& reaper, con
 }
 
 int Launcher::run_plan() {
+    const Trace& trace = options_.trace;
+    auto t = Trace::now();
     auto plan = read_plan();
     if (!plan) return fail_reported(plan.error());
+    trace.step("launcher.read-plan", t);
     for (const auto& w : plan->warnings)
         if (platform_.shows(w)) warn(sbx::to_string(w));
     platform_.warn(*plan);
-    if (auto fds = check_pass_fds(*plan, {options_.plan_fd, options_.report_fd, options_.control_fd}); !fds)
+    if (auto fds = check_pass_fds(*plan, {options_.plan_fd, options_.report_fd, options_.control_fd, options_.trace.fd()}); !fds)
         return fail_reported(fds.error());
 
+    t = Trace::now();
     const auto unavailable = platform_.unavailable(*plan);
+    trace.step("launcher.probe", t);
     if (unavailable && plan->fail_if_unavailable) return fail_reported(*unavailable);
     if (unavailable || platform_.verifies_first()) {
         sbx::DiskFs disk;
@@ -109,17 +116,22 @@ int Launcher::run_plan() {
     }
 
     // The project's tool cache home persists between its runs: made here, never removed.
+    t = Trace::now();
     if (plan->tool_cache)
         if (auto r = make_tool_cache(plan->tool_cache->path, ::getuid()); !r) return fail_reported(r.error());
+    trace.step("launcher.tool-cache", t);
 
     install_signal_handlers();
+    t = Trace::now();
     auto reaper = Reaper::start();
     if (!reaper) return fail_before(reaper.error());
+    trace.step("launcher.reaper", t);
     if (unavailable) return run_unconfined_fallback(*plan, *reaper, *unavailable);
     return platform_.run(*this, *plan, *reaper);
 }
 
 int launcher_main(int argc, char** argv, Platform& platform) {
+    const auto started = Trace::now();
     Options o;
     for (int i = 1; i < argc; ++i) {
         const std::string_view a = argv[i];
@@ -127,6 +139,11 @@ int launcher_main(int argc, char** argv, Platform& platform) {
         if (a == "--plan-fd" || a == "--report-fd" || a == "--control-fd") {
             int& out = a == "--plan-fd" ? o.plan_fd : a == "--report-fd" ? o.report_fd : o.control_fd;
             if (auto why = take_fd_option(a, next(), out); !why.empty()) return usage_of(platform, why);
+        } else if (a == "--trace-fd") {
+            int fd = -1;
+            if (auto why = take_fd_option(a, next(), fd); !why.empty()) return usage_of(platform, why);
+            if (fd < 3) return usage_of(platform, "--trace-fd needs a descriptor above 2");
+            o.trace = Trace(fd);
         } else if (a == "--again-fd") {
             if (auto why = take_again_option(next(), o.again); !why.empty()) return usage_of(platform, why);
         } else if (a == "--violations") {
@@ -154,6 +171,7 @@ int launcher_main(int argc, char** argv, Platform& platform) {
     if (auto why = platform.check_options(opts); !why.empty()) return launcher.usage(why);
     if (opts.control_fd >= 0 && opts.report_fd < 0)
         return launcher.usage("--control-fd answers questions asked on --report-fd: give both");
+    launcher.trace().step("launcher.options", started);
     try {
         if (auto status = platform.other_mode(launcher)) return *status;
         return launcher.run_plan();

@@ -4,7 +4,7 @@
 //
 // A launcher's main is launcher_main(argc, argv, platform). The skeleton parses
 // the options both share (--plan-fd, --report-fd, --control-fd, --again-fd,
-// --violations, --pty, --no-pty, --doctor, --json, --help) and hands the rest to the platform;
+// --trace-fd, --violations, --pty, --no-pty, --doctor, --json, --help) and hands the rest to the platform;
 // then it reads the plan, shows its warnings, checks the descriptors it passes,
 // asks the platform whether the sandbox can run here, checks the disk, makes the
 // tool cache home, starts the reaper, and either runs the command without a
@@ -26,6 +26,7 @@
 #include "sbx/core/provenance.hpp"
 #include "sbx/plan/plan.hpp"
 #include "terminal.hpp"
+#include "trace.hpp"
 
 namespace sbx::launcher {
 
@@ -34,6 +35,7 @@ struct Options {
     int plan_fd = 0;  // standard input unless --plan-fd
     int report_fd = -1;
     int control_fd = -1;
+    Trace trace;  // --trace-fd (trace.hpp)
     std::vector<std::string> again;  // --again-fd's program and arguments
     bool print_violations = false;
     PtyMode pty = PtyMode::automatic;  // --pty, --no-pty (terminal.hpp)
@@ -91,6 +93,7 @@ public:
 
     const char* program() const { return platform_.name(); }
     const Options& options() const { return options_; }
+    const Trace& trace() const { return options_.trace; }
     Report& report() { return report_; }
     // Who answers the proxy's questions.
     Answering answering() const { return Answering{options_.control_fd, program()}; }

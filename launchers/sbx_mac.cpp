@@ -1,6 +1,6 @@
 // sbx-mac - carries out a plan with macOS's Seatbelt (sandbox-exec).
 //
-//   sbx-mac [--plan-fd N] [--report-fd N] [--control-fd N] [--again-fd N] [--violations] [--pty | --no-pty]
+//   sbx-mac [--plan-fd N] [--report-fd N] [--control-fd N] [--again-fd N] [--trace-fd N] [--violations] [--pty | --no-pty]
 //                                      run the plan read from fd N (default: standard input)
 //   sbx-mac --print-profile [--plan-fd N]
 //                                      print the Seatbelt profile the plan would run under
@@ -289,11 +289,11 @@ class MacPlatform final : public Platform {
 public:
     const char* name() const override { return "sbx-mac"; }
     std::string_view usage_lines() const override {
-        return "usage: sbx-mac [--plan-fd N] [--report-fd N] [--control-fd N] [--again-fd N] [--violations] [--pty | --no-pty]\n"
+        return "usage: sbx-mac [--plan-fd N] [--report-fd N] [--control-fd N] [--again-fd N] [--trace-fd N] [--violations] [--pty | --no-pty]\n"
                "       sbx-mac --print-profile [--plan-fd N]\n";
     }
     std::string_view help_text() const override {
-        return "usage: sbx-mac [--plan-fd N] [--report-fd N] [--control-fd N] [--again-fd N] [--violations] [--pty | --no-pty]\n"
+        return "usage: sbx-mac [--plan-fd N] [--report-fd N] [--control-fd N] [--again-fd N] [--trace-fd N] [--violations] [--pty | --no-pty]\n"
                "       sbx-mac --print-profile [--plan-fd N]\n"
                "       sbx-mac --doctor [--json]\n"
                "The plan is described in docs/plan.md, the profile in docs/seatbelt.md.\n";

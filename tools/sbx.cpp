@@ -72,6 +72,7 @@
 
 #include "host_lookup.hpp"  // launchers/: this machine's addresses and name lookup, as the proxy's
 #include "tool_cache.hpp"   // launchers/: the checks the launcher makes before it makes the tool cache home
+#include "trace.hpp"        // launchers/: --trace-fd's lines
 
 namespace {
 
@@ -927,7 +928,11 @@ struct RunArgs {
     int attempt = 1;  // --attempt N: sbx's own, when the launcher runs it again
     bool pty = false;     // --pty: a terminal of the command's own even without one here
     bool no_pty = false;  // --no-pty: the caller's descriptors as they are, terminal or not
+    int trace_fd = -1;    // --trace-fd N: each step's time, here and in the launcher (launchers/trace.hpp)
 };
+
+// When main began, for --trace-fd.
+std::uint64_t g_started = 0;
 
 // How many times `sbx run` plans before it gives up on a plan the disk keeps
 // making stale, and this program's own arguments (main sets them).
@@ -982,16 +987,26 @@ int run_run(RunArgs& a) {
         const auto ms = 1 + rd() % (2u << a.attempt);
         std::this_thread::sleep_for(std::chrono::milliseconds(ms));
     }
+    const sbx::launcher::Trace trace(a.trace_fd);
+    if (trace.on() && ::fcntl(a.trace_fd, F_GETFD) < 0)
+        return run_failed(sbx::Error(sbx::Errc::invalid_argument,
+                                     "--trace-fd " + std::to_string(a.trace_fd) + ": the descriptor is not open"));
+    trace.step("sbx.options", g_started);
+    auto t = sbx::launcher::Trace::now();
     auto fds = descriptors_to_pass(a.plan.pass_fd_args);
     if (!fds) return run_failed(fds.error());
     a.plan.pass_fds = std::move(*fds);
     sbx::DiskFs fs;
     auto loaded = load_policy(a.plan.settings, fs, a.plan.home_root());
     if (!loaded) return run_failed(loaded.error());
+    trace.step("sbx.settings", t);
+    t = sbx::launcher::Trace::now();
     auto plan = plan_for(*loaded, a.plan, kRunUnknownHost, run_scans_stderr());
     // The launcher takes the group's lock for itself.
     loaded->group->release();
     if (!plan) return run_failed(plan.error());
+    trace.step("sbx.plan", t);
+    t = sbx::launcher::Trace::now();
     auto launcher = find_launcher(a.launcher);
     if (!launcher) return run_failed(launcher.error());
     // The plan goes in a memfd (elsewhere an unlinked file), read from its start:
@@ -1021,6 +1036,8 @@ int run_run(RunArgs& a) {
     }
     if (a.pty) argv.push_back(const_cast<char*>("--pty"));
     if (a.no_pty) argv.push_back(const_cast<char*>("--no-pty"));
+    std::string trace_text = std::to_string(a.trace_fd);
+    if (trace.on()) argv.insert(argv.end(), {const_cast<char*>("--trace-fd"), trace_text.data()});
     argv.push_back(nullptr);
     // The passed descriptors must survive the exec of the launcher, which hands
     // them to the command.
@@ -1035,6 +1052,11 @@ int run_run(RunArgs& a) {
     // later attempt): that folder, not only this one, is the command's to write.
     if (!a.plan.settings.root_given() && loaded->root != loaded->cwd && a.attempt == 1)
         std::cerr << "sbx: root " << loaded->root << ": " << sbx::root_why(loaded->where) << "\n";
+    trace.step("sbx.exec-prep", t);
+    if (trace.on()) {
+        const int flags = ::fcntl(a.trace_fd, F_GETFD);
+        if (flags != -1) ::fcntl(a.trace_fd, F_SETFD, flags & ~FD_CLOEXEC);
+    }
     ::execv(argv[0], argv.data());
     return run_failed(sbx::Error(sbx::Errc::io_error, std::string("cannot run the launcher: ") + std::strerror(errno))
                           .in_file(*launcher));
@@ -1062,6 +1084,7 @@ int run_doctor(const DoctorArgs& a) {
 }  // namespace
 
 int main(int argc, char** argv) {
+    g_started = sbx::launcher::Trace::now();
     g_arguments.assign(argv, argv + argc);
     CLI::App app{"sbx: confine one command with the operating system's own sandbox", "sbx"};
     app.require_subcommand(1);
@@ -1118,6 +1141,9 @@ int main(int argc, char** argv) {
     run->add_flag("--no-pty", run_args.no_pty,
                   "Give the command the caller's descriptors as they are, terminal or not: no job control inside")
         ->excludes(pty_flag);
+    run->add_option("--trace-fd", run_args.trace_fd,
+                    "Write each step's time to descriptor N, a line of JSON per step (docs/plan.md)")
+        ->check(CLI::Range(3, INT_MAX));
     run->add_option("command", run_args.plan.command, "The command, after --")->required();
 
     DoctorArgs doctor_args;

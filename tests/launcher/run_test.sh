@@ -91,6 +91,38 @@ expect_err "INVALID_SETTINGS"
 expect_err "settings.json:1:"
 tap_finish "invalid settings give 125 and name the file, line and column"
 
+# --- --trace-fd: each step's time ----------------------------------------------------
+
+fresh_case
+rc=0
+(cd "$proj" && HOME=$home TMPDIR=$tmpd timeout 20 "$sbx" run --managed-settings "$tmp/empty-managed.json" \
+    --launcher "$launcher" --trace-fd 7 -- sh -c 'ls /proc/self/fd; echo ran') </dev/null >"$tmp/out" 2>"$tmp/err" \
+    7>"$tmp/trace" || rc=$?
+out=$(cat "$tmp/out")
+err=$(cat "$tmp/err")
+expect_rc 0
+expect_out ran
+# The command never gets the descriptor.
+! grep -qx 7 <<<"$out" || fail_because "the command has descriptor 7 open"
+for step in sbx.options sbx.plan launcher.options launcher.placeholders sandbox stage launcher.cleanup; do
+    grep -qE "^\{\"trace\":\"$step\",\"at\":[0-9]+,\"us\":[0-9]+\}\$" "$tmp/trace" ||
+        fail_because "the trace has no line for $step"
+done
+# Every line is one whole object: none was torn by another process's write.
+bad=$(grep -cvE '^\{"trace":"[a-z.-]+","at":[0-9]+,"us":[0-9]+\}$' "$tmp/trace" || true)
+[[ $bad == 0 ]] || fail_because "$bad malformed trace lines"
+expect_clean
+tap_finish "--trace-fd writes one line of JSON per step of sbx, the launcher and the stage, and the command does not get it"
+
+fresh_case
+sbx_run --trace-fd 2 -- true
+expect_rc 125
+expect_err "--trace-fd"
+sbx_run --trace-fd 9 -- true
+expect_rc 125
+expect_err "--trace-fd 9: the descriptor is not open"
+tap_finish "--trace-fd refuses 0 to 2 and a descriptor that is not open, with 125"
+
 fresh_case
 sbx_run --no-such-option -- true
 expect_rc 125
