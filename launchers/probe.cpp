@@ -434,7 +434,10 @@ Check check_bwrap_run(const RunOutcome& run, const std::vector<std::string>& arg
     const std::string command = argv.empty() ? std::string("true") : argv.back();
     if (run.succeeded())
         return pass(name, "bwrap ran " + command + " in new namespaces with no capabilities" +
-                              (with_seccomp ? " under the seccomp filter, which bubblewrap loads into its init (pid 1) too" : ""));
+                              (with_seccomp ? " under the seccomp filter, which bubblewrap loads into its init (pid 1) too" : "") +
+                              (std::find(argv.begin(), argv.end(), "--mounts-filter-fd") != argv.end()
+                                   ? ", the stage making the mounts with the new mount API"
+                                   : ""));
     // The stage says what went wrong inside on its status pipe, not on standard error.
     std::string inside;
     if (!stage.failure.empty()) inside = "; the stage failed: " + stage.failure;
@@ -578,8 +581,14 @@ sbx::Plan trial_plan(const std::string& dir, const std::string& true_path) {
     return plan;
 }
 
+bool mount_api_available() {
+    errno = 0;
+    const long rc = ::syscall(SYS_mount_setattr, -1, "", 0, nullptr, 0);
+    return rc != 0 && errno != ENOSYS;
+}
+
 std::vector<std::string> bwrap_run_argv(const std::string& bwrap, const std::string& dir, const std::string& true_path,
-                                        bool with_seccomp) {
+                                        bool with_seccomp, bool stage_mounts) {
     const sbx::Plan plan = trial_plan(dir, true_path);
     StageArgs stage;
     stage.exe_fd = kTrialExeFd;
@@ -590,6 +599,14 @@ std::vector<std::string> bwrap_run_argv(const std::string& bwrap, const std::str
     launch.bwrap = bwrap;
     if (with_seccomp) launch.seccomp_fd = kTrialSeccompFd;
     launch.group_dir = dir + "/group";
+    if (with_seccomp && stage_mounts) {
+        launch.stage_mounts = true;
+        stage.mounts = stage_mount_ops(mount_ops(plan, launch));
+        stage.mounts_filter_fd = kTrialMountsFilterFd;
+        stage.cwd = plan.cwd;
+        stage.uid = ::getuid();
+        stage.gid = ::getgid();
+    }
     launch.stage_argv = stage_argv(stage);
     return bwrap_args(plan, launch);
 }
@@ -802,9 +819,18 @@ void run_trial(ProbeInputs& in, const ProbeOptions& options, const std::string& 
     in.bwrap_run_argv = {bwrap};
     RunOutcome& run = in.bwrap_run.emplace();
     TrialDir dir;
-    auto program = seccomp_program(SeccompOptions{!options.need_seccomp});
+    // The two parts of the filter where the stage makes the mounts, else the whole.
+    const bool split = mount_api_available();
+    const bool unix_sockets = !options.need_seccomp;
+    auto program = seccomp_program(SeccompOptions{unix_sockets, split ? SeccompPart::all_but_mounts : SeccompPart::whole});
+    Fd mounts_bpf;
+    if (split && program)
+        if (auto second = seccomp_program(SeccompOptions{unix_sockets, SeccompPart::mounts_only}))
+            mounts_bpf = Fd(high_fd(second->release()));
+    const bool stage_mounts = mounts_bpf.get() >= 0;
+    if (split && !stage_mounts) program = seccomp_program(SeccompOptions{unix_sockets});
     Fd bpf(program ? high_fd(program->release()) : -1);
-    in.bwrap_run_argv = bwrap_run_argv(bwrap, dir.path(), true_path, bpf.get() >= 0);
+    in.bwrap_run_argv = bwrap_run_argv(bwrap, dir.path(), true_path, bpf.get() >= 0, stage_mounts);
     if (auto why = dir.make(trial_plan(dir.path(), true_path)); !why.empty()) {
         run.spawn_error = "cannot make the run's directory: " + why;
         return;
@@ -825,9 +851,11 @@ void run_trial(ProbeInputs& in, const ProbeOptions& options, const std::string& 
         run.spawn_error = errno_text("fcntl(F_DUPFD_CLOEXEC)");
         return;
     }
-    static_assert(kTrialExeFd == 3 && kTrialStatusFd == 4 && kTrialSeccompFd == 5, "run_program passes them in this order");
+    static_assert(kTrialExeFd == 3 && kTrialStatusFd == 4 && kTrialSeccompFd == 5 && kTrialMountsFilterFd == 6,
+                  "run_program passes them in this order");
     std::vector<int> pass{exe.get(), status_w.get()};
     if (bpf.get() >= 0) pass.push_back(bpf.get());
+    if (mounts_bpf.get() >= 0) pass.push_back(mounts_bpf.get());
     run = run_program(in.bwrap_run_argv, pass);
     status_w.reset();  // bubblewrap and the stage are gone: the pipe ends here
     auto bytes = sbx::read_all(status_r.get(), 4096, "the stage's status pipe");

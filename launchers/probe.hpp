@@ -166,13 +166,21 @@ sbx::Plan trial_plan(const std::string& dir, const std::string& true_path);
 inline constexpr int kTrialExeFd = 3;      // the stage's program
 inline constexpr int kTrialStatusFd = 4;   // the stage's status pipe
 inline constexpr int kTrialSeccompFd = 5;  // the seccomp program, when there is one
+inline constexpr int kTrialMountsFilterFd = 6;  // its second part, where the stage makes the mounts
+
+// Whether the kernel has the new mount API the stage makes its mounts with
+// (mount_setattr, Linux 5.12; launchers/stage_mounts.cpp): asked with a call that
+// can only fail.
+bool mount_api_available();
 
 // The argument vector of the end-to-end run: what `sbx run` executes
 // (bwrap_args) for trial_plan(dir, true_path), with DIR/group as the root
 // group's directory, the stage (on kTrialExeFd, kTrialStatusFd) and the seccomp
-// program on kTrialSeccompFd when `with_seccomp`.
+// program on kTrialSeccompFd when `with_seccomp`; with `stage_mounts`, the stage
+// makes the mounts, loading the second part on kTrialMountsFilterFd, as `sbx run`
+// does where mount_api_available().
 std::vector<std::string> bwrap_run_argv(const std::string& bwrap, const std::string& dir, const std::string& true_path,
-                                        bool with_seccomp);
+                                        bool with_seccomp, bool stage_mounts = false);
 
 // Reads the machine for `options` (see the file comment for what each mode does).
 // The thorough mode waits for its children: SIGCHLD must not be ignored, or the

@@ -1,6 +1,6 @@
 // sbx-linux - carries out a plan with bubblewrap and seccomp.
 //
-//   sbx-linux [--plan-fd N] [--report-fd N] [--control-fd N] [--again-fd N] [--violations] [--pty | --no-pty]
+//   sbx-linux [--plan-fd N] [--report-fd N] [--control-fd N] [--again-fd N] [--trace-fd N] [--violations] [--pty | --no-pty]
 //                                                run the plan read from fd N (default: standard input);
 //                                                --violations: append a <sandbox_violations> block to
 //                                                standard error after the command; --pty, --no-pty:
@@ -74,6 +74,7 @@
 #include "signals.hpp"
 #include "stage.hpp"
 #include "terminal.hpp"
+#include "trace.hpp"
 
 namespace {
 
@@ -239,9 +240,9 @@ void report_audit(const GitAuditResult& audit, Report& report, bool in_block) {
 // built, filter_fallback (sbx/linux/filter_fallback.hpp) says whether the plan
 // runs without it; when it may not, the sandbox is `unavailable` here, for
 // `unavailable_why`.
-int seccomp_step(const sbx::Plan& plan, bool& unavailable, sbx::Error& unavailable_why) {
+int seccomp_step(const sbx::Plan& plan, SeccompPart part, bool& unavailable, sbx::Error& unavailable_why) {
     if (unavailable) return -1;
-    auto program = seccomp_program(SeccompOptions{plan.allow_unix_sockets});
+    auto program = seccomp_program(SeccompOptions{plan.allow_unix_sockets, part});
     const FilterRule& fallback = filter_fallback(plan, program.has_value());
     switch (fallback.verdict) {
         case FilterVerdict::filtered: return program->release();
@@ -269,6 +270,7 @@ struct Run {
     std::vector<sbx::RegisteredPlaceholder> group_placeholders;  // read under the group's lock
     std::vector<Leftover> made;
     int seccomp_fd = -1;
+    int mounts_filter_fd = -1;  // the mount family's filter, where the stage makes the mounts
     StageArgs stage;
     int exe_fd = -1;
     int status_pipe[2] = {-1, -1};
@@ -375,6 +377,14 @@ sbx::expected<std::vector<std::string>> bubblewrap_argv(const sbx::Plan& plan, c
     launch.group_dir = sbx::paths::parent(run.group.lock_path());
     for (const auto& e : run.group_placeholders) launch.group_placeholders.push_back(e.path);
     if (run.exclude_fd >= 0) launch.exclude_fd = run.exclude_fd;
+    if (run.mounts_filter_fd >= 0) {
+        launch.stage_mounts = true;
+        run.stage.mounts = stage_mount_ops(mount_ops(plan, launch));
+        run.stage.mounts_filter_fd = run.mounts_filter_fd;
+        run.stage.cwd = plan.cwd;
+        run.stage.uid = ::getuid();
+        run.stage.gid = ::getgid();
+    }
     launch.stage_argv = stage_argv(run.stage);
     return bwrap_args(plan, launch);
 }
@@ -386,7 +396,8 @@ pid_t start_bubblewrap(Run& run, std::vector<std::string>& args) {
     const sbx::Plan& plan = run.plan;
     auto env = env_strings(plan, false);
     std::vector<int> keep_fds = plan.pass_fds;
-    for (int fd : {run.exe_fd, run.status_pipe[1], run.seccomp_fd, run.exclude_fd, run.proxy_pair[1], run.pty_pair[1]})
+    for (int fd : {run.exe_fd, run.status_pipe[1], run.seccomp_fd, run.exclude_fd, run.proxy_pair[1], run.pty_pair[1],
+                   run.stage.trace_fd, run.mounts_filter_fd})
         if (fd >= 0) keep_fds.push_back(fd);
     const pid_t pid = ::fork();
     if (pid < 0) return -1;
@@ -424,6 +435,7 @@ pid_t start_bubblewrap(Run& run, std::vector<std::string>& args) {
     ::close(run.status_pipe[1]);
     ::close(run.exe_fd);
     if (run.seccomp_fd >= 0) ::close(run.seccomp_fd);
+    if (run.mounts_filter_fd >= 0) ::close(run.mounts_filter_fd);
     if (run.exclude_fd >= 0) ::close(run.exclude_fd);
     if (run.err_pipe[1] >= 0) ::close(run.err_pipe[1]);
     if (run.pty_pair[1] >= 0) ::close(run.pty_pair[1]);
@@ -451,13 +463,14 @@ void start_terminal(Run& run) {
 // when the plan has no proxy or the sandbox never got that far; when the proxy
 // cannot start, the command would run without the network it was promised: it
 // is stopped.
-std::unique_ptr<CommandProxy> start_proxy(Run& run, pid_t pid) {
+std::unique_ptr<CommandProxy> start_proxy(Run& run, pid_t pid, const Trace& trace) {
     std::unique_ptr<CommandProxy> proxy;
     if (run.proxy_pair[0] < 0) return proxy;
     ::close(run.proxy_pair[1]);
     auto fds = receive_fds(run.proxy_pair[0], run.plan.network.forwards.size() + 2);
     ::close(run.proxy_pair[0]);
     if (fds.empty()) return proxy;
+    const auto t = Trace::now();
     const int socks_fd = fds.back();
     fds.pop_back();
     const int http_fd = fds.back();
@@ -473,6 +486,7 @@ std::unique_ptr<CommandProxy> start_proxy(Run& run, pid_t pid) {
     } else {
         proxy = std::move(*started);
     }
+    trace.step("launcher.proxy", t);
     return proxy;
 }
 
@@ -520,11 +534,11 @@ class LinuxPlatform final : public Platform {
 public:
     const char* name() const override { return "sbx-linux"; }
     std::string_view usage_lines() const override {
-        return "usage: sbx-linux [--plan-fd N] [--report-fd N] [--control-fd N] [--again-fd N] [--violations] [--pty | --no-pty]\n"
+        return "usage: sbx-linux [--plan-fd N] [--report-fd N] [--control-fd N] [--again-fd N] [--trace-fd N] [--violations] [--pty | --no-pty]\n"
                "       sbx-linux --doctor [--json] [--bwrap PATH]\n";
     }
     std::string_view help_text() const override {
-        return "usage: sbx-linux [--plan-fd N] [--report-fd N] [--control-fd N] [--again-fd N] [--violations] [--pty | --no-pty]\n"
+        return "usage: sbx-linux [--plan-fd N] [--report-fd N] [--control-fd N] [--again-fd N] [--trace-fd N] [--violations] [--pty | --no-pty]\n"
                "                                                 run the plan read from fd N (default 0)\n"
                "       sbx-linux --doctor [--json] [--bwrap PATH] can the sandbox run here\n"
                "The plan is described in docs/plan.md.\n";
@@ -552,7 +566,18 @@ public:
         probed_ = probe(popt_);
         bool unavailable = !probed_.available();
         sbx::Error unavailable_why = unavailable ? probed_.why() : sbx::Error{};
-        seccomp_fd_ = seccomp_step(plan, unavailable, unavailable_why);
+        // The stage makes the mounts where the kernel has the new mount API and
+        // both parts of the filter build; else bubblewrap makes them all.
+        if (!unavailable && mount_api_available()) {
+            auto first = seccomp_program(SeccompOptions{plan.allow_unix_sockets, SeccompPart::all_but_mounts});
+            auto second = seccomp_program(SeccompOptions{plan.allow_unix_sockets, SeccompPart::mounts_only});
+            if (first && second) {
+                seccomp_fd_ = first->release();
+                mounts_filter_fd_ = second->release();
+                return std::nullopt;
+            }
+        }
+        seccomp_fd_ = seccomp_step(plan, SeccompPart::whole, unavailable, unavailable_why);
         if (unavailable) return unavailable_why;
         return std::nullopt;
     }
@@ -565,6 +590,7 @@ private:
     ProbeOptions popt_;
     ProbeResult probed_;
     int seccomp_fd_ = -1;
+    int mounts_filter_fd_ = -1;
 };
 
 // The confined run, step by step: join the root's group, check and make under
@@ -573,6 +599,8 @@ private:
 int LinuxPlatform::run(Launcher& l, const sbx::Plan& plan, Reaper& reaper) {
     // Other sandboxes of the same root wait while this one checks the plan and
     // makes its placeholders, and the last one to end removes them.
+    const Trace& trace = l.trace();
+    auto t = Trace::now();
     auto group = RootGroup::join(plan);
     if (!group) {
         reaper.dismiss();
@@ -581,19 +609,27 @@ int LinuxPlatform::run(Launcher& l, const sbx::Plan& plan, Reaper& reaper) {
     reaper.group(group->lock_path(), group->live_path());
     Run run(l, plan, reaper, std::move(*group));
     run.seccomp_fd = seccomp_fd_;
+    run.mounts_filter_fd = mounts_filter_fd_;
+    trace.step("launcher.group", t);
+    t = Trace::now();
     if (auto r = prepare_under_lock(run); !r) return run.give_up_reported(r.error());
+    trace.step("launcher.placeholders", t);
+    t = Trace::now();
+    run.stage.trace_fd = trace.fd();
     if (auto r = prepare_stage(run); !r) return run.give_up(r.error());
     auto args = bubblewrap_argv(plan, probed_, run);
     if (!args) return run.give_up(args.error());
+    trace.step("launcher.stage-args", t);
 
     // Whatever the command writes is stamped at or after this.
     const timespec run_start = audit_clock();
+    const auto sandbox_start = Trace::now();
     const pid_t pid = start_bubblewrap(run, *args);
     if (pid < 0) return run.give_up_errno("fork");
     std::thread stderr_relay;
     if (run.err_pipe[0] >= 0)
         stderr_relay = std::thread(relay_stderr, run.err_pipe[0], run.scanner ? &*run.scanner : nullptr, &l.report());
-    auto proxy = start_proxy(run, pid);
+    auto proxy = start_proxy(run, pid, trace);
     start_terminal(run);
     if (caught_signal() != 0) ::kill(pid, SIGKILL);  // a signal came before we knew the pid
 
@@ -601,18 +637,24 @@ int LinuxPlatform::run(Launcher& l, const sbx::Plan& plan, Reaper& reaper) {
     while (::waitpid(pid, &wstatus, 0) < 0 && errno == EINTR) {
     }
     sandbox_ended();
+    trace.step("sandbox", sandbox_start);
+    t = Trace::now();
     if (proxy) proxy->stop();  // open questions are answered no
     // The command's last output is written and the caller's terminal has its modes back.
     if (run.terminal_relay) run.terminal_relay->finish();
     // Every writer was inside the sandbox, whose processes ended with it.
     if (stderr_relay.joinable()) stderr_relay.join();
+    trace.step("launcher.threads", t);
     auto bytes = sbx::read_all(run.status_pipe[0], 4096, "the stage's status pipe");
     ::close(run.status_pipe[0]);
     const StageReport stage_report = parse_stage_report(bytes ? *bytes : std::string());
     l.clean_up(run.made, reaper, &run.group);
+    trace.step("launcher.cleanup", t);
+    t = Trace::now();
     // Every process of the sandbox is gone: nothing can change what the audit renames.
     const auto audit = audit_git(plan.root, plan.filesystem.git_audit, run_start);
     report_audit(audit, l.report(), l.options().print_violations);
+    trace.step("launcher.git-audit", t);
 
     if (caught_signal() != 0) die_of(caught_signal());
     return finish(run, popt_, wstatus, stage_report, proxy ? proxy->refused() : std::vector<ProxyEvent>{}, audit);

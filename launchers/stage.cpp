@@ -1,6 +1,8 @@
 #include "stage.hpp"
 
 #include "fd_io.hpp"
+#include "stage_mounts.hpp"
+#include "trace.hpp"
 #include "sbx/net/proxy_env.hpp"
 
 #include <arpa/inet.h>
@@ -66,6 +68,17 @@ std::vector<std::string> stage_argv(const StageArgs& a) {
             if (a.pty_on[fd]) on += static_cast<char>('0' + fd);
         out.insert(out.end(), {"--pty-fd", std::to_string(a.pty_fd), "--pty-on", on});
     }
+    if (a.trace_fd >= 0) out.insert(out.end(), {"--trace-fd", std::to_string(a.trace_fd)});
+    if (a.mounts_filter_fd >= 0) {
+        out.insert(out.end(), {"--mounts-filter-fd", std::to_string(a.mounts_filter_fd), "--cwd", a.cwd, "--uid",
+                               std::to_string(a.uid), "--gid", std::to_string(a.gid)});
+        for (std::size_t i = 0; i < a.mounts.size();) {
+            std::size_t arity = 0;
+            if (!stage_mount_arity(a.mounts[i], arity)) break;  // bwrap.hpp's list has only these
+            out.emplace_back("--mount");
+            for (std::size_t k = 0; k <= arity && i < a.mounts.size(); ++k) out.push_back(a.mounts[i++]);
+        }
+    }
     for (int fd : a.keep_fds) out.insert(out.end(), {"--keep-fd", std::to_string(fd)});
     for (const auto& f : a.forwards) out.insert(out.end(), {"--forward", f.address, std::to_string(f.port), f.entry});
     for (const auto& kv : a.loader_env) out.insert(out.end(), {"--loader-env", kv});
@@ -79,6 +92,14 @@ bool parse_stage_args(int argc, char** argv, StageArgs& out) {
     for (; i < argc; ++i) {
         const std::string_view a = argv[i];
         if (a == "--") break;
+        if (a == "--mount") {
+            std::size_t arity = 0;
+            if (i + 1 >= argc || !stage_mount_arity(argv[i + 1], arity) || i + 1 + static_cast<int>(arity) >= argc)
+                return false;
+            for (std::size_t k = 0; k <= arity; ++k) out.mounts.emplace_back(argv[i + 1 + static_cast<int>(k)]);
+            i += 1 + static_cast<int>(arity);
+            continue;
+        }
         if (a == "--forward") {
             StageForward f;
             if (i + 3 >= argc || !parse_fd(argv[i + 2], f.port, 1) || f.port > 65535) return false;
@@ -94,6 +115,17 @@ bool parse_stage_args(int argc, char** argv, StageArgs& out) {
         if (a == "--status-fd" && parse_fd(v, out.status_fd)) continue;
         if (a == "--proxy-fd" && parse_fd(v, out.proxy_fd, -1)) continue;
         if (a == "--pty-fd" && parse_fd(v, out.pty_fd)) continue;
+        if (a == "--trace-fd" && parse_fd(v, out.trace_fd, 3)) continue;
+        if (a == "--mounts-filter-fd" && parse_fd(v, out.mounts_filter_fd, 3)) continue;
+        int id = -1;
+        if ((a == "--uid" || a == "--gid") && parse_fd(v, id, 0)) {
+            (a == "--uid" ? out.uid : out.gid) = static_cast<unsigned>(id);
+            continue;
+        }
+        if (a == "--cwd" && *v == '/') {
+            out.cwd = v;
+            continue;
+        }
         if (a == "--pty-on" && *v != '\0' && std::strspn(v, "012") == std::strlen(v)) {
             for (const char* c = v; *c != '\0'; ++c) out.pty_on[static_cast<std::size_t>(*c - '0')] = true;
             continue;
@@ -115,6 +147,9 @@ bool parse_stage_args(int argc, char** argv, StageArgs& out) {
     }
     if (i == argc) return false;
     for (++i; i < argc; ++i) out.command.emplace_back(argv[i]);
+    // A mount list comes with the filter that follows it and the directory to enter again.
+    if ((!out.mounts.empty() || !out.cwd.empty()) && out.mounts_filter_fd < 0) return false;
+    if (out.mounts_filter_fd >= 0 && out.cwd.empty()) return false;
     return !out.command.empty() && out.status_fd >= 0 && out.exe_fd >= 0;
 }
 
@@ -284,20 +319,35 @@ std::string check_filtered() {
 }  // namespace
 
 int run_stage(const StageArgs& a) {
+    const sbx::launcher::Trace trace(a.trace_fd);
+    const auto started = sbx::launcher::Trace::now();
     write_all(a.status_fd, "S", 1);
     if (a.exe_fd >= 0) ::close(a.exe_fd);
+    // First of all, with the capabilities bubblewrap left for it: the mounts,
+    // then no capability and the mount family's filter.
+    if (a.mounts_filter_fd >= 0) {
+        const auto t = sbx::launcher::Trace::now();
+        if (auto why = make_stage_mounts(a.mounts, a.mounts_filter_fd, a.cwd, a.uid, a.gid); !why.empty())
+            return stage_failed(a.status_fd, why);
+        trace.step("stage.mounts", t);
+    }
     if (a.proxy_fd >= 0) {
+        const auto t = sbx::launcher::Trace::now();
         const std::string why = hand_over_listeners(a.proxy_fd, a.forwards);
         ::close(a.proxy_fd);  // the launcher's end reads the end of the stream, or the sockets
         if (!why.empty()) return stage_failed(a.status_fd, why);
+        trace.step("stage.listeners", t);
     }
     for (const auto& kv : a.loader_env) {
         const auto eq = kv.find('=');
         if (::setenv(kv.substr(0, eq).c_str(), kv.c_str() + eq + 1, 1) != 0)
             return stage_failed(a.status_fd, "cannot set " + kv.substr(0, eq) + ": " + std::strerror(errno));
     }
-    if (a.filtered)
+    if (a.filtered) {
+        const auto t = sbx::launcher::Trace::now();
         if (auto why = check_filtered(); !why.empty()) return stage_failed(a.status_fd, why);
+        trace.step("stage.filter-check", t);
+    }
     if (a.pty_fd >= 0) {
         const std::string why = make_terminal(a.pty_fd, a.pty_on);
         ::close(a.pty_fd);
@@ -307,6 +357,7 @@ int run_stage(const StageArgs& a) {
     // closes on exec.
     std::vector<int> keep = a.keep_fds;
     keep.push_back(a.status_fd);
+    if (a.trace_fd >= 0) keep.push_back(a.trace_fd);
     if (!sweep_fds(keep, FdSweep::close))
         return stage_failed(a.status_fd, std::string("cannot close the descriptors the command is not given: ") +
                                              std::strerror(errno));
@@ -316,6 +367,8 @@ int run_stage(const StageArgs& a) {
     std::vector<char*> argv;
     for (const auto& s : a.command) argv.push_back(const_cast<char*>(s.c_str()));
     argv.push_back(nullptr);
+    trace.step("stage", started);
+    if (a.trace_fd >= 0) ::close(a.trace_fd);
     ::execvp(argv[0], argv.data());
     const int err = errno;
     write_all(a.status_fd, "E", 1);

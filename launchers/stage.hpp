@@ -48,6 +48,15 @@ struct StageArgs {
     int pty_fd = -1;      // a Unix stream socket to the launcher: the stage makes the command's terminal
                           // (launchers/terminal.hpp) and hands its master over it; -1: none
     std::array<bool, 3> pty_on{};         // which of 0-2 the terminal stands in for
+    int trace_fd = -1;    // the launcher's --trace-fd (trace.hpp): the stage's steps; closed before the command
+    // Where the stage makes the mounts (stage_mounts.hpp): the list, the mount
+    // family's filter it loads after them, and the working directory it enters
+    // again; mounts_filter_fd -1: bubblewrap made them all.
+    std::vector<std::string> mounts;
+    int mounts_filter_fd = -1;
+    std::string cwd;
+    unsigned uid = 0;  // the caller's, which the stage maps in the second user namespace it makes
+    unsigned gid = 0;
     std::vector<int> keep_fds;            // the descriptors the command gets beyond 0-2 (the plan's passFds)
     std::vector<std::string> loader_env;  // NAME=VALUE
     std::vector<std::string> command;

@@ -444,6 +444,17 @@ int attack_mount(const std::string& dir) {
     return succeeded(what, "mounted");
 }
 
+// The new mount API's way to make a read-only mount writable again: what the
+// capability the stage holds while it makes the mounts could do, were it left.
+int attack_remount_rw(const std::string& path) {
+    const std::string what = "mount_setattr clearing read-only on " + path;
+    struct {
+        std::uint64_t attr_set, attr_clr, propagation, userns_fd;
+    } attr{0, 0x1 /* MOUNT_ATTR_RDONLY */, 0, 0};
+    if (::syscall(SYS_mount_setattr, AT_FDCWD, path.c_str(), 0, &attr, sizeof attr) != 0) return refused(what);
+    return succeeded(what, "the mount is writable");
+}
+
 // io_uring, whose operations (IORING_OP_SOCKET, openat) never pass the filter.
 int attack_io_uring() {
     // struct io_uring_params is 120 bytes; all zero asks for the defaults.
@@ -1220,6 +1231,7 @@ const std::vector<Subcommand>& subcommands() {
         {"clone-ns", "user,mount,net,pid,ipc,uts", 1, 1, [](const Args& a) { return attack_clone_ns(a[0]); }},
         {"clone3", "", 0, 0, [](const Args&) { return attack_clone3(); }},
         {"mount", "DIR", 1, 1, [](const Args& a) { return attack_mount(a[0]); }},
+        {"remount-rw", "PATH", 1, 1, [](const Args& a) { return attack_remount_rw(a[0]); }},
         {"io-uring", "", 0, 0, [](const Args&) { return attack_io_uring(); }},
         {"unix-connect", "PATH", 1, 1, [](const Args& a) { return attack_unix_connect(a[0]); }},
         {"unix-serve", "PATH READYFILE", 2, 2, [](const Args& a) { return unix_serve(a[0], a[1]); }},

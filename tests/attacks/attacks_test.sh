@@ -891,6 +891,76 @@ pid1_attacks() {
     fi
 }
 
+# --- the mounts the stage makes ---------------------------------------------------------------
+
+# Where the kernel has the new mount API, bubblewrap starts the stage as uid 0
+# of the sandbox's user namespace with four capabilities there (sbx/linux/bwrap.hpp,
+# kStageMountFlags); the stage makes the mounts and the second user namespace
+# --disable-userns would have made, drops every capability and loads the second
+# part of the filter before the command runs (launchers/stage_mounts.cpp).
+# bubblewrap as sbx starts it, without the command line's mounts: what the
+# stage gets.
+stage_bwrap=(bwrap --unshare-user --unshare-all --die-with-parent --new-session --uid 0 --gid 0 --cap-drop ALL
+    --cap-add CAP_SYS_ADMIN --cap-add CAP_SETPCAP --cap-add CAP_SYS_RESOURCE --cap-add CAP_SETFCAP
+    --ro-bind / / --dev /dev --proc /proc)
+status_probe='grep -E "^(Cap(Inh|Prm|Eff|Bnd|Amb)|Seccomp_filters):" /proc/self/status
+echo "mntns $(readlink /proc/self/ns/mnt)"
+echo "uid_map $(cat /proc/self/uid_map)"'
+
+stage_attacks() {
+    local set self_ns
+    fresh_case
+    sbx_run "${confined[@]}" -- sh -c "$status_probe"
+    want_status 0
+    for set in CapInh CapPrm CapEff CapBnd CapAmb; do want_out "$set:	0000000000000000"; done
+    want_out "Seccomp_filters:	2"
+    read -r _ self_ns < <(grep '^mntns ' <<<"$out") || true
+    [[ -n $self_ns && $self_ns != "$(readlink /proc/self/ns/mnt)" ]] || fail_because "the command is in the host's mount namespace"
+    # The second user namespace, which --disable-userns would have made, is the
+    # stage's: the caller's uid there is uid 0 of the first, as the stage started.
+    grep -qE "^uid_map +$(in_case id -u) +0 +1\$" <<<"$out" ||
+        fail_because "the command's uid_map is not the stage's second namespace's"
+    tap_finish "the command holds no capability in any set, runs under both filters, in the stage's second user namespace"
+
+    fresh_case
+    capture timeout 20 "${stage_bwrap[@]}" -- sh -c "$status_probe"
+    want_status 0
+    want_no_out "CapEff:	0000000000000000"
+    want_no_out "CapBnd:	0000000000000000"
+    tap_finish "control: what bubblewrap starts as sbx starts it holds the capabilities"
+
+    # The capability would make a read-only mount writable again.
+    fresh_case
+    sbx_run "${confined[@]}" -- "$attack" remount-rw "$proj/.bashrc"
+    want_refused
+    sbx_run "${confined[@]}" -- "$attack" write "$proj/.bashrc" "written by an attack"
+    want_refused
+    want_no_file "$proj/.bashrc"
+    tap_finish "the placeholder's read-only mount stays read-only: mount_setattr is refused"
+
+    fresh_case
+    : >"$proj/.bashrc"
+    give "$proj/.bashrc"
+    capture timeout 20 "${stage_bwrap[@]}" --ro-bind "$proj/.bashrc" "$proj/.bashrc" -- "$attack" remount-rw "$proj/.bashrc"
+    want_succeeded
+    tap_finish "control: with the stage's capability, mount_setattr makes a read-only bind writable"
+
+    # pid 1 is bubblewrap's, made before the stage's mounts: its root must not be
+    # a way around them (it is the same mount namespace, and out of reach).
+    fresh_case
+    sbx_run "${confined[@]}" -- "$attack" write "/proc/1/root$proj/.bashrc" "written by an attack"
+    want_refused
+    want_no_file "$proj/.bashrc"
+    tap_finish "writing .bashrc through pid 1's root is refused"
+
+    fresh_case
+    capture timeout 20 bwrap --unshare-user --unshare-all --die-with-parent --ro-bind / / --dev /dev --proc /proc \
+        --bind "$proj" "$proj" -- "$attack" write "/proc/1/root$proj/.bashrc" "written by an attack"
+    want_succeeded
+    [[ $(cat "$proj/.bashrc" 2>/dev/null || true) == "written by an attack" ]] || fail_because ".bashrc does not hold the text"
+    tap_finish "control: in bare bubblewrap pid 1's root reaches the root's files"
+}
+
 # --- descriptors the caller leaves open ------------------------------------------------------
 
 # holding SPEC... -- COMMAND...: COMMAND (through capture) with descriptors open
@@ -1552,6 +1622,7 @@ for user in "${users[@]}"; do
     socket_attacks
     kernel_attacks
     pid1_attacks
+    stage_attacks
     fd_attacks
     key_attacks
     family_attacks

@@ -21,6 +21,8 @@
 #include <cstdlib>
 #include <cstdint>
 #include <string>
+#include <string_view>
+#include <array>
 #include <vector>
 
 #include "../../launchers/seccomp_filter.hpp"
@@ -65,9 +67,54 @@ TEST_CASE("allow_unix_sockets drops exactly the Unix socket and socketpair rules
     const auto all = sbx::linux_sandbox::seccomp_rules(SeccompOptions{});
     const auto open = sbx::linux_sandbox::seccomp_rules(SeccompOptions{.allow_unix_sockets = true});
     CHECK(all.size() == open.size() + 3);
-    for (const auto& r : open) CHECK(r.group == SeccompGroup::always);
+    for (const auto& r : open) CHECK(r.group != SeccompGroup::unix_sockets);
     for (const auto& r : all)
         if (r.group == SeccompGroup::unix_sockets) CHECK((r.syscall == "socket" || r.syscall == "socketpair"));
+}
+
+TEST_CASE("the two parts of a split filter refuse together what the whole filter refuses") {
+    using sbx::linux_sandbox::SeccompGroup;
+    using sbx::linux_sandbox::SeccompPart;
+    using sbx::linux_sandbox::refusing_index;
+    const std::size_t none = sbx::linux_sandbox::kSeccompRules.size();
+    for (bool unix_sockets : {false, true}) {
+        const SeccompOptions whole{.allow_unix_sockets = unix_sockets};
+        const SeccompOptions first{.allow_unix_sockets = unix_sockets, .part = SeccompPart::all_but_mounts};
+        const SeccompOptions second{.allow_unix_sockets = unix_sockets, .part = SeccompPart::mounts_only};
+        std::vector<std::string_view> mounting;
+        for (const auto& r : sbx::linux_sandbox::seccomp_rules(second)) {
+            CHECK((r.group == SeccompGroup::mounts || r.group == SeccompGroup::second_only));
+            mounting.push_back(r.syscall);
+        }
+        CHECK(mounting == std::vector<std::string_view>{"unshare", "mount", "umount2", "pivot_root", "open_tree",
+                                                        "move_mount", "fsopen", "fsconfig", "fsmount", "fspick",
+                                                        "mount_setattr"});
+        for (const auto& r : sbx::linux_sandbox::seccomp_rules(first)) CHECK(r.group != SeccompGroup::mounts);
+        // Each call of the table, with each flag value that matters: refused by
+        // the whole filter exactly when one of the parts refuses it.
+        for (const auto& r : sbx::linux_sandbox::kSeccompRules)
+            for (std::uint64_t a0 : {std::uint64_t{0}, sbx::linux_sandbox::detail::kCLONE_NEWUSER,
+                                     sbx::linux_sandbox::detail::kCLONE_NEWNS, std::uint64_t{0x100000000} | sbx::linux_sandbox::detail::kCLONE_NEWUSER,
+                                     std::uint64_t{1}, std::uint64_t{16}}) {
+                const std::array<std::uint64_t, 6> args{a0, 0, 0, 0, 0, 0};
+                const bool by_whole = refusing_index(whole, r.syscall, args) != none;
+                const bool by_parts =
+                    refusing_index(first, r.syscall, args) != none || refusing_index(second, r.syscall, args) != none;
+                CHECK_MESSAGE(by_whole == by_parts, r.syscall, " ", a0);
+            }
+    }
+    // What the stage does before its second filter is allowed by the first one;
+    // what would undo its mounts another way is not.
+    const SeccompOptions first{.part = SeccompPart::all_but_mounts};
+    CHECK(refusing_index(first, "open_tree", {}) == none);
+    CHECK(refusing_index(first, "mount_setattr", {}) == none);
+    CHECK(refusing_index(first, "unshare", {sbx::linux_sandbox::detail::kCLONE_NEWUSER, 0, 0, 0, 0, 0}) == none);
+    CHECK(refusing_index(first, "unshare", {sbx::linux_sandbox::detail::kCLONE_NEWNS, 0, 0, 0, 0, 0}) != none);
+    CHECK(refusing_index(first, "unshare",
+                         {sbx::linux_sandbox::detail::kCLONE_NEWUSER | sbx::linux_sandbox::detail::kCLONE_NEWNS, 0, 0, 0, 0, 0}) != none);
+    CHECK(refusing_index(first, "clone", {sbx::linux_sandbox::detail::kCLONE_NEWUSER, 0, 0, 0, 0, 0}) != none);
+    CHECK(refusing_index(first, "chroot", {}) != none);
+    CHECK(refusing_index(first, "setns", {}) != none);
 }
 
 TEST_CASE("personality: exactly the allowed personas pass the rule table") {

@@ -139,3 +139,64 @@ TEST_CASE("bwrap_args: every sandbox flag is given, with its argument, in the ta
     }
     CHECK(args[at] == "--seccomp");
 }
+
+TEST_CASE("bwrap_args golden: where the stage makes the mounts") {
+    auto p = plan();
+    p.filesystem.git_exclude = sbx::GitExclude{"/r/.git/info/exclude", {}, "/HEAD\n"};
+    auto l = launch();
+    l.exclude_fd = 7;
+    l.stage_mounts = true;
+    const auto args = lx::bwrap_args(p, l);
+    // The second user namespace is the stage's to make, after the mounts.
+    CHECK_FALSE(has(args, "--disable-userns"));
+    CHECK(has_pair(args, "--uid", "0"));
+    CHECK(has_pair(args, "--gid", "0"));
+    for (const auto& f : lx::kStageMountFlags) {
+        CHECK_FALSE(f.reason.empty());
+        CHECK(has_pair(args, std::string(f.flag), std::string(f.value)));
+    }
+    // After --cap-drop ALL, which every other capability stays dropped by.
+    const auto drop = std::find(args.begin(), args.end(), "--cap-drop");
+    const auto add = std::find(args.begin(), args.end(), "--cap-add");
+    CHECK(drop < add);
+    CHECK(std::count(args.begin(), args.end(), "--cap-add") == 4);
+    // bubblewrap makes the base, the writable binds and the data file; nothing read-only or hidden.
+    CHECK(has_pair(args, "--bind", "/r"));
+    CHECK(has_pair(args, "--bind", "/r/.git"));
+    CHECK(after(args, "--ro-bind-data", 2) == std::vector<std::string>{"7", "/r/.git/info/exclude"});
+    CHECK(std::count(args.begin(), args.end(), "--ro-bind") == 1);  // `/` alone
+    CHECK_FALSE(has(args, "--tmpfs"));
+    CHECK_FALSE(has(args, "--remount-ro"));
+    CHECK_FALSE(has(args, "--ro-bind-try"));
+    check_golden("stage-mounts", p, l);
+}
+
+TEST_CASE("stage_mount_ops: every mount in bubblewrap's order, what bubblewrap made as --again") {
+    auto p = plan();
+    p.filesystem.git_exclude = sbx::GitExclude{"/r/.git/info/exclude", {}, "/HEAD\n"};
+    auto l = launch();
+    l.exclude_fd = 7;
+    const auto all = lx::mount_ops(p, l);
+    const auto staged = lx::stage_mount_ops(all);
+    // The order of the whole list, flag by flag: the same length of steps, --bind
+    // and --ro-bind-data turned into --again of their destination.
+    std::vector<std::string> expected;
+    for (std::size_t i = 0; i < all.size();) {
+        const std::size_t n = all[i] == "--tmpfs" || all[i] == "--remount-ro" ? 1 : 2;
+        if (all[i] == "--bind" || all[i] == "--ro-bind-data") expected.insert(expected.end(), {"--again", all[i + 2]});
+        else expected.insert(expected.end(), all.begin() + static_cast<std::ptrdiff_t>(i),
+                             all.begin() + static_cast<std::ptrdiff_t>(i + 1 + n));
+        i += 1 + n;
+    }
+    CHECK(staged == expected);
+    CHECK(has_pair(staged, "--again", "/r"));
+    CHECK(has_pair(staged, "--again", "/r/.git/info/exclude"));
+    CHECK(has_pair(staged, "--ro-bind-try", "/proc/sys"));
+    CHECK(has_pair(staged, "--tmpfs", "/home/u/.ssh"));
+    CHECK(has_pair(staged, "--remount-ro", "/home/u/.ssh"));
+    CHECK_FALSE(has(staged, "7"));  // the descriptor is bubblewrap's
+    // bubblewrap_made keeps the writable binds and the data file, in order.
+    CHECK(lx::bubblewrap_made(all) ==
+          std::vector<std::string>{"--bind", "/r", "/r", "--bind", "/tmp/sbx-1000/run-1", "/tmp/sbx-1000/run-1",
+                                   "--bind", "/r/.git", "/r/.git", "--ro-bind-data", "7", "/r/.git/info/exclude"});
+}

@@ -162,26 +162,55 @@ struct BwrapLaunch {
     std::optional<int> exclude_fd;
     // The program bubblewrap runs, with its arguments: the stage (launchers/stage.hpp).
     std::vector<std::string> stage_argv;
+    // Whether the stage makes the mounts (stage_mount_ops) and bubblewrap only
+    // the base, the writable binds and the data files; see kStageMountFlags.
+    bool stage_mounts = false;
 };
 
-// The whole bubblewrap command line for `plan`: launch.bwrap, kSandboxFlags,
-// --seccomp, bwrap_fs_args, the group's covers, the git exclude, --chdir to the
-// plan's working directory, "--" and launch.stage_argv.
-inline std::vector<std::string> bwrap_args(const Plan& plan, const BwrapLaunch& launch) {
-    std::vector<std::string> args{launch.bwrap};
-    for (const auto& f : kSandboxFlags) {
-        args.emplace_back(f.flag);
-        if (!f.value.empty()) args.emplace_back(f.value);
-    }
-    if (launch.seccomp_fd) args.insert(args.end(), {"--seccomp", std::to_string(*launch.seccomp_fd)});
-    auto fs_args = bwrap_fs_args(plan.filesystem);
-    args.insert(args.end(), fs_args.begin(), fs_args.end());
+// Where the stage makes the mounts, the flags that replace --disable-userns:
+// the stage starts as uid 0 of the sandbox's user namespace, which owns its
+// mount namespace, with these capabilities there; it makes the mounts, then
+// what --disable-userns would have (user.max_user_namespaces 1 and a second
+// user namespace, where it is the caller's uid and gid again), drops every
+// capability from every set and loads the filter's second part before anything
+// else of the sandbox runs (launchers/stage_mounts.cpp). --disable-userns
+// itself cannot stay, nor the caller's uid here: either has bubblewrap make
+// that second namespace before the stage, which then owns no mount.
+inline constexpr std::array kStageMountFlags{
+    BwrapFlag{"--uid", "0", "the stage maps the caller's uid in the second user namespace it makes"},
+    BwrapFlag{"--gid", "0", "and the caller's gid"},
+    BwrapFlag{"--cap-add", "CAP_SYS_ADMIN", "the stage's mounts"},
+    BwrapFlag{"--cap-add", "CAP_SETPCAP", "the stage empties its bounding set"},
+    BwrapFlag{"--cap-add", "CAP_SYS_RESOURCE", "the stage sets user.max_user_namespaces to 1"},
+    BwrapFlag{"--cap-add", "CAP_SETFCAP", "the kernel maps uid 0 of a namespace into the next only for one that had it"},
+};
+
+namespace detail {
+
+// How many arguments a mount flag of bwrap_fs_args takes.
+inline std::size_t mount_flag_arity(std::string_view flag) {
+    return flag == "--tmpfs" || flag == "--remount-ro" || flag == "--again" ? 1 : 2;
+}
+
+// Whether bubblewrap makes this mount where the stage makes the others: the
+// writable binds, whose source the sandbox's read-only `/` cannot give writable,
+// and the data files, whose descriptor only bubblewrap reads.
+inline bool bubblewrap_makes(std::string_view flag) { return flag == "--bind" || flag == "--ro-bind-data"; }
+
+}  // namespace detail
+
+// The mounts after the base (`/`, /dev and /proc: the first seven words of
+// bwrap_fs_args), in bubblewrap's flags and in order: the plan's, the kernel's
+// covers, the group's covers, the git exclude.
+inline std::vector<std::string> mount_ops(const Plan& plan, const BwrapLaunch& launch) {
+    auto a = bwrap_fs_args(plan.filesystem);
+    a.erase(a.begin(), a.begin() + 7);
     // The group's files are sbx's alone: a command that could flock one would
     // stall every sandbox starting in its root, and could read what the others
     // made. An empty read-only directory covers them (unless a hidden directory
     // already does).
     if (launch.group_dir && !detail::under_kind(plan.filesystem, *launch.group_dir, MountKind::mask_dir))
-        args.insert(args.end(), {"--tmpfs", *launch.group_dir, "--remount-ro", *launch.group_dir});
+        a.insert(a.end(), {"--tmpfs", *launch.group_dir, "--remount-ro", *launch.group_dir});
     // The group's placeholders this plan has none of (another sandbox's policy
     // protects more): read-only here too, or this command could remove one from
     // the writable root and lift that sandbox's mount.
@@ -189,11 +218,56 @@ inline std::vector<std::string> bwrap_args(const Plan& plan, const BwrapLaunch& 
         const bool planned = std::any_of(plan.filesystem.placeholders.begin(), plan.filesystem.placeholders.end(),
                                          [&](const PlaceholderOp& ph) { return ph.path == path; });
         if (!planned && !detail::under_kind(plan.filesystem, path, MountKind::mask_dir))
-            args.insert(args.end(), {"--ro-bind", path, path});
+            a.insert(a.end(), {"--ro-bind", path, path});
     }
     // git inside reads the repository's exclude file with the placeholders added.
     if (const auto& ex = plan.filesystem.git_exclude; ex && launch.exclude_fd)
-        args.insert(args.end(), {"--ro-bind-data", std::to_string(*launch.exclude_fd), ex->path});
+        a.insert(a.end(), {"--ro-bind-data", std::to_string(*launch.exclude_fd), ex->path});
+    return a;
+}
+
+// Of mount_ops, what bubblewrap makes when the stage makes the rest.
+inline std::vector<std::string> bubblewrap_made(const std::vector<std::string>& ops) {
+    std::vector<std::string> out;
+    for (std::size_t i = 0; i < ops.size(); i += 1 + detail::mount_flag_arity(ops[i]))
+        if (detail::bubblewrap_makes(ops[i])) out.insert(out.end(), ops.begin() + static_cast<std::ptrdiff_t>(i),
+                                                          ops.begin() + static_cast<std::ptrdiff_t>(i + 3));
+    return out;
+}
+
+// The stage's list: every one of mount_ops in order, what bubblewrap made as
+// "--again DEST", which puts the mount bubblewrap made there on top once more
+// (a later mount of the list may lie above it).
+inline std::vector<std::string> stage_mount_ops(const std::vector<std::string>& ops) {
+    std::vector<std::string> out;
+    for (std::size_t i = 0; i < ops.size(); i += 1 + detail::mount_flag_arity(ops[i])) {
+        const std::size_t n = detail::mount_flag_arity(ops[i]);
+        if (detail::bubblewrap_makes(ops[i])) out.insert(out.end(), {"--again", ops[i + 2]});
+        else out.insert(out.end(), ops.begin() + static_cast<std::ptrdiff_t>(i),
+                        ops.begin() + static_cast<std::ptrdiff_t>(i + 1 + n));
+    }
+    return out;
+}
+
+// The whole bubblewrap command line for `plan`: launch.bwrap, kSandboxFlags
+// (with kStageMountFlags for --disable-userns where the stage mounts),
+// --seccomp, the base of bwrap_fs_args and mount_ops (or bubblewrap_made of
+// them), --chdir to the plan's working directory, "--" and launch.stage_argv.
+inline std::vector<std::string> bwrap_args(const Plan& plan, const BwrapLaunch& launch) {
+    std::vector<std::string> args{launch.bwrap};
+    for (const auto& f : kSandboxFlags) {
+        if (launch.stage_mounts && f.flag == "--disable-userns") continue;
+        args.emplace_back(f.flag);
+        if (!f.value.empty()) args.emplace_back(f.value);
+    }
+    if (launch.stage_mounts)
+        for (const auto& f : kStageMountFlags) args.insert(args.end(), {std::string(f.flag), std::string(f.value)});
+    if (launch.seccomp_fd) args.insert(args.end(), {"--seccomp", std::to_string(*launch.seccomp_fd)});
+    auto fs_args = bwrap_fs_args(plan.filesystem);
+    args.insert(args.end(), fs_args.begin(), fs_args.begin() + 7);
+    const auto ops = mount_ops(plan, launch);
+    const auto made = launch.stage_mounts ? bubblewrap_made(ops) : ops;
+    args.insert(args.end(), made.begin(), made.end());
     args.insert(args.end(), {"--chdir", plan.cwd, "--"});
     args.insert(args.end(), launch.stage_argv.begin(), launch.stage_argv.end());
     return args;

@@ -79,6 +79,24 @@ constexpr bool check_holds(const SeccompArgCheck& c, std::uint64_t v) noexcept {
 enum class SeccompGroup {
     always,        // part of every filter
     unix_sockets,  // dropped when SeccompOptions::allow_unix_sockets
+    mounts,        // the mount family: in the whole filter, and in the second part alone (SeccompPart)
+    whole_only,    // in the whole filter only: what the two parts refuse between them, as one rule
+    first_only,    // in the first part only
+    second_only,   // in the second part only
+};
+
+// Which part of the filter is built. Where the stage makes the sandbox's mounts
+// (launchers/stage_mounts.cpp), bubblewrap loads the first part into its init
+// and the stage: every rule but the mount family's, and of unshare only the
+// calls with flags other than exactly CLONE_NEWUSER (the stage makes the user
+// namespace --disable-userns would have made). The stage loads the second part
+// once its mounts are made and its capabilities dropped: the mount family and
+// unshare(CLONE_NEWUSER). The command runs under both, which refuse what the
+// whole filter does.
+enum class SeccompPart {
+    whole,
+    all_but_mounts,
+    mounts_only,
 };
 
 // A rule matches when every one of its checks holds (none: every call matches).
@@ -93,6 +111,7 @@ struct SeccompRule {
 
 struct SeccompOptions {
     bool allow_unix_sockets = false;  // keep socket(AF_UNIX) and every socketpair(AF_UNIX)
+    SeccompPart part = SeccompPart::whole;
 };
 
 namespace detail {
@@ -134,6 +153,10 @@ constexpr SeccompRule refuse(std::string_view name, std::string_view reason) {
 
 // clone with one namespace flag set: "any of the namespace flags" is one rule per
 // flag, each a masked comparison.
+constexpr SeccompRule refuse_mounting(std::string_view name, std::string_view reason) {
+    return SeccompRule{name, SeccompAction::errno_eperm, {}, 0, SeccompGroup::mounts, reason};
+}
+
 constexpr SeccompRule refuse_clone_flag(std::uint64_t flag, std::string_view reason) {
     return SeccompRule{"clone", SeccompAction::errno_eperm, {SeccompArgCheck{0, SeccompCmp::masked_eq, flag, flag}},
                        1, SeccompGroup::always, reason};
@@ -155,7 +178,13 @@ constexpr SeccompRule refuse_unix_socketpair(std::uint64_t type, std::string_vie
 // The rules every filter starts with, in the order the filter is built.
 inline constexpr std::array kFixedRules{
     // Namespaces: a new namespace would let the command undo the sandbox's view.
-    refuse("unshare", "creating namespaces could undo the sandbox's mounts and network"),
+    SeccompRule{"unshare", SeccompAction::errno_eperm, {}, 0, SeccompGroup::whole_only,
+                "creating namespaces could undo the sandbox's mounts and network"},
+    SeccompRule{"unshare", SeccompAction::errno_eperm, {SeccompArgCheck{0, SeccompCmp::ne, 0, kCLONE_NEWUSER}}, 1,
+                SeccompGroup::first_only,
+                "creating namespaces could undo the sandbox's mounts and network (but the stage's user namespace)"},
+    SeccompRule{"unshare", SeccompAction::errno_eperm, {low32_eq(0, kCLONE_NEWUSER)}, 1, SeccompGroup::second_only,
+                "a user namespace, once the stage has made the sandbox's"},
     refuse("setns", "joining another namespace leaves the sandbox"),
     refuse_clone_flag(kCLONE_NEWNS, "clone into a new mount namespace"),
     refuse_clone_flag(kCLONE_NEWCGROUP, "clone into a new cgroup namespace"),
@@ -168,17 +197,17 @@ inline constexpr std::array kFixedRules{
     SeccompRule{"clone3", SeccompAction::errno_enosys, {}, 0, SeccompGroup::always,
                 "its flags sit in memory seccomp cannot read; ENOSYS makes libc fall back to clone"},
     // The mount family, old and new API (missing the new one was CVE-2021-41133).
-    refuse("mount", "mounting could uncover masked paths"),
-    refuse("umount2", "unmounting could remove a mask"),
-    refuse("pivot_root", "changes the root the sandbox built"),
+    refuse_mounting("mount", "mounting could uncover masked paths"),
+    refuse_mounting("umount2", "unmounting could remove a mask"),
+    refuse_mounting("pivot_root", "changes the root the sandbox built"),
     refuse("chroot", "changes the root the sandbox built"),
-    refuse("open_tree", "new mount API: clones mounts"),
-    refuse("move_mount", "new mount API: attaches mounts"),
-    refuse("fsopen", "new mount API: creates a filesystem context"),
-    refuse("fsconfig", "new mount API: configures a filesystem context"),
-    refuse("fsmount", "new mount API: makes a mount from a context"),
-    refuse("fspick", "new mount API: reconfigures an existing mount"),
-    refuse("mount_setattr", "new mount API: could make a read-only mount writable"),
+    refuse_mounting("open_tree", "new mount API: clones mounts"),
+    refuse_mounting("move_mount", "new mount API: attaches mounts"),
+    refuse_mounting("fsopen", "new mount API: creates a filesystem context"),
+    refuse_mounting("fsconfig", "new mount API: configures a filesystem context"),
+    refuse_mounting("fsmount", "new mount API: makes a mount from a context"),
+    refuse_mounting("fspick", "new mount API: reconfigures an existing mount"),
+    refuse_mounting("mount_setattr", "new mount API: could make a read-only mount writable"),
     // io_uring performs calls (IORING_OP_SOCKET, openat) that seccomp never sees.
     refuse("io_uring_setup", "io_uring runs operations past the filter"),
     refuse("io_uring_enter", "io_uring runs operations past the filter"),
@@ -364,9 +393,14 @@ constexpr bool documented_absent(std::string_view arch, std::string_view syscall
 }
 
 constexpr bool rule_applies(const SeccompRule& rule, const SeccompOptions& options) {
+    const SeccompPart part = options.part;
     switch (rule.group) {
-        case SeccompGroup::always: return true;
-        case SeccompGroup::unix_sockets: return !options.allow_unix_sockets;
+        case SeccompGroup::always: return part != SeccompPart::mounts_only;
+        case SeccompGroup::unix_sockets: return part != SeccompPart::mounts_only && !options.allow_unix_sockets;
+        case SeccompGroup::mounts: return part != SeccompPart::all_but_mounts;
+        case SeccompGroup::whole_only: return part == SeccompPart::whole;
+        case SeccompGroup::first_only: return part == SeccompPart::all_but_mounts;
+        case SeccompGroup::second_only: return part == SeccompPart::mounts_only;
     }
     return true;
 }

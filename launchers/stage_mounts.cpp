@@ -1,0 +1,307 @@
+// launchers/stage_mounts.cpp - the sandbox's mounts, made by the stage (stage.hpp).
+//
+// bubblewrap spends about a quarter of a millisecond on each mount it makes,
+// reading the whole mount table again for each; the new mount API makes one in
+// three system calls. So where the kernel has that API and the plan runs under
+// the seccomp filter, bubblewrap makes the base (`/` read-only, /dev, /proc),
+// the writable binds and the data files, and the stage the rest, in the plan's
+// order, with capabilities bubblewrap leaves it (kStageMountFlags in
+// sbx/linux/bwrap.hpp). The stage then gives up every capability and loads the
+// mount family's filter before anything else runs; the command gets neither.
+#include "stage_mounts.hpp"
+
+#include <fcntl.h>
+#include <sched.h>
+#include <linux/capability.h>
+#include <linux/filter.h>
+#include <linux/mount.h>
+#include <linux/seccomp.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#ifndef AT_RECURSIVE
+#define AT_RECURSIVE 0x8000
+#endif
+
+namespace sbx::linux_sandbox {
+
+namespace {
+
+std::string failed(const std::string& what) { return what + ": " + std::strerror(errno); }
+
+int open_tree_clone(const char* path, bool recursive) {
+    return static_cast<int>(::syscall(SYS_open_tree, AT_FDCWD, path,
+                                      OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | (recursive ? AT_RECURSIVE : 0)));
+}
+
+int set_attributes(int dirfd, const char* path, unsigned flags, std::uint64_t set, std::uint64_t clear) {
+    mount_attr attr{};
+    attr.attr_set = set;
+    attr.attr_clr = clear;
+    return static_cast<int>(::syscall(SYS_mount_setattr, dirfd, path, flags, &attr, sizeof attr));
+}
+
+int attach(int mount_fd, const std::string& dest) {
+    return static_cast<int>(
+        ::syscall(SYS_move_mount, mount_fd, "", AT_FDCWD, dest.c_str(), MOVE_MOUNT_F_EMPTY_PATH));
+}
+
+// Makes the directories above `path` that are missing, as bubblewrap does (0755).
+bool make_parents(const std::string& path) {
+    for (std::size_t at = path.find('/', 1); at != std::string::npos; at = path.find('/', at + 1)) {
+        const std::string dir = path.substr(0, at);
+        if (::mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST) return false;
+    }
+    return true;
+}
+
+// The mount point `dest`, made where it is missing (inside a hidden directory's
+// empty tmpfs): a directory for a directory, else an empty file, as bubblewrap
+// makes them.
+std::string mount_point(const std::string& dest, bool directory) {
+    struct stat st {};
+    if (::stat(dest.c_str(), &st) == 0) return {};
+    if (!make_parents(dest)) return failed("cannot make the directories above " + dest);
+    if (directory) {
+        if (::mkdir(dest.c_str(), 0755) != 0 && errno != EEXIST) return failed("cannot make the mount point " + dest);
+        return {};
+    }
+    const int fd = ::open(dest.c_str(), O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0444);
+    if (fd < 0) return failed("cannot make the mount point " + dest);
+    ::close(fd);
+    return {};
+}
+
+// One mount of the list, with the detached copy of its source taken before any
+// of the list was made (so that each is the sandbox as bubblewrap left it, as
+// bubblewrap's own sources are the host's).
+struct Op {
+    std::string_view flag;
+    std::string source;
+    std::string dest;
+    int tree = -1;  // the copy; -1 for --tmpfs and --remount-ro, and a missing --ro-bind-try source
+    bool directory = false;
+    dev_t dev = 0;  // the copy's root
+    ino_t ino = 0;
+    bool read_only = false;
+};
+
+// Whether `dest` shows the file of `op`'s copy already, as writable or not as
+// it: a file's mount has nothing below it, so the view is the same. (A data
+// file's own mount is of a file bubblewrap removed, on which nothing can be
+// mounted: where the directories above were copied with it, it is there.)
+bool file_already_there(const Op& op) {
+    struct stat st {};
+    struct statvfs vfs {};
+    return !op.directory && ::stat(op.dest.c_str(), &st) == 0 && ::statvfs(op.dest.c_str(), &vfs) == 0 &&
+           st.st_dev == op.dev && st.st_ino == op.ino && ((vfs.f_flag & ST_RDONLY) != 0) == op.read_only;
+}
+
+std::string take_copies(std::vector<Op>& ops) {
+    for (auto& op : ops) {
+        if (op.flag == "--tmpfs" || op.flag == "--remount-ro") continue;
+        const std::string& from = op.flag == "--again" ? op.dest : op.source;
+        op.tree = open_tree_clone(from.c_str(), true);
+        if (op.tree < 0) {
+            if (errno == ENOENT && op.flag == "--ro-bind-try") continue;
+            return failed("cannot copy the mount of " + from);
+        }
+        struct stat st {};
+        struct statvfs vfs {};
+        if (::fstat(op.tree, &st) != 0 || ::fstatvfs(op.tree, &vfs) != 0)
+            return failed("cannot read the mount of " + from);
+        op.directory = S_ISDIR(st.st_mode);
+        op.dev = st.st_dev;
+        op.ino = st.st_ino;
+        op.read_only = (vfs.f_flag & ST_RDONLY) != 0;
+    }
+    return {};
+}
+
+std::string make_one(Op& op) {
+    if (op.flag == "--remount-ro") {
+        if (set_attributes(AT_FDCWD, op.dest.c_str(), 0, MOUNT_ATTR_RDONLY, 0) != 0)
+            return failed("cannot make " + op.dest + " read-only");
+        return {};
+    }
+    if (op.flag == "--tmpfs") {
+        if (auto why = mount_point(op.dest, true); !why.empty()) return why;
+        const int fs = static_cast<int>(::syscall(SYS_fsopen, "tmpfs", FSOPEN_CLOEXEC));
+        if (fs < 0) return failed("fsopen tmpfs");
+        int mnt = -1;
+        if (::syscall(SYS_fsconfig, fs, FSCONFIG_SET_STRING, "mode", "0755", 0) == 0 &&
+            ::syscall(SYS_fsconfig, fs, FSCONFIG_CMD_CREATE, nullptr, nullptr, 0) == 0)
+            mnt = static_cast<int>(::syscall(SYS_fsmount, fs, FSMOUNT_CLOEXEC, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV));
+        const int err = errno;
+        ::close(fs);
+        errno = err;
+        if (mnt < 0) return failed("cannot make the tmpfs for " + op.dest);
+        const int rc = attach(mnt, op.dest);
+        const int err2 = errno;
+        ::close(mnt);
+        errno = err2;
+        if (rc != 0) return failed("cannot mount the tmpfs on " + op.dest);
+        return {};
+    }
+    if (op.tree < 0) return {};  // --ro-bind-try of nothing
+    if (op.flag == "--again" && file_already_there(op)) return {};
+    if (auto why = mount_point(op.dest, op.directory); !why.empty()) return why;
+    // A read-only bind is read-only, nosuid and nodev all through, as bubblewrap
+    // makes it; --again is bubblewrap's mount as it made it.
+    if (op.flag != "--again" &&
+        set_attributes(op.tree, "", AT_EMPTY_PATH | AT_RECURSIVE,
+                       MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, 0) != 0)
+        return failed("cannot make the copy of " + op.source + " read-only");
+    if (attach(op.tree, op.dest) != 0) return failed("cannot mount " + op.dest);
+    ::close(op.tree);
+    op.tree = -1;
+    return {};
+}
+
+bool write_file(const char* path, std::string_view text) {
+    const int fd = ::open(path, O_WRONLY | O_CLOEXEC);
+    if (fd < 0) return false;
+    const bool ok = ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
+    const int err = errno;
+    ::close(fd);
+    errno = err;
+    return ok;
+}
+
+// What --disable-userns does, which bubblewrap cannot do here (it would move the
+// stage into that second namespace before the mounts): user.max_user_namespaces
+// of the sandbox's user namespace to 1, then a user namespace inside it, which
+// takes that one place, mapping `uid` and `gid` (the caller's; bubblewrap was
+// told uid 0 and gid 0) to the stage's own. No user namespace can be made after
+// it, whatever the filter. The sysctl is written through a detached writable
+// copy of /proc/sys, which bubblewrap has bound read-only for a root caller.
+std::string second_user_namespace(unsigned uid, unsigned gid) {
+    const int sys = open_tree_clone("/proc/sys", false);
+    if (sys < 0) return failed("cannot copy /proc/sys");
+    std::string why;
+    if (set_attributes(sys, "", AT_EMPTY_PATH, 0, MOUNT_ATTR_RDONLY) != 0) why = failed("cannot write to /proc/sys");
+    const int fd = why.empty() ? ::openat(sys, "user/max_user_namespaces", O_WRONLY | O_CLOEXEC) : -1;
+    if (why.empty() && (fd < 0 || ::write(fd, "1\n", 2) != 2)) why = failed("cannot set user.max_user_namespaces to 1");
+    if (fd >= 0) ::close(fd);
+    ::close(sys);
+    if (!why.empty()) return why;
+    if (::unshare(CLONE_NEWUSER) != 0) return failed("cannot make the sandbox's second user namespace");
+    const std::string uid_map = std::to_string(uid) + " 0 1\n";
+    const std::string gid_map = std::to_string(gid) + " 0 1\n";
+    if (!write_file("/proc/self/setgroups", "deny") || !write_file("/proc/self/uid_map", uid_map) ||
+        !write_file("/proc/self/gid_map", gid_map))
+        return failed("cannot map the caller's user and group in the second user namespace");
+    // As bubblewrap checks: no further one can be made.
+    if (::unshare(CLONE_NEWUSER) == 0) return "a user namespace could still be made after the sandbox's second";
+    return {};
+}
+
+// A field of /proc/self/status ("CapEff:"), without its name and blanks; empty
+// when missing.
+std::string status_field(std::string_view name) {
+    const int fd = ::open("/proc/self/status", O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return {};
+    std::string text;
+    char buf[4096];
+    ssize_t n;
+    while ((n = ::read(fd, buf, sizeof buf)) > 0) text.append(buf, static_cast<std::size_t>(n));
+    ::close(fd);
+    const std::string key = "\n" + std::string(name) + ":";
+    const auto at = text.find(key);
+    if (at == std::string::npos) return {};
+    auto from = text.find_first_not_of(" \t", at + key.size());
+    const auto end = text.find('\n', from);
+    return text.substr(from, end == std::string::npos ? std::string::npos : end - from);
+}
+
+// Every capability out of every set, the bounding set first (which needs
+// CAP_SETPCAP), then checked in /proc/self/status.
+std::string drop_capabilities() {
+    for (int cap = 0; ::prctl(PR_CAPBSET_READ, cap, 0, 0, 0) >= 0; ++cap)
+        if (::prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) != 0) return failed("cannot drop capability " + std::to_string(cap));
+    if (::prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) != 0) return failed("cannot clear the ambient set");
+    __user_cap_header_struct header{_LINUX_CAPABILITY_VERSION_3, 0};
+    __user_cap_data_struct data[_LINUX_CAPABILITY_U32S_3] = {};
+    if (::syscall(SYS_capset, &header, data) != 0) return failed("cannot drop the capabilities");
+    for (const char* set : {"CapInh", "CapPrm", "CapEff", "CapBnd", "CapAmb"})
+        if (status_field(set) != "0000000000000000")
+            return std::string("the stage still holds capabilities after dropping them (") + set + " " +
+                   status_field(set) + ")";
+    return {};
+}
+
+// The mount family's filter (a BPF program on `fd`, made by the launcher),
+// stacked on the one bubblewrap loaded.
+std::string load_mounts_filter(int fd) {
+    std::string program;
+    char buf[4096];
+    ssize_t n;
+    while ((n = ::pread(fd, buf, sizeof buf, static_cast<off_t>(program.size()))) > 0)
+        program.append(buf, static_cast<std::size_t>(n));
+    ::close(fd);
+    if (n < 0) return failed("cannot read the mount family's filter");
+    if (program.empty() || program.size() % sizeof(sock_filter) != 0 || program.size() / sizeof(sock_filter) > 0xffff)
+        return "the mount family's filter is not a BPF program";
+    const std::string before = status_field("Seccomp_filters");
+    sock_fprog prog{static_cast<unsigned short>(program.size() / sizeof(sock_filter)),
+                    reinterpret_cast<sock_filter*>(program.data())};
+    if (::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) return failed("PR_SET_NO_NEW_PRIVS");
+    if (::prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog, 0, 0) != 0)
+        return failed("cannot load the mount family's filter");
+    // Where the kernel counts the filters, two must be there now: bubblewrap's and this one.
+    if (!before.empty() && std::atoi(status_field("Seccomp_filters").c_str()) != std::atoi(before.c_str()) + 1)
+        return "the mount family's filter is not counted after loading it";
+    return {};
+}
+
+}  // namespace
+
+bool stage_mount_arity(std::string_view flag, std::size_t& arity) {
+    if (flag == "--tmpfs" || flag == "--remount-ro" || flag == "--again") arity = 1;
+    else if (flag == "--ro-bind" || flag == "--ro-bind-try") arity = 2;
+    else return false;
+    return true;
+}
+
+std::string make_stage_mounts(const std::vector<std::string>& list, int mounts_filter_fd, const std::string& cwd,
+                              unsigned uid, unsigned gid) {
+    std::vector<Op> ops;
+    for (std::size_t i = 0; i < list.size();) {
+        std::size_t arity = 0;
+        if (!stage_mount_arity(list[i], arity) || i + arity >= list.size()) return "the stage's mount list is malformed";
+        Op op;
+        op.flag = list[i];
+        if (arity == 2) op.source = list[i + 1];
+        op.dest = list[i + arity];
+        ops.push_back(std::move(op));
+        i += 1 + arity;
+    }
+    struct CloseAll {
+        std::vector<Op>& ops;
+        ~CloseAll() {
+            for (auto& op : ops)
+                if (op.tree >= 0) ::close(op.tree);
+        }
+    } close_all{ops};
+    if (auto why = take_copies(ops); !why.empty()) return why;
+    for (auto& op : ops)
+        if (auto why = make_one(op); !why.empty()) return why;
+    if (auto why = second_user_namespace(uid, gid); !why.empty()) return why;
+    // The working directory bubblewrap entered lies under the mounts now made
+    // over it: entered again, by its path, it is the one they cover.
+    if (::chdir(cwd.c_str()) != 0) return failed("cannot enter " + cwd + " again");
+    if (auto why = drop_capabilities(); !why.empty()) return why;
+    return load_mounts_filter(mounts_filter_fd);
+}
+
+}  // namespace sbx::linux_sandbox
