@@ -582,9 +582,12 @@ sbx::Plan trial_plan(const std::string& dir, const std::string& true_path) {
 }
 
 bool mount_api_available() {
+    // A size of 0 is refused before anything else is looked at: EINVAL from the
+    // kernel, ENOSYS where it lacks the call, another error where a seccomp
+    // policy around us refuses it (then bubblewrap makes the mounts).
     errno = 0;
     const long rc = ::syscall(SYS_mount_setattr, -1, "", 0, nullptr, 0);
-    return rc != 0 && errno != ENOSYS;
+    return rc != 0 && errno == EINVAL;
 }
 
 std::vector<std::string> bwrap_run_argv(const std::string& bwrap, const std::string& dir, const std::string& true_path,

@@ -169,8 +169,8 @@ inline constexpr int kTrialSeccompFd = 5;  // the seccomp program, when there is
 inline constexpr int kTrialMountsFilterFd = 6;  // its second part, where the stage makes the mounts
 
 // Whether the kernel has the new mount API the stage makes its mounts with
-// (mount_setattr, Linux 5.12; launchers/stage_mounts.cpp): asked with a call that
-// can only fail.
+// (mount_setattr, Linux 5.12; launchers/stage_mounts.cpp), and no seccomp policy
+// around sbx refuses it: asked with a call that can only fail.
 bool mount_api_available();
 
 // The argument vector of the end-to-end run: what `sbx run` executes

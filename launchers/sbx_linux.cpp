@@ -4,7 +4,10 @@
 //                                                run the plan read from fd N (default: standard input);
 //                                                --violations: append a <sandbox_violations> block to
 //                                                standard error after the command; --pty, --no-pty:
-//                                                the command's own terminal always, never (terminal.hpp)
+//                                                the command's own terminal always, never (terminal.hpp);
+//                                                --bubblewrap-mounts: bubblewrap makes every mount, as where
+//                                                the stage cannot (stage_mounts.cpp), to compare and to test;
+//                                                --trace-fd: each step's time (trace.hpp)
 //   sbx-linux --doctor [--json] [--bwrap PATH]   can the sandbox run here; exit 1 when it cannot
 //   sbx-linux --stage ...                        the in-sandbox stage (stage.hpp); not for people
 //
@@ -535,15 +538,22 @@ public:
     const char* name() const override { return "sbx-linux"; }
     std::string_view usage_lines() const override {
         return "usage: sbx-linux [--plan-fd N] [--report-fd N] [--control-fd N] [--again-fd N] [--trace-fd N] [--violations] [--pty | --no-pty]\n"
+               "                 [--bubblewrap-mounts]\n"
                "       sbx-linux --doctor [--json] [--bwrap PATH]\n";
     }
     std::string_view help_text() const override {
         return "usage: sbx-linux [--plan-fd N] [--report-fd N] [--control-fd N] [--again-fd N] [--trace-fd N] [--violations] [--pty | --no-pty]\n"
                "                                                 run the plan read from fd N (default 0)\n"
+               "       --bubblewrap-mounts                        bubblewrap makes every mount, as on a kernel\n"
+               "                                                 without the new mount API (to compare, to test)\n"
                "       sbx-linux --doctor [--json] [--bwrap PATH] can the sandbox run here\n"
                "The plan is described in docs/plan.md.\n";
     }
     bool take_option(std::string_view arg, const std::function<const char*()>& next, std::string& why) override {
+        if (arg == "--bubblewrap-mounts") {
+            bubblewrap_mounts_ = true;
+            return true;
+        }
         if (arg != "--bwrap") return false;
         const char* v = next();
         if (v == nullptr) why = "--bwrap needs a path";
@@ -568,7 +578,7 @@ public:
         sbx::Error unavailable_why = unavailable ? probed_.why() : sbx::Error{};
         // The stage makes the mounts where the kernel has the new mount API and
         // both parts of the filter build; else bubblewrap makes them all.
-        if (!unavailable && mount_api_available()) {
+        if (!unavailable && !bubblewrap_mounts_ && mount_api_available()) {
             auto first = seccomp_program(SeccompOptions{plan.allow_unix_sockets, SeccompPart::all_but_mounts});
             auto second = seccomp_program(SeccompOptions{plan.allow_unix_sockets, SeccompPart::mounts_only});
             if (first && second) {
@@ -587,6 +597,7 @@ public:
 
 private:
     std::string bwrap_;  // --bwrap, for --doctor
+    bool bubblewrap_mounts_ = false;  // --bubblewrap-mounts: bubblewrap makes every mount, as where the stage cannot
     ProbeOptions popt_;
     ProbeResult probed_;
     int seccomp_fd_ = -1;

@@ -43,7 +43,7 @@ count() {
 # or only the suites named in the array `suites` (meson test's --suite options).
 suites=()
 run_suite() {
-    local dir=$1
+    local dir=$1 began=$SECONDS
     shift
     echo "==> $dir: configure and build"
     if ! tools/configure.sh "$dir" --wrap-mode=nodownload "$@" || ! meson compile -C "$dir"; then
@@ -51,12 +51,15 @@ run_suite() {
         failed=$((failed + 1))
         return 0
     fi
+    echo "==> $dir: built in $((SECONDS - began))s"
+    began=$SECONDS
     local log=$dir/meson-logs/testlog.json
     rm -f "$log"
     echo "==> $dir: meson test"
     if ! meson test -C "$dir" --print-errorlogs ${suites[@]+"${suites[@]}"}; then
         echo "==> $dir: tests failed; every test's full output is in $dir/meson-logs/testlog.txt"
     fi
+    echo "==> $dir: tested in $((SECONDS - began))s"
     if [[ ! -s $log ]]; then
         echo "==> $dir: meson test wrote no $log"
         failed=$((failed + 1))

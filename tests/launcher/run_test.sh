@@ -91,6 +91,42 @@ expect_err "INVALID_SETTINGS"
 expect_err "settings.json:1:"
 tap_finish "invalid settings give 125 and name the file, line and column"
 
+# --- who makes the mounts --------------------------------------------------------------
+# This kernel has the new mount API, so the stage makes them; --bubblewrap-mounts
+# takes the way of a kernel without it, where bubblewrap makes them all. Both
+# give the same sandbox.
+
+bwrap_launcher=$tmp/sbx-linux-bubblewrap-mounts
+printf '#!/bin/sh\nexec %q --bubblewrap-mounts "$@"\n' "$launcher" >"$bwrap_launcher"
+chmod 755 "$bwrap_launcher"
+mounts_probe='grep -E "^(CapEff|CapBnd|Seccomp_filters):" /proc/self/status
+echo x >.bashrc 2>/dev/null && echo wrote-bashrc
+echo x >.git/hooks/pre-commit 2>/dev/null && echo wrote-hook
+cat "$HOME/.ssh/id_rsa" 2>/dev/null && echo read-ssh
+echo ok >made-here && echo wrote-root'
+for way in stage bubblewrap; do
+    fresh_case
+    mkdir -m 700 "$home/.ssh"
+    echo secret >"$home/.ssh/id_rsa"
+    if [[ $way == stage ]]; then
+        sbx_run -- sh -c "$mounts_probe"
+    else
+        run_sbx "$sbx" run --managed-settings "$tmp/empty-managed.json" --launcher "$bwrap_launcher" -- sh -c "$mounts_probe"
+    fi
+    expect_rc 0
+    expect_out "CapEff:	0000000000000000"
+    expect_out "CapBnd:	0000000000000000"
+    expect_out wrote-root
+    expect_no_out wrote-bashrc
+    expect_no_out wrote-hook
+    expect_no_out read-ssh
+    # Two filters where the stage loads the second part, one where bubblewrap loads the whole.
+    if [[ $way == stage ]]; then expect_out "Seccomp_filters:	2"; else expect_out "Seccomp_filters:	1"; fi
+    rm -f "$proj/made-here"
+    expect_clean
+    tap_finish "the mounts made by the $way hold: .bashrc and the hooks read-only, ~/.ssh hidden, the root writable, no capability"
+done
+
 # --- --trace-fd: each step's time ----------------------------------------------------
 
 fresh_case
