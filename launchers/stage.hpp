@@ -4,10 +4,14 @@
 // through /proc/self/fd/N from a descriptor the launcher opened on its own
 // binary (so a read-denied install directory cannot hide it). bubblewrap loads
 // the seccomp program the launcher built (--seccomp) into its own init (pid 1)
-// and into the stage, so no process of the sandbox runs without it; the stage
-// checks that both do, makes the listening sockets of the plan's forwards and
-// then the proxy's own (so that no ephemeral port of the proxy's takes a
-// forward's), hands them all to the launcher, sets the loader
+// and into the stage, so no process of the sandbox runs without it. Where the
+// stage makes the mounts (stage_mounts.hpp: the kernel has the new mount API),
+// that is the filter's first part, and the stage first makes the mounts, the
+// second user namespace, drops every capability bubblewrap left it and loads
+// the second part. Then the stage checks that it and pid 1 run filtered, makes
+// the listening sockets of the plan's forwards and then the proxy's own (so
+// that no ephemeral port of the proxy's takes a forward's), hands them all to
+// the launcher, sets the loader
 // variables, makes the command's terminal where the launcher asks for one
 // (terminal.hpp: a pseudo-terminal on the sandbox's own devpts, whose master it
 // hands to the launcher, and which becomes the controlling terminal of a
