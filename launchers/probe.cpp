@@ -590,6 +590,15 @@ bool mount_api_available() {
     return rc != 0 && errno == EINVAL;
 }
 
+void stage_makes_mounts(const sbx::Plan& plan, BwrapLaunch& launch, StageArgs& stage, int mounts_filter_fd) {
+    launch.stage_mounts = true;
+    stage.mounts = stage_mount_ops(mount_ops(plan, launch));
+    stage.mounts_filter_fd = mounts_filter_fd;
+    stage.cwd = plan.cwd;
+    stage.uid = ::getuid();
+    stage.gid = ::getgid();
+}
+
 std::vector<std::string> bwrap_run_argv(const std::string& bwrap, const std::string& dir, const std::string& true_path,
                                         bool with_seccomp, bool stage_mounts) {
     const sbx::Plan plan = trial_plan(dir, true_path);
@@ -602,14 +611,7 @@ std::vector<std::string> bwrap_run_argv(const std::string& bwrap, const std::str
     launch.bwrap = bwrap;
     if (with_seccomp) launch.seccomp_fd = kTrialSeccompFd;
     launch.group_dir = dir + "/group";
-    if (with_seccomp && stage_mounts) {
-        launch.stage_mounts = true;
-        stage.mounts = stage_mount_ops(mount_ops(plan, launch));
-        stage.mounts_filter_fd = kTrialMountsFilterFd;
-        stage.cwd = plan.cwd;
-        stage.uid = ::getuid();
-        stage.gid = ::getgid();
-    }
+    if (with_seccomp && stage_mounts) stage_makes_mounts(plan, launch, stage, kTrialMountsFilterFd);
     launch.stage_argv = stage_argv(stage);
     return bwrap_args(plan, launch);
 }
@@ -823,16 +825,16 @@ void run_trial(ProbeInputs& in, const ProbeOptions& options, const std::string& 
     RunOutcome& run = in.bwrap_run.emplace();
     TrialDir dir;
     // The two parts of the filter where the stage makes the mounts, else the whole.
-    const bool split = mount_api_available();
     const bool unix_sockets = !options.need_seccomp;
-    auto program = seccomp_program(SeccompOptions{unix_sockets, split ? SeccompPart::all_but_mounts : SeccompPart::whole});
-    Fd mounts_bpf;
-    if (split && program)
-        if (auto second = seccomp_program(SeccompOptions{unix_sockets, SeccompPart::mounts_only}))
-            mounts_bpf = Fd(high_fd(second->release()));
-    const bool stage_mounts = mounts_bpf.get() >= 0;
-    if (split && !stage_mounts) program = seccomp_program(SeccompOptions{unix_sockets});
-    Fd bpf(program ? high_fd(program->release()) : -1);
+    auto split = mount_api_available() ? split_seccomp_programs(unix_sockets) : std::nullopt;
+    const bool stage_mounts = split.has_value();
+    Fd bpf, mounts_bpf;
+    if (split) {
+        bpf = Fd(high_fd(split->first.release()));
+        mounts_bpf = Fd(high_fd(split->second.release()));
+    } else if (auto program = seccomp_program(SeccompOptions{unix_sockets})) {
+        bpf = Fd(high_fd(program->release()));
+    }
     in.bwrap_run_argv = bwrap_run_argv(bwrap, dir.path(), true_path, bpf.get() >= 0, stage_mounts);
     if (auto why = dir.make(trial_plan(dir.path(), true_path)); !why.empty()) {
         run.spawn_error = "cannot make the run's directory: " + why;

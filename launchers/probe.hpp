@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "sbx/core/error.hpp"
+#include "sbx/linux/bwrap.hpp"
 #include "sbx/plan/plan.hpp"
 #include "stage.hpp"
 
@@ -172,6 +173,12 @@ inline constexpr int kTrialMountsFilterFd = 6;  // its second part, where the st
 // (mount_setattr, Linux 5.12; launchers/stage_mounts.cpp), and no seccomp policy
 // around sbx refuses it: asked with a call that can only fail.
 bool mount_api_available();
+
+// Makes `stage` the one that makes the mounts of `plan` and `launch`
+// (stage_mount_ops), loading the second part of the filter from
+// `mounts_filter_fd`, and `launch` the bubblewrap that leaves them to it: what
+// `sbx run` and the doctor's trial run do alike.
+void stage_makes_mounts(const sbx::Plan& plan, BwrapLaunch& launch, StageArgs& stage, int mounts_filter_fd);
 
 // The argument vector of the end-to-end run: what `sbx run` executes
 // (bwrap_args) for trial_plan(dir, true_path), with DIR/group as the root

@@ -380,14 +380,7 @@ sbx::expected<std::vector<std::string>> bubblewrap_argv(const sbx::Plan& plan, c
     launch.group_dir = sbx::paths::parent(run.group.lock_path());
     for (const auto& e : run.group_placeholders) launch.group_placeholders.push_back(e.path);
     if (run.exclude_fd >= 0) launch.exclude_fd = run.exclude_fd;
-    if (run.mounts_filter_fd >= 0) {
-        launch.stage_mounts = true;
-        run.stage.mounts = stage_mount_ops(mount_ops(plan, launch));
-        run.stage.mounts_filter_fd = run.mounts_filter_fd;
-        run.stage.cwd = plan.cwd;
-        run.stage.uid = ::getuid();
-        run.stage.gid = ::getgid();
-    }
+    if (run.mounts_filter_fd >= 0) stage_makes_mounts(plan, launch, run.stage, run.mounts_filter_fd);
     launch.stage_argv = stage_argv(run.stage);
     return bwrap_args(plan, launch);
 }
@@ -578,15 +571,12 @@ public:
         sbx::Error unavailable_why = unavailable ? probed_.why() : sbx::Error{};
         // The stage makes the mounts where the kernel has the new mount API and
         // both parts of the filter build; else bubblewrap makes them all.
-        if (!unavailable && !bubblewrap_mounts_ && mount_api_available()) {
-            auto first = seccomp_program(SeccompOptions{plan.allow_unix_sockets, SeccompPart::all_but_mounts});
-            auto second = seccomp_program(SeccompOptions{plan.allow_unix_sockets, SeccompPart::mounts_only});
-            if (first && second) {
-                seccomp_fd_ = first->release();
-                mounts_filter_fd_ = second->release();
+        if (!unavailable && !bubblewrap_mounts_ && mount_api_available())
+            if (auto split = split_seccomp_programs(plan.allow_unix_sockets)) {
+                seccomp_fd_ = split->first.release();
+                mounts_filter_fd_ = split->second.release();
                 return std::nullopt;
             }
-        }
         seccomp_fd_ = seccomp_step(plan, SeccompPart::whole, unavailable, unavailable_why);
         if (unavailable) return unavailable_why;
         return std::nullopt;

@@ -126,6 +126,14 @@ sbx::expected<Fd> seccomp_program(const SeccompOptions& options) {
     return fd;
 }
 
+std::optional<SplitFilter> split_seccomp_programs(bool allow_unix_sockets) {
+    auto first = seccomp_program(SeccompOptions{allow_unix_sockets, SeccompPart::all_but_mounts});
+    if (!first) return std::nullopt;
+    auto second = seccomp_program(SeccompOptions{allow_unix_sockets, SeccompPart::mounts_only});
+    if (!second) return std::nullopt;
+    return SplitFilter{std::move(*first), std::move(*second)};
+}
+
 sbx::expected<std::string> export_pfc(const SeccompFilter& filter) {
     const int fd = memfd_create("sbx-seccomp-pfc", MFD_CLOEXEC);
     if (fd < 0) return sbx::fail(seccomp_error("memfd_create for the PFC export", -errno));

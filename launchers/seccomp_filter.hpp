@@ -10,6 +10,7 @@
 #include <seccomp.h>
 
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "fd_io.hpp"
@@ -49,6 +50,15 @@ sbx::expected<SeccompFilter> build_filter(const SeccompOptions& options, Seccomp
 // bubblewrap clears it). Fails with build_filter's error, or
 // Errc::sandbox_unavailable naming the step.
 sbx::expected<Fd> seccomp_program(const SeccompOptions& options);
+
+// The two parts of the filter (SeccompPart), for a plan whose stage makes the
+// mounts: bubblewrap's and the stage's. nullopt when either does not build
+// (then the whole filter serves, and bubblewrap makes every mount).
+struct SplitFilter {
+    Fd first;   // all_but_mounts: bubblewrap's --seccomp
+    Fd second;  // mounts_only: the stage loads it after its mounts
+};
+std::optional<SplitFilter> split_seccomp_programs(bool allow_unix_sockets);
 
 // The filter as libseccomp's pseudo-filter-code text (seccomp_export_pfc).
 sbx::expected<std::string> export_pfc(const SeccompFilter& filter);

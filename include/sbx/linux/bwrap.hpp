@@ -99,9 +99,14 @@ inline std::vector<KernelCover> kernel_covers(const FsPlan& plan) {
     return out;
 }
 
+// The base every sandbox starts from: `/`, a fresh /dev and /proc. Without
+// isolation (filesystem.disabled) the command sees the filesystem as you do.
+inline std::vector<std::string> bwrap_base_args(const FsPlan& plan) {
+    return {plan.isolated ? "--ro-bind" : "--bind", "/", "/", "--dev", "/dev", "--proc", "/proc"};
+}
+
 inline std::vector<std::string> bwrap_fs_args(const FsPlan& plan) {
-    // Without isolation (filesystem.disabled) the command sees the filesystem as you do.
-    std::vector<std::string> a{plan.isolated ? "--ro-bind" : "--bind", "/", "/", "--dev", "/dev", "--proc", "/proc"};
+    std::vector<std::string> a = bwrap_base_args(plan);
     std::vector<std::string> make_read_only;
     for (const auto& m : plan.mounts) detail::add_mount(a, make_read_only, m);
     const auto covers = kernel_covers(plan);
@@ -199,12 +204,11 @@ inline bool bubblewrap_makes(std::string_view flag) { return flag == "--bind" ||
 
 }  // namespace detail
 
-// The mounts after the base (`/`, /dev and /proc: the first seven words of
-// bwrap_fs_args), in bubblewrap's flags and in order: the plan's, the kernel's
-// covers, the group's covers, the git exclude.
+// The mounts after bwrap_base_args, in bubblewrap's flags and in order: the
+// plan's, the kernel's covers, the group's covers, the git exclude.
 inline std::vector<std::string> mount_ops(const Plan& plan, const BwrapLaunch& launch) {
     auto a = bwrap_fs_args(plan.filesystem);
-    a.erase(a.begin(), a.begin() + 7);
+    a.erase(a.begin(), a.begin() + static_cast<std::ptrdiff_t>(bwrap_base_args(plan.filesystem).size()));
     // The group's files are sbx's alone: a command that could flock one would
     // stall every sandbox starting in its root, and could read what the others
     // made. An empty read-only directory covers them (unless a hidden directory
@@ -229,9 +233,12 @@ inline std::vector<std::string> mount_ops(const Plan& plan, const BwrapLaunch& l
 // Of mount_ops, what bubblewrap makes when the stage makes the rest.
 inline std::vector<std::string> bubblewrap_made(const std::vector<std::string>& ops) {
     std::vector<std::string> out;
-    for (std::size_t i = 0; i < ops.size(); i += 1 + detail::mount_flag_arity(ops[i]))
-        if (detail::bubblewrap_makes(ops[i])) out.insert(out.end(), ops.begin() + static_cast<std::ptrdiff_t>(i),
-                                                          ops.begin() + static_cast<std::ptrdiff_t>(i + 3));
+    for (std::size_t i = 0, n = 0; i < ops.size(); i += 1 + n) {
+        n = detail::mount_flag_arity(ops[i]);
+        if (detail::bubblewrap_makes(ops[i]))
+            out.insert(out.end(), ops.begin() + static_cast<std::ptrdiff_t>(i),
+                       ops.begin() + static_cast<std::ptrdiff_t>(i + 1 + n));
+    }
     return out;
 }
 
@@ -240,9 +247,9 @@ inline std::vector<std::string> bubblewrap_made(const std::vector<std::string>& 
 // (a later mount of the list may lie above it).
 inline std::vector<std::string> stage_mount_ops(const std::vector<std::string>& ops) {
     std::vector<std::string> out;
-    for (std::size_t i = 0; i < ops.size(); i += 1 + detail::mount_flag_arity(ops[i])) {
-        const std::size_t n = detail::mount_flag_arity(ops[i]);
-        if (detail::bubblewrap_makes(ops[i])) out.insert(out.end(), {"--again", ops[i + 2]});
+    for (std::size_t i = 0, n = 0; i < ops.size(); i += 1 + n) {
+        n = detail::mount_flag_arity(ops[i]);
+        if (detail::bubblewrap_makes(ops[i])) out.insert(out.end(), {"--again", ops[i + n]});
         else out.insert(out.end(), ops.begin() + static_cast<std::ptrdiff_t>(i),
                         ops.begin() + static_cast<std::ptrdiff_t>(i + 1 + n));
     }
@@ -251,8 +258,8 @@ inline std::vector<std::string> stage_mount_ops(const std::vector<std::string>& 
 
 // The whole bubblewrap command line for `plan`: launch.bwrap, kSandboxFlags
 // (with kStageMountFlags for --disable-userns where the stage mounts),
-// --seccomp, the base of bwrap_fs_args and mount_ops (or bubblewrap_made of
-// them), --chdir to the plan's working directory, "--" and launch.stage_argv.
+// --seccomp, bwrap_base_args and mount_ops (or bubblewrap_made of them),
+// --chdir to the plan's working directory, "--" and launch.stage_argv.
 inline std::vector<std::string> bwrap_args(const Plan& plan, const BwrapLaunch& launch) {
     std::vector<std::string> args{launch.bwrap};
     for (const auto& f : kSandboxFlags) {
@@ -263,8 +270,8 @@ inline std::vector<std::string> bwrap_args(const Plan& plan, const BwrapLaunch& 
     if (launch.stage_mounts)
         for (const auto& f : kStageMountFlags) args.insert(args.end(), {std::string(f.flag), std::string(f.value)});
     if (launch.seccomp_fd) args.insert(args.end(), {"--seccomp", std::to_string(*launch.seccomp_fd)});
-    auto fs_args = bwrap_fs_args(plan.filesystem);
-    args.insert(args.end(), fs_args.begin(), fs_args.begin() + 7);
+    const auto base = bwrap_base_args(plan.filesystem);
+    args.insert(args.end(), base.begin(), base.end());
     const auto ops = mount_ops(plan, launch);
     const auto made = launch.stage_mounts ? bubblewrap_made(ops) : ops;
     args.insert(args.end(), made.begin(), made.end());
