@@ -22,8 +22,8 @@
 #   bwrap  bwrap --unshare-user --unshare-all --disable-userns --die-with-parent
 #          --new-session --cap-drop ALL --ro-bind / / --dev /dev --proc /proc
 #          --chdir PROJECT -- true          (the namespaces sbx uses; the baseline)
-#   sbx    BUILD_DIR/tools/sbx run --root PROJECT
-#          --launcher BUILD_DIR/launchers/sbx-linux -- true
+#   sbx    BUILD_DIR/tools/sbx run --root PROJECT -- true   (which runs the launcher's
+#          steps in its own process, with BUILD_DIR/launchers/sbx-stage as the stage)
 #   srt    env TMPDIR=TEMP srt -s SETTINGS -c true   (Anthropic's sandbox-runtime, if
 #          it runs; it leaves a socket in TMPDIR per run, so TEMP is removed at exit)
 # and prints median and p90 wall time, median CPU time (the whole process tree) and
@@ -71,7 +71,7 @@ while [[ ${1-} == --breakdown || ${1-} == --deny-read || ${1-} == --repos ]]; do
 done
 bench=$build_dir/bench/startup_bench
 sbx=$build_dir/tools/sbx
-launcher=$build_dir/launchers/sbx-linux
+stage=$build_dir/launchers/sbx-stage
 target=${SBX_BENCH_TARGET:-1.5}
 
 [[ $breakdown == 1 || -x $bench ]] || die "$bench is missing: configure with -Dbench=enabled and run meson compile -C $build_dir"
@@ -106,7 +106,7 @@ mkdir "$XDG_CACHE_HOME"
 # The commands; each array is one entry for startup_bench after `--`.
 bwrap_cmd=(bwrap bwrap --unshare-user --unshare-all --disable-userns --die-with-parent --new-session
     --cap-drop ALL --ro-bind / / --dev /dev --proc /proc --chdir "$project" -- true)
-sbx_cmd=(sbx "$sbx" run --root "$project" --launcher "$launcher" -- true)
+sbx_cmd=(sbx "$sbx" run --root "$project" -- true)
 srt_cmd=()
 
 # Runs "$@" once in the project; on failure prints why (with the output) and fails.
@@ -122,7 +122,7 @@ first_run() {
 
 if [[ $breakdown == 1 ]]; then
     command -v python3 >/dev/null || die "--breakdown needs python3"
-    [[ -x $sbx && -x $launcher ]] || die "$sbx or $launcher is missing (configure with -Dlaunchers=true)"
+    [[ -x $sbx && -x $stage ]] || die "$sbx or $stage is missing (configure with -Dlaunchers=true)"
     first_run sbx "${sbx_cmd[@]:1}" || die "\`sbx run -- true\` failed"
     read -r load _ </proc/loadavg || load=unknown
     echo "startup.sh: load average $load on $(nproc) CPUs" >&2
@@ -135,8 +135,8 @@ fi
 sbx_missing=
 if [[ ! -x $sbx ]]; then
     sbx_missing="$sbx is missing (configure with -Dlaunchers=true)"
-elif [[ ! -x $launcher ]]; then
-    sbx_missing="$launcher is missing"
+elif [[ ! -x $stage ]]; then
+    sbx_missing="$stage is missing"
 elif ! first_run sbx "${sbx_cmd[@]:1}"; then
     sbx_missing="\`sbx run -- true\` failed"
 fi

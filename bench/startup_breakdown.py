@@ -9,7 +9,8 @@ runs started at once) with `--trace-fd N` added after
 `run`, reads the lines sbx, the launcher and the stage write on it
 (launchers/trace.hpp), and prints the median of each step over the runs, with the
 gaps between the steps that no process times itself: the start of sbx before its
-main, the exec of the launcher, bubblewrap until the stage, the command with
+main, the exec of the launcher (with --launcher; `sbx run` otherwise runs the
+launcher's steps in its own process), bubblewrap until the stage, the command with
 bubblewrap's end, and the end of the launcher's process. Every time is CLOCK_MONOTONIC,
 which Python's time.monotonic_ns reads too.
 
@@ -29,7 +30,8 @@ STEPS = [
     ("sbx.options", "sbx: the command line"),
     ("sbx.settings", "sbx: the settings layers and the root"),
     ("sbx.plan", "sbx: the plan"),
-    ("sbx.exec-prep", "sbx: the plan written to a memfd"),
+    ("sbx.launch-prep", "sbx: the launcher's options, in sbx's own process"),
+    ("sbx.exec-prep", "sbx: the plan written to a memfd (--launcher)"),
     ("launcher-exec*", "the exec of sbx-linux and its start before main"),
     ("launcher.options", "sbx-linux: the command line"),
     ("launcher.read-plan", "sbx-linux: reading the plan"),
@@ -37,9 +39,11 @@ STEPS = [
     ("launcher.tool-cache", "sbx-linux: the tool cache home"),
     ("launcher.reaper", "sbx-linux: the reaper's start"),
     ("launcher.group", "sbx-linux: joining the root's group"),
-    ("launcher.placeholders", "sbx-linux: checking the disk, the placeholders"),
+    ("launcher.check", "sbx-linux: checking the disk, the temporary directory"),
+    ("launcher.placeholders", "sbx-linux: the placeholders (beside bubblewrap, where the stage waits for them)"),
     ("launcher.stage-args", "sbx-linux: the stage's and bubblewrap's arguments"),
     ("bubblewrap*", "bubblewrap, from its fork to the stage's start"),
+    ("stage.wait", "stage: waiting for the placeholders"),
     ("stage.mounts", "stage: the mounts, the second user namespace, the capabilities dropped, the second filter"),
     ("stage.listeners", "stage: the proxy's listeners"),
     ("stage.filter-check", "stage: the seccomp filter checked"),
@@ -106,7 +110,8 @@ def gaps(steps, start, end):
         return steps[name][0]
 
     out["sbx-exec*"] = at("sbx.options") - start
-    out["launcher-exec*"] = at("launcher.options") - end_of("sbx.exec-prep")
+    if "launcher.options" in steps:
+        out["launcher-exec*"] = at("launcher.options") - end_of("sbx.exec-prep")
     out["bubblewrap*"] = at("stage") - at("sandbox")
     out["command*"] = end_of("sandbox") - end_of("stage")
     last = max(end_of(n) for n in steps)
@@ -140,8 +145,9 @@ def main(argv):
     for n in range(warmup + runs):
         started = [start_run(cmd) for _ in range(jobs)]
         for steps, start, end in [finish_run(s) for s in started]:
-            missing = [s for s in ("sbx.options", "sbx.exec-prep", "launcher.options", "sandbox", "stage")
-                       if s not in steps]
+            missing = [s for s in ("sbx.options", "sandbox", "stage") if s not in steps]
+            if "sbx.launch-prep" not in steps and not ("sbx.exec-prep" in steps and "launcher.options" in steps):
+                missing.append("sbx.launch-prep (or sbx.exec-prep and launcher.options)")
             if missing:
                 raise SystemExit("startup_breakdown.py: the trace has no " + ", ".join(missing))
             if n < warmup:
@@ -157,7 +163,9 @@ def main(argv):
     for name, what in STEPS:
         if name in medians:
             print("  %-22s %8.0f  %s" % (name, medians[name], what))
-    inside = ("launcher.proxy", "launcher.group-leave", "launcher.threads")  # beside or within another step
+    inside = ["launcher.proxy", "launcher.group-leave", "launcher.threads"]  # beside or within another step
+    if "stage.wait" in medians:
+        inside.append("launcher.placeholders")  # beside bubblewrap
     named = sum(medians.get(name, 0) for name, _ in STEPS if name not in inside and not name.startswith("stage."))
     print("  %-22s %8.0f  the whole run, as this script saw it (the steps above add up to %.0f)" %
           ("total", medians["total"], named))

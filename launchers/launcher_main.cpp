@@ -95,39 +95,57 @@ int Launcher::run_unconfined_fallback(const sbx::Plan& plan, Reaper& reaper, con
 }
 
 int Launcher::run_plan() {
-    const Trace& trace = options_.trace;
-    auto t = Trace::now();
+    const auto t = Trace::now();
     auto plan = read_plan();
     if (!plan) return fail_reported(plan.error());
-    trace.step("launcher.read-plan", t);
-    for (const auto& w : plan->warnings)
+    options_.trace.step("launcher.read-plan", t);
+    return run_plan(*plan);
+}
+
+int Launcher::run_plan(const sbx::Plan& plan, std::optional<Reaper> reaper) {
+    const Trace& trace = options_.trace;
+    // Until the steps below take it (they dismiss it themselves), nothing is
+    // made: a reaper given has nothing to remove when this returns early.
+    bool taken = false;
+    struct Dismiss {
+        std::optional<Reaper>& r;
+        const bool& taken;
+        ~Dismiss() {
+            if (r && !taken) r->dismiss();
+        }
+    } dismiss_early{reaper, taken};
+    for (const auto& w : plan.warnings)
         if (platform_.shows(w)) warn(sbx::to_string(w));
-    platform_.warn(*plan);
-    if (auto fds = check_pass_fds(*plan, {options_.plan_fd, options_.report_fd, options_.control_fd, options_.trace.fd()}); !fds)
+    platform_.warn(plan);
+    if (auto fds = check_pass_fds(plan, {options_.plan_fd, options_.report_fd, options_.control_fd, options_.trace.fd()}); !fds)
         return fail_reported(fds.error());
 
-    t = Trace::now();
-    const auto unavailable = platform_.unavailable(*plan);
+    auto t = Trace::now();
+    const auto unavailable = platform_.unavailable(plan);
     trace.step("launcher.probe", t);
-    if (unavailable && plan->fail_if_unavailable) return fail_reported(*unavailable);
+    if (unavailable && plan.fail_if_unavailable) return fail_reported(*unavailable);
     if (unavailable || platform_.verifies_first()) {
         sbx::DiskFs disk;
-        if (auto v = sbx::verify_plan(*plan, disk); !v) return fail_reported(v.error());
+        if (auto v = sbx::verify_plan(plan, disk); !v) return fail_reported(v.error());
     }
 
     // The project's tool cache home persists between its runs: made here, never removed.
     t = Trace::now();
-    if (plan->tool_cache)
-        if (auto r = make_tool_cache(plan->tool_cache->path, ::getuid()); !r) return fail_reported(r.error());
+    if (plan.tool_cache)
+        if (auto r = make_tool_cache(plan.tool_cache->path, ::getuid()); !r) return fail_reported(r.error());
     trace.step("launcher.tool-cache", t);
 
     install_signal_handlers();
-    t = Trace::now();
-    auto reaper = Reaper::start();
-    if (!reaper) return fail_before(reaper.error());
-    trace.step("launcher.reaper", t);
-    if (unavailable) return run_unconfined_fallback(*plan, *reaper, *unavailable);
-    return platform_.run(*this, *plan, *reaper);
+    if (!reaper) {
+        t = Trace::now();
+        auto started = Reaper::start();
+        if (!started) return fail_before(started.error());
+        reaper.emplace(std::move(*started));
+        trace.step("launcher.reaper", t);
+    }
+    taken = true;
+    if (unavailable) return run_unconfined_fallback(plan, *reaper, *unavailable);
+    return platform_.run(*this, plan, *reaper);
 }
 
 int launcher_main(int argc, char** argv, Platform& platform) {

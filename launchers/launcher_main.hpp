@@ -117,6 +117,11 @@ public:
     sbx::expected<sbx::Plan> read_plan();
     // The whole run of a plan: read, checked, and carried out (see the top).
     int run_plan();
+    // The same for a plan this process made (`sbx run`): nothing to read.
+    // `reaper`: one this process started before it made anything of its own
+    // (`sbx run` starts it first, while the process is small: every page it
+    // writes after a fork costs a copy); else one is started here.
+    int run_plan(const sbx::Plan& plan, std::optional<Reaper> reaper = std::nullopt);
 
 private:
     int run_unconfined_fallback(const sbx::Plan& plan, Reaper& reaper, const sbx::Error& why);

@@ -365,6 +365,14 @@ void Reaper::dismiss() {
     send('X', "");
     if (fd_ >= 0) ::close(fd_);
     fd_ = -1;
+    // Gone before this returns: a launcher that runs sbx again for a stale plan
+    // (plan_again_if_stale) leaves no child behind for nobody to wait for.
+    if (pid_ > 0) {
+        int status = 0;
+        while (::waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
+        }
+        pid_ = -1;
+    }
 }
 
 }  // namespace sbx::launcher

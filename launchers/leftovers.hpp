@@ -87,7 +87,8 @@ public:
     // none any more (the launcher restored them).
     void terminal_modes(const termios* modes);
 
-    // The launcher cleaned up itself: the reaper exits without touching anything.
+    // The launcher cleaned up itself: the reaper exits without touching
+    // anything, and is waited for.
     void dismiss();
 
 private:

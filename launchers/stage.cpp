@@ -3,6 +3,7 @@
 #include "fd_io.hpp"
 #include "stage_mounts.hpp"
 #include "trace.hpp"
+#include "sbx/linux/mount_flags.hpp"
 #include "sbx/net/proxy_env.hpp"
 
 #include <arpa/inet.h>
@@ -47,13 +48,17 @@ int open_stage_binary() {
     char self[4096];
     const ssize_t n = ::readlink("/proc/self/exe", self, sizeof self - 1);
     if (n > 0) {
-        // /proc/self/exe is absolute: its directory is what comes before the last '/'.
+        // /proc/self/exe is absolute: its directory is what comes before the last
+        // '/'. Beside this program, where both are installed, or, for `sbx` in a
+        // build tree, in launchers/ beside tools/.
         const std::string exe(self, static_cast<std::size_t>(n));
-        const std::string stage = exe.substr(0, exe.rfind('/')) + "/sbx-stage";
-        const int fd = ::open(stage.c_str(), O_RDONLY | O_CLOEXEC);
-        struct stat st {};
-        if (fd >= 0 && ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && (st.st_mode & S_IXUSR) != 0) return fd;
-        if (fd >= 0) ::close(fd);
+        const std::string dir = exe.substr(0, exe.rfind('/'));
+        for (const std::string& stage : {dir + "/sbx-stage", dir + "/../launchers/sbx-stage"}) {
+            const int fd = ::open(stage.c_str(), O_RDONLY | O_CLOEXEC);
+            struct stat st {};
+            if (fd >= 0 && ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && (st.st_mode & S_IXUSR) != 0) return fd;
+            if (fd >= 0) ::close(fd);
+        }
     }
     return ::open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
 }
@@ -72,9 +77,10 @@ std::vector<std::string> stage_argv(const StageArgs& a) {
     if (a.mounts_filter_fd >= 0) {
         out.insert(out.end(), {"--mounts-filter-fd", std::to_string(a.mounts_filter_fd), "--cwd", a.cwd, "--uid",
                                std::to_string(a.uid), "--gid", std::to_string(a.gid)});
+        if (a.go_fd >= 0) out.insert(out.end(), {"--go-fd", std::to_string(a.go_fd)});
         for (std::size_t i = 0; i < a.mounts.size();) {
-            std::size_t arity = 0;
-            if (!stage_mount_arity(a.mounts[i], arity)) break;  // bwrap.hpp's list has only these
+            const std::size_t arity = mount_flag_arity(a.mounts[i]);
+            if (arity == 0) break;  // bwrap.hpp's list has only these
             out.emplace_back("--mount");
             for (std::size_t k = 0; k <= arity && i < a.mounts.size(); ++k) out.push_back(a.mounts[i++]);
         }
@@ -93,9 +99,8 @@ bool parse_stage_args(int argc, char** argv, StageArgs& out) {
         const std::string_view a = argv[i];
         if (a == "--") break;
         if (a == "--mount") {
-            std::size_t arity = 0;
-            if (i + 1 >= argc || !stage_mount_arity(argv[i + 1], arity) || i + 1 + static_cast<int>(arity) >= argc)
-                return false;
+            const std::size_t arity = i + 1 < argc ? mount_flag_arity(argv[i + 1]) : 0;
+            if (arity == 0 || i + 1 + static_cast<int>(arity) >= argc) return false;
             for (std::size_t k = 0; k <= arity; ++k) out.mounts.emplace_back(argv[i + 1 + static_cast<int>(k)]);
             i += 1 + static_cast<int>(arity);
             continue;
@@ -117,6 +122,7 @@ bool parse_stage_args(int argc, char** argv, StageArgs& out) {
         if (a == "--pty-fd" && parse_fd(v, out.pty_fd)) continue;
         if (a == "--trace-fd" && parse_fd(v, out.trace_fd, 3)) continue;
         if (a == "--mounts-filter-fd" && parse_fd(v, out.mounts_filter_fd, 3)) continue;
+        if (a == "--go-fd" && parse_fd(v, out.go_fd, 3)) continue;
         int id = -1;
         if ((a == "--uid" || a == "--gid") && parse_fd(v, id, 0)) {
             (a == "--uid" ? out.uid : out.gid) = static_cast<unsigned>(id);
@@ -150,6 +156,7 @@ bool parse_stage_args(int argc, char** argv, StageArgs& out) {
     // A mount list comes with the filter that follows it and the directory to enter again.
     if ((!out.mounts.empty() || !out.cwd.empty()) && out.mounts_filter_fd < 0) return false;
     if (out.mounts_filter_fd >= 0 && out.cwd.empty()) return false;
+    if (out.go_fd >= 0 && out.mounts_filter_fd < 0) return false;
     return !out.command.empty() && out.status_fd >= 0 && out.exe_fd >= 0;
 }
 
@@ -324,7 +331,18 @@ int run_stage(const StageArgs& a) {
     write_all(a.status_fd, "S", 1);
     if (a.exe_fd >= 0) ::close(a.exe_fd);
     // First of all, with the capabilities bubblewrap left for it: the mounts,
-    // then no capability and the mount family's filter.
+    // then no capability and the mount family's filter; once the launcher has
+    // made what they cover.
+    if (a.go_fd >= 0) {
+        const auto t = sbx::launcher::Trace::now();
+        char go = 0;
+        ssize_t n;
+        while ((n = ::read(a.go_fd, &go, 1)) < 0 && errno == EINTR) {
+        }
+        ::close(a.go_fd);
+        if (n != 1 || go != 'G') return stage_failed(a.status_fd, "the launcher gave up before the mounts");
+        trace.step("stage.wait", t);
+    }
     if (a.mounts_filter_fd >= 0) {
         const auto t = sbx::launcher::Trace::now();
         if (auto why = make_stage_mounts(a.mounts, a.mounts_filter_fd, a.cwd, a.uid, a.gid); !why.empty())

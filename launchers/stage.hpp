@@ -58,6 +58,10 @@ struct StageArgs {
     // again; mounts_filter_fd -1: bubblewrap made them all.
     std::vector<std::string> mounts;
     int mounts_filter_fd = -1;
+    // A pipe from the launcher, which starts bubblewrap before it makes the
+    // placeholders the mounts cover: the stage makes none until it reads 'G'
+    // there; the pipe's end without it means the launcher gave up. -1: none.
+    int go_fd = -1;
     std::string cwd;
     unsigned uid = 0;  // the caller's, which the stage maps in the second user namespace it makes
     unsigned gid = 0;
@@ -67,8 +71,9 @@ struct StageArgs {
 };
 
 // A descriptor on the stage's program, which the sandbox runs first: sbx-stage
-// where it lies beside this program (a static program starts fastest), else this
-// program, whose --stage mode does the same. Opened outside the sandbox, so that
+// where it lies beside this program or, in a build tree, in launchers/ (a static
+// program starts fastest), else this program, whose --stage mode does the same
+// (sbx-linux's and sbx's). Opened outside the sandbox, so that
 // a directory the plan hides cannot hide it. -1 with errno on failure.
 int open_stage_binary();
 

@@ -3,11 +3,12 @@
 // bubblewrap spends about a quarter of a millisecond on each mount it makes,
 // reading the whole mount table again for each; the new mount API makes one in
 // three system calls. So where the kernel has that API and the plan runs under
-// the seccomp filter, bubblewrap makes the base (`/` read-only, /dev, /proc),
-// the writable binds and the data files, and the stage the rest, in the plan's
-// order, with capabilities bubblewrap leaves it (kStageMountFlags in
-// sbx/linux/bwrap.hpp). The stage then gives up every capability and loads the
-// mount family's filter before anything else runs; the command gets neither.
+// the seccomp filter, bubblewrap makes the base (`/` read-only, /dev, /proc) and
+// the stage the rest, in the plan's order, with capabilities bubblewrap leaves
+// it (kStageMountFlags in sbx/linux/bwrap.hpp); the writable binds too, from a
+// copy of the read-only `/` made writable again where the host has it writable.
+// The stage then gives up every capability and loads the mount family's filter
+// before anything else runs; the command gets neither.
 #include "stage_mounts.hpp"
 
 #include <fcntl.h>
@@ -15,19 +16,25 @@
 #include <linux/capability.h>
 #include <linux/filter.h>
 #include <linux/mount.h>
+#include <linux/openat2.h>
 #include <linux/seccomp.h>
+#include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include "fd_io.hpp"
+#include "sbx/linux/mount_flags.hpp"
 
 #ifndef AT_RECURSIVE
 #define AT_RECURSIVE 0x8000
@@ -87,9 +94,9 @@ std::string mount_point(const std::string& dest, bool directory) {
 // bubblewrap's own sources are the host's).
 struct Op {
     std::string_view flag;
-    std::string source;
+    std::string source;  // for --ro-bind-data, the descriptor
     std::string dest;
-    int tree = -1;  // the copy; -1 for --tmpfs and --remount-ro, and a missing --ro-bind-try source
+    int tree = -1;  // the copy; -1 for --tmpfs, --remount-ro, --ro-bind-data, and a missing --ro-bind-try source
     bool directory = false;
     dev_t dev = 0;  // the copy's root
     ino_t ino = 0;
@@ -109,7 +116,7 @@ bool file_already_there(const Op& op) {
 
 std::string take_copies(std::vector<Op>& ops) {
     for (auto& op : ops) {
-        if (op.flag == "--tmpfs" || op.flag == "--remount-ro") continue;
+        if (op.flag == "--tmpfs" || op.flag == "--remount-ro" || op.flag == "--ro-bind-data") continue;
         const std::string& from = op.flag == "--again" ? op.dest : op.source;
         op.tree = open_tree_clone(from.c_str(), true);
         if (op.tree < 0) {
@@ -128,6 +135,137 @@ std::string take_copies(std::vector<Op>& ops) {
     return {};
 }
 
+// The mount points strictly below `dir` in this mount namespace, as paths
+// relative to it, from /proc/self/mountinfo (whose octal escapes are undone).
+std::vector<std::string> mounts_below(const std::string& dir) {
+    std::vector<std::string> out;
+    const int fd = ::open("/proc/self/mountinfo", O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return out;
+    std::string text;
+    char buf[8192];
+    ssize_t n;
+    while ((n = ::read(fd, buf, sizeof buf)) > 0) text.append(buf, static_cast<std::size_t>(n));
+    ::close(fd);
+    const std::string prefix = dir == "/" ? "/" : dir + "/";
+    for (std::size_t at = 0; at < text.size();) {
+        const std::size_t end = std::min(text.find('\n', at), text.size());
+        const std::string_view line(text.data() + at, end - at);
+        at = end + 1;
+        // ID PARENT MAJ:MIN ROOT MOUNT-POINT ...: the fifth field.
+        std::size_t from = 0;
+        for (int field = 0; field < 4 && from != std::string_view::npos; ++field) {
+            from = line.find(' ', from);
+            if (from != std::string_view::npos) ++from;
+        }
+        if (from == std::string_view::npos) continue;
+        const std::string_view raw = line.substr(from, line.find(' ', from) - from);
+        std::string point;
+        for (std::size_t i = 0; i < raw.size(); ++i) {
+            if (raw[i] == '\\' && i + 3 < raw.size()) {
+                point += static_cast<char>((raw[i + 1] - '0') * 64 + (raw[i + 2] - '0') * 8 + (raw[i + 3] - '0'));
+                i += 3;
+            } else {
+                point += raw[i];
+            }
+        }
+        if (point.size() > prefix.size() && point.compare(0, prefix.size(), prefix) == 0)
+            out.push_back(point.substr(prefix.size()));
+    }
+    return out;
+}
+
+// Makes the writable bind just mounted at `op.dest` writable again. It was
+// copied from the sandbox's read-only `/`, whose mounts bubblewrap made
+// read-only (those it may make writable again) but for those the host has
+// read-only (the kernel locks these: EPERM): each mount ends as the host has
+// it, as bubblewrap's own --bind would give it. Mounts below the top are
+// changed once attached, as the kernel changes no mount inside a copy but its top.
+std::string make_writable(const Op& op) {
+    const int top = static_cast<int>(::syscall(SYS_open_tree, AT_FDCWD, op.dest.c_str(), OPEN_TREE_CLOEXEC | AT_SYMLINK_NOFOLLOW));
+    if (top < 0) return failed("cannot open the mount at " + op.dest);
+    int rc = set_attributes(top, "", AT_EMPTY_PATH | AT_RECURSIVE, 0, MOUNT_ATTR_RDONLY);
+    if (rc != 0 && errno == EPERM) {
+        // Some mount of it is read-only on the host: one by one, leaving those.
+        rc = set_attributes(top, "", AT_EMPTY_PATH, 0, MOUNT_ATTR_RDONLY);
+        if (rc != 0 && errno == EPERM) rc = 0;
+        for (const auto& below : mounts_below(op.dest)) {
+            if (rc != 0) break;
+            // Beneath the bind and through no symbolic link, whatever the disk holds now.
+            open_how how{};
+            how.flags = O_PATH | O_CLOEXEC;
+            how.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
+            const int fd = static_cast<int>(::syscall(SYS_openat2, top, below.c_str(), &how, sizeof how));
+            if (fd < 0) continue;  // gone, or reached through a link: left read-only
+            rc = set_attributes(fd, "", AT_EMPTY_PATH, 0, MOUNT_ATTR_RDONLY);
+            if (rc != 0 && (errno == EPERM || errno == EINVAL)) rc = 0;  // the host's own read-only; no mount's top
+            const int err = errno;
+            ::close(fd);
+            errno = err;
+        }
+    }
+    const int err = errno;
+    ::close(top);
+    errno = err;
+    if (rc != 0) return failed("cannot make " + op.dest + " writable");
+    return {};
+}
+
+// A tmpfs of the stage's own, not attached anywhere; -1 with errno.
+int detached_tmpfs() {
+    const int fs = static_cast<int>(::syscall(SYS_fsopen, "tmpfs", FSOPEN_CLOEXEC));
+    if (fs < 0) return -1;
+    int mnt = -1;
+    if (::syscall(SYS_fsconfig, fs, FSCONFIG_SET_STRING, "mode", "0755", 0) == 0 &&
+        ::syscall(SYS_fsconfig, fs, FSCONFIG_CMD_CREATE, nullptr, nullptr, 0) == 0)
+        mnt = static_cast<int>(::syscall(SYS_fsmount, fs, FSMOUNT_CLOEXEC, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV));
+    const int err = errno;
+    ::close(fs);
+    errno = err;
+    return mnt;
+}
+
+// --ro-bind-data FD DEST: the descriptor's content, read from its start, as a
+// read-only file of a tmpfs of its own mounted at DEST, as bubblewrap makes
+// it. The tmpfs goes on DEST's directory for a moment, where the file can be
+// copied from (older kernels copy nothing from a mount not attached), and
+// comes off again before anything else runs.
+std::string make_data_file(const Op& op) {
+    int from = -1;
+    if (!sbx::launcher::parse_fd(op.source.c_str(), from, 3)) return "the stage's mount list names no descriptor for " + op.dest;
+    const std::string dir = op.dest.substr(0, std::max<std::size_t>(op.dest.rfind('/'), 1));
+    const std::string name = "sbx-data";
+    if (auto why = mount_point(op.dest, false); !why.empty()) return why;
+    const int mnt = detached_tmpfs();
+    if (mnt < 0) return failed("cannot make the tmpfs for " + op.dest);
+    std::string why;
+    const int file = ::openat(mnt, name.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0444);
+    if (file < 0) why = failed("cannot make the file for " + op.dest);
+    char buf[8192];
+    ssize_t n = 0;
+    for (off_t off = 0; why.empty() && (n = ::pread(from, buf, sizeof buf, off)) != 0; off += n) {
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0 || ::write(file, buf, static_cast<std::size_t>(n)) != n) why = failed("cannot copy the content of " + op.dest);
+    }
+    if (file >= 0) ::close(file);
+    int tree = -1;
+    if (why.empty()) {
+        if (attach(mnt, dir) != 0) why = failed("cannot mount the tmpfs for " + op.dest);
+        else {
+            tree = open_tree_clone((dir + "/" + name).c_str(), false);
+            const int err = errno;
+            if (::umount2(dir.c_str(), MNT_DETACH) != 0 && why.empty()) why = failed("cannot take the tmpfs off " + dir);
+            errno = err;
+            if (tree < 0 && why.empty()) why = failed("cannot copy the file for " + op.dest);
+        }
+    }
+    ::close(mnt);
+    if (why.empty() && set_attributes(tree, "", AT_EMPTY_PATH, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, 0) != 0)
+        why = failed("cannot make " + op.dest + " read-only");
+    if (why.empty() && attach(tree, op.dest) != 0) why = failed("cannot mount " + op.dest);
+    if (tree >= 0) ::close(tree);
+    return why;
+}
+
 std::string make_one(Op& op) {
     if (op.flag == "--remount-ro") {
         if (set_attributes(AT_FDCWD, op.dest.c_str(), 0, MOUNT_ATTR_RDONLY, 0) != 0)
@@ -136,15 +274,7 @@ std::string make_one(Op& op) {
     }
     if (op.flag == "--tmpfs") {
         if (auto why = mount_point(op.dest, true); !why.empty()) return why;
-        const int fs = static_cast<int>(::syscall(SYS_fsopen, "tmpfs", FSOPEN_CLOEXEC));
-        if (fs < 0) return failed("fsopen tmpfs");
-        int mnt = -1;
-        if (::syscall(SYS_fsconfig, fs, FSCONFIG_SET_STRING, "mode", "0755", 0) == 0 &&
-            ::syscall(SYS_fsconfig, fs, FSCONFIG_CMD_CREATE, nullptr, nullptr, 0) == 0)
-            mnt = static_cast<int>(::syscall(SYS_fsmount, fs, FSMOUNT_CLOEXEC, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV));
-        const int err = errno;
-        ::close(fs);
-        errno = err;
+        const int mnt = detached_tmpfs();
         if (mnt < 0) return failed("cannot make the tmpfs for " + op.dest);
         const int rc = attach(mnt, op.dest);
         const int err2 = errno;
@@ -153,19 +283,22 @@ std::string make_one(Op& op) {
         if (rc != 0) return failed("cannot mount the tmpfs on " + op.dest);
         return {};
     }
+    if (op.flag == "--ro-bind-data") return make_data_file(op);
     if (op.tree < 0) return {};  // --ro-bind-try of nothing
     if (op.flag == "--again" && file_already_there(op)) return {};
     if (auto why = mount_point(op.dest, op.directory); !why.empty()) return why;
     // A read-only bind is read-only, nosuid and nodev all through, as bubblewrap
-    // makes it; --again is bubblewrap's mount as it made it.
-    if (op.flag != "--again" &&
-        set_attributes(op.tree, "", AT_EMPTY_PATH | AT_RECURSIVE,
-                       MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, 0) != 0)
+    // makes it; a writable one nosuid and nodev, as the `/` it was copied from;
+    // --again is bubblewrap's mount as it made it.
+    if (op.flag != "--again" && op.flag != "--bind" &&
+               set_attributes(op.tree, "", AT_EMPTY_PATH | AT_RECURSIVE,
+                              MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, 0) != 0) {
         return failed("cannot make the copy of " + op.source + " read-only");
+    }
     if (attach(op.tree, op.dest) != 0) return failed("cannot mount " + op.dest);
     ::close(op.tree);
     op.tree = -1;
-    return {};
+    return op.flag == "--bind" ? make_writable(op) : std::string();
 }
 
 bool write_file(const char* path, std::string_view text) {
@@ -266,19 +399,12 @@ std::string load_mounts_filter(int fd) {
 
 }  // namespace
 
-bool stage_mount_arity(std::string_view flag, std::size_t& arity) {
-    if (flag == "--tmpfs" || flag == "--remount-ro" || flag == "--again") arity = 1;
-    else if (flag == "--ro-bind" || flag == "--ro-bind-try") arity = 2;
-    else return false;
-    return true;
-}
-
 std::string make_stage_mounts(const std::vector<std::string>& list, int mounts_filter_fd, const std::string& cwd,
                               unsigned uid, unsigned gid) {
     std::vector<Op> ops;
     for (std::size_t i = 0; i < list.size();) {
-        std::size_t arity = 0;
-        if (!stage_mount_arity(list[i], arity) || i + arity >= list.size()) return "the stage's mount list is malformed";
+        const std::size_t arity = mount_flag_arity(list[i]);
+        if (arity == 0 || i + arity >= list.size()) return "the stage's mount list is malformed";
         Op op;
         op.flag = list[i];
         if (arity == 2) op.source = list[i + 1];

@@ -93,12 +93,19 @@ wrap=()
 
 # tap_readable_copies DIR PATH...: each PATH copied into DIR (made) under its own
 # name, readable and runnable by anyone: the binaries may sit where the test user
-# cannot read them (a clone under /root).
+# cannot read them (a clone under /root). The static stage, sbx-stage, comes along
+# from beside any PATH that has it, as sbx and sbx-linux look for it beside themselves.
 tap_readable_copies() {
-    local dir=$1
+    local dir=$1 path
     shift
     mkdir -p "$dir"
     cp "$@" "$dir/"
+    for path in "$@"; do
+        if [[ -x $(dirname "$path")/sbx-stage ]]; then
+            cp "$(dirname "$path")/sbx-stage" "$dir/"
+            break
+        fi
+    done
     chmod 755 "$dir" "$dir"/*
 }
 

@@ -71,6 +71,10 @@
 #include "sbx/settings/project_root.hpp"
 
 #include "host_lookup.hpp"  // launchers/: this machine's addresses and name lookup, as the proxy's
+#if defined(__linux__)
+#include "linux_platform.hpp"  // launchers/: the Linux launcher's steps, which `sbx run` runs itself
+#include "stage.hpp"           // launchers/: the stage, should sbx-stage not be there
+#endif
 #include "tool_cache.hpp"   // launchers/: the checks the launcher makes before it makes the tool cache home
 #include "trace.hpp"        // launchers/: --trace-fd's lines
 
@@ -966,17 +970,66 @@ sbx::expected<int> descriptor_holding(const std::string& text, const char* name)
     return fd;
 }
 
-// This program and its arguments as attempt `attempt` of `sbx run` gets them,
-// each ending in a NUL (the launcher's --again-fd): "run --attempt N" in front
-// of what this one was given after "run" and its own --attempt.
-sbx::expected<std::string> again_arguments(int attempt) {
+// This program and its arguments as attempt `attempt` of `sbx run` gets them:
+// "run --attempt N" in front of what this one was given after "run" and its
+// own --attempt.
+sbx::expected<std::vector<std::string>> again_argv(int attempt) {
     const std::string self = own_path();
     if (self.empty()) return sbx::fail(sbx::Errc::internal, "cannot find this program's own path to plan again with");
     std::size_t from = 2;  // g_arguments[1] is "run"
     if (g_arguments.size() > 3 && g_arguments[2] == "--attempt") from = 4;
-    std::string out = self + '\0' + "run" + '\0' + "--attempt" + '\0' + std::to_string(attempt) + '\0';
-    for (std::size_t i = from; i < g_arguments.size(); ++i) out += g_arguments[i] + '\0';
+    std::vector<std::string> out{self, "run", "--attempt", std::to_string(attempt)};
+    out.insert(out.end(), g_arguments.begin() + static_cast<std::ptrdiff_t>(from), g_arguments.end());
     return out;
+}
+
+// The same, each ending in a NUL (the launcher's --again-fd).
+sbx::expected<std::string> again_arguments(int attempt) {
+    auto argv = again_argv(attempt);
+    SBX_TRY(argv);
+    std::string out;
+    for (const auto& arg : *argv) out += arg + '\0';
+    return out;
+}
+
+// The launcher's steps in this process: on Linux `sbx run` carries the plan out
+// itself (launchers/linux_platform.hpp), unless --launcher names a program;
+// elsewhere it runs the launcher beside it.
+#if defined(__linux__)
+constexpr bool kLaunchesItself = true;
+#else
+constexpr bool kLaunchesItself = false;
+#endif
+
+// Carries `plan` out in this process, as the launcher would with the options
+// sbx gives it: the <sandbox_violations> block, the terminal choice, the trace,
+// and, for a stale plan, this program run again to plan again (`again`, empty
+// on the last attempt). Returns the command's exit status (or 125, 126, 127).
+int launch_here(const sbx::Plan& plan, const RunArgs& a, std::vector<std::string> again,
+                std::optional<sbx::launcher::Reaper> reaper) {
+#if defined(__linux__)
+    sbx::launcher::Options o;
+    o.plan_fd = -1;  // no plan to read: it is here
+    o.print_violations = true;
+    o.pty = a.pty ? sbx::launcher::PtyMode::always : a.no_pty ? sbx::launcher::PtyMode::never
+                                                               : sbx::launcher::PtyMode::automatic;
+    if (a.trace_fd >= 0) o.trace = sbx::launcher::Trace(a.trace_fd);
+    o.again = std::move(again);
+    sbx::linux_sandbox::LinuxPlatform platform;
+    sbx::launcher::Launcher launcher(platform, std::move(o));
+    try {
+        return launcher.run_plan(plan, std::move(reaper));
+    } catch (const std::exception& e) {
+        std::cerr << platform.name() << ": INTERNAL: " << e.what() << "\n";
+        return sbx::launcher::kFailedBeforeCommand;
+    }
+#else
+    (void)plan;
+    (void)a;
+    (void)again;
+    (void)reaper;
+    return kRunFailed;
+#endif
 }
 
 int run_run(RunArgs& a) {
@@ -993,20 +1046,60 @@ int run_run(RunArgs& a) {
                                      "--trace-fd " + std::to_string(a.trace_fd) + ": the descriptor is not open"));
     trace.step("sbx.options", g_started);
     auto t = sbx::launcher::Trace::now();
+    const bool here = kLaunchesItself && a.launcher.empty();
+    // The launcher's reaper, started first while this process is small (see
+    // Launcher::run_plan); dismissed, and gone, when nothing runs.
+    std::optional<sbx::launcher::Reaper> reaper;
+    if (here) {
+        auto started = sbx::launcher::Reaper::start();
+        if (!started) return run_failed(started.error());
+        reaper.emplace(std::move(*started));
+        trace.step("launcher.reaper", t);
+        t = sbx::launcher::Trace::now();
+    }
+    struct DismissUnused {
+        std::optional<sbx::launcher::Reaper>& r;
+        ~DismissUnused() {
+            if (r) r->dismiss();
+        }
+    } dismiss_unused{reaper};
     auto fds = descriptors_to_pass(a.plan.pass_fd_args);
     if (!fds) return run_failed(fds.error());
     a.plan.pass_fds = std::move(*fds);
-    sbx::DiskFs fs;
-    auto loaded = load_policy(a.plan.settings, fs, a.plan.home_root());
-    if (!loaded) return run_failed(loaded.error());
-    trace.step("sbx.settings", t);
-    t = sbx::launcher::Trace::now();
-    auto plan = plan_for(*loaded, a.plan, kRunUnknownHost, run_scans_stderr());
-    // The launcher takes the group's lock for itself.
-    loaded->group->release();
+    // The settings and what they were read with go before the command runs; a
+    // root found above the current directory is said once (not again on a later
+    // attempt): that folder, not only this one, is the command's to write.
+    std::string root_line;
+    auto plan = [&]() -> sbx::expected<sbx::Plan> {
+        sbx::DiskFs fs;
+        auto loaded = load_policy(a.plan.settings, fs, a.plan.home_root());
+        SBX_TRY(loaded);
+        trace.step("sbx.settings", t);
+        t = sbx::launcher::Trace::now();
+        auto made = plan_for(*loaded, a.plan, kRunUnknownHost, run_scans_stderr());
+        // The launcher takes the group's lock for itself.
+        loaded->group->release();
+        if (made && !a.plan.settings.root_given() && loaded->root != loaded->cwd && a.attempt == 1)
+            root_line = "sbx: root " + loaded->root + ": " + sbx::root_why(loaded->where) + "\n";
+        return made;
+    }();
     if (!plan) return run_failed(plan.error());
     trace.step("sbx.plan", t);
     t = sbx::launcher::Trace::now();
+    if (here) {
+        // A plan another sandbox of the root (or anything else) made stale before
+        // the command ran: the launcher's steps run sbx again, which plans again,
+        // up to kRunAttempts times in all; the last attempt fails with the reason.
+        std::vector<std::string> again;
+        if (a.attempt < kRunAttempts) {
+            auto argv = again_argv(a.attempt + 1);
+            if (!argv) return run_failed(argv.error());
+            again = std::move(*argv);
+        }
+        std::cerr << root_line;
+        trace.step("sbx.launch-prep", t);
+        return launch_here(*plan, a, std::move(again), std::move(reaper));
+    }
     auto launcher = find_launcher(a.launcher);
     if (!launcher) return run_failed(launcher.error());
     // The plan goes in a memfd (elsewhere an unlinked file), read from its start:
@@ -1048,10 +1141,7 @@ int run_run(RunArgs& a) {
                                                                   ": cannot keep it open for the launcher: " +
                                                                   std::strerror(errno)));
     }
-    // A root found above the current directory is said once (not again on a
-    // later attempt): that folder, not only this one, is the command's to write.
-    if (!a.plan.settings.root_given() && loaded->root != loaded->cwd && a.attempt == 1)
-        std::cerr << "sbx: root " << loaded->root << ": " << sbx::root_why(loaded->where) << "\n";
+    std::cerr << root_line;
     trace.step("sbx.exec-prep", t);
     if (trace.on()) {
         const int flags = ::fcntl(a.trace_fd, F_GETFD);
@@ -1068,6 +1158,16 @@ struct DoctorArgs {
 };
 
 int run_doctor(const DoctorArgs& a) {
+#if defined(__linux__)
+    // The launcher's doctor, in this process unless --launcher names a program.
+    if (a.launcher.empty()) {
+        sbx::launcher::Options o;
+        o.json = a.json;
+        sbx::linux_sandbox::LinuxPlatform platform;
+        sbx::launcher::Launcher launcher(platform, std::move(o));
+        return platform.doctor(launcher);
+    }
+#endif
     auto launcher = find_launcher(a.launcher);
     if (!launcher) {
         report(launcher.error());
@@ -1085,6 +1185,17 @@ int run_doctor(const DoctorArgs& a) {
 
 int main(int argc, char** argv) {
     g_started = sbx::launcher::Trace::now();
+#if defined(__linux__)
+    // The stage, where no sbx-stage lies beside this program (launchers/stage.hpp).
+    if (argc >= 2 && argv[1] == sbx::linux_sandbox::kStageFlag) {
+        sbx::linux_sandbox::StageArgs stage;
+        if (!sbx::linux_sandbox::parse_stage_args(argc - 2, argv + 2, stage)) {
+            std::cerr << "sbx: USAGE: --stage is the sandbox's own, inside it\n";
+            return kRunFailed;
+        }
+        return sbx::linux_sandbox::run_stage(stage);
+    }
+#endif
     g_arguments.assign(argv, argv + argc);
     CLI::App app{"sbx: confine one command with the operating system's own sandbox", "sbx"};
     app.require_subcommand(1);

@@ -156,7 +156,7 @@ capture() {
 
 # sbx_run [OPTION...] -- COMMAND...: `sbx run` of COMMAND with the case's project as
 # the root, at most 20 seconds (a hang ends with status 124).
-sbx_run() { capture timeout 20 "$sbx" run --root "$proj" --launcher "$sbx_linux" "${managed[@]}" "$@"; }
+sbx_run() { capture timeout 20 "$sbx" run --root "$proj" "${managed[@]}" "$@"; }
 
 # start_bg COMMAND...: COMMAND as the case's user in the background, output to
 # $case_dir/bg.log; sets $bg_pid (the command's own pid: every step execs).
@@ -549,7 +549,7 @@ a.send(b"one message"); print(b.recv(100).decode())'
     fi
     local cmd
     fresh_case
-    printf -v cmd '%q ' "$sbx" run --root "$proj" --launcher "$sbx_linux" "${managed[@]}" "${confined[@]}" \
+    printf -v cmd '%q ' "$sbx" run --root "$proj" "${managed[@]}" "${confined[@]}" \
         -- "$attack" tiocsti
     capture timeout 20 script -qec "$cmd" /dev/null
     want_status 1
@@ -688,7 +688,7 @@ leftover_attacks() {
     local before after run
     before=$(find "$proj" | sort)
     # shellcheck disable=SC2016  # $1 is the inner shell's
-    start_bg timeout 20 "$sbx" run --root "$proj" --launcher "$sbx_linux" "${managed[@]}" "${confined[@]}" \
+    start_bg timeout 20 "$sbx" run --root "$proj" "${managed[@]}" "${confined[@]}" \
         -- sh -c 'while [ ! -e "$1" ]; do sleep 0.05; done' sh "$case_dir/go"
     run=$bg_pid
     wait_until 10 test -e "$proj/.bashrc" || fail_because "no placeholder $proj/.bashrc appeared"
@@ -723,7 +723,7 @@ launcher_kill() {
     marker=$marker_base-$n
     # sbx run execs into sbx-linux, and setpriv and env exec too: the pid is the launcher's.
     # shellcheck disable=SC2016  # $0 is the inner shell's
-    start_bg "$sbx" run --root "$proj" --launcher "$sbx_linux" "${managed[@]}" "${confined[@]}" \
+    start_bg "$sbx" run --root "$proj" "${managed[@]}" "${confined[@]}" \
         -- bash -c 'exec -a "$0" sleep 300' "$marker"
     launcher=$bg_pid
     rc=0 out='' err=''
@@ -988,7 +988,7 @@ os.execvp(sys.argv[2], sys.argv[2:])' "$path" "$@"
 }
 
 # sbx_cmd OPTION...: sets $run to the sbx run command line of the case, with OPTION.
-sbx_cmd() { run=("$sbx" run --root "$proj" --launcher "$sbx_linux" "${managed[@]}" "$@"); }
+sbx_cmd() { run=("$sbx" run --root "$proj" "${managed[@]}" "$@"); }
 
 fd_attacks() {
     # A directory descriptor writes through the read-only view.
@@ -1177,7 +1177,7 @@ surface_attacks() {
 # Debian's .bashrc sources) is no protected name: such a root is refused.
 home_root_attacks() {
     fresh_case
-    capture timeout 20 "$sbx" run --root "$home" --launcher "$sbx_linux" "${managed[@]}" "${confined[@]}" \
+    capture timeout 20 "$sbx" run --root "$home" "${managed[@]}" "${confined[@]}" \
         -- "$attack" write "$home/.bash_aliases" "planted alias"
     want_status 125
     grep -qF -- "--allow-home-root" <<<"$err" || fail_because "stderr does not name --allow-home-root"
@@ -1185,7 +1185,7 @@ home_root_attacks() {
     tap_finish "a root that is the home directory is refused with 125, and nothing runs"
 
     fresh_case
-    capture timeout 20 "$sbx" run --root "$home" --allow-home-root --launcher "$sbx_linux" "${managed[@]}" \
+    capture timeout 20 "$sbx" run --root "$home" --allow-home-root "${managed[@]}" \
         "${confined[@]}" -- "$attack" write "$home/.bash_aliases" "planted alias"
     want_succeeded
     [[ $(cat "$home/.bash_aliases" 2>/dev/null) == "planted alias" ]] || fail_because "$home/.bash_aliases was not planted"
@@ -1446,7 +1446,7 @@ secret_vars=(MYSQL_PWD=sbx-pw-1 CI_JOB_JWT=sbx-pw-2 GH_PAT=sbx-pw-3 SENTRY_DSN=s
 
 env_attacks() {
     fresh_case
-    capture env "${secret_vars[@]}" timeout 20 "$sbx" run --root "$proj" --launcher "$sbx_linux" "${managed[@]}" \
+    capture env "${secret_vars[@]}" timeout 20 "$sbx" run --root "$proj" "${managed[@]}" \
         "${confined[@]}" -- env
     want_status 0
     want_out "PATH="
@@ -1456,7 +1456,7 @@ env_attacks() {
     local passes=() kv
     for kv in "${secret_vars[@]}"; do passes+=(--env "${kv%%=*}"); done
     fresh_case
-    capture env "${secret_vars[@]}" timeout 20 "$sbx" run --root "$proj" --launcher "$sbx_linux" "${managed[@]}" \
+    capture env "${secret_vars[@]}" timeout 20 "$sbx" run --root "$proj" "${managed[@]}" \
         "${confined[@]}" "${passes[@]}" -- env
     want_status 0
     local i
@@ -1528,7 +1528,7 @@ git_later_attacks() {
     # is gone, through a .git the command left at mode 555.
     fresh_case
     setup_repo
-    start_bg timeout 20 "$sbx" run --root "$proj" --launcher "$sbx_linux" "${managed[@]}" "${confined[@]}" \
+    start_bg timeout 20 "$sbx" run --root "$proj" "${managed[@]}" "${confined[@]}" \
         -- sh -c 'sleep 2; { echo /elsewhere >"$1/.git/commondir"; } 2>/dev/null || echo bg-refused' sh "$proj"
     local bg=$bg_pid
     wait_until 10 test -e "$proj/.git/commondir" || fail_because "no commondir placeholder appeared"

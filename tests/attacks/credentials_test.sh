@@ -106,7 +106,7 @@ capture() {
 }
 
 # sbx_run [OPTION...] -- COMMAND...: `sbx run` with the case's project as the root.
-sbx_run() { capture timeout 20 "$sbx" run --root "$proj" --launcher "$sbx_linux" "${managed[@]}" "$@"; }
+sbx_run() { capture timeout 20 "$sbx" run --root "$proj" "${managed[@]}" "$@"; }
 
 # refused_both: reads the planted ssh key, then the aws credentials, inside the
 # sandbox; each must be refused without the secret showing.

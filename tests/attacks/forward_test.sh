@@ -342,7 +342,7 @@ forward_cases() {
     # the same moment, the same port refuses.
     rm -f "$proj/ready" "$proj/go"
     (cd "$proj" && "${as[@]}" env HOME="$home" timeout 30 "$sbx" run --managed-settings "$tmp/empty-managed.json" \
-        --launcher "$launcher" --allow-host "127.0.0.1:$free" -- python3 "$tmp/hold.py" 127.0.0.1 "$free" "$proj/go" "$proj/ready") \
+        --allow-host "127.0.0.1:$free" -- python3 "$tmp/hold.py" 127.0.0.1 "$free" "$proj/go" "$proj/ready") \
         </dev/null >"$work/hold.out" 2>"$work/hold.err" &
     holder=$!
     for _ in $(seq 200); do [[ -e $proj/ready ]] && break; sleep 0.05; done

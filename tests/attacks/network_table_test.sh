@@ -86,7 +86,7 @@ row() {
     local url="http://$host:$tport/$tag"
     rc=0
     (cd "$proj" && "${wrap[@]}" "${as[@]}" env HOME="$home" timeout 60 "$sbx" run --managed-settings "$tmp/empty-managed.json" \
-        --launcher "$launcher" "${opts[@]}" -- sh -c "
+        "${opts[@]}" -- sh -c "
             curl -s -m 3 -o /dev/null -w 'http:%{http_code} ' '$url-http'
             curl -s -m 3 -o /dev/null -p -w 'connect:%{http_connect} ' '$url-connect'
             curl -s -m 3 -o /dev/null -x \"\$ALL_PROXY\" '$url-socks'; echo socks-exit:\$?") \

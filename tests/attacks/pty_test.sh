@@ -65,7 +65,7 @@ sandboxed() {
     shift
     rc=0
     out=$(cd "$proj" && python3 "$driver" "$mode" -- "${as[@]}" env HOME="$home" PATH="$path" TERM=xterm \
-        timeout 60 "$sbx" run --managed-settings "$tmp/empty-managed.json" --launcher "$launcher" "$@" \
+        timeout 60 "$sbx" run --managed-settings "$tmp/empty-managed.json" "$@" \
         -- bash --norc --noprofile -i 2>&1) || rc=$?
 }
 
@@ -187,8 +187,8 @@ for who in "${users[@]}"; do
     tap_finish "with no terminal the command's 0-2 are as before (/dev/null, the file, the launcher's pipe) and tty says not a tty"
 
     rm -f "$work/mixed.out" "$work/mixed.err"
-    on_pty sh -c '"$0" run --managed-settings "$1" --launcher "$2" -- sh -c "readlink /proc/self/fd/0 /proc/self/fd/1 /proc/self/fd/2; tty" >"$3" 2>"$4"' \
-        "$sbx" "$tmp/empty-managed.json" "$launcher" "$work/mixed.out" "$work/mixed.err"
+    on_pty sh -c '"$0" run --managed-settings "$1" -- sh -c "readlink /proc/self/fd/0 /proc/self/fd/1 /proc/self/fd/2; tty" >"$2" 2>"$3"' \
+        "$sbx" "$tmp/empty-managed.json" "$work/mixed.out" "$work/mixed.err"
     [[ $rc == 0 ]] || fail_because "the run failed (status $rc)"
     mapfile -t fds <"$work/mixed.out" || true
     [[ ${fds[0]-} == /dev/pts/* && ${fds[3]-} == "${fds[0]-}" ]] ||
@@ -202,13 +202,13 @@ for who in "${users[@]}"; do
     # cannot know where the command's output ended, and the block is glued on.
     if command -v curl >/dev/null; then
         script='curl -s -m 10 -o /dev/null http://refused.example/; printf partial-$((2*4))'
-        on_pty "$sbx" run --managed-settings "$tmp/empty-managed.json" --launcher "$launcher" \
+        on_pty "$sbx" run --managed-settings "$tmp/empty-managed.json" \
             --on-unknown-host deny -- sh -c "$script"
         [[ $out == *"partial-8"* && $out == *"refused.example"* ]] || fail_because "no output, or no refusal in the block"
         block_alone || fail_because "the <sandbox_violations> block does not start a line of its own"
         tap_finish "the <sandbox_violations> block starts a line of its own after output that ends mid-line"
 
-        on_pty "$sbx" run --managed-settings "$tmp/empty-managed.json" --launcher "$launcher" \
+        on_pty "$sbx" run --managed-settings "$tmp/empty-managed.json" \
             --on-unknown-host deny "${nopty[@]}" -- sh -c "$script"
         [[ $out == *"partial-8<sandbox_violations>"* ]] || fail_because "control: the block was not glued to the output"
         tap_finish "control: under --no-pty the block is glued to output that ends mid-line"

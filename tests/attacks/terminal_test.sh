@@ -49,7 +49,7 @@ for who in "${users[@]}"; do
 
     rc=0
     out=$(cd "$work/project" && python3 "$driver" frozen evil.example -- "${as[@]}" env HOME="$work/home" \
-        timeout 60 "$sbx" run --managed-settings "$tmp/empty-managed.json" --launcher "$launcher" \
+        timeout 60 "$sbx" run --managed-settings "$tmp/empty-managed.json" \
         --on-unknown-host ask -- sh -c "$command_script" 2>&1) || rc=$?
     [[ $rc == 0 ]] || fail_because "the driver found problems (status $rc)"
     [[ $out == *"bytes between the question and the answer: 0"* ]] || fail_because "bytes arrived while the question was open"
@@ -60,7 +60,7 @@ for who in "${users[@]}"; do
 
     rc=0
     out=$(cd "$work/project" && python3 "$driver" interrupt evil.example -- "${as[@]}" env HOME="$work/home" \
-        timeout 60 "$sbx" run --managed-settings "$tmp/empty-managed.json" --launcher "$launcher" \
+        timeout 60 "$sbx" run --managed-settings "$tmp/empty-managed.json" \
         --on-unknown-host ask -- sh -c "$command_script" 2>&1) || rc=$?
     [[ $rc == 0 ]] || fail_because "the driver found problems (status $rc)"
     tap_finish "SIGTERM to the launcher while the question is open ends it and the stopped sandbox, leaving nothing"

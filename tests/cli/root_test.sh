@@ -56,9 +56,7 @@ at() {
 sbx_at() {
     local dir=$1 sub=$2
     shift 2
-    local extra=()
-    [[ $sub != run ]] || extra=(--launcher "$launcher")
-    at "$dir" "$sbx" "$sub" --managed-settings "$tmp/empty-managed.json" "${extra[@]}" "$@"
+    at "$dir" "$sbx" "$sub" --managed-settings "$tmp/empty-managed.json" "$@"
 }
 
 # json KEY: the top-level KEY of the JSON on stdout, null as "null".
@@ -196,7 +194,7 @@ assert r["rule"]["source"]["file"] == sys.argv[1], r' "$work/notes/.claude/setti
     # While a sandbox runs in $work/plain/a, its placeholders (an empty .git and
     # .claude there) are not taken for a project by a run from below.
     (cd "$work/plain/a" && "${as[@]}" env HOME="$home" TMPDIR="$work/tmp" timeout 60 "$sbx" run --root . \
-        --managed-settings "$tmp/empty-managed.json" --launcher "$launcher" -- sleep 3) </dev/null >/dev/null 2>&1 &
+        --managed-settings "$tmp/empty-managed.json" -- sleep 3) </dev/null >/dev/null 2>&1 &
     first=$!
     for _ in $(seq 100); do [[ -d $work/plain/a/.claude && -d $work/plain/a/.git ]] && break; sleep 0.05; done
     [[ -d $work/plain/a/.claude && -d $work/plain/a/.git ]] || fail_because "the first sandbox made no placeholders"

@@ -3,7 +3,9 @@
 # statuses, the environment the command gets, the plan read from standard input
 # or --plan-fd, refused plans, an unavailable sandbox with and without
 # failIfUnavailable, the report, and nothing left behind. Runs the real
-# launcher and bubblewrap; the attacks themselves are tests/attacks.
+# launcher and bubblewrap; the attacks themselves are tests/attacks. `sbx run`
+# carries the plan out itself unless --launcher names a program: both ways are
+# run here.
 # Usage: run_test.sh PATH-TO-SBX PATH-TO-SBX-LINUX
 set -euo pipefail
 
@@ -38,7 +40,7 @@ run_sbx() {
     err=$(cat "$tmp/err")
 }
 
-sbx_run() { run_sbx "$sbx" run --managed-settings "$tmp/empty-managed.json" --launcher "$launcher" "$@"; }
+sbx_run() { run_sbx "$sbx" run --managed-settings "$tmp/empty-managed.json" "$@"; }
 
 expect_rc() { [[ $rc == "$1" ]] || fail_because "status $rc, expected $1"; }
 expect_out() { [[ $out == *"$1"* ]] || fail_because "stdout lacks '$1'"; }
@@ -62,6 +64,20 @@ expect_rc 3
 expect_out inside
 expect_clean
 tap_finish "the command's own exit status comes back, and nothing is left behind"
+
+# The same through the launcher program, which reads the plan sbx writes.
+fresh_case
+mkdir -m 700 "$home/.ssh"
+echo secret >"$home/.ssh/id_rsa"
+sbx_run --launcher "$launcher" -- sh -c 'cat "$HOME/.ssh/id_rsa" 2>/dev/null && echo read-ssh; echo inside; exit 3'
+expect_rc 3
+expect_out inside
+expect_no_out read-ssh
+sbx_run --launcher "$launcher" -- sbx-no-such-command-here
+expect_rc 127
+expect_err "sbx-no-such-command-here"
+expect_clean
+tap_finish "sbx run --launcher sbx-linux: the command confined, its exit status, 127 for none, and nothing left behind"
 
 fresh_case
 sbx_run -- sh -c 'kill -TERM $$'
@@ -127,28 +143,67 @@ for way in stage bubblewrap; do
     tap_finish "the mounts made by the $way hold: .bashrc and the hooks read-only, ~/.ssh hidden, the root writable, no capability"
 done
 
+# A writable bind shows the host's mounts below it as the host has them. The
+# stage copies the root from the read-only `/` and makes writable again only
+# what the host has writable (the kernel keeps the host's read-only mounts so),
+# as bubblewrap's own --bind gives it. Mounting needs root.
+for way in stage bubblewrap; do
+    if ((EUID != 0)); then
+        echo "ok $((n + 1)) - mounts below the root as the host has them ($way) # SKIP mounting needs root"
+        n=$((n + 1))
+        continue
+    fi
+    fresh_case
+    mkdir "$proj/kept-ro" "$proj/kept-rw"
+    mount -t tmpfs -o ro,size=64k tmpfs "$proj/kept-ro"
+    mount -t tmpfs -o size=64k tmpfs "$proj/kept-rw"
+    script='echo x 2>/dev/null >kept-ro/f && echo ro-written; echo x >kept-rw/f && echo rw-written; echo x >kept-root && echo root-written'
+    if [[ $way == stage ]]; then
+        sbx_run -- sh -c "$script"
+    else
+        run_sbx "$sbx" run --managed-settings "$tmp/empty-managed.json" --launcher "$bwrap_launcher" -- sh -c "$script"
+    fi
+    umount "$proj/kept-ro" "$proj/kept-rw"
+    expect_rc 0
+    expect_out root-written
+    expect_out rw-written
+    expect_no_out ro-written
+    rm -rf "$proj"/kept-*
+    expect_clean
+    tap_finish "mounts below the root as the host has them ($way): a read-only one stays read-only, a writable one writable"
+done
+
 # --- --trace-fd: each step's time ----------------------------------------------------
 
-fresh_case
-rc=0
-(cd "$proj" && HOME=$home TMPDIR=$tmpd timeout 20 "$sbx" run --managed-settings "$tmp/empty-managed.json" \
-    --launcher "$launcher" --trace-fd 7 -- sh -c 'ls /proc/self/fd; echo ran') </dev/null >"$tmp/out" 2>"$tmp/err" \
-    7>"$tmp/trace" || rc=$?
-out=$(cat "$tmp/out")
-err=$(cat "$tmp/err")
-expect_rc 0
-expect_out ran
-# The command never gets the descriptor.
-! grep -qx 7 <<<"$out" || fail_because "the command has descriptor 7 open"
-for step in sbx.options sbx.plan launcher.options launcher.placeholders sandbox stage launcher.cleanup; do
-    grep -qE "^\{\"trace\":\"$step\",\"at\":[0-9]+,\"us\":[0-9]+\}\$" "$tmp/trace" ||
-        fail_because "the trace has no line for $step"
+# In sbx's own process, and through sbx-linux, which writes its options' step too.
+for way in here sbx-linux; do
+    fresh_case
+    via=()
+    steps=(sbx.options sbx.plan launcher.probe launcher.placeholders sandbox stage launcher.cleanup)
+    if [[ $way == sbx-linux ]]; then
+        via=(--launcher "$launcher")
+        steps+=(launcher.options launcher.read-plan)
+    fi
+    rc=0
+    (cd "$proj" && HOME=$home TMPDIR=$tmpd timeout 20 "$sbx" run --managed-settings "$tmp/empty-managed.json" \
+        "${via[@]}" --trace-fd 7 -- sh -c 'ls /proc/self/fd; echo ran') </dev/null >"$tmp/out" 2>"$tmp/err" \
+        7>"$tmp/trace" || rc=$?
+    out=$(cat "$tmp/out")
+    err=$(cat "$tmp/err")
+    expect_rc 0
+    expect_out ran
+    # The command never gets the descriptor.
+    ! grep -qx 7 <<<"$out" || fail_because "the command has descriptor 7 open"
+    for step in "${steps[@]}"; do
+        grep -qE "^\{\"trace\":\"$step\",\"at\":[0-9]+,\"us\":[0-9]+\}\$" "$tmp/trace" ||
+            fail_because "the trace has no line for $step"
+    done
+    # Every line is one whole object: none was torn by another process's write.
+    bad=$(grep -cvE '^\{"trace":"[a-z.-]+","at":[0-9]+,"us":[0-9]+\}$' "$tmp/trace" || true)
+    [[ $bad == 0 ]] || fail_because "$bad malformed trace lines"
+    expect_clean
+    tap_finish "--trace-fd ($way) writes one line of JSON per step of sbx, the launcher and the stage, and the command does not get it"
 done
-# Every line is one whole object: none was torn by another process's write.
-bad=$(grep -cvE '^\{"trace":"[a-z.-]+","at":[0-9]+,"us":[0-9]+\}$' "$tmp/trace" || true)
-[[ $bad == 0 ]] || fail_because "$bad malformed trace lines"
-expect_clean
-tap_finish "--trace-fd writes one line of JSON per step of sbx, the launcher and the stage, and the command does not get it"
 
 fresh_case
 sbx_run --trace-fd 2 -- true
@@ -172,7 +227,7 @@ expect_err "no-launcher-here"
 tap_finish "a launcher that is not there gives 125, naming it"
 
 fresh_case
-run_sbx "$sbx" run --root / --managed-settings "$tmp/empty-managed.json" --launcher "$launcher" -- true
+run_sbx "$sbx" run --root / --managed-settings "$tmp/empty-managed.json" -- true
 expect_rc 125
 expect_err "may not be /"
 tap_finish "a root of / is refused with 125"
@@ -200,7 +255,7 @@ tap_finish "with --allow-home-root the home directory is the root, and its dotfi
 fresh_case
 rc=0
 out=$(cd "$home" && HOME=$home TMPDIR=$tmpd timeout 20 "$sbx" run --managed-settings "$tmp/empty-managed.json" \
-    --launcher "$launcher" -- sh -c 'echo x >.bash_aliases; echo ran' 2>"$tmp/err") || rc=$?
+    -- sh -c 'echo x >.bash_aliases; echo ran' 2>"$tmp/err") || rc=$?
 err=$(cat "$tmp/err")
 expect_rc 125
 expect_err "the current directory $home"
@@ -274,7 +329,7 @@ fresh_case
 mkdir -p "$proj/src/lib"
 rc=0
 out=$(cd "$proj/src/lib" && HOME=$home TMPDIR=$tmpd timeout 20 "$sbx" run --root "$proj" --managed-settings \
-    "$tmp/empty-managed.json" --launcher "$launcher" -- pwd 2>"$tmp/err") || rc=$?
+    "$tmp/empty-managed.json" -- pwd 2>"$tmp/err") || rc=$?
 err=$(cat "$tmp/err")
 expect_rc 0
 [[ $out == "$proj/src/lib" ]] || fail_because "the command started in '$out'"
@@ -285,7 +340,7 @@ mkdir -p "$proj/private"
 printf '{"sandbox": {"filesystem": {"denyRead": ["/%s/private"]}}}' "$proj" >"$tmp/hide-cwd.json"
 rc=0
 out=$(cd "$proj/private" && HOME=$home TMPDIR=$tmpd timeout 20 "$sbx" run --root "$proj" --managed-settings \
-    "$tmp/empty-managed.json" --settings "$tmp/hide-cwd.json" --launcher "$launcher" -- pwd 2>"$tmp/err") || rc=$?
+    "$tmp/empty-managed.json" --settings "$tmp/hide-cwd.json" -- pwd 2>"$tmp/err") || rc=$?
 err=$(cat "$tmp/err")
 expect_rc 125
 expect_err "working directory is hidden"
@@ -297,14 +352,14 @@ tap_finish "a working directory the settings hide is refused, not silently repla
 fresh_case
 printf '{"sandbox": {"credentials": {"envVars": ["PLAIN_LOOKING"]}}}' >"$tmp/creds.json"
 run_sbx env SBX_TEST_API_TOKEN=t0p PLAIN_LOOKING=p1 SBX_ORDINARY=o2 "$sbx" run --managed-settings \
-    "$tmp/empty-managed.json" --launcher "$launcher" --settings "$tmp/creds.json" -- \
+    "$tmp/empty-managed.json" --settings "$tmp/creds.json" -- \
     sh -c 'echo "token=${SBX_TEST_API_TOKEN-unset} plain=${PLAIN_LOOKING-unset} ordinary=${SBX_ORDINARY-unset}"'
 expect_rc 0
 expect_out "token=unset plain=unset ordinary=o2"
 tap_finish "variables named like secrets and credentials.envVars names do not reach the command"
 
 fresh_case
-run_sbx env SBX_TEST_API_TOKEN=t0p "$sbx" run --managed-settings "$tmp/empty-managed.json" --launcher "$launcher" \
+run_sbx env SBX_TEST_API_TOKEN=t0p "$sbx" run --managed-settings "$tmp/empty-managed.json" \
     --env SBX_TEST_API_TOKEN -- sh -c 'echo "token=${SBX_TEST_API_TOKEN-unset}"'
 expect_rc 0
 expect_out "token=t0p"
@@ -337,7 +392,7 @@ EOF
 chmod 755 "$tmp/bwrap-recorder"
 printf '{"sandbox": {"bwrapPath": "%s"}}' "$tmp/bwrap-recorder" >"$tmp/recorder-managed.json"
 run_sbx env LD_LIBRARY_PATH=/sbx-loader-marker GCONV_PATH=/sbx-gconv-marker "$sbx" run --managed-settings \
-    "$tmp/recorder-managed.json" --launcher "$launcher" -- sh -c 'echo "ld=$LD_LIBRARY_PATH gconv=$GCONV_PATH"'
+    "$tmp/recorder-managed.json" -- sh -c 'echo "ld=$LD_LIBRARY_PATH gconv=$GCONV_PATH"'
 expect_rc 0
 expect_out "ld=/sbx-loader-marker gconv=/sbx-gconv-marker"
 [[ -s $tmp/bwrap-env ]] || fail_because "the recording bubblewrap did not run"
@@ -379,13 +434,13 @@ tap_finish "git inside does not see the placeholders as untracked files, and the
 fresh_case
 mkdir -p "$tmp/runtime" && chmod 700 "$tmp/runtime"
 (cd "$proj" && HOME=$home TMPDIR=$tmpd XDG_RUNTIME_DIR=$tmp/runtime timeout 20 "$sbx" run --managed-settings \
-    "$tmp/empty-managed.json" --launcher "$launcher" -- sh -c 'sleep 1; echo x 2>/dev/null >.bashrc || echo first-refused' \
+    "$tmp/empty-managed.json" -- sh -c 'sleep 1; echo x 2>/dev/null >.bashrc || echo first-refused' \
     >"$tmp/first.out" 2>&1) &
 first=$!
 for _ in $(seq 50); do [[ -e $proj/.bashrc ]] && break; sleep 0.1; done
 rc=0
 (cd "$proj" && HOME=$home TMPDIR=$tmpd XDG_RUNTIME_DIR=$tmp/runtime timeout 20 "$sbx" run --managed-settings \
-    "$tmp/empty-managed.json" --launcher "$launcher" -- \
+    "$tmp/empty-managed.json" -- \
     sh -c 'sleep 2; echo x 2>/dev/null >.bashrc || echo second-refused; echo y 2>/dev/null >.mcp.json || echo mcp-refused') \
     >"$tmp/out" 2>"$tmp/err" || rc=$?
 wait "$first" || fail_because "the first sandbox failed: $(cat "$tmp/first.out")"
@@ -651,7 +706,7 @@ tap_finish "--scan-stderr and --no-scan-stderr together are a usage error"
 
 fresh_case
 printf '{"sandbox": {"bwrapPath": "/nonexistent/sbx-test/bwrap"}}' >"$tmp/nobwrap.json"
-run_sbx "$sbx" run --managed-settings "$tmp/nobwrap.json" --launcher "$launcher" -- sh -c 'echo ran'
+run_sbx "$sbx" run --managed-settings "$tmp/nobwrap.json" -- sh -c 'echo ran'
 expect_rc 125
 expect_err "UNAVAILABLE"
 expect_err "SANDBOX_UNAVAILABLE"
@@ -686,7 +741,7 @@ exit 1
 EOF
 chmod 755 "$tmp/old-bwrap"
 printf '{"sandbox": {"bwrapPath": "%s"}}' "$tmp/old-bwrap" >"$tmp/old-managed.json"
-run_sbx "$sbx" run --managed-settings "$tmp/old-managed.json" --launcher "$launcher" -- sh -c 'echo ran'
+run_sbx "$sbx" run --managed-settings "$tmp/old-managed.json" -- sh -c 'echo ran'
 expect_rc 125
 expect_err "UNAVAILABLE"
 expect_err "0.7.0"
@@ -697,17 +752,18 @@ tap_finish "a bubblewrap older than 0.8 gives 125, naming its version"
 # --- sbx doctor ----------------------------------------------------------------------
 
 fresh_case
-run_sbx "$sbx" doctor --launcher "$launcher"
+run_sbx "$sbx" doctor
 expect_rc 0
 expect_out "bubblewrap"
 expect_out "seccomp"
+expect_out "the stage making the mounts"
 tap_finish "sbx doctor passes on this machine and names each check"
 
 fresh_case
 run_sbx "$sbx" doctor --json --launcher "$launcher"
 expect_rc 0
 expect_out '"available":true'
-tap_finish "sbx doctor --json says available"
+tap_finish "sbx doctor --json --launcher sbx-linux says available"
 
 fresh_case
 run_sbx "$launcher" --doctor --bwrap /nonexistent/sbx-test/bwrap

@@ -111,7 +111,7 @@ run_as() {
 sbx_in() {
     local dir=$1
     shift
-    run_as "$dir" "$sbx" run --managed-settings "$tmp/empty-managed.json" --launcher "$launcher" "$@"
+    run_as "$dir" "$sbx" run --managed-settings "$tmp/empty-managed.json" "$@"
 }
 
 # cache_of DIR: the project's tool cache home, as `sbx policy --json` names it.

@@ -160,10 +160,9 @@ TEST_CASE("bwrap_args golden: where the stage makes the mounts") {
     const auto add = std::find(args.begin(), args.end(), "--cap-add");
     CHECK(drop < add);
     CHECK(std::count(args.begin(), args.end(), "--cap-add") == 4);
-    // bubblewrap makes the base, the writable binds and the data file; nothing read-only or hidden.
-    CHECK(has_pair(args, "--bind", "/r"));
-    CHECK(has_pair(args, "--bind", "/r/.git"));
-    CHECK(after(args, "--ro-bind-data", 2) == std::vector<std::string>{"7", "/r/.git/info/exclude"});
+    // bubblewrap makes the base alone: no writable bind, data file, read-only or hidden path.
+    CHECK_FALSE(has(args, "--bind"));
+    CHECK_FALSE(has(args, "--ro-bind-data"));
     CHECK(std::count(args.begin(), args.end(), "--ro-bind") == 1);  // `/` alone
     CHECK_FALSE(has(args, "--tmpfs"));
     CHECK_FALSE(has(args, "--remount-ro"));
@@ -177,26 +176,28 @@ TEST_CASE("stage_mount_ops: every mount in bubblewrap's order, what bubblewrap m
     auto l = launch();
     l.exclude_fd = 7;
     const auto all = lx::mount_ops(p, l);
-    const auto staged = lx::stage_mount_ops(all);
-    // The order of the whole list, flag by flag: the same length of steps, --bind
-    // and --ro-bind-data turned into --again of their destination.
-    std::vector<std::string> expected;
-    for (std::size_t i = 0; i < all.size();) {
-        const std::size_t n = all[i] == "--tmpfs" || all[i] == "--remount-ro" ? 1 : 2;
-        if (all[i] == "--bind" || all[i] == "--ro-bind-data") expected.insert(expected.end(), {"--again", all[i + 2]});
-        else expected.insert(expected.end(), all.begin() + static_cast<std::ptrdiff_t>(i),
-                             all.begin() + static_cast<std::ptrdiff_t>(i + 1 + n));
-        i += 1 + n;
+    // Where no writable bind comes from /dev or /proc, the stage makes every
+    // mount, in the same order: the writable binds and the data file too.
+    CHECK(lx::stage_mount_ops(all) == all);
+    CHECK(lx::bubblewrap_made(all).empty());
+    CHECK(has_pair(all, "--bind", "/r"));
+    CHECK(after(all, "--ro-bind-data", 2) == std::vector<std::string>{"7", "/r/.git/info/exclude"});
+    CHECK(has_pair(all, "--ro-bind-try", "/proc/sys"));
+    CHECK(has_pair(all, "--tmpfs", "/home/u/.ssh"));
+    CHECK(has_pair(all, "--remount-ro", "/home/u/.ssh"));
+    // Every flag of the list is one the stage reads, with the arguments it takes.
+    for (std::size_t i = 0; i < all.size(); i += 1 + lx::mount_flag_arity(all[i])) {
+        CAPTURE(all[i]);
+        REQUIRE(lx::mount_flag_arity(all[i]) > 0);
     }
-    CHECK(staged == expected);
-    CHECK(has_pair(staged, "--again", "/r"));
-    CHECK(has_pair(staged, "--again", "/r/.git/info/exclude"));
-    CHECK(has_pair(staged, "--ro-bind-try", "/proc/sys"));
-    CHECK(has_pair(staged, "--tmpfs", "/home/u/.ssh"));
-    CHECK(has_pair(staged, "--remount-ro", "/home/u/.ssh"));
-    CHECK_FALSE(has(staged, "7"));  // the descriptor is bubblewrap's
-    // bubblewrap_made keeps the writable binds and the data file, in order.
-    CHECK(lx::bubblewrap_made(all) ==
-          std::vector<std::string>{"--bind", "/r", "/r", "--bind", "/tmp/sbx-1000/run-1", "/tmp/sbx-1000/run-1",
-                                   "--bind", "/r/.git", "/r/.git", "--ro-bind-data", "7", "/r/.git/info/exclude"});
+}
+
+TEST_CASE("stage_mount_ops: a writable bind from /dev or /proc is bubblewrap's, put on top again in its place") {
+    // The sandbox's /dev and /proc are its own, not the host's the plan means.
+    const std::vector<std::string> all{"--bind", "/r", "/r", "--bind", "/dev/shm", "/dev/shm", "--ro-bind", "/r/.git/hooks",
+                                       "/r/.git/hooks", "--bind", "/proc/self", "/x", "--tmpfs", "/h/.ssh"};
+    CHECK(lx::bubblewrap_made(all) == std::vector<std::string>{"--bind", "/dev/shm", "/dev/shm", "--bind", "/proc/self", "/x"});
+    CHECK(lx::stage_mount_ops(all) == std::vector<std::string>{"--bind", "/r", "/r", "--again", "/dev/shm", "--ro-bind",
+                                                               "/r/.git/hooks", "/r/.git/hooks", "--again", "/x",
+                                                               "--tmpfs", "/h/.ssh"});
 }

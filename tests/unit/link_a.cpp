@@ -13,6 +13,7 @@
 #include "sbx/io/settings_files.hpp"
 #include "sbx/linux/bwrap.hpp"
 #include "sbx/linux/filter_fallback.hpp"
+#include "sbx/linux/mount_flags.hpp"
 #include "sbx/linux/seccomp_spec.hpp"
 #include "sbx/mac/profile.hpp"
 #include "sbx/mac/quote.hpp"

@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "sbx/core/paths.hpp"
+#include "sbx/linux/mount_flags.hpp"
 #include "sbx/plan/fs_plan.hpp"
 #include "sbx/plan/plan.hpp"
 
@@ -168,7 +169,7 @@ struct BwrapLaunch {
     // The program bubblewrap runs, with its arguments: the stage (launchers/stage.hpp).
     std::vector<std::string> stage_argv;
     // Whether the stage makes the mounts (stage_mount_ops) and bubblewrap only
-    // the base, the writable binds and the data files; see kStageMountFlags.
+    // the base (and bubblewrap_makes' few); see kStageMountFlags.
     bool stage_mounts = false;
 };
 
@@ -192,15 +193,19 @@ inline constexpr std::array kStageMountFlags{
 
 namespace detail {
 
-// How many arguments a mount flag of bwrap_fs_args takes.
-inline std::size_t mount_flag_arity(std::string_view flag) {
-    return flag == "--tmpfs" || flag == "--remount-ro" || flag == "--again" ? 1 : 2;
+// Whether bubblewrap makes this mount where the stage makes the others: a
+// writable bind whose source lies in /dev or /proc. The stage copies its
+// sources from the sandbox as bubblewrap left it, whose /dev and /proc are the
+// sandbox's own; bubblewrap binds the host's, as the plan means.
+inline bool bubblewrap_makes(std::string_view flag, std::string_view source) {
+    return flag == "--bind" && (paths::at_or_under(std::string(source), "/dev") ||
+                                paths::at_or_under(std::string(source), "/proc"));
 }
 
-// Whether bubblewrap makes this mount where the stage makes the others: the
-// writable binds, whose source the sandbox's read-only `/` cannot give writable,
-// and the data files, whose descriptor only bubblewrap reads.
-inline bool bubblewrap_makes(std::string_view flag) { return flag == "--bind" || flag == "--ro-bind-data"; }
+// The source of the mount at ops[i] ("" for a flag without one).
+inline std::string_view mount_source(const std::vector<std::string>& ops, std::size_t i) {
+    return mount_flag_arity(ops[i]) == 2 ? std::string_view(ops[i + 1]) : std::string_view();
+}
 
 }  // namespace detail
 
@@ -234,8 +239,8 @@ inline std::vector<std::string> mount_ops(const Plan& plan, const BwrapLaunch& l
 inline std::vector<std::string> bubblewrap_made(const std::vector<std::string>& ops) {
     std::vector<std::string> out;
     for (std::size_t i = 0, n = 0; i < ops.size(); i += 1 + n) {
-        n = detail::mount_flag_arity(ops[i]);
-        if (detail::bubblewrap_makes(ops[i]))
+        n = mount_flag_arity(ops[i]);
+        if (detail::bubblewrap_makes(ops[i], detail::mount_source(ops, i)))
             out.insert(out.end(), ops.begin() + static_cast<std::ptrdiff_t>(i),
                        ops.begin() + static_cast<std::ptrdiff_t>(i + 1 + n));
     }
@@ -248,8 +253,8 @@ inline std::vector<std::string> bubblewrap_made(const std::vector<std::string>& 
 inline std::vector<std::string> stage_mount_ops(const std::vector<std::string>& ops) {
     std::vector<std::string> out;
     for (std::size_t i = 0, n = 0; i < ops.size(); i += 1 + n) {
-        n = detail::mount_flag_arity(ops[i]);
-        if (detail::bubblewrap_makes(ops[i])) out.insert(out.end(), {"--again", ops[i + n]});
+        n = mount_flag_arity(ops[i]);
+        if (detail::bubblewrap_makes(ops[i], detail::mount_source(ops, i))) out.insert(out.end(), {"--again", ops[i + n]});
         else out.insert(out.end(), ops.begin() + static_cast<std::ptrdiff_t>(i),
                         ops.begin() + static_cast<std::ptrdiff_t>(i + 1 + n));
     }

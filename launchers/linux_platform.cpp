@@ -1,0 +1,694 @@
+// launchers/linux_platform.cpp - the Linux launcher's steps (linux_platform.hpp).
+//
+// It decides nothing: the plan says what to mount, which environment the command
+// gets and which seccomp switches apply. In order: read and check the plan,
+// probe the machine, check that the disk is as planned, make the temporary
+// directory and the placeholders (a reaper process removes them should this
+// process die) and the tool cache home (which stays), build the seccomp program, run bubblewrap with it (bubblewrap
+// loads it into its init, pid 1, and into the stage), and the stage closes what
+// the command is not given and execs the command; then remove what was made,
+// and audit the plan's gitAudit directories (git_audit.hpp): what the command
+// left there for git outside to run is renamed, and listed.
+// The command gets descriptors 0-2 and the plan's passFds, nothing else; where
+// 0-2 hold the caller's terminal, a terminal of its own stands in (terminal.hpp).
+// The options, the plan, the failures before the command and the unconfined
+// fallback are the skeleton both launchers share (launcher_main.hpp).
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <poll.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <ifaddrs.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <mutex>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <iostream>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <vector>
+
+#include "common.hpp"
+#include "fd_io.hpp"
+#include "git_audit.hpp"
+#include "launcher_main.hpp"
+#include "leftovers.hpp"
+#include "linux_platform.hpp"
+#include "root_group.hpp"
+#include "probe.hpp"
+#include "sbx/core/json.hpp"
+#include "sbx/io/fs_view_disk.hpp"
+#include "sbx/io/placeholder_registry.hpp"
+#include "sbx/linux/bwrap.hpp"
+#include "sbx/linux/filter_fallback.hpp"
+#include "sbx/plan/plan.hpp"
+#include "sbx/plan/read_plan.hpp"
+#include "sbx/plan/report.hpp"
+#include "sbx/plan/verify_plan.hpp"
+#include "seccomp_filter.hpp"
+#include "signals.hpp"
+#include "stage.hpp"
+#include "terminal.hpp"
+#include "trace.hpp"
+
+namespace sbx::linux_sandbox {
+
+using namespace sbx::launcher;
+
+namespace {
+
+// Makes dirfd/name, mode 0444, holding `content`, all at once where the
+// filesystem can (an unnamed file written, then linked in); elsewhere made and
+// written. A descriptor on it, or -1 with errno (EEXIST when something is there).
+int make_whole_file(int dirfd, const std::string& name, const std::string& content) {
+    int fd = ::openat(dirfd, ".", O_TMPFILE | O_RDWR | O_CLOEXEC, 0444);
+    if (fd >= 0) {
+        const std::string from = "/proc/self/fd/" + std::to_string(fd);
+        if (write_all(fd, content.data(), content.size()) &&
+            ::linkat(AT_FDCWD, from.c_str(), dirfd, name.c_str(), AT_SYMLINK_FOLLOW) == 0)
+            return fd;
+        const int err = errno;
+        ::close(fd);
+        errno = err;
+        return -1;
+    }
+    fd = ::openat(dirfd, name.c_str(), O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0444);
+    if (fd < 0) return -1;
+    if (!write_all(fd, content.data(), content.size())) {
+        const int err = errno;
+        ::close(fd);
+        (void)::unlinkat(dirfd, name.c_str(), 0);
+        errno = err;
+        return -1;
+    }
+    return fd;
+}
+
+// Open descriptors on file placeholders, one per content, that new ones are made
+// hard links of.
+class LinkSources {
+public:
+    LinkSources() = default;
+    LinkSources(const LinkSources&) = delete;
+    LinkSources& operator=(const LinkSources&) = delete;
+    ~LinkSources() {
+        for (auto& s : sources_) ::close(s.fd);
+    }
+    // An existing placeholder of the group, when it is still as made.
+    void offer(const sbx::RegisteredPlaceholder& e) {
+        const std::string content = sbx::placeholder_content(e.kind, e.path);
+        if (find(content) >= 0) return;
+        const int fd = ::open(e.path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+        struct stat st {};
+        if (fd >= 0 && ::fstat(fd, &st) == 0 && sbx::is_made_placeholder(st, e)) {
+            sources_.push_back({content, fd});
+            return;
+        }
+        if (fd >= 0) ::close(fd);
+    }
+    // A placeholder just made; `fd` stays the caller's.
+    void keep(const std::string& content, int fd) {
+        if (find(content) >= 0) return;
+        if (const int copy = ::fcntl(fd, F_DUPFD_CLOEXEC, 0); copy >= 0) sources_.push_back({content, copy});
+    }
+    int find(const std::string& content) const {
+        for (const auto& s : sources_)
+            if (s.content == content) return s.fd;
+        return -1;
+    }
+
+private:
+    struct Source {
+        std::string content;
+        int fd;
+    };
+    std::vector<Source> sources_;
+};
+
+// Makes the placeholders, which are the root's group's: its last sandbox
+// removes them. `existing`: the group's placeholders, read under its mutex.
+sbx::expected<void> make_placeholders(const sbx::Plan& plan, RootGroup& group,
+                                      const std::vector<sbx::RegisteredPlaceholder>& existing) {
+    // Placeholders another sandbox of this root made are taken over as they are.
+    // New file placeholders are hard links to one of the group's of the same
+    // content: a link allocates no inode, and ext4 slows down sharply when inodes
+    // are made and removed in quick succession. Every name is bound read-only.
+    LinkSources sources;
+    for (const auto& e : existing)
+        if (e.kind == sbx::Placeholder::file) sources.offer(e);
+    for (const auto& ph : plan.filesystem.placeholders) {
+        const bool taken_over = std::any_of(existing.begin(), existing.end(), [&](const sbx::RegisteredPlaceholder& e) {
+            return e.path == ph.path && e.kind == ph.kind;
+        });
+        if (taken_over) continue;
+        const std::string parent = sbx::paths::parent(ph.path);
+        const std::string name = ph.path.substr(parent.size() == 1 ? 1 : parent.size() + 1);
+        const int dirfd = ::open(parent.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (dirfd < 0)
+            return sbx::fail(sbx::Error(sbx::Errc::stale_plan, std::string("cannot open a placeholder's directory: ") +
+                                                                   std::strerror(errno))
+                                 .in_file(parent));
+        struct stat st {};
+        const bool same = ::fstat(dirfd, &st) == 0 && st.st_dev == ph.parent.dev && st.st_ino == ph.parent.ino;
+        int rc = -1;
+        if (same) {
+            if (ph.kind == sbx::Placeholder::file || ph.kind == sbx::Placeholder::commondir) {
+                const std::string content = sbx::placeholder_content(ph.kind, ph.path);
+                const bool shared = ph.kind == sbx::Placeholder::file;  // a commondir names its own directory
+                if (const int source = shared ? sources.find(content) : -1; source >= 0) {
+                    const std::string from = "/proc/self/fd/" + std::to_string(source);
+                    rc = ::linkat(AT_FDCWD, from.c_str(), dirfd, name.c_str(), AT_SYMLINK_FOLLOW);
+                }
+                if (rc < 0) {
+                    // The first of its content, or one a link cannot reach (another
+                    // filesystem): made whole before its name appears, so that no
+                    // program outside ever reads a half-written one.
+                    const int fd = make_whole_file(dirfd, name, content);
+                    rc = fd;
+                    if (fd >= 0) {
+                        if (shared) sources.keep(content, fd);
+                        ::close(fd);
+                    }
+                }
+            } else {
+                rc = ::mkdirat(dirfd, name.c_str(), 0555);
+            }
+        }
+        const int err = errno;
+        struct stat made_st {};
+        if (rc >= 0 && ::fstatat(dirfd, name.c_str(), &made_st, AT_SYMLINK_NOFOLLOW) != 0) made_st = {};
+        ::close(dirfd);
+        if (!same)
+            return sbx::fail(sbx::Error(sbx::Errc::stale_plan, "a placeholder's directory changed since the plan was made")
+                                 .in_file(parent));
+        if (rc < 0)
+            return sbx::fail(sbx::Error(sbx::Errc::stale_plan,
+                                        std::string("cannot make the placeholder: ") + std::strerror(err) +
+                                            (err == EEXIST ? " (something got there first)" : ""))
+                                 .in_file(ph.path));
+        const Leftover placeholder{leftover_kind(ph.kind), ph.path, made_st.st_dev, made_st.st_ino};
+        if (auto r = group.record(placeholder); !r) {
+            remove_leftovers({placeholder});
+            return r;
+        }
+    }
+    return {};
+}
+
+// Says what the audit after the command renamed (events now; lines in the
+// <sandbox_violations> block, or here without one) and, loudly, what it could not
+// look at or rename. The command's exit status stays as it is.
+void report_audit(const GitAuditResult& audit, Report& report, bool in_block) {
+    for (const auto& n : audit.neutralised) {
+        report.git_neutralised_event(n);
+        if (!in_block) std::cerr << "sbx-linux: " << sbx::git_audit_line(n) << "\n";
+    }
+    for (const auto& w : audit.warnings) {
+        report.warning_event(w);
+        std::cerr << "sbx-linux: warning: " << w << "\n";
+    }
+}
+
+// The seccomp program, in the descriptor returned, or -1. Where it cannot be
+// built, filter_fallback (sbx/linux/filter_fallback.hpp) says whether the plan
+// runs without it; when it may not, the sandbox is `unavailable` here, for
+// `unavailable_why`.
+int seccomp_step(const sbx::Plan& plan, SeccompPart part, bool& unavailable, sbx::Error& unavailable_why) {
+    if (unavailable) return -1;
+    auto program = seccomp_program(SeccompOptions{plan.allow_unix_sockets, part});
+    const FilterRule& fallback = filter_fallback(plan, program.has_value());
+    switch (fallback.verdict) {
+        case FilterVerdict::filtered: return program->release();
+        case FilterVerdict::unfiltered:
+            std::cerr << "sbx-linux: warning: no seccomp filter (" << sbx::to_string(program.error()) << "); "
+                      << fallback.why << "\n";
+            return -1;
+        case FilterVerdict::unavailable:
+            unavailable = true;
+            unavailable_why = sbx::Error(sbx::Errc::unavailable, "the sandbox cannot run here").caused_by(program.error());
+            return -1;
+    }
+    return -1;
+}
+
+// What one confined run holds between its steps: the root's group, what was
+// made, and the descriptors handed to bubblewrap and the stage.
+struct Run {
+    Run(Launcher& launcher, const sbx::Plan& p, Reaper& r, RootGroup g)
+        : l(launcher), plan(p), reaper(r), group(std::move(g)) {}
+    Launcher& l;
+    const sbx::Plan& plan;
+    Reaper& reaper;
+    RootGroup group;
+    std::vector<sbx::RegisteredPlaceholder> group_placeholders;  // read under the group's lock
+    std::vector<Leftover> made;
+    int seccomp_fd = -1;
+    int mounts_filter_fd = -1;  // the mount family's filter, where the stage makes the mounts
+    StageArgs stage;
+    int exe_fd = -1;
+    int status_pipe[2] = {-1, -1};
+    int err_pipe[2] = {-1, -1};
+    int proxy_pair[2] = {-1, -1};
+    int pty_pair[2] = {-1, -1};  // the stage hands the command's terminal over it
+    int go_pipe[2] = {-1, -1};   // the stage waits on it for the placeholders (StageArgs::go_fd)
+    std::optional<TerminalUse> terminal;
+    std::unique_ptr<TerminalRelay> terminal_relay;
+    int exclude_fd = -1;
+    std::optional<sbx::StderrScanner> scanner;
+
+    // Before the command ran: remove what was made, say why, and give 125.
+    int give_up(const sbx::Error& e) {
+        l.clean_up(made, reaper, &group);
+        return l.fail_before(e);
+    }
+    int give_up_reported(const sbx::Error& e) {
+        l.report().error_event(e);
+        return give_up(e);
+    }
+    int give_up_errno(const std::string& what) {
+        return give_up(sbx::Error(sbx::Errc::internal, what + ": " + std::strerror(errno)));
+    }
+};
+
+// Under the root group's lock (other sandboxes of the root wait meanwhile):
+// refuses a group of another policy, checks the disk is as planned (the group's
+// placeholders hidden, as when the plan was made), and makes the temporary
+// directory (this sandbox's: `made`, and the reaper's copy).
+sbx::expected<void> check_under_lock(Run& run) {
+    const sbx::Plan& plan = run.plan;
+    run.group_placeholders = run.group.placeholders();
+    if (auto other = RootGroup::foreign_group(plan, run.group_placeholders)) return sbx::fail(*other);
+    std::vector<std::string> group_paths;
+    for (const auto& e : run.group_placeholders) group_paths.push_back(e.path);
+    sbx::DiskFs disk;
+    const sbx::HidingFs without_group(disk, std::move(group_paths));  // as the plan was made
+    SBX_TRY(sbx::verify_plan(plan, without_group));
+    return make_tmpdir(plan, run.reaper, run.made);
+}
+
+// Still under the lock: makes the placeholders, holds them for the group and
+// keeps them out of git's view; then lets the others go on.
+sbx::expected<void> make_under_lock(Run& run) {
+    SBX_TRY(make_placeholders(run.plan, run.group, run.group_placeholders));
+    run.group.hold_placeholders(run.plan);
+    run.group.exclude_placeholders(run.plan);
+    run.group.unlock();
+    return {};
+}
+
+// The stage's binary (sbx-stage beside us, else ourselves), its status pipe and
+// arguments, the pipe of the command's standard error when it is relayed, and
+// the socket pair on which the stage hands over the proxy's listeners.
+sbx::expected<void> prepare_stage(Run& run) {
+    const sbx::Plan& plan = run.plan;
+    auto failed = [](const std::string& what) {
+        return sbx::fail(sbx::Error(sbx::Errc::internal, what + ": " + std::strerror(errno)));
+    };
+    run.exe_fd = open_stage_binary();
+    if (run.exe_fd < 0 || ::pipe2(run.status_pipe, O_CLOEXEC) != 0) return failed("cannot set up the stage");
+    if (run.mounts_filter_fd >= 0) {
+        if (::pipe2(run.go_pipe, O_CLOEXEC) != 0) return failed("cannot set up the stage");
+        run.stage.go_fd = run.go_pipe[0];
+    }
+
+    StageArgs& stage = run.stage;
+    stage.exe_fd = run.exe_fd;
+    stage.status_fd = run.status_pipe[1];
+    stage.filtered = run.seccomp_fd >= 0;
+    stage.keep_fds = plan.pass_fds;
+    for (const auto& v : plan.loader_env) stage.loader_env.push_back(v.name + "=" + v.value);
+    stage.command = plan.argv;
+    // With the block to append and standard error not a terminal (a program
+    // reads it), or file refusals to read from it, the command's standard error
+    // passes through relay_stderr.
+    const bool relay = plan.scan_stderr || (run.l.options().print_violations && ::isatty(STDERR_FILENO) == 0);
+    // A terminal of its own (terminal.hpp) stands in for those of 0-2 that are
+    // the caller's terminal. bubblewrap gets none of them: its messages, should
+    // it fail, come through the pipe of standard error.
+    run.terminal = terminal_use(run.l.options().pty, relay);
+    const bool err_pipe = relay || (run.terminal && run.terminal->replaces[2]);
+    if (err_pipe && ::pipe2(run.err_pipe, O_CLOEXEC) != 0) return failed("pipe");
+    if (plan.scan_stderr) run.scanner.emplace(plan.filesystem, plan.cwd);
+    if (run.terminal) {
+        if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, run.pty_pair) != 0) return failed("socketpair");
+        stage.pty_fd = run.pty_pair[1];
+        stage.pty_on = run.terminal->replaces;
+    }
+    if (plan.network.mode == sbx::NetworkMode::proxy) {
+        if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, run.proxy_pair) != 0) return failed("socketpair");
+        stage.proxy_fd = run.proxy_pair[1];
+        for (const auto& f : plan.network.forwards)
+            stage.forwards.push_back({sbx::net::to_string(f.listen), f.port, f.why.empty() ? f.target : f.why});
+    }
+    return {};
+}
+
+// bubblewrap's whole command line (sbx/linux/bwrap.hpp: the namespaces, the
+// seccomp program, the plan's mounts, the group's files covered, the git exclude
+// file and the stage with the command), with what only this run knows. The git
+// exclude file's content goes in a memfd, kept in run.exclude_fd.
+sbx::expected<std::vector<std::string>> bubblewrap_argv(const sbx::Plan& plan, const ProbeResult& probed, Run& run) {
+    if (const auto& ex = plan.filesystem.git_exclude) {
+        run.exclude_fd = ::memfd_create("sbx-git-exclude", MFD_CLOEXEC);  // the bubblewrap child clears it
+        if (run.exclude_fd < 0 || !write_all(run.exclude_fd, ex->content.data(), ex->content.size()) ||
+            ::lseek(run.exclude_fd, 0, SEEK_SET) != 0)
+            return sbx::fail(sbx::Error(sbx::Errc::internal,
+                                        std::string("cannot write the git exclude file: ") + std::strerror(errno)));
+    }
+    BwrapLaunch launch;
+    launch.bwrap = probed.bwrap;
+    if (run.seccomp_fd >= 0) launch.seccomp_fd = run.seccomp_fd;
+    launch.group_dir = sbx::paths::parent(run.group.lock_path());
+    for (const auto& e : run.group_placeholders) launch.group_placeholders.push_back(e.path);
+    if (run.exclude_fd >= 0) launch.exclude_fd = run.exclude_fd;
+    if (run.mounts_filter_fd >= 0) stage_makes_mounts(plan, launch, run.stage, run.mounts_filter_fd);
+    launch.stage_argv = stage_argv(run.stage);
+    return bwrap_args(plan, launch);
+}
+
+// Starts bubblewrap with `args` and the plan's environment (without the loader
+// variables, which the stage sets for the command alone). Its pid, or -1 with
+// errno when it could not be started. posix_spawn starts it without copying
+// this process (a vfork): neither process then pays for the pages the other
+// writes. So the descriptors bubblewrap is not given are marked close-on-exec
+// here, in this process, which execs nothing else but sbx itself again for a
+// stale plan (and that needs none of them).
+pid_t start_bubblewrap(Run& run, std::vector<std::string>& args) {
+    const sbx::Plan& plan = run.plan;
+    auto env = env_strings(plan, false);
+    std::vector<int> keep_fds = plan.pass_fds;
+    for (int fd : {run.exe_fd, run.status_pipe[1], run.seccomp_fd, run.exclude_fd, run.proxy_pair[1], run.pty_pair[1],
+                   run.stage.trace_fd, run.mounts_filter_fd, run.go_pipe[0]})
+        if (fd >= 0) keep_fds.push_back(fd);
+    // bubblewrap and the stage get the descriptors they need and those the plan
+    // passes to the command; nothing else the caller or this process has open
+    // survives the exec.
+    if (!sweep_fds(keep_fds, FdSweep::cloexec)) return -1;
+    posix_spawn_file_actions_t actions;
+    posix_spawnattr_t attr;
+    ::posix_spawn_file_actions_init(&actions);
+    ::posix_spawnattr_init(&attr);
+    struct Done {
+        posix_spawn_file_actions_t& a;
+        posix_spawnattr_t& b;
+        ~Done() {
+            ::posix_spawn_file_actions_destroy(&a);
+            ::posix_spawnattr_destroy(&b);
+        }
+    } done{actions, attr};
+    int rc = 0;
+    // A descriptor dup2'd onto itself keeps no close-on-exec flag, in the child alone.
+    for (int fd : keep_fds)
+        if (rc == 0) rc = ::posix_spawn_file_actions_adddup2(&actions, fd, fd);
+    // Where the command gets a terminal of its own, neither bubblewrap nor its
+    // init (pid 1 inside) keeps the caller's: /dev/null stands in until the
+    // stage puts the command's terminal there.
+    if (run.terminal)
+        for (int fd = 0; fd < 2; ++fd)
+            if (rc == 0 && run.terminal->replaces[static_cast<std::size_t>(fd)])
+                rc = ::posix_spawn_file_actions_addopen(&actions, fd, "/dev/null", O_RDWR, 0);
+    if (rc == 0 && run.err_pipe[1] >= 0) rc = ::posix_spawn_file_actions_adddup2(&actions, run.err_pipe[1], STDERR_FILENO);
+    // The signals this process catches or ignores are bubblewrap's to take as they come.
+    sigset_t defaults, none;
+    sigemptyset(&defaults);
+    sigemptyset(&none);
+    for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE}) sigaddset(&defaults, sig);
+    if (rc == 0) rc = ::posix_spawnattr_setsigdefault(&attr, &defaults);
+    if (rc == 0) rc = ::posix_spawnattr_setsigmask(&attr, &none);
+    if (rc == 0) rc = ::posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
+    auto a = c_strings(args);
+    auto e = c_strings(env);
+    pid_t pid = -1;
+    if (rc == 0) rc = ::posix_spawn(&pid, a[0], &actions, &attr, a.data(), e.data());
+    if (rc != 0) {
+        errno = rc;
+        return -1;
+    }
+    watch_sandbox(pid, KillScope::process);
+    run.reaper.sandbox_pid(pid);
+    ::close(run.status_pipe[1]);
+    ::close(run.exe_fd);
+    if (run.seccomp_fd >= 0) ::close(run.seccomp_fd);
+    if (run.mounts_filter_fd >= 0) ::close(run.mounts_filter_fd);
+    if (run.exclude_fd >= 0) ::close(run.exclude_fd);
+    if (run.err_pipe[1] >= 0) ::close(run.err_pipe[1]);
+    if (run.pty_pair[1] >= 0) ::close(run.pty_pair[1]);
+    if (run.go_pipe[0] >= 0) ::close(run.go_pipe[0]);
+    return pid;
+}
+
+// The command's terminal: the stage hands over its master and waits until the
+// relay has copied the caller's size and modes to it and set the caller's
+// terminal raw, then makes it the command's. Nothing when the plan gives the
+// command no terminal of its own, or the sandbox never got that far (the
+// stage's exit closes the socket).
+void start_terminal(Run& run) {
+    if (run.pty_pair[0] < 0) return;
+    auto fds = receive_fds(run.pty_pair[0], 1);
+    if (!fds.empty()) {
+        run.terminal_relay = std::make_unique<TerminalRelay>(*run.terminal, fds.front(), run.reaper);
+        run.terminal_relay->start();
+        write_all(run.pty_pair[0], "G", 1);
+    }
+    ::close(run.pty_pair[0]);
+    run.pty_pair[0] = -1;
+}
+
+// The proxy: the stage hands over the listening sockets it made inside. Null
+// when the plan has no proxy or the sandbox never got that far; when the proxy
+// cannot start, the command would run without the network it was promised: it
+// is stopped.
+std::unique_ptr<CommandProxy> start_proxy(Run& run, pid_t pid, const Trace& trace) {
+    std::unique_ptr<CommandProxy> proxy;
+    if (run.proxy_pair[0] < 0) return proxy;
+    ::close(run.proxy_pair[1]);
+    auto fds = receive_fds(run.proxy_pair[0], run.plan.network.forwards.size() + 2);
+    ::close(run.proxy_pair[0]);
+    if (fds.empty()) return proxy;
+    const auto t = Trace::now();
+    const int socks_fd = fds.back();
+    fds.pop_back();
+    const int http_fd = fds.back();
+    fds.pop_back();
+    // While a question is on the terminal, every process of the sandbox's
+    // PID namespace is stopped.
+    auto started = CommandProxy::start(run.plan, run.l.report(), run.l.answering(), http_fd, socks_fd,
+                                       [] { return stop_pid_namespace(watched_sandbox()); }, fds);
+    if (!started) {
+        std::cerr << "sbx-linux: " << sbx::errc_name(started.error().code) << ": " << sbx::to_string(started.error())
+                  << "\n";
+        ::kill(pid, SIGKILL);
+    } else {
+        proxy = std::move(*started);
+    }
+    trace.step("launcher.proxy", t);
+    return proxy;
+}
+
+// The sandbox has ended: the command's exit status, or how bubblewrap or the
+// stage failed (then 125, with the thorough probe's explanation when bubblewrap
+// could not build the sandbox), or 126/127 when the command could not be run;
+// the exit event and the <sandbox_violations> block.
+int finish(Run& run, ProbeOptions popt, int wstatus, const StageReport& stage_report,
+           const std::vector<ProxyEvent>& refused, const GitAuditResult& audit) {
+    const sbx::Plan& plan = run.plan;
+    Report& report = run.l.report();
+    const int status = WIFSIGNALED(wstatus) ? 128 + WTERMSIG(wstatus) : WEXITSTATUS(wstatus);
+    if (!stage_report.started) {
+        // bubblewrap could not build the sandbox; it said why on standard error.
+        // The thorough probe explains what to do about it.
+        popt.thorough = true;
+        auto deep = probe(popt);
+        sbx::Error e = deep.available()
+                           ? sbx::Error(sbx::Errc::unavailable, "bubblewrap could not build the sandbox (status " +
+                                                                    std::to_string(status) + "; its message is above)")
+                           : deep.why();
+        return run.l.fail_reported(e);
+    }
+    if (!stage_report.failure.empty()) {
+        auto e = sbx::Error(sbx::Errc::unavailable, "the sandbox could not be completed")
+                     .caused_by(sbx::Error(sbx::Errc::sandbox_unavailable, stage_report.failure));
+        return run.l.fail_reported(e);
+    }
+    if (stage_report.exec_errno != 0) {
+        std::cerr << "sbx-linux: " << plan.argv.front() << ": " << std::strerror(stage_report.exec_errno) << "\n";
+        const int s = stage_report.exec_errno == ENOENT ? kNotFound : kCannotRun;
+        report.exit_event(true, "", s);
+        return s;
+    }
+    report.exit_event(true, "", status);
+    if (run.l.options().print_violations) {
+        std::string block = violations_text(plan, refused, run.scanner ? &*run.scanner : nullptr, audit.neutralised);
+        if (run.terminal_relay) block = run.terminal_relay->on_own_line(std::move(block));
+        std::cerr << block << std::flush;
+    }
+    return status;
+}
+
+}  // namespace
+
+std::string_view LinuxPlatform::usage_lines() const {
+    return "usage: sbx-linux [--plan-fd N] [--report-fd N] [--control-fd N] [--again-fd N] [--trace-fd N] [--violations] [--pty | --no-pty]\n"
+           "                 [--bubblewrap-mounts]\n"
+           "       sbx-linux --doctor [--json] [--bwrap PATH]\n";
+}
+
+std::string_view LinuxPlatform::help_text() const {
+    return "usage: sbx-linux [--plan-fd N] [--report-fd N] [--control-fd N] [--again-fd N] [--trace-fd N] [--violations] [--pty | --no-pty]\n"
+           "                                                 run the plan read from fd N (default 0)\n"
+           "       --bubblewrap-mounts                        bubblewrap makes every mount, as on a kernel\n"
+           "                                                 without the new mount API (to compare, to test)\n"
+           "       sbx-linux --doctor [--json] [--bwrap PATH] can the sandbox run here\n"
+           "The plan is described in docs/plan.md.\n";
+}
+
+bool LinuxPlatform::take_option(std::string_view arg, const std::function<const char*()>& next, std::string& why) {
+    if (arg == "--bubblewrap-mounts") {
+        bubblewrap_mounts_ = true;
+        return true;
+    }
+    if (arg != "--bwrap") return false;
+    const char* v = next();
+    if (v == nullptr) why = "--bwrap needs a path";
+    else bwrap_ = v;
+    return true;
+}
+
+std::string LinuxPlatform::check_options(const Options& o) const {
+    return o.json || !bwrap_.empty() ? "--json and --bwrap go with --doctor" : "";
+}
+
+int LinuxPlatform::doctor(Launcher& l) {
+    if (!bwrap_.empty() && !sbx::paths::is_absolute(bwrap_)) return l.usage("--bwrap needs an absolute path");
+    auto result = probe(ProbeOptions{bwrap_, true, true});
+    std::cout << (l.options().json ? to_json(result) + "\n" : to_text(result));
+    return result.available() ? 0 : 1;
+}
+
+std::optional<sbx::Error> LinuxPlatform::unavailable(const sbx::Plan& plan) {
+    popt_ = ProbeOptions{plan.bwrap_path, !plan.allow_unix_sockets, false};
+    probed_ = probe(popt_);
+    bool unavailable = !probed_.available();
+    sbx::Error unavailable_why = unavailable ? probed_.why() : sbx::Error{};
+    // The stage makes the mounts where the kernel has the new mount API and
+    // both parts of the filter build; else bubblewrap makes them all.
+    if (!unavailable && !bubblewrap_mounts_ && mount_api_available())
+        if (auto split = split_seccomp_programs(plan.allow_unix_sockets)) {
+            seccomp_fd_ = split->first.release();
+            mounts_filter_fd_ = split->second.release();
+            return std::nullopt;
+        }
+    seccomp_fd_ = seccomp_step(plan, SeccompPart::whole, unavailable, unavailable_why);
+    if (unavailable) return unavailable_why;
+    return std::nullopt;
+}
+
+// The confined run, step by step: join the root's group, check and make under
+// its lock, set up the stage, start bubblewrap and the proxy, wait, clean up,
+// audit, and say how it ended.
+int LinuxPlatform::run(Launcher& l, const sbx::Plan& plan, Reaper& reaper) {
+    // Other sandboxes of the same root wait while this one checks the plan and
+    // makes its placeholders, and the last one to end removes them.
+    const Trace& trace = l.trace();
+    auto t = Trace::now();
+    auto group = RootGroup::join(plan);
+    if (!group) {
+        reaper.dismiss();
+        return l.fail_reported(group.error());
+    }
+    reaper.group(group->lock_path(), group->live_path());
+    Run run(l, plan, reaper, std::move(*group));
+    run.seccomp_fd = seccomp_fd_;
+    run.mounts_filter_fd = mounts_filter_fd_;
+    trace.step("launcher.group", t);
+    t = Trace::now();
+    if (auto r = check_under_lock(run); !r) return run.give_up_reported(r.error());
+    trace.step("launcher.check", t);
+    // Where the stage makes the mounts, bubblewrap builds the namespaces while
+    // the placeholders are made, and the stage waits for them; else bubblewrap
+    // mounts over them itself, and they come first.
+    const bool stage_waits = run.mounts_filter_fd >= 0;
+    if (!stage_waits) {
+        t = Trace::now();
+        if (auto r = make_under_lock(run); !r) return run.give_up_reported(r.error());
+        trace.step("launcher.placeholders", t);
+    }
+    t = Trace::now();
+    run.stage.trace_fd = trace.fd();
+    if (auto r = prepare_stage(run); !r) return run.give_up(r.error());
+    auto args = bubblewrap_argv(plan, probed_, run);
+    if (!args) return run.give_up(args.error());
+    trace.step("launcher.stage-args", t);
+
+    // Whatever the command writes is stamped at or after this.
+    const timespec run_start = audit_clock();
+    const auto sandbox_start = Trace::now();
+    const pid_t pid = start_bubblewrap(run, *args);
+    if (pid < 0) return run.give_up_errno("cannot start " + (*args)[0]);
+    if (stage_waits) {
+        t = Trace::now();
+        auto made = make_under_lock(run);
+        // A stage that cannot hear it is gone, and bubblewrap with it: the end
+        // below says why (finish).
+        if (made) (void)write_all(run.go_pipe[1], "G", 1);
+        ::close(run.go_pipe[1]);
+        run.go_pipe[1] = -1;
+        if (!made) {
+            // The stage, hearing no 'G', ends without making a mount, and
+            // bubblewrap with it, waiting for its own (killed, its children
+            // would be left for an init to reap).
+            while (::waitpid(pid, nullptr, 0) < 0 && errno == EINTR) {
+            }
+            sandbox_ended();
+            return run.give_up_reported(made.error());
+        }
+        trace.step("launcher.placeholders", t);
+    }
+    std::thread stderr_relay;
+    if (run.err_pipe[0] >= 0)
+        stderr_relay = std::thread(relay_stderr, run.err_pipe[0], run.scanner ? &*run.scanner : nullptr, &l.report());
+    auto proxy = start_proxy(run, pid, trace);
+    start_terminal(run);
+    if (caught_signal() != 0) ::kill(pid, SIGKILL);  // a signal came before we knew the pid
+
+    int wstatus = 0;
+    while (::waitpid(pid, &wstatus, 0) < 0 && errno == EINTR) {
+    }
+    sandbox_ended();
+    trace.step("sandbox", sandbox_start);
+    t = Trace::now();
+    if (proxy) proxy->stop();  // open questions are answered no
+    // The command's last output is written and the caller's terminal has its modes back.
+    if (run.terminal_relay) run.terminal_relay->finish();
+    // Every writer was inside the sandbox, whose processes ended with it.
+    if (stderr_relay.joinable()) stderr_relay.join();
+    trace.step("launcher.threads", t);
+    auto bytes = sbx::read_all(run.status_pipe[0], 4096, "the stage's status pipe");
+    ::close(run.status_pipe[0]);
+    const StageReport stage_report = parse_stage_report(bytes ? *bytes : std::string());
+    l.clean_up(run.made, reaper, &run.group);
+    trace.step("launcher.cleanup", t);
+    t = Trace::now();
+    // Every process of the sandbox is gone: nothing can change what the audit renames.
+    const auto audit = audit_git(plan.root, plan.filesystem.git_audit, run_start);
+    report_audit(audit, l.report(), l.options().print_violations);
+    trace.step("launcher.git-audit", t);
+
+    if (caught_signal() != 0) die_of(caught_signal());
+    return finish(run, popt_, wstatus, stage_report, proxy ? proxy->refused() : std::vector<ProxyEvent>{}, audit);
+}
+
+}  // namespace sbx::linux_sandbox
