@@ -126,7 +126,14 @@ int Launcher::run_plan(const sbx::Plan& plan, std::optional<Reaper> reaper) {
     if (unavailable && plan.fail_if_unavailable) return fail_reported(*unavailable);
     if (unavailable || platform_.verifies_first()) {
         sbx::DiskFs disk;
-        if (auto v = sbx::verify_plan(plan, disk); !v) return fail_reported(v.error());
+        if (auto v = sbx::verify_plan(plan, disk); !v) {
+            // A stale plan's next attempt replaces this program: a reaper given goes first.
+            if (reaper) {
+                reaper->dismiss();
+                reaper->wait();
+            }
+            return fail_reported(v.error());
+        }
     }
 
     // The project's tool cache home persists between its runs: made here, never removed.

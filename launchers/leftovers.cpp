@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <cstring>
 #include <ctime>
+#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
@@ -111,35 +112,74 @@ private:
     std::vector<std::pair<int, mode_t>> changed_;
 };
 
-// Removes the placeholder `l` when it is still the one made: each directory on
-// the way opened without following a symlink, search and write permission taken
-// back where the command removed ours, and the modes restored after. Returns
-// the problem, if any.
-std::optional<std::string> remove_placeholder(const Leftover& l, sbx::Placeholder kind) {
+// The directory placeholders are removed from, opened once for each run of
+// them that lies there (most lie at the root's top): each directory on the way
+// opened without following a symlink, search permission taken back where the
+// command removed ours, and the modes restored when the next one is opened or
+// the removals are done.
+class PlaceholderDir {
+public:
+    PlaceholderDir() = default;
+    PlaceholderDir(const PlaceholderDir&) = delete;
+    PlaceholderDir& operator=(const PlaceholderDir&) = delete;
+    ~PlaceholderDir() { close(); }
+
+    // Opens `path` unless it is the one open. -1: it is gone (ENOENT), or the
+    // problem is in `why`.
+    int open(const std::string& path, std::string& why) {
+        if (fd_ >= 0 && path == path_) return fd_;
+        close();
+        auto modes = std::make_unique<ModeChanges>();
+        int dir = ::open("/", kWalkFlags);
+        if (dir < 0) {
+            why = "cannot open /: " + std::string(std::strerror(errno));
+            return -1;
+        }
+        for (const auto comp : sbx::paths::components(path)) {
+            const std::string name(comp);
+            int next = ::openat(dir, name.c_str(), kWalkFlags);
+            if (next < 0 && errno == EACCES && modes->grant(dir, S_IXUSR)) next = ::openat(dir, name.c_str(), kWalkFlags);
+            const int err = errno;
+            ::close(dir);
+            if (next < 0) {
+                if (err != ENOENT) why = "cannot open the directory " + name + " on the way: " + std::strerror(err);
+                return -1;
+            }
+            dir = next;
+        }
+        fd_ = dir;
+        path_ = path;
+        modes_ = std::move(modes);
+        return fd_;
+    }
+    ModeChanges& modes() { return *modes_; }
+
+private:
+    void close() {
+        modes_.reset();  // the modes back first, through their own descriptors
+        if (fd_ >= 0) ::close(fd_);
+        fd_ = -1;
+        path_.clear();
+    }
+    std::string path_;
+    int fd_ = -1;
+    std::unique_ptr<ModeChanges> modes_;
+};
+
+// Removes the placeholder `l` when it is still the one made, from its directory
+// opened in `dir`, write permission taken back where the command removed ours.
+// Returns the problem, if any.
+std::optional<std::string> remove_placeholder(const Leftover& l, sbx::Placeholder kind, PlaceholderDir& dirs) {
     const std::string where = l.path + ": ";
     if (!sbx::paths::is_absolute(l.path) || l.path == "/") return where + "not a placeholder's path";
-    ModeChanges modes;
-    int dir = ::open("/", kWalkFlags);
-    if (dir < 0) return where + "cannot open /: " + std::strerror(errno);
-    struct Closer {
-        int& fd;
-        ~Closer() {
-            if (fd >= 0) ::close(fd);
-        }
-    } closer{dir};
-    const auto comps = sbx::paths::components(l.path);
-    for (std::size_t i = 0; i + 1 < comps.size(); ++i) {
-        const std::string name(comps[i]);
-        int next = ::openat(dir, name.c_str(), kWalkFlags);
-        if (next < 0 && errno == EACCES && modes.grant(dir, S_IXUSR)) next = ::openat(dir, name.c_str(), kWalkFlags);
-        if (next < 0) {
-            if (errno == ENOENT) return std::nullopt;  // gone with its directory
-            return where + "cannot open the directory " + name + " on the way: " + std::strerror(errno);
-        }
-        ::close(dir);
-        dir = next;
+    std::string why;
+    const int dir = dirs.open(sbx::paths::parent(l.path), why);
+    if (dir < 0) {
+        if (why.empty()) return std::nullopt;  // gone with its directory
+        return where + why;
     }
-    const std::string name(comps.back());
+    ModeChanges& modes = dirs.modes();
+    const std::string name(sbx::paths::components(l.path).back());
     struct stat st {};
     int rc = ::fstatat(dir, name.c_str(), &st, AT_SYMLINK_NOFOLLOW);
     if (rc != 0 && errno == EACCES && modes.grant(dir, S_IXUSR)) rc = ::fstatat(dir, name.c_str(), &st, AT_SYMLINK_NOFOLLOW);
@@ -278,9 +318,10 @@ sbx::expected<void> remove_tree(const std::string& path) {
 
 std::vector<std::string> remove_leftovers(const std::vector<Leftover>& list) {
     std::vector<std::string> problems;
+    PlaceholderDir dirs;
     for (auto it = list.rbegin(); it != list.rend(); ++it) {
         if (const auto kind = placeholder_kind(it->kind)) {
-            if (auto problem = remove_placeholder(*it, *kind)) problems.push_back(std::move(*problem));
+            if (auto problem = remove_placeholder(*it, *kind, dirs)) problems.push_back(std::move(*problem));
             continue;
         }
         if (auto r = remove_tree(it->path); !r) problems.push_back(sbx::to_string(r.error()));
@@ -326,11 +367,15 @@ Reaper::Reaper(Reaper&& other) noexcept : pid_(other.pid_), fd_(other.fd_) {
 
 Reaper::~Reaper() {
     if (fd_ >= 0) ::close(fd_);
-    if (pid_ > 0) {
-        int status = 0;
-        while (::waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
-        }
+    wait();
+}
+
+void Reaper::wait() {
+    if (pid_ <= 0) return;
+    int status = 0;
+    while (::waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
     }
+    pid_ = -1;
 }
 
 void Reaper::send(char kind, const std::string& payload) {
@@ -365,14 +410,6 @@ void Reaper::dismiss() {
     send('X', "");
     if (fd_ >= 0) ::close(fd_);
     fd_ = -1;
-    // Gone before this returns: a launcher that runs sbx again for a stale plan
-    // (plan_again_if_stale) leaves no child behind for nobody to wait for.
-    if (pid_ > 0) {
-        int status = 0;
-        while (::waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
-        }
-        pid_ = -1;
-    }
 }
 
 }  // namespace sbx::launcher

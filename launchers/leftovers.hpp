@@ -87,9 +87,12 @@ public:
     // none any more (the launcher restored them).
     void terminal_modes(const termios* modes);
 
-    // The launcher cleaned up itself: the reaper exits without touching
-    // anything, and is waited for.
+    // The launcher cleaned up itself: the reaper exits without touching anything
+    // (and is waited for when this is destroyed).
     void dismiss();
+    // Waits for a dismissed reaper to be gone: before this process execs
+    // another program (plan_again_if_stale), which would not wait for it.
+    void wait();
 
 private:
     Reaper(pid_t pid, int fd) : pid_(pid), fd_(fd) {}

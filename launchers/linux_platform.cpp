@@ -244,8 +244,196 @@ int seccomp_step(const sbx::Plan& plan, SeccompPart part, bool& unavailable, sbx
     return -1;
 }
 
+// Closes `fd` where it is open, and marks it closed.
+void close_fd(int& fd) {
+    if (fd >= 0) ::close(fd);
+    fd = -1;
+}
+
+// Copies the whole of `from` (a memfd's program, read from its start) to `to`.
+bool copy_program(int from, int to) {
+    char buf[8192];
+    off_t off = 0;
+    for (;;) {
+        const ssize_t n = ::pread(from, buf, sizeof buf, off);
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0) return false;
+        if (n == 0) return true;
+        if (!write_all(to, buf, static_cast<std::size_t>(n))) return false;
+        off += n;
+    }
+}
+
+// A sandbox's bubblewrap and the descriptors it and the stage hold, with ours of
+// each pair. Started the usual way (stage_argv: everything on the command line,
+// bubblewrap given the plan's mounts) or waiting (stage_waiting_argv: bubblewrap
+// makes the base alone and the stage waits for its orders, which the launcher
+// sends once the placeholders are made; its seccomp program comes on a pipe,
+// which bubblewrap reads just before it starts the stage).
+struct Sandbox {
+    Sandbox() = default;
+    Sandbox(const Sandbox&) = delete;
+    Sandbox& operator=(const Sandbox&) = delete;
+    ~Sandbox() {
+        for (int* fd : {&exe_fd, &status_pipe[0], &status_pipe[1], &err_pipe[0], &err_pipe[1], &proxy_pair[0],
+                        &proxy_pair[1], &pty_pair[0], &pty_pair[1], &orders_pipe[0], &orders_pipe[1], &seccomp_pipe[0],
+                        &seccomp_pipe[1], &seccomp_fd, &mounts_filter_fd, &exclude_fd})
+            close_fd(*fd);
+    }
+
+    pid_t pid = -1;
+    SandboxFacts facts;  // what it was started for
+    StageArgs stage;     // the stage's command line: its binary, status, orders and trace descriptors
+    int exe_fd = -1;
+    int status_pipe[2] = {-1, -1};
+    int err_pipe[2] = {-1, -1};
+    int proxy_pair[2] = {-1, -1};
+    int pty_pair[2] = {-1, -1};      // the stage hands the command's terminal over it
+    int orders_pipe[2] = {-1, -1};   // waiting: the stage's orders
+    int seccomp_pipe[2] = {-1, -1};  // waiting: bubblewrap's --seccomp, the first part
+    int seccomp_fd = -1;             // the usual way: bubblewrap's --seccomp
+    int mounts_filter_fd = -1;       // the stage's second part, where it makes the mounts
+    int exclude_fd = -1;             // the git exclude file's content
+    int stage_pty_fd = -1;    // the stage's ends of the pairs, by the numbers it has them
+    int stage_proxy_fd = -1;  // (ours are closed once bubblewrap has started)
+    std::optional<TerminalUse> terminal;
+    bool relay = false;  // the command's standard error passes through relay_stderr
+};
+
+// The stage's binary (sbx-stage beside us, else ourselves), its status pipe,
+// the pipe of the command's standard error when it is relayed (`scan_stderr`,
+// or the block to append to what a program reads), the command's terminal, and
+// the socket pair on which the stage hands over the proxy's listeners (`proxy`);
+// waiting, the orders' and the seccomp program's pipes and the memfds the
+// stage reads later.
+sbx::expected<void> open_sandbox_fds(Sandbox& sb, const Options& o, bool scan_stderr, bool proxy, bool waiting) {
+    auto failed = [](const std::string& what) {
+        return sbx::fail(sbx::Error(sbx::Errc::internal, what + ": " + std::strerror(errno)));
+    };
+    sb.exe_fd = open_stage_binary();
+    if (sb.exe_fd < 0 || ::pipe2(sb.status_pipe, O_CLOEXEC) != 0) return failed("cannot set up the stage");
+    sb.stage.exe_fd = sb.exe_fd;
+    sb.stage.status_fd = sb.status_pipe[1];
+    sb.stage.trace_fd = o.trace.fd();
+    // With the block to append and standard error not a terminal (a program
+    // reads it), or file refusals to read from it, the command's standard error
+    // passes through relay_stderr.
+    sb.relay = scan_stderr || (o.print_violations && ::isatty(STDERR_FILENO) == 0);
+    // A terminal of its own (terminal.hpp) stands in for those of 0-2 that are
+    // the caller's terminal. bubblewrap gets none of them: its messages, should
+    // it fail, come through the pipe of standard error.
+    sb.terminal = terminal_use(o.pty, sb.relay);
+    const bool err_pipe = sb.relay || (sb.terminal && sb.terminal->replaces[2]);
+    if (err_pipe && ::pipe2(sb.err_pipe, O_CLOEXEC) != 0) return failed("pipe");
+    if (sb.terminal && ::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sb.pty_pair) != 0) return failed("socketpair");
+    if (proxy && ::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sb.proxy_pair) != 0) return failed("socketpair");
+    sb.stage_pty_fd = sb.pty_pair[1];
+    sb.stage_proxy_fd = sb.proxy_pair[1];
+    if (!waiting) return {};
+    if (::pipe2(sb.orders_pipe, O_CLOEXEC) != 0 || ::pipe2(sb.seccomp_pipe, O_CLOEXEC) != 0) return failed("pipe");
+    sb.stage.orders_fd = sb.orders_pipe[0];
+    sb.mounts_filter_fd = ::memfd_create("sbx-mounts-filter", MFD_CLOEXEC);
+    sb.exclude_fd = ::memfd_create("sbx-git-exclude", MFD_CLOEXEC);
+    if (sb.mounts_filter_fd < 0 || sb.exclude_fd < 0) return failed("memfd_create");
+    return {};
+}
+
+// Starts bubblewrap with `args` and `env`, giving it `keep` (and the stage's
+// descriptors of `sb`): sb.pid, or -1 with errno when it could not be started.
+// posix_spawn starts it without copying this process (a vfork): neither
+// process then pays for the pages the other writes. So the descriptors
+// bubblewrap is not given are marked close-on-exec here, in this process, which
+// execs nothing else but sbx itself again for a stale plan (and that needs none
+// of them).
+pid_t start_bubblewrap(Sandbox& sb, std::vector<std::string>& args, std::vector<std::string>& env,
+                       std::vector<int> keep, Reaper& reaper) {
+    for (int fd : {sb.exe_fd, sb.status_pipe[1], sb.seccomp_fd, sb.exclude_fd, sb.proxy_pair[1], sb.pty_pair[1],
+                   sb.stage.trace_fd, sb.mounts_filter_fd, sb.orders_pipe[0], sb.seccomp_pipe[0]})
+        if (fd >= 0) keep.push_back(fd);
+    // bubblewrap and the stage get the descriptors they need and those the plan
+    // passes to the command; nothing else the caller or this process has open
+    // survives the exec.
+    if (!sweep_fds(keep, FdSweep::cloexec)) return -1;
+    posix_spawn_file_actions_t actions;
+    posix_spawnattr_t attr;
+    ::posix_spawn_file_actions_init(&actions);
+    ::posix_spawnattr_init(&attr);
+    struct Done {
+        posix_spawn_file_actions_t& a;
+        posix_spawnattr_t& b;
+        ~Done() {
+            ::posix_spawn_file_actions_destroy(&a);
+            ::posix_spawnattr_destroy(&b);
+        }
+    } done{actions, attr};
+    int rc = 0;
+    // A descriptor dup2'd onto itself keeps no close-on-exec flag, in the child alone.
+    for (int fd : keep)
+        if (rc == 0) rc = ::posix_spawn_file_actions_adddup2(&actions, fd, fd);
+    // Where the command gets a terminal of its own, neither bubblewrap nor its
+    // init (pid 1 inside) keeps the caller's: /dev/null stands in until the
+    // stage puts the command's terminal there.
+    if (sb.terminal)
+        for (int fd = 0; fd < 2; ++fd)
+            if (rc == 0 && sb.terminal->replaces[static_cast<std::size_t>(fd)])
+                rc = ::posix_spawn_file_actions_addopen(&actions, fd, "/dev/null", O_RDWR, 0);
+    if (rc == 0 && sb.err_pipe[1] >= 0) rc = ::posix_spawn_file_actions_adddup2(&actions, sb.err_pipe[1], STDERR_FILENO);
+    // The signals this process catches or ignores are bubblewrap's to take as they come.
+    sigset_t defaults, none;
+    sigemptyset(&defaults);
+    sigemptyset(&none);
+    for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE}) sigaddset(&defaults, sig);
+    if (rc == 0) rc = ::posix_spawnattr_setsigdefault(&attr, &defaults);
+    if (rc == 0) rc = ::posix_spawnattr_setsigmask(&attr, &none);
+    if (rc == 0) rc = ::posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
+    auto a = c_strings(args);
+    auto e = c_strings(env);
+    if (rc == 0) rc = ::posix_spawn(&sb.pid, a[0], &actions, &attr, a.data(), e.data());
+    if (rc != 0) {
+        sb.pid = -1;
+        errno = rc;
+        return -1;
+    }
+    watch_sandbox(sb.pid, KillScope::process);
+    reaper.sandbox_pid(sb.pid);
+    // Bubblewrap's and the stage's ends, which this process needs no more.
+    for (int* fd : {&sb.status_pipe[1], &sb.exe_fd, &sb.seccomp_fd, &sb.err_pipe[1], &sb.pty_pair[1],
+                    &sb.orders_pipe[0], &sb.seccomp_pipe[0]})
+        close_fd(*fd);
+    return sb.pid;
+}
+
+// Starts a sandbox that waits for its orders, for a plan with `facts`, on the
+// bubblewrap the probe found; -1 with errno, or the pid.
+pid_t start_waiting(Sandbox& sb, const SandboxFacts& facts, const std::string& bwrap, const Options& o, Reaper& reaper) {
+    sb.facts = facts;
+    if (!open_sandbox_fds(sb, o, facts.scan_stderr, true, true)) return -1;
+    BwrapLaunch launch;
+    launch.bwrap = bwrap;
+    launch.seccomp_fd = sb.seccomp_pipe[0];
+    launch.stage_mounts = true;
+    launch.stage_argv = stage_waiting_argv(sb.stage);
+    auto args = bwrap_waiting_args(launch, facts.isolated);
+    std::vector<std::string> env;  // the command's comes with the orders
+    return start_bubblewrap(sb, args, env, facts.pass_fds, reaper);
+}
+
+// A sandbox that waits for orders it will never get: its stage ends without a
+// mount (the orders' pipe ends empty), and bubblewrap with it (the seccomp
+// pipe ends empty too, where it had not started the stage yet), waited for.
+void end_waiting(Sandbox& sb) {
+    close_fd(sb.orders_pipe[1]);
+    close_fd(sb.seccomp_pipe[1]);
+    if (sb.pid > 0) {
+        while (::waitpid(sb.pid, nullptr, 0) < 0 && errno == EINTR) {
+        }
+        sandbox_ended();
+    }
+    sb.pid = -1;
+}
+
 // What one confined run holds between its steps: the root's group, what was
-// made, and the descriptors handed to bubblewrap and the stage.
+// made, the sandbox.
 struct Run {
     Run(Launcher& launcher, const sbx::Plan& p, Reaper& r, RootGroup g)
         : l(launcher), plan(p), reaper(r), group(std::move(g)) {}
@@ -255,23 +443,15 @@ struct Run {
     RootGroup group;
     std::vector<sbx::RegisteredPlaceholder> group_placeholders;  // read under the group's lock
     std::vector<Leftover> made;
-    int seccomp_fd = -1;
-    int mounts_filter_fd = -1;  // the mount family's filter, where the stage makes the mounts
-    StageArgs stage;
-    int exe_fd = -1;
-    int status_pipe[2] = {-1, -1};
-    int err_pipe[2] = {-1, -1};
-    int proxy_pair[2] = {-1, -1};
-    int pty_pair[2] = {-1, -1};  // the stage hands the command's terminal over it
-    int go_pipe[2] = {-1, -1};   // the stage waits on it for the placeholders (StageArgs::go_fd)
-    std::optional<TerminalUse> terminal;
+    std::unique_ptr<Sandbox> sb;
     std::unique_ptr<TerminalRelay> terminal_relay;
-    int exclude_fd = -1;
     std::optional<sbx::StderrScanner> scanner;
 
     // Before the command ran: remove what was made, say why, and give 125.
     int give_up(const sbx::Error& e) {
+        if (sb && sb->pid > 0) end_waiting(*sb);
         l.clean_up(made, reaper, &group);
+        reaper.wait();  // a stale plan's next attempt replaces this program
         return l.fail_before(e);
     }
     int give_up_reported(const sbx::Error& e) {
@@ -309,145 +489,50 @@ sbx::expected<void> make_under_lock(Run& run) {
     return {};
 }
 
-// The stage's binary (sbx-stage beside us, else ourselves), its status pipe and
-// arguments, the pipe of the command's standard error when it is relayed, and
-// the socket pair on which the stage hands over the proxy's listeners.
-sbx::expected<void> prepare_stage(Run& run) {
+// The stage's arguments the plan gives (for its command line, or its orders):
+// the command, its environment and descriptors, the terminal, the proxy's
+// listeners.
+void plan_stage(Run& run) {
     const sbx::Plan& plan = run.plan;
-    auto failed = [](const std::string& what) {
-        return sbx::fail(sbx::Error(sbx::Errc::internal, what + ": " + std::strerror(errno)));
-    };
-    run.exe_fd = open_stage_binary();
-    if (run.exe_fd < 0 || ::pipe2(run.status_pipe, O_CLOEXEC) != 0) return failed("cannot set up the stage");
-    if (run.mounts_filter_fd >= 0) {
-        if (::pipe2(run.go_pipe, O_CLOEXEC) != 0) return failed("cannot set up the stage");
-        run.stage.go_fd = run.go_pipe[0];
-    }
-
-    StageArgs& stage = run.stage;
-    stage.exe_fd = run.exe_fd;
-    stage.status_fd = run.status_pipe[1];
-    stage.filtered = run.seccomp_fd >= 0;
+    Sandbox& sb = *run.sb;
+    StageArgs& stage = sb.stage;
+    stage.filtered = sb.seccomp_fd >= 0 || sb.seccomp_pipe[1] >= 0;
     stage.keep_fds = plan.pass_fds;
     for (const auto& v : plan.loader_env) stage.loader_env.push_back(v.name + "=" + v.value);
+    stage.env = env_strings(plan, false);
     stage.command = plan.argv;
-    // With the block to append and standard error not a terminal (a program
-    // reads it), or file refusals to read from it, the command's standard error
-    // passes through relay_stderr.
-    const bool relay = plan.scan_stderr || (run.l.options().print_violations && ::isatty(STDERR_FILENO) == 0);
-    // A terminal of its own (terminal.hpp) stands in for those of 0-2 that are
-    // the caller's terminal. bubblewrap gets none of them: its messages, should
-    // it fail, come through the pipe of standard error.
-    run.terminal = terminal_use(run.l.options().pty, relay);
-    const bool err_pipe = relay || (run.terminal && run.terminal->replaces[2]);
-    if (err_pipe && ::pipe2(run.err_pipe, O_CLOEXEC) != 0) return failed("pipe");
     if (plan.scan_stderr) run.scanner.emplace(plan.filesystem, plan.cwd);
-    if (run.terminal) {
-        if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, run.pty_pair) != 0) return failed("socketpair");
-        stage.pty_fd = run.pty_pair[1];
-        stage.pty_on = run.terminal->replaces;
+    if (sb.terminal) {
+        stage.pty_fd = sb.stage_pty_fd;
+        stage.pty_on = sb.terminal->replaces;
     }
     if (plan.network.mode == sbx::NetworkMode::proxy) {
-        if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, run.proxy_pair) != 0) return failed("socketpair");
-        stage.proxy_fd = run.proxy_pair[1];
+        stage.proxy_fd = sb.stage_proxy_fd;
         for (const auto& f : plan.network.forwards)
             stage.forwards.push_back({sbx::net::to_string(f.listen), f.port, f.why.empty() ? f.target : f.why});
     }
-    return {};
 }
 
-// bubblewrap's whole command line (sbx/linux/bwrap.hpp: the namespaces, the
-// seccomp program, the plan's mounts, the group's files covered, the git exclude
-// file and the stage with the command), with what only this run knows. The git
-// exclude file's content goes in a memfd, kept in run.exclude_fd.
-sbx::expected<std::vector<std::string>> bubblewrap_argv(const sbx::Plan& plan, const ProbeResult& probed, Run& run) {
+// What bubblewrap and the stage are told of the root's group and the git
+// exclude file (sbx/linux/bwrap.hpp); the exclude file's content goes into
+// sb.exclude_fd (made here the usual way).
+sbx::expected<BwrapLaunch> launch_of(Run& run, const std::string& bwrap) {
+    const sbx::Plan& plan = run.plan;
+    Sandbox& sb = *run.sb;
+    BwrapLaunch launch;
+    launch.bwrap = bwrap;
     if (const auto& ex = plan.filesystem.git_exclude) {
-        run.exclude_fd = ::memfd_create("sbx-git-exclude", MFD_CLOEXEC);  // the bubblewrap child clears it
-        if (run.exclude_fd < 0 || !write_all(run.exclude_fd, ex->content.data(), ex->content.size()) ||
-            ::lseek(run.exclude_fd, 0, SEEK_SET) != 0)
+        if (sb.exclude_fd < 0) sb.exclude_fd = ::memfd_create("sbx-git-exclude", MFD_CLOEXEC);
+        if (sb.exclude_fd < 0 || !write_all(sb.exclude_fd, ex->content.data(), ex->content.size()) ||
+            ::lseek(sb.exclude_fd, 0, SEEK_SET) != 0)
             return sbx::fail(sbx::Error(sbx::Errc::internal,
                                         std::string("cannot write the git exclude file: ") + std::strerror(errno)));
+        launch.exclude_fd = sb.exclude_fd;
     }
-    BwrapLaunch launch;
-    launch.bwrap = probed.bwrap;
-    if (run.seccomp_fd >= 0) launch.seccomp_fd = run.seccomp_fd;
+    if (sb.seccomp_fd >= 0) launch.seccomp_fd = sb.seccomp_fd;
     launch.group_dir = sbx::paths::parent(run.group.lock_path());
     for (const auto& e : run.group_placeholders) launch.group_placeholders.push_back(e.path);
-    if (run.exclude_fd >= 0) launch.exclude_fd = run.exclude_fd;
-    if (run.mounts_filter_fd >= 0) stage_makes_mounts(plan, launch, run.stage, run.mounts_filter_fd);
-    launch.stage_argv = stage_argv(run.stage);
-    return bwrap_args(plan, launch);
-}
-
-// Starts bubblewrap with `args` and the plan's environment (without the loader
-// variables, which the stage sets for the command alone). Its pid, or -1 with
-// errno when it could not be started. posix_spawn starts it without copying
-// this process (a vfork): neither process then pays for the pages the other
-// writes. So the descriptors bubblewrap is not given are marked close-on-exec
-// here, in this process, which execs nothing else but sbx itself again for a
-// stale plan (and that needs none of them).
-pid_t start_bubblewrap(Run& run, std::vector<std::string>& args) {
-    const sbx::Plan& plan = run.plan;
-    auto env = env_strings(plan, false);
-    std::vector<int> keep_fds = plan.pass_fds;
-    for (int fd : {run.exe_fd, run.status_pipe[1], run.seccomp_fd, run.exclude_fd, run.proxy_pair[1], run.pty_pair[1],
-                   run.stage.trace_fd, run.mounts_filter_fd, run.go_pipe[0]})
-        if (fd >= 0) keep_fds.push_back(fd);
-    // bubblewrap and the stage get the descriptors they need and those the plan
-    // passes to the command; nothing else the caller or this process has open
-    // survives the exec.
-    if (!sweep_fds(keep_fds, FdSweep::cloexec)) return -1;
-    posix_spawn_file_actions_t actions;
-    posix_spawnattr_t attr;
-    ::posix_spawn_file_actions_init(&actions);
-    ::posix_spawnattr_init(&attr);
-    struct Done {
-        posix_spawn_file_actions_t& a;
-        posix_spawnattr_t& b;
-        ~Done() {
-            ::posix_spawn_file_actions_destroy(&a);
-            ::posix_spawnattr_destroy(&b);
-        }
-    } done{actions, attr};
-    int rc = 0;
-    // A descriptor dup2'd onto itself keeps no close-on-exec flag, in the child alone.
-    for (int fd : keep_fds)
-        if (rc == 0) rc = ::posix_spawn_file_actions_adddup2(&actions, fd, fd);
-    // Where the command gets a terminal of its own, neither bubblewrap nor its
-    // init (pid 1 inside) keeps the caller's: /dev/null stands in until the
-    // stage puts the command's terminal there.
-    if (run.terminal)
-        for (int fd = 0; fd < 2; ++fd)
-            if (rc == 0 && run.terminal->replaces[static_cast<std::size_t>(fd)])
-                rc = ::posix_spawn_file_actions_addopen(&actions, fd, "/dev/null", O_RDWR, 0);
-    if (rc == 0 && run.err_pipe[1] >= 0) rc = ::posix_spawn_file_actions_adddup2(&actions, run.err_pipe[1], STDERR_FILENO);
-    // The signals this process catches or ignores are bubblewrap's to take as they come.
-    sigset_t defaults, none;
-    sigemptyset(&defaults);
-    sigemptyset(&none);
-    for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE}) sigaddset(&defaults, sig);
-    if (rc == 0) rc = ::posix_spawnattr_setsigdefault(&attr, &defaults);
-    if (rc == 0) rc = ::posix_spawnattr_setsigmask(&attr, &none);
-    if (rc == 0) rc = ::posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
-    auto a = c_strings(args);
-    auto e = c_strings(env);
-    pid_t pid = -1;
-    if (rc == 0) rc = ::posix_spawn(&pid, a[0], &actions, &attr, a.data(), e.data());
-    if (rc != 0) {
-        errno = rc;
-        return -1;
-    }
-    watch_sandbox(pid, KillScope::process);
-    run.reaper.sandbox_pid(pid);
-    ::close(run.status_pipe[1]);
-    ::close(run.exe_fd);
-    if (run.seccomp_fd >= 0) ::close(run.seccomp_fd);
-    if (run.mounts_filter_fd >= 0) ::close(run.mounts_filter_fd);
-    if (run.exclude_fd >= 0) ::close(run.exclude_fd);
-    if (run.err_pipe[1] >= 0) ::close(run.err_pipe[1]);
-    if (run.pty_pair[1] >= 0) ::close(run.pty_pair[1]);
-    if (run.go_pipe[0] >= 0) ::close(run.go_pipe[0]);
-    return pid;
+    return launch;
 }
 
 // The command's terminal: the stage hands over its master and waits until the
@@ -456,15 +541,15 @@ pid_t start_bubblewrap(Run& run, std::vector<std::string>& args) {
 // command no terminal of its own, or the sandbox never got that far (the
 // stage's exit closes the socket).
 void start_terminal(Run& run) {
-    if (run.pty_pair[0] < 0) return;
-    auto fds = receive_fds(run.pty_pair[0], 1);
+    Sandbox& sb = *run.sb;
+    if (sb.pty_pair[0] < 0) return;
+    auto fds = receive_fds(sb.pty_pair[0], 1);
     if (!fds.empty()) {
-        run.terminal_relay = std::make_unique<TerminalRelay>(*run.terminal, fds.front(), run.reaper);
+        run.terminal_relay = std::make_unique<TerminalRelay>(*sb.terminal, fds.front(), run.reaper);
         run.terminal_relay->start();
-        write_all(run.pty_pair[0], "G", 1);
+        write_all(sb.pty_pair[0], "G", 1);
     }
-    ::close(run.pty_pair[0]);
-    run.pty_pair[0] = -1;
+    close_fd(sb.pty_pair[0]);
 }
 
 // The proxy: the stage hands over the listening sockets it made inside. Null
@@ -472,11 +557,15 @@ void start_terminal(Run& run) {
 // cannot start, the command would run without the network it was promised: it
 // is stopped.
 std::unique_ptr<CommandProxy> start_proxy(Run& run, pid_t pid, const Trace& trace) {
+    Sandbox& sb = *run.sb;
     std::unique_ptr<CommandProxy> proxy;
-    if (run.proxy_pair[0] < 0) return proxy;
-    ::close(run.proxy_pair[1]);
-    auto fds = receive_fds(run.proxy_pair[0], run.plan.network.forwards.size() + 2);
-    ::close(run.proxy_pair[0]);
+    close_fd(sb.proxy_pair[1]);
+    if (sb.proxy_pair[0] < 0 || sb.stage.proxy_fd < 0) {
+        close_fd(sb.proxy_pair[0]);
+        return proxy;
+    }
+    auto fds = receive_fds(sb.proxy_pair[0], run.plan.network.forwards.size() + 2);
+    close_fd(sb.proxy_pair[0]);
     if (fds.empty()) return proxy;
     const auto t = Trace::now();
     const int socks_fd = fds.back();
@@ -578,6 +667,38 @@ int LinuxPlatform::doctor(Launcher& l) {
     return result.available() ? 0 : 1;
 }
 
+SandboxFacts facts_of(const sbx::Plan& plan) {
+    return SandboxFacts{plan.bwrap_path, plan.filesystem.isolated, plan.scan_stderr, plan.pass_fds};
+}
+
+// A sandbox started early: it, and when bubblewrap started (for the trace).
+struct LinuxPlatform::Waiting {
+    Sandbox sb;
+    std::uint64_t started = 0;
+};
+
+LinuxPlatform::LinuxPlatform() = default;
+
+LinuxPlatform::~LinuxPlatform() {
+    if (waiting_) end_waiting(waiting_->sb);
+}
+
+void LinuxPlatform::start_early(Launcher& l, const SandboxFacts& facts, Reaper& reaper) {
+    if (bubblewrap_mounts_ || waiting_) return;
+    const auto t = Trace::now();
+    // The quick probe without the seccomp checks: unavailable() makes them all
+    // again for the plan, while bubblewrap builds the sandbox (which waits for
+    // the filter the launcher hands it, and for the stage's orders).
+    const ProbeResult quick = probe(ProbeOptions{facts.bwrap_path, false, false});
+    if (!quick.available() || !mount_api_available()) return;
+    install_signal_handlers();  // a signal from now on ends the sandbox too
+    auto w = std::make_unique<Waiting>();
+    w->started = Trace::now();
+    if (start_waiting(w->sb, facts, quick.bwrap, l.options(), reaper) < 0) return;  // run() tries again
+    waiting_ = std::move(w);
+    l.trace().step("launcher.start-early", t);
+}
+
 std::optional<sbx::Error> LinuxPlatform::unavailable(const sbx::Plan& plan) {
     popt_ = ProbeOptions{plan.bwrap_path, !plan.allow_unix_sockets, false};
     probed_ = probe(popt_);
@@ -596,70 +717,134 @@ std::optional<sbx::Error> LinuxPlatform::unavailable(const sbx::Plan& plan) {
     return std::nullopt;
 }
 
-// The confined run, step by step: join the root's group, check and make under
-// its lock, set up the stage, start bubblewrap and the proxy, wait, clean up,
-// audit, and say how it ended.
+// The confined run, step by step: start bubblewrap (unless it started early)
+// where the stage waits for its orders, join the root's group, check and make
+// under its lock, give the stage its orders (or, the usual way, start
+// bubblewrap with everything on its command line), start the proxy, wait,
+// clean up, audit, and say how it ended.
 int LinuxPlatform::run(Launcher& l, const sbx::Plan& plan, Reaper& reaper) {
+    const Trace& trace = l.trace();
+    // Whatever the command writes is stamped at or after this.
+    const timespec run_start = audit_clock();
+    // The waiting way serves a plan whose every mount the stage makes.
+    const bool stage_mounts = mounts_filter_fd_ >= 0;
+    const bool can_wait = stage_mounts && bubblewrap_made(mount_ops(plan, BwrapLaunch{})).empty();
+    std::unique_ptr<Sandbox> sb;
+    std::uint64_t sandbox_start = 0;
+    if (waiting_ && can_wait && waiting_->sb.facts == facts_of(plan)) {
+        sb = std::make_unique<Sandbox>();
+        std::swap(sb->pid, waiting_->sb.pid);  // moved by hand: a Sandbox closes what it holds
+        sandbox_start = waiting_->started;
+    }
+    auto t = Trace::now();
+    if (sb) {
+        // Taken over: every descriptor of the early sandbox is this run's now.
+        Sandbox& from = waiting_->sb;
+        sb->facts = from.facts;
+        sb->stage = from.stage;
+        sb->terminal = from.terminal;
+        sb->relay = from.relay;
+        sb->stage_pty_fd = from.stage_pty_fd;
+        sb->stage_proxy_fd = from.stage_proxy_fd;
+        for (auto [to, of] : {std::pair{&sb->exe_fd, &from.exe_fd}, {&sb->status_pipe[0], &from.status_pipe[0]},
+                              {&sb->status_pipe[1], &from.status_pipe[1]}, {&sb->err_pipe[0], &from.err_pipe[0]},
+                              {&sb->err_pipe[1], &from.err_pipe[1]}, {&sb->proxy_pair[0], &from.proxy_pair[0]},
+                              {&sb->proxy_pair[1], &from.proxy_pair[1]}, {&sb->pty_pair[0], &from.pty_pair[0]},
+                              {&sb->pty_pair[1], &from.pty_pair[1]}, {&sb->orders_pipe[0], &from.orders_pipe[0]},
+                              {&sb->orders_pipe[1], &from.orders_pipe[1]}, {&sb->seccomp_pipe[0], &from.seccomp_pipe[0]},
+                              {&sb->seccomp_pipe[1], &from.seccomp_pipe[1]}, {&sb->mounts_filter_fd, &from.mounts_filter_fd},
+                              {&sb->exclude_fd, &from.exclude_fd}})
+            std::swap(*to, *of);
+        waiting_.reset();
+    } else {
+        // Started early for another plan, or not at all.
+        if (waiting_) end_waiting(waiting_->sb);
+        waiting_.reset();
+        if (can_wait) {
+            sb = std::make_unique<Sandbox>();
+            sandbox_start = Trace::now();
+            if (start_waiting(*sb, facts_of(plan), probed_.bwrap, l.options(), reaper) < 0) {
+                reaper.dismiss();
+                return l.fail_reported(
+                    sbx::Error(sbx::Errc::internal, "cannot start " + probed_.bwrap + ": " + std::strerror(errno)));
+            }
+            trace.step("launcher.start", t);
+        }
+    }
+    // The filter's first part, which bubblewrap reads before it starts the stage
+    // (and, should it end empty, refuses to start it).
+    if (sb) {
+        if (!copy_program(seccomp_fd_, sb->seccomp_pipe[1])) std::cerr << "sbx-linux: cannot hand bubblewrap its seccomp program: " << std::strerror(errno) << "\n";
+        close_fd(sb->seccomp_pipe[1]);
+        close_fd(seccomp_fd_);
+    }
+
     // Other sandboxes of the same root wait while this one checks the plan and
     // makes its placeholders, and the last one to end removes them.
-    const Trace& trace = l.trace();
-    auto t = Trace::now();
+    t = Trace::now();
     auto group = RootGroup::join(plan);
     if (!group) {
+        if (sb) end_waiting(*sb);
         reaper.dismiss();
         return l.fail_reported(group.error());
     }
     reaper.group(group->lock_path(), group->live_path());
     Run run(l, plan, reaper, std::move(*group));
-    run.seccomp_fd = seccomp_fd_;
-    run.mounts_filter_fd = mounts_filter_fd_;
+    run.sb = sb ? std::move(sb) : std::make_unique<Sandbox>();
+    const bool waiting = run.sb->pid > 0;
     trace.step("launcher.group", t);
     t = Trace::now();
     if (auto r = check_under_lock(run); !r) return run.give_up_reported(r.error());
     trace.step("launcher.check", t);
-    // Where the stage makes the mounts, bubblewrap builds the namespaces while
-    // the placeholders are made, and the stage waits for them; else bubblewrap
-    // mounts over them itself, and they come first.
-    const bool stage_waits = run.mounts_filter_fd >= 0;
-    if (!stage_waits) {
-        t = Trace::now();
-        if (auto r = make_under_lock(run); !r) return run.give_up_reported(r.error());
-        trace.step("launcher.placeholders", t);
-    }
     t = Trace::now();
-    run.stage.trace_fd = trace.fd();
-    if (auto r = prepare_stage(run); !r) return run.give_up(r.error());
-    auto args = bubblewrap_argv(plan, probed_, run);
-    if (!args) return run.give_up(args.error());
-    trace.step("launcher.stage-args", t);
+    if (auto r = make_under_lock(run); !r) return run.give_up_reported(r.error());
+    trace.step("launcher.placeholders", t);
 
-    // Whatever the command writes is stamped at or after this.
-    const timespec run_start = audit_clock();
-    const auto sandbox_start = Trace::now();
-    const pid_t pid = start_bubblewrap(run, *args);
-    if (pid < 0) return run.give_up_errno("cannot start " + (*args)[0]);
-    if (stage_waits) {
-        t = Trace::now();
-        auto made = make_under_lock(run);
-        // A stage that cannot hear it is gone, and bubblewrap with it: the end
+    t = Trace::now();
+    Sandbox& box = *run.sb;
+    if (waiting) {
+        // The stage's orders, now that what its mounts cover is there.
+        plan_stage(run);
+        box.stage.filtered = true;
+        auto launch = launch_of(run, probed_.bwrap);
+        if (!launch) return run.give_up(launch.error());
+        if (!copy_program(mounts_filter_fd_, box.mounts_filter_fd))
+            return run.give_up_errno("cannot hand the stage the mount family's filter");
+        close_fd(mounts_filter_fd_);
+        stage_makes_mounts(plan, *launch, box.stage, box.mounts_filter_fd);
+        const std::string orders = stage_orders(box.stage);
+        // A stage that cannot read them is gone, and bubblewrap with it: the end
         // below says why (finish).
-        if (made) (void)write_all(run.go_pipe[1], "G", 1);
-        ::close(run.go_pipe[1]);
-        run.go_pipe[1] = -1;
-        if (!made) {
-            // The stage, hearing no 'G', ends without making a mount, and
-            // bubblewrap with it, waiting for its own (killed, its children
-            // would be left for an init to reap).
-            while (::waitpid(pid, nullptr, 0) < 0 && errno == EINTR) {
-            }
-            sandbox_ended();
-            return run.give_up_reported(made.error());
+        (void)write_all(box.orders_pipe[1], orders.data(), orders.size());
+        close_fd(box.orders_pipe[1]);
+        trace.step("launcher.orders", t);
+    } else {
+        if (auto r = open_sandbox_fds(box, l.options(), plan.scan_stderr, plan.network.mode == sbx::NetworkMode::proxy,
+                                      false);
+            !r)
+            return run.give_up(r.error());
+        std::swap(box.seccomp_fd, seccomp_fd_);
+        plan_stage(run);
+        auto launch = launch_of(run, probed_.bwrap);
+        if (!launch) return run.give_up(launch.error());
+        if (stage_mounts) {
+            std::swap(box.mounts_filter_fd, mounts_filter_fd_);
+            stage_makes_mounts(plan, *launch, box.stage, box.mounts_filter_fd);
         }
-        trace.step("launcher.placeholders", t);
+        launch->stage_argv = stage_argv(box.stage);
+        auto args = bwrap_args(plan, *launch);
+        auto env = env_strings(plan, false);
+        trace.step("launcher.stage-args", t);
+        sandbox_start = Trace::now();
+        if (start_bubblewrap(box, args, env, plan.pass_fds, reaper) < 0)
+            return run.give_up_errno("cannot start " + args[0]);
     }
+    const pid_t pid = box.pid;
     std::thread stderr_relay;
-    if (run.err_pipe[0] >= 0)
-        stderr_relay = std::thread(relay_stderr, run.err_pipe[0], run.scanner ? &*run.scanner : nullptr, &l.report());
+    if (box.err_pipe[0] >= 0) {
+        stderr_relay = std::thread(relay_stderr, box.err_pipe[0], run.scanner ? &*run.scanner : nullptr, &l.report());
+        box.err_pipe[0] = -1;  // the relay closes it
+    }
     auto proxy = start_proxy(run, pid, trace);
     start_terminal(run);
     if (caught_signal() != 0) ::kill(pid, SIGKILL);  // a signal came before we knew the pid
@@ -667,6 +852,7 @@ int LinuxPlatform::run(Launcher& l, const sbx::Plan& plan, Reaper& reaper) {
     int wstatus = 0;
     while (::waitpid(pid, &wstatus, 0) < 0 && errno == EINTR) {
     }
+    box.pid = -1;
     sandbox_ended();
     trace.step("sandbox", sandbox_start);
     t = Trace::now();
@@ -676,8 +862,8 @@ int LinuxPlatform::run(Launcher& l, const sbx::Plan& plan, Reaper& reaper) {
     // Every writer was inside the sandbox, whose processes ended with it.
     if (stderr_relay.joinable()) stderr_relay.join();
     trace.step("launcher.threads", t);
-    auto bytes = sbx::read_all(run.status_pipe[0], 4096, "the stage's status pipe");
-    ::close(run.status_pipe[0]);
+    auto bytes = sbx::read_all(box.status_pipe[0], 4096, "the stage's status pipe");
+    close_fd(box.status_pipe[0]);
     const StageReport stage_report = parse_stage_report(bytes ? *bytes : std::string());
     l.clean_up(run.made, reaper, &run.group);
     trace.step("launcher.cleanup", t);

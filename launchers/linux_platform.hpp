@@ -8,17 +8,37 @@
 // a plan out with the same code.
 #pragma once
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "launcher_main.hpp"
 #include "probe.hpp"
+#include "sbx/plan/plan.hpp"
 
 namespace sbx::linux_sandbox {
 
+// What a sandbox is started with before its plan is made, from the settings
+// and the command line alone: the plan must then say the same (facts_of), or
+// that sandbox is ended and one started for the plan.
+struct SandboxFacts {
+    std::string bwrap_path;     // the plan's bwrapPath ("": bwrap on PATH)
+    bool isolated = true;       // the plan's filesystem.isolated
+    bool scan_stderr = false;   // the plan's scanStderr
+    std::vector<int> pass_fds;  // the plan's passFds, sorted, each once
+    bool operator==(const SandboxFacts&) const = default;
+};
+SandboxFacts facts_of(const sbx::Plan& plan);
+
 class LinuxPlatform final : public sbx::launcher::Platform {
 public:
+    LinuxPlatform();
+    ~LinuxPlatform() override;  // ends a sandbox started early and never run
+    LinuxPlatform(const LinuxPlatform&) = delete;
+    LinuxPlatform& operator=(const LinuxPlatform&) = delete;
+
     const char* name() const override { return "sbx-linux"; }
     std::string_view usage_lines() const override;
     std::string_view help_text() const override;
@@ -31,7 +51,18 @@ public:
     bool verifies_first() const override { return false; }
     int run(sbx::launcher::Launcher& l, const sbx::Plan& plan, sbx::launcher::Reaper& reaper) override;
 
+    // Starts bubblewrap before the plan is made (`sbx run` calls it right after
+    // reading the settings), its stage waiting for orders: bubblewrap builds the
+    // namespaces while the plan, the checks and the placeholders are made. run()
+    // gives it its orders when the plan says the same as `facts`, else ends it
+    // and starts another. Starts nothing where the stage would not make the
+    // mounts (the quick probe fails, the kernel lacks the new mount API,
+    // --bubblewrap-mounts); run() then takes the usual way.
+    void start_early(sbx::launcher::Launcher& l, const SandboxFacts& facts, sbx::launcher::Reaper& reaper);
+
 private:
+    struct Waiting;  // a sandbox started early (linux_platform.cpp)
+    std::unique_ptr<Waiting> waiting_;
     std::string bwrap_;  // --bwrap, for --doctor
     bool bubblewrap_mounts_ = false;  // --bubblewrap-mounts: bubblewrap makes every mount, as where the stage cannot
     ProbeOptions popt_;

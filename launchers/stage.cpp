@@ -16,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <cerrno>
 #include <cstdint>
@@ -77,7 +78,6 @@ std::vector<std::string> stage_argv(const StageArgs& a) {
     if (a.mounts_filter_fd >= 0) {
         out.insert(out.end(), {"--mounts-filter-fd", std::to_string(a.mounts_filter_fd), "--cwd", a.cwd, "--uid",
                                std::to_string(a.uid), "--gid", std::to_string(a.gid)});
-        if (a.go_fd >= 0) out.insert(out.end(), {"--go-fd", std::to_string(a.go_fd)});
         for (std::size_t i = 0; i < a.mounts.size();) {
             const std::size_t arity = mount_flag_arity(a.mounts[i]);
             if (arity == 0) break;  // bwrap.hpp's list has only these
@@ -93,7 +93,35 @@ std::vector<std::string> stage_argv(const StageArgs& a) {
     return out;
 }
 
-bool parse_stage_args(int argc, char** argv, StageArgs& out) {
+std::vector<std::string> stage_waiting_argv(const StageArgs& a) {
+    std::vector<std::string> out{"/proc/self/fd/" + std::to_string(a.exe_fd), std::string(kStageFlag),
+                                 "--exe-fd", std::to_string(a.exe_fd), "--status-fd", std::to_string(a.status_fd),
+                                 "--orders-fd", std::to_string(a.orders_fd)};
+    if (a.trace_fd >= 0) out.insert(out.end(), {"--trace-fd", std::to_string(a.trace_fd)});
+    return out;
+}
+
+std::string stage_orders(const StageArgs& a) {
+    auto words = stage_argv(a);
+    words.erase(words.begin(), words.begin() + 2);  // the binary and kStageFlag
+    // The environment before the command's "--".
+    const auto dashes = std::find(words.begin(), words.end(), "--");
+    std::vector<std::string> env;
+    for (const auto& kv : a.env) env.insert(env.end(), {"--env", kv});
+    words.insert(dashes, env.begin(), env.end());
+    std::string out;
+    for (const auto& w : words) {
+        out += w;
+        out += '\0';
+    }
+    return out;
+}
+
+namespace {
+
+// parse_stage_args for the whole command line (`orders`: what came on the
+// orders, where every argument has to be).
+bool parse_stage_words(int argc, char** argv, StageArgs& out, bool orders) {
     int i = 0;
     for (; i < argc; ++i) {
         const std::string_view a = argv[i];
@@ -122,7 +150,7 @@ bool parse_stage_args(int argc, char** argv, StageArgs& out) {
         if (a == "--pty-fd" && parse_fd(v, out.pty_fd)) continue;
         if (a == "--trace-fd" && parse_fd(v, out.trace_fd, 3)) continue;
         if (a == "--mounts-filter-fd" && parse_fd(v, out.mounts_filter_fd, 3)) continue;
-        if (a == "--go-fd" && parse_fd(v, out.go_fd, 3)) continue;
+        if (a == "--orders-fd" && !orders && parse_fd(v, out.orders_fd, 3)) continue;
         int id = -1;
         if ((a == "--uid" || a == "--gid") && parse_fd(v, id, 0)) {
             (a == "--uid" ? out.uid : out.gid) = static_cast<unsigned>(id);
@@ -149,16 +177,53 @@ bool parse_stage_args(int argc, char** argv, StageArgs& out) {
             out.loader_env.emplace_back(v);
             continue;
         }
+        if (a == "--env" && orders && std::strchr(v, '=') != nullptr && *v != '=') {
+            out.env.emplace_back(v);
+            continue;
+        }
         return false;
     }
+    // Started to wait for its orders: nothing else yet.
+    if (!orders && out.orders_fd >= 0) return i == argc && out.status_fd >= 0 && out.exe_fd >= 0;
     if (i == argc) return false;
     for (++i; i < argc; ++i) out.command.emplace_back(argv[i]);
     // A mount list comes with the filter that follows it and the directory to enter again.
     if ((!out.mounts.empty() || !out.cwd.empty()) && out.mounts_filter_fd < 0) return false;
     if (out.mounts_filter_fd >= 0 && out.cwd.empty()) return false;
-    if (out.go_fd >= 0 && out.mounts_filter_fd < 0) return false;
     return !out.command.empty() && out.status_fd >= 0 && out.exe_fd >= 0;
 }
+
+// The orders on `fd`, read to its end and parsed into `out` (which keeps what
+// the command line said; the orders must say the same of it). Empty on
+// success, else why not; "" with `gave_up` when the launcher sent none.
+std::string take_orders(int fd, StageArgs& out, bool& gave_up) {
+    std::string text;
+    char buf[16384];
+    ssize_t n;
+    while ((n = ::read(fd, buf, sizeof buf)) != 0) {
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0) return std::string("cannot read the stage's orders: ") + std::strerror(errno);
+        text.append(buf, static_cast<std::size_t>(n));
+    }
+    ::close(fd);
+    gave_up = text.empty();
+    if (gave_up) return {};
+    if (text.back() != '\0') return "the stage's orders are cut short";
+    std::vector<char*> words;
+    for (std::size_t at = 0; at < text.size(); at = text.find('\0', at) + 1) words.push_back(text.data() + at);
+    StageArgs given = out;
+    StageArgs read;
+    if (!parse_stage_words(static_cast<int>(words.size()), words.data(), read, true)) return "the stage's orders are malformed";
+    if (read.exe_fd != given.exe_fd || read.status_fd != given.status_fd || read.trace_fd != given.trace_fd)
+        return "the stage's orders name other descriptors than its command line";
+    read.orders_fd = given.orders_fd;
+    out = std::move(read);
+    return {};
+}
+
+}  // namespace
+
+bool parse_stage_args(int argc, char** argv, StageArgs& out) { return parse_stage_words(argc, argv, out, false); }
 
 namespace {
 
@@ -323,26 +388,10 @@ std::string check_filtered() {
     return "the sandbox's pid 1 (bubblewrap's init) runs without the seccomp filter";
 }
 
-}  // namespace
-
-int run_stage(const StageArgs& a) {
-    const sbx::launcher::Trace trace(a.trace_fd);
-    const auto started = sbx::launcher::Trace::now();
-    write_all(a.status_fd, "S", 1);
-    if (a.exe_fd >= 0) ::close(a.exe_fd);
+// The rest of run_stage, with every argument known.
+int run_ordered(const StageArgs& a, const sbx::launcher::Trace& trace, std::uint64_t started) {
     // First of all, with the capabilities bubblewrap left for it: the mounts,
-    // then no capability and the mount family's filter; once the launcher has
-    // made what they cover.
-    if (a.go_fd >= 0) {
-        const auto t = sbx::launcher::Trace::now();
-        char go = 0;
-        ssize_t n;
-        while ((n = ::read(a.go_fd, &go, 1)) < 0 && errno == EINTR) {
-        }
-        ::close(a.go_fd);
-        if (n != 1 || go != 'G') return stage_failed(a.status_fd, "the launcher gave up before the mounts");
-        trace.step("stage.wait", t);
-    }
+    // then no capability and the mount family's filter.
     if (a.mounts_filter_fd >= 0) {
         const auto t = sbx::launcher::Trace::now();
         if (auto why = make_stage_mounts(a.mounts, a.mounts_filter_fd, a.cwd, a.uid, a.gid); !why.empty())
@@ -392,6 +441,33 @@ int run_stage(const StageArgs& a) {
     write_all(a.status_fd, "E", 1);
     write_all(a.status_fd, &err, sizeof err);
     return err == ENOENT ? 127 : 126;
+}
+
+}  // namespace
+
+int run_stage(const StageArgs& a) {
+    const sbx::launcher::Trace trace(a.trace_fd);
+    const auto started = sbx::launcher::Trace::now();
+    write_all(a.status_fd, "S", 1);
+    if (a.exe_fd >= 0) ::close(a.exe_fd);
+    // Started before the launcher knew the rest: it comes now, once the
+    // placeholders the mounts cover are made, with the command's environment.
+    StageArgs ordered;
+    if (a.orders_fd >= 0) {
+        const auto t = sbx::launcher::Trace::now();
+        ordered = a;
+        bool gave_up = false;
+        if (auto why = take_orders(a.orders_fd, ordered, gave_up); !why.empty()) return stage_failed(a.status_fd, why);
+        if (gave_up) return 125;  // the launcher ends this sandbox and says why
+        ::clearenv();
+        for (const auto& kv : ordered.env) {
+            const auto eq = kv.find('=');
+            if (::setenv(kv.substr(0, eq).c_str(), kv.c_str() + eq + 1, 1) != 0)
+                return stage_failed(a.status_fd, "cannot set " + kv.substr(0, eq) + ": " + std::strerror(errno));
+        }
+        trace.step("stage.wait", t);
+    }
+    return run_ordered(a.orders_fd >= 0 ? ordered : a, trace, started);
 }
 
 StageReport parse_stage_report(std::string_view bytes) {

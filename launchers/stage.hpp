@@ -58,10 +58,12 @@ struct StageArgs {
     // again; mounts_filter_fd -1: bubblewrap made them all.
     std::vector<std::string> mounts;
     int mounts_filter_fd = -1;
-    // A pipe from the launcher, which starts bubblewrap before it makes the
-    // placeholders the mounts cover: the stage makes none until it reads 'G'
-    // there; the pipe's end without it means the launcher gave up. -1: none.
-    int go_fd = -1;
+    // A pipe from the launcher, which starts bubblewrap before it knows the
+    // rest (stage_orders): the stage's other arguments come on it, once the
+    // placeholders the mounts cover are made; its end with none means the
+    // launcher gave up, and the stage ends. -1: all are on the command line.
+    int orders_fd = -1;
+    std::vector<std::string> env;  // NAME=VALUE: the command's environment, given with the orders
     std::string cwd;
     unsigned uid = 0;  // the caller's, which the stage maps in the second user namespace it makes
     unsigned gid = 0;
@@ -79,7 +81,15 @@ int open_stage_binary();
 
 std::vector<std::string> stage_argv(const StageArgs& a);
 
-// Parses the stage's own arguments (after kStageFlag); false when malformed.
+// Where the orders come later (orders_fd): the command line that starts the
+// stage (its binary, status and orders descriptors, and the trace's), and the
+// orders, which say the rest and the command's environment, each word ending
+// in a NUL.
+std::vector<std::string> stage_waiting_argv(const StageArgs& a);
+std::string stage_orders(const StageArgs& a);
+
+// Parses the stage's own arguments (after kStageFlag); false when malformed. With
+// --orders-fd the rest may come in the orders.
 bool parse_stage_args(int argc, char** argv, StageArgs& out);
 
 // Runs the stage; returns only when it failed (an exit status for main).

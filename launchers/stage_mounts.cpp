@@ -114,6 +114,19 @@ bool file_already_there(const Op& op) {
            st.st_dev == op.dev && st.st_ino == op.ino && ((vfs.f_flag & ST_RDONLY) != 0) == op.read_only;
 }
 
+// What `op`'s copy is: a directory or not, its root's identity, read-only or
+// not. False with errno.
+bool describe_copy(Op& op) {
+    struct stat st {};
+    struct statvfs vfs {};
+    if (::fstat(op.tree, &st) != 0 || ::fstatvfs(op.tree, &vfs) != 0) return false;
+    op.directory = S_ISDIR(st.st_mode);
+    op.dev = st.st_dev;
+    op.ino = st.st_ino;
+    op.read_only = (vfs.f_flag & ST_RDONLY) != 0;
+    return true;
+}
+
 std::string take_copies(std::vector<Op>& ops) {
     for (auto& op : ops) {
         if (op.flag == "--tmpfs" || op.flag == "--remount-ro" || op.flag == "--ro-bind-data") continue;
@@ -123,14 +136,9 @@ std::string take_copies(std::vector<Op>& ops) {
             if (errno == ENOENT && op.flag == "--ro-bind-try") continue;
             return failed("cannot copy the mount of " + from);
         }
-        struct stat st {};
-        struct statvfs vfs {};
-        if (::fstat(op.tree, &st) != 0 || ::fstatvfs(op.tree, &vfs) != 0)
-            return failed("cannot read the mount of " + from);
-        op.directory = S_ISDIR(st.st_mode);
-        op.dev = st.st_dev;
-        op.ino = st.st_ino;
-        op.read_only = (vfs.f_flag & ST_RDONLY) != 0;
+        // What bubblewrap made is looked at now, before the mounts above it;
+        // the others only where their mount point is missing (make_one).
+        if (op.flag == "--again" && !describe_copy(op)) return failed("cannot read the mount of " + from);
     }
     return {};
 }
@@ -286,7 +294,6 @@ std::string make_one(Op& op) {
     if (op.flag == "--ro-bind-data") return make_data_file(op);
     if (op.tree < 0) return {};  // --ro-bind-try of nothing
     if (op.flag == "--again" && file_already_there(op)) return {};
-    if (auto why = mount_point(op.dest, op.directory); !why.empty()) return why;
     // A read-only bind is read-only, nosuid and nodev all through, as bubblewrap
     // makes it; a writable one nosuid and nodev, as the `/` it was copied from;
     // --again is bubblewrap's mount as it made it.
@@ -295,7 +302,14 @@ std::string make_one(Op& op) {
                               MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, 0) != 0) {
         return failed("cannot make the copy of " + op.source + " read-only");
     }
-    if (attach(op.tree, op.dest) != 0) return failed("cannot mount " + op.dest);
+    // Most mount points are there (the placeholders are made for them); where
+    // one is missing, it is made as bubblewrap makes it, and the mount tried again.
+    if (attach(op.tree, op.dest) != 0) {
+        if (errno != ENOENT) return failed("cannot mount " + op.dest);
+        if (op.flag != "--again" && !describe_copy(op)) return failed("cannot read the mount of " + op.source);
+        if (auto why = mount_point(op.dest, op.directory); !why.empty()) return why;
+        if (attach(op.tree, op.dest) != 0) return failed("cannot mount " + op.dest);
+    }
     ::close(op.tree);
     op.tree = -1;
     return op.flag == "--bind" ? make_writable(op) : std::string();
@@ -339,9 +353,8 @@ std::string second_user_namespace(unsigned uid, unsigned gid) {
     return {};
 }
 
-// A field of /proc/self/status ("CapEff:"), without its name and blanks; empty
-// when missing.
-std::string status_field(std::string_view name) {
+// /proc/self/status, read whole (the kernel writes it anew for each read).
+std::string own_status() {
     const int fd = ::open("/proc/self/status", O_RDONLY | O_CLOEXEC);
     if (fd < 0) return {};
     std::string text;
@@ -349,6 +362,12 @@ std::string status_field(std::string_view name) {
     ssize_t n;
     while ((n = ::read(fd, buf, sizeof buf)) > 0) text.append(buf, static_cast<std::size_t>(n));
     ::close(fd);
+    return text;
+}
+
+// A field of a /proc/PID/status text ("CapEff:"), without its name and blanks;
+// empty when missing.
+std::string status_field(const std::string& text, std::string_view name) {
     const std::string key = "\n" + std::string(name) + ":";
     const auto at = text.find(key);
     if (at == std::string::npos) return {};
@@ -358,24 +377,24 @@ std::string status_field(std::string_view name) {
 }
 
 // Every capability out of every set, the bounding set first (which needs
-// CAP_SETPCAP), then checked in /proc/self/status.
-std::string drop_capabilities() {
+// CAP_SETPCAP), then checked in /proc/self/status, whose text is left in `status`.
+std::string drop_capabilities(std::string& status) {
     for (int cap = 0; ::prctl(PR_CAPBSET_READ, cap, 0, 0, 0) >= 0; ++cap)
         if (::prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) != 0) return failed("cannot drop capability " + std::to_string(cap));
     if (::prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) != 0) return failed("cannot clear the ambient set");
     __user_cap_header_struct header{_LINUX_CAPABILITY_VERSION_3, 0};
     __user_cap_data_struct data[_LINUX_CAPABILITY_U32S_3] = {};
     if (::syscall(SYS_capset, &header, data) != 0) return failed("cannot drop the capabilities");
+    status = own_status();
     for (const char* set : {"CapInh", "CapPrm", "CapEff", "CapBnd", "CapAmb"})
-        if (status_field(set) != "0000000000000000")
-            return std::string("the stage still holds capabilities after dropping them (") + set + " " +
-                   status_field(set) + ")";
+        if (const std::string value = status_field(status, set); value != "0000000000000000")
+            return std::string("the stage still holds capabilities after dropping them (") + set + " " + value + ")";
     return {};
 }
 
 // The mount family's filter (a BPF program on `fd`, made by the launcher),
-// stacked on the one bubblewrap loaded.
-std::string load_mounts_filter(int fd) {
+// stacked on the one bubblewrap loaded. `status`: /proc/self/status before.
+std::string load_mounts_filter(int fd, const std::string& status) {
     std::string program;
     char buf[4096];
     ssize_t n;
@@ -385,14 +404,15 @@ std::string load_mounts_filter(int fd) {
     if (n < 0) return failed("cannot read the mount family's filter");
     if (program.empty() || program.size() % sizeof(sock_filter) != 0 || program.size() / sizeof(sock_filter) > 0xffff)
         return "the mount family's filter is not a BPF program";
-    const std::string before = status_field("Seccomp_filters");
+    const std::string before = status_field(status, "Seccomp_filters");
     sock_fprog prog{static_cast<unsigned short>(program.size() / sizeof(sock_filter)),
                     reinterpret_cast<sock_filter*>(program.data())};
     if (::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) return failed("PR_SET_NO_NEW_PRIVS");
     if (::prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog, 0, 0) != 0)
         return failed("cannot load the mount family's filter");
     // Where the kernel counts the filters, two must be there now: bubblewrap's and this one.
-    if (!before.empty() && std::atoi(status_field("Seccomp_filters").c_str()) != std::atoi(before.c_str()) + 1)
+    if (!before.empty() &&
+        std::atoi(status_field(own_status(), "Seccomp_filters").c_str()) != std::atoi(before.c_str()) + 1)
         return "the mount family's filter is not counted after loading it";
     return {};
 }
@@ -426,8 +446,9 @@ std::string make_stage_mounts(const std::vector<std::string>& list, int mounts_f
     // The working directory bubblewrap entered lies under the mounts now made
     // over it: entered again, by its path, it is the one they cover.
     if (::chdir(cwd.c_str()) != 0) return failed("cannot enter " + cwd + " again");
-    if (auto why = drop_capabilities(); !why.empty()) return why;
-    return load_mounts_filter(mounts_filter_fd);
+    std::string status;
+    if (auto why = drop_capabilities(status); !why.empty()) return why;
+    return load_mounts_filter(mounts_filter_fd, status);
 }
 
 }  // namespace sbx::linux_sandbox

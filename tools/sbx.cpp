@@ -983,15 +983,6 @@ sbx::expected<std::vector<std::string>> again_argv(int attempt) {
     return out;
 }
 
-// The same, each ending in a NUL (the launcher's --again-fd).
-sbx::expected<std::string> again_arguments(int attempt) {
-    auto argv = again_argv(attempt);
-    SBX_TRY(argv);
-    std::string out;
-    for (const auto& arg : *argv) out += arg + '\0';
-    return out;
-}
-
 // The launcher's steps in this process: on Linux `sbx run` carries the plan out
 // itself (launchers/linux_platform.hpp), unless --launcher names a program;
 // elsewhere it runs the launcher beside it.
@@ -1001,36 +992,35 @@ constexpr bool kLaunchesItself = true;
 constexpr bool kLaunchesItself = false;
 #endif
 
-// Carries `plan` out in this process, as the launcher would with the options
-// sbx gives it: the <sandbox_violations> block, the terminal choice, the trace,
-// and, for a stale plan, this program run again to plan again (`again`, empty
-// on the last attempt). Returns the command's exit status (or 125, 126, 127).
-int launch_here(const sbx::Plan& plan, const RunArgs& a, std::vector<std::string> again,
-                std::optional<sbx::launcher::Reaper> reaper) {
 #if defined(__linux__)
+// The launcher's options as sbx gives them: the <sandbox_violations> block,
+// the terminal choice, the trace, and, for a stale plan, this program run again
+// to plan again (`again`, empty on the last attempt).
+sbx::launcher::Options launcher_options(const RunArgs& a, std::vector<std::string> again) {
     sbx::launcher::Options o;
-    o.plan_fd = -1;  // no plan to read: it is here
+    o.plan_fd = -1;  // no plan to read: it is made here
     o.print_violations = true;
     o.pty = a.pty ? sbx::launcher::PtyMode::always : a.no_pty ? sbx::launcher::PtyMode::never
                                                                : sbx::launcher::PtyMode::automatic;
     if (a.trace_fd >= 0) o.trace = sbx::launcher::Trace(a.trace_fd);
     o.again = std::move(again);
-    sbx::linux_sandbox::LinuxPlatform platform;
-    sbx::launcher::Launcher launcher(platform, std::move(o));
-    try {
-        return launcher.run_plan(plan, std::move(reaper));
-    } catch (const std::exception& e) {
-        std::cerr << platform.name() << ": INTERNAL: " << e.what() << "\n";
-        return sbx::launcher::kFailedBeforeCommand;
-    }
-#else
-    (void)plan;
-    (void)a;
-    (void)again;
-    (void)reaper;
-    return kRunFailed;
-#endif
+    return o;
 }
+
+// What the sandbox started before the plan is made may take from the settings
+// and the command line: the plan says the same of them (plan_for), or the
+// launcher starts another for it.
+sbx::linux_sandbox::SandboxFacts early_facts(const Loaded& l, const PlanArgs& a) {
+    sbx::linux_sandbox::SandboxFacts f;
+    if (l.policy.bwrap_path) f.bwrap_path = l.policy.bwrap_path->value;
+    f.isolated = !l.policy.filesystem.disabled.value;
+    f.scan_stderr = a.scan_stderr || (run_scans_stderr() && !a.no_scan_stderr);
+    f.pass_fds = a.pass_fds;
+    std::sort(f.pass_fds.begin(), f.pass_fds.end());
+    f.pass_fds.erase(std::unique(f.pass_fds.begin(), f.pass_fds.end()), f.pass_fds.end());
+    return f;
+}
+#endif
 
 int run_run(RunArgs& a) {
     // Planned again: wait a moment, longer each time, so that sandboxes of the
@@ -1066,19 +1056,44 @@ int run_run(RunArgs& a) {
     auto fds = descriptors_to_pass(a.plan.pass_fd_args);
     if (!fds) return run_failed(fds.error());
     a.plan.pass_fds = std::move(*fds);
+    // A plan another sandbox of the root (or anything else) made stale before
+    // the command ran: the launcher runs sbx again, which plans again, up to
+    // kRunAttempts times in all; the last attempt fails with the reason.
+    std::vector<std::string> again;
+    if (a.attempt < kRunAttempts) {
+        auto argv = again_argv(a.attempt + 1);
+        if (!argv) return run_failed(argv.error());
+        again = std::move(*argv);
+    }
+#if defined(__linux__)
+    // Here the launcher's steps run in this process; bubblewrap starts as soon
+    // as the settings are read, while the plan is made (LinuxPlatform::start_early).
+    sbx::linux_sandbox::LinuxPlatform platform;
+    sbx::launcher::Launcher here_launcher(platform, launcher_options(a, again));
+#endif
     // The settings and what they were read with go before the command runs; a
     // root found above the current directory is said once (not again on a later
     // attempt): that folder, not only this one, is the command's to write.
     std::string root_line;
+    std::optional<sbx::GroupSnapshot> kept_group;  // here: for the launcher's steps, released after them
     auto plan = [&]() -> sbx::expected<sbx::Plan> {
         sbx::DiskFs fs;
         auto loaded = load_policy(a.plan.settings, fs, a.plan.home_root());
         SBX_TRY(loaded);
         trace.step("sbx.settings", t);
+#if defined(__linux__)
+        if (here) platform.start_early(here_launcher, early_facts(*loaded, a.plan), *reaper);
+#endif
         t = sbx::launcher::Trace::now();
         auto made = plan_for(*loaded, a.plan, kRunUnknownHost, run_scans_stderr());
-        // The launcher takes the group's lock for itself.
-        loaded->group->release();
+        // The launcher takes the group's lock for itself (in this process, in
+        // the group's files as they are).
+        if (here && made) {
+            loaded->group->unlock();
+            kept_group.emplace(std::move(*loaded->group));
+        } else {
+            loaded->group->release();
+        }
         if (made && !a.plan.settings.root_given() && loaded->root != loaded->cwd && a.attempt == 1)
             root_line = "sbx: root " + loaded->root + ": " + sbx::root_why(loaded->where) + "\n";
         return made;
@@ -1086,20 +1101,20 @@ int run_run(RunArgs& a) {
     if (!plan) return run_failed(plan.error());
     trace.step("sbx.plan", t);
     t = sbx::launcher::Trace::now();
+#if defined(__linux__)
     if (here) {
-        // A plan another sandbox of the root (or anything else) made stale before
-        // the command ran: the launcher's steps run sbx again, which plans again,
-        // up to kRunAttempts times in all; the last attempt fails with the reason.
-        std::vector<std::string> again;
-        if (a.attempt < kRunAttempts) {
-            auto argv = again_argv(a.attempt + 1);
-            if (!argv) return run_failed(argv.error());
-            again = std::move(*argv);
-        }
         std::cerr << root_line;
         trace.step("sbx.launch-prep", t);
-        return launch_here(*plan, a, std::move(again), std::move(reaper));
+        int status = sbx::launcher::kFailedBeforeCommand;
+        try {
+            status = here_launcher.run_plan(*plan, std::move(reaper));
+        } catch (const std::exception& e) {
+            std::cerr << platform.name() << ": INTERNAL: " << e.what() << "\n";
+        }
+        if (kept_group) kept_group->release();
+        return status;
     }
+#endif
     auto launcher = find_launcher(a.launcher);
     if (!launcher) return run_failed(launcher.error());
     // The plan goes in a memfd (elsewhere an unlinked file), read from its start:
@@ -1115,14 +1130,12 @@ int run_run(RunArgs& a) {
     std::string fd_text = std::to_string(*fd);
     std::vector<char*> argv{launcher->data(), const_cast<char*>("--plan-fd"), fd_text.data(),
                             const_cast<char*>("--violations")};
-    // A plan another sandbox of the root (or anything else) made stale before
-    // the command ran: the launcher runs sbx again, which plans again, up to
-    // kRunAttempts times in all; the last attempt fails with the reason.
+    // `again` for the launcher's --again-fd, each word ending in a NUL.
     std::string again_text;
-    if (a.attempt < kRunAttempts) {
-        auto again = again_arguments(a.attempt + 1);
-        if (!again) return run_failed(again.error());
-        auto again_fd = descriptor_holding(*again, "sbx-again");
+    if (!again.empty()) {
+        std::string words;
+        for (const auto& w : again) words += w + '\0';
+        auto again_fd = descriptor_holding(words, "sbx-again");
         if (!again_fd) return run_failed(again_fd.error());
         again_text = std::to_string(*again_fd);
         argv.insert(argv.end(), {const_cast<char*>("--again-fd"), again_text.data()});

@@ -51,6 +51,26 @@ at() {
         rc=$?
     out=$(cat "$work/out")
     err=$(cat "$work/err")
+    parse_out
+}
+# parse_out: the top-level values of the JSON on stdout into `top` (null as
+# "null", an object or array as "<nested>"), read once for every json call;
+# nothing when stdout is no JSON object.
+declare -A top
+parse_out() {
+    top=()
+    [[ $out == "{"* ]] || return 0
+    local key value
+    while IFS= read -r -d '' key && IFS= read -r -d '' value; do
+        top[$key]=$value
+    done < <(python3 -c 'import json,sys
+try:
+    d = json.loads(sys.stdin.read())
+except ValueError:
+    sys.exit(0)
+for k, v in d.items():
+    v = "null" if v is None else "<nested>" if isinstance(v, (dict, list)) else v
+    sys.stdout.write("%s\0%s\0" % (k, v))' <<<"$out")
 }
 # sbx_at DIR SUBCOMMAND ARGS...: sbx SUBCOMMAND with the empty managed settings.
 sbx_at() {
@@ -59,14 +79,10 @@ sbx_at() {
     at "$dir" "$sbx" "$sub" --managed-settings "$tmp/empty-managed.json" "$@"
 }
 
-# json KEY: the top-level KEY of the JSON on stdout, null as "null".
+# json KEY: the top-level KEY of the JSON on stdout (parse_out's), null as "null".
 json() {
-    python3 -c 'import json,sys
-try:
-    v = json.loads(sys.stdin.read()).get(sys.argv[1], "<missing>")
-except ValueError:
-    v = "<not JSON>"
-print("null" if v is None else v)' "$1" <<<"$out"
+    if [[ $out != "{"* ]]; then echo "<not JSON>"; return; fi
+    echo "${top[$1]-<missing>}"
 }
 
 # expect_root CWD ROOT REASON FROM [SBX-OPTION...]: policy, explain, plan and run

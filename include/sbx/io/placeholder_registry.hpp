@@ -306,6 +306,13 @@ public:
         return out;
     }
 
+    // Lets launchers go on, keeping the group's files for the one that follows
+    // in this process (`sbx run`), which would only make them again; release()
+    // after it removes them if it did not.
+    void unlock() {
+        if (fd_ >= 0) (void)::flock(fd_, LOCK_UN);
+    }
+
     // Lets launchers go on. Removes the group's files when they list nothing and
     // no sandbox is in the group: then only this planner needed them (the
     // launcher that follows makes them again).

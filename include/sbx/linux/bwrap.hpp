@@ -261,11 +261,11 @@ inline std::vector<std::string> stage_mount_ops(const std::vector<std::string>& 
     return out;
 }
 
-// The whole bubblewrap command line for `plan`: launch.bwrap, kSandboxFlags
-// (with kStageMountFlags for --disable-userns where the stage mounts),
-// --seccomp, bwrap_base_args and mount_ops (or bubblewrap_made of them),
-// --chdir to the plan's working directory, "--" and launch.stage_argv.
-inline std::vector<std::string> bwrap_args(const Plan& plan, const BwrapLaunch& launch) {
+namespace detail {
+
+// launch.bwrap, kSandboxFlags (with kStageMountFlags for --disable-userns where
+// the stage mounts), --seccomp.
+inline std::vector<std::string> bwrap_flags(const BwrapLaunch& launch) {
     std::vector<std::string> args{launch.bwrap};
     for (const auto& f : kSandboxFlags) {
         if (launch.stage_mounts && f.flag == "--disable-userns") continue;
@@ -275,12 +275,38 @@ inline std::vector<std::string> bwrap_args(const Plan& plan, const BwrapLaunch& 
     if (launch.stage_mounts)
         for (const auto& f : kStageMountFlags) args.insert(args.end(), {std::string(f.flag), std::string(f.value)});
     if (launch.seccomp_fd) args.insert(args.end(), {"--seccomp", std::to_string(*launch.seccomp_fd)});
+    return args;
+}
+
+}  // namespace detail
+
+// The whole bubblewrap command line for `plan`: detail::bwrap_flags,
+// bwrap_base_args and mount_ops (or bubblewrap_made of them), --chdir to the
+// plan's working directory, "--" and launch.stage_argv.
+inline std::vector<std::string> bwrap_args(const Plan& plan, const BwrapLaunch& launch) {
+    std::vector<std::string> args = detail::bwrap_flags(launch);
     const auto base = bwrap_base_args(plan.filesystem);
     args.insert(args.end(), base.begin(), base.end());
     const auto ops = mount_ops(plan, launch);
     const auto made = launch.stage_mounts ? bubblewrap_made(ops) : ops;
     args.insert(args.end(), made.begin(), made.end());
     args.insert(args.end(), {"--chdir", plan.cwd, "--"});
+    args.insert(args.end(), launch.stage_argv.begin(), launch.stage_argv.end());
+    return args;
+}
+
+// bubblewrap's command line for a sandbox started before its plan is made, whose
+// stage takes the rest later (launchers/stage.hpp, its orders): the flags (the
+// stage makes the mounts), the seccomp descriptor, the base of a filesystem that
+// is `isolated` or not, "--" and launch.stage_argv. Serves any plan of which
+// bubblewrap_made() is nothing; the stage enters the plan's directory itself.
+inline std::vector<std::string> bwrap_waiting_args(const BwrapLaunch& launch, bool isolated) {
+    std::vector<std::string> args = detail::bwrap_flags(launch);
+    FsPlan base;
+    base.isolated = isolated;
+    const auto b = bwrap_base_args(base);
+    args.insert(args.end(), b.begin(), b.end());
+    args.emplace_back("--");
     args.insert(args.end(), launch.stage_argv.begin(), launch.stage_argv.end());
     return args;
 }
