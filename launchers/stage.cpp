@@ -193,16 +193,23 @@ bool parse_stage_words(int argc, char** argv, StageArgs& out, bool orders) {
     return !out.command.empty() && out.status_fd >= 0 && out.exe_fd >= 0;
 }
 
-// The orders on `fd`, read to its end and parsed into `out` (which keeps what
-// the command line said; the orders must say the same of it). Empty on
-// success, else why not; "" with `gave_up` when the launcher sent none.
-std::string take_orders(int fd, StageArgs& out, bool& gave_up) {
+}  // namespace
+
+bool parse_stage_args(int argc, char** argv, StageArgs& out) { return parse_stage_words(argc, argv, out, false); }
+
+std::string read_stage_orders(int fd, StageArgs& out, bool& gave_up) {
+    // Far above any plan's (a thousand hidden paths make some 200 KiB).
+    constexpr std::size_t kMaxOrdersBytes = std::size_t{16} << 20;
     std::string text;
     char buf[16384];
     ssize_t n;
     while ((n = ::read(fd, buf, sizeof buf)) != 0) {
         if (n < 0 && errno == EINTR) continue;
-        if (n < 0) return std::string("cannot read the stage's orders: ") + std::strerror(errno);
+        if (n < 0 || text.size() + static_cast<std::size_t>(n) > kMaxOrdersBytes) {
+            const int err = n < 0 ? errno : EFBIG;
+            ::close(fd);
+            return std::string("cannot read the stage's orders: ") + std::strerror(err);
+        }
         text.append(buf, static_cast<std::size_t>(n));
     }
     ::close(fd);
@@ -220,10 +227,6 @@ std::string take_orders(int fd, StageArgs& out, bool& gave_up) {
     out = std::move(read);
     return {};
 }
-
-}  // namespace
-
-bool parse_stage_args(int argc, char** argv, StageArgs& out) { return parse_stage_words(argc, argv, out, false); }
 
 namespace {
 
@@ -457,7 +460,7 @@ int run_stage(const StageArgs& a) {
         const auto t = sbx::launcher::Trace::now();
         ordered = a;
         bool gave_up = false;
-        if (auto why = take_orders(a.orders_fd, ordered, gave_up); !why.empty()) return stage_failed(a.status_fd, why);
+        if (auto why = read_stage_orders(a.orders_fd, ordered, gave_up); !why.empty()) return stage_failed(a.status_fd, why);
         if (gave_up) return 125;  // the launcher ends this sandbox and says why
         ::clearenv();
         for (const auto& kv : ordered.env) {

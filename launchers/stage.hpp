@@ -16,7 +16,11 @@
 // (terminal.hpp: a pseudo-terminal on the sandbox's own devpts, whose master it
 // hands to the launcher, and which becomes the controlling terminal of a
 // session of the stage's own), closes every descriptor the command is not
-// given, and execs the command. It tells the launcher how far it got on an inherited pipe:
+// given, and execs the command. Where the launcher starts bubblewrap before it
+// knows the plan, the stage's command line names its orders' pipe alone, and
+// the rest of its arguments and the command's environment come on that pipe
+// (stage_orders) before anything else is done.
+// It tells the launcher how far it got on an inherited pipe:
 //   nothing   the sandbox was never built (bubblewrap failed before the stage)
 //   "S"       the stage ran; the command was exec'd unless more follows
 //   "S" "E" + errno (4 bytes)  the command could not be exec'd
@@ -91,6 +95,12 @@ std::string stage_orders(const StageArgs& a);
 // Parses the stage's own arguments (after kStageFlag); false when malformed. With
 // --orders-fd the rest may come in the orders.
 bool parse_stage_args(int argc, char** argv, StageArgs& out);
+
+// Reads the orders on `fd` to their end (and closes it), parsed into `out`,
+// which holds what the command line said: the orders must name the same
+// descriptors. Empty on success, else why not; with nothing at all to read,
+// empty and `gave_up` (the launcher ended the sandbox).
+std::string read_stage_orders(int fd, StageArgs& out, bool& gave_up);
 
 // Runs the stage; returns only when it failed (an exit status for main).
 int run_stage(const StageArgs& a);
