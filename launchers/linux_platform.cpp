@@ -684,7 +684,11 @@ LinuxPlatform::~LinuxPlatform() {
 }
 
 void LinuxPlatform::start_early(Launcher& l, const SandboxFacts& facts, Reaper& reaper) {
-    if (bubblewrap_mounts_ || waiting_) return;
+    if (bubblewrap_mounts_ || (waiting_ && waiting_->sb.facts == facts)) return;
+    if (waiting_) {
+        end_waiting(waiting_->sb);  // started for other facts
+        waiting_.reset();
+    }
     const auto t = Trace::now();
     // The quick probe without the seccomp checks: unavailable() makes them all
     // again for the plan, while bubblewrap builds the sandbox (which waits for

@@ -51,13 +51,15 @@ public:
     bool verifies_first() const override { return false; }
     int run(sbx::launcher::Launcher& l, const sbx::Plan& plan, sbx::launcher::Reaper& reaper) override;
 
-    // Starts bubblewrap before the plan is made (`sbx run` calls it right after
-    // reading the settings), its stage waiting for orders: bubblewrap builds the
-    // namespaces while the plan, the checks and the placeholders are made. run()
-    // gives it its orders when the plan says the same as `facts`, else ends it
-    // and starts another. Starts nothing where the stage would not make the
-    // mounts (the quick probe fails, the kernel lacks the new mount API,
-    // --bubblewrap-mounts); run() then takes the usual way.
+    // Starts bubblewrap before the plan is made (`sbx run` calls it before it
+    // reads the settings, and again should they say otherwise than it guessed),
+    // its stage waiting for orders: bubblewrap builds the namespaces while the
+    // settings, the plan, the checks and the placeholders are made. run() gives
+    // it its orders when the plan says the same as `facts`, else ends it and
+    // starts another; so does a second call with other facts. Starts nothing
+    // where the stage would not make the mounts (the quick probe fails, the
+    // kernel lacks the new mount API, --bubblewrap-mounts); run() then takes
+    // the usual way.
     void start_early(sbx::launcher::Launcher& l, const SandboxFacts& facts, sbx::launcher::Reaper& reaper);
 
 private:

@@ -1007,13 +1007,14 @@ sbx::launcher::Options launcher_options(const RunArgs& a, std::vector<std::strin
     return o;
 }
 
-// What the sandbox started before the plan is made may take from the settings
-// and the command line: the plan says the same of them (plan_for), or the
-// launcher starts another for it.
-sbx::linux_sandbox::SandboxFacts early_facts(const Loaded& l, const PlanArgs& a) {
+// What the sandbox started before the plan is made takes from the command line
+// and, once read, the settings (`l`; before them, bubblewrap on PATH and an
+// isolated filesystem, as nearly every plan has them): the plan says the same
+// of them (plan_for), or the launcher starts another for it.
+sbx::linux_sandbox::SandboxFacts early_facts(const PlanArgs& a, const Loaded* l) {
     sbx::linux_sandbox::SandboxFacts f;
-    if (l.policy.bwrap_path) f.bwrap_path = l.policy.bwrap_path->value;
-    f.isolated = !l.policy.filesystem.disabled.value;
+    if (l != nullptr && l->policy.bwrap_path) f.bwrap_path = l->policy.bwrap_path->value;
+    f.isolated = l == nullptr || !l->policy.filesystem.disabled.value;
     f.scan_stderr = a.scan_stderr || (run_scans_stderr() && !a.no_scan_stderr);
     f.pass_fds = a.pass_fds;
     std::sort(f.pass_fds.begin(), f.pass_fds.end());
@@ -1066,10 +1067,12 @@ int run_run(RunArgs& a) {
         again = std::move(*argv);
     }
 #if defined(__linux__)
-    // Here the launcher's steps run in this process; bubblewrap starts as soon
-    // as the settings are read, while the plan is made (LinuxPlatform::start_early).
+    // Here the launcher's steps run in this process; bubblewrap starts at once,
+    // while the settings are read and the plan is made (LinuxPlatform::start_early).
     sbx::linux_sandbox::LinuxPlatform platform;
     sbx::launcher::Launcher here_launcher(platform, launcher_options(a, again));
+    if (here) platform.start_early(here_launcher, early_facts(a.plan, nullptr), *reaper);
+    t = sbx::launcher::Trace::now();
 #endif
     // The settings and what they were read with go before the command runs; a
     // root found above the current directory is said once (not again on a later
@@ -1082,7 +1085,7 @@ int run_run(RunArgs& a) {
         SBX_TRY(loaded);
         trace.step("sbx.settings", t);
 #if defined(__linux__)
-        if (here) platform.start_early(here_launcher, early_facts(*loaded, a.plan), *reaper);
+        if (here) platform.start_early(here_launcher, early_facts(a.plan, &*loaded), *reaper);  // if they say otherwise
 #endif
         t = sbx::launcher::Trace::now();
         auto made = plan_for(*loaded, a.plan, kRunUnknownHost, run_scans_stderr());

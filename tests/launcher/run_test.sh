@@ -47,13 +47,45 @@ expect_out() { [[ $out == *"$1"* ]] || fail_because "stdout lacks '$1'"; }
 expect_no_out() { [[ $out != *"$1"* ]] || fail_because "stdout has '$1'"; }
 expect_err() { [[ $err == *"$1"* ]] || fail_because "stderr lacks '$1'"; }
 
-# Nothing of the run may stay: no placeholder in the project, nothing in TMPDIR.
+# Nothing of the run may stay: no placeholder in the project, nothing in TMPDIR,
+# no bubblewrap running (sbx run starts one before it reads the settings).
 expect_clean() {
     local left
     left=$(cd "$proj" && find . -mindepth 1 -maxdepth 1 ! -name .git ! -name 'kept-*' | sort)
     [[ -z $left ]] || fail_because "left in the project: $left"
     left=$(ls -A "$tmpd")
     [[ -z $left ]] || fail_because "left in TMPDIR: $left"
+    expect_no_bwrap
+}
+# orphans CMD...: runs CMD in the case's project under a child subreaper, which
+# gets whatever CMD leaves behind; sets $rc, $out, $err and $orphans, the
+# processes of CMD's that were still running (not yet ended) the moment it
+# exited. CMD gets the descriptors orphans is given.
+orphans() {
+    rc=0
+    orphans=$(cd "$proj" && HOME=$home TMPDIR=$tmpd timeout 20 python3 -c '
+import ctypes, os, subprocess, sys
+ctypes.CDLL(None, use_errno=True).prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER
+with open(sys.argv[1], "w") as out, open(sys.argv[2], "w") as err:
+    code = subprocess.run(sys.argv[3:], stdin=subprocess.DEVNULL, stdout=out, stderr=err, close_fds=False).returncode
+left = []
+for pid in os.listdir("/proc"):
+    try:
+        stat = open("/proc/%s/stat" % pid).read()
+    except (OSError, ValueError):
+        continue
+    fields = stat[stat.rindex(")") + 2:].split()
+    if pid.isdigit() and int(fields[1]) == os.getpid() and fields[0] != "Z":
+        left.append(stat[:stat.rindex(")") + 1])
+print(" ".join(left))
+sys.exit(code)' "$tmp/out" "$tmp/err" "$@") || rc=$?
+    out=$(cat "$tmp/out")
+    err=$(cat "$tmp/err")
+}
+expect_no_bwrap() {
+    local left
+    left=$(ps -u "$(id -u)" -o stat=,pid=,comm= | awk '$3 == "bwrap" && $1 !~ /^Z/')
+    [[ -z $left ]] || fail_because "bubblewrap still running: $left"
 }
 
 # --- exit statuses ---------------------------------------------------------------
@@ -101,11 +133,13 @@ tap_finish "a command that cannot be run gives 126"
 fresh_case
 mkdir -p "$proj/.claude"
 printf '{"sandbox": {"enabled": tru}}' >"$proj/.claude/settings.json"
-sbx_run -- true
+orphans "$sbx" run --managed-settings "$tmp/empty-managed.json" -- true
 expect_rc 125
 expect_err "INVALID_SETTINGS"
 expect_err "settings.json:1:"
-tap_finish "invalid settings give 125 and name the file, line and column"
+# bubblewrap started before the settings were read: it ended before sbx did.
+[[ -z $orphans ]] || fail_because "left running when sbx exited: $orphans"
+tap_finish "invalid settings give 125 and name the file, line and column, and the sandbox started before them is gone"
 
 # --- who makes the mounts --------------------------------------------------------------
 # This kernel has the new mount API, so the stage makes them; --bubblewrap-mounts
@@ -201,8 +235,37 @@ for way in here sbx-linux; do
     # Every line is one whole object: none was torn by another process's write.
     bad=$(grep -cvE '^\{"trace":"[a-z.-]+","at":[0-9]+,"us":[0-9]+\}$' "$tmp/trace" || true)
     [[ $bad == 0 ]] || fail_because "$bad malformed trace lines"
+    # bubblewrap started before the settings were read (sbx run), or when the
+    # launcher had the plan (sbx-linux), the stage waiting for its orders.
+    if [[ $way == here ]]; then started=launcher.start-early; else started=launcher.start; fi
+    [[ $(grep -c "\"trace\":\"$started\"" "$tmp/trace") == 1 ]] || fail_because "no single $started in the trace"
     expect_clean
     tap_finish "--trace-fd ($way) writes one line of JSON per step of sbx, the launcher and the stage, and the command does not get it"
+done
+
+# bubblewrap starts before the settings are read, as from PATH and for an
+# isolated filesystem: settings that say otherwise end that sandbox (its stage
+# never got orders) and start another; the command runs in the one they ask
+# for, and nothing of the first is left.
+for setting in '"bwrapPath": "'"$(command -v bwrap)"'"' '"filesystem": {"disabled": true}'; do
+    fresh_case
+    mkdir -m 700 "$home/.ssh"
+    echo secret >"$home/.ssh/id_rsa"
+    printf '{"sandbox": {%s}}' "$setting" >"$tmp/other-managed.json"
+    orphans "$sbx" run --managed-settings "$tmp/other-managed.json" --trace-fd 7 -- \
+        sh -c 'cat "$HOME/.ssh/id_rsa" 2>/dev/null && echo read-ssh; grep -E "^(CapEff|Seccomp):" /proc/self/status; echo ran' \
+        7>"$tmp/trace"
+    expect_rc 0
+    [[ -z $orphans ]] || fail_because "left running when sbx exited: $orphans"
+    expect_out ran
+    expect_out "CapEff:	0000000000000000"
+    expect_out "Seccomp:	2"
+    # filesystem.disabled shows the whole disk as it is; bubblewrap's path hides ~/.ssh as always.
+    if [[ $setting == *bwrapPath* ]]; then expect_no_out read-ssh; else expect_out read-ssh; fi
+    [[ $(grep -c '"trace":"launcher.start-early"' "$tmp/trace") == 2 ]] ||
+        fail_because "bubblewrap was not started again for the settings: $(grep -o '"trace":"launcher[^"]*"' "$tmp/trace" | tr '\n' ' ')"
+    expect_clean
+    tap_finish "settings that say otherwise than bubblewrap was started for ({$setting}) end that sandbox and start another; nothing left"
 done
 
 fresh_case
