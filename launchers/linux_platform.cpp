@@ -675,6 +675,7 @@ SandboxFacts facts_of(const sbx::Plan& plan) {
 struct LinuxPlatform::Waiting {
     Sandbox sb;
     std::uint64_t started = 0;
+    ProbeResult probed;  // the quick probe it was started after, but for its seccomp checks
 };
 
 LinuxPlatform::LinuxPlatform() = default;
@@ -697,6 +698,7 @@ void LinuxPlatform::start_early(Launcher& l, const SandboxFacts& facts, Reaper& 
     if (!quick.available() || !mount_api_available()) return;
     install_signal_handlers();  // a signal from now on ends the sandbox too
     auto w = std::make_unique<Waiting>();
+    w->probed = quick;
     w->started = Trace::now();
     if (start_waiting(w->sb, facts, quick.bwrap, l.options(), reaper) < 0) return;  // run() tries again
     waiting_ = std::move(w);
@@ -705,6 +707,17 @@ void LinuxPlatform::start_early(Launcher& l, const SandboxFacts& facts, Reaper& 
 
 std::optional<sbx::Error> LinuxPlatform::unavailable(const sbx::Plan& plan) {
     popt_ = ProbeOptions{plan.bwrap_path, !plan.allow_unix_sockets, false};
+    // A sandbox started early for this bubblewrap passed the quick probe but for
+    // its seccomp checks, whose test build both parts of the filter built make
+    // too (a kernel that refuses the filter's actions makes bubblewrap fail,
+    // and finish() asks the thorough probe why). Else the probe runs again, all of it.
+    if (waiting_ && waiting_->sb.facts.bwrap_path == plan.bwrap_path)
+        if (auto split = split_seccomp_programs(plan.allow_unix_sockets)) {
+            probed_ = waiting_->probed;
+            seccomp_fd_ = split->first.release();
+            mounts_filter_fd_ = split->second.release();
+            return std::nullopt;
+        }
     probed_ = probe(popt_);
     bool unavailable = !probed_.available();
     sbx::Error unavailable_why = unavailable ? probed_.why() : sbx::Error{};
@@ -816,6 +829,7 @@ int LinuxPlatform::run(Launcher& l, const sbx::Plan& plan, Reaper& reaper) {
             return run.give_up_errno("cannot hand the stage the mount family's filter");
         close_fd(mounts_filter_fd_);
         stage_makes_mounts(plan, *launch, box.stage, box.mounts_filter_fd);
+        box.stage.mounts = stage_waiting_mount_ops(mount_ops(plan, *launch));  // /dev first: bubblewrap made none
         const std::string orders = stage_orders(box.stage);
         // A stage that cannot read them is gone, and bubblewrap with it: the end
         // below says why (finish).

@@ -129,7 +129,8 @@ bool describe_copy(Op& op) {
 
 std::string take_copies(std::vector<Op>& ops) {
     for (auto& op : ops) {
-        if (op.flag == "--tmpfs" || op.flag == "--remount-ro" || op.flag == "--ro-bind-data") continue;
+        if (op.flag == "--tmpfs" || op.flag == "--remount-ro" || op.flag == "--ro-bind-data" || op.flag == "--dev")
+            continue;
         const std::string& from = op.flag == "--again" ? op.dest : op.source;
         op.tree = open_tree_clone(from.c_str(), true);
         if (op.tree < 0) {
@@ -223,7 +224,8 @@ int detached_tmpfs() {
     const int fs = static_cast<int>(::syscall(SYS_fsopen, "tmpfs", FSOPEN_CLOEXEC));
     if (fs < 0) return -1;
     int mnt = -1;
-    if (::syscall(SYS_fsconfig, fs, FSCONFIG_SET_STRING, "mode", "0755", 0) == 0 &&
+    if (::syscall(SYS_fsconfig, fs, FSCONFIG_SET_STRING, "source", "tmpfs", 0) == 0 &&
+        ::syscall(SYS_fsconfig, fs, FSCONFIG_SET_STRING, "mode", "0755", 0) == 0 &&
         ::syscall(SYS_fsconfig, fs, FSCONFIG_CMD_CREATE, nullptr, nullptr, 0) == 0)
         mnt = static_cast<int>(::syscall(SYS_fsmount, fs, FSMOUNT_CLOEXEC, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV));
     const int err = errno;
@@ -274,7 +276,100 @@ std::string make_data_file(const Op& op) {
     return why;
 }
 
+// The device nodes a /dev of bubblewrap's --dev has, bound from the host's.
+constexpr const char* kDevNodes[] = {"null", "zero", "full", "random", "urandom", "tty"};
+
+// The mount at `tree` (a copy of a device node) made usable as a device:
+// writable and nosuid, as bubblewrap binds devices, then mounted at `dest`.
+std::string bind_device(int tree, const std::string& dest) {
+    if (set_attributes(tree, "", AT_EMPTY_PATH, MOUNT_ATTR_NOSUID, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NODEV) != 0)
+        return failed("cannot make the copy of a device for " + dest + " usable");
+    if (attach(tree, dest) != 0) return failed("cannot mount " + dest);
+    return {};
+}
+
+// --dev DEST: what bubblewrap's --dev makes, with the new mount API: a tmpfs
+// (mode 0755, nosuid, nodev) holding null, zero, full, random, urandom and tty
+// bound from the host's (nosuid, the only mounts where a device works),
+// stdin, stdout, stderr, fd and core as symbolic links, an empty shm, ptmx
+// naming pts/ptmx, a devpts of its own at pts (newinstance, ptmxmode=0666,
+// mode=620, nosuid, noexec), and, where standard output is a terminal,
+// console bound from it (which makes ttyname() work inside).
+std::string make_dev(const std::string& dest) {
+    // The host's nodes, copied before the tmpfs hides them.
+    std::vector<int> nodes;
+    struct CloseAll {
+        std::vector<int>& fds;
+        ~CloseAll() {
+            for (int fd : fds)
+                if (fd >= 0) ::close(fd);
+        }
+    } close_nodes{nodes};
+    for (const char* n : kDevNodes) {
+        nodes.push_back(open_tree_clone(("/dev/" + std::string(n)).c_str(), false));
+        if (nodes.back() < 0) return failed(std::string("cannot copy /dev/") + n);
+    }
+    char tty[256] = {};
+    const bool console = ::isatty(STDOUT_FILENO) != 0 && ::ttyname_r(STDOUT_FILENO, tty, sizeof tty) == 0;
+    if (console) {
+        nodes.push_back(open_tree_clone(tty, false));
+        if (nodes.back() < 0) return failed(std::string("cannot copy ") + tty);
+    }
+    const int mnt = detached_tmpfs();
+    if (mnt < 0) return failed("cannot make the tmpfs for " + dest);
+    std::string why;
+    auto file = [&](const char* name) {
+        const int fd = ::openat(mnt, name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0444);
+        if (fd < 0 && why.empty()) why = failed(std::string("cannot make ") + dest + "/" + name);
+        if (fd >= 0) ::close(fd);
+    };
+    auto link = [&](const char* target, const char* name) {
+        if (::symlinkat(target, mnt, name) != 0 && why.empty()) why = failed(std::string("cannot make ") + dest + "/" + name);
+    };
+    auto dir = [&](const char* name) {
+        if (::mkdirat(mnt, name, 0755) != 0 && why.empty()) why = failed(std::string("cannot make ") + dest + "/" + name);
+    };
+    for (const char* n : kDevNodes) file(n);
+    if (console) file("console");
+    link("/proc/self/fd/0", "stdin");
+    link("/proc/self/fd/1", "stdout");
+    link("/proc/self/fd/2", "stderr");
+    link("/proc/self/fd", "fd");
+    link("/proc/kcore", "core");
+    dir("shm");
+    dir("pts");
+    link("pts/ptmx", "ptmx");
+    if (why.empty() && attach(mnt, dest) != 0) why = failed("cannot mount the tmpfs on " + dest);
+    ::close(mnt);
+    if (!why.empty()) return why;
+    for (std::size_t i = 0; i < nodes.size(); ++i) {
+        const std::string at = dest + "/" + (i < std::size(kDevNodes) ? kDevNodes[i] : "console");
+        if (auto bad = bind_device(nodes[i], at); !bad.empty()) return bad;
+        ::close(nodes[i]);
+        nodes[i] = -1;
+    }
+    const int fs = static_cast<int>(::syscall(SYS_fsopen, "devpts", FSOPEN_CLOEXEC));
+    if (fs < 0) return failed("fsopen devpts");
+    int pts = -1;
+    if (::syscall(SYS_fsconfig, fs, FSCONFIG_SET_STRING, "source", "devpts", 0) == 0 &&
+        ::syscall(SYS_fsconfig, fs, FSCONFIG_SET_STRING, "ptmxmode", "0666", 0) == 0 &&
+        ::syscall(SYS_fsconfig, fs, FSCONFIG_SET_STRING, "mode", "620", 0) == 0 &&
+        ::syscall(SYS_fsconfig, fs, FSCONFIG_CMD_CREATE, nullptr, nullptr, 0) == 0)
+        pts = static_cast<int>(::syscall(SYS_fsmount, fs, FSMOUNT_CLOEXEC, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC));
+    const int err = errno;
+    ::close(fs);
+    errno = err;
+    if (pts < 0) return failed("cannot make the devpts for " + dest + "/pts");
+    const int rc = attach(pts, dest + "/pts");
+    const int err2 = errno;
+    ::close(pts);
+    errno = err2;
+    if (rc != 0) return failed("cannot mount the devpts on " + dest + "/pts");
+    return {};
+}
+
 std::string make_one(Op& op) {
+    if (op.flag == "--dev") return make_dev(op.dest);
     if (op.flag == "--remount-ro") {
         if (set_attributes(AT_FDCWD, op.dest.c_str(), 0, MOUNT_ATTR_RDONLY, 0) != 0)
             return failed("cannot make " + op.dest + " read-only");

@@ -207,6 +207,36 @@ for way in stage bubblewrap; do
     tap_finish "mounts below the root as the host has them ($way): a read-only one stays read-only, a writable one writable"
 done
 
+# Where bubblewrap starts before the plan, the stage makes /dev, as bubblewrap's
+# --dev does: the same names and kinds, the same mounts with the same flags,
+# devices that work, a devpts of its own (control: bubblewrap's, through
+# --bubblewrap-mounts).
+dev_probe=$tmp/dev-probe.sh
+cat >"$dev_probe" <<'EOF'
+cd /dev && for f in $(ls -A | sort); do printf '%s:%s ' "$f" "$(stat -c %F "$f")"; done; echo
+awk '$5 ~ "^/dev(/|$)" { print $5, $6, $9 }' /proc/self/mountinfo | sort | uniq
+echo hi >/dev/null && head -c 8 /dev/zero | wc -c && head -c 8 /dev/urandom | wc -c
+python3 -c 'import os; m, s = os.openpty(); print("pty", os.ttyname(s))'
+EOF
+chmod 644 "$dev_probe"
+for way in stage bubblewrap; do
+    fresh_case
+    if [[ $way == stage ]]; then
+        sbx_run -- sh "$dev_probe"
+    else
+        run_sbx "$sbx" run --managed-settings "$tmp/empty-managed.json" --launcher "$bwrap_launcher" -- sh "$dev_probe"
+    fi
+    expect_rc 0
+    printf '%s\n' "$out" >"$tmp/dev-$way"
+    expect_out "pty /dev/pts/0"
+    expect_clean
+done
+fresh_case
+diff "$tmp/dev-stage" "$tmp/dev-bubblewrap" >"$tmp/dev-diff" || fail_because "the stage's /dev is not bubblewrap's: $(cat "$tmp/dev-diff")"
+grep -q "^/dev rw,nosuid,nodev" "$tmp/dev-stage" || fail_because "no tmpfs /dev: $(cat "$tmp/dev-stage")"
+grep -q "^/dev/null rw,nosuid,relatime" "$tmp/dev-stage" || fail_because "/dev/null is no device bind"
+tap_finish "the stage's /dev is bubblewrap's: the same names, kinds and mounts, working devices, a devpts of its own"
+
 # --- --trace-fd: each step's time ----------------------------------------------------
 
 # In sbx's own process, and through sbx-linux, which writes its options' step too.

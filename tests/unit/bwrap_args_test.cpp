@@ -201,3 +201,28 @@ TEST_CASE("stage_mount_ops: a writable bind from /dev or /proc is bubblewrap's, 
                                                                "/r/.git/hooks", "/r/.git/hooks", "--again", "/x",
                                                                "--tmpfs", "/h/.ssh"});
 }
+
+TEST_CASE("bwrap_waiting_args: a sandbox started before its plan gets `/` and /proc alone; the stage makes /dev first") {
+    auto l = launch();
+    l.stage_mounts = true;
+    l.seccomp_fd = 5;
+    l.stage_argv = {"/proc/self/fd/3", "--stage", "--exe-fd", "3", "--status-fd", "4", "--orders-fd", "6"};
+    const auto args = lx::bwrap_waiting_args(l, true);
+    CHECK_FALSE(has(args, "--disable-userns"));
+    CHECK(has_pair(args, "--seccomp", "5"));
+    CHECK(has_pair(args, "--ro-bind", "/"));
+    CHECK(has_pair(args, "--proc", "/proc"));
+    CHECK_FALSE(has(args, "--dev"));
+    CHECK_FALSE(has(args, "--bind"));
+    CHECK_FALSE(has(args, "--chdir"));
+    CHECK(std::equal(l.stage_argv.rbegin(), l.stage_argv.rend(), args.rbegin()));
+    CHECK(has_pair(lx::bwrap_waiting_args(l, false), "--bind", "/"));  // filesystem.disabled
+
+    auto p = plan();
+    const auto ops = lx::mount_ops(p, launch());
+    auto staged = lx::stage_waiting_mount_ops(ops);
+    REQUIRE(staged.size() == ops.size() + 2);
+    CHECK(staged[0] == "--dev");
+    CHECK(staged[1] == "/dev");
+    CHECK(std::vector<std::string>(staged.begin() + 2, staged.end()) == lx::stage_mount_ops(ops));
+}

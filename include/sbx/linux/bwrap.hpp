@@ -297,18 +297,25 @@ inline std::vector<std::string> bwrap_args(const Plan& plan, const BwrapLaunch& 
 
 // bubblewrap's command line for a sandbox started before its plan is made, whose
 // stage takes the rest later (launchers/stage.hpp, its orders): the flags (the
-// stage makes the mounts), the seccomp descriptor, the base of a filesystem that
-// is `isolated` or not, "--" and launch.stage_argv. Serves any plan of which
-// bubblewrap_made() is nothing; the stage enters the plan's directory itself.
+// stage makes the mounts), the seccomp descriptor, `/` (isolated or not) and
+// /proc, "--" and launch.stage_argv. The stage makes /dev itself, first
+// (stage_waiting_mount_ops), for less than bubblewrap's --dev costs. Serves any
+// plan of which bubblewrap_made() is nothing; the stage enters the plan's
+// directory itself.
 inline std::vector<std::string> bwrap_waiting_args(const BwrapLaunch& launch, bool isolated) {
     std::vector<std::string> args = detail::bwrap_flags(launch);
-    FsPlan base;
-    base.isolated = isolated;
-    const auto b = bwrap_base_args(base);
-    args.insert(args.end(), b.begin(), b.end());
-    args.emplace_back("--");
+    args.insert(args.end(), {isolated ? "--ro-bind" : "--bind", "/", "/", "--proc", "/proc", "--"});
     args.insert(args.end(), launch.stage_argv.begin(), launch.stage_argv.end());
     return args;
+}
+
+// The stage's list where bubblewrap started before the plan (bwrap_waiting_args):
+// /dev first, as bubblewrap's base has it, then stage_mount_ops.
+inline std::vector<std::string> stage_waiting_mount_ops(const std::vector<std::string>& ops) {
+    std::vector<std::string> out{"--dev", "/dev"};
+    const auto rest = stage_mount_ops(ops);
+    out.insert(out.end(), rest.begin(), rest.end());
+    return out;
 }
 
 }  // namespace sbx::linux_sandbox

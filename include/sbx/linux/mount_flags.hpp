@@ -23,6 +23,7 @@ inline constexpr std::array kMountFlags{
     MountFlag{"--tmpfs", 1},         // DEST: an empty tmpfs
     MountFlag{"--remount-ro", 1},    // DEST: the mount there made read-only
     MountFlag{"--again", 1},         // DEST: the stage's own, the mount bubblewrap made there on top once more
+    MountFlag{"--dev", 1},           // DEST: the stage's own, a /dev as bubblewrap's --dev makes it
 };
 
 // The arguments `flag` takes; 0 for a flag that is none of these.
