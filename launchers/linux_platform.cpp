@@ -149,6 +149,17 @@ sbx::expected<void> make_placeholders(const sbx::Plan& plan, RootGroup& group,
     LinkSources sources;
     for (const auto& e : existing)
         if (e.kind == sbx::Placeholder::file) sources.offer(e);
+    // The directory of the placeholders in a row that lie in one (most lie at
+    // the root's top), opened once.
+    std::string open_parent;
+    int dirfd = -1;
+    struct stat dir_st {};
+    struct CloseDir {
+        int& fd;
+        ~CloseDir() {
+            if (fd >= 0) ::close(fd);
+        }
+    } close_dir{dirfd};
     for (const auto& ph : plan.filesystem.placeholders) {
         const bool taken_over = std::any_of(existing.begin(), existing.end(), [&](const sbx::RegisteredPlaceholder& e) {
             return e.path == ph.path && e.kind == ph.kind;
@@ -156,13 +167,17 @@ sbx::expected<void> make_placeholders(const sbx::Plan& plan, RootGroup& group,
         if (taken_over) continue;
         const std::string parent = sbx::paths::parent(ph.path);
         const std::string name = ph.path.substr(parent.size() == 1 ? 1 : parent.size() + 1);
-        const int dirfd = ::open(parent.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-        if (dirfd < 0)
-            return sbx::fail(sbx::Error(sbx::Errc::stale_plan, std::string("cannot open a placeholder's directory: ") +
-                                                                   std::strerror(errno))
-                                 .in_file(parent));
-        struct stat st {};
-        const bool same = ::fstat(dirfd, &st) == 0 && st.st_dev == ph.parent.dev && st.st_ino == ph.parent.ino;
+        if (dirfd < 0 || parent != open_parent) {
+            if (dirfd >= 0) ::close(dirfd);
+            open_parent = parent;
+            dirfd = ::open(parent.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+            if (dirfd < 0)
+                return sbx::fail(sbx::Error(sbx::Errc::stale_plan, std::string("cannot open a placeholder's directory: ") +
+                                                                       std::strerror(errno))
+                                     .in_file(parent));
+            if (::fstat(dirfd, &dir_st) != 0) dir_st = {};
+        }
+        const bool same = dir_st.st_dev == ph.parent.dev && dir_st.st_ino == ph.parent.ino;
         int rc = -1;
         if (same) {
             if (ph.kind == sbx::Placeholder::file || ph.kind == sbx::Placeholder::commondir) {
@@ -190,7 +205,6 @@ sbx::expected<void> make_placeholders(const sbx::Plan& plan, RootGroup& group,
         const int err = errno;
         struct stat made_st {};
         if (rc >= 0 && ::fstatat(dirfd, name.c_str(), &made_st, AT_SYMLINK_NOFOLLOW) != 0) made_st = {};
-        ::close(dirfd);
         if (!same)
             return sbx::fail(sbx::Error(sbx::Errc::stale_plan, "a placeholder's directory changed since the plan was made")
                                  .in_file(parent));
