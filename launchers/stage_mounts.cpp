@@ -27,9 +27,12 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <initializer_list>
 #include <string>
+#include <utility>
 #include <string_view>
 #include <vector>
 
@@ -219,20 +222,25 @@ std::string make_writable(const Op& op) {
     return {};
 }
 
-// A tmpfs of the stage's own, not attached anywhere; -1 with errno.
-int detached_tmpfs() {
-    const int fs = static_cast<int>(::syscall(SYS_fsopen, "tmpfs", FSOPEN_CLOEXEC));
+// A new filesystem of `type` (named so in the mount table), with `options`,
+// mounted with `attributes` and not attached anywhere; -1 with errno.
+int detached_fs(const char* type, std::initializer_list<std::pair<const char*, const char*>> options,
+                std::uint64_t attributes) {
+    const int fs = static_cast<int>(::syscall(SYS_fsopen, type, FSOPEN_CLOEXEC));
     if (fs < 0) return -1;
-    int mnt = -1;
-    if (::syscall(SYS_fsconfig, fs, FSCONFIG_SET_STRING, "source", "tmpfs", 0) == 0 &&
-        ::syscall(SYS_fsconfig, fs, FSCONFIG_SET_STRING, "mode", "0755", 0) == 0 &&
-        ::syscall(SYS_fsconfig, fs, FSCONFIG_CMD_CREATE, nullptr, nullptr, 0) == 0)
-        mnt = static_cast<int>(::syscall(SYS_fsmount, fs, FSMOUNT_CLOEXEC, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV));
+    bool ok = ::syscall(SYS_fsconfig, fs, FSCONFIG_SET_STRING, "source", type, 0) == 0;
+    for (const auto& [key, value] : options)
+        ok = ok && ::syscall(SYS_fsconfig, fs, FSCONFIG_SET_STRING, key, value, 0) == 0;
+    ok = ok && ::syscall(SYS_fsconfig, fs, FSCONFIG_CMD_CREATE, nullptr, nullptr, 0) == 0;
+    const int mnt = ok ? static_cast<int>(::syscall(SYS_fsmount, fs, FSMOUNT_CLOEXEC, attributes)) : -1;
     const int err = errno;
     ::close(fs);
     errno = err;
     return mnt;
 }
+
+// A tmpfs of the stage's own (mode 0755, nosuid, nodev), not attached anywhere; -1 with errno.
+int detached_tmpfs() { return detached_fs("tmpfs", {{"mode", "0755"}}, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV); }
 
 // --ro-bind-data FD DEST: the descriptor's content, read from its start, as a
 // read-only file of a tmpfs of its own mounted at DEST, as bubblewrap makes
@@ -348,17 +356,7 @@ std::string make_dev(const std::string& dest) {
         ::close(nodes[i]);
         nodes[i] = -1;
     }
-    const int fs = static_cast<int>(::syscall(SYS_fsopen, "devpts", FSOPEN_CLOEXEC));
-    if (fs < 0) return failed("fsopen devpts");
-    int pts = -1;
-    if (::syscall(SYS_fsconfig, fs, FSCONFIG_SET_STRING, "source", "devpts", 0) == 0 &&
-        ::syscall(SYS_fsconfig, fs, FSCONFIG_SET_STRING, "ptmxmode", "0666", 0) == 0 &&
-        ::syscall(SYS_fsconfig, fs, FSCONFIG_SET_STRING, "mode", "620", 0) == 0 &&
-        ::syscall(SYS_fsconfig, fs, FSCONFIG_CMD_CREATE, nullptr, nullptr, 0) == 0)
-        pts = static_cast<int>(::syscall(SYS_fsmount, fs, FSMOUNT_CLOEXEC, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC));
-    const int err = errno;
-    ::close(fs);
-    errno = err;
+    const int pts = detached_fs("devpts", {{"ptmxmode", "0666"}, {"mode", "620"}}, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC);
     if (pts < 0) return failed("cannot make the devpts for " + dest + "/pts");
     const int rc = attach(pts, dest + "/pts");
     const int err2 = errno;
