@@ -849,6 +849,9 @@ int LinuxPlatform::run(Launcher& l, const sbx::Plan& plan, Reaper& reaper) {
         // below says why (finish).
         (void)write_all(box.orders_pipe[1], orders.data(), orders.size());
         close_fd(box.orders_pipe[1]);
+        // The stage has its own of these; ours would only be closed at the end.
+        close_fd(box.mounts_filter_fd);
+        close_fd(box.exclude_fd);
         trace.step("launcher.orders", t);
     } else {
         if (auto r = open_sandbox_fds(box, l.options(), plan.scan_stderr, plan.network.mode == sbx::NetworkMode::proxy,
@@ -870,6 +873,8 @@ int LinuxPlatform::run(Launcher& l, const sbx::Plan& plan, Reaper& reaper) {
         sandbox_start = Trace::now();
         if (start_bubblewrap(box, args, env, plan.pass_fds, reaper) < 0)
             return run.give_up_errno("cannot start " + args[0]);
+        close_fd(box.mounts_filter_fd);  // bubblewrap's and the stage's now
+        close_fd(box.exclude_fd);
     }
     const pid_t pid = box.pid;
     std::thread stderr_relay;
