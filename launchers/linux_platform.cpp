@@ -44,6 +44,7 @@
 #include "common.hpp"
 #include "fd_io.hpp"
 #include "git_audit.hpp"
+#include "landlock.hpp"
 #include "launcher_main.hpp"
 #include "leftovers.hpp"
 #include "linux_platform.hpp"
@@ -54,6 +55,7 @@
 #include "sbx/io/placeholder_registry.hpp"
 #include "sbx/linux/bwrap.hpp"
 #include "sbx/linux/filter_fallback.hpp"
+#include "sbx/linux/write_wall.hpp"
 #include "sbx/plan/plan.hpp"
 #include "sbx/plan/read_plan.hpp"
 #include "sbx/plan/report.hpp"
@@ -460,6 +462,7 @@ struct Run {
     std::unique_ptr<Sandbox> sb;
     std::unique_ptr<TerminalRelay> terminal_relay;
     std::optional<sbx::StderrScanner> scanner;
+    int wall_abi = 0;  // the Landlock ABI the stage's write wall uses; 0: no wall
 
     // Before the command ran: remove what was made, say why, and give 125.
     int give_up(const sbx::Error& e) {
@@ -515,6 +518,11 @@ void plan_stage(Run& run) {
     for (const auto& v : plan.loader_env) stage.loader_env.push_back(v.name + "=" + v.value);
     stage.env = env_strings(plan, false);
     stage.command = plan.argv;
+    // The second wall, where the kernel can make it without refusing renames.
+    if (const int abi = sbx::launcher::landlock::abi(); abi >= 2) {
+        stage.write_wall = sbx::linux_sandbox::write_wall_paths(plan);
+        if (!stage.write_wall.empty()) run.wall_abi = abi;
+    }
     if (plan.scan_stderr) run.scanner.emplace(plan.filesystem, plan.cwd);
     if (sb.terminal) {
         stage.pty_fd = sb.stage_pty_fd;
@@ -629,10 +637,10 @@ int finish(Run& run, ProbeOptions popt, int wstatus, const StageReport& stage_re
     if (stage_report.exec_errno != 0) {
         std::cerr << "sbx-linux: " << plan.argv.front() << ": " << std::strerror(stage_report.exec_errno) << "\n";
         const int s = stage_report.exec_errno == ENOENT ? kNotFound : kCannotRun;
-        report.exit_event(true, "", s);
+        report.exit_event(true, "", s, run.wall_abi);
         return s;
     }
-    report.exit_event(true, "", status);
+    report.exit_event(true, "", status, run.wall_abi);
     if (run.l.options().print_violations) {
         std::string block = violations_text(plan, refused, run.scanner ? &*run.scanner : nullptr, audit.neutralised);
         if (run.terminal_relay) block = run.terminal_relay->on_own_line(std::move(block));

@@ -1,6 +1,7 @@
 #include "stage.hpp"
 
 #include "fd_io.hpp"
+#include "landlock.hpp"
 #include "stage_mounts.hpp"
 #include "trace.hpp"
 #include "sbx/linux/mount_flags.hpp"
@@ -88,6 +89,7 @@ std::vector<std::string> stage_argv(const StageArgs& a) {
     for (int fd : a.keep_fds) out.insert(out.end(), {"--keep-fd", std::to_string(fd)});
     for (const auto& f : a.forwards) out.insert(out.end(), {"--forward", f.address, std::to_string(f.port), f.entry});
     for (const auto& kv : a.loader_env) out.insert(out.end(), {"--loader-env", kv});
+    for (const auto& p : a.write_wall) out.insert(out.end(), {"--write-wall", p});
     out.emplace_back("--");
     out.insert(out.end(), a.command.begin(), a.command.end());
     return out;
@@ -175,6 +177,10 @@ bool parse_stage_words(int argc, char** argv, StageArgs& out, bool orders) {
         }
         if (a == "--loader-env" && std::strchr(v, '=') != nullptr && *v != '=') {
             out.loader_env.emplace_back(v);
+            continue;
+        }
+        if (a == "--write-wall" && *v == '/') {
+            out.write_wall.emplace_back(v);
             continue;
         }
         if (a == "--env" && orders && std::strchr(v, '=') != nullptr && *v != '=') {
@@ -391,6 +397,40 @@ std::string check_filtered() {
     return "the sandbox's pid 1 (bubblewrap's init) runs without the seccomp filter";
 }
 
+// The Landlock wall (sbx/linux/write_wall.hpp): every change to the file tree
+// refused outside the plan's writable places and the files behind the
+// command's standard streams and passed descriptors. The launcher asks for it
+// only where the kernel has ABI 2 (cross-directory renames); once asked, it
+// stands or the stage fails.
+std::string raise_write_wall(const StageArgs& a) {
+    namespace ll = sbx::launcher::landlock;
+    const int abi = ll::abi();
+    if (abi < 2) return "the kernel's Landlock (ABI " + std::to_string(abi) + ") cannot make the write wall it was asked for";
+    ll::Ruleset r;
+    r.handled_fs = ll::write_rights(abi);
+    for (const auto& p : a.write_wall) r.paths.push_back({p, r.handled_fs});
+    // What the caller handed the command keeps working when reopened by name
+    // (/dev/stdout, /proc/self/fd/N): a file or device open for writing may be
+    // written again, a directory passed with --pass-fd changed beneath. Pipes
+    // and sockets have no name, and Landlock leaves their reopening alone; a
+    // descriptor open only for reading gives no write.
+    std::vector<int> streams{0, 1, 2};
+    streams.insert(streams.end(), a.keep_fds.begin(), a.keep_fds.end());
+    for (std::size_t i = 0; i < streams.size(); ++i) {
+        const int fd = streams[i];
+        struct stat st {};
+        const int flags = ::fcntl(fd, F_GETFL);
+        if (flags < 0 || ::fstat(fd, &st) != 0) continue;
+        const std::string path = "/proc/self/fd/" + std::to_string(fd);
+        if (S_ISDIR(st.st_mode) && i >= 3)
+            r.paths.push_back({path, r.handled_fs});
+        else if ((S_ISREG(st.st_mode) || S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode)) && (flags & O_ACCMODE) != O_RDONLY)
+            r.paths.push_back({path, ll::kWriteFile | ll::kTruncate});
+    }
+    ll::Applied applied;
+    return ll::restrict_self(r, applied);
+}
+
 // The rest of run_stage, with every argument known.
 int run_ordered(const StageArgs& a, const sbx::launcher::Trace& trace, std::uint64_t started) {
     // First of all, with the capabilities bubblewrap left for it: the mounts,
@@ -422,6 +462,11 @@ int run_ordered(const StageArgs& a, const sbx::launcher::Trace& trace, std::uint
         const std::string why = make_terminal(a.pty_fd, a.pty_on);
         ::close(a.pty_fd);
         if (!why.empty()) return stage_failed(a.status_fd, why);
+    }
+    if (!a.write_wall.empty()) {
+        const auto t = sbx::launcher::Trace::now();
+        if (auto why = raise_write_wall(a); !why.empty()) return stage_failed(a.status_fd, why);
+        trace.step("stage.landlock", t);
     }
     // The command gets 0-2 and the descriptors the plan names; the status pipe
     // closes on exec.

@@ -73,6 +73,9 @@ struct StageArgs {
     unsigned gid = 0;
     std::vector<int> keep_fds;            // the descriptors the command gets beyond 0-2 (the plan's passFds)
     std::vector<std::string> loader_env;  // NAME=VALUE
+    // The Landlock wall (sbx/linux/write_wall.hpp): the paths beneath which the
+    // command may change the file tree; empty: no wall.
+    std::vector<std::string> write_wall;
     std::vector<std::string> command;
 };
 

@@ -32,6 +32,7 @@ lx::StageArgs full_args() {
     a.gid = 1001;
     a.keep_fds = {9};
     a.loader_env = {"LD_PRELOAD=/x.so"};
+    a.write_wall = {"/dev", "/proc", "/r", "/tmp/sbx-1000/run-1"};
     a.env = {"PATH=/usr/bin:/bin", "EMPTY=", "WITH=EQUALS=SIGN"};
     a.command = {"sh", "-c", "echo -- \"$0\"", "--"};
     return a;
@@ -77,6 +78,7 @@ void check_same(const lx::StageArgs& got, const lx::StageArgs& want) {
     CHECK(got.gid == want.gid);
     CHECK(got.keep_fds == want.keep_fds);
     CHECK(got.loader_env == want.loader_env);
+    CHECK(got.write_wall == want.write_wall);
     CHECK(got.command == want.command);
 }
 
@@ -148,6 +150,13 @@ TEST_CASE("the stage's orders: none means the launcher gave up; the rest is refu
     SUBCASE("an environment entry without a name") {
         lx::StageArgs other = want;
         other.env = {"=x"};
+        got = started;
+        CHECK(lx::read_stage_orders(pipe_holding(lx::stage_orders(other)), got, gave_up) ==
+              "the stage's orders are malformed");
+    }
+    SUBCASE("a relative path for the write wall") {
+        lx::StageArgs other = want;
+        other.write_wall = {"r"};
         got = started;
         CHECK(lx::read_stage_orders(pipe_holding(lx::stage_orders(other)), got, gave_up) ==
               "the stage's orders are malformed");

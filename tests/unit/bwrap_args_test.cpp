@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "sbx/linux/bwrap.hpp"
+#include "sbx/linux/write_wall.hpp"
 #include "golden.hpp"
 
 namespace {
@@ -225,4 +226,25 @@ TEST_CASE("bwrap_waiting_args: a sandbox started before its plan gets `/` and /p
     CHECK(staged[0] == "--dev");
     CHECK(staged[1] == "/dev");
     CHECK(std::vector<std::string>(staged.begin() + 2, staged.end()) == lx::stage_mount_ops(ops));
+}
+
+TEST_CASE("write_wall_paths: the writable rules' literal parts, /dev and /proc, none beneath another") {
+    auto p = plan();
+    auto rule = [](const std::string& pattern) { return sbx::PlanRule{sbx::FsRule::Kind::writable, pattern, "test", {}}; };
+    p.rules = {rule("/r"), rule("/tmp/sbx-1000/run-1"), rule("/r/sub"), rule("/home/u/.cache/*/x"), rule("/r-b"),
+               sbx::PlanRule{sbx::FsRule::Kind::protect, "/etc", "test", {}}};
+    CHECK(lx::write_wall_paths(p) ==
+          std::vector<std::string>{"/dev", "/home/u/.cache", "/proc", "/r", "/r-b", "/tmp/sbx-1000/run-1"});
+
+    // From the rules, not the mounts: a writable bind no rule names stays outside.
+    p.filesystem.mounts.push_back(mount(sbx::MountKind::bind, "/opt/wrong"));
+    CHECK_FALSE(has(lx::write_wall_paths(p), "/opt/wrong"));
+
+    // No rules (a plan another program wrote): the writable binds, the pins and tmpdir.
+    p.rules.clear();
+    CHECK(lx::write_wall_paths(p) == std::vector<std::string>{"/dev", "/opt/wrong", "/proc", "/r", "/tmp/sbx-1000/run-1"});
+
+    // Nothing isolated: no wall at all.
+    p.filesystem.isolated = false;
+    CHECK(lx::write_wall_paths(p).empty());
 }
