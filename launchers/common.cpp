@@ -171,7 +171,8 @@ bool CallerQuestions::ask(const sbx::net::HostTarget& t, int questions_end) {
 
 sbx::expected<std::unique_ptr<CommandProxy>> CommandProxy::start(const sbx::Plan& plan, Report& report,
                                                                  Answering answering, int http_fd, int socks_fd,
-                                                                 StopSandbox stop, const std::vector<int>& forward_fds) {
+                                                                 StopSandbox stop, const std::vector<int>& forward_fds,
+                                                                 std::string secret) {
     std::vector<proxy::ForwardListener> forwards;
     for (std::size_t i = 0; i < forward_fds.size(); ++i) {
         const auto& f = plan.network.forwards.at(i);
@@ -182,6 +183,7 @@ sbx::expected<std::unique_ptr<CommandProxy>> CommandProxy::start(const sbx::Plan
     po.rules = plan.network.rules;
     po.call = plan.network.call;
     po.own_addresses = own_addresses();
+    po.secret = std::move(secret);
     CommandProxy* me = self.get();
     po.on_refusal = [me, &report](const ProxyEvent& e) {
         report.violation_event(e);

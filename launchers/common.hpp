@@ -199,10 +199,13 @@ public:
     // Takes the listeners; fails with the proxy's error. `stop` stops the
     // sandbox while a question is open on the terminal (see ask_on_terminal).
     // `forward_fds`: a listener for each of the plan's network.forwards, in order.
+    // `secret`: the password every client must present (ProxyOptions::secret;
+    // make_proxy_secret), or empty where only the command reaches the listeners.
     static sbx::expected<std::unique_ptr<CommandProxy>> start(const sbx::Plan& plan, Report& report,
                                                                Answering answering, int http_fd, int socks_fd,
                                                                StopSandbox stop,
-                                                               const std::vector<int>& forward_fds = {});
+                                                               const std::vector<int>& forward_fds = {},
+                                                               std::string secret = {});
     CommandProxy(const CommandProxy&) = delete;
     CommandProxy& operator=(const CommandProxy&) = delete;
     ~CommandProxy() { stop(); }
@@ -210,6 +213,8 @@ public:
     // The command has ended: open questions are answered no, and the proxy stops.
     void stop();
     std::vector<ProxyEvent> refused() const;
+    // Clients refused for not presenting the secret (proxy::Proxy::refused_clients).
+    std::size_t refused_clients() const { return proxy_ ? proxy_->refused_clients() : 0; }
 
 private:
     CommandProxy() = default;

@@ -185,6 +185,9 @@ sbx::expected<std::unique_ptr<Proxy>> Proxy::start(ProxyOptions options, int htt
     }
     if (socks_listener == http_listener) return sbx::fail(Errc::invalid_argument, "the HTTP and SOCKS listeners are one descriptor");
     if (twice >= 0) return sbx::fail(Errc::invalid_argument, "descriptor " + std::to_string(twice) + " is given as two listeners");
+    if (options.secret.size() > 255)
+        return sbx::fail(Errc::invalid_argument, "the proxy's secret is " + std::to_string(options.secret.size()) +
+                                                     " bytes long: a SOCKS5 password holds at most 255");
     SBX_TRY(check_listener(http_listener, "HTTP"));
     SBX_TRY(check_listener(socks_listener, "SOCKS"));
     for (const auto& f : s->forwards)
@@ -232,5 +235,7 @@ void Proxy::stop() {
 }
 
 std::size_t Proxy::connections() const { return state_->live; }
+
+std::size_t Proxy::refused_clients() const { return state_->refused_clients; }
 
 }  // namespace sbx::proxy

@@ -14,11 +14,20 @@
 // but are not refusals. The engine decides everything, this machine's own
 // addresses (ProxyOptions::own_addresses) included: nothing is decided here.
 //
-// Who can connect depends on the launcher, not on the Proxy, which serves whoever
-// does. sbx-linux makes the listeners inside the sandbox's network namespace, so
-// only the command reaches them. sbx-mac listens on 127.0.0.1 ports of the host,
-// which every local process can reach: there any program on the machine may use
-// the proxy, under the command's rules.
+// Who can connect depends on the launcher. sbx-linux makes the listeners inside
+// the sandbox's network namespace, so only the command reaches them, and gives
+// no secret. Where the listeners are 127.0.0.1 ports of the host, which every
+// local process can reach (sbx-mac; a Linux sandbox without namespaces), the
+// launcher gives the Proxy a fresh secret for each command
+// (ProxyOptions::secret, launchers/proxy_secret.hpp) and puts it in the
+// command's proxy variables: the Proxy then serves only clients that present
+// it (sbx/net/proxy_auth.hpp), HTTP ones as the password of
+// `Proxy-Authorization: Basic` (else 407, never forwarded), SOCKS5 ones through
+// RFC 1929's username/password (else refused and closed). The user name is not
+// checked. A client refused so is no refusal of a host: no ProxyEvent, nothing
+// decided, resolved or dialed; Proxy::refused_clients() counts them. A local
+// process that can read the command's environment (the same user's, through
+// ps or /proc, where nothing else forbids it) can learn the secret too.
 //
 // A forward (sbx/net/forwards.hpp) serves clients that ignore proxies: a connection
 // accepted on its listener is handled as a CONNECT to its target, decided,
@@ -88,6 +97,11 @@ struct ProxyOptions {
     int header_timeout_ms = 30000;  // a client sends its request (HTTP head, SOCKS handshake) within this
     int connect_timeout_ms = 30000; // the default dial gives up after this
     std::size_t max_connections = 1024;  // served at once; more are answered 503 (HTTP) or closed (SOCKS)
+
+    // Empty: every client is served. Otherwise the password each client must
+    // present (any user name): HTTP in a Proxy-Authorization header, SOCKS5 by
+    // RFC 1929; compared in constant time. Bytes 1 to 255 long (RFC 1929's limit).
+    std::string secret;
 };
 
 // A listening socket of a forward's, with the target every connection on it leads to.
@@ -116,6 +130,11 @@ public:
 
     // How many connections are being served now (the accepting thread not counted).
     std::size_t connections() const;
+
+    // How many clients were refused because they did not present the secret
+    // (ProxyOptions::secret): an HTTP request answered 407, a SOCKS5 client that
+    // offered no username/password or sent a wrong one. Always 0 without a secret.
+    std::size_t refused_clients() const;
 
     Proxy(const Proxy&) = delete;
     Proxy& operator=(const Proxy&) = delete;

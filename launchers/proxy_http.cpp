@@ -1,11 +1,14 @@
 // The proxy's HTTP side: a client's request head read with a deadline, judged by
-// sbx/net/http1.hpp, its host reached, and the request tunnelled (CONNECT) or
-// forwarded in origin form with its response heads rewritten.
+// sbx/net/http1.hpp, its credentials by sbx/net/proxy_auth.hpp, its host
+// reached, and the request tunnelled (CONNECT) or forwarded in origin form
+// (without its Proxy-Authorization, a hop-by-hop header) with its response
+// heads rewritten.
 #include <string>
 #include <utility>
 
 #include "proxy_state.hpp"
 #include "sbx/net/http1.hpp"
+#include "sbx/net/proxy_auth.hpp"
 
 namespace sbx::proxy::detail {
 
@@ -51,6 +54,12 @@ void serve_http(State& s, Fd& client) {
     const std::string_view rest = std::string_view(data).substr(scan.end);
     const auto request = http1::parse_proxy_request(head);
     if (!request) return answer_and_close(s, client, http1::error_response(400, "Bad Request", request.error().message));
+    // Before anything is decided: a client without the secret learns nothing of the rules.
+    const auto auth = sbx::net::proxy_auth::check_request(request->request, s.options.secret);
+    if (auth.verdict != sbx::net::proxy_auth::Decision::Verdict::allowed) {
+        ++s.refused_clients;
+        return answer_and_close(s, client, sbx::net::proxy_auth::required_response(auth.why));
+    }
 
     if (request->form == http1::ProxyRequest::Form::connect) {
         Reached r = reach(s, request->host, request->port, "connect");

@@ -1,6 +1,7 @@
-// The proxy's SOCKS5 side: the greeting and the request read with a deadline,
-// exactly as many bytes as sbx/net/socks5.hpp asks for, the host reached, and
-// the reply the RFC gives for what happened.
+// The proxy's SOCKS5 side: the greeting, the username/password where the proxy
+// has a secret, and the request read with a deadline, exactly as many bytes as
+// sbx/net/socks5.hpp asks for, the host reached, and the reply the RFC gives for
+// what happened.
 #include <netinet/in.h>
 #include <sys/socket.h>
 
@@ -10,6 +11,7 @@
 #include <span>
 
 #include "proxy_state.hpp"
+#include "sbx/net/proxy_auth.hpp"
 #include "sbx/net/socks5.hpp"
 
 namespace sbx::proxy::detail {
@@ -63,27 +65,62 @@ bool read_until(const State& s, int fd, std::vector<std::uint8_t>& bytes, std::s
     return read_exact(s.stop_event.fd(), fd, bytes.data() + have, size - have, deadline) == Io::ok;
 }
 
+// RFC 1929's sub-negotiation, after the client was told to use it: whether
+// the client presented the secret (and was told so). A client that did not is
+// counted, answered and closed.
+bool check_password(State& s, Fd& client, Clock::time_point deadline) {
+    std::vector<std::uint8_t> bytes;
+    socks5::PasswordRequest request;
+    for (;;) {
+        request = socks5::parse_password_request(bytes);
+        if (request.verdict != socks5::PasswordRequest::Verdict::more) break;
+        if (!read_until(s, client.get(), bytes, request.size, deadline)) return false;
+    }
+    if (request.verdict == socks5::PasswordRequest::Verdict::credentials &&
+        sbx::net::proxy_auth::secret_matches(request.password, s.options.secret))
+        return write_all(s.stop_event.fd(), client.get(), socks5::kPasswordAccepted, deadline) == Io::ok;
+    ++s.refused_clients;
+    answer_and_close(s, client, socks5::kPasswordRefused);
+    return false;
+}
+
+// The greeting, and the username/password where the proxy has a secret:
+// whether the client may send its request. Otherwise it was answered as the
+// RFCs say, or not at all, and is to be closed.
+bool negotiate(State& s, Fd& client, Clock::time_point deadline) {
+    using V = socks5::Greeting::Verdict;
+    const bool secret = !s.options.secret.empty();
+    const auto required = secret ? socks5::Method::username_password : socks5::Method::no_authentication;
+    std::vector<std::uint8_t> bytes;
+    socks5::Greeting greeting;
+    for (;;) {
+        greeting = socks5::parse_greeting(bytes, required);
+        if (greeting.verdict != V::more) break;
+        if (!read_until(s, client.get(), bytes, greeting.size, deadline)) return false;
+    }
+    switch (greeting.verdict) {
+        case V::no_authentication:
+            return write_all(s.stop_event.fd(), client.get(), socks5::kChooseNoAuthentication, deadline) == Io::ok;
+        case V::username_password:
+            return write_all(s.stop_event.fd(), client.get(), socks5::kChooseUsernamePassword, deadline) == Io::ok &&
+                   check_password(s, client, deadline);
+        case V::no_acceptable_method:
+            if (secret) ++s.refused_clients;
+            answer_and_close(s, client, socks5::kNoAcceptableMethod);
+            return false;
+        case V::not_socks5:
+        case V::more: break;
+    }
+    return false;
+}
+
 }  // namespace
 
 void serve_socks(State& s, Fd& client) {
     const auto deadline = after_ms(s.options.header_timeout_ms);
+    if (!negotiate(s, client, deadline)) return;
     const int fd = client.get();
     std::vector<std::uint8_t> bytes;
-    socks5::Greeting greeting;
-    for (;;) {
-        greeting = socks5::parse_greeting(bytes);
-        if (greeting.verdict != socks5::Greeting::Verdict::more) break;
-        if (!read_until(s, fd, bytes, greeting.size, deadline)) return;
-    }
-    switch (greeting.verdict) {
-        case socks5::Greeting::Verdict::not_socks5: return;
-        case socks5::Greeting::Verdict::no_acceptable_method: return answer_and_close(s, client, socks5::kNoAcceptableMethod);
-        case socks5::Greeting::Verdict::no_authentication:
-        case socks5::Greeting::Verdict::more: break;
-    }
-    if (write_all(s.stop_event.fd(), fd, socks5::kChooseNoAuthentication, deadline) != Io::ok) return;
-
-    bytes.clear();
     socks5::Request request;
     for (;;) {
         request = socks5::parse_request(bytes);

@@ -41,6 +41,7 @@ struct Proxy::State {
     std::atomic<bool> stopping{false};
     std::atomic<std::size_t> live{0};
     std::atomic<std::size_t> grown{0};  // bytes the relay buffers grew by, against the relay's budget
+    std::atomic<std::size_t> refused_clients{0};  // without the secret (Proxy::refused_clients)
 
     struct Connection {
         std::thread thread;

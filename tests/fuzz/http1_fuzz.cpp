@@ -7,6 +7,10 @@
 // authority. The request the origin gets is itself a head the parser accepts,
 // with the same method and version, the origin-form path, one Host header and no
 // hop-by-hop header; the response head the client gets ends at its blank line.
+// The proxy's credentials (sbx/net/proxy_auth.hpp): any value is Basic
+// credentials or a refusal saying why; accepted ones are the one encoding of
+// what they decode to; a request is allowed only with the secret as its password,
+// and the 407 for any other is a head with one line of body.
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -14,10 +18,12 @@
 
 #include "check.hpp"
 #include "sbx/net/http1.hpp"
+#include "sbx/net/proxy_auth.hpp"
 
 namespace {
 
 namespace http1 = sbx::net::http1;
+namespace proxy_auth = sbx::net::proxy_auth;
 
 using sbx::fuzz::check;
 
@@ -74,6 +80,59 @@ void check_request(std::string_view head) {
     check_upstream(*p);
 }
 
+// `bytes` in base64 with padding, for the round trip.
+std::string base64(std::string_view bytes) {
+    static const char* const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    std::string out;
+    for (std::size_t i = 0; i < bytes.size(); i += 3) {
+        std::uint32_t n = static_cast<std::uint32_t>(static_cast<unsigned char>(bytes[i])) << 16;
+        if (i + 1 < bytes.size()) n |= static_cast<std::uint32_t>(static_cast<unsigned char>(bytes[i + 1])) << 8;
+        if (i + 2 < bytes.size()) n |= static_cast<unsigned char>(bytes[i + 2]);
+        out += alphabet[(n >> 18) & 63];
+        out += alphabet[(n >> 12) & 63];
+        out += i + 1 < bytes.size() ? alphabet[(n >> 6) & 63] : '=';
+        out += i + 2 < bytes.size() ? alphabet[n & 63] : '=';
+    }
+    return out;
+}
+
+void check_basic(std::string_view value) {
+    const auto decoded = proxy_auth::decode_base64(value);
+    if (decoded) check(base64(*decoded) == value, "decoded base64 is the one encoding of its bytes");
+    const auto c = proxy_auth::parse_basic(value);
+    if (!c) {
+        check(!c.error().message.empty(), "a refusal says why");
+        return;
+    }
+    check(c->user.find(':') == std::string::npos, "the user ends at the first colon");
+    check(value.size() > 6 && base64(c->user + ":" + c->password) == value.substr(6),
+          "accepted credentials are the one encoding of user:password");
+}
+
+void check_credentials(const http1::Request& r) {
+    constexpr std::string_view kSecret = "secret";
+    const auto d = proxy_auth::check_request(r, kSecret);
+    check(proxy_auth::check_request(r, "").verdict == proxy_auth::Decision::Verdict::allowed, "no secret: all allowed");
+    std::size_t presented = 0;
+    for (const auto& h : r.headers) {
+        if (!sbx::ascii_iequals(h.name, "proxy-authorization")) continue;
+        ++presented;
+        check_basic(h.value);
+        if (d.verdict == proxy_auth::Decision::Verdict::allowed) {
+            const auto c = proxy_auth::parse_basic(h.value);
+            check(c && c->password == kSecret, "allowed only with the secret as the password");
+        }
+    }
+    if (d.verdict == proxy_auth::Decision::Verdict::allowed) {
+        check(presented == 1, "allowed with exactly one Proxy-Authorization header");
+        return;
+    }
+    check(!d.why.empty(), "a 407 says why");
+    const std::string answer = proxy_auth::required_response(d.why);
+    check(answer.starts_with("HTTP/1.1 407 "), "a 407");
+    check(answer.find('\n', http1::head_end(answer, 0)) == answer.size() - 1, "the 407's body is one line");
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
@@ -82,6 +141,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     const std::size_t end = http1::head_end(text, 0);
     const std::string_view head = end == std::string_view::npos ? text : text.substr(0, end);
     check_request(head);
+    check_basic(text);
+    if (const auto r = http1::parse_request(head)) check_credentials(*r);
 
     bool interim = false;
     const std::string response = http1::client_response_head(head, interim);

@@ -6,7 +6,10 @@
 // the tunnel is read; the verdict is the one the whole input gives. A CONNECT
 // request names a host (an address in canonical text, or the name's bytes) and
 // written again as SOCKS5 bytes reads back the same; the success reply for an
-// address is laid out as a request and reads back as that address.
+// address is laid out as a request and reads back as that address. Where the
+// proxy requires username/password, the greeting chooses it or nothing, and the
+// RFC 1929 request that follows is read the same way: credentials of 1 to 255
+// bytes each, exactly the request's length, or a refusal that says why.
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -67,6 +70,26 @@ void check_connect(const socks5::Request& r, std::uint8_t atyp) {
           "a CONNECT written again reads back the same");
 }
 
+void check_password(std::span<const std::uint8_t> input) {
+    using V = socks5::Greeting::Verdict;
+    const auto greeting = read_as_proxy(input, [](auto b) { return socks5::parse_greeting(b, socks5::Method::username_password); });
+    check(greeting.verdict != V::no_authentication, "username/password required: never no authentication");
+    if (greeting.verdict != V::username_password) return;
+    const auto rest = input.subspan(greeting.size);
+    const auto login = read_as_proxy(rest, [](auto b) { return socks5::parse_password_request(b); });
+    const auto whole = socks5::parse_password_request(rest);
+    check(whole.verdict == login.verdict && whole.size == login.size && whole.password == login.password,
+          "the login's verdict is the whole input's");
+    using PV = socks5::PasswordRequest::Verdict;
+    if (login.verdict == PV::credentials) {
+        check(!login.username.empty() && login.username.size() <= 255 && !login.password.empty() &&
+                  login.password.size() <= 255,
+              "credentials of 1 to 255 bytes each");
+        check(login.size == 3 + login.username.size() + login.password.size(), "the login's length");
+    }
+    if (login.verdict == PV::refused) check(!login.why.empty(), "a refused login says why");
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
@@ -93,5 +116,6 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         case socks5::Request::Verdict::close: check(!request.why.empty(), "a close says why"); break;
         case socks5::Request::Verdict::more: check(request.size > rest.size(), "more: the input ended"); break;
     }
+    check_password(input);
     return 0;
 }

@@ -29,6 +29,8 @@
 
 #include "../../launchers/fd_io.hpp"
 #include "../../launchers/proxy.hpp"
+#include "../../launchers/proxy_secret.hpp"
+#include "sbx/net/proxy_env.hpp"
 
 namespace px = sbx::proxy;
 namespace net = sbx::net;
@@ -431,15 +433,9 @@ px::ProxyOptions allowing(std::vector<std::string_view> allowed, std::vector<std
     return o;
 }
 
-// A SOCKS5 CONNECT: greeting, then `address` (ATYP and address bytes) and port.
-// Returns the connection and the reply's first two bytes (version, code), or what came.
-std::pair<Fd, std::string> socks_connect(std::uint16_t proxy_port, std::string address_bytes, std::uint16_t port,
-                                         char command = '\x01') {
-    Fd c(connect_loopback(proxy_port));
-    REQUIRE(c.get() >= 0);
-    REQUIRE(send_all(c.get(), std::string_view("\x05\x01\x00", 3)));
-    const std::string method = read_n(c.get(), 2);
-    REQUIRE(method == std::string("\x05\x00", 2));
+// A SOCKS5 request on `c`, after the greeting: `address` (ATYP and address
+// bytes) and port. Returns the reply (all of it once it says what follows), or what came.
+std::string socks_request(const Fd& c, const std::string& address_bytes, std::uint16_t port, char command = '\x01') {
     std::string request("\x05", 1);
     request += command;
     request += '\0';
@@ -452,6 +448,19 @@ std::pair<Fd, std::string> socks_connect(std::uint16_t proxy_port, std::string a
         const std::size_t rest = reply[3] == '\x04' ? 18 : 6;
         reply += read_n(c.get(), rest);
     }
+    return reply;
+}
+
+// A SOCKS5 CONNECT: greeting, then `address` (ATYP and address bytes) and port.
+// Returns the connection and the reply's first two bytes (version, code), or what came.
+std::pair<Fd, std::string> socks_connect(std::uint16_t proxy_port, std::string address_bytes, std::uint16_t port,
+                                         char command = '\x01') {
+    Fd c(connect_loopback(proxy_port));
+    REQUIRE(c.get() >= 0);
+    REQUIRE(send_all(c.get(), std::string_view("\x05\x01\x00", 3)));
+    const std::string method = read_n(c.get(), 2);
+    REQUIRE(method == std::string("\x05\x00", 2));
+    std::string reply = socks_request(c, address_bytes, port, command);
     return {std::move(c), reply};
 }
 
@@ -480,6 +489,52 @@ Fd connect_tunnel(const Harness& h, std::string_view host_port, std::string* ans
 struct IgnoreSigpipe {
     IgnoreSigpipe() { ::signal(SIGPIPE, SIG_IGN); }
 } ignore_sigpipe;
+
+// ---- Credentials ----------------------------------------------------------------------
+
+constexpr std::string_view kSecret = "00112233445566778899aabbccddeeff";
+
+// `bytes` in base64 with padding, written here rather than with the parser's own
+// alphabet, so that the two could disagree.
+std::string base64(std::string_view bytes) {
+    static const char* const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    std::string out;
+    for (std::size_t i = 0; i < bytes.size(); i += 3) {
+        std::uint32_t n = static_cast<std::uint32_t>(static_cast<unsigned char>(bytes[i])) << 16;
+        if (i + 1 < bytes.size()) n |= static_cast<std::uint32_t>(static_cast<unsigned char>(bytes[i + 1])) << 8;
+        if (i + 2 < bytes.size()) n |= static_cast<unsigned char>(bytes[i + 2]);
+        out += alphabet[(n >> 18) & 63];
+        out += alphabet[(n >> 12) & 63];
+        out += i + 1 < bytes.size() ? alphabet[(n >> 6) & 63] : '=';
+        out += i + 2 < bytes.size() ? alphabet[n & 63] : '=';
+    }
+    return out;
+}
+
+// The header line that presents user:password.
+std::string proxy_authorization(std::string_view user, std::string_view password) {
+    return "Proxy-Authorization: Basic " + base64(std::string(user) + ":" + std::string(password)) + "\r\n";
+}
+
+// A SOCKS5 client through the greeting `greeting` and, when the proxy chose
+// username/password, RFC 1929's request for user:password. Returns the
+// connection and what the proxy answered to each, in order.
+std::pair<Fd, std::string> socks_login(std::uint16_t proxy_port, std::string_view greeting, std::string_view user,
+                                       std::string_view password) {
+    Fd c(connect_loopback(proxy_port));
+    REQUIRE(c.get() >= 0);
+    REQUIRE(send_all(c.get(), greeting));
+    std::string answers = read_n(c.get(), 2);
+    if (answers != std::string("\x05\x02", 2)) return {std::move(c), answers};
+    std::string login("\x01", 1);
+    login += static_cast<char>(user.size());
+    login += user;
+    login += static_cast<char>(password.size());
+    login += password;
+    REQUIRE(send_all(c.get(), login));
+    answers += read_n(c.get(), 2);
+    return {std::move(c), answers};
+}
 
 }  // namespace
 
@@ -1199,4 +1254,267 @@ TEST_CASE("proxy: this machine's addresses are decided by the engine, literal or
                   events[0].reason);
     CHECK_MESSAGE(contains(events[1].reason, "198.51.100.1 (this machine)"), events[1].reason);
     CHECK(h.dialed() == std::vector<std::string>{"198.51.100.5/80"});
+}
+
+TEST_CASE("proxy: with a secret, an HTTP client without it is answered 407, and nothing is decided or dialed") {
+    Harness h;
+    px::ProxyOptions o = allowing({"allowed.test", "echo.test"});
+    o.secret = std::string(kSecret);
+    o.rules.on_unknown = net::UnknownHost::ask;
+    int asked = 0;
+    o.ask = [&](const net::HostTarget&) {
+        ++asked;
+        return true;
+    };
+    h.start(std::move(o));
+
+    const std::string wrong = proxy_authorization("sbx", "00112233445566778899aabbccddeefF");
+    const std::string no_colon = "Proxy-Authorization: Basic " + base64("sbx" + std::string(kSecret)) + "\r\n";
+    const std::string right_b64 = base64("sbx:" + std::string(kSecret));
+    const std::string credentials[] = {
+        "",                                                        // none
+        wrong,                                                     // a wrong password, one letter's case
+        proxy_authorization("sbx", ""),                            // an empty one
+        proxy_authorization(kSecret, "sbx"),                       // the secret as the user
+        proxy_authorization("sbx", std::string(kSecret) + "0"),    // longer
+        no_colon,                                                  // no colon in the decoded text
+        "Proxy-Authorization: Basic " + right_b64.substr(1) + "\r\n",        // not base64
+        "Proxy-Authorization: Basic " + right_b64 + "=\r\n",                 // too much padding
+        "Proxy-Authorization: Basic  " + right_b64 + "\r\n",                 // two spaces
+        "Proxy-Authorization: Basic%" + right_b64 + "\r\n",
+        "Proxy-Authorization: Bearer " + std::string(kSecret) + "\r\n",      // another scheme
+        "Proxy-Authorization: " + std::string(kSecret) + "\r\n",
+        "Proxy-Authorization: Basic ####\r\n",
+        "Proxy-Authorization: Basic\r\n",
+        "Authorization: Basic " + right_b64 + "\r\n",                        // the origin's header
+        proxy_authorization("sbx", kSecret) + proxy_authorization("sbx", kSecret),  // twice
+    };
+    const std::string targets[] = {
+        "GET http://allowed.test/secret-less HTTP/1.1\r\nHost: allowed.test\r\n",
+        "CONNECT echo.test:7 HTTP/1.1\r\nHost: echo.test:7\r\n",
+        "GET http://not-listed.test/ HTTP/1.1\r\n",  // would be asked about
+        "CONNECT not-listed.test:443 HTTP/1.1\r\n",
+    };
+    std::size_t refused = 0;
+    for (const auto& target : targets) {
+        for (const auto& c : credentials) {
+            CAPTURE(target);
+            CAPTURE(c);
+            const std::string response = h.http_exchange(target + c + "\r\n");
+            CHECK(status_of(response) == 407);
+            const std::string head = response.substr(0, response.find("\r\n\r\n") + 4);
+            CHECK_MESSAGE(contains(head, "\r\nProxy-Authenticate: Basic realm=\"sbx\"\r\n"), head);
+            CHECK_MESSAGE(contains(head, "\r\nConnection: close\r\n"), head);
+            ++refused;
+        }
+    }
+    // A body after the head goes nowhere either.
+    CHECK(status_of(h.http_exchange("POST http://allowed.test/post HTTP/1.1\r\nContent-Length: 4\r\n\r\nbody")) == 407);
+    ++refused;
+    // A malformed request is still 400, before credentials are looked at.
+    CHECK(status_of(h.http_exchange("GET /origin-form HTTP/1.1\r\n\r\n")) == 400);
+
+    CHECK(h.proxy->refused_clients() == refused);
+    CHECK(h.web.accepted() == 0);
+    CHECK(h.echoes.accepted() == 0);
+    CHECK(h.dialed().empty());
+    CHECK(h.resolves("allowed.test") == 0);
+    CHECK(h.resolves("not-listed.test") == 0);
+    CHECK(asked == 0);
+    CHECK(h.events().empty());  // not a refusal of a host: nothing for the violations block
+    CHECK(h.serving(0));
+}
+
+TEST_CASE("proxy: with a secret, an HTTP client that presents it is served, and the origin never sees it") {
+    Harness h;
+    px::ProxyOptions o = allowing({"allowed.test", "echo.test"});
+    o.secret = std::string(kSecret);
+    h.start(std::move(o));
+
+    SUBCASE("absolute-form: Proxy-Authorization does not go upstream") {
+        const std::string response = h.http_exchange("GET http://allowed.test/with HTTP/1.1\r\nHost: allowed.test\r\n" +
+                                                     proxy_authorization("sbx", kSecret) + "X-Kept: 1\r\n\r\n");
+        CHECK(status_of(response) == 200);
+        CHECK_MESSAGE(contains(response, "origin web\nGET /with HTTP/1.1\r\nHost: allowed.test\r\nX-Kept: 1\r\n"), response);
+        CHECK_FALSE(contains(response, "Proxy-Authorization"));
+        CHECK_FALSE(contains(response, base64("sbx:" + std::string(kSecret))));
+    }
+    SUBCASE("any user, the scheme and the header's name in any case") {
+        const std::string response = h.http_exchange("GET http://allowed.test/any HTTP/1.1\r\nproxy-authorization: bASIC " +
+                                                     base64("someone else:" + std::string(kSecret)) + "\r\n\r\n");
+        CHECK(status_of(response) == 200);
+        CHECK_FALSE(contains(response, "roxy-"));
+    }
+    SUBCASE("a password with a colon in it is the part after the first") {
+        Harness colon;
+        px::ProxyOptions q = allowing({"allowed.test"});
+        q.secret = "a:b";
+        colon.start(std::move(q));
+        CHECK(status_of(colon.http_exchange("GET http://allowed.test/ HTTP/1.1\r\n" + proxy_authorization("u", "a:b") +
+                                            "\r\n")) == 200);
+        CHECK(status_of(colon.http_exchange("GET http://allowed.test/ HTTP/1.1\r\n" + proxy_authorization("a", "b") +
+                                            "\r\n")) == 407);
+    }
+    SUBCASE("CONNECT: the tunnel carries the client's bytes, and what it sent after its head") {
+        Fd c(connect_loopback(h.http_port));
+        REQUIRE(c.get() >= 0);
+        REQUIRE(send_all(c.get(), "CONNECT echo.test:7 HTTP/1.1\r\n" + proxy_authorization("sbx", kSecret) + "\r\nearly "));
+        CHECK(read_head(c.get()) == "HTTP/1.1 200 Connection established\r\n\r\n");
+        REQUIRE(send_all(c.get(), "late"));
+        ::shutdown(c.get(), SHUT_WR);
+        CHECK(read_to_end(c.get()) == "early late[eof]");
+    }
+    SUBCASE("a host the rules refuse is still refused, and reported") {
+        const std::string response =
+            h.http_exchange("GET http://not-listed.test/ HTTP/1.1\r\n" + proxy_authorization("sbx", kSecret) + "\r\n");
+        CHECK(status_of(response) == 403);
+        REQUIRE(h.events().size() == 1);
+        CHECK(h.events()[0].host == "not-listed.test");
+    }
+    CHECK(h.proxy->refused_clients() == 0);
+}
+
+TEST_CASE("proxy: with a secret, SOCKS5 requires username/password, and the password must be the secret") {
+    Harness h;
+    px::ProxyOptions o = allowing({"echo.test"});
+    o.secret = std::string(kSecret);
+    h.start(std::move(o));
+    const std::string offer_both("\x05\x02\x00\x02", 4);
+
+    {  // "no authentication" only: no acceptable method, then closed
+        auto [c, answers] = socks_login(h.socks_port, std::string_view("\x05\x01\x00", 3), "sbx", kSecret);
+        CHECK(answers == std::string("\x05\xff", 2));
+        CHECK(read_to_end(c.get()).empty());
+    }
+    {  // no methods at all
+        auto [c, answers] = socks_login(h.socks_port, std::string_view("\x05\x00", 2), "sbx", kSecret);
+        CHECK(answers == std::string("\x05\xff", 2));
+    }
+    for (const std::string& password : {std::string("wrong"), std::string(kSecret.substr(1)), std::string(kSecret) + "f",
+                                        std::string("00112233445566778899aabbccddeefF")}) {
+        CAPTURE(password);
+        auto [c, answers] = socks_login(h.socks_port, offer_both, "sbx", password);
+        CHECK(answers == std::string("\x05\x02\x01\x01", 4));  // username/password chosen, then refused
+        CHECK(read_to_end(c.get()).empty());
+    }
+    {  // not RFC 1929's version, and an empty user name: refused the same way
+        Fd c(connect_loopback(h.socks_port));
+        REQUIRE(send_all(c.get(), offer_both));
+        CHECK(read_n(c.get(), 2) == std::string("\x05\x02", 2));
+        REQUIRE(send_all(c.get(), std::string("\x05\x03sbx\x20", 6) + std::string(kSecret)));
+        CHECK(read_to_end(c.get()) == std::string("\x01\x01", 2));
+        Fd d(connect_loopback(h.socks_port));
+        REQUIRE(send_all(d.get(), offer_both));
+        CHECK(read_n(d.get(), 2) == std::string("\x05\x02", 2));
+        REQUIRE(send_all(d.get(), std::string("\x01\x00\x20", 3) + std::string(kSecret)));
+        CHECK(read_to_end(d.get()) == std::string("\x01\x01", 2));
+    }
+    CHECK(h.proxy->refused_clients() == 8);
+    CHECK(h.echoes.accepted() == 0);
+    CHECK(h.dialed().empty());
+    CHECK(h.resolves("echo.test") == 0);
+    CHECK(h.events().empty());
+
+    {  // the secret, any user, and "no authentication" offered too: the tunnel works
+        auto [c, answers] = socks_login(h.socks_port, offer_both, "anyone", kSecret);
+        REQUIRE(answers == std::string("\x05\x02\x01\x00", 4));
+        CHECK(socks_code(socks_request(c, socks_domain("echo.test"), 7)) == 0);
+        REQUIRE(send_all(c.get(), "through"));
+        ::shutdown(c.get(), SHUT_WR);
+        CHECK(read_to_end(c.get()) == "through[eof]");
+    }
+    {  // username/password alone offered
+        auto [c, answers] = socks_login(h.socks_port, std::string_view("\x05\x01\x02", 3), "sbx", kSecret);
+        REQUIRE(answers == std::string("\x05\x02\x01\x00", 4));
+        CHECK(socks_code(socks_request(c, socks_domain("other.test"), 80)) == 0x02);  // the rules still decide
+    }
+    CHECK(h.proxy->refused_clients() == 8);
+    CHECK(h.echoes.accepted() == 1);
+    CHECK(h.events().size() == 1);
+    CHECK(h.serving(0));
+}
+
+TEST_CASE("proxy: a secret is at most 255 bytes, SOCKS5's limit; start refuses a longer one and closes its listeners") {
+    const std::size_t fds_before = open_fds();
+    std::uint16_t port = 0;
+    Fd http = listen_loopback(port), socks = listen_loopback(port);
+    px::ProxyOptions o;
+    o.secret = std::string(256, 'x');
+    auto p = px::Proxy::start(std::move(o), http.release(), socks.release());
+    REQUIRE_FALSE(p.has_value());
+    CHECK(p.error().code == sbx::Errc::invalid_argument);
+    CHECK_MESSAGE(contains(p.error().message, "256 bytes long"), p.error().message);
+    CHECK(open_fds() == fds_before);
+
+    Harness h;  // 255 bytes: served
+    px::ProxyOptions q = allowing({"echo.test"});
+    q.secret = std::string(255, 'y');
+    h.start(std::move(q));
+    auto [c, answers] = socks_login(h.socks_port, std::string_view("\x05\x01\x02", 3), "u", std::string(255, 'y'));
+    CHECK(answers == std::string("\x05\x02\x01\x00", 4));
+}
+
+TEST_CASE("proxy: make_proxy_secret gives 32 lower-case hex characters, fresh each time") {
+    auto a = sbx::launcher::make_proxy_secret();
+    auto b = sbx::launcher::make_proxy_secret();
+    REQUIRE(a.has_value());
+    REQUIRE(b.has_value());
+    CHECK(a->size() == 32);
+    CHECK(a->find_first_not_of("0123456789abcdef") == std::string::npos);
+    CHECK(b->find_first_not_of("0123456789abcdef") == std::string::npos);
+    CHECK(*a != *b);
+}
+
+TEST_CASE("proxy: curl through a proxy with a secret: the proxy variables' URLs work, without their user information refused") {
+    Harness h;
+    px::ProxyOptions o = allowing({"allowed.test"});
+    auto secret = sbx::launcher::make_proxy_secret();
+    REQUIRE(secret.has_value());
+    o.secret = *secret;
+    h.start(std::move(o));
+    // The URLs the command gets (sbx::net::proxy_environment), as curl takes them.
+    std::map<std::string, std::string> env;
+    for (auto& [name, value] : net::proxy_environment(h.http_port, h.socks_port, *secret)) env[name] = value;
+    const std::string http = env.at("HTTP_PROXY");
+    const std::string socks = env.at("ALL_PROXY");
+    REQUIRE(http == "http://sbx:" + *secret + "@127.0.0.1:" + std::to_string(h.http_port));
+    REQUIRE(socks == "socks5h://sbx:" + *secret + "@127.0.0.1:" + std::to_string(h.socks_port));
+    const std::string wrong_http = "http://sbx:" + std::string(kSecret) + "@127.0.0.1:" + std::to_string(h.http_port);
+
+    // Served: absolute-form, CONNECT, SOCKS5 (-x socks5h://, and --socks5-hostname with --proxy-user).
+    const auto get = curl({"-x", http, "http://allowed.test/curl-get"});
+    CHECK(get.exit_code == 0);
+    CHECK_MESSAGE(contains(get.out, "origin web\nGET /curl-get HTTP/1.1\r\nHost: allowed.test\r\n"), std::string(get.out + get.err));
+    CHECK_FALSE(contains(get.out, "Proxy-Authorization"));
+    const auto tunnel = curl({"-p", "-x", http, "http://allowed.test:8080/curl-connect"});
+    CHECK(tunnel.exit_code == 0);
+    CHECK_MESSAGE(contains(tunnel.out, "GET /curl-connect HTTP/1.1\r\n"), std::string(tunnel.out + tunnel.err));
+    const auto by_socks = curl({"-x", socks, "http://allowed.test/curl-socks"});
+    CHECK(by_socks.exit_code == 0);
+    CHECK_MESSAGE(contains(by_socks.out, "GET /curl-socks HTTP/1.1\r\n"), std::string(by_socks.out + by_socks.err));
+    const auto by_option = curl({"--socks5-hostname", h.socks_proxy(), "--proxy-user", "sbx:" + *secret,
+                                 "http://allowed.test/curl-socks-option"});
+    CHECK(by_option.exit_code == 0);
+    CHECK_MESSAGE(contains(by_option.out, "GET /curl-socks-option HTTP/1.1\r\n"), std::string(by_option.out + by_option.err));
+    CHECK(h.web.accepted() == 4);
+
+    // Refused: no user information, or a wrong password.
+    for (const std::string& proxy : {h.http_proxy(), wrong_http}) {
+        CAPTURE(proxy);
+        const auto r = curl({"-x", proxy, "-w", "\n%{http_code}", "http://allowed.test/curl-refused"});
+        CHECK(r.exit_code == 0);
+        CHECK_MESSAGE(r.out.ends_with("\n407"), r.out);
+        CHECK_MESSAGE(contains(r.out, "sbx: the proxy serves only its command"), r.out);
+        const auto t = curl({"-p", "-x", proxy, "http://allowed.test:8080/curl-refused"});
+        CHECK(t.exit_code != 0);
+        CHECK_MESSAGE(contains(t.err, "407"), t.err);
+    }
+    const auto no_user = curl({"--socks5-hostname", h.socks_proxy(), "http://allowed.test/curl-refused"});
+    CHECK(no_user.exit_code != 0);
+    const auto wrong_socks =
+        curl({"-x", "socks5h://sbx:" + std::string(kSecret) + "@" + h.socks_proxy(), "http://allowed.test/curl-refused"});
+    CHECK(wrong_socks.exit_code != 0);
+    CHECK(h.web.accepted() == 4);
+    CHECK(h.proxy->refused_clients() == 6);
+    CHECK(h.events().empty());
 }

@@ -198,4 +198,7 @@ TEST_CASE("http1: the proxy's own answers") {
           "HTTP/1.1 403 Forbidden\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: 39\r\n"
           "Connection: close\r\n\r\nsbx: a.test:80 refused:  X-Injected: 1\n");
     CHECK(http1::one_line("a\x01\x7f\tb") == "a   b");
+    CHECK(http1::error_response(407, "Proxy Authentication Required", "sbx: no", "A: 1\r\nB: 2\r\n") ==
+          "HTTP/1.1 407 Proxy Authentication Required\r\nContent-Type: text/plain; charset=utf-8\r\n"
+          "Content-Length: 8\r\nConnection: close\r\nA: 1\r\nB: 2\r\n\r\nsbx: no\n");
 }

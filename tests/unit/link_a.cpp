@@ -25,6 +25,7 @@
 #include "sbx/net/host_port.hpp"
 #include "sbx/net/hosts.hpp"
 #include "sbx/net/http1.hpp"
+#include "sbx/net/proxy_auth.hpp"
 #include "sbx/net/proxy_env.hpp"
 #include "sbx/net/socks5.hpp"
 #include "sbx/plan/command_fs_rules.hpp"

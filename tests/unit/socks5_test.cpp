@@ -54,6 +54,82 @@ TEST_CASE("socks5: the greeting") {
     CHECK(socks5::kNoAcceptableMethod == std::string_view("\x05\xff", 2));
 }
 
+TEST_CASE("socks5: the greeting when the proxy requires username/password") {
+    struct Row {
+        std::string_view in;
+        GV verdict;
+        std::size_t size;
+    };
+    const Row rows[] = {
+        {{"\x05\x01\x02", 3}, GV::username_password, 3},
+        {{"\x05\x02\x00\x02", 4}, GV::username_password, 4},  // both offered: username/password
+        {{"\x05\x02\x02\x00", 4}, GV::username_password, 4},
+        {{"\x05\x01\x00", 3}, GV::no_acceptable_method, 3},  // "no authentication" is no longer enough
+        {{"\x05\x02\x01\x03", 4}, GV::no_acceptable_method, 4},
+        {{"\x05\x00", 2}, GV::no_acceptable_method, 2},
+        {{"\x05\x02\x00", 3}, GV::more, 4},
+        {{"\x04\x01", 2}, GV::not_socks5, 2},
+    };
+    for (const auto& r : rows) {
+        CAPTURE(r.in);
+        const auto g = socks5::parse_greeting(bytes(r.in), socks5::Method::username_password);
+        CHECK(g.verdict == r.verdict);
+        CHECK(g.size == r.size);
+    }
+    CHECK(socks5::kChooseUsernamePassword == std::string_view("\x05\x02", 2));
+}
+
+TEST_CASE("socks5: the username/password request (RFC 1929)") {
+    using PV = socks5::PasswordRequest::Verdict;
+    auto password_request = [](std::string_view s) { return socks5::parse_password_request(bytes(s)); };
+    const auto ok = password_request({"\x01\x03sbx\x04s:cr", 10});
+    REQUIRE(ok.verdict == PV::credentials);
+    CHECK(ok.username == "sbx");
+    CHECK(ok.password == "s:cr");
+    CHECK(ok.size == 10);
+    const auto tunnel = password_request({"\x01\x01u\x01p\x05\x01\x00", 8});  // what follows is not looked at
+    REQUIRE(tunnel.verdict == PV::credentials);
+    CHECK(tunnel.password == "p");
+    CHECK(tunnel.size == 5);
+    const std::string longest = std::string("\x01\xff", 2) + std::string(255, 'u') + "\xff" + std::string(255, 'p');
+    const auto full = password_request(longest);
+    REQUIRE(full.verdict == PV::credentials);
+    CHECK(full.username.size() == 255);
+    CHECK(full.password == std::string(255, 'p'));
+
+    struct Row {
+        std::string_view in;
+        PV verdict;
+        std::size_t size;
+    };
+    const Row rows[] = {
+        {{"", 0}, PV::more, 2},
+        {{"\x01", 1}, PV::more, 2},
+        {{"\x01\x03", 2}, PV::more, 6},
+        {{"\x01\x03sb", 4}, PV::more, 6},
+        {{"\x01\x03sbx", 5}, PV::more, 6},
+        {{"\x01\x03sbx\x04", 6}, PV::more, 10},
+        {{"\x01\x03sbx\x04sec", 9}, PV::more, 10},
+        {{"\x05\x03sbx\x04secr", 10}, PV::refused, 2},  // a SOCKS5 version byte, not RFC 1929's
+        {{"\x00\x03sbx\x04secr", 10}, PV::refused, 2},
+        {{"\x01\x00\x04secr", 7}, PV::refused, 2},      // no user name
+        {{"\x01\x03sbx\x00", 6}, PV::refused, 6},       // no password
+    };
+    for (const auto& r : rows) {
+        CAPTURE(r.in);
+        const auto q = password_request(r.in);
+        CHECK(q.verdict == r.verdict);
+        CHECK(q.size == r.size);
+        if (r.verdict == PV::more) CHECK(q.size > r.in.size());
+        if (r.verdict == PV::refused) {
+            CHECK_FALSE(q.why.empty());
+            CHECK(q.size <= r.in.size());
+        }
+    }
+    CHECK(socks5::kPasswordAccepted == std::string_view("\x01\x00", 2));
+    CHECK(socks5::kPasswordRefused == std::string_view("\x01\x01", 2));
+}
+
 TEST_CASE("socks5: a CONNECT request, each address type") {
     struct Row {
         std::string_view in;

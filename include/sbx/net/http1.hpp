@@ -290,12 +290,13 @@ inline std::string one_line(std::string_view s) {
 }
 
 // The proxy's own answer: status `code` and `phrase`, `line` (on one line) as a
-// plain-text body, `Connection: close`.
-inline std::string error_response(int code, std::string_view phrase, std::string_view line) {
+// plain-text body, `Connection: close`, and `headers` (each line "Name:
+// value\r\n", the caller's own text) after those.
+inline std::string error_response(int code, std::string_view phrase, std::string_view line, std::string_view headers = {}) {
     const std::string body = one_line(line) + "\n";
     return "HTTP/1.1 " + std::to_string(code) + " " + std::string(phrase) +
            "\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: " + std::to_string(body.size()) +
-           "\r\nConnection: close\r\n\r\n" + body;
+           "\r\nConnection: close\r\n" + std::string(headers) + "\r\n" + body;
 }
 
 }  // namespace sbx::net::http1

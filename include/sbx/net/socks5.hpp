@@ -1,7 +1,9 @@
-// sbx/net/socks5.hpp - a SOCKS5 client's greeting and CONNECT request (RFC 1928), read from bytes, and the replies.
+// sbx/net/socks5.hpp - a SOCKS5 client's greeting, username/password (RFC 1929) and CONNECT request (RFC 1928),
+// read from bytes, and the replies.
 //
 // The proxy speaks the part of SOCKS5 a sandboxed command needs: no
-// authentication, CONNECT, and the three address types. A client's messages
+// authentication or, where it asks for a secret (sbx/net/proxy_auth.hpp),
+// username/password and nothing else; CONNECT; the three address types. A client's messages
 // are read here, as pure functions of the bytes received so far: each says
 // either how many bytes the message needs in all before it can be judged (the
 // proxy reads exactly that many, never into what the client sends next, which
@@ -37,11 +39,18 @@ enum class Reply : std::uint8_t {
 
 // ---- The greeting: VER NMETHODS METHODS... -----------------------------------------
 
+// The authentication methods the proxy may require (METHOD values).
+enum class Method : std::uint8_t {
+    no_authentication = 0x00,
+    username_password = 0x02,  // RFC 1929
+};
+
 struct Greeting {
     enum class Verdict {
         more,                  // read until the greeting has `size` bytes, then ask again
         no_authentication,     // offers "no authentication": answer kChooseNoAuthentication
-        no_acceptable_method,  // offers only methods the proxy lacks: answer kNoAcceptableMethod, close
+        username_password,     // offers username/password: answer kChooseUsernamePassword, read a PasswordRequest
+        no_acceptable_method,  // does not offer the method required: answer kNoAcceptableMethod, close
         not_socks5,            // another protocol (SOCKS4, say): close without a word
     };
     Verdict verdict = Verdict::more;
@@ -50,19 +59,66 @@ struct Greeting {
 
 // The method-selection answers.
 constexpr std::string_view kChooseNoAuthentication{"\x05\x00", 2};
+constexpr std::string_view kChooseUsernamePassword{"\x05\x02", 2};
 constexpr std::string_view kNoAcceptableMethod{"\x05\xff", 2};
 
-// What the first bytes a client sent make of its greeting. Bytes beyond the
-// greeting are not looked at.
-constexpr Greeting parse_greeting(std::span<const std::uint8_t> bytes) {
+// What the first bytes a client sent make of its greeting, the proxy requiring
+// method `required` and no other. Bytes beyond the greeting are not looked at.
+constexpr Greeting parse_greeting(std::span<const std::uint8_t> bytes, Method required = Method::no_authentication) {
     using V = Greeting::Verdict;
     if (bytes.size() < 2) return {V::more, 2};
     if (bytes[0] != kVersion) return {V::not_socks5, 2};
     const std::size_t size = 2 + std::size_t{bytes[1]};
     if (bytes.size() < size) return {V::more, size};
     for (std::size_t i = 2; i < size; ++i)
-        if (bytes[i] == 0x00) return {V::no_authentication, size};
+        if (bytes[i] == static_cast<std::uint8_t>(required))
+            return {required == Method::no_authentication ? V::no_authentication : V::username_password, size};
     return {V::no_acceptable_method, size};
+}
+
+// ---- Username/password (RFC 1929): VER ULEN UNAME PLEN PASSWD ----------------------------
+
+struct PasswordRequest {
+    enum class Verdict {
+        more,         // read until the request has `size` bytes, then ask again
+        credentials,  // judge `password` (proxy_auth::secret_matches): answer kPasswordAccepted, or kPasswordRefused and close
+        refused,      // not one RFC 1929 allows: answer kPasswordRefused, close
+    };
+    Verdict verdict = Verdict::more;
+    std::size_t size = 2;      // more: the bytes needed in all; otherwise the request's length
+    std::string username;      // credentials: as sent, 1 to 255 bytes
+    std::string password;      // credentials: as sent, 1 to 255 bytes
+    std::string_view why;      // refused: one line, for tests
+};
+
+constexpr std::uint8_t kPasswordVersion = 0x01;
+// The sub-negotiation's answers: VER STATUS, 0 for success.
+constexpr std::string_view kPasswordAccepted{"\x01\x00", 2};
+constexpr std::string_view kPasswordRefused{"\x01\x01", 2};
+
+// What the bytes after the greeting make of the username/password request.
+// Bytes beyond it are not looked at.
+inline PasswordRequest parse_password_request(std::span<const std::uint8_t> bytes) {
+    using V = PasswordRequest::Verdict;
+    PasswordRequest out;
+    auto verdict = [&](V v, std::size_t size, std::string_view why = {}) {
+        out.verdict = v;
+        out.size = size;
+        out.why = why;
+        return out;
+    };
+    if (bytes.size() < 2) return verdict(V::more, 2);
+    if (bytes[0] != kPasswordVersion) return verdict(V::refused, 2, "the sub-negotiation's version is not 1");
+    const std::size_t user_size = bytes[1];
+    if (user_size == 0) return verdict(V::refused, 2, "the user name has no bytes");
+    if (bytes.size() < 2 + user_size + 1) return verdict(V::more, 2 + user_size + 1);
+    const std::size_t password_size = bytes[2 + user_size];
+    const std::size_t size = 2 + user_size + 1 + password_size;
+    if (password_size == 0) return verdict(V::refused, size, "the password has no bytes");
+    if (bytes.size() < size) return verdict(V::more, size);
+    out.username.assign(reinterpret_cast<const char*>(bytes.data()) + 2, user_size);
+    out.password.assign(reinterpret_cast<const char*>(bytes.data()) + 2 + user_size + 1, password_size);
+    return verdict(V::credentials, size);
 }
 
 // ---- The request: VER CMD RSV ATYP DST.ADDR DST.PORT ----------------------------------
