@@ -2,8 +2,8 @@
 //
 //   sbx policy  [--root DIR] [--settings FILE] [--managed-settings FILE] [--untrusted] [--agent-file FILE] [--json]
 //   sbx explain [same options] PATH | --host HOST[:PORT]
-//   sbx plan    [same options] [--allow-home-root] [--no-tool-cache] [--env NAME]... [--pass-fd N]... -- COMMAND [ARG...]
-//   sbx run     [same options] [--allow-home-root] [--no-tool-cache] [--env NAME]... [--pass-fd N]... [--[no-]scan-stderr] [--launcher PATH] -- COMMAND [ARG...]
+//   sbx plan    [same options] [--allow-home-root] [--no-tool-cache] [--weaker-sandbox] [--env NAME]... [--pass-fd N]... -- COMMAND [ARG...]
+//   sbx run     [same options] [--allow-home-root] [--no-tool-cache] [--weaker-sandbox] [--env NAME]... [--pass-fd N]... [--[no-]scan-stderr] [--launcher PATH] -- COMMAND [ARG...]
 //   sbx doctor  [--json] [--launcher PATH]
 //
 // With no --root, the root is the project the current directory is in
@@ -173,6 +173,7 @@ void print_text(const sbx::Policy& p, const sbx::ProjectRoot& root) {
     boolean("autoAllow", p.auto_allow);
     boolean("allowUnsandboxed", p.allow_unsandboxed);
     boolean("failIfUnavailable", p.fail_if_unavailable);
+    boolean("weakerSandbox", p.weaker_sandbox);
     boolean("toolCache", p.tool_cache);
     list("excludedCommands", p.excluded_commands);
     out << "  ignoreViolations" << (p.ignore_violations.empty() ? ": none" : ":") << "\n";
@@ -215,6 +216,7 @@ struct SettingsArgs {
     bool untrusted = false;
     bool json = false;
     std::string agent_file;
+    bool weaker_sandbox = false;  // --weaker-sandbox (sbx plan and sbx run only): PlanArgs::add_weaker_sandbox_to
 
     bool root_given() const { return root_option != nullptr && root_option->count() > 0; }
 
@@ -347,7 +349,8 @@ sbx::expected<Loaded> load_policy(const SettingsArgs& a, const sbx::FsView& disk
     // $HOME and under the account's own home, which HOME may not name.
     std::vector<std::string> credential_homes{*home};
     if (account && *account != *home) credential_homes.push_back(*account);
-    auto policy = sbx::effective_policy(std::move(*layers), sbx::MergeOptions{!a.untrusted}, fs, credential_homes);
+    auto policy = sbx::effective_policy(std::move(*layers), sbx::MergeOptions{!a.untrusted, a.weaker_sandbox}, fs,
+                                        credential_homes);
     SBX_TRY(policy);
     return Loaded{root,           *home,           std::move(*where), here, std::move(*policy),
                   std::move(agent), std::move(*group), std::move(view)};
@@ -529,6 +532,12 @@ struct PlanArgs {
     }
 
     HomeRoot home_root() const { return allow_home_root ? HomeRoot::allowed : HomeRoot::refused; }
+
+    void add_weaker_sandbox_to(CLI::App* cmd) {
+        cmd->add_flag(std::string(sbx::kWeakerSandboxOption), settings.weaker_sandbox,
+                      "Where user namespaces are refused, run with the weaker sandbox (Landlock and seccomp, no "
+                      "namespaces) instead of refusing; see 'The weaker sandbox' in README.md");
+    }
 
     void add_pass_fd_to(CLI::App* cmd) {
         cmd->add_option("--pass-fd", pass_fd_args,
@@ -1245,6 +1254,7 @@ int main(int argc, char** argv) {
     plan_args.add_pass_fd_to(plan);
     plan_args.add_home_root_to(plan);
     plan_args.add_tool_cache_to(plan);
+    plan_args.add_weaker_sandbox_to(plan);
     plan->add_option("command", plan_args.command, "The command, after --")->required();
 
     RunArgs run_args;
@@ -1258,6 +1268,7 @@ int main(int argc, char** argv) {
     run_args.plan.add_pass_fd_to(run);
     run_args.plan.add_home_root_to(run);
     run_args.plan.add_tool_cache_to(run);
+    run_args.plan.add_weaker_sandbox_to(run);
     run->add_option("--attempt", run_args.attempt, "sbx's own: the attempt this is, when the launcher runs sbx again")
         ->check(CLI::Range(1, kRunAttempts))
         ->group("");

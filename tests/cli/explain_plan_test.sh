@@ -339,6 +339,73 @@ sbx_run run --root "$proj" "${managed[@]}" --launcher "$case_dir/launcher" --pas
 want_error 125 '^sbx: INVALID_ARGUMENT: --pass-fd 8: descriptor 8 is not open$'
 tap_finish "run --pass-fd 7: the launcher gets 7 open and a plan naming it; a bad one is refused with 125"
 
+# --- the weaker sandbox: asked for in so many words, and only by those who may -------
+weaker_left_out='"key":"sandbox.enableWeakerNestedSandbox","message":"only user, managed or --settings settings, or sbx run --weaker-sandbox, can turn on the weaker sandbox; left out"'
+
+fresh_case
+sbx_run plan --root "$proj" "${managed[@]}" -- true
+want_status 0
+want_no_out '"weakerSandbox"'
+sbx_run plan --root "$proj" "${managed[@]}" --weaker-sandbox -- true
+want_status 0
+want_out '"failIfUnavailable":true,"weakerSandbox":true,'
+tap_finish "plan: no weakerSandbox unless asked; --weaker-sandbox writes \"weakerSandbox\":true"
+
+fresh_case
+echo '{"sandbox": {"enabled": true, "enableWeakerNestedSandbox": true}}' >"$proj/.claude/settings.json"
+echo '{"sandbox": {"enableWeakerNestedSandbox": true}}' >"$proj/.claude/settings.local.json"
+sbx_run plan --root "$proj" "${managed[@]}" -- true
+want_status 0
+want_no_out '"weakerSandbox"'
+want_out "{\"file\":\"$proj/.claude/settings.json\",$weaker_left_out}"
+want_out "{\"file\":\"$proj/.claude/settings.local.json\",$weaker_left_out}"
+# The command line still may.
+sbx_run plan --root "$proj" "${managed[@]}" --weaker-sandbox -- true
+want_status 0
+want_out '"weakerSandbox":true'
+want_out "{\"file\":\"$proj/.claude/settings.json\",$weaker_left_out}"
+tap_finish "plan: the project's and local file's true of enableWeakerNestedSandbox is left out with a warning; --weaker-sandbox still counts"
+
+fresh_case
+mkdir -p "$home/.claude"
+echo '{"sandbox": {"enableWeakerNestedSandbox": true}}' >"$home/.claude/settings.json"
+sbx_run plan --root "$proj" "${managed[@]}" -- true
+want_status 0
+want_out '"weakerSandbox":true'
+echo '{"sandbox": {"enableWeakerNestedSandbox": false}}' >"$home/.claude/settings.json"
+echo '{"sandbox": {"enableWeakerNestedSandbox": true}}' >"$case_dir/flag.json"
+sbx_run plan --root "$proj" "${managed[@]}" --settings "$case_dir/flag.json" -- true
+want_status 0
+want_out '"weakerSandbox":true'
+tap_finish "plan: a user's or a --settings file's true of enableWeakerNestedSandbox turns it on"
+
+fresh_case
+mkdir -p "$home/.claude"
+echo '{"sandbox": {"enableWeakerNestedSandbox": true}}' >"$home/.claude/settings.json"
+echo '{"sandbox": {"enableWeakerNestedSandbox": false}}' >"$case_dir/managed.json"
+sbx_run plan --root "$proj" --managed-settings "$case_dir/managed.json" --weaker-sandbox -- true
+want_status 0
+want_no_out '"weakerSandbox"'
+want_out "{\"file\":\"(command line)\",\"key\":\"--weaker-sandbox\",\"message\":\"left out: managed settings keep the weaker sandbox off (sandbox.enableWeakerNestedSandbox in $case_dir/managed.json)\"}"
+tap_finish "plan: a managed false of enableWeakerNestedSandbox holds against the user's true and --weaker-sandbox, with a warning"
+
+fresh_case
+echo '{"sandbox": {"enableWeakerNestedSandbox": "yes"}}' >"$proj/.claude/settings.json"
+sbx_run plan --root "$proj" "${managed[@]}" -- true
+want_error 65 "^sbx: INVALID_SETTINGS: $(lit "$proj/.claude/settings.json"): sandbox\.enableWeakerNestedSandbox: expected a boolean"
+tap_finish "plan: a string for enableWeakerNestedSandbox: exit 65, naming the file and the key"
+
+fresh_case
+printf '#!/bin/sh\ncat <&"$2"\n' >"$case_dir/launcher"
+chmod +x "$case_dir/launcher"
+sbx_run run --root "$proj" "${managed[@]}" --launcher "$case_dir/launcher" --weaker-sandbox -- true
+want_status 0
+want_out '"weakerSandbox":true'
+sbx_run run --root "$proj" "${managed[@]}" --launcher "$case_dir/launcher" -- true
+want_status 0
+want_no_out '"weakerSandbox"'
+tap_finish "run --weaker-sandbox: the launcher's plan says weakerSandbox true; without it, nothing"
+
 # sbx plan prints the plan sbx run makes: the same decider for hosts no list
 # decides (ask) and the same reading of standard error (not a terminal here),
 # with the tmpdir, which is new each time, set aside.

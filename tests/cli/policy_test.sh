@@ -217,6 +217,33 @@ expect_line "^  network\.allowLocalBinding +true +local +$(re "$proj/.claude/set
 expect_line "^  enabled +false +flag +$(re "$tmp/flag.json") +sandbox\.enabled\$"
 tap_finish "user, project, local and --settings layers: each value names its own layer"
 
+# --- the weaker sandbox --------------------------------------------------------------
+new_case
+mkdir -p "$home/.claude"
+echo '{"sandbox": {"enableWeakerNestedSandbox": true}}' >"$home/.claude/settings.json"
+run policy --root "$proj" "${no_managed[@]}"
+expect_status 0
+expect_line "^  weakerSandbox +true +user +$(re "$home/.claude/settings.json") +sandbox\.enableWeakerNestedSandbox\$"
+expect_line '^warnings: none$'
+run policy --root "$proj" "${no_managed[@]}" --json
+expect_out "\"weakerSandbox\":{\"value\":true,\"source\":{\"layer\":\"user\",\"file\":\"$home/.claude/settings.json\",\"key\":\"sandbox.enableWeakerNestedSandbox\"}}"
+tap_finish "enableWeakerNestedSandbox from the user's file: weakerSandbox true, with its layer, file and key"
+
+new_case
+echo '{"sandbox": {"enableWeakerNestedSandbox": true}}' >"$proj/.claude/settings.json"
+run policy --root "$proj" "${no_managed[@]}"
+expect_status 0
+expect_line '^  weakerSandbox +false +default$'
+expect_line "^  $(re "$proj/.claude/settings.json"): sandbox\.enableWeakerNestedSandbox: only user, managed or --settings settings, or sbx run --weaker-sandbox, can turn on the weaker sandbox; left out\$"
+expect_no_line 'not supported'
+tap_finish "enableWeakerNestedSandbox true in the project's file: left out, with a warning naming who may set it"
+
+new_case
+echo '{"sandbox": {"enableWeakerNestedSandbox": 1}}' >"$tmp/weaker-number.json"
+run policy --root "$proj" "${no_managed[@]}" --settings "$tmp/weaker-number.json"
+expect_error 65 "^sbx: INVALID_SETTINGS: $(re "$tmp/weaker-number.json"): sandbox\.enableWeakerNestedSandbox: .*boolean"
+tap_finish "a number for enableWeakerNestedSandbox: exit 65, naming the file and the key"
+
 # --- invalid files ------------------------------------------------------------------
 new_case
 printf '{\n  "sandbox": {\n    "enabled": yes\n  }\n}\n' >"$proj/.claude/settings.json"

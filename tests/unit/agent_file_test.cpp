@@ -505,6 +505,32 @@ TEST_CASE("agent file: the layer's hosts and local binding reach the Policy thro
     CHECK(p->warnings.empty());
 }
 
+TEST_CASE("agent file: it cannot turn on the weaker sandbox, though its layer is a flag layer") {
+    // The schema has no key for it: the settings' spelling is an unknown key.
+    auto e = parse_err(agent("sandbox:\n  enableWeakerNestedSandbox: true\n"));
+    CHECK(e.key == "sandbox.enableWeakerNestedSandbox");
+    CHECK(e.message.find("unknown key") != std::string::npos);
+    // The layer is marked as an agent file's, so merge() would leave a `true` out
+    // while a user's `true` below it still counts.
+    auto a = parse_ok(agent("sandbox:\n  preset: strict\n"));
+    CHECK(a.settings.from == sbx::LayerFile::agent);
+    CHECK_FALSE(a.settings.weaker_sandbox);
+    CHECK_FALSE(sbx::may_turn_on_weaker_sandbox(a.settings));
+    sbx::SettingsSource user{LayerKind::user, "/home/u/.claude/settings.json", {"/home/u", "/home/u"}, "/r"};
+    auto u = sbx::parse_settings(R"J({"sandbox": {"enableWeakerNestedSandbox": true}})J", user);
+    REQUIRE(u);
+    sbx::Settings forged = a.settings;
+    forged.weaker_sandbox = sbx::Sourced<bool>{true, sbx::Source{LayerKind::flag, sbx::FileName(std::string(kFile)), "x"}};
+    sbx::MemoryFs fs;
+    auto p = sbx::merge(std::vector<sbx::Settings>{std::move(*u), std::move(forged)}, {}, fs);
+    REQUIRE(p.has_value());
+    CHECK(p->weaker_sandbox.value);
+    CHECK(p->weaker_sandbox.source->layer == LayerKind::user);
+    CHECK(std::any_of(p->warnings.begin(), p->warnings.end(), [](const sbx::Warning& w) {
+        return w.file == kFile && w.message.find("can turn on the weaker sandbox; left out") != std::string::npos;
+    }));
+}
+
 TEST_CASE("agent file: scoped reads, decided through merge() and fs_rules") {
     auto rules_of = [](const sbx::AgentFile& a) {
         std::vector<sbx::Settings> layers{a.settings};

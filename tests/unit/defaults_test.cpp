@@ -122,6 +122,23 @@ TEST_CASE("defaults: effective_policy with no layers is the default, trust recor
               d.trusted = false;
               return d;
           }()));
+    CHECK_FALSE(p->weaker_sandbox.value);  // the default does not ask for it
+}
+
+TEST_CASE("defaults: --weaker-sandbox counts with no layers too, and beside the files") {
+    sbx::MemoryFs fs;
+    auto p = sbx::effective_policy({}, sbx::MergeOptions{true, true}, fs, kHomes);
+    REQUIRE(p.has_value());
+    CHECK(p->weaker_sandbox.value);
+    REQUIRE(p->weaker_sandbox.source.has_value());
+    CHECK(p->weaker_sandbox.source->key == "--weaker-sandbox");
+    CHECK(p->enabled.value);  // the rest is the default still
+    std::vector<sbx::Settings> layers;
+    layers.push_back(parsed(sbx::LayerKind::user, "{}"));
+    auto q = sbx::effective_policy(std::move(layers), sbx::MergeOptions{true, true}, fs, kHomes);
+    REQUIRE(q.has_value());
+    CHECK(q->weaker_sandbox.value);
+    CHECK(q->weaker_sandbox.source->key == "--weaker-sandbox");
 }
 
 namespace {

@@ -206,6 +206,7 @@ void check_same(const sbx::Plan& a, const sbx::Plan& b) {
     CHECK(a.bwrap_path == b.bwrap_path);
     CHECK(a.enabled == b.enabled);
     CHECK(a.fail_if_unavailable == b.fail_if_unavailable);
+    CHECK(a.weaker_sandbox == b.weaker_sandbox);
     CHECK(a.allow_unix_sockets == b.allow_unix_sockets);
     CHECK(a.all_unix_sockets == b.all_unix_sockets);
     CHECK(a.unix_socket_paths == b.unix_socket_paths);
@@ -1658,6 +1659,48 @@ TEST_CASE("plan: scanStderr is an optional boolean, false when absent") {
                   "scanStderr");
     check_refused(edit(kBase, R"J("network": {"mode": "none"},)J", R"J("network": {"mode": "none"}, "scanStderr": "yes",)J"),
                   "scanStderr");
+}
+
+TEST_CASE("plan: weakerSandbox is an optional boolean, false when absent, written only when true") {
+    const auto base = parsed(std::string(kBase));
+    CHECK_FALSE(base.weaker_sandbox);
+    CHECK(sbx::to_json(base).find("weakerSandbox") == std::string::npos);
+    constexpr std::string_view at = R"J("failIfUnavailable": false,)J";
+    const auto on = parsed(edit(kBase, at, R"J("failIfUnavailable": false, "weakerSandbox": true,)J"));
+    CHECK(on.weaker_sandbox);
+    CHECK(sbx::to_json(on).find(R"J("failIfUnavailable":false,"weakerSandbox":true,)J") != std::string::npos);
+    check_round_trip(on);
+    CHECK_FALSE(parsed(edit(kBase, at, R"J("failIfUnavailable": false, "weakerSandbox": false,)J")).weaker_sandbox);
+    for (const char* bad : {R"J("true")J", "1", "null", "[]", "{}"}) {
+        CAPTURE(bad);
+        check_refused(edit(kBase, at, std::string(R"J("failIfUnavailable": false, "weakerSandbox": )J") + bad + ","),
+                      "weakerSandbox");
+    }
+}
+
+TEST_CASE("make_plan: weakerSandbox is the policy's, which only a layer that may set it turns on") {
+    sbx::MemoryFs fs;
+    fs.dir("/r").dir("/home/u");
+    const sbx::PlanRequest req{{"true"}, "/r", "", "/home/u", std::string(kTmp), {}, {}, std::nullopt, std::nullopt};
+    auto plan_of = [&](sbx::LayerKind kind, const std::string& file, const sbx::MergeOptions& options = {}) {
+        std::vector<sbx::Settings> layers;
+        layers.push_back(settings(kind, file, "/home/u", "/r", R"J({"sandbox": {"enableWeakerNestedSandbox": true}})J"));
+        auto policy = sbx::effective_policy(std::move(layers), options, fs, {"/home/u"});
+        REQUIRE(policy.has_value());
+        return make(*policy, req, fs);
+    };
+    const auto user = plan_of(sbx::LayerKind::user, "/home/u/.claude/settings.json");
+    CHECK(user.weaker_sandbox);
+    check_round_trip(user);
+    CHECK(sbx::to_json(user).find(R"J("weakerSandbox":true)J") != std::string::npos);
+    const auto project = plan_of(sbx::LayerKind::project, "/r/.claude/settings.json");
+    CHECK_FALSE(project.weaker_sandbox);
+    CHECK(sbx::to_json(project).find("weakerSandbox") == std::string::npos);
+    CHECK(std::any_of(project.warnings.begin(), project.warnings.end(), [](const sbx::Warning& w) {
+        return w.key == "sandbox.enableWeakerNestedSandbox" && w.message.find("can turn on the weaker sandbox") != std::string::npos;
+    }));
+    // The command line's --weaker-sandbox.
+    CHECK(plan_of(sbx::LayerKind::project, "/r/.claude/settings.json", sbx::MergeOptions{true, true}).weaker_sandbox);
 }
 
 TEST_CASE("plan: hints are optional, the settings' words when absent; each a line of text") {

@@ -2,6 +2,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -533,4 +534,136 @@ TEST_CASE("merge: toolCache is on by default; any layer turns it off; a reposito
               .tool_cache.value);
     // The repository's own false counts, trusted or not.
     CHECK_FALSE(merged(Layers{}.add(LayerKind::project, R"({"sandbox": {"toolCache": false}})"), false).tool_cache.value);
+}
+
+namespace {
+
+constexpr auto kWeakerOn = R"J({"sandbox": {"enableWeakerNestedSandbox": true}})J";
+constexpr auto kWeakerOff = R"J({"sandbox": {"enableWeakerNestedSandbox": false}})J";
+constexpr std::string_view kWeakerKey = "sandbox.enableWeakerNestedSandbox";
+constexpr std::string_view kWeakerRefused =
+    "only user, managed or --settings settings, or sbx run --weaker-sandbox, can turn on the weaker sandbox; left out";
+
+sbx::Policy merged_with(const Layers& l, const sbx::MergeOptions& options) {
+    sbx::MemoryFs empty;
+    auto p = sbx::merge(l.list, options, empty);
+    REQUIRE_MESSAGE(p.has_value(), (p ? std::string() : sbx::to_string(p.error())));
+    return *p;
+}
+
+bool is_command_line(const std::optional<sbx::Source>& s) {
+    return s && s->layer == LayerKind::flag && s->file == "(command line)" && s->key == "--weaker-sandbox";
+}
+
+}  // namespace
+
+TEST_CASE("merge: the weaker sandbox is off by default, and a user, --settings or managed `true` turns it on") {
+    const auto none = merged(Layers{}.add(LayerKind::user, "{}"));
+    CHECK_FALSE(none.weaker_sandbox.value);
+    CHECK_FALSE(none.weaker_sandbox.source);
+    for (auto k : {LayerKind::user, LayerKind::flag, LayerKind::managed}) {
+        CAPTURE(sbx::layer_name(k));
+        const auto p = merged(Layers{}.add(k, kWeakerOn));
+        CHECK(p.weaker_sandbox.value);
+        REQUIRE(p.weaker_sandbox.source);
+        CHECK(p.weaker_sandbox.source->layer == k);
+        CHECK(p.weaker_sandbox.source->file == source_for(k).file);
+        CHECK(p.weaker_sandbox.source->key == kWeakerKey);
+        CHECK(p.warnings.empty());
+    }
+}
+
+TEST_CASE("merge: a project's, a local file's or an agent file's `true` of the weaker sandbox is left out, with a warning") {
+    for (auto k : {LayerKind::project, LayerKind::local}) {
+        CAPTURE(sbx::layer_name(k));
+        for (bool trusted : {true, false}) {
+            const auto p = merged(Layers{}.add(k, kWeakerOn), trusted);
+            CHECK_FALSE(p.weaker_sandbox.value);
+            CHECK_FALSE(p.weaker_sandbox.source);
+            CHECK(warned(p, k, kWeakerKey, kWeakerRefused));
+        }
+        // Beneath it, the user's own `true` still counts.
+        const auto user = merged(Layers{}.add(LayerKind::user, kWeakerOn).add(k, kWeakerOn));
+        CHECK(user.weaker_sandbox.value);
+        CHECK(user.weaker_sandbox.source->layer == LayerKind::user);
+        CHECK(warned(user, k, kWeakerKey, kWeakerRefused));
+    }
+    // An agent file is a flag layer, but it may come with the project: its `true`
+    // is left out as a repository's is. (Its own schema has no key for it; this
+    // is the merge's guard should a layer of one ever hold it.)
+    Layers agent;
+    agent.add(LayerKind::flag, kWeakerOn);
+    agent.list.back().from = sbx::LayerFile::agent;
+    const auto p = merged(agent);
+    CHECK_FALSE(p.weaker_sandbox.value);
+    CHECK(warned(p, LayerKind::flag, kWeakerKey, kWeakerRefused));
+    // A --settings file beside it may.
+    sbx::SettingsSource extra{LayerKind::flag, "/opt/weaker.json", {"/home/u", "/opt"}, "/r"};
+    agent.list.push_back(*sbx::parse_settings(kWeakerOn, extra));
+    const auto q = merged(agent);
+    CHECK(q.weaker_sandbox.value);
+    CHECK(q.weaker_sandbox.source->file == "/opt/weaker.json");
+}
+
+TEST_CASE("merge: a `false` of the weaker sandbox counts from any layer; a managed `false` holds against all") {
+    for (auto k : {LayerKind::project, LayerKind::local, LayerKind::flag, LayerKind::managed}) {
+        CAPTURE(sbx::layer_name(k));
+        const auto p = merged(Layers{}.add(LayerKind::user, kWeakerOn).add(k, kWeakerOff));
+        CHECK_FALSE(p.weaker_sandbox.value);
+        REQUIRE(p.weaker_sandbox.source);
+        CHECK(p.weaker_sandbox.source->layer == k);
+        CHECK(p.warnings.empty());
+    }
+    const auto managed = merged(Layers{}
+                                    .add(LayerKind::user, kWeakerOn)
+                                    .add(LayerKind::flag, kWeakerOn)
+                                    .add(LayerKind::managed, kWeakerOff));
+    CHECK_FALSE(managed.weaker_sandbox.value);
+    CHECK(managed.weaker_sandbox.source->layer == LayerKind::managed);
+}
+
+TEST_CASE("merge: --weaker-sandbox turns it on from the command line, over every file but a managed `false`") {
+    const sbx::MergeOptions asked{true, true};
+    const auto bare = merged_with(Layers{}.add(LayerKind::user, "{}"), asked);
+    CHECK(bare.weaker_sandbox.value);
+    CHECK(is_command_line(bare.weaker_sandbox.source));
+    // Over a user's, a repository's or a --settings file's `false`.
+    for (auto k : {LayerKind::user, LayerKind::project, LayerKind::local, LayerKind::flag}) {
+        CAPTURE(sbx::layer_name(k));
+        const auto p = merged_with(Layers{}.add(k, kWeakerOff), asked);
+        CHECK(p.weaker_sandbox.value);
+        CHECK(is_command_line(p.weaker_sandbox.source));
+    }
+    // A repository's `true` is still left out with its warning; the command line counts.
+    const auto project = merged_with(Layers{}.add(LayerKind::project, kWeakerOn), asked);
+    CHECK(project.weaker_sandbox.value);
+    CHECK(is_command_line(project.weaker_sandbox.source));
+    CHECK(warned(project, LayerKind::project, kWeakerKey, kWeakerRefused));
+    // Untrusted: the same.
+    CHECK(merged_with(Layers{}.add(LayerKind::project, "{}"), sbx::MergeOptions{false, true}).weaker_sandbox.value);
+    // Managed settings' `false` holds, and a warning says so, naming their file and key.
+    const auto held = merged_with(Layers{}.add(LayerKind::managed, kWeakerOff), asked);
+    CHECK_FALSE(held.weaker_sandbox.value);
+    CHECK(held.weaker_sandbox.source->layer == LayerKind::managed);
+    CHECK(std::any_of(held.warnings.begin(), held.warnings.end(), [](const sbx::Warning& w) {
+        return w.file == "(command line)" && w.key == "--weaker-sandbox" &&
+               w.message.find("managed settings keep the weaker sandbox off (sandbox.enableWeakerNestedSandbox in "
+                              "/etc/claude-code/managed-settings.json)") != std::string::npos;
+    }));
+    // A managed `true` is on already; the command line changes nothing but the source.
+    CHECK(merged_with(Layers{}.add(LayerKind::managed, kWeakerOn), asked).weaker_sandbox.value);
+}
+
+TEST_CASE("policy: to_json writes weakerSandbox with its source") {
+    auto p = merged(Layers{}.add(LayerKind::user, kWeakerOn));
+    auto doc = sbx::json::parse(sbx::to_json(p));
+    REQUIRE(doc.has_value());
+    auto root = (*doc)->root();
+    CHECK(bool(root["weakerSandbox"]["value"].get_bool().value()));
+    CHECK(std::string_view(root["weakerSandbox"]["source"]["layer"].get_string().value()) == "user");
+    CHECK(std::string_view(root["weakerSandbox"]["source"]["key"].get_string().value()) == kWeakerKey);
+    auto off = sbx::json::parse(sbx::to_json(merged(Layers{})));
+    REQUIRE(off.has_value());
+    CHECK_FALSE(bool((*off)->root()["weakerSandbox"]["value"].get_bool().value()));
+    CHECK((*off)->root()["weakerSandbox"]["source"].is_null());
 }

@@ -60,7 +60,7 @@ TEST_CASE("settings: every sandbox key is read, with its source") {
                     "allowUnixSockets": ["/run/docker.sock"], "strictAllowlist": true, "allowLocalBinding": true,
                     "allowAllUnixSockets": false, "allowManagedDomainsOnly": true},
         "credentials": {"envVars": ["GITHUB_TOKEN"], "files": ["~/.npmrc"]},
-        "bwrapPath": "/usr/local/bin/bwrap", "socatPath": "/usr/bin/socat"
+        "bwrapPath": "/usr/local/bin/bwrap", "socatPath": "/usr/bin/socat", "enableWeakerNestedSandbox": true
       }
     })J");
     CHECK(s.layer == LayerKind::project);
@@ -96,7 +96,39 @@ TEST_CASE("settings: every sandbox key is read, with its source") {
     CHECK(values(s.credentials.files) == std::vector<std::string>{"/home/u/.npmrc"});
     CHECK(s.bwrap_path->value == "/usr/local/bin/bwrap");
     CHECK(s.socat_path->value == "/usr/bin/socat");
+    REQUIRE(s.weaker_sandbox);
+    CHECK(s.weaker_sandbox->value);
+    CHECK(s.weaker_sandbox->source.key == "sandbox.enableWeakerNestedSandbox");
+    CHECK(s.weaker_sandbox->source.layer == LayerKind::project);
+    CHECK(s.from == sbx::LayerFile::settings);
     CHECK(s.warnings.empty());
+}
+
+TEST_CASE("settings: enableWeakerNestedSandbox is a boolean, read with its source in every layer") {
+    const sbx::SettingsSource user{LayerKind::user, "/home/u/.claude/settings.json", {"/home/u", "/home/u"}, "/r"};
+    auto on = parse_ok(R"J({"sandbox": {"enableWeakerNestedSandbox": true}})J", user);
+    REQUIRE(on.weaker_sandbox);
+    CHECK(on.weaker_sandbox->value);
+    CHECK(on.weaker_sandbox->source.layer == LayerKind::user);
+    CHECK(on.weaker_sandbox->source.file == "/home/u/.claude/settings.json");
+    CHECK(on.weaker_sandbox->source.key == "sandbox.enableWeakerNestedSandbox");
+    CHECK(on.warnings.empty());
+    auto off = parse_ok(R"J({"sandbox": {"enableWeakerNestedSandbox": false}})J");
+    REQUIRE(off.weaker_sandbox);
+    CHECK_FALSE(off.weaker_sandbox->value);
+    CHECK_FALSE(parse_ok(R"J({"sandbox": {}})J").weaker_sandbox);  // unset: nullopt, not false
+    // Whoever may set it, the file says what it says: merge() decides which layer counts.
+    CHECK(parse_ok(R"J({"sandbox": {"enableWeakerNestedSandbox": true}})J").weaker_sandbox->value);
+    for (const char* bad : {R"J("true")J", "1", "null", "[]", "{}"}) {
+        CAPTURE(bad);
+        auto e = parse_err(std::string(R"J({"sandbox": {"enableWeakerNestedSandbox": )J") + bad + "}}");
+        CHECK(e.key == "sandbox.enableWeakerNestedSandbox");
+        CHECK_MESSAGE(e.message.find("expected a boolean") != std::string::npos, e.message);
+        CHECK(e.file == "/r/.claude/settings.json");
+    }
+    auto near = parse_ok(R"J({"sandbox": {"enableWeakerNestedSandbx": true}})J");
+    CHECK(has_warning(near, "sandbox.enableWeakerNestedSandbx", "did you mean 'enableWeakerNestedSandbox'"));
+    CHECK_FALSE(near.weaker_sandbox);
 }
 
 TEST_CASE("settings: an empty object and a file without a sandbox section are valid") {
@@ -174,17 +206,17 @@ TEST_CASE("settings: malformed permission rules for sandbox tools are errors") {
 
 TEST_CASE("settings: unsupported keys are left out with a warning") {
     auto s = parse_ok(R"J({"sandbox": {
-        "enableWeakerNestedSandbox": true, "enableWeakerNetworkIsolation": true, "allowAppleEvents": true,
+        "enableWeakerNetworkIsolation": true, "allowAppleEvents": true,
         "allowNestedUserNamespaces": true, "ripgrep": {"command": "rg"},
         "network": {"httpProxyPort": 8080, "socksProxyPort": 1080, "tlsTerminate": true, "allowMachLookup": ["x"]}}})J");
-    for (auto key : {"sandbox.enableWeakerNestedSandbox", "sandbox.enableWeakerNetworkIsolation",
+    for (auto key : {"sandbox.enableWeakerNetworkIsolation",
                      "sandbox.allowAppleEvents", "sandbox.allowNestedUserNamespaces", "sandbox.ripgrep",
                      "sandbox.network.httpProxyPort", "sandbox.network.socksProxyPort", "sandbox.network.tlsTerminate",
                      "sandbox.network.allowMachLookup"}) {
         CAPTURE(key);
         CHECK(has_warning(s, key, "not supported"));
     }
-    CHECK(s.warnings.size() == 9);
+    CHECK(s.warnings.size() == 8);
 }
 
 TEST_CASE("settings: an unknown key is a warning with the closest known key") {

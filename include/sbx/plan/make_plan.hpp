@@ -107,6 +107,7 @@ inline expected<Plan> make_plan(const Policy& policy, const PlanRequest& req, co
     plan.tmpdir = req.tmpdir;
     plan.enabled = policy.enabled.value;
     plan.fail_if_unavailable = policy.fail_if_unavailable.value;
+    plan.weaker_sandbox = policy.weaker_sandbox.value;
     plan.warnings = policy.warnings;
     if (policy.bwrap_path) {
         const auto& b = *policy.bwrap_path;

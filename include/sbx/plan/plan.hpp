@@ -90,6 +90,10 @@ struct Plan {
     std::string bwrap_path;           // absolute; empty: `bwrap` on PATH
     bool enabled = true;              // the policy's `enabled`; launchers confine either way
     bool fail_if_unavailable = true;
+    // The caller asked for the weaker sandbox (Landlock and seccomp, no
+    // namespaces): a launcher that cannot build its usual sandbox runs that one
+    // instead of refusing. The policy's weaker_sandbox (policy.hpp).
+    bool weaker_sandbox = false;
     bool allow_unix_sockets = false;  // seccomp keeps socket(AF_UNIX) and every socketpair
     // The Unix sockets the settings open, for launchers that can tell paths apart
     // (sbx-mac): every one, or these paths.

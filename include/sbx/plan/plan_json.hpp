@@ -113,6 +113,7 @@ inline std::string to_json(const Plan& p) {
     if (!p.root_why.empty()) w.key("rootWhy").value(p.root_why);
     if (!p.bwrap_path.empty()) w.key("bwrapPath").value(p.bwrap_path);
     w.key("enabled").value(p.enabled).key("failIfUnavailable").value(p.fail_if_unavailable);
+    if (p.weaker_sandbox) w.key("weakerSandbox").value(true);
     w.key("seccomp").begin_object().key("allowUnixSockets").value(p.allow_unix_sockets).end_object();
     if (p.all_unix_sockets || !p.unix_socket_paths.empty()) {
         w.key("unixSockets").begin_object().key("all").value(p.all_unix_sockets).key("paths").begin_array();

@@ -60,7 +60,7 @@ public:
             }
         }
         auto top = members(root, "", {"version", "command", "root", "rootWhy", "tmpdir", "bwrapPath", "enabled", "failIfUnavailable",
-                                      "seccomp", "unixSockets", "network", "ignoreViolations", "scanStderr", "hints", "filesystem", "warnings"},
+                                      "weakerSandbox", "seccomp", "unixSockets", "network", "ignoreViolations", "scanStderr", "hints", "filesystem", "warnings"},
                            {"version", "command", "root", "tmpdir", "enabled", "failIfUnavailable", "seccomp",
                             "network", "filesystem"});
         SBX_TRY(top);
@@ -74,6 +74,7 @@ public:
         SBX_TRY(read_optional(*top, "", "bwrapPath", p.bwrap_path, path));
         for (auto [key, out] : {std::pair{"enabled", &p.enabled}, std::pair{"failIfUnavailable", &p.fail_if_unavailable}})
             SBX_TRY(assign(*out, boolean(top->at(key), key)));
+        SBX_TRY(read_optional(*top, "", "weakerSandbox", p.weaker_sandbox, boolean));
         auto sec = members(top->at("seccomp"), "seccomp", {"allowUnixSockets"}, {"allowUnixSockets"});
         SBX_TRY(sec);
         SBX_TRY(assign(p.allow_unix_sockets, boolean(sec->at("allowUnixSockets"), "seccomp.allowUnixSockets")));

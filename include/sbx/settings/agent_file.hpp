@@ -64,6 +64,10 @@
 // and this layer's `enabled` holds over lower layers'. Scoped reads mask whole
 // directories (/home, the home directory), which the Linux planner walks, up to
 // its limit, for hard links (fs_plan.hpp): a hard-linked file there stops the plan.
+// Nor the weaker sandbox (settings' `enableWeakerNestedSandbox`): an agent file
+// may come with the project it confines, so it has no key for it (one is an
+// unknown key), and its layer is marked LayerFile::agent, whose `true` merge()
+// would leave out.
 #pragma once
 
 #include <algorithm>
@@ -723,6 +727,7 @@ inline expected<AgentFile> parse_agent_file(std::string_view text, const AgentFi
                         .in_file(out.file));
     out.settings.layer = src.layer;
     out.settings.file = out.file;
+    out.settings.from = LayerFile::agent;
 
     auto root = front_matter::parse(text, out.file, front_matter::Keys{kTopKeys, refuse_misplaced_key});
     SBX_TRY(root);

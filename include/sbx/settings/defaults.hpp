@@ -84,8 +84,9 @@ inline void warn_lifts(Policy& p, const std::string& home) {
 }  // namespace detail
 
 // The policy for a set of settings layers: default_policy(homes) when there are
-// none (with options.trusted recorded), else merge() of the layers over a
-// `builtin` layer holding credential_store_denies(homes). Any layer, even a file
+// none (with options.trusted and options.weaker_sandbox applied), else merge()
+// of the layers over a `builtin` layer holding credential_store_denies(homes),
+// with the same options. Any layer, even a file
 // that says nothing, means the settings decide everything else: the rest of the
 // default is not merged under them. `homes` as for default_policy(); the first
 // is $HOME's, which warnings write as `~`. Each allowRead entry that lifts a
@@ -95,6 +96,7 @@ inline expected<Policy> effective_policy(std::vector<Settings>&& layers, const M
     if (layers.empty()) {
         Policy p = default_policy(homes);
         p.trusted = options.trusted;
+        if (options.weaker_sandbox) detail::weaker_sandbox_from_command_line(p);
         return p;
     }
     Settings builtin;

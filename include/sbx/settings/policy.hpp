@@ -17,6 +17,11 @@
 //    configure the filesystem; bwrapPath and socatPath from managed only;
 //  - a user, flag or managed `false` of allowUnsandboxedCommands holds against a
 //    repository's `true`, and so does one of toolCache (sbx's own key);
+//  - enableWeakerNestedSandbox (the weaker sandbox) is turned on only by user,
+//    flag (--settings) or managed settings, or by the command line's
+//    --weaker-sandbox, which ranks above every file but managed settings: a
+//    `true` of the repository's files or of an agent file is left out, a
+//    managed `false` holds against the command line;
 //  - a repository's allowRead, allowWrite and additionalDirectories entries that
 //    name a path at or under one that managed, flag, user or builtin settings (the
 //    credential stores, credential_stores.hpp) deny reading are left out, with
@@ -55,6 +60,9 @@ struct Policy {
     Value<bool> allow_unsandboxed{false, {}};   // sbx's default: false
     Value<bool> fail_if_unavailable{true, {}};  // sbx's default: true once enabled
     Value<bool> tool_cache{true, {}};           // sbx's own: a writable cache home per project
+    // enableWeakerNestedSandbox or --weaker-sandbox: where user namespaces are
+    // refused, the launcher runs the weaker sandbox instead of refusing.
+    Value<bool> weaker_sandbox{false, {}};
     SourcedList excluded_commands;
     std::vector<IgnoreRule> ignore_violations;
 
@@ -88,7 +96,31 @@ struct Policy {
 
 struct MergeOptions {
     bool trusted = true;  // false: the project's files keep only what tightens
+    // The command line asks for the weaker sandbox (`sbx run --weaker-sandbox`):
+    // it counts above every file but managed settings.
+    bool weaker_sandbox = false;
 };
+
+// The option that asks for the weaker sandbox, and the Source the policy gives it.
+inline constexpr std::string_view kWeakerSandboxOption = "--weaker-sandbox";
+inline constexpr std::string_view kCommandLineFile = "(command line)";
+
+// Whether a layer may turn the weaker sandbox on: it weakens confinement, so only
+// the layers the sandboxed project can neither write nor ship may. Those are the
+// user's, a --settings file and managed settings; not the repository's files,
+// nor an agent file (which may come with the project), nor the builtin layer.
+inline bool may_turn_on_weaker_sandbox(const Settings& layer) {
+    if (layer.from == LayerFile::agent) return false;
+    switch (layer.layer) {
+        case LayerKind::user:
+        case LayerKind::flag:
+        case LayerKind::managed: return true;
+        case LayerKind::builtin:
+        case LayerKind::project:
+        case LayerKind::local: return false;
+    }
+    return false;
+}
 
 // A path or pattern with the symlinks of its literal part resolved through `fs`:
 // "/link/**/x" -> "/target/**/x"; a plain path as resolve() gives it.
@@ -103,6 +135,23 @@ inline expected<std::string> resolve_pattern(const FsView& fs, const std::string
 namespace detail {
 
 inline constexpr std::string_view kUntrusted = "left out: the project is not trusted, and this would loosen the sandbox";
+inline constexpr std::string_view kWeakerSandboxLayers =
+    "only user, managed or --settings settings, or sbx run --weaker-sandbox, can turn on the weaker sandbox; left out";
+
+// The command line's --weaker-sandbox over policy `p` (the layers merged, or the
+// default policy): on, with the command line as its source, unless managed
+// settings turned it off, which holds, with a warning naming them.
+inline void weaker_sandbox_from_command_line(Policy& p) {
+    const auto& from = p.weaker_sandbox.source;
+    if (from && from->layer == LayerKind::managed && !p.weaker_sandbox.value) {
+        p.warnings.push_back(Warning{std::string(kCommandLineFile), std::string(kWeakerSandboxOption),
+                                     "left out: managed settings keep the weaker sandbox off (" + from->key + " in " +
+                                         from->file + ")"});
+        return;
+    }
+    p.weaker_sandbox = {true, Source{LayerKind::flag, FileName(std::string(kCommandLineFile)),
+                                     std::string(kWeakerSandboxOption)}};
+}
 
 class Merger {
 public:
@@ -220,6 +269,14 @@ private:
                 return "left out: a user, flag or managed `false` holds against a repository's `true`";
             return {};
         });
+        // The weaker sandbox: `true` only from a layer that may turn it on; `false`
+        // from any. A managed `false` ranks above the rest (rule 1), and above
+        // the command line too.
+        pick(p_.weaker_sandbox, [](const Settings& s) -> const SourcedBool& { return s.weaker_sandbox; },
+             [](const Settings& s, bool v) {
+                 return v && !may_turn_on_weaker_sandbox(s) ? std::string(kWeakerSandboxLayers) : std::string();
+             });
+        if (opt_.weaker_sandbox) weaker_sandbox_from_command_line(p_);
         pick(p_.auto_allow, [](const Settings& s) -> const SourcedBool& { return s.auto_allow; },
              [&](const Settings& s, bool v) { return v ? loosening(s, false) : std::string(); });
         pick(p_.network.allow_local_binding,
@@ -455,6 +512,7 @@ inline void write_policy_members(json::Writer& w, const Policy& p) {
     boolean("autoAllow", p.auto_allow);
     boolean("allowUnsandboxed", p.allow_unsandboxed);
     boolean("failIfUnavailable", p.fail_if_unavailable);
+    boolean("weakerSandbox", p.weaker_sandbox);
     boolean("toolCache", p.tool_cache);
     list("excludedCommands", p.excluded_commands);
     w.key("ignoreViolations").begin_array();

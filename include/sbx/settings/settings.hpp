@@ -38,16 +38,26 @@ struct IgnoreRule {
     Source source;
 };
 
+// What a layer was read from: a settings file, or an agent file (agent_file.hpp),
+// which may come with the project it confines (`.claude/agents/`), whatever its
+// layer: merge() does not let one weaken the sandbox itself (policy.hpp).
+enum class LayerFile { settings, agent };
+
 // What one settings file says. Unset values are nullopt or empty lists.
 struct Settings {
     LayerKind layer = LayerKind::user;
     std::string file;
+    LayerFile from = LayerFile::settings;
 
     SourcedBool enabled;
     SourcedBool auto_allow;         // autoAllowBashIfSandboxed
     SourcedBool allow_unsandboxed;  // allowUnsandboxedCommands
     SourcedBool fail_if_unavailable;
     SourcedBool tool_cache;  // sbx's own key: a writable cache home per project (tool_cache.hpp)
+    // enableWeakerNestedSandbox: where user namespaces are refused, run under the
+    // weaker sandbox (Landlock and seccomp, no namespaces) instead of refusing.
+    // Only some layers may turn it on (policy.hpp).
+    SourcedBool weaker_sandbox;
     SourcedList excluded_commands;
     std::vector<IgnoreRule> ignore_violations;
 
@@ -139,9 +149,8 @@ inline const KeySet& sandbox_keys() {
     static const KeySet k{"sandbox",
                           {"enabled", "autoAllowBashIfSandboxed", "allowUnsandboxedCommands", "failIfUnavailable",
                            "excludedCommands", "ignoreViolations", "filesystem", "network", "credentials",
-                           "bwrapPath", "socatPath", "toolCache"},
-                          {"enableWeakerNestedSandbox", "enableWeakerNetworkIsolation", "allowAppleEvents",
-                           "allowNestedUserNamespaces", "ripgrep"}};
+                           "bwrapPath", "socatPath", "toolCache", "enableWeakerNestedSandbox"},
+                          {"enableWeakerNetworkIsolation", "allowAppleEvents", "allowNestedUserNamespaces", "ripgrep"}};
     return k;
 }
 inline const KeySet& filesystem_keys() {
@@ -349,6 +358,7 @@ private:
             else if (name == "allowUnsandboxedCommands") r = set_bool(out_.allow_unsandboxed, value, key);
             else if (name == "failIfUnavailable") r = set_bool(out_.fail_if_unavailable, value, key);
             else if (name == "toolCache") r = set_bool(out_.tool_cache, value, key);
+            else if (name == "enableWeakerNestedSandbox") r = set_bool(out_.weaker_sandbox, value, key);
             else if (name == "excludedCommands") r = string_list(value, key, out_.excluded_commands, as_is);
             else if (name == "ignoreViolations") r = read_ignore(value, key);
             else if (name == "filesystem") r = read_filesystem(value);
