@@ -9,7 +9,8 @@
 // It reads the same plan as sbx-linux (sbx::parse_plan, as strict), checks the
 // disk is as planned, makes the command's temporary directory, starts the same
 // filtering proxy on 127.0.0.1 (macOS has no network namespace of the command's
-// own: the profile lets the command reach only the proxy's two ports), writes the
+// own: the profile lets the command reach only the proxy's two ports, and the
+// proxy serves only clients that present the command's fresh secret), writes the
 // profile with sbx::mac::profile() from the plan's filesystem rules, and runs
 // `sandbox-exec -p PROFILE -- COMMAND` in a session of its own, whose process
 // group ends with the command. Then it removes what it made, as sbx-linux does,
@@ -47,6 +48,7 @@
 #include "fd_io.hpp"
 #include "launcher_main.hpp"
 #include "leftovers.hpp"
+#include "proxy_secret.hpp"
 #include "sbx/core/json.hpp"
 #include "sbx/mac/profile.hpp"
 #include "sbx/net/proxy_env.hpp"
@@ -115,9 +117,12 @@ void warn_long_tmpdir(const sbx::Plan& plan) {
                                  "and make the plan again\n";
 }
 
+// The proxy's listeners, and the secret its clients must present (empty until
+// the run makes one: --print-profile needs none).
 struct Listeners {
     int http = -1, socks = -1;
     int http_port = 0, socks_port = 0;
+    std::string secret;
 };
 
 sbx::expected<Listeners> open_listeners() {
@@ -128,7 +133,7 @@ sbx::expected<Listeners> open_listeners() {
         ::close(h->first);
         return sbx::fail(s.error());
     }
-    return Listeners{h->first, s->first, h->second, s->second};
+    return Listeners{h->first, s->first, h->second, s->second, {}};
 }
 
 sbx::mac::ProfileOptions profile_options(const sbx::Plan& plan, const Listeners& l, bool allow_pty) {
@@ -142,11 +147,12 @@ sbx::mac::ProfileOptions profile_options(const sbx::Plan& plan, const Listeners&
 }
 
 // The command's environment: the plan's, loader variables included (sandbox-exec
-// is a system program, which macOS runs without them anyway), with the proxy's.
+// is a system program, which macOS runs without them anyway), with the proxy's,
+// whose URLs carry the secret.
 std::vector<std::string> command_environment(const sbx::Plan& plan, const Listeners& l) {
     auto env = env_strings(plan, true);
     if (plan.network.mode != sbx::NetworkMode::proxy) return env;
-    for (const auto& [name, value] : sbx::net::proxy_environment(l.http_port, l.socks_port)) {
+    for (const auto& [name, value] : sbx::net::proxy_environment(l.http_port, l.socks_port, l.secret)) {
         const std::string prefix = name + "=";
         env.erase(std::remove_if(env.begin(), env.end(), [&](const std::string& v) { return v.rfind(prefix, 0) == 0; }),
                   env.end());
@@ -168,14 +174,16 @@ void warn_forwards(const sbx::Plan& plan) {
 }
 
 // The proxy on the host's loopback; the profile lets the command reach its
-// ports and nothing else. (Unlike on Linux, other local programs could
-// connect to it too: macOS has no namespace to hide it in.) While a question is
+// ports and nothing else. Unlike on Linux, other local programs can connect to
+// it too (macOS has no namespace to hide it in), so it serves only clients that
+// present the listeners' secret, which the command's proxy variables carry.
+// While a question is
 // on the terminal the command's process group is stopped (the command leads it,
 // see setsid in start_command). A process that left the group (a setsid of its
 // own) keeps running: macOS has no PID namespace to find it by. Not tested on
 // Linux, where sbx-mac only builds.
 sbx::expected<std::unique_ptr<CommandProxy>> start_proxy(Launcher& l, const sbx::Plan& plan, const Listeners& listeners) {
-    return CommandProxy::start(plan, l.report(), l.answering(), listeners.http, listeners.socks, [] {
+    auto stop = [] {
         Stopped s;
         const pid_t group = watched_sandbox();
         if (group <= 0 || ::kill(-group, SIGSTOP) != 0) {
@@ -184,7 +192,26 @@ sbx::expected<std::unique_ptr<CommandProxy>> start_proxy(Launcher& l, const sbx:
         }
         s.targets.push_back(-group);
         return s;
-    });
+    };
+    return CommandProxy::start(plan, l.report(), l.answering(), listeners.http, listeners.socks, stop, {},
+                               listeners.secret);
+}
+
+// Clients the proxy refused for want of the secret, said once after the command
+// (on stderr and as a warning event): a program of the command's that drops the
+// user information of its proxy URL fails with 407 or a SOCKS refusal, and this
+// names the cause. They are not violations: no host was asked for.
+void warn_refused_clients(const CommandProxy& proxy, Report& report, const TerminalRelay* terminal) {
+    const std::size_t n = proxy.refused_clients();
+    if (n == 0) return;
+    const std::string message =
+        "the proxy refused " + std::to_string(n) + (n == 1 ? " client" : " clients") +
+        " without the command's proxy credentials (a program that drops the user information of HTTP_PROXY or "
+        "ALL_PROXY, or another program on this machine)";
+    report.warning_event(message);
+    std::string line = "sbx-mac: warning: " + message + "\n";
+    if (terminal) line = terminal->on_own_line(std::move(line));
+    std::cerr << line << std::flush;
 }
 
 // The command's terminal (terminal.hpp): what it stands in for, and its sides.
@@ -375,9 +402,12 @@ int MacPlatform::run(Launcher& l, const sbx::Plan& plan, Reaper& reaper) {
     Listeners listeners;
     std::unique_ptr<CommandProxy> proxy;
     if (plan.network.mode == sbx::NetworkMode::proxy) {
+        auto secret = make_proxy_secret();  // a fresh one for each command
+        if (!secret) return give_up(secret.error());
         auto opened = open_listeners();
         if (!opened) return give_up(opened.error());
         listeners = *opened;
+        listeners.secret = std::move(*secret);
         auto started = start_proxy(l, plan, listeners);
         if (!started) return give_up(started.error());
         proxy = std::move(*started);
@@ -420,6 +450,7 @@ int MacPlatform::run(Launcher& l, const sbx::Plan& plan, Reaper& reaper) {
     // The command's last output is written and the caller's terminal has its modes back.
     if (terminal_relay) terminal_relay->finish();
     if (stderr_relay.joinable()) stderr_relay.join();
+    if (proxy) warn_refused_clients(*proxy, report, terminal_relay.get());
     int exec_errno = 0;
     const bool exec_failed = ::read(started->exec_pipe, &exec_errno, sizeof exec_errno) == sizeof exec_errno;
     ::close(started->exec_pipe);

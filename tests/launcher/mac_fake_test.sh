@@ -67,13 +67,35 @@ expect_out "refused:403"
 expect_err "deny network-outbound example.com:80"
 # The loopback forwards are Linux's: here the command shares the host's loopback.
 expect_err "no loopback forwards on macOS (127.0.0.1:$port)"
-proxy_port=$(sed -n 's|^proxy=http://127.0.0.1:\([0-9]*\)$|\1|p' <<<"$out")
-[[ -n $proxy_port ]] || fail_because "HTTP_PROXY is not http://127.0.0.1:PORT"
+proxy_port=$(sed -n 's|^proxy=http://sbx:[0-9a-f]\{32\}@127.0.0.1:\([0-9]*\)$|\1|p' <<<"$out")
+[[ -n $proxy_port ]] || fail_because "HTTP_PROXY is not http://sbx:SECRET@127.0.0.1:PORT (32 hex digits)"
+first_proxy=$(sed -n 's|^proxy=||p' <<<"$out")
 grep -qF "(allow network-outbound (remote ip \"localhost:$proxy_port\"))" "$tmp/profile.sb" 2>/dev/null ||
     fail_because "the profile does not open the proxy's port $proxy_port"
 grep -qF "\"$proj\"" "$tmp/profile.sb" 2>/dev/null || fail_because "the profile does not name the root"
 nothing_left
 tap_finish "the proxy on 127.0.0.1 decides hosts; the profile handed to sandbox-exec opens just its ports"
+
+# Other programs of the machine reach those ports too: the proxy serves only
+# clients that present the command's secret, which its proxy variables carry,
+# fresh for each command. A client without it is no violation, but counted.
+in_sandbox --allow-host "127.0.0.1:$port" -- \
+    "echo \"proxy=\$HTTP_PROXY\"; echo \"socks=\$ALL_PROXY\";
+     curl -s -m 10 -x \"\$ALL_PROXY\" http://127.0.0.1:$port/through-socks;
+     curl -s -m 10 -o /dev/null -w 'bare:%{http_code}' -x \"http://\${HTTP_PROXY##*@}\" http://127.0.0.1:$port/bare-http;
+     curl -s -m 10 -x \"socks5h://\${ALL_PROXY##*@}\" http://127.0.0.1:$port/bare-socks || echo ' bare-socks:refused'"
+second_proxy=$(sed -n 's|^proxy=||p' <<<"$out")
+[[ $(sed -n 's|^socks=socks5h://sbx:\([0-9a-f]*\)@127.0.0.1:[0-9]*$|\1|p' <<<"$out") == "$(sed -n 's|^http://sbx:\([0-9a-f]*\)@.*|\1|p' <<<"$second_proxy")" ]] ||
+    fail_because "ALL_PROXY does not carry HTTP_PROXY's secret"
+expect_out "sbx-test-server GET /through-socks"
+expect_out "bare:407"
+expect_out "bare-socks:refused"
+expect_err "sbx-mac: warning: the proxy refused 2 clients without the command's proxy credentials"
+[[ $err != *"deny network-outbound"* ]] || fail_because "a client without the secret was reported as a violation"
+! grep -q "bare" "$tmp/http.log" || fail_because "a request without the secret reached the server"
+[[ -n $first_proxy && ${first_proxy%@*} != "${second_proxy%@*}" ]] || fail_because "two commands got one secret"
+nothing_left
+tap_finish "the proxy serves only clients with the command's secret (407, SOCKS refusal, a warning), fresh for each command"
 
 # With a settings file (the empty managed one, and one that lifts ~/.aws), the
 # credential stores are still in the profile, under HOME and the account's home.
