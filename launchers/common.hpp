@@ -93,11 +93,14 @@ public:
     }
     // `landlock`: the ABI of the Landlock wall the command ran under, 0 for
     // none; -1 leaves the key out (a launcher that has no such wall).
-    void exit_event(bool sandboxed, std::string_view unsandboxed_reason, int status, int landlock = -1) {
+    // `mode`: sbx-linux's "bubblewrap" or "landlock" (the weaker sandbox); empty leaves it out.
+    void exit_event(bool sandboxed, std::string_view unsandboxed_reason, int status, int landlock = -1,
+                    std::string_view mode = {}) {
         if (fd_ < 0) return;
         sbx::json::Writer w;
         w.begin_object().key("event").value("exit").key("sandboxed").value(sandboxed);
         if (!sandboxed) w.key("unsandboxedReason").value(unsandboxed_reason);
+        if (!mode.empty()) w.key("mode").value(mode);
         if (landlock >= 0) w.key("landlock").value(landlock);
         w.key("status").value(status).end_object();
         write_line(w.take());

@@ -70,7 +70,7 @@ std::string restrict_self(const Ruleset& r, Applied& applied) {
     Fd ruleset{static_cast<int>(::syscall(SYS_landlock_create_ruleset, &attr, sizeof attr, 0))};
     if (ruleset.fd < 0) return failed("cannot make a Landlock ruleset", errno);
     for (const auto& p : r.paths) {
-        Fd at{::open(p.path.c_str(), O_PATH | O_CLOEXEC)};
+        Fd at{::open(p.path.c_str(), O_PATH | O_CLOEXEC | (p.no_follow ? O_NOFOLLOW : 0))};
         if (at.fd < 0) {
             if (errno == ENOENT) {
                 applied.missing.push_back(p.path);
@@ -80,6 +80,8 @@ std::string restrict_self(const Ruleset& r, Applied& applied) {
         }
         struct stat st {};
         if (::fstat(at.fd, &st) != 0) return failed(("cannot stat " + p.path).c_str(), errno);
+        // O_PATH | O_NOFOLLOW opens the link itself: a rule there would mean nothing.
+        if (S_ISLNK(st.st_mode)) return "a symbolic link took the place of " + p.path + " before its Landlock rule";
         PathBeneathAttr rule{p.access & r.handled_fs, at.fd};
         if (!S_ISDIR(st.st_mode)) rule.allowed_access &= kFileRights;
         if (rule.allowed_access == 0) continue;

@@ -67,8 +67,9 @@ std::uint64_t write_rights(int abi);
 inline constexpr std::uint64_t kReadRights = kReadFile | kReadDir | kExecute;
 
 struct PathRule {
-    std::string path;      // opened with O_PATH, following symlinks
-    std::uint64_t access;  // narrowed to kFileRights where path is not a directory
+    std::string path;       // opened with O_PATH
+    std::uint64_t access;   // narrowed to kFileRights where path is not a directory
+    bool no_follow = false; // a symbolic link at `path` is refused, not followed
 };
 
 struct Ruleset {

@@ -93,6 +93,8 @@ public:
     // Waits for a dismissed reaper to be gone: before this process execs
     // another program (plan_again_if_stale), which would not wait for it.
     void wait();
+    // Its process id, which the launcher's own children include.
+    pid_t pid() const { return pid_; }
 
 private:
     Reaper(pid_t pid, int fd) : pid_(pid), fd_(fd) {}

@@ -18,6 +18,9 @@
 #include <spawn.h>
 #include <poll.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
+#include <dirent.h>
+#include <arpa/inet.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -50,12 +53,15 @@
 #include "linux_platform.hpp"
 #include "root_group.hpp"
 #include "probe.hpp"
+#include "proxy_secret.hpp"
 #include "sbx/core/json.hpp"
 #include "sbx/io/fs_view_disk.hpp"
 #include "sbx/io/placeholder_registry.hpp"
 #include "sbx/linux/bwrap.hpp"
 #include "sbx/linux/filter_fallback.hpp"
+#include "sbx/linux/weaker_rules.hpp"
 #include "sbx/linux/write_wall.hpp"
+#include "sbx/net/proxy_env.hpp"
 #include "sbx/plan/plan.hpp"
 #include "sbx/plan/read_plan.hpp"
 #include "sbx/plan/report.hpp"
@@ -362,7 +368,8 @@ sbx::expected<void> open_sandbox_fds(Sandbox& sb, const Options& o, bool scan_st
 // execs nothing else but sbx itself again for a stale plan (and that needs none
 // of them).
 pid_t start_bubblewrap(Sandbox& sb, std::vector<std::string>& args, std::vector<std::string>& env,
-                       std::vector<int> keep, Reaper& reaper) {
+                       std::vector<int> keep, Reaper& reaper, const std::string& cwd = {},
+                       KillScope scope = KillScope::process) {
     for (int fd : {sb.exe_fd, sb.status_pipe[1], sb.seccomp_fd, sb.exclude_fd, sb.proxy_pair[1], sb.pty_pair[1],
                    sb.stage.trace_fd, sb.mounts_filter_fd, sb.orders_pipe[0], sb.seccomp_pipe[0]})
         if (fd >= 0) keep.push_back(fd);
@@ -394,6 +401,7 @@ pid_t start_bubblewrap(Sandbox& sb, std::vector<std::string>& args, std::vector<
             if (rc == 0 && sb.terminal->replaces[static_cast<std::size_t>(fd)])
                 rc = ::posix_spawn_file_actions_addopen(&actions, fd, "/dev/null", O_RDWR, 0);
     if (rc == 0 && sb.err_pipe[1] >= 0) rc = ::posix_spawn_file_actions_adddup2(&actions, sb.err_pipe[1], STDERR_FILENO);
+    if (rc == 0 && !cwd.empty()) rc = ::posix_spawn_file_actions_addchdir_np(&actions, cwd.c_str());
     // The signals this process catches or ignores are bubblewrap's to take as they come.
     sigset_t defaults, none;
     sigemptyset(&defaults);
@@ -410,7 +418,7 @@ pid_t start_bubblewrap(Sandbox& sb, std::vector<std::string>& args, std::vector<
         errno = rc;
         return -1;
     }
-    watch_sandbox(sb.pid, KillScope::process);
+    watch_sandbox(sb.pid, scope);
     reaper.sandbox_pid(sb.pid);
     // Bubblewrap's and the stage's ends, which this process needs no more.
     for (int* fd : {&sb.status_pipe[1], &sb.exe_fd, &sb.seccomp_fd, &sb.err_pipe[1], &sb.pty_pair[1],
@@ -463,6 +471,7 @@ struct Run {
     std::unique_ptr<TerminalRelay> terminal_relay;
     std::optional<sbx::StderrScanner> scanner;
     int wall_abi = 0;  // the Landlock ABI the stage's write wall uses; 0: no wall
+    bool weaker = false;  // the weaker sandbox (no bubblewrap; wall_abi is its domain's ABI)
 
     // Before the command ran: remove what was made, say why, and give 125.
     int give_up(const sbx::Error& e) {
@@ -609,6 +618,20 @@ std::unique_ptr<CommandProxy> start_proxy(Run& run, pid_t pid, const Trace& trac
     return proxy;
 }
 
+// The probe's reason, and where user namespaces are what is refused, the
+// switch that would run the weaker sandbox instead.
+sbx::Error with_weaker_hint(const ProbeResult& deep) {
+    sbx::Error e = deep.why();
+    for (const auto& c : deep.checks)
+        if (!c.ok && c.name == "user namespaces") {
+            e.message += " (to run the weaker sandbox instead, Landlock and seccomp without namespaces: set "
+                         "sandbox.enableWeakerNestedSandbox: true in your user settings, or pass --weaker-sandbox; "
+                         "README, \"The weaker sandbox\")";
+            break;
+        }
+    return e;
+}
+
 // The sandbox has ended: the command's exit status, or how bubblewrap or the
 // stage failed (then 125, with the thorough probe's explanation when bubblewrap
 // could not build the sandbox), or 126/127 when the command could not be run;
@@ -618,6 +641,10 @@ int finish(Run& run, ProbeOptions popt, int wstatus, const StageReport& stage_re
     const sbx::Plan& plan = run.plan;
     Report& report = run.l.report();
     const int status = WIFSIGNALED(wstatus) ? 128 + WTERMSIG(wstatus) : WEXITSTATUS(wstatus);
+    if (!stage_report.started && run.weaker) {
+        return run.l.fail_reported(sbx::Error(sbx::Errc::unavailable, "the weaker sandbox's stage did not start (status " +
+                                                                          std::to_string(status) + ")"));
+    }
     if (!stage_report.started) {
         // bubblewrap could not build the sandbox; it said why on standard error.
         // The thorough probe explains what to do about it.
@@ -626,7 +653,7 @@ int finish(Run& run, ProbeOptions popt, int wstatus, const StageReport& stage_re
         sbx::Error e = deep.available()
                            ? sbx::Error(sbx::Errc::unavailable, "bubblewrap could not build the sandbox (status " +
                                                                     std::to_string(status) + "; its message is above)")
-                           : deep.why();
+                           : with_weaker_hint(deep);
         return run.l.fail_reported(e);
     }
     if (!stage_report.failure.empty()) {
@@ -637,10 +664,10 @@ int finish(Run& run, ProbeOptions popt, int wstatus, const StageReport& stage_re
     if (stage_report.exec_errno != 0) {
         std::cerr << "sbx-linux: " << plan.argv.front() << ": " << std::strerror(stage_report.exec_errno) << "\n";
         const int s = stage_report.exec_errno == ENOENT ? kNotFound : kCannotRun;
-        report.exit_event(true, "", s, run.wall_abi);
+        report.exit_event(true, "", s, run.wall_abi, run.weaker ? "landlock" : "bubblewrap");
         return s;
     }
-    report.exit_event(true, "", status, run.wall_abi);
+    report.exit_event(true, "", status, run.wall_abi, run.weaker ? "landlock" : "bubblewrap");
     if (run.l.options().print_violations) {
         std::string block = violations_text(plan, refused, run.scanner ? &*run.scanner : nullptr, audit.neutralised);
         if (run.terminal_relay) block = run.terminal_relay->on_own_line(std::move(block));
@@ -678,6 +705,17 @@ bool LinuxPlatform::take_option(std::string_view arg, const std::function<const 
     return true;
 }
 
+namespace {
+
+// What the weaker sandbox lacks, in one line for standard error.
+constexpr std::string_view kWeakerLacks =
+    "no PID namespace (the command sees every process, though it cannot signal or trace one outside), "
+    "no private /tmp, /dev or /proc (it cannot write /dev/shm, make a terminal or write /proc), "
+    "no new files at the top of the root or beside another protected path, no loopback forwards, "
+    "and its TCP connections are held to the proxy by port only";
+
+}  // namespace
+
 std::string LinuxPlatform::check_options(const Options& o) const {
     return o.json || !bwrap_.empty() ? "--json and --bwrap go with --doctor" : "";
 }
@@ -685,7 +723,24 @@ std::string LinuxPlatform::check_options(const Options& o) const {
 int LinuxPlatform::doctor(Launcher& l) {
     if (!bwrap_.empty() && !sbx::paths::is_absolute(bwrap_)) return l.usage("--bwrap needs an absolute path");
     auto result = probe(ProbeOptions{bwrap_, true, true});
-    std::cout << (l.options().json ? to_json(result) + "\n" : to_text(result));
+    // The weaker sandbox, which runs only where user namespaces are refused
+    // and the caller asks for it: whether it could run here, and what it lacks.
+    const int abi = sbx::launcher::landlock::abi();
+    const bool weaker_ok = abi >= 4;
+    const std::string weaker_detail =
+        weaker_ok ? "could run here (Landlock ABI " + std::to_string(abi) +
+                        ") where user namespaces are refused, if asked for; it has " + std::string(kWeakerLacks)
+                  : "cannot run here: it needs Landlock ABI 4 (Linux 6.7); this kernel has " +
+                        (abi == 0 ? std::string("no Landlock") : "ABI " + std::to_string(abi));
+    if (l.options().json) {
+        std::string json = to_json(result);
+        json.pop_back();  // the closing brace
+        sbx::json::Writer w;
+        w.begin_object().key("available").value(weaker_ok).key("landlock").value(abi).key("detail").value(weaker_detail).end_object();
+        std::cout << json << ",\"weaker\":" << w.take() << "}\n";
+    } else {
+        std::cout << to_text(result) << "     weaker sandbox: " << weaker_detail << "\n";
+    }
     return result.available() ? 0 : 1;
 }
 
@@ -728,6 +783,11 @@ void LinuxPlatform::start_early(Launcher& l, const SandboxFacts& facts, Reaper& 
 }
 
 std::optional<sbx::Error> LinuxPlatform::unavailable(const sbx::Plan& plan) {
+    // Asked for, the weaker sandbox runs where user namespaces are refused, and only there.
+    if (plan.weaker_sandbox) {
+        const UnshareOutcome trial = user_namespace_trial();
+        if (trial.spawn_error.empty() && (trial.error != 0 || trial.signal != 0)) return weaker_unavailable(plan, trial);
+    }
     popt_ = ProbeOptions{plan.bwrap_path, !plan.allow_unix_sockets, false};
     // A sandbox started early for this bubblewrap passed the quick probe but for
     // its seccomp checks, whose test build both parts of the filter built make
@@ -762,6 +822,7 @@ std::optional<sbx::Error> LinuxPlatform::unavailable(const sbx::Plan& plan) {
 // bubblewrap with everything on its command line), start the proxy, wait,
 // clean up, audit, and say how it ended.
 int LinuxPlatform::run(Launcher& l, const sbx::Plan& plan, Reaper& reaper) {
+    if (weaker_) return run_weaker(l, plan, reaper);
     const Trace& trace = l.trace();
     // Whatever the command writes is stamped at or after this.
     const timespec run_start = audit_clock();
@@ -813,7 +874,9 @@ int LinuxPlatform::run(Launcher& l, const sbx::Plan& plan, Reaper& reaper) {
     // The filter's first part, which bubblewrap reads before it starts the stage
     // (and, should it end empty, refuses to start it).
     if (sb) {
-        if (!copy_program(seccomp_fd_, sb->seccomp_pipe[1])) std::cerr << "sbx-linux: cannot hand bubblewrap its seccomp program: " << std::strerror(errno) << "\n";
+        // EPIPE: bubblewrap is gone already, and finish() says why.
+        if (!copy_program(seccomp_fd_, sb->seccomp_pipe[1]) && errno != EPIPE)
+            std::cerr << "sbx-linux: cannot hand bubblewrap its seccomp program: " << std::strerror(errno) << "\n";
         close_fd(sb->seccomp_pipe[1]);
         close_fd(seccomp_fd_);
     }
@@ -918,6 +981,252 @@ int LinuxPlatform::run(Launcher& l, const sbx::Plan& plan, Reaper& reaper) {
     report_audit(audit, l.report(), l.options().print_violations);
     trace.step("launcher.git-audit", t);
 
+    if (caught_signal() != 0) die_of(caught_signal());
+    return finish(run, popt_, wstatus, stage_report, proxy ? proxy->refused() : std::vector<ProxyEvent>{}, audit);
+}
+
+// ---- The weaker sandbox -------------------------------------------------------------
+
+namespace {
+
+// A TCP listener on the host's 127.0.0.1, on a port the kernel picks: the
+// descriptor (close-on-exec), with `port` set, or -1 with errno.
+int listen_on_loopback(int& port) {
+    const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) return -1;
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof a;
+    if (::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 || ::listen(fd, 128) != 0 ||
+        ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) != 0) {
+        const int err = errno;
+        ::close(fd);
+        errno = err;
+        return -1;
+    }
+    port = ntohs(a.sin_port);
+    return fd;
+}
+
+// The children of this process, every thread's (those the command left, which
+// came to this process as the subreaper), but `keep`.
+std::vector<pid_t> own_children(pid_t keep) {
+    std::vector<pid_t> out;
+    DIR* tasks = ::opendir("/proc/self/task");
+    if (tasks == nullptr) return out;
+    while (const dirent* e = ::readdir(tasks)) {
+        if (e->d_name[0] == '.') continue;
+        const std::string path = std::string("/proc/self/task/") + e->d_name + "/children";
+        const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+        if (fd < 0) continue;
+        auto text = sbx::read_all(fd, 1 << 20, path);
+        ::close(fd);
+        if (!text) continue;
+        std::size_t at = 0;
+        while (at < text->size()) {
+            const auto end = text->find(' ', at);
+            const std::string word = text->substr(at, end == std::string::npos ? std::string::npos : end - at);
+            at = end == std::string::npos ? text->size() : end + 1;
+            if (word.empty() || word == "\n") continue;
+            const pid_t pid = static_cast<pid_t>(std::atol(word.c_str()));
+            if (pid > 0 && pid != keep) out.push_back(pid);
+        }
+    }
+    ::closedir(tasks);
+    return out;
+}
+
+// The command has ended: whatever it left running (there is no PID namespace
+// to end with it) came to this process, its subreaper, as its parents ended;
+// each is killed and waited for, until none is left. `keep`: the reaper.
+void end_descendants(pid_t keep) {
+    for (int round = 0; round < 1000; ++round) {
+        const auto children = own_children(keep);
+        if (children.empty()) return;
+        for (pid_t pid : children) ::kill(pid, SIGKILL);
+        for (pid_t pid : children)
+            while (::waitpid(pid, nullptr, 0) < 0 && errno == EINTR) {
+            }
+    }
+}
+
+
+}  // namespace
+
+std::optional<sbx::Error> LinuxPlatform::weaker_unavailable(const sbx::Plan& plan, const UnshareOutcome& trial) {
+    if (waiting_) {
+        end_waiting(waiting_->sb);  // bubblewrap started early, before the plan asked for this
+        waiting_.reset();
+    }
+    const std::string refused = "user namespaces are refused here (unshare: " +
+                                (trial.signal != 0 ? "killed by signal " + std::to_string(trial.signal)
+                                                   : std::string(strerrorname_np(trial.error) ? strerrorname_np(trial.error) : "error")) +
+                                ")";
+    const auto cannot = [](std::string why) {
+        return sbx::Error(sbx::Errc::unavailable, "the weaker sandbox cannot run here")
+            .caused_by(sbx::Error(sbx::Errc::sandbox_unavailable, std::move(why)));
+    };
+    const int abi = sbx::launcher::landlock::abi();
+    if (abi < 4)
+        return cannot(refused + ", and the weaker sandbox needs Landlock ABI 4 (Linux 6.7) for its network rules; this kernel has " +
+                      (abi == 0 ? std::string("no Landlock (or it is not enabled: lsm= on the kernel's command line)")
+                                : "ABI " + std::to_string(abi)));
+    auto program = seccomp_program(SeccompOptions{plan.allow_unix_sockets, SeccompPart::whole, true});
+    if (!program) return cannot(refused + ", and the seccomp filter does not build: " + sbx::to_string(program.error()));
+    seccomp_fd_ = program->release();
+    weaker_ = true;
+    weaker_abi_ = abi;
+    return std::nullopt;
+}
+
+// The weaker sandbox, step by step: the disk checked and the temporary
+// directory made under the root's group, the Landlock grants read from the disk
+// as it is then, the proxy's listeners on the host's loopback with a secret of
+// this command's, the stage started without bubblewrap (it drops capabilities,
+// makes the Landlock domain, loads the filter and execs), then as the usual
+// way: wait, end what the command left, clean up, audit.
+int LinuxPlatform::run_weaker(Launcher& l, const sbx::Plan& plan, Reaper& reaper) {
+    const Trace& trace = l.trace();
+    const timespec run_start = audit_clock();
+    l.warn("user namespaces are refused here: the command runs in the weaker sandbox (Landlock ABI " +
+           std::to_string(weaker_abi_) + " and seccomp), as asked, which has " + std::string(kWeakerLacks));
+    auto t = Trace::now();
+    auto group = RootGroup::join(plan);
+    if (!group) {
+        reaper.dismiss();
+        return l.fail_reported(group.error());
+    }
+    reaper.group(group->lock_path(), group->live_path());
+    Run run(l, plan, reaper, std::move(*group));
+    run.weaker = true;
+    run.wall_abi = weaker_abi_;
+    run.sb = std::make_unique<Sandbox>();
+    Sandbox& box = *run.sb;
+    box.seccomp_fd = seccomp_fd_;
+    seccomp_fd_ = -1;
+    if (auto r = check_under_lock(run); !r) return run.give_up_reported(r.error());
+    run.group.unlock();  // no placeholder: Landlock refuses to make what they would cover
+    trace.step("launcher.check", t);
+
+    t = Trace::now();
+    const sbx::DiskFs disk;
+    auto rules = weaker_fs_rules(plan, disk);
+    if (!rules)
+        return run.give_up_reported(
+            sbx::Error(sbx::Errc::unavailable, "the weaker sandbox cannot run here").caused_by(rules.error()));
+    for (const auto& w : rules->warnings) l.warn(sbx::to_string(w));
+    if (auto r = open_sandbox_fds(box, l.options(), plan.scan_stderr, false, true); !r) return run.give_up(r.error());
+    for (int* fd : {&box.seccomp_pipe[0], &box.seccomp_pipe[1], &box.mounts_filter_fd, &box.exclude_fd}) close_fd(*fd);
+    plan_stage(run);
+    StageArgs& stage = box.stage;
+    stage.write_wall.clear();
+    stage.forwards.clear();
+    stage.proxy_fd = -1;
+    stage.weaker = true;
+    stage.filter_fd = box.seccomp_fd;
+    for (const auto& g : rules->grants) {
+        const char kind = g.kind == sbx::linux_sandbox::LandlockGrant::Kind::read   ? 'r'
+                          : g.kind == sbx::linux_sandbox::LandlockGrant::Kind::list ? 'l'
+                                                                                    : 'w';
+        stage.grants.push_back(std::string(1, kind) + ":" + g.path);
+    }
+    // The devices every program writes; the host's other ones stay read-only.
+    for (const char* dev : {"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/tty"})
+        stage.grants.push_back(std::string("w:") + dev);
+    trace.step("launcher.grants", t);
+
+    // The proxy listens on the host's loopback, where any local process reaches
+    // it: it asks every client for this command's secret, which only the
+    // command's proxy variables carry.
+    t = Trace::now();
+    std::unique_ptr<CommandProxy> proxy;
+    pid_t pid = -1;
+    if (plan.network.mode == sbx::NetworkMode::proxy) {
+        int http_port = 0, socks_port = 0;
+        const int http_fd = listen_on_loopback(http_port);
+        const int socks_fd = http_fd < 0 ? -1 : listen_on_loopback(socks_port);
+        if (socks_fd < 0) {
+            if (http_fd >= 0) ::close(http_fd);
+            return run.give_up_errno("cannot listen on 127.0.0.1 for the proxy");
+        }
+        auto secret = make_proxy_secret();
+        if (!secret) {
+            ::close(http_fd);
+            ::close(socks_fd);
+            return run.give_up(secret.error());
+        }
+        for (const auto& [name, value] : sbx::net::proxy_environment(http_port, socks_port, *secret)) {
+            const std::string prefix = name + "=";
+            std::erase_if(stage.env, [&](const std::string& kv) { return kv.rfind(prefix, 0) == 0; });
+            stage.env.push_back(prefix + value);
+        }
+        stage.connect_ports = {http_port, socks_port};
+        auto started = CommandProxy::start(plan, l.report(), l.answering(), http_fd, socks_fd,
+                                           [&pid] {
+                                               // The command's group (its session, with a terminal of its own).
+                                               if (pid > 0) ::kill(-pid, SIGSTOP);
+                                               return Stopped{{-pid}, pid > 0};
+                                           },
+                                           {}, *secret);
+        if (!started) return run.give_up(started.error());
+        proxy = std::move(*started);
+    }
+    trace.step("launcher.proxy", t);
+
+    // Orphans of the command come here, to be ended with it.
+    if (::prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0) return run.give_up_errno("PR_SET_CHILD_SUBREAPER");
+    install_signal_handlers();
+    const std::uint64_t sandbox_start = Trace::now();
+    auto args = stage_waiting_argv(stage);
+    std::vector<std::string> env;  // the command's comes with the orders
+    if (start_bubblewrap(box, args, env, plan.pass_fds, reaper, plan.cwd, KillScope::group) < 0)
+        return run.give_up_errno("cannot start the weaker sandbox's stage");
+    pid = box.pid;
+    reaper.kill_group(pid);
+    const std::string orders = stage_orders(stage);
+    (void)write_all(box.orders_pipe[1], orders.data(), orders.size());
+    close_fd(box.orders_pipe[1]);
+    std::thread stderr_relay;
+    if (box.err_pipe[0] >= 0) {
+        stderr_relay = std::thread(relay_stderr, box.err_pipe[0], run.scanner ? &*run.scanner : nullptr, &l.report());
+        box.err_pipe[0] = -1;  // the relay closes it
+    }
+    close_fd(box.proxy_pair[0]);
+    close_fd(box.proxy_pair[1]);
+    start_terminal(run);
+    if (caught_signal() != 0) ::kill(-pid, SIGKILL);
+
+    int wstatus = 0;
+    while (::waitpid(pid, &wstatus, 0) < 0 && errno == EINTR) {
+    }
+    end_descendants(reaper.pid());
+    box.pid = -1;
+    sandbox_ended();
+    trace.step("sandbox", sandbox_start);
+    t = Trace::now();
+    if (proxy) proxy->stop();
+    if (run.terminal_relay) run.terminal_relay->finish();
+    if (stderr_relay.joinable()) stderr_relay.join();
+    trace.step("launcher.threads", t);
+    // Clients the proxy refused for want of the secret: no violation (no host was
+    // asked for), but a program that drops its proxy URL's user fails so.
+    if (const std::size_t n = proxy ? proxy->refused_clients() : 0; n > 0) {
+        const std::string message = "the proxy refused " + std::to_string(n) + (n == 1 ? " client" : " clients") +
+                                    " without the command's proxy credentials (a program that drops the user "
+                                    "information of HTTP_PROXY or ALL_PROXY, or another program on this machine)";
+        l.report().warning_event(message);
+        l.warn(message);
+    }
+    auto bytes = sbx::read_all(box.status_pipe[0], 4096, "the stage's status pipe");
+    close_fd(box.status_pipe[0]);
+    const StageReport stage_report = parse_stage_report(bytes ? *bytes : std::string());
+    l.clean_up(run.made, reaper, &run.group);
+    trace.step("launcher.cleanup", t);
+    t = Trace::now();
+    const auto audit = audit_git(plan.root, plan.filesystem.git_audit, run_start);
+    report_audit(audit, l.report(), l.options().print_violations);
+    trace.step("launcher.git-audit", t);
     if (caught_signal() != 0) die_of(caught_signal());
     return finish(run, popt_, wstatus, stage_report, proxy ? proxy->refused() : std::vector<ProxyEvent>{}, audit);
 }

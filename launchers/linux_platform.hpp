@@ -71,6 +71,13 @@ private:
     ProbeResult probed_;
     int seccomp_fd_ = -1;
     int mounts_filter_fd_ = -1;
+    // The weaker sandbox (README, "The weaker sandbox"): the plan asks for it and
+    // user namespaces are refused here. seccomp_fd_ then holds the whole filter
+    // for the host's network, which the stage loads itself.
+    bool weaker_ = false;
+    int weaker_abi_ = 0;  // the kernel's Landlock ABI, 4 or later
+    std::optional<sbx::Error> weaker_unavailable(const sbx::Plan& plan, const UnshareOutcome& trial);
+    int run_weaker(sbx::launcher::Launcher& l, const sbx::Plan& plan, sbx::launcher::Reaper& reaper);
 };
 
 }  // namespace sbx::linux_sandbox

@@ -912,4 +912,6 @@ ProbeInputs gather_inputs(const ProbeOptions& options) {
 
 ProbeResult probe(const ProbeOptions& options) { return evaluate(gather_inputs(options), options); }
 
+UnshareOutcome user_namespace_trial() { return try_unshare(); }
+
 }  // namespace sbx::linux_sandbox

@@ -104,6 +104,11 @@ struct UnshareOutcome {
     std::string spawn_error;  // non-empty: no child could be made (fork, waitpid)
 };
 
+// unshare() of the namespaces bubblewrap makes, tried in a forked child: what
+// the thorough probe's user-namespace check reads. `sbx run` asks it before the
+// weaker sandbox, which runs only where it fails.
+UnshareOutcome user_namespace_trial();
+
 // The facts the user-namespace check reads.
 struct UsernsFacts {
     std::optional<long> max_user_namespaces;                    // /proc/sys/user/max_user_namespaces

@@ -90,6 +90,11 @@ std::vector<std::string> stage_argv(const StageArgs& a) {
     for (const auto& f : a.forwards) out.insert(out.end(), {"--forward", f.address, std::to_string(f.port), f.entry});
     for (const auto& kv : a.loader_env) out.insert(out.end(), {"--loader-env", kv});
     for (const auto& p : a.write_wall) out.insert(out.end(), {"--write-wall", p});
+    if (a.weaker) {
+        out.insert(out.end(), {"--weaker", "--filter-fd", std::to_string(a.filter_fd)});
+        for (const auto& g : a.grants) out.insert(out.end(), {"--grant", g});
+        for (int port : a.connect_ports) out.insert(out.end(), {"--connect-port", std::to_string(port)});
+    }
     out.emplace_back("--");
     out.insert(out.end(), a.command.begin(), a.command.end());
     return out;
@@ -144,8 +149,22 @@ bool parse_stage_words(int argc, char** argv, StageArgs& out, bool orders) {
             i += 3;
             continue;
         }
+        if (a == "--weaker") {
+            out.weaker = true;
+            continue;
+        }
         if (i + 1 >= argc) return false;
         const char* v = argv[++i];
+        if (a == "--filter-fd" && parse_fd(v, out.filter_fd, 3)) continue;
+        if (a == "--grant" && (v[0] == 'r' || v[0] == 'l' || v[0] == 'w') && v[1] == ':' && v[2] == '/') {
+            out.grants.emplace_back(v);
+            continue;
+        }
+        int port = 0;
+        if (a == "--connect-port" && parse_fd(v, port, 1) && port <= 65535) {
+            out.connect_ports.push_back(port);
+            continue;
+        }
         if (a == "--exe-fd" && parse_fd(v, out.exe_fd)) continue;
         if (a == "--status-fd" && parse_fd(v, out.status_fd)) continue;
         if (a == "--proxy-fd" && parse_fd(v, out.proxy_fd, -1)) continue;
@@ -196,6 +215,9 @@ bool parse_stage_words(int argc, char** argv, StageArgs& out, bool orders) {
     // A mount list comes with the filter that follows it and the directory to enter again.
     if ((!out.mounts.empty() || !out.cwd.empty()) && out.mounts_filter_fd < 0) return false;
     if (out.mounts_filter_fd >= 0 && out.cwd.empty()) return false;
+    // The weaker sandbox comes with its filter, and without mounts or a write wall.
+    if (out.weaker != (out.filter_fd >= 0)) return false;
+    if (out.weaker && (out.mounts_filter_fd >= 0 || !out.write_wall.empty())) return false;
     return !out.command.empty() && out.status_fd >= 0 && out.exe_fd >= 0;
 }
 
@@ -431,6 +453,46 @@ std::string raise_write_wall(const StageArgs& a) {
     return ll::restrict_self(r, applied);
 }
 
+// The weaker sandbox's Landlock domain: files by the grants, TCP connect() to
+// the proxy's ports only and no TCP bind(), and, where the kernel has them
+// (ABI 6), no abstract Unix socket and no signal outside the domain. What the
+// caller handed the command is granted as under the wall above, for reading
+// too. The launcher asks for it only on ABI 4 or later.
+std::string raise_weaker_domain(const StageArgs& a) {
+    namespace ll = sbx::launcher::landlock;
+    const int abi = ll::abi();
+    if (abi < 4) return "the kernel's Landlock (ABI " + std::to_string(abi) + ") cannot make the weaker sandbox (ABI 4 or later)";
+    ll::Ruleset r;
+    const std::uint64_t write = ll::write_rights(abi);
+    r.handled_fs = ll::kReadRights | write;
+    r.handled_net = ll::kBindTcp | ll::kConnectTcp;
+    if (abi >= 6) r.scoped = ll::kScopeAbstractUnix | ll::kScopeSignal;
+    for (const auto& g : a.grants) {
+        const std::uint64_t access = g[0] == 'r' ? ll::kReadRights : g[0] == 'l' ? ll::kReadDir : write;
+        r.paths.push_back({g.substr(2), access, true});
+    }
+    for (int port : a.connect_ports) r.connect_ports.push_back(static_cast<std::uint16_t>(port));
+    std::vector<int> streams{0, 1, 2};
+    streams.insert(streams.end(), a.keep_fds.begin(), a.keep_fds.end());
+    for (std::size_t i = 0; i < streams.size(); ++i) {
+        const int fd = streams[i];
+        struct stat st {};
+        const int flags = ::fcntl(fd, F_GETFL);
+        if (flags < 0 || ::fstat(fd, &st) != 0) continue;
+        const std::string path = "/proc/self/fd/" + std::to_string(fd);
+        const int mode = flags & O_ACCMODE;
+        if (S_ISDIR(st.st_mode) && i >= 3) {
+            r.paths.push_back({path, ll::kReadRights | write});
+        } else if (S_ISREG(st.st_mode) || S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode)) {
+            std::uint64_t access = mode != O_WRONLY ? ll::kReadFile : 0;
+            if (mode != O_RDONLY) access |= ll::kWriteFile | ll::kTruncate;
+            r.paths.push_back({path, access});
+        }
+    }
+    ll::Applied applied;
+    return ll::restrict_self(r, applied);
+}
+
 // The rest of run_stage, with every argument known.
 int run_ordered(const StageArgs& a, const sbx::launcher::Trace& trace, std::uint64_t started) {
     // First of all, with the capabilities bubblewrap left for it: the mounts,
@@ -453,11 +515,16 @@ int run_ordered(const StageArgs& a, const sbx::launcher::Trace& trace, std::uint
         if (::setenv(kv.substr(0, eq).c_str(), kv.c_str() + eq + 1, 1) != 0)
             return stage_failed(a.status_fd, "cannot set " + kv.substr(0, eq) + ": " + std::strerror(errno));
     }
-    if (a.filtered) {
+    if (a.filtered && !a.weaker) {
         const auto t = sbx::launcher::Trace::now();
         if (auto why = check_filtered(); !why.empty()) return stage_failed(a.status_fd, why);
         trace.step("stage.filter-check", t);
     }
+    // With no namespace to end them by, the weaker sandbox's processes are one
+    // group of their own for the launcher to stop and kill (a terminal of the
+    // command's own makes them a session of their own instead).
+    if (a.weaker && a.pty_fd < 0 && ::setpgid(0, 0) != 0)
+        return stage_failed(a.status_fd, std::string("setpgid: ") + std::strerror(errno));
     if (a.pty_fd >= 0) {
         const std::string why = make_terminal(a.pty_fd, a.pty_on);
         ::close(a.pty_fd);
@@ -467,6 +534,18 @@ int run_ordered(const StageArgs& a, const sbx::launcher::Trace& trace, std::uint
         const auto t = sbx::launcher::Trace::now();
         if (auto why = raise_write_wall(a); !why.empty()) return stage_failed(a.status_fd, why);
         trace.step("stage.landlock", t);
+    }
+    // The weaker sandbox: no capability, the Landlock domain, then the whole
+    // filter (which refuses no Landlock call, but is loaded last all the same),
+    // and a check that this process runs under it.
+    if (a.weaker) {
+        const auto t = sbx::launcher::Trace::now();
+        if (auto why = drop_capabilities_for_good(); !why.empty()) return stage_failed(a.status_fd, why);
+        if (auto why = raise_weaker_domain(a); !why.empty()) return stage_failed(a.status_fd, why);
+        if (auto why = load_filter_program(a.filter_fd, "the seccomp filter"); !why.empty())
+            return stage_failed(a.status_fd, why);
+        if (seccomp_mode("/proc/self/status") != 2) return stage_failed(a.status_fd, "the stage runs without the seccomp filter");
+        trace.step("stage.weaker", t);
     }
     // The command gets 0-2 and the descriptors the plan names; the status pipe
     // closes on exec.

@@ -76,6 +76,17 @@ struct StageArgs {
     // The Landlock wall (sbx/linux/write_wall.hpp): the paths beneath which the
     // command may change the file tree; empty: no wall.
     std::vector<std::string> write_wall;
+    // The weaker sandbox (no bubblewrap, no namespace: where user namespaces are
+    // refused and the caller asked for it): the launcher starts the stage
+    // itself; the stage drops its capabilities, makes the command a Landlock
+    // domain of `grants` and `connect_ports`, and loads the whole seccomp filter
+    // from `filter_fd`. Each grant is "r:PATH" (read, list, execute beneath),
+    // "l:PATH" (list directories beneath) or "w:PATH" (change beneath, or write
+    // the file), none following a symbolic link (sbx/linux/weaker_rules.hpp).
+    bool weaker = false;
+    int filter_fd = -1;
+    std::vector<std::string> grants;
+    std::vector<int> connect_ports;  // TCP ports connect() may reach (the proxy's)
     std::vector<std::string> command;
 };
 

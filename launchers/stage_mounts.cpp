@@ -485,28 +485,28 @@ std::string drop_capabilities(std::string& status) {
     return {};
 }
 
-// The mount family's filter (a BPF program on `fd`, made by the launcher),
-// stacked on the one bubblewrap loaded. `status`: /proc/self/status before.
-std::string load_mounts_filter(int fd, const std::string& status) {
+// A BPF program on `fd` (made by the launcher), stacked on any filter already
+// loaded (bubblewrap's, for the mount family's part). `status`: /proc/self/status before.
+std::string load_program(int fd, const std::string& status, std::string_view what) {
+    const std::string name(what);
     std::string program;
     char buf[4096];
     ssize_t n;
     while ((n = ::pread(fd, buf, sizeof buf, static_cast<off_t>(program.size()))) > 0)
         program.append(buf, static_cast<std::size_t>(n));
     ::close(fd);
-    if (n < 0) return failed("cannot read the mount family's filter");
+    if (n < 0) return failed("cannot read " + name);
     if (program.empty() || program.size() % sizeof(sock_filter) != 0 || program.size() / sizeof(sock_filter) > 0xffff)
-        return "the mount family's filter is not a BPF program";
+        return name + " is not a BPF program";
     const std::string before = status_field(status, "Seccomp_filters");
     sock_fprog prog{static_cast<unsigned short>(program.size() / sizeof(sock_filter)),
                     reinterpret_cast<sock_filter*>(program.data())};
     if (::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) return failed("PR_SET_NO_NEW_PRIVS");
-    if (::prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog, 0, 0) != 0)
-        return failed("cannot load the mount family's filter");
-    // Where the kernel counts the filters, two must be there now: bubblewrap's and this one.
+    if (::prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog, 0, 0) != 0) return failed("cannot load " + name);
+    // Where the kernel counts the filters, one more must be there now.
     if (!before.empty() &&
         std::atoi(status_field(own_status(), "Seccomp_filters").c_str()) != std::atoi(before.c_str()) + 1)
-        return "the mount family's filter is not counted after loading it";
+        return name + " is not counted after loading it";
     return {};
 }
 
@@ -541,7 +541,22 @@ std::string make_stage_mounts(const std::vector<std::string>& list, int mounts_f
     if (::chdir(cwd.c_str()) != 0) return failed("cannot enter " + cwd + " again");
     std::string status;
     if (auto why = drop_capabilities(status); !why.empty()) return why;
-    return load_mounts_filter(mounts_filter_fd, status);
+    return load_program(mounts_filter_fd, status, "the mount family's filter");
 }
+
+std::string drop_capabilities_for_good() {
+    std::string status = own_status();
+    bool holds = false;
+    for (const char* set : {"CapPrm", "CapEff", "CapAmb"})
+        holds = holds || status_field(status, set) != "0000000000000000";
+    if (!holds) return {};
+    // Locked first: from here on uid 0 is no reason for an exec to grant any.
+    constexpr unsigned long kSecureBits = (1UL << 0) | (1UL << 1) | (1UL << 2) | (1UL << 3) | (1UL << 5);
+    // SECBIT_NOROOT, _LOCKED, SECBIT_NO_SETUID_FIXUP, _LOCKED, SECBIT_KEEP_CAPS_LOCKED
+    if (::prctl(PR_SET_SECUREBITS, kSecureBits, 0, 0, 0) != 0) return failed("cannot lock root out of capabilities");
+    return drop_capabilities(status);
+}
+
+std::string load_filter_program(int fd, std::string_view what) { return load_program(fd, own_status(), what); }
 
 }  // namespace sbx::linux_sandbox

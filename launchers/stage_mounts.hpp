@@ -21,4 +21,16 @@ namespace sbx::linux_sandbox {
 std::string make_stage_mounts(const std::vector<std::string>& list, int mounts_filter_fd, const std::string& cwd,
                               unsigned uid, unsigned gid);
 
+// The weaker sandbox's, where there is no namespace: a process that holds a
+// capability (a root caller) drops every one, and locks root out of getting
+// them back on exec (SECBIT_NOROOT, SECBIT_NO_SETUID_FIXUP, each locked). A
+// process that holds none is left as it is (no_new_privs, set by the Landlock
+// step, keeps an exec from granting any). Empty on success, else what failed.
+std::string drop_capabilities_for_good();
+
+// Loads the BPF program on `fd` (which it closes) as a seccomp filter of this
+// process, after PR_SET_NO_NEW_PRIVS; `what` names it in messages. Empty on
+// success, else what failed.
+std::string load_filter_program(int fd, std::string_view what);
+
 }  // namespace sbx::linux_sandbox

@@ -1049,6 +1049,29 @@ int with_key(const std::vector<std::string>& args) {
     return setup_error("with-key", "cannot run " + args[3] + ": " + describe_errno(errno));
 }
 
+// The harness's stand-in for a kernel without Landlock: COMMAND runs under a
+// filter that answers landlock_create_ruleset (444 on every architecture) with
+// ENOSYS, as a kernel built without it does, and allows everything else.
+// Prints nothing; exit 2 on an error before the exec.
+int without_landlock(const std::vector<std::string>& args) {
+    if (args[0] != "--") return setup_error("without-landlock", "usage: without-landlock -- COMMAND [ARG...]");
+    constexpr std::uint32_t kLandlockCreateRuleset = 444;
+    std::array<sock_filter, 4> filter{{
+        {BPF_LD | BPF_W | BPF_ABS, 0, 0, offsetof(seccomp_data, nr)},
+        {BPF_JMP | BPF_JEQ | BPF_K, 0, 1, kLandlockCreateRuleset},
+        {BPF_RET | BPF_K, 0, 0, SECCOMP_RET_ERRNO | ENOSYS},
+        {BPF_RET | BPF_K, 0, 0, SECCOMP_RET_ALLOW},
+    }};
+    sock_fprog prog{static_cast<unsigned short>(filter.size()), filter.data()};
+    if (::prctl(PR_SET_NO_NEW_PRIVS, 1L, 0L, 0L, 0L) != 0 || ::syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0L, &prog) != 0)
+        return setup_error("without-landlock", "cannot load the filter: " + describe_errno(errno));
+    std::vector<char*> argv;
+    for (auto it = args.begin() + 1; it != args.end(); ++it) argv.push_back(const_cast<char*>(it->c_str()));
+    argv.push_back(nullptr);
+    ::execvp(argv[0], argv.data());
+    return setup_error("without-landlock", "cannot run " + args[1] + ": " + describe_errno(errno));
+}
+
 // Reading a key of the keyrings the caller's session holds (tokens, Kerberos
 // tickets, what a credential helper keeps there).
 int attack_key_read(const std::string& name) {
@@ -1257,6 +1280,7 @@ const std::vector<Subcommand>& subcommands() {
         {"spawn-orphan", "MARKER", 1, 1, [](const Args& a) { return spawn_orphan(a[0]); }},
         {"with-key", "NAME VALUE -- COMMAND [ARG...]", 4, SIZE_MAX, [](const Args& a) { return with_key(a); }},
         {"key-read", "NAME", 1, 1, [](const Args& a) { return attack_key_read(a[0]); }},
+        {"without-landlock", "-- COMMAND [ARG...]", 2, SIZE_MAX, [](const Args& a) { return without_landlock(a); }},
         {"key-add", "NAME VALUE", 2, 2, [](const Args& a) { return attack_key_add(a[0], a[1]); }},
         {"perf-event", "", 0, 0, [](const Args&) { return attack_perf_event(); }},
         {"userfaultfd", "", 0, 0, [](const Args&) { return attack_userfaultfd(); }},

@@ -13,11 +13,11 @@
 # it can). Each case runs as the current user
 # and, as root with SBX_TEST_USER set, as that user too. Where the kernel has no
 # Landlock ABI 2, the wall is not built: the cases say so and check the report's 0.
-# Usage: landlock_test.sh PATH-TO-SBX PATH-TO-SBX-LINUX
+# Usage: landlock_test.sh PATH-TO-SBX PATH-TO-SBX-LINUX PATH-TO-SBX-ATTACK
 set -euo pipefail
 
-if (($# != 2)); then
-    echo "usage: landlock_test.sh PATH-TO-SBX PATH-TO-SBX-LINUX" >&2
+if (($# != 3)); then
+    echo "usage: landlock_test.sh PATH-TO-SBX PATH-TO-SBX-LINUX PATH-TO-SBX-ATTACK" >&2
     exit 2
 fi
 tmp=$(mktemp -d)
@@ -30,8 +30,9 @@ tmp=$(cd "$tmp" && pwd -P)
 source "$(dirname "${BASH_SOURCE[0]}")/../tap.sh"
 
 bin=$tmp/bin
-tap_readable_copies "$bin" "$1" "$2"
+tap_readable_copies "$bin" "$1" "$2" "$3"
 sbx=$bin/sbx
+attack=$bin/sbx-attack
 sbx_linux=$bin/sbx-linux
 launcher=$sbx_linux  # tap_in_sandbox runs sbx run --launcher "$launcher"
 echo '{}' >"$tmp/empty-managed.json"
@@ -120,6 +121,19 @@ for who in "${users[@]}"; do
     ((abi >= 2)) || want=0
     grep -q "\"event\":\"exit\".*\"landlock\":$want" "$work/report" || fail_because "the exit event lacks \"landlock\":$want"
     tap_finish "the report says the wall's Landlock ABI ($want)"
+
+    # A kernel without Landlock (sbx-attack's filter answers ENOSYS): no wall,
+    # the report says 0, and the command runs confined by the mounts as before.
+    plan_for 'echo x >./no-wall && echo wrote-root; echo y >/usr/sbx-no-wall || echo refused-usr'
+    rc=0
+    (cd "$proj" && "${as[@]}" env HOME="$home" timeout 30 "$attack" without-landlock -- "$sbx_linux" --report-fd 3 \
+        <"$work/plan.json" 3>"$work/report") >"$work/out" 2>"$work/err" || rc=$?
+    out=$(cat "$work/out")
+    err=$(cat "$work/err")
+    [[ $rc == 0 && $out == *wrote-root*refused-usr* ]] || fail_because "not confined by the mounts alone"
+    grep -q '"event":"exit".*"landlock":0' "$work/report" || fail_because "the report does not say landlock 0"
+    rm -f "$proj/no-wall"
+    tap_finish "without Landlock: no wall, the report's landlock 0, the mounts confine as before"
 
     # What the command may write still works under the wall.
     tap_in_sandbox -- 'set -e; echo a >./in-root; echo b >"$TMPDIR/t"; mv ./in-root "$TMPDIR/moved";

@@ -645,7 +645,7 @@ out=$(cat "$tmp/report")
 err=$(cat "$tmp/err")
 expect_rc 7
 # "landlock": the write wall's ABI, 0 where this kernel cannot make it (landlock_test.sh).
-[[ $out =~ ^\{\"event\":\"exit\",\"sandboxed\":true,\"landlock\":[0-9]+,\"status\":7\}$ ]] ||
+[[ $out =~ ^\{\"event\":\"exit\",\"sandboxed\":true,\"mode\":\"bubblewrap\",\"landlock\":[0-9]+,\"status\":7\}$ ]] ||
     fail_because "not the exit event"
 tap_finish "--report-fd gets the exit event"
 

@@ -161,6 +161,33 @@ TEST_CASE("the stage's orders: none means the launcher gave up; the rest is refu
         CHECK(lx::read_stage_orders(pipe_holding(lx::stage_orders(other)), got, gave_up) ==
               "the stage's orders are malformed");
     }
+    SUBCASE("the weaker sandbox's arguments, and what may not come with them") {
+        lx::StageArgs weaker = want;
+        weaker.mounts.clear();
+        weaker.mounts_filter_fd = -1;
+        weaker.cwd.clear();
+        weaker.write_wall.clear();
+        weaker.weaker = true;
+        weaker.filter_fd = 31;
+        weaker.grants = {"r:/usr", "l:/home", "w:/r/src"};
+        weaker.connect_ports = {40001, 40002};
+        got = started;
+        REQUIRE(lx::read_stage_orders(pipe_holding(lx::stage_orders(weaker)), got, gave_up).empty());
+        CHECK(got.weaker);
+        CHECK(got.filter_fd == 31);
+        CHECK(got.grants == weaker.grants);
+        CHECK(got.connect_ports == weaker.connect_ports);
+        lx::StageArgs no_filter = weaker, no_kind = weaker, relative = weaker, with_wall = weaker;
+        no_filter.filter_fd = -1;
+        no_kind.grants = {"x:/usr"};
+        relative.grants = {"r:usr"};
+        with_wall.write_wall = {"/r"};
+        for (const auto* broken : {&no_filter, &no_kind, &relative, &with_wall}) {
+            got = started;
+            CHECK(lx::read_stage_orders(pipe_holding(lx::stage_orders(*broken)), got, gave_up) ==
+                  "the stage's orders are malformed");
+        }
+    }
     SUBCASE("an environment entry on the command line") {
         lx::StageArgs on_line;
         CHECK_FALSE(parse({"--exe-fd", "3", "--status-fd", "4", "--env", "A=b", "--", "true"}, on_line));

@@ -15,6 +15,8 @@
 #include "sbx/linux/filter_fallback.hpp"
 #include "sbx/linux/mount_flags.hpp"
 #include "sbx/linux/seccomp_spec.hpp"
+#include "sbx/linux/weaker_rules.hpp"
+#include "sbx/linux/write_wall.hpp"
 #include "sbx/mac/profile.hpp"
 #include "sbx/mac/quote.hpp"
 #include "sbx/mac/rule_order.hpp"

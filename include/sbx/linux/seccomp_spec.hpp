@@ -83,6 +83,7 @@ enum class SeccompGroup {
     whole_only,    // in the whole filter only: what the two parts refuse between them, as one rule
     first_only,    // in the first part only
     second_only,   // in the second part only
+    host_network,  // only with SeccompOptions::host_network (the weaker sandbox)
 };
 
 // Which part of the filter is built. Where the stage makes the sandbox's mounts
@@ -112,6 +113,11 @@ struct SeccompRule {
 struct SeccompOptions {
     bool allow_unix_sockets = false;  // keep socket(AF_UNIX) and every socketpair(AF_UNIX)
     SeccompPart part = SeccompPart::whole;
+    // The command shares the host's network (the weaker sandbox, where there is
+    // no network namespace): IPv4 and IPv6 sockets are TCP streams only, whose
+    // connections Landlock keeps to the proxy's ports; a datagram, raw or other
+    // kind would reach the network (DNS included) past the proxy.
+    bool host_network = false;
 };
 
 namespace detail {
@@ -136,6 +142,10 @@ inline constexpr std::uint64_t kNETLINK_ROUTE = 0;
 inline constexpr std::uint64_t kSOCK_TYPE_MASK = 0xf;
 inline constexpr std::uint64_t kSOCK_DGRAM = 2;
 inline constexpr std::uint64_t kSOCK_RAW = 3;
+inline constexpr std::uint64_t kSOCK_RDM = 4;
+inline constexpr std::uint64_t kSOCK_SEQPACKET = 5;
+inline constexpr std::uint64_t kSOCK_DCCP = 6;
+inline constexpr std::uint64_t kSOCK_PACKET = 10;
 inline constexpr std::uint64_t kTIOCSTI = 0x5412;
 inline constexpr std::uint64_t kTIOCLINUX = 0x541c;
 inline constexpr std::uint64_t kPER_LINUX32 = 0x0008;
@@ -164,6 +174,15 @@ constexpr SeccompRule refuse_clone_flag(std::uint64_t flag, std::string_view rea
 
 constexpr SeccompRule refuse_ioctl(std::uint64_t request, std::string_view reason) {
     return SeccompRule{"ioctl", SeccompAction::errno_eperm, {low32_eq(1, request)}, 1, SeccompGroup::always, reason};
+}
+
+constexpr SeccompRule refuse_inet_type(std::uint64_t family, std::uint64_t type, std::string_view reason) {
+    return SeccompRule{"socket",
+                       SeccompAction::errno_eperm,
+                       {low32_eq(0, family), SeccompArgCheck{1, SeccompCmp::masked_eq, kSOCK_TYPE_MASK, type}},
+                       2,
+                       SeccompGroup::host_network,
+                       reason};
 }
 
 constexpr SeccompRule refuse_unix_socketpair(std::uint64_t type, std::string_view reason) {
@@ -242,6 +261,19 @@ inline constexpr std::array kFixedRules{
     // Terminal injection.
     refuse_ioctl(kTIOCSTI, "pushes input into the terminal (CVE-2017-5226)"),
     refuse_ioctl(kTIOCLINUX, "pastes the console selection as input (CVE-2023-28100)"),
+    // On the host's network (SeccompOptions::host_network): TCP streams only.
+    refuse_inet_type(kAF_INET, kSOCK_DGRAM, "UDP on the host's network reaches any server, DNS included, past the proxy"),
+    refuse_inet_type(kAF_INET6, kSOCK_DGRAM, "UDP on the host's network reaches any server, DNS included, past the proxy"),
+    refuse_inet_type(kAF_INET, kSOCK_RAW, "raw IP on the host's network reaches any server past the proxy"),
+    refuse_inet_type(kAF_INET6, kSOCK_RAW, "raw IP on the host's network reaches any server past the proxy"),
+    refuse_inet_type(kAF_INET, kSOCK_RDM, "reliable datagrams on the host's network bypass the proxy"),
+    refuse_inet_type(kAF_INET6, kSOCK_RDM, "reliable datagrams on the host's network bypass the proxy"),
+    refuse_inet_type(kAF_INET, kSOCK_SEQPACKET, "SCTP on the host's network bypasses the proxy and Landlock's TCP rules"),
+    refuse_inet_type(kAF_INET6, kSOCK_SEQPACKET, "SCTP on the host's network bypasses the proxy and Landlock's TCP rules"),
+    refuse_inet_type(kAF_INET, kSOCK_DCCP, "DCCP on the host's network bypasses the proxy and Landlock's TCP rules"),
+    refuse_inet_type(kAF_INET6, kSOCK_DCCP, "DCCP on the host's network bypasses the proxy and Landlock's TCP rules"),
+    refuse_inet_type(kAF_INET, kSOCK_PACKET, "packet sockets on the host's network bypass the proxy"),
+    refuse_inet_type(kAF_INET6, kSOCK_PACKET, "packet sockets on the host's network bypass the proxy"),
 };
 
 }  // namespace detail
@@ -401,6 +433,7 @@ constexpr bool rule_applies(const SeccompRule& rule, const SeccompOptions& optio
         case SeccompGroup::whole_only: return part == SeccompPart::whole;
         case SeccompGroup::first_only: return part == SeccompPart::all_but_mounts;
         case SeccompGroup::second_only: return part == SeccompPart::mounts_only;
+        case SeccompGroup::host_network: return part != SeccompPart::mounts_only && options.host_network;
     }
     return true;
 }
@@ -475,6 +508,16 @@ static_assert(refuses("socket", {40, 1, 0, 0, 0, 0}), "AF_VSOCK is refused");
 static_assert(refuses("socket", {0x100000002, 1, 0, 0, 0, 0}), "a high bit does not pass a refused family off");
 static_assert(!refuses("socket", {kAF_INET6, 1, 0, 0, 0, 0}) && !refuses("socket", {kAF_NETLINK, 3, 0, 0, 0, 0}));
 static_assert(refuses("socket", {kAF_NETLINK, 3, 9, 0, 0, 0}), "Netlink other than NETLINK_ROUTE is refused");
+constexpr bool refuses_on_host_network(std::string_view syscall, std::array<std::uint64_t, 6> args) {
+    return refusing_index(SeccompOptions{false, SeccompPart::whole, true}, syscall, args) < kSeccompRules.size();
+}
+static_assert(!refuses("socket", {kAF_INET, kSOCK_DGRAM, 0, 0, 0, 0}), "UDP stays inside a network namespace");
+static_assert(refuses_on_host_network("socket", {kAF_INET, kSOCK_DGRAM | 0x80000, 0, 0, 0, 0}) &&
+                  refuses_on_host_network("socket", {kAF_INET6, kSOCK_DGRAM | 0x800, 0, 0, 0, 0}),
+              "on the host's network UDP is refused, whatever flags the type carries");
+static_assert(!refuses_on_host_network("socket", {kAF_INET, 1 | 0x80000, 0, 0, 0, 0}) &&
+                  !refuses_on_host_network("socket", {kAF_INET6, 1, 0, 0, 0, 0}),
+              "TCP streams stay on the host's network");
 static_assert(!refuses("personality", {kPERSONALITY_QUERY, 0, 0, 0, 0, 0}) &&
               !refuses("personality", {kADDR_NO_RANDOMIZE | kPER_LINUX32, 0, 0, 0, 0, 0}));
 static_assert(refuses("personality", {0x0400000, 0, 0, 0, 0, 0}) && refuses("personality", {0xfffffffe, 0, 0, 0, 0, 0}) &&

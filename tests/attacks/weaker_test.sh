@@ -1,0 +1,267 @@
+#!/usr/bin/env bash
+# TAP: the weaker sandbox (README, "The weaker sandbox"), where user namespaces
+# are refused. Every case runs inside an outer `bwrap --dev-bind / /
+# --unshare-user --disable-userns`, which refuses them as Docker's and Ubuntu's
+# profiles do, as the current user and, as root with SBX_TEST_USER set, as that
+# user too. Without the switch, `sbx run` exits 125 naming it. With it, each
+# escape attempt is refused, and each has a control: the same attempt in the
+# same outer sandbox with no sbx, which works. The attempts: a write outside the
+# root, a read of ~/.ssh, a write of .git/config, a new file at the root's top,
+# curl --noproxy '*' to a server on 127.0.0.1, a UDP socket, the proxy used
+# without its secret, a signal to a process outside, something left running.
+# Also: what the command may do still works (the root's folders, TMPDIR, the
+# proxy with the address allowed), the report says "mode":"landlock", and one
+# warning line names what the mode lacks. Skipped, saying why, where the kernel
+# has no Landlock ABI 4 (then the switch must still give 125).
+# Usage: weaker_test.sh PATH-TO-SBX PATH-TO-SBX-LINUX PATH-TO-SBX-ATTACK
+set -euo pipefail
+
+if (($# != 3)); then
+    echo "usage: weaker_test.sh PATH-TO-SBX PATH-TO-SBX-LINUX PATH-TO-SBX-ATTACK" >&2
+    exit 2
+fi
+tmp=$(mktemp -d)
+marker=sbxweaker-$(basename "$tmp" | tr -dc 'A-Za-z0-9')
+bg_pids=()
+cleanup() {
+    local pid
+    for pid in "${bg_pids[@]}"; do kill -KILL "$pid" 2>/dev/null || true; done
+    for pid in $(pgrep -f "$marker" || true); do kill -KILL "$pid" 2>/dev/null || true; done
+    rm -rf "$tmp"
+}
+trap cleanup EXIT
+trap 'exit 143' TERM
+trap 'exit 130' INT
+chmod 755 "$tmp"
+tmp=$(cd "$tmp" && pwd -P)
+
+source "$(dirname "${BASH_SOURCE[0]}")/../tap.sh"
+
+for tool in curl bwrap python3; do
+    if ! command -v "$tool" >/dev/null; then
+        echo "1..0 # SKIP $tool is not installed (tools/install-deps.sh installs it)"
+        exit 0
+    fi
+done
+
+bin=$tmp/bin
+tap_readable_copies "$bin" "$1" "$2" "$3"
+sbx=$bin/sbx
+sbx_linux=$bin/sbx-linux
+attack=$bin/sbx-attack
+conf=$tmp/conf
+mkdir "$conf"
+echo '{}' >"$conf/empty-managed.json"
+echo '{"sandbox": {"enableWeakerNestedSandbox": true}}' >"$conf/weaker.json"
+chmod 755 "$conf"
+chmod 644 "$conf"/*
+
+# The outer sandbox: user namespaces refused inside, the rest of the machine as it is.
+outer=(bwrap --dev-bind / / --unshare-user --disable-userns --)
+
+abi=$(python3 -c '
+import ctypes
+v = ctypes.CDLL(None, use_errno=True).syscall(444, None, 0, 1)
+print(v if v > 0 else 0)')
+echo "# this kernel's Landlock ABI: $abi"
+
+# A server on the host's loopback: every request it answers is a line of its log.
+"$attack" http-serve "$tmp/http.port" >"$tmp/http.log" 2>&1 &
+bg_pids+=($!)
+for _ in $(seq 50); do [[ -s $tmp/http.port ]] && break; sleep 0.1; done
+port=$(cat "$tmp/http.port")
+
+# weaker ARGS... -- SCRIPT: `sbx run ARGS -- sh -c SCRIPT` as the case's user in
+# the outer sandbox, in its project; sets rc, out, err.
+weaker() {
+    local args=()
+    while [[ $1 != -- ]]; do
+        args+=("$1")
+        shift
+    done
+    shift
+    rc=0
+    (cd "$proj" && "${as[@]}" "${outer[@]}" env HOME="$home" timeout 30 "$sbx" run \
+        --managed-settings "$conf/empty-managed.json" "${args[@]}" -- sh -c "$1") \
+        </dev/null >"$work/out" 2>"$work/err" || rc=$?
+    out=$(cat "$work/out")
+    err=$(cat "$work/err")
+}
+# plain SCRIPT: the control, the same in the outer sandbox without sbx.
+plain() {
+    rc=0
+    (cd "$proj" && "${as[@]}" "${outer[@]}" env HOME="$home" timeout 30 sh -c "$1") </dev/null >"$work/out" \
+        2>"$work/err" || rc=$?
+    out=$(cat "$work/out")
+    err=$(cat "$work/err")
+}
+on=(--settings "$conf/weaker.json")
+
+tap_users
+for who in "${users[@]}"; do
+    tap_user_project "$who" || continue
+    mkdir -p "$home/.ssh" "$work/outside" "$proj/src"
+    echo PRIVATE-KEY >"$home/.ssh/id_rsa"
+    echo '# project' >"$proj/README"
+    [[ -z ${as[*]} ]] || chown -R "$who:" "$work"
+
+    weaker -- 'echo ran'
+    [[ $rc == 125 && $out != *ran* ]] || fail_because "status $rc, expected 125 and nothing run"
+    [[ $err == *"enableWeakerNestedSandbox: true"* && $err == *--weaker-sandbox* ]] ||
+        fail_because "the message does not name the switch"
+    [[ $err == *"user namespaces"* ]] || fail_because "the message does not name the reason"
+    tap_finish "without the switch: 125, naming the reason and the switch"
+
+    rc=0
+    (cd "$proj" && "${as[@]}" "${outer[@]}" env HOME="$home" timeout 60 "$sbx" doctor) </dev/null >"$work/out" \
+        2>"$work/err" || rc=$?
+    out=$(cat "$work/out")
+    err=$(cat "$work/err")
+    [[ $rc == 1 ]] || fail_because "sbx doctor exited $rc, not 1"
+    [[ $out == *"FAIL user namespaces"* ]] || fail_because "sbx doctor does not fail user namespaces"
+    if ((abi >= 4)); then
+        [[ $out == *"weaker sandbox: could run here (Landlock ABI $abi)"*"no PID namespace"* ]] ||
+            fail_because "sbx doctor does not say the weaker sandbox could run, and what it lacks"
+    else
+        [[ $out == *"weaker sandbox: cannot run here"* ]] || fail_because "sbx doctor does not say the weaker sandbox cannot run"
+    fi
+    tap_finish "sbx doctor: user namespaces fail, and whether the weaker sandbox could run here"
+
+    # A kernel without Landlock (a filter answers its first call with ENOSYS):
+    # the switch must not run the command at all.
+    rc=0
+    (cd "$proj" && "${as[@]}" "${outer[@]}" env HOME="$home" timeout 30 "$attack" without-landlock -- "$sbx" run \
+        --managed-settings "$conf/empty-managed.json" "${on[@]}" -- sh -c 'echo ran') </dev/null >"$work/out" \
+        2>"$work/err" || rc=$?
+    out=$(cat "$work/out")
+    err=$(cat "$work/err")
+    [[ $rc == 125 && $out != *ran* ]] || fail_because "status $rc, expected 125 and nothing run"
+    [[ $err == *"Landlock ABI 4"*"no Landlock"* ]] || fail_because "the message does not name Landlock ABI 4"
+    tap_finish "with the switch on a kernel without Landlock: 125, naming what it needs"
+
+    if ((abi < 4)); then
+        weaker "${on[@]}" -- 'echo ran'
+        [[ $rc == 125 && $err == *"Landlock ABI 4"* ]] || fail_because "status $rc, expected 125 naming Landlock ABI 4"
+        tap_finish "with the switch below Landlock ABI 4: 125, naming it"
+        continue
+    fi
+
+    weaker "${on[@]}" -- 'echo ran; grep CapEff /proc/self/status'
+    [[ $rc == 0 && $out == *ran* ]] || fail_because "the command did not run"
+    [[ $out == *"CapEff:	0000000000000000"* ]] || fail_because "the command holds capabilities"
+    [[ $(grep -c "weaker sandbox" <<<"$err") == 1 && $err == *"no PID namespace"* ]] ||
+        fail_because "not one warning line naming what it lacks"
+    tap_finish "with the switch: it runs, without capabilities, and one warning line names what it lacks"
+
+    # The launcher's report, for a plan piped to sbx-linux.
+    (cd "$proj" && "${as[@]}" "${outer[@]}" env HOME="$home" "$sbx" plan --managed-settings "$conf/empty-managed.json" "${on[@]}" \
+        -- true) >"$work/plan.json" 2>/dev/null || true
+    rc=0
+    (cd "$proj" && "${as[@]}" "${outer[@]}" env HOME="$home" timeout 30 "$sbx_linux" --report-fd 3 \
+        3>"$work/report") <"$work/plan.json" >"$work/out" 2>"$work/err" || rc=$?
+    out=$(cat "$work/report")
+    err=$(cat "$work/err")
+    [[ $rc == 0 ]] || fail_because "status $rc"
+    grep -q '"event":"exit","sandboxed":true,"mode":"landlock","landlock":'"$abi" "$work/report" ||
+        fail_because "the report does not say mode landlock"
+    tap_finish "the report's exit event: sandboxed, mode landlock, the ABI"
+
+    # Writes.
+    weaker "${on[@]}" -- "echo x >'$work/outside/planted' && echo wrote-outside; echo x >>.git/config && echo wrote-config;
+        echo x >new-at-top && echo wrote-top; echo x >src/ok && echo wrote-src; echo x >\"\$TMPDIR/t\" && echo wrote-tmp"
+    [[ $out != *wrote-outside* && ! -e $work/outside/planted ]] || fail_because "wrote outside the root"
+    [[ $out != *wrote-config* ]] && ! grep -q '^x$' "$proj/.git/config" || fail_because "wrote .git/config"
+    [[ $out != *wrote-top* && ! -e $proj/new-at-top ]] || fail_because "made a file at the root's top"
+    [[ $out == *wrote-src* && $out == *wrote-tmp* ]] || fail_because "could not write the root's folder or TMPDIR"
+    tap_finish "no write outside the root, to .git/config or at the root's top; the root's folders and TMPDIR write"
+    plain "echo x >'$work/outside/planted' && echo wrote-outside; cp .git/config '$work/config'; echo x >>.git/config &&
+        echo wrote-config; cp '$work/config' .git/config; echo x >new-at-top && echo wrote-top; rm -f new-at-top"
+    [[ $out == *wrote-outside*wrote-config*wrote-top* ]] || fail_because "the control could not write"
+    rm -f "$work/outside/planted"
+    tap_finish "control: without sbx the same writes work"
+
+    # What git or a shell outside would run: a hook, the git directory moved away.
+    weaker "${on[@]}" -- 'echo "#!/bin/sh" >.git/hooks/pre-commit && echo wrote-hook; mv .git moved-git && echo moved-git'
+    [[ $out != *wrote-hook* && ! -e $proj/.git/hooks/pre-commit ]] || fail_because "planted a hook"
+    [[ $out != *moved-git* && -d $proj/.git ]] || fail_because "moved .git away"
+    tap_finish "no hook planted, .git not moved away"
+    plain 'echo "#!/bin/sh" >.git/hooks/pre-commit && echo wrote-hook; rm .git/hooks/pre-commit; mv .git moved-git &&
+        echo moved-git; mv moved-git .git'
+    [[ $out == *wrote-hook*moved-git* ]] || fail_because "the control could not"
+    tap_finish "control: without sbx the hook is written and .git moved"
+
+    # Reads.
+    weaker "${on[@]}" -- 'cat "$HOME/.ssh/id_rsa"; cat README'
+    [[ $out != *PRIVATE-KEY* && $out == *"# project"* ]] || fail_because "~/.ssh readable, or the root not"
+    tap_finish "~/.ssh/id_rsa unreadable, the root readable"
+    plain 'cat "$HOME/.ssh/id_rsa"'
+    [[ $out == *PRIVATE-KEY* ]] || fail_because "the control could not read it"
+    tap_finish "control: without sbx ~/.ssh/id_rsa is read"
+
+    # The launcher's environment (the caller's, secrets and all) through /proc:
+    # Landlock refuses ptrace-mode access to a process outside the domain.
+    weaker "${on[@]}" -- 'tr "\0" "\n" </proc/$PPID/environ | grep -c = || echo refused'
+    [[ $out == *refused* ]] || fail_because "read the launcher's environment: $out"
+    tap_finish "the launcher's /proc/PID/environ unreadable"
+    plain 'sh -c "tr \"\\0\" \"\\n\" </proc/\$PPID/environ | grep -c =" || echo refused'
+    [[ $out != *refused* && $out -gt 0 ]] || fail_because "the control could not read its parent's environment"
+    tap_finish "control: without sbx a process reads its parent's environment"
+
+    # The network.
+    weaker "${on[@]}" --allow-host "127.0.0.1:$port" -- "curl -s -m 5 --noproxy '*' http://127.0.0.1:$port/$marker-direct-$who;
+        echo direct=\$?; curl -s -m 5 http://127.0.0.1:$port/$marker-proxied-$who; echo proxied=\$?;
+        python3 -c 'import socket; socket.socket(socket.AF_INET, socket.SOCK_DGRAM)' 2>/dev/null && echo udp-made"
+    grep -q "$marker-direct-$who" "$tmp/http.log" && fail_because "the server saw the direct connection"
+    grep -q "$marker-proxied-$who" "$tmp/http.log" || fail_because "the proxied request did not reach the server"
+    [[ $out != *udp-made* ]] || fail_because "a UDP socket was made"
+    tap_finish "curl --noproxy '*' to 127.0.0.1 refused, through the proxy with the address allowed served, no UDP"
+    plain "curl -s -m 5 --noproxy '*' http://127.0.0.1:$port/$marker-control-$who >/dev/null; python3 -c 'import socket; socket.socket(socket.AF_INET, socket.SOCK_DGRAM)' && echo udp-made"
+    grep -q "$marker-control-$who" "$tmp/http.log" || fail_because "the control's direct request did not arrive"
+    [[ $out == *udp-made* ]] || fail_because "the control made no UDP socket"
+    tap_finish "control: without sbx the direct connection and a UDP socket work"
+
+    # The proxy from outside, without the secret and with it.
+    (cd "$proj" && "${as[@]}" "${outer[@]}" env HOME="$home" timeout 30 "$sbx" run \
+        --managed-settings "$conf/empty-managed.json" "${on[@]}" --allow-host "127.0.0.1:$port" \
+        -- sh -c "echo \"\$HTTP_PROXY\" >src/proxy-url; for i in \$(seq 200); do [ -e src/go ] && break; sleep 0.1; done") \
+        </dev/null >/dev/null 2>"$work/held.err" &
+    held=$!
+    for _ in $(seq 100); do [[ -s $proj/src/proxy-url ]] && break; sleep 0.1; done
+    url=$(cat "$proj/src/proxy-url" 2>/dev/null || true)
+    bare=http://127.0.0.1:${url##*@127.0.0.1:}
+    code=$(curl -s -o /dev/null -w '%{http_code}' -m 5 -x "$bare" "http://127.0.0.1:$port/$marker-nosecret-$who" || true)
+    [[ $code == 407 ]] || fail_because "without the secret the proxy answered $code, not 407"
+    grep -q "$marker-nosecret-$who" "$tmp/http.log" && fail_because "the server saw the request without the secret"
+    tap_finish "a client outside without the secret is refused (407), and nothing reaches the server"
+    code=$(curl -s -o /dev/null -w '%{http_code}' -m 5 -x "$url" "http://127.0.0.1:$port/$marker-secret-$who" || true)
+    [[ $code == 200 ]] || fail_because "with the secret the proxy answered $code"
+    tap_finish "control: the same client with the secret is served"
+    touch "$proj/src/go"
+    wait "$held" || fail_because "the command holding the proxy ended with status $?"
+    grep -q "the proxy refused 1 client without the command's proxy credentials" "$work/held.err" ||
+        fail_because "no warning of the client refused for want of the secret"
+    tap_finish "the command holding the proxy ended as it should, warning of the client refused"
+
+    # A process outside, and one left behind.
+    "${as[@]}" sleep 60 &
+    victim=$!
+    weaker "${on[@]}" -- "kill $victim && echo killed; python3 -c 'import time; time.sleep(60)' $marker-left & echo left"
+    if ((abi >= 6)); then
+        kill -0 "$victim" 2>/dev/null || fail_because "the process outside was killed"
+        [[ $out != *killed* ]] || fail_because "kill said it worked"
+        tap_finish "no signal to a process outside (Landlock ABI $abi's scope)"
+    else
+        tap_finish "no signal to a process outside # SKIP Landlock ABI $abi has no signal scope (6)"
+    fi
+    pgrep -f "$marker-left" >/dev/null && fail_because "what the command left running is still running"
+    tap_finish "nothing the command started is left running"
+    plain "python3 -c 'import time; time.sleep(60)' $marker-ctl-$who >/dev/null 2>&1 & echo left"
+    pgrep -f "$marker-ctl-$who" >/dev/null || fail_because "the control's process did not outlive its shell"
+    pkill -f "$marker-ctl-$who" || true
+    tap_finish "control: without sbx the same process outlives the shell"
+    plain "kill $victim && echo killed"
+    [[ $out == *killed* ]] || fail_because "the control could not signal it"
+    wait "$victim" 2>/dev/null || true
+    tap_finish "control: without sbx the signal is delivered"
+done
+tap_end
