@@ -146,12 +146,12 @@ for who in "${users[@]}"; do
         continue
     fi
 
-    weaker "${on[@]}" -- 'echo ran; grep CapEff /proc/self/status'
+    weaker --weaker-sandbox -- 'echo ran; grep CapEff /proc/self/status'
     [[ $rc == 0 && $out == *ran* ]] || fail_because "the command did not run"
     [[ $out == *"CapEff:	0000000000000000"* ]] || fail_because "the command holds capabilities"
     [[ $(grep -c "weaker sandbox" <<<"$err") == 1 && $err == *"no PID namespace"* ]] ||
         fail_because "not one warning line naming what it lacks"
-    tap_finish "with the switch: it runs, without capabilities, and one warning line names what it lacks"
+    tap_finish "with --weaker-sandbox: it runs, without capabilities, and one warning line names what it lacks"
 
     # The launcher's report, for a plan piped to sbx-linux.
     (cd "$proj" && "${as[@]}" "${outer[@]}" env HOME="$home" "$sbx" plan --managed-settings "$conf/empty-managed.json" "${on[@]}" \
