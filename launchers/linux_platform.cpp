@@ -676,6 +676,27 @@ int finish(Run& run, ProbeOptions popt, int wstatus, const StageReport& stage_re
     return status;
 }
 
+// Once every process of the sandbox is gone: the stage's report read, what
+// was made removed, the audit (nothing can change what it renames any more),
+// and how it ended. `t`: when the cleanup's step began.
+int end_run(Run& run, const ProbeOptions& popt, int wstatus, std::uint64_t t, const timespec& run_start,
+            const CommandProxy* proxy) {
+    Launcher& l = run.l;
+    const Trace& trace = l.trace();
+    Sandbox& box = *run.sb;
+    auto bytes = sbx::read_all(box.status_pipe[0], 4096, "the stage's status pipe");
+    close_fd(box.status_pipe[0]);
+    const StageReport stage_report = parse_stage_report(bytes ? *bytes : std::string());
+    l.clean_up(run.made, run.reaper, &run.group);
+    trace.step("launcher.cleanup", t);
+    t = Trace::now();
+    const auto audit = audit_git(run.plan.root, run.plan.filesystem.git_audit, run_start);
+    report_audit(audit, l.report(), l.options().print_violations);
+    trace.step("launcher.git-audit", t);
+    if (caught_signal() != 0) die_of(caught_signal());
+    return finish(run, popt, wstatus, stage_report, proxy ? proxy->refused() : std::vector<ProxyEvent>{}, audit);
+}
+
 }  // namespace
 
 std::string_view LinuxPlatform::usage_lines() const {
@@ -970,19 +991,7 @@ int LinuxPlatform::run(Launcher& l, const sbx::Plan& plan, Reaper& reaper) {
     // Every writer was inside the sandbox, whose processes ended with it.
     if (stderr_relay.joinable()) stderr_relay.join();
     trace.step("launcher.threads", t);
-    auto bytes = sbx::read_all(box.status_pipe[0], 4096, "the stage's status pipe");
-    close_fd(box.status_pipe[0]);
-    const StageReport stage_report = parse_stage_report(bytes ? *bytes : std::string());
-    l.clean_up(run.made, reaper, &run.group);
-    trace.step("launcher.cleanup", t);
-    t = Trace::now();
-    // Every process of the sandbox is gone: nothing can change what the audit renames.
-    const auto audit = audit_git(plan.root, plan.filesystem.git_audit, run_start);
-    report_audit(audit, l.report(), l.options().print_violations);
-    trace.step("launcher.git-audit", t);
-
-    if (caught_signal() != 0) die_of(caught_signal());
-    return finish(run, popt_, wstatus, stage_report, proxy ? proxy->refused() : std::vector<ProxyEvent>{}, audit);
+    return end_run(run, popt_, wstatus, t, run_start, proxy.get());
 }
 
 // ---- The weaker sandbox -------------------------------------------------------------
@@ -1218,17 +1227,7 @@ int LinuxPlatform::run_weaker(Launcher& l, const sbx::Plan& plan, Reaper& reaper
         l.report().warning_event(message);
         l.warn(message);
     }
-    auto bytes = sbx::read_all(box.status_pipe[0], 4096, "the stage's status pipe");
-    close_fd(box.status_pipe[0]);
-    const StageReport stage_report = parse_stage_report(bytes ? *bytes : std::string());
-    l.clean_up(run.made, reaper, &run.group);
-    trace.step("launcher.cleanup", t);
-    t = Trace::now();
-    const auto audit = audit_git(plan.root, plan.filesystem.git_audit, run_start);
-    report_audit(audit, l.report(), l.options().print_violations);
-    trace.step("launcher.git-audit", t);
-    if (caught_signal() != 0) die_of(caught_signal());
-    return finish(run, popt_, wstatus, stage_report, proxy ? proxy->refused() : std::vector<ProxyEvent>{}, audit);
+    return end_run(run, popt_, wstatus, t, run_start, proxy.get());
 }
 
 }  // namespace sbx::linux_sandbox

@@ -419,23 +419,14 @@ std::string check_filtered() {
     return "the sandbox's pid 1 (bubblewrap's init) runs without the seccomp filter";
 }
 
-// The Landlock wall (sbx/linux/write_wall.hpp): every change to the file tree
-// refused outside the plan's writable places and the files behind the
-// command's standard streams and passed descriptors. The launcher asks for it
-// only where the kernel has ABI 2 (cross-directory renames); once asked, it
-// stands or the stage fails.
-std::string raise_write_wall(const StageArgs& a) {
+// What the caller handed the command keeps working when reopened by name
+// (/dev/stdout, /proc/self/fd/N), as far as `r` handles it: a file or device
+// open for writing may be written again, one open for reading read again, and
+// beneath a directory passed with --pass-fd whatever `r` handles is allowed.
+// Pipes and sockets have no name, and Landlock leaves their reopening alone; a
+// descriptor open only for reading gives no write.
+void grant_handed(sbx::launcher::landlock::Ruleset& r, const StageArgs& a) {
     namespace ll = sbx::launcher::landlock;
-    const int abi = ll::abi();
-    if (abi < 2) return "the kernel's Landlock (ABI " + std::to_string(abi) + ") cannot make the write wall it was asked for";
-    ll::Ruleset r;
-    r.handled_fs = ll::write_rights(abi);
-    for (const auto& p : a.write_wall) r.paths.push_back({p, r.handled_fs});
-    // What the caller handed the command keeps working when reopened by name
-    // (/dev/stdout, /proc/self/fd/N): a file or device open for writing may be
-    // written again, a directory passed with --pass-fd changed beneath. Pipes
-    // and sockets have no name, and Landlock leaves their reopening alone; a
-    // descriptor open only for reading gives no write.
     std::vector<int> streams{0, 1, 2};
     streams.insert(streams.end(), a.keep_fds.begin(), a.keep_fds.end());
     for (std::size_t i = 0; i < streams.size(); ++i) {
@@ -444,20 +435,38 @@ std::string raise_write_wall(const StageArgs& a) {
         const int flags = ::fcntl(fd, F_GETFL);
         if (flags < 0 || ::fstat(fd, &st) != 0) continue;
         const std::string path = "/proc/self/fd/" + std::to_string(fd);
-        if (S_ISDIR(st.st_mode) && i >= 3)
+        const int mode = flags & O_ACCMODE;
+        if (S_ISDIR(st.st_mode) && i >= 3) {
             r.paths.push_back({path, r.handled_fs});
-        else if ((S_ISREG(st.st_mode) || S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode)) && (flags & O_ACCMODE) != O_RDONLY)
-            r.paths.push_back({path, ll::kWriteFile | ll::kTruncate});
+        } else if (S_ISREG(st.st_mode) || S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode)) {
+            std::uint64_t access = mode != O_WRONLY ? ll::kReadFile : 0;
+            if (mode != O_RDONLY) access |= ll::kWriteFile | ll::kTruncate;
+            r.paths.push_back({path, access});  // restrict_self keeps what `r` handles
+        }
     }
+}
+
+// The Landlock wall (sbx/linux/write_wall.hpp): every change to the file tree
+// refused outside the plan's writable places and what the caller handed the
+// command. The launcher asks for it only where the kernel has ABI 2
+// (cross-directory renames); once asked, it stands or the stage fails.
+std::string raise_write_wall(const StageArgs& a) {
+    namespace ll = sbx::launcher::landlock;
+    const int abi = ll::abi();
+    if (abi < 2) return "the kernel's Landlock (ABI " + std::to_string(abi) + ") cannot make the write wall it was asked for";
+    ll::Ruleset r;
+    r.handled_fs = ll::write_rights(abi);
+    for (const auto& p : a.write_wall) r.paths.push_back({p, r.handled_fs});
+    grant_handed(r, a);
     ll::Applied applied;
     return ll::restrict_self(r, applied);
 }
 
 // The weaker sandbox's Landlock domain: files by the grants, TCP connect() to
 // the proxy's ports only and no TCP bind(), and, where the kernel has them
-// (ABI 6), no abstract Unix socket and no signal outside the domain. What the
-// caller handed the command is granted as under the wall above, for reading
-// too. The launcher asks for it only on ABI 4 or later.
+// (ABI 6), no abstract Unix socket and no signal outside the domain; what the
+// caller handed the command as above, for reading too. The launcher asks for
+// it only on ABI 4 or later.
 std::string raise_weaker_domain(const StageArgs& a) {
     namespace ll = sbx::launcher::landlock;
     const int abi = ll::abi();
@@ -472,23 +481,7 @@ std::string raise_weaker_domain(const StageArgs& a) {
         r.paths.push_back({g.substr(2), access, true});
     }
     for (int port : a.connect_ports) r.connect_ports.push_back(static_cast<std::uint16_t>(port));
-    std::vector<int> streams{0, 1, 2};
-    streams.insert(streams.end(), a.keep_fds.begin(), a.keep_fds.end());
-    for (std::size_t i = 0; i < streams.size(); ++i) {
-        const int fd = streams[i];
-        struct stat st {};
-        const int flags = ::fcntl(fd, F_GETFL);
-        if (flags < 0 || ::fstat(fd, &st) != 0) continue;
-        const std::string path = "/proc/self/fd/" + std::to_string(fd);
-        const int mode = flags & O_ACCMODE;
-        if (S_ISDIR(st.st_mode) && i >= 3) {
-            r.paths.push_back({path, ll::kReadRights | write});
-        } else if (S_ISREG(st.st_mode) || S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode)) {
-            std::uint64_t access = mode != O_WRONLY ? ll::kReadFile : 0;
-            if (mode != O_RDONLY) access |= ll::kWriteFile | ll::kTruncate;
-            r.paths.push_back({path, access});
-        }
-    }
+    grant_handed(r, a);
     ll::Applied applied;
     return ll::restrict_self(r, applied);
 }
