@@ -1204,7 +1204,10 @@ int LinuxPlatform::run_weaker(Launcher& l, const sbx::Plan& plan, Reaper& reaper
     close_fd(box.proxy_pair[0]);
     close_fd(box.proxy_pair[1]);
     start_terminal(run);
-    if (caught_signal() != 0) ::kill(-pid, SIGKILL);
+    if (caught_signal() != 0) {  // a signal came before we knew the pid (or the stage its group)
+        ::kill(-pid, SIGKILL);
+        ::kill(pid, SIGKILL);
+    }
 
     int wstatus = 0;
     while (::waitpid(pid, &wstatus, 0) < 0 && errno == EINTR) {

@@ -7,7 +7,8 @@
 # escape attempt is refused, and each has a control: the same attempt in the
 # same outer sandbox with no sbx, which works. The attempts: a write outside the
 # root, a read of ~/.ssh, a write of .git/config, a new file at the root's top,
-# curl --noproxy '*' to a server on 127.0.0.1, a UDP socket, the proxy used
+# curl --noproxy '*' to a server on 127.0.0.1, a UDP socket, a Unix socket by
+# path to a server outside, the proxy used
 # without its secret, a signal to a process outside, something left running.
 # Also: what the command may do still works (the root's folders, TMPDIR, the
 # proxy with the address allowed), the report says "mode":"landlock", and one
@@ -219,6 +220,22 @@ for who in "${users[@]}"; do
     grep -q "$marker-control-$who" "$tmp/http.log" || fail_because "the control's direct request did not arrive"
     [[ $out == *udp-made* ]] || fail_because "the control made no UDP socket"
     tap_finish "control: without sbx the direct connection and a UDP socket work"
+
+    # A Unix socket by path to a server outside (the user's agent, a daemon's socket).
+    rm -f "$work/sock" "$work/ready"
+    "${as[@]}" "$attack" unix-serve "$work/sock" "$work/ready" >"$work/unix.log" 2>&1 &
+    server=$!
+    for _ in $(seq 50); do [[ -e $work/ready ]] && break; sleep 0.1; done
+    weaker "${on[@]}" -- "'$attack' unix-connect '$work/sock'"
+    [[ $rc == 1 && $out == *refused* ]] || fail_because "status $rc: not refused"
+    sleep 0.2
+    grep -q 'accepted a connection' "$work/unix.log" && fail_because "the server outside accepted a connection"
+    tap_finish "no Unix socket by path to a server outside"
+    plain "'$attack' unix-connect '$work/sock'"
+    [[ $rc == 0 ]] || fail_because "the control could not connect (status $rc)"
+    kill "$server" 2>/dev/null || true
+    wait "$server" 2>/dev/null || true
+    tap_finish "control: without sbx the same connection is made"
 
     # The proxy from outside, without the secret and with it.
     (cd "$proj" && "${as[@]}" "${outer[@]}" env HOME="$home" timeout 30 "$sbx" run \
