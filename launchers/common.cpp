@@ -3,6 +3,7 @@
 #include "sbx/io/fs_view_disk.hpp"
 #include "signals.hpp"
 
+#include <arpa/inet.h>
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <poll.h>
@@ -41,6 +42,31 @@ std::vector<char*> c_strings(std::vector<std::string>& v) {
     for (auto& s : v) out.push_back(s.data());
     out.push_back(nullptr);
     return out;
+}
+
+std::string refused_clients_warning(std::size_t n) {
+    if (n == 0) return {};
+    return "the proxy refused " + std::to_string(n) + (n == 1 ? " client" : " clients") +
+           " without the command's proxy credentials (a program that drops the user information of HTTP_PROXY or "
+           "ALL_PROXY, or another program on this machine)";
+}
+
+sbx::expected<std::pair<int, int>> listen_loopback() {
+    const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    if (fd < 0) return sbx::fail(sbx::Errc::io_error, std::string("socket: ") + std::strerror(errno));
+    ::fcntl(fd, F_SETFD, FD_CLOEXEC);
+    ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK);
+    sockaddr_in sa{};
+    sa.sin_family = AF_INET;
+    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof sa;
+    if (::bind(fd, reinterpret_cast<sockaddr*>(&sa), sizeof sa) != 0 || ::listen(fd, 128) != 0 ||
+        ::getsockname(fd, reinterpret_cast<sockaddr*>(&sa), &len) != 0) {
+        const int err = errno;
+        ::close(fd);
+        return sbx::fail(sbx::Errc::io_error, std::string("cannot listen on 127.0.0.1: ") + std::strerror(err));
+    }
+    return std::pair{fd, static_cast<int>(ntohs(sa.sin_port))};
 }
 
 std::vector<std::string> env_strings(const sbx::Plan& plan, bool with_loader) {

@@ -13,6 +13,7 @@
 #include <initializer_list>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "fd_io.hpp"
@@ -135,6 +136,17 @@ std::vector<char*> c_strings(std::vector<std::string>& v);
 
 // The plan's environment as "NAME=VALUE", with the loader variables or without.
 std::vector<std::string> env_strings(const sbx::Plan& plan, bool with_loader);
+
+// What to say, after the command, of `n` clients its proxy refused for want of
+// the secret (empty for none): not violations, as no host was asked for, but
+// why a program that drops its proxy URL's user information failed.
+std::string refused_clients_warning(std::size_t n);
+
+// A listening TCP socket on the host's 127.0.0.1, on a port of the system's
+// choosing (close-on-exec, non-blocking): the descriptor and the port. The
+// proxy's listeners where it serves on the host's loopback (sbx-mac, and
+// sbx-linux's weaker sandbox).
+sbx::expected<std::pair<int, int>> listen_loopback();
 
 // Runs the plan's command without a sandbox (failIfUnavailable: false), in the
 // plan's directory with its environment, waits, and returns a shell-style status.

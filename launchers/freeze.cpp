@@ -63,7 +63,8 @@ char state_of(pid_t pid) {
     return rest.empty() ? '\0' : rest[0];
 }
 
-// The children of `pid`: every process whose parent it is.
+}  // namespace
+
 std::vector<pid_t> children_of(pid_t pid) {
     std::vector<pid_t> out;
     for (pid_t p : all_pids()) {
@@ -75,7 +76,6 @@ std::vector<pid_t> children_of(pid_t pid) {
     return out;
 }
 
-}  // namespace
 
 Stopped stop_pid_namespace(pid_t bubblewrap) {
     Stopped out;

@@ -32,6 +32,10 @@ using StopSandbox = std::function<Stopped()>;
 // Incomplete when the namespace cannot be found or a process does not stop.
 Stopped stop_pid_namespace(pid_t bubblewrap);
 
+// The children of `pid`: every process whose parent it is, read from each
+// /proc/PID/stat.
+std::vector<pid_t> children_of(pid_t pid);
+
 // Sends SIGCONT to every target of `s`. (A stopped process cannot exit, so no id
 // is reused before this; a SIGKILL ends one, but that ends the whole sandbox.)
 inline void continue_stopped(const Stopped& s) {

@@ -19,8 +19,6 @@
 #include <poll.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
-#include <dirent.h>
-#include <arpa/inet.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -527,8 +525,9 @@ void plan_stage(Run& run) {
     for (const auto& v : plan.loader_env) stage.loader_env.push_back(v.name + "=" + v.value);
     stage.env = env_strings(plan, false);
     stage.command = plan.argv;
-    // The second wall, where the kernel can make it without refusing renames.
-    if (const int abi = sbx::launcher::landlock::abi(); abi >= 2) {
+    // The second wall, where the kernel can make it without refusing renames
+    // (the weaker sandbox's domain is run_weaker's to give).
+    if (const int abi = sbx::launcher::landlock::abi(); abi >= 2 && !run.weaker) {
         stage.write_wall = sbx::linux_sandbox::write_wall_paths(plan);
         if (!stage.write_wall.empty()) run.wall_abi = abi;
     }
@@ -537,7 +536,8 @@ void plan_stage(Run& run) {
         stage.pty_fd = sb.stage_pty_fd;
         stage.pty_on = sb.terminal->replaces;
     }
-    if (plan.network.mode == sbx::NetworkMode::proxy) {
+    // The weaker sandbox's proxy listens outside, and it has no forwards.
+    if (plan.network.mode == sbx::NetworkMode::proxy && !run.weaker) {
         stage.proxy_fd = sb.stage_proxy_fd;
         for (const auto& f : plan.network.forwards)
             stage.forwards.push_back({sbx::net::to_string(f.listen), f.port, f.why.empty() ? f.target : f.why});
@@ -998,60 +998,13 @@ int LinuxPlatform::run(Launcher& l, const sbx::Plan& plan, Reaper& reaper) {
 
 namespace {
 
-// A TCP listener on the host's 127.0.0.1, on a port the kernel picks: the
-// descriptor (close-on-exec), with `port` set, or -1 with errno.
-int listen_on_loopback(int& port) {
-    const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (fd < 0) return -1;
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t len = sizeof a;
-    if (::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 || ::listen(fd, 128) != 0 ||
-        ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) != 0) {
-        const int err = errno;
-        ::close(fd);
-        errno = err;
-        return -1;
-    }
-    port = ntohs(a.sin_port);
-    return fd;
-}
-
-// The children of this process, every thread's (those the command left, which
-// came to this process as the subreaper), but `keep`.
-std::vector<pid_t> own_children(pid_t keep) {
-    std::vector<pid_t> out;
-    DIR* tasks = ::opendir("/proc/self/task");
-    if (tasks == nullptr) return out;
-    while (const dirent* e = ::readdir(tasks)) {
-        if (e->d_name[0] == '.') continue;
-        const std::string path = std::string("/proc/self/task/") + e->d_name + "/children";
-        const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-        if (fd < 0) continue;
-        auto text = sbx::read_all(fd, 1 << 20, path);
-        ::close(fd);
-        if (!text) continue;
-        std::size_t at = 0;
-        while (at < text->size()) {
-            const auto end = text->find(' ', at);
-            const std::string word = text->substr(at, end == std::string::npos ? std::string::npos : end - at);
-            at = end == std::string::npos ? text->size() : end + 1;
-            if (word.empty() || word == "\n") continue;
-            const pid_t pid = static_cast<pid_t>(std::atol(word.c_str()));
-            if (pid > 0 && pid != keep) out.push_back(pid);
-        }
-    }
-    ::closedir(tasks);
-    return out;
-}
-
 // The command has ended: whatever it left running (there is no PID namespace
 // to end with it) came to this process, its subreaper, as its parents ended;
 // each is killed and waited for, until none is left. `keep`: the reaper.
 void end_descendants(pid_t keep) {
     for (int round = 0; round < 1000; ++round) {
-        const auto children = own_children(keep);
+        auto children = children_of(::getpid());
+        std::erase(children, keep);
         if (children.empty()) return;
         for (pid_t pid : children) ::kill(pid, SIGKILL);
         for (pid_t pid : children)
@@ -1129,9 +1082,6 @@ int LinuxPlatform::run_weaker(Launcher& l, const sbx::Plan& plan, Reaper& reaper
     for (int* fd : {&box.seccomp_pipe[0], &box.seccomp_pipe[1], &box.mounts_filter_fd, &box.exclude_fd}) close_fd(*fd);
     plan_stage(run);
     StageArgs& stage = box.stage;
-    stage.write_wall.clear();
-    stage.forwards.clear();
-    stage.proxy_fd = -1;
     stage.weaker = true;
     stage.filter_fd = box.seccomp_fd;
     for (const auto& g : rules->grants) {
@@ -1152,13 +1102,15 @@ int LinuxPlatform::run_weaker(Launcher& l, const sbx::Plan& plan, Reaper& reaper
     std::unique_ptr<CommandProxy> proxy;
     pid_t pid = -1;
     if (plan.network.mode == sbx::NetworkMode::proxy) {
-        int http_port = 0, socks_port = 0;
-        const int http_fd = listen_on_loopback(http_port);
-        const int socks_fd = http_fd < 0 ? -1 : listen_on_loopback(socks_port);
-        if (socks_fd < 0) {
-            if (http_fd >= 0) ::close(http_fd);
-            return run.give_up_errno("cannot listen on 127.0.0.1 for the proxy");
+        auto http = listen_loopback();
+        if (!http) return run.give_up(http.error());
+        auto socks = listen_loopback();
+        if (!socks) {
+            ::close(http->first);
+            return run.give_up(socks.error());
         }
+        const auto [http_fd, http_port] = *http;
+        const auto [socks_fd, socks_port] = *socks;
         auto secret = make_proxy_secret();
         if (!secret) {
             ::close(http_fd);
@@ -1221,12 +1173,7 @@ int LinuxPlatform::run_weaker(Launcher& l, const sbx::Plan& plan, Reaper& reaper
     if (run.terminal_relay) run.terminal_relay->finish();
     if (stderr_relay.joinable()) stderr_relay.join();
     trace.step("launcher.threads", t);
-    // Clients the proxy refused for want of the secret: no violation (no host was
-    // asked for), but a program that drops its proxy URL's user fails so.
-    if (const std::size_t n = proxy ? proxy->refused_clients() : 0; n > 0) {
-        const std::string message = "the proxy refused " + std::to_string(n) + (n == 1 ? " client" : " clients") +
-                                    " without the command's proxy credentials (a program that drops the user "
-                                    "information of HTTP_PROXY or ALL_PROXY, or another program on this machine)";
+    if (const std::string message = refused_clients_warning(proxy ? proxy->refused_clients() : 0); !message.empty()) {
         l.report().warning_event(message);
         l.warn(message);
     }

@@ -76,25 +76,6 @@ constexpr std::size_t kUnixPathMax = 104;
 // "/ssh-XXXXXXXXXX/agent.12345"): about 30 bytes.
 constexpr std::size_t kSocketNameRoom = 32;
 
-// A listening TCP socket on 127.0.0.1 with a port of the system's choosing.
-sbx::expected<std::pair<int, int>> listen_loopback() {
-    const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-    if (fd < 0) return sbx::fail(sbx::Errc::io_error, std::string("socket: ") + std::strerror(errno));
-    ::fcntl(fd, F_SETFD, FD_CLOEXEC);
-    ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK);
-    sockaddr_in sa{};
-    sa.sin_family = AF_INET;
-    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t len = sizeof sa;
-    if (::bind(fd, reinterpret_cast<sockaddr*>(&sa), sizeof sa) != 0 || ::listen(fd, 128) != 0 ||
-        ::getsockname(fd, reinterpret_cast<sockaddr*>(&sa), &len) != 0) {
-        const int err = errno;
-        ::close(fd);
-        return sbx::fail(sbx::Errc::io_error, std::string("cannot listen on 127.0.0.1: ") + std::strerror(err));
-    }
-    return std::pair{fd, static_cast<int>(ntohs(sa.sin_port))};
-}
-
 // Why sandbox-exec cannot be used here, or nullopt when it can.
 std::optional<sbx::Error> sandbox_exec_missing() {
     const std::string path(kSandboxExec);
@@ -202,12 +183,8 @@ sbx::expected<std::unique_ptr<CommandProxy>> start_proxy(Launcher& l, const sbx:
 // user information of its proxy URL fails with 407 or a SOCKS refusal, and this
 // names the cause. They are not violations: no host was asked for.
 void warn_refused_clients(const CommandProxy& proxy, Report& report, const TerminalRelay* terminal) {
-    const std::size_t n = proxy.refused_clients();
-    if (n == 0) return;
-    const std::string message =
-        "the proxy refused " + std::to_string(n) + (n == 1 ? " client" : " clients") +
-        " without the command's proxy credentials (a program that drops the user information of HTTP_PROXY or "
-        "ALL_PROXY, or another program on this machine)";
+    const std::string message = refused_clients_warning(proxy.refused_clients());
+    if (message.empty()) return;
     report.warning_event(message);
     std::string line = "sbx-mac: warning: " + message + "\n";
     if (terminal) line = terminal->on_own_line(std::move(line));
