@@ -19,6 +19,7 @@
 #include "check.hpp"
 #include "sbx/net/http1.hpp"
 #include "sbx/net/proxy_auth.hpp"
+#include "../base64_encode.hpp"
 
 namespace {
 
@@ -80,21 +81,7 @@ void check_request(std::string_view head) {
     check_upstream(*p);
 }
 
-// `bytes` in base64 with padding, for the round trip.
-std::string base64(std::string_view bytes) {
-    static const char* const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    std::string out;
-    for (std::size_t i = 0; i < bytes.size(); i += 3) {
-        std::uint32_t n = static_cast<std::uint32_t>(static_cast<unsigned char>(bytes[i])) << 16;
-        if (i + 1 < bytes.size()) n |= static_cast<std::uint32_t>(static_cast<unsigned char>(bytes[i + 1])) << 8;
-        if (i + 2 < bytes.size()) n |= static_cast<unsigned char>(bytes[i + 2]);
-        out += alphabet[(n >> 18) & 63];
-        out += alphabet[(n >> 12) & 63];
-        out += i + 1 < bytes.size() ? alphabet[(n >> 6) & 63] : '=';
-        out += i + 2 < bytes.size() ? alphabet[n & 63] : '=';
-    }
-    return out;
-}
+using sbx_test::base64;
 
 void check_basic(std::string_view value) {
     const auto decoded = proxy_auth::decode_base64(value);

@@ -30,6 +30,7 @@
 #include "../../launchers/fd_io.hpp"
 #include "../../launchers/proxy.hpp"
 #include "../../launchers/proxy_secret.hpp"
+#include "../base64_encode.hpp"
 #include "sbx/net/proxy_env.hpp"
 
 namespace px = sbx::proxy;
@@ -494,22 +495,7 @@ struct IgnoreSigpipe {
 
 constexpr std::string_view kSecret = "00112233445566778899aabbccddeeff";
 
-// `bytes` in base64 with padding, written here rather than with the parser's own
-// alphabet, so that the two could disagree.
-std::string base64(std::string_view bytes) {
-    static const char* const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    std::string out;
-    for (std::size_t i = 0; i < bytes.size(); i += 3) {
-        std::uint32_t n = static_cast<std::uint32_t>(static_cast<unsigned char>(bytes[i])) << 16;
-        if (i + 1 < bytes.size()) n |= static_cast<std::uint32_t>(static_cast<unsigned char>(bytes[i + 1])) << 8;
-        if (i + 2 < bytes.size()) n |= static_cast<unsigned char>(bytes[i + 2]);
-        out += alphabet[(n >> 18) & 63];
-        out += alphabet[(n >> 12) & 63];
-        out += i + 1 < bytes.size() ? alphabet[(n >> 6) & 63] : '=';
-        out += i + 2 < bytes.size() ? alphabet[n & 63] : '=';
-    }
-    return out;
-}
+using sbx_test::base64;
 
 // The header line that presents user:password.
 std::string proxy_authorization(std::string_view user, std::string_view password) {
