@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
 # TAP: sbx works as a dependency of another project, both ways a project gets it.
-#   1-3  the consumer in tests/consumer/ builds with the sbx source tree as
+#   1-4  the consumer in tests/consumer/ builds with the sbx source tree as
 #        subprojects/sbx (found through dependency('sbx'), forced to the
-#        subproject so an sbx installed on the machine cannot stand in) and runs;
-#   4-6  sbx installs into a prefix, and the same main.cpp builds against the
-#        installed headers with the flags of the installed pkg-config file.
+#        subproject so an sbx installed on the machine cannot stand in), its
+#        program runs, and its doctest policy check passes under `meson test`;
+#   5-9  sbx installs into a prefix, and the same main.cpp and policy check
+#        build against the installed headers with the flags of the installed
+#        pkg-config file (doctest's header from the system's include path:
+#        Debian's doctest-dev has no pkg-config file), and run.
 # Usage: build_test.sh SOURCE-ROOT
 # shellcheck disable=SC2317  # the functions run through step()
 set -euo pipefail
@@ -50,7 +53,7 @@ prints_expected() {
     fi
 }
 
-echo "1..6"
+echo "1..9"
 
 # The consumer, with sbx as a subproject: a symbolic link to this source tree.
 cp -R "$src/tests/consumer" "$tmp/consumer"
@@ -61,6 +64,8 @@ step "the consumer configures with sbx as a subproject" \
         --force-fallback-for=sbx -Dsbx:launchers=false
 step "the consumer compiles against dependency('sbx')" meson compile -C "$tmp/consumer-build"
 step "the consumer prints the merged value" prints_expected "$tmp/consumer-build/sbx-consumer"
+step "the consumer's doctest policy check passes" \
+    meson test -C "$tmp/consumer-build" --no-rebuild --print-errorlogs policy-check
 
 # sbx installed into a prefix, used through its pkg-config file alone.
 broken=''
@@ -77,15 +82,21 @@ install_sbx() {
 }
 step "sbx installs its headers and sbx.pc into a prefix" install_sbx
 
+# build_installed SOURCE PROGRAM: compiles tests/consumer/SOURCE into PROGRAM
+# with the installed pkg-config file's flags.
 build_installed() {
     local flags
     flags=$(PKG_CONFIG_PATH=$(cat "$tmp/pkgconfig-dir") pkg-config --cflags --libs sbx) || return 1
     echo "pkg-config: $flags"
     # shellcheck disable=SC2086  # the flags are words
-    c++ -Wall -Wextra -Wpedantic -Werror "$tmp/consumer/main.cpp" $flags -o "$tmp/installed-consumer"
+    c++ -Wall -Wextra -Wpedantic -Werror "$tmp/consumer/$1" $flags -o "$2"
 }
-step "main.cpp compiles with the installed pkg-config flags" build_installed
+step "main.cpp compiles with the installed pkg-config flags" \
+    build_installed main.cpp "$tmp/installed-consumer"
 step "the program built against the installed headers prints the merged value" \
     prints_expected "$tmp/installed-consumer"
+step "the doctest policy check compiles with the installed pkg-config flags" \
+    build_installed policy_check.cpp "$tmp/installed-policy-check"
+step "the policy check built against the installed headers passes" "$tmp/installed-policy-check"
 
 exit $((failed > 0))
