@@ -31,10 +31,12 @@
 
 namespace sbx::linux_sandbox {
 
+using sbx::launcher::high_fd;
+using sbx::launcher::run_program;
+
 namespace {
 
 constexpr std::string_view kUnshareWhat = "unshare of user, mount, PID, network, IPC and UTS namespaces";
-constexpr std::string_view kDefaultPath = "/usr/local/bin:/usr/bin:/bin";
 
 constexpr std::string_view kInstallFix =
     "install bubblewrap 0.8.0 or later: apt-get install bubblewrap (Debian, Ubuntu), dnf install bubblewrap "
@@ -532,37 +534,6 @@ std::string_view build_arch() {
 #endif
 }
 
-ProgramFile inspect_program(const std::string& path) {
-    ProgramFile f;
-    struct stat st {};
-    if (::stat(path.c_str(), &st) != 0) return f;
-    f.path = path;
-    f.regular = S_ISREG(st.st_mode);
-    f.executable = f.regular && ::faccessat(AT_FDCWD, path.c_str(), X_OK, AT_EACCESS) == 0;
-    f.setuid = (st.st_mode & S_ISUID) != 0;
-    f.setgid = (st.st_mode & S_ISGID) != 0;
-    return f;
-}
-
-ProgramFile find_in_path(std::string_view name, const std::optional<std::string>& path_env) {
-    std::string_view rest = path_env ? std::string_view(*path_env) : kDefaultPath;
-    ProgramFile first_seen;
-    for (;;) {
-        const auto colon = rest.find(':');
-        std::string_view dir = rest.substr(0, colon);
-        while (dir.size() > 1 && dir.back() == '/') dir.remove_suffix(1);
-        if (!dir.empty() && dir.front() == '/') {
-            const std::string candidate = std::string(dir == "/" ? "" : dir) + "/" + std::string(name);
-            ProgramFile f = inspect_program(candidate);
-            if (f.executable) return f;
-            if (f.regular && first_seen.path.empty()) first_seen = std::move(f);
-        }
-        if (colon == std::string_view::npos) break;
-        rest.remove_prefix(colon + 1);
-    }
-    return first_seen;
-}
-
 sbx::Plan trial_plan(const std::string& dir, const std::string& true_path) {
     const std::string root = dir + "/root";
     auto mount = [](MountKind kind, const std::string& path, const std::string& why) {
@@ -635,103 +606,7 @@ bool has_cap_sys_admin() {
     return (data[CAP_SYS_ADMIN / 32].effective & (1u << (CAP_SYS_ADMIN % 32))) != 0;
 }
 
-// A descriptor at 10 or above, so that dup2 onto 0 to 3 in a child never meets
-// itself (which would leave its close-on-exec flag set).
-int high_fd(int fd) {
-    if (fd < 0 || fd >= 10) return fd;
-    const int moved = ::fcntl(fd, F_DUPFD_CLOEXEC, 10);
-    ::close(fd);
-    return moved;
-}
-
 std::string errno_text(const char* what) { return std::string(what) + ": " + std::strerror(errno); }
-
-// Runs argv with an empty environment, stdin from /dev/null, stdout and stderr
-// captured, and pass[i] as descriptor 3 + i (each at 10 or above: see high_fd).
-// Killed after 10 seconds.
-RunOutcome run_program(const std::vector<std::string>& argv, std::span<const int> pass = {}) {
-    constexpr std::size_t kCap = 64 * 1024;
-    RunOutcome r;
-    int out_pipe[2], err_pipe[2];
-    if (::pipe2(out_pipe, O_CLOEXEC) != 0) {
-        r.spawn_error = errno_text("pipe2");
-        return r;
-    }
-    Fd out_r(high_fd(out_pipe[0])), out_w(high_fd(out_pipe[1]));
-    if (::pipe2(err_pipe, O_CLOEXEC) != 0) {
-        r.spawn_error = errno_text("pipe2");
-        return r;
-    }
-    Fd err_r(high_fd(err_pipe[0])), err_w(high_fd(err_pipe[1]));
-    if (out_r.get() < 0 || out_w.get() < 0 || err_r.get() < 0 || err_w.get() < 0) {
-        r.spawn_error = errno_text("fcntl(F_DUPFD_CLOEXEC)");
-        return r;
-    }
-
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
-    posix_spawn_file_actions_adddup2(&actions, out_w.get(), 1);
-    posix_spawn_file_actions_adddup2(&actions, err_w.get(), 2);
-    for (std::size_t i = 0; i < pass.size(); ++i)
-        posix_spawn_file_actions_adddup2(&actions, pass[i], 3 + static_cast<int>(i));
-    std::vector<char*> args;
-    for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-    args.push_back(nullptr);
-    char* env[] = {nullptr};
-    pid_t pid = -1;
-    const int rc = ::posix_spawn(&pid, args[0], &actions, nullptr, args.data(), env);
-    posix_spawn_file_actions_destroy(&actions);
-    if (rc != 0) {
-        r.spawn_error = "posix_spawn " + argv[0] + ": " + std::strerror(rc);
-        return r;
-    }
-    out_w.reset();
-    err_w.reset();
-
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-    pollfd fds[2] = {{out_r.get(), POLLIN, 0}, {err_r.get(), POLLIN, 0}};
-    std::string* sinks[2] = {&r.out, &r.err};
-    int open_fds = 2;
-    while (open_fds > 0) {
-        const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
-        if (left.count() <= 0) {
-            r.timed_out = true;
-            ::kill(pid, SIGKILL);
-            break;
-        }
-        const int n = ::poll(fds, 2, static_cast<int>(left.count()));
-        if (n < 0) {
-            if (errno == EINTR) continue;
-            r.timed_out = true;  // cannot wait any more: treat as stuck
-            ::kill(pid, SIGKILL);
-            break;
-        }
-        for (int i = 0; i < 2; ++i) {
-            if (fds[i].fd < 0 || fds[i].revents == 0) continue;
-            char buf[4096];
-            const ssize_t got = ::read(fds[i].fd, buf, sizeof buf);
-            if (got < 0 && errno == EINTR) continue;
-            if (got <= 0) {
-                fds[i].fd = -1;
-                --open_fds;
-                continue;
-            }
-            std::string& sink = *sinks[i];
-            sink.append(buf, std::min(static_cast<std::size_t>(got), kCap - std::min(kCap, sink.size())));
-        }
-    }
-    int status = 0;
-    while (::waitpid(pid, &status, 0) < 0) {
-        if (errno != EINTR) {
-            r.spawn_error = errno_text("waitpid");
-            return r;
-        }
-    }
-    if (WIFEXITED(status)) r.exit_code = WEXITSTATUS(status);
-    if (WIFSIGNALED(status) && !r.timed_out) r.signal = WTERMSIG(status);
-    return r;
-}
 
 UnshareOutcome try_unshare() {
     UnshareOutcome t;

@@ -28,9 +28,16 @@
 #include "sbx/core/error.hpp"
 #include "sbx/linux/bwrap.hpp"
 #include "sbx/plan/plan.hpp"
+#include "run_program.hpp"
 #include "stage.hpp"
 
 namespace sbx::linux_sandbox {
+
+using sbx::launcher::find_in_path;
+using sbx::launcher::inspect_program;
+using sbx::launcher::kDefaultPath;
+using sbx::launcher::ProgramFile;
+using sbx::launcher::RunOutcome;
 
 // One finding. `fix` is empty when ok, and says what to do when not.
 struct Check {
@@ -75,26 +82,7 @@ std::string to_text(const ProbeResult& result);
 
 // ---- What a probe reads ----------------------------------------------------------
 
-// A program file as the current user sees it.
-struct ProgramFile {
-    std::string path;         // absolute; empty when nothing was found
-    bool regular = false;     // a regular file (after symlinks)
-    bool executable = false;  // access(X_OK) for the effective user
-    bool setuid = false;
-    bool setgid = false;
-};
 
-// What running a program gave.
-struct RunOutcome {
-    std::string spawn_error;  // non-empty: it never ran (posix_spawn failed, no pipe, ...)
-    bool timed_out = false;   // killed after the time limit
-    int exit_code = -1;       // when it exited
-    int signal = 0;           // when a signal ended it
-    std::string out;          // stdout, at most 64 KiB
-    std::string err;          // stderr, at most 64 KiB
-
-    bool succeeded() const { return spawn_error.empty() && !timed_out && signal == 0 && exit_code == 0; }
-};
 
 // What unshare(CLONE_NEWUSER | NEWNS | NEWPID | NEWNET | NEWIPC | NEWUTS) did in a
 // forked child.
@@ -149,15 +137,6 @@ struct ProbeInputs {
 // The architecture this file was compiled for, spelled as uname(2) spells it.
 std::string_view build_arch();
 
-// `path` as a program file. `path` is used as given (callers make sure it is absolute).
-ProgramFile inspect_program(const std::string& path);
-
-// The first regular executable file `name` in the absolute entries of `path_env`
-// (empty and relative entries are skipped: they name the working directory, which a
-// sandboxed command may write); failing that, the first regular file `name` (so the
-// caller can say it is not executable); failing that, an empty path. An unset PATH
-// searches "/usr/local/bin:/usr/bin:/bin".
-ProgramFile find_in_path(std::string_view name, const std::optional<std::string>& path_env);
 
 // The plan of the end-to-end run: `sbx run`'s filesystem in miniature, in the
 // probe's temporary directory `dir` over the read-only `/`: DIR/root bound
