@@ -18,10 +18,7 @@ namespace sbx::proxy::detail {
 
 namespace net = sbx::net;
 
-std::string display(const net::HostTarget& t) {
-    const bool v6 = t.address && t.address->is_v6();
-    return (v6 ? "[" + t.host + "]" : t.host) + ":" + std::to_string(t.port);
-}
+std::string display(const net::HostTarget& t) { return net::to_string(t); }
 
 namespace {
 

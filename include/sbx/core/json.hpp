@@ -13,6 +13,7 @@
 
 #include <simdjson.h>
 
+#include <charconv>
 #include <cstddef>
 #include <cctype>
 #include <cerrno>
@@ -364,6 +365,154 @@ inline expected<std::unique_ptr<Document>> parse(std::string_view text) {
     }
     Location loc = locate(text, fault->offset);
     return fail(Error(Errc::invalid_settings, "invalid JSON: " + fault->message).at(loc.line, loc.column));
+}
+
+namespace detail {
+
+// Reads a JSON string at text[i] (the opening quote), decoding its escapes, and
+// returns the index past the closing quote. For locate_key(): `text` is valid JSON.
+inline std::size_t read_string(std::string_view text, std::size_t i, std::string& out) {
+    out.clear();
+    ++i;
+    auto put = [&](unsigned cp) {
+        if (cp < 0x80) {
+            out += static_cast<char>(cp);
+        } else if (cp < 0x800) {
+            out += static_cast<char>(0xC0 | (cp >> 6));
+            out += static_cast<char>(0x80 | (cp & 0x3F));
+        } else if (cp < 0x10000) {
+            out += static_cast<char>(0xE0 | (cp >> 12));
+            out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+            out += static_cast<char>(0x80 | (cp & 0x3F));
+        } else {
+            out += static_cast<char>(0xF0 | (cp >> 18));
+            out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
+            out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+            out += static_cast<char>(0x80 | (cp & 0x3F));
+        }
+    };
+    auto hex4 = [&](std::size_t at) {
+        unsigned v = 0;
+        for (std::size_t k = at; k < at + 4 && k < text.size(); ++k) {
+            const char c = text[k];
+            v = v * 16 + static_cast<unsigned>(c <= '9' ? c - '0' : (c | 0x20) - 'a' + 10);
+        }
+        return v;
+    };
+    while (i < text.size() && text[i] != '"') {
+        if (text[i] != '\\') {
+            out += text[i++];
+            continue;
+        }
+        const char e = i + 1 < text.size() ? text[i + 1] : '"';
+        i += 2;
+        switch (e) {
+            case 'b': out += '\b'; break;
+            case 'f': out += '\f'; break;
+            case 'n': out += '\n'; break;
+            case 'r': out += '\r'; break;
+            case 't': out += '\t'; break;
+            case 'u': {
+                unsigned cp = hex4(i);
+                i += 4;
+                if (cp >= 0xD800 && cp <= 0xDBFF && text.substr(i, 2) == "\\u") {
+                    cp = 0x10000 + ((cp - 0xD800) << 10) + (hex4(i + 2) - 0xDC00);
+                    i += 6;
+                }
+                put(cp);
+                break;
+            }
+            default: out += e;
+        }
+    }
+    return i + 1;
+}
+
+inline std::size_t skip_space(std::string_view text, std::size_t i) {
+    while (i < text.size() && (text[i] == ' ' || text[i] == '\t' || text[i] == '\n' || text[i] == '\r')) ++i;
+    return i;
+}
+
+// The index past the value that starts at text[i] (valid JSON).
+inline std::size_t skip_value(std::string_view text, std::size_t i) {
+    if (i >= text.size()) return i;
+    if (text[i] == '"') {
+        for (++i; i < text.size() && text[i] != '"'; ++i)
+            if (text[i] == '\\') ++i;
+        return i + 1;
+    }
+    if (text[i] != '{' && text[i] != '[') {
+        while (i < text.size() && std::string_view(",]} \t\n\r").find(text[i]) == std::string_view::npos) ++i;
+        return i;
+    }
+    std::size_t depth = 0;
+    for (; i < text.size(); ++i) {
+        const char c = text[i];
+        if (c == '"') {
+            i = skip_value(text, i) - 1;
+        } else if (c == '{' || c == '[') {
+            ++depth;
+        } else if (c == '}' || c == ']') {
+            if (--depth == 0) return i + 1;
+        }
+    }
+    return i;
+}
+
+}  // namespace detail
+
+// Where the value named by `key` starts in `text`, a valid JSON document, for
+// messages: `key` is spelt as sbx's errors spell it (`expect[2].allowed`,
+// `sandbox.network.allowedDomains[0]`). A member whose own name holds a `.` or
+// `[` is found as long as it is a member there. When only a leading part of the
+// key is there, the place of the deepest part found; nullopt when not even the
+// first part is, or the key is empty.
+inline std::optional<Location> locate_key(std::string_view text, std::string_view key) {
+    std::optional<Location> found;
+    std::size_t at = detail::skip_space(text, 0);
+    std::string name;
+    while (!key.empty() && at < text.size()) {
+        std::size_t next = std::string_view::npos;
+        std::size_t used = 0;
+        if (text[at] == '{') {
+            if (key.front() == '.') key.remove_prefix(1);
+            // The member whose name is the longest whole leading part of the key.
+            std::size_t i = detail::skip_space(text, at + 1);
+            while (i < text.size() && text[i] == '"') {
+                i = detail::skip_space(text, detail::read_string(text, i, name));
+                const std::size_t value = detail::skip_space(text, i + 1);  // past ':'
+                const bool whole = key.substr(0, name.size()) == name &&
+                                   (key.size() == name.size() || key[name.size()] == '.' || key[name.size()] == '[');
+                if (whole && (next == std::string_view::npos || name.size() > used)) {
+                    next = value;
+                    used = name.size();
+                }
+                i = detail::skip_space(text, detail::skip_value(text, value));
+                if (i < text.size() && text[i] == ',') i = detail::skip_space(text, i + 1);
+            }
+        } else if (text[at] == '[' && key.front() == '[') {
+            const std::size_t close = key.find(']');
+            std::size_t index = 0;
+            const auto digits = key.substr(1, close == std::string_view::npos ? 0 : close - 1);
+            const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), index);
+            if (digits.empty() || ec != std::errc() || end != digits.data() + digits.size()) break;
+            std::size_t i = detail::skip_space(text, at + 1);
+            for (std::size_t n = 0; i < text.size() && text[i] != ']'; ++n) {
+                if (n == index) {
+                    next = i;
+                    break;
+                }
+                i = detail::skip_space(text, detail::skip_value(text, i));
+                if (i < text.size() && text[i] == ',') i = detail::skip_space(text, i + 1);
+            }
+            used = close + 1;
+        }
+        if (next == std::string_view::npos) break;
+        at = next;
+        key.remove_prefix(used);
+        found = locate(text, at);
+    }
+    return found;
 }
 
 // The name of a JSON value's type, as used in "expected a string, got a number".

@@ -199,6 +199,28 @@ inline expected<HostTarget> canonical_target(std::string_view host, std::uint16_
     return t;
 }
 
+// A target as people and logs write it: "host:port", an IPv6 address in brackets.
+inline std::string to_string(const HostTarget& t) {
+    const bool v6 = t.address && t.address->is_v6();
+    return (v6 ? "[" + t.host + "]" : t.host) + ":" + std::to_string(t.port);
+}
+
+// The port of a host named without one (`sbx explain --host github.com`, a
+// check file's "host"): HTTPS's.
+inline constexpr std::uint16_t kNamedHostPort = 443;
+
+// A host as a person names it to sbx: HOST, HOST:PORT, [V6], [V6]:PORT or a bare
+// IPv6 address, the port padded with zeros or not (as a client may send it), and
+// kNamedHostPort when there is none; canonical as canonical_target() makes it.
+// Fails (INVALID_ARGUMENT, message only: the caller names where the text was)
+// for a URL and for any other text that names no host.
+inline expected<HostTarget> named_target(std::string_view text) {
+    if (text.find("://") != std::string_view::npos) return fail(Errc::invalid_argument, "write the host alone, not a URL");
+    auto split = split_host_port(text, {.zeros = PortZeros::allowed, .bare_ipv6 = BareIpv6::whole_host});
+    if (!split) return fail(split.error());
+    return canonical_target(split->host, split->port.value_or(kNamedHostPort));
+}
+
 // `host` for a terminal: the characters canonical host text has (a-z, 0-9, '.',
 // '-', '_', ':') as they are, every other byte as \xNN, so that no host, however
 // it got here, carries a control sequence to the person reading it.

@@ -120,6 +120,31 @@ struct HostDecision {
     std::string why;                 // one line, for violations and explain
 };
 
+// How a verdict is spelt in the JSON of `sbx explain` and `sbx check`, and in
+// check files: one table for every reader and writer.
+inline constexpr std::array<std::pair<std::string_view, HostDecision::Verdict>, 3> kVerdictNames{{
+    {"allow", HostDecision::Verdict::allow},
+    {"deny", HostDecision::Verdict::deny},
+    {"ask", HostDecision::Verdict::ask},
+}};
+
+constexpr std::string_view verdict_name(HostDecision::Verdict v) noexcept {
+    for (const auto& [name, value] : kVerdictNames)
+        if (value == v) return name;
+    return "deny";
+}
+
+constexpr std::optional<HostDecision::Verdict> parse_verdict(std::string_view name) noexcept {
+    for (const auto& [n, value] : kVerdictNames)
+        if (n == name) return value;
+    return std::nullopt;
+}
+
+// How open a verdict is, for comparing two: deny < ask < allow.
+constexpr int openness(HostDecision::Verdict v) noexcept {
+    return v == HostDecision::Verdict::allow ? 2 : v == HostDecision::Verdict::ask ? 1 : 0;
+}
+
 namespace detail {
 
 inline std::string source_text(const std::optional<Source>& s) {

@@ -15,6 +15,11 @@
 
 namespace sbx::net {
 
+// What `sbx run` does with a host no rule names, unless its command line says
+// otherwise: asks on the terminal (the launcher refuses it where there is none).
+// `sbx explain`, `sbx check` and `sbx diff` decide with the same.
+inline constexpr UnknownHost kRunUnknownHost = UnknownHost::ask;
+
 // The policy's network lists as rules. Fails with INVALID_SETTINGS naming the
 // file and key of the first entry that is not a host pattern (settings loading
 // checks them too, so this fails only for a policy made by hand).
