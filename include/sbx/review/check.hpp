@@ -1,0 +1,63 @@
+// sbx/review/check.hpp - a check file's expectations, decided as `sbx run` decides.
+//
+// run_checks() decides each expectation with the functions a sandboxed command
+// meets: explain() for a path (symlinks resolved through the FsView, as the
+// kernel would reach it) with the rules the command runs with
+// (command_fs_rules.hpp), decide_host() for a host with the policy's host rules
+// and this machine's own addresses. A host name is decided as the proxy decides
+// it before resolving it: what the proxy then refuses for the addresses it
+// resolves to (choose_address) depends on DNS at the time, not on the policy.
+// Pure but for the FsView.
+#pragma once
+
+#include <optional>
+#include <vector>
+
+#include "sbx/core/expected.hpp"
+#include "sbx/core/fs_view.hpp"
+#include "sbx/net/address.hpp"
+#include "sbx/net/hosts.hpp"
+#include "sbx/review/check_file.hpp"
+#include "sbx/rules/fs_rules.hpp"
+
+namespace sbx::review {
+
+// One expectation and what the engine decided.
+struct CheckOutcome {
+    const Expectation* expectation = nullptr;
+    bool holds = false;
+    std::optional<FsExplanation> path;      // read, write
+    std::optional<net::HostDecision> host;  // host; its rule points into the HostRules decided with
+};
+
+// Decides every expectation of `check`. `hosts` carries the sandbox's own
+// decider for hosts no rule names (sbx run's default: ask); `own` are this
+// machine's addresses. The outcomes point into `check` and `hosts`.
+inline expected<std::vector<CheckOutcome>> run_checks(const CheckFile& check, const FsRules& rules,
+                                                      const net::HostRules& hosts,
+                                                      const std::vector<net::Address>& own, const FsView& fs) {
+    std::vector<CheckOutcome> out;
+    out.reserve(check.expect.size());
+    for (const auto& e : check.expect) {
+        CheckOutcome o;
+        o.expectation = &e;
+        if (e.subject == Expectation::Subject::host) {
+            o.host = net::decide_host(hosts, net::HostCall{}, e.target, own);
+            o.holds = o.host->verdict == e.verdict;
+        } else {
+            auto x = explain(rules, e.path, e.subject == Expectation::Subject::read ? Access::read : Access::write, fs);
+            if (!x) {
+                Error why = x.error();
+                if (why.file.empty()) why.file = check.file;
+                if (why.key.empty()) why.key = e.key;
+                return fail(std::move(why));
+            }
+            o.holds = x->decision.allowed == e.allowed;
+            o.path = std::move(*x);
+        }
+        out.push_back(std::move(o));
+    }
+    return out;
+}
+
+}  // namespace sbx::review

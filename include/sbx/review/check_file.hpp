@@ -1,0 +1,200 @@
+// sbx/review/check_file.hpp - a check file: what a team expects its sandbox to decide.
+//
+// parse_check_file() reads, strictly, the list of expectations `sbx check`
+// decides with the engine:
+//   {"expect": [
+//     {"read": "~/.aws/credentials", "allowed": false, "why": "cloud keys stay out"},
+//     {"write": ".git/hooks/pre-commit", "allowed": false},
+//     {"host": "github.com:443", "verdict": "allow"}
+//   ]}
+// Each entry names one subject: `read` or `write` a path (absolute, `~/...`, or
+// relative to the root, as settings take paths) with `allowed` true or false, or
+// `host` (HOST, HOST:PORT, [V6]:PORT, port 443 when none, as `sbx explain --host`
+// takes it) with `verdict` "allow", "deny" or "ask". `why`, a reason shown when
+// the expectation fails, is optional.
+// Strictness: malformed JSON is an error naming the line and column; anything
+// else wrong (an unknown or repeated key, a wrong type, an entry with two
+// subjects or none, a path or host that names nothing, an empty list, which would
+// check nothing) is an error naming the key and the line it is on. Errors are
+// INVALID_SETTINGS: a check file is read like a settings file.
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "sbx/core/expected.hpp"
+#include "sbx/core/json.hpp"
+#include "sbx/core/paths.hpp"
+#include "sbx/net/host_pattern.hpp"
+#include "sbx/net/hosts.hpp"
+
+namespace sbx::review {
+
+// One expectation of a check file.
+struct Expectation {
+    enum class Subject { read, write, host };
+    Subject subject = Subject::read;
+    std::string text;  // the path or host as the file writes it
+    std::string path;  // read, write: absolute and normalised
+    net::HostTarget target;  // host: canonical
+    bool allowed = false;    // read, write: what the file expects
+    net::HostDecision::Verdict verdict = net::HostDecision::Verdict::deny;  // host: what the file expects
+    std::string why;        // the file's reason; may be empty
+    std::string key;        // where it is: "expect[3]"
+    std::size_t line = 0;   // the line its entry starts on
+};
+
+constexpr std::string_view subject_name(Expectation::Subject s) noexcept {
+    return s == Expectation::Subject::read ? "read" : s == Expectation::Subject::write ? "write" : "host";
+}
+
+struct CheckFile {
+    std::string file;
+    std::vector<Expectation> expect;  // in the file's order, never empty
+};
+
+namespace detail {
+
+using simdjson::dom::element;
+using simdjson::dom::element_type;
+
+class CheckReader {
+public:
+    CheckReader(std::string_view text, std::string file, const paths::Base& base)
+        : text_(text), file_(std::move(file)), base_(base) {}
+
+    expected<CheckFile> read(element root) {
+        CheckFile out;
+        out.file = file_;
+        if (root.type() != element_type::OBJECT) return type_error("", "an object {\"expect\": [...]}", root);
+        std::optional<element> list;
+        for (auto field : simdjson::dom::object(root)) {
+            if (field.key != "expect") return error(std::string(field.key), "unknown key; a check file has only 'expect'");
+            if (list) return error("expect", "the key appears twice");
+            list = field.value;
+        }
+        if (!list) return error("", "no 'expect' list");
+        if (list->type() != element_type::ARRAY) return type_error("expect", "an array of expectations", *list);
+        std::size_t i = 0;
+        for (auto item : simdjson::dom::array(*list)) {
+            auto e = entry(item, "expect[" + std::to_string(i++) + "]");
+            SBX_TRY(e);
+            out.expect.push_back(std::move(*e));
+        }
+        if (out.expect.empty()) return error("expect", "the list is empty, so it would check nothing");
+        return out;
+    }
+
+private:
+    std::string_view text_;
+    std::string file_;
+    const paths::Base& base_;
+
+    tl::unexpected<Error> error(const std::string& key, std::string message) const {
+        Error e = Error(Errc::invalid_settings, std::move(message)).in_file(file_).at_key(key);
+        if (auto where = json::locate_key(text_, key)) {
+            e.line = where->line;
+            e.column = where->column;
+        }
+        return fail(std::move(e));
+    }
+
+    tl::unexpected<Error> type_error(const std::string& key, std::string_view want, element got) const {
+        return error(key, "expected " + std::string(want) + ", got " + std::string(json::type_name(got.type())));
+    }
+
+    expected<std::string_view> text(element v, const std::string& key) const {
+        if (v.type() != element_type::STRING) return type_error(key, "a string", v);
+        const std::string_view s = v.get_string().value_unsafe();
+        if (s.empty()) return error(key, "an empty string");
+        for (unsigned char c : s)
+            if (c < 0x20 || c == 0x7f) return error(key, "a control character in the string");
+        return s;
+    }
+
+    expected<Expectation> entry(element v, const std::string& key) const {
+        if (v.type() != element_type::OBJECT)
+            return type_error(key, "an object such as {\"read\": PATH, \"allowed\": false}", v);
+        Expectation out;
+        out.key = key;
+        out.line = json::locate_key(text_, key).value_or(json::Location{}).line;
+        std::vector<std::string_view> seen;
+        std::optional<element> allowed, verdict;
+        std::optional<Expectation::Subject> subject;
+        for (auto field : simdjson::dom::object(v)) {
+            const std::string k = key + "." + std::string(field.key);
+            for (auto s : seen)
+                if (s == field.key) return error(k, "the key appears twice");
+            seen.push_back(field.key);
+            std::optional<Expectation::Subject> named;
+            if (field.key == "read") named = Expectation::Subject::read;
+            else if (field.key == "write") named = Expectation::Subject::write;
+            else if (field.key == "host") named = Expectation::Subject::host;
+            if (named) {
+                if (subject)
+                    return error(k, "an entry names one subject: '" + std::string(subject_name(*subject)) + "' is here already");
+                subject = named;
+                auto s = text(field.value, k);
+                SBX_TRY(s);
+                out.subject = *named;
+                out.text = *s;
+            } else if (field.key == "allowed") {
+                allowed = field.value;
+            } else if (field.key == "verdict") {
+                verdict = field.value;
+            } else if (field.key == "why") {
+                auto s = text(field.value, k);
+                SBX_TRY(s);
+                out.why = *s;
+            } else {
+                return error(k, "unknown key; an entry has 'read', 'write' or 'host', then 'allowed' or 'verdict', "
+                                "and may have 'why'");
+            }
+        }
+        if (!subject) return error(key, "the entry names no subject: give 'read', 'write' or 'host'");
+        if (*subject == Expectation::Subject::host) {
+            if (allowed) return error(key + ".allowed", "a host expects a 'verdict' (allow, deny or ask), not 'allowed'");
+            if (!verdict) return error(key, "no 'verdict': give \"allow\", \"deny\" or \"ask\"");
+            const std::string k = key + ".verdict";
+            auto s = text(*verdict, k);
+            SBX_TRY(s);
+            auto named = net::parse_verdict(*s);
+            if (!named) return error(k, "expected \"allow\", \"deny\" or \"ask\", got \"" + std::string(*s) + "\"");
+            out.verdict = *named;
+            auto target = net::named_target(out.text);
+            if (!target) return error(key + ".host", "'" + out.text + "' names no host: " + target.error().message);
+            out.target = std::move(*target);
+            return out;
+        }
+        if (verdict) return error(key + ".verdict", "a path expects 'allowed' (true or false), not 'verdict'");
+        if (!allowed) return error(key, "no 'allowed': give true or false");
+        if (allowed->type() != element_type::BOOL)
+            return type_error(key + ".allowed", "a boolean (true or false)", *allowed);
+        out.allowed = bool(allowed->get_bool().value_unsafe());
+        const std::string k = key + "." + std::string(subject_name(out.subject));
+        auto p = paths::resolve(out.text, base_);
+        if (!p) return error(k, p.error().message);
+        out.path = std::move(*p);
+        return out;
+    }
+};
+
+}  // namespace detail
+
+// Reads one check file's text. `file` is only a name for messages; `base` says
+// where `~/` and relative paths lead (the home directory and the root). Pure.
+inline expected<CheckFile> parse_check_file(std::string_view text, const std::string& file, const paths::Base& base) {
+    auto doc = json::parse(text);
+    if (!doc) {
+        Error e = std::move(doc.error());
+        e.code = Errc::invalid_settings;
+        e.file = file;
+        return fail(std::move(e));
+    }
+    return detail::CheckReader(text, file, base).read((*doc)->root());
+}
+
+}  // namespace sbx::review
