@@ -2,6 +2,8 @@
 //
 //   sbx policy  [--root DIR] [--settings FILE] [--managed-settings FILE] [--untrusted] [--agent-file FILE] [--json]
 //   sbx explain [same options] PATH | --host HOST[:PORT]
+//   sbx check   [same options] FILE
+//   sbx diff    [same options] [--fail-on-widening] --base REV | OLD.json NEW.json
 //   sbx plan    [same options] [--allow-home-root] [--no-tool-cache] [--weaker-sandbox] [--env NAME]... [--pass-fd N]... -- COMMAND [ARG...]
 //   sbx run     [same options] [--allow-home-root] [--no-tool-cache] [--weaker-sandbox] [--env NAME]... [--pass-fd N]... [--[no-]scan-stderr] [--launcher PATH] -- COMMAND [ARG...]
 //   sbx doctor  [--json] [--launcher PATH]
@@ -15,6 +17,8 @@
 // This file is the only place that prints and picks exit statuses; the engine
 // returns values. Exit statuses (README.md, "Exit statuses"):
 //   0   success
+//   1   sbx check: an expectation does not hold; sbx diff --fail-on-widening:
+//       the change widens the sandbox
 //   64  the command line is wrong (usage)
 //   65  a settings file is invalid
 //   66  a file could not be read
@@ -42,6 +46,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <iostream>
 #include <memory>
 #include <optional>
@@ -60,6 +65,11 @@
 #include "sbx/plan/make_plan.hpp"
 #include "sbx/plan/plan.hpp"
 #include "sbx/plan/plan_json.hpp"
+#include "sbx/review/check.hpp"
+#include "sbx/review/check_file.hpp"
+#include "sbx/review/decision_diff.hpp"
+#include "sbx/review/decision_json.hpp"
+#include "sbx/review/value_diff.hpp"
 #include "sbx/rules/fs_rules.hpp"
 #include "sbx/rules/network.hpp"
 #include "sbx/rules/tool_cache.hpp"
@@ -70,6 +80,7 @@
 #include "sbx/settings/policy.hpp"
 #include "sbx/settings/project_root.hpp"
 
+#include "git_files.hpp"    // tools/: the settings at a git revision, for sbx diff
 #include "host_lookup.hpp"  // launchers/: this machine's addresses and name lookup, as the proxy's
 #if defined(__linux__)
 #include "linux_platform.hpp"  // launchers/: the Linux launcher's steps, which `sbx run` runs itself
@@ -248,6 +259,7 @@ struct Loaded {
     // settings were read and the plan is to be made.
     std::optional<sbx::GroupSnapshot> group;
     std::unique_ptr<sbx::HidingFs> view;
+    std::vector<std::string> credential_homes;  // whose credential stores stay hidden: HOME's, the account's
 };
 
 // Whether a root that is or holds your home directory is refused: `sbx plan` and
@@ -289,8 +301,13 @@ sbx::expected<sbx::ProjectRoot> choose_root(const SettingsArgs& a, const std::st
     return sbx::named_root(std::move(*root));
 }
 
+// What a caller may do to the layers before they are merged: `sbx diff` puts
+// the project's files of another revision in place of the work tree's.
+using LayerEdit = std::function<sbx::expected<void>(std::vector<sbx::Settings>& layers, const sbx::LayerFiles& files)>;
+
 // Finds the root and the layers, and merges them (or takes the built-in default).
-sbx::expected<Loaded> load_policy(const SettingsArgs& a, const sbx::FsView& disk, HomeRoot home_root) {
+sbx::expected<Loaded> load_policy(const SettingsArgs& a, const sbx::FsView& disk, HomeRoot home_root,
+                                  const LayerEdit& edit = {}) {
     auto home = home_directory();
     SBX_TRY(home);
     // A current directory that is gone matters only when the root is found from it.
@@ -331,6 +348,7 @@ sbx::expected<Loaded> load_policy(const SettingsArgs& a, const sbx::FsView& disk
 
     auto layers = sbx::load_layers(files);
     SBX_TRY(layers);
+    if (edit) SBX_TRY(edit(*layers, files));
     std::optional<sbx::AgentFile> agent;
     if (!a.agent_file.empty()) {
         const std::string file = absolute(a.agent_file);
@@ -352,8 +370,8 @@ sbx::expected<Loaded> load_policy(const SettingsArgs& a, const sbx::FsView& disk
     auto policy = sbx::effective_policy(std::move(*layers), sbx::MergeOptions{!a.untrusted, a.weaker_sandbox}, fs,
                                         credential_homes);
     SBX_TRY(policy);
-    return Loaded{root,           *home,           std::move(*where), here, std::move(*policy),
-                  std::move(agent), std::move(*group), std::move(view)};
+    return Loaded{root,           *home,           std::move(*where), here,           std::move(*policy),
+                  std::move(agent), std::move(*group), std::move(view), std::move(credential_homes)};
 }
 
 // The root as JSON members: "root", "rootReason" (option, git-work-tree,
@@ -497,7 +515,7 @@ int run_policy(const SettingsArgs& a) {
 // refusals are read from the command's standard error when a program reads it: on
 // a terminal the command keeps the terminal (and its person sees the errors),
 // unless --scan-stderr.
-constexpr std::string_view kRunUnknownHost = "ask";
+constexpr std::string_view kRunUnknownHost = sbx::net::unknown_host_name(sbx::net::kRunUnknownHost);
 bool run_scans_stderr() { return ::isatty(STDERR_FILENO) == 0; }
 
 // What --on-unknown-host takes.
@@ -677,56 +695,17 @@ struct ExplainArgs {
     std::string on_unknown_host{kRunUnknownHost};  // as sbx run's default
 };
 
-std::string_view step_name(sbx::net::HostDecision::Step s) {
-    using S = sbx::net::HostDecision::Step;
-    switch (s) {
-        case S::denied_list: return "denied-list";
-        case S::allowed_list: return "allowed-list";
-        case S::local_binding: return "local-binding";
-        case S::call_list: return "call-list";
-        case S::not_in_call: return "not-in-call";
-        case S::local_address: return "local-address";
-        case S::local_name: return "local-name";
-        case S::strict: return "strict";
-        case S::call_decider: return "call-decider";
-        case S::sandbox_decider: return "sandbox-decider";
-        case S::nothing_decides: return "nothing-decides";
-    }
-    return "?";
-}
-
-std::string_view reach_name(sbx::net::Reach r) {
-    using R = sbx::net::Reach;
-    switch (r) {
-        case R::nothing: return "nothing";
-        case R::public_only: return "public";
-        case R::public_or_private: return "public-or-private";
-        case R::loopback: return "loopback";
-        case R::named_address: return "named-address";
-    }
-    return "?";
-}
-
 // explain's last line of text: "  root ROOT: WHY", as `sbx run` says it.
 void print_root_line(const sbx::ProjectRoot& r) { std::cout << "  root " << r.root << ": " << sbx::root_why(r) << "\n"; }
 
 // `sbx explain --host`: what the proxy of `sbx run` would decide for HOST[:PORT]
 // (port 443 when none is given), and the rule behind it.
 int explain_host(const ExplainArgs& a, const Loaded& loaded) {
-    // HOST, HOST:PORT, [V6] or [V6]:PORT, as a client would ask the proxy.
-    auto bad = [&](const std::string& why) {
+    auto target = sbx::net::named_target(a.host);
+    if (!target)
         return report(sbx::Error(sbx::Errc::invalid_argument,
                                  "--host takes a host name or address with an optional port (github.com, "
-                                 "127.0.0.1:3000, [::1]:80): " + why));
-    };
-    if (a.host.find("://") != std::string::npos) return bad("write the host alone, not a URL");
-    // A client may pad its port with zeros; `::1` alone is that address.
-    auto split = sbx::net::split_host_port(
-        a.host, {.zeros = sbx::net::PortZeros::allowed, .bare_ipv6 = sbx::net::BareIpv6::whole_host});
-    if (!split) return bad(split.error().message);
-    const std::uint16_t port = split->port.value_or(443);
-    auto target = sbx::net::canonical_target(split->host, port);
-    if (!target) return bad(target.error().message);
+                                 "127.0.0.1:3000, [::1]:80): " + target.error().message));
     auto rules = sbx::net::compile_host_rules(loaded.policy);
     if (!rules) return report(rules.error());
     rules->on_unknown = sbx::net::parse_unknown_host(a.on_unknown_host).value_or(sbx::net::UnknownHost::ask);
@@ -745,7 +724,6 @@ int explain_host(const ExplainArgs& a, const Loaded& loaded) {
     const std::vector<sbx::net::Address> own = sbx::launcher::own_addresses();
     const auto d = sbx::net::decide_host(*rules, call, *target, own);
     using V = sbx::net::HostDecision::Verdict;
-    auto verdict_key = [](V v) { return v == V::allow ? "allow" : v == V::ask ? "ask" : "deny"; };
     const bool name = !target->address.has_value();
     const bool resolves = name && d.verdict != V::deny;
     std::vector<sbx::net::AddressVerdict> judged;
@@ -774,24 +752,13 @@ int explain_host(const ExplainArgs& a, const Loaded& loaded) {
     auto bracketed = [](const sbx::net::Address& x) {
         return x.is_v6() ? "[" + sbx::net::to_string(x) + "]" : sbx::net::to_string(x);
     };
-    const bool v6 = target->host.find(':') != std::string::npos;
-    const std::string where =
-        (v6 ? "[" + target->host + "]" : target->host) + ":" + std::to_string(target->port);
+    const std::string where = sbx::net::to_string(*target);
     if (a.settings.json) {
         sbx::json::Writer w;
         w.begin_object();
         write_root(w, loaded.where);
         w.key("host").value(target->host).key("port").value(static_cast<int>(target->port));
-        w.key("verdict").value(verdict_key(d.verdict));
-        w.key("step").value(step_name(d.step)).key("why").value(d.why).key("rule");
-        if (d.rule == nullptr) {
-            w.null();
-        } else {
-            w.begin_object().key("list").value(d.rule->list).key("entry").value(d.rule->text).key("source");
-            write_source(w, d.rule->source);
-            w.end_object();
-        }
-        w.key("reach").value(reach_name(d.reach));
+        sbx::review::write_host_decision_members(w, d);
         w.key("resolvedLater").value(resolves);
         w.key("addresses").begin_array();
         for (const auto& j : judged)
@@ -804,7 +771,7 @@ int explain_host(const ExplainArgs& a, const Loaded& loaded) {
         w.key("dials");
         if (dials) w.value(sbx::net::to_string(*dials));
         else w.null();
-        w.key("finalVerdict").value(verdict_key(final_verdict)).key("finalWhy").value(final_why).end_object();
+        w.key("finalVerdict").value(sbx::net::verdict_name(final_verdict)).key("finalWhy").value(final_why).end_object();
         std::cout << w.take() << "\n";
         return kOk;
     }
@@ -853,16 +820,8 @@ int run_explain(const ExplainArgs& a) {
         const auto& d = e->decision;
         if (a.settings.json) {
             if (access == sbx::Access::read) w.key("path").value(e->path).key("realPath").value(e->real_path);
-            w.key(sbx::access_name(access)).begin_object().key("allowed").value(d.allowed).key("why").value(sbx::why(d));
-            w.key("rule");
-            if (d.rule == nullptr) {
-                w.null();
-            } else {
-                w.begin_object().key("list").value(d.rule->list).key("entry").value(d.rule->pattern);
-                w.key("source");
-                write_source(w, d.rule->source);
-                w.end_object();
-            }
+            w.key(sbx::access_name(access)).begin_object();
+            sbx::review::write_fs_decision_members(w, d);
             w.end_object();
             continue;
         }
@@ -879,6 +838,356 @@ int run_explain(const ExplainArgs& a) {
     return kOk;
 }
 
+// ---- sbx check and sbx diff ------------------------------------------------------
+
+// `sbx check` when an expectation does not hold, `sbx diff --fail-on-widening`
+// when the change widens the sandbox.
+constexpr int kFailed = 1;
+
+// The rules a command of `l` runs with under `sbx run`'s defaults: the
+// filesystem rules with its tool cache home, and the host rules with `sbx run`'s
+// decider for hosts no rule names (ask), as `sbx explain` decides.
+struct RunRules {
+    sbx::CommandFsRules fs;
+    sbx::net::HostRules hosts;
+};
+
+sbx::expected<RunRules> run_rules(const Loaded& l, const std::string& tmpdir, const sbx::CachedFs& cached) {
+    auto fs = sbx::command_fs_rules(l.policy, {l.root, tmpdir, l.home}, usable_tool_cache_base(l, nullptr), cached);
+    SBX_TRY(fs);
+    auto hosts = sbx::net::compile_host_rules(l.policy);
+    SBX_TRY(hosts);
+    hosts->on_unknown = sbx::net::kRunUnknownHost;
+    return RunRules{std::move(*fs), std::move(*hosts)};
+}
+
+struct CheckArgs {
+    SettingsArgs settings;
+    std::string file;
+};
+
+std::string_view allowed_word(bool allowed) { return allowed ? "allowed" : "denied"; }
+
+// What an outcome expected and got, in the check file's words, and why it got it.
+struct OutcomeWords {
+    std::string expected, got, why;
+};
+
+OutcomeWords words_of(const sbx::review::CheckOutcome& o) {
+    const auto& e = *o.expectation;
+    if (o.host)
+        return {std::string(sbx::net::verdict_name(e.verdict)), std::string(sbx::net::verdict_name(o.host->verdict)),
+                o.host->why};
+    return {std::string(allowed_word(e.allowed)), std::string(allowed_word(o.path->decision.allowed)),
+            sbx::why(o.path->decision)};
+}
+
+// TAP: the plan line, then a line per expectation with the decision and its
+// rule on the diagnostic lines under it, and where a failing one is in the file.
+void print_check_tap(const Loaded& l, const sbx::review::CheckFile& c,
+                     const std::vector<sbx::review::CheckOutcome>& outcomes) {
+    auto& out = std::cout;
+    out << "# sbx check " << c.file << ": policy for " << l.root << ": " << sbx::root_why(l.where)
+        << (l.policy.trusted ? "" : "; untrusted project") << "\n";
+    out << "1.." << outcomes.size() << "\n";
+    std::size_t n = 0, failed = 0;
+    for (const auto& o : outcomes) {
+        const auto& e = *o.expectation;
+        const auto w = words_of(o);
+        out << (o.holds ? "ok " : "not ok ") << ++n << " - " << sbx::review::subject_name(e.subject) << " " << e.text
+            << ": " << (o.holds ? w.got : "expected " + w.expected + ", got " + w.got) << "\n";
+        if (o.path && (o.path->path != e.text || o.path->real_path != o.path->path)) {
+            out << "#   path: " << o.path->path;
+            if (o.path->real_path != o.path->path) out << " (leads to " << o.path->real_path << ")";
+            out << "\n";
+        }
+        out << "#   " << w.why << "\n";
+        if (o.holds) continue;
+        ++failed;
+        if (!e.why.empty()) out << "#   expected because: " << e.why << "\n";
+        out << "#   at " << c.file << ":" << e.line << " (" << e.key << ")\n";
+    }
+    if (failed == 0) out << "# all " << outcomes.size() << " expectations hold\n";
+    else out << "# " << failed << " of " << outcomes.size() << (failed == 1 ? " expectation does" : " expectations do")
+             << " not hold\n";
+}
+
+void print_check_json(const Loaded& l, const sbx::review::CheckFile& c,
+                      const std::vector<sbx::review::CheckOutcome>& outcomes) {
+    sbx::json::Writer w;
+    w.begin_object();
+    write_root(w, l.where);
+    const auto failed = std::count_if(outcomes.begin(), outcomes.end(), [](const auto& o) { return !o.holds; });
+    w.key("file").value(c.file).key("expectations").value(static_cast<std::uint64_t>(outcomes.size()));
+    w.key("failed").value(static_cast<std::int64_t>(failed)).key("results").begin_array();
+    for (const auto& o : outcomes) {
+        const auto& e = *o.expectation;
+        w.begin_object().key("key").value(e.key).key("line").value(static_cast<std::uint64_t>(e.line));
+        w.key("subject").value(sbx::review::subject_name(e.subject)).key("text").value(e.text);
+        if (o.path) {
+            w.key("path").value(o.path->path).key("realPath").value(o.path->real_path);
+            w.key("expected").value(e.allowed);
+        } else {
+            w.key("host").value(e.target.host).key("port").value(static_cast<int>(e.target.port));
+            w.key("expected").value(sbx::net::verdict_name(e.verdict));
+        }
+        w.key("holds").value(o.holds).key("why");
+        if (e.why.empty()) w.null();
+        else w.value(e.why);
+        w.key("decision").begin_object();
+        if (o.path) sbx::review::write_fs_decision_members(w, o.path->decision);
+        else sbx::review::write_host_decision_members(w, *o.host);
+        w.end_object().end_object();
+    }
+    w.end_array().end_object();
+    std::cout << w.take() << "\n";
+}
+
+int run_check(const CheckArgs& a) {
+    sbx::DiskFs disk;
+    auto loaded = load_policy(a.settings, disk, HomeRoot::allowed);
+    if (!loaded) return report(loaded.error());
+    // A relative FILE is the current directory's; the paths in it are the root's.
+    const std::string file = absolute(a.file);
+    auto text = sbx::read_small_file(file, sbx::kMaxSettingsBytes, sbx::Errc::invalid_settings);
+    if (!text) return report(text.error());
+    if (!*text) return report(sbx::Error(sbx::Errc::io_error, "no such file").in_file(a.file));
+    auto check = sbx::review::parse_check_file(**text, a.file, {loaded->home, loaded->root});
+    if (!check) return report(check.error());
+    sbx::CachedFs cached(*loaded->view);
+    auto rules = run_rules(*loaded, temporary_directory(), cached);
+    if (!rules) return report(rules.error());
+    const std::vector<sbx::net::Address> own = sbx::launcher::own_addresses();
+    auto outcomes = sbx::review::run_checks(*check, rules->fs.rules, rules->hosts, own, cached);
+    if (!outcomes) return report(outcomes.error());
+    if (a.settings.json) print_check_json(*loaded, *check, *outcomes);
+    else print_check_tap(*loaded, *check, *outcomes);
+    const bool all = std::all_of(outcomes->begin(), outcomes->end(), [](const auto& o) { return o.holds; });
+    return all ? kOk : kFailed;
+}
+
+struct DiffArgs {
+    SettingsArgs settings;
+    std::string base;                // --base REV
+    std::vector<std::string> files;  // OLD.json NEW.json
+    bool fail_on_widening = false;
+};
+
+// The project's settings files, relative to the root, with their layers.
+constexpr std::pair<sbx::LayerKind, std::string_view> kProjectFiles[] = {
+    {sbx::LayerKind::project, ".claude/settings.json"},
+    {sbx::LayerKind::local, ".claude/settings.local.json"},
+};
+
+// `layers` with the one of `kind` taken out, and `text` (when there is one),
+// read as that layer's file of the root, named `name`, put in its place.
+sbx::expected<void> put_layer(std::vector<sbx::Settings>& layers, const sbx::LayerFiles& f, sbx::LayerKind kind,
+                              const std::string& name, const std::optional<std::string>& text) {
+    std::erase_if(layers, [&](const sbx::Settings& s) { return s.layer == kind; });
+    if (!text) return {};
+    auto parsed = sbx::parse_settings(*text, sbx::SettingsSource{kind, name, sbx::paths::Base{f.home, f.root}, f.root});
+    SBX_TRY(parsed);
+    layers.push_back(std::move(*parsed));
+    return {};
+}
+
+// What the "before" side of a diff was read from, for people.
+struct DiffBase {
+    std::string commit;               // --base: the commit REV names
+    std::vector<std::string> shared;  // project files git does not track, read from the work tree on both sides
+};
+
+// The layers of REV: each project file as the commit holds it, read with git. A
+// file git tracks neither at REV nor in its index (settings.local.json, which
+// Claude Code keeps out of git) is nobody's change: the work tree's on both sides.
+LayerEdit at_revision(const std::string& rev, DiffBase& base) {
+    return [&rev, &base](std::vector<sbx::Settings>& layers, const sbx::LayerFiles& f) -> sbx::expected<void> {
+        auto repo = sbx::tools::find_git(f.root);
+        SBX_TRY(repo);
+        auto commit = sbx::tools::resolve_commit(*repo, rev);
+        SBX_TRY(commit);
+        base.commit = *commit;
+        for (const auto& [kind, rel] : kProjectFiles) {
+            // With the root at HOME, the project file is the user's: the same on both sides.
+            if (kind == sbx::LayerKind::project && sbx::paths::join(f.root, rel) == sbx::paths::join(f.home, rel)) continue;
+            auto text = sbx::tools::file_at(*repo, *commit, rev, std::string(rel), sbx::kMaxSettingsBytes);
+            SBX_TRY(text);
+            if (!*text) {
+                auto tracked = sbx::tools::in_index(*repo, std::string(rel));
+                SBX_TRY(tracked);
+                if (!*tracked) {
+                    base.shared.emplace_back(rel);
+                    continue;
+                }
+            }
+            SBX_TRY(put_layer(layers, f, kind, rev + ":" + std::string(rel), *text));
+        }
+        return {};
+    };
+}
+
+// The file `file` in place of the project's .claude/settings.json, its relative
+// paths the root's.
+LayerEdit in_place_of_project(const std::string& file) {
+    return [file](std::vector<sbx::Settings>& layers, const sbx::LayerFiles& f) -> sbx::expected<void> {
+        auto text = sbx::read_settings_text(absolute(file));
+        SBX_TRY(text);
+        if (!*text) return sbx::fail(sbx::Error(sbx::Errc::io_error, "no such file").in_file(file));
+        return put_layer(layers, f, sbx::LayerKind::project, file, *text);
+    };
+}
+
+std::string source_words(const std::optional<sbx::Source>& s) {
+    if (!s) return "default";
+    return std::string(sbx::layer_name(s->layer)) + " " + s->file.str() + " " + s->key;
+}
+
+// "became readable", "stopped being writable", "is now asked about".
+std::string change_words(const sbx::review::DecisionChange& c) {
+    using A = sbx::review::DecisionChange::Aspect;
+    if (c.aspect == A::reach) {
+        if (c.after == "allow") return "became reachable";
+        if (c.after == "ask") return "is now asked about";
+        return "stopped being reachable";
+    }
+    const std::string able = c.aspect == A::read ? "readable" : "writable";
+    return c.after == "allowed" ? "became " + able : "stopped being " + able;
+}
+
+std::string subject_of(const sbx::review::Probe& p) {
+    return p.kind == sbx::review::Probe::Kind::path ? p.path : sbx::net::to_string(p.target);
+}
+
+struct DiffOutcome {
+    std::vector<sbx::review::ValueChange> values;
+    std::vector<sbx::review::DecisionChange> decisions;
+    std::size_t probes = 0;
+
+    std::size_t widening() const {
+        using D = sbx::review::Direction;
+        return static_cast<std::size_t>(
+            std::count_if(values.begin(), values.end(), [](const auto& v) { return v.direction == D::widens; }) +
+            std::count_if(decisions.begin(), decisions.end(), [](const auto& d) { return d.direction == D::widens; }));
+    }
+};
+
+void print_diff_text(const DiffArgs& a, const Loaded& l, const DiffBase& base, const DiffOutcome& d) {
+    auto& out = std::cout;
+    if (!a.base.empty())
+        out << "sbx diff: the policy at " << a.base << " (" << base.commit.substr(0, 12) << ") against the work tree";
+    else
+        out << "sbx diff: the policy with " << a.files[0] << " against the policy with " << a.files[1];
+    out << ", for " << l.root << ": " << sbx::root_why(l.where) << "\n";
+    for (const auto& f : base.shared) out << "  " << f << ": not tracked by git, the work tree's on both sides\n";
+    out << "values" << (d.values.empty() ? ": no change" : ":") << "\n";
+    for (const auto& v : d.values) {
+        std::string dir(sbx::review::direction_name(v.direction));
+        dir.resize(8, ' ');
+        out << "  " << dir << sbx::review::what_name(v.what) << " " << v.name << " ";
+        using W = sbx::review::ValueChange::What;
+        if (v.what == W::added) out << v.after << " (" << v.meaning << ")  [" << source_words(v.after_source) << "]";
+        else if (v.what == W::removed) out << v.before << " (" << v.meaning << ")  [" << source_words(v.before_source) << "]";
+        else
+            out << v.before << " -> " << v.after << " (true: " << v.meaning << ")  [was " << source_words(v.before_source)
+                << "; now " << source_words(v.after_source) << "]";
+        out << "\n";
+    }
+    out << "decisions" << (d.decisions.empty() ? ": no change" : ":") << " (" << d.probes
+        << " paths and hosts decided on both sides)\n";
+    for (const auto& c : d.decisions) {
+        std::string dir(sbx::review::direction_name(c.direction));
+        dir.resize(8, ' ');
+        out << "  " << dir << subject_of(c.probe) << " " << change_words(c) << "  (" << c.probe.origin << ")\n";
+        out << "            was: " << c.before << "  " << c.before_why << "\n";
+        out << "            now: " << c.after << "  " << c.after_why << "\n";
+    }
+    const std::size_t widening = d.widening();
+    out << (widening == 0 ? "nothing became more open" : std::to_string(widening) + " change" +
+                                                               (widening == 1 ? " widens" : "s widen") + " the sandbox")
+        << "\n";
+}
+
+void print_diff_json(const DiffArgs& a, const Loaded& l, const DiffBase& base, const DiffOutcome& d) {
+    sbx::json::Writer w;
+    w.begin_object();
+    write_root(w, l.where);
+    w.key("before").begin_object();
+    if (!a.base.empty()) w.key("revision").value(a.base).key("commit").value(base.commit);
+    else w.key("file").value(a.files[0]);
+    w.end_object().key("after").begin_object();
+    if (!a.base.empty()) w.key("workTree").value(true);
+    else w.key("file").value(a.files[1]);
+    w.end_object().key("sharedFiles").begin_array();
+    for (const auto& f : base.shared) w.value(f);
+    w.end_array().key("values").begin_array();
+    auto text_or_null = [&](const std::string& t, bool has) {
+        if (has) w.value(t);
+        else w.null();
+    };
+    using W = sbx::review::ValueChange::What;
+    for (const auto& v : d.values) {
+        w.begin_object().key("what").value(sbx::review::what_name(v.what)).key("name").value(v.name);
+        w.key("before");
+        text_or_null(v.before, v.what != W::added);
+        w.key("after");
+        text_or_null(v.after, v.what != W::removed);
+        w.key("beforeSource");
+        sbx::write_source(w, v.before_source);
+        w.key("afterSource");
+        sbx::write_source(w, v.after_source);
+        w.key("direction").value(sbx::review::direction_name(v.direction)).key("meaning").value(v.meaning).end_object();
+    }
+    w.end_array().key("decisions").begin_array();
+    for (const auto& c : d.decisions) {
+        w.begin_object().key("aspect").value(sbx::review::aspect_name(c.aspect)).key("subject").value(subject_of(c.probe));
+        w.key("origin").value(c.probe.origin).key("change").value(change_words(c));
+        w.key("before").value(c.before).key("after").value(c.after);
+        w.key("beforeWhy").value(c.before_why).key("afterWhy").value(c.after_why);
+        w.key("direction").value(sbx::review::direction_name(c.direction)).end_object();
+    }
+    w.end_array().key("probes").value(static_cast<std::uint64_t>(d.probes));
+    w.key("widening").value(static_cast<std::uint64_t>(d.widening())).end_object();
+    std::cout << w.take() << "\n";
+}
+
+int run_diff(const DiffArgs& a) {
+    if (a.base.empty() == a.files.empty() || (!a.files.empty() && a.files.size() != 2)) {
+        std::cerr << "sbx: USAGE: diff needs --base REV, or two settings files OLD.json NEW.json (see sbx diff --help)\n";
+        return kUsage;
+    }
+    sbx::DiskFs disk;
+    DiffBase base;
+    auto before = load_policy(a.settings, disk, HomeRoot::allowed,
+                              a.base.empty() ? in_place_of_project(a.files[0]) : at_revision(a.base, base));
+    if (!before) return report(before.error());
+    auto after = load_policy(a.settings, disk, HomeRoot::allowed,
+                             a.base.empty() ? in_place_of_project(a.files[1]) : LayerEdit{});
+    if (!after) return report(after.error());
+    sbx::CachedFs cached(*after->view);
+    const std::string tmpdir = temporary_directory();
+    auto rules_before = run_rules(*before, tmpdir, cached);
+    if (!rules_before) return report(rules_before.error());
+    auto rules_after = run_rules(*after, tmpdir, cached);
+    if (!rules_after) return report(rules_after.error());
+    const sbx::review::DiffSide side_before{before->policy, rules_before->fs.rules, rules_before->hosts};
+    const sbx::review::DiffSide side_after{after->policy, rules_after->fs.rules, rules_after->hosts};
+    const sbx::review::DiffContext ctx{after->credential_homes, sbx::launcher::own_addresses()};
+    DiffOutcome d;
+    d.values = sbx::review::diff_values(before->policy, after->policy);
+    const auto probes = sbx::review::diff_probes(side_before, side_after, ctx);
+    d.probes = probes.size();
+    auto decisions = sbx::review::diff_decisions(side_before, side_after, probes, ctx, cached);
+    if (!decisions) return report(decisions.error());
+    d.decisions = std::move(*decisions);
+    if (a.settings.json) print_diff_json(a, *after, base, d);
+    else print_diff_text(a, *after, base, d);
+    if (a.fail_on_widening && d.widening() > 0) {
+        std::cerr << "sbx: the change widens the sandbox (" << d.widening()
+                  << (d.widening() == 1 ? " change" : " changes") << "); a person should review it\n";
+        return kFailed;
+    }
+    return kOk;
+}
 
 int run_plan(PlanArgs& a) {
     auto fds = descriptors_to_pass(a.pass_fd_args);
@@ -1244,6 +1553,24 @@ int main(int argc, char** argv) {
     explain->add_option("--on-unknown-host", ea.on_unknown_host, "As sbx run's (default: ask)")
         ->check(CLI::IsMember(unknown_host_choices()));
 
+    CheckArgs ca;
+    auto* check = app.add_subcommand("check", "Decide each expectation of a check file as sbx run would, as TAP; exit 1 "
+                                              "when one does not hold");
+    ca.settings.add_to(check);
+    check->add_option("file", ca.file, "The check file: {\"expect\": [{\"read\": PATH, \"allowed\": false}, ...]}")
+        ->required();
+
+    DiffArgs da;
+    auto* diff = app.add_subcommand("diff", "Say what a settings change opens and closes: the project's settings at a "
+                                            "git revision against the work tree, or two settings files");
+    da.settings.add_to(diff);
+    auto* diff_base = diff->add_option("--base", da.base,
+                                       "Compare the project's settings files at this git revision with the work tree's");
+    diff->add_option("files", da.files, "OLD.json NEW.json: two settings files, each in place of the project's "
+                                        ".claude/settings.json")
+        ->excludes(diff_base);
+    diff->add_flag("--fail-on-widening", da.fail_on_widening, "Exit 1 when anything became more open");
+
     PlanArgs plan_args;
     auto* plan = app.add_subcommand("plan", "Print the plan for a command as JSON (docs/plan.md)");
     plan_args.settings.add_to(plan);
@@ -1293,7 +1620,7 @@ int main(int argc, char** argv) {
     const bool known = argc > 1 && std::any_of(commands.begin(), commands.end(),
                                                [&](const CLI::App* c) { return c->check_name(argv[1]); });
     if (argc > 1 && argv[1][0] != '-' && !known) {
-        std::cerr << "sbx: USAGE: unknown command '" << argv[1] << "'; the commands are: policy, explain, plan, run, doctor (see sbx --help)\n";
+        std::cerr << "sbx: USAGE: unknown command '" << argv[1] << "'; the commands are: policy, explain, check, diff, plan, run, doctor (see sbx --help)\n";
         return kUsage;
     }
     try {
@@ -1318,6 +1645,8 @@ int main(int argc, char** argv) {
             }
             return run_explain(ea);
         }
+        if (*check) return run_check(ca);
+        if (*diff) return run_diff(da);
         if (*plan) return run_plan(plan_args);
         if (*run) return run_run(run_args);
         if (*doctor) return run_doctor(doctor_args);

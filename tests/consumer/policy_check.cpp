@@ -79,7 +79,7 @@ Project load() {
     const sbx::Policy policy = value_of(sbx::effective_policy(std::move(layers), sbx::MergeOptions{}, fs, {at.home}));
     auto run = value_of(sbx::command_fs_rules(policy, at, std::nullopt, sbx::CachedFs(fs)));  // no tool cache home
     auto hosts = value_of(sbx::net::compile_host_rules(policy));
-    hosts.on_unknown = sbx::net::UnknownHost::ask;  // what `sbx run` does with other hosts unless told otherwise
+    hosts.on_unknown = sbx::net::kRunUnknownHost;  // what `sbx run` does with other hosts unless told otherwise
     std::vector<sbx::Warning> warnings = policy.warnings;
     warnings.insert(warnings.end(), run.protected_warnings.begin(), run.protected_warnings.end());
     warnings.insert(warnings.end(), run.rules.warnings.begin(), run.rules.warnings.end());
