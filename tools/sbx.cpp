@@ -896,6 +896,7 @@ void print_check_tap(const Loaded& l, const sbx::review::CheckFile& c,
         const auto w = words_of(o);
         out << (o.holds ? "ok " : "not ok ") << ++n << " - " << sbx::review::subject_name(e.subject) << " " << e.text
             << ": " << (o.holds ? w.got : "expected " + w.expected + ", got " + w.got) << "\n";
+        if (o.host && sbx::net::to_string(e.target) != e.text) out << "#   host: " << sbx::net::to_string(e.target) << "\n";
         if (o.path && (o.path->path != e.text || o.path->real_path != o.path->path)) {
             out << "#   path: " << o.path->path;
             if (o.path->real_path != o.path->path) out << " (leads to " << o.path->real_path << ")";
@@ -908,7 +909,7 @@ void print_check_tap(const Loaded& l, const sbx::review::CheckFile& c,
         out << "#   at " << c.file << ":" << e.line << " (" << e.key << ")\n";
     }
     if (failed == 0) out << "# all " << outcomes.size() << " expectations hold\n";
-    else out << "# " << failed << " of " << outcomes.size() << (failed == 1 ? " expectation does" : " expectations do")
+    else out << "# " << failed << " of " << outcomes.size() << " expectations " << (failed == 1 ? "does" : "do")
              << " not hold\n";
 }
 
@@ -973,10 +974,19 @@ struct DiffArgs {
     bool fail_on_widening = false;
 };
 
-// The project's settings files, relative to the root, with their layers.
-constexpr std::pair<sbx::LayerKind, std::string_view> kProjectFiles[] = {
-    {sbx::LayerKind::project, ".claude/settings.json"},
-    {sbx::LayerKind::local, ".claude/settings.local.json"},
+// The project's settings files, relative to the root, with their layers, and
+// whether one git does not track is compared at all: the shared file always
+// is (a new one not yet added is part of the change); the local one, which
+// Claude Code keeps out of git, is personal unless git tracks it.
+enum class Untracked { compared, same_on_both_sides };
+struct ProjectFile {
+    sbx::LayerKind layer;
+    std::string_view path;
+    Untracked untracked;
+};
+constexpr ProjectFile kProjectFiles[] = {
+    {sbx::LayerKind::project, ".claude/settings.json", Untracked::compared},
+    {sbx::LayerKind::local, ".claude/settings.local.json", Untracked::same_on_both_sides},
 };
 
 // `layers` with the one of `kind` taken out, and `text` (when there is one),
@@ -997,9 +1007,9 @@ struct DiffBase {
     std::vector<std::string> shared;  // project files git does not track, read from the work tree on both sides
 };
 
-// The layers of REV: each project file as the commit holds it, read with git. A
-// file git tracks neither at REV nor in its index (settings.local.json, which
-// Claude Code keeps out of git) is nobody's change: the work tree's on both sides.
+// The layers of REV: each project file as the commit holds it, read with git.
+// A local file git tracks neither at REV nor in its index is nobody's change:
+// the work tree's on both sides (kProjectFiles).
 LayerEdit at_revision(const std::string& rev, DiffBase& base) {
     return [&rev, &base](std::vector<sbx::Settings>& layers, const sbx::LayerFiles& f) -> sbx::expected<void> {
         auto repo = sbx::tools::find_git(f.root);
@@ -1007,20 +1017,22 @@ LayerEdit at_revision(const std::string& rev, DiffBase& base) {
         auto commit = sbx::tools::resolve_commit(*repo, rev);
         SBX_TRY(commit);
         base.commit = *commit;
-        for (const auto& [kind, rel] : kProjectFiles) {
+        for (const auto& file : kProjectFiles) {
+            const std::string rel(file.path);
             // With the root at HOME, the project file is the user's: the same on both sides.
-            if (kind == sbx::LayerKind::project && sbx::paths::join(f.root, rel) == sbx::paths::join(f.home, rel)) continue;
-            auto text = sbx::tools::file_at(*repo, *commit, rev, std::string(rel), sbx::kMaxSettingsBytes);
+            if (file.layer == sbx::LayerKind::project && sbx::paths::join(f.root, rel) == sbx::paths::join(f.home, rel))
+                continue;
+            auto text = sbx::tools::file_at(*repo, *commit, rev, rel, sbx::kMaxSettingsBytes);
             SBX_TRY(text);
-            if (!*text) {
-                auto tracked = sbx::tools::in_index(*repo, std::string(rel));
+            if (!*text && file.untracked == Untracked::same_on_both_sides) {
+                auto tracked = sbx::tools::in_index(*repo, rel);
                 SBX_TRY(tracked);
                 if (!*tracked) {
-                    base.shared.emplace_back(rel);
+                    base.shared.push_back(rel);
                     continue;
                 }
             }
-            SBX_TRY(put_layer(layers, f, kind, rev + ":" + std::string(rel), *text));
+            SBX_TRY(put_layer(layers, f, file.layer, rev + ":" + rel, *text));
         }
         return {};
     };

@@ -246,6 +246,24 @@ want_out "values: no change"
 want_out "decisions: no change"
 tap_finish "diff --base HEAD of a clean work tree: no change"
 
+proj2=$work/project2
+git init -q "$proj2"
+git -C "$proj2" -c user.email=review@sbx.test -c user.name=review commit -q --allow-empty -m "no settings"
+mkdir -p "$proj2/.claude"
+echo '{"sandbox": {"network": {"allowedDomains": ["evil.example"]}}}' >"$proj2/.claude/settings.json"
+echo '{"sandbox": {"network": {"allowLocalBinding": true}}}' >"$proj2/.claude/settings.local.json"
+sbx_in "$proj2" diff --base HEAD --fail-on-widening
+want_status 1
+want_out "widens  added network.allowedDomains evil.example"
+want_out ".claude/settings.local.json: not tracked by git, the work tree's on both sides"
+want_no_out "allowLocalBinding"
+git -C "$proj2" add .claude/settings.local.json
+sbx_in "$proj2" diff --base HEAD
+want_status 0
+want_out "widens  changed network.allowLocalBinding false -> true"
+want_no_out "not tracked by git"
+tap_finish "diff --base: a settings.json not yet added to git is part of the change; settings.local.json only once git tracks it"
+
 git -C "$proj" show HEAD~1:.claude/settings.json >"$work/old.json"
 cp "$proj/.claude/settings.json" "$work/new.json"
 sbx_in "$proj" diff "$work/old.json" "$work/new.json" --fail-on-widening
