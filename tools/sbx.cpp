@@ -884,11 +884,12 @@ OutcomeWords words_of(const sbx::review::CheckOutcome& o) {
 
 // TAP: the plan line, then a line per expectation with the decision and its
 // rule on the diagnostic lines under it, and where a failing one is in the file.
-void print_check_tap(const Loaded& l, const sbx::review::CheckFile& c,
+void print_check_tap(const Loaded& l, const sbx::review::CheckFile& c, const std::vector<sbx::Warning>& warnings,
                      const std::vector<sbx::review::CheckOutcome>& outcomes) {
     auto& out = std::cout;
     out << "# sbx check " << c.file << ": policy for " << l.root << ": " << sbx::root_why(l.where)
         << (l.policy.trusted ? "" : "; untrusted project") << "\n";
+    for (const auto& w : warnings) out << "# warning: " << sbx::to_string(w) << "\n";
     out << "1.." << outcomes.size() << "\n";
     std::size_t n = 0, failed = 0;
     for (const auto& o : outcomes) {
@@ -913,7 +914,7 @@ void print_check_tap(const Loaded& l, const sbx::review::CheckFile& c,
              << " not hold\n";
 }
 
-void print_check_json(const Loaded& l, const sbx::review::CheckFile& c,
+void print_check_json(const Loaded& l, const sbx::review::CheckFile& c, const std::vector<sbx::Warning>& warnings,
                       const std::vector<sbx::review::CheckOutcome>& outcomes) {
     sbx::json::Writer w;
     w.begin_object();
@@ -940,6 +941,8 @@ void print_check_json(const Loaded& l, const sbx::review::CheckFile& c,
         else sbx::review::write_host_decision_members(w, *o.host);
         w.end_object().end_object();
     }
+    w.end_array().key("warnings").begin_array();
+    for (const auto& x : warnings) w.value(sbx::to_string(x));
     w.end_array().end_object();
     std::cout << w.take() << "\n";
 }
@@ -961,8 +964,13 @@ int run_check(const CheckArgs& a) {
     const std::vector<sbx::net::Address> own = sbx::launcher::own_addresses();
     auto outcomes = sbx::review::run_checks(*check, rules->fs.rules, rules->hosts, own, cached);
     if (!outcomes) return report(outcomes.error());
-    if (a.settings.json) print_check_json(*loaded, *check, *outcomes);
-    else print_check_tap(*loaded, *check, *outcomes);
+    // What the settings left out bears on what the expectations meet (a
+    // misspelt key is no deny): the policy's warnings and the rules'.
+    std::vector<sbx::Warning> warnings = loaded->policy.warnings;
+    for (const auto* more : {&rules->fs.rules.warnings, &rules->fs.protected_warnings, &rules->fs.tool_cache_warnings})
+        warnings.insert(warnings.end(), more->begin(), more->end());
+    if (a.settings.json) print_check_json(*loaded, *check, warnings, *outcomes);
+    else print_check_tap(*loaded, *check, warnings, *outcomes);
     const bool all = std::all_of(outcomes->begin(), outcomes->end(), [](const auto& o) { return o.holds; });
     return all ? kOk : kFailed;
 }

@@ -150,6 +150,7 @@ want_json 'd["results"][0]["decision"]["rule"]["source"]["key"] == "sandbox.file
 want_json 'd["results"][0]["why"] == "the build reads it" and d["results"][0]["line"] == 2'
 want_json 'd["results"][2]["decision"]["verdict"] == "allow" and d["results"][2]["expected"] == "deny"'
 want_json 'd["results"][2]["port"] == 443 and d["results"][2]["decision"]["step"] == "allowed-list"'
+want_json 'd["warnings"] == []'
 tap_finish "check --json: the same results as one document, each with its rule (exit 1)"
 
 printf '{"expect": [\n  {"read": "a", "allowed": false},\n  {"read": "b", "allowed": "no"}\n]}\n' >"$work/bad-type.json"
@@ -171,6 +172,12 @@ for text in '{"expect": [{"read": "a", "write": "b", "allowed": true}]}' \
     want_error 65 "$work/bad.json:1:"
 done
 tap_finish "check: two subjects, a URL for a host, an unknown key, an empty list and an unknown verdict are each refused (exit 65)"
+
+echo '{"sandbox": {"filesystem": {"denyReed": ["src"]}}}' >"$work/typo.json"
+sbx_in "$proj" check --settings "$work/typo.json" "$work/holds.json"
+want_status 0
+want_line "^# warning: $work/typo.json: sandbox\.filesystem\.denyReed: unknown key; did you mean 'denyRead'"
+tap_finish "check: what the settings left out is said before the results"
 
 sbx_in "$proj" check "$work/missing.json"
 want_error 66 "$work/missing.json: no such file"
