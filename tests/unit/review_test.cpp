@@ -332,3 +332,22 @@ TEST_CASE("diff_probes and diff_decisions: what a change opens and closes, with 
     REQUIRE(none.has_value());
     CHECK(none->empty());
 }
+
+TEST_CASE("diff_decisions: a path the FsView cannot look at is decided as named, not an error") {
+    auto fs = project_fs();
+    fs.unreadable("/r/secrets");
+    const auto before = project_policy(R"({"sandbox": {"filesystem": {"denyRead": ["secrets/key"]}}})", fs);
+    const auto after = project_policy(R"({"sandbox": {}})", fs);
+    const auto rb = rules_of(before, fs);
+    const auto ra = rules_of(after, fs);
+    const sbx::review::DiffSide b{before, rb.fs.rules, rb.hosts}, a{after, ra.fs.rules, ra.hosts};
+    const sbx::review::DiffContext ctx{{"/home/u"}, {}};
+    REQUIRE_FALSE(sbx::resolve(fs, "/r/secrets/key").has_value());
+    auto changes = sbx::review::diff_decisions(b, a, sbx::review::diff_probes(b, a, ctx), ctx, fs);
+    REQUIRE_MESSAGE(changes.has_value(), (changes ? std::string() : sbx::to_string(changes.error())));
+    const bool found = std::any_of(changes->begin(), changes->end(), [](const sbx::review::DecisionChange& c) {
+        return c.probe.path == "/r/secrets/key" && c.aspect == sbx::review::DecisionChange::Aspect::read &&
+               c.direction == Direction::widens;
+    });
+    CHECK(found);
+}

@@ -9,8 +9,8 @@
 // loopback, this machine's own addresses, and one public name no list names
 // (what the policy does with unknown hosts). Paths are decided as `sbx run`'s
 // command meets them (explain(): symlinks resolved through the FsView), hosts as
-// its proxy decides them before resolving a name (decide_host()). Pure but for
-// the FsView.
+// its proxy decides them before resolving a name (decide_host()); a path the
+// FsView cannot look at is decided as named (decide()). Pure but for the FsView.
 #pragma once
 
 #include <algorithm>
@@ -203,15 +203,26 @@ inline expected<std::vector<DecisionChange>> diff_decisions(const DiffSide& befo
                            net::openness(a.verdict) > net::openness(b.verdict) ? Direction::widens : Direction::narrows});
             continue;
         }
+        // A path the FsView cannot look at (a folder of another user's that
+        // a policy names) is decided as named, on both sides alike.
+        auto resolved = resolve(fs, p.path);
         for (auto access : {Access::read, Access::write}) {
-            auto b = explain(before.fs, p.path, access, fs);
-            SBX_TRY(b);
-            auto a = explain(after.fs, p.path, access, fs);
-            SBX_TRY(a);
-            if (a->decision.allowed == b->decision.allowed) continue;
+            FsDecision b, a;
+            if (resolved) {
+                auto xb = explain(before.fs, p.path, access, fs);
+                SBX_TRY(xb);
+                auto xa = explain(after.fs, p.path, access, fs);
+                SBX_TRY(xa);
+                b = xb->decision;
+                a = xa->decision;
+            } else {
+                b = decide(before.fs, p.path, access);
+                a = decide(after.fs, p.path, access);
+            }
+            if (a.allowed == b.allowed) continue;
             out.push_back({p, access == Access::read ? DecisionChange::Aspect::read : DecisionChange::Aspect::write,
-                           word(b->decision.allowed), word(a->decision.allowed), why(b->decision), why(a->decision),
-                           a->decision.allowed ? Direction::widens : Direction::narrows});
+                           word(b.allowed), word(a.allowed), why(b), why(a),
+                           a.allowed ? Direction::widens : Direction::narrows});
         }
     }
     return out;
