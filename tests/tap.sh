@@ -14,6 +14,16 @@ err=
 
 fail_because() { problems+=("$1"); }
 
+# The checks of the last command's $rc, $out and $err most cases make: each
+# notes what is wrong with fail_because. want_out and want_err take TEXT as
+# written; want_line takes an extended regular expression for a line of stdout.
+want_status() { [[ $rc == "$1" ]] || fail_because "exit status $rc, not $1"; }
+want_out() { grep -qF -- "$1" <<<"$out" || fail_because "stdout does not hold: $1"; }
+want_no_out() { ! grep -qF -- "$1" <<<"$out" || fail_because "stdout holds: $1"; }
+want_line() { grep -qE -- "$1" <<<"$out" || fail_because "no stdout line matches: $1"; }
+want_err() { grep -qF -- "$1" <<<"$err" || fail_because "stderr does not hold: $1"; }
+want_no_err() { ! grep -qF -- "$1" <<<"$err" || fail_because "stderr holds: $1"; }
+
 # tap_finish DESCRIPTION: "ok N - ..." or "not ok N - ..." with, under it, each
 # problem and the last command's status and output.
 tap_finish() {

@@ -87,7 +87,6 @@ skip() {
     problems=()
 }
 
-want_status() { [[ $rc == "$1" ]] || fail_because "exit status $rc, not $1"; }
 # want_refused [ERRNO]: sbx-attack said the attempt was refused (with ERRNO).
 want_refused() {
     want_status 1
@@ -97,8 +96,6 @@ want_succeeded() {
     want_status 0
     grep -qF -- ": succeeded: " <<<"$out" || fail_because "stdout does not say: succeeded"
 }
-want_out() { grep -qF -- "$1" <<<"$out" || fail_because "stdout does not hold: $1"; }
-want_no_out() { ! grep -qF -- "$1" <<<"$out" || fail_because "stdout holds: $1"; }
 want_file() { [[ -e $1 ]] || fail_because "$1 does not exist"; }
 want_no_file() { [[ ! -e $1 && ! -L $1 ]] || fail_because "$1 exists"; }
 
@@ -1231,8 +1228,6 @@ setup_nested() {
     in_case git -C "$proj" add sub 2>/dev/null
 }
 
-want_err() { grep -qF -- "$1" <<<"$err" || fail_because "stderr does not hold: $1"; }
-want_no_err() { ! grep -qF -- "$1" <<<"$err" || fail_because "stderr holds: $1"; }
 # disabled_files: every *.sbx-disabled under the case directory, one a line.
 disabled_files() { find "$case_dir" -name '*.sbx-disabled*' | sort; }
 

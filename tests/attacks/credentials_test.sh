@@ -58,7 +58,6 @@ skip() {
     problems=()
 }
 
-want_status() { [[ $rc == "$1" ]] || fail_because "exit status $rc, not $1"; }
 want_refused() {
     want_status 1
     grep -qE -- ": refused: " <<<"$out" || fail_because "stdout does not say: refused"
@@ -67,10 +66,6 @@ want_succeeded() {
     want_status 0
     grep -qF -- ": succeeded: " <<<"$out" || fail_because "stdout does not say: succeeded"
 }
-want_out() { grep -qF -- "$1" <<<"$out" || fail_because "stdout does not hold: $1"; }
-want_no_out() { ! grep -qF -- "$1" <<<"$out" || fail_because "stdout holds: $1"; }
-want_err() { grep -qF -- "$1" <<<"$err" || fail_because "stderr does not hold: $1"; }
-want_no_err() { ! grep -qF -- "$1" <<<"$err" || fail_because "stderr holds: $1"; }
 
 # fresh_case: $case_dir, $home (a scratch HOME), $proj (with an empty settings
 # file), $tmpd, and a secret planted in $home/.ssh/id_test and $home/.aws/credentials.

@@ -57,12 +57,6 @@ sbx_run() {
     err=$(cat "$tmp/err")
 }
 
-want_status() { [[ $rc == "$1" ]] || fail_because "exit status $rc, not $1"; }
-# want_out TEXT: stdout holds TEXT, as written (no pattern).
-want_out() { grep -qF -- "$1" <<<"$out" || fail_because "stdout does not hold: $1"; }
-want_no_out() { ! grep -qF -- "$1" <<<"$out" || fail_because "stdout holds: $1"; }
-# want_line REGEX: a line of stdout matches the extended regular expression.
-want_line() { grep -qE -- "$1" <<<"$out" || fail_because "no stdout line matches: $1"; }
 # want_error STATUS REGEX: that status, an empty stdout and a stderr of one line
 # matching REGEX.
 want_error() {

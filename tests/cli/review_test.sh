@@ -62,10 +62,6 @@ sbx_in() {
     out=$(cat "$work/out")
     err=$(cat "$work/err")
 }
-want_status() { [[ $rc == "$1" ]] || fail_because "exit status $rc, not $1"; }
-want_out() { grep -qF -- "$1" <<<"$out" || fail_because "stdout does not hold: $1"; }
-want_no_out() { ! grep -qF -- "$1" <<<"$out" || fail_because "stdout holds: $1"; }
-want_line() { grep -qE -- "$1" <<<"$out" || fail_because "no stdout line matches: $1"; }
 # want_error STATUS TEXT: that status, nothing on stdout, and one line on stderr holding TEXT.
 want_error() {
     want_status "$1"
