@@ -21,16 +21,23 @@ launcher::RunOutcome git(const GitRepo& repo, std::vector<std::string> args, std
     return launcher::run_program(argv, {}, limits);
 }
 
-// What git said when it failed: its last line of standard error, or how it ended.
+// What git said when it failed: its first "fatal:" or "error:" line (git's
+// advice may follow it), else its last line, or how it ended.
 std::string failure(const launcher::RunOutcome& r) {
     if (!r.spawn_error.empty()) return r.spawn_error;
     if (r.timed_out) return "git did not finish in 60 seconds";
     if (r.signal != 0) return "git was killed by signal " + std::to_string(r.signal);
-    std::string_view err = r.err;
-    while (!err.empty() && (err.back() == '\n' || err.back() == ' ')) err.remove_suffix(1);
-    if (const auto nl = err.rfind('\n'); nl != std::string_view::npos) err.remove_prefix(nl + 1);
-    if (err.empty()) return "git exited with status " + std::to_string(r.exit_code);
-    return std::string(err);
+    std::string_view last;
+    for (std::string_view rest = r.err; !rest.empty();) {
+        const auto nl = rest.find('\n');
+        std::string_view line = rest.substr(0, nl);
+        rest.remove_prefix(nl == std::string_view::npos ? rest.size() : nl + 1);
+        while (!line.empty() && (line.back() == ' ' || line.back() == '\r')) line.remove_suffix(1);
+        if (line.starts_with("fatal: ") || line.starts_with("error: ")) return std::string(line);
+        if (!line.empty()) last = line;
+    }
+    if (last.empty()) return "git exited with status " + std::to_string(r.exit_code);
+    return std::string(last);
 }
 
 // `rel` as a path git reads relative to the directory it runs in.
