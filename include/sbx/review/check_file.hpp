@@ -135,7 +135,8 @@ private:
             else if (field.key == "host") named = Expectation::Subject::host;
             if (named) {
                 if (subject)
-                    return error(k, "an entry names one subject: '" + std::string(subject_name(*subject)) + "' is here already");
+                    return error(k, "an entry names one subject: '" + std::string(subject_name(*subject)) +
+                                        "' is here already");
                 subject = named;
                 auto s = text(field.value, k);
                 SBX_TRY(s);

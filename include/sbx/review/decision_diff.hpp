@@ -180,7 +180,8 @@ inline std::vector<Probe> diff_probes(const DiffSide& before, const DiffSide& af
     for (std::string_view loop : {"localhost", "127.0.0.1", "::1"})
         if (auto t = net::canonical_target(loop, net::kNamedHostPort)) add_host(*t, "loopback");
     for (const auto& a : ctx.own)
-        if (auto t = net::canonical_target(net::to_string(a), net::kNamedHostPort)) add_host(*t, "an address of this machine");
+        if (auto t = net::canonical_target(net::to_string(a), net::kNamedHostPort))
+            add_host(*t, "an address of this machine");
     if (auto t = net::canonical_target(kUnknownHostSample, net::kNamedHostPort))
         add_host(*t, "a host no list names");
     return out;

@@ -80,8 +80,8 @@ struct List {
 };
 
 inline constexpr List kLists[] = {
-    {"excludedCommands", [](const Policy& p) -> const SourcedList& { return p.excluded_commands; }, Direction::widens, Names::other,
-     "the command runs outside the sandbox"},
+    {"excludedCommands", [](const Policy& p) -> const SourcedList& { return p.excluded_commands; },
+     Direction::widens, Names::other, "the command runs outside the sandbox"},
     {"filesystem.allowWrite", [](const Policy& p) -> const SourcedList& { return p.filesystem.allow_write; },
      Direction::widens, Names::paths, "commands may write there"},
     {"filesystem.denyWrite", [](const Policy& p) -> const SourcedList& { return p.filesystem.deny_write; },
@@ -175,13 +175,15 @@ inline std::vector<ValueChange> diff_values(const Policy& before, const Policy& 
             const auto kept = still(l.get(after), e->value);
             out.push_back({ValueChange::What::removed, std::string(l.name), e->value, "", e->source, std::nullopt,
                            kept ? Direction::neither : opposite(l.adding),
-                           kept ? "still listed by the " + std::string(layer_name(*kept)) + " layer" : std::string(l.meaning)});
+                           kept ? "still listed by the " + std::string(layer_name(*kept)) + " layer"
+                                : std::string(l.meaning)});
         }
         for (const auto* e : detail::missing_from(l.get(after), l.get(before), entry_text)) {
             const auto had = still(l.get(before), e->value);
             out.push_back({ValueChange::What::added, std::string(l.name), "", e->value, std::nullopt, e->source,
                            had ? Direction::neither : l.adding,
-                           had ? "listed already by the " + std::string(layer_name(*had)) + " layer" : std::string(l.meaning)});
+                           had ? "listed already by the " + std::string(layer_name(*had)) + " layer"
+                               : std::string(l.meaning)});
         }
     }
     constexpr std::string_view ignore_meaning = "violations of the command that hold the text are not reported";
