@@ -1,6 +1,7 @@
 // launchers/common.cpp - see common.hpp.
 #include "common.hpp"
 #include "sbx/io/fs_view_disk.hpp"
+#include "sbx/net/proxy_env.hpp"
 #include "signals.hpp"
 
 #include <arpa/inet.h>
@@ -51,7 +52,10 @@ std::string refused_clients_warning(std::size_t n) {
            "ALL_PROXY, or another program on this machine)";
 }
 
-sbx::expected<std::pair<int, int>> listen_loopback() {
+namespace {
+
+// One listening socket on the host's 127.0.0.1: the descriptor and its port.
+sbx::expected<std::pair<int, int>> listen_one() {
     const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
     if (fd < 0) return sbx::fail(sbx::Errc::io_error, std::string("socket: ") + std::strerror(errno));
     ::fcntl(fd, F_SETFD, FD_CLOEXEC);
@@ -67,6 +71,27 @@ sbx::expected<std::pair<int, int>> listen_loopback() {
         return sbx::fail(sbx::Errc::io_error, std::string("cannot listen on 127.0.0.1: ") + std::strerror(err));
     }
     return std::pair{fd, static_cast<int>(ntohs(sa.sin_port))};
+}
+
+}  // namespace
+
+sbx::expected<LoopbackListeners> listen_loopback() {
+    auto http = listen_one();
+    SBX_TRY(http);
+    auto socks = listen_one();
+    if (!socks) {
+        ::close(http->first);
+        return sbx::fail(socks.error());
+    }
+    return LoopbackListeners{http->first, socks->first, http->second, socks->second};
+}
+
+void put_proxy_environment(std::vector<std::string>& env, int http_port, int socks_port, const std::string& secret) {
+    for (const auto& [name, value] : sbx::net::proxy_environment(http_port, socks_port, secret)) {
+        const std::string prefix = name + "=";
+        std::erase_if(env, [&](const std::string& kv) { return kv.rfind(prefix, 0) == 0; });
+        env.push_back(prefix + value);
+    }
 }
 
 std::vector<std::string> env_strings(const sbx::Plan& plan, bool with_loader) {

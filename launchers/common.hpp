@@ -142,11 +142,19 @@ std::vector<std::string> env_strings(const sbx::Plan& plan, bool with_loader);
 // why a program that drops its proxy URL's user information failed.
 std::string refused_clients_warning(std::size_t n);
 
-// A listening TCP socket on the host's 127.0.0.1, on a port of the system's
-// choosing (close-on-exec, non-blocking): the descriptor and the port. The
-// proxy's listeners where it serves on the host's loopback (sbx-mac, and
-// sbx-linux's weaker sandbox).
-sbx::expected<std::pair<int, int>> listen_loopback();
+// The proxy's two listeners where it serves on the host's loopback (sbx-mac,
+// and sbx-linux's weaker sandbox): listening TCP sockets on 127.0.0.1, on
+// ports of the system's choosing (close-on-exec, non-blocking), and their
+// ports. Neither is left open when the other cannot be made.
+struct LoopbackListeners {
+    int http = -1, socks = -1;
+    int http_port = 0, socks_port = 0;
+};
+sbx::expected<LoopbackListeners> listen_loopback();
+
+// `env` ("NAME=VALUE" strings) with the proxy's variables for those ports and
+// secret (sbx::net::proxy_environment) in place of any of the same names.
+void put_proxy_environment(std::vector<std::string>& env, int http_port, int socks_port, const std::string& secret);
 
 // Runs the plan's command without a sandbox (failIfUnavailable: false), in the
 // plan's directory with its environment, waits, and returns a shell-style status.

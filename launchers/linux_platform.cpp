@@ -59,7 +59,6 @@
 #include "sbx/linux/filter_fallback.hpp"
 #include "sbx/linux/weaker_rules.hpp"
 #include "sbx/linux/write_wall.hpp"
-#include "sbx/net/proxy_env.hpp"
 #include "sbx/plan/plan.hpp"
 #include "sbx/plan/read_plan.hpp"
 #include "sbx/plan/report.hpp"
@@ -1102,28 +1101,13 @@ int LinuxPlatform::run_weaker(Launcher& l, const sbx::Plan& plan, Reaper& reaper
     std::unique_ptr<CommandProxy> proxy;
     pid_t pid = -1;
     if (plan.network.mode == sbx::NetworkMode::proxy) {
-        auto http = listen_loopback();
-        if (!http) return run.give_up(http.error());
-        auto socks = listen_loopback();
-        if (!socks) {
-            ::close(http->first);
-            return run.give_up(socks.error());
-        }
-        const auto [http_fd, http_port] = *http;
-        const auto [socks_fd, socks_port] = *socks;
         auto secret = make_proxy_secret();
-        if (!secret) {
-            ::close(http_fd);
-            ::close(socks_fd);
-            return run.give_up(secret.error());
-        }
-        for (const auto& [name, value] : sbx::net::proxy_environment(http_port, socks_port, *secret)) {
-            const std::string prefix = name + "=";
-            std::erase_if(stage.env, [&](const std::string& kv) { return kv.rfind(prefix, 0) == 0; });
-            stage.env.push_back(prefix + value);
-        }
-        stage.connect_ports = {http_port, socks_port};
-        auto started = CommandProxy::start(plan, l.report(), l.answering(), http_fd, socks_fd,
+        if (!secret) return run.give_up(secret.error());
+        auto listeners = listen_loopback();
+        if (!listeners) return run.give_up(listeners.error());
+        put_proxy_environment(stage.env, listeners->http_port, listeners->socks_port, *secret);
+        stage.connect_ports = {listeners->http_port, listeners->socks_port};
+        auto started = CommandProxy::start(plan, l.report(), l.answering(), listeners->http, listeners->socks,
                                            [&pid] {
                                                // The command's group (its session, with a terminal of its own).
                                                if (pid > 0) ::kill(-pid, SIGSTOP);

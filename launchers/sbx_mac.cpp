@@ -51,7 +51,6 @@
 #include "proxy_secret.hpp"
 #include "sbx/core/json.hpp"
 #include "sbx/mac/profile.hpp"
-#include "sbx/net/proxy_env.hpp"
 #include "sbx/plan/plan.hpp"
 #include "sbx/plan/read_plan.hpp"
 #include "sbx/plan/report.hpp"
@@ -100,24 +99,11 @@ void warn_long_tmpdir(const sbx::Plan& plan) {
 
 // The proxy's listeners, and the secret its clients must present (empty until
 // the run makes one: --print-profile needs none).
-struct Listeners {
-    int http = -1, socks = -1;
-    int http_port = 0, socks_port = 0;
+struct Listeners : LoopbackListeners {
     std::string secret;
 };
 
-sbx::expected<Listeners> open_listeners() {
-    auto h = listen_loopback();
-    SBX_TRY(h);
-    auto s = listen_loopback();
-    if (!s) {
-        ::close(h->first);
-        return sbx::fail(s.error());
-    }
-    return Listeners{h->first, s->first, h->second, s->second, {}};
-}
-
-sbx::mac::ProfileOptions profile_options(const sbx::Plan& plan, const Listeners& l, bool allow_pty) {
+sbx::mac::ProfileOptions profile_options(const sbx::Plan& plan, const LoopbackListeners& l, bool allow_pty) {
     sbx::mac::ProfileOptions o;
     if (plan.network.mode == sbx::NetworkMode::proxy) {
         o.http_proxy_port = static_cast<std::uint16_t>(l.http_port);
@@ -132,13 +118,7 @@ sbx::mac::ProfileOptions profile_options(const sbx::Plan& plan, const Listeners&
 // whose URLs carry the secret.
 std::vector<std::string> command_environment(const sbx::Plan& plan, const Listeners& l) {
     auto env = env_strings(plan, true);
-    if (plan.network.mode != sbx::NetworkMode::proxy) return env;
-    for (const auto& [name, value] : sbx::net::proxy_environment(l.http_port, l.socks_port, l.secret)) {
-        const std::string prefix = name + "=";
-        env.erase(std::remove_if(env.begin(), env.end(), [&](const std::string& v) { return v.rfind(prefix, 0) == 0; }),
-                  env.end());
-        env.push_back(prefix + value);
-    }
+    if (plan.network.mode == sbx::NetworkMode::proxy) put_proxy_environment(env, l.http_port, l.socks_port, l.secret);
     return env;
 }
 
@@ -352,7 +332,7 @@ std::optional<int> MacPlatform::other_mode(Launcher& l) {
         return l.usage("--print-profile runs nothing: it takes only --plan-fd");
     auto plan = l.read_plan();
     if (!plan) return l.fail_before(plan.error());
-    auto listeners = open_listeners();
+    auto listeners = listen_loopback();
     if (!listeners) return l.fail_before(listeners.error());
     auto profile = sbx::mac::profile(*plan, profile_options(*plan, *listeners, ::isatty(STDIN_FILENO) != 0));
     ::close(listeners->http);
@@ -381,10 +361,9 @@ int MacPlatform::run(Launcher& l, const sbx::Plan& plan, Reaper& reaper) {
     if (plan.network.mode == sbx::NetworkMode::proxy) {
         auto secret = make_proxy_secret();  // a fresh one for each command
         if (!secret) return give_up(secret.error());
-        auto opened = open_listeners();
+        auto opened = listen_loopback();
         if (!opened) return give_up(opened.error());
-        listeners = *opened;
-        listeners.secret = std::move(*secret);
+        listeners = Listeners{*opened, std::move(*secret)};
         auto started = start_proxy(l, plan, listeners);
         if (!started) return give_up(started.error());
         proxy = std::move(*started);
