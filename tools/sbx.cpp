@@ -830,7 +830,7 @@ int run_explain(const ExplainArgs& a) {
             if (e->real_path != e->path) std::cout << " (leads to " << e->real_path << ")";
             std::cout << "\n";
         }
-        std::cout << "  " << sbx::access_name(access) << ": " << (d.allowed ? "allowed" : "denied") << "  " << sbx::why(d)
+        std::cout << "  " << sbx::access_name(access) << ": " << sbx::allowed_word(d.allowed) << "  " << sbx::why(d)
                   << "\n";
     }
     if (a.settings.json) std::cout << w.end_object().str() << "\n";
@@ -866,8 +866,6 @@ struct CheckArgs {
     std::string file;
 };
 
-std::string_view allowed_word(bool allowed) { return allowed ? "allowed" : "denied"; }
-
 // What an outcome expected and got, in the check file's words, and why it got it.
 struct OutcomeWords {
     std::string expected, got, why;
@@ -878,7 +876,7 @@ OutcomeWords words_of(const sbx::review::CheckOutcome& o) {
     if (o.host)
         return {std::string(sbx::net::verdict_name(e.verdict)), std::string(sbx::net::verdict_name(o.host->verdict)),
                 o.host->why};
-    return {std::string(allowed_word(e.allowed)), std::string(allowed_word(o.path->decision.allowed)),
+    return {std::string(sbx::allowed_word(e.allowed)), std::string(sbx::allowed_word(o.path->decision.allowed)),
             sbx::why(o.path->decision)};
 }
 
@@ -1062,18 +1060,6 @@ std::string source_words(const std::optional<sbx::Source>& s) {
     return std::string(sbx::layer_name(s->layer)) + " " + s->file.str() + " " + s->key;
 }
 
-// "became readable", "stopped being writable", "is now asked about".
-std::string change_words(const sbx::review::DecisionChange& c) {
-    using A = sbx::review::DecisionChange::Aspect;
-    if (c.aspect == A::reach) {
-        if (c.after == "allow") return "became reachable";
-        if (c.after == "ask") return "is now asked about";
-        return "stopped being reachable";
-    }
-    const std::string able = c.aspect == A::read ? "readable" : "writable";
-    return c.after == "allowed" ? "became " + able : "stopped being " + able;
-}
-
 std::string subject_of(const sbx::review::Probe& p) {
     return p.kind == sbx::review::Probe::Kind::path ? p.path : sbx::net::to_string(p.target);
 }
@@ -1091,6 +1077,13 @@ struct DiffOutcome {
     }
 };
 
+// A direction's name padded to the column `sbx diff` prints it in.
+std::string direction_column(sbx::review::Direction d) {
+    std::string out(sbx::review::direction_name(d));
+    out.resize(8, ' ');
+    return out;
+}
+
 void print_diff_text(const DiffArgs& a, const Loaded& l, const DiffBase& base, const DiffOutcome& d) {
     auto& out = std::cout;
     if (!a.base.empty())
@@ -1101,8 +1094,7 @@ void print_diff_text(const DiffArgs& a, const Loaded& l, const DiffBase& base, c
     for (const auto& f : base.shared) out << "  " << f << ": not tracked by git, the work tree's on both sides\n";
     out << "values" << (d.values.empty() ? ": no change" : ":") << "\n";
     for (const auto& v : d.values) {
-        std::string dir(sbx::review::direction_name(v.direction));
-        dir.resize(8, ' ');
+        const std::string dir = direction_column(v.direction);
         out << "  " << dir << sbx::review::what_name(v.what) << " " << v.name << " ";
         using W = sbx::review::ValueChange::What;
         if (v.what == W::added) out << v.after << " (" << v.meaning << ")  [" << source_words(v.after_source) << "]";
@@ -1115,9 +1107,8 @@ void print_diff_text(const DiffArgs& a, const Loaded& l, const DiffBase& base, c
     out << "decisions" << (d.decisions.empty() ? ": no change" : ":") << " (" << d.probes
         << " paths and hosts decided on both sides)\n";
     for (const auto& c : d.decisions) {
-        std::string dir(sbx::review::direction_name(c.direction));
-        dir.resize(8, ' ');
-        out << "  " << dir << subject_of(c.probe) << " " << change_words(c) << "  (" << c.probe.origin << ")\n";
+        const std::string dir = direction_column(c.direction);
+        out << "  " << dir << subject_of(c.probe) << " " << c.change << "  (" << c.probe.origin << ")\n";
         out << "            was: " << c.before << "  " << c.before_why << "\n";
         out << "            now: " << c.after << "  " << c.after_why << "\n";
     }
@@ -1160,7 +1151,7 @@ void print_diff_json(const DiffArgs& a, const Loaded& l, const DiffBase& base, c
     w.end_array().key("decisions").begin_array();
     for (const auto& c : d.decisions) {
         w.begin_object().key("aspect").value(sbx::review::aspect_name(c.aspect)).key("subject").value(subject_of(c.probe));
-        w.key("origin").value(c.probe.origin).key("change").value(change_words(c));
+        w.key("origin").value(c.probe.origin).key("change").value(c.change);
         w.key("before").value(c.before).key("after").value(c.after);
         w.key("beforeWhy").value(c.before_why).key("afterWhy").value(c.after_why);
         w.key("direction").value(sbx::review::direction_name(c.direction)).end_object();

@@ -63,6 +63,7 @@ struct DecisionChange {
     std::string before, after;          // "allowed" or "denied"; for reach the verdict: allow, ask, deny
     std::string before_why, after_why;  // each side's reason, naming its rule
     Direction direction = Direction::neither;
+    std::string change;  // in words: "became readable", "stopped being writable", "is now asked about"
 };
 
 constexpr std::string_view aspect_name(DecisionChange::Aspect a) noexcept {
@@ -192,8 +193,8 @@ inline std::vector<Probe> diff_probes(const DiffSide& before, const DiffSide& af
 inline expected<std::vector<DecisionChange>> diff_decisions(const DiffSide& before, const DiffSide& after,
                                                            const std::vector<Probe>& probes, const DiffContext& ctx,
                                                            const FsView& fs) {
+    using V = net::HostDecision::Verdict;
     std::vector<DecisionChange> out;
-    auto word = [](bool allowed) { return std::string(allowed ? "allowed" : "denied"); };
     for (const auto& p : probes) {
         if (p.kind == Probe::Kind::host) {
             const auto b = net::decide_host(before.hosts, net::HostCall{}, p.target, ctx.own);
@@ -201,7 +202,10 @@ inline expected<std::vector<DecisionChange>> diff_decisions(const DiffSide& befo
             if (a.verdict == b.verdict) continue;
             out.push_back({p, DecisionChange::Aspect::reach, std::string(net::verdict_name(b.verdict)),
                            std::string(net::verdict_name(a.verdict)), b.why, a.why,
-                           net::openness(a.verdict) > net::openness(b.verdict) ? Direction::widens : Direction::narrows});
+                           net::openness(a.verdict) > net::openness(b.verdict) ? Direction::widens : Direction::narrows,
+                           a.verdict == V::allow ? "became reachable"
+                           : a.verdict == V::ask ? "is now asked about"
+                                                 : "stopped being reachable"});
             continue;
         }
         // A path the FsView cannot look at (a folder of another user's that
@@ -221,9 +225,11 @@ inline expected<std::vector<DecisionChange>> diff_decisions(const DiffSide& befo
                 a = decide(after.fs, p.path, access);
             }
             if (a.allowed == b.allowed) continue;
+            const std::string able = access == Access::read ? "readable" : "writable";
             out.push_back({p, access == Access::read ? DecisionChange::Aspect::read : DecisionChange::Aspect::write,
-                           word(b.allowed), word(a.allowed), why(b), why(a),
-                           a.allowed ? Direction::widens : Direction::narrows});
+                           std::string(allowed_word(b.allowed)), std::string(allowed_word(a.allowed)), why(b), why(a),
+                           a.allowed ? Direction::widens : Direction::narrows,
+                           (a.allowed ? "became " : "stopped being ") + able});
         }
     }
     return out;

@@ -44,6 +44,9 @@ enum class Access { read, write };
 
 constexpr std::string_view access_name(Access a) noexcept { return a == Access::read ? "read" : "write"; }
 
+// A path decision in one word, as `sbx explain`, `sbx check` and `sbx diff` print it.
+constexpr std::string_view allowed_word(bool allowed) noexcept { return allowed ? "allowed" : "denied"; }
+
 // One rule a decision can name.
 struct FsRule {
     enum class Kind { deny_read, allow_read, writable, deny_write, protect };
