@@ -309,20 +309,24 @@ TEST_CASE("diff_probes and diff_decisions: what a change opens and closes, with 
     CHECK(read->before == "denied");
     CHECK(read->after == "allowed");
     CHECK(read->direction == Direction::widens);
+    CHECK(read->change == "became readable");
     CHECK(read->before_why.find("sandbox.filesystem.denyRead[0]") != std::string::npos);
     const auto* write = find("/r/src", A::write);
     REQUIRE(write);
     CHECK(write->direction == Direction::narrows);
+    CHECK(write->change == "stopped being writable");
     CHECK(write->after_why.find("sandbox.filesystem.denyWrite[0]") != std::string::npos);
     const auto* evil = find("evil.example:443", A::reach);
     REQUIRE(evil);
     CHECK(evil->before == "ask");
     CHECK(evil->after == "allow");
     CHECK(evil->direction == Direction::widens);
+    CHECK(evil->change == "became reachable");
     const auto* npm = find("sbx-sample.npmjs.org:443", A::reach);
     REQUIRE(npm);
     CHECK(npm->after == "deny");
     CHECK(npm->direction == Direction::narrows);
+    CHECK(npm->change == "stopped being reachable");
     // Unchanged: not reported.
     CHECK_FALSE(find("github.com:443", A::reach));
     CHECK_FALSE(find("/home/u/.aws", A::read));
