@@ -747,9 +747,16 @@ int LinuxPlatform::doctor(Launcher& l) {
     // and the caller asks for it: whether it could run here, and what it lacks.
     const int abi = sbx::launcher::landlock::abi();
     const bool weaker_ok = abi >= 4;
+    // Its devices: what the kernel lets Landlock hold of them.
+    const std::string devices =
+        abi >= 5 ? "; of /dev it opens only null, zero, full, random, urandom and tty (its own terminal or none), and "
+                   "no device opened inside takes an ioctl but tty (Landlock ABI 5)"
+                 : "; of /dev it opens only null, zero, full, random, urandom and tty (its own terminal or none), and "
+                   "below Landlock ABI 5 a device opened inside takes every ioctl but TIOCSTI, TIOCLINUX and TIOCSETD, "
+                   "which the filter refuses";
     const std::string weaker_detail =
         weaker_ok ? "could run here (Landlock ABI " + std::to_string(abi) +
-                        ") where user namespaces are refused, if asked for; it has " + std::string(kWeakerLacks)
+                        ") where user namespaces are refused, if asked for; it has " + std::string(kWeakerLacks) + devices
                   : "cannot run here: it needs Landlock ABI 4 (Linux 6.7); this kernel has " +
                         (abi == 0 ? std::string("no Landlock") : "ABI " + std::to_string(abi));
     if (l.options().json) {
@@ -997,6 +1004,17 @@ int LinuxPlatform::run(Launcher& l, const sbx::Plan& plan, Reaper& reaper) {
 
 namespace {
 
+// A grant as the stage takes it (stage.hpp): its kind's letter, a colon, the path.
+std::string stage_grant(const LandlockGrant& g) {
+    using K = LandlockGrant::Kind;
+    const char kind = g.kind == K::read     ? 'r'
+                      : g.kind == K::list   ? 'l'
+                      : g.kind == K::write  ? 'w'
+                      : g.kind == K::device ? 'd'
+                                            : 't';
+    return std::string(1, kind) + ":" + g.path;
+}
+
 // The command has ended: whatever it left running (there is no PID namespace
 // to end with it) came to this process, its subreaper, as its parents ended;
 // each is killed and waited for, until none is left. `keep`: the reaper.
@@ -1083,15 +1101,7 @@ int LinuxPlatform::run_weaker(Launcher& l, const sbx::Plan& plan, Reaper& reaper
     StageArgs& stage = box.stage;
     stage.weaker = true;
     stage.filter_fd = box.seccomp_fd;
-    for (const auto& g : rules->grants) {
-        const char kind = g.kind == sbx::linux_sandbox::LandlockGrant::Kind::read   ? 'r'
-                          : g.kind == sbx::linux_sandbox::LandlockGrant::Kind::list ? 'l'
-                                                                                    : 'w';
-        stage.grants.push_back(std::string(1, kind) + ":" + g.path);
-    }
-    // The devices every program writes; the host's other ones stay read-only.
-    for (const char* dev : {"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/tty"})
-        stage.grants.push_back(std::string("w:") + dev);
+    for (const auto& g : rules->grants) stage.grants.push_back(stage_grant(g));
     trace.step("launcher.grants", t);
 
     // The proxy listens on the host's loopback, where any local process reaches

@@ -156,7 +156,8 @@ bool parse_stage_words(int argc, char** argv, StageArgs& out, bool orders) {
         if (i + 1 >= argc) return false;
         const char* v = argv[++i];
         if (a == "--filter-fd" && parse_fd(v, out.filter_fd, 3)) continue;
-        if (a == "--grant" && (v[0] == 'r' || v[0] == 'l' || v[0] == 'w') && v[1] == ':' && v[2] == '/') {
+        if (a == "--grant" && std::string_view("rlwdt").find(v[0]) != std::string_view::npos && v[1] == ':' &&
+            v[2] == '/') {
             out.grants.emplace_back(v);
             continue;
         }
@@ -441,6 +442,8 @@ void grant_handed(sbx::launcher::landlock::Ruleset& r, const StageArgs& a) {
         } else if (S_ISREG(st.st_mode) || S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode)) {
             std::uint64_t access = mode != O_WRONLY ? ll::kReadFile : 0;
             if (mode != O_RDONLY) access |= ll::kWriteFile | ll::kTruncate;
+            // A device it holds it may use reopened as it uses it held.
+            if (S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode)) access |= ll::kIoctlDev;
             r.paths.push_back({path, access});  // restrict_self keeps what `r` handles
         }
     }
@@ -474,10 +477,19 @@ std::string raise_weaker_domain(const StageArgs& a) {
     ll::Ruleset r;
     const std::uint64_t write = ll::write_rights(abi);
     r.handled_fs = ll::kReadRights | write;
+    // Device ioctls (ABI 5): a device opened inside takes none but where a
+    // grant gives them (/dev/tty, the command's own terminal). Below ABI 5 the
+    // filter refuses the ioctls that reach past a terminal (TIOCSTI,
+    // TIOCLINUX, TIOCSETD), and the grants keep every other terminal closed.
+    if (abi >= 5) r.handled_fs |= ll::kIoctlDev;
     r.handled_net = ll::kBindTcp | ll::kConnectTcp;
     if (abi >= 6) r.scoped = ll::kScopeAbstractUnix | ll::kScopeSignal;
     for (const auto& g : a.grants) {
-        const std::uint64_t access = g[0] == 'r' ? ll::kReadRights : g[0] == 'l' ? ll::kReadDir : write;
+        const std::uint64_t access = g[0] == 'r'   ? ll::kReadRights
+                                     : g[0] == 'l' ? ll::kReadDir
+                                     : g[0] == 'd' ? ll::kReadFile | ll::kWriteFile
+                                     : g[0] == 't' ? ll::kReadFile | ll::kWriteFile | ll::kIoctlDev
+                                                   : write;
         r.paths.push_back({g.substr(2), access, true});
     }
     for (int port : a.connect_ports) r.connect_ports.push_back(static_cast<std::uint16_t>(port));
@@ -513,11 +525,13 @@ int run_ordered(const StageArgs& a, const sbx::launcher::Trace& trace, std::uint
         if (auto why = check_filtered(); !why.empty()) return stage_failed(a.status_fd, why);
         trace.step("stage.filter-check", t);
     }
-    // With no namespace to end them by, the weaker sandbox's processes are one
-    // group of their own for the launcher to stop and kill (a terminal of the
-    // command's own makes them a session of their own instead).
-    if (a.weaker && a.pty_fd < 0 && ::setpgid(0, 0) != 0)
-        return stage_failed(a.status_fd, std::string("setpgid: ") + std::strerror(errno));
+    // With no namespace to end them by, the weaker sandbox's processes are a
+    // session of their own, one group for the launcher to stop and kill, and
+    // with no controlling terminal (a terminal of the command's own is made
+    // theirs below): /dev/tty then never opens the caller's terminal, as
+    // bubblewrap's --new-session has it.
+    if (a.weaker && a.pty_fd < 0 && ::setsid() < 0)
+        return stage_failed(a.status_fd, std::string("setsid: ") + std::strerror(errno));
     if (a.pty_fd >= 0) {
         const std::string why = make_terminal(a.pty_fd, a.pty_on);
         ::close(a.pty_fd);

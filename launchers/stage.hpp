@@ -81,8 +81,10 @@ struct StageArgs {
     // itself; the stage drops its capabilities, makes the command a Landlock
     // domain of `grants` and `connect_ports`, and loads the whole seccomp filter
     // from `filter_fd`. Each grant is "r:PATH" (read, list, execute beneath),
-    // "l:PATH" (list directories beneath) or "w:PATH" (change beneath, or write
-    // the file), none following a symbolic link (sbx/linux/weaker_rules.hpp).
+    // "l:PATH" (list directories beneath), "w:PATH" (change beneath, or write
+    // the file), "d:PATH" (read and write that device) or "t:PATH" (read,
+    // write and ioctl that device), none following a symbolic link
+    // (sbx/linux/weaker_rules.hpp).
     bool weaker = false;
     int filter_fd = -1;
     std::vector<std::string> grants;

@@ -9,7 +9,9 @@
 # root, a read of ~/.ssh, a write of .git/config, a new file at the root's top,
 # curl --noproxy '*' to a server on 127.0.0.1, a UDP socket, a Unix socket by
 # path to a server outside, the proxy used
-# without its secret, a signal to a process outside, something left running.
+# without its secret, a signal to a process outside, something left running,
+# another terminal of the user's read or its line discipline set, /dev/tty
+# opening the caller's terminal, an ioctl on a device opened inside (ABI 5).
 # Also: what the command may do still works (the root's folders, TMPDIR, the
 # proxy with the address allowed), the report says "mode":"landlock", and one
 # warning line names what the mode lacks. Skipped, saying why, where the kernel
@@ -28,7 +30,7 @@ cleanup() {
     local pid
     for pid in "${bg_pids[@]}"; do kill -KILL "$pid" 2>/dev/null || true; done
     for pid in $(pgrep -f "$marker" || true); do kill -KILL "$pid" 2>/dev/null || true; done
-    rm -rf "$tmp"
+    rm -rf "$tmp" "/dev/shm/$marker"-*
 }
 trap cleanup EXIT
 trap 'exit 143' TERM
@@ -47,6 +49,11 @@ done
 
 bin=$tmp/bin
 tap_readable_copies "$bin" "$1" "$2" "$3"
+cp "$(dirname "${BASH_SOURCE[0]}")/tty_attack.py" "$bin/"
+chmod 755 "$bin/tty_attack.py"
+# Debian's python3, which the test user can run (a python3 first on the
+# caller's PATH may live in root's home).
+ttyattack="/usr/bin/python3 $bin/tty_attack.py"
 sbx=$bin/sbx
 sbx_linux=$bin/sbx-linux
 attack=$bin/sbx-attack
@@ -198,6 +205,52 @@ for who in "${users[@]}"; do
     plain 'cat "$HOME/.ssh/id_rsa"'
     [[ $out == *PRIVATE-KEY* ]] || fail_because "the control could not read it"
     tap_finish "control: without sbx ~/.ssh/id_rsa is read"
+
+    # Another terminal of the same user's (a shell, a tmux pane), typed into.
+    rm -f "$work/pty-name"
+    "${as[@]}" $ttyattack hold "$work/pty-name" 60 &
+    holder=$!
+    bg_pids+=("$holder")
+    for _ in $(seq 50); do [[ -s $work/pty-name ]] && break; sleep 0.1; done
+    pts=$(cat "$work/pty-name")
+    "${as[@]}" sh -c "echo shm-secret >/dev/shm/$marker-$who"
+    weaker "${on[@]}" -- "$ttyattack read $pts; $ttyattack setd $pts 27;
+        cat /dev/shm/$marker-$who 2>/dev/null; $ttyattack dev-ioctl; echo x >/dev/null && echo null-ok"
+    [[ $out != *typed-secret* && $(grep -c 'refused: errno 13' <<<"$out") -ge 2 ]] ||
+        fail_because "$pts was read or its line discipline set"
+    [[ $out != *shm-secret* ]] || fail_because "another program's /dev/shm was read"
+    if ((abi >= 5)); then
+        [[ $out == *"ioctl: ok"* ]] && fail_because "a device opened inside took an ioctl (Landlock ABI $abi handles them)"
+    fi
+    [[ $out == *null-ok* ]] || fail_because "/dev/null could not be written"
+    tap_finish "another terminal of the user's is neither read nor set, /dev/shm not read, devices opened inside take no ioctl (ABI 5+)"
+    plain "cat /dev/shm/$marker-$who; $ttyattack read $pts; $ttyattack setd $pts 27 &&
+        $ttyattack setd $pts 0; $ttyattack dev-ioctl"
+    [[ $out == *typed-secret* ]] || fail_because "the control did not read what was typed"
+    [[ $out == *shm-secret* ]] || fail_because "the control did not read /dev/shm"
+    [[ $out == *"setd: ok"* && $out == *"ioctl: ok"* ]] || fail_because "the control could not set the line discipline or the ioctl"
+    tap_finish "control: without sbx the same process reads what is typed there and sets its line discipline"
+    kill "$holder" 2>/dev/null || true
+    wait "$holder" 2>/dev/null || true
+    rm -f "/dev/shm/$marker-$who"
+
+    # The caller's terminal by name: sbx under a terminal (its controlling
+    # terminal), the command's streams none.
+    rc=0
+    rm -f "$work/tty.out"
+    (cd "$proj" && $ttyattack term 0 -- "${as[@]}" "${outer[@]}" sh -c "exec env HOME='$home' timeout 30 \
+        '$sbx' run --managed-settings '$conf/empty-managed.json' ${on[*]} -- $ttyattack read /dev/tty \
+        </dev/null >'$work/tty.out' 2>&1") >/dev/null 2>&1 </dev/null || rc=$?
+    out=$(cat "$work/tty.out" 2>/dev/null || true)
+    [[ $out == *"refused: errno 6"* ]] || fail_because "/dev/tty opened the caller's terminal"
+    tap_finish "/dev/tty does not open the caller's terminal (a session of its own, ENXIO)"
+    rc=0
+    rm -f "$work/tty.out"
+    (cd "$proj" && $ttyattack term 0 -- "${as[@]}" "${outer[@]}" sh -c "exec $ttyattack \
+        read /dev/tty </dev/null >'$work/tty.out' 2>&1") >/dev/null 2>&1 </dev/null || rc=$?
+    out=$(cat "$work/tty.out" 2>/dev/null || true)
+    [[ $out == *"read: "* ]] || fail_because "the control could not open /dev/tty"
+    tap_finish "control: without sbx the same process opens the caller's terminal by /dev/tty"
 
     # The launcher's environment (the caller's, secrets and all) through /proc:
     # Landlock refuses ptrace-mode access to a process outside the domain.

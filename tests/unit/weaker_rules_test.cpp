@@ -106,10 +106,35 @@ TEST_CASE("weaker rules: the root is split around .git/config, .git/hooks and a 
     CHECK_FALSE(allows(r, "/r/.git/config", Kind::write));
     CHECK(grant_at(r, "/r/src", Kind::write)->why.find("split around .bashrc, .git/config and .git/hooks") !=
           std::string::npos);
-    // Nothing is hidden: `/` is readable whole.
-    CHECK(granted(r, Kind::read) == Paths{"/"});
-    CHECK(granted(r, Kind::list).empty());
+    // Nothing is hidden but /dev (not in this tree): `/` may be listed, its entries read.
+    CHECK(granted(r, Kind::read) == Paths{"/r"});
+    CHECK(granted(r, Kind::list) == Paths{"/"});
     CHECK(r.warnings.empty());
+}
+
+TEST_CASE("weaker rules: of /dev only the devices every program opens, /dev/tty with its ioctls") {
+    sbx::MemoryFs fs;
+    fs.file("/dev/null").file("/dev/zero").file("/dev/urandom").file("/dev/random").file("/dev/tty");
+    fs.file("/dev/console").file("/dev/tty1").file("/dev/ptmx").dir("/dev/pts").file("/dev/pts/0");
+    fs.dir("/dev/shm").file("/dev/shm/other-program").dir("/dev/input").file("/dev/input/event0").dir("/etc");
+    sbx::Plan plan;
+    const auto r = rules_ok(plan, fs);
+    CHECK(granted(r, Kind::device) == Paths{"/dev/null", "/dev/random", "/dev/urandom", "/dev/zero"});  // no /dev/full here
+    CHECK(granted(r, Kind::terminal) == Paths{"/dev/tty"});
+    CHECK(granted(r, Kind::read) == Paths{"/etc"});
+    // Its names stay listable through `/`, as every hidden path's: names, no content.
+    CHECK(granted(r, Kind::list) == Paths{"/"});
+    for (const auto* p : {"/dev", "/dev/pts/0", "/dev/console", "/dev/tty1", "/dev/ptmx", "/dev/shm/other-program",
+                          "/dev/input/event0"}) {
+        CAPTURE(p);
+        for (const auto k : {Kind::read, Kind::write, Kind::device, Kind::terminal}) CHECK_FALSE(allows(r, p, k));
+    }
+    CHECK(grant_at(r, "/dev/tty", Kind::terminal)->why.find("the command's own or none") != std::string::npos);
+    // A device granted also under a writable place keeps its own grant (tidy drops none of them).
+    sbx::Plan writable;
+    mount(writable, sbx::MountKind::bind, "/dev");
+    const auto w = rules_ok(writable, fs);
+    CHECK(grant_at(w, "/dev/null", Kind::device) != nullptr);
 }
 
 TEST_CASE("weaker rules: hidden ~/.ssh and ~/.netrc leave their ancestors listable and the rest readable") {
@@ -179,7 +204,7 @@ TEST_CASE("weaker rules: a writable place with nothing protected beneath is one 
     CHECK(granted(r, Kind::write) == Paths{"/f", "/w"});
     CHECK(grant_at(r, "/w", Kind::write)->why == "writable: bind /w");
     CHECK(grant_at(r, "/f", Kind::write)->directory == false);
-    CHECK(r.grants.size() == 3);  // and read on `/`
+    CHECK(r.grants.size() == 5);  // and `/` split around /dev: listed, /f and /w read
 }
 
 TEST_CASE("weaker rules: a directory that cannot be listed gets nothing beneath it, and a warning") {
@@ -223,12 +248,12 @@ TEST_CASE("weaker rules: more grants than the limit fail, saying why") {
     sbx::Plan plan;
     mount(plan, sbx::MountKind::bind, "/r");
     mount(plan, sbx::MountKind::ro_bind, "/r/.git/config");
-    // 30 files, /r/.git's entries (none but config), and read on `/`.
-    CHECK(rules_ok(plan, fs, 31).grants.size() == 31);
-    auto r = sbx::linux_sandbox::weaker_fs_rules(plan, fs, 30);
+    // 30 files, /r/.git's entries (none but config), and `/` split around /dev (listed, /r read).
+    CHECK(rules_ok(plan, fs, 32).grants.size() == 32);
+    auto r = sbx::linux_sandbox::weaker_fs_rules(plan, fs, 31);
     REQUIRE_FALSE(r.has_value());
     CHECK(r.error().code == sbx::Errc::sandbox_unavailable);
-    CHECK(r.error().message.find("needs 31 Landlock rules, more than the limit of 30") != std::string::npos);
+    CHECK(r.error().message.find("needs 32 Landlock rules, more than the limit of 31") != std::string::npos);
     r = sbx::linux_sandbox::weaker_fs_rules(plan, fs, 10);
     REQUIRE_FALSE(r.has_value());
     CHECK(r.error().message.find("more than 10 Landlock rules") != std::string::npos);

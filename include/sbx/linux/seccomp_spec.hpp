@@ -148,6 +148,7 @@ inline constexpr std::uint64_t kSOCK_DCCP = 6;
 inline constexpr std::uint64_t kSOCK_PACKET = 10;
 inline constexpr std::uint64_t kTIOCSTI = 0x5412;
 inline constexpr std::uint64_t kTIOCLINUX = 0x541c;
+inline constexpr std::uint64_t kTIOCSETD = 0x5423;
 inline constexpr std::uint64_t kPER_LINUX32 = 0x0008;
 inline constexpr std::uint64_t kUNAME26 = 0x0020000;
 inline constexpr std::uint64_t kADDR_NO_RANDOMIZE = 0x0040000;
@@ -261,6 +262,8 @@ inline constexpr std::array kFixedRules{
     // Terminal injection.
     refuse_ioctl(kTIOCSTI, "pushes input into the terminal (CVE-2017-5226)"),
     refuse_ioctl(kTIOCLINUX, "pastes the console selection as input (CVE-2023-28100)"),
+    refuse_ioctl(kTIOCSETD, "sets a terminal's line discipline: N_NULL on a terminal it was handed (the caller's, "
+                            "with --no-pty) leaves it dead after the run"),
     // On the host's network (SeccompOptions::host_network): TCP streams only.
     refuse_inet_type(kAF_INET, kSOCK_DGRAM, "UDP on the host's network reaches any server, DNS included, past the proxy"),
     refuse_inet_type(kAF_INET6, kSOCK_DGRAM, "UDP on the host's network reaches any server, DNS included, past the proxy"),

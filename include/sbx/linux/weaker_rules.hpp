@@ -23,16 +23,23 @@
 //     the directory it is granted on: the names (never the contents) inside a
 //     hidden directory can be listed, where a mask shows an empty one.
 //
+//   - devices: `/dev` is a hidden path of its own. Landlock grants by
+//     hierarchy, so `/dev` readable would hand the command every terminal of
+//     the user (`/dev/pts/N` opened for reading receives what is typed there),
+//     the virtual consoles, the input devices and other programs' `/dev/shm`.
+//     Only the devices of kWeakerDevices are granted, one by one.
+//
 // Entries are read from the disk through the FsView; symlinks get no rule (a
 // rule would land on the target). A directory that cannot be listed where it
 // must be split gets nothing beneath it but what other rules give (the safe
 // side), and a warning. Pins are no concern here: with no mounts there is
 // nothing to pin, and a directory without a rule of its own cannot be renamed.
-// The caller adds what is no part of the plan's mounts (/dev, the descriptors
-// handed to the command: write_wall.hpp) and turns an error into "unavailable".
+// The caller adds what is no part of the plan's mounts (the descriptors handed
+// to the command: write_wall.hpp) and turns an error into "unavailable".
 #pragma once
 
 #include <algorithm>
+#include <iterator>
 #include <cstddef>
 #include <optional>
 #include <set>
@@ -58,6 +65,8 @@ struct LandlockGrant {
         read,   // read files, list directories and execute beneath `path` (or that file)
         list,   // list directories beneath `path` (names only, no file content): ancestors of hidden paths
         write,  // every change of the file tree beneath `path` (or writing that file)
+        device,    // reading and writing that device, no ioctl (kWeakerDevices)
+        terminal,  // reading, writing and ioctls of that device: /dev/tty, the command's own terminal or none
     };
     std::string path;  // absolute, normalised; never a symlink
     Kind kind = Kind::read;
@@ -70,6 +79,8 @@ constexpr std::string_view landlock_grant_kind_name(LandlockGrant::Kind k) noexc
         case LandlockGrant::Kind::read: return "read";
         case LandlockGrant::Kind::list: return "list";
         case LandlockGrant::Kind::write: return "write";
+        case LandlockGrant::Kind::device: return "device";
+        case LandlockGrant::Kind::terminal: return "terminal";
     }
     return "?";
 }
@@ -78,6 +89,37 @@ struct WeakerFsRules {
     std::vector<LandlockGrant> grants;  // sorted by path, then kind; none twice, none beneath one that covers it
     std::vector<Warning> warnings;      // directories that could not be listed, and what that closes
 };
+
+// The host's devices, which the weaker sandbox does not isolate: hidden whole.
+inline constexpr std::string_view kHostDevices = "/dev";
+
+// The devices the weaker sandbox's command may open, and nothing else of
+// `/dev`: what every program opens by name. Its standard streams' own files
+// (a terminal of its own, or the caller's with --no-pty) it holds already and
+// may reopen (grant_handed, in the stage). Not here: /dev/pts/N, /dev/ptmx (no
+// new terminal: one would sit on the host's devpts beside the user's),
+// /dev/console, /dev/ttyN, /dev/input, /dev/shm and /dev/mqueue (other
+// programs' shared memory and queues).
+struct WeakerDevice {
+    std::string_view path;
+    LandlockGrant::Kind kind;  // device or terminal
+    std::string_view why;
+};
+inline constexpr WeakerDevice kWeakerDevices[] = {
+    {"/dev/null", LandlockGrant::Kind::device, "discards what is written to it; reads as empty"},
+    {"/dev/zero", LandlockGrant::Kind::device, "reads as zeros"},
+    {"/dev/full", LandlockGrant::Kind::device, "a write to it fails as on a full disk"},
+    {"/dev/random", LandlockGrant::Kind::device, "random bytes"},
+    {"/dev/urandom", LandlockGrant::Kind::device, "random bytes"},
+    // The stage makes the command lead a session of its own, whose controlling
+    // terminal is the command's own pseudo-terminal or none: /dev/tty never
+    // opens the caller's terminal.
+    {"/dev/tty", LandlockGrant::Kind::terminal, "the controlling terminal, which is the command's own or none"},
+};
+static_assert(std::all_of(std::begin(kWeakerDevices), std::end(kWeakerDevices), [](const WeakerDevice& d) {
+    return d.path.starts_with("/dev/") &&
+           (d.kind == LandlockGrant::Kind::device || d.kind == LandlockGrant::Kind::terminal);
+}));
 
 // The most rules weaker_fs_rules() makes unless told otherwise.
 inline constexpr std::size_t kMaxLandlockGrants = 20000;
@@ -271,6 +313,11 @@ inline std::vector<LandlockGrant> tidy(std::vector<LandlockGrant> grants) {
     std::vector<LandlockGrant> kept;
     kept.reserve(grants.size());
     for (auto& g : grants) {
+        // A device's grant is of its own kind: no directory's covers it.
+        if (g.kind == LandlockGrant::Kind::device || g.kind == LandlockGrant::Kind::terminal) {
+            kept.push_back(std::move(g));
+            continue;
+        }
         const auto& covering = g.kind == LandlockGrant::Kind::write ? write_dirs : read_dirs;
         if (g.path != "/" && covering.at_or_under_one(paths::parent(g.path))) continue;
         kept.push_back(std::move(g));
@@ -283,8 +330,9 @@ inline std::vector<LandlockGrant> tidy(std::vector<LandlockGrant> grants) {
 // The Landlock file rules that stand in for the plan's mounts in the weaker
 // sandbox: writing where the writable binds are, except at and above what is
 // read-only, masked or a placeholder in them; reading everywhere except the
-// masks and, in place of each directory above one, listing; reading the paths
-// re-opened inside a masked directory. A plan that does not isolate the
+// masks and `/dev` and, in place of each directory above one, listing; reading
+// the paths re-opened inside a masked directory; the devices of kWeakerDevices
+// that exist. A plan that does not isolate the
 // filesystem (filesystem.disabled) gets `/` to read and to write. Paths that do
 // not exist get nothing. Fails (Errc::sandbox_unavailable, naming the directory
 // being split) when it would take more than `max_grants` rules.
@@ -312,6 +360,7 @@ inline expected<WeakerFsRules> weaker_fs_rules(const Plan& plan, const FsView& f
         }
     }
     for (const auto& ph : plan.filesystem.placeholders) no_write.push_back(ph.path);
+    no_read.emplace_back(kHostDevices);
     const detail::PathPoints nw(std::move(no_write)), nr(std::move(no_read)), masks(std::move(masked_dirs));
     for (const auto& m : plan.filesystem.mounts)
         if ((m.kind == MountKind::bind || m.kind == MountKind::ro_bind) && m.path != "/" &&
@@ -328,6 +377,12 @@ inline expected<WeakerFsRules> weaker_fs_rules(const Plan& plan, const FsView& f
         for (const auto* m : writable) SBX_TRY(s.split(write_side, m->path, "writable: " + m->why));
         SBX_TRY(s.split(read_side, "/", "readable: no hidden path beneath"));
         for (const auto* m : reopened) SBX_TRY(s.split(read_side, m->path, "readable: " + m->why));
+        for (const auto& d : kWeakerDevices) {
+            const std::string path(d.path);
+            auto st = cached.lstat(path);
+            if (!st || !*st || (*st)->type == FileType::symlink || (*st)->type == FileType::directory) continue;
+            s.grants.push_back(LandlockGrant{path, d.kind, false, std::string(d.why)});
+        }
         out.grants = detail::tidy(std::move(s.grants));
         out.warnings = std::move(s.warnings);
         return {};
