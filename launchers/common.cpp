@@ -29,7 +29,7 @@ namespace sbx::launcher {
 
 namespace {
 
-// Held while a question is on the terminal, and by relay_stderr for each write:
+// Held while a question is on the terminal, and by relay_output for each write:
 // what the command wrote before it was stopped does not land inside the question.
 // (One terminal, one lock: it guards standard error, not a launcher's state.)
 std::mutex g_terminal_mutex;
@@ -113,9 +113,11 @@ bool ask_on_terminal(const sbx::net::HostTarget& t, const StopSandbox& stop, int
     std::lock_guard<std::mutex> lock(g_terminal_mutex);
     const std::string where = sbx::net::printable_host(t.host) + ":" + std::to_string(t.port);
     // SGR reset, soft terminal reset (DECSTR: modes, margins, character sets),
-    // cursor shown, shift-in, and a fresh line: nothing the command left set hides
-    // or restyles the question.
-    const std::string reset = "\x1b[0m\x1b[!p\x1b[0m\x1b[?25h\x0f\r\n";
+    // normal video (DECSCNM off), cursor shown, the colours the command may have
+    // changed (OSC 104: the palette, OSC 110, 111, 112: foreground, background
+    // and cursor colour) back to the terminal's own, shift-in, and a fresh line:
+    // nothing the command left set hides or restyles the question.
+    const std::string reset = std::string(kTerminalReset) + "\r\n";
     auto say = [&](const std::string& text) { write_all(tty, text.data(), text.size()); };
     if (!frozen.stopped.complete) {
         say(reset + "sbx: " + where + " refused: the command could not be stopped to ask about it\r\n");
@@ -154,11 +156,31 @@ bool ask_on_terminal(const sbx::net::HostTarget& t, const StopSandbox& stop, int
     return yes;
 }
 
-// Copies the command's standard error from `from` to ours until every writer
-// is gone, writing any <sandbox_violations> tag the command prints as
-// &lt;sandbox_violations>: only the block the launcher appends reads as one.
-// With a scanner, the file refusals it finds become violation events as they come.
-void relay_stderr(int from, sbx::StderrScanner* scanner, Report* report) {
+namespace {
+
+// Writes all of `data` to `fd`, waiting where it is non-blocking (a descriptor
+// the caller shares with other programs may be); false when it takes no more.
+bool pass_on(int fd, const char* data, std::size_t n) {
+    while (n > 0) {
+        const ssize_t w = ::write(fd, data, n);
+        if (w > 0) {
+            data += w;
+            n -= static_cast<std::size_t>(w);
+            continue;
+        }
+        if (w < 0 && errno == EINTR) continue;
+        if (w < 0 && errno == EAGAIN) {
+            pollfd p{fd, POLLOUT, 0};
+            if (::poll(&p, 1, -1) >= 0 || errno == EINTR) continue;
+        }
+        return false;
+    }
+    return true;
+}
+
+}  // namespace
+
+void relay_output(int from, int to, sbx::StderrScanner* scanner, Report* report, std::atomic<std::size_t>* forged) {
     sbx::TagNeutralizer n;
     std::size_t reported = 0;
     auto report_new = [&] {
@@ -166,6 +188,7 @@ void relay_stderr(int from, sbx::StderrScanner* scanner, Report* report) {
         const auto& found = scanner->refusals();
         for (; reported < found.size(); ++reported) report->file_violation_event(found[reported]);
     };
+    bool taking = true;
     char buf[65536];
     for (;;) {
         const ssize_t got = ::read(from, buf, sizeof buf);
@@ -175,16 +198,44 @@ void relay_stderr(int from, sbx::StderrScanner* scanner, Report* report) {
         const std::string out = n.feed(chunk);
         {
             std::lock_guard<std::mutex> lock(g_terminal_mutex);
-            write_all(STDERR_FILENO, out.data(), out.size());
+            taking = pass_on(to, out.data(), out.size());
         }
         if (scanner != nullptr) scanner->feed(chunk);
         report_new();
+        if (!taking) break;  // the reader is gone: so is the command's
     }
-    const std::string rest = n.finish();
-    write_all(STDERR_FILENO, rest.data(), rest.size());
     if (scanner != nullptr) scanner->finish();
     report_new();
+    if (forged != nullptr) *forged += n.neutralised();
     ::close(from);
+}
+
+void OutputRelayThreads::start(int err_pipe, int out_pipe, bool merged, sbx::StderrScanner* scanner, Report& report,
+                               OutputFindings& found) {
+    if (err_pipe >= 0)
+        err_ = std::thread(relay_output, err_pipe, merged ? STDOUT_FILENO : STDERR_FILENO, scanner, &report,
+                           &found.forged_tags);
+    if (out_pipe >= 0) out_ = std::thread(relay_output, out_pipe, STDOUT_FILENO, nullptr, nullptr, &found.forged_tags);
+}
+
+void OutputRelayThreads::finish(TerminalRelay* terminal, OutputFindings& found) {
+    if (terminal != nullptr) {
+        terminal->finish();
+        found.clipboard_writes = terminal->clipboard_writes();
+        found.clipboard_bytes = terminal->clipboard_bytes();
+        found.forged_tags += terminal->forged_tags();
+    }
+    join();
+}
+
+void OutputRelayThreads::join() {
+    for (auto* t : {&err_, &out_})
+        if (t->joinable()) t->join();
+}
+
+void report_findings(const OutputFindings& found, Report& report) {
+    if (found.clipboard_writes > 0) report.clipboard_event(found.clipboard_writes, found.clipboard_bytes);
+    if (found.forged_tags > 0) report.forged_tags_event(found.forged_tags);
 }
 
 bool CallerQuestions::ask(const sbx::net::HostTarget& t, int questions_end) {
@@ -314,7 +365,8 @@ void plan_again_if_stale(const sbx::Error& e, const std::vector<std::string>& ag
 }
 
 std::string violations_text(const sbx::Plan& plan, const std::vector<ProxyEvent>& refused,
-                            const sbx::StderrScanner* scanner, const std::vector<sbx::GitNeutralised>& neutralised) {
+                            const sbx::StderrScanner* scanner, const std::vector<sbx::GitNeutralised>& neutralised,
+                            const OutputFindings* found) {
     std::vector<std::string> lines;
     std::vector<std::size_t> times;
     // ignoreViolations: the settings expect these; say nothing of them. A rule is
@@ -342,6 +394,14 @@ std::string violations_text(const sbx::Plan& plan, const std::vector<ProxyEvent>
         lines.push_back(sbx::git_audit_line(n));
         times.push_back(1);
     }
+    if (found != nullptr && found->clipboard_writes > 0)
+        add("deny terminal-clipboard (the command wrote to your terminal's clipboard with OSC 52, " +
+                std::to_string(found->clipboard_bytes) + " bytes; dropped)",
+            "; to allow it: --allow-clipboard-write", found->clipboard_writes);
+    if (found != nullptr && found->forged_tags > 0)
+        add("deny forged-report (the command wrote this block's tags itself; each came out with its closing > "
+            "written &gt;)",
+            "", found->forged_tags);
     return sbx::violations_block(lines, times);
 }
 

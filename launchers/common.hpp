@@ -7,12 +7,15 @@
 
 #include <sys/types.h>
 
+#include <atomic>
+
 #include <cstdint>
 #include <memory>
 #include <mutex>
 #include <initializer_list>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -26,6 +29,7 @@
 #include "sbx/plan/plan.hpp"
 #include "sbx/plan/report.hpp"
 #include "sbx/rules/git_audit.hpp"
+#include "terminal.hpp"
 
 namespace sbx::launcher {
 
@@ -106,6 +110,23 @@ public:
         w.key("status").value(status).end_object();
         write_line(w.take());
     }
+    // OSC 52 the terminal's relay dropped: how many, and the first one's length.
+    void clipboard_event(std::size_t times, std::size_t bytes) {
+        if (fd_ < 0) return;
+        sbx::json::Writer w;
+        w.begin_object().key("event").value("violation").key("kind").value("terminal-clipboard");
+        w.key("times").value(static_cast<std::uint64_t>(times)).key("bytes").value(static_cast<std::uint64_t>(bytes));
+        w.end_object();
+        write_line(w.take());
+    }
+    // <sandbox_violations> tags the command wrote, neutralised.
+    void forged_tags_event(std::size_t times) {
+        if (fd_ < 0) return;
+        sbx::json::Writer w;
+        w.begin_object().key("event").value("violation").key("kind").value("forged-report");
+        w.key("times").value(static_cast<std::uint64_t>(times)).end_object();
+        write_line(w.take());
+    }
     void question_event(std::uint64_t id, const sbx::net::HostTarget& t) {
         if (fd_ < 0) return;
         sbx::json::Writer w;
@@ -173,15 +194,19 @@ sbx::expected<void> check_pass_fds(const sbx::Plan& plan, std::initializer_list<
 // stopped meanwhile so that it can neither repaint the question nor read the
 // answer: `stop` stops every process of the sandbox (an empty hook stops
 // nothing; a stop that is not complete is answered no without asking). Before
-// the question the terminal's rendition is reset, the cursor shown, type-ahead
+// the question the terminal's rendition, colours and palette are reset (kTerminalReset), the cursor shown, type-ahead
 // dropped and a fresh line started; the host is printed escaped
 // (sbx::net::printable_host); after the answer one line says what was decided.
 // The sandbox continues however the question ends (an answer, no terminal, the
 // end of the command).
 bool ask_on_terminal(const sbx::net::HostTarget& t, const StopSandbox& stop, int questions_end);
 
+// What ask_on_terminal writes before its question (see there).
+inline constexpr std::string_view kTerminalReset =
+    "\x1b[0m\x1b[!p\x1b[0m\x1b[?5l\x1b[?25h\x1b]104\x1b\\\x1b]110\x1b\\\x1b]111\x1b\\\x1b]112\x1b\\\x0f";
+
 // The lock a question holds while it is on the terminal: whatever else writes
-// to the caller's terminal (relay_stderr, the terminal relay) or reads from it
+// to the caller's terminal (relay_output, the terminal relay) or reads from it
 // (the terminal relay) takes it for each write or read.
 std::mutex& terminal_mutex();
 
@@ -249,17 +274,56 @@ private:
     std::unique_ptr<proxy::Proxy> proxy_;
 };
 
-// Copies the command's standard error from `from` to ours until every writer
-// is gone, writing any <sandbox_violations> tag the command prints as
-// &lt;sandbox_violations>. With a scanner, the file refusals it finds become
-// violation events as they come. Closes `from`.
-void relay_stderr(int from, sbx::StderrScanner* scanner, Report* report);
+// What the launcher's relays of the command's output found in it, for the
+// block and the report: the <sandbox_violations> tags it wrote (each
+// neutralised), and the clipboard writes (OSC 52) its terminal's relay dropped.
+struct OutputFindings {
+    std::atomic<std::size_t> forged_tags{0};
+    std::size_t clipboard_writes = 0;  // set once the terminal's relay is done
+    std::size_t clipboard_bytes = 0;   // the first one's length
+};
+
+// Copies what the command writes on `from` to `to` until every writer is gone,
+// each <sandbox_violations> tag in it neutralised (sbx/plan/output_filter.hpp)
+// and counted in `forged`, each write under the terminal lock. With a scanner,
+// the file refusals it finds become violation events as they come. When `to`
+// takes nothing more (its reader is gone), `from` is closed at once, so that
+// the command's next write fails as it would have without the relay (EPIPE,
+// SIGPIPE). Closes `from`.
+void relay_output(int from, int to, sbx::StderrScanner* scanner, Report* report, std::atomic<std::size_t>* forged);
+
+// The relays of the command's output, each on a thread of its own.
+class OutputRelayThreads {
+public:
+    OutputRelayThreads() = default;
+    OutputRelayThreads(const OutputRelayThreads&) = delete;
+    OutputRelayThreads& operator=(const OutputRelayThreads&) = delete;
+    ~OutputRelayThreads() { join(); }
+
+    // One for each pipe given (-1: none), which it closes: `err_pipe` to
+    // standard error (to standard output when `merged`), read for file
+    // refusals with a scanner; `out_pipe` to standard output.
+    void start(int err_pipe, int out_pipe, bool merged, sbx::StderrScanner* scanner, Report& report,
+               OutputFindings& found);
+    // Once the sandbox has ended: the terminal's relay (if any) finished and
+    // the others joined, what they found kept in `found`.
+    void finish(TerminalRelay* terminal, OutputFindings& found);
+
+private:
+    void join();
+    std::thread err_, out_;
+};
+
+// The findings of the relays as events on the report, after the command.
+void report_findings(const OutputFindings& found, Report& report);
 
 // The <sandbox_violations> block for the proxy's refusals and the scanner's file
 // refusals, less those the plan's ignoreViolations expects; empty when none.
 // The files the audit after the run renamed are listed after them, whatever
-// ignoreViolations says: they were changed on the caller's disk.
+// ignoreViolations says: they were changed on the caller's disk; and what the
+// relays found in the command's output.
 std::string violations_text(const sbx::Plan& plan, const std::vector<ProxyEvent>& refused,
-                            const sbx::StderrScanner* scanner, const std::vector<sbx::GitNeutralised>& neutralised = {});
+                            const sbx::StderrScanner* scanner, const std::vector<sbx::GitNeutralised>& neutralised = {},
+                            const OutputFindings* found = nullptr);
 
 }  // namespace sbx::launcher

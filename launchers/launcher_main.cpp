@@ -177,6 +177,8 @@ int launcher_main(int argc, char** argv, Platform& platform) {
             const PtyMode mode = a == "--pty" ? PtyMode::always : PtyMode::never;
             if (o.pty != PtyMode::automatic && o.pty != mode) return usage_of(platform, "--pty and --no-pty contradict each other");
             o.pty = mode;
+        } else if (a == "--allow-clipboard-write") {
+            o.allow_clipboard_write = true;
         } else if (a == "--doctor") {
             o.doctor = true;
         } else if (a == "--json") {

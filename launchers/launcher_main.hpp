@@ -39,6 +39,7 @@ struct Options {
     std::vector<std::string> again;  // --again-fd's program and arguments
     bool print_violations = false;
     PtyMode pty = PtyMode::automatic;  // --pty, --no-pty (terminal.hpp)
+    bool allow_clipboard_write = false;  // --allow-clipboard-write: OSC 52 passes the terminal's relay
     bool doctor = false;
     bool json = false;
 };

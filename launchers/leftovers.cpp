@@ -7,6 +7,7 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -231,7 +232,8 @@ bool wait_gone(pid_t pid) {
     // reader waits for the end, a lock).
     const int keep[] = {fd, tty};
     sbx::launcher::sweep_fds(keep, sbx::launcher::FdSweep::close);
-    std::optional<termios> modes;  // the caller's terminal's, while the launcher has it raw
+    std::optional<termios> modes;  // the caller's terminal's, while the launcher has it raw or the command holds it
+    int ldisc = -1;                 // and its line discipline, where the command holds it
     std::vector<Leftover> list;
     pid_t sandbox = -1;
     pid_t group_to_kill = -1;
@@ -264,7 +266,11 @@ bool wait_gone(pid_t pid) {
         }
         if (kind == 'M') {
             modes.reset();
-            if (payload.size() == sizeof(termios)) std::memcpy(&modes.emplace(), payload.data(), sizeof(termios));
+            ldisc = -1;
+            if (payload.size() == sizeof(termios) + sizeof(int)) {
+                std::memcpy(&modes.emplace(), payload.data(), sizeof(termios));
+                std::memcpy(&ldisc, payload.data() + sizeof(termios), sizeof(int));
+            }
             continue;
         }
         if (kind == 'G') {
@@ -284,7 +290,12 @@ bool wait_gone(pid_t pid) {
     // The launcher is gone without dismissing us. The caller gets its terminal
     // back as it was, at once. Where nothing ends the command with it (sbx-mac),
     // its process group is ended here.
-    if (modes && tty >= 0) ::tcsetattr(tty, TCSANOW, &*modes);
+    if (modes && tty >= 0) {
+        int now = -1;
+        if (ldisc >= 0 && ::ioctl(tty, TIOCGETD, &now) == 0 && now != ldisc) ::ioctl(tty, TIOCSETD, &ldisc);
+        ::tcsetattr(tty, TCSANOW, &*modes);
+        ::tcflush(tty, TCIFLUSH);  // what the command's queries provoked is no input for the shell
+    }
     if (group_to_kill > 0) ::kill(-group_to_kill, SIGKILL);
     if (sandbox > 0) wait_gone(sandbox);
     for (int attempt = 0; attempt < 20; ++attempt) {
@@ -402,8 +413,13 @@ void Reaper::group(const std::string& lock_path, const std::string& live_path) {
     send('G', lock_path + '\0' + live_path);
 }
 
-void Reaper::terminal_modes(const termios* modes) {
-    send('M', modes == nullptr ? std::string() : std::string(reinterpret_cast<const char*>(modes), sizeof *modes));
+void Reaper::terminal_modes(const termios* modes, int ldisc) {
+    std::string payload;
+    if (modes != nullptr) {
+        payload.assign(reinterpret_cast<const char*>(modes), sizeof *modes);
+        payload.append(reinterpret_cast<const char*>(&ldisc), sizeof ldisc);
+    }
+    send('M', payload);
 }
 
 void Reaper::dismiss() {

@@ -83,9 +83,10 @@ public:
     // The files of the root's group (root_group.hpp), which it leaves for us.
     void group(const std::string& lock_path, const std::string& live_path);
 
-    // The caller's terminal modes, to restore first should the launcher die; null:
-    // none any more (the launcher restored them).
-    void terminal_modes(const termios* modes);
+    // The caller's terminal modes and line discipline (-1: leave it), to
+    // restore first should the launcher die, dropping the input not yet read;
+    // null: none any more (the launcher restored them).
+    void terminal_modes(const termios* modes, int ldisc = -1);
 
     // The launcher cleaned up itself: the reaper exits without touching anything
     // (and is waited for when this is destroyed).

@@ -294,7 +294,8 @@ struct Sandbox {
     Sandbox(const Sandbox&) = delete;
     Sandbox& operator=(const Sandbox&) = delete;
     ~Sandbox() {
-        for (int* fd : {&exe_fd, &status_pipe[0], &status_pipe[1], &err_pipe[0], &err_pipe[1], &proxy_pair[0],
+        for (int* fd : {&exe_fd, &status_pipe[0], &status_pipe[1], &err_pipe[0], &err_pipe[1], &out_pipe[0],
+                        &out_pipe[1], &proxy_pair[0],
                         &proxy_pair[1], &pty_pair[0], &pty_pair[1], &orders_pipe[0], &orders_pipe[1], &seccomp_pipe[0],
                         &seccomp_pipe[1], &seccomp_fd, &mounts_filter_fd, &exclude_fd})
             close_fd(*fd);
@@ -306,6 +307,7 @@ struct Sandbox {
     int exe_fd = -1;
     int status_pipe[2] = {-1, -1};
     int err_pipe[2] = {-1, -1};
+    int out_pipe[2] = {-1, -1};      // the command's standard output, when it is relayed apart from its error
     int proxy_pair[2] = {-1, -1};
     int pty_pair[2] = {-1, -1};      // the stage hands the command's terminal over it
     int orders_pipe[2] = {-1, -1};   // waiting: the stage's orders
@@ -316,12 +318,12 @@ struct Sandbox {
     int stage_pty_fd = -1;    // the stage's ends of the pairs, by the numbers it has them
     int stage_proxy_fd = -1;  // (ours are closed once bubblewrap has started)
     std::optional<TerminalUse> terminal;
-    bool relay = false;  // the command's standard error passes through relay_stderr
+    OutputRelays relays;  // the command's standard output and error that pass through relay_output
 };
 
 // The stage's binary (sbx-stage beside us, else ourselves), its status pipe,
-// the pipe of the command's standard error when it is relayed (`scan_stderr`,
-// or the block to append to what a program reads), the command's terminal, and
+// the pipes of the command's standard output and error when they are relayed
+// (output_relays: `scan_stderr`, or tags to neutralise), the command's terminal, and
 // the socket pair on which the stage hands over the proxy's listeners (`proxy`);
 // waiting, the orders' and the seccomp program's pipes and the memfds the
 // stage reads later.
@@ -334,16 +336,15 @@ sbx::expected<void> open_sandbox_fds(Sandbox& sb, const Options& o, bool scan_st
     sb.stage.exe_fd = sb.exe_fd;
     sb.stage.status_fd = sb.status_pipe[1];
     sb.stage.trace_fd = o.trace.fd();
-    // With the block to append and standard error not a terminal (a program
-    // reads it), or file refusals to read from it, the command's standard error
-    // passes through relay_stderr.
-    sb.relay = scan_stderr || (o.print_violations && ::isatty(STDERR_FILENO) == 0);
+    sb.relays = output_relays(o.pty, o.print_violations, scan_stderr);
     // A terminal of its own (terminal.hpp) stands in for those of 0-2 that are
     // the caller's terminal. bubblewrap gets none of them: its messages, should
     // it fail, come through the pipe of standard error.
-    sb.terminal = terminal_use(o.pty, sb.relay);
-    const bool err_pipe = sb.relay || (sb.terminal && sb.terminal->replaces[2]);
+    sb.terminal = terminal_use(o.pty, sb.relays.err, o.allow_clipboard_write);
+    const bool err_pipe = sb.relays.err || (sb.terminal && sb.terminal->replaces[2]);
     if (err_pipe && ::pipe2(sb.err_pipe, O_CLOEXEC) != 0) return failed("pipe");
+    // Merged with standard error (2>&1), standard output takes the same pipe.
+    if (sb.relays.out && !sb.relays.merged && ::pipe2(sb.out_pipe, O_CLOEXEC) != 0) return failed("pipe");
     if (sb.terminal && ::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sb.pty_pair) != 0) return failed("socketpair");
     if (proxy && ::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sb.proxy_pair) != 0) return failed("socketpair");
     sb.stage_pty_fd = sb.pty_pair[1];
@@ -398,6 +399,8 @@ pid_t start_bubblewrap(Sandbox& sb, std::vector<std::string>& args, std::vector<
             if (rc == 0 && sb.terminal->replaces[static_cast<std::size_t>(fd)])
                 rc = ::posix_spawn_file_actions_addopen(&actions, fd, "/dev/null", O_RDWR, 0);
     if (rc == 0 && sb.err_pipe[1] >= 0) rc = ::posix_spawn_file_actions_adddup2(&actions, sb.err_pipe[1], STDERR_FILENO);
+    const int out_pipe = sb.relays.merged ? sb.err_pipe[1] : sb.out_pipe[1];
+    if (rc == 0 && sb.relays.out && out_pipe >= 0) rc = ::posix_spawn_file_actions_adddup2(&actions, out_pipe, STDOUT_FILENO);
     if (rc == 0 && !cwd.empty()) rc = ::posix_spawn_file_actions_addchdir_np(&actions, cwd.c_str());
     // The signals this process catches or ignores are bubblewrap's to take as they come.
     sigset_t defaults, none;
@@ -418,7 +421,7 @@ pid_t start_bubblewrap(Sandbox& sb, std::vector<std::string>& args, std::vector<
     watch_sandbox(sb.pid, scope);
     reaper.sandbox_pid(sb.pid);
     // Bubblewrap's and the stage's ends, which this process needs no more.
-    for (int* fd : {&sb.status_pipe[1], &sb.exe_fd, &sb.seccomp_fd, &sb.err_pipe[1], &sb.pty_pair[1],
+    for (int* fd : {&sb.status_pipe[1], &sb.exe_fd, &sb.seccomp_fd, &sb.err_pipe[1], &sb.out_pipe[1], &sb.pty_pair[1],
                     &sb.orders_pipe[0], &sb.seccomp_pipe[0]})
         close_fd(*fd);
     return sb.pid;
@@ -467,6 +470,8 @@ struct Run {
     std::unique_ptr<Sandbox> sb;
     std::unique_ptr<TerminalRelay> terminal_relay;
     std::optional<sbx::StderrScanner> scanner;
+    OutputFindings found;  // what the relays found in the command's output
+    std::unique_ptr<HeldTerminal> held;  // the caller's terminal, where the command holds it itself (--no-pty)
     int wall_abi = 0;  // the Landlock ABI the stage's write wall uses; 0: no wall
     bool weaker = false;  // the weaker sandbox (no bubblewrap; wall_abi is its domain's ABI)
 
@@ -543,6 +548,12 @@ void plan_stage(Run& run) {
     }
 }
 
+// Before the command can start: the caller's terminal, where the command gets
+// it as it is (--no-pty), is taken note of, to be given back as it was.
+void hold_caller_terminal(Run& run) {
+    run.held = std::make_unique<HeldTerminal>(run.sb->terminal, run.sb->relays, run.reaper);
+}
+
 // What bubblewrap and the stage are told of the root's group and the git
 // exclude file (sbx/linux/bwrap.hpp); the exclude file's content goes into
 // sb.exclude_fd (made here the usual way).
@@ -580,6 +591,22 @@ void start_terminal(Run& run) {
         write_all(sb.pty_pair[0], "G", 1);
     }
     close_fd(sb.pty_pair[0]);
+}
+
+// Starts the relays of the command's output (standard error, with standard
+// output where merged, and standard output apart); the pipes are theirs to close.
+void start_output_relays(Run& run, OutputRelayThreads& threads) {
+    Sandbox& box = *run.sb;
+    threads.start(box.err_pipe[0], box.out_pipe[0], box.relays.merged, run.scanner ? &*run.scanner : nullptr,
+                  run.l.report(), run.found);
+    box.err_pipe[0] = box.out_pipe[0] = -1;
+}
+
+// Once the sandbox has ended: the command's last output written, the relays
+// done and what they found kept, the caller's terminal given back.
+void end_output(Run& run, OutputRelayThreads& threads) {
+    threads.finish(run.terminal_relay.get(), run.found);
+    if (run.held) run.held->restore();
 }
 
 // The proxy: the stage hands over the listening sockets it made inside. Null
@@ -666,9 +693,11 @@ int finish(Run& run, ProbeOptions popt, int wstatus, const StageReport& stage_re
         report.exit_event(true, "", s, run.wall_abi, run.weaker ? "landlock" : "bubblewrap");
         return s;
     }
+    report_findings(run.found, report);
     report.exit_event(true, "", status, run.wall_abi, run.weaker ? "landlock" : "bubblewrap");
     if (run.l.options().print_violations) {
-        std::string block = violations_text(plan, refused, run.scanner ? &*run.scanner : nullptr, audit.neutralised);
+        std::string block =
+            violations_text(plan, refused, run.scanner ? &*run.scanner : nullptr, audit.neutralised, &run.found);
         if (run.terminal_relay) block = run.terminal_relay->on_own_line(std::move(block));
         std::cerr << block << std::flush;
     }
@@ -699,13 +728,13 @@ int end_run(Run& run, const ProbeOptions& popt, int wstatus, std::uint64_t t, co
 }  // namespace
 
 std::string_view LinuxPlatform::usage_lines() const {
-    return "usage: sbx-linux [--plan-fd N] [--report-fd N] [--control-fd N] [--again-fd N] [--trace-fd N] [--violations] [--pty | --no-pty]\n"
+    return "usage: sbx-linux [--plan-fd N] [--report-fd N] [--control-fd N] [--again-fd N] [--trace-fd N] [--violations] [--pty | --no-pty] [--allow-clipboard-write]\n"
            "                 [--bubblewrap-mounts]\n"
            "       sbx-linux --doctor [--json] [--bwrap PATH]\n";
 }
 
 std::string_view LinuxPlatform::help_text() const {
-    return "usage: sbx-linux [--plan-fd N] [--report-fd N] [--control-fd N] [--again-fd N] [--trace-fd N] [--violations] [--pty | --no-pty]\n"
+    return "usage: sbx-linux [--plan-fd N] [--report-fd N] [--control-fd N] [--again-fd N] [--trace-fd N] [--violations] [--pty | --no-pty] [--allow-clipboard-write]\n"
            "                                                 run the plan read from fd N (default 0)\n"
            "       --bubblewrap-mounts                        bubblewrap makes every mount, as on a kernel\n"
            "                                                 without the new mount API (to compare, to test)\n"
@@ -870,12 +899,13 @@ int LinuxPlatform::run(Launcher& l, const sbx::Plan& plan, Reaper& reaper) {
         sb->facts = from.facts;
         sb->stage = from.stage;
         sb->terminal = from.terminal;
-        sb->relay = from.relay;
+        sb->relays = from.relays;
         sb->stage_pty_fd = from.stage_pty_fd;
         sb->stage_proxy_fd = from.stage_proxy_fd;
         for (auto [to, of] : {std::pair{&sb->exe_fd, &from.exe_fd}, {&sb->status_pipe[0], &from.status_pipe[0]},
                               {&sb->status_pipe[1], &from.status_pipe[1]}, {&sb->err_pipe[0], &from.err_pipe[0]},
-                              {&sb->err_pipe[1], &from.err_pipe[1]}, {&sb->proxy_pair[0], &from.proxy_pair[0]},
+                              {&sb->err_pipe[1], &from.err_pipe[1]}, {&sb->out_pipe[0], &from.out_pipe[0]},
+                              {&sb->out_pipe[1], &from.out_pipe[1]}, {&sb->proxy_pair[0], &from.proxy_pair[0]},
                               {&sb->proxy_pair[1], &from.proxy_pair[1]}, {&sb->pty_pair[0], &from.pty_pair[0]},
                               {&sb->pty_pair[1], &from.pty_pair[1]}, {&sb->orders_pipe[0], &from.orders_pipe[0]},
                               {&sb->orders_pipe[1], &from.orders_pipe[1]}, {&sb->seccomp_pipe[0], &from.seccomp_pipe[0]},
@@ -934,6 +964,7 @@ int LinuxPlatform::run(Launcher& l, const sbx::Plan& plan, Reaper& reaper) {
     if (waiting) {
         // The stage's orders, now that what its mounts cover is there.
         plan_stage(run);
+        hold_caller_terminal(run);
         box.stage.filtered = true;
         auto launch = launch_of(run, probed_.bwrap);
         if (!launch) return run.give_up(launch.error());
@@ -958,6 +989,7 @@ int LinuxPlatform::run(Launcher& l, const sbx::Plan& plan, Reaper& reaper) {
             return run.give_up(r.error());
         std::swap(box.seccomp_fd, seccomp_fd_);
         plan_stage(run);
+        hold_caller_terminal(run);
         auto launch = launch_of(run, probed_.bwrap);
         if (!launch) return run.give_up(launch.error());
         if (stage_mounts) {
@@ -975,11 +1007,8 @@ int LinuxPlatform::run(Launcher& l, const sbx::Plan& plan, Reaper& reaper) {
         close_fd(box.exclude_fd);
     }
     const pid_t pid = box.pid;
-    std::thread stderr_relay;
-    if (box.err_pipe[0] >= 0) {
-        stderr_relay = std::thread(relay_stderr, box.err_pipe[0], run.scanner ? &*run.scanner : nullptr, &l.report());
-        box.err_pipe[0] = -1;  // the relay closes it
-    }
+    OutputRelayThreads relays;
+    start_output_relays(run, relays);
     auto proxy = start_proxy(run, pid, trace);
     start_terminal(run);
     if (caught_signal() != 0) ::kill(pid, SIGKILL);  // a signal came before we knew the pid
@@ -992,10 +1021,9 @@ int LinuxPlatform::run(Launcher& l, const sbx::Plan& plan, Reaper& reaper) {
     trace.step("sandbox", sandbox_start);
     t = Trace::now();
     if (proxy) proxy->stop();  // open questions are answered no
-    // The command's last output is written and the caller's terminal has its modes back.
-    if (run.terminal_relay) run.terminal_relay->finish();
-    // Every writer was inside the sandbox, whose processes ended with it.
-    if (stderr_relay.joinable()) stderr_relay.join();
+    // The command's last output is written and the caller's terminal has its
+    // modes back; every writer was inside the sandbox, whose processes ended with it.
+    end_output(run, relays);
     trace.step("launcher.threads", t);
     return end_run(run, popt_, wstatus, t, run_start, proxy.get());
 }
@@ -1098,6 +1126,7 @@ int LinuxPlatform::run_weaker(Launcher& l, const sbx::Plan& plan, Reaper& reaper
     if (auto r = open_sandbox_fds(box, l.options(), plan.scan_stderr, false, true); !r) return run.give_up(r.error());
     for (int* fd : {&box.seccomp_pipe[0], &box.seccomp_pipe[1], &box.mounts_filter_fd, &box.exclude_fd}) close_fd(*fd);
     plan_stage(run);
+    hold_caller_terminal(run);
     StageArgs& stage = box.stage;
     stage.weaker = true;
     stage.filter_fd = box.seccomp_fd;
@@ -1142,11 +1171,8 @@ int LinuxPlatform::run_weaker(Launcher& l, const sbx::Plan& plan, Reaper& reaper
     const std::string orders = stage_orders(stage);
     (void)write_all(box.orders_pipe[1], orders.data(), orders.size());
     close_fd(box.orders_pipe[1]);
-    std::thread stderr_relay;
-    if (box.err_pipe[0] >= 0) {
-        stderr_relay = std::thread(relay_stderr, box.err_pipe[0], run.scanner ? &*run.scanner : nullptr, &l.report());
-        box.err_pipe[0] = -1;  // the relay closes it
-    }
+    OutputRelayThreads relays;
+    start_output_relays(run, relays);
     close_fd(box.proxy_pair[0]);
     close_fd(box.proxy_pair[1]);
     start_terminal(run);
@@ -1164,8 +1190,7 @@ int LinuxPlatform::run_weaker(Launcher& l, const sbx::Plan& plan, Reaper& reaper
     trace.step("sandbox", sandbox_start);
     t = Trace::now();
     if (proxy) proxy->stop();
-    if (run.terminal_relay) run.terminal_relay->finish();
-    if (stderr_relay.joinable()) stderr_relay.join();
+    end_output(run, relays);
     trace.step("launcher.threads", t);
     if (const std::string message = refused_clients_warning(proxy ? proxy->refused_clients() : 0); !message.empty()) {
         l.report().warning_event(message);

@@ -1,6 +1,6 @@
 // sbx-mac - carries out a plan with macOS's Seatbelt (sandbox-exec).
 //
-//   sbx-mac [--plan-fd N] [--report-fd N] [--control-fd N] [--again-fd N] [--trace-fd N] [--violations] [--pty | --no-pty]
+//   sbx-mac [--plan-fd N] [--report-fd N] [--control-fd N] [--again-fd N] [--trace-fd N] [--violations] [--pty | --no-pty] [--allow-clipboard-write]
 //                                      run the plan read from fd N (default: standard input)
 //   sbx-mac --print-profile [--plan-fd N]
 //                                      print the Seatbelt profile the plan would run under
@@ -181,16 +181,18 @@ struct CommandTerminal {
 struct Started {
     pid_t pid = -1;
     int exec_pipe = -1;  // the child's exec failure comes back on it; success closes it
-    int err_pipe = -1;   // its standard error, for relay_stderr, or -1
+    int err_pipe = -1;   // its standard error (and output, merged), for relay_output, or -1
+    int out_pipe = -1;   // its standard output, relayed apart, or -1
 };
 
 // `sandbox-exec -p PROFILE -- COMMAND` in a session of its own, with the plan's
 // environment (and the proxy's), in its directory, with 0-2 and the passFds.
 sbx::expected<Started> start_command(const sbx::Plan& plan, const std::string& profile, const Listeners& listeners,
-                                     bool relay, const CommandTerminal* terminal, Reaper& reaper) {
-    int err_pipe[2] = {-1, -1};
-    if (relay && ::pipe(err_pipe) != 0) return sbx::fail(sbx::Error(sbx::Errc::internal, "pipe"));
-    for (int fd : err_pipe)
+                                     const OutputRelays& relays, const CommandTerminal* terminal, Reaper& reaper) {
+    int err_pipe[2] = {-1, -1}, out_pipe[2] = {-1, -1};
+    if (relays.err && ::pipe(err_pipe) != 0) return sbx::fail(sbx::Error(sbx::Errc::internal, "pipe"));
+    if (relays.out && !relays.merged && ::pipe(out_pipe) != 0) return sbx::fail(sbx::Error(sbx::Errc::internal, "pipe"));
+    for (int fd : {err_pipe[0], err_pipe[1], out_pipe[0], out_pipe[1]})
         if (fd >= 0) ::fcntl(fd, F_SETFD, FD_CLOEXEC);
     int exec_pipe[2];
     if (::pipe(exec_pipe) != 0) return sbx::fail(sbx::Error(sbx::Errc::internal, "pipe"));
@@ -222,6 +224,7 @@ sbx::expected<Started> start_command(const sbx::Plan& plan, const std::string& p
             }
         }
         if (err_pipe[1] >= 0) ::dup2(err_pipe[1], STDERR_FILENO);
+        if (relays.out) ::dup2(relays.merged ? err_pipe[1] : out_pipe[1], STDOUT_FILENO);
         // The command gets 0-2 and the plan's passFds; the exec pipe closes on exec.
         std::vector<int> keep = plan.pass_fds;
         keep.push_back(exec_pipe[1]);
@@ -246,12 +249,13 @@ sbx::expected<Started> start_command(const sbx::Plan& plan, const std::string& p
     reaper.sandbox_pid(pid);
     reaper.kill_group(pid);
     ::close(exec_pipe[1]);
-    if (err_pipe[1] >= 0) ::close(err_pipe[1]);
+    for (int fd : {err_pipe[1], out_pipe[1]})
+        if (fd >= 0) ::close(fd);
     if (caught_signal() != 0) {  // before we knew the pid
         ::kill(-pid, SIGKILL);
         ::kill(pid, SIGKILL);
     }
-    return Started{pid, exec_pipe[0], err_pipe[0]};
+    return Started{pid, exec_pipe[0], err_pipe[0], out_pipe[0]};
 }
 
 // Waits for the command; what it left running in its group ends with it:
@@ -273,11 +277,11 @@ class MacPlatform final : public Platform {
 public:
     const char* name() const override { return "sbx-mac"; }
     std::string_view usage_lines() const override {
-        return "usage: sbx-mac [--plan-fd N] [--report-fd N] [--control-fd N] [--again-fd N] [--trace-fd N] [--violations] [--pty | --no-pty]\n"
+        return "usage: sbx-mac [--plan-fd N] [--report-fd N] [--control-fd N] [--again-fd N] [--trace-fd N] [--violations] [--pty | --no-pty] [--allow-clipboard-write]\n"
                "       sbx-mac --print-profile [--plan-fd N]\n";
     }
     std::string_view help_text() const override {
-        return "usage: sbx-mac [--plan-fd N] [--report-fd N] [--control-fd N] [--again-fd N] [--trace-fd N] [--violations] [--pty | --no-pty]\n"
+        return "usage: sbx-mac [--plan-fd N] [--report-fd N] [--control-fd N] [--again-fd N] [--trace-fd N] [--violations] [--pty | --no-pty] [--allow-clipboard-write]\n"
                "       sbx-mac --print-profile [--plan-fd N]\n"
                "       sbx-mac --doctor [--json]\n"
                "The plan is described in docs/plan.md, the profile in docs/seatbelt.md.\n";
@@ -368,10 +372,10 @@ int MacPlatform::run(Launcher& l, const sbx::Plan& plan, Reaper& reaper) {
         if (!started) return give_up(started.error());
         proxy = std::move(*started);
     }
-    const bool relay = plan.scan_stderr || (l.options().print_violations && ::isatty(STDERR_FILENO) == 0);
+    const OutputRelays relays = output_relays(l.options().pty, l.options().print_violations, plan.scan_stderr);
     // A terminal of the command's own where any of 0-2 is the caller's (terminal.hpp).
     std::optional<CommandTerminal> terminal;
-    if (auto use = terminal_use(l.options().pty, relay)) {
+    if (auto use = terminal_use(l.options().pty, relays.err, l.options().allow_clipboard_write)) {
         auto pty = open_pty();
         if (!pty) {
             if (proxy) proxy->stop();
@@ -393,19 +397,20 @@ int MacPlatform::run(Launcher& l, const sbx::Plan& plan, Reaper& reaper) {
     // The caller's size and modes are the terminal's before the command starts.
     std::unique_ptr<TerminalRelay> terminal_relay;
     if (terminal) terminal_relay = std::make_unique<TerminalRelay>(terminal->use, terminal->master.release(), reaper);
-    auto started = start_command(plan, *profile, listeners, relay, terminal ? &*terminal : nullptr, reaper);
+    HeldTerminal held(terminal ? std::optional<TerminalUse>(terminal->use) : std::nullopt, relays, reaper);
+    auto started = start_command(plan, *profile, listeners, relays, terminal ? &*terminal : nullptr, reaper);
     if (!started) return give_up(started.error());
     if (terminal) terminal->slave.reset();  // the command's alone: its end is the relay's end
     if (terminal_relay) terminal_relay->start();
-    std::thread stderr_relay;
-    if (started->err_pipe >= 0)
-        stderr_relay = std::thread(relay_stderr, started->err_pipe, scanner ? &*scanner : nullptr, &report);
+    OutputFindings found;
+    OutputRelayThreads output;
+    output.start(started->err_pipe, started->out_pipe, relays.merged, scanner ? &*scanner : nullptr, report, found);
 
     const int wstatus = wait_command(started->pid);
     if (proxy) proxy->stop();  // open questions are answered no
     // The command's last output is written and the caller's terminal has its modes back.
-    if (terminal_relay) terminal_relay->finish();
-    if (stderr_relay.joinable()) stderr_relay.join();
+    output.finish(terminal_relay.get(), found);
+    held.restore();
     if (proxy) warn_refused_clients(*proxy, report, terminal_relay.get());
     int exec_errno = 0;
     const bool exec_failed = ::read(started->exec_pipe, &exec_errno, sizeof exec_errno) == sizeof exec_errno;
@@ -423,10 +428,11 @@ int MacPlatform::run(Launcher& l, const sbx::Plan& plan, Reaper& reaper) {
         return l.fail_reported(e);
     }
     const int status = WIFSIGNALED(wstatus) ? 128 + WTERMSIG(wstatus) : WEXITSTATUS(wstatus);
+    report_findings(found, report);
     report.exit_event(true, "", status);
     if (l.options().print_violations) {
-        std::string block =
-            violations_text(plan, proxy ? proxy->refused() : std::vector<ProxyEvent>{}, scanner ? &*scanner : nullptr);
+        std::string block = violations_text(plan, proxy ? proxy->refused() : std::vector<ProxyEvent>{},
+                                            scanner ? &*scanner : nullptr, {}, &found);
         if (terminal_relay) block = terminal_relay->on_own_line(std::move(block));
         std::cerr << block << std::flush;
     }

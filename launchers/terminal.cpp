@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <sys/ioctl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <stdlib.h>
@@ -22,9 +23,21 @@
 
 namespace sbx::launcher {
 
-std::optional<TerminalUse> terminal_use(PtyMode mode, bool stderr_relayed) {
+OutputRelays output_relays(PtyMode mode, bool print_violations, bool scan_stderr) {
+    auto open_not_tty = [](int fd) { return ::fcntl(fd, F_GETFD) >= 0 && ::isatty(fd) == 0; };
+    OutputRelays r;
+    r.out = print_violations && mode != PtyMode::always && open_not_tty(STDOUT_FILENO);
+    r.err = scan_stderr || (print_violations && open_not_tty(STDERR_FILENO));
+    struct stat out {}, err {};
+    r.merged = r.out && r.err && ::fstat(STDOUT_FILENO, &out) == 0 && ::fstat(STDERR_FILENO, &err) == 0 &&
+               out.st_dev == err.st_dev && out.st_ino == err.st_ino;
+    return r;
+}
+
+std::optional<TerminalUse> terminal_use(PtyMode mode, bool stderr_relayed, bool allow_clipboard) {
     if (mode == PtyMode::never) return std::nullopt;
     TerminalUse use;
+    use.allow_clipboard = allow_clipboard;
     for (int fd = 0; fd < 3; ++fd) use.replaces[fd] = mode == PtyMode::always || ::isatty(fd) != 0;
     if (stderr_relayed) use.replaces[2] = false;
     if (!use.replaces[0] && !use.replaces[1] && !use.replaces[2]) return std::nullopt;
@@ -71,6 +84,17 @@ termios raw_of(termios t) {
 // Whether this process may read `tty` and change its modes without being
 // stopped: it is in the terminal's foreground, or the terminal is not its
 // controlling terminal (then no job control applies).
+// Whether `seen` holds a terminal's answer to primary device attributes:
+// ESC [ ? then digits and semicolons, then c.
+bool answered_attributes(std::string_view seen) {
+    for (std::size_t at = seen.find("\x1b[?"); at != std::string_view::npos; at = seen.find("\x1b[?", at + 1)) {
+        std::size_t i = at + 3;
+        while (i < seen.size() && ((seen[i] >= '0' && seen[i] <= '9') || seen[i] == ';')) ++i;
+        if (i < seen.size() && seen[i] == 'c') return true;
+    }
+    return false;
+}
+
 bool in_foreground(int tty) {
     const pid_t fg = ::tcgetpgrp(tty);
     return fg == ::getpgrp() || (fg < 0 && errno == ENOTTY);
@@ -78,8 +102,32 @@ bool in_foreground(int tty) {
 
 }  // namespace
 
+HeldTerminal::HeldTerminal(const std::optional<TerminalUse>& use, const OutputRelays& relays, Reaper& reaper)
+    : reaper_(reaper) {
+    const bool relayed[3] = {false, relays.out, relays.err};
+    for (int fd = 0; fd < 3 && tty_ < 0; ++fd)
+        if (::isatty(fd) != 0 && !relayed[fd] && !(use && use->replaces[static_cast<std::size_t>(fd)])) tty_ = fd;
+    if (tty_ < 0 || ::tcgetattr(tty_, &saved_) != 0) {
+        tty_ = -1;
+        return;
+    }
+    if (::ioctl(tty_, TIOCGETD, &ldisc_) != 0) ldisc_ = -1;
+    held_ = true;
+    if (tty_ == STDIN_FILENO) reaper_.terminal_modes(&saved_, ldisc_);  // the reaper holds standard input's terminal
+}
+
+void HeldTerminal::restore() {
+    if (!held_) return;
+    held_ = false;
+    int now = -1;
+    if (ldisc_ >= 0 && ::ioctl(tty_, TIOCGETD, &now) == 0 && now != ldisc_) ::ioctl(tty_, TIOCSETD, &ldisc_);
+    ::tcsetattr(tty_, TCSANOW, &saved_);
+    ::tcflush(tty_, TCIFLUSH);
+    if (tty_ == STDIN_FILENO) reaper_.terminal_modes(nullptr);
+}
+
 TerminalRelay::TerminalRelay(const TerminalUse& use, int master, Reaper& reaper)
-    : use_(use), master_(master), reaper_(reaper) {
+    : use_(use), master_(master), reaper_(reaper), filter_(use.allow_clipboard) {
     ::fcntl(master_, F_SETFL, ::fcntl(master_, F_GETFL) | O_NONBLOCK);
     if (use_.caller_tty >= 0) {
         termios t{};
@@ -107,6 +155,14 @@ void TerminalRelay::make_raw() {
     const termios raw = raw_of(*saved_);
     reaper_.terminal_modes(&*saved_);  // should we be killed from here on
     if (::tcsetattr(use_.caller_tty, TCSANOW, &raw) == 0) raw_ = true;
+}
+
+void TerminalRelay::give_back() {
+    if (filter_.queried() && !fenced_ && caught_signal() == 0) {
+        fenced_ = true;
+        drop_late_answers();
+    }
+    restore();
 }
 
 void TerminalRelay::restore() {
@@ -143,7 +199,7 @@ void TerminalRelay::finish() {
         }
         thread_.join();
     }
-    restore();
+    give_back();
     stop_watching_terminal();
     for (int fd : {stop_pipe_[0], stop_pipe_[1], signal_fd_, master_})
         if (fd >= 0) ::close(fd);
@@ -156,9 +212,12 @@ void TerminalRelay::loop() {
     bool output_ok = true;
     bool stopping = false;
     char buf[65536];
-    // Writes the command's output to the caller. The terminal lock keeps it out
-    // of a question the proxy has open (common.hpp).
-    auto put = [&](const char* data, std::size_t n) {
+    // Writes the command's output to the caller, through the filter
+    // (sbx/plan/output_filter.hpp). The terminal lock keeps it out of a
+    // question the proxy has open (common.hpp).
+    auto put = [&](const std::string& text) {
+        const char* data = text.data();
+        std::size_t n = text.size();
         if (!output_ok || n == 0) return;
         std::lock_guard<std::mutex> lock(terminal_mutex());
         at_line_start_ = data[n - 1] == '\n';
@@ -179,7 +238,7 @@ void TerminalRelay::loop() {
         for (;;) {
             const ssize_t got = ::read(master_, buf, sizeof buf);
             if (got > 0) {
-                put(buf, static_cast<std::size_t>(got));
+                put(filter_.feed(std::string_view(buf, static_cast<std::size_t>(got))));
                 if (abandon_) return false;
                 continue;
             }
@@ -206,7 +265,7 @@ void TerminalRelay::loop() {
                 // Nothing inside has the terminal open any more, though the sandbox
                 // may run on (a daemon that closed it): the caller's terminal gets
                 // its modes back now, so that its Ctrl-C ends the launcher again.
-                restore();
+                give_back();
                 break;
             }
             if (stopping) break;
@@ -253,6 +312,41 @@ void TerminalRelay::loop() {
             }
         }
     }
+    put(filter_.finish());  // a sequence's start held back, as it was
+}
+
+// The command asked the terminal something (filter_.queried()): answers still
+// on their way when it ended would land in the caller's shell as typed keys.
+// Terminals answer in order, so a query of our own goes last (primary device
+// attributes, which every terminal that answers anything answers), and what
+// comes until its answer, for at most a second, is read and dropped, with what
+// was already waiting. Only while the caller's terminal is ours (raw, in the
+// foreground).
+void TerminalRelay::drop_late_answers() {
+    const int tty = use_.caller_tty;
+    if (!raw_ || tty < 0) return;
+    const int out = ::isatty(use_.output_fd) != 0 ? use_.output_fd : tty;
+    {
+        std::lock_guard<std::mutex> lock(terminal_mutex());
+        if (!write_all(out, "\x1b[c", 3)) return;
+    }
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(1);
+    std::string seen;
+    char buf[4096];
+    for (;;) {
+        const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+        if (left.count() <= 0) break;
+        pollfd p{tty, POLLIN, 0};
+        const int ready = ::poll(&p, 1, static_cast<int>(left.count()));
+        if (ready < 0 && errno == EINTR) continue;
+        if (ready <= 0) break;
+        const ssize_t got = ::read(tty, buf, sizeof buf);
+        if (got <= 0) break;
+        seen.append(buf, static_cast<std::size_t>(got));
+        if (seen.size() > 65536) seen.erase(0, seen.size() - 64);
+        if (answered_attributes(seen)) break;
+    }
+    ::tcflush(tty, TCIFLUSH);
 }
 
 }  // namespace sbx::launcher

@@ -1261,6 +1261,7 @@ struct RunArgs {
     int attempt = 1;  // --attempt N: sbx's own, when the launcher runs it again
     bool pty = false;     // --pty: a terminal of the command's own even without one here
     bool no_pty = false;  // --no-pty: the caller's descriptors as they are, terminal or not
+    bool allow_clipboard_write = false;  // --allow-clipboard-write: OSC 52 reaches the caller's terminal
     int trace_fd = -1;    // --trace-fd N: each step's time, here and in the launcher (launchers/trace.hpp)
 };
 
@@ -1331,6 +1332,7 @@ sbx::launcher::Options launcher_options(const RunArgs& a, std::vector<std::strin
     o.print_violations = true;
     o.pty = a.pty ? sbx::launcher::PtyMode::always : a.no_pty ? sbx::launcher::PtyMode::never
                                                                : sbx::launcher::PtyMode::automatic;
+    o.allow_clipboard_write = a.allow_clipboard_write;
     if (a.trace_fd >= 0) o.trace = sbx::launcher::Trace(a.trace_fd);
     o.again = std::move(again);
     return o;
@@ -1474,6 +1476,7 @@ int run_run(RunArgs& a) {
     }
     if (a.pty) argv.push_back(const_cast<char*>("--pty"));
     if (a.no_pty) argv.push_back(const_cast<char*>("--no-pty"));
+    if (a.allow_clipboard_write) argv.push_back(const_cast<char*>("--allow-clipboard-write"));
     std::string trace_text = std::to_string(a.trace_fd);
     if (trace.on()) argv.insert(argv.end(), {const_cast<char*>("--trace-fd"), trace_text.data()});
     argv.push_back(nullptr);
@@ -1615,8 +1618,12 @@ int main(int argc, char** argv) {
                                    "Give the command a terminal of its own even when none of 0-2 is a terminal "
                                    "(the default when one is)");
     run->add_flag("--no-pty", run_args.no_pty,
-                  "Give the command the caller's descriptors as they are, terminal or not: no job control inside")
+                  "Give the command the caller's descriptors as they are, terminal or not: no job control inside, "
+                  "and what it writes to your terminal is not filtered (tags, OSC 52); modes and line discipline are "
+                  "restored after, but answers to its terminal queries that arrive after it ends reach your shell")
         ->excludes(pty_flag);
+    run->add_flag("--allow-clipboard-write", run_args.allow_clipboard_write,
+                  "Let the command set your terminal's clipboard (OSC 52) through its terminal; dropped by default");
     run->add_option("--trace-fd", run_args.trace_fd,
                     "Write each step's time to descriptor N, a line of JSON per step (docs/plan.md)")
         ->check(CLI::Range(3, INT_MAX));

@@ -34,6 +34,7 @@
 #include "sbx/plan/fs_plan.hpp"
 #include "sbx/plan/git_exclude.hpp"
 #include "sbx/plan/make_plan.hpp"
+#include "sbx/plan/output_filter.hpp"
 #include "sbx/plan/plan.hpp"
 #include "sbx/plan/plan_json.hpp"
 #include "sbx/plan/read_plan.hpp"
