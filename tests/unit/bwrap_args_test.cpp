@@ -171,6 +171,31 @@ TEST_CASE("bwrap_args golden: where the stage makes the mounts") {
     check_golden("stage-mounts", p, l);
 }
 
+TEST_CASE("bwrap_args: a protected symlink is the stage's to bind; where bubblewrap mounts, it is left out and said") {
+    auto p = plan();
+    auto link = mount(sbx::MountKind::ro_link, "/r/.mcp.json");
+    link.source.clear();
+    p.filesystem.mounts.push_back(link);
+    auto l = launch();
+    // bubblewrap makes every mount: the link is none of its arguments, and a warning names it.
+    const auto by_bwrap = lx::bwrap_args(p, l);
+    CHECK_FALSE(has(by_bwrap, std::string(lx::kLinkFlag)));
+    CHECK_FALSE(has(by_bwrap, "/r/.mcp.json"));
+    const auto unmade = lx::bubblewrap_unmade(p.filesystem);
+    REQUIRE(unmade.size() == 1);
+    CHECK(unmade[0].file == "/r/.mcp.json");
+    CHECK(unmade[0].message.find("can be removed, renamed or replaced") != std::string::npos);
+    CHECK(lx::bubblewrap_unmade(plan().filesystem).empty());
+    // The stage makes them: its list binds the link, in the plan's order, and bubblewrap's has none.
+    l.stage_mounts = true;
+    CHECK_FALSE(has(lx::bwrap_args(p, l), "/r/.mcp.json"));
+    const auto ops = lx::mount_ops(p, l);
+    CHECK(has_pair(lx::stage_mount_ops(ops), std::string(lx::kLinkFlag), "/r/.mcp.json"));
+    CHECK(has_pair(lx::stage_waiting_mount_ops(ops), std::string(lx::kLinkFlag), "/r/.mcp.json"));
+    CHECK(lx::bubblewrap_made(ops).empty());
+    CHECK(lx::mount_flag_arity(lx::kLinkFlag) == 1);
+}
+
 TEST_CASE("stage_mount_ops: every mount in bubblewrap's order, what bubblewrap made as --again") {
     auto p = plan();
     p.filesystem.git_exclude = sbx::GitExclude{"/r/.git/info/exclude", {}, "/HEAD\n"};

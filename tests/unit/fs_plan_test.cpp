@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <climits>
 #include <cstdlib>
 #include <filesystem>
@@ -141,9 +142,48 @@ TEST_CASE("fs_plan golden: symlinked dotfiles protect their targets") {
     auto p = plan_ok({"/home/u", "/home/u", "{}"}, fs);
     CHECK(has_mount(p, sbx::MountKind::ro_bind, "/home/u/dotfiles/bashrc"));
     CHECK(has_mount(p, sbx::MountKind::ro_bind, "/home/u/dotfiles/gitconfig"));
-    CHECK_FALSE(has_mount(p, sbx::MountKind::ro_bind, "/home/u/.bashrc"));  // a link cannot be mounted over
-    CHECK(has_mount(p, sbx::MountKind::pin, "/home/u/dotfiles"));            // no rename of the parent either
+    CHECK_FALSE(has_mount(p, sbx::MountKind::ro_bind, "/home/u/.bashrc"));  // a bind would follow the link
+    // The names themselves are bound over, so that they cannot be removed or replaced.
+    CHECK(has_mount(p, sbx::MountKind::ro_link, "/home/u/.bashrc"));
+    CHECK(has_mount(p, sbx::MountKind::ro_link, "/home/u/.gitconfig"));
+    CHECK(has_mount(p, sbx::MountKind::pin, "/home/u/dotfiles"));  // no rename of the parent either
     check_golden("symlinked-dotfiles", p);
+}
+
+TEST_CASE("fs_plan: a protected symlink at the root is bound over itself, planned against its own identity") {
+    sbx::MemoryFs fs;
+    fs.dir("/r").dir("/home/u").dir("/shared").file("/shared/mcp.json", "{}").file("/shared/bashrc");
+    fs.symlink("/r/.mcp.json", "/shared/mcp.json").symlink("/r/.bashrc", "../shared/bashrc");
+    fs.symlink("/home/u/.zshrc", "/shared/zshrc");  // outside every writable root: read-only already
+    auto p = plan_ok({"/r", "/home/u", "{}"}, fs);
+    for (const std::string path : {"/r/.mcp.json", "/r/.bashrc"}) {
+        CAPTURE(path);
+        const auto at = std::find_if(p.mounts.begin(), p.mounts.end(), [&](const sbx::Mount& m) { return m.path == path; });
+        REQUIRE(at != p.mounts.end());
+        CHECK(at->kind == sbx::MountKind::ro_link);
+        CHECK(at->source.empty());
+        CHECK(at->expect.exists);
+        CHECK(at->expect.type == sbx::FileType::symlink);  // the link's, not its target's
+        CHECK(at->why.find("protected symbolic link") != std::string::npos);
+        CHECK_FALSE(has_placeholder(p, path));
+        CHECK(index_of(p, "/r") < index_of(p, path));  // after the root it lies in
+    }
+    CHECK_FALSE(has_mount(p, sbx::MountKind::ro_link, "/home/u/.zshrc"));
+    CHECK_FALSE(has_mount(p, sbx::MountKind::ro_bind, "/shared/mcp.json"));  // outside the root: read-only already
+    // bubblewrap gets no link of the plan; the stage's flag names each one.
+    const auto args = sbx::linux_sandbox::bwrap_fs_args(p);
+    const auto count = std::count(args.begin(), args.end(), std::string(sbx::linux_sandbox::kLinkFlag));
+    CHECK(count == 2);
+}
+
+TEST_CASE("fs_plan: a protected symlink inside the root leading inside it protects both names") {
+    sbx::MemoryFs fs;
+    fs.dir("/r/config").file("/r/config/mcp.json", "{}").dir("/home/u");
+    fs.symlink("/r/.mcp.json", "config/mcp.json");
+    auto p = plan_ok({"/r", "/home/u", "{}"}, fs);
+    CHECK(has_mount(p, sbx::MountKind::ro_link, "/r/.mcp.json"));
+    CHECK(has_mount(p, sbx::MountKind::ro_bind, "/r/config/mcp.json"));  // the target, read-only
+    CHECK(has_mount(p, sbx::MountKind::pin, "/r/config"));                // its folder cannot be moved
 }
 
 TEST_CASE("fs_plan golden: a read deny with a re-opened subdirectory") {

@@ -65,7 +65,8 @@ constexpr std::string_view kBase = R"J({
       {"kind": "mask-file", "path": "/home/u/.agent.sock", "expect": {"exists": true, "type": "other", "dev": 2049, "ino": 16, "nlink": 1}, "why": "hidden: a socket"},
       {"kind": "ro-bind", "path": "/r/.git/hooks", "source": "/r/.git/hooks", "expect": {"exists": true, "type": "directory", "dev": 2049, "ino": 17, "nlink": 2}, "why": "protected: git hooks"},
       {"kind": "ro-bind", "path": "/home/u/.ssh/known_hosts", "source": "/srv/known_hosts", "expect": {"exists": true, "type": "file", "dev": 2050, "ino": 18, "nlink": 1}, "why": "re-opened through a symlink"},
-      {"kind": "ro-bind", "path": "/r/.git/commondir", "source": "/r/.git/commondir", "expect": {"exists": false}, "why": "placeholder: points git at another git directory"}
+      {"kind": "ro-bind", "path": "/r/.git/commondir", "source": "/r/.git/commondir", "expect": {"exists": false}, "why": "placeholder: points git at another git directory"},
+      {"kind": "ro-link", "path": "/r/.mcp.json", "expect": {"exists": true, "type": "symlink", "dev": 2049, "ino": 24, "nlink": 1}, "why": "protected symbolic link: MCP servers"}
     ],
     "placeholders": [
       {"path": "/r/.bashrc", "kind": "file", "parent": {"exists": true, "type": "directory", "dev": 2049, "ino": 21, "nlink": 6}, "why": "bash start-up file"},
@@ -405,7 +406,7 @@ TEST_CASE("plan: the hand-written document reads as written") {
     CHECK(p.allow_unix_sockets);
     CHECK(p.network.mode == sbx::NetworkMode::none);
     CHECK(p.filesystem.isolated);
-    REQUIRE(p.filesystem.mounts.size() == 12);
+    REQUIRE(p.filesystem.mounts.size() == 13);
     const auto& pin = p.filesystem.mounts[2];
     CHECK(pin.kind == sbx::MountKind::pin);
     CHECK(pin.path == "/r/.git");
@@ -424,6 +425,12 @@ TEST_CASE("plan: the hand-written document reads as written") {
     CHECK(p.filesystem.mounts[8].expect.type == sbx::FileType::other);
     CHECK(p.filesystem.mounts[10].kind == sbx::MountKind::ro_bind);
     CHECK(p.filesystem.mounts[10].source == "/srv/known_hosts");
+    const auto& link = p.filesystem.mounts[12];
+    CHECK(link.kind == sbx::MountKind::ro_link);
+    CHECK(link.path == "/r/.mcp.json");
+    CHECK(link.source.empty());
+    CHECK(link.expect.type == sbx::FileType::symlink);
+    CHECK(link.expect.ino == 24);
     REQUIRE(p.filesystem.placeholders.size() == 3);
     CHECK(p.filesystem.placeholders[0].kind == sbx::Placeholder::file);
     CHECK(p.filesystem.placeholders[1].kind == sbx::Placeholder::directory);
@@ -893,7 +900,7 @@ TEST_CASE("plan: a value of the wrong type is refused, naming its key") {
         {R"J("dev": 2049, "ino": 12)J", R"J("dev": "2049", "ino": 12)J", "filesystem.mounts[2].expect.dev"},
         {R"J("ino": 12)J", R"J("ino": null)J", "filesystem.mounts[2].expect.ino"},
         {R"J("nlink": 7)J", R"J("nlink": true)J", "filesystem.mounts[2].expect.nlink"},
-        {R"J("type": "symlink")J", R"J("type": 1)J", "filesystem.mounts[7].expect.type"},
+        {R"J("type": "symlink", "dev": 2049, "ino": 15)J", R"J("type": 1, "dev": 2049, "ino": 15)J", "filesystem.mounts[7].expect.type"},
         {R"J({"path": "/r/.vscode", "kind")J", R"J({"path": 1, "kind")J", "filesystem.placeholders[1].path"},
         {R"J("kind": "directory", "parent")J", R"J("kind": true, "parent")J", "filesystem.placeholders[1].kind"},
         {R"J("parent": {"exists": true, "type": "directory", "dev": 2049, "ino": 22, "nlink": 6})J", R"J("parent": "/r")J",
@@ -1051,6 +1058,20 @@ TEST_CASE("plan: mounts") {
         {R"J("type": "file", "dev": 2049, "ino": 14)J", R"J("type": "directory", "dev": 2049, "ino": 14)J", "filesystem.mounts[6].expect"},
         {R"J("expect": {"exists": true, "type": "file", "dev": 2049, "ino": 14, "nlink": 1})J", R"J("expect": {"exists": false})J",
          "filesystem.mounts[6].expect"},
+        // A ro-link is of an existing symbolic link, bound over itself: no source.
+        {R"J("kind": "ro-link")J", R"J("kind": "ro_link")J", "filesystem.mounts[12].kind"},
+        {R"J("kind": "ro-link", "path": "/r/.mcp.json", )J",
+         R"J("kind": "ro-link", "path": "/r/.mcp.json", "source": "/r/.mcp.json", )J", "filesystem.mounts[12].source"},
+        {R"J("type": "symlink", "dev": 2049, "ino": 24)J", R"J("type": "file", "dev": 2049, "ino": 24)J",
+         "filesystem.mounts[12].expect"},
+        {R"J("type": "symlink", "dev": 2049, "ino": 24)J", R"J("type": "directory", "dev": 2049, "ino": 24)J",
+         "filesystem.mounts[12].expect"},
+        {R"J("expect": {"exists": true, "type": "symlink", "dev": 2049, "ino": 24, "nlink": 1})J",
+         R"J("expect": {"exists": false})J", "filesystem.mounts[12].expect"},
+        {R"J("kind": "ro-link", "path": "/r/.mcp.json", )J", R"J("kind": "ro-link", "path": "/", )J",
+         "filesystem.mounts[12].path"},
+        {R"J("kind": "ro-link", "path": "/r/.mcp.json", )J", R"J("kind": "ro-link", "path": "/proc/self/root", )J",
+         "filesystem.mounts[12].path"},
     });
     // A bind may be of anything, or of nothing yet (the temporary directory, a placeholder).
     for (const char* type : {"file", "symlink", "other"}) {
@@ -1504,6 +1525,30 @@ TEST_CASE("every plan make_plan makes is one parse_plan reads back") {
         if (!p) continue;  // refusing the request is as good
         auto back = sbx::parse_plan(sbx::to_json(*p), std::string(kOrigin));
         CHECK_MESSAGE(back.has_value(), (back ? std::string() : sbx::to_string(back.error())));
+    }
+}
+
+TEST_CASE("verify_plan: a protected symlink is checked as itself, not as where it leads") {
+    sbx::MemoryFs fs;
+    fs.dir("/r").dir("/home/u").dir("/shared").file("/shared/mcp.json", "{}").file("/shared/other.json", "{}");
+    fs.symlink("/r/.mcp.json", "/shared/mcp.json");
+    sbx::PlanRequest req{{"sh"}, "/r", "", "/home/u", std::string(kTmp), {}, {}, std::nullopt, std::nullopt};
+    auto p = sbx::make_plan(sbx::Policy{}, req, fs);
+    REQUIRE_MESSAGE(p.has_value(), (p ? std::string() : sbx::to_string(p.error())));
+    const auto back = parsed(sbx::to_json(*p));
+    CHECK(has_mount(back, sbx::MountKind::ro_link, "/r/.mcp.json"));
+    CHECK(sbx::verify_plan(back, fs).has_value());
+    // The link's target changed: the link is another one, whatever it leads to.
+    auto retargeted = fs;
+    retargeted.symlink("/r/.mcp.json", "/shared/other.json");
+    // A regular file in its place.
+    auto replaced = fs;
+    replaced.file("/r/.mcp.json", "{}");
+    for (const sbx::MemoryFs* now : {&retargeted, &replaced}) {
+        auto v = sbx::verify_plan(back, *now);
+        REQUIRE_FALSE(v.has_value());
+        CHECK(v.error().code == sbx::Errc::stale_plan);
+        CHECK(v.error().file == "/r/.mcp.json");
     }
 }
 

@@ -193,6 +193,20 @@ TEST_CASE("weaker rules: a symlink gets no grant, on either side") {
     for (const auto& g : r.grants) CHECK(g.path != "/r/link");
 }
 
+TEST_CASE("weaker rules: a protected symlink's name is a stop: its directory gets no write of its own") {
+    sbx::MemoryFs fs;
+    fs.dir("/r/sub").file("/r/sub/notes").symlink("/r/sub/.mcp.json", "/shared/mcp.json").dir("/shared");
+    sbx::Plan plan;
+    mount(plan, sbx::MountKind::bind, "/r");
+    const auto open = rules_ok(plan, fs);
+    CHECK(allows(open, "/r/sub", Kind::write));  // without it, /r/sub's entries could be removed
+    plan.filesystem.mounts.push_back(sbx::Mount{sbx::MountKind::ro_link, "/r/sub/.mcp.json", {}, {}, "protected link"});
+    const auto r = rules_ok(plan, fs);
+    CHECK_FALSE(allows(r, "/r/sub", Kind::write));  // no removing, renaming or replacing in it
+    CHECK_FALSE(allows(r, "/r/sub/.mcp.json", Kind::write));
+    CHECK(allows(r, "/r/sub/notes", Kind::write));
+}
+
 TEST_CASE("weaker rules: a writable place with nothing protected beneath is one grant") {
     sbx::MemoryFs fs;
     fs.dir("/w/a/b").file("/w/a/b/c").file("/f");

@@ -13,6 +13,9 @@
 // interfaces that act on the whole machine made read-only (kKernelCovers). Masks
 // are made read-only only at the end: bubblewrap creates the mount points of
 // re-opened paths inside a mask, which it cannot do once the mask is read-only.
+// A protected symbolic link (MountKind::ro_link) is the stage's alone to bind
+// over itself (kLinkFlag): bubblewrap follows a link it binds to, so where it
+// makes every mount the link is left out and bubblewrap_unmade() says so.
 #pragma once
 
 #include <algorithm>
@@ -65,6 +68,9 @@ inline constexpr std::array kKernelCovers{
                 "device, power, memory and cgroup settings of the host, with every filesystem mounted below"},
 };
 
+// The stage's flag for a MountKind::ro_link (sbx/linux/mount_flags.hpp).
+inline constexpr std::string_view kLinkFlag = "--ro-bind-link";
+
 namespace detail {
 
 inline bool under_kind(const FsPlan& plan, const std::string& path, MountKind kind) {
@@ -83,6 +89,7 @@ inline void add_mount(std::vector<std::string>& a, std::vector<std::string>& mak
                 make_read_only.push_back(m.path);
             break;
         case MountKind::mask_file: a.insert(a.end(), {"--ro-bind", "/dev/null", m.path}); break;
+        case MountKind::ro_link: a.insert(a.end(), {std::string(kLinkFlag), m.path}); break;
     }
 }
 
@@ -115,7 +122,9 @@ inline std::vector<std::string> bwrap_fs_args(const FsPlan& plan) {
     // A cover is bound from the host's tree, which has none of the plan's mounts:
     // the hiding and read-only ones inside it go on top again.
     for (const auto& m : plan.mounts) {
-        if (m.kind != MountKind::mask_dir && m.kind != MountKind::mask_file && m.kind != MountKind::ro_bind) continue;
+        if (m.kind != MountKind::mask_dir && m.kind != MountKind::mask_file && m.kind != MountKind::ro_bind &&
+            m.kind != MountKind::ro_link)
+            continue;
         const bool inside = std::any_of(covers.begin(), covers.end(), [&](const KernelCover& c) {
             return paths::at_or_under(m.path, std::string(c.path));
         });
@@ -247,6 +256,37 @@ inline std::vector<std::string> bubblewrap_made(const std::vector<std::string>& 
     return out;
 }
 
+// Of mount_ops, what bubblewrap makes where it makes every mount: all but the
+// protected symbolic links (kLinkFlag), which it cannot bind without following.
+inline std::vector<std::string> bubblewrap_ops(const std::vector<std::string>& ops) {
+    std::vector<std::string> out;
+    for (std::size_t i = 0, n = 0; i < ops.size(); i += 1 + n) {
+        n = mount_flag_arity(ops[i]);
+        if (ops[i] != kLinkFlag)
+            out.insert(out.end(), ops.begin() + static_cast<std::ptrdiff_t>(i),
+                       ops.begin() + static_cast<std::ptrdiff_t>(i + 1 + n));
+    }
+    return out;
+}
+
+// What a sandbox whose mounts bubblewrap makes leaves unprotected, one warning
+// naming each path, for the launcher to say before the command runs: the
+// names of protected symbolic links, which the command can then remove,
+// rename or replace (their targets stay read-only).
+inline std::vector<Warning> bubblewrap_unmade(const FsPlan& plan) {
+    std::vector<Warning> out;
+    for (const auto& m : plan.mounts)
+        if (m.kind == MountKind::ro_link)
+            out.push_back(Warning{m.path, "",
+                                  "this protected symbolic link can be removed, renamed or replaced by the command "
+                                  "(its target stays read-only): bubblewrap makes the mounts here and follows a "
+                                  "link it binds to; the sandbox's stage binds the name itself where the kernel "
+                                  "has the new mount API (Linux 5.12) and sbx-linux runs without "
+                                  "--bubblewrap-mounts",
+                                  WarningScope::linux_only});
+    return out;
+}
+
 // The stage's list: every one of mount_ops in order, what bubblewrap made as
 // "--again DEST", which puts the mount bubblewrap made there on top once more
 // (a later mount of the list may lie above it).
@@ -281,14 +321,14 @@ inline std::vector<std::string> bwrap_flags(const BwrapLaunch& launch) {
 }  // namespace detail
 
 // The whole bubblewrap command line for `plan`: detail::bwrap_flags,
-// bwrap_base_args and mount_ops (or bubblewrap_made of them), --chdir to the
+// bwrap_base_args and mount_ops (bubblewrap_made of them, or bubblewrap_ops), --chdir to the
 // plan's working directory, "--" and launch.stage_argv.
 inline std::vector<std::string> bwrap_args(const Plan& plan, const BwrapLaunch& launch) {
     std::vector<std::string> args = detail::bwrap_flags(launch);
     const auto base = bwrap_base_args(plan.filesystem);
     args.insert(args.end(), base.begin(), base.end());
     const auto ops = mount_ops(plan, launch);
-    const auto made = launch.stage_mounts ? bubblewrap_made(ops) : ops;
+    const auto made = launch.stage_mounts ? bubblewrap_made(ops) : bubblewrap_ops(ops);
     args.insert(args.end(), made.begin(), made.end());
     args.insert(args.end(), {"--chdir", plan.cwd, "--"});
     args.insert(args.end(), launch.stage_argv.begin(), launch.stage_argv.end());

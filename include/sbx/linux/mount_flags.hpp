@@ -24,6 +24,8 @@ inline constexpr std::array kMountFlags{
     MountFlag{"--remount-ro", 1},    // DEST: the mount there made read-only
     MountFlag{"--again", 1},         // DEST: the stage's own, the mount bubblewrap made there on top once more
     MountFlag{"--dev", 1},           // DEST: the stage's own, a /dev as bubblewrap's --dev makes it
+    MountFlag{"--ro-bind-link", 1},  // DEST: the stage's own, the symbolic link at DEST bound read-only
+                                     // over itself, not followed (bubblewrap has no such flag)
 };
 
 // The arguments `flag` takes; 0 for a flag that is none of these.

@@ -350,7 +350,8 @@ inline expected<WeakerFsRules> weaker_fs_rules(const Plan& plan, const FsView& f
     for (const auto& m : plan.filesystem.mounts) {
         switch (m.kind) {
             case MountKind::bind: writable.push_back(&m); break;
-            case MountKind::ro_bind: no_write.push_back(m.path); break;
+            case MountKind::ro_bind:
+            case MountKind::ro_link: no_write.push_back(m.path); break;  // a link's name: its directory splits around it
             case MountKind::mask_dir: masked_dirs.push_back(m.path); [[fallthrough]];
             case MountKind::mask_file:
                 no_write.push_back(m.path);

@@ -17,7 +17,10 @@
 //   5. read-only binds over denyWrite paths and protected paths; missing protected
 //      paths get read-only placeholders (a missing `commondir` one that names its
 //      own git directory, which git reads as no commondir at all), and so does the
-//      first missing folder on the way to one (fs_rules.hpp).
+//      first missing folder on the way to one (fs_rules.hpp). A protected path that
+//      is a symbolic link is bound over itself, not followed (its target, listed
+//      on its own, gets its own bind), so that its name cannot be removed, renamed
+//      or replaced either.
 // Every mount records the identity (device, inode, link count) of what it was
 // planned against, so the launcher can refuse a path swapped since. Hard links
 // defeat path rules: a hidden or protected file with more than one link fails
@@ -52,6 +55,13 @@ enum class MountKind {
     pin,        // a directory over itself, writable: it cannot be renamed or removed
     mask_dir,   // an empty read-only tmpfs over a directory
     mask_file,  // /dev/null, read-only, over a file
+    // A symbolic link bound read-only over itself, not followed: a mount point,
+    // so its name cannot be removed, renamed or replaced (its target has a
+    // mount of its own). Only the new mount API makes one (the stage, in
+    // launchers/stage_mounts.cpp); bubblewrap follows a link it binds to, so
+    // where it makes the mounts this one is left out, with a warning
+    // (sbx/linux/bwrap.hpp, bubblewrap_unmade).
+    ro_link,
 };
 
 constexpr std::string_view mount_kind_name(MountKind k) noexcept {
@@ -61,6 +71,7 @@ constexpr std::string_view mount_kind_name(MountKind k) noexcept {
         case MountKind::pin: return "pin";
         case MountKind::mask_dir: return "mask-dir";
         case MountKind::mask_file: return "mask-file";
+        case MountKind::ro_link: return "ro-link";
     }
     return "?";
 }
@@ -69,7 +80,7 @@ struct Mount {
     MountKind kind = MountKind::ro_bind;
     std::string path;    // where, inside the sandbox (the same path as on the host)
     std::string source;  // for binds: the host path bound there (== path unless re-opened through a link)
-    Identity expect;     // of `source` (binds) or `path` (masks, pins)
+    Identity expect;     // of `source` (binds) or `path` (masks, pins, links: the link's own, not its target's)
     std::string why;     // the rule, in one line
 };
 
@@ -429,7 +440,13 @@ private:
                 readonly_.push_back(Mount{MountKind::ro_bind, p.path, p.path, {}, "placeholder: " + p.reason});
                 continue;
             }
-            if ((*st)->type == FileType::symlink) continue;  // its target is listed on its own
+            if ((*st)->type == FileType::symlink) {
+                // Its target is listed on its own; the name itself is bound over.
+                if (!mounted_at(readonly_, p.path))
+                    readonly_.push_back(Mount{MountKind::ro_link, p.path, {}, identity_of(*st),
+                                              "protected symbolic link: " + p.reason});
+                continue;
+            }
             SBX_TRY(check_links(p.path, **st, "a protected file"));
             if ((*st)->type == FileType::directory && p.path.ends_with("/hooks")) {
                 // The scripts directly in a hooks directory are what git runs.

@@ -473,11 +473,12 @@ private:
             Mount mount;
             auto kind = string(mm->at("kind"), k + ".kind");
             SBX_TRY(kind);
-            static constexpr MountKind kinds[] = {MountKind::bind, MountKind::ro_bind, MountKind::pin, MountKind::mask_dir,
-                                                  MountKind::mask_file};
+            static constexpr MountKind kinds[] = {MountKind::bind,     MountKind::ro_bind,   MountKind::pin,
+                                                  MountKind::mask_dir, MountKind::mask_file, MountKind::ro_link};
             auto found = std::find_if(std::begin(kinds), std::end(kinds), [&](MountKind mk) { return mount_kind_name(mk) == *kind; });
             if (found == std::end(kinds))
-                return error(k + ".kind", "unknown kind '" + *kind + "'; expected bind, ro-bind, pin, mask-dir or mask-file");
+                return error(k + ".kind",
+                             "unknown kind '" + *kind + "'; expected bind, ro-bind, pin, mask-dir, mask-file or ro-link");
             mount.kind = *found;
             SBX_TRY(assign(mount.path, path(mm->at("path"), k + ".path")));
             const bool binds = mount.kind == MountKind::bind || mount.kind == MountKind::ro_bind;
@@ -488,7 +489,7 @@ private:
             }
             if (mount.path == "/") return error(k + ".path", "a mount over / would replace the read-only view of it");
             if (mount.kind != MountKind::mask_dir && mount.kind != MountKind::mask_file) {
-                const bool writable = mount.kind != MountKind::ro_bind;
+                const bool writable = mount.kind != MountKind::ro_bind && mount.kind != MountKind::ro_link;
                 const auto* ki = kernel_interface(mount.path, writable);
                 if (ki == nullptr && binds) ki = kernel_interface(mount.source, writable);
                 if (ki != nullptr)
@@ -500,6 +501,8 @@ private:
                 return error(k + ".expect", "a " + *kind + " is of an existing directory");
             if (mount.kind == MountKind::mask_file && (!mount.expect.exists || mount.expect.type == FileType::directory))
                 return error(k + ".expect", "a mask-file is of an existing path that is not a directory");
+            if (mount.kind == MountKind::ro_link && (!mount.expect.exists || mount.expect.type != FileType::symlink))
+                return error(k + ".expect", "a ro-link is of an existing symbolic link");
             SBX_TRY(read_optional(*mm, k, "why", mount.why, string));
             p.filesystem.mounts.push_back(std::move(mount));
         }

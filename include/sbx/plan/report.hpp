@@ -100,7 +100,8 @@ inline PlannedAccess planned_access(const FsPlan& plan, std::string_view path) {
         switch (m.kind) {
             case MountKind::bind:
             case MountKind::pin: out.kind = K::writable; break;
-            case MountKind::ro_bind: out.kind = K::read_only; break;
+            case MountKind::ro_bind:
+            case MountKind::ro_link: out.kind = K::read_only; break;
             case MountKind::mask_dir:
             case MountKind::mask_file: out.kind = K::hidden; break;
         }
