@@ -995,6 +995,13 @@ int LinuxPlatform::run(Launcher& l, const sbx::Plan& plan, Reaper& reaper) {
         if (stage_mounts) {
             std::swap(box.mounts_filter_fd, mounts_filter_fd_);
             stage_makes_mounts(plan, *launch, box.stage, box.mounts_filter_fd);
+        } else {
+            // What bubblewrap cannot protect (bwrap.hpp) is said, not skipped.
+            for (const auto& w : bubblewrap_unmade(plan.filesystem)) {
+                const std::string message = sbx::to_string(w);
+                l.report().warning_event(message);
+                l.warn(message);
+            }
         }
         launch->stage_argv = stage_argv(box.stage);
         auto args = bwrap_args(plan, *launch);

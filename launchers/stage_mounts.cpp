@@ -54,6 +54,12 @@ int open_tree_clone(const char* path, bool recursive) {
                                       OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | (recursive ? AT_RECURSIVE : 0)));
 }
 
+// A copy of the mount of the symbolic link at `path` itself, not of where it leads; -1 with errno.
+int open_link_clone(const char* path) {
+    return static_cast<int>(
+        ::syscall(SYS_open_tree, AT_FDCWD, path, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_SYMLINK_NOFOLLOW));
+}
+
 int set_attributes(int dirfd, const char* path, unsigned flags, std::uint64_t set, std::uint64_t clear) {
     mount_attr attr{};
     attr.attr_set = set;
@@ -134,8 +140,9 @@ std::string take_copies(std::vector<Op>& ops) {
     for (auto& op : ops) {
         if (op.flag == "--tmpfs" || op.flag == "--remount-ro" || op.flag == "--ro-bind-data" || op.flag == "--dev")
             continue;
-        const std::string& from = op.flag == "--again" ? op.dest : op.source;
-        op.tree = open_tree_clone(from.c_str(), true);
+        const bool link = op.flag == "--ro-bind-link";
+        const std::string& from = op.flag == "--again" || link ? op.dest : op.source;
+        op.tree = link ? open_link_clone(from.c_str()) : open_tree_clone(from.c_str(), true);
         if (op.tree < 0) {
             if (errno == ENOENT && op.flag == "--ro-bind-try") continue;
             return failed("cannot copy the mount of " + from);
@@ -366,6 +373,29 @@ std::string make_dev(const std::string& dest) {
     return {};
 }
 
+// --ro-bind-link DEST: the symbolic link at DEST bound read-only over itself,
+// so that its name is a mount point, which cannot be removed, renamed or
+// replaced (EBUSY). The copy was taken without following it, and it is
+// mounted at DEST without following what is there now: something else at DEST
+// (the link swapped since the launcher checked the plan) fails the run rather
+// than be bound, or have its target bound, in the link's place.
+std::string bind_link(Op& op) {
+    struct stat st {};
+    if (::fstatat(op.tree, "", &st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) != 0)
+        return failed("cannot read the mount of " + op.dest);
+    if (!S_ISLNK(st.st_mode)) return op.dest + " is no longer a symbolic link; make the plan again";
+    if (set_attributes(op.tree, "", AT_EMPTY_PATH, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, 0) != 0)
+        return failed("cannot make the copy of " + op.dest + " read-only");
+    struct stat now {};
+    if (::fstatat(AT_FDCWD, op.dest.c_str(), &now, AT_SYMLINK_NOFOLLOW) != 0 || now.st_dev != st.st_dev ||
+        now.st_ino != st.st_ino)
+        return op.dest + " changed while the sandbox was made; make the plan again";
+    if (attach(op.tree, op.dest) != 0) return failed("cannot mount " + op.dest);  // no MOVE_MOUNT_T_SYMLINKS: not followed
+    ::close(op.tree);
+    op.tree = -1;
+    return {};
+}
+
 std::string make_one(Op& op) {
     if (op.flag == "--dev") return make_dev(op.dest);
     if (op.flag == "--remount-ro") {
@@ -385,6 +415,7 @@ std::string make_one(Op& op) {
         return {};
     }
     if (op.flag == "--ro-bind-data") return make_data_file(op);
+    if (op.flag == "--ro-bind-link") return bind_link(op);
     if (op.tree < 0) return {};  // --ro-bind-try of nothing
     if (op.flag == "--again" && file_already_there(op)) return {};
     // A read-only bind is read-only, nosuid and nodev all through, as bubblewrap

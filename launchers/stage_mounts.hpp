@@ -11,8 +11,9 @@ namespace sbx::linux_sandbox {
 
 // Makes the mounts of `list` (the flags of sbx/linux/mount_flags.hpp: --bind
 // and --ro-bind SOURCE DEST, --ro-bind-try SOURCE DEST, --ro-bind-data FD DEST,
-// --tmpfs DEST, --remount-ro DEST, and --again DEST, the mount bubblewrap made at
-// DEST on top once more) in order, each from a copy of its source taken before
+// --tmpfs DEST, --remount-ro DEST, --again DEST, the mount bubblewrap made at
+// DEST on top once more, and --ro-bind-link DEST, the symbolic link there bound
+// read-only over itself, not followed) in order, each from a copy of its source taken before
 // the first; makes the second user namespace
 // --disable-userns would have made, where the stage is `uid` and `gid` again;
 // enters `cwd` again, drops every capability and loads the filter on
