@@ -823,6 +823,11 @@ int run_explain(const ExplainArgs& a) {
             w.key(sbx::access_name(access)).begin_object();
             sbx::review::write_fs_decision_members(w, d);
             w.end_object();
+            if (e->link) {
+                w.key("link").begin_object();
+                sbx::review::write_fs_decision_members(w, *e->link);
+                w.end_object();
+            }
             continue;
         }
         if (access == sbx::Access::read) {
@@ -832,6 +837,11 @@ int run_explain(const ExplainArgs& a) {
         }
         std::cout << "  " << sbx::access_name(access) << ": " << sbx::allowed_word(d.allowed) << "  " << sbx::why(d)
                   << "\n";
+        if (e->link)
+            std::cout << "  link: " << sbx::allowed_word(e->link->allowed) << "  " << sbx::why(*e->link)
+                      << (e->link->allowed ? "; the symbolic link itself can be removed, renamed or replaced"
+                                           : "; the symbolic link itself cannot be removed, renamed or replaced")
+                      << "\n";
     }
     if (a.settings.json) std::cout << w.end_object().str() << "\n";
     else print_root_line(loaded->where);

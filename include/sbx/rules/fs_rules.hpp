@@ -269,6 +269,11 @@ struct FsExplanation {
     std::string real_path;  // where it leads
     Access access = Access::read;
     FsDecision decision;
+    // For a write, when the path as named is a symbolic link: the decision for
+    // its name itself, which removing, renaming or replacing the link writes
+    // (not its target). A protected link is bound over itself (fs_plan.hpp),
+    // so its name is refused as its target is.
+    std::optional<FsDecision> link;
 };
 
 inline expected<FsExplanation> explain(const FsRules& rules, std::string_view path, Access access, const FsView& fs) {
@@ -285,6 +290,11 @@ inline expected<FsExplanation> explain(const FsRules& rules, std::string_view pa
         // Writing through a link lands on the real location; only a deny on the
         // name as written (a protected link, a denied name) also counts.
         if (!named.allowed && (access == Access::read || named.rule != nullptr)) out.decision = named;
+    }
+    if (access == Access::write) {
+        auto st = fs.lstat(out.path);
+        SBX_TRY(st);
+        if (*st && (*st)->type == FileType::symlink) out.link = decide(rules, out.path, Access::write);
     }
     return out;
 }
