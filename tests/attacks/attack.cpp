@@ -275,6 +275,32 @@ int attack_rename(const std::string& from, const std::string& to) {
     return succeeded(what, "renamed");
 }
 
+// Removing a name (a protected symbolic link: the next `write` would then make a
+// regular file in its place).
+int attack_unlink(const std::string& path) {
+    const std::string what = "unlink " + path;
+    if (::unlink(path.c_str()) != 0) return refused(what);
+    return succeeded(what, "removed");
+}
+
+// Replacing a name with a regular file holding `text`, as an editor saves: a new
+// file beside it renamed over it (a symbolic link there is replaced, not followed).
+// The new file is removed again when the rename is refused.
+int attack_replace(const std::string& path, const std::string& text) {
+    const std::string what = "replace " + path;
+    const std::string fresh = path + ".sbx-attack-new";
+    const int fd = ::open(fresh.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    if (fd < 0) return refused(what, "open " + fresh);
+    const bool ok = write_all(fd, text);
+    int err = errno;
+    ::close(fd);
+    if (ok && ::rename(fresh.c_str(), path.c_str()) == 0) return succeeded(what, "a regular file is there now");
+    if (ok) err = errno;
+    ::unlink(fresh.c_str());
+    errno = err;
+    return refused(what, ok ? "rename" : "write");
+}
+
 // Creating a file that must not appear (HEAD at a root that is no repository, which
 // makes git take the root for a git directory).
 int attack_create(const std::string& path) {
@@ -1248,6 +1274,8 @@ const std::vector<Subcommand>& subcommands() {
         {"symlink-read", "TARGET LINK", 2, 2, [](const Args& a) { return attack_symlink_read(a[0], a[1]); }},
         {"rename", "FROM TO", 2, 2, [](const Args& a) { return attack_rename(a[0], a[1]); }},
         {"create", "PATH", 1, 1, [](const Args& a) { return attack_create(a[0]); }},
+        {"unlink", "PATH", 1, 1, [](const Args& a) { return attack_unlink(a[0]); }},
+        {"replace", "PATH TEXT", 2, 2, [](const Args& a) { return attack_replace(a[0], a[1]); }},
         {"writable", "DIR...", 1, SIZE_MAX, [](const Args& a) { return attack_writable(a); }},
         {"open-write", "PATH...", 1, SIZE_MAX, [](const Args& a) { return attack_open_write(a); }},
         {"unshare", "user,mount,net,pid,ipc,uts", 1, 1, [](const Args& a) { return attack_unshare(a[0]); }},

@@ -1585,6 +1585,143 @@ agent_file_attacks() {
     done
 }
 
+# --- protected names that are symbolic links --------------------------------------------
+
+# .mcp.json and .bashrc at the root as symbolic links, as when many repositories
+# link to one shared file: .mcp.json to a file outside the root (an absolute
+# link), .bashrc to one inside it (a relative link).
+setup_shared_links() {
+    mkdir "$case_dir/shared" "$proj/dotfiles"
+    echo '{"mcpServers": {}}' >"$case_dir/shared/mcp.json"
+    echo '# shared bashrc' >"$proj/dotfiles/bashrc"
+    ln -s "$case_dir/shared/mcp.json" "$proj/.mcp.json"
+    ln -s dotfiles/bashrc "$proj/.bashrc"
+    give "$case_dir"
+}
+
+# links_as_set_up: both names are still the links setup_shared_links made, to
+# targets that did not change, and nothing was left beside them.
+links_as_set_up() {
+    [[ -L $proj/.mcp.json && $(readlink "$proj/.mcp.json") == "$case_dir/shared/mcp.json" ]] ||
+        fail_because ".mcp.json is no longer the link to the shared file"
+    [[ -L $proj/.bashrc && $(readlink "$proj/.bashrc") == dotfiles/bashrc ]] ||
+        fail_because ".bashrc is no longer the link to dotfiles/bashrc"
+    [[ $(cat "$case_dir/shared/mcp.json") == '{"mcpServers": {}}' ]] || fail_because "the shared mcp.json changed"
+    [[ $(cat "$proj/dotfiles/bashrc") == '# shared bashrc' ]] || fail_because "dotfiles/bashrc changed"
+    ! compgen -G "$proj/.*.sbx-attack-new" >/dev/null || fail_because "a file of the attack was left in the root"
+}
+
+# The warning sbx-linux gives where bubblewrap makes the mounts (bwrap.hpp, bubblewrap_unmade).
+link_unmade_warning="this protected symbolic link can be removed, renamed or replaced by the command"
+
+# link_plan COMMAND...: the case's plan for COMMAND, in $case_dir/plan.json.
+link_plan() {
+    capture "$sbx" plan --root "$proj" "${managed[@]}" "${confined[@]}" -- "$@"
+    cp "$case_dir/out" "$case_dir/plan.json"
+    [[ $rc == 0 ]] || fail_because "sbx plan failed with status $rc"
+}
+
+# link_confined DESCRIPTION: the checks of a confined run, or, where bubblewrap
+# made the mounts (the kernel lacks the new mount API), a skip that says so once
+# the warning is checked.
+link_confined() {
+    if grep -qF -- "$link_unmade_warning" <<<"$err"; then
+        skip "$1" "bubblewrap makes the mounts here (no new mount API), so the name is not protected; sbx-linux warned"
+        return
+    fi
+    links_as_set_up
+    tap_finish "$1"
+}
+
+link_attacks() {
+    local name attempt script
+    # What the issue reported: the links removed and regular files written in their place.
+    # shellcheck disable=SC2016  # $1 is the inner shell's
+    script='cd "$1" && rm -f .mcp.json .bashrc; echo planted >.mcp.json; echo planted >.bashrc; exit 0'
+    fresh_case
+    setup_shared_links
+    sbx_run "${confined[@]}" -- sh -c "$script" sh "$proj"
+    want_status 0
+    want_err "rm: cannot remove '.mcp.json'"
+    link_confined "rm of a symlinked .mcp.json and .bashrc at the root, then writing files in their place, changes nothing"
+
+    fresh_case
+    setup_shared_links
+    link_plan sh -c "$script" sh "$proj"
+    input=$case_dir/plan.json capture timeout 20 "$sbx_linux" --bubblewrap-mounts --plan-fd 0
+    want_status 0
+    want_err "$proj/.mcp.json: $link_unmade_warning"
+    want_err "$proj/.bashrc: $link_unmade_warning"
+    for name in .mcp.json .bashrc; do
+        [[ ! -L $proj/$name && $(cat "$proj/$name" 2>/dev/null || true) == planted ]] ||
+            fail_because "$name is not the regular file the command wrote"
+    done
+    tap_finish "control: with --bubblewrap-mounts (no mount on the names) the same replaces both links with files, and sbx-linux warns naming each"
+
+    # Each way of changing a name, refused with EBUSY, for both links.
+    for name in .mcp.json .bashrc; do
+        for attempt in unlink rename replace; do
+            fresh_case
+            setup_shared_links
+            local -a args
+            case $attempt in
+                unlink) args=(unlink "$proj/$name") ;;
+                rename) args=(rename "$proj/$name" "$proj/moved") ;;
+                replace) args=(replace "$proj/$name" planted) ;;
+            esac
+            sbx_run "${confined[@]}" -- "$attack" "${args[@]}"
+            if ! grep -qF -- "$link_unmade_warning" <<<"$err"; then
+                want_refused EBUSY
+                want_no_file "$proj/moved"
+            fi
+            link_confined "$attempt of a symlinked $name at the root is refused with EBUSY; the link stays as it was"
+
+            fresh_case
+            setup_shared_links
+            case $attempt in
+                unlink) args=(unlink "$proj/$name") ;;
+                rename) args=(rename "$proj/$name" "$proj/moved") ;;
+                replace) args=(replace "$proj/$name" planted) ;;
+            esac
+            link_plan "$attack" "${args[@]}"
+            input=$case_dir/plan.json capture timeout 20 "$sbx_linux" --bubblewrap-mounts --plan-fd 0
+            want_succeeded
+            want_err "$proj/$name: $link_unmade_warning"
+            [[ ! -L $proj/$name ]] || fail_because "$name is still a link"
+            tap_finish "control: with --bubblewrap-mounts the $attempt of $name works"
+        done
+        # Through the link, its target is as read-only as the name.
+        fresh_case
+        setup_shared_links
+        sbx_run "${confined[@]}" -- "$attack" write "$proj/$name" planted
+        want_refused EROFS
+        link_confined "writing through a symlinked $name at the root is refused with EROFS; its target stays as it was"
+
+        fresh_case
+        setup_shared_links
+        sbx_run --settings "$conf/fs-disabled.json" -- "$attack" write "$proj/$name" planted
+        want_succeeded
+        [[ -L $proj/$name && $(cat "$proj/$name") == planted ]] || fail_because "the target of $name does not hold the text"
+        tap_finish "control: writing through $name works with filesystem.disabled"
+    done
+
+    # sbx explain says so, of the name and of its target.
+    fresh_case
+    setup_shared_links
+    ln -s "$case_dir/shared/mcp.json" "$proj/notes.json"  # a link of no protected name
+    give "$case_dir"
+    capture "$sbx" explain --root "$proj" "${managed[@]}" .mcp.json
+    want_status 0
+    want_line "^  write: denied  protected: protected path $case_dir/shared/mcp.json "
+    want_line "^  link: denied  protected: protected path $proj/\.mcp\.json .*; the symbolic link itself cannot be removed, renamed or replaced$"
+    tap_finish "sbx explain .mcp.json: its target and the link itself are protected"
+
+    capture "$sbx" explain --root "$proj" "${managed[@]}" notes.json
+    want_status 0
+    want_line "^  link: allowed  inside the root $proj; the symbolic link itself can be removed, renamed or replaced$"
+    tap_finish "control: sbx explain of a link with no protected name says the link can be removed"
+}
+
 # --- the run ------------------------------------------------------------------------------
 
 tap_users
@@ -1613,6 +1750,7 @@ for user in "${users[@]}"; do
     tap_finish "sbx run -- true runs in the sandbox and exits 0"
 
     fs_attacks
+    link_attacks
     syscall_attacks
     socket_attacks
     kernel_attacks
