@@ -110,6 +110,29 @@ sbx_run explain --root "$proj" "${managed[@]}" "$proj/tools/git-hooks/pre-commit
 want_line "^  write: denied  protected: protected path $(lit "$proj/tools/git-hooks")"
 tap_finish "explain and plan agree: a core.hooksPath folder that does not exist yet covers its first missing folder"
 
+# A protected name that is a symbolic link: explain's link: line and the plan's
+# ro-link mount say the same of it; a link of no protected name gets neither.
+fresh_case
+echo '{"sandbox": {"enabled": true}}' >"$proj/.claude/settings.json"
+mkdir "$case_dir/shared"
+echo '{}' >"$case_dir/shared/mcp.json"
+ln -s "$case_dir/shared/mcp.json" "$proj/.mcp.json"
+ln -s "$case_dir/shared/mcp.json" "$proj/notes.json"
+sbx_run explain --root "$proj" "${managed[@]}" "$proj/.mcp.json"
+want_status 0
+want_line "^$(lit "$proj/.mcp.json") \(leads to $(lit "$case_dir/shared/mcp.json")\)\$"
+want_line "^  link: denied  protected: protected path $(lit "$proj/.mcp.json") \(.*\); the symbolic link itself cannot be removed, renamed or replaced\$"
+sbx_run explain --root "$proj" "${managed[@]}" --json "$proj/.mcp.json"
+want_out "\"link\":{\"allowed\":false,"
+sbx_run plan --root "$proj" "${managed[@]}" -- true
+want_out "{\"kind\":\"ro-link\",\"path\":\"$proj/.mcp.json\",\"expect\":{\"exists\":true,\"type\":\"symlink\","
+want_no_out "\"path\":\"$proj/notes.json\""
+sbx_run explain --root "$proj" "${managed[@]}" "$proj/notes.json"
+want_line "^  link: allowed  inside the root $(lit "$proj"); the symbolic link itself can be removed, renamed or replaced\$"
+sbx_run explain --root "$proj" "${managed[@]}" "$proj/src"
+want_no_out "  link: "
+tap_finish "explain and plan agree: a symlinked .mcp.json is protected under its own name (ro-link), a link of no protected name is not"
+
 fresh_case
 echo '{"sandbox": {"enabled": true, "filesystem": {"denyRead": ["./build", "secrets"]}}}' \
     >"$proj/.claude/settings.json"
