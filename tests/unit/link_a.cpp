@@ -52,6 +52,7 @@
 #include "sbx/rules/git_index.hpp"
 #include "sbx/rules/git_repository.hpp"
 #include "sbx/rules/network.hpp"
+#include "sbx/rules/own_programs.hpp"
 #include "sbx/rules/protected_entries.hpp"
 #include "sbx/rules/protected_paths.hpp"
 #include "sbx/rules/tool_cache.hpp"

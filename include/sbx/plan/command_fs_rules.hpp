@@ -1,13 +1,15 @@
 // sbx/plan/command_fs_rules.hpp - the filesystem rules one command runs with, tool cache home included.
 //
-// command_fs_rules() adds to the policy's rules the root's protected paths and,
-// where those rules leave it writable, the tool cache home (choose_tool_cache).
+// command_fs_rules() adds to the policy's rules the root's protected paths, sbx's
+// own programs where a command could write them (own_programs.hpp) and, where
+// those rules leave it writable, the tool cache home (choose_tool_cache).
 // make_plan plans the mounts from the result, and `sbx explain` and `sbx policy`
 // decide with the same rules, so the three never disagree. Reads the disk only
 // through the FsView it is handed.
 #pragma once
 
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -16,6 +18,7 @@
 #include "sbx/core/paths.hpp"
 #include "sbx/core/provenance.hpp"
 #include "sbx/rules/fs_rules.hpp"
+#include "sbx/rules/own_programs.hpp"
 #include "sbx/rules/protected_paths.hpp"
 #include "sbx/rules/tool_cache.hpp"
 #include "sbx/settings/policy.hpp"
@@ -73,23 +76,28 @@ inline expected<ToolCacheChoice> choose_tool_cache(const Policy& policy, const s
 }
 
 // The filesystem rules a command is run with: the policy's, the root's protected
-// paths and, where the rules leave it writable, the tool cache home under `base`
-// (nullopt: none), added to them as writable. make_plan plans with these, and
-// `sbx explain` and `sbx policy` decide with the same.
+// paths, where the rules leave it writable the tool cache home under `base`
+// (nullopt: none) added to them as writable, and the paths of sbx's own programs
+// (`own_programs`: absolute, normalised, as the caller found them; empty: none)
+// and their folders that a command could write then, as protected paths.
+// make_plan plans with these, and `sbx explain` and `sbx policy` decide with the same.
 struct CommandFsRules {
     FsRules rules;
     std::optional<std::string> tool_cache;  // the home, when there is one
     std::vector<Warning> protected_warnings;   // what protected_paths could not look at
     std::vector<Warning> tool_cache_warnings;  // why the home was left out
+    std::vector<ProtectedPath> own_programs;   // what of sbx's own programs was protected
+    std::vector<Warning> own_program_warnings;  // what of them could not be
 };
 
 inline expected<CommandFsRules> command_fs_rules(const Policy& policy, const FsContext& ctx,
-                                                 const std::optional<std::string>& tool_cache_base, const CachedFs& cached) {
+                                                 const std::optional<std::string>& tool_cache_base, const CachedFs& cached,
+                                                 std::span<const std::string> own_programs = {}) {
     auto prot = protected_paths(ctx.root, ctx.home, cached);
     SBX_TRY(prot);
-    auto rules = compile_fs_rules(policy, ctx, std::move(prot->paths), cached);
+    auto rules = compile_fs_rules(policy, ctx, prot->paths, cached);
     SBX_TRY(rules);
-    CommandFsRules out{std::move(*rules), std::nullopt, std::move(prot->warnings), {}};
+    CommandFsRules out{std::move(*rules), std::nullopt, std::move(prot->warnings), {}, {}, {}};
     if (out.rules.disabled) return out;
     auto cache = choose_tool_cache(policy, tool_cache_base, out.rules, cached);
     SBX_TRY(cache);
@@ -97,6 +105,19 @@ inline expected<CommandFsRules> command_fs_rules(const Policy& policy, const FsC
     if (cache->path) {
         add_tool_cache(out.rules, *cache->path);
         out.tool_cache = std::move(cache->path);
+    }
+    // Where a command could write sbx's programs is known from the rules (the tool
+    // cache home among them, where `cargo install` puts programs): compiled again
+    // with them among the protected paths when any of them is writable.
+    auto own = own_program_paths(own_programs, out.rules, cached);
+    SBX_TRY(own);
+    out.own_program_warnings = std::move(own->warnings);
+    if (!own->paths.empty()) {
+        out.own_programs = own->paths;
+        auto again = compile_fs_rules(policy, ctx, with_own_programs(std::move(prot->paths), std::move(own->paths)), cached);
+        SBX_TRY(again);
+        out.rules = std::move(*again);
+        if (out.tool_cache) add_tool_cache(out.rules, *out.tool_cache);
     }
     return out;
 }

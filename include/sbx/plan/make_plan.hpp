@@ -57,6 +57,12 @@ struct PlanRequest {
     // Where tool caches go (tool_cache_base: $XDG_CACHE_HOME or HOME/.cache, as
     // the caller read it); nullopt: no tool cache home (`--no-tool-cache`).
     std::optional<std::string> tool_cache_base = std::nullopt;
+    // sbx's own programs, as the caller found them (absolute, normalised): the
+    // program that makes the plan, the launcher and the stage that carry it out,
+    // each under the name used and, when a symlink leads elsewhere, where it leads.
+    // Those a command could write, and their folders, become protected paths
+    // (own_programs.hpp); empty: none are known.
+    std::vector<std::string> own_programs = {};
 };
 
 // The first of `homes` that `root` is or holds, or nullopt. A root that holds a
@@ -168,9 +174,11 @@ inline expected<Plan> make_plan(const Policy& policy, const PlanRequest& req, co
                                                 std::to_string(plan.network.forwards.size()) + " forwards; at most " +
                                                 std::to_string(net::kMaxForwards) + " can be made");
     CachedFs cached(fs);
-    auto command_rules = command_fs_rules(policy, FsContext{req.root, req.tmpdir, req.home}, req.tool_cache_base, cached);
+    auto command_rules =
+        command_fs_rules(policy, FsContext{req.root, req.tmpdir, req.home}, req.tool_cache_base, cached, req.own_programs);
     SBX_TRY(command_rules);
-    for (const auto* list : {&command_rules->protected_warnings, &command_rules->tool_cache_warnings})
+    for (const auto* list : {&command_rules->protected_warnings, &command_rules->own_program_warnings,
+                             &command_rules->tool_cache_warnings})
         plan.warnings.insert(plan.warnings.end(), list->begin(), list->end());
     const FsRules* const rules = &command_rules->rules;
     // The environment's cache variables point into the tool cache home.
