@@ -793,9 +793,12 @@ int LinuxPlatform::doctor(Launcher& l) {
         json.pop_back();  // the closing brace
         sbx::json::Writer w;
         w.begin_object().key("available").value(weaker_ok).key("landlock").value(abi).key("detail").value(weaker_detail).end_object();
-        std::cout << json << ",\"weaker\":" << w.take() << "}\n";
+        std::cout << json << ",\"weaker\":" << w.take();
+        for (const auto& n : notes_) std::cout << "," << sbx::json::quote(n.key) << ":" << n.json;
+        std::cout << "}\n";
     } else {
         std::cout << to_text(result) << "     weaker sandbox: " << weaker_detail << "\n";
+        for (const auto& n : notes_) std::cout << "     " << n.label << ": " << n.text << "\n";
     }
     return result.available() ? 0 : 1;
 }

@@ -62,7 +62,17 @@ public:
     // the usual way.
     void start_early(sbx::launcher::Launcher& l, const SandboxFacts& facts, sbx::launcher::Reaper& reaper);
 
+    // One more line of information for doctor() to print after its checks, which
+    // it does not change: "     LABEL: TEXT", and in --json the member
+    // "KEY": JSON (a JSON value, written whole). `sbx doctor` says there where
+    // its install lies (tools/sbx.cpp).
+    struct DoctorNote {
+        std::string label, text, key, json;
+    };
+    void add_doctor_note(DoctorNote note) { notes_.push_back(std::move(note)); }
+
 private:
+    std::vector<DoctorNote> notes_;
     struct Waiting;  // a sandbox started early (linux_platform.cpp)
     std::unique_ptr<Waiting> waiting_;
     std::string bwrap_;  // --bwrap, for --doctor

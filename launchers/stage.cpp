@@ -46,7 +46,11 @@ int stage_failed(int status_fd, const std::string& message) {
 
 }  // namespace
 
-int open_stage_binary() {
+namespace {
+
+// The first sbx-stage beside this program (or in launchers/ beside tools/) that
+// is an executable regular file, open, with its path in `path`; -1 when none is.
+int open_stage_beside(std::string* path) {
     char self[4096];
     const ssize_t n = ::readlink("/proc/self/exe", self, sizeof self - 1);
     if (n > 0) {
@@ -58,11 +62,27 @@ int open_stage_binary() {
         for (const std::string& stage : {dir + "/sbx-stage", dir + "/../launchers/sbx-stage"}) {
             const int fd = ::open(stage.c_str(), O_RDONLY | O_CLOEXEC);
             struct stat st {};
-            if (fd >= 0 && ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && (st.st_mode & S_IXUSR) != 0) return fd;
+            if (fd >= 0 && ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && (st.st_mode & S_IXUSR) != 0) {
+                if (path != nullptr) *path = stage;
+                return fd;
+            }
             if (fd >= 0) ::close(fd);
         }
     }
-    return ::open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
+    return -1;
+}
+
+}  // namespace
+
+int open_stage_binary() {
+    const int fd = open_stage_beside(nullptr);
+    return fd >= 0 ? fd : ::open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
+}
+
+std::string stage_binary_path() {
+    std::string path;
+    if (const int fd = open_stage_beside(&path); fd >= 0) ::close(fd);
+    return path;
 }
 
 std::vector<std::string> stage_argv(const StageArgs& a) {

@@ -99,6 +99,11 @@ struct StageArgs {
 // a directory the plan hides cannot hide it. -1 with errno on failure.
 int open_stage_binary();
 
+// The path of the sbx-stage open_stage_binary() would open; empty when it would
+// open this program itself. (sbx hands it to the engine, which protects it where
+// a command could replace it: sbx/rules/own_programs.hpp.)
+std::string stage_binary_path();
+
 std::vector<std::string> stage_argv(const StageArgs& a);
 
 // Where the orders come later (orders_fd): the command line that starts the
