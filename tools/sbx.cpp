@@ -86,6 +86,7 @@
 #include "linux_platform.hpp"  // launchers/: the Linux launcher's steps, which `sbx run` runs itself
 #include "stage.hpp"           // launchers/: the stage, should sbx-stage not be there
 #endif
+#include "run_program.hpp"  // launchers/: find_in_path, for the name sbx was started by
 #include "tool_cache.hpp"   // launchers/: the checks the launcher makes before it makes the tool cache home
 #include "trace.hpp"        // launchers/: --trace-fd's lines
 
@@ -121,6 +122,50 @@ std::string absolute(const std::string& p) {
     char buf[PATH_MAX];
     if (::getcwd(buf, sizeof buf) == nullptr) return sbx::paths::normalize("/" + p);
     return sbx::paths::join(buf, p);
+}
+
+std::string own_path();
+sbx::expected<std::string> find_launcher(const std::string& given);
+
+// This program's own arguments (main sets them), and, on a later attempt of
+// `sbx run` (--started-as), the name the first attempt was started by.
+std::vector<std::string> g_arguments;
+std::string g_started_as;
+
+// The name this program was started by, absolute: argv[0] (looked up on PATH
+// when it holds no '/'), or the first attempt's; empty when not found.
+std::string started_as() {
+    if (!g_started_as.empty()) return g_started_as;
+    if (g_arguments.empty() || g_arguments.front().empty()) return {};
+    const std::string& name = g_arguments.front();
+    if (name.find('/') != std::string::npos) return absolute(name);
+    const char* path = std::getenv("PATH");
+    return sbx::launcher::find_in_path(name, path != nullptr ? std::optional<std::string>(path) : std::nullopt).path;
+}
+
+// sbx's own programs, for the engine to protect where a command could write them
+// (sbx/rules/own_programs.hpp): this program under the name it was started by
+// (argv[0], looked up on PATH when it holds no '/'), its own path, the stage the
+// sandbox starts, and the launcher (`launcher`, else the one beside sbx) with the
+// stage beside it. What is not there is left out: no run uses it.
+std::vector<std::string> own_programs(const std::string& launcher) {
+    std::vector<std::string> out;
+    auto put = [&](const std::string& p) {
+        if (p.empty() || !sbx::paths::is_absolute(p)) return;
+        const std::string clean = sbx::paths::normalize(p);
+        if (std::find(out.begin(), out.end(), clean) == out.end()) out.push_back(clean);
+    };
+    put(started_as());
+    put(own_path());
+#if defined(__linux__)
+    put(sbx::linux_sandbox::stage_binary_path());
+#endif
+    if (auto l = find_launcher(launcher)) {
+        put(*l);
+        const std::string stage = sbx::paths::join(sbx::paths::parent(*l), "sbx-stage");
+        if (::access(stage.c_str(), X_OK) == 0) put(stage);
+    }
+    return out;
 }
 
 sbx::expected<std::string> home_directory() {
@@ -449,13 +494,29 @@ int count_entry(const char*, const struct stat* st, int type, FTW*) {
     return 0;
 }
 
-sbx::expected<ToolCacheHome> tool_cache_home(const Loaded& l) {
-    ToolCacheHome out;
-    sbx::CachedFs cached(*l.view);
+// The rules `sbx run` gives a command of the loaded root (command_fs_rules with
+// its tool cache home and sbx's own programs), what the programs are, and why the
+// caller could not make the tool cache home.
+struct PolicyRules {
+    sbx::CommandFsRules run;
+    std::vector<std::string> programs;
     std::vector<sbx::Warning> unusable;
+};
+
+sbx::expected<PolicyRules> policy_rules(const Loaded& l, const sbx::CachedFs& cached) {
+    PolicyRules out;
+    out.programs = own_programs("");
     auto run = sbx::command_fs_rules(l.policy, {l.root, temporary_directory(), l.home},
-                                     usable_tool_cache_base(l, &unusable), cached);
+                                     usable_tool_cache_base(l, &out.unusable), cached, out.programs);
     SBX_TRY(run);
+    out.run = std::move(*run);
+    return out;
+}
+
+sbx::expected<ToolCacheHome> tool_cache_home(const Loaded& l, const PolicyRules& rules) {
+    ToolCacheHome out;
+    const sbx::CommandFsRules* const run = &rules.run;
+    std::vector<sbx::Warning> unusable = rules.unusable;
     if (run->rules.disabled) {
         out.why = "filesystem isolation is disabled, so the command writes the caches you do";
         return out;
@@ -482,11 +543,39 @@ sbx::expected<ToolCacheHome> tool_cache_home(const Loaded& l) {
     return out;
 }
 
+// sbx's own programs and what of them a run protects: the members of
+// `sbx policy --json`'s "ownPrograms".
+void write_own_programs(sbx::json::Writer& w, const PolicyRules& r) {
+    w.key("programs").begin_array();
+    for (const auto& p : r.programs) w.value(p);
+    w.end_array().key("protected").begin_array();
+    for (const auto& p : r.run.own_programs) w.begin_object().key("path").value(p.path).key("reason").value(p.reason).end_object();
+    w.end_array().key("warnings").begin_array();
+    for (const auto& x : r.run.own_program_warnings) w.value(x.message);
+    w.end_array();
+}
+
+// The same in words, for `sbx policy`: one line, and one per protected path.
+void print_own_programs(const PolicyRules& r) {
+    std::cout << "sbx's own programs:";
+    for (std::size_t i = 0; i < r.programs.size(); ++i) std::cout << (i == 0 ? " " : ", ") << r.programs[i];
+    if (r.programs.empty()) std::cout << " none found";
+    if (r.run.rules.disabled) std::cout << " (filesystem isolation is disabled: commands can write them)";
+    else if (r.run.own_programs.empty() && r.run.own_program_warnings.empty())
+        std::cout << " (outside every writable place: read-only to commands already)";
+    std::cout << "\n";
+    for (const auto& p : r.run.own_programs) std::cout << "  protected: " << p.path << " (" << p.reason << ")\n";
+    for (const auto& x : r.run.own_program_warnings) std::cout << "  warning: " << x.file << ": " << x.message << "\n";
+}
+
 int run_policy(const SettingsArgs& a) {
     sbx::DiskFs fs;
     auto loaded = load_policy(a, fs, HomeRoot::allowed);
     if (!loaded) return report(loaded.error());
-    auto cache = tool_cache_home(*loaded);
+    sbx::CachedFs cached(*loaded->view);
+    auto rules = policy_rules(*loaded, cached);
+    if (!rules) return report(rules.error());
+    auto cache = tool_cache_home(*loaded, *rules);
     if (!cache) return report(cache.error());
     if (a.json) {
         sbx::json::Writer w;
@@ -498,6 +587,9 @@ int run_policy(const SettingsArgs& a) {
         w.key("exists").value(cache->exists).key("bytes").value(cache->bytes).key("files").value(cache->files);
         if (!cache->path) w.key("why").value(cache->why);
         w.end_object();
+        w.key("ownPrograms").begin_object();
+        write_own_programs(w, *rules);
+        w.end_object();
         sbx::write_policy_members(w, loaded->policy);
         std::cout << w.end_object().str() << "\n";
         return kOk;
@@ -507,6 +599,7 @@ int run_policy(const SettingsArgs& a) {
     if (!cache->path) std::cout << "none (" << cache->why << ")\n";
     else if (!cache->exists) std::cout << *cache->path << " (not made yet)\n";
     else std::cout << *cache->path << " (" << cache->bytes << " bytes in " << cache->files << " files)\n";
+    print_own_programs(*rules);
     return kOk;
 }
 
@@ -536,6 +629,7 @@ struct PlanArgs {
     std::vector<std::string> command;
     bool allow_home_root = false;  // --allow-home-root
     bool no_tool_cache = false;    // --no-tool-cache
+    std::string launcher;          // sbx run's --launcher, whose programs the plan protects too
 
     void add_tool_cache_to(CLI::App* cmd) {
         cmd->add_flag("--no-tool-cache", no_tool_cache,
@@ -675,6 +769,7 @@ sbx::expected<sbx::Plan> plan_for(const Loaded& l, const PlanArgs& a, std::strin
     req.scan_stderr = a.scan_stderr || (default_scan && !a.no_scan_stderr);
     req.words = l.agent ? sbx::SettingsWords::agent_file : sbx::SettingsWords::settings;
     if (!a.no_tool_cache && l.policy.tool_cache.value) req.tool_cache_base = usable_tool_cache_base(l, &agent_warnings);
+    req.own_programs = own_programs(a.launcher);
     // Placeholders of sandboxes running in this root now are planned as missing,
     // as they will be once those end; the launcher takes them over.
     auto plan = sbx::make_plan(l.policy, req, *l.view);
@@ -801,7 +896,7 @@ int run_explain(const ExplainArgs& a) {
     sbx::CachedFs cached(*loaded->view);
     // The rules `sbx run` would give the command, its tool cache home writable.
     auto run = sbx::command_fs_rules(loaded->policy, {loaded->root, temporary_directory(), loaded->home},
-                                     usable_tool_cache_base(*loaded, nullptr), cached);
+                                     usable_tool_cache_base(*loaded, nullptr), cached, own_programs(""));
     if (!run) return report(run.error());
     const sbx::FsRules* const rules = &run->rules;
     // A relative PATH is relative to --root, else to the current directory (which
@@ -863,7 +958,8 @@ struct RunRules {
 };
 
 sbx::expected<RunRules> run_rules(const Loaded& l, const std::string& tmpdir, const sbx::CachedFs& cached) {
-    auto fs = sbx::command_fs_rules(l.policy, {l.root, tmpdir, l.home}, usable_tool_cache_base(l, nullptr), cached);
+    auto fs = sbx::command_fs_rules(l.policy, {l.root, tmpdir, l.home}, usable_tool_cache_base(l, nullptr), cached,
+                                    own_programs(""));
     SBX_TRY(fs);
     auto hosts = sbx::net::compile_host_rules(l.policy);
     SBX_TRY(hosts);
@@ -1279,9 +1375,8 @@ struct RunArgs {
 std::uint64_t g_started = 0;
 
 // How many times `sbx run` plans before it gives up on a plan the disk keeps
-// making stale, and this program's own arguments (main sets them).
+// making stale.
 constexpr int kRunAttempts = 5;
-std::vector<std::string> g_arguments;
 
 // A descriptor, not closed on exec, whose reading from the start gives `text`:
 // a memfd (elsewhere an unlinked file).
@@ -1311,14 +1406,18 @@ sbx::expected<int> descriptor_holding(const std::string& text, const char* name)
 }
 
 // This program and its arguments as attempt `attempt` of `sbx run` gets them:
-// "run --attempt N" in front of what this one was given after "run" and its
-// own --attempt.
+// "run --attempt N --started-as NAME" in front of what this one was given after
+// "run" and its own --attempt and --started-as (NAME: the name the first
+// attempt was started by, whose program every attempt protects).
 sbx::expected<std::vector<std::string>> again_argv(int attempt) {
     const std::string self = own_path();
     if (self.empty()) return sbx::fail(sbx::Errc::internal, "cannot find this program's own path to plan again with");
     std::size_t from = 2;  // g_arguments[1] is "run"
     if (g_arguments.size() > 3 && g_arguments[2] == "--attempt") from = 4;
-    std::vector<std::string> out{self, "run", "--attempt", std::to_string(attempt)};
+    if (g_arguments.size() > from + 1 && g_arguments[from] == "--started-as") from += 2;
+    const std::string name = started_as();
+    std::vector<std::string> out{self, "run", "--attempt", std::to_string(attempt), "--started-as",
+                                 name.empty() ? self : name};
     out.insert(out.end(), g_arguments.begin() + static_cast<std::ptrdiff_t>(from), g_arguments.end());
     return out;
 }
@@ -1379,6 +1478,7 @@ int run_run(RunArgs& a) {
     trace.step("sbx.options", g_started);
     auto t = sbx::launcher::Trace::now();
     const bool here = kLaunchesItself && a.launcher.empty();
+    a.plan.launcher = a.launcher;
     // The launcher's reaper, started first while this process is small (see
     // Launcher::run_plan); dismissed, and gone, when nothing runs.
     std::optional<sbx::launcher::Reaper> reaper;
@@ -1515,6 +1615,54 @@ struct DoctorArgs {
     std::string launcher;
 };
 
+#if defined(__linux__)
+// The doctor's line on where this sbx is installed: its programs and, for the
+// project of the current directory, whether they lie where its commands may
+// write and so are protected during its runs (sbx/rules/own_programs.hpp).
+// Information only: it changes no exit status.
+sbx::linux_sandbox::LinuxPlatform::DoctorNote install_note() {
+    const auto programs = own_programs("");
+    std::string text;
+    for (const auto& p : programs) text += (text.empty() ? "" : ", ") + p;
+    if (text.empty()) text = "this program's own path cannot be found";
+    sbx::json::Writer w;
+    w.begin_object().key("programs").begin_array();
+    for (const auto& p : programs) w.value(p);
+    w.end_array().key("root");
+    sbx::DiskFs fs;
+    auto loaded = load_policy(SettingsArgs{}, fs, HomeRoot::allowed);
+    std::vector<std::string> protected_paths;
+    if (!loaded) {
+        text += "; no project here to check them against (" + sbx::to_string(loaded.error()) + ")";
+        w.null();
+    } else {
+        w.value(loaded->root);
+        sbx::CachedFs cached(*loaded->view);
+        auto run = sbx::command_fs_rules(loaded->policy, {loaded->root, temporary_directory(), loaded->home},
+                                         usable_tool_cache_base(*loaded, nullptr), cached, programs);
+        if (!run) {
+            text += "; cannot decide for the project at " + loaded->root + " (" + sbx::to_string(run.error()) + ")";
+        } else if (run->rules.disabled) {
+            text += "; the project at " + loaded->root + " disables filesystem isolation, so its commands can write them";
+        } else if (!run->own_programs.empty() || !run->own_program_warnings.empty()) {
+            for (const auto& p : run->own_programs) protected_paths.push_back(p.path);
+            std::string list;
+            for (const auto& p : protected_paths) list += (list.empty() ? "" : ", ") + p;
+            text += "; they lie where commands of the project at " + loaded->root + " may write, so " +
+                    (list.empty() ? std::string("nothing") : list) + (protected_paths.size() == 1 ? " is" : " are") +
+                    " read-only during its runs (sbx policy says why)";
+            for (const auto& x : run->own_program_warnings) text += "; " + x.file + ": " + x.message;
+        } else {
+            text += "; outside every place commands of the project at " + loaded->root + " may write";
+        }
+    }
+    w.key("protected").begin_array();
+    for (const auto& p : protected_paths) w.value(p);
+    w.end_array().key("detail").value(text).end_object();
+    return {"install", text, "install", w.take()};
+}
+#endif
+
 int run_doctor(const DoctorArgs& a) {
 #if defined(__linux__)
     // The launcher's doctor, in this process unless --launcher names a program.
@@ -1523,6 +1671,7 @@ int run_doctor(const DoctorArgs& a) {
         o.json = a.json;
         sbx::linux_sandbox::LinuxPlatform platform;
         sbx::launcher::Launcher launcher(platform, std::move(o));
+        platform.add_doctor_note(install_note());
         return platform.doctor(launcher);
     }
 #endif
@@ -1622,6 +1771,9 @@ int main(int argc, char** argv) {
     run_args.plan.add_weaker_sandbox_to(run);
     run->add_option("--attempt", run_args.attempt, "sbx's own: the attempt this is, when the launcher runs sbx again")
         ->check(CLI::Range(1, kRunAttempts))
+        ->group("");
+    run->add_option("--started-as", g_started_as, "sbx's own: the name the first attempt was started by")
+        ->needs(run->get_option("--attempt"))
         ->group("");
     run->add_option("--launcher", run_args.launcher, "The launcher to use (default: sbx-linux, or sbx-mac on macOS, beside sbx)");
     auto* pty_flag = run->add_flag("--pty", run_args.pty,
