@@ -778,11 +778,10 @@ int LinuxPlatform::doctor(Launcher& l) {
     const bool weaker_ok = abi >= 4;
     // Its devices: what the kernel lets Landlock hold of them.
     const std::string devices =
-        abi >= 5 ? "; of /dev it opens only null, zero, full, random, urandom and tty (its own terminal or none), and "
-                   "no device opened inside takes an ioctl but tty (Landlock ABI 5)"
-                 : "; of /dev it opens only null, zero, full, random, urandom and tty (its own terminal or none), and "
-                   "below Landlock ABI 5 a device opened inside takes every ioctl but TIOCSTI, TIOCLINUX and TIOCSETD, "
-                   "which the filter refuses";
+        std::string("; of /dev it opens only null, zero, full, random, urandom and tty (its own terminal or none), and ") +
+        (abi >= 5 ? "no device opened inside takes an ioctl but tty (Landlock ABI 5)"
+                  : "below Landlock ABI 5 a device opened inside takes every ioctl but TIOCSTI, TIOCLINUX and TIOCSETD, "
+                    "which the filter refuses");
     const std::string weaker_detail =
         weaker_ok ? "could run here (Landlock ABI " + std::to_string(abi) +
                         ") where user namespaces are refused, if asked for; it has " + std::string(kWeakerLacks) + devices

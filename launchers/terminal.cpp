@@ -81,9 +81,6 @@ termios raw_of(termios t) {
     return t;
 }
 
-// Whether this process may read `tty` and change its modes without being
-// stopped: it is in the terminal's foreground, or the terminal is not its
-// controlling terminal (then no job control applies).
 // Whether `seen` holds a terminal's answer to primary device attributes:
 // ESC [ ? then digits and semicolons, then c.
 bool answered_attributes(std::string_view seen) {
@@ -95,6 +92,9 @@ bool answered_attributes(std::string_view seen) {
     return false;
 }
 
+// Whether this process may read `tty` and change its modes without being
+// stopped: it is in the terminal's foreground, or the terminal is not its
+// controlling terminal (then no job control applies).
 bool in_foreground(int tty) {
     const pid_t fg = ::tcgetpgrp(tty);
     return fg == ::getpgrp() || (fg < 0 && errno == ENOTTY);
