@@ -366,7 +366,8 @@ void plan_again_if_stale(const sbx::Error& e, const std::vector<std::string>& ag
 
 std::string violations_text(const sbx::Plan& plan, const std::vector<ProxyEvent>& refused,
                             const sbx::StderrScanner* scanner, const std::vector<sbx::GitNeutralised>& neutralised,
-                            const OutputFindings* found) {
+                            const OutputFindings* found,
+                            const std::vector<sbx::GitAuditFailure>& unchecked) {
     std::vector<std::string> lines;
     std::vector<std::size_t> times;
     // ignoreViolations: the settings expect these; say nothing of them. A rule is
@@ -402,6 +403,10 @@ std::string violations_text(const sbx::Plan& plan, const std::vector<ProxyEvent>
         add("deny forged-report (the command wrote this block's tags itself; each came out with its closing > "
             "written &gt;)",
             "", found->forged_tags);
+    for (const auto& f : unchecked) {
+        lines.push_back(sbx::git_audit_failure_line(f));
+        times.push_back(1);
+    }
     return sbx::violations_block(lines, times);
 }
 

@@ -89,6 +89,14 @@ public:
         w.key("renamedTo").value(n.renamed_to).end_object();
         write_line(w.take());
     }
+    // What the audit after the run could not make safe (git_audit.hpp).
+    void git_unchecked_event(const sbx::GitAuditFailure& f) {
+        if (fd_ < 0) return;
+        sbx::json::Writer w;
+        w.begin_object().key("event").value("violation").key("kind").value("git-unchecked");
+        w.key("path").value(f.path).key("reason").value(f.why).end_object();
+        write_line(w.take());
+    }
     // Something the launcher could not do after the command, said on stderr too.
     void warning_event(std::string_view message) {
         if (fd_ < 0) return;
@@ -321,9 +329,11 @@ void report_findings(const OutputFindings& found, Report& report);
 // refusals, less those the plan's ignoreViolations expects; empty when none.
 // The files the audit after the run renamed are listed after them, whatever
 // ignoreViolations says: they were changed on the caller's disk; and what the
-// relays found in the command's output.
+// relays found in the command's output; and, last, what the audit could not make
+// safe (`unchecked`).
 std::string violations_text(const sbx::Plan& plan, const std::vector<ProxyEvent>& refused,
                             const sbx::StderrScanner* scanner, const std::vector<sbx::GitNeutralised>& neutralised = {},
-                            const OutputFindings* found = nullptr);
+                            const OutputFindings* found = nullptr,
+                            const std::vector<sbx::GitAuditFailure>& unchecked = {});
 
 }  // namespace sbx::launcher

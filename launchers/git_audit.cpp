@@ -1,10 +1,19 @@
 // launchers/git_audit.cpp - the walk and the renames of the audit after a run
 // (git_audit.hpp); which files and keys count is sbx/rules/git_audit.hpp's decision.
+//
+// Three steps. The walk goes through every directory of the audited ones, noting
+// the git directories and the `.git` files and links it meets, and making the
+// user's unreadable directories readable. Then each git directory is checked (its
+// files, the hooks directories and included files its config names) and each
+// `.git` pointer made during the run that leads outside is renamed. Last, the
+// directories whose mode the walk changed get it back, deepest first.
 #include "git_audit.hpp"
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>  // renameat2, RENAME_NOREPLACE
+#include <stdlib.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -12,50 +21,61 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <map>
 #include <optional>
 #include <set>
 #include <string_view>
 #include <utility>
 
 #include "sbx/core/paths.hpp"
+#include "sbx/rules/git_config.hpp"
+#include "sbx/rules/git_repository.hpp"
 
 namespace sbx::launcher {
 
 namespace {
 
-// A directory descriptor, closed when it goes.
-class Dir {
+// A descriptor, closed when it goes.
+class Fd {
 public:
-    Dir() = default;
-    explicit Dir(int fd) : fd_(fd) {}
-    Dir(Dir&& o) noexcept : fd_(std::exchange(o.fd_, -1)) {}
-    Dir& operator=(Dir&& o) noexcept {
+    Fd() = default;
+    explicit Fd(int fd) : fd_(fd) {}
+    Fd(Fd&& o) noexcept : fd_(std::exchange(o.fd_, -1)) {}
+    Fd& operator=(Fd&& o) noexcept {
         std::swap(fd_, o.fd_);
         return *this;
     }
-    Dir(const Dir&) = delete;
-    Dir& operator=(const Dir&) = delete;
-    ~Dir() {
-        if (fd_ >= 0) ::close(fd_);
-    }
-    int fd() const { return fd_; }
+    Fd(const Fd&) = delete;
+    Fd& operator=(const Fd&) = delete;
+    ~Fd() { reset(); }
+    int get() const { return fd_; }
     bool ok() const { return fd_ >= 0; }
+    void reset() {
+        if (fd_ >= 0) ::close(fd_);
+        fd_ = -1;
+    }
 
 private:
     int fd_ = -1;
 };
 
+// A directory to list; a directory passed through on the way (search permission only).
 constexpr int kDirFlags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY;
-
-Dir open_in(int at, const std::string& name) { return Dir(::openat(at, name.c_str(), kDirFlags)); }
+constexpr int kPathFlags = O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC;
 
 struct Entry {
     std::string name;
-    unsigned char type;  // d_type
+    unsigned char type;  // d_type, asked with fstatat where the listing did not tell
 };
 
-// The entries of the directory `fd` (without . and ..); false with errno on failure.
-bool read_entries(int fd, std::vector<Entry>& out) {
+unsigned char type_of(const struct stat& st) {
+    return S_ISDIR(st.st_mode) ? DT_DIR : S_ISLNK(st.st_mode) ? DT_LNK : S_ISREG(st.st_mode) ? DT_REG : DT_UNKNOWN;
+}
+
+// The entries of the directory `fd` (without . and ..) to `each`; false with errno
+// on failure.
+template <class F>
+bool each_entry(int fd, F&& each) {
     alignas(8) char buf[32768];
     for (;;) {
         const long n = ::syscall(SYS_getdents64, fd, buf, sizeof buf);
@@ -67,12 +87,41 @@ bool read_entries(int fd, std::vector<Entry>& out) {
         for (long off = 0; off < n;) {
             unsigned short reclen;
             std::memcpy(&reclen, buf + off + 16, sizeof reclen);
-            const auto type = static_cast<unsigned char>(buf[off + 18]);
+            auto type = static_cast<unsigned char>(buf[off + 18]);
             const std::string_view name(buf + off + 19);
             off += reclen;
-            if (name != "." && name != "..") out.push_back(Entry{std::string(name), type});
+            if (name == "." || name == "..") continue;
+            if (type == DT_UNKNOWN) {
+                struct stat st {};
+                if (::fstatat(fd, std::string(name).c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0) type = type_of(st);
+            }
+            each(name, type);
         }
     }
+}
+
+// What the walk keeps of a directory's entries: its subdirectories, and what says
+// whether it is a git directory or holds a `.git`.
+struct Listing {
+    std::vector<std::string> subdirs;
+    unsigned char dot_git = 0;  // the d_type of its `.git`; 0 without one
+    bool head = false, objects = false, refs = false, commondir = false;
+
+    // What git's own test asks (setup.c, is_git_directory), read generously: HEAD,
+    // and objects and refs or a commondir that leads to them.
+    bool git_dir() const { return head && ((objects && refs) || commondir); }
+};
+
+bool list(int fd, Listing& out) {
+    return each_entry(fd, [&](std::string_view name, unsigned char type) {
+        const bool dir_or_link = type == DT_DIR || type == DT_LNK;
+        if (name == ".git") out.dot_git = type == DT_UNKNOWN ? static_cast<unsigned char>(DT_REG) : type;
+        else if (name == "HEAD") out.head = type == DT_REG || type == DT_LNK;
+        else if (name == "objects") out.objects = dir_or_link;
+        else if (name == "refs") out.refs = dir_or_link;
+        else if (name == "commondir") out.commondir = type == DT_REG;
+        if (type == DT_DIR) out.subdirs.emplace_back(name);
+    });
 }
 
 bool at_or_after(const struct timespec& t, const timespec& start) {
@@ -101,65 +150,112 @@ std::optional<std::string> read_small(int dir, const std::string& name, std::siz
     return out;
 }
 
+// Opens the directory `path` (absolute; `..` taken as the kernel takes it, since no
+// symlink is followed on the way) one component at a time from `/`, never following
+// a symbolic link, passing through each with search permission alone and opening
+// the last with `flags`; with the reason when it cannot.
+std::pair<Fd, std::string> open_path(const std::string& path, int flags) {
+    Fd at(::open("/", flags));
+    std::string_view rest = path;
+    std::vector<std::string> parts;
+    while (!rest.empty()) {
+        const auto slash = rest.find('/');
+        std::string c(rest.substr(0, slash));
+        rest = slash == std::string_view::npos ? std::string_view() : rest.substr(slash + 1);
+        if (!c.empty() && c != ".") parts.push_back(std::move(c));
+    }
+    if (!parts.empty()) at = Fd(::open("/", kPathFlags));
+    for (std::size_t i = 0; i < parts.size() && at.ok(); ++i)
+        at = Fd(::openat(at.get(), parts[i].c_str(), i + 1 == parts.size() ? flags : kPathFlags));
+    if (!at.ok())
+        return {Fd(), errno == ELOOP || errno == ENOTDIR ? "a symbolic link or no directory on the way"
+                                                         : std::strerror(errno)};
+    return {std::move(at), ""};
+}
+
+// The path of `p` with every symlink resolved, as git would open it; nullopt with
+// errno when it cannot be.
+std::optional<std::string> real_path(const std::string& p) {
+    char buf[PATH_MAX];
+    if (::realpath(p.c_str(), buf) == nullptr) return std::nullopt;
+    return std::string(buf);
+}
+
+std::string base_name(const std::string& p) { return p.substr(p.rfind('/') + 1); }
+
+std::string octal(mode_t m) {
+    char mode[8];
+    std::snprintf(mode, sizeof mode, "%04o", static_cast<unsigned>(m & 07777));
+    return mode;
+}
+
 class Auditor {
 public:
     Auditor(const std::string& root, const std::vector<std::string>& dirs, const timespec& start)
-        : root_(root), dirs_(dirs), start_(start) {}
+        : root_(root), dirs_(dirs), start_(start) {
+        protected_.insert(paths::join(root_, ".git"));
+        for (const auto& d : dirs_)
+            if (d != root_) protected_.insert(d);  // a main git directory the plan protects (a linked worktree's)
+        if (const char* h = ::getenv("HOME"); h != nullptr && paths::is_absolute(h)) home_ = paths::normalize(h);
+        global_hooks_paths();
+    }
 
     GitAuditResult run() {
-        for (const auto& d : dirs_) {
-            auto [dir, why] = open_path(d);
-            if (!dir.ok()) {
-                out_.warnings.push_back("cannot audit " + d + " for git repositories the command made: " + why);
-                continue;
-            }
-            walk(dir, d, 0);
-        }
+        for (const auto& d : dirs_) walk(d);
+        for (auto& p : pointers_) pointer(p);
+        for (const auto& g : git_dirs_) git_dir(g);
+        // A `.git` file or link names a git directory from another working tree, from
+        // which a relative hooks path is taken too.
+        for (const auto& p : pointers_)
+            if (auto it = relative_hooks_.find(p.real); it != relative_hooks_.end())
+                for (const auto& [hp, config] : it->second) hooks_dir(paths::join(p.tree, hp), config);
+        restore_modes();
         return std::move(out_);
     }
 
 private:
+    struct Frame {
+        Fd fd;  // closed when kOpenDirectories others are open below it
+        std::string path;
+        dev_t dev;
+        ino_t ino;
+        std::vector<std::string> subdirs;
+        std::size_t next = 0;
+    };
+    // A `.git` file or symbolic link outside the root's own.
+    struct Pointer {
+        std::string tree;      // the directory holding it
+        unsigned char type;    // DT_REG or DT_LNK
+        bool made;             // during the run
+        std::string real;      // the git directory it leads to, resolved after the walk
+    };
+    struct Fixed {
+        std::string path;
+        mode_t mode;  // its own, put back at the end
+    };
+
     const std::string& root_;
     const std::vector<std::string>& dirs_;
     timespec start_;
+    std::string home_;
     GitAuditResult out_;
-    std::size_t entries_ = 0;
-    bool cut_ = false;
-    std::set<std::pair<dev_t, ino_t>> audited_;  // git directories done (reached twice through a .git file)
+    std::set<std::string> protected_;  // git directories whose files are protected during the run
+    std::vector<std::string> git_dirs_;
+    std::vector<Pointer> pointers_;
+    std::vector<Fixed> fixed_;
+    std::vector<std::pair<std::string, std::string>> global_hooks_;  // core.hooksPath of the user's and system's config
+    std::map<std::string, std::vector<std::pair<std::string, std::string>>> relative_hooks_;  // git directory: paths
+    std::set<std::pair<dev_t, ino_t>> git_done_;
+    std::set<std::string> hooks_done_;
 
-    void warn(std::string line) { out_.warnings.push_back(std::move(line)); }
+    void fail(std::string path, std::string why) {
+        out_.failures.push_back(sbx::GitAuditFailure{std::move(path), std::move(why)});
+    }
 
     bool in_audited(const std::string& p) const {
         for (const auto& d : dirs_)
             if (paths::at_or_under(p, d)) return true;
         return false;
-    }
-
-    // Opens the directory `path` (absolute; `..` taken as the kernel takes it, since
-    // no symlink is followed on the way) one component at a time from `/`, never
-    // following a symbolic link; with the reason when it cannot.
-    static std::pair<Dir, std::string> open_path(const std::string& path) {
-        Dir at(::open("/", kDirFlags));
-        if (!at.ok()) return {Dir(), std::strerror(errno)};
-        std::string_view rest = path;
-        while (!rest.empty()) {
-            const auto slash = rest.find('/');
-            const std::string c(rest.substr(0, slash));
-            rest = slash == std::string_view::npos ? std::string_view() : rest.substr(slash + 1);
-            if (c.empty() || c == ".") continue;
-            Dir next = open_in(at.fd(), c);
-            if (!next.ok())
-                return {Dir(), errno == ELOOP || errno == ENOTDIR ? "a symbolic link or no directory on the way"
-                                                                  : std::strerror(errno)};
-            at = std::move(next);
-        }
-        return {std::move(at), ""};
-    }
-
-    // `rel` (a .git file's or symlink's target) taken from `base` and folded, as
-    // open_path() walks it.
-    static std::string joined(const std::string& base, const std::string& rel) {
-        return paths::normalize(paths::is_absolute(rel) ? rel : base + "/" + rel);
     }
 
     // Whether the entry `name` of `dir` was made or changed during the run; its
@@ -169,9 +265,137 @@ private:
         return at_or_after(st.st_ctim, start_);
     }
 
+    // The hooks paths of the user's and the system's git configuration: a relative
+    // one is taken in every working tree.
+    void global_hooks_paths() {
+        std::vector<std::string> files = {"/etc/gitconfig"};
+        if (!home_.empty()) files.push_back(paths::join(home_, ".gitconfig"));
+        const char* xdg = ::getenv("XDG_CONFIG_HOME");
+        if (xdg != nullptr && paths::is_absolute(xdg)) files.push_back(paths::join(paths::normalize(xdg), "git/config"));
+        else if (!home_.empty()) files.push_back(paths::join(home_, ".config/git/config"));
+        for (const auto& f : files) {
+            auto text = read_small(AT_FDCWD, f, protected_names::kMaxConfigFileBytes);
+            if (!text) continue;
+            for (const auto& v : GitConfigParser(*text).parse().hooks_paths) global_hooks_.emplace_back(v.value, f);
+        }
+    }
+
+    // --- the walk ---------------------------------------------------------------
+
+    // A directory of the user's that its owner cannot list or search gets u+rx for the
+    // audit (root needs none).
+    bool needs_mode(const struct stat& st) const {
+        const uid_t me = ::geteuid();
+        return me != 0 && st.st_uid == me && (st.st_mode & (S_IRUSR | S_IXUSR)) != (S_IRUSR | S_IXUSR);
+    }
+
+    // The directory `name` of `at` (at `path`) opened for listing, made listable
+    // first when it is the user's; a failure when it cannot be looked into. Not open
+    // and no failure when it is gone, or no directory any more, since it was listed.
+    Fd open_listable(int at, const std::string& name, const std::string& path) {
+        Fd d(::openat(at, name.c_str(), kDirFlags));
+        if (!d.ok()) {
+            const int err = errno;
+            if (err == ENOENT || err == ELOOP || err == ENOTDIR) return Fd();
+            struct stat st {};
+            if (err != EACCES || ::fstatat(at, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISDIR(st.st_mode) ||
+                !needs_mode(st)) {
+                fail(path, "cannot look into it: " + std::string(std::strerror(err)) +
+                               (err == EACCES ? " (it is uid " + std::to_string(st.st_uid) + "'s)" : ""));
+                return Fd();
+            }
+            if (::fchmodat(at, name.c_str(), (st.st_mode & 07777) | S_IRUSR | S_IXUSR, 0) != 0) {
+                fail(path, "cannot make it readable to look into it: " + std::string(std::strerror(errno)));
+                return Fd();
+            }
+            fixed_.push_back(Fixed{path, st.st_mode & 07777});
+            d = Fd(::openat(at, name.c_str(), kDirFlags));
+            if (!d.ok()) {
+                fail(path, "cannot look into it: " + std::string(std::strerror(errno)));
+                return Fd();
+            }
+            return d;
+        }
+        struct stat st {};
+        if (::fstat(d.get(), &st) == 0 && needs_mode(st)) {
+            if (::fchmod(d.get(), (st.st_mode & 07777) | S_IRUSR | S_IXUSR) != 0) {
+                fail(path, "cannot make it searchable to look into it: " + std::string(std::strerror(errno)));
+                return Fd();
+            }
+            fixed_.push_back(Fixed{path, st.st_mode & 07777});
+        }
+        return d;
+    }
+
+    // Every directory of `top`, depth first, with at most kOpenDirectories open.
+    void walk(const std::string& top) {
+        auto [fd, why] = open_path(top, kDirFlags);
+        if (!fd.ok()) {
+            fail(top, "cannot open it: " + why);
+            return;
+        }
+        std::vector<Frame> stack;
+        std::set<std::pair<dev_t, ino_t>> on_stack;  // a directory bound below itself is walked once
+        auto enter = [&](Fd d, std::string path) {
+            struct stat st {};
+            if (::fstat(d.get(), &st) != 0 || !on_stack.insert({st.st_dev, st.st_ino}).second) return;
+            Listing l;
+            if (!list(d.get(), l)) {
+                fail(path, "cannot list it: " + std::string(std::strerror(errno)));
+                on_stack.erase({st.st_dev, st.st_ino});
+                return;
+            }
+            visit(d.get(), path, l);
+            stack.push_back(Frame{std::move(d), std::move(path), st.st_dev, st.st_ino, std::move(l.subdirs)});
+            if (stack.size() > kOpenDirectories) stack[stack.size() - 1 - kOpenDirectories].fd.reset();
+        };
+        enter(std::move(fd), top);
+        while (!stack.empty()) {
+            Frame& f = stack.back();
+            if (f.next < f.subdirs.size()) {
+                const std::string& name = f.subdirs[f.next++];
+                std::string path = paths::join(f.path, name);
+                if (Fd child = open_listable(f.fd.get(), name, path); child.ok()) enter(std::move(child), std::move(path));
+                continue;
+            }
+            // Back up: the parent reopened through `..` when it was closed, and checked
+            // to be the directory it was.
+            Fd up;
+            if (stack.size() > 1 && !stack[stack.size() - 2].fd.ok()) {
+                const Frame& parent = stack[stack.size() - 2];
+                up = Fd(::openat(f.fd.get(), "..", kDirFlags));
+                struct stat st {};
+                if (up.ok() && (::fstat(up.get(), &st) != 0 || st.st_dev != parent.dev || st.st_ino != parent.ino))
+                    up.reset();
+            }
+            on_stack.erase({f.dev, f.ino});
+            stack.pop_back();
+            if (up.ok()) stack.back().fd = std::move(up);
+            while (!stack.empty() && !stack.back().fd.ok()) {
+                fail(stack.back().path, "it was moved while the audit looked into it; the rest of it was not looked at");
+                on_stack.erase({stack.back().dev, stack.back().ino});
+                stack.pop_back();
+            }
+        }
+    }
+
+    // What the walk notes of a directory: whether it is a git directory (the root
+    // itself never is: git takes its `.git`, or its placeholder HEAD is no HEAD for
+    // git), and its `.git` file or link.
+    void visit(int fd, const std::string& path, const Listing& l) {
+        if (path == root_) return;  // the root's own `.git` is protected during the run
+        if (l.git_dir()) git_dirs_.push_back(path);
+        if (l.dot_git == DT_REG || l.dot_git == DT_LNK) {
+            struct stat st {};
+            pointers_.push_back(Pointer{path, l.dot_git, changed(fd, ".git", st), ""});
+        }
+    }
+
+    // --- what the walk found ------------------------------------------------------
+
     // Renames `name` in `dir` (at `dir_path`) to its first free disabled name,
     // adding u+w to `dir` for the rename when the command left it unwritable (and
-    // it is ours), and putting its mode back after.
+    // it is ours), and putting its mode back after. Where it cannot, a failure.
     void neutralise(int dir, const std::string& dir_path, const std::string& name, std::string_view kind,
                     const std::string& why) {
         const std::string path = paths::join(dir_path, name);
@@ -179,21 +403,27 @@ private:
         bool chmodded = false;
         std::string failure;
         for (int attempt = 0;; ++attempt) {
-            auto to = sbx::disabled_name(name, attempt);
-            if (!to) {
+            std::string to;
+            if (auto numbered = sbx::disabled_name(name, attempt)) to = std::move(*numbered);
+            else if (attempt == git_audit::kMaxDisabledNames + 1) {
+                timespec now{};
+                ::clock_gettime(CLOCK_REALTIME, &now);
+                to = sbx::disabled_unique_name(name, static_cast<long>(::getpid()),
+                                               static_cast<long long>(now.tv_sec) * 1000000000LL + now.tv_nsec);
+            } else {
                 failure = "every name up to " + name + std::string(git_audit::kDisabledSuffix) + "." +
-                          std::to_string(git_audit::kMaxDisabledNames) + " is taken";
+                          std::to_string(git_audit::kMaxDisabledNames) + ", and one made unique, is taken";
                 break;
             }
-            int rc = ::renameat2(dir, name.c_str(), dir, to->c_str(), RENAME_NOREPLACE);
+            int rc = ::renameat2(dir, name.c_str(), dir, to.c_str(), RENAME_NOREPLACE);
             if (rc != 0 && errno == EINVAL) {
                 // A filesystem without RENAME_NOREPLACE: look first, then rename.
                 struct stat there {};
-                if (::fstatat(dir, to->c_str(), &there, AT_SYMLINK_NOFOLLOW) == 0) continue;
-                rc = ::renameat(dir, name.c_str(), dir, to->c_str());
+                if (::fstatat(dir, to.c_str(), &there, AT_SYMLINK_NOFOLLOW) == 0) continue;
+                rc = ::renameat(dir, name.c_str(), dir, to.c_str());
             }
             if (rc == 0) {
-                out_.neutralised.push_back(sbx::GitNeutralised{std::string(kind), path, why, paths::join(dir_path, *to)});
+                out_.neutralised.push_back(sbx::GitNeutralised{std::string(kind), path, why, paths::join(dir_path, to)});
                 break;
             }
             if (errno == EEXIST) continue;
@@ -206,14 +436,63 @@ private:
             failure = std::strerror(errno);
             break;
         }
-        if (chmodded && ::fchmod(dir, dst.st_mode & 07777) != 0) {
-            char mode[8];
-            std::snprintf(mode, sizeof mode, "%04o", static_cast<unsigned>(dst.st_mode & 07777));
-            warn("could not give " + dir_path + " its mode " + mode + " back: " + std::strerror(errno));
+        if (chmodded && ::fchmod(dir, dst.st_mode & 07777) != 0)
+            out_.warnings.push_back("could not give " + dir_path + " its mode " + octal(dst.st_mode) +
+                                    " back: " + std::strerror(errno));
+        if (!failure.empty()) fail(path, "could not rename it (" + why + "): " + failure);
+    }
+
+    // neutralise() for the file at the absolute `path`.
+    void neutralise_path(const std::string& path, std::string_view kind, const std::string& why) {
+        auto [dir, err] = open_path(paths::parent(path), kDirFlags);
+        if (!dir.ok()) {
+            fail(path, "could not reach it to rename it (" + why + "): " + err);
+            return;
         }
-        if (!failure.empty())
-            warn("could NOT neutralise " + path + " (" + why + "): " + failure +
-                 "; git run here may run what the command put there");
+        neutralise(dir.get(), paths::parent(path), base_name(path), kind, why);
+    }
+
+    // A `.git` file or link outside the root's own: one made during the run that
+    // leads to no git directory the audit looks at is renamed (git would follow it
+    // where the audit did not look); the others lead the checks of hooks paths.
+    void pointer(Pointer& p) {
+        const std::string dotgit = paths::join(p.tree, ".git");
+        if (p.type == DT_LNK) {
+            if (p.made) {
+                neutralise_path(dotgit, "git-pointer",
+                                "a .git symbolic link made during the run: git follows it to a git directory the "
+                                "audit does not enter");
+                return;
+            }
+            if (auto r = real_path(dotgit)) p.real = *r;
+            return;
+        }
+        auto [dir, err] = open_path(p.tree, kDirFlags);
+        if (!dir.ok()) {
+            fail(dotgit, "could not reach it: " + err);
+            return;
+        }
+        auto text = read_small(dir.get(), ".git", git_audit::kMaxPointerBytes);
+        if (!text) {
+            if (p.made)
+                neutralise(dir.get(), p.tree, ".git", "git-pointer",
+                           "a .git file made during the run that is too large or unreadable to check");
+            return;
+        }
+        auto target = sbx::gitdir_target(*text);
+        if (!target) return;  // git cannot use it either
+        const std::string to = paths::normalize(paths::is_absolute(*target) ? *target : p.tree + "/" + *target);
+        auto real = real_path(to);
+        if (real && in_audited(*real)) {
+            p.real = *real;
+            return;
+        }
+        if (p.made)
+            neutralise(dir.get(), p.tree, ".git", "git-pointer",
+                       "a .git file made during the run naming a git directory outside the audited directory (" +
+                           *target + "), which the audit does not enter");
+        else if (real)
+            p.real = *real;
     }
 
     // A config or config.worktree made or changed during the run.
@@ -239,170 +518,196 @@ private:
         struct stat st {};
         const std::string name(f.name);
         if (!changed(g, name, st)) return;
-        // What `git worktree add` writes: the root's own git directory, protected.
+        // What `git worktree add` writes: a git directory whose files are protected.
         if (S_ISREG(st.st_mode))
-            if (auto text = read_small(g, name, git_audit::kMaxPointerBytes);
-                text && sbx::commondir_names(*text, gpath, paths::join(root_, ".git")))
-                return;
+            if (auto text = read_small(g, name, git_audit::kMaxPointerBytes))
+                for (const auto& p : protected_)
+                    if (sbx::commondir_names(*text, gpath, p)) return;
         neutralise(g, gpath, name, f.kind, std::string(f.reason));
     }
 
-    void hooks(int g, const std::string& gpath, const git_audit::AuditedFile& f) {
-        struct stat st {};
-        const std::string name(f.name);
-        const bool made = changed(g, name, st);
-        if (::fstatat(g, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) return;
-        if (S_ISLNK(st.st_mode)) {
-            if (made) neutralise(g, gpath, name, f.kind, "a symbolic link made during the run, which git follows for hooks");
-            return;
-        }
-        if (!S_ISDIR(st.st_mode)) return;
-        Dir h = open_in(g, name);
-        const std::string hpath = paths::join(gpath, name);
-        std::vector<Entry> entries;
-        if (!h.ok() || !read_entries(h.fd(), entries)) {
-            warn("cannot look into " + hpath + ": " + std::strerror(errno) + "; a hook the command made there may run");
-            return;
-        }
-        for (const auto& e : entries) {
-            if (!sbx::hook_git_runs(e.name)) continue;
-            struct stat hs {};
-            if (changed(h.fd(), e.name, hs)) neutralise(h.fd(), hpath, e.name, f.kind, std::string(f.reason));
-        }
-    }
-
-    // One git directory, opened as `g` at `gpath`; `own_files` false for the root's
-    // main one, whose files are protected during the run.
-    void git_dir(int g, const std::string& gpath, bool own_files, int depth) {
-        struct stat st {};
-        if (::fstat(g, &st) != 0 || !audited_.insert({st.st_dev, st.st_ino}).second) return;
-        if (own_files)
-            for (const auto& f : git_audit::kAuditedFiles) {
-                if (f.scope == git_audit::Scope::each_entry) hooks(g, gpath, f);
-                else if (f.check == git_audit::Check::always) commondir(g, gpath, f);
-                else config_file(g, gpath, f);
+    // When `path` (normalised) lies in an audited directory: renames the first
+    // symbolic link on the way to it from there that was made during the run, and
+    // says whether it did.
+    bool link_made_on_way(const std::string& path, std::string_view kind, const std::string& what) {
+        for (const auto& d : dirs_) {
+            if (!paths::at_or_under(path, d) || path == d) continue;
+            std::string at = d;
+            std::string_view rest = std::string_view(path).substr(d.size() + (d == "/" ? 0 : 1));
+            while (!rest.empty()) {
+                const auto slash = rest.find('/');
+                at = paths::join(at, std::string(rest.substr(0, slash)));
+                rest = slash == std::string_view::npos ? std::string_view() : rest.substr(slash + 1);
+                struct stat st {};
+                if (::lstat(at.c_str(), &st) != 0) return false;
+                if (!S_ISLNK(st.st_mode)) continue;
+                if (!at_or_after(st.st_ctim, start_)) return false;  // the user's: where it leads is resolved
+                neutralise_path(at, kind, "a symbolic link made during the run on the way to " + what);
+                return true;
             }
-        if (Dir w = open_in(g, "worktrees"); w.ok()) {
-            std::vector<Entry> entries;
-            if (read_entries(w.fd(), entries))
-                for (const auto& e : entries)
-                    if (Dir d = open_in(w.fd(), e.name); d.ok())
-                        git_dir(d.fd(), paths::join(gpath, "worktrees/" + e.name), true, depth + 1);
+            return false;
         }
-        if (Dir m = open_in(g, "modules"); m.ok()) modules(m.fd(), paths::join(gpath, "modules"), depth + 1);
+        return false;
     }
 
-    // A `modules` directory: git directories, perhaps under names with slashes.
-    void modules(int m, const std::string& mpath, int depth) {
-        if (depth > kMaxAuditDepth) return;
-        std::vector<Entry> entries;
-        if (!read_entries(m, entries)) return;
-        for (const auto& e : entries) {
-            Dir d = open_in(m, e.name);
-            if (!d.ok()) continue;
-            struct stat st {};
-            const bool is_git = ::fstatat(d.fd(), "HEAD", &st, AT_SYMLINK_NOFOLLOW) == 0 ||
-                                ::fstatat(d.fd(), "config", &st, AT_SYMLINK_NOFOLLOW) == 0;
-            if (is_git) git_dir(d.fd(), paths::join(mpath, e.name), true, depth + 1);
-            else modules(d.fd(), paths::join(mpath, e.name), depth + 1);
+    // A hooks directory at `path` (the default one, or one a config's core.hooksPath
+    // names, `config`): every hook in it made or changed during the run is renamed.
+    void hooks_dir(const std::string& path, const std::string& config) {
+        const std::string lexical = paths::normalize(path);
+        const std::string what = config.empty() ? "a hooks directory" : "the hooks directory " + config + " names";
+        if (link_made_on_way(lexical, "git-hook", what)) return;
+        auto real = real_path(lexical);
+        if (!real) {
+            if (errno != ENOENT && errno != ENOTDIR) fail(lexical, what + ": cannot resolve it: " + std::strerror(errno));
+            return;  // no hooks there for git to run
         }
-    }
-
-    // A `.git` file's or symlink's target `target`, from the directory `base`: the
-    // git directory there when it lies in an audited directory. False when it does
-    // not, or cannot be reached without following a symlink.
-    bool pointed(const std::string& base, const std::string& target, int depth) {
-        const std::string to = joined(base, target);
-        if (!in_audited(to)) return false;
-        auto [g, why] = open_path(to);
-        if (!g.ok()) return false;
-        git_dir(g.fd(), to, to != paths::join(root_, ".git"), depth + 1);
-        return true;
-    }
-
-    // The `.git` entry of the directory `dir` (at `path`), of d_type `type`.
-    void dot_git(int dir, const std::string& path, unsigned char type, int depth) {
-        const bool root = path == root_;
-        if (type == DT_DIR) {
-            if (Dir g = open_in(dir, ".git"); g.ok()) git_dir(g.fd(), paths::join(path, ".git"), !root, depth + 1);
+        if (!in_audited(*real) || !hooks_done_.insert(*real).second) return;
+        if (struct stat st {}; ::stat(real->c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) return;  // none to run
+        auto [h, err] = open_path(*real, kDirFlags);
+        if (!h.ok()) {
+            fail(*real, what + ": cannot look into it: " + err);
             return;
         }
-        if (root) return;  // the root's own .git file or symlink is protected during the run
+        std::vector<std::string> names;
+        if (!each_entry(h.get(), [&](std::string_view name, unsigned char) { names.emplace_back(name); })) {
+            fail(*real, what + ": cannot list it: " + std::strerror(errno));
+            return;
+        }
+        for (const auto& n : names) {
+            if (!sbx::hook_git_runs(n)) continue;
+            struct stat st {};
+            if (changed(h.get(), n, st))
+                neutralise(h.get(), *real, n, "git-hook",
+                           "made during the run in " + what + ": git runs a hook by its name");
+            else if (S_ISLNK(st.st_mode) && ::fstatat(h.get(), n.c_str(), &st, 0) == 0 && at_or_after(st.st_ctim, start_))
+                neutralise(h.get(), *real, n, "git-hook",
+                           "a symbolic link in " + what + " to a file changed during the run: git runs it as a hook");
+        }
+    }
+
+    // A hooks path `value` of the config `config`, for the working trees `trees`.
+    void hooks_path(const std::string& value, const std::string& config, const std::vector<std::string>& trees,
+                    std::vector<std::pair<std::string, std::string>>& relative) {
+        if (value.empty()) return;
+        if (value.starts_with("~/")) {
+            if (!home_.empty()) hooks_dir(paths::join(home_, value.substr(2)), config);
+            return;
+        }
+        if (paths::is_absolute(value)) {
+            hooks_dir(value, config);
+            return;
+        }
+        relative.emplace_back(value, config);
+        for (const auto& t : trees) hooks_dir(paths::join(t, value), config);
+    }
+
+    // A file that the config `from` includes (`value`, from the directory `base`),
+    // to the depth git follows: one made or changed during the run with a key that
+    // runs a program is renamed; what it names is followed like the config's own.
+    void include(const std::string& value, const std::string& base, const std::string& from,
+                 const std::vector<std::string>& trees, std::vector<std::pair<std::string, std::string>>& relative,
+                 std::set<std::string>& seen, int depth) {
+        if (depth > protected_names::kMaxIncludeDepth || value.empty()) return;  // git refuses to run past it
+        std::string p;
+        if (value.starts_with("~/")) {
+            if (home_.empty()) return;
+            p = paths::join(home_, value.substr(2));
+        } else p = paths::is_absolute(value) ? value : base + "/" + value;
+        const std::string lexical = paths::normalize(p);
+        const std::string what = "a file " + from + " includes";
+        if (link_made_on_way(lexical, "git-config", what)) return;
+        auto real = real_path(lexical);
+        if (!real) {
+            if (errno != ENOENT && errno != ENOTDIR) fail(lexical, what + ": cannot resolve it: " + std::strerror(errno));
+            return;
+        }
+        if (!seen.insert(*real).second) return;
+        auto text = read_small(AT_FDCWD, *real, git_audit::kMaxConfigBytes);
         struct stat st {};
-        const bool made = changed(dir, ".git", st);
-        if (type == DT_LNK) {
-            if (made) {
-                neutralise(dir, path, ".git", "git-pointer",
-                           "a .git symbolic link made during the run: git follows it to a git directory the audit "
-                           "does not enter");
+        if (in_audited(*real) && ::lstat(real->c_str(), &st) == 0 && at_or_after(st.st_ctim, start_)) {
+            if (!text) {
+                neutralise_path(*real, "git-config", what + ", made during the run and too large or unreadable to check");
                 return;
             }
-            char buf[4096];
-            const ssize_t n = ::readlinkat(dir, ".git", buf, sizeof buf - 1);
-            if (n > 0) pointed(path, std::string(buf, static_cast<std::size_t>(n)), depth);
-            return;
+            if (const auto findings = sbx::config_runners(*text); !findings.empty()) {
+                neutralise_path(*real, "git-config", what + ": " + sbx::runners_why(findings));
+                return;
+            }
         }
-        if (type != DT_REG) return;
-        auto text = read_small(dir, ".git", git_audit::kMaxPointerBytes);
-        auto target = text ? sbx::gitdir_target(*text) : std::nullopt;
-        if (!target) return;  // git cannot use it either
-        if (!pointed(path, *target, depth) && made)
-            neutralise(dir, path, ".git", "git-pointer",
-                       "a .git file made during the run naming a git directory outside the audited directory, or "
-                       "behind a symbolic link (" + *target + "), which the audit does not enter");
+        if (!text) return;
+        const auto facts = GitConfigParser(*text).parse();
+        for (const auto& h : facts.hooks_paths) hooks_path(h.value, lexical, trees, relative);
+        for (const auto& i : facts.includes)
+            include(i.value, paths::parent(lexical), lexical, trees, relative, seen, depth + 1);
     }
 
-    void walk(const Dir& dir, const std::string& path, int depth) {
-        if (cut_) return;
-        if (depth > kMaxAuditDepth) {
-            warn("the git audit did not go deeper than " + std::to_string(kMaxAuditDepth) + " directories at " + path +
-                 "; a repository further in was not looked at");
-            return;
-        }
-        std::vector<Entry> entries;
-        if (!read_entries(dir.fd(), entries)) {
-            warn("cannot look into " + path + " for git repositories the command made: " + std::strerror(errno));
-            return;
-        }
-        entries_ += entries.size();
-        if (entries_ > kMaxAuditEntries) {
-            cut_ = true;
-            warn("the git audit stopped after " + std::to_string(kMaxAuditEntries) + " entries, at " + path +
-                 "; repositories further on were not looked at");
-            return;
-        }
-        // Entries whose type the listing did not tell are asked once.
-        for (auto& e : entries)
-            if (e.type == DT_UNKNOWN) {
-                struct stat st {};
-                if (::fstatat(dir.fd(), e.name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0)
-                    e.type = S_ISDIR(st.st_mode) ? DT_DIR : S_ISLNK(st.st_mode) ? DT_LNK : S_ISREG(st.st_mode) ? DT_REG : DT_UNKNOWN;
+    // The working trees of the git directory `gpath`, whose configs say `facts`:
+    // where a relative hooks path is taken from.
+    std::vector<std::string> trees_of(int g, const std::string& gpath, const std::vector<GitConfigFacts>& facts) {
+        std::vector<std::string> trees;
+        if (base_name(gpath) == ".git") trees.push_back(paths::parent(gpath));
+        for (const auto& f : facts)
+            for (const auto& w : f.worktrees)
+                if (!w.value.empty())
+                    trees.push_back(paths::normalize(paths::is_absolute(w.value) ? w.value : gpath + "/" + w.value));
+        if (base_name(paths::parent(gpath)) == "worktrees")
+            if (auto text = read_small(g, "gitdir", git_audit::kMaxPointerBytes)) {
+                std::string t = *text;
+                while (!t.empty() && (t.back() == '\n' || t.back() == '\r')) t.pop_back();
+                if (!t.empty())
+                    trees.push_back(paths::parent(paths::normalize(paths::is_absolute(t) ? t : gpath + "/" + t)));
             }
-        auto has = [&](std::string_view name, unsigned char type) {
-            for (const auto& e : entries)
-                if (e.name == name && e.type == type) return true;
-            return false;
-        };
-        // A bare repository: git outside takes the directory for a git directory.
-        if (path != root_ && (has("HEAD", DT_REG) || has("HEAD", DT_LNK)) && has("objects", DT_DIR) && has("refs", DT_DIR)) {
-            git_dir(dir.fd(), path, true, depth);
+        if (trees.empty()) trees.push_back(gpath);  // a bare repository runs its hooks there
+        return trees;
+    }
+
+    // One git directory the walk found (not a protected one): its own files, then
+    // what its configs name.
+    void git_dir(const std::string& gpath) {
+        if (protected_.contains(gpath)) return;
+        auto [g, err] = open_path(gpath, kDirFlags);
+        if (!g.ok()) {
+            fail(gpath, "cannot open this git directory to check it: " + err);
             return;
         }
-        for (const auto& e : entries) {
-            if (cut_) return;
-            if (e.name == ".git") {
-                dot_git(dir.fd(), path, e.type, depth);
-                continue;
-            }
-            if (e.type != DT_DIR) continue;
-            Dir child = open_in(dir.fd(), e.name);
-            if (!child.ok()) {
-                if (errno != ELOOP && errno != ENOTDIR)  // replaced by a symlink since: not ours to follow
-                    warn("cannot look into " + paths::join(path, e.name) + " for git repositories the command made: " +
-                         std::strerror(errno));
-                continue;
-            }
-            walk(child, paths::join(path, e.name), depth + 1);
+        struct stat st {};
+        if (::fstat(g.get(), &st) != 0 || !git_done_.insert({st.st_dev, st.st_ino}).second) return;
+        for (const auto& f : git_audit::kAuditedFiles) {
+            if (f.scope == git_audit::Scope::each_entry) {
+                const std::string name(f.name);
+                if (struct stat hs {}; changed(g.get(), name, hs) && S_ISLNK(hs.st_mode))
+                    neutralise(g.get(), gpath, name, f.kind,
+                               "a symbolic link made during the run, which git follows for hooks");
+                else hooks_dir(paths::join(gpath, name), "");
+            } else if (f.check == git_audit::Check::always) commondir(g.get(), gpath, f);
+            else config_file(g.get(), gpath, f);
+        }
+        // The configs git still reads there, changed or not.
+        std::vector<std::pair<std::string, GitConfigFacts>> configs;
+        for (const char* name : {"config", "config.worktree"}) {
+            auto text = read_small(g.get(), name, git_audit::kMaxConfigBytes);
+            if (text) configs.emplace_back(paths::join(gpath, name), GitConfigParser(*text).parse());
+        }
+        std::vector<GitConfigFacts> facts;
+        for (const auto& c : configs) facts.push_back(c.second);
+        const auto trees = trees_of(g.get(), gpath, facts);
+        auto& relative = relative_hooks_[gpath];
+        for (const auto& [hp, config] : global_hooks_) hooks_path(hp, config, trees, relative);
+        std::set<std::string> seen;
+        for (const auto& [file, f] : configs) {
+            for (const auto& h : f.hooks_paths) hooks_path(h.value, file, trees, relative);
+            for (const auto& i : f.includes) include(i.value, gpath, file, trees, relative, seen, 1);
+        }
+    }
+
+    // The modes the walk changed, put back deepest first.
+    void restore_modes() {
+        for (auto it = fixed_.rbegin(); it != fixed_.rend(); ++it) {
+            auto [dir, err] = open_path(paths::parent(it->path), kPathFlags);
+            if (!dir.ok() ||
+                ::fchmodat(dir.get(), base_name(it->path).c_str(), it->mode, 0) != 0)
+                out_.warnings.push_back("could not give " + it->path + " its mode " + octal(it->mode) +
+                                        " back: " + (dir.ok() ? std::strerror(errno) : err));
         }
     }
 };

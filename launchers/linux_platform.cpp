@@ -227,13 +227,17 @@ sbx::expected<void> make_placeholders(const sbx::Plan& plan, RootGroup& group,
     return {};
 }
 
-// Says what the audit after the command renamed (events now; lines in the
-// <sandbox_violations> block, or here without one) and, loudly, what it could not
-// look at or rename. The command's exit status stays as it is.
+// Says what the audit after the command renamed and what it could not make safe
+// (events now; lines in the <sandbox_violations> block, or here without one) and
+// what else went wrong. finish() makes the exit status say the second.
 void report_audit(const GitAuditResult& audit, Report& report, bool in_block) {
     for (const auto& n : audit.neutralised) {
         report.git_neutralised_event(n);
         if (!in_block) std::cerr << "sbx-linux: " << sbx::git_audit_line(n) << "\n";
+    }
+    for (const auto& f : audit.failures) {
+        report.git_unchecked_event(f);
+        if (!in_block) std::cerr << "sbx-linux: " << sbx::git_audit_failure_line(f) << "\n";
     }
     for (const auto& w : audit.warnings) {
         report.warning_event(w);
@@ -660,8 +664,9 @@ sbx::Error with_weaker_hint(const ProbeResult& deep) {
 
 // The sandbox has ended: the command's exit status, or how bubblewrap or the
 // stage failed (then 125, with the thorough probe's explanation when bubblewrap
-// could not build the sandbox), or 126/127 when the command could not be run;
-// the exit event and the <sandbox_violations> block.
+// could not build the sandbox), or 126/127 when the command could not be run,
+// or kAuditFailedStatus when the audit after it could not make every git
+// directory safe; the exit event and the <sandbox_violations> block.
 int finish(Run& run, ProbeOptions popt, int wstatus, const StageReport& stage_report,
            const std::vector<ProxyEvent>& refused, const GitAuditResult& audit) {
     const sbx::Plan& plan = run.plan;
@@ -697,11 +702,14 @@ int finish(Run& run, ProbeOptions popt, int wstatus, const StageReport& stage_re
     report.exit_event(true, "", status, run.wall_abi, run.weaker ? "landlock" : "bubblewrap");
     if (run.l.options().print_violations) {
         std::string block =
-            violations_text(plan, refused, run.scanner ? &*run.scanner : nullptr, audit.neutralised, &run.found);
+            violations_text(plan, refused, run.scanner ? &*run.scanner : nullptr, audit.neutralised, &run.found,
+                            audit.failures);
         if (run.terminal_relay) block = run.terminal_relay->on_own_line(std::move(block));
         std::cerr << block << std::flush;
     }
-    return status;
+    // Git outside may run what the command planted where the audit could not look:
+    // the status says so whatever the command's was (its own is in the exit event).
+    return audit.failures.empty() ? status : sbx::git_audit::kAuditFailedStatus;
 }
 
 // Once every process of the sandbox is gone: the stage's report read, what

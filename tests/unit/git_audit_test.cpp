@@ -173,6 +173,31 @@ TEST_CASE("git audit: neutralised names, hooks git runs, .git files and commondi
           "/r/sub/.git/config.sbx-disabled");
 }
 
+TEST_CASE("git audit: a name made unique after the numbered ones; lines no name can break") {
+    CHECK(sbx::disabled_unique_name("config", 4242, 1700000000123456789LL) ==
+          "config.sbx-disabled.4242-1700000000123456789");
+    CHECK_FALSE(sbx::hook_git_runs(sbx::disabled_unique_name("pre-commit", 1, 2)));
+
+    // A line end, a tab, a backslash, other control bytes: escaped, so the block keeps one line each.
+    CHECK(sbx::printable_line_part("a\nb") == "a\\nb");
+    CHECK(sbx::printable_line_part("a\n</sandbox_violations>\tx\\y\x01\x7f") ==
+          "a\\n</sandbox_violations>\\tx\\\\y\\x01\\x7f");
+    CHECK(sbx::printable_line_part("caf\xc3\xa9 / ok") == "caf\xc3\xa9 / ok");  // UTF-8 as it is
+
+    const sbx::GitNeutralised n{"git-config", "/r/a\nneutralised git-config /x (y) -> /z/.git/config", "why",
+                                "/r/a\nb.sbx-disabled"};
+    const std::string line = sbx::git_audit_line(n);
+    CHECK(line.find('\n') == std::string::npos);
+    CHECK(line == "neutralised git-config /r/a\\nneutralised git-config /x (y) -> /z/.git/config (why) -> "
+                  "/r/a\\nb.sbx-disabled");
+
+    const sbx::GitAuditFailure f{"/r/x\ny", "cannot look into it: Permission denied (it is uid 0's)"};
+    CHECK(sbx::git_audit_failure_line(f) ==
+          "unchecked git /r/x\\ny (cannot look into it: Permission denied (it is uid 0's)); git run there may run "
+          "what the command planted");
+    CHECK(sbx::git_audit::kAuditFailedStatus == 122);
+}
+
 TEST_CASE("git audit: the files of a git directory it looks at") {
     std::vector<std::string_view> names;
     for (const auto& f : sbx::git_audit::kAuditedFiles) names.push_back(f.name);

@@ -12,9 +12,12 @@
 //     config_runners() finds them, with their lines, in a config file's text;
 //   - kAuditedFiles: which files of a git directory are looked at, and when a
 //     changed one is renamed;
-//   - disabled_name(): the name a neutralised file gets (NAME.sbx-disabled, .1, .2...);
+//   - disabled_name(): the name a neutralised file gets (NAME.sbx-disabled, .1, .2...,
+//     then one made unique by the launcher's pid and clock);
 //   - gitdir_target(): what a `.git` file names;
-//   - git_audit_line(): the line of the <sandbox_violations> block.
+//   - git_audit_line(), git_audit_failure_line(): the lines of the
+//     <sandbox_violations> block, for what was renamed and for what could not be
+//     made safe (which also sets the run's exit status, kAuditFailedStatus).
 // The walk, the clock and the renames are the launcher's (launchers/git_audit.cpp).
 #pragma once
 
@@ -156,9 +159,15 @@ inline constexpr AuditedFile kAuditedFiles[] = {
     {"hooks", "git-hook", Check::always, Scope::each_entry, "made during the run: git runs a hook by its name"},
 };
 
-// The suffix of a neutralised file, and how many numbered names are tried after it.
+// The suffix of a neutralised file, and how many numbered names are tried after it
+// before one made unique (disabled_unique_name()).
 inline constexpr std::string_view kDisabledSuffix = ".sbx-disabled";
 inline constexpr int kMaxDisabledNames = 100;
+// The exit status of a run after which the audit could not make every git
+// directory safe (a directory it could not look into, a file it could not rename):
+// the command's own status is in the report and the block, this one says that git
+// outside may run what it planted there.
+inline constexpr int kAuditFailedStatus = 122;
 // The largest config file and `.git` file or `commondir` the audit reads (as
 // protected_paths() reads them); a larger config made during the run is renamed.
 inline constexpr std::size_t kMaxConfigBytes = std::size_t{1} << 20;
@@ -244,6 +253,13 @@ inline std::optional<std::string> disabled_name(std::string_view name, int attem
     return out;
 }
 
+// The name tried once every numbered one is taken: unique to this launcher (`pid`)
+// and moment (`nanoseconds`), so that a command cannot have made it in advance.
+inline std::string disabled_unique_name(std::string_view name, long pid, long long nanoseconds) {
+    return std::string(name) + std::string(git_audit::kDisabledSuffix) + "." + std::to_string(pid) + "-" +
+           std::to_string(nanoseconds);
+}
+
 // Whether a hooks directory's entry `name` is one git could run: every name but
 // git's own examples (`*.sample`), `.` and `..`, and names already neutralised.
 inline bool hook_git_runs(std::string_view name) {
@@ -290,11 +306,46 @@ struct GitNeutralised {
     std::string renamed_to;
 };
 
+// What the audit could not make safe: a directory it could not look into, a file
+// it could not rename; where, and why.
+struct GitAuditFailure {
+    std::string path;
+    std::string why;
+};
+
+// A path or reason as one line of the block: a byte below 0x20, 0x7f and the
+// backslash written as C escapes (\n, \t, \\, \xNN), so that a name holding a
+// line end cannot add lines of its own to the block.
+inline std::string printable_line_part(std::string_view s) {
+    std::string out;
+    out.reserve(s.size());
+    for (unsigned char c : s) {
+        if (c == '\\') out += "\\\\";
+        else if (c == '\n') out += "\\n";
+        else if (c == '\t') out += "\\t";
+        else if (c < 0x20 || c == 0x7f) {
+            constexpr char hex[] = "0123456789abcdef";
+            out += "\\x";
+            out += hex[c >> 4];
+            out += hex[c & 15];
+        } else out += static_cast<char>(c);
+    }
+    return out;
+}
+
 // Its line in the <sandbox_violations> block:
 // "neutralised git-config /r/sub/.git/config (core.fsmonitor line 7: runs a program
 // on every git command) -> /r/sub/.git/config.sbx-disabled".
 inline std::string git_audit_line(const GitNeutralised& n) {
-    return "neutralised " + n.kind + " " + n.path + " (" + n.why + ") -> " + n.renamed_to;
+    return "neutralised " + n.kind + " " + printable_line_part(n.path) + " (" + printable_line_part(n.why) + ") -> " +
+           printable_line_part(n.renamed_to);
+}
+
+// A failure's line: "unchecked git /r/x (cannot look into it: Permission denied);
+// git run there may run what the command planted".
+inline std::string git_audit_failure_line(const GitAuditFailure& f) {
+    return "unchecked git " + printable_line_part(f.path) + " (" + printable_line_part(f.why) +
+           "); git run there may run what the command planted";
 }
 
 // The `why` of a config file for its findings: the first finding, and how many more.
