@@ -379,11 +379,21 @@ private:
         }
     }
 
-    // What the walk notes of a directory: whether it is a git directory (the root
-    // itself never is: git takes its `.git`, or its placeholder HEAD is no HEAD for
-    // git), and its `.git` file or link.
+    // What the walk notes of a directory: whether it is a git directory, and its
+    // `.git` file or link. The root's own `.git` is protected during the run, and
+    // the root is no git directory while it is sound. A command may break it (its
+    // HEAD is writable, as git must write it) and give the root a HEAD beside
+    // objects and refs, which git outside would then take for a bare repository,
+    // config and hooks included: such a HEAD made during the run is renamed. A root
+    // without a `.git` has a HEAD placeholder while the command runs.
     void visit(int fd, const std::string& path, const Listing& l) {
-        if (path == root_) return;  // the root's own `.git` is protected during the run
+        if (path == root_) {
+            if (struct stat st {}; l.git_dir() && changed(fd, "HEAD", st))
+                neutralise(fd, path, "HEAD", "git-head",
+                           "made during the run at the root beside objects and refs: git takes the root for a bare "
+                           "repository, with its config and hooks, once the root's .git is broken");
+            return;
+        }
         if (l.git_dir()) git_dirs_.push_back(path);
         if (l.dot_git == DT_REG || l.dot_git == DT_LNK) {
             struct stat st {};

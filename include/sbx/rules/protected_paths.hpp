@@ -89,9 +89,16 @@ inline constexpr Name kRootEntries[] = {
     {".envrc", P::file, "direnv runs it when a shell enters the directory"},
     {".husky", P::directory, "git hooks husky installs, run on the next commit", Contents::run},
     {".pre-commit-config.yaml", P::file, "pre-commit runs the hooks it lists on the next commit"},
-    {"HEAD", P::file,
-     "without it no command can turn the root into a bare repository whose config git would run later"},
 };
+
+// In a root that has no `.git` of its own. Where it has one (pinned, or read-only as
+// a file), git looks there first and never takes the root for a bare repository
+// while it is sound; a HEAD placeholder would only break `git diff HEAD` (an
+// ambiguous argument). What a command can still do there, break the `.git/HEAD` it
+// may write and make a HEAD of its own beside objects and refs, the audit after the
+// run undoes (launchers/git_audit.cpp).
+inline constexpr Name kBareRootEntry = {
+    "HEAD", P::file, "without it no command can turn the root into a bare repository whose config git would run later"};
 
 // In the home directory only.
 inline constexpr Name kHomeEntries[] = {
@@ -164,6 +171,8 @@ inline expected<ProtectedPaths> protected_paths(std::string_view root, std::stri
         return fail(Error(Errc::invalid_argument, "the root is not a directory").in_file(r));
 
     for (const auto& n : kRootEntries) c.add_name(r, n);
+    if (const Kind dotgit = c.kind_of(paths::join(r, ".git")); dotgit != Kind::directory && dotgit != Kind::regular)
+        c.add_name(r, kBareRootEntry);
     for (const auto& n : kRootAndHomeEntries) c.add_name(r, n);
     for (const auto& n : kHomeEntries) c.add_name(h, n);
     for (const auto& n : kRootAndHomeEntries) c.add_name(h, n);
