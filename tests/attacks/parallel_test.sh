@@ -54,9 +54,10 @@ bwrap=$(command -v bwrap)
 # The group directory of a uid, wherever sbx keeps it.
 group_dirs() { echo "/tmp/sbx-$1 /run/user/$1/sbx"; }
 
-# until_there PATH: waits up to 5 seconds for PATH to appear.
+# until_there PATH: waits up to 30 seconds for PATH to appear (a run under the
+# sanitizers on a loaded machine can take seconds to start).
 until_there() {
-    for _ in $(seq 100); do
+    for _ in $(seq 600); do
         [[ -e $1 ]] && return 0
         sleep 0.05
     done
@@ -64,8 +65,18 @@ until_there() {
 }
 
 # What is left of a project and of its runs: files beyond the project's own,
-# group directories, temporary directories, processes and mounts naming it.
+# group directories, temporary directories, processes and mounts naming it; asked
+# again for up to 3 seconds while something is, as a process may still be exiting.
 leftovers() {
+    local left
+    for _ in $(seq 15); do
+        left=$(leftovers_now "$@")
+        [[ -n $left ]] || return 0
+        sleep 0.2
+    done
+    echo "$left"
+}
+leftovers_now() {
     local project=$1 uid=$2 d
     (cd "$project" && find . -mindepth 1 -path ./.git -prune -o -print | grep -v -x -e ./.claude -e ./.claude/settings.json) || true
     for d in $(group_dirs "$uid"); do [[ ! -e $d ]] || echo "group directory $d"; done
@@ -236,7 +247,7 @@ for who in "${users[@]}"; do
     rm -f "$work/go"
     run_in "$p" -- sh -c "$hold" >/dev/null 2>"$work/locks.err" &
     long=$!
-    until_there "$p/.bashrc" || true
+    until_there "$p/.bashrc" || fail_because "the long-running run made no placeholder: $(head -c 300 "$work/locks.err")"
     grab='import fcntl, glob, sys
 files = [f for d in sys.argv[1:] for f in glob.glob(d + "/*.lock")]
 for f in files:
@@ -260,7 +271,7 @@ print("locked", len(files))'
     rm -f "$work/go"
     run_in "$p" -- sh -c "$hold" >/dev/null 2>"$work/replaced.err" &
     long=$!
-    until_there "$p/.claude/settings.local.json" || true
+    until_there "$p/.claude/settings.local.json" || fail_because "the run made no placeholder: $(head -c 300 "$work/replaced.err")"
     as_user "$p" sh -c 'echo "{\"mine\": 1}" >.claude/new.json && mv .claude/new.json .claude/settings.local.json'
     touch "$work/go"
     wait "$long" || fail_because "the command failed: $(head -c 300 "$work/replaced.err")"
@@ -281,7 +292,7 @@ print("locked", len(files))'
         --managed-settings "$tmp/empty-managed.json" -- \
         sh -c "$hold; $probe") >"$work/env1.out" 2>"$work/env1.err" &
     long=$!
-    sleep 0.5
+    until_there "$p/.bashrc" || fail_because "the first run made no placeholder: $(head -c 300 "$work/env1.err")"
     rc=0
     out=$(cd "$p" && "${as[@]}" env HOME="$work/home" XDG_RUNTIME_DIR="$work/xdg2" TMPDIR="$work/xdg2" timeout 120 "$sbx" run \
         --managed-settings "$tmp/empty-managed.json" -- sh -c "$probe" 2>"$work/env2.err") || rc=$?
@@ -307,7 +318,7 @@ print("locked", len(files))'
         rm -f "$work/go"
         run_in "$p" -- sh -c "$hold; $probe" >"$work/g1.out" 2>"$work/g1.err" &
         long=$!
-        until_there "$p/.bashrc" || true
+        until_there "$p/.bashrc" || fail_because "the first group's run made no placeholder: $(head -c 300 "$work/g1.err")"
         mkdir -m 700 "/run/user/$uid"
         made_uid_dir=/run/user/$uid
         chown "$uid" "/run/user/$uid"
@@ -414,7 +425,7 @@ if ((EUID == 0)) && [[ -n ${SBX_TEST_USER:-} ]] && id -u "$SBX_TEST_USER" >/dev/
             --managed-settings "$tmp/empty-managed.json" -- \
             sh -c "while [ ! -e $tmp/go ]; do sleep 0.05; done") >/dev/null 2>"$tmp/first.err" &
         long=$!
-        until_there "$p/.bashrc" || true
+        until_there "$p/.bashrc" || fail_because "the first user's run made no placeholder: $(head -c 300 "$tmp/first.err")"
         rc=0
         err=$(cd "$p" && "${b[@]}" env HOME="$tmp/shared-home" TMPDIR="$p.tmp" timeout 120 "$sbx" run --root "$p" \
             --managed-settings "$tmp/empty-managed.json" -- sh -c 'echo ran' 2>&1 >/dev/null) || rc=$?

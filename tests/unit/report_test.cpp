@@ -116,12 +116,16 @@ TEST_CASE("find_file_refusal: the refusals tools print, and only those the plan 
         {"OSError: [Errno 30] Read-only file system: '/r/.git/hooks/x'", "/r", "/r/.git/hooks/x", "/r/.git/hooks/x"},
         {"Error: EROFS: read-only file system, open '/r/.bashrc'", "/r", "/r/.bashrc", "/r/.bashrc"},
         {"  touch: cannot touch '../.bashrc': Read-only file system\r", "/r/src", "../.bashrc", "/r/.bashrc"},
+        // git renames its lock file over the protected file's mount (git submodule add).
+        {"error: could not write config file /r/.git/config: Device or resource busy", "/r", "/r/.git/config",
+         "/r/.git/config"},
         // Not the plan's doing: ordinary permissions, writable paths, no path at all.
         {"cat: /etc/shadow: Permission denied", "/r", "", ""},
         {"touch: cannot touch '/r/src/x': Permission denied", "/r", "", ""},
         {"touch: cannot touch '/r/src/x': Read-only file system", "/r", "", ""},
         {"echo: write error: Read-only file system", "/r", "", ""},
         {"unshare: unshare failed: Operation not permitted", "/home/u", "", ""},
+        {"rm: cannot remove '/r/src/x': Device or resource busy", "/r", "", ""},
         {"Read-only file system", "/r", "", ""},
         {"/proc/sys/kernel/hostname: Read-only file system", "/r", "", ""},
         {"all is well", "/r", "", ""},

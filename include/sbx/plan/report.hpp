@@ -229,7 +229,9 @@ inline std::string_view trim(std::string_view s) {
 // the message says. "Read-only file system" counts for any path the plan keeps
 // from writes (a protected path, or anything outside the writable ones);
 // "Permission denied" and "Operation not permitted", which ordinary file modes
-// cause too, only for a path one of the plan's own mounts protects or hides.
+// cause too, and "Device or resource busy" (a rename over a mount point, as git
+// writes its config and .gitmodules), which other mounts cause too, only for a
+// path one of the plan's own mounts protects or hides.
 // Relative paths are taken from `cwd`, where the command started. The path is
 // the one nearest before the message (`prog: PATH: message`, `cannot touch
 // 'PATH': message`), else the first quoted one after it (`Permission denied:
@@ -239,6 +241,7 @@ inline std::optional<FileRefusal> find_file_refusal(std::string_view line, const
         {"read-only file system", true},  // EROFS: any path the plan keeps read-only
         {"permission denied", false},     // EACCES
         {"operation not permitted", false},  // EPERM
+        {"device or resource busy", false},  // EBUSY: a rename over a protected file's mount (git's lock files)
     };
     line = detail::trim(line);
     if (line.empty() || line.size() > 4096) return std::nullopt;
