@@ -298,10 +298,14 @@ private:
             const int err = errno;
             if (err == ENOENT || err == ELOOP || err == ENOTDIR) return Fd();
             struct stat st {};
-            if (err != EACCES || ::fstatat(at, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISDIR(st.st_mode) ||
-                !needs_mode(st)) {
+            const bool there = ::fstatat(at, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0;
+            // Another's directory the user cannot search: the command, the user's,
+            // could not reach anything in it either.
+            if (err == EACCES && there && !needs_mode(st) && ::faccessat(at, name.c_str(), X_OK, AT_EACCESS) != 0)
+                return Fd();
+            if (err != EACCES || !there || !S_ISDIR(st.st_mode) || !needs_mode(st)) {
                 fail(path, "cannot look into it: " + std::string(std::strerror(err)) +
-                               (err == EACCES ? " (it is uid " + std::to_string(st.st_uid) + "'s)" : ""));
+                               (err == EACCES && there ? " (it is uid " + std::to_string(st.st_uid) + "'s)" : ""));
                 return Fd();
             }
             if (::fchmodat(at, name.c_str(), (st.st_mode & 07777) | S_IRUSR | S_IXUSR, 0) != 0) {
@@ -568,8 +572,11 @@ private:
         if (link_made_on_way(lexical, "git-hook", what)) return;
         auto real = real_path(lexical);
         if (!real) {
-            if (errno != ENOENT && errno != ENOTDIR) fail(lexical, what + ": cannot resolve it: " + std::strerror(errno));
-            return;  // no hooks there for git to run
+            // Nothing there for git to run, or behind another's directory the user,
+            // and so the command, cannot search.
+            if (errno != ENOENT && errno != ENOTDIR && errno != EACCES)
+                fail(lexical, what + ": cannot resolve it: " + std::strerror(errno));
+            return;
         }
         if (!in_audited(*real) || !hooks_done_.insert(*real).second) return;
         if (struct stat st {}; ::stat(real->c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) return;  // none to run
@@ -628,7 +635,8 @@ private:
         if (link_made_on_way(lexical, "git-config", what)) return;
         auto real = real_path(lexical);
         if (!real) {
-            if (errno != ENOENT && errno != ENOTDIR) fail(lexical, what + ": cannot resolve it: " + std::strerror(errno));
+            if (errno != ENOENT && errno != ENOTDIR && errno != EACCES)
+                fail(lexical, what + ": cannot resolve it: " + std::strerror(errno));
             return;
         }
         if (!seen.insert(*real).second) return;

@@ -35,6 +35,8 @@ cleanup() {
     local pid
     for pid in "${bg_pids[@]}"; do kill -KILL "$pid" 2>/dev/null || true; done
     for pid in $(pgrep -f "$marker_base" || true); do kill -KILL "$pid" 2>/dev/null || true; done
+    # The tmpfs of git_audit_attacks, when the test ended inside that case.
+    grep -F " $tmp/" /proc/self/mounts | cut -d' ' -f2 | while read -r m; do umount "$m" 2>/dev/null || true; done
     rm -rf "$tmp"
 }
 trap cleanup EXIT
@@ -1439,6 +1441,152 @@ git add fresh 2>/dev/null"
 secret_vars=(MYSQL_PWD=sbx-pw-1 CI_JOB_JWT=sbx-pw-2 GH_PAT=sbx-pw-3 SENTRY_DSN=sbx-pw-4 GPG_PASSPHRASE=sbx-pw-5
     "DATABASE_URL=postgres://app:sbx-pw-6@db.internal/app")
 
+# setup_clones: the project with two clones it ignores (vendor/), made before the
+# run: vendor/x runs its hooks from .githooks in its own work tree, vendor/y reads
+# more configuration from ../shared.inc, a file of its work tree.
+setup_clones() {
+    setup_repo
+    echo vendor/ >"$proj/.gitignore"
+    in_case git init -q "$proj/vendor/x"
+    in_case git "${git_id[@]}" -C "$proj/vendor/x" commit -q --allow-empty -m x
+    in_case git -C "$proj/vendor/x" config core.hooksPath .githooks
+    in_case git init -q "$proj/vendor/y"
+    in_case git -C "$proj/vendor/y" config include.path ../shared.inc
+    give "$proj"
+}
+
+# The payloads of git_audit_attacks, planted by one script: each makes git run
+# outside touch $case_dir/m-NAME. A nested repository 300 directories deep, one in
+# a directory left mode 111, one whose directory name holds a newline, a bare
+# repository with an alias, a hook in vendor/x's .githooks, vendor/y's shared.inc.
+audit_plants() {
+    local m=$case_dir/m
+    inner_script plant "mk() { git init -q \"\$1\"; printf '[core]\\n\\tfsmonitor = \"touch %s; false\"\\n' \"\$2\" >>\"\$1/.git/config\"; }
+d=deep; for i in \$(seq 300); do d=\$d/d; done; mkdir -p \$d; mk \$d/repo $m-depth
+mkdir locked; mk locked/repo $m-111; chmod 111 locked
+mk \"\$(printf 'new\\nline')\" $m-newline
+git init -q --bare sub/bare.git; git -C sub/bare.git config alias.st '!touch $m-bare'
+mkdir vendor/x/.githooks; printf '#!/bin/sh\\ntouch %s\\n' $m-hooks >vendor/x/.githooks/post-checkout
+chmod +x vendor/x/.githooks/post-checkout
+printf '[core]\\n\\tfsmonitor = \"touch %s; false\"\\n' $m-include >vendor/y/shared.inc"
+}
+
+# git_outside: the git commands a user runs outside later, in each planted place.
+git_outside() {
+    local deep=deep/$(printf 'd/%.0s' $(seq 300))repo
+    in_case git -C "$proj/$deep" status >/dev/null 2>&1 || true
+    in_case git -C "$proj/locked/repo" status >/dev/null 2>&1 || true
+    in_case git -C "$proj/new"$'\n'"line" status >/dev/null 2>&1 || true
+    in_case git -C "$proj/sub/bare.git" st >/dev/null 2>&1 || true
+    in_case git -C "$proj/vendor/x" checkout -q -b other >/dev/null 2>&1 || true
+    in_case git -C "$proj/vendor/y" status >/dev/null 2>&1 || true
+}
+
+# The audit after the run looks at all of the root, whatever its depth, size, modes
+# and names, and at what the configs of repositories that were there before name
+# (issue 32). Each control runs the same payload with the plan less its gitAudit.
+git_audit_attacks() {
+    local name
+    fresh_case
+    setup_clones
+    audit_plants
+    sbx_run "${confined[@]}" -- bash "$script"
+    want_status 0
+    want_err "neutralised git-config $proj/deep/d/d/"
+    want_err "neutralised git-config $proj/locked/repo/.git/config (core.fsmonitor line "
+    want_err "neutralised git-config $proj/new\\nline/.git/config (core.fsmonitor line "
+    want_err "neutralised git-config $proj/sub/bare.git/config (alias.st line "
+    want_err "neutralised git-hook $proj/vendor/x/.githooks/post-checkout (made during the run in the hooks directory $proj/vendor/x/.git/config names"
+    want_err "neutralised git-config $proj/vendor/y/shared.inc (a file $proj/vendor/y/.git/config includes: core.fsmonitor line "
+    [[ $(stat -c %a "$proj/locked") == 111 ]] || fail_because "locked has mode $(stat -c %a "$proj/locked"), not 111"
+    git_outside
+    for name in depth 111 newline bare hooks include; do want_no_file "$case_dir/m-$name"; done
+    in_case chmod 755 "$proj/locked"
+    tap_finish "a nested repository 300 deep, in a mode-111 directory, with a newline in its name, a bare one, a hook in an ignored clone's own hooks path, a file its config includes: all neutralised, git outside runs none"
+
+    fresh_case
+    setup_clones
+    audit_plants
+    run_without_audit "$script"
+    want_status 0
+    git_outside
+    for name in depth 111 newline bare hooks include; do want_file "$case_dir/m-$name"; done
+    in_case chmod 755 "$proj/locked"
+    tap_finish "control: without gitAudit, git outside runs each of the six payloads"
+
+    # A nested repository behind 300 000 entries (no attacker needed: a large
+    # node_modules is as many), in one directory, so that no order of the walk
+    # reaches it first. The files are made before the run, on a tmpfs (this disk
+    # takes minutes for them), and serve the control and then the audited run.
+    if ((EUID == 0)); then
+        fresh_case
+        setup_repo
+        local plant_big="git init -q big/zz/repo; printf '[core]\\n\\tfsmonitor = \"touch %s; false\"\\n' $case_dir/m-big >>big/zz/repo/.git/config"
+        mkdir "$proj/big"
+        mount -t tmpfs -o size=256m,nr_inodes=1m,mode=755 sbx-attack-big "$proj/big"
+        give "$proj/big"
+        in_case sh -c "cd '$proj/big' && seq -f 'f%.0f' 300000 | xargs touch"
+        inner_script plant "$plant_big"
+        run_without_audit "$script"
+        in_case git -C "$proj/big/zz/repo" status >/dev/null 2>&1 || true
+        want_file "$case_dir/m-big"
+        tap_finish "control: without gitAudit, a repository planted behind 300 000 entries runs its fsmonitor"
+        in_case rm -rf "$proj/big/zz" "$case_dir/m-big"
+        sbx_run "${confined[@]}" -- bash "$script"
+        want_status 0
+        want_err "neutralised git-config $proj/big/zz/repo/.git/config (core.fsmonitor line "
+        in_case git -C "$proj/big/zz/repo" status >/dev/null 2>&1 || true
+        want_no_file "$case_dir/m-big"
+        umount "$proj/big"
+        tap_finish "a nested repository planted behind 300 000 entries: neutralised"
+    else
+        skip "a repository behind 300 000 entries" "needs root to mount a tmpfs for the files (this disk takes minutes)"
+        skip "control: a repository behind 300 000 entries" "needs root to mount a tmpfs for the files"
+    fi
+
+    # A fork of the command that plants after the command has ended: it ends with
+    # the sandbox, before the audit. Control: the same script outside any sandbox,
+    # where the fork lives on and plants.
+    plant_late() {
+        inner_script plant "(sleep 0.5; git init -q late; printf '[core]\\n\\tfsmonitor = \"touch %s; false\"\\n' $case_dir/m-late >>late/.git/config) >/dev/null 2>&1 &
+echo started"
+    }
+    fresh_case
+    setup_repo
+    plant_late
+    sbx_run "${confined[@]}" -- bash "$script"
+    want_status 0
+    sleep 1.5
+    in_case git -C "$proj/late" status >/dev/null 2>&1 || true
+    want_no_file "$case_dir/m-late"
+    tap_finish "a fork still planting after the command ends: it ends with the sandbox, nothing is planted"
+
+    fresh_case
+    setup_repo
+    plant_late
+    capture bash "$script"
+    wait_until 20 test -e "$proj/late/.git/config" || fail_because "the fork planted nothing in 20 seconds"
+    sleep 0.2
+    in_case git -C "$proj/late" status >/dev/null 2>&1 || true
+    want_file "$case_dir/m-late"
+    tap_finish "control: outside any sandbox the fork plants after the command ended, and git status runs it"
+
+    # What the audit cannot look into and the command could reach: another's
+    # directory it may write and search but not list. The run says so, in the block
+    # and with status 122. Root lists everything.
+    if ((${#as[@]} > 0)); then
+        fresh_case
+        setup_repo
+        inner_script plant "git init -q dropbox/repo; printf '[core]\\n\\tfsmonitor = \"touch %s; false\"\\n' $case_dir/m-drop >>dropbox/repo/.git/config"
+        mkdir -m 0733 "$proj/dropbox"  # root's, after inner_script gave the case to its user
+        sbx_run "${confined[@]}" -- bash "$script"
+        want_status 122
+        want_err "unchecked git $proj/dropbox (cannot look into it: Permission denied (it is uid 0's)); git run there may run what the command planted"
+        rm -rf "$proj/dropbox"
+        tap_finish "a directory of another user's that the audit cannot list but the command could write: named in the block, status 122"
+    fi
+}
+
 env_attacks() {
     fresh_case
     capture env "${secret_vars[@]}" timeout 20 "$sbx" run --root "$proj" "${managed[@]}" \
@@ -1765,6 +1913,7 @@ for user in "${users[@]}"; do
     git_later_attacks
     agent_file_attacks
     nested_repo_attacks
+    git_audit_attacks
     process_attacks
     leftover_attacks
 done
