@@ -114,6 +114,38 @@ sbx_in() {
     run_as "$dir" "$sbx" run --managed-settings "$tmp/empty-managed.json" "$@"
 }
 
+# git_fixture SUB DIR: a repository at DIR with the repository SUB as a submodule
+# and commits on main and topic, the same to the hash wherever it is made (SUB is
+# made once).
+git_fixture() {
+    local sub=$1 dir=$2
+    (
+        export GIT_AUTHOR_NAME=t GIT_AUTHOR_EMAIL=t@example.invalid GIT_COMMITTER_NAME=t
+        export GIT_COMMITTER_EMAIL=t@example.invalid GIT_AUTHOR_DATE=2026-01-01T00:00:00Z
+        export GIT_COMMITTER_DATE=2026-01-01T00:00:00Z HOME=$home
+        if [[ ! -e $sub ]]; then
+            git init -q -b main "$sub"
+            git -C "$sub" commit -q --allow-empty -m sub
+        fi
+        git init -q -b main "$dir"
+        cd "$dir"
+        mkdir src
+        echo a >src/a.txt
+        echo b >b.txt
+        git add . && git commit -q -m first
+        # On every branch: .gitmodules is protected, so a checkout that would
+        # remove or change it fails inside (README, "git").
+        git -c protocol.file.allow=always submodule add -q "$sub" sub 2>/dev/null
+        git commit -q -m submodule
+        git checkout -q -b topic
+        echo t >src/t.txt
+        git add . && git commit -q -m topic
+        git checkout -q main
+        echo c >>b.txt
+        git commit -q -am second
+    )
+}
+
 # cache_of DIR: the project's tool cache home, as `sbx policy --json` names it.
 cache_of() {
     (cd "$1" && "${as[@]}" env HOME="$home" "$sbx" policy --managed-settings "$tmp/empty-managed.json" --json) |
@@ -295,5 +327,21 @@ for who in "${users[@]}"; do
     run_as "$a" "$sbx" policy --managed-settings "$tmp/empty-managed.json"
     [[ $out =~ "tool cache home: $cache ("[0-9]+" bytes in "[0-9]+" files)" ]] || fail_because "sbx policy does not give the size"
     tap_finish "sbx policy says where the cache home is and how large it has grown"
+
+    # Git inside as outside (issue 32): the commands agents run, at the root and in
+    # a subdirectory, in two repositories made alike (the same commits, to the
+    # hash), one outside and one inside; their output, paths aside, is the same.
+    git_fixture "$base/gitsub" "$base/git-out"
+    git_fixture "$base/gitsub" "$base/git-in"
+    [[ -z ${as[*]} ]] || chown -R "$who:" "$base/gitsub" "$base/git-out" "$base/git-in"
+    run_as "$base/git-out" bash "$here/git_session.sh"
+    outside=${out//$base\/git-out/REPO}
+    sbx_in "$base/git-in" -- bash "$here/git_session.sh"
+    inside=${out//$base\/git-in/REPO}
+    expect_rc 0
+    [[ $err != *"<sandbox_violations>"* ]] || fail_because "refusals inside: $err"
+    [[ $outside == *"== git diff HEAD"*"+change"* ]] || fail_because "the session outside did not run as planned: $outside"
+    [[ $inside == "$outside" ]] || fail_because "inside and outside differ: $(diff <(echo "$outside") <(echo "$inside") | head -40)"
+    tap_finish "git at the root and in a subdirectory (diff, show, log, reset with HEAD, rev-parse, status, stash, cherry-pick, rebase, worktree add and list, submodule status): the same output inside as outside"
 done
 tap_end
