@@ -533,10 +533,14 @@ private:
         const std::string name(f.name);
         if (!changed(g, name, st)) return;
         // What `git worktree add` writes: a git directory whose files are protected.
+        // Or one naming its own directory, which git reads as none: the placeholder
+        // of a run of the root's group that still goes on.
         if (S_ISREG(st.st_mode))
-            if (auto text = read_small(g, name, git_audit::kMaxPointerBytes))
+            if (auto text = read_small(g, name, git_audit::kMaxPointerBytes)) {
+                if (sbx::commondir_names(*text, gpath, gpath)) return;
                 for (const auto& p : protected_)
                     if (sbx::commondir_names(*text, gpath, p)) return;
+            }
         neutralise(g, gpath, name, f.kind, std::string(f.reason));
     }
 
