@@ -96,6 +96,7 @@ void check_git_dir(const ProtectedPaths& pp, const std::string& x) {
     check_read_only(pp, x + "/config", Placeholder::file);
     check_read_only(pp, x + "/commondir", Placeholder::commondir);
     check_read_only(pp, x + "/config.worktree", Placeholder::file);
+    check_read_only(pp, x + "/info/attributes", Placeholder::file);
 }
 
 // A main repository's git directory as `git init` leaves it.
@@ -229,6 +230,8 @@ TEST_CASE("protected: the tables say by name which directories run their entries
     }
     CHECK(git_run == std::set<std::string>{"hooks"});
     CHECK(even_missing == std::set<std::string>{"commondir", "config.worktree"});
+    // git reads info/ from the main git directory alone.
+    CHECK(never == std::set<std::string>{"info/attributes"});
     for (const auto& n : sbx::protected_names::kRootAndHomeEntries) {
         CHECK(n.contents == Contents::data);
         CHECK(n.in_worktree == Worktree::when_present);

@@ -42,6 +42,12 @@ inline constexpr Name kGitDirEntries[] = {
      Contents::data, Worktree::even_missing},
     {"config.worktree", P::file, "per-worktree git configuration, as powerful as config", Contents::data,
      Worktree::even_missing},
+    // .gitattributes in a work tree does the same, but only there: this file applies in
+    // every work tree of the repository, the main one and the other linked worktrees.
+    {"info/attributes", P::file,
+     "git attributes for every work tree of the repository: they choose which filter, diff and merge drivers "
+     "(programs a config git reads names, git-lfs among them) run on which files",
+     Contents::data, Worktree::never},
 };
 
 static_assert(commondir_only_for_commondir(kGitDirEntries));
@@ -409,12 +415,17 @@ private:
     }
 
     // What kind of git directory git_files() protects the entries of: a repository's
-    // own, or a linked worktree's (`worktrees/NAME`), which has some only when present.
-    enum class GitDir { own, linked_worktree };
+    // own; a linked worktree's (`worktrees/NAME`), which has some only when present;
+    // or the one a linked worktree in use names (the root's, a nested repository's),
+    // whose entries are covered as a repository's own, but for those git reads from
+    // the main git directory alone (Worktree::never).
+    enum class GitDir { own, linked_worktree, worktree_in_use };
 
     void git_files(const std::string& x, GitDir kind, const std::string& context) {
+        using protected_names::Worktree;
         for (const auto& n : protected_names::kGitDirEntries) {
-            const bool only_when_present = n.in_worktree == protected_names::Worktree::when_present;
+            if (kind != GitDir::own && n.in_worktree == Worktree::never) continue;
+            const bool only_when_present = n.in_worktree == Worktree::when_present;
             if (kind == GitDir::linked_worktree && only_when_present && !exists(paths::join(x, n.name))) continue;
             c_.add_name(x, n, context);
         }
@@ -473,7 +484,6 @@ private:
             c_.warn(x, "named as a git directory, but it is not a directory");
             return {};
         }
-        git_files(x, GitDir::own, context);
         auto main = read_pointer(c_, fs_, paths::join(x, "commondir"), "", x);
         SBX_TRY(main);
         std::string m = x;
@@ -482,6 +492,7 @@ private:
         } else if (base_name(paths::parent(x)) == "worktrees") {
             m = paths::parent(paths::parent(x));
         }
+        git_files(x, m != x ? GitDir::worktree_in_use : GitDir::own, context);
         if (m != x) {
             git_files(m, GitDir::own, join_context("main repository", context));
             read_configs(x, {tree});  // a linked worktree's own; the main one's are read with all its trees

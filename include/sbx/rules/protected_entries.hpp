@@ -105,8 +105,9 @@ namespace protected_names {
 enum class Contents { data, run };
 
 // For kGitDirEntries: whether a name is covered in a linked worktree's directory
-// (`worktrees/NAME`) only when it is there, or even when missing.
-enum class Worktree { when_present, even_missing };
+// (`worktrees/NAME`) only when it is there, or even when missing; or not at all,
+// since git reads it from the main git directory alone (`info/`).
+enum class Worktree { when_present, even_missing, never };
 
 struct Name {
     std::string_view name;    // relative to the directory the table applies to
