@@ -124,6 +124,35 @@ TEST_CASE("fs_plan golden: a linked worktree protects the main repository's hook
     check_golden("linked-worktree", p);
 }
 
+TEST_CASE("fs_plan golden: a linked worktree writes the main git directory, pinned, its config and hooks read-only") {
+    sbx::MemoryFs fs;
+    repository(fs, "/src/main");
+    fs.dir("/src/main/.git/info").file("/src/main/.git/info/exclude", "*.o\n");
+    fs.dir("/src/main/.git/worktrees/wt").file("/src/main/.git/worktrees/wt/commondir", "../..\n");
+    fs.file("/src/main/.git/worktrees/wt/HEAD", "ref: refs/heads/wt\n").file("/src/main/.git/worktrees/wt/gitdir", "/r/.git\n");
+    fs.dir("/r/src").file("/r/.git", "gitdir: /src/main/.git/worktrees/wt\n");
+    fs.dir("/home/u");
+    auto p = plan_ok({"/r", "/home/u", "{}"}, fs);
+    CHECK(p.warnings.empty());
+    // Writable, and as a mount point it cannot be renamed, removed or replaced.
+    CHECK(has_mount(p, sbx::MountKind::bind, "/src/main/.git"));
+    for (const auto& m : p.mounts)
+        if (m.path == "/src/main/.git") CHECK(m.why.find("linked worktree") != std::string::npos);
+    CHECK(has_mount(p, sbx::MountKind::ro_bind, "/r/.git"));
+    CHECK(has_mount(p, sbx::MountKind::ro_bind, "/src/main/.git/hooks"));
+    CHECK(has_mount(p, sbx::MountKind::ro_bind, "/src/main/.git/config"));
+    CHECK(has_mount(p, sbx::MountKind::ro_bind, "/src/main/.git/worktrees/wt/commondir"));
+    // The directories that hold them cannot be moved away either.
+    CHECK(has_mount(p, sbx::MountKind::pin, "/src/main/.git/worktrees"));
+    CHECK(has_mount(p, sbx::MountKind::pin, "/src/main/.git/worktrees/wt"));
+    CHECK(has_mount(p, sbx::MountKind::pin, "/src/main/.git/info"));
+    for (const char* ph : {"/src/main/.git/commondir", "/src/main/.git/config.worktree", "/src/main/.git/info/attributes",
+                           "/src/main/.git/worktrees/wt/config.worktree"})
+        CHECK_MESSAGE(has_placeholder(p, ph), ph);
+    CHECK(index_of(p, "/src/main/.git") < index_of(p, "/src/main/.git/hooks"));
+    check_golden("linked-worktree-commit", p);
+}
+
 TEST_CASE("fs_plan golden: a root that is no repository yet") {
     sbx::MemoryFs fs;
     fs.dir("/r/docs").file("/r/notes.txt").dir("/home/u");

@@ -1621,6 +1621,41 @@ TEST_CASE("plan: gitExclude lists the root's placeholders for git inside, and re
     CHECK_FALSE(through->filesystem.git_exclude.has_value());
 }
 
+TEST_CASE("plan: a linked worktree's placeholders go to the main repository's info/exclude, which git reads there") {
+    sbx::MemoryFs fs;
+    fs.dir("/m/.git/objects").dir("/m/.git/refs").dir("/m/.git/hooks").file("/m/.git/HEAD", "ref: refs/heads/main\n");
+    fs.file("/m/.git/config", "[core]\n").file("/m/.git/info/exclude", "*.o\n");
+    fs.file("/m/.git/worktrees/wt/commondir", "../..\n").file("/m/.git/worktrees/wt/HEAD", "ref: refs/heads/wt\n");
+    fs.file("/r/.git", "gitdir: /m/.git/worktrees/wt\n").dir("/home/u");
+    sbx::PlanRequest req{{"sh"}, "/r", "", "/home/u", std::string(kTmp), {}, {}, std::nullopt, std::nullopt};
+    auto p = sbx::make_plan(sbx::Policy{}, req, fs);
+    REQUIRE_MESSAGE(p.has_value(), sbx::to_string(p.error()));
+    REQUIRE(p->filesystem.git_exclude.has_value());
+    const auto& ex = *p->filesystem.git_exclude;
+    CHECK(ex.path == "/m/.git/info/exclude");
+    CHECK(ex.content.starts_with("*.o\n# sbx: "));
+    CHECK(ex.content.find("\n/.bashrc\n") != std::string::npos);
+    CHECK(ex.content.find("\n/.mcp.json\n") != std::string::npos);
+    CHECK(ex.content.find("/m/.git") == std::string::npos);  // placeholders in the root only
+    // The post-run audit looks at the main git directory too.
+    CHECK(std::find(p->filesystem.git_audit.begin(), p->filesystem.git_audit.end(), "/m/.git") !=
+          p->filesystem.git_audit.end());
+    check_round_trip(*p);
+    const std::string text = sbx::to_json(*p);
+    auto back = parsed(text);
+    REQUIRE(back.filesystem.git_exclude.has_value());
+    CHECK(back.filesystem.git_exclude->path == "/m/.git/info/exclude");
+    // Only in a place the plan binds writable, and only a git directory's info/exclude.
+    const std::string unbound = edit(text, "\"path\":\"/m/.git/info/exclude\"", "\"path\":\"/home/u/info/exclude\"");
+    auto refused = sbx::parse_plan(unbound, std::string(kOrigin));
+    REQUIRE_FALSE(refused.has_value());
+    CHECK(refused.error().key == "filesystem.gitExclude.path");
+    const std::string other = edit(text, "\"path\":\"/m/.git/info/exclude\"", "\"path\":\"/m/.git/config\"");
+    auto refused_other = sbx::parse_plan(other, std::string(kOrigin));
+    REQUIRE_FALSE(refused_other.has_value());
+    CHECK(refused_other.error().key == "filesystem.gitExclude.path");
+}
+
 TEST_CASE("plan: the exclude file's own sbx block, another group's, is replaced, not added to") {
     sbx::MemoryFs fs;
     fs.dir("/r/.git/info").dir("/r/.git/hooks").dir("/home/u");

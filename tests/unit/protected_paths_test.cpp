@@ -89,7 +89,7 @@ void check_pin(const ProtectedPaths& pp, std::string_view path) {
     CHECK_MESSAGE(entry(pp, path).guard == Guard::pin, path);
 }
 
-// The four entries of a git directory, read-only; a missing commondir is covered
+// The five entries of a git directory, read-only; a missing commondir is covered
 // by one naming its own directory, the rest by empty ones.
 void check_git_dir(const ProtectedPaths& pp, const std::string& x) {
     check_read_only(pp, x + "/hooks", Placeholder::directory);
@@ -223,10 +223,11 @@ TEST_CASE("protected: the tables say by name which directories run their entries
         for (const auto& n : table)
             if (n.contents == Contents::run) run.insert(std::string(n.name));
     CHECK(run == std::set<std::string>{"hooks", ".husky"});
-    std::set<std::string> git_run, even_missing;
+    std::set<std::string> git_run, even_missing, never;
     for (const auto& n : sbx::protected_names::kGitDirEntries) {
         if (n.contents == Contents::run) git_run.insert(std::string(n.name));
         if (n.in_worktree == Worktree::even_missing) even_missing.insert(std::string(n.name));
+        if (n.in_worktree == Worktree::never) never.insert(std::string(n.name));
     }
     CHECK(git_run == std::set<std::string>{"hooks"});
     CHECK(even_missing == std::set<std::string>{"commondir", "config.worktree"});
@@ -305,8 +306,9 @@ TEST_CASE("protected: a linked worktree guards the main repository's hooks and c
     // The main repository's: what git run in the worktree actually executes.
     check_git_dir(pp, "/src/main/.git");
     CHECK(entry(pp, "/src/main/.git/hooks").reason.find("main repository") != std::string::npos);
-    // The main .git is not the root's: not pinned here, not listed.
-    CHECK(!listed(pp, "/src/main/.git"));
+    // The main .git: git writes the objects and refs the worktree shares there.
+    CHECK(entry(pp, "/src/main/.git").guard == Guard::git_writable);
+    CHECK(pp.git_exclude == "/src/main/.git/info/exclude");
     // The other worktree: its commondir and config.worktree always, hooks and config
     // only as present (its hooks directory is, its config is not).
     check_read_only(pp, "/src/main/.git/worktrees/other/commondir", Placeholder::commondir);
@@ -327,6 +329,70 @@ TEST_CASE("protected: a worktree without commondir belongs to the directory abov
     check_read_only(pp, "/m/.git/worktrees/wt/commondir", Placeholder::commondir);
 }
 
+TEST_CASE("protected: a linked worktree as the root may write the main git directory, whose code stays protected") {
+    MemoryFs fs;
+    git_dir_in_memory(fs, "/src/main/.git");
+    fs.file("/src/main/.git/info/exclude", "*.o\n").file("/src/main/.git/packed-refs");
+    fs.dir("/src/main/.git/worktrees/wt")
+        .file("/src/main/.git/worktrees/wt/HEAD", "ref: refs/heads/wt\n")
+        .file("/src/main/.git/worktrees/wt/commondir", "../..\n")
+        .file("/src/main/.git/worktrees/wt/gitdir", "/src/wt/.git\n");
+    fs.file("/src/wt/.git", "gitdir: /src/main/.git/worktrees/wt\n").dir("/home/u");
+    const auto pp = compute(fs, "/src/wt");
+    CHECK_MESSAGE(pp.warnings.empty(), warnings_text(pp));
+    const ProtectedPath& m = entry(pp, "/src/main/.git");
+    CHECK(m.guard == Guard::git_writable);
+    CHECK(m.reason.find("linked worktree") != std::string::npos);
+    CHECK(m.reason.find("stay protected") != std::string::npos);
+    // The worktree's own git directory lies inside it: no grant of its own.
+    CHECK(!listed(pp, "/src/main/.git/worktrees/wt"));
+    // What makes git run a program stays read-only, in both git directories.
+    check_git_dir(pp, "/src/main/.git");
+    check_read_only(pp, "/src/main/.git/worktrees/wt/commondir", Placeholder::commondir);
+    check_read_only(pp, "/src/main/.git/worktrees/wt/config.worktree", Placeholder::file);
+    // What git writes for a commit is not listed: it lies in the grant. Nor is
+    // info/ in the worktree's own directory, which git does not read.
+    for (const char* p : {"/src/main/.git/objects", "/src/main/.git/refs", "/src/main/.git/packed-refs",
+                          "/src/main/.git/info/exclude", "/src/main/.git/worktrees/wt/HEAD",
+                          "/src/main/.git/worktrees/wt/info/attributes"})
+        CHECK_MESSAGE(!listed(pp, p), p);
+    CHECK(pp.git_exclude == "/src/main/.git/info/exclude");
+
+    // Where the main repository is not there to write, the root keeps today's
+    // read-only view, with a warning that git cannot commit.
+    MemoryFs gone;
+    gone.file("/src/wt/.git", "gitdir: /src/main/.git/worktrees/wt\n").dir("/home/u");
+    const auto pg = compute(gone, "/src/wt");
+    CHECK(warned(pg, "/src/main/.git/worktrees/wt/commondir", "git cannot commit in the root"));
+    CHECK(!pg.git_exclude);
+    for (const auto& p : pg.paths) CHECK_MESSAGE(p.guard != Guard::git_writable, p.path);
+
+    MemoryFs not_git;  // commondir names a directory that is no git directory
+    not_git.dir("/src/main/.git/worktrees/wt").file("/src/main/.git/worktrees/wt/commondir", "../..\n");
+    not_git.file("/src/wt/.git", "gitdir: /src/main/.git/worktrees/wt\n").dir("/home/u");
+    const auto pn = compute(not_git, "/src/wt");
+    CHECK(warned(pn, "/src/main/.git", "but it is none"));
+    CHECK(!pn.git_exclude);
+    for (const auto& p : pn.paths) CHECK_MESSAGE(p.guard != Guard::git_writable, p.path);
+
+    MemoryFs no_commondir;  // git takes such a directory for a whole git directory
+    git_dir_in_memory(no_commondir, "/src/main/.git");
+    no_commondir.file("/src/main/.git/worktrees/wt/HEAD", "ref: refs/heads/wt\n");
+    no_commondir.file("/src/wt/.git", "gitdir: /src/main/.git/worktrees/wt\n").dir("/home/u");
+    const auto pc = compute(no_commondir, "/src/wt");
+    CHECK(warned(pc, "/src/main/.git/worktrees/wt/commondir", "git cannot commit in the root"));
+    for (const auto& p : pc.paths) CHECK_MESSAGE(p.guard != Guard::git_writable, p.path);
+
+    // A root inside a linked worktree is not the worktree: nothing is granted.
+    MemoryFs inside;
+    git_dir_in_memory(inside, "/src/main/.git");
+    inside.file("/src/main/.git/worktrees/wt/commondir", "../..\n");
+    inside.file("/src/wt/.git", "gitdir: /src/main/.git/worktrees/wt\n").dir("/src/wt/sub").dir("/home/u");
+    const auto pi = compute(inside, "/src/wt/sub");
+    for (const auto& p : pi.paths) CHECK_MESSAGE(p.guard != Guard::git_writable, p.path);
+    CHECK(!pi.git_exclude);
+}
+
 TEST_CASE("protected: commondir names the main git directory, wherever it is") {
     MemoryFs fs;
     git_dir_in_memory(fs, "/m/.git");
@@ -342,7 +408,17 @@ TEST_CASE("protected: commondir names the main git directory, wherever it is") {
     CHECK_MESSAGE(pp.warnings.empty(), warnings_text(pp));
     check_git_dir(pp, "/m/.git");
     CHECK(entry(pp, "/m/.git/config").reason.find("main repository") != std::string::npos);
-    CHECK(!listed(pp, "/m/.git"));
+    // Granted to a root that is a linked worktree (its .git a file) alone.
+    auto dotgit = fs.lstat("/r/.git");
+    REQUIRE((dotgit && *dotgit));
+    if ((*dotgit)->type == sbx::FileType::directory) {
+        CHECK(!listed(pp, "/m/.git"));
+        CHECK(pp.git_exclude == "/r/.git/info/exclude");
+    } else {
+        CHECK(entry(pp, "/m/.git").guard == Guard::git_writable);
+        CHECK(entry(pp, "/gd/x").guard == Guard::git_writable);  // not inside /m/.git: granted of its own
+        CHECK(pp.git_exclude == "/m/.git/info/exclude");
+    }
 }
 
 TEST_CASE("protected: a submodule checkout guards the git directory under the superproject's modules") {
@@ -362,6 +438,9 @@ TEST_CASE("protected: a submodule checkout guards the git directory under the su
     // The superproject is not this root's repository.
     CHECK(!listed(pp, "/r/.git/hooks"));
     CHECK(!listed(pp, "/r/.git"));
+    // A git directory of its own, no linked worktree's: nothing granted, no exclude file.
+    for (const auto& p : pp.paths) CHECK_MESSAGE(p.guard != Guard::git_writable, p.path);
+    CHECK(!pp.git_exclude);
     // The superproject's root holds agent directories all the same (an ancestor).
     check_read_only(pp, "/r/.claude", Placeholder::directory);
     check_read_only(pp, "/r/.cogitator", Placeholder::directory);
@@ -807,7 +886,9 @@ TEST_CASE("protected: on disk, git init, git worktree add and a submodule") {
         // git wrote commondir there; it is protected (and was not created by a command).
         check_read_only(pp, t.at("main/.git/worktrees/wt/commondir"), Placeholder::commondir);
         check_read_only(pp, t.at("main/.git/worktrees/wt/config.worktree"), Placeholder::file);
-        CHECK(!listed(pp, t.at("main/.git")));
+        // The main git directory, which git writes for a commit in the worktree.
+        CHECK(entry(pp, t.at("main/.git")).guard == Guard::git_writable);
+        CHECK(pp.git_exclude == t.at("main/.git/info/exclude"));
     }
     SUBCASE("the main repository") {
         const auto pp = compute(fs, t.at("main"), t.at("home"));

@@ -88,6 +88,7 @@ struct CommandFsRules {
     std::vector<Warning> tool_cache_warnings;  // why the home was left out
     std::vector<ProtectedPath> own_programs;   // what of sbx's own programs was protected
     std::vector<Warning> own_program_warnings;  // what of them could not be
+    std::optional<std::string> git_exclude;     // the info/exclude git reads in the root (ProtectedPaths)
 };
 
 inline expected<CommandFsRules> command_fs_rules(const Policy& policy, const FsContext& ctx,
@@ -97,7 +98,7 @@ inline expected<CommandFsRules> command_fs_rules(const Policy& policy, const FsC
     SBX_TRY(prot);
     auto rules = compile_fs_rules(policy, ctx, prot->paths, cached);
     SBX_TRY(rules);
-    CommandFsRules out{std::move(*rules), std::nullopt, std::move(prot->warnings), {}, {}, {}};
+    CommandFsRules out{std::move(*rules), std::nullopt, std::move(prot->warnings), {}, {}, {}, prot->git_exclude};
     if (out.rules.disabled) return out;
     auto cache = choose_tool_cache(policy, tool_cache_base, out.rules, cached);
     SBX_TRY(cache);

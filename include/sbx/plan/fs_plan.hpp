@@ -7,7 +7,8 @@
 // inside it (a hidden file readable again, a pinned directory movable again).
 // Hence the mounts come shallow before deep, whatever step made them; at one
 // depth the steps keep this order:
-//   1. writable binds: the root, TMPDIR, the tool cache, allowWrite, additionalDirectories;
+//   1. writable binds: the root, TMPDIR, the root's git directory outside it (a linked
+//      worktree's main repository's), the tool cache, allowWrite, additionalDirectories;
 //   2. pins: directories bound over themselves so that no parent of a protected or
 //      hidden path can be renamed or removed (a mount point cannot), and the
 //      root's `.git`;
@@ -118,7 +119,7 @@ struct PlaceholderOp {
 // own lines and the placeholders in the root, so that `git status` and `git add
 // -A` inside pass over them. Bound read-only over the file for the command only.
 struct GitExclude {
-    std::string path;  // ROOT/.git/info/exclude
+    std::string path;  // ROOT/.git/info/exclude, or a linked worktree's MAIN/.git/info/exclude (a writable bind)
     Identity expect;   // of that file when the plan was made
     std::string content;
 };
@@ -322,6 +323,10 @@ private:
                            [&](const std::string& w) { return paths::at_or_under(p, w); });
     }
 
+    bool is_writable_root(const std::string& p) const {
+        return std::find(writable_roots_.begin(), writable_roots_.end(), p) != writable_roots_.end();
+    }
+
     bool mounted_at(const std::vector<Mount>& v, const std::string& p) const {
         return std::any_of(v.begin(), v.end(), [&](const Mount& m) { return m.path == p; });
     }
@@ -421,12 +426,20 @@ private:
     expected<void> protected_and_denied_writes() {
         for (const auto& p : rules_.protected_paths) {
             if (!in_writable(p.path)) continue;  // read-only already
+            // A writable root of its own (writable_binds), a mount point like a pin;
+            // the directories above it inside another writable root are pinned.
+            if (p.guard == Guard::git_writable) {
+                guarded_.push_back(p.path);
+                continue;
+            }
             auto st = stat(p.path);
             SBX_TRY(st);
             if (p.guard == Guard::pin) {
                 if (*st && (*st)->type == FileType::directory) {
                     guarded_.push_back(p.path);
-                    pins_.push_back(Mount{MountKind::pin, p.path, p.path, identity_of(*st), "pinned: " + p.reason});
+                    // A writable root is a mount point already: bound once.
+                    if (!is_writable_root(p.path))
+                        pins_.push_back(Mount{MountKind::pin, p.path, p.path, identity_of(*st), "pinned: " + p.reason});
                 }
                 continue;
             }
@@ -495,7 +508,8 @@ private:
         for (const auto& p : guarded_) add(p);
         for (const auto& p : hidden_) add(p);
         for (const auto& d : want) {
-            if (mounted_at(pins_, d)) continue;
+            // A writable root is a mount point already: bound once.
+            if (mounted_at(pins_, d) || is_writable_root(d)) continue;
             auto st = stat(d);
             if (!st || !*st || (*st)->type != FileType::directory) continue;
             pins_.push_back(Mount{MountKind::pin, d, d, identity_of(*st), "pinned: holds a protected or hidden path"});

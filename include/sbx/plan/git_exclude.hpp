@@ -2,9 +2,13 @@
 //
 // Placeholders cover protected names in the root while a command runs; without
 // a line in info/exclude git would list them as untracked, inside the sandbox
-// and out. make_plan writes the file's new content into the plan (gitExclude);
-// the launchers keep the block in the file itself while sandboxes run in the
-// root (launchers/root_group.cpp). Only the plan's own FsView is read.
+// and out. The file is the one git reads for the root: its own `.git`
+// directory's, or, for a root that is a linked worktree, the main repository's
+// (git reads info/ from the common directory), whose lines then apply in every
+// work tree of that repository. make_plan writes the file's new content into the
+// plan (gitExclude); the launchers keep the block in the file itself while
+// sandboxes run in the root (launchers/root_group.cpp). Only the plan's own
+// FsView is read.
 #pragma once
 
 #include <cstddef>
@@ -76,13 +80,15 @@ inline std::string gitignore_literal(std::string_view rel) {
     return out;
 }
 
-// The repository's info/exclude with the placeholders in the root added, when
-// the root is a repository's work tree with that file (one name, UTF-8, at most
-// 64 KiB, in a real info directory); otherwise nothing, and git inside lists
-// the placeholders as untracked.
-inline std::optional<GitExclude> git_exclude_for(const std::string& root, const std::vector<PlaceholderOp>& placeholders,
-                                                 const FsView& fs) {
-    const std::string git = paths::join(root, ".git");
+// The exclude file `file` (ProtectedPaths::git_exclude: GIT_DIR/info/exclude of the
+// root's own git directory, or of a linked worktree's main repository) with the
+// placeholders in the root added, when it is there to edit (one name, UTF-8, at
+// most 64 KiB, in a real info directory of a real git directory); otherwise
+// nothing, and git inside lists the placeholders as untracked.
+inline std::optional<GitExclude> git_exclude_for(const std::string& root, const std::string& file,
+                                                 const std::vector<PlaceholderOp>& placeholders, const FsView& fs) {
+    const std::string info = paths::parent(file);
+    const std::string git = paths::parent(info);
     std::vector<std::string> names;
     for (const auto& ph : placeholders)
         if (ph.path != root && paths::at_or_under(ph.path, root) && !paths::at_or_under(ph.path, git))
@@ -92,10 +98,10 @@ inline std::optional<GitExclude> git_exclude_for(const std::string& root, const 
     if (!git_st || !*git_st || (*git_st)->type != FileType::directory) return std::nullopt;
     // A command can swap info for a symlink (it is no protected path): then the
     // file is not the repository's to cover, nor the launcher's to edit.
-    auto info_st = fs.lstat(git + "/info");
+    auto info_st = fs.lstat(info);
     if (!info_st || !*info_st || (*info_st)->type != FileType::directory) return std::nullopt;
     GitExclude ex;
-    ex.path = git + "/info/exclude";
+    ex.path = file;
     auto st = fs.lstat(ex.path);
     if (!st || !*st || (*st)->type != FileType::regular || (*st)->nlink != 1) return std::nullopt;
     auto text = fs.read_text(ex.path, std::size_t{64} << 10);

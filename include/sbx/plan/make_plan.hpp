@@ -222,10 +222,21 @@ inline expected<Plan> make_plan(const Policy& policy, const PlanRequest& req, co
     plan.warnings.insert(plan.warnings.end(), fsplan->warnings.begin(), fsplan->warnings.end());
     fsplan->warnings.clear();
     plan.filesystem = std::move(*fsplan);
-    plan.filesystem.git_exclude = detail::git_exclude_for(plan.root, plan.filesystem.placeholders, cached);
+    if (command_rules->git_exclude)
+        plan.filesystem.git_exclude =
+            detail::git_exclude_for(plan.root, *command_rules->git_exclude, plan.filesystem.placeholders, cached);
     // A repository the command makes or changes in the root is live for git outside
-    // once the command is over: the launcher audits the root then.
-    if (plan.filesystem.isolated) plan.filesystem.git_audit.push_back(plan.root);
+    // once the command is over: the launcher audits the root then, and the git
+    // directories outside it that a linked worktree's git writes (Guard::git_writable),
+    // where the main repository's own git runs outside.
+    if (plan.filesystem.isolated) {
+        plan.filesystem.git_audit.push_back(plan.root);
+        for (const auto& p : rules->protected_paths)
+            if (p.guard == Guard::git_writable && !paths::at_or_under(p.path, plan.root) &&
+                std::any_of(plan.filesystem.mounts.begin(), plan.filesystem.mounts.end(),
+                            [&](const Mount& m) { return m.kind == MountKind::bind && m.path == p.path; }))
+                plan.filesystem.git_audit.push_back(p.path);
+    }
     return plan;
 }
 

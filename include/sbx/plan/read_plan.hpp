@@ -544,8 +544,17 @@ private:
             SBX_TRY(em);
             GitExclude ex;
             SBX_TRY(assign(ex.path, path(em->at("path"), "filesystem.gitExclude.path")));
-            if (!paths::at_or_under(ex.path, p.root) || ex.path == p.root)
-                return error("filesystem.gitExclude.path", "'" + ex.path + "' is not inside the root");
+            // The launcher edits it outside the sandbox: only inside the root, or in a
+            // place the plan binds writable (a linked worktree's main git directory).
+            const bool in_bind = std::any_of(p.filesystem.mounts.begin(), p.filesystem.mounts.end(), [&](const Mount& mt) {
+                return mt.kind == MountKind::bind && mt.path == mt.source && paths::at_or_under(ex.path, mt.path) &&
+                       ex.path != mt.path;
+            });
+            if ((!paths::at_or_under(ex.path, p.root) || ex.path == p.root) && !in_bind)
+                return error("filesystem.gitExclude.path",
+                             "'" + ex.path + "' is neither inside the root nor inside a writable bind");
+            if (!ex.path.ends_with("/info/exclude"))
+                return error("filesystem.gitExclude.path", "'" + ex.path + "' is no git directory's info/exclude");
             SBX_TRY(assign(ex.expect, identity(em->at("expect"), "filesystem.gitExclude.expect")));
             if (!ex.expect.exists || ex.expect.type != FileType::regular)
                 return error("filesystem.gitExclude.expect", "the exclude file is an existing regular file");

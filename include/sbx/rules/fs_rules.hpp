@@ -14,7 +14,8 @@
 // layer but the repository's; such an entry lifts the store's deny, a tie
 // included, and between it and any other deny there the narrower one wins. A
 // broad allowRead (`~`, `~/*/credentials`) or a writable root does not reach in.
-// Writes: only inside writable roots (the root, the temporary directory,
+// Writes: only inside writable roots (the root, the temporary directory, the
+// root's git directory outside it when the root is a linked worktree,
 // allowWrite, additionalDirectories); a protected path or a denyWrite refuses
 // whatever allows; a path hidden from reads is not writable either. A writable
 // entry inside a credential store is refused (a warning), and a root or
@@ -96,6 +97,10 @@ struct FsRules {
     std::vector<ProtectedPath> protected_paths;
     std::vector<Warning> warnings;
 };
+
+// The list a writable rule for the root's git directory outside it names
+// (Guard::git_writable), as `sbx explain` and `sbx policy` show it.
+inline constexpr std::string_view kRootGitDirList = "the root's git directory";
 
 struct FsContext {
     std::string root;    // absolute, normalised, symlink-free
@@ -452,6 +457,18 @@ inline expected<FsRules> compile_fs_rules(const Policy& policy, const FsContext&
     out.rules.emplace_back(FsRule::Kind::writable, ctx.root, "the root", std::nullopt, std::string(), true);
     out.rules.emplace_back(FsRule::Kind::writable, ctx.tmpdir, "the command's temporary directory", std::nullopt,
                            std::string(), true);
+    // Where git writes for the root's own repository outside it (Guard::git_writable:
+    // a linked worktree's main git directory), writable as the root is; what in it
+    // makes git run a program is a protected path, refused below.
+    for (const auto& p : out.protected_paths) {
+        if (p.guard != Guard::git_writable) continue;
+        if (const FsRule* s = store_holding(p.path, false)) {
+            out.warnings.push_back(Warning{p.path, "", "not writable: it lies in " + describe(*s) +
+                                                           ", a credential store sbx hides; git cannot commit in the root"});
+            continue;
+        }
+        out.rules.emplace_back(FsRule::Kind::writable, p.path, std::string(kRootGitDirList), std::nullopt, p.reason, true);
+    }
     // A writable path is mounted, and bubblewrap mounts concrete paths: a trailing
     // `/**` names the directory itself; any other wildcard cannot be mounted.
     auto writable = [&](const Sourced<std::string>& e, const std::string& list) {

@@ -8,8 +8,10 @@
 // the entries of kGitDirEntries of each to the Collector (protected_entries.hpp),
 // and GitConfigs reads their config files (git_config.hpp parses them) for the
 // places git runs hooks from (core.hooksPath) or reads more configuration from
-// (include.path, includeIf.*.path), protecting those too. It reads only through
-// the FsView; protected_paths() (protected_paths.hpp) drives it.
+// (include.path, includeIf.*.path), protecting those too. For a root that is a
+// linked worktree it grants the main git directory (Guard::git_writable), which
+// git writes for a commit there. It reads only through the FsView;
+// protected_paths() (protected_paths.hpp) drives it.
 #pragma once
 
 #include <algorithm>
@@ -240,6 +242,12 @@ public:
     // takes a relative core.hooksPath from the user's own config.
     const std::vector<std::string>& trees() const { return trees_; }
 
+    // The git directory whose info/exclude git reads in the root, where sbx may list
+    // its placeholders: the root's own `.git` directory (not a symlink), or, for a
+    // root that is a linked worktree, the main repository's git directory its
+    // commondir names (linked_worktree()). nullopt otherwise.
+    const std::optional<std::string>& exclude_dir() const { return exclude_dir_; }
+
     // Protects the `.git` entry in `dir` and the git directories behind it. The root's
     // (DotGitOf::root) is guarded even when missing. Returns whether `dir` holds a
     // repository (a `.git` entry, or `dir` itself a bare git directory), which stops
@@ -257,6 +265,7 @@ public:
                                "of its own), while git still writes the index and objects inside");
                 SBX_TRY(git_dir(real, is_root ? "" : "repository above the root", dir));
                 found_ = Found{dir, real};
+                if (is_root && own == Kind::directory) exclude_dir_ = dotgit;
                 return true;
             case Kind::regular: {
                 c_.add(dotgit, Guard::read_only, Placeholder::file,
@@ -266,6 +275,7 @@ public:
                 if (!*x) return true;  // gone since lstat; the .git entry is guarded anyway
                 SBX_TRY(git_dir(**x, "named by " + dotgit, dir));
                 found_ = Found{dir, **x};
+                if (is_root) linked_worktree(**x, dir);
                 return true;
             }
             case Kind::other:
@@ -307,6 +317,48 @@ private:
     std::vector<std::string> trees_;
     std::optional<Found> found_;
     std::unordered_set<std::string> nested_done_;  // working trees of nested repositories looked at
+    std::optional<std::string> exclude_dir_;
+
+    // The root `root`, whose `.git` file names the git directory `x`, as a linked
+    // worktree: git writes that worktree's index, HEAD and logs in `x`, and the
+    // objects, refs, logs and packed-refs all worktrees share in the main
+    // repository's git directory its commondir names. Both are granted
+    // (Guard::git_writable) when that is a git directory that does not hold the
+    // root; what in them makes git run a program stays protected (git_dir() listed
+    // it). Otherwise a warning says that git cannot commit in the root. A git
+    // directory without a commondir is a repository's own, not a linked worktree's:
+    // nothing is granted (a submodule checkout as the root commits no more than before).
+    void linked_worktree(const std::string& x, const std::string& root) {
+        const std::string file = paths::join(x, "commondir");
+        const std::string stays =
+            "; git cannot commit in the root, a linked worktree, since its main repository stays read-only";
+        auto main = read_pointer(c_, fs_, file, "", x);
+        if (!main || !*main) {
+            // No commondir: a git directory of its own (a submodule's, --separate-git-dir),
+            // no linked worktree; but one under worktrees/ lost it.
+            if (!main || base_name(paths::parent(x)) == "worktrees")
+                c_.warn(file, (main ? std::string("missing, so the main repository is not known") : main.error().message) + stays);
+            return;
+        }
+        const std::string& m = **main;
+        if (c_.kind_of(m) != Kind::directory || !is_bare_git_dir(m)) {
+            c_.warn(m, "named by " + file + " as the main repository's git directory, but it is none" + stays);
+            return;
+        }
+        if (paths::at_or_under(root, m)) {
+            c_.warn(m, "named by " + file + " as the main repository's git directory, but it holds the root" + stays);
+            return;
+        }
+        const std::string kept = "; its config, hooks, commondir, config.worktree and info/attributes, and what its "
+                                 "config names, stay protected";
+        c_.add(m, Guard::git_writable, Placeholder::directory,
+               "the main repository's git directory of the root, a linked worktree: git writes the objects, refs, logs "
+               "and packed-refs they share here" + kept);
+        if (!paths::at_or_under(x, m))
+            c_.add(x, Guard::git_writable, Placeholder::directory,
+                   "the git directory of the root, a linked worktree: git writes its index, HEAD and logs here" + kept);
+        exclude_dir_ = m;
+    }
 
     // Whether the repository of the git directory `g` names objects with SHA-256
     // (extensions.objectFormat in the config of its main git directory).

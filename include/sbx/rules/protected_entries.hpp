@@ -31,6 +31,12 @@ enum class Guard {
     read_only,  // bind read-only over it; when missing, cover it with a read-only placeholder
     pin,        // an existing directory bound over itself (writable), so it cannot be renamed,
                 // removed or replaced; its protected children are listed separately
+    // An existing directory outside the root that git writes for the root's own
+    // repository (the main repository's git directory of a linked worktree): a
+    // writable place of its own, bound over itself like a pin, so it cannot be
+    // renamed, removed or replaced either; its protected children are listed
+    // separately. Not a protection but a grant, decided with them.
+    git_writable,
 };
 
 // What covers a read_only path while the command runs, when the path does not exist.
@@ -46,6 +52,7 @@ constexpr std::string_view guard_name(Guard g) noexcept {
     switch (g) {
         case Guard::read_only: return "read-only";
         case Guard::pin: return "pin";
+        case Guard::git_writable: return "git-writable";
     }
     return "?";
 }
@@ -80,13 +87,18 @@ struct ProtectedPath {
 
 struct ProtectedPaths {
     // Sorted by path, so a directory comes before anything inside it. Each path once;
-    // when two rules name the same path the stronger guard wins (read_only over pin).
+    // when two rules name the same path the stronger guard wins (read_only over
+    // git_writable over pin: both of those pin, one also grants writes).
     // Nothing is listed strictly inside a read_only entry that is a directory or
     // missing: the read-only bind (or the empty placeholder) already covers it.
     std::vector<ProtectedPath> paths;
     // What could not be looked at (an unreadable directory, a symlink loop, a walk cut
     // short); `file` names the path, `key` is empty.
     std::vector<Warning> warnings;
+    // The info/exclude file git reads in the root (its own `.git` directory's, or a
+    // linked worktree's main repository's), where sbx lists its placeholders while
+    // commands run; nullopt when the root has none of these.
+    std::optional<std::string> git_exclude;
 
     // The entry for exactly `path` (normalised), or nullptr.
     const ProtectedPath* find(std::string_view path) const {
@@ -223,8 +235,8 @@ public:
     }
 
     // Adds `path` with a guard and, when a symlink lies at or above it, the place it
-    // leads to as an entry of its own. A pin whose target is no directory becomes
-    // read_only there. A directory whose entries are run (Contents::run) also
+    // leads to as an entry of its own. A pin or git_writable whose target is no
+    // directory becomes read_only there. A directory whose entries are run (Contents::run) also
     // protects the targets of the symlinks directly in it.
     void add(const std::string& path, Guard guard, Placeholder ph, const std::string& reason,
              protected_names::Contents contents = protected_names::Contents::data) {
@@ -235,7 +247,7 @@ public:
         if (real != path) {
             const std::string why = own == Kind::symlink ? "target of symlink " + path
                                                          : "where " + path + " leads through a symlink";
-            const Guard g = guard == Guard::pin && kind != Kind::directory ? Guard::read_only : guard;
+            const Guard g = guard != Guard::read_only && kind != Kind::directory ? Guard::read_only : guard;
             // A commondir placeholder names the directory it lies in, which is not the
             // git directory when a symlink leads elsewhere: an empty file there stops git.
             put(real, g, ph == Placeholder::commondir ? Placeholder::file : ph, reason + "; " + why);
@@ -297,7 +309,18 @@ private:
     std::vector<Warning> warnings_;
     std::size_t walked_ = 0;
 
-    // One entry per path: read_only wins over pin (with its placeholder and reason).
+    // How strong a guard is, for put(): read_only refuses writes, git_writable grants
+    // them where a pin only keeps the directory in place.
+    static int strength(Guard g) {
+        switch (g) {
+            case Guard::read_only: return 2;
+            case Guard::git_writable: return 1;
+            case Guard::pin: return 0;
+        }
+        return 2;
+    }
+
+    // One entry per path: the stronger guard wins (with its placeholder and reason).
     void put(const std::string& path, Guard guard, Placeholder ph, const std::string& reason) {
         auto [it, fresh] = index_.emplace(path, paths_.size());
         if (fresh) {
@@ -305,8 +328,8 @@ private:
             return;
         }
         ProtectedPath& e = paths_[it->second];
-        if (e.guard == Guard::pin && guard == Guard::read_only) {
-            e.guard = Guard::read_only;
+        if (strength(guard) > strength(e.guard)) {
+            e.guard = guard;
             e.placeholder = ph;
             e.reason = reason;
         }

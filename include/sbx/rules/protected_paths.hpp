@@ -18,7 +18,13 @@
 // The entries and their collector are in protected_entries.hpp, the walk through
 // git directories and their config files in git_repository.hpp.
 //
-// It decides nothing about where a command may write: the plan maker keeps the entries
+// One grant is decided here too, with the protections it needs: for a root that is a
+// linked worktree, the main repository's git directory (and the worktree's own, when
+// it lies elsewhere) is Guard::git_writable, so that git in the root can commit,
+// while its files above stay read-only; ProtectedPaths::git_exclude names the
+// info/exclude git reads there.
+//
+// Otherwise it decides nothing about where a command may write: the plan maker keeps the entries
 // that lie inside writable places, binds the existing ones read-only (or, for a pin,
 // over themselves) and covers the missing ones with read-only placeholders. It reads
 // only through the FsView (lstat, readlink, list, read_text of `.git` files,
@@ -211,7 +217,9 @@ inline expected<ProtectedPaths> protected_paths(std::string_view root, std::stri
     std::vector<std::string> trees = git.trees();
     if (trees.empty()) trees.push_back(r);
     for (const char* name : {".gitconfig", ".config/git/config"}) configs.read(paths::join(h, name), trees);
-    return c.finish();
+    ProtectedPaths out = c.finish();
+    if (git.exclude_dir()) out.git_exclude = paths::join(*git.exclude_dir(), "info/exclude");
+    return out;
 }
 
 }  // namespace sbx
