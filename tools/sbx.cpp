@@ -555,6 +555,15 @@ void write_own_programs(sbx::json::Writer& w, const PolicyRules& r) {
     w.end_array();
 }
 
+// The root's git directories outside it that its commands may write (a linked
+// worktree's main git directory), with why: the writable rules of that list.
+std::vector<const sbx::FsRule*> git_writable(const PolicyRules& r) {
+    std::vector<const sbx::FsRule*> out;
+    for (const auto& rule : r.run.rules.rules)
+        if (rule.kind == sbx::FsRule::Kind::writable && rule.list == sbx::kRootGitDirList) out.push_back(&rule);
+    return out;
+}
+
 // The same in words, for `sbx policy`: one line, and one per protected path.
 void print_own_programs(const PolicyRules& r) {
     std::cout << "sbx's own programs:";
@@ -590,6 +599,10 @@ int run_policy(const SettingsArgs& a) {
         w.key("ownPrograms").begin_object();
         write_own_programs(w, *rules);
         w.end_object();
+        w.key("gitWritable").begin_array();
+        for (const auto* g : git_writable(*rules))
+            w.begin_object().key("path").value(g->pattern).key("reason").value(g->note).end_object();
+        w.end_array();
         sbx::write_policy_members(w, loaded->policy);
         std::cout << w.end_object().str() << "\n";
         return kOk;
@@ -600,6 +613,7 @@ int run_policy(const SettingsArgs& a) {
     else if (!cache->exists) std::cout << *cache->path << " (not made yet)\n";
     else std::cout << *cache->path << " (" << cache->bytes << " bytes in " << cache->files << " files)\n";
     print_own_programs(*rules);
+    for (const auto* g : git_writable(*rules)) std::cout << "git directory, writable: " << g->pattern << " (" << g->note << ")\n";
     return kOk;
 }
 
