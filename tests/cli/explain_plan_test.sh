@@ -239,10 +239,11 @@ want_out '"warnings":['
 # The mounts in the project in the documented order: writable binds, pins, masks,
 # then binds again (re-opened paths) and read-only binds. (Mounts go shallow before
 # deep, so a mask over a credential store of the account's own home, such as
-# /root/.npmrc, comes before them all.)
+# /root/.npmrc, comes before them all, and the pin of .git/info, which holds the
+# protected info/attributes, comes after the read-only binds one level up.)
 kinds=$(grep -oE '\{"kind":"[a-z-]+","path":"[^"]*"' "$tmp/out" | grep -F "\"path\":\"$proj" |
     sed 's/{"kind":"//; s/","path".*//' | tr '\n' ' ' || true)
-[[ $kinds =~ ^(bind\ )+(pin\ )+(mask-dir\ |mask-file\ )+((bind|ro-bind)\ )+$ ]] ||
+[[ $kinds =~ ^(bind\ )+(pin\ )+(mask-dir\ |mask-file\ )+((bind|ro-bind)\ )+pin\ ((bind|ro-bind)\ )+$ ]] ||
     fail_because "the mounts are out of order: $kinds"
 tap_finish "plan: version 1, the root bound, .git pinned, a mask, read-only binds, placeholders, in order"
 
