@@ -213,19 +213,22 @@ for who in "${users[@]}"; do
     [[ -z $left ]] || fail_because "left behind: $left"
     tap_finish "a run whose settings protect less cannot remove the placeholder of one beside it that protects more (control: with no mount over it, it goes)"
 
-    # sbx edits .git/info/exclude on the host; a command swaps .git/info for a
+    # sbx edits .git/info/exclude on the host; .git/info is swapped for a
     # symlink to a directory of the user's with a file named exclude, for the
-    # next run to write into. It must not, and the next run still runs.
+    # next run to write into. It must not, and the next run still runs. The
+    # command itself cannot swap it (.git/info, which holds the protected
+    # info/attributes, is pinned), so the swap is made outside while it runs.
     p=$(new_project exclude-link)
     mkdir -p "$work/victim"
     echo victim-line >"$work/victim/exclude"
     [[ -z ${as[*]} ]] || chown -R "$who:" "$work/victim"
     rm -f "$work/go"
-    run_in "$p" -- sh -c "mv .git/info .git/info.old && ln -s $work/victim .git/info && echo planted; $hold" \
+    run_in "$p" -- sh -c "mv .git/info .git/info.old 2>/dev/null && echo swapped || echo pinned; $hold" \
         >"$work/plant.out" 2>"$work/plant.err" &
     long=$!
-    for _ in $(seq 100); do grep -q planted "$work/plant.out" 2>/dev/null && break; sleep 0.05; done
-    grep -q planted "$work/plant.out" || fail_because "the command could not plant the symlink: $(head -c 300 "$work/plant.err")"
+    for _ in $(seq 100); do grep -qE 'pinned|swapped' "$work/plant.out" 2>/dev/null && break; sleep 0.05; done
+    grep -q pinned "$work/plant.out" || fail_because "the command could move .git/info: $(head -c 300 "$work/plant.out")"
+    as_user "$p" sh -c "mv .git/info .git/info.old && ln -s $work/victim .git/info"
     rc=0
     out=$(run_in "$p" -- sh -c 'echo ran' 2>"$work/next.err") || rc=$?
     [[ $rc == 0 && $out == ran ]] || fail_because "the next run failed ($rc): $(head -c 300 "$work/next.err")"
