@@ -113,6 +113,10 @@ std::vector<std::string> leave_locked(int lock_fd, const std::string& lock_path,
 sbx::expected<RootGroup> RootGroup::join(const sbx::Plan& plan) {
     struct stat root {};
     if (::stat(plan.root.c_str(), &root) != 0) return sbx::fail(group_error("cannot look at the root", plan.root, errno));
+    // The main work tree and the linked worktrees of a repository are one group.
+    const std::string anchor = sbx::placeholder_group_anchor(plan.root);
+    if (anchor != plan.root && ::stat(anchor.c_str(), &root) != 0)
+        return sbx::fail(group_error("cannot look at the root's git directory", anchor, errno));
     auto dir = sbx::make_group_directory();
     SBX_TRY(dir);
     // The command must not be able to edit the list a launcher outside acts on.

@@ -10,14 +10,17 @@
 //
 // The group lives in two files in a directory of the user's own (below
 // $XDG_RUNTIME_DIR, else /tmp/sbx-UID, mode 0700), named after the root's device
-// and inode: NAME.lock, whose flock is the group's mutex and whose content lists
+// and inode (its repository's common git directory's: see below): NAME.lock, whose flock is the group's mutex and whose content lists
 // the placeholders made (NUL-terminated records), and NAME.live, on which every
 // running sandbox holds a shared flock. Leaving takes the mutex, drops the
 // shared lock and tries for an exclusive one: only the last sandbox gets it.
 // A crashed launcher's lock goes with its process, and its reaper leaves for it.
 //
 // The group is one user's (its files are in that user's directory), and one
-// directory's. Sandboxes of another user in the same root, or of the same user
+// directory's: the root's, or, for a root in a repository, its common git
+// directory's (placeholder_group_anchor), so that the main work tree and the
+// linked worktrees of one repository, whose placeholders in its git directory and
+// whose lines in its info/exclude are one set, share them. Sandboxes of another user in the same root, or of the same user
 // seeing another directory (a private /tmp), would take this group's
 // placeholders for the project's files, and lose them when this group's last
 // sandbox removes them. So every sandbox holds a shared flock on each

@@ -6,7 +6,8 @@
 # they share in the main git directory, which sbx makes writable. While it runs,
 # git outside and inside lists none of sbx's placeholders (`git status
 # --porcelain`, `git add -A --dry-run`): their lines are in the main repository's
-# info/exclude, the one git reads for the worktree. The files of the main
+# info/exclude, the one git reads for the worktree, and stay there while a run in
+# another worktree of the repository starts and ends. The files of the main
 # repository that make git run a program stay read-only: its config, a hook, the
 # worktree's config.worktree and commondir, info/attributes, and the git
 # directories cannot be moved; each attempt has its control, the same payload
@@ -78,7 +79,7 @@ git init -q -b main $main && cd $main && echo a >a && git add a && git commit -q
 git checkout -q -b other && echo b >b && git add b && git commit -qm b && git checkout -q main
 git init -q --bare $work/bare.git && git checkout -q -b up && echo u >u && git add u && git commit -qm u
 git push -q $work/bare.git up && git checkout -q main && git branch -q -D up
-git worktree add -q $proj -b task"
+git worktree add -q $proj -b task && git worktree add -q $work/wt2 -b task2"
     want_status 0
     tap_finish "setup: a main repository, a bare one and a linked worktree made outside"
     ((rc == 0)) || continue
@@ -117,6 +118,11 @@ echo over"
         sleep 0.05
         i=$((i + 1))
     done
+    # A run in another worktree of the repository starts and ends meanwhile: the
+    # lines it shares in the main info/exclude stay while this one still runs.
+    other_rc=0
+    (cd "$work/wt2" && "${as[@]}" env HOME="$home" timeout 30 "$sbx" run --managed-settings "$tmp/empty-managed.json" \
+        --launcher "$launcher" -- true) </dev/null >/dev/null 2>"$work/other-err" || other_rc=$?
     outside "ls -a; git status --porcelain | sed 's/^/STATUS-OUT /'; git add -A --dry-run | sed 's/^/ADD-OUT /'; echo LISTED"
     outside_out=$out
     touch "$main/.git/sbx-test-go"
@@ -135,11 +141,12 @@ echo over"
     out=$outside_out
     rc=0
     [[ -e $main/.git/sbx-test-ready ]] || fail_because "the run never got to the middle"
+    ((other_rc == 0)) || fail_because "the run in the other worktree failed: $(cat "$work/other-err")"
     want_line '^\.bashrc$'  # the placeholders are there ...
     want_out LISTED  # ... and git outside passes over them
     want_no_out 'STATUS-OUT '
     want_no_out 'ADD-OUT '
-    tap_finish "outside, while the command runs: git status and git add -A list no placeholder"
+    tap_finish "outside, while the command runs, after a run in another worktree ended: git status and git add -A list no placeholder"
 
     outside "git log --format=%s; git rev-parse --verify -q refs/remotes/bare/up >/dev/null && echo FETCHED
 git merge-base --is-ancestor other HEAD && echo REBASED; git status --porcelain | sed 's/^/STATUS /'

@@ -393,6 +393,24 @@ TEST_CASE("protected: a linked worktree as the root may write the main git direc
     CHECK(!pi.git_exclude);
 }
 
+TEST_CASE("protected: common_git_dir names the git directory a root's repository shares, which names its placeholder group") {
+    MemoryFs fs;
+    git_dir_in_memory(fs, "/src/main/.git");
+    fs.file("/src/main/.git/worktrees/wt/commondir", "../..\n").file("/src/main/.git/worktrees/wt/HEAD", "x\n");
+    fs.file("/src/wt/.git", "gitdir: /src/main/.git/worktrees/wt\n");
+    fs.dir("/plain").dir("/placeholder/.git").dir("/home/u");
+    CHECK(sbx::common_git_dir("/src/main", fs) == "/src/main/.git");
+    CHECK(sbx::common_git_dir("/src/wt", fs) == "/src/main/.git");  // one group with the main work tree
+    CHECK(!sbx::common_git_dir("/plain", fs));
+    CHECK(!sbx::common_git_dir("/placeholder", fs));  // an empty .git, as sbx's placeholder is: none
+    // sbx's commondir placeholder names its own directory: still that one.
+    fs.file("/src/main/.git/commondir", "/src/main/.git\n");
+    CHECK(sbx::common_git_dir("/src/main", fs) == "/src/main/.git");
+    // A .git file naming what is not there: none.
+    fs.file("/gone/.git", "gitdir: /nowhere\n");
+    CHECK(!sbx::common_git_dir("/gone", fs));
+}
+
 TEST_CASE("protected: commondir names the main git directory, wherever it is") {
     MemoryFs fs;
     git_dir_in_memory(fs, "/m/.git");

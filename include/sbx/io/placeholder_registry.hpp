@@ -135,7 +135,19 @@ inline expected<int> open_locked_group_file(const std::string& path, int op, boo
     return fail(detail::group_error("cannot hold on to a lock file", path, 0));
 }
 
-// The group files' name for a root: DIR/root-DEV-INO (then .lock and .live).
+// The directory whose identity names the placeholder group of `root` (absolute,
+// normalised): the common git directory of its repository (common_git_dir), so
+// that the main work tree and every linked worktree of one repository are one
+// group, since their placeholders in its git directory (its commondir,
+// config.worktree, info/attributes) and in its info/exclude are one set; any
+// other root itself.
+inline std::string placeholder_group_anchor(const std::string& root) {
+    const DiskFs disk;
+    return common_git_dir(root, disk).value_or(root);
+}
+
+// The group files' name for a root: DIR/root-DEV-INO (then .lock and .live), of
+// its placeholder_group_anchor().
 inline std::string placeholder_group_name(const std::string& dir, std::uint64_t root_dev, std::uint64_t root_ino) {
     return dir + "/root-" + std::to_string(root_dev) + "-" + std::to_string(root_ino);
 }
@@ -273,6 +285,9 @@ public:
         struct stat st {};
         if (::stat(root.c_str(), &st) != 0)
             return fail(detail::group_error("cannot look at the root", root, errno));
+        const std::string anchor = placeholder_group_anchor(root);
+        if (anchor != root && ::stat(anchor.c_str(), &st) != 0)
+            return fail(detail::group_error("cannot look at the root's git directory", anchor, errno));
         auto dir = make_group_directory();
         if (!dir) {
             // No directory, and none can be made (a read-only /tmp): then no
@@ -288,7 +303,8 @@ public:
         SBX_TRY(fd);
         GroupSnapshot g(name, *fd);
         for (auto& p : read_registry(*fd))
-            if (paths::at_or_under(p.path, root) && still_placeholder(p)) g.placeholders_.push_back(std::move(p));
+            if ((paths::at_or_under(p.path, root) || paths::at_or_under(p.path, anchor)) && still_placeholder(p))
+                g.placeholders_.push_back(std::move(p));
         return g;
     }
 
@@ -298,7 +314,8 @@ public:
     GroupSnapshot& operator=(GroupSnapshot&&) = delete;
     ~GroupSnapshot() { release(); }
 
-    // The group's placeholders under the root that are still as made.
+    // The group's placeholders under the root and its common git directory that are
+    // still as made.
     const std::vector<RegisteredPlaceholder>& placeholders() const { return placeholders_; }
     std::vector<std::string> paths() const {
         std::vector<std::string> out;

@@ -596,4 +596,32 @@ private:
 
 }  // namespace protect_detail
 
+// The common git directory of the repository whose work tree `root` (absolute,
+// normalised) is: its `.git` directory, or the git directory its `.git` file
+// names, or the main one that one's commondir names; a git directory only when it
+// holds a HEAD (an empty placeholder `.git` is none). nullopt when `root` holds no
+// `.git` git can use, or what it names cannot be read. Sandboxes whose roots share
+// it share their placeholders (placeholder_registry.hpp): the main work tree and
+// the linked worktrees of one repository have theirs in its git directory.
+inline std::optional<std::string> common_git_dir(const std::string& root, const FsView& fs) {
+    using protect_detail::Kind;
+    protect_detail::Collector c(fs);
+    auto [real, kind] = c.follow(paths::join(root, ".git"));
+    std::string g;
+    if (kind == Kind::directory) {
+        g = real;
+    } else if (kind == Kind::regular) {
+        auto x = protect_detail::read_pointer(c, fs, real, "gitdir: ", root);
+        if (!x || !*x) return std::nullopt;
+        g = **x;
+    } else {
+        return std::nullopt;
+    }
+    auto m = protect_detail::read_pointer(c, fs, paths::join(g, "commondir"), "", g);
+    if (!m) return std::nullopt;
+    if (*m) g = **m;
+    if (c.kind_of(g) != Kind::directory || c.kind_of(paths::join(g, "HEAD")) == Kind::missing) return std::nullopt;
+    return g;
+}
+
 }  // namespace sbx
