@@ -36,7 +36,7 @@ cleanup() {
     for pid in "${bg_pids[@]}"; do kill -KILL "$pid" 2>/dev/null || true; done
     for pid in $(pgrep -f "$marker_base" || true); do kill -KILL "$pid" 2>/dev/null || true; done
     # The tmpfs of git_audit_attacks, when the test ended inside that case.
-    grep -F " $tmp/" /proc/self/mounts | cut -d' ' -f2 | while read -r m; do umount "$m" 2>/dev/null || true; done
+    { grep -F " $tmp/" /proc/self/mounts || true; } | cut -d' ' -f2 | while read -r m; do umount "$m" 2>/dev/null || true; done
     rm -rf "$tmp"
 }
 trap cleanup EXIT
