@@ -332,10 +332,14 @@ private:
     }
 
     // Every directory of `top`, depth first, with at most kOpenDirectories open.
+    // `top` itself may be one the command left unreadable (chmod 000 of the root).
     void walk(const std::string& top) {
-        auto [fd, why] = open_path(top, kDirFlags);
+        auto [parent, why] = open_path(paths::parent(top), kPathFlags);
+        const std::size_t failed = out_.failures.size();
+        Fd fd = parent.ok() ? open_listable(parent.get(), base_name(top), top) : Fd();
         if (!fd.ok()) {
-            fail(top, "cannot open it: " + why);
+            if (out_.failures.size() == failed)
+                fail(top, "cannot open it: " + (parent.ok() ? std::string("gone, or no directory") : why));
             return;
         }
         std::vector<Frame> stack;

@@ -1514,6 +1514,28 @@ git_audit_attacks() {
     in_case chmod 755 "$proj/locked"
     tap_finish "control: without gitAudit, git outside runs each of the six payloads"
 
+    # The root itself left mode 000 by the command: the audit still looks into it.
+    fresh_case
+    setup_repo
+    inner_script plant "git init -q sub; printf '[core]\\n\\tfsmonitor = \"touch %s; false\"\\n' $case_dir/m-root >>sub/.git/config; chmod 000 ."
+    sbx_run "${confined[@]}" -- bash "$script"
+    want_status 0
+    want_err "neutralised git-config $proj/sub/.git/config (core.fsmonitor line "
+    [[ $(stat -c %a "$proj") == 0 ]] || fail_because "the root has mode $(stat -c %a "$proj"), not 000"
+    chmod 755 "$proj"
+    in_case git -C "$proj/sub" status >/dev/null 2>&1 || true
+    want_no_file "$case_dir/m-root"
+    tap_finish "a nested repository in a root the command left mode 000: neutralised, and the mode given back"
+
+    fresh_case
+    setup_repo
+    inner_script plant "git init -q sub; printf '[core]\\n\\tfsmonitor = \"touch %s; false\"\\n' $case_dir/m-root >>sub/.git/config; chmod 000 ."
+    run_without_audit "$script"
+    chmod 755 "$proj"
+    in_case git -C "$proj/sub" status >/dev/null 2>&1 || true
+    want_file "$case_dir/m-root"
+    tap_finish "control: without gitAudit, the repository in the root left mode 000 runs its fsmonitor once the mode is back"
+
     # A nested repository behind 300 000 entries (no attacker needed: a large
     # node_modules is as many), in one directory, so that no order of the walk
     # reaches it first. The files are made before the run, on a tmpfs (this disk
