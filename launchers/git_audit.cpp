@@ -334,12 +334,12 @@ private:
     // Every directory of `top`, depth first, with at most kOpenDirectories open.
     // `top` itself may be one the command left unreadable (chmod 000 of the root).
     void walk(const std::string& top) {
-        auto [parent, why] = open_path(paths::parent(top), kPathFlags);
+        auto [above, why] = open_path(paths::parent(top), kPathFlags);
         const std::size_t failed = out_.failures.size();
-        Fd fd = parent.ok() ? open_listable(parent.get(), base_name(top), top) : Fd();
+        Fd fd = above.ok() ? open_listable(above.get(), base_name(top), top) : Fd();
         if (!fd.ok()) {
             if (out_.failures.size() == failed)
-                fail(top, "cannot open it: " + (parent.ok() ? std::string("gone, or no directory") : why));
+                fail(top, "cannot open it: " + (above.ok() ? std::string("gone, or no directory") : why));
             return;
         }
         std::vector<Frame> stack;
