@@ -63,17 +63,12 @@ private:
 constexpr int kDirFlags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY;
 constexpr int kPathFlags = O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC;
 
-struct Entry {
-    std::string name;
-    unsigned char type;  // d_type, asked with fstatat where the listing did not tell
-};
-
 unsigned char type_of(const struct stat& st) {
     return S_ISDIR(st.st_mode) ? DT_DIR : S_ISLNK(st.st_mode) ? DT_LNK : S_ISREG(st.st_mode) ? DT_REG : DT_UNKNOWN;
 }
 
-// The entries of the directory `fd` (without . and ..) to `each`; false with errno
-// on failure.
+// The entries of the directory `fd` (without . and ..) to `each`, with their d_type
+// (asked with fstatat where the listing did not tell); false with errno on failure.
 template <class F>
 bool each_entry(int fd, F&& each) {
     alignas(8) char buf[32768];
@@ -155,18 +150,10 @@ std::optional<std::string> read_small(int dir, const std::string& name, std::siz
 // a symbolic link, passing through each with search permission alone and opening
 // the last with `flags`; with the reason when it cannot.
 std::pair<Fd, std::string> open_path(const std::string& path, int flags) {
-    Fd at(::open("/", flags));
-    std::string_view rest = path;
-    std::vector<std::string> parts;
-    while (!rest.empty()) {
-        const auto slash = rest.find('/');
-        std::string c(rest.substr(0, slash));
-        rest = slash == std::string_view::npos ? std::string_view() : rest.substr(slash + 1);
-        if (!c.empty() && c != ".") parts.push_back(std::move(c));
-    }
-    if (!parts.empty()) at = Fd(::open("/", kPathFlags));
+    const auto parts = paths::components(path);
+    Fd at(::open("/", parts.empty() ? flags : kPathFlags));
     for (std::size_t i = 0; i < parts.size() && at.ok(); ++i)
-        at = Fd(::openat(at.get(), parts[i].c_str(), i + 1 == parts.size() ? flags : kPathFlags));
+        at = Fd(::openat(at.get(), std::string(parts[i]).c_str(), i + 1 == parts.size() ? flags : kPathFlags));
     if (!at.ok())
         return {Fd(), errno == ELOOP || errno == ENOTDIR ? "a symbolic link or no directory on the way"
                                                          : std::strerror(errno)};
@@ -181,7 +168,7 @@ std::optional<std::string> real_path(const std::string& p) {
     return std::string(buf);
 }
 
-std::string base_name(const std::string& p) { return p.substr(p.rfind('/') + 1); }
+using protect_detail::base_name;
 
 std::string octal(mode_t m) {
     char mode[8];
@@ -197,7 +184,6 @@ public:
         for (const auto& d : dirs_)
             if (d != root_) protected_.insert(d);  // a main git directory the plan protects (a linked worktree's)
         if (const char* h = ::getenv("HOME"); h != nullptr && paths::is_absolute(h)) home_ = paths::normalize(h);
-        global_hooks_paths();
     }
 
     GitAuditResult run() {
@@ -243,7 +229,8 @@ private:
     std::vector<std::string> git_dirs_;
     std::vector<Pointer> pointers_;
     std::vector<Fixed> fixed_;
-    std::vector<std::pair<std::string, std::string>> global_hooks_;  // core.hooksPath of the user's and system's config
+    // core.hooksPath of the user's and system's config, with the file: read with the first git directory
+    std::optional<std::vector<std::pair<std::string, std::string>>> global_hooks_;
     std::map<std::string, std::vector<std::pair<std::string, std::string>>> relative_hooks_;  // git directory: paths
     std::set<std::pair<dev_t, ino_t>> git_done_;
     std::set<std::string> hooks_done_;
@@ -266,8 +253,10 @@ private:
     }
 
     // The hooks paths of the user's and the system's git configuration: a relative
-    // one is taken in every working tree.
-    void global_hooks_paths() {
+    // one is taken in every working tree. Read once, when a git directory needs them.
+    const std::vector<std::pair<std::string, std::string>>& global_hooks() {
+        if (global_hooks_) return *global_hooks_;
+        global_hooks_.emplace();
         std::vector<std::string> files = {"/etc/gitconfig"};
         if (!home_.empty()) files.push_back(paths::join(home_, ".gitconfig"));
         const char* xdg = ::getenv("XDG_CONFIG_HOME");
@@ -276,8 +265,9 @@ private:
         for (const auto& f : files) {
             auto text = read_small(AT_FDCWD, f, protected_names::kMaxConfigFileBytes);
             if (!text) continue;
-            for (const auto& v : GitConfigParser(*text).parse().hooks_paths) global_hooks_.emplace_back(v.value, f);
+            for (const auto& v : GitConfigParser(*text).parse().hooks_paths) global_hooks_->emplace_back(v.value, f);
         }
+        return *global_hooks_;
     }
 
     // --- the walk ---------------------------------------------------------------
@@ -336,7 +326,7 @@ private:
     void walk(const std::string& top) {
         auto [above, why] = open_path(paths::parent(top), kPathFlags);
         const std::size_t failed = out_.failures.size();
-        Fd fd = above.ok() ? open_listable(above.get(), base_name(top), top) : Fd();
+        Fd fd = above.ok() ? open_listable(above.get(), std::string(base_name(top)), top) : Fd();
         if (!fd.ok()) {
             if (out_.failures.size() == failed)
                 fail(top, "cannot open it: " + (above.ok() ? std::string("gone, or no directory") : why));
@@ -467,7 +457,7 @@ private:
             fail(path, "could not reach it to rename it (" + why + "): " + err);
             return;
         }
-        neutralise(dir.get(), paths::parent(path), base_name(path), kind, why);
+        neutralise(dir.get(), paths::parent(path), std::string(base_name(path)), kind, why);
     }
 
     // A `.git` file or link outside the root's own: one made during the run that
@@ -555,11 +545,8 @@ private:
         for (const auto& d : dirs_) {
             if (!paths::at_or_under(path, d) || path == d) continue;
             std::string at = d;
-            std::string_view rest = std::string_view(path).substr(d.size() + (d == "/" ? 0 : 1));
-            while (!rest.empty()) {
-                const auto slash = rest.find('/');
-                at = paths::join(at, std::string(rest.substr(0, slash)));
-                rest = slash == std::string_view::npos ? std::string_view() : rest.substr(slash + 1);
+            for (const auto c : paths::components(std::string_view(path).substr(d.size()))) {
+                at = paths::join(at, c);
                 struct stat st {};
                 if (::lstat(at.c_str(), &st) != 0) return false;
                 if (!S_ISLNK(st.st_mode)) continue;
@@ -667,12 +654,13 @@ private:
             include(i.value, paths::parent(lexical), lexical, trees, relative, seen, depth + 1);
     }
 
-    // The working trees of the git directory `gpath`, whose configs say `facts`:
-    // where a relative hooks path is taken from.
-    std::vector<std::string> trees_of(int g, const std::string& gpath, const std::vector<GitConfigFacts>& facts) {
+    // The working trees of the git directory `gpath`, whose configs (file, what it
+    // says) are `configs`: where a relative hooks path is taken from.
+    std::vector<std::string> trees_of(int g, const std::string& gpath,
+                                      const std::vector<std::pair<std::string, GitConfigFacts>>& configs) {
         std::vector<std::string> trees;
         if (base_name(gpath) == ".git") trees.push_back(paths::parent(gpath));
-        for (const auto& f : facts)
+        for (const auto& [file, f] : configs)
             for (const auto& w : f.worktrees)
                 if (!w.value.empty())
                     trees.push_back(paths::normalize(paths::is_absolute(w.value) ? w.value : gpath + "/" + w.value));
@@ -714,11 +702,9 @@ private:
             auto text = read_small(g.get(), name, git_audit::kMaxConfigBytes);
             if (text) configs.emplace_back(paths::join(gpath, name), GitConfigParser(*text).parse());
         }
-        std::vector<GitConfigFacts> facts;
-        for (const auto& c : configs) facts.push_back(c.second);
-        const auto trees = trees_of(g.get(), gpath, facts);
+        const auto trees = trees_of(g.get(), gpath, configs);
         auto& relative = relative_hooks_[gpath];
-        for (const auto& [hp, config] : global_hooks_) hooks_path(hp, config, trees, relative);
+        for (const auto& [hp, config] : global_hooks()) hooks_path(hp, config, trees, relative);
         std::set<std::string> seen;
         for (const auto& [file, f] : configs) {
             for (const auto& h : f.hooks_paths) hooks_path(h.value, file, trees, relative);
@@ -731,7 +717,7 @@ private:
         for (auto it = fixed_.rbegin(); it != fixed_.rend(); ++it) {
             auto [dir, err] = open_path(paths::parent(it->path), kPathFlags);
             if (!dir.ok() ||
-                ::fchmodat(dir.get(), base_name(it->path).c_str(), it->mode, 0) != 0)
+                ::fchmodat(dir.get(), std::string(base_name(it->path)).c_str(), it->mode, 0) != 0)
                 out_.warnings.push_back("could not give " + it->path + " its mode " + octal(it->mode) +
                                         " back: " + (dir.ok() ? std::strerror(errno) : err));
         }
