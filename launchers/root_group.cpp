@@ -111,12 +111,9 @@ std::vector<std::string> leave_locked(int lock_fd, const std::string& lock_path,
 }  // namespace
 
 sbx::expected<RootGroup> RootGroup::join(const sbx::Plan& plan) {
-    struct stat root {};
-    if (::stat(plan.root.c_str(), &root) != 0) return sbx::fail(group_error("cannot look at the root", plan.root, errno));
     // The main work tree and the linked worktrees of a repository are one group.
-    const std::string anchor = sbx::placeholder_group_anchor(plan.root);
-    if (anchor != plan.root && ::stat(anchor.c_str(), &root) != 0)
-        return sbx::fail(group_error("cannot look at the root's git directory", anchor, errno));
+    auto key = sbx::placeholder_group_key(plan.root);
+    SBX_TRY(key);
     auto dir = sbx::make_group_directory();
     SBX_TRY(dir);
     // The command must not be able to edit the list a launcher outside acts on.
@@ -127,7 +124,7 @@ sbx::expected<RootGroup> RootGroup::join(const sbx::Plan& plan) {
                                              "where that directory is the user's, else in /tmp/sbx-UID: leave it "
                                              "out of allowWrite",
                                          *dir, 0));
-    const std::string name = sbx::placeholder_group_name(*dir, root.st_dev, root.st_ino);
+    const std::string name = sbx::placeholder_group_name(*dir, key->dev, key->ino);
     std::string lock_path = name + ".lock", live_path = name + ".live";
     auto locked = sbx::open_locked_group_file(lock_path, LOCK_EX, true);
     SBX_TRY(locked);

@@ -146,8 +146,25 @@ inline std::string placeholder_group_anchor(const std::string& root) {
     return common_git_dir(root, disk).value_or(root);
 }
 
+// What names the group of `root`: its placeholder_group_anchor() and that
+// directory's device and inode; an error when either cannot be looked at.
+struct PlaceholderGroupKey {
+    std::string anchor;
+    std::uint64_t dev = 0, ino = 0;
+};
+inline expected<PlaceholderGroupKey> placeholder_group_key(const std::string& root) {
+    struct stat st {};
+    if (::stat(root.c_str(), &st) != 0) return fail(detail::group_error("cannot look at the root", root, errno));
+    PlaceholderGroupKey key{placeholder_group_anchor(root)};
+    if (key.anchor != root && ::stat(key.anchor.c_str(), &st) != 0)
+        return fail(detail::group_error("cannot look at the root's git directory", key.anchor, errno));
+    key.dev = st.st_dev;
+    key.ino = st.st_ino;
+    return key;
+}
+
 // The group files' name for a root: DIR/root-DEV-INO (then .lock and .live), of
-// its placeholder_group_anchor().
+// its placeholder_group_key().
 inline std::string placeholder_group_name(const std::string& dir, std::uint64_t root_dev, std::uint64_t root_ino) {
     return dir + "/root-" + std::to_string(root_dev) + "-" + std::to_string(root_ino);
 }
@@ -282,12 +299,8 @@ inline std::vector<RegisteredPlaceholder> read_registry(int fd, std::vector<Regi
 class GroupSnapshot {
 public:
     static expected<GroupSnapshot> take(const std::string& root) {
-        struct stat st {};
-        if (::stat(root.c_str(), &st) != 0)
-            return fail(detail::group_error("cannot look at the root", root, errno));
-        const std::string anchor = placeholder_group_anchor(root);
-        if (anchor != root && ::stat(anchor.c_str(), &st) != 0)
-            return fail(detail::group_error("cannot look at the root's git directory", anchor, errno));
+        auto key = placeholder_group_key(root);
+        SBX_TRY(key);
         auto dir = make_group_directory();
         if (!dir) {
             // No directory, and none can be made (a read-only /tmp): then no
@@ -298,12 +311,12 @@ public:
                 return GroupSnapshot("", -1);
             return fail(dir.error());
         }
-        const std::string name = placeholder_group_name(*dir, st.st_dev, st.st_ino);
+        const std::string name = placeholder_group_name(*dir, key->dev, key->ino);
         auto fd = open_locked_group_file(name + ".lock", LOCK_SH, true);
         SBX_TRY(fd);
         GroupSnapshot g(name, *fd);
         for (auto& p : read_registry(*fd))
-            if ((paths::at_or_under(p.path, root) || paths::at_or_under(p.path, anchor)) && still_placeholder(p))
+            if ((paths::at_or_under(p.path, root) || paths::at_or_under(p.path, key->anchor)) && still_placeholder(p))
                 g.placeholders_.push_back(std::move(p));
         return g;
     }
