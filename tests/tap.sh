@@ -101,6 +101,18 @@ tap_in_sandbox() {
 }
 wrap=()
 
+# tap_scratch: the test's temporary directory in $tmp, by its physical path and
+# mode 755 (the test user walks through it to its own cases), removed when the
+# script exits, also when meson's timeout sends TERM or on INT.
+tap_scratch() {
+    tmp=$(mktemp -d)
+    trap 'rm -rf "$tmp"' EXIT
+    trap 'exit 143' TERM
+    trap 'exit 130' INT
+    chmod 755 "$tmp"
+    tmp=$(cd "$tmp" && pwd -P)
+}
+
 # tap_readable_copies DIR PATH...: each PATH copied into DIR (made) under its own
 # name, readable and runnable by anyone: the binaries may sit where the test user
 # cannot read them (a clone under /root). The static stage, sbx-stage, comes along

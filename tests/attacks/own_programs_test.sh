@@ -17,14 +17,8 @@ if (($# != 2)); then
     echo "usage: own_programs_test.sh PATH-TO-SBX PATH-TO-SBX-LINUX" >&2
     exit 2
 fi
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-trap 'exit 143' TERM
-trap 'exit 130' INT
-chmod 755 "$tmp"
-tmp=$(cd "$tmp" && pwd -P)
-
 source "$(dirname "${BASH_SOURCE[0]}")/../tap.sh"
+tap_scratch
 
 # The install outside every project: the control's sbx.
 bin=$tmp/bin

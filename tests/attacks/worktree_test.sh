@@ -20,14 +20,8 @@ if (($# != 2)); then
     echo "usage: worktree_test.sh PATH-TO-SBX PATH-TO-SBX-LINUX" >&2
     exit 2
 fi
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-trap 'exit 143' TERM
-trap 'exit 130' INT
-chmod 755 "$tmp"
-tmp=$(cd "$tmp" && pwd -P)
-
 source "$(dirname "${BASH_SOURCE[0]}")/../tap.sh"
+tap_scratch
 
 bin=$tmp/bin
 tap_readable_copies "$bin" "$1" "$2"
