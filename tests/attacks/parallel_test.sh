@@ -272,15 +272,18 @@ print("locked", len(files))'
     # save of the settings file): the new file stays, and so do no group files.
     p=$(new_project replaced)
     rm -f "$work/go"
-    run_in "$p" -- sh -c "$hold" >/dev/null 2>"$work/replaced.err" &
+    # Replaced once the command runs: a placeholder exists before its mount is made,
+    # and one replaced in between is a plan gone stale (another subtest's matter).
+    run_in "$p" -- sh -c "touch started; $hold" >/dev/null 2>"$work/replaced.err" &
     long=$!
-    until_there "$p/.claude/settings.local.json" || fail_because "the run made no placeholder: $(head -c 300 "$work/replaced.err")"
+    until_there "$p/started" || fail_because "the command did not start: $(head -c 300 "$work/replaced.err")"
+    [[ -e $p/.claude/settings.local.json ]] || fail_because "the run made no placeholder"
     as_user "$p" sh -c 'echo "{\"mine\": 1}" >.claude/new.json && mv .claude/new.json .claude/settings.local.json'
     touch "$work/go"
     wait "$long" || fail_because "the command failed: $(head -c 300 "$work/replaced.err")"
     [[ $(cat "$p/.claude/settings.local.json") == '{"mine": 1}' ]] || fail_because "the user's new settings.local.json is gone"
     grep -q "settings.local.json.*left in place" "$work/replaced.err" || fail_because "no warning that it was left in place: $(cat "$work/replaced.err")"
-    as_user "$p" rm .claude/settings.local.json
+    as_user "$p" rm .claude/settings.local.json started
     left=$(leftovers "$p" "$uid")
     [[ -z $left ]] || fail_because "left behind: $left"
     tap_finish "a placeholder replaced outside while the command runs: the new file is kept, said so, and no group file is left"
