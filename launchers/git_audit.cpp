@@ -18,6 +18,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -30,6 +31,7 @@
 #include "sbx/core/paths.hpp"
 #include "sbx/rules/git_config.hpp"
 #include "sbx/rules/git_repository.hpp"
+#include "tool_cache.hpp"
 
 namespace sbx::launcher {
 
@@ -196,6 +198,7 @@ public:
             if (auto it = relative_hooks_.find(p.real); it != relative_hooks_.end())
                 for (const auto& [hp, config] : it->second) hooks_dir(paths::join(p.tree, hp), config);
         restore_modes();
+        record_repositories();
         return std::move(out_);
     }
 
@@ -712,6 +715,26 @@ private:
         }
     }
 
+    // GitAuditResult::repositories, from what the walk found under the root.
+    void record_repositories() {
+        const std::string own = paths::join(root_, ".git");
+        auto recordable = [&](const std::string& p) {
+            if (p == root_ || !paths::at_or_under(p, root_) || paths::at_or_under(p, own)) return false;
+            for (const auto& d : protected_)
+                if (paths::at_or_under(p, d)) return false;
+            const auto parts = paths::components(std::string_view(p).substr(root_.size()));
+            return std::find(parts.begin(), parts.end(), ".git") == parts.end();
+        };
+        using Kind = sbx::RecordedRepository::Kind;
+        for (const auto& g : git_dirs_) {
+            const bool dotgit = base_name(g) == ".git";
+            const std::string where = dotgit ? paths::parent(g) : g;
+            if (recordable(where)) out_.repositories.push_back({dotgit ? Kind::tree : Kind::bare, where});
+        }
+        for (const auto& p : pointers_)
+            if (recordable(p.tree)) out_.repositories.push_back({Kind::tree, p.tree});
+    }
+
     // The modes the walk changed, put back deepest first.
     void restore_modes() {
         for (auto it = fixed_.rbegin(); it != fixed_.rend(); ++it) {
@@ -734,6 +757,61 @@ timespec audit_clock() {
 
 GitAuditResult audit_git(const std::string& root, const std::vector<std::string>& dirs, const timespec& start) {
     return Auditor(root, dirs, start).run();
+}
+
+sbx::expected<void> keep_git_record(const std::string& path, const std::vector<std::string>& audited,
+                                    const std::vector<sbx::RecordedRepository>& found) {
+    auto error = [&](const std::string& what, int err) {
+        return sbx::fail(sbx::Error(sbx::Errc::io_error, "cannot keep the record of the repositories found: " + what +
+                                                              (err != 0 ? std::string(": ") + std::strerror(err) : ""))
+                             .in_file(path));
+    };
+    const std::string folder = paths::parent(path), name(base_name(path));
+    SBX_TRY(make_tool_cache(folder, ::geteuid()));
+    Fd dir(::open(folder.c_str(), kDirFlags));
+    if (!dir.ok()) return error("cannot open its folder", errno);
+    // What it held: kept outside the audited directories, unless it cannot be read
+    // or understood (then it is written anew).
+    std::vector<sbx::RecordedRepository> before;
+    bool had = false;
+    if (auto text = read_small(dir.get(), name, git_record::kMaxBytes)) {
+        auto read = sbx::parse_git_record(*text);
+        had = !read.problem && !read.truncated;
+        before = std::move(read.repos);
+    }
+    std::vector<sbx::RecordedRepository> now;
+    for (const auto& r : before)
+        if (std::none_of(audited.begin(), audited.end(), [&](const std::string& d) { return paths::at_or_under(r.path, d); }))
+            now.push_back(r);
+    now.insert(now.end(), found.begin(), found.end());
+    auto by_path = [](const sbx::RecordedRepository& a, const sbx::RecordedRepository& b) {
+        return a.path != b.path ? a.path < b.path : a.kind < b.kind;
+    };
+    std::sort(now.begin(), now.end(), by_path);
+    now.erase(std::unique(now.begin(), now.end()), now.end());
+    std::sort(before.begin(), before.end(), by_path);
+    if (had && now == before) return {};
+    const std::string text = sbx::git_record_text(now);
+    const std::string temp = "." + name + ".new." + std::to_string(::getpid());
+    Fd out(::openat(dir.get(), temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY, 0600));
+    if (!out.ok()) return error("cannot make " + paths::join(folder, temp), errno);
+    for (std::size_t at = 0; at < text.size();) {
+        const ssize_t n = ::write(out.get(), text.data() + at, text.size() - at);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) {
+            const int err = errno;
+            (void)::unlinkat(dir.get(), temp.c_str(), 0);
+            return error("cannot write " + paths::join(folder, temp), err);
+        }
+        at += static_cast<std::size_t>(n);
+    }
+    out.reset();
+    if (::renameat(dir.get(), temp.c_str(), dir.get(), name.c_str()) != 0) {
+        const int err = errno;
+        (void)::unlinkat(dir.get(), temp.c_str(), 0);
+        return error("cannot rename " + paths::join(folder, temp) + " to it", err);
+    }
+    return {};
 }
 
 }  // namespace sbx::launcher

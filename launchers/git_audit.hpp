@@ -30,7 +30,9 @@
 #include <string>
 #include <vector>
 
+#include "sbx/core/expected.hpp"
 #include "sbx/rules/git_audit.hpp"
+#include "sbx/rules/git_record.hpp"
 
 namespace sbx::launcher {
 
@@ -45,6 +47,11 @@ struct GitAuditResult {
     std::vector<sbx::GitAuditFailure> failures;
     // What went wrong without leaving anything armed (a mode not put back).
     std::vector<std::string> warnings;
+    // The repositories found inside the root but its own, for the record the next
+    // plan protects them from (keep_git_record): working trees holding a `.git`,
+    // bare git directories; none inside a `.git` directory (a submodule's, a linked
+    // worktree's git directory is found through its repository).
+    std::vector<sbx::RecordedRepository> repositories;
 };
 
 // The clock the kernel stamps file times with (CLOCK_REALTIME_COARSE): a time taken
@@ -54,5 +61,15 @@ timespec audit_clock();
 // Audits `dirs` (absolute, normalised, without symlinks) for a run that started at
 // `start`. `root`: the plan's root, whose own `.git` is protected during the run.
 GitAuditResult audit_git(const std::string& root, const std::vector<std::string>& dirs, const timespec& start);
+
+// Writes the record at `path` (the plan's filesystem.gitRecord): `found`, and
+// what the record held outside every directory of `audited` (another worktree's
+// root shares the record's folder, not its entries). Makes its folder as
+// make_tool_cache does (the user's own, mode 0700, no symlink on the way); the
+// file is written beside it and renamed over it, and left alone when nothing
+// changed. A failure names the path: the run goes on, and the next plan protects
+// only what git leads to from the root.
+sbx::expected<void> keep_git_record(const std::string& path, const std::vector<std::string>& audited,
+                                    const std::vector<sbx::RecordedRepository>& found);
 
 }  // namespace sbx::launcher

@@ -726,7 +726,10 @@ int end_run(Run& run, const ProbeOptions& popt, int wstatus, std::uint64_t t, co
     l.clean_up(run.made, run.reaper, &run.group);
     trace.step("launcher.cleanup", t);
     t = Trace::now();
-    const auto audit = audit_git(run.plan.root, run.plan.filesystem.git_audit, run_start);
+    auto audit = audit_git(run.plan.root, run.plan.filesystem.git_audit, run_start);
+    if (const auto& record = run.plan.filesystem.git_record)
+        if (auto kept = keep_git_record(*record, run.plan.filesystem.git_audit, audit.repositories); !kept)
+            audit.warnings.push_back(sbx::to_string(kept.error()));
     report_audit(audit, l.report(), l.options().print_violations);
     trace.step("launcher.git-audit", t);
     if (caught_signal() != 0) die_of(caught_signal());

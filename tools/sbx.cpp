@@ -445,6 +445,25 @@ std::string tool_cache_base(const std::string& home) {
     return sbx::tool_cache_base(x != nullptr ? std::optional<std::string_view>(x) : std::nullopt, home);
 }
 
+// The folder the root's record of the repositories found in it lies under
+// (sbx/rules/git_record.hpp: the tool cache's), unless this user cannot make
+// the record's folder: then nullopt, and a warning.
+std::optional<std::string> usable_git_record_base(const Loaded& l, std::vector<sbx::Warning>* warnings) {
+    const std::string base = tool_cache_base(l.home);
+    std::string at = sbx::paths::parent(sbx::git_record_path(base, l.root));
+    auto unusable = [&](const std::string& why) -> std::optional<std::string> {
+        if (warnings != nullptr)
+            warnings->push_back({at, "", "no record of the repositories in the root: " + why +
+                                             std::string(sbx::detail::kNoRecordCost)});
+        return std::nullopt;
+    };
+    if (auto safe = sbx::launcher::check_tool_cache(at, ::getuid()); !safe) return unusable(sbx::to_string(safe.error()));
+    struct stat st {};
+    while (at != "/" && ::lstat(at.c_str(), &st) != 0) at = sbx::paths::parent(at);
+    if (::access(at.c_str(), W_OK | X_OK) == 0) return base;
+    return unusable(std::string("you cannot write to it (") + std::strerror(errno) + ")");
+}
+
 // The base of the root's tool cache home, unless this user cannot make the home
 // (a HOME of another's, a read-only one): then nullopt, and a warning, as the
 // engine leaves out a home it must not make.
@@ -507,7 +526,8 @@ sbx::expected<PolicyRules> policy_rules(const Loaded& l, const sbx::CachedFs& ca
     PolicyRules out;
     out.programs = own_programs("");
     auto run = sbx::command_fs_rules(l.policy, {l.root, temporary_directory(), l.home},
-                                     usable_tool_cache_base(l, &out.unusable), cached, out.programs);
+                                     usable_tool_cache_base(l, &out.unusable), cached, out.programs,
+                                     usable_git_record_base(l, nullptr));
     SBX_TRY(run);
     out.run = std::move(*run);
     return out;
@@ -784,6 +804,7 @@ sbx::expected<sbx::Plan> plan_for(const Loaded& l, const PlanArgs& a, std::strin
     req.words = l.agent ? sbx::SettingsWords::agent_file : sbx::SettingsWords::settings;
     if (!a.no_tool_cache && l.policy.tool_cache.value) req.tool_cache_base = usable_tool_cache_base(l, &agent_warnings);
     req.own_programs = own_programs(a.launcher);
+    req.git_record_base = usable_git_record_base(l, &agent_warnings);
     // Placeholders of sandboxes running in this root now are planned as missing,
     // as they will be once those end; the launcher takes them over.
     auto plan = sbx::make_plan(l.policy, req, *l.view);
@@ -910,7 +931,8 @@ int run_explain(const ExplainArgs& a) {
     sbx::CachedFs cached(*loaded->view);
     // The rules `sbx run` would give the command, its tool cache home writable.
     auto run = sbx::command_fs_rules(loaded->policy, {loaded->root, temporary_directory(), loaded->home},
-                                     usable_tool_cache_base(*loaded, nullptr), cached, own_programs(""));
+                                     usable_tool_cache_base(*loaded, nullptr), cached, own_programs(""),
+                                     usable_git_record_base(*loaded, nullptr));
     if (!run) return report(run.error());
     const sbx::FsRules* const rules = &run->rules;
     // A relative PATH is relative to --root, else to the current directory (which
@@ -973,7 +995,7 @@ struct RunRules {
 
 sbx::expected<RunRules> run_rules(const Loaded& l, const std::string& tmpdir, const sbx::CachedFs& cached) {
     auto fs = sbx::command_fs_rules(l.policy, {l.root, tmpdir, l.home}, usable_tool_cache_base(l, nullptr), cached,
-                                    own_programs(""));
+                                    own_programs(""), usable_git_record_base(l, nullptr));
     SBX_TRY(fs);
     auto hosts = sbx::net::compile_host_rules(l.policy);
     SBX_TRY(hosts);
@@ -1653,7 +1675,8 @@ sbx::linux_sandbox::LinuxPlatform::DoctorNote install_note() {
         w.value(loaded->root);
         sbx::CachedFs cached(*loaded->view);
         auto run = sbx::command_fs_rules(loaded->policy, {loaded->root, temporary_directory(), loaded->home},
-                                         usable_tool_cache_base(*loaded, nullptr), cached, programs);
+                                         usable_tool_cache_base(*loaded, nullptr), cached, programs,
+                                         usable_git_record_base(*loaded, nullptr));
         if (!run) {
             text += "; cannot decide for the project at " + loaded->root + " (" + sbx::to_string(run.error()) + ")";
         } else if (run->rules.disabled) {

@@ -1215,6 +1215,7 @@ run_without_audit() {
 import json, sys
 plan = json.load(open(sys.argv[1]))
 assert plan["filesystem"].pop("gitAudit") == [plan["root"]]
+plan["filesystem"].pop("gitRecord", None)  # what that audit would find
 json.dump(plan, open(sys.argv[2], "w"))
 PY
     give "$case_dir"
@@ -1513,6 +1514,41 @@ git_audit_attacks() {
     for name in depth 111 newline bare hooks include; do want_file "$case_dir/m-$name"; done
     in_case chmod 755 "$proj/locked"
     tap_finish "control: without gitAudit, git outside runs each of the six payloads"
+
+    # The same ignored clones, known from the record the audit after an earlier run
+    # left: while the next command runs, what their configs name (vendor/x's own
+    # hooks path, vendor/y's include) and their configs are read-only. The control
+    # is the same command with no run before it: nothing knew of the clones.
+    local try_clones="for f in vendor/x/.githooks/post-checkout vendor/y/shared.inc vendor/x/.git/config vendor/y/.git/hooks/pre-commit; do
+mkdir -p \"\${f%/*}\" 2>/dev/null || true; if echo x 2>/dev/null >>\"\$f\"; then echo \"wrote \$f\"; else echo \"refused \$f\"; fi; done"
+    fresh_case
+    setup_clones
+    sbx_run "${confined[@]}" -- true
+    want_status 0
+    capture "$sbx" plan --root "$proj" "${managed[@]}" "${confined[@]}" -- true
+    python3 - "$case_dir/out" "$proj" <<'PY' || fail_because "the record does not list the two clones alone"
+import json, sys
+record = open(json.load(open(sys.argv[1]))["filesystem"]["gitRecord"], "rb").read()
+proj = sys.argv[2].encode()
+assert record == b"sbx git record 1\nT" + proj + b"/vendor/x\0T" + proj + b"/vendor/y\0", record
+PY
+    inner_script try "$try_clones"
+    sbx_run "${confined[@]}" -- bash "$script"
+    want_status 0
+    for name in vendor/x/.githooks/post-checkout vendor/y/shared.inc vendor/x/.git/config vendor/y/.git/hooks/pre-commit; do
+        want_out "refused $name"
+    done
+    tap_finish "ignored clones found by an earlier run's audit: their hooks path, include, config and hooks are read-only while the next command runs"
+
+    fresh_case
+    setup_clones
+    inner_script try "$try_clones"
+    sbx_run "${confined[@]}" -- bash "$script"
+    want_status 0
+    for name in vendor/x/.githooks/post-checkout vendor/y/shared.inc vendor/x/.git/config vendor/y/.git/hooks/pre-commit; do
+        want_out "wrote $name"
+    done
+    tap_finish "control: with no run before, the command writes into the ignored clones (the audit after it renames what git would run)"
 
     # The root itself left mode 000 by the command: the audit still looks into it.
     fresh_case

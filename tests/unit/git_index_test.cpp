@@ -316,3 +316,95 @@ TEST_CASE("protected: on disk, real git's index (versions 2 and 4) names the nes
         for (const auto& w : pp->warnings) CHECK_MESSAGE(w.file.find("index") == std::string::npos, sbx::to_string(w));
     }
 }
+
+// ---------------------------------------------------------------------------
+// The record of the repositories the audit found (sbx/rules/git_record.hpp), and
+// protected_paths() protecting those it names.
+
+TEST_CASE("git record: its text reads back; anything malformed is refused whole, naming the byte") {
+    using K = sbx::RecordedRepository::Kind;
+    const std::vector<sbx::RecordedRepository> repos = {{K::tree, "/r/vendor/x"}, {K::bare, "/r/srv/x.git"},
+                                                        {K::tree, "/r/odd\nname"}};
+    const std::string text = sbx::git_record_text(repos);
+    CHECK(text == std::string("sbx git record 1\nT/r/vendor/x") + '\0' + "B/r/srv/x.git" + '\0' + "T/r/odd\nname" + '\0');
+    auto read = sbx::parse_git_record(text);
+    CHECK_FALSE(read.problem);
+    CHECK(read.repos == repos);
+    CHECK(sbx::parse_git_record("sbx git record 1\n").repos.empty());
+    CHECK_FALSE(sbx::parse_git_record("sbx git record 1\n").problem);
+
+    const std::string head = "sbx git record 1\n";
+    const std::pair<std::string, std::size_t> bad[] = {
+        {"", 0},
+        {"sbx git record 2\n", 0},
+        {head + "T/r/a", head.size()},                                      // no NUL
+        {head + "T/r/a" + '\0' + "X/r/b" + '\0', head.size() + 6},          // neither T nor B
+        {head + '\0', head.size()},                                         // empty
+        {head + "Tr/a" + '\0', head.size() + 1},                            // relative
+        {head + "T/r/../a" + '\0', head.size() + 1},                        // not normalised
+        {head + "T/r/a/" + '\0', head.size() + 1},
+        {head + "T/" + '\0', head.size() + 1},
+    };
+    for (const auto& [t, at] : bad) {
+        CAPTURE(t);
+        auto r = sbx::parse_git_record(t);
+        REQUIRE(r.problem);
+        CHECK(r.repos.empty());
+        CHECK(r.problem->ends_with("at byte " + std::to_string(at)));
+    }
+    CHECK(sbx::parse_git_record(std::string(sbx::git_record::kMaxBytes + 1, 'x')).problem);
+
+    // Past the limit the first ones are kept, and the reader says so.
+    std::vector<sbx::RecordedRepository> many;
+    for (std::size_t i = 0; i <= sbx::git_record::kMaxRepositories; ++i) many.push_back({K::tree, "/r/" + std::to_string(i)});
+    CHECK(sbx::parse_git_record(sbx::git_record_text(many)).repos.size() == sbx::git_record::kMaxRepositories);
+    std::string over = sbx::git_record_text(many) + "T/r/more" + '\0';
+    auto r = sbx::parse_git_record(over);
+    CHECK(r.truncated);
+    CHECK(r.repos.size() == sbx::git_record::kMaxRepositories);
+    CHECK(sbx::git_record_path("/home/u/.cache", "/work/my-app") == "/home/u/.cache/sbx/git/work-my%2Dapp");
+}
+
+TEST_CASE("protected: a recorded repository no gitlink names gets what a gitlinked one gets") {
+    using K = sbx::RecordedRepository::Kind;
+    sbx::MemoryFs fs;
+    repo(fs, "/r/.git");
+    fs.dir("/home/u");
+    repo(fs, "/r/vendor/x/.git");  // an ignored clone, its hooks in its work tree
+    fs.file("/r/vendor/x/.git/config", "[core]\n\thooksPath = .githooks\n[include]\n\tpath = ../team.cfg\n");
+    fs.dir("/r/vendor/x/.githooks");
+    fs.file("/r/third/y/.git", "gitdir: ../../.git/modules/y\n");  // a .git file
+    repo(fs, "/r/.git/modules/y");
+    repo(fs, "/r/srv/bare.git");  // a bare repository
+    repo(fs, "/outside/.git");
+    fs.dir("/r/real").symlink("/r/link", "real");
+    repo(fs, "/r/real/z/.git");
+    const std::vector<sbx::RecordedRepository> recorded = {
+        {K::tree, "/r/vendor/x"}, {K::tree, "/r/third/y"},  {K::bare, "/r/srv/bare.git"},
+        {K::tree, "/outside"},    {K::tree, "/r"},          {K::tree, "/r/.git/modules/y"},
+        {K::tree, "/r/link/z"},   {K::tree, "/r/gone"},     {K::bare, "/r/vendor"},
+    };
+    auto pp = sbx::protected_paths("/r", "/home/u", fs, recorded);
+    REQUIRE_MESSAGE(pp.has_value(), (pp ? std::string() : sbx::to_string(pp.error())));
+    CHECK_MESSAGE(pp->warnings.empty(), warnings_text(*pp));
+    CHECK(pinned(*pp, "/r/vendor/x/.git"));
+    CHECK(read_only(*pp, "/r/vendor/x/.git/config"));
+    CHECK(read_only(*pp, "/r/vendor/x/.git/hooks"));
+    CHECK(read_only(*pp, "/r/vendor/x/.githooks"));  // its hooks path, in its own work tree
+    CHECK(read_only(*pp, "/r/vendor/x/team.cfg"));   // its include, in its work tree too
+    CHECK(pp->find("/r/vendor/x/.git/config")->reason.find("vendor/x, found by the audit after an earlier run") !=
+          std::string::npos);
+    CHECK(read_only(*pp, "/r/third/y/.git"));
+    CHECK(read_only(*pp, "/r/.git/modules/y/config"));
+    CHECK(read_only(*pp, "/r/srv/bare.git/config"));
+    CHECK(read_only(*pp, "/r/srv/bare.git/hooks"));
+    // Outside the root, the root itself, inside its .git, behind a symlink, gone, or
+    // no longer a bare repository: passed over.
+    CHECK(pp->find("/outside/.git/config") == nullptr);
+    CHECK(pp->find("/r/real/z/.git/config") == nullptr);
+    CHECK(pp->find("/r/link/z/.git/config") == nullptr);
+    CHECK(pp->find("/r/vendor/config") == nullptr);
+    CHECK(pp->find("/r/gone/.git") == nullptr);
+    // Without the record, the clone is not known before the run.
+    CHECK(compute(fs).find("/r/vendor/x/.git/config") == nullptr);
+}

@@ -50,6 +50,7 @@
 #include "sbx/rules/git_audit.hpp"
 #include "sbx/rules/git_config.hpp"
 #include "sbx/rules/git_index.hpp"
+#include "sbx/rules/git_record.hpp"
 #include "sbx/rules/git_repository.hpp"
 #include "sbx/rules/network.hpp"
 #include "sbx/rules/own_programs.hpp"

@@ -256,6 +256,7 @@ void check_same(const sbx::Plan& a, const sbx::Plan& b) {
         CHECK(p.why == q.why);
     }
     CHECK(a.filesystem.git_audit == b.filesystem.git_audit);
+    CHECK(a.filesystem.git_record == b.filesystem.git_record);
     REQUIRE(a.tool_cache.has_value() == b.tool_cache.has_value());
     if (a.tool_cache) {
         CHECK(a.tool_cache->path == b.tool_cache->path);
@@ -1242,6 +1243,33 @@ TEST_CASE("plan: gitAudit lists distinct directories where the command writes") 
     check_accepted(edit(kBase, from, R"J("gitAudit": [])J"));
 }
 
+TEST_CASE("plan: gitRecord is a file the command cannot write, with an audit to fill it") {
+    const std::string from = R"J("gitAudit": ["/r", "/r/src"])J";
+    const std::string with = from + R"J(, "gitRecord": "/home/u/.cache/sbx/git/r")J";
+    const auto p = parsed(edit(kBase, from, with));
+    REQUIRE(p.filesystem.git_record.has_value());
+    CHECK(*p.filesystem.git_record == "/home/u/.cache/sbx/git/r");
+    check_round_trip(p);
+    CHECK_FALSE(parsed(kBase).filesystem.git_record.has_value());
+    CHECK(sbx::to_json(parsed(kBase)).find("gitRecord") == std::string::npos);
+    for (const std::string& bad : unclean_variants("/home/u/.cache/sbx/git/r")) {
+        CAPTURE(bad);
+        check_refused(edit(kBase, from, from + ", \"gitRecord\": \"" + bad + "\""), "filesystem.gitRecord");
+    }
+    for (const char* bad : {R"J("/")J", "7", "null", R"J(["/home/u/r"])J",
+                            // where the command writes: the root, a pinned directory, its temporary directory
+                            R"J("/r/record")J", R"J("/r/.git/record")J", R"J("/tmp/sbx-0123456789abcdef/r")J"}) {
+        CAPTURE(bad);
+        check_refused(edit(kBase, from, from + ", \"gitRecord\": " + bad), "filesystem.gitRecord");
+    }
+    // Without an audit there is nothing to record.
+    check_refused(edit(kBase, from, R"J("gitAudit": [], "gitRecord": "/home/u/.cache/sbx/git/r")J"), "filesystem.gitRecord");
+    check_refused(edit(kBase, from, R"J("gitRecord": "/home/u/.cache/sbx/git/r")J"), "filesystem.gitRecord");
+    // The last mount over it decides: read-only inside a writable one is fine.
+    check_accepted(edit(kBase, from, from + R"J(, "gitRecord": "/r/.git/hooks/record")J"));
+    check_accepted(edit(kBase, from, from + R"J(, "gitRecord": "/home/u/.ssh/record")J"));
+}
+
 TEST_CASE("plan: the network is none or proxy, and a proxy's rules are host patterns") {
     for (const char* mode : {"", "None", "NONE", "host", "none "}) {
         CAPTURE(mode);
@@ -2126,4 +2154,63 @@ TEST_CASE("plan: filesystem.toolCache is a writable bind outside the root and TM
     auto back = sbx::parse_plan(no_cache, std::string(kOrigin));
     REQUIRE_FALSE(back.has_value());
     CHECK(back.error().message.find("may be missing") != std::string::npos);
+}
+
+// --- filesystem.gitRecord ---------------------------------------------------------
+
+TEST_CASE("plan: the record of the repositories found is read and named; malformed, writable or without a base it is left out") {
+    using K = sbx::RecordedRepository::Kind;
+    const std::string record = "/home/u/.cache/sbx/git/r";
+    auto with_record = [](sbx::PlanRequest req) {
+        req.git_record_base = "/home/u/.cache";
+        return req;
+    };
+    sbx::MemoryFs fs;
+    fs.dir("/r/.git/objects").dir("/r/.git/refs").file("/r/.git/HEAD", "ref: refs/heads/main\n");
+    fs.dir("/r/vendor/x/.git/objects").dir("/r/vendor/x/.git/refs").dir("/r/vendor/x/.git/hooks");
+    fs.file("/r/vendor/x/.git/HEAD", "ref: refs/heads/main\n").file("/r/vendor/x/.git/config", "[core]\n\tbare = false\n");
+    fs.dir("/home/u/.cache/sbx/git");
+    auto plan = make(sbx::Policy{}, with_record(cache_request({})), fs);
+    REQUIRE(plan.filesystem.git_record.has_value());
+    CHECK(*plan.filesystem.git_record == record);  // named before there is one
+    CHECK_FALSE(has_mount(plan, sbx::MountKind::ro_bind, "/r/vendor/x/.git/config"));
+
+    fs.file(record, sbx::git_record_text({{K::tree, "/r/vendor/x"}}));
+    plan = make(sbx::Policy{}, with_record(cache_request({})), fs);
+    CHECK(plan.filesystem.git_record == record);
+    CHECK(has_mount(plan, sbx::MountKind::ro_bind, "/r/vendor/x/.git/config"));
+    CHECK(has_mount(plan, sbx::MountKind::ro_bind, "/r/vendor/x/.git/hooks"));
+    CHECK_FALSE(warned(plan, "no record"));
+
+    // No base: none read, none named.
+    plan = make(sbx::Policy{}, cache_request({}), fs);
+    CHECK_FALSE(plan.filesystem.git_record.has_value());
+    CHECK_FALSE(has_mount(plan, sbx::MountKind::ro_bind, "/r/vendor/x/.git/config"));
+
+    // Malformed: not used, said so, naming the file and the byte.
+    fs.file(record, "sbx git record 1\nT/r/vendor/x");
+    plan = make(sbx::Policy{}, with_record(cache_request({})), fs);
+    CHECK_FALSE(plan.filesystem.git_record.has_value());
+    CHECK_FALSE(has_mount(plan, sbx::MountKind::ro_bind, "/r/vendor/x/.git/config"));
+    CHECK(std::any_of(plan.warnings.begin(), plan.warnings.end(), [&](const sbx::Warning& w) {
+        return w.file == record && w.message.find("at byte 17") != std::string::npos;
+    }));
+
+    // Where the command could write it: its entries still protect, but it is not named.
+    fs.file(record, sbx::git_record_text({{K::tree, "/r/vendor/x"}}));
+    std::vector<sbx::Settings> layers;
+    layers.push_back(settings(sbx::LayerKind::user, "/home/u/.claude/settings.json", "/home/u", "/r",
+                              R"J({"sandbox": {"filesystem": {"allowWrite": ["/home/u/.cache"]}}})J"));
+    auto policy = sbx::merge(std::move(layers), {}, fs);
+    REQUIRE(policy.has_value());
+    plan = make(*policy, with_record(cache_request({})), fs);
+    CHECK_FALSE(plan.filesystem.git_record.has_value());
+    CHECK(warned(plan, "the command could write it"));
+
+    // A symlink on the way: not followed.
+    sbx::MemoryFs linked;
+    linked.dir("/r").dir("/home/u/.cache/elsewhere").symlink("/home/u/.cache/sbx", "elsewhere");
+    plan = make(sbx::Policy{}, with_record(cache_request({}, std::nullopt)), linked);  // no tool cache, which refuses it
+    CHECK_FALSE(plan.filesystem.git_record.has_value());
+    CHECK(warned(plan, "a symlink on the way to it"));
 }

@@ -1,6 +1,7 @@
 // sbx/plan/command_fs_rules.hpp - the filesystem rules one command runs with, tool cache home included.
 //
-// command_fs_rules() adds to the policy's rules the root's protected paths, sbx's
+// command_fs_rules() adds to the policy's rules the root's protected paths (with the
+// repositories the record of the audit after an earlier run names: read_git_record), sbx's
 // own programs where a command could write them (own_programs.hpp) and, where
 // those rules leave it writable, the tool cache home (choose_tool_cache).
 // make_plan plans the mounts from the result, and `sbx explain` and `sbx policy`
@@ -18,6 +19,7 @@
 #include "sbx/core/paths.hpp"
 #include "sbx/core/provenance.hpp"
 #include "sbx/rules/fs_rules.hpp"
+#include "sbx/rules/git_record.hpp"
 #include "sbx/rules/own_programs.hpp"
 #include "sbx/rules/protected_paths.hpp"
 #include "sbx/rules/tool_cache.hpp"
@@ -75,6 +77,63 @@ inline expected<ToolCacheChoice> choose_tool_cache(const Policy& policy, const s
     return out;
 }
 
+// The record of the repositories the audit after an earlier run found in `root`
+// (git_record.hpp): BASE/sbx/git/NAME, with the base's symlinks resolved, read
+// for protected_paths() and named in the plan (filesystem.gitRecord) for the
+// launcher to write after this run. Missing: no repositories yet, and the path
+// still named. Left out, with a warning, where there is no base, where a symlink
+// or other than a directory lies on the way from BASE/sbx (sbx follows no link
+// there), or where it cannot be read or understood (then the next audit writes
+// it again); command_fs_rules() also leaves it out where the command could write.
+struct GitRecordChoice {
+    std::optional<std::string> path;
+    std::vector<RecordedRepository> repos;
+    std::vector<Warning> warnings;
+};
+
+namespace detail {
+inline constexpr std::string_view kNoRecordCost =
+    "; a repository in the root that no gitlink names (an ignored clone, a bare repository) is then checked by the "
+    "audit after the run, not protected while it runs";
+}  // namespace detail
+
+inline GitRecordChoice read_git_record(const std::optional<std::string>& base, const std::string& root, const FsView& fs) {
+    GitRecordChoice out;
+    if (!base) return out;
+    auto leave_out = [&](const std::string& file, const std::string& why) {
+        out.path.reset();
+        out.repos.clear();
+        out.warnings.push_back(
+            Warning{file, "", "no record of the repositories in the root: " + why + std::string(detail::kNoRecordCost)});
+        return out;
+    };
+    if (!paths::is_absolute(*base) || paths::normalize(*base) != *base)
+        return leave_out(*base, "the cache folder is not an absolute, normalised path");
+    auto real_base = resolve(fs, *base);
+    if (!real_base) return leave_out(*base, "cannot look at the cache folder: " + to_string(real_base.error()));
+    const std::string path = git_record_path(*real_base, root);
+    for (std::string at = path; at != *real_base && paths::at_or_under(at, *real_base); at = paths::parent(at)) {
+        auto st = fs.lstat(at);
+        if (!st) return leave_out(at, "cannot look at it: " + to_string(st.error()));
+        if (*st && (*st)->type != (at == path ? FileType::regular : FileType::directory))
+            return leave_out(at, std::string((*st)->type == FileType::symlink ? "a symlink" : "of another kind") +
+                                     " on the way to it, and sbx follows no link there");
+    }
+    out.path = path;
+    auto text = fs.read_text(path, git_record::kMaxBytes);
+    if (!text) return leave_out(path, "cannot read it (" + to_string(text.error()) + "); remove it");
+    if (!*text) return out;
+    auto read = parse_git_record(**text);
+    if (read.problem) return leave_out(path, "cannot understand it: " + *read.problem + "; remove it");
+    if (read.truncated)
+        out.warnings.push_back(Warning{path, "",
+                                       "lists more than " + std::to_string(git_record::kMaxRepositories) +
+                                           " repositories; those after them are checked by the audit after the run, "
+                                           "not protected while it runs"});
+    out.repos = std::move(read.repos);
+    return out;
+}
+
 // The filesystem rules a command is run with: the policy's, the root's protected
 // paths, where the rules leave it writable the tool cache home under `base`
 // (nullopt: none) added to them as writable, and the paths of sbx's own programs
@@ -89,17 +148,35 @@ struct CommandFsRules {
     std::vector<ProtectedPath> own_programs;   // what of sbx's own programs was protected
     std::vector<Warning> own_program_warnings;  // what of them could not be
     std::optional<std::string> git_exclude;     // the info/exclude git reads in the root (ProtectedPaths)
+    std::optional<std::string> git_record;      // where the launcher records the repositories it finds (read_git_record)
+    std::vector<Warning> git_record_warnings;   // why there is none, or what of it was left out
 };
 
+// `git_record_base`: the folder the record of the repositories found in the root
+// lies under (read_git_record; the tool cache's, $XDG_CACHE_HOME or HOME/.cache);
+// nullopt: none is read or kept.
 inline expected<CommandFsRules> command_fs_rules(const Policy& policy, const FsContext& ctx,
                                                  const std::optional<std::string>& tool_cache_base, const CachedFs& cached,
-                                                 std::span<const std::string> own_programs = {}) {
-    auto prot = protected_paths(ctx.root, ctx.home, cached);
+                                                 std::span<const std::string> own_programs = {},
+                                                 const std::optional<std::string>& git_record_base = std::nullopt) {
+    auto record = read_git_record(git_record_base, ctx.root, cached);
+    auto prot = protected_paths(ctx.root, ctx.home, cached, record.repos);
     SBX_TRY(prot);
     auto rules = compile_fs_rules(policy, ctx, prot->paths, cached);
     SBX_TRY(rules);
-    CommandFsRules out{std::move(*rules), std::nullopt, std::move(prot->warnings), {}, {}, {}, prot->git_exclude};
+    CommandFsRules out{std::move(*rules), std::nullopt, std::move(prot->warnings), {}, {}, {}, prot->git_exclude, {}, {}};
     if (out.rules.disabled) return out;
+    // The record tells the next plan what to protect: a command that could write it
+    // could hide a repository from that plan (the audit would still check it).
+    if (record.path) {
+        if (const auto d = decide(out.rules, *record.path, Access::write); d.allowed)
+            record.warnings.push_back(Warning{*record.path, "",
+                                              "no record of the repositories in the root: the command could write it" +
+                                                  std::string(detail::kNoRecordCost)});
+        else
+            out.git_record = std::move(record.path);
+    }
+    out.git_record_warnings = std::move(record.warnings);
     auto cache = choose_tool_cache(policy, tool_cache_base, out.rules, cached);
     SBX_TRY(cache);
     out.tool_cache_warnings = std::move(cache->warnings);

@@ -133,6 +133,9 @@ struct FsPlan {
     // command made or changed in their git directories that would make git run a
     // program (git_audit.hpp). The root, for an isolated plan.
     std::vector<std::string> git_audit;
+    // Where the launcher then records the repositories the audit found under the
+    // root, for the next plan to protect (git_record.hpp); nullopt: nowhere.
+    std::optional<std::string> git_record;
     std::vector<Warning> warnings;
 };
 

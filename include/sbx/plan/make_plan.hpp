@@ -63,6 +63,10 @@ struct PlanRequest {
     // Those a command could write, and their folders, become protected paths
     // (own_programs.hpp); empty: none are known.
     std::vector<std::string> own_programs = {};
+    // The folder the record of the repositories the audit finds in the root lies
+    // under (git_record.hpp: BASE/sbx/git/NAME, BASE as for tool_cache_base, which
+    // `--no-tool-cache` does not change); nullopt: none is read or kept.
+    std::optional<std::string> git_record_base = std::nullopt;
 };
 
 // The first of `homes` that `root` is or holds, or nullopt. A root that holds a
@@ -175,10 +179,11 @@ inline expected<Plan> make_plan(const Policy& policy, const PlanRequest& req, co
                                                 std::to_string(net::kMaxForwards) + " can be made");
     CachedFs cached(fs);
     auto command_rules =
-        command_fs_rules(policy, FsContext{req.root, req.tmpdir, req.home}, req.tool_cache_base, cached, req.own_programs);
+        command_fs_rules(policy, FsContext{req.root, req.tmpdir, req.home}, req.tool_cache_base, cached, req.own_programs,
+                         req.git_record_base);
     SBX_TRY(command_rules);
     for (const auto* list : {&command_rules->protected_warnings, &command_rules->own_program_warnings,
-                             &command_rules->tool_cache_warnings})
+                             &command_rules->tool_cache_warnings, &command_rules->git_record_warnings})
         plan.warnings.insert(plan.warnings.end(), list->begin(), list->end());
     const FsRules* const rules = &command_rules->rules;
     // The environment's cache variables point into the tool cache home.
@@ -236,6 +241,7 @@ inline expected<Plan> make_plan(const Policy& policy, const PlanRequest& req, co
                 std::any_of(plan.filesystem.mounts.begin(), plan.filesystem.mounts.end(),
                             [&](const Mount& m) { return m.kind == MountKind::bind && m.path == p.path; }))
                 plan.filesystem.git_audit.push_back(p.path);
+        plan.filesystem.git_record = command_rules->git_record;
     }
     return plan;
 }

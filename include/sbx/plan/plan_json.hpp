@@ -164,6 +164,7 @@ inline std::string to_json(const Plan& p) {
         for (const auto& d : p.filesystem.git_audit) w.value(d);
         w.end_array();
     }
+    if (p.filesystem.git_record) w.key("gitRecord").value(*p.filesystem.git_record);
     if (!p.rules.empty()) {
         w.key("rules").begin_array();
         for (const auto& r : p.rules) {

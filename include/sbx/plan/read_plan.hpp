@@ -458,7 +458,7 @@ private:
 
     static expected<void> read_filesystem(element v, Plan& p) {
         auto m = members(v, "filesystem",
-                         {"isolated", "mounts", "placeholders", "gitExclude", "gitAudit", "toolCache", "rules"},
+                         {"isolated", "mounts", "placeholders", "gitExclude", "gitAudit", "gitRecord", "toolCache", "rules"},
                          {"isolated", "mounts", "placeholders"});
         SBX_TRY(m);
         SBX_TRY(assign(p.filesystem.isolated, boolean(m->at("isolated"), "filesystem.isolated")));
@@ -584,6 +584,24 @@ private:
                     return error(k, "'" + *where + "' is listed twice");
                 p.filesystem.git_audit.push_back(std::move(*where));
             }
+        }
+
+        if (m->has("gitRecord")) {
+            const std::string k = "filesystem.gitRecord";
+            auto where = path(m->at("gitRecord"), k);
+            SBX_TRY(where);
+            // Written after the run from what the audit found: only with an audit, and
+            // never where the command could have written (or replaced) it: the last
+            // mount over it, which decides what the command sees there, is no writable one.
+            if (p.filesystem.git_audit.empty()) return error(k, "needs filesystem.gitAudit: it records what that audit finds");
+            if (*where == "/") return error(k, "/ is no file");
+            const Mount* over = nullptr;
+            for (const auto& mt : p.filesystem.mounts)
+                if (paths::at_or_under(*where, mt.path)) over = &mt;
+            if (over != nullptr && (over->kind == MountKind::bind || over->kind == MountKind::pin))
+                return error(k, "'" + *where + "' lies in a writable mount of this plan (" + over->path +
+                                    "), where the command could write it");
+            p.filesystem.git_record = std::move(*where);
         }
 
         if (m->has("rules")) {

@@ -17,6 +17,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -29,6 +30,7 @@
 #include "sbx/core/paths.hpp"
 #include "sbx/rules/git_config.hpp"
 #include "sbx/rules/git_index.hpp"
+#include "sbx/rules/git_record.hpp"
 #include "sbx/rules/protected_entries.hpp"
 
 namespace sbx {
@@ -302,6 +304,29 @@ public:
     // as gitlinks, and those their own indexes record, protected as submodules are.
     void nested_repositories() {
         if (found_) gitlinked(found_->tree, found_->git_dir, 0);
+    }
+
+    // The repositories an earlier run's audit found in the root `root`
+    // (git_record.hpp), protected as gitlinked ones are: each one still there,
+    // strictly inside the root and outside its `.git`, with no symbolic link on the
+    // way. One gone or changed since is passed over: the audit after this run
+    // looks at the root again.
+    void recorded(std::span<const RecordedRepository> repos, const std::string& root) {
+        const std::string own = paths::join(root, ".git");
+        for (const auto& r : repos) {
+            if (r.path == root || !paths::at_or_under(r.path, root) || paths::at_or_under(r.path, own)) continue;
+            if (auto real = c_.real_path(r.path); !real || *real != r.path) continue;
+            const std::string name = r.path.substr(root.size() + 1);
+            if (r.kind == RecordedRepository::Kind::tree) {
+                if (!nested_done_.insert(r.path).second) continue;
+                nested(r.path, "repository " + name + ", found by the audit after an earlier run", 0);
+            } else if (is_bare_git_dir(r.path)) {
+                if (auto ok = git_dir(r.path, "bare repository " + name + ", found by the audit after an earlier run",
+                                      r.path);
+                    !ok)
+                    c_.warn(ok.error().file.empty() ? r.path : ok.error().file, ok.error().message);
+            }
+        }
     }
 
 private:

@@ -41,6 +41,7 @@
 #pragma once
 
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -148,8 +149,10 @@ static_assert(commondir_only_for_commondir(kAgentDirs) && commondir_only_for_com
 // name a git directory (INVALID_SETTINGS, naming the file). Anything else that cannot
 // be looked at is a warning naming the path (a git config file that cannot be read or
 // understood too, with the line); the entries still hold what could be decided, and a
-// path that could not be looked at is listed read_only.
-inline expected<ProtectedPaths> protected_paths(std::string_view root, std::string_view home, const FsView& fs) {
+// path that could not be looked at is listed read_only. `recorded`: the repositories
+// the audit after an earlier run found in the root (git_record.hpp), protected too.
+inline expected<ProtectedPaths> protected_paths(std::string_view root, std::string_view home, const FsView& fs,
+                                                std::span<const RecordedRepository> recorded = {}) {
     using namespace protected_names;
     using protect_detail::Kind;
     for (auto [what, p] : {std::pair{"root", root}, std::pair{"home directory", home}}) {
@@ -212,6 +215,7 @@ inline expected<ProtectedPaths> protected_paths(std::string_view root, std::stri
         SBX_TRY(found);
     }
     git.nested_repositories();
+    git.recorded(recorded, r);
     // The user's own git config applies in every repository: a relative hooks path in
     // it is taken in each working tree met above, or in the root when there is none.
     std::vector<std::string> trees = git.trees();

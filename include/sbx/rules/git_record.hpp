@@ -1,0 +1,107 @@
+// sbx/rules/git_record.hpp - the repositories the audit found in a root, kept for the next plan.
+//
+// The plan protects the repositories git itself leads to from the root (its own,
+// the linked worktrees, the submodules and gitlinks). A repository no gitlink
+// names (an ignored clone in vendor/, a bare repository in a subdirectory) is
+// found only by walking the root, which the audit after a run does anyway
+// (launchers/git_audit.cpp). So the launcher writes what its walk found to a
+// record of the root's, outside the command's reach (BASE/sbx/git/NAME, beside
+// the tool cache homes: the plan's filesystem.gitRecord), and the next plan
+// protects each recorded repository as it protects a gitlinked one: its config,
+// hooks and the places its config names are read-only while that command runs.
+// A repository made or cloned since the last run is not in the record; the
+// audit after this run still checks it.
+//
+// The record is text: a first line naming the format, then one entry per
+// repository, each a kind letter (T: a working tree holding a `.git` directory
+// or file; B: a bare git directory) and an absolute, normalised path, ended by
+// a NUL byte (a path may hold a newline). parse_git_record() reads it strictly:
+// a malformed record is not used, and the planner warns naming the byte.
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "sbx/core/paths.hpp"
+#include "sbx/rules/tool_cache.hpp"
+
+namespace sbx {
+
+struct RecordedRepository {
+    enum class Kind { tree, bare };
+    Kind kind = Kind::tree;
+    std::string path;
+    friend bool operator==(const RecordedRepository&, const RecordedRepository&) = default;
+};
+
+namespace git_record {
+
+inline constexpr std::string_view kHeader = "sbx git record 1\n";
+// The most repositories a record keeps, and its largest size: a command can make
+// any number of repositories, and each recorded one adds mounts to the next plan.
+// Past them the rest is left out of the record (the audit still checks them), and
+// the planner says so.
+inline constexpr std::size_t kMaxRepositories = 2000;
+inline constexpr std::size_t kMaxBytes = std::size_t{1} << 22;
+
+}  // namespace git_record
+
+// BASE/sbx/git/NAME for a root, NAME as tool_cache_name() makes it.
+inline std::string git_record_path(std::string_view base, std::string_view root) {
+    return paths::join(paths::join(std::string(base), "sbx/git"), tool_cache_name(root));
+}
+
+// The record's text for `repos` (each path absolute and normalised, without NUL),
+// at most git_record::kMaxRepositories of them.
+inline std::string git_record_text(const std::vector<RecordedRepository>& repos) {
+    std::string out(git_record::kHeader);
+    std::size_t n = 0;
+    for (const auto& r : repos) {
+        if (n++ == git_record::kMaxRepositories) break;
+        out += r.kind == RecordedRepository::Kind::bare ? 'B' : 'T';
+        out += r.path;
+        out += '\0';
+    }
+    return out;
+}
+
+struct GitRecordRead {
+    std::vector<RecordedRepository> repos;
+    std::optional<std::string> problem;  // what is wrong, at which byte: then `repos` is empty
+    bool truncated = false;              // more than kMaxRepositories entries; the first ones are kept
+};
+
+inline GitRecordRead parse_git_record(std::string_view text) {
+    GitRecordRead out;
+    auto bad = [&](std::size_t at, const std::string& what) {
+        out.repos.clear();
+        out.problem = what + " at byte " + std::to_string(at);
+        return out;
+    };
+    if (text.size() > git_record::kMaxBytes) return bad(git_record::kMaxBytes, "larger than 4 MiB");
+    if (!text.starts_with(git_record::kHeader)) return bad(0, "not an sbx git record (its first line is not '" +
+                                                              std::string(git_record::kHeader.substr(0, git_record::kHeader.size() - 1)) + "')");
+    std::size_t at = git_record::kHeader.size();
+    while (at < text.size()) {
+        const std::size_t end = text.find('\0', at);
+        if (end == std::string_view::npos) return bad(at, "an entry without its NUL byte");
+        const std::string_view entry = text.substr(at, end - at);
+        if (entry.empty() || (entry[0] != 'T' && entry[0] != 'B')) return bad(at, "an entry that is neither T nor B");
+        const std::string_view path = entry.substr(1);
+        if (!paths::is_absolute(path) || paths::normalize(path) != path || path == "/")
+            return bad(at + 1, "a path that is not absolute and normalised");
+        if (out.repos.size() == git_record::kMaxRepositories) {
+            out.truncated = true;
+            return out;
+        }
+        out.repos.push_back({entry[0] == 'B' ? RecordedRepository::Kind::bare : RecordedRepository::Kind::tree,
+                             std::string(path)});
+        at = end + 1;
+    }
+    return out;
+}
+
+}  // namespace sbx
