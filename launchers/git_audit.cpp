@@ -180,8 +180,12 @@ std::string octal(mode_t m) {
 
 class Auditor {
 public:
-    Auditor(const std::string& root, const std::vector<std::string>& dirs, const timespec& start)
-        : root_(root), dirs_(dirs), start_(start) {
+    // A survey (survey_git) only walks, passing over what it cannot look into, and
+    // finds the repositories; it changes nothing.
+    enum class Mode { audit, survey };
+
+    Auditor(const std::string& root, const std::vector<std::string>& dirs, const timespec& start, Mode mode = Mode::audit)
+        : root_(root), dirs_(dirs), start_(start), survey_(mode == Mode::survey) {
         protected_.insert(paths::join(root_, ".git"));
         for (const auto& d : dirs_)
             if (d != root_) protected_.insert(d);  // a main git directory the plan protects (a linked worktree's)
@@ -190,6 +194,11 @@ public:
 
     GitAuditResult run() {
         for (const auto& d : dirs_) walk(d);
+        if (survey_) {
+            record_repositories();
+            out_.failures.clear();
+            return std::move(out_);
+        }
         for (auto& p : pointers_) pointer(p);
         for (const auto& g : git_dirs_) git_dir(g);
         // A `.git` file or link names a git directory from another working tree, from
@@ -226,6 +235,7 @@ private:
     const std::string& root_;
     const std::vector<std::string>& dirs_;
     timespec start_;
+    bool survey_;
     std::string home_;
     GitAuditResult out_;
     std::set<std::string> protected_;  // git directories whose files are protected during the run
@@ -287,6 +297,7 @@ private:
     // and no failure when it is gone, or no directory any more, since it was listed.
     Fd open_listable(int at, const std::string& name, const std::string& path) {
         Fd d(::openat(at, name.c_str(), kDirFlags));
+        if (survey_) return d;
         if (!d.ok()) {
             const int err = errno;
             if (err == ENOENT || err == ELOOP || err == ENOTDIR) return Fd();
@@ -389,6 +400,7 @@ private:
     // without a `.git` has a HEAD placeholder while the command runs.
     void visit(int fd, const std::string& path, const Listing& l) {
         if (path == root_) {
+            if (survey_) return;
             if (struct stat st {}; l.git_dir() && changed(fd, "HEAD", st))
                 neutralise(fd, path, "HEAD", "git-head",
                            "made during the run at the root beside objects and refs: git takes the root for a bare "
@@ -757,6 +769,11 @@ timespec audit_clock() {
 
 GitAuditResult audit_git(const std::string& root, const std::vector<std::string>& dirs, const timespec& start) {
     return Auditor(root, dirs, start).run();
+}
+
+std::vector<sbx::RecordedRepository> survey_git(const std::string& root) {
+    const std::vector<std::string> dirs{root};
+    return Auditor(root, dirs, timespec{}, Auditor::Mode::survey).run().repositories;
 }
 
 sbx::expected<void> keep_git_record(const std::string& path, const std::vector<std::string>& audited,

@@ -62,6 +62,12 @@ timespec audit_clock();
 // `start`. `root`: the plan's root, whose own `.git` is protected during the run.
 GitAuditResult audit_git(const std::string& root, const std::vector<std::string>& dirs, const timespec& start);
 
+// The repositories under `root` (absolute, normalised, without symlinks) as the
+// audit finds them (GitAuditResult::repositories), before a command runs in a
+// root that has no record yet: the same walk, but what cannot be looked into is
+// passed over (the audit after the run looks again), and nothing is changed.
+std::vector<sbx::RecordedRepository> survey_git(const std::string& root);
+
 // Writes the record at `path` (the plan's filesystem.gitRecord): `found`, and
 // what the record held outside every directory of `audited` (another worktree's
 // root shares the record's folder, not its entries). Makes its folder as

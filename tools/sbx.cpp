@@ -83,6 +83,7 @@
 #include "git_files.hpp"    // tools/: the settings at a git revision, for sbx diff
 #include "host_lookup.hpp"  // launchers/: this machine's addresses and name lookup, as the proxy's
 #if defined(__linux__)
+#include "git_audit.hpp"       // launchers/: the audit's walk, for a root's first record of its repositories
 #include "linux_platform.hpp"  // launchers/: the Linux launcher's steps, which `sbx run` runs itself
 #include "stage.hpp"           // launchers/: the stage, should sbx-stage not be there
 #endif
@@ -463,6 +464,23 @@ std::optional<std::string> usable_git_record_base(const Loaded& l, std::vector<s
     if (::access(at.c_str(), W_OK | X_OK) == 0) return base;
     return unusable(std::string("you cannot write to it (") + std::strerror(errno) + ")");
 }
+
+#if defined(__linux__)
+// A root no run has a record of yet (sbx/rules/git_record.hpp): its repositories
+// are found now, by the walk of the audit, and recorded, so that the first run
+// protects those no gitlink names too (an ignored clone), as the runs after it do.
+// Where the record cannot be kept, the plan says so (usable_git_record_base).
+void record_git_first(const Loaded& l) {
+    const auto base = usable_git_record_base(l, nullptr);
+    if (!base) return;
+    auto real = sbx::resolve(*l.view, *base);
+    if (!real) return;
+    const std::string path = sbx::git_record_path(*real, l.root);
+    struct stat st {};
+    if (::lstat(path.c_str(), &st) == 0 || errno != ENOENT) return;
+    (void)sbx::launcher::keep_git_record(path, {l.root}, sbx::launcher::survey_git(l.root));
+}
+#endif
 
 // The base of the root's tool cache home, unless this user cannot make the home
 // (a HOME of another's, a read-only one): then nullopt, and a warning, as the
@@ -1565,6 +1583,11 @@ int run_run(RunArgs& a) {
         if (here) platform.start_early(here_launcher, early_facts(a.plan, &*loaded), *reaper);  // if they say otherwise
 #endif
         t = sbx::launcher::Trace::now();
+#if defined(__linux__)
+        record_git_first(*loaded);
+        trace.step("sbx.git-survey", t);
+        t = sbx::launcher::Trace::now();
+#endif
         auto made = plan_for(*loaded, a.plan, kRunUnknownHost, run_scans_stderr());
         // The launcher takes the group's lock for itself (in this process, in
         // the group's files as they are).

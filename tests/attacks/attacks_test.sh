@@ -1222,6 +1222,18 @@ PY
     input=$case_dir/plan-no-audit.json capture timeout 20 "$sbx_linux" --plan-fd 0 --violations
 }
 
+# run_unrecorded SCRIPT: SCRIPT through sbx-linux with the plan `sbx plan` makes as
+# it is. Unlike `sbx run`, `sbx plan` walks no root for a first record of its
+# repositories, so one that no gitlink names is unknown while the command runs,
+# as a clone made since the last run is: only the audit after it stands.
+run_unrecorded() {
+    capture "$sbx" plan --root "$proj" "${managed[@]}" "${confined[@]}" -- bash "$1"
+    [[ $rc == 0 ]] || fail_because "sbx plan failed with status $rc"
+    cp "$case_dir/out" "$case_dir/plan.json"
+    give "$case_dir"
+    input=$case_dir/plan.json capture timeout 20 "$sbx_linux" --plan-fd 0 --violations
+}
+
 # setup_nested: a repository in the project with a committed nested repository `sub`
 # gitlinked in its index, as `git add sub` leaves it.
 setup_nested() {
@@ -1371,9 +1383,10 @@ chmod 555 sub2/.git"
     want_file "$marker"
     tap_finish "control: without gitAudit, git follows the symlinked sub/.git and runs the payload"
 
-    # Repositories that were there before the run: a gitlinked one whose config the
-    # command cannot write, and one without a gitlink that it leaves alone. Neither
-    # is touched; the user's credential.helper stays.
+    # Repositories that were there before the run: a gitlinked one and one without
+    # a gitlink (known from the record `sbx run` makes before the root's first run),
+    # whose configs the command cannot write. Neither is touched; the user's
+    # credential.helper stays.
     local linked_before loose_before
     fresh_case
     setup_nested
@@ -1383,10 +1396,12 @@ chmod 555 sub2/.git"
     linked_before=$(file_state "$proj/sub/.git/config")
     loose_before=$(file_state "$proj/loose/.git/config")
     inner_script plant "git -C sub config credential.helper '!evil' 2>/dev/null && echo wrote-sub
+git -C loose config credential.helper '!evil' 2>/dev/null && echo wrote-loose
 echo work >notes.txt"
     sbx_run "${confined[@]}" -- bash "$script"
     want_status 0
     want_no_out "wrote-sub"
+    want_no_out "wrote-loose"
     want_no_err "neutralised"
     [[ $(file_state "$proj/sub/.git/config") == "$linked_before" ]] || fail_because "sub/.git/config changed"
     [[ $(file_state "$proj/loose/.git/config") == "$loose_before" ]] || fail_because "loose/.git/config changed"
@@ -1398,10 +1413,10 @@ echo work >notes.txt"
     in_case git init -q "$proj/loose"
     in_case git -C "$proj/loose" config credential.helper store
     inner_script plant "git -C loose config credential.helper '!evil'"
-    sbx_run "${confined[@]}" -- bash "$script"
+    run_unrecorded "$script"
     want_status 0
     want_err "neutralised git-config $proj/loose/.git/config (credential.helper line "
-    tap_finish "control: the same loose repository's config changed during the run is neutralised"
+    tap_finish "control: planned with no record, the same loose repository's config is written, and neutralised after the run"
 
     # A pre-existing gitlinked repository is protected while the command runs.
     write_case setup_nested "writing a gitlinked nested repository's .git/config" project/sub/.git/config
@@ -1491,7 +1506,7 @@ git_audit_attacks() {
     fresh_case
     setup_clones
     audit_plants
-    sbx_run "${confined[@]}" -- bash "$script"
+    run_unrecorded "$script"  # the clones unknown while it runs, as ones made since the last run
     want_status 0
     want_err "neutralised git-config $proj/deep/d/d/"
     want_err "neutralised git-config $proj/locked/repo/.git/config (core.fsmonitor line "
@@ -1515,16 +1530,20 @@ git_audit_attacks() {
     in_case chmod 755 "$proj/locked"
     tap_finish "control: without gitAudit, git outside runs each of the six payloads"
 
-    # The same ignored clones, known from the record the audit after an earlier run
-    # left: while the next command runs, what their configs name (vendor/x's own
-    # hooks path, vendor/y's include) and their configs are read-only. The control
-    # is the same command with no run before it: nothing knew of the clones.
+    # The same ignored clones, known before the command runs from the root's record
+    # (made by `sbx run` before the root's first run, brought up to date by the
+    # audit after each): while it runs, what their configs name (vendor/x's own
+    # hooks path, vendor/y's include), their configs and hooks are read-only. The
+    # control is the same command with a plan made with no record.
     local try_clones="for f in vendor/x/.githooks/post-checkout vendor/y/shared.inc vendor/x/.git/config vendor/y/.git/hooks/pre-commit; do
 mkdir -p \"\${f%/*}\" 2>/dev/null || true; if echo x 2>/dev/null >>\"\$f\"; then echo \"wrote \$f\"; else echo \"refused \$f\"; fi; done"
+    local tried="vendor/x/.githooks/post-checkout vendor/y/shared.inc vendor/x/.git/config vendor/y/.git/hooks/pre-commit"
     fresh_case
     setup_clones
-    sbx_run "${confined[@]}" -- true
+    inner_script try "$try_clones"
+    sbx_run "${confined[@]}" -- bash "$script"
     want_status 0
+    for name in $tried; do want_out "refused $name"; done
     capture "$sbx" plan --root "$proj" "${managed[@]}" "${confined[@]}" -- true
     python3 - "$case_dir/out" "$proj" <<'PY' || fail_because "the record does not list the two clones alone"
 import json, sys
@@ -1532,23 +1551,29 @@ record = open(json.load(open(sys.argv[1]))["filesystem"]["gitRecord"], "rb").rea
 proj = sys.argv[2].encode()
 assert record == b"sbx git record 1\nT" + proj + b"/vendor/x\0T" + proj + b"/vendor/y\0", record
 PY
+    tap_finish "ignored clones there before the root's first run: their hooks path, include, config and hooks are read-only while it runs"
+
+    # Clones made after a run: the audit after the next one records them.
+    fresh_case
+    setup_repo
+    sbx_run "${confined[@]}" -- true
+    want_status 0
+    setup_clones
+    sbx_run "${confined[@]}" -- true
+    want_status 0
     inner_script try "$try_clones"
     sbx_run "${confined[@]}" -- bash "$script"
     want_status 0
-    for name in vendor/x/.githooks/post-checkout vendor/y/shared.inc vendor/x/.git/config vendor/y/.git/hooks/pre-commit; do
-        want_out "refused $name"
-    done
-    tap_finish "ignored clones found by an earlier run's audit: their hooks path, include, config and hooks are read-only while the next command runs"
+    for name in $tried; do want_out "refused $name"; done
+    tap_finish "ignored clones made after a root's first run: recorded by the audit after the next, read-only in the runs after it"
 
     fresh_case
     setup_clones
     inner_script try "$try_clones"
-    sbx_run "${confined[@]}" -- bash "$script"
+    run_without_audit "$script"
     want_status 0
-    for name in vendor/x/.githooks/post-checkout vendor/y/shared.inc vendor/x/.git/config vendor/y/.git/hooks/pre-commit; do
-        want_out "wrote $name"
-    done
-    tap_finish "control: with no run before, the command writes into the ignored clones (the audit after it renames what git would run)"
+    for name in $tried; do want_out "wrote $name"; done
+    tap_finish "control: planned without a record, the command writes into the ignored clones"
 
     # The root itself left mode 000 by the command: the audit still looks into it.
     fresh_case

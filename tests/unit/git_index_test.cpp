@@ -392,7 +392,7 @@ TEST_CASE("protected: a recorded repository no gitlink names gets what a gitlink
     CHECK(read_only(*pp, "/r/vendor/x/.git/hooks"));
     CHECK(read_only(*pp, "/r/vendor/x/.githooks"));  // its hooks path, in its own work tree
     CHECK(read_only(*pp, "/r/vendor/x/team.cfg"));   // its include, in its work tree too
-    CHECK(pp->find("/r/vendor/x/.git/config")->reason.find("vendor/x, found by the audit after an earlier run") !=
+    CHECK(pp->find("/r/vendor/x/.git/config")->reason.find("vendor/x, in the record of the repositories found in the root") !=
           std::string::npos);
     CHECK(read_only(*pp, "/r/third/y/.git"));
     CHECK(read_only(*pp, "/r/.git/modules/y/config"));
@@ -407,4 +407,30 @@ TEST_CASE("protected: a recorded repository no gitlink names gets what a gitlink
     CHECK(pp->find("/r/gone/.git") == nullptr);
     // Without the record, the clone is not known before the run.
     CHECK(compute(fs).find("/r/vendor/x/.git/config") == nullptr);
+}
+
+TEST_CASE("git record: any bytes are read or refused whole, and what is read writes back to itself") {
+    std::uint64_t x = 0x9e3779b97f4a7c15ULL;
+    auto next = [&] {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        return x;
+    };
+    const std::string alphabet = std::string("TB/.a\n", 6) + '\0';
+    for (int i = 0; i < 20000; ++i) {
+        std::string t(sbx::git_record::kHeader);
+        if (next() % 8 == 0) t.erase(next() % t.size(), 1);
+        for (std::size_t n = next() % 40; n > 0; --n) t += alphabet[next() % alphabet.size()];
+        const auto r = sbx::parse_git_record(t);
+        if (r.problem) {
+            CHECK(r.repos.empty());
+            continue;
+        }
+        for (const auto& repo : r.repos) {
+            CHECK(sbx::paths::is_absolute(repo.path));
+            CHECK(sbx::paths::normalize(repo.path) == repo.path);
+        }
+        CHECK(sbx::git_record_text(r.repos) == t);
+    }
 }

@@ -316,14 +316,12 @@ public:
         for (const auto& r : repos) {
             if (r.path == root || !paths::at_or_under(r.path, root) || paths::at_or_under(r.path, own)) continue;
             if (auto real = c_.real_path(r.path); !real || *real != r.path) continue;
-            const std::string name = r.path.substr(root.size() + 1);
+            const std::string what = r.path.substr(root.size() + 1) + ", in the record of the repositories found in the root";
             if (r.kind == RecordedRepository::Kind::tree) {
                 if (!nested_done_.insert(r.path).second) continue;
-                nested(r.path, "repository " + name + ", found by the audit after an earlier run", 0);
+                nested(r.path, "repository " + what, 0);
             } else if (is_bare_git_dir(r.path)) {
-                if (auto ok = git_dir(r.path, "bare repository " + name + ", found by the audit after an earlier run",
-                                      r.path);
-                    !ok)
+                if (auto ok = git_dir(r.path, "bare repository " + what, r.path); !ok)
                     c_.warn(ok.error().file.empty() ? r.path : ok.error().file, ok.error().message);
             }
         }
