@@ -73,6 +73,21 @@ void BM_Audit(benchmark::State& state) {
 
 BENCHMARK(BM_Audit)->Arg(0)->Arg(1000)->Arg(100000)->Arg(1000000)->Unit(benchmark::kMillisecond);
 
+// The walk `sbx run` makes of a root with no record of its repositories yet, before
+// its first run (survey_git): the audit's walk, checking nothing.
+void BM_Survey(benchmark::State& state) {
+    const std::string& root = tree(state.range(0));
+    for (auto _ : state) {
+        auto r = sbx::launcher::survey_git(root);
+        benchmark::DoNotOptimize(r);
+    }
+    state.counters["files"] = static_cast<double>(state.range(0));
+    state.counters["ns_per_file"] = benchmark::Counter(
+        static_cast<double>(state.range(0)), benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);
+}
+
+BENCHMARK(BM_Survey)->Arg(1000)->Arg(100000)->Unit(benchmark::kMillisecond);
+
 }  // namespace
 
 BENCHMARK_MAIN();
