@@ -71,6 +71,7 @@
 #include "sbx/review/decision_json.hpp"
 #include "sbx/review/value_diff.hpp"
 #include "sbx/rules/fs_rules.hpp"
+#include "sbx/rules/git_audit.hpp"
 #include "sbx/rules/network.hpp"
 #include "sbx/rules/tool_cache.hpp"
 #include "sbx/settings/agent_env.hpp"
@@ -835,6 +836,16 @@ sbx::expected<sbx::Plan> plan_for(const Loaded& l, const PlanArgs& a, std::strin
     return plan;
 }
 
+// One line naming the variables left out of the command's environment (names
+// only, never values), or nothing: `sbx plan` says why each was.
+std::string removed_env_line(const std::vector<sbx::RemovedEnvVar>& removed) {
+    if (removed.empty()) return {};
+    std::string names;
+    for (const auto& r : removed) names += (names.empty() ? "" : ", ") + sbx::printable_line_part(r.name);
+    return "sbx: left out of the command's environment (may hold secrets): " + names +
+           "; pass one with --env NAME (sbx plan says why each)\n";
+}
+
 struct ExplainArgs {
     SettingsArgs settings;
     std::string path;
@@ -1422,6 +1433,7 @@ struct RunArgs {
     bool pty = false;     // --pty: a terminal of the command's own even without one here
     bool no_pty = false;  // --no-pty: the caller's descriptors as they are, terminal or not
     bool allow_clipboard_write = false;  // --allow-clipboard-write: OSC 52 reaches the caller's terminal
+    bool quiet = false;  // --quiet: none of sbx's informational lines (the root, the variables left out)
     int trace_fd = -1;    // --trace-fd N: each step's time, here and in the launcher (launchers/trace.hpp)
 };
 
@@ -1599,6 +1611,8 @@ int run_run(RunArgs& a) {
         }
         if (made && !a.plan.settings.root_given() && loaded->root != loaded->cwd && a.attempt == 1)
             root_line = "sbx: root " + loaded->root + ": " + sbx::root_why(loaded->where) + "\n";
+        if (made && a.attempt == 1) root_line += removed_env_line(made->env_removed);
+        if (a.quiet) root_line.clear();
         return made;
     }();
     if (!plan) return run_failed(plan.error());
@@ -1815,7 +1829,8 @@ int main(int argc, char** argv) {
     plan_args.add_home_root_to(plan);
     plan_args.add_tool_cache_to(plan);
     plan_args.add_weaker_sandbox_to(plan);
-    plan->add_option("command", plan_args.command, "The command, after --")->required();
+    plan->add_option("command", plan_args.command, "The command and its arguments (after -- when it starts with -)")
+        ->required();
 
     RunArgs run_args;
     auto* run = app.add_subcommand("run", "Run a command in the sandbox");
@@ -1846,10 +1861,14 @@ int main(int argc, char** argv) {
         ->excludes(pty_flag);
     run->add_flag("--allow-clipboard-write", run_args.allow_clipboard_write,
                   "Let the command set your terminal's clipboard (OSC 52) through its terminal; dropped by default");
+    run->add_flag("--quiet", run_args.quiet,
+                  "Print none of sbx's informational lines (the root found above the current directory, the variables "
+                  "left out of the environment); refusals and warnings still print");
     run->add_option("--trace-fd", run_args.trace_fd,
                     "Write each step's time to descriptor N, a line of JSON per step (docs/plan.md)")
         ->check(CLI::Range(3, INT_MAX));
-    run->add_option("command", run_args.plan.command, "The command, after --")->required();
+    run->add_option("command", run_args.plan.command, "The command and its arguments (after -- when it starts with -)")
+        ->required();
 
     DoctorArgs doctor_args;
     auto* doctor = app.add_subcommand("doctor", "Check whether the sandbox can run here, and what to do if not");
@@ -1863,8 +1882,26 @@ int main(int argc, char** argv) {
         std::cerr << "sbx: USAGE: unknown command '" << argv[1] << "'; the commands are: policy, explain, check, diff, plan, run, doctor (see sbx --help)\n";
         return kUsage;
     }
+    // `sbx run ls -la` as `sbx run -- ls -la`: the first word that is no option of
+    // run's or plan's (nor an option's value) starts the command.
+    std::vector<char*> args(argv, argv + argc);
+    static char dashes[] = "--";
+    if (argc > 2) {
+        CLI::App* sub = run->check_name(argv[1]) ? run : plan->check_name(argv[1]) ? plan : nullptr;
+        for (std::size_t i = 2; sub != nullptr && i < args.size();) {
+            const std::string_view arg = args[i];
+            if (arg == "--") break;
+            if (arg.empty() || arg[0] != '-' || arg == "-") {
+                args.insert(args.begin() + static_cast<std::ptrdiff_t>(i), dashes);
+                break;
+            }
+            const CLI::Option* opt = sub->get_option_no_throw(std::string(arg.substr(0, arg.find('='))));
+            if (opt == nullptr) break;  // CLI11 names it
+            i += opt->get_expected_min() > 0 && arg.find('=') == std::string_view::npos ? 2 : 1;
+        }
+    }
     try {
-        app.parse(argc, argv);
+        app.parse(static_cast<int>(args.size()), args.data());
     } catch (const CLI::CallForHelp& e) {
         return app.exit(e);
     } catch (const CLI::CallForAllHelp& e) {

@@ -41,13 +41,14 @@ done
 echo '{}' >"$tmp/empty-managed.json"
 chmod 644 "$tmp/empty-managed.json"
 
-# at DIR CMD...: CMD in DIR as the case's user, with its HOME and TMPDIR; sets
-# $rc, $out and $err.
+# at DIR CMD...: CMD in DIR as the case's user, with its HOME and TMPDIR and a
+# PATH, nothing else of the caller's environment (whose variables `sbx run` would
+# name when it leaves them out); sets $rc, $out and $err.
 at() {
     local dir=$1
     shift
     rc=0
-    (cd "$dir" && "${as[@]}" env HOME="$home" TMPDIR="$work/tmp" timeout 60 "$@") </dev/null >"$work/out" 2>"$work/err" ||
+    (cd "$dir" && "${as[@]}" env -i PATH="$PATH" HOME="$home" TMPDIR="$work/tmp" timeout 60 "$@") </dev/null >"$work/out" 2>"$work/err" ||
         rc=$?
     out=$(cat "$work/out")
     err=$(cat "$work/err")
@@ -301,6 +302,29 @@ assert r["rule"]["source"]["file"] == sys.argv[1], r' "$work/notes/.claude/setti
     sbx_at "$work/linkproj/sub" policy --root "$work/linkproj"
     [[ $rc == 0 ]] || fail_because "--root does not get round a symlinked .git: $rc"
     tap_finish "a symlinked .git is refused, naming it and --root (which gets round it)"
+
+    # An agent's command line: no `--`, the command's own options after its name.
+    sbx_at "$work/repo/src/lib" run ls -la
+    [[ $rc == 0 && $out == *" .."* ]] || fail_because "run ls -la without --: status $rc: $err"
+    [[ $err == "sbx: root $work/repo: "* ]] || fail_because "no root line: '$err'"
+    sbx_at "$work/repo/src/lib" run --no-pty sh -c 'echo "$0"' word
+    [[ $rc == 0 && $out == word ]] || fail_because "run --no-pty sh -c ... without --: status $rc, '$out': $err"
+    sbx_at "$work/repo/src/lib" run --bogus ls
+    [[ $rc == 125 && $err == *"--bogus"* && $out != *"."* ]] || fail_because "an unknown option before the command: status $rc: $err"
+    tap_finish "run COMMAND ARGS without --: the first word that is no option starts the command; an unknown option is still refused"
+
+    # What is left out of the environment is named, values never; --quiet says neither.
+    show='echo "${GH_TOKEN-unset} ${GIT_AUTHOR_NAME-unset} ${DATABASE_URL-unset}"'
+    at "$work/repo/src/lib" env GH_TOKEN=ghp-not-shown GIT_AUTHOR_NAME=Ana DATABASE_URL='postgres://db/app?password=not-shown' \
+        "$sbx" run --managed-settings "$tmp/empty-managed.json" sh -c "$show"
+    [[ $rc == 0 && $out == "unset Ana unset" ]] || fail_because "inside: '$out' (status $rc)"
+    [[ $err == *"sbx: left out of the command's environment (may hold secrets): GH_TOKEN, DATABASE_URL; pass one with --env NAME"* ]] ||
+        fail_because "no line naming what was left out: '$err'"
+    [[ $err != *not-shown* ]] || fail_because "a value was printed: '$err'"
+    at "$work/repo/src/lib" env GH_TOKEN=ghp-not-shown GIT_AUTHOR_NAME=Ana "$sbx" run --managed-settings "$tmp/empty-managed.json" \
+        --quiet sh -c "$show"
+    [[ $rc == 0 && $out == "unset Ana unset" && -z $err ]] || fail_because "--quiet: '$out', '$err' (status $rc)"
+    tap_finish "the variables left out are named in one line, values never; GIT_AUTHOR_NAME passes; --quiet prints no root or environment line"
 
     # Nothing left: no placeholder in the projects, nothing in TMPDIR.
     [[ -z $(ls -A "$work/tmp") ]] || fail_because "left in TMPDIR: $(ls -A "$work/tmp")"

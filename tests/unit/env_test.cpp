@@ -409,3 +409,66 @@ TEST_CASE("env: removed variables are reported in the environment's order") {
     for (const auto& r : e.removed) order.push_back(r.name);
     CHECK(order == std::vector<std::string>{"B_TOKEN", "PGURL", "A_KEY", "X"});
 }
+
+TEST_CASE("env: secrets in values: a token as an http(s) URL's user, password= parameters, Authorization headers") {
+    const std::vector<std::string> out = {
+        "REMOTE=https://ghp_abc123@github.com/o/r.git",
+        "MIRROR=http://TOKEN@proxy.internal:8080",
+        "PG=postgres://db/app?sslmode=require&password=hunter2",
+        "JDBC=jdbc:mysql://db:3306/app?user=app&password=hunter2",
+        "MSSQL=Server=db;Database=app;User Id=app;Password=hunter2;",
+        "ODBC=DRIVER={x};SERVER=db; PWD=hunter2",
+        "HOOK=https://hooks.example/x?token=abc",
+        "BLOB=https://acct.blob.core.windows.net/c?sv=2022&sas=abc",
+        "GIT_CONFIG_VALUE_0=Authorization: Bearer abc",
+        "GIT_CONFIG_PARAMETERS='http.https://github.com/.extraheader'='AUTHORIZATION: basic eDphYmM='",
+    };
+    std::vector<std::string> all = out;
+    const std::vector<std::string> in = {
+        "REPO=ssh://git@github.com/o/r.git",  // a user name, but no http(s): git's own account
+        "SITE=https://github.com/o/r",
+        "Q=https://example.com/search?q=password",  // the word, not a parameter
+        "EMPTY=https://db/x?password=",            // no value
+        "LS_COLORS=rs=0:di=01;34:ln=01;36",
+        "PS1=\\u@\\h:\\w\\$ ",
+        "GIT_CONFIG_VALUE_1=main",
+    };
+    all.insert(all.end(), in.begin(), in.end());
+    auto e = plain_environment(all);
+    for (const auto& kv : out) {
+        const std::string name = kv.substr(0, kv.find('='));
+        CAPTURE(name);
+        CHECK_FALSE(has(e.env, name));
+        CHECK(why_removed(e, name).find("the value holds ") != std::string::npos);
+        CHECK(why_removed(e, name).find("--env " + name) != std::string::npos);
+        // The reason names the form, never the value.
+        CHECK(why_removed(e, name).find("hunter2") == std::string::npos);
+        CHECK(why_removed(e, name).find("abc") == std::string::npos);
+    }
+    for (const auto& kv : in) {
+        const std::string name = kv.substr(0, kv.find('='));
+        CAPTURE(name);
+        CHECK(has(e.env, name));
+    }
+    CHECK(why_removed(e, "MSSQL").find("a PASSWORD= parameter") != std::string::npos);
+    CHECK(why_removed(e, "GIT_CONFIG_VALUE_0").find("an HTTP Authorization header") != std::string::npos);
+    CHECK(why_removed(e, "REMOTE").find("a user name in an http(s) URL") != std::string::npos);
+}
+
+TEST_CASE("env: names documented as no secret pass (their values still looked at); SSH_AUTH_SOCK stays out") {
+    auto e = plain_environment({"GIT_AUTHOR_NAME=Ana", "GIT_AUTHOR_EMAIL=ana@example.com", "GIT_COMMITTER_NAME=Ana",
+                                "GIT_COMMITTER_EMAIL=ana@example.com", "XDG_SESSION_TYPE=wayland",
+                                "GIT_AUTHOR_DATE=https://x:y@z", "SSH_AUTH_SOCK=/run/user/1000/ssh", "git_author_name=x"});
+    for (const char* in : {"GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "GIT_COMMITTER_NAME", "GIT_COMMITTER_EMAIL",
+                           "XDG_SESSION_TYPE"}) {
+        CAPTURE(std::string(in));
+        CHECK(has(e.env, in));
+    }
+    CHECK(why_removed(e, "GIT_AUTHOR_DATE").find("credentials in a URL") != std::string::npos);
+    CHECK(why_removed(e, "SSH_AUTH_SOCK").find("contains AUTH") != std::string::npos);
+    CHECK(why_removed(e, "git_author_name").find("contains AUTH") != std::string::npos);  // the name exactly
+    for (const auto& n : sbx::kNotSecretNames) {
+        CHECK(sbx::secret_name_part(n.name) != nullptr);  // each is there for a reason
+        CHECK_FALSE(n.reason.empty());
+    }
+}

@@ -345,12 +345,13 @@ TEST_CASE("git record: its text reads back; anything malformed is refused whole,
         {head + "T/r/a/" + '\0', head.size() + 1},
         {head + "T/" + '\0', head.size() + 1},
     };
-    for (const auto& [t, at] : bad) {
+    for (const auto& c : bad) {
+        const std::string& t = c.first;
         CAPTURE(t);
         auto r = sbx::parse_git_record(t);
         REQUIRE(r.problem);
         CHECK(r.repos.empty());
-        CHECK(r.problem->ends_with("at byte " + std::to_string(at)));
+        CHECK(r.problem->ends_with("at byte " + std::to_string(c.second)));
     }
     CHECK(sbx::parse_git_record(std::string(sbx::git_record::kMaxBytes + 1, 'x')).problem);
 

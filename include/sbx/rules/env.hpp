@@ -4,9 +4,10 @@
 // function of the variables it is handed, the policy and the names the user
 // passes on purpose:
 //   - secrets stay out: a name with a part of kSecretNameParts (KEY, TOKEN, ...;
-//     in any case), a value with credentials in a URL (scheme://user:password@),
-//     and the names of the policy's credentials.envVars, unless the user passes
-//     it (`--env NAME`);
+//     in any case) but the names of kNotSecretNames, a value that holds a secret
+//     in a form secret_in_value() knows (credentials in a URL, a password=
+//     parameter, an Authorization header), and the names of the policy's
+//     credentials.envVars, unless the user passes it (`--env NAME`);
 //   - loader variables (LD_*, GCONV_PATH) go apart: they would load code into
 //     bubblewrap itself, outside the sandbox, so only the in-sandbox stage sets
 //     them, just before it starts the command;
@@ -69,8 +70,9 @@ struct SecretNamePart {
     std::string_view reason;
 };
 
-// Parts of a name that mark a secret. Broad on purpose: GIT_AUTHOR_NAME and
-// XDG_SESSION_TYPE are caught too; `--env` passes them.
+// Parts of a name that mark a secret. Broad on purpose: a name that holds one
+// but is documented to hold no secret is in kNotSecretNames; `--env` passes
+// any other.
 inline constexpr std::array kSecretNameParts{
     SecretNamePart{"KEY", NameMatch::anywhere, "API and private keys (OPENAI_API_KEY, AWS_SECRET_ACCESS_KEY)"},
     SecretNamePart{"SECRET", NameMatch::anywhere, "client and shared secrets"},
@@ -89,6 +91,29 @@ inline constexpr std::array kSecretNameParts{
                    "a password (MYSQL_PWD); PWD and OLDPWD themselves are the shell's directories"},
     SecretNamePart{"PAT", NameMatch::word, "a personal access token (GH_PAT); as a word only, so PATH passes"},
 };
+
+// Names that hold a part of kSecretNameParts and that their tools document as no
+// secret. Their values are still looked at (secret_in_value).
+struct NotSecretName {
+    std::string_view name;
+    std::string_view reason;
+};
+inline constexpr std::array kNotSecretNames{
+    NotSecretName{"GIT_AUTHOR_NAME", "git: the author of commits"},
+    NotSecretName{"GIT_AUTHOR_EMAIL", "git: the author's address"},
+    NotSecretName{"GIT_AUTHOR_DATE", "git: the author date of commits"},
+    NotSecretName{"XDG_SESSION_TYPE", "the desktop session's kind (x11, wayland, tty)"},
+    NotSecretName{"XDG_SESSION_CLASS", "the desktop session's class (user, greeter)"},
+    NotSecretName{"XDG_SESSION_DESKTOP", "the desktop's name"},
+    NotSecretName{"XDG_SESSION_ID", "logind's number of the session"},
+    NotSecretName{"DESKTOP_SESSION", "the desktop's name"},
+    NotSecretName{"DBUS_SESSION_BUS_ADDRESS", "the address of the user's D-Bus socket, no credential"},
+};
+
+inline bool not_secret_name(std::string_view name) noexcept {
+    return std::any_of(kNotSecretNames.begin(), kNotSecretNames.end(),
+                       [&](const NotSecretName& n) { return n.name == name; });
+}
 
 // LD_PRELOAD, LD_LIBRARY_PATH, LD_AUDIT and the rest make the dynamic loader load
 // code; GCONV_PATH makes iconv load modules. Given to bubblewrap, they would run
@@ -155,6 +180,78 @@ constexpr bool url_with_credentials(std::string_view value) noexcept {
     return false;
 }
 
+namespace detail {
+
+constexpr bool iequal(std::string_view a, std::string_view upper) noexcept {
+    if (a.size() != upper.size()) return false;
+    for (std::size_t i = 0; i < a.size(); ++i)
+        if (ascii_upper(a[i]) != upper[i]) return false;
+    return true;
+}
+
+// Whether `value` holds `what` (upper case), in any case.
+constexpr bool icontains(std::string_view value, std::string_view what) noexcept {
+    for (std::size_t at = 0; at + what.size() <= value.size(); ++at)
+        if (iequal(value.substr(at, what.size()), what)) return true;
+    return false;
+}
+
+// A user name alone in an http(s) URL (https://TOKEN@github.com/...): GitHub,
+// GitLab and others take a token there.
+constexpr bool http_url_with_user(std::string_view value) noexcept {
+    for (std::size_t sep = value.find("://"); sep != std::string_view::npos; sep = value.find("://", sep + 3)) {
+        std::size_t s = sep;
+        while (s > 0 && alnum(value[s - 1])) --s;
+        const std::string_view scheme = value.substr(s, sep - s);
+        if (!iequal(scheme, "HTTP") && !iequal(scheme, "HTTPS")) continue;
+        std::size_t end = sep + 3;
+        while (end < value.size() && value[end] != '/' && value[end] != '?' && value[end] != '#' && value[end] != ' ' &&
+               value[end] != ',' && value[end] != ';')
+            ++end;
+        const std::string_view authority = value.substr(sep + 3, end - sep - 3);
+        if (const std::size_t at = authority.rfind('@'); at != std::string_view::npos && at > 0) return true;
+    }
+    return false;
+}
+
+// Keys of KEY=VALUE pairs in connection strings and query strings that hold a
+// secret: `?password=`, `&password=` (JDBC), `;Password=` (ADO.NET, ODBC).
+inline constexpr std::array<std::string_view, 11> kSecretParameters{
+    "PASSWORD", "PASSWD", "PWD", "TOKEN", "ACCESS_TOKEN", "AUTH_TOKEN", "SECRET", "CLIENT_SECRET", "API_KEY", "APIKEY",
+    "SAS"};
+
+// The secret parameter in `value`, as KEY=VALUE after its start or a '?', '&' or
+// ';' (spaces between allowed), with a value that is not empty.
+constexpr std::string_view secret_parameter(std::string_view value) noexcept {
+    for (std::size_t eq = value.find('='); eq != std::string_view::npos; eq = value.find('=', eq + 1)) {
+        std::size_t k = eq;
+        while (k > 0 && (alnum(value[k - 1]) || value[k - 1] == '_')) --k;
+        std::size_t before = k;
+        while (before > 0 && value[before - 1] == ' ') --before;
+        if (before > 0 && value[before - 1] != '?' && value[before - 1] != '&' && value[before - 1] != ';') continue;
+        if (eq + 1 >= value.size() || value[eq + 1] == '&' || value[eq + 1] == ';' || value[eq + 1] == ' ') continue;
+        for (const auto p : kSecretParameters)
+            if (iequal(value.substr(k, eq - k), p)) return p;
+    }
+    return {};
+}
+
+}  // namespace detail
+
+// What secret `value` holds, in words, or nullopt: credentials in a URL
+// (scheme://user:password@, or a user name alone in an http(s) URL), a secret
+// parameter of a connection or query string (password=, token=, ...), or an
+// HTTP Authorization header (git's http.extraHeader in GIT_CONFIG_PARAMETERS or
+// a GIT_CONFIG_VALUE_N).
+inline std::optional<std::string> secret_in_value(std::string_view value) {
+    if (url_with_credentials(value)) return "credentials in a URL (scheme://user:password@)";
+    if (detail::http_url_with_user(value)) return "a user name in an http(s) URL (https://TOKEN@host), where a token goes";
+    if (const auto p = detail::secret_parameter(value); !p.empty())
+        return "a " + std::string(p) + "= parameter of a connection or query string";
+    if (detail::icontains(value, "AUTHORIZATION:")) return "an HTTP Authorization header";
+    return std::nullopt;
+}
+
 // A name a launcher can set: not empty, no '=' and no NUL.
 inline bool valid_env_name(std::string_view name) noexcept {
     return !name.empty() && name.find('=') == std::string_view::npos && name.find('\0') == std::string_view::npos;
@@ -215,16 +312,15 @@ inline expected<CommandEnvironment> command_environment(const Policy& policy, co
             }
             const std::string pass_it = ", so it may hold a secret; pass it with --env " + std::string(name) +
                                         (req.pass_also.empty() ? "" : ", or " + std::string(req.pass_also));
-            if (const auto* p = secret_name_part(name)) {
+            if (const auto* p = secret_name_part(name); p != nullptr && !not_secret_name(name)) {
                 const std::string where = p->match == NameMatch::anywhere ? "contains "
                                           : p->match == NameMatch::suffix ? "ends with "
                                                                           : "has the word ";
                 out.removed.push_back({std::string(name), "the name " + where + std::string(p->part) + pass_it});
                 continue;
             }
-            if (url_with_credentials(value)) {
-                out.removed.push_back(
-                    {std::string(name), "the value holds credentials in a URL (scheme://user:password@)" + pass_it});
+            if (auto what = secret_in_value(value)) {
+                out.removed.push_back({std::string(name), "the value holds " + *what + pass_it});
                 continue;
             }
         }
