@@ -26,6 +26,7 @@
 #include <string_view>
 #include <vector>
 
+#include "sbx/core/ascii.hpp"
 #include "sbx/core/json.hpp"
 #include "sbx/rules/tool_cache.hpp"
 #include "sbx/settings/policy.hpp"
@@ -182,17 +183,10 @@ constexpr bool url_with_credentials(std::string_view value) noexcept {
 
 namespace detail {
 
-constexpr bool iequal(std::string_view a, std::string_view upper) noexcept {
-    if (a.size() != upper.size()) return false;
-    for (std::size_t i = 0; i < a.size(); ++i)
-        if (ascii_upper(a[i]) != upper[i]) return false;
-    return true;
-}
-
-// Whether `value` holds `what` (upper case), in any case.
+// Whether `value` holds `what`, in any ASCII case.
 constexpr bool icontains(std::string_view value, std::string_view what) noexcept {
     for (std::size_t at = 0; at + what.size() <= value.size(); ++at)
-        if (iequal(value.substr(at, what.size()), what)) return true;
+        if (ascii_iequals(value.substr(at, what.size()), what)) return true;
     return false;
 }
 
@@ -203,7 +197,7 @@ constexpr bool http_url_with_user(std::string_view value) noexcept {
         std::size_t s = sep;
         while (s > 0 && alnum(value[s - 1])) --s;
         const std::string_view scheme = value.substr(s, sep - s);
-        if (!iequal(scheme, "HTTP") && !iequal(scheme, "HTTPS")) continue;
+        if (!ascii_iequals(scheme, "HTTP") && !ascii_iequals(scheme, "HTTPS")) continue;
         std::size_t end = sep + 3;
         while (end < value.size() && value[end] != '/' && value[end] != '?' && value[end] != '#' && value[end] != ' ' &&
                value[end] != ',' && value[end] != ';')
@@ -231,7 +225,7 @@ constexpr std::string_view secret_parameter(std::string_view value) noexcept {
         if (before > 0 && value[before - 1] != '?' && value[before - 1] != '&' && value[before - 1] != ';') continue;
         if (eq + 1 >= value.size() || value[eq + 1] == '&' || value[eq + 1] == ';' || value[eq + 1] == ' ') continue;
         for (const auto p : kSecretParameters)
-            if (iequal(value.substr(k, eq - k), p)) return p;
+            if (ascii_iequals(value.substr(k, eq - k), p)) return p;
     }
     return {};
 }
