@@ -447,23 +447,29 @@ std::string tool_cache_base(const std::string& home) {
     return sbx::tool_cache_base(x != nullptr ? std::optional<std::string_view>(x) : std::nullopt, home);
 }
 
+// Why this user cannot make the directory `dir` under the cache folder as the
+// launcher makes it (make_tool_cache: another user's HOME, a folder others may
+// write to, one the user cannot write), or nullopt when it can.
+std::optional<std::string> why_cache_dir_unmakeable(std::string dir) {
+    if (auto safe = sbx::launcher::check_tool_cache(dir, ::getuid()); !safe) return sbx::to_string(safe.error());
+    struct stat st {};
+    while (dir != "/" && ::lstat(dir.c_str(), &st) != 0) dir = sbx::paths::parent(dir);
+    if (::access(dir.c_str(), W_OK | X_OK) == 0) return std::nullopt;
+    return "you cannot write to " + dir + " (" + std::strerror(errno) + ")";
+}
+
 // The folder the root's record of the repositories found in it lies under
 // (sbx/rules/git_record.hpp: the tool cache's), unless this user cannot make
 // the record's folder: then nullopt, and a warning.
 std::optional<std::string> usable_git_record_base(const Loaded& l, std::vector<sbx::Warning>* warnings) {
     const std::string base = tool_cache_base(l.home);
-    std::string at = sbx::paths::parent(sbx::git_record_path(base, l.root));
-    auto unusable = [&](const std::string& why) -> std::optional<std::string> {
-        if (warnings != nullptr)
-            warnings->push_back({at, "", "no record of the repositories in the root: " + why +
+    const std::string folder = sbx::paths::parent(sbx::git_record_path(base, l.root));
+    const auto why = why_cache_dir_unmakeable(folder);
+    if (!why) return base;
+    if (warnings != nullptr)
+        warnings->push_back({folder, "", "no record of the repositories in the root: " + *why +
                                              std::string(sbx::detail::kNoRecordCost)});
-        return std::nullopt;
-    };
-    if (auto safe = sbx::launcher::check_tool_cache(at, ::getuid()); !safe) return unusable(sbx::to_string(safe.error()));
-    struct stat st {};
-    while (at != "/" && ::lstat(at.c_str(), &st) != 0) at = sbx::paths::parent(at);
-    if (::access(at.c_str(), W_OK | X_OK) == 0) return base;
-    return unusable(std::string("you cannot write to it (") + std::strerror(errno) + ")");
+    return std::nullopt;
 }
 
 #if defined(__linux__)
@@ -488,23 +494,12 @@ void record_git_first(const Loaded& l) {
 // engine leaves out a home it must not make.
 std::optional<std::string> usable_tool_cache_base(const Loaded& l, std::vector<sbx::Warning>* warnings) {
     const std::string base = tool_cache_base(l.home);
-    std::string at = sbx::tool_cache_dir(base, l.root);
-    // What the launcher would refuse to make (another user's HOME, a folder
-    // others may write to) is left out here instead.
-    if (auto safe = sbx::launcher::check_tool_cache(at, ::getuid()); !safe) {
-        if (warnings != nullptr)
-            warnings->push_back({"", "sandbox.toolCache",
-                                 "no tool cache home: " + sbx::to_string(safe.error()) +
-                                     "; tools keep their own (read-only) caches"});
-        return std::nullopt;
-    }
-    struct stat st {};
-    while (at != "/" && ::lstat(at.c_str(), &st) != 0) at = sbx::paths::parent(at);
-    if (::access(at.c_str(), W_OK | X_OK) == 0) return base;
+    // What the launcher would refuse to make is left out here instead.
+    const auto why = why_cache_dir_unmakeable(sbx::tool_cache_dir(base, l.root));
+    if (!why) return base;
     if (warnings != nullptr)
-        warnings->push_back({"", "sandbox.toolCache",
-                             "no tool cache home: you cannot write to " + at + " (" + std::strerror(errno) +
-                                 "); tools keep their own (read-only) caches"});
+        warnings->push_back(
+            {"", "sandbox.toolCache", "no tool cache home: " + *why + "; tools keep their own (read-only) caches"});
     return std::nullopt;
 }
 
