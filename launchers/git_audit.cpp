@@ -23,6 +23,8 @@
 #include <cstdio>
 #include <cstring>
 #include <map>
+#include <unordered_map>
+#include <unordered_set>
 #include <optional>
 #include <set>
 #include <string_view>
@@ -172,6 +174,10 @@ std::optional<std::string> real_path(const std::string& p) {
 
 using protect_detail::base_name;
 
+// A directory stamp within this many seconds of the survey's start is not kept
+// (GitSurvey::directories).
+constexpr long long kStampSlack = 2;
+
 std::string octal(mode_t m) {
     char mode[8];
     std::snprintf(mode, sizeof mode, "%04o", static_cast<unsigned>(m & 07777));
@@ -184,18 +190,31 @@ public:
     // finds the repositories; it changes nothing.
     enum class Mode { audit, survey };
 
-    Auditor(const std::string& root, const std::vector<std::string>& dirs, const timespec& start, Mode mode = Mode::audit)
-        : root_(root), dirs_(dirs), start_(start), survey_(mode == Mode::survey) {
+    Auditor(const std::string& root, const std::vector<std::string>& dirs, const timespec& start, Mode mode = Mode::audit,
+            const GitSurvey* known = nullptr)
+        : root_(root), dirs_(dirs), start_(start), survey_(mode == Mode::survey), known_(known) {
         protected_.insert(paths::join(root_, ".git"));
+        if (known_ != nullptr)
+            for (const auto& d : known_->directories) stamp_of_.emplace(d.path, std::pair{d.sec, d.nsec});
         for (const auto& d : dirs_)
             if (d != root_) protected_.insert(d);  // a main git directory the plan protects (a linked worktree's)
         if (const char* h = ::getenv("HOME"); h != nullptr && paths::is_absolute(h)) home_ = paths::normalize(h);
     }
 
+    // The stamps a survey took (after run()).
+    std::vector<sbx::DirectoryStamp> take_stamps() { return std::move(stamps_); }
+
     GitAuditResult run() {
-        for (const auto& d : dirs_) walk(d);
+        if (survey_ && known_ != nullptr) look_again();
+        else
+            for (const auto& d : dirs_) walk(d);
         if (survey_) {
             record_repositories();
+            if (known_ != nullptr)  // what stands in the directories that did not change
+                for (const auto& r : known_->repositories)
+                    if (paths::at_or_under(r.path, root_) && r.path != root_ &&
+                        unchanged_.contains(std::string_view(r.path).substr(root_.size() + 1)))
+                        out_.repositories.push_back(r);
             out_.failures.clear();
             return std::move(out_);
         }
@@ -236,6 +255,12 @@ private:
     const std::vector<std::string>& dirs_;
     timespec start_;
     bool survey_;
+    const GitSurvey* known_;
+    // A survey's stamps: those it was given (relative path: ctime), the directories
+    // whose ctime was the stamped one, and the stamps it takes.
+    std::unordered_map<std::string, std::pair<long long, long>> stamp_of_;
+    std::unordered_set<std::string_view> unchanged_;  // relative paths, in known_
+    std::vector<sbx::DirectoryStamp> stamps_;
     std::string home_;
     GitAuditResult out_;
     std::set<std::string> protected_;  // git directories whose files are protected during the run
@@ -351,6 +376,7 @@ private:
         auto enter = [&](Fd d, std::string path) {
             struct stat st {};
             if (::fstat(d.get(), &st) != 0 || !on_stack.insert({st.st_dev, st.st_ino}).second) return;
+            if (survey_) stamp(path, st);
             Listing l;
             if (!list(d.get(), l)) {
                 fail(path, "cannot list it: " + std::string(std::strerror(errno)));
@@ -358,6 +384,7 @@ private:
                 return;
             }
             visit(d.get(), path, l);
+            if (survey_ && base_name(path) == ".git") l.subdirs.clear();  // nothing below a .git is recorded
             stack.push_back(Frame{std::move(d), std::move(path), st.st_dev, st.st_ino, std::move(l.subdirs)});
             if (stack.size() > kOpenDirectories) stack[stack.size() - 1 - kOpenDirectories].fd.reset();
         };
@@ -389,6 +416,88 @@ private:
                 stack.pop_back();
             }
         }
+    }
+
+    // A survey with the stamps of the last one: each stamped directory whose ctime
+    // is its stamp's, and whose parent is one too or was listed with it, is
+    // unchanged (one fstatat, no listing), and the repositories recorded at it
+    // stand. The others are listed again, a new directory in them is walked whole,
+    // and a stamped one that is gone, or no directory any more, is passed over
+    // with all below it. A directory gains or loses an entry (a `.git`, a clone, a
+    // rename over it) only with a new ctime, so nothing new is missed below one
+    // that is unchanged.
+    void look_again() {
+        auto [top, why] = open_path(root_, kPathFlags);
+        if (!top.ok()) return;
+        std::vector<const sbx::DirectoryStamp*> order;
+        for (const auto& d : known_->directories) order.push_back(&d);
+        // Each directory after its parent: "." first, then by path ("a" < "a/b").
+        std::sort(order.begin(), order.end(), [](const auto* a, const auto* b) {
+            return (a->path == ".") != (b->path == ".") ? a->path == "." : a->path < b->path;
+        });
+        enum class State { unchanged, listed, gone };
+        std::unordered_map<std::string_view, State> state;
+        std::unordered_map<std::string_view, std::set<std::string>> listed;  // a listed directory's subdirectories
+        for (const auto* d : order) {
+            const std::string_view rel = d->path;
+            if (rel != ".") {
+                const auto slash = rel.rfind('/');
+                const std::string_view parent = slash == std::string_view::npos ? "." : rel.substr(0, slash);
+                const auto p = state.find(parent);
+                if (p == state.end() || p->second == State::gone ||
+                    (p->second == State::listed && !listed[parent].contains(std::string(rel.substr(slash + 1))))) {
+                    state[rel] = State::gone;
+                    continue;
+                }
+            }
+            struct stat st {};
+            if (::fstatat(top.get(), d->path.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISDIR(st.st_mode)) {
+                state[rel] = State::gone;
+                continue;
+            }
+            if (d->sec != 0 && st.st_ctim.tv_sec == d->sec && st.st_ctim.tv_nsec == d->nsec) {
+                unchanged_.insert(rel);
+                stamps_.push_back(*d);
+                state[rel] = State::unchanged;
+                continue;
+            }
+            state[rel] = list_again(rel, listed[rel]) ? State::listed : State::gone;
+        }
+    }
+
+    // look_again() on a changed directory: listed, its stamp taken anew, a `.git`
+    // in it looked into, and a subdirectory no stamp names walked whole. Its
+    // subdirectories in `subdirs`; false when it cannot be listed.
+    bool list_again(std::string_view rel, std::set<std::string>& subdirs) {
+        const std::string path = rel == "." ? root_ : paths::join(root_, rel);
+        auto [fd, why] = open_path(path, kDirFlags);
+        struct stat st {};
+        if (!fd.ok() || ::fstat(fd.get(), &st) != 0) return false;
+        stamp(path, st);
+        Listing l;
+        if (!list(fd.get(), l)) return false;
+        visit(fd.get(), path, l);
+        for (auto& name : l.subdirs) {
+            const std::string sub = rel == "." ? name : std::string(rel) + "/" + name;
+            if (name == ".git" || !stamp_of_.contains(sub)) walk(paths::join(path, name));
+            subdirs.insert(std::move(name));
+        }
+        return true;
+    }
+
+    // A survey's path of a directory of the root, relative to it ("." for the root).
+    std::string relative(const std::string& path) const {
+        return path.size() == root_.size() ? std::string(".") : path.substr(root_.size() + 1);
+    }
+
+    // Takes the stamp of the directory `path` (its lstat in `st`) for the survey's
+    // result, unless it lies in a `.git`.
+    void stamp(const std::string& path, const struct stat& st) {
+        const auto parts = paths::components(std::string_view(path).substr(root_.size()));
+        if (std::find(parts.begin(), parts.end(), ".git") != parts.end()) return;
+        // Too recent to trust: a change right after this look may carry the same time.
+        const bool fresh = st.st_ctim.tv_sec + kStampSlack >= start_.tv_sec;
+        stamps_.push_back({relative(path), fresh ? 0 : st.st_ctim.tv_sec, fresh ? 0 : st.st_ctim.tv_nsec});
     }
 
     // What the walk notes of a directory: whether it is a git directory, and its
@@ -771,15 +880,23 @@ GitAuditResult audit_git(const std::string& root, const std::vector<std::string>
     return Auditor(root, dirs, start).run();
 }
 
-std::vector<sbx::RecordedRepository> survey_git(const std::string& root) {
+GitSurvey survey_git(const std::string& root, const GitSurvey* known) {
     const std::vector<std::string> dirs{root};
-    return Auditor(root, dirs, timespec{}, Auditor::Mode::survey).run().repositories;
+    Auditor a(root, dirs, audit_clock(), Auditor::Mode::survey, known);
+    GitSurvey out;
+    out.repositories = a.run().repositories;
+    out.directories = a.take_stamps();
+    return out;
 }
 
-sbx::expected<void> keep_git_record(const std::string& path, const std::vector<std::string>& audited,
-                                    const std::vector<sbx::RecordedRepository>& found) {
-    auto error = [&](const std::string& what, int err) {
-        return sbx::fail(sbx::Error(sbx::Errc::io_error, "cannot keep the record of the repositories found: " + what +
+namespace {
+
+// A file of the record's folder (`path`), made as make_tool_cache makes a folder,
+// with `text` written beside it and renamed over it, or removed when `text` is
+// empty; `what` names it in an error.
+sbx::expected<void> replace_kept(const std::string& path, const std::string& text, std::string_view what) {
+    auto error = [&](const std::string& why, int err) {
+        return sbx::fail(sbx::Error(sbx::Errc::io_error, "cannot keep " + std::string(what) + ": " + why +
                                                               (err != 0 ? std::string(": ") + std::strerror(err) : ""))
                              .in_file(path));
     };
@@ -787,28 +904,10 @@ sbx::expected<void> keep_git_record(const std::string& path, const std::vector<s
     SBX_TRY(make_tool_cache(folder, ::geteuid()));
     Fd dir(::open(folder.c_str(), kDirFlags));
     if (!dir.ok()) return error("cannot open its folder", errno);
-    // What it held: kept outside the audited directories, unless it cannot be read
-    // or understood (then it is written anew).
-    std::vector<sbx::RecordedRepository> before;
-    bool had = false;
-    if (auto text = read_small(dir.get(), name, git_record::kMaxBytes)) {
-        auto read = sbx::parse_git_record(*text);
-        had = !read.problem && !read.truncated;
-        before = std::move(read.repos);
+    if (text.empty()) {
+        if (::unlinkat(dir.get(), name.c_str(), 0) != 0 && errno != ENOENT) return error("cannot remove it", errno);
+        return {};
     }
-    std::vector<sbx::RecordedRepository> now;
-    for (const auto& r : before)
-        if (std::none_of(audited.begin(), audited.end(), [&](const std::string& d) { return paths::at_or_under(r.path, d); }))
-            now.push_back(r);
-    now.insert(now.end(), found.begin(), found.end());
-    auto by_path = [](const sbx::RecordedRepository& a, const sbx::RecordedRepository& b) {
-        return a.path != b.path ? a.path < b.path : a.kind < b.kind;
-    };
-    std::sort(now.begin(), now.end(), by_path);
-    now.erase(std::unique(now.begin(), now.end()), now.end());
-    std::sort(before.begin(), before.end(), by_path);
-    if (had && now == before) return {};
-    const std::string text = sbx::git_record_text(now);
     const std::string temp = "." + name + ".new." + std::to_string(::getpid());
     Fd out(::openat(dir.get(), temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY, 0600));
     if (!out.ok()) return error("cannot make " + paths::join(folder, temp), errno);
@@ -829,6 +928,59 @@ sbx::expected<void> keep_git_record(const std::string& path, const std::vector<s
         return error("cannot rename " + paths::join(folder, temp) + " to it", err);
     }
     return {};
+}
+
+// What the record at `path` holds, unless it cannot be read or understood.
+std::optional<std::vector<sbx::RecordedRepository>> read_record(const std::string& path) {
+    auto text = read_small(AT_FDCWD, path, git_record::kMaxBytes);
+    if (!text) return std::nullopt;
+    auto read = sbx::parse_git_record(*text);
+    if (read.problem || read.truncated) return std::nullopt;
+    return std::move(read.repos);
+}
+
+}  // namespace
+
+sbx::expected<void> keep_git_record(const std::string& path, const std::vector<std::string>& audited,
+                                    const std::vector<sbx::RecordedRepository>& found) {
+    // What it held: kept outside the audited directories, unless it cannot be read
+    // or understood (then it is written anew).
+    auto held = read_record(path);
+    std::vector<sbx::RecordedRepository> before = held ? std::move(*held) : std::vector<sbx::RecordedRepository>{};
+    std::vector<sbx::RecordedRepository> now;
+    for (const auto& r : before)
+        if (std::none_of(audited.begin(), audited.end(), [&](const std::string& d) { return paths::at_or_under(r.path, d); }))
+            now.push_back(r);
+    now.insert(now.end(), found.begin(), found.end());
+    auto by_path = [](const sbx::RecordedRepository& a, const sbx::RecordedRepository& b) {
+        return a.path != b.path ? a.path < b.path : a.kind < b.kind;
+    };
+    std::sort(now.begin(), now.end(), by_path);
+    now.erase(std::unique(now.begin(), now.end()), now.end());
+    std::sort(before.begin(), before.end(), by_path);
+    if (held && now == before) return {};
+    return replace_kept(path, sbx::git_record_text(now), "the record of the repositories found");
+}
+
+sbx::expected<void> refresh_git_record(const std::string& record, const std::string& stamps, const std::string& root) {
+    GitSurvey known;
+    bool have = false;
+    std::optional<std::string> kept;
+    if (auto repos = read_record(record)) {
+        known.repositories = std::move(*repos);
+        if ((kept = read_small(AT_FDCWD, stamps, git_stamps::kMaxBytes))) {
+            auto read = sbx::parse_git_stamps(*kept);
+            have = !read.problem;
+            known.directories = std::move(read.dirs);
+        }
+    }
+    auto now = survey_git(root, have ? &known : nullptr);
+    SBX_TRY(keep_git_record(record, {root}, now.repositories));
+    std::string text = sbx::git_stamps_text(now.directories);
+    // Too many directories to keep: every run walks the whole root.
+    if (text.size() > git_stamps::kMaxBytes) text.clear();
+    if (have && text == *kept) return {};
+    return replace_kept(stamps, text, "the directory stamps of the root");
 }
 
 }  // namespace sbx::launcher

@@ -62,11 +62,32 @@ timespec audit_clock();
 // `start`. `root`: the plan's root, whose own `.git` is protected during the run.
 GitAuditResult audit_git(const std::string& root, const std::vector<std::string>& dirs, const timespec& start);
 
-// The repositories under `root` (absolute, normalised, without symlinks) as the
-// audit finds them (GitAuditResult::repositories), before a command runs in a
-// root that has no record yet: the same walk, but what cannot be looked into is
-// passed over (the audit after the run looks again), and nothing is changed.
-std::vector<sbx::RecordedRepository> survey_git(const std::string& root);
+// What a survey of a root found: the repositories under it as the audit finds
+// them (GitAuditResult::repositories), and the directory stamps of the root
+// (sbx/rules/git_record.hpp): every directory it looked at but those inside a
+// `.git`, with its ctime, or 0.0 where that ctime is too recent to be trusted
+// (within 2 s of the survey's start, which covers filesystems that keep times to
+// the second or two: a change made after the survey looked could carry the same
+// ctime).
+struct GitSurvey {
+    std::vector<sbx::RecordedRepository> repositories;
+    std::vector<sbx::DirectoryStamp> directories;
+};
+
+// The repositories under `root` (absolute, normalised, without symlinks), before a
+// command runs: the audit's walk, but what cannot be looked into is passed over
+// (the audit after the run looks again), `.git` directories are not looked below,
+// and nothing is changed. With `known` (the record and the stamps of an earlier
+// survey), a directory whose ctime is its stamp's is not listed: its
+// subdirectories are the stamped ones, and the repositories recorded at it stand.
+GitSurvey survey_git(const std::string& root, const GitSurvey* known = nullptr);
+
+// Before a run: the record at `record` and the stamps at `stamps` (both as the
+// plan's filesystem.gitRecord is made, under the same base) brought up to date
+// for `root` by survey_git, which lists only the directories changed since the
+// stamps were kept; the whole root where there are no stamps, or no record. A
+// failure names the file: the run goes on, with the record as it was.
+sbx::expected<void> refresh_git_record(const std::string& record, const std::string& stamps, const std::string& root);
 
 // Writes the record at `path` (the plan's filesystem.gitRecord): `found`, and
 // what the record held outside every directory of `audited` (another worktree's

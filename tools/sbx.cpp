@@ -473,19 +473,19 @@ std::optional<std::string> usable_git_record_base(const Loaded& l, std::vector<s
 }
 
 #if defined(__linux__)
-// A root no run has a record of yet (sbx/rules/git_record.hpp): its repositories
-// are found now, by the walk of the audit, and recorded, so that the first run
-// protects those no gitlink names too (an ignored clone), as the runs after it do.
-// Where the record cannot be kept, the plan says so (usable_git_record_base).
-void record_git_first(const Loaded& l) {
+// The root's record of its repositories (sbx/rules/git_record.hpp) brought up to
+// date before the plan is made: the directories that changed since sbx last
+// looked are listed again (all of the root before its first run), so that a
+// repository made or cloned since is protected during this run too, as those
+// recorded are. Where the record cannot be kept, the plan says so
+// (usable_git_record_base).
+void refresh_git_record(const Loaded& l) {
     const auto base = usable_git_record_base(l, nullptr);
     if (!base) return;
     auto real = sbx::resolve(*l.view, *base);
     if (!real) return;
-    const std::string path = sbx::git_record_path(*real, l.root);
-    struct stat st {};
-    if (::lstat(path.c_str(), &st) == 0 || errno != ENOENT) return;
-    (void)sbx::launcher::keep_git_record(path, {l.root}, sbx::launcher::survey_git(l.root));
+    (void)sbx::launcher::refresh_git_record(sbx::git_record_path(*real, l.root), sbx::git_stamps_path(*real, l.root),
+                                            l.root);
 }
 #endif
 
@@ -1591,7 +1591,7 @@ int run_run(RunArgs& a) {
 #endif
         t = sbx::launcher::Trace::now();
 #if defined(__linux__)
-        record_git_first(*loaded);
+        refresh_git_record(*loaded);
         trace.step("sbx.git-survey", t);
         t = sbx::launcher::Trace::now();
 #endif

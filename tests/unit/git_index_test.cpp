@@ -435,3 +435,64 @@ TEST_CASE("git record: any bytes are read or refused whole, and what is read wri
         CHECK(sbx::git_record_text(r.repos) == t);
     }
 }
+
+TEST_CASE("git stamps: their text reads back; anything malformed is refused whole, naming the byte") {
+    const std::vector<sbx::DirectoryStamp> dirs = {{".", 1700000000, 5}, {"vendor", 0, 0}, {"vendor/x y", 12, 999999999},
+                                                   {"odd\nname", 1, 0}};
+    const std::string text = sbx::git_stamps_text(dirs);
+    CHECK(text == std::string("sbx git dirs 1\n1700000000.000000005 .") + '\0' + "0.000000000 vendor" + '\0' +
+                      "12.999999999 vendor/x y" + '\0' + "1.000000000 odd\nname" + '\0');
+    auto read = sbx::parse_git_stamps(text);
+    CHECK_FALSE(read.problem);
+    CHECK(read.dirs == dirs);
+    CHECK(sbx::parse_git_stamps("sbx git dirs 1\n").dirs.empty());
+
+    const std::string head = "sbx git dirs 1\n";
+    const std::pair<std::string, std::size_t> bad[] = {
+        {"", 0},
+        {"sbx git record 1\n", 0},
+        {head + "1.000000000 a", head.size()},                                  // no NUL
+        {head + "1.000000000 a" + '\0' + "1.00000000 b" + '\0', head.size() + 14},  // eight digits
+        {head + "1 a" + '\0', head.size()},                                    // no nanoseconds
+        {head + "01.000000000 a" + '\0', head.size()},                         // a leading zero
+        {head + "-1.000000000 a" + '\0', head.size()},
+        {head + "1.000000000" + '\0', head.size()},                            // no path
+        {head + "1.000000000 " + '\0', head.size() + 12},                      // empty
+        {head + "1.000000000 /r" + '\0', head.size() + 12},                    // absolute
+        {head + "1.000000000 a/../b" + '\0', head.size() + 12},                // not normalised
+        {head + "1.000000000 .." + '\0', head.size() + 12},
+        {head + "1.000000000 a/" + '\0', head.size() + 12},
+        {head + "1.000000000 ./a" + '\0', head.size() + 12},
+    };
+    for (const auto& c : bad) {
+        const std::string& t = c.first;
+        CAPTURE(t);
+        auto r = sbx::parse_git_stamps(t);
+        REQUIRE(r.problem);
+        CHECK(r.dirs.empty());
+        CHECK(r.problem->ends_with("at byte " + std::to_string(c.second)));
+    }
+    CHECK(sbx::parse_git_stamps(std::string(sbx::git_stamps::kMaxBytes + 1, 'x')).problem);
+    CHECK(sbx::git_stamps_path("/home/u/.cache", "/work/my-app") == "/home/u/.cache/sbx/git-dirs/work-my%2Dapp");
+
+    // Any bytes: read or refused whole, and what is read writes back to itself.
+    std::uint64_t x = 0x9e3779b97f4a7c15ULL;
+    auto next = [&] {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        return x;
+    };
+    const std::string alphabet = std::string("0129. /a\n", 9) + '\0';
+    for (int i = 0; i < 20000; ++i) {
+        std::string t(sbx::git_stamps::kHeader);
+        if (next() % 3 == 0) t += "1.000000000 ";
+        for (std::size_t n = next() % 30; n > 0; --n) t += alphabet[next() % alphabet.size()];
+        const auto r = sbx::parse_git_stamps(t);
+        if (r.problem) {
+            CHECK(r.dirs.empty());
+            continue;
+        }
+        CHECK(sbx::git_stamps_text(r.dirs) == t);
+    }
+}

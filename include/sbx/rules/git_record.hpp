@@ -9,16 +9,28 @@
 // the tool cache homes: the plan's filesystem.gitRecord), and the next plan
 // protects each recorded repository as it protects a gitlinked one: its config,
 // hooks and the places its config names are read-only while that command runs.
-// A repository made or cloned since the last run is not in the record; the
-// audit after this run still checks it.
+// A repository made or cloned since the last look is not in the record: `sbx run`
+// looks again before each run at the directories that changed since (below); a
+// plan piped to a launcher reads the record as it is. The audit after every run
+// checks every repository anyway.
 //
 // The record is text: a first line naming the format, then one entry per
 // repository, each a kind letter (T: a working tree holding a `.git` directory
 // or file; B: a bare git directory) and an absolute, normalised path, ended by
 // a NUL byte (a path may hold a newline). parse_git_record() reads it strictly:
 // a malformed record is not used, and the planner warns naming the byte.
+//
+// Beside it, in BASE/sbx/git-dirs/NAME, sbx keeps the directories of the root it
+// looked at and the ctime of each (the directory stamps): a directory gains or
+// loses an entry only with a new ctime, which no program can set back, so before
+// a run only the directories whose ctime changed need listing for new
+// repositories, and the rest of the record stands. The stamps are text too: a
+// first line naming the format, then per directory its ctime as SEC.NSEC, a
+// space, and its path relative to the root ("." for the root), ended by a NUL.
+// A malformed or missing file is a walk of the whole root, as before a first run.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <optional>
 #include <string>
@@ -49,9 +61,31 @@ inline constexpr std::size_t kMaxBytes = std::size_t{1} << 22;
 
 }  // namespace git_record
 
+namespace git_stamps {
+
+inline constexpr std::string_view kHeader = "sbx git dirs 1\n";
+// Its largest size (about a million directories): a root with more is walked whole
+// before each run, which costs about a microsecond a file.
+inline constexpr std::size_t kMaxBytes = std::size_t{1} << 26;
+
+}  // namespace git_stamps
+
+// A directory of the root and its ctime, when sbx last looked at it.
+struct DirectoryStamp {
+    std::string path;  // relative to the root, normalised; "." for the root
+    long long sec = 0;
+    long nsec = 0;
+    friend bool operator==(const DirectoryStamp&, const DirectoryStamp&) = default;
+};
+
 // BASE/sbx/git/NAME for a root, NAME as tool_cache_name() makes it.
 inline std::string git_record_path(std::string_view base, std::string_view root) {
     return paths::join(paths::join(std::string(base), "sbx/git"), tool_cache_name(root));
+}
+
+// BASE/sbx/git-dirs/NAME: the directory stamps of a root.
+inline std::string git_stamps_path(std::string_view base, std::string_view root) {
+    return paths::join(paths::join(std::string(base), "sbx/git-dirs"), tool_cache_name(root));
 }
 
 // The record's text for `repos` (each path absolute and normalised, without NUL),
@@ -99,6 +133,61 @@ inline GitRecordRead parse_git_record(std::string_view text) {
         }
         out.repos.push_back({entry[0] == 'B' ? RecordedRepository::Kind::bare : RecordedRepository::Kind::tree,
                              std::string(path)});
+        at = end + 1;
+    }
+    return out;
+}
+
+// The stamps' text for `dirs` (each path relative and normalised, without NUL).
+inline std::string git_stamps_text(const std::vector<DirectoryStamp>& dirs) {
+    std::string out(git_stamps::kHeader);
+    for (const auto& d : dirs) {
+        out += std::to_string(d.sec);
+        out += '.';
+        const std::string ns = std::to_string(d.nsec);
+        out.append(9 - ns.size(), '0');
+        out += ns;
+        out += ' ';
+        out += d.path;
+        out += '\0';
+    }
+    return out;
+}
+
+struct GitStampsRead {
+    std::vector<DirectoryStamp> dirs;
+    std::optional<std::string> problem;  // what is wrong, at which byte: then `dirs` is empty
+};
+
+inline GitStampsRead parse_git_stamps(std::string_view text) {
+    GitStampsRead out;
+    auto bad = [&](std::size_t at, const std::string& what) {
+        out.dirs.clear();
+        out.problem = what + " at byte " + std::to_string(at);
+        return out;
+    };
+    if (text.size() > git_stamps::kMaxBytes) return bad(git_stamps::kMaxBytes, "larger than 64 MiB");
+    if (!text.starts_with(git_stamps::kHeader)) return bad(0, "not sbx directory stamps (its first line is not '" +
+                                                             std::string(git_stamps::kHeader.substr(0, git_stamps::kHeader.size() - 1)) + "')");
+    auto digits = [](std::string_view s) {
+        return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
+    };
+    std::size_t at = git_stamps::kHeader.size();
+    while (at < text.size()) {
+        const std::size_t end = text.find('\0', at);
+        if (end == std::string_view::npos) return bad(at, "an entry without its NUL byte");
+        const std::string_view entry = text.substr(at, end - at);
+        const std::size_t dot = entry.find('.'), space = entry.find(' ');
+        if (dot == std::string_view::npos || space == std::string_view::npos || dot > space)
+            return bad(at, "an entry that is not SEC.NSEC PATH");
+        const std::string_view sec = entry.substr(0, dot), nsec = entry.substr(dot + 1, space - dot - 1);
+        if (!digits(sec) || sec.size() > 18 || (sec.size() > 1 && sec[0] == '0') || !digits(nsec) || nsec.size() != 9)
+            return bad(at, "a time that is not SEC.NSEC");
+        const std::string_view path = entry.substr(space + 1);
+        if (path != "." && (path.empty() || paths::is_absolute(path) ||
+                            paths::normalize("/" + std::string(path)) != "/" + std::string(path)))
+            return bad(at + space + 1, "a path that is not relative and normalised");
+        out.dirs.push_back({std::string(path), std::stoll(std::string(sec)), std::stol(std::string(nsec))});
         at = end + 1;
     }
     return out;
