@@ -334,6 +334,18 @@ std::string take_fd_option(std::string_view option, const char* value, int& out)
     return {};
 }
 
+std::string take_grace_option(const char* value, int& out) {
+    const std::string_view v = value == nullptr ? std::string_view() : std::string_view(value);
+    int n = 0;
+    const bool digits = !v.empty() && v.size() <= 4 && std::all_of(v.begin(), v.end(), [](char c) { return c >= '0' && c <= '9'; });
+    if (digits) n = std::stoi(std::string(v));
+    if (!digits || n > kMaxGrace)
+        return "--grace needs a number of seconds from 0 to " + std::to_string(kMaxGrace) +
+               (value == nullptr ? std::string() : ", not '" + std::string(v) + "'");
+    out = n;
+    return {};
+}
+
 std::string take_again_option(const char* value, std::vector<std::string>& again) {
     int fd = -1;
     if (auto why = take_fd_option("--again-fd", value, fd); !why.empty()) return why;

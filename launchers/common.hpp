@@ -39,6 +39,9 @@ using proxy::ProxyEvent;
 // descriptor, which is then kept from the command (close-on-exec). Returns the
 // usage message, or an empty string when the value was taken into `out`.
 std::string take_fd_option(std::string_view option, const char* value, int& out);
+// --grace SECONDS: a whole number from 0 to kMaxGrace; a usage message when it is not.
+inline constexpr int kMaxGrace = 3600;
+std::string take_grace_option(const char* value, int& out);
 
 // --again-fd N: N holds a program and its arguments, each ending in a NUL (at
 // most 256 KiB), read and closed here. When the plan turns out stale before the

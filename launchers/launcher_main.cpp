@@ -155,6 +155,14 @@ int Launcher::run_plan(const sbx::Plan& plan, std::optional<Reaper> reaper) {
     return platform_.run(*this, plan, *reaper);
 }
 
+void say_grace_ran_out(const Launcher& l) {
+    if (!grace_ran_out()) return;
+    const int sig = caught_signal();
+    const char* name = sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : sig == SIGHUP ? "SIGHUP" : "SIGQUIT";
+    l.warn(std::string("the command was still running ") + std::to_string(l.options().grace) + " s after " + name +
+           " came: its sandbox was killed (--grace SECONDS gives it longer)");
+}
+
 int launcher_main(int argc, char** argv, Platform& platform) {
     const auto started = Trace::now();
     Options o;
@@ -179,6 +187,15 @@ int launcher_main(int argc, char** argv, Platform& platform) {
             o.pty = mode;
         } else if (a == "--allow-clipboard-write") {
             o.allow_clipboard_write = true;
+        } else if (a == "--name") {
+            const char* v = next();
+            const std::string_view n = v == nullptr ? std::string_view() : std::string_view(v);
+            if (n.empty() || n.size() > 32 ||
+                !std::all_of(n.begin(), n.end(), [](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-'; }))
+                return usage_of(platform, "--name needs a name of 1 to 32 letters a-z, digits and '-'");
+            platform.set_program(std::string(n));
+        } else if (a == "--grace") {
+            if (auto why = take_grace_option(next(), o.grace); !why.empty()) return usage_of(platform, why);
         } else if (a == "--doctor") {
             o.doctor = true;
         } else if (a == "--json") {

@@ -22,6 +22,7 @@
 #include "common.hpp"
 #include "leftovers.hpp"
 #include "root_group.hpp"
+#include "signals.hpp"
 #include "sbx/core/error.hpp"
 #include "sbx/core/provenance.hpp"
 #include "sbx/plan/plan.hpp"
@@ -40,6 +41,7 @@ struct Options {
     bool print_violations = false;
     PtyMode pty = PtyMode::automatic;  // --pty, --no-pty (terminal.hpp)
     bool allow_clipboard_write = false;  // --allow-clipboard-write: OSC 52 passes the terminal's relay
+    int grace = kDefaultGrace;  // --grace SECONDS (signals.hpp)
     bool doctor = false;
     bool json = false;
 };
@@ -54,6 +56,11 @@ public:
 
     // "sbx-linux": the start of every message.
     virtual const char* name() const = 0;
+    // The name its messages start with: name(), unless `--name` (or sbx, running
+    // the launcher's steps itself) gave another, so that `sbx run` says `sbx:`
+    // however its launcher runs.
+    const char* program() const { return program_.empty() ? name() : program_.c_str(); }
+    void set_program(std::string p) { program_ = std::move(p); }
     // The lines after a USAGE message ("usage: ...\n"), and --help's text.
     virtual std::string_view usage_lines() const = 0;
     virtual std::string_view help_text() const = 0;
@@ -81,6 +88,9 @@ public:
     virtual bool verifies_first() const = 0;
     // The confined run, from the reaper's start to the command's exit status.
     virtual int run(Launcher& l, const sbx::Plan& plan, Reaper& reaper) = 0;
+
+private:
+    std::string program_;
 };
 
 // One run of a launcher: its platform, what its command line said, and its
@@ -92,7 +102,7 @@ public:
     Launcher(const Launcher&) = delete;
     Launcher& operator=(const Launcher&) = delete;
 
-    const char* program() const { return platform_.name(); }
+    const char* program() const { return platform_.program(); }
     const Options& options() const { return options_; }
     const Trace& trace() const { return options_.trace; }
     Report& report() { return report_; }
@@ -138,6 +148,10 @@ sbx::expected<void> make_tmpdir(const sbx::Plan& plan, Reaper& reaper, std::vect
 
 // A launcher's main: parses the command line and runs what it asks for. Its
 // exit status is the command's, or 125, 126, 127 (see docs/plan.md).
+// After a signal went to the command's group: when the grace period ran out and
+// the sandbox was killed, one line that says so, and how to give it longer.
+void say_grace_ran_out(const Launcher& l);
+
 int launcher_main(int argc, char** argv, Platform& platform);
 
 }  // namespace sbx::launcher

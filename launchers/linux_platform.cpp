@@ -230,18 +230,20 @@ sbx::expected<void> make_placeholders(const sbx::Plan& plan, RootGroup& group,
 // Says what the audit after the command renamed and what it could not make safe
 // (events now; lines in the <sandbox_violations> block, or here without one) and
 // what else went wrong. finish() makes the exit status say the second.
-void report_audit(const GitAuditResult& audit, Report& report, bool in_block) {
+void report_audit(const GitAuditResult& audit, Launcher& l) {
+    Report& report = l.report();
+    const bool in_block = l.options().print_violations;
     for (const auto& n : audit.neutralised) {
         report.git_neutralised_event(n);
-        if (!in_block) std::cerr << "sbx-linux: " << sbx::git_audit_line(n) << "\n";
+        if (!in_block) std::cerr << l.program() << ": " << sbx::git_audit_line(n) << "\n";
     }
     for (const auto& f : audit.failures) {
         report.git_unchecked_event(f);
-        if (!in_block) std::cerr << "sbx-linux: " << sbx::git_audit_failure_line(f) << "\n";
+        if (!in_block) std::cerr << l.program() << ": " << sbx::git_audit_failure_line(f) << "\n";
     }
     for (const auto& w : audit.warnings) {
         report.warning_event(w);
-        std::cerr << "sbx-linux: warning: " << w << "\n";
+        l.warn(w);
     }
 }
 
@@ -249,14 +251,15 @@ void report_audit(const GitAuditResult& audit, Report& report, bool in_block) {
 // built, filter_fallback (sbx/linux/filter_fallback.hpp) says whether the plan
 // runs without it; when it may not, the sandbox is `unavailable` here, for
 // `unavailable_why`.
-int seccomp_step(const sbx::Plan& plan, SeccompPart part, bool& unavailable, sbx::Error& unavailable_why) {
+int seccomp_step(const char* program_name, const sbx::Plan& plan, SeccompPart part, bool& unavailable,
+                 sbx::Error& unavailable_why) {
     if (unavailable) return -1;
     auto program = seccomp_program(SeccompOptions{plan.allow_unix_sockets, part});
     const FilterRule& fallback = filter_fallback(plan, program.has_value());
     switch (fallback.verdict) {
         case FilterVerdict::filtered: return program->release();
         case FilterVerdict::unfiltered:
-            std::cerr << "sbx-linux: warning: no seccomp filter (" << sbx::to_string(program.error()) << "); "
+            std::cerr << program_name << ": warning: no seccomp filter (" << sbx::to_string(program.error()) << "); "
                       << fallback.why << "\n";
             return -1;
         case FilterVerdict::unavailable:
@@ -638,7 +641,7 @@ std::unique_ptr<CommandProxy> start_proxy(Run& run, pid_t pid, const Trace& trac
     auto started = CommandProxy::start(run.plan, run.l.report(), run.l.answering(), http_fd, socks_fd,
                                        [] { return stop_pid_namespace(watched_sandbox()); }, fds);
     if (!started) {
-        std::cerr << "sbx-linux: " << sbx::errc_name(started.error().code) << ": " << sbx::to_string(started.error())
+        std::cerr << run.l.program() << ": " << sbx::errc_name(started.error().code) << ": " << sbx::to_string(started.error())
                   << "\n";
         ::kill(pid, SIGKILL);
     } else {
@@ -693,7 +696,7 @@ int finish(Run& run, ProbeOptions popt, int wstatus, const StageReport& stage_re
         return run.l.fail_reported(e);
     }
     if (stage_report.exec_errno != 0) {
-        std::cerr << "sbx-linux: " << plan.argv.front() << ": " << std::strerror(stage_report.exec_errno) << "\n";
+        std::cerr << run.l.program() << ": " << plan.argv.front() << ": " << std::strerror(stage_report.exec_errno) << "\n";
         const int s = stage_report.exec_errno == ENOENT ? kNotFound : kCannotRun;
         report.exit_event(true, "", s, run.wall_abi, run.weaker ? "landlock" : "bubblewrap");
         return s;
@@ -730,9 +733,10 @@ int end_run(Run& run, const ProbeOptions& popt, int wstatus, std::uint64_t t, co
     if (const auto& record = run.plan.filesystem.git_record)
         if (auto kept = keep_git_record(*record, run.plan.filesystem.git_audit, audit.repositories); !kept)
             audit.warnings.push_back(sbx::to_string(kept.error()));
-    report_audit(audit, l.report(), l.options().print_violations);
+    report_audit(audit, l);
     trace.step("launcher.git-audit", t);
-    if (caught_signal() != 0) die_of(caught_signal());
+    if (caught_signal() != 0 && !signal_forwarded()) die_of(caught_signal());
+    say_grace_ran_out(l);
     return finish(run, popt, wstatus, stage_report, proxy ? proxy->refused() : std::vector<ProxyEvent>{}, audit);
 }
 
@@ -740,13 +744,17 @@ int end_run(Run& run, const ProbeOptions& popt, int wstatus, std::uint64_t t, co
 
 std::string_view LinuxPlatform::usage_lines() const {
     return "usage: sbx-linux [--plan-fd N] [--report-fd N] [--control-fd N] [--again-fd N] [--trace-fd N] [--violations] [--pty | --no-pty] [--allow-clipboard-write]\n"
-           "                 [--bubblewrap-mounts]\n"
+           "                 [--grace SECONDS] [--name NAME] [--bubblewrap-mounts]\n"
            "       sbx-linux --doctor [--json] [--bwrap PATH]\n";
 }
 
 std::string_view LinuxPlatform::help_text() const {
     return "usage: sbx-linux [--plan-fd N] [--report-fd N] [--control-fd N] [--again-fd N] [--trace-fd N] [--violations] [--pty | --no-pty] [--allow-clipboard-write]\n"
            "                                                 run the plan read from fd N (default 0)\n"
+           "       --grace SECONDS                            after SIGTERM, SIGINT, SIGHUP or SIGQUIT, which go to the\n"
+           "                                                 command's process group, the seconds it has to end\n"
+           "                                                 before the sandbox is killed (default 10; 0: at once)\n"
+           "       --name NAME                                start messages with NAME: instead of sbx-linux:\n"
            "       --bubblewrap-mounts                        bubblewrap makes every mount, as on a kernel\n"
            "                                                 without the new mount API (to compare, to test)\n"
            "       sbx-linux --doctor [--json] [--bwrap PATH] can the sandbox run here\n"
@@ -880,7 +888,7 @@ std::optional<sbx::Error> LinuxPlatform::unavailable(const sbx::Plan& plan) {
             mounts_filter_fd_ = split->second.release();
             return std::nullopt;
         }
-    seccomp_fd_ = seccomp_step(plan, SeccompPart::whole, unavailable, unavailable_why);
+    seccomp_fd_ = seccomp_step(program(), plan, SeccompPart::whole, unavailable, unavailable_why);
     if (unavailable) return unavailable_why;
     return std::nullopt;
 }
@@ -946,7 +954,7 @@ int LinuxPlatform::run(Launcher& l, const sbx::Plan& plan, Reaper& reaper) {
     if (sb) {
         // EPIPE: bubblewrap is gone already, and finish() says why.
         if (!copy_program(seccomp_fd_, sb->seccomp_pipe[1]) && errno != EPIPE)
-            std::cerr << "sbx-linux: cannot hand bubblewrap its seccomp program: " << std::strerror(errno) << "\n";
+            std::cerr << program() << ": cannot hand bubblewrap its seccomp program: " << std::strerror(errno) << "\n";
         close_fd(sb->seccomp_pipe[1]);
         close_fd(seccomp_fd_);
     }
@@ -1031,7 +1039,8 @@ int LinuxPlatform::run(Launcher& l, const sbx::Plan& plan, Reaper& reaper) {
     start_output_relays(run, relays);
     auto proxy = start_proxy(run, pid, trace);
     start_terminal(run);
-    if (caught_signal() != 0) ::kill(pid, SIGKILL);  // a signal came before we knew the pid
+    set_grace(l.options().grace);  // a signal now goes to the command's group first
+    if (caught_signal() != 0 && !signal_forwarded()) ::kill(pid, SIGKILL);  // it came before we knew the pid
 
     int wstatus = 0;
     while (::waitpid(pid, &wstatus, 0) < 0 && errno == EINTR) {
@@ -1196,7 +1205,8 @@ int LinuxPlatform::run_weaker(Launcher& l, const sbx::Plan& plan, Reaper& reaper
     close_fd(box.proxy_pair[0]);
     close_fd(box.proxy_pair[1]);
     start_terminal(run);
-    if (caught_signal() != 0) {  // a signal came before we knew the pid (or the stage its group)
+    set_grace(l.options().grace);  // a signal now goes to the command's group first
+    if (caught_signal() != 0 && !signal_forwarded()) {  // it came before we knew the pid (or the stage its group)
         ::kill(-pid, SIGKILL);
         ::kill(pid, SIGKILL);
     }

@@ -88,9 +88,9 @@ std::optional<sbx::Error> sandbox_exec_missing() {
 }
 
 // The plan's TMPDIR leaves too little room for a Unix socket path inside it.
-void warn_long_tmpdir(const sbx::Plan& plan) {
+void warn_long_tmpdir(const char* program, const sbx::Plan& plan) {
     if (plan.tmpdir.size() + kSocketNameRoom <= kUnixPathMax) return;
-    std::cerr << "sbx-mac: warning: the command's TMPDIR " << plan.tmpdir << " is " << plan.tmpdir.size()
+    std::cerr << program << ": warning: the command's TMPDIR " << plan.tmpdir << " is " << plan.tmpdir.size()
               << " bytes long: a Unix socket a program makes inside it (ssh-agent, tmux, language servers) "
                  "would pass macOS's "
               << kUnixPathMax << "-byte limit and fail; point TMPDIR at a short directory (export TMPDIR=/tmp) "
@@ -125,12 +125,12 @@ std::vector<std::string> command_environment(const sbx::Plan& plan, const Listen
 // The plan's forwards are Linux's: there the command has a loopback of its own
 // to listen on. Here it shares the host's, where the server itself holds the
 // port, and Seatbelt lets it reach only the proxy: say so, once.
-void warn_forwards(const sbx::Plan& plan) {
+void warn_forwards(const char* program, const sbx::Plan& plan) {
     if (plan.network.mode != sbx::NetworkMode::proxy || plan.network.forwards.empty()) return;
     std::string list;
     for (const auto& f : plan.network.forwards)
         list += (list.empty() ? "" : ", ") + sbx::net::address_port_text(f.listen, f.port);
-    std::cerr << "sbx-mac: warning: no loopback forwards on macOS (" << list
+    std::cerr << program << ": warning: no loopback forwards on macOS (" << list
               << "): the command reaches those servers only through its proxy variables (HTTP_PROXY, ALL_PROXY)\n";
 }
 
@@ -162,11 +162,11 @@ sbx::expected<std::unique_ptr<CommandProxy>> start_proxy(Launcher& l, const sbx:
 // (on stderr and as a warning event): a program of the command's that drops the
 // user information of its proxy URL fails with 407 or a SOCKS refusal, and this
 // names the cause. They are not violations: no host was asked for.
-void warn_refused_clients(const CommandProxy& proxy, Report& report, const TerminalRelay* terminal) {
+void warn_refused_clients(const char* program, const CommandProxy& proxy, Report& report, const TerminalRelay* terminal) {
     const std::string message = refused_clients_warning(proxy.refused_clients());
     if (message.empty()) return;
     report.warning_event(message);
-    std::string line = "sbx-mac: warning: " + message + "\n";
+    std::string line = std::string(program) + ": warning: " + message + "\n";
     if (terminal) line = terminal->on_own_line(std::move(line));
     std::cerr << line << std::flush;
 }
@@ -278,10 +278,12 @@ public:
     const char* name() const override { return "sbx-mac"; }
     std::string_view usage_lines() const override {
         return "usage: sbx-mac [--plan-fd N] [--report-fd N] [--control-fd N] [--again-fd N] [--trace-fd N] [--violations] [--pty | --no-pty] [--allow-clipboard-write]\n"
+               "               [--grace SECONDS] [--name NAME]\n"
                "       sbx-mac --print-profile [--plan-fd N]\n";
     }
     std::string_view help_text() const override {
         return "usage: sbx-mac [--plan-fd N] [--report-fd N] [--control-fd N] [--again-fd N] [--trace-fd N] [--violations] [--pty | --no-pty] [--allow-clipboard-write]\n"
+               "               [--grace SECONDS] [--name NAME]\n"
                "       sbx-mac --print-profile [--plan-fd N]\n"
                "       sbx-mac --doctor [--json]\n"
                "The plan is described in docs/plan.md, the profile in docs/seatbelt.md.\n";
@@ -301,8 +303,8 @@ public:
     // socket paths apart, for one): the plan tags those.
     bool shows(const sbx::Warning& w) const override { return w.scope != sbx::WarningScope::linux_only; }
     void warn(const sbx::Plan& plan) override {
-        warn_long_tmpdir(plan);
-        warn_forwards(plan);
+        warn_long_tmpdir(program(), plan);
+        warn_forwards(program(), plan);
     }
     std::optional<sbx::Error> unavailable(const sbx::Plan&) override { return sandbox_exec_missing(); }
     bool verifies_first() const override { return true; }
@@ -399,6 +401,7 @@ int MacPlatform::run(Launcher& l, const sbx::Plan& plan, Reaper& reaper) {
     if (terminal) terminal_relay = std::make_unique<TerminalRelay>(terminal->use, terminal->master.release(), reaper);
     HeldTerminal held(terminal ? std::optional<TerminalUse>(terminal->use) : std::nullopt, relays, reaper);
     auto started = start_command(plan, *profile, listeners, relays, terminal ? &*terminal : nullptr, reaper);
+    set_grace(l.options().grace);  // a signal now goes to the command's group first
     if (!started) return give_up(started.error());
     if (terminal) terminal->slave.reset();  // the command's alone: its end is the relay's end
     if (terminal_relay) terminal_relay->start();
@@ -411,7 +414,7 @@ int MacPlatform::run(Launcher& l, const sbx::Plan& plan, Reaper& reaper) {
     // The command's last output is written and the caller's terminal has its modes back.
     output.finish(terminal_relay.get(), found);
     held.restore();
-    if (proxy) warn_refused_clients(*proxy, report, terminal_relay.get());
+    if (proxy) warn_refused_clients(l.program(), *proxy, report, terminal_relay.get());
     int exec_errno = 0;
     const bool exec_failed = ::read(started->exec_pipe, &exec_errno, sizeof exec_errno) == sizeof exec_errno;
     ::close(started->exec_pipe);
@@ -420,7 +423,8 @@ int MacPlatform::run(Launcher& l, const sbx::Plan& plan, Reaper& reaper) {
     // uses Linux's renameat2 and is built into sbx-linux only. Seatbelt cannot refuse
     // the file names either, so a nested repository made under sbx-mac stays live for
     // git outside; docs/plan.md says so.
-    if (caught_signal() != 0) die_of(caught_signal());
+    if (caught_signal() != 0 && !signal_forwarded()) die_of(caught_signal());
+    say_grace_ran_out(l);
     if (exec_failed) {
         auto e = sbx::Error(sbx::Errc::unavailable, "the sandbox cannot run here")
                      .caused_by(sbx::Error(sbx::Errc::sandbox_unavailable,

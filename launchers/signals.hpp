@@ -1,7 +1,12 @@
-// launchers/signals.hpp - the launchers' signal handling: SIGINT, SIGTERM, SIGHUP
-// and SIGQUIT end the sandbox at once and are remembered, so that the launcher,
-// once it has cleaned up, dies of the same signal and its caller sees what it sent;
-// SIGWINCH and SIGCONT wake the terminal relay.
+// launchers/signals.hpp - the launchers' signal handling. SIGINT, SIGTERM, SIGHUP
+// and SIGQUIT that come while the command runs go to the command's process group
+// as they are, which then has a grace period to end (its traps and clean-up run)
+// before the sandbox is killed; the launcher exits with the command's status, by
+// the shell's convention (128+N for a command that died of signal N). One that
+// comes before the command's group is there, or with no grace period, ends the
+// sandbox at once and is remembered, so that the launcher, once it has cleaned
+// up, dies of the same signal and its caller sees what it sent. SIGWINCH and
+// SIGCONT wake the terminal relay.
 //
 // The handler's state (the signal caught, the process to kill) is the only
 // mutable state of the launchers outside the objects main passes around: a
@@ -12,12 +17,23 @@
 
 namespace sbx::launcher {
 
-// Installs the handler for SIGINT, SIGTERM, SIGHUP and SIGQUIT; ignores SIGPIPE
-// (a child undoes both before it execs).
+// Installs the handler for SIGINT, SIGTERM, SIGHUP, SIGQUIT and SIGALRM (the
+// grace period's end); ignores SIGPIPE (a child undoes both before it execs).
 void install_signal_handlers();
 
-// The signal that ended us, or 0 when none came.
+// The default grace period, in seconds: what `docker stop` gives a container.
+inline constexpr int kDefaultGrace = 10;
+
+// The grace period from now on, in seconds; 0 for none (the sandbox is killed at
+// once). None until this is called.
+void set_grace(int seconds);
+
+// The last signal that came, or 0 when none came.
 int caught_signal();
+// Whether a signal went to the command's group (the launcher then exits with the
+// command's status), and whether the grace period ran out after it.
+bool signal_forwarded();
+bool grace_ran_out();
 
 // Which processes the handler kills with the sandbox's process.
 enum class KillScope {

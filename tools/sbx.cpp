@@ -83,6 +83,7 @@
 
 #include "git_files.hpp"    // tools/: the settings at a git revision, for sbx diff
 #include "host_lookup.hpp"  // launchers/: this machine's addresses and name lookup, as the proxy's
+#include "signals.hpp"      // launchers/: the grace period after a signal
 #if defined(__linux__)
 #include "git_audit.hpp"       // launchers/: the audit's walk, for a root's first record of its repositories
 #include "linux_platform.hpp"  // launchers/: the Linux launcher's steps, which `sbx run` runs itself
@@ -1429,6 +1430,7 @@ struct RunArgs {
     bool no_pty = false;  // --no-pty: the caller's descriptors as they are, terminal or not
     bool allow_clipboard_write = false;  // --allow-clipboard-write: OSC 52 reaches the caller's terminal
     bool quiet = false;  // --quiet: none of sbx's informational lines (the root, the variables left out)
+    int grace = sbx::launcher::kDefaultGrace;  // --grace SECONDS: after a signal, before the sandbox is killed
     int trace_fd = -1;    // --trace-fd N: each step's time, here and in the launcher (launchers/trace.hpp)
 };
 
@@ -1503,6 +1505,7 @@ sbx::launcher::Options launcher_options(const RunArgs& a, std::vector<std::strin
     o.pty = a.pty ? sbx::launcher::PtyMode::always : a.no_pty ? sbx::launcher::PtyMode::never
                                                                : sbx::launcher::PtyMode::automatic;
     o.allow_clipboard_write = a.allow_clipboard_write;
+    o.grace = a.grace;
     if (a.trace_fd >= 0) o.trace = sbx::launcher::Trace(a.trace_fd);
     o.again = std::move(again);
     return o;
@@ -1572,6 +1575,7 @@ int run_run(RunArgs& a) {
     // Here the launcher's steps run in this process; bubblewrap starts at once,
     // while the settings are read and the plan is made (LinuxPlatform::start_early).
     sbx::linux_sandbox::LinuxPlatform platform;
+    platform.set_program("sbx");  // its messages are sbx's
     sbx::launcher::Launcher here_launcher(platform, launcher_options(a, again));
     if (here) platform.start_early(here_launcher, early_facts(a.plan, nullptr), *reaper);
     t = sbx::launcher::Trace::now();
@@ -1655,6 +1659,9 @@ int run_run(RunArgs& a) {
     if (a.pty) argv.push_back(const_cast<char*>("--pty"));
     if (a.no_pty) argv.push_back(const_cast<char*>("--no-pty"));
     if (a.allow_clipboard_write) argv.push_back(const_cast<char*>("--allow-clipboard-write"));
+    std::string grace_text = std::to_string(a.grace);
+    argv.insert(argv.end(), {const_cast<char*>("--grace"), grace_text.data(), const_cast<char*>("--name"),
+                             const_cast<char*>("sbx")});
     std::string trace_text = std::to_string(a.trace_fd);
     if (trace.on()) argv.insert(argv.end(), {const_cast<char*>("--trace-fd"), trace_text.data()});
     argv.push_back(nullptr);
@@ -1856,6 +1863,12 @@ int main(int argc, char** argv) {
         ->excludes(pty_flag);
     run->add_flag("--allow-clipboard-write", run_args.allow_clipboard_write,
                   "Let the command set your terminal's clipboard (OSC 52) through its terminal; dropped by default");
+    run->add_option("--grace", run_args.grace,
+                    "Seconds the command has to end after sbx passes it SIGTERM, SIGINT, SIGHUP or SIGQUIT, before "
+                    "its sandbox is killed (0: at once)")
+        ->check(CLI::Range(0, sbx::launcher::kMaxGrace))
+        ->default_val(sbx::launcher::kDefaultGrace)
+        ->option_text("SECONDS (default 10)");
     run->add_flag("--quiet", run_args.quiet,
                   "Print none of sbx's informational lines (the root found above the current directory, the variables "
                   "left out of the environment); refusals and warnings still print");

@@ -333,5 +333,25 @@ for who in "${users[@]}"; do
     [[ $out == *killed* ]] || fail_because "the control could not signal it"
     wait "$victim" 2>/dev/null || true
     tap_finish "control: without sbx the signal is delivered"
+
+    # SIGTERM sent to sbx reaches the command's group here too, whose trap runs;
+    # with --grace 0 (the control) the sandbox is killed at once.
+    for grace in 10 0; do
+        rm -f "$proj/src/trapped"
+        rc=0
+        (cd "$proj" && "${as[@]}" "${outer[@]}" env HOME="$home" timeout -s TERM 3 "$sbx" run \
+            --managed-settings "$conf/empty-managed.json" "${on[@]}" --grace "$grace" \
+            -- sh -c "trap 'echo trapped >src/trapped; exit 7' TERM; sleep 60 & wait") </dev/null >"$work/out" \
+            2>"$work/err" || rc=$?
+        [[ $rc == 124 ]] || fail_because "status $rc, not timeout's 124"
+        if ((grace > 0)); then
+            [[ $(cat "$proj/src/trapped" 2>/dev/null) == trapped ]] || fail_because "the command's trap did not run"
+            tap_finish "SIGTERM from timeout reaches the command's group: its trap runs"
+        else
+            [[ ! -e $proj/src/trapped ]] || fail_because "the trap ran"
+            tap_finish "control: with --grace 0 the sandbox is killed at once, and the trap never runs"
+        fi
+    done
+    rm -f "$proj/src/trapped"
 done
 tap_end
