@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <cstring>
 #include <exception>
+#include <fstream>
 #include <iostream>
 
 #include "sbx/core/json.hpp"
@@ -21,15 +22,26 @@ namespace sbx::launcher {
 namespace {
 
 int usage_of(const Platform& platform, const std::string& message) {
-    std::cerr << platform.name() << ": USAGE: " << message << "\n" << platform.usage_lines();
+    std::cerr << platform.program() << ": USAGE: " << message << "\n" << platform.usage_lines();
     return kFailedBeforeCommand;
 }
 
 }  // namespace
 
+bool runs_filtered() {
+    std::ifstream in("/proc/self/status");
+    bool no_new_privs = false, filtered = false;
+    for (std::string line; std::getline(in, line);) {
+        if (line == "NoNewPrivs:\t1") no_new_privs = true;
+        if (line == "Seccomp:\t2") filtered = true;
+    }
+    return no_new_privs && filtered;
+}
+
 int Launcher::fail_before(const sbx::Error& e) const {
     plan_again_if_stale(e, options_.again, program());
     std::cerr << program() << ": " << sbx::errc_name(e.code) << ": " << sbx::to_string(e) << "\n";
+    if (e.code == sbx::Errc::unavailable && runs_filtered()) std::cerr << program() << ": " << kNestedNote << "\n";
     return kFailedBeforeCommand;
 }
 

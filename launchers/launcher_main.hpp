@@ -148,6 +148,15 @@ sbx::expected<void> make_tmpdir(const sbx::Plan& plan, Reaper& reaper, std::vect
 
 // A launcher's main: parses the command line and runs what it asks for. Its
 // exit status is the command's, or 125, 126, 127 (see docs/plan.md).
+// Whether this process runs confined as every command of an sbx sandbox does:
+// with a seccomp filter and no new privileges (/proc/self/status). So do the
+// services some machines harden, where a sandbox may still be made: this only
+// explains a failure (kNestedNote, after an UNAVAILABLE), it refuses nothing.
+bool runs_filtered();
+inline constexpr std::string_view kNestedNote =
+    "this runs inside a sandbox already (a seccomp filter and no new privileges, as in an sbx sandbox), where no "
+    "other can be made: run the command as it is, and it is confined by the sandbox around it";
+
 // After a signal went to the command's group: when the grace period ran out and
 // the sandbox was killed, one line that says so, and how to give it longer.
 void say_grace_ran_out(const Launcher& l);

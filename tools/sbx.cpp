@@ -1419,6 +1419,10 @@ sbx::expected<std::string> find_launcher(const std::string& given) {
 
 int run_failed(const sbx::Error& e) {
     std::cerr << "sbx: " << sbx::errc_name(e.code) << ": " << sbx::to_string(e) << "\n";
+#if defined(__linux__)
+    if (e.code == sbx::Errc::unavailable && sbx::launcher::runs_filtered())
+        std::cerr << "sbx: " << sbx::launcher::kNestedNote << "\n";
+#endif
     return kRunFailed;
 }
 

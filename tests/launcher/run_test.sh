@@ -841,8 +841,19 @@ expect_rc 125
 expect_err "UNAVAILABLE"
 expect_err "0.7.0"
 expect_no_out "ran"
+[[ $err != *"inside a sandbox already"* ]] || fail_because "outside any sandbox, it says it runs inside one"
 expect_clean
 tap_finish "a bubblewrap older than 0.8 gives 125, naming its version"
+
+# sbx run inside sbx run: no sandbox can be made there, and it says why.
+fresh_case
+sbx_run -- "$sbx" run --managed-settings "$tmp/empty-managed.json" -- sh -c 'echo ran'
+expect_rc 125
+expect_err "sbx: this runs inside a sandbox already"
+expect_err "run the command as it is"
+expect_no_out "ran"
+expect_clean
+tap_finish "sbx run inside sbx run: 125, saying it runs inside a sandbox already and what to do"
 
 # --- sbx doctor ----------------------------------------------------------------------
 

@@ -189,9 +189,12 @@ for who in "${users[@]}"; do
             fail_because "node_modules holds no sbx-tiny 1.0.0"
         (($(files_in "$cache/npm/_cacache") > 0)) || fail_because "npm's cache in the cache home is empty"
         [[ ! -e $home/.npm ]] || fail_because "~/.npm was made"
+        # No variable sbx sets makes npm warn (npm 11 warns of every npm_config_
+        # variable it does not know, such as pnpm's store-dir).
+        [[ $err != *"npm warn"* ]] || fail_because "npm warned: $(grep 'npm warn' <<<"$err")"
         sbx_in "$a" -- node -e 'console.log(require("sbx-tiny"))'
         expect_out "tiny from the loopback registry"
-        tap_finish "npm install from a registry on loopback works, its cache in the project's cache home"
+        tap_finish "npm install from a registry on loopback works, its cache in the project's cache home, and npm warns of nothing"
 
         rm -rf "$b/node_modules"
         sbx_in "$b" --no-tool-cache --allow-host "127.0.0.1:$port" -- "${npm_install[@]}"

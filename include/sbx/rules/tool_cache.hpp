@@ -50,8 +50,10 @@ inline constexpr std::array kToolCacheVars{
     ToolCacheVar{"PIP_CACHE_DIR", "pip", "pip honours XDG_CACHE_HOME, but a cache-dir in pip.conf would win"},
     ToolCacheVar{"CCACHE_DIR", "ccache", "ccache prefers a legacy ~/.ccache over XDG_CACHE_HOME when it exists"},
     ToolCacheVar{"YARN_CACHE_FOLDER", "yarn", "yarn 1's cache folder; yarn 2 and later keep theirs in the project"},
-    ToolCacheVar{"npm_config_store_dir", "pnpm-store",
-                 "pnpm's content store, which lives under XDG_DATA_HOME (~/.local/share/pnpm/store), not the cache"},
+    // Not npm_config_store_dir, which pnpm 10 read too: npm 11 warns of it on every call.
+    ToolCacheVar{"pnpm_config_store_dir", "pnpm-store",
+                 "pnpm's content store, which lives under XDG_DATA_HOME (~/.local/share/pnpm/store), not the cache; "
+                 "pnpm 11 reads its settings from pnpm_config_ variables, which npm does not read"},
     ToolCacheVar{"CARGO_HOME", "cargo",
                  "cargo's registry and git caches live in CARGO_HOME (~/.cargo), which has no cache variable of its own"},
 };
