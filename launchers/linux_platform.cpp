@@ -552,6 +552,7 @@ void plan_stage(Run& run) {
         stage.proxy_fd = sb.stage_proxy_fd;
         for (const auto& f : plan.network.forwards)
             stage.forwards.push_back({sbx::net::to_string(f.listen), f.port, f.why.empty() ? f.target : f.why});
+        stage.direct_loopback = !sbx::net::loopback_through_proxy(plan.network.rules, plan.network.call);
     }
 }
 

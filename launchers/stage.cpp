@@ -108,6 +108,7 @@ std::vector<std::string> stage_argv(const StageArgs& a) {
     }
     for (int fd : a.keep_fds) out.insert(out.end(), {"--keep-fd", std::to_string(fd)});
     for (const auto& f : a.forwards) out.insert(out.end(), {"--forward", f.address, std::to_string(f.port), f.entry});
+    if (a.direct_loopback) out.emplace_back("--direct-loopback");
     for (const auto& kv : a.loader_env) out.insert(out.end(), {"--loader-env", kv});
     for (const auto& p : a.write_wall) out.insert(out.end(), {"--write-wall", p});
     if (a.weaker) {
@@ -171,6 +172,10 @@ bool parse_stage_words(int argc, char** argv, StageArgs& out, bool orders) {
         }
         if (a == "--weaker") {
             out.weaker = true;
+            continue;
+        }
+        if (a == "--direct-loopback") {
+            out.direct_loopback = true;
             continue;
         }
         if (i + 1 >= argc) return false;
@@ -324,7 +329,7 @@ int listen_on(Listeners& out, const std::string& address, int port) {
 // the command gets the proxy's ports. Only processes in this network namespace
 // can connect to them. The forwards go first, so that the proxy's ephemeral
 // ports cannot take theirs. The caller closes proxy_fd.
-std::string hand_over_listeners(int proxy_fd, const std::vector<StageForward>& forwards) {
+std::string hand_over_listeners(int proxy_fd, const std::vector<StageForward>& forwards, bool direct_loopback) {
     Listeners made;
     for (const auto& f : forwards)
         if (listen_on(made, f.address, f.port) < 0) {
@@ -340,7 +345,7 @@ std::string hand_over_listeners(int proxy_fd, const std::vector<StageForward>& f
             return std::string("cannot listen on the sandbox's loopback: ") + std::strerror(errno);
     if (!send_fds(proxy_fd, made.fds, 'L'))
         return std::string("cannot hand the proxy's sockets to the launcher: ") + std::strerror(errno);
-    for (const auto& [name, value] : sbx::net::proxy_environment(ports[0], ports[1]))
+    for (const auto& [name, value] : sbx::net::proxy_environment(ports[0], ports[1], {}, direct_loopback))
         if (::setenv(name.c_str(), value.c_str(), 1) != 0) return "cannot set " + name;
     return {};
 }
@@ -530,7 +535,7 @@ int run_ordered(const StageArgs& a, const sbx::launcher::Trace& trace, std::uint
     }
     if (a.proxy_fd >= 0) {
         const auto t = sbx::launcher::Trace::now();
-        const std::string why = hand_over_listeners(a.proxy_fd, a.forwards);
+        const std::string why = hand_over_listeners(a.proxy_fd, a.forwards, a.direct_loopback);
         ::close(a.proxy_fd);  // the launcher's end reads the end of the stream, or the sockets
         if (!why.empty()) return stage_failed(a.status_fd, why);
         trace.step("stage.listeners", t);

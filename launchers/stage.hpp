@@ -53,6 +53,7 @@ struct StageArgs {
     int proxy_fd = -1;    // a Unix stream socket to the launcher: the stage makes the proxy's listening
                           // sockets on the sandbox's loopback and hands them over it; -1: no proxy
     std::vector<StageForward> forwards;   // listened on before the proxy's, handed over first, in this order
+    bool direct_loopback = false;         // NO_PROXY names loopback (sbx/net/proxy_env.hpp): --direct-loopback
     int pty_fd = -1;      // a Unix stream socket to the launcher: the stage makes the command's terminal
                           // (launchers/terminal.hpp) and hands its master over it; -1: none
     std::array<bool, 3> pty_on{};         // which of 0-2 the terminal stands in for

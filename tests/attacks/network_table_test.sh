@@ -82,14 +82,15 @@ row() {
     [[ $out == *"\"finalVerdict\":\"$expect\""* ]] || fail_because "explain's finalVerdict is not $expect"
     local explained=$out
 
-    # the proxy, with real curl over each protocol
+    # the proxy, with real curl over each protocol (--noproxy '': through the
+    # proxy even for loopback, which NO_PROXY otherwise sends direct)
     local url="http://$host:$tport/$tag"
     rc=0
     (cd "$proj" && "${wrap[@]}" "${as[@]}" env HOME="$home" timeout 60 "$sbx" run --managed-settings "$tmp/empty-managed.json" \
         "${opts[@]}" -- sh -c "
-            curl -s -m 3 -o /dev/null -w 'http:%{http_code} ' '$url-http'
-            curl -s -m 3 -o /dev/null -p -w 'connect:%{http_connect} ' '$url-connect'
-            curl -s -m 3 -o /dev/null -x \"\$ALL_PROXY\" '$url-socks'; echo socks-exit:\$?") \
+            curl -s -m 3 --noproxy '' -o /dev/null -w 'http:%{http_code} ' '$url-http'
+            curl -s -m 3 --noproxy '' -o /dev/null -p -w 'connect:%{http_connect} ' '$url-connect'
+            curl -s -m 3 --noproxy '' -o /dev/null -x \"\$ALL_PROXY\" '$url-socks'; echo socks-exit:\$?") \
         </dev/null >"$work/out" 2>"$work/err" || rc=$?
     out="explain: $explained
 $(cat "$work/out")"

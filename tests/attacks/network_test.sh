@@ -50,9 +50,33 @@ network_cases() {
     expect_out "ALL_PROXY=socks5h://127.0.0.1:"
     expect_out "http_proxy=http://127.0.0.1:"
     expect_out "all_proxy=socks5h://127.0.0.1:"
-    grep -qx 'NO_PROXY=' <<<"$out" || fail_because "NO_PROXY is not set empty"
-    grep -qx 'no_proxy=' <<<"$out" || fail_because "no_proxy is not set empty"
-    tap_finish "the command gets HTTP_PROXY, HTTPS_PROXY and ALL_PROXY (socks5h), in both cases, and an empty NO_PROXY"
+    grep -qx 'NO_PROXY=localhost,127.0.0.1,::1' <<<"$out" || fail_because "NO_PROXY does not name loopback"
+    grep -qx 'no_proxy=localhost,127.0.0.1,::1' <<<"$out" || fail_because "no_proxy does not name loopback"
+    tap_finish "the command gets HTTP_PROXY, HTTPS_PROXY and ALL_PROXY (socks5h), in both cases, and NO_PROXY naming loopback"
+
+    # A server the command starts, on a port of its choosing, reached by every
+    # client in the same command: its loopback is its own.
+    local clients="python3 -m http.server 18080 --bind 127.0.0.1 >/dev/null 2>&1 & server=\$!
+for i in \$(seq 100); do curl -s -o /dev/null http://127.0.0.1:18080/ && break; sleep 0.1; done
+curl -s -m 10 -o /dev/null -w 'curl:%{http_code} ' http://127.0.0.1:18080/
+curl -s -m 10 -o /dev/null -w 'curl-localhost:%{http_code} ' http://localhost:18080/
+python3 -c 'import urllib.request; print(\"python:%d\" % urllib.request.urlopen(\"http://127.0.0.1:18080/\").status, end=\" \")'
+wget -q -O /dev/null http://127.0.0.1:18080/ && printf 'wget:ok '
+if command -v node >/dev/null; then node -e 'fetch(\"http://127.0.0.1:18080/\").then(r => console.log(\"node:\" + r.status))'; else echo node:none; fi
+kill \$server"
+    tap_in_sandbox -- "$clients"
+    expect_out "curl:200 curl-localhost:200 python:200 wget:ok node:"
+    [[ $out == *"node:200"* || $out == *"node:none"* ]] || fail_because "Node's fetch did not reach it"
+    [[ $err != *"<sandbox_violations>"* ]] || fail_because "violations reported"
+    tap_finish "a server the command starts is reached by curl, Python, wget and Node's fetch in the same command"
+
+    # The control: where loopback goes through the proxy (allowLocalBinding, so
+    # NO_PROXY is empty), the same clients reach the host's loopback instead.
+    printf '{"sandbox": {"network": {"allowLocalBinding": true}}}' >"$tmp/local.json"
+    tap_in_sandbox --settings "$tmp/local.json" -- "echo \"no_proxy=[\$NO_PROXY]\"; $clients"
+    expect_out "no_proxy=[]"
+    [[ $out != *"curl:200"* ]] || fail_because "curl reached the command's own server through the proxy"
+    tap_finish "control: with allowLocalBinding, NO_PROXY is empty and curl through the proxy misses the command's own server"
 
     tap_in_sandbox -- "curl -s -m 10 -o /dev/null -w 'code:%{http_code}' http://example.com/"
     expect_out "code:403"
@@ -62,8 +86,8 @@ network_cases() {
     tap_finish "a host no rule names is refused with 403, and sbx run lists it in <sandbox_violations>"
 
     tap_in_sandbox --allow-host "127.0.0.1:$port" -- \
-        "curl -s -m 10 http://127.0.0.1:$port/via-http; curl -s -m 10 -p http://127.0.0.1:$port/via-connect;
-         curl -s -m 10 -x \"\$ALL_PROXY\" http://127.0.0.1:$port/via-socks5"
+        "curl -s -m 10 --noproxy '' http://127.0.0.1:$port/via-http; curl -s -m 10 --noproxy '' -p http://127.0.0.1:$port/via-connect;
+         curl -s -m 10 --noproxy '' -x \"\$ALL_PROXY\" http://127.0.0.1:$port/via-socks5"
     expect_out "sbx-test-server GET /via-http"
     expect_out "sbx-test-server GET /via-connect"
     expect_out "sbx-test-server GET /via-socks5"
@@ -72,9 +96,8 @@ network_cases() {
 
     tap_in_sandbox --allow-host "localhost:$port" -- "curl -s -m 10 http://localhost:$port/via-localhost"
     expect_out "sbx-test-server GET /via-localhost"
-    tap_finish "localhost, allowed by name, reaches the host's loopback through the proxy"
+    tap_finish "localhost, allowed by name, reaches the host's loopback (through its forward, NO_PROXY naming it)"
 
-    printf '{"sandbox": {"network": {"allowLocalBinding": true}}}' >"$tmp/local.json"
     tap_in_sandbox --settings "$tmp/local.json" -- \
         "curl -s -m 10 http://localhost:$port/local-by-name; curl -s -m 10 -p http://127.0.0.1:$port/local-by-address;
          curl -s -m 10 -o /dev/null -w 'meta:%{http_code} ' http://169.254.169.254/;
@@ -124,11 +147,14 @@ network_cases() {
         echo "ok $((n += 1)) - ${TAP_PREFIX-}a name resolving to 127.0.0.1 is refused # SKIP needs root for a private /etc/hosts (tests/launcher/proxy_test.cpp covers it with a resolver hook)"
     fi
 
-    tap_in_sandbox -- "curl -s -m 10 -o /dev/null -w 'code:%{http_code}' http://127.0.0.1:$port/not-allowed"
-    expect_out "code:403"
+    # Through the proxy (a client that does not read NO_PROXY) it is refused and
+    # reported; directly, the sandbox's own loopback has nothing on that port.
+    tap_in_sandbox -- "curl -s -m 10 --noproxy '' -o /dev/null -w 'code:%{http_code} ' http://127.0.0.1:$port/not-allowed;
+        curl -s -m 10 -o /dev/null -w 'direct:%{http_code}' http://127.0.0.1:$port/not-allowed-direct"
+    expect_out "code:403 direct:000"
     expect_err "deny network-outbound 127.0.0.1:$port"
     server_saw "/not-allowed" && fail_because "the server was reached"
-    tap_finish "a server on the host's loopback is not reached unless its address is allowed"
+    tap_finish "a server on the host's loopback is not reached unless its address is allowed, through the proxy or directly"
 
     tap_in_sandbox --allow-host '*' -- \
         "for h in 169.254.169.254 2852039166 0xa9.0xfe.0xa9.0xfe 0251.0376.0251.0376 '[::ffff:169.254.169.254]'; do
@@ -141,7 +167,7 @@ network_cases() {
 
     printf '{"sandbox": {"network": {"deniedDomains": ["127.0.0.1:%s"]}}}' "$port" >"$tmp/deny.json"
     tap_in_sandbox --settings "$tmp/deny.json" --allow-host "127.0.0.1:$port" -- \
-        "curl -s -m 10 -o /dev/null -w 'code:%{http_code}' http://127.0.0.1:$port/denied"
+        "curl -s -m 10 --noproxy '' -o /dev/null -w 'code:%{http_code}' http://127.0.0.1:$port/denied"
     expect_out "code:403"
     expect_err "denied by network.deniedDomains 127.0.0.1:$port"
     server_saw "/denied" && fail_because "the server was reached"

@@ -358,6 +358,22 @@ run policy --root "$proj" "${no_managed[@]}" --agent-file "$proj/NO-SUCH.md"
 expect_error 66 "^sbx: IO_ERROR: $(re "$proj/NO-SUCH.md")"
 tap_finish "--agent-file naming nothing: exit 66"
 
+# --- srt's settings format ------------------------------------------------------------
+new_case
+printf '{"network": {"allowedDomains": ["srt.example"]}, "filesystem": {"denyRead": ["%s/srt-secret"]}}' "$tmp" \
+    >"$tmp/srt-settings.json"
+run policy --root "$proj" "${no_managed[@]}" --settings "$tmp/srt-settings.json"
+expect_status 0
+expect_line "srt\.example +flag +$(re "$tmp/srt-settings.json") +network\.allowedDomains\[0\]"
+expect_line "srt-secret +flag +$(re "$tmp/srt-settings.json") +filesystem\.denyRead\[0\]"
+tap_finish "a settings file in srt's format is read as srt reads it, each value named by the file's own key"
+
+new_case
+printf '{"sandbox": {"enabled": true}, "network": {"allowedDomains": ["srt.example"]}}' >"$tmp/both.json"
+run policy --root "$proj" "${no_managed[@]}" --settings "$tmp/both.json"
+expect_error 65 "^sbx: INVALID_SETTINGS: $(re "$tmp/both.json"): network: srt's settings format"
+tap_finish "a file in both formats: exit 65, naming the key"
+
 # --- the command line ---------------------------------------------------------------
 new_case
 echo '{}' >"$tmp/a-file"

@@ -139,3 +139,37 @@ TEST_CASE("forwards: a port below 1024 gets none, and its entry is listed once f
     CHECK(set.privileged[1]->text == "[::1]:1023");  // address entries first
     CHECK(set.privileged[2]->text == "localhost:443");  // once, for both of its listeners
 }
+
+TEST_CASE("loopback_through_proxy: only what no forward serves sends loopback through the proxy") {
+    struct Row {
+        std::vector<std::string_view> allowed;
+        bool local;
+        std::optional<std::string> through;  // nullopt: NO_PROXY may name loopback
+    };
+    const Row rows[] = {
+        {{}, false, std::nullopt},
+        {{"github.com", "*.example.com", "*"}, false, std::nullopt},  // none of them reaches loopback
+        {{"127.0.0.1:5432", "localhost:3000", "[::1]:8080"}, false, std::nullopt},  // each has its forward
+        {{"10.0.0.1"}, false, std::nullopt},                                         // private, not loopback
+        {{}, true, "allowLocalBinding"},
+        {{"github.com", "127.0.0.1"}, false, "127.0.0.1"},    // every port
+        {{"localhost"}, false, "localhost"},
+        {{"[::1]"}, false, "[::1]"},
+        {{"127.0.0.2:80"}, false, "127.0.0.2:80"},              // below 1024: no forward
+        {{"*.localhost"}, false, "*.localhost"},
+    };
+    for (const auto& r : rows) {
+        HostRules rules;
+        for (auto a : r.allowed) rules.allowed.push_back(rule(a));
+        rules.local = r.local;
+        const auto got = sbx::net::loopback_through_proxy(rules, HostCall{});
+        CAPTURE(r.allowed.size());
+        CHECK(got.has_value() == r.through.has_value());
+        if (got && r.through) CHECK_MESSAGE(got->find(*r.through) != std::string::npos, *got);
+    }
+    // The call's own hosts count too.
+    HostCall call;
+    call.hosts.emplace();
+    call.hosts->push_back(rule("localhost", "the call's hosts"));
+    CHECK(sbx::net::loopback_through_proxy(HostRules{}, call).has_value());
+}

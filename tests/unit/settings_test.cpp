@@ -318,3 +318,33 @@ TEST_CASE("settings: strings in lists are not empty and hold no control characte
     CHECK(parse_err(R"J({"sandbox": {"excludedCommands": ["x\u0000y"]}})J").key == "sandbox.excludedCommands[0]");
     CHECK(parse_err(R"J({"sandbox": {"ignoreViolations": {"": ["x"]}}})J").key == "sandbox.ignoreViolations.");
 }
+
+TEST_CASE("settings: srt's format (network and filesystem at the top level) is read as srt reads it") {
+    const sbx::SettingsSource user{LayerKind::user, "/home/u/.srt-settings.json", {"/home/u", "/home/u"}, ""};
+    auto s = parse_ok(R"J({
+      "network": {"allowedDomains": ["github.com"], "deniedDomains": ["uploads.github.com"], "allowLocalBinding": true},
+      "filesystem": {"denyRead": ["~/.ssh"], "allowWrite": ["/tmp/build"], "denyWrite": ["~/.bashrc"]},
+      "ignoreViolations": {"*": ["/usr/bin"]},
+      "mystery": 1
+    })J", user);
+    CHECK(values(s.network.allowed_domains) == std::vector<std::string>{"github.com"});
+    CHECK(s.network.allowed_domains[0].source.key == "network.allowedDomains[0]");
+    CHECK(s.network.allowed_domains[0].source.file == "/home/u/.srt-settings.json");
+    CHECK(values(s.network.denied_domains) == std::vector<std::string>{"uploads.github.com"});
+    REQUIRE(s.network.allow_local_binding);
+    CHECK(s.network.allow_local_binding->source.key == "network.allowLocalBinding");
+    CHECK(values(s.filesystem.deny_read) == std::vector<std::string>{"/home/u/.ssh"});
+    CHECK(s.filesystem.deny_read[0].source.key == "filesystem.denyRead[0]");
+    CHECK(values(s.filesystem.allow_write) == std::vector<std::string>{"/tmp/build"});
+    CHECK(s.ignore_violations.size() == 1);
+    CHECK(has_warning(s, "mystery", "unknown key"));  // as in a sandbox section
+    // Only filesystem is enough to tell the format.
+    CHECK(values(parse_ok(R"J({"filesystem": {"denyRead": ["/x"]}})J").filesystem.deny_read) ==
+          std::vector<std::string>{"/x"});
+    // Both formats in one file are refused, naming the key.
+    auto e = parse_err(R"J({"sandbox": {"enabled": true}, "network": {"allowedDomains": ["a.example"]}})J");
+    CHECK(e.key == "network");
+    CHECK(e.message.find("srt's settings format") != std::string::npos);
+    // A mistake is named by its key as the file writes it.
+    CHECK(parse_err(R"J({"network": {"allowedDomains": "github.com"}})J").key == "network.allowedDomains");
+}

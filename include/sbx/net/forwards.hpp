@@ -22,6 +22,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <iterator>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -113,6 +114,31 @@ inline ForwardSet loopback_forwards(const HostRules& rules, const HostCall& call
             for (const auto& l : kLocalhostListens) add(l.address, *r);
     }
     return set;
+}
+
+// What sends a client of the proxy variables to the host's loopback on a port no
+// forward listens on: allowLocalBinding ("allowLocalBinding"), or the first
+// allowed entry (or host of the call) that names loopback with no port, a port
+// below kFirstForwardPort, or `*.localhost` (its text). nullopt when there is
+// none: every host loopback target the rules allow then has a forward on the
+// sandbox's own loopback, and the command's clients may go to loopback directly
+// (NO_PROXY), where they find the forwards and the servers the command starts.
+// Otherwise loopback must go through the proxy, to the host's, as before.
+inline std::optional<std::string> loopback_through_proxy(const HostRules& rules, const HostCall& call) {
+    if (rules.local) return std::string("allowLocalBinding");
+    auto beyond = [](const HostRule& r) {
+        const HostPattern& p = r.pattern;
+        const bool unforwarded_port = !p.port || *p.port == 0 || *p.port < kFirstForwardPort;
+        if (p.kind == HostPattern::Kind::address) return p.address && forward_address(*p.address) && unforwarded_port;
+        if (p.kind == HostPattern::Kind::name) return p.host == "localhost" && unforwarded_port;
+        return p.kind == HostPattern::Kind::subdomains && p.host == "localhost";
+    };
+    for (const auto& r : rules.allowed)
+        if (beyond(r)) return detail::describe(r);
+    if (call.hosts)
+        for (const auto& r : *call.hosts)
+            if (beyond(r)) return detail::describe(r);
+    return std::nullopt;
 }
 
 // `a:port` as a client writes it: 127.0.0.1:5432, [::1]:8080.

@@ -37,8 +37,12 @@ inline std::string percent_encoded(std::string_view text) {
     return out;
 }
 
-// HTTP_PROXY, HTTPS_PROXY and ALL_PROXY, upper and lower case, at 127.0.0.1 ports,
-// and an empty NO_PROXY, so that localhost too goes through the proxy; and what
+// HTTP_PROXY, HTTPS_PROXY and ALL_PROXY, upper and lower case, at 127.0.0.1 ports;
+// NO_PROXY and no_proxy: kDirectLoopback where the command's loopback is its own
+// and every host loopback target allowed has a forward there (`direct_loopback`:
+// a server the command starts is then reached by every client, and the forwards
+// serve the host's), else empty, so that localhost too goes through the proxy,
+// to the host's loopback; and what
 // tools that read other variables need to read these:
 //   NODE_USE_ENV_PROXY=1  Node.js 24 (fetch from 24.0, http and https from 24.5)
 //                         and 22.21 read the variables only then; Node 20 never.
@@ -50,15 +54,21 @@ inline std::string percent_encoded(std::string_view text) {
 // Java is left alone: its proxy properties would go in JAVA_TOOL_OPTIONS, and
 // every JVM then prints "Picked up JAVA_TOOL_OPTIONS: ..." before anything else
 // on standard error, first line of `java -version` included (README, "Network").
+// The loopback names and addresses clients connect to without the proxy: curl,
+// Python, Go, Node's and npm's readers of NO_PROXY all match these three.
+inline constexpr std::string_view kDirectLoopback = "localhost,127.0.0.1,::1";
+
 inline std::vector<std::pair<std::string, std::string>> proxy_environment(int http_port, int socks_port,
-                                                                           std::string_view secret = {}) {
+                                                                           std::string_view secret = {},
+                                                                           bool direct_loopback = false) {
+    const std::string no_proxy(direct_loopback ? kDirectLoopback : std::string_view());
     const std::string user_info =
         secret.empty() ? std::string() : std::string(kProxyUser) + ":" + percent_encoded(secret) + "@";
     const std::string http = "http://" + user_info + "127.0.0.1:" + std::to_string(http_port);
     // socks5h: the proxy resolves names; the command needs no resolver of its own.
     const std::string socks = "socks5h://" + user_info + "127.0.0.1:" + std::to_string(socks_port);
     return {{"HTTP_PROXY", http},   {"http_proxy", http}, {"HTTPS_PROXY", http}, {"https_proxy", http},
-            {"ALL_PROXY", socks},   {"all_proxy", socks}, {"NO_PROXY", ""},      {"no_proxy", ""},
+            {"ALL_PROXY", socks},   {"all_proxy", socks}, {"NO_PROXY", no_proxy}, {"no_proxy", no_proxy},
             {"NODE_USE_ENV_PROXY", "1"}, {"grpc_proxy", http}};
 }
 

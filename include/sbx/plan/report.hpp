@@ -145,7 +145,9 @@ inline AllowHints allow_hints(SettingsWords w) {
                 "files.write in the agent file", ""};
     return {"network.allowedDomains",
             "network.allowedDomains naming the address or localhost with its port (127.0.0.1:3000), or "
-            "network.allowLocalBinding for loopback",
+            "network.allowLocalBinding for loopback; these are for this machine's servers: under bubblewrap a server "
+            "the command starts is reached on the sandbox's own loopback without the proxy (NO_PROXY), and a port "
+            "allowed here is taken there by its forward",
             "--allow-host", "filesystem.allowWrite", "filesystem.allowRead naming the path"};
 }
 

@@ -11,6 +11,11 @@
 // warning with the closest known key; a key sbx does not support is left out with
 // a warning. Keys outside those two sections belong to Claude Code and are ignored,
 // except one that looks like a misspelling of them.
+//
+// A file in srt's format (sandbox-runtime's ~/.srt-settings.json: `network` and
+// `filesystem` at the top level, no `sandbox`) is read as srt reads it: its top
+// level is the sandbox section, and each key is named as the file writes it
+// (`network.allowedDomains`). Both at once is an error: a file is one or the other.
 #pragma once
 
 #include <algorithm>
@@ -193,6 +198,18 @@ public:
         std::array<std::string_view, 2> sections{"sandbox", "permissions"};
         auto members = unique_members(root, "");
         SBX_TRY(members);
+        auto has = [&](std::string_view k) {
+            return std::any_of(members->begin(), members->end(), [&](const auto& m) { return m.first == k; });
+        };
+        if (has("network") || has("filesystem")) {
+            const std::string_view which = has("network") ? "network" : "filesystem";
+            if (has("sandbox"))
+                return error(std::string(which),
+                             "srt's settings format (network and filesystem at the top level) beside Claude Code's "
+                             "sandbox section; a file is one or the other: move it under sandbox");
+            srt_ = true;
+            return read_sandbox(root);
+        }
         for (auto& [key, value] : *members) {
             if (key == "sandbox") {
                 SBX_TRY(read_sandbox(value));
@@ -210,6 +227,17 @@ private:
     const SettingsSource& src_;
     FileName file_;
     Settings& out_;
+    bool srt_ = false;  // srt's format: the top level is the sandbox section
+
+    // The key path of `sub` in the sandbox section, as the file writes it.
+    std::string sandbox_key(std::string_view sub) const {
+        return srt_ ? std::string(sub) : "sandbox." + std::string(sub);
+    }
+    std::string section_of(const KeySet& keys) const {
+        if (!srt_) return std::string(keys.section);
+        if (keys.section == "sandbox") return "";
+        return std::string(keys.section.substr(std::string_view("sandbox.").size()));
+    }
 
     Source source(std::string key) const { return Source{src_.layer, file_, std::move(key)}; }
 
@@ -258,12 +286,13 @@ private:
     // Checks an object against its KeySet: warns of unknown and unsupported keys
     // and returns the known members only.
     expected<std::vector<std::pair<std::string_view, element>>> known_members(element obj, const KeySet& keys) {
-        if (obj.type() != element_type::OBJECT) return type_error(std::string(keys.section), "an object", obj);
-        auto members = unique_members(obj, keys.section);
+        const std::string section = section_of(keys);
+        if (obj.type() != element_type::OBJECT) return type_error(section, "an object", obj);
+        auto members = unique_members(obj, section);
         SBX_TRY(members);
         std::vector<std::pair<std::string_view, element>> kept;
         for (auto& m : *members) {
-            auto key = join_key(keys.section, m.first);
+            auto key = join_key(section, m.first);
             if (std::find(keys.known.begin(), keys.known.end(), m.first) != keys.known.end()) {
                 kept.push_back(m);
             } else if (std::find(keys.unsupported.begin(), keys.unsupported.end(), m.first) != keys.unsupported.end()) {
@@ -351,7 +380,7 @@ private:
         auto members = known_members(v, sandbox_keys());
         SBX_TRY(members);
         for (auto& [name, value] : *members) {
-            std::string key = "sandbox." + std::string(name);
+            std::string key = sandbox_key(name);
             expected<void> r;
             if (name == "enabled") r = set_bool(out_.enabled, value, key);
             else if (name == "autoAllowBashIfSandboxed") r = set_bool(out_.auto_allow, value, key);
@@ -395,7 +424,7 @@ private:
         SBX_TRY(members);
         auto& fs = out_.filesystem;
         for (auto& [name, value] : *members) {
-            std::string key = "sandbox.filesystem." + std::string(name);
+            std::string key = sandbox_key("filesystem." + std::string(name));
             fs.configured = true;
             expected<void> r;
             if (name == "allowWrite") r = paths_list(value, key, fs.allow_write);
@@ -413,7 +442,7 @@ private:
         SBX_TRY(members);
         auto& net = out_.network;
         for (auto& [name, value] : *members) {
-            std::string key = "sandbox.network." + std::string(name);
+            std::string key = sandbox_key("network." + std::string(name));
             expected<void> r;
             auto host = [&](std::string_view h, const std::string& k) { return host_pattern(h, k); };
             if (name == "allowedDomains") r = string_list(value, key, net.allowed_domains, host);
@@ -486,7 +515,7 @@ private:
         auto members = known_members(v, credentials_keys());
         SBX_TRY(members);
         for (auto& [name, value] : *members) {
-            std::string key = "sandbox.credentials." + std::string(name);
+            std::string key = sandbox_key("credentials." + std::string(name));
             bool files = name == "files";
             auto r = read_credential_list(value, key, files, files ? out_.credentials.files : out_.credentials.env_vars);
             SBX_TRY(r);
