@@ -78,6 +78,7 @@ std::vector<pid_t> children_of(pid_t pid) {
 
 
 Stopped stop_pid_namespace(pid_t bubblewrap) {
+    sandbox_frozen(true);  // until continue_stopped()
     Stopped out;
     if (bubblewrap <= 0) {
         out.complete = false;

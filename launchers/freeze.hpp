@@ -9,6 +9,8 @@
 #include <functional>
 #include <vector>
 
+#include "signals.hpp"
+
 namespace sbx::launcher {
 
 // What a stop did: the kill() targets to continue with SIGCONT (process ids, or a
@@ -39,6 +41,7 @@ std::vector<pid_t> children_of(pid_t pid);
 // Sends SIGCONT to every target of `s`. (A stopped process cannot exit, so no id
 // is reused before this; a SIGKILL ends one, but that ends the whole sandbox.)
 inline void continue_stopped(const Stopped& s) {
+    sandbox_frozen(false);
     for (pid_t target : s.targets) ::kill(target, SIGCONT);
 }
 

@@ -416,7 +416,18 @@ pid_t start_bubblewrap(Sandbox& sb, std::vector<std::string>& args, std::vector<
     for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE}) sigaddset(&defaults, sig);
     if (rc == 0) rc = ::posix_spawnattr_setsigdefault(&attr, &defaults);
     if (rc == 0) rc = ::posix_spawnattr_setsigmask(&attr, &none);
-    if (rc == 0) rc = ::posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
+    // bubblewrap leads a process group of its own: a signal sent to this
+    // process's group (timeout(1), a terminal's Ctrl-C under --no-pty) reaches
+    // this process alone, which passes it to the command's group (signals.hpp),
+    // rather than killing bubblewrap and with it the command before its traps
+    // run. Not the weaker sandbox's stage, which makes a session of its own
+    // (a group leader could not).
+    short flags = POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK;
+    if (scope == KillScope::process) {
+        flags |= POSIX_SPAWN_SETPGROUP;
+        if (rc == 0) rc = ::posix_spawnattr_setpgroup(&attr, 0);
+    }
+    if (rc == 0) rc = ::posix_spawnattr_setflags(&attr, flags);
     auto a = c_strings(args);
     auto e = c_strings(env);
     if (rc == 0) rc = ::posix_spawn(&sb.pid, a[0], &actions, &attr, a.data(), e.data());

@@ -146,6 +146,7 @@ void warn_forwards(const char* program, const sbx::Plan& plan) {
 sbx::expected<std::unique_ptr<CommandProxy>> start_proxy(Launcher& l, const sbx::Plan& plan, const Listeners& listeners) {
     auto stop = [] {
         Stopped s;
+        sandbox_frozen(true);  // until continue_stopped()
         const pid_t group = watched_sandbox();
         if (group <= 0 || ::kill(-group, SIGSTOP) != 0) {
             s.complete = false;

@@ -27,6 +27,7 @@ volatile sig_atomic_t g_terminal_pipe = -1;
 volatile sig_atomic_t g_grace = 0;
 volatile sig_atomic_t g_forwarded = 0;
 volatile sig_atomic_t g_grace_over = 0;
+volatile sig_atomic_t g_frozen = 0;  // its processes are stopped for a question
 
 // Linux: bubblewrap dies, and with it (--die-with-parent) everything inside.
 // macOS, the weaker sandbox: the command's whole process group (and the command
@@ -113,7 +114,7 @@ void on_signal(int sig) {
         // With a grace period, the signal goes to the command's process group,
         // which has that long to end; before the command's group is there, or
         // without one, the sandbox is killed.
-        const pid_t group = g_grace <= 0 ? -1 : g_kill_group != 0 ? pid : bubblewrap_command_group(pid);
+        const pid_t group = g_grace <= 0 || g_frozen != 0 ? -1 : g_kill_group != 0 ? pid : bubblewrap_command_group(pid);
         if (group > 0 && ::kill(-group, sig) == 0) {
             if (g_forwarded == 0) ::alarm(static_cast<unsigned>(g_grace));
             g_forwarded = 1;
@@ -165,6 +166,8 @@ void watch_sandbox(pid_t pid, KillScope scope) {
     g_kill_group = scope == KillScope::group ? 1 : 0;
     g_sandbox_pid = pid;
 }
+
+void sandbox_frozen(bool frozen) { g_frozen = frozen ? 1 : 0; }
 
 void sandbox_ended() {
     g_sandbox_pid = -1;

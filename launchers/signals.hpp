@@ -43,6 +43,9 @@ enum class KillScope {
 
 // From now on a signal kills `pid` (and its group, with KillScope::group).
 void watch_sandbox(pid_t pid, KillScope scope);
+// While a question is open the sandbox is stopped (freeze.hpp), and could not
+// act on a signal: one that comes then kills it at once, as with no grace.
+void sandbox_frozen(bool frozen);
 // The sandbox's process was reaped: a signal kills nothing any more.
 void sandbox_ended();
 // The process being watched, or -1.

@@ -234,6 +234,7 @@ void print_text(const sbx::Policy& p, const sbx::ProjectRoot& root) {
     boolean("failIfUnavailable", p.fail_if_unavailable);
     boolean("weakerSandbox", p.weaker_sandbox);
     boolean("toolCache", p.tool_cache);
+    boolean("quiet", p.quiet);
     list("excludedCommands", p.excluded_commands);
     out << "  ignoreViolations" << (p.ignore_violations.empty() ? ": none" : ":") << "\n";
     for (const auto& r : p.ignore_violations) {
@@ -1615,7 +1616,7 @@ int run_run(RunArgs& a) {
         if (made && !a.plan.settings.root_given() && loaded->root != loaded->cwd && a.attempt == 1)
             root_line = "sbx: root " + loaded->root + ": " + sbx::root_why(loaded->where) + "\n";
         if (made && a.attempt == 1) root_line += removed_env_line(made->env_removed);
-        if (a.quiet) root_line.clear();
+        if (a.quiet || (made && loaded->policy.quiet.value)) root_line.clear();
         return made;
     }();
     if (!plan) return run_failed(plan.error());

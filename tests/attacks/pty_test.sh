@@ -150,9 +150,12 @@ for who in "${users[@]}"; do
     [[ $out == *"exit status 3 passed through"* ]] || fail_because "exit 3 did not give status 3"
     tap_finish "the caller's terminal is raw during the run and its modes are as before after exit 3, whose status passes through"
 
-    sandboxed sigterm
+    # An interactive bash ignores SIGTERM, inside as outside: it goes to the
+    # shell's group, and the sandbox is killed once --grace runs out.
+    sandboxed sigterm --grace 1
     expect_pass
-    tap_finish "SIGTERM to sbx: the caller's terminal modes are restored and nothing of the sandbox is left"
+    [[ $out == *"ended with status 137"* ]] || fail_because "it did not end killed (137)"
+    tap_finish "SIGTERM to sbx: it reaches the shell, which ignores it; after --grace the caller's terminal modes are restored and nothing of the sandbox is left"
 
     sandboxed sigkill
     expect_pass
@@ -255,7 +258,11 @@ for who in "${users[@]}"; do
     fi
 
     # The bug fixed: with the caller's terminal given as it is, no job control.
-    for mode in jobs ctrl-c ctrl-z; do
+    # (Ctrl-C still ends the sleep there: the terminal sends SIGINT to sbx's
+    # group, and sbx passes it to the command's, as it does a kill.)
+    sandboxed ctrl-c "${nopty[@]}"
+    [[ $rc == 0 ]] || fail_because "ctrl-c under --no-pty failed (status $rc): $(grep '^problem' <<<"$out" | tr '\n' ' ')"
+    for mode in jobs ctrl-z; do
         sandboxed "$mode" "${nopty[@]}"
         [[ $rc == 1 ]] || fail_because "$mode under --no-pty did not fail as expected (status $rc)"
         [[ $mode != jobs ]] || [[ $out == *"no job control"* || $out == *"not a tty"* ]] ||
@@ -263,7 +270,7 @@ for who in "${users[@]}"; do
         grep '^problem' <<<"$out" | sed "s/^/#   --no-pty $mode: /" || true
     done
     out=
-    tap_finish "control: under --no-pty the job-control scripts fail (no job control, not a tty)"
+    tap_finish "control: under --no-pty the job-control scripts fail (no job control, not a tty); Ctrl-C reaches the command's group through sbx"
 done
 
 tap_end

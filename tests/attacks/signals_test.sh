@@ -73,10 +73,12 @@ tap_users
 for who in "${users[@]}"; do
     tap_user_project "$who" || continue
 
-    # timeout(1), as CI cancellation and agent hosts send it.
+    # timeout(1), as CI cancellation and agent hosts send it (6 s: the command
+    # has started by then even on a loaded machine; a signal before it starts
+    # ends the sandbox at once).
     rm -f "$proj/trapped"
     rc=0
-    (cd "$proj" && "${as[@]}" env HOME="$home" timeout -s TERM 3 "$sbx" run --managed-settings "$tmp/empty-managed.json" \
+    (cd "$proj" && "${as[@]}" env HOME="$home" timeout -s TERM 6 "$sbx" run --managed-settings "$tmp/empty-managed.json" \
         -- sh -c "$(trapping TERM 7)") </dev/null >"$work/out" 2>"$work/err" || rc=$?
     want_status 124
     want_trapped TERM

@@ -339,7 +339,7 @@ for who in "${users[@]}"; do
     for grace in 10 0; do
         rm -f "$proj/src/trapped"
         rc=0
-        (cd "$proj" && "${as[@]}" "${outer[@]}" env HOME="$home" timeout -s TERM 3 "$sbx" run \
+        (cd "$proj" && "${as[@]}" "${outer[@]}" env HOME="$home" timeout -s TERM 5 "$sbx" run \
             --managed-settings "$conf/empty-managed.json" "${on[@]}" --grace "$grace" \
             -- sh -c "trap 'echo trapped >src/trapped; exit 7' TERM; sleep 60 & wait") </dev/null >"$work/out" \
             2>"$work/err" || rc=$?

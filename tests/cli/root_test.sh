@@ -324,7 +324,11 @@ assert r["rule"]["source"]["file"] == sys.argv[1], r' "$work/notes/.claude/setti
     at "$work/repo/src/lib" env GH_TOKEN=ghp-not-shown GIT_AUTHOR_NAME=Ana "$sbx" run --managed-settings "$tmp/empty-managed.json" \
         --quiet sh -c "$show"
     [[ $rc == 0 && $out == "unset Ana unset" && -z $err ]] || fail_because "--quiet: '$out', '$err' (status $rc)"
-    tap_finish "the variables left out are named in one line, values never; GIT_AUTHOR_NAME passes; --quiet prints no root or environment line"
+    echo '{"sandbox": {"quiet": true}}' >"$work/quiet.json"
+    at "$work/repo/src/lib" env GH_TOKEN=ghp-not-shown "$sbx" run --managed-settings "$tmp/empty-managed.json" \
+        --settings "$work/quiet.json" sh -c "$show"
+    [[ $rc == 0 && -z $err ]] || fail_because "sandbox.quiet: '$err' (status $rc)"
+    tap_finish "the variables left out are named in one line, values never; GIT_AUTHOR_NAME passes; --quiet and sandbox.quiet print no root or environment line"
 
     # Nothing left: no placeholder in the projects, nothing in TMPDIR.
     [[ -z $(ls -A "$work/tmp") ]] || fail_because "left in TMPDIR: $(ls -A "$work/tmp")"

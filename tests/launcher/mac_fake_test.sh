@@ -90,7 +90,7 @@ second_proxy=$(sed -n 's|^proxy=||p' <<<"$out")
 expect_out "sbx-test-server GET /through-socks"
 expect_out "bare:407"
 expect_out "bare-socks:refused"
-expect_err "sbx-mac: warning: the proxy refused 2 clients without the command's proxy credentials"
+expect_err "sbx: warning: the proxy refused 2 clients without the command's proxy credentials"
 [[ $err != *"deny network-outbound"* ]] || fail_because "a client without the secret was reported as a violation"
 ! grep -q "bare" "$tmp/http.log" || fail_because "a request without the secret reached the server"
 [[ -n $first_proxy && ${first_proxy%@*} != "${second_proxy%@*}" ]] || fail_because "two commands got one secret"

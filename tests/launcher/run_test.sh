@@ -688,7 +688,7 @@ hint_cases() {
     local words=$1
     shift
     sbx_run "$@" -- sh -c 'echo x >.bashrc; mkdir /usr/sbx-test-dir; cat "$HOME/.netrc";
-        curl -sS --max-time 5 http://refused.example/ >/dev/null; curl -sS --max-time 5 http://127.0.0.1:9/ >/dev/null; echo done'
+        curl -sS --max-time 5 http://refused.example/ >/dev/null; curl -sS --max-time 5 --noproxy "" http://127.0.0.1:9/ >/dev/null; echo done'
     expect_out done
     local bashrc outside hidden host local_host
     bashrc=$(grep "^deny file-access .bashrc " <<<"$err" || true)

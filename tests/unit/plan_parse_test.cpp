@@ -2081,8 +2081,8 @@ TEST_CASE("plan: a tool cache home inside the root, the temporary directory or a
     sbx::MemoryFs fs;
     fs.dir("/r/.git").dir("/home/u/.ssh").dir("/tmp");
     const std::vector<std::string> vars{"PATH=/usr/bin"};
-    sbx::Policy hide_ssh;
-    hide_ssh.filesystem.deny_read.push_back({"/home/u/.ssh", {}});
+    sbx::Policy hide_ssh;  // the home itself hidden: a tie, which goes to the deny
+    hide_ssh.filesystem.deny_read.push_back({"/home/u/.ssh/c/sbx/projects/r", {}});
     struct Case {
         std::string base;
         const sbx::Policy* policy;
@@ -2101,6 +2101,16 @@ TEST_CASE("plan: a tool cache home inside the root, the temporary directory or a
         CHECK_FALSE(env_of(plan, "XDG_CACHE_HOME").has_value());
         CHECK(warned(plan, c.warning));
     }
+    // A broader denyRead (an agent file's scoped reads hide the whole home) does
+    // not: the home is a writable place, which re-opens reads below it, and the
+    // rest of the home stays hidden.
+    sbx::Policy scoped;
+    scoped.filesystem.deny_read.push_back({"/home/u", {}});
+    fs.dir("/home/u/.cache");
+    auto kept = make(scoped, cache_request(vars), fs);
+    REQUIRE(kept.tool_cache.has_value());
+    CHECK(kept.tool_cache->path == "/home/u/.cache/sbx/projects/r");
+    CHECK_FALSE(warned(kept, "no tool cache home"));
     sbx::Policy protect;
     protect.filesystem.deny_write.push_back({"/home/u/.cache", {}});
     auto denied = make(protect, cache_request(vars), fs);

@@ -536,6 +536,18 @@ TEST_CASE("merge: toolCache is on by default; any layer turns it off; a reposito
     CHECK_FALSE(merged(Layers{}.add(LayerKind::project, R"({"sandbox": {"toolCache": false}})"), false).tool_cache.value);
 }
 
+TEST_CASE("merge: quiet is off by default and comes from the highest layer that says, with its source") {
+    CHECK_FALSE(merged(Layers{}.add(LayerKind::user, "{}")).quiet.value);
+    const auto p = merged(Layers{}
+                              .add(LayerKind::user, R"({"sandbox": {"quiet": true}})")
+                              .add(LayerKind::local, R"({"sandbox": {"quiet": false}})"));
+    CHECK_FALSE(p.quiet.value);
+    REQUIRE(p.quiet.source.has_value());
+    CHECK(p.quiet.source->key == "sandbox.quiet");
+    CHECK(p.quiet.source->layer == LayerKind::local);
+    CHECK(merged(Layers{}.add(LayerKind::user, R"({"sandbox": {"quiet": true}})")).quiet.value);
+}
+
 namespace {
 
 constexpr auto kWeakerOn = R"J({"sandbox": {"enableWeakerNestedSandbox": true}})J";

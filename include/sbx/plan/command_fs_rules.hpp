@@ -70,8 +70,20 @@ inline expected<ToolCacheChoice> choose_tool_cache(const Policy& policy, const s
     if (paths::at_or_under(rules.root, dir)) return leave_out(dir + " would hold the root");
     if (paths::at_or_under(dir, rules.tmpdir) || paths::at_or_under(rules.tmpdir, dir))
         return leave_out(dir + " and the temporary directory would hold each other");
-    if (const auto d = decide(rules, dir, Access::read); !d.allowed) return leave_out(dir + " is " + why(d));
-    if (const auto d = decide(rules, dir, Access::write); !d.allowed && d.because != FsDecision::Because::no_writable_root)
+    // Read as the plan will have it: the home is a writable place, which re-opens
+    // reads under a broader denyRead (an agent file's scoped reads hide the whole
+    // home directory), as the root and the write folders do. A deny of the home
+    // itself, or narrower, or a credential store's, still hides it.
+    auto reopened = [&](const FsDecision& d) {
+        using B = FsDecision::Because;
+        const FsRule* r = d.rule;
+        return (d.because == B::hidden || d.because == B::hidden_from_reads) && r != nullptr &&
+               r->kind == FsRule::Kind::deny_read && r->deny == FsRule::Deny::ordinary && !r->wildcard &&
+               r->pattern != dir && paths::at_or_under(dir, r->pattern);
+    };
+    if (const auto d = decide(rules, dir, Access::read); !d.allowed && !reopened(d)) return leave_out(dir + " is " + why(d));
+    if (const auto d = decide(rules, dir, Access::write);
+        !d.allowed && d.because != FsDecision::Because::no_writable_root && !reopened(d))
         return leave_out(dir + ": " + why(d));
     out.path = dir;
     return out;

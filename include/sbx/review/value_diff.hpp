@@ -50,6 +50,8 @@ inline constexpr Switch kSwitches[] = {
      "where user namespaces are refused, commands run in the weaker sandbox"},
     {"toolCache", [](const Policy& p) -> const Value<bool>& { return p.tool_cache; }, true,
      "commands get a writable cache home of the project's"},
+    {"quiet", [](const Policy& p) -> const Value<bool>& { return p.quiet; }, std::nullopt,
+     "sbx run prints none of its informational lines; refusals and warnings still print"},
     {"filesystem.disabled", [](const Policy& p) -> const Value<bool>& { return p.filesystem.disabled; }, true,
      "no filesystem isolation at all"},
     {"filesystem.allowManagedReadPathsOnly",

@@ -60,6 +60,7 @@ struct Policy {
     Value<bool> allow_unsandboxed{false, {}};   // sbx's default: false
     Value<bool> fail_if_unavailable{true, {}};  // sbx's default: true once enabled
     Value<bool> tool_cache{true, {}};           // sbx's own: a writable cache home per project
+    Value<bool> quiet{false, {}};               // sbx's own: none of sbx run's informational lines
     // enableWeakerNestedSandbox or --weaker-sandbox: where user namespaces are
     // refused, the launcher runs the weaker sandbox instead of refusing.
     Value<bool> weaker_sandbox{false, {}};
@@ -269,6 +270,11 @@ private:
                 return "left out: a user, flag or managed `false` holds against a repository's `true`";
             return {};
         });
+        // Quiet: from the highest layer that says; it silences only lines that say
+        // what sbx did (the root found, the variables left out), never a refusal
+        // or a warning, so any layer may.
+        pick(p_.quiet, [](const Settings& s) -> const SourcedBool& { return s.quiet; },
+             [](const Settings&, bool) { return std::string(); });
         // The weaker sandbox: `true` only from a layer that may turn it on; `false`
         // from any. A managed `false` ranks above the rest (rule 1), and above
         // the command line too.
@@ -514,6 +520,7 @@ inline void write_policy_members(json::Writer& w, const Policy& p) {
     boolean("failIfUnavailable", p.fail_if_unavailable);
     boolean("weakerSandbox", p.weaker_sandbox);
     boolean("toolCache", p.tool_cache);
+    boolean("quiet", p.quiet);
     list("excludedCommands", p.excluded_commands);
     w.key("ignoreViolations").begin_array();
     for (const auto& r : p.ignore_violations) {

@@ -59,6 +59,7 @@ struct Settings {
     SourcedBool allow_unsandboxed;  // allowUnsandboxedCommands
     SourcedBool fail_if_unavailable;
     SourcedBool tool_cache;  // sbx's own key: a writable cache home per project (tool_cache.hpp)
+    SourcedBool quiet;       // sbx's own key: none of sbx run's informational lines
     // enableWeakerNestedSandbox: where user namespaces are refused, run under the
     // weaker sandbox (Landlock and seccomp, no namespaces) instead of refusing.
     // Only some layers may turn it on (policy.hpp).
@@ -154,7 +155,7 @@ inline const KeySet& sandbox_keys() {
     static const KeySet k{"sandbox",
                           {"enabled", "autoAllowBashIfSandboxed", "allowUnsandboxedCommands", "failIfUnavailable",
                            "excludedCommands", "ignoreViolations", "filesystem", "network", "credentials",
-                           "bwrapPath", "socatPath", "toolCache", "enableWeakerNestedSandbox"},
+                           "bwrapPath", "socatPath", "toolCache", "quiet", "enableWeakerNestedSandbox"},
                           {"enableWeakerNetworkIsolation", "allowAppleEvents", "allowNestedUserNamespaces", "ripgrep"}};
     return k;
 }
@@ -387,6 +388,7 @@ private:
             else if (name == "allowUnsandboxedCommands") r = set_bool(out_.allow_unsandboxed, value, key);
             else if (name == "failIfUnavailable") r = set_bool(out_.fail_if_unavailable, value, key);
             else if (name == "toolCache") r = set_bool(out_.tool_cache, value, key);
+            else if (name == "quiet") r = set_bool(out_.quiet, value, key);
             else if (name == "enableWeakerNestedSandbox") r = set_bool(out_.weaker_sandbox, value, key);
             else if (name == "excludedCommands") r = string_list(value, key, out_.excluded_commands, as_is);
             else if (name == "ignoreViolations") r = read_ignore(value, key);
