@@ -103,7 +103,9 @@ for who in "${users[@]}"; do
     tap_finish "through --launcher sbx-linux too: SIGINT reaches the command's trap, status 9"
 
     # A child of the command in its group gets the signal too: nothing is left.
-    in_background -- "sh -c 'trap \"echo child-trapped >child; exit 0\" TERM; sleep 60 & wait' & $(trapping TERM 5)"
+    # The command starts once the child has set its trap.
+    in_background -- "sh -c 'trap \"echo child-trapped >child; exit 0\" TERM; touch child-ready; sleep 60 & wait' &
+while [ ! -e child-ready ]; do sleep 0.05; done; rm -f child-ready; $(trapping TERM 5)"
     kill -s TERM "$pid"
     finish_background
     want_status 5
