@@ -177,9 +177,13 @@ tap_finish "SIGKILL to sbx-mac: its reaper ends the command's group and removes 
 driver=$(cd "$(dirname "${BASH_SOURCE[0]}")/../attacks" && pwd)/pty_driver.py
 if command -v python3 >/dev/null && command -v bash >/dev/null; then
     for mode in jobs ctrl-c ctrl-z resize exit sigterm sigkill; do
+        # bash -i ignores the SIGTERM sbx passes it, as outside: killed after --grace.
+        grace=()
+        [[ $mode != sigterm ]] || grace=(--grace 1)
         rc=0
         out=$(cd "$proj" && HOME=$home TMPDIR=$tmpd TERM=xterm python3 "$driver" "$mode" -- timeout 60 "$sbx" run \
-            --managed-settings "$tmp/empty-managed.json" --launcher "$mac" -- bash --norc --noprofile -i 2>&1) || rc=$?
+            --managed-settings "$tmp/empty-managed.json" --launcher "$mac" "${grace[@]}" -- bash --norc --noprofile -i 2>&1) ||
+            rc=$?
         [[ $rc == 0 ]] || fail_because "$mode: $(grep '^problem' <<<"$out" | tr '\n' ' ')"
     done
     for _ in $(seq 30); do [[ -z $(ls -A "$tmpd") ]] && break; sleep 0.1; done
