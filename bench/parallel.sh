@@ -13,9 +13,9 @@
 # init`, a .claude/settings.json of {}, removed at exit), with a temporary HOME and
 # managed settings of {} so that this machine's settings do not change the answers:
 #   alone     20 runs of `sbx run -- true`, one after another;
-#   parallel  TOTAL (200) runs of `sbx run -- sh -c 'echo x > .bashrc ... exit 3'`,
+#   parallel  TOTAL (200) runs of `sbx run -- sh -c 'echo x > .vscode/settings.json ... exit 3'`,
 #             AT_ONCE (50) running at a time (xargs -P); exit 3 means the write to
-#             the protected .bashrc got through, and counts as a failure.
+#             the protected .vscode got through, and counts as a failure.
 # It prints median and p99 wall time of each kind, their ratio, the failures (with
 # their first lines of standard error), then checks that nothing is left: only .git
 # and .claude/settings.json in the project, no directory of sbx's lock files
@@ -86,7 +86,7 @@ for i in $(seq 20); do run_one "alone-$i" true; done
 read -r alone_med alone_p99 < <(stats alone)
 echo "alone:    20 runs of \`sbx run -- true\`, one at a time: median $alone_med ms, p99 $alone_p99 ms"
 
-cmd='echo x > .bashrc 2>/dev/null && exit 3; exit 0'
+cmd='echo x > .vscode/settings.json 2>/dev/null && exit 3; exit 0'
 start=$(date +%s%N)
 # shellcheck disable=SC2016 # $1 and $2 are bash -c's
 seq "$total" | xargs -P "$at_once" -I{} bash -c 'run_one "par-$1" sh -c "$2"' _ {} "$cmd"
@@ -103,7 +103,7 @@ for f in $(printf '%s\n' "$work"/runs/*-*[0-9] | sort -V); do
     [[ $rc == 0 ]] && continue
     failed=$((failed + 1))
     [[ $failed -le 5 ]] || continue
-    why="exit $rc" && [[ $rc == 3 ]] && why="exit 3: the write to .bashrc got through"
+    why="exit $rc" && [[ $rc == 3 ]] && why="exit 3: the write to .vscode/settings.json got through"
     echo "failed:   run ${f##*/} ($why):" && head -n 5 "$f.err" | sed 's/^/  | /'
 done
 echo "failures: $failed of $((total + 20)) runs"

@@ -127,28 +127,6 @@ bool at_or_after(const struct timespec& t, const timespec& start) {
     return t.tv_sec > start.tv_sec || (t.tv_sec == start.tv_sec && t.tv_nsec >= start.tv_nsec);
 }
 
-// The whole of a small regular file in `dir`, not following a symlink; nullopt when
-// it is none or is larger than `max`.
-std::optional<std::string> read_small(int dir, const std::string& name, std::size_t max) {
-    const int fd = ::openat(dir, name.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
-    if (fd < 0) return std::nullopt;
-    struct stat st {};
-    std::optional<std::string> out;
-    if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && static_cast<std::size_t>(st.st_size) <= max) {
-        std::string text(static_cast<std::size_t>(st.st_size), '\0');
-        std::size_t got = 0;
-        while (got < text.size()) {
-            const ssize_t n = ::read(fd, text.data() + got, text.size() - got);
-            if (n < 0 && errno == EINTR) continue;
-            if (n <= 0) break;
-            got += static_cast<std::size_t>(n);
-        }
-        if (got == text.size()) out = std::move(text);
-    }
-    ::close(fd);
-    return out;
-}
-
 // Opens the directory `path` (absolute; `..` taken as the kernel takes it, since no
 // symlink is followed on the way) one component at a time from `/`, never following
 // a symbolic link, passing through each with search permission alone and opening
@@ -204,6 +182,33 @@ public:
     // The stamps a survey took (after run()).
     std::vector<sbx::DirectoryStamp> take_stamps() { return std::move(stamps_); }
 
+    // What run() renames first once it has walked (and so given a root the
+    // command left unreadable its u+rx back for the audit): whatever stands at
+    // each of `names` (filesystem.neutralise: missing when the command started,
+    // so made during the run).
+    void rename_made(const std::vector<sbx::NeutraliseOp>& names) { names_ = &names; }
+
+private:
+    void protected_names() {
+        if (names_ == nullptr) return;
+        for (const auto& n : *names_) {
+            auto [dir, err] = open_path(paths::parent(n.path), kDirFlags);
+            if (!dir.ok()) {
+                fail(n.path, "could not reach it to look at it (" + n.why + "): " + err, "protected");
+                continue;
+            }
+            const std::string name(base_name(n.path));
+            struct stat st {};
+            if (::fstatat(dir.get(), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
+                if (errno != ENOENT)
+                    fail(n.path, "could not look at it (" + n.why + "): " + std::strerror(errno), "protected");
+                continue;
+            }
+            neutralise(dir.get(), paths::parent(n.path), name, "protected", n.why + "; made during the run");
+        }
+    }
+
+public:
     GitAuditResult run() {
         if (survey_ && known_ != nullptr) look_again();
         else
@@ -218,6 +223,7 @@ public:
             out_.failures.clear();
             return std::move(out_);
         }
+        protected_names();
         for (auto& p : pointers_) pointer(p);
         for (const auto& g : git_dirs_) git_dir(g);
         // A `.git` file or link names a git directory from another working tree, from
@@ -256,6 +262,7 @@ private:
     timespec start_;
     bool survey_;
     const GitSurvey* known_;
+    const std::vector<sbx::NeutraliseOp>* names_ = nullptr;  // rename_made()
     // A survey's stamps: those it was given (relative path: ctime), the directories
     // whose ctime was the stamped one, and the stamps it takes.
     std::unordered_map<std::string, std::pair<long long, long>> stamp_of_;
@@ -273,8 +280,8 @@ private:
     std::set<std::pair<dev_t, ino_t>> git_done_;
     std::set<std::string> hooks_done_;
 
-    void fail(std::string path, std::string why) {
-        out_.failures.push_back(sbx::GitAuditFailure{std::move(path), std::move(why)});
+    void fail(std::string path, std::string why, std::string kind = "git") {
+        out_.failures.push_back(sbx::GitAuditFailure{std::move(path), std::move(why), std::move(kind)});
     }
 
     bool in_audited(const std::string& p) const {
@@ -571,7 +578,8 @@ private:
         if (chmodded && ::fchmod(dir, dst.st_mode & 07777) != 0)
             out_.warnings.push_back("could not give " + dir_path + " its mode " + octal(dst.st_mode) +
                                     " back: " + std::strerror(errno));
-        if (!failure.empty()) fail(path, "could not rename it (" + why + "): " + failure);
+        if (!failure.empty())
+            fail(path, "could not rename it (" + why + "): " + failure, kind == "protected" ? "protected" : "git");
     }
 
     // neutralise() for the file at the absolute `path`.
@@ -876,8 +884,11 @@ timespec audit_clock() {
     return t;
 }
 
-GitAuditResult audit_git(const std::string& root, const std::vector<std::string>& dirs, const timespec& start) {
-    return Auditor(root, dirs, start).run();
+GitAuditResult audit_git(const std::string& root, const std::vector<std::string>& dirs, const timespec& start,
+                         const std::vector<sbx::NeutraliseOp>& names) {
+    Auditor a(root, dirs, start);
+    a.rename_made(names);
+    return a.run();
 }
 
 GitSurvey survey_git(const std::string& root, const GitSurvey* known) {
@@ -890,45 +901,6 @@ GitSurvey survey_git(const std::string& root, const GitSurvey* known) {
 }
 
 namespace {
-
-// A file of the record's folder (`path`), made as make_tool_cache makes a folder,
-// with `text` written beside it and renamed over it, or removed when `text` is
-// empty; `what` names it in an error.
-sbx::expected<void> replace_kept(const std::string& path, const std::string& text, std::string_view what) {
-    auto error = [&](const std::string& why, int err) {
-        return sbx::fail(sbx::Error(sbx::Errc::io_error, "cannot keep " + std::string(what) + ": " + why +
-                                                              (err != 0 ? std::string(": ") + std::strerror(err) : ""))
-                             .in_file(path));
-    };
-    const std::string folder = paths::parent(path), name(base_name(path));
-    SBX_TRY(make_tool_cache(folder, ::geteuid()));
-    Fd dir(::open(folder.c_str(), kDirFlags));
-    if (!dir.ok()) return error("cannot open its folder", errno);
-    if (text.empty()) {
-        if (::unlinkat(dir.get(), name.c_str(), 0) != 0 && errno != ENOENT) return error("cannot remove it", errno);
-        return {};
-    }
-    const std::string temp = "." + name + ".new." + std::to_string(::getpid());
-    Fd out(::openat(dir.get(), temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY, 0600));
-    if (!out.ok()) return error("cannot make " + paths::join(folder, temp), errno);
-    for (std::size_t at = 0; at < text.size();) {
-        const ssize_t n = ::write(out.get(), text.data() + at, text.size() - at);
-        if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) {
-            const int err = errno;
-            (void)::unlinkat(dir.get(), temp.c_str(), 0);
-            return error("cannot write " + paths::join(folder, temp), err);
-        }
-        at += static_cast<std::size_t>(n);
-    }
-    out.reset();
-    if (::renameat(dir.get(), temp.c_str(), dir.get(), name.c_str()) != 0) {
-        const int err = errno;
-        (void)::unlinkat(dir.get(), temp.c_str(), 0);
-        return error("cannot rename " + paths::join(folder, temp) + " to it", err);
-    }
-    return {};
-}
 
 // What the record at `path` holds, unless it cannot be read or understood.
 std::optional<std::vector<sbx::RecordedRepository>> read_record(const std::string& path) {
@@ -959,7 +931,7 @@ sbx::expected<void> keep_git_record(const std::string& path, const std::vector<s
     now.erase(std::unique(now.begin(), now.end()), now.end());
     std::sort(before.begin(), before.end(), by_path);
     if (held && now == before) return {};
-    return replace_kept(path, sbx::git_record_text(now), "the record of the repositories found");
+    return keep_file(path, sbx::git_record_text(now), "the record of the repositories found");
 }
 
 sbx::expected<void> refresh_git_record(const std::string& record, const std::string& stamps, const std::string& root) {
@@ -976,11 +948,11 @@ sbx::expected<void> refresh_git_record(const std::string& record, const std::str
     }
     auto now = survey_git(root, have ? &known : nullptr);
     SBX_TRY(keep_git_record(record, {root}, now.repositories));
-    std::string text = sbx::git_stamps_text(now.directories);
+    const std::string text = sbx::git_stamps_text(now.directories);
     // Too many directories to keep: every run walks the whole root.
-    if (text.size() > git_stamps::kMaxBytes) text.clear();
+    if (text.size() > git_stamps::kMaxBytes) return forget_file(stamps, "the directory stamps of the root");
     if (have && text == *kept) return {};
-    return replace_kept(stamps, text, "the directory stamps of the root");
+    return keep_file(stamps, text, "the directory stamps of the root");
 }
 
 }  // namespace sbx::launcher

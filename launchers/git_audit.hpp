@@ -31,6 +31,7 @@
 #include <vector>
 
 #include "sbx/core/expected.hpp"
+#include "sbx/plan/fs_plan.hpp"
 #include "sbx/rules/git_audit.hpp"
 #include "sbx/rules/git_record.hpp"
 
@@ -60,7 +61,11 @@ timespec audit_clock();
 
 // Audits `dirs` (absolute, normalised, without symlinks) for a run that started at
 // `start`. `root`: the plan's root, whose own `.git` is protected during the run.
-GitAuditResult audit_git(const std::string& root, const std::vector<std::string>& dirs, const timespec& start);
+// Once walked, whatever stands at one of `names` (the plan's filesystem.neutralise,
+// each missing when the command started) is renamed as a neutralised file is,
+// kind "protected": a file, a directory or a symbolic link alike, by its name.
+GitAuditResult audit_git(const std::string& root, const std::vector<std::string>& dirs, const timespec& start,
+                         const std::vector<sbx::NeutraliseOp>& names = {});
 
 // What a survey of a root found: the repositories under it as the audit finds
 // them (GitAuditResult::repositories), and the directory stamps of the root

@@ -741,7 +741,7 @@ int end_run(Run& run, const ProbeOptions& popt, int wstatus, std::uint64_t t, co
     l.clean_up(run.made, run.reaper, &run.group);
     trace.step("launcher.cleanup", t);
     t = Trace::now();
-    auto audit = audit_git(run.plan.root, run.plan.filesystem.git_audit, run_start);
+    auto audit = audit_git(run.plan.root, run.plan.filesystem.git_audit, run_start, run.plan.filesystem.neutralise);
     if (const auto& record = run.plan.filesystem.git_record)
         if (auto kept = keep_git_record(*record, run.plan.filesystem.git_audit, audit.repositories); !kept)
             audit.warnings.push_back(sbx::to_string(kept.error()));

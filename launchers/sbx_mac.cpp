@@ -395,8 +395,9 @@ int MacPlatform::run(Launcher& l, const sbx::Plan& plan, Reaper& reaper) {
         return give_up(profile.error());
     }
 
+    const sbx::FsPlan refusing = sbx::with_names_refused(plan.filesystem);
     std::optional<sbx::StderrScanner> scanner;
-    if (plan.scan_stderr) scanner.emplace(plan.filesystem, plan.cwd);
+    if (plan.scan_stderr) scanner.emplace(refusing, plan.cwd);
     // The caller's size and modes are the terminal's before the command starts.
     std::unique_ptr<TerminalRelay> terminal_relay;
     if (terminal) terminal_relay = std::make_unique<TerminalRelay>(terminal->use, terminal->master.release(), reaper);

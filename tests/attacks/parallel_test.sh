@@ -2,7 +2,7 @@
 # TAP: many `sbx run` at once in one root (issue 13). As the current user and,
 # as root with SBX_TEST_USER, as that user:
 # - 30 runs started together beside a long-running one, in a repository with a
-#   .claude/settings.json and in one without: all exit 0, each is refused .bashrc and
+#   .claude/settings.json and in one without: all exit 0, each is refused .vscode and
 #   .git/hooks/pre-commit, and the long-running one is still refused both after
 #   the 30 have ended (a run ending lifts no other's placeholder); after the
 #   last one nothing is left: no placeholder, lock, temporary directory,
@@ -114,8 +114,8 @@ for who in "${users[@]}"; do
         shift
         as_user "$p" timeout 120 "$sbx" run --managed-settings "$tmp/empty-managed.json" "$@"
     }
-    # Writes .bashrc and a hook; says which were refused.
-    probe='echo x 2>/dev/null >.bashrc && echo wrote-bashrc || echo refused-bashrc; echo x 2>/dev/null >.git/hooks/pre-commit && echo wrote-hook || echo refused-hook'
+    # Writes .vscode/settings.json and a hook; says which were refused.
+    probe='echo x 2>/dev/null >.vscode/settings.json && echo wrote-vscode || echo refused-vscode; echo x 2>/dev/null >.git/hooks/pre-commit && echo wrote-hook || echo refused-hook'
 
     # 30 at once beside a long-running one, with a project settings file and
     # with none.
@@ -135,18 +135,18 @@ for who in "${users[@]}"; do
             rc=0
             wait "${pids[$((i - 1))]}" || rc=$?
             [[ $rc == 0 ]] || fail_because "run $i exited $rc: $(head -c 300 "$work/run-$i.err")"
-            grep -q -x refused-bashrc "$work/run-$i.out" || fail_because "run $i could write .bashrc"
+            grep -q -x refused-vscode "$work/run-$i.out" || fail_because "run $i could write .vscode/settings.json"
             grep -q -x refused-hook "$work/run-$i.out" || fail_because "run $i could write .git/hooks/pre-commit"
         done
         touch "$work/go"
         rc=0
         wait "$long" || rc=$?
         [[ $rc == 0 ]] || fail_because "the long-running one exited $rc: $(head -c 300 "$work/long.err")"
-        grep -q -x refused-bashrc "$work/long.out" || fail_because "the long-running one could write .bashrc once the others had ended"
+        grep -q -x refused-vscode "$work/long.out" || fail_because "the long-running one could write .vscode/settings.json once the others had ended"
         grep -q -x refused-hook "$work/long.out" || fail_because "the long-running one could write the hook once the others had ended"
         left=$(leftovers "$p" "$uid")
         [[ -z $left ]] || fail_because "left behind: $left"
-        tap_finish "30 runs at once beside a long-running one, $settings a settings file: all exit 0, each refused .bashrc and the hook, the long one still refused after they ended, nothing left"
+        tap_finish "30 runs at once beside a long-running one, $settings a settings file: all exit 0, each refused .vscode/settings.json and the hook, the long one still refused after they ended, nothing left"
     done
 
     # Control: what a run ending would do to another if it removed the placeholder.
@@ -164,13 +164,13 @@ for who in "${users[@]}"; do
     rm -f "$work/go"
     run_in "$p" -- sh -c "$hold" >/dev/null 2>"$work/outside.err" &
     long=$!
-    until_there "$p/.bashrc" || fail_because "no placeholder appeared"
+    until_there "$p/.vscode" || fail_because "no placeholder appeared"
     status=$(as_user "$p" git status --porcelain --untracked-files=all)
     [[ $status == '?? .claude/settings.json' ]] || fail_because "git status lists more than the project's file: $status"
     added=$(as_user "$p" git add -A --dry-run)
     [[ $added == "add '.claude/settings.json'" ]] || fail_because "git add -A would add: $added"
     ignored=$(as_user "$p" git status --porcelain --ignored)
-    [[ $ignored == *'!! .bashrc'* && $ignored == *'!! .claude/settings.local.json'* ]] ||
+    [[ $ignored == *'!! .claude/settings.local.json'* ]] ||
         fail_because "control: git status --ignored does not show the placeholders: $ignored"
     as_user "$p" python3 -c 'import json,sys; d=json.load(open(".claude/settings.local.json")); sys.exit(0 if d == {} else 1)' ||
         fail_because "the settings.local.json placeholder is not an empty JSON object"
@@ -250,7 +250,7 @@ for who in "${users[@]}"; do
     rm -f "$work/go"
     run_in "$p" -- sh -c "$hold" >/dev/null 2>"$work/locks.err" &
     long=$!
-    until_there "$p/.bashrc" || fail_because "the long-running run made no placeholder: $(head -c 300 "$work/locks.err")"
+    until_there "$p/.vscode" || fail_because "the long-running run made no placeholder: $(head -c 300 "$work/locks.err")"
     grab='import fcntl, glob, sys
 files = [f for d in sys.argv[1:] for f in glob.glob(d + "/*.lock")]
 for f in files:
@@ -298,17 +298,17 @@ print("locked", len(files))'
         --managed-settings "$tmp/empty-managed.json" -- \
         sh -c "$hold; $probe") >"$work/env1.out" 2>"$work/env1.err" &
     long=$!
-    until_there "$p/.bashrc" || fail_because "the first run made no placeholder: $(head -c 300 "$work/env1.err")"
+    until_there "$p/.vscode" || fail_because "the first run made no placeholder: $(head -c 300 "$work/env1.err")"
     rc=0
     out=$(cd "$p" && "${as[@]}" env HOME="$work/home" XDG_RUNTIME_DIR="$work/xdg2" TMPDIR="$work/xdg2" timeout 120 "$sbx" run \
         --managed-settings "$tmp/empty-managed.json" -- sh -c "$probe" 2>"$work/env2.err") || rc=$?
     [[ $rc == 0 ]] || fail_because "the second run exited $rc: $(head -c 300 "$work/env2.err")"
-    [[ $out == *refused-bashrc*refused-hook* ]] || fail_because "the second run was not refused: $out"
+    [[ $out == *refused-vscode*refused-hook* ]] || fail_because "the second run was not refused: $out"
     touch "$work/go"
     rc=0
     wait "$long" || rc=$?
     [[ $rc == 0 ]] || fail_because "the first run exited $rc: $(head -c 300 "$work/env1.err")"
-    grep -q refused-bashrc "$work/env1.out" || fail_because "the first run could write .bashrc after the second ended"
+    grep -q refused-vscode "$work/env1.out" || fail_because "the first run could write .vscode/settings.json after the second ended"
     [[ -z $(ls -A "$work/xdg1" "$work/xdg2" | grep -v -e '^$' -e ':$') ]] || fail_because "files left in the XDG directories"
     left=$(leftovers "$p" "$uid")
     [[ -z $left ]] || fail_because "left behind: $left"
@@ -324,7 +324,7 @@ print("locked", len(files))'
         rm -f "$work/go"
         run_in "$p" -- sh -c "$hold; $probe" >"$work/g1.out" 2>"$work/g1.err" &
         long=$!
-        until_there "$p/.bashrc" || fail_because "the first group's run made no placeholder: $(head -c 300 "$work/g1.err")"
+        until_there "$p/.vscode" || fail_because "the first group's run made no placeholder: $(head -c 300 "$work/g1.err")"
         mkdir -m 700 "/run/user/$uid"
         made_uid_dir=/run/user/$uid
         chown "$uid" "/run/user/$uid"
@@ -335,7 +335,7 @@ print("locked", len(files))'
             fail_because "the refusal does not say why: $err"
         touch "$work/go"
         wait "$long" || fail_because "the first group's run failed: $(head -c 300 "$work/g1.err")"
-        grep -q refused-bashrc "$work/g1.out" || fail_because "the first group's run could write .bashrc"
+        grep -q refused-vscode "$work/g1.out" || fail_because "the first group's run could write .vscode/settings.json"
         [[ -z $(ls -A "/run/user/$uid") ]] || fail_because "left in /run/user/$uid: $(ls -A "/run/user/$uid")"
         rmdir "/run/user/$uid"
         made_uid_dir=
@@ -431,7 +431,7 @@ if ((EUID == 0)) && [[ -n ${SBX_TEST_USER:-} ]] && id -u "$SBX_TEST_USER" >/dev/
             --managed-settings "$tmp/empty-managed.json" -- \
             sh -c "while [ ! -e $tmp/go ]; do sleep 0.05; done") >/dev/null 2>"$tmp/first.err" &
         long=$!
-        until_there "$p/.bashrc" || fail_because "the first user's run made no placeholder: $(head -c 300 "$tmp/first.err")"
+        until_there "$p/.vscode" || fail_because "the first user's run made no placeholder: $(head -c 300 "$tmp/first.err")"
         rc=0
         err=$(cd "$p" && "${b[@]}" env HOME="$tmp/shared-home" TMPDIR="$p.tmp" timeout 120 "$sbx" run --root "$p" \
             --managed-settings "$tmp/empty-managed.json" -- sh -c 'echo ran' 2>&1 >/dev/null) || rc=$?

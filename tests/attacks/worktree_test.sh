@@ -136,7 +136,7 @@ echo over"
     rc=0
     [[ -e $main/.git/sbx-test-ready ]] || fail_because "the run never got to the middle"
     ((other_rc == 0)) || fail_because "the run in the other worktree failed: $(cat "$work/other-err")"
-    want_line '^\.bashrc$'  # the placeholders are there ...
+    want_line '^\.vscode$'  # the placeholders are there ...
     want_out LISTED  # ... and git outside passes over them
     want_no_out 'STATUS-OUT '
     want_no_out 'ADD-OUT '
@@ -149,7 +149,7 @@ echo BLOCK:\$(grep -c '^# sbx' $main/.git/info/exclude)"
     for word in one two FETCHED REBASED; do want_out "$word"; done
     want_no_out 'STATUS '
     want_line '^BLOCK:0$'
-    [[ ! -e $proj/.bashrc ]] || fail_because "a placeholder is left in the worktree"
+    [[ ! -e $proj/.vscode ]] || fail_because "a placeholder is left in the worktree"
     tap_finish "after: the commits, the rebase and the fetch are there; no placeholder and no exclude block left"
 
     rm -f "$main/.git/sbx-test-ready" "$main/.git/sbx-test-go"

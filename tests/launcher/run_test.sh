@@ -150,7 +150,7 @@ bwrap_launcher=$tmp/sbx-linux-bubblewrap-mounts
 printf '#!/bin/sh\nexec %q --bubblewrap-mounts "$@"\n' "$launcher" >"$bwrap_launcher"
 chmod 755 "$bwrap_launcher"
 mounts_probe='grep -E "^(CapEff|CapBnd|Seccomp_filters):" /proc/self/status
-echo x >.bashrc 2>/dev/null && echo wrote-bashrc
+echo x >.vscode/settings.json 2>/dev/null && echo wrote-vscode
 echo x >.git/hooks/pre-commit 2>/dev/null && echo wrote-hook
 cat "$HOME/.ssh/id_rsa" 2>/dev/null && echo read-ssh
 echo ok >made-here && echo wrote-root'
@@ -167,14 +167,14 @@ for way in stage bubblewrap; do
     expect_out "CapEff:	0000000000000000"
     expect_out "CapBnd:	0000000000000000"
     expect_out wrote-root
-    expect_no_out wrote-bashrc
+    expect_no_out wrote-vscode
     expect_no_out wrote-hook
     expect_no_out read-ssh
     # Two filters where the stage loads the second part, one where bubblewrap loads the whole.
     if [[ $way == stage ]]; then expect_out "Seccomp_filters:	2"; else expect_out "Seccomp_filters:	1"; fi
     rm -f "$proj/made-here"
     expect_clean
-    tap_finish "the mounts made by the $way hold: .bashrc and the hooks read-only, ~/.ssh hidden, the root writable, no capability"
+    tap_finish "the mounts made by the $way hold: .vscode and the hooks read-only, ~/.ssh hidden, the root writable, no capability"
 done
 
 # A writable bind shows the host's mounts below it as the host has them. The
@@ -511,7 +511,7 @@ tap_finish "a launcher installed in a directory the settings hide still runs the
 
 fresh_case
 cp "$proj/.git/info/exclude" "$tmp/exclude-before"
-sbx_run -- sh -c 'echo "status:[$(git status --porcelain)]"; ls -a | grep -c "^\.bashrc$"; echo x 2>/dev/null >>.git/info/exclude || echo exclude-read-only'
+sbx_run -- sh -c 'echo "status:[$(git status --porcelain)]"; ls -a | grep -c "^\.vscode$"; echo x 2>/dev/null >>.git/info/exclude || echo exclude-read-only'
 expect_rc 0
 expect_out "status:[]"
 expect_out exclude-read-only
@@ -527,14 +527,14 @@ tap_finish "git inside does not see the placeholders as untracked files, and the
 fresh_case
 mkdir -p "$tmp/runtime" && chmod 700 "$tmp/runtime"
 (cd "$proj" && HOME=$home TMPDIR=$tmpd XDG_RUNTIME_DIR=$tmp/runtime timeout 20 "$sbx" run --managed-settings \
-    "$tmp/empty-managed.json" -- sh -c 'sleep 1; echo x 2>/dev/null >.bashrc || echo first-refused' \
+    "$tmp/empty-managed.json" -- sh -c 'sleep 1; echo x 2>/dev/null >.vscode/settings.json || echo first-refused' \
     >"$tmp/first.out" 2>&1) &
 first=$!
-for _ in $(seq 50); do [[ -e $proj/.bashrc ]] && break; sleep 0.1; done
+for _ in $(seq 50); do [[ -e $proj/.vscode ]] && break; sleep 0.1; done
 rc=0
 (cd "$proj" && HOME=$home TMPDIR=$tmpd XDG_RUNTIME_DIR=$tmp/runtime timeout 20 "$sbx" run --managed-settings \
     "$tmp/empty-managed.json" -- \
-    sh -c 'sleep 2; echo x 2>/dev/null >.bashrc || echo second-refused; echo y 2>/dev/null >.mcp.json || echo mcp-refused') \
+    sh -c 'sleep 2; echo x 2>/dev/null >.vscode/settings.json || echo second-refused; echo y 2>/dev/null >.cursor/mcp.json || echo mcp-refused') \
     >"$tmp/out" 2>"$tmp/err" || rc=$?
 wait "$first" || fail_because "the first sandbox failed: $(cat "$tmp/first.out")"
 out=$(cat "$tmp/out")
@@ -608,15 +608,15 @@ done
 fresh_case
 run_sbx "$sbx" plan --managed-settings "$tmp/empty-managed.json" -- sh -c 'echo ran'
 cp "$tmp/out" "$tmp/plan.json"
-: >"$proj/.bashrc"  # something is now where a placeholder goes
+mkdir "$proj/.vscode"  # something is now where a placeholder goes
 rc=0
 out=$(cd "$proj" && timeout 20 "$launcher" <"$tmp/plan.json" 2>"$tmp/err") || rc=$?
 err=$(cat "$tmp/err")
 expect_rc 125
 expect_err "STALE_PLAN"
-expect_err "$proj/.bashrc"
+expect_err "$proj/.vscode"
 expect_no_out "ran"
-rm -f "$proj/.bashrc"
+rmdir "$proj/.vscode"
 expect_clean
 tap_finish "a plan whose placeholder path exists now is refused as STALE_PLAN"
 
@@ -653,7 +653,7 @@ tap_finish "--report-fd gets the exit event"
 
 # Writes the sandbox refuses (a protected file, a git hook, outside the root), one
 # the plan does not refuse, and a fake refusal of a writable path.
-refusing='echo x >.bashrc; touch .git/hooks/pre-commit; mkdir /usr/sbx-test-dir;
+refusing='echo x >.vscode/settings.json; touch .git/hooks/pre-commit; mkdir /usr/sbx-test-dir;
           echo "cat: /etc/shadow: Permission denied" >&2; echo "x: $PWD/ok: Read-only file system" >&2; echo done'
 
 fresh_case
@@ -661,7 +661,7 @@ sbx_run -- sh -c "$refusing"
 expect_rc 0
 expect_out done
 expect_err "<sandbox_violations>"
-expect_err "deny file-access .bashrc (sh: 1: cannot create .bashrc: Read-only file system)"
+expect_err "deny file-access .vscode/settings.json (sh: 1: cannot create .vscode/settings.json: Read-only file system)"
 expect_err "deny file-access .git/hooks/pre-commit (touch: cannot touch '.git/hooks/pre-commit': Read-only file system)"
 expect_err "deny file-access /usr/sbx-test-dir ("
 [[ $err != *"deny file-access /etc/shadow"* ]] || fail_because "a permission of the file's own was reported"
@@ -670,13 +670,13 @@ expect_clean
 tap_finish "sbx run lists the file refusals the command printed, and only those the plan caused"
 
 fresh_case
-sbx_run -- sh -c 'for i in 1 2 3; do echo x >.bashrc; done; touch .git/hooks/pre-commit; echo done'
+sbx_run -- sh -c 'for i in 1 2 3; do echo x >.vscode/settings.json; done; touch .git/hooks/pre-commit; echo done'
 expect_rc 0
-bashrc_line=$(grep "^deny file-access .bashrc " <<<"$err" || true)
-[[ $bashrc_line == "deny file-access .bashrc (sh: 1: cannot create .bashrc: Read-only file system); "*" (3 times)" ]] ||
-    fail_because "the .bashrc line is not the refusal with its count: $bashrc_line"
-n_bashrc=$(grep -c "deny file-access .bashrc" <<<"$err" || true)
-[[ $n_bashrc == 1 ]] || fail_because "the .bashrc refusal is on $n_bashrc lines, not 1"
+vscode_line=$(grep "^deny file-access .vscode/settings.json " <<<"$err" || true)
+[[ $vscode_line == "deny file-access .vscode/settings.json (sh: 1: cannot create .vscode/settings.json: Read-only file system); "*" (3 times)" ]] ||
+    fail_because "the .vscode/settings.json line is not the refusal with its count: $vscode_line"
+n_vscode=$(grep -c "deny file-access .vscode/settings.json" <<<"$err" || true)
+[[ $n_vscode == 1 ]] || fail_because "the .vscode/settings.json refusal is on $n_vscode lines, not 1"
 hooks_line=$(grep "^deny file-access .git/hooks/pre-commit " <<<"$err" || true)
 [[ $hooks_line == *"no setting makes it writable" ]] || fail_because "the refusal seen once got a count: $hooks_line"
 expect_clean
@@ -687,16 +687,16 @@ tap_finish "the same refusal three times is one line of the block, with its coun
 hint_cases() {
     local words=$1
     shift
-    sbx_run "$@" -- sh -c 'echo x >.bashrc; mkdir /usr/sbx-test-dir; cat "$HOME/.netrc";
+    sbx_run "$@" -- sh -c 'echo x >.vscode/settings.json; mkdir /usr/sbx-test-dir; cat "$HOME/.netrc";
         curl -sS --max-time 5 http://refused.example/ >/dev/null; curl -sS --max-time 5 --noproxy "" http://127.0.0.1:9/ >/dev/null; echo done'
     expect_out done
-    local bashrc outside hidden host local_host
-    bashrc=$(grep "^deny file-access .bashrc " <<<"$err" || true)
+    local vscode outside hidden host local_host
+    vscode=$(grep "^deny file-access .vscode/settings.json " <<<"$err" || true)
     outside=$(grep "^deny file-access /usr/sbx-test-dir " <<<"$err" || true)
     hidden=$(grep "^deny file-access $home/.netrc " <<<"$err" || true)
     host=$(grep "^deny network-outbound refused.example:80 " <<<"$err" || true)
     local_host=$(grep "^deny network-outbound 127.0.0.1:9 " <<<"$err" || true)
-    [[ $bashrc == *"; placeholder: "*"; no setting makes it writable" ]] || fail_because "the protected file's line: $bashrc"
+    [[ $vscode == *"; placeholder: "*"; no setting makes it writable" ]] || fail_because "the protected file's line: $vscode"
     if [[ $words == settings ]]; then
         [[ $outside == *"; outside every writable place; to allow it: filesystem.allowWrite" ]] ||
             fail_because "the line of a write outside: $outside"
@@ -767,14 +767,14 @@ tap_finish "a .env that is not NAME=VALUE stops the run naming its file and line
 fresh_case
 sbx_run --no-scan-stderr -- sh -c "$refusing"
 expect_rc 0
-expect_err "cannot create .bashrc"
+expect_err "cannot create .vscode/settings.json"
 [[ $err != *"deny file-access"* ]] || fail_because "file refusals were reported with --no-scan-stderr"
 tap_finish "--no-scan-stderr leaves the command's standard error unread"
 
 fresh_case
 printf '{"sandbox": {"ignoreViolations": {"sh": [".git/hooks"]}}}' >"$tmp/ignore-hooks.json"
 sbx_run --settings "$tmp/ignore-hooks.json" -- sh -c "$refusing"
-expect_err "deny file-access .bashrc"
+expect_err "deny file-access .vscode/settings.json"
 [[ $err != *"deny file-access .git/hooks"* ]] || fail_because "an ignored file refusal was listed"
 tap_finish "ignoreViolations leaves expected file refusals out of the block"
 
@@ -787,7 +787,7 @@ rc=0
 out=$(cat "$tmp/report")
 err=$(cat "$tmp/err")
 expect_rc 0
-expect_out '{"event":"violation","kind":"file-access","path":"'"$proj"'/.bashrc","written":".bashrc","message":"sh: 1: cannot create .bashrc: Read-only file system","advisory":true}'
+expect_out '{"event":"violation","kind":"file-access","path":"'"$proj"'/.vscode/settings.json","written":".vscode/settings.json","message":"sh: 1: cannot create .vscode/settings.json: Read-only file system","advisory":true}'
 expect_out '"path":"/usr/sbx-test-dir"'
 [[ $err != *"<sandbox_violations>"* ]] || fail_because "the launcher printed a block it was not asked for"
 tap_finish "--report-fd gets a file-access violation event, marked advisory, for each refusal"

@@ -108,6 +108,50 @@ TEST_CASE("fs_plan golden: a git repository") {
     check_golden("git-repository", p);
 }
 
+bool has_neutralise(const sbx::FsPlan& p, std::string_view path) {
+    for (const auto& n : p.neutralise)
+        if (n.path == path) return true;
+    return false;
+}
+
+TEST_CASE("fs_plan: in a fresh repository the root shows only the placeholders something outside reads live") {
+    sbx::MemoryFs fs;
+    repository(fs, "/r");
+    fs.dir("/home/u");
+    auto p = plan_ok({"/r", "/home/u", "{}"}, fs);
+    std::vector<std::string> at_root;
+    for (const auto& ph : p.placeholders)
+        if (sbx::paths::parent(ph.path) == "/r") at_root.push_back(ph.path);
+    std::sort(at_root.begin(), at_root.end());
+    CHECK(at_root == std::vector<std::string>{"/r/.claude", "/r/.cogitator", "/r/.cursor", "/r/.vscode", "/r/.zed"});
+    // The rest are renamed after the run when the command made them, and have no mount.
+    for (const char* name : {".envrc", ".mcp.json", ".gitmodules", ".idea", ".devcontainer", ".devcontainer.json",
+                             ".gemini", ".codex", ".husky", ".pre-commit-config.yaml", ".bashrc", ".profile",
+                             ".zshrc", ".gitconfig", ".logout"}) {
+        const std::string path = std::string("/r/") + name;
+        CHECK_MESSAGE(has_neutralise(p, path), path);
+        CHECK_FALSE_MESSAGE(has_placeholder(p, path), path);
+        for (const auto& m : p.mounts) CHECK_MESSAGE(m.path != path, path);
+    }
+    CHECK(p.neutralise.size() == 26);
+    for (const auto& n : p.neutralise) CHECK_FALSE(n.why.empty());
+}
+
+TEST_CASE("fs_plan: an existing protected name is read-only, and a root that is the home covers its start-up files") {
+    sbx::MemoryFs fs;
+    repository(fs, "/home/u");
+    fs.file("/home/u/.envrc", "use nix\n");
+    auto p = plan_ok({"/home/u", "/home/u", "{}"}, fs);
+    CHECK(has_mount(p, sbx::MountKind::ro_bind, "/home/u/.envrc"));
+    CHECK_FALSE(has_neutralise(p, "/home/u/.envrc"));
+    // A shell started while the command runs reads the home's start-up files.
+    for (const char* name : {".bashrc", ".profile", ".zshrc", ".gitconfig"}) {
+        CHECK_MESSAGE(has_placeholder(p, std::string("/home/u/") + name), name);
+        CHECK_FALSE_MESSAGE(has_neutralise(p, std::string("/home/u/") + name), name);
+    }
+    CHECK(has_neutralise(p, "/home/u/.mcp.json"));
+}
+
 TEST_CASE("fs_plan golden: a linked worktree protects the main repository's hooks and config") {
     sbx::MemoryFs fs;
     repository(fs, "/src/main");
@@ -358,7 +402,11 @@ TEST_CASE("fs_plan: a denied directory is looked through up to the limit, with a
     auto p = plan_ok({"/r", "/home/u", R"J({"sandbox": {"filesystem": {"denyRead": ["~/.aws"]}}})J"}, fs, small);
     CHECK(has_mount(p, sbx::MountKind::mask_dir, "/home/u/.aws"));
     bool warned = false;
-    for (const auto& w : p.warnings) warned = warned || w.message.find("stopped") != std::string::npos;
+    for (const auto& w : p.warnings)
+        if (w.message.find("stopped") != std::string::npos) {
+            warned = true;
+            CHECK(w.once);  // the same every run: sbx run says it once for the root
+        }
     CHECK(warned);
 }
 

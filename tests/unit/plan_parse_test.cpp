@@ -1243,6 +1243,45 @@ TEST_CASE("plan: gitAudit lists distinct directories where the command writes") 
     check_accepted(edit(kBase, from, R"J("gitAudit": [])J"));
 }
 
+TEST_CASE("plan: neutralise names paths in a writable bind's own directory, missing, with nothing else there") {
+    const std::string from = R"J("gitAudit": ["/r", "/r/src"])J";
+    const std::string with = R"J("neutralise": [{"path": "/r/.envrc", "why": "direnv runs it"}, {"path": "/r/.idea"}], )J";
+    const auto p = parsed(edit(kBase, from, with + from));
+    REQUIRE(p.filesystem.neutralise.size() == 2);
+    CHECK(p.filesystem.neutralise[0].path == "/r/.envrc");
+    CHECK(p.filesystem.neutralise[0].why == "direnv runs it");
+    CHECK(p.filesystem.neutralise[1].why.empty());
+    check_round_trip(p);
+    CHECK(parsed(kBase).filesystem.neutralise.empty());
+    CHECK(sbx::to_json(parsed(kBase)).find("neutralise") == std::string::npos);
+    const std::string key = "filesystem.neutralise";
+    check_refusals({
+        // not in the directory of a writable bind: inside a folder of the root, in
+        // a pinned directory, outside, the root itself, in the temporary directory
+        {from, R"J("neutralise": [{"path": "/r/src/.envrc"}], )J" + from, key + "[0].path"},
+        {from, R"J("neutralise": [{"path": "/r/.git/x"}], )J" + from, key + "[0].path"},
+        {from, R"J("neutralise": [{"path": "/etc/x"}], )J" + from, key + "[0].path"},
+        {from, R"J("neutralise": [{"path": "/r"}], )J" + from, key + "[0].path"},
+        {from, R"J("neutralise": [{"path": "/"}], )J" + from, key + "[0].path"},
+        {from, R"J("neutralise": [{"path": "/tmp/sbx-0123456789abcdef/x"}], )J" + from, key + "[0].path"},
+        // where a mount or a placeholder is
+        {from, R"J("neutralise": [{"path": "/r/.git"}], )J" + from, key + "[0].path"},
+        {from, R"J("neutralise": [{"path": "/r/.vscode"}], )J" + from, key + "[0].path"},
+        {from, R"J("neutralise": [{"path": "/r/.mcp.json"}], )J" + from, key + "[0].path"},
+        // twice, unclean, of the wrong shape
+        {from, R"J("neutralise": [{"path": "/r/.envrc"}, {"path": "/r/.envrc"}], )J" + from, key + "[1].path"},
+        {from, R"J("neutralise": [{"path": "r/.envrc"}], )J" + from, key + "[0].path"},
+        {from, R"J("neutralise": [{"path": "/r/./.envrc"}], )J" + from, key + "[0].path"},
+        {from, R"J("neutralise": [{"why": "x"}], )J" + from, key + "[0].path"},
+        {from, R"J("neutralise": [{"path": "/r/.envrc", "kind": "file"}], )J" + from, key + "[0].kind"},
+        {from, R"J("neutralise": [{"path": "/r/.envrc", "why": 7}], )J" + from, key + "[0].why"},
+        {from, R"J("neutralise": ["/r/.envrc"], )J" + from, key + "[0]"},
+        {from, R"J("neutralise": {"path": "/r/.envrc"}, )J" + from, key},
+        {from, R"J("neutralise": null, )J" + from, key},
+    });
+    check_accepted(edit(kBase, from, R"J("neutralise": [], )J" + from));
+}
+
 TEST_CASE("plan: gitRecord is a file the command cannot write, with an audit to fill it") {
     const std::string from = R"J("gitAudit": ["/r", "/r/src"])J";
     const std::string with = from + R"J(, "gitRecord": "/home/u/.cache/sbx/git/r")J";
@@ -1618,7 +1657,8 @@ TEST_CASE("plan: gitExclude lists the root's placeholders for git inside, and re
     CHECK(ex.expect.exists);
     // The file's own lines first, then one anchored line per placeholder in the root.
     CHECK(ex.content.starts_with("# git ls-files --others --exclude-from=.git/info/exclude\n*.o\n# sbx: "));
-    CHECK(ex.content.find("\n/.bashrc\n") != std::string::npos);
+    CHECK(ex.content.find("\n/.vscode\n") != std::string::npos);
+    CHECK(ex.content.find("\n/.bashrc\n") == std::string::npos);  // renamed after the run, no placeholder
     CHECK(ex.content.find("\n/HEAD\n") == std::string::npos);  // a repository's root has no HEAD placeholder
     CHECK(ex.content.find("/.git/") == std::string::npos);
     check_round_trip(*p);
@@ -1662,8 +1702,8 @@ TEST_CASE("plan: a linked worktree's placeholders go to the main repository's in
     const auto& ex = *p->filesystem.git_exclude;
     CHECK(ex.path == "/m/.git/info/exclude");
     CHECK(ex.content.starts_with("*.o\n# sbx: "));
-    CHECK(ex.content.find("\n/.bashrc\n") != std::string::npos);
-    CHECK(ex.content.find("\n/.mcp.json\n") != std::string::npos);
+    CHECK(ex.content.find("\n/.vscode\n") != std::string::npos);
+    CHECK(ex.content.find("\n/.claude\n") != std::string::npos);
     CHECK(ex.content.find("/m/.git") == std::string::npos);  // placeholders in the root only
     // The post-run audit looks at the main git directory too.
     CHECK(std::find(p->filesystem.git_audit.begin(), p->filesystem.git_audit.end(), "/m/.git") !=
@@ -1687,7 +1727,7 @@ TEST_CASE("plan: a linked worktree's placeholders go to the main repository's in
 TEST_CASE("plan: the exclude file's own sbx block, another group's, is replaced, not added to") {
     sbx::MemoryFs fs;
     fs.dir("/r/.git/info").dir("/r/.git/hooks").dir("/home/u");
-    const std::string theirs = "*.o\n" + sbx::join_exclude("", {"/.bashrc", "/.old-one"}) + "*.a\n";
+    const std::string theirs = "*.o\n" + sbx::join_exclude("", {"/.vscode", "/.old-one"}) + "*.a\n";
     fs.file("/r/.git/info/exclude", theirs);
     sbx::PlanRequest req{{"sh"}, "/r", "", "/home/u", std::string(kTmp), {}, {}, std::nullopt, std::nullopt};
     auto p = sbx::make_plan(sbx::Policy{}, req, fs);
@@ -1695,7 +1735,7 @@ TEST_CASE("plan: the exclude file's own sbx block, another group's, is replaced,
     REQUIRE(p->filesystem.git_exclude.has_value());
     const auto split = sbx::split_exclude(p->filesystem.git_exclude->content);
     CHECK(split.rest == "*.o\n*.a\n");  // the user's lines, in their order
-    CHECK(std::count(split.lines.begin(), split.lines.end(), "/.bashrc") == 1);
+    CHECK(std::count(split.lines.begin(), split.lines.end(), "/.vscode") == 1);
     CHECK(std::find(split.lines.begin(), split.lines.end(), "/.old-one") == split.lines.end());
 }
 

@@ -172,26 +172,48 @@ TEST_CASE("protected: a plain root without a repository") {
     check_read_only(pp, "/r/.gitconfig", Placeholder::file);
     // What other tools run unasked: direnv, the hook managers, dev containers, the
     // folders other agents and editors load MCP servers, tasks and rules from.
+    // Those an open editor applies at once are covered while the command runs;
+    // the others only a later program reads, renamed after the run when made.
+    using sbx::Missing;
     const struct {
         const char* path;
         Placeholder placeholder;
         const char* reason;
+        Missing missing;
     } unasked[] = {
-        {"/r/.envrc", Placeholder::file, "direnv runs it when a shell enters the directory"},
-        {"/r/.husky", Placeholder::directory, "git hooks husky installs, run on the next commit"},
-        {"/r/.pre-commit-config.yaml", Placeholder::file, "pre-commit runs the hooks it lists on the next commit"},
+        {"/r/.envrc", Placeholder::file, "direnv runs it when a shell enters the directory", Missing::after_run},
+        {"/r/.husky", Placeholder::directory, "git hooks husky installs, run on the next commit", Missing::after_run},
+        {"/r/.pre-commit-config.yaml", Placeholder::file, "pre-commit runs the hooks it lists on the next commit",
+         Missing::after_run},
         {"/r/.devcontainer", Placeholder::directory,
-         "dev container commands an editor runs when it opens the folder, initializeCommand on the host"},
+         "dev container commands an editor runs when it opens the folder, initializeCommand on the host",
+         Missing::after_run},
         {"/r/.devcontainer.json", Placeholder::file,
-         "the same dev container definition, read from the root when there is no .devcontainer folder"},
-        {"/r/.cursor", Placeholder::directory, "Cursor's MCP servers, rules and hooks"},
-        {"/r/.gemini", Placeholder::directory, "Gemini CLI's settings, MCP servers and custom commands"},
-        {"/r/.codex", Placeholder::directory, "Codex's project config and MCP servers"},
-        {"/r/.zed", Placeholder::directory, "Zed's project settings and tasks: MCP servers, language servers and commands"},
+         "the same dev container definition, read from the root when there is no .devcontainer folder",
+         Missing::after_run},
+        {"/r/.cursor", Placeholder::directory, "Cursor's MCP servers, rules and hooks; Cursor starts a new MCP server at once",
+         Missing::covered},
+        {"/r/.gemini", Placeholder::directory, "Gemini CLI's settings, MCP servers and custom commands", Missing::after_run},
+        {"/r/.codex", Placeholder::directory, "Codex's project config and MCP servers", Missing::after_run},
+        {"/r/.zed", Placeholder::directory,
+         "Zed's project settings and tasks: MCP servers, language servers and commands; Zed applies new settings at once",
+         Missing::covered},
+        {"/r/.vscode", Placeholder::directory,
+         "editor settings and tasks that run commands; VS Code applies new settings at once, executable paths included",
+         Missing::covered},
+        {"/r/.idea", Placeholder::directory, "IDE settings and run configurations that run commands", Missing::after_run},
+        {"/r/.mcp.json", Placeholder::file, "MCP servers the agent starts outside the sandbox", Missing::after_run},
+        {"/r/.gitmodules", Placeholder::file, "submodule URLs and update commands git follows", Missing::after_run},
+        {"/r/.cogitator", Placeholder::directory, "the workspace's Cogitator directory: settings, trash and snapshots",
+         Missing::covered},
+        {"/r/.claude", Placeholder::directory, nullptr, Missing::covered},
+        {"/r/.git", Placeholder::directory, nullptr, Missing::covered},
+        {"/r/HEAD", Placeholder::file, nullptr, Missing::covered},
     };
     for (const auto& u : unasked) {
         check_read_only(pp, u.path, u.placeholder);
-        CHECK_MESSAGE(entry(pp, u.path).reason == u.reason, u.path);
+        if (u.reason != nullptr) CHECK_MESSAGE(entry(pp, u.path).reason == u.reason, u.path);
+        CHECK_MESSAGE((entry(pp, u.path).missing == u.missing), u.path);
     }
     // Root-only: nothing of these in the home directory.
     CHECK(!listed(pp, "/home/u/.envrc"));
@@ -199,6 +221,10 @@ TEST_CASE("protected: a plain root without a repository") {
     for (const auto& n : sbx::protected_names::kRootAndHomeEntries) {
         check_read_only(pp, "/r/" + std::string(n.name), Placeholder::file);
         check_read_only(pp, "/home/u/" + std::string(n.name), Placeholder::file);
+        // A shell started while the command runs reads the home's, only a later
+        // HOME=ROOT the root's.
+        CHECK((entry(pp, "/r/" + std::string(n.name)).missing == Missing::after_run));
+        CHECK((entry(pp, "/home/u/" + std::string(n.name)).missing == Missing::covered));
     }
 
     // Missing agent directories, here and above: covered whole, entries not listed.

@@ -219,3 +219,18 @@ TEST_CASE("the scanner keeps what the plan makes of a refused path, for the hint
     REQUIRE(outside.has_value());
     CHECK(outside->rule.empty());
 }
+
+TEST_CASE("with_names_refused: what the Linux plan renames after the run, Seatbelt refuses by its path") {
+    auto plan = sample_plan();
+    plan.neutralise.push_back(sbx::NeutraliseOp{"/r/.envrc", "direnv runs it"});
+    const std::string_view line = "sh: 1: cannot create /r/.envrc: Operation not permitted";
+    // Under bubblewrap the command may make it: a refusal it prints is none of the plan's.
+    CHECK_FALSE(sbx::find_file_refusal(line, plan, "/r").has_value());
+    const auto seatbelt = sbx::with_names_refused(plan);
+    const auto r = sbx::find_file_refusal(line, seatbelt, "/r");
+    REQUIRE(r.has_value());
+    CHECK(r->path == "/r/.envrc");
+    CHECK(r->rule == "protected: direnv runs it");
+    CHECK(sbx::find_file_refusal("sh: 1: cannot create /r/.envrc/x: Read-only file system", seatbelt, "/r").has_value());
+    CHECK_FALSE(sbx::find_file_refusal("sh: 1: cannot create /r/.envrcx: Operation not permitted", seatbelt, "/r"));
+}

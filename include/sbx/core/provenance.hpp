@@ -87,6 +87,9 @@ struct Warning {
     std::string key;
     std::string message;
     WarningScope scope = WarningScope::any;
+    // About what a check left undone that stays so from run to run: `sbx run`
+    // says it once for a root (sbx/plan/said_once.hpp).
+    bool once = false;
 };
 
 inline std::string to_string(const Warning& w) {

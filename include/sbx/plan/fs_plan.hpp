@@ -18,7 +18,10 @@
 //   5. read-only binds over denyWrite paths and protected paths; missing protected
 //      paths get read-only placeholders (a missing `commondir` one that names its
 //      own git directory, which git reads as no commondir at all), and so does the
-//      first missing folder on the way to one (fs_rules.hpp). A protected path that
+//      first missing folder on the way to one (fs_rules.hpp). A missing name in
+//      the root that only a later program reads (Missing::after_run) gets none:
+//      it is listed in `neutralise`, and the launcher renames what the command
+//      made there once it is over. A protected path that
 //      is a symbolic link is bound over itself, not followed (its target, listed
 //      on its own, gets its own bind), so that its name cannot be removed, renamed
 //      or replaced either.
@@ -115,6 +118,17 @@ struct PlaceholderOp {
     std::string why;
 };
 
+// A protected path in the root, missing when the plan was made, that nothing
+// outside reads while the command runs (Missing::after_run): no placeholder, so
+// the root shows the command only the project. It must still be missing when
+// the command starts; whatever is at it once the command is over was made during
+// the run, and the launcher renames it to NAME.sbx-disabled, as the git audit
+// does (launchers/git_audit.cpp).
+struct NeutraliseOp {
+    std::string path;
+    std::string why;
+};
+
 // What git inside the sandbox reads as the repository's info/exclude: the file's
 // own lines and the placeholders in the root, so that `git status` and `git add
 // -A` inside pass over them. Bound read-only over the file for the command only.
@@ -128,6 +142,7 @@ struct FsPlan {
     bool isolated = true;       // false: filesystem.disabled, the command sees the filesystem as you do
     std::vector<Mount> mounts;  // in order
     std::vector<PlaceholderOp> placeholders;
+    std::vector<NeutraliseOp> neutralise;
     std::optional<GitExclude> git_exclude;
     // Directories the launcher audits once the command is over: it renames what the
     // command made or changed in their git directories that would make git run a
@@ -385,10 +400,13 @@ private:
             if (!names) continue;  // unreadable: nothing can be read through it either
             for (const auto& n : *names) {
                 if (++seen > limits_.dir_entries) {
-                    plan_.warnings.push_back(Warning{src ? src->file.str() : dir, src ? src->key : "",
-                                                     "looked through " + std::to_string(limits_.dir_entries) +
-                                                         " entries of " + dir +
-                                                         " for hard links and stopped; files beyond were not checked"});
+                    plan_.warnings.push_back(
+                        Warning{src ? src->file.str() : dir, src ? src->key : "",
+                                "looked through " + std::to_string(limits_.dir_entries) + " entries of " + dir +
+                                    " for hard links and stopped: a file beyond with a hard link in a readable "
+                                    "place can be read there (sbx run says this once for the root; hiding "
+                                    "narrower folders lets the check finish)",
+                                WarningScope::any, true});
                     return {};
                 }
                 const std::string p = d + "/" + n;
@@ -447,6 +465,12 @@ private:
                 continue;
             }
             if (!sbx::decide(rules_, p.path, Access::read).allowed) continue;  // masked, read-only already
+            if (!*st && p.missing == Missing::after_run && paths::parent(p.path) == rules_.root &&
+                is_writable_root(rules_.root)) {
+                // The root is a mount point: nothing needs pinning on the way.
+                plan_.neutralise.push_back(NeutraliseOp{p.path, p.reason});
+                continue;
+            }
             guarded_.push_back(p.path);
             if (!*st) {
                 auto parent = stat(paths::parent(p.path));

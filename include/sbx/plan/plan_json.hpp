@@ -144,6 +144,12 @@ inline std::string to_json(const Plan& p) {
         w.key("why").value(ph.why).end_object();
     }
     w.end_array();
+    if (!p.filesystem.neutralise.empty()) {
+        w.key("neutralise").begin_array();
+        for (const auto& n : p.filesystem.neutralise)
+            w.begin_object().key("path").value(n.path).key("why").value(n.why).end_object();
+        w.end_array();
+    }
     if (const auto& ex = p.filesystem.git_exclude) {
         w.key("gitExclude").begin_object().key("path").value(ex->path).key("expect");
         detail::write_identity(w, ex->expect);

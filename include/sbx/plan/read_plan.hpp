@@ -458,7 +458,8 @@ private:
 
     static expected<void> read_filesystem(element v, Plan& p) {
         auto m = members(v, "filesystem",
-                         {"isolated", "mounts", "placeholders", "gitExclude", "gitAudit", "gitRecord", "toolCache", "rules"},
+                         {"isolated", "mounts", "placeholders", "neutralise", "gitExclude", "gitAudit", "gitRecord",
+                          "toolCache", "rules"},
                          {"isolated", "mounts", "placeholders"});
         SBX_TRY(m);
         SBX_TRY(assign(p.filesystem.isolated, boolean(m->at("isolated"), "filesystem.isolated")));
@@ -536,6 +537,39 @@ private:
             if (paths::at_or_under(ph.path, p.tmpdir) || ph.path == p.root)
                 return error(k + ".path", "a placeholder may not be the root or inside the temporary directory");
             p.filesystem.placeholders.push_back(std::move(ph));
+        }
+
+        if (m->has("neutralise")) {
+            auto names = array(m->at("neutralise"), "filesystem.neutralise");
+            SBX_TRY(names);
+            i = 0;
+            for (auto e : *names) {
+                const std::string k = index("filesystem.neutralise", i++);
+                auto nm = members(e, k, {"path", "why"}, {"path"});
+                SBX_TRY(nm);
+                NeutraliseOp n;
+                SBX_TRY(assign(n.path, path(nm->at("path"), k + ".path")));
+                SBX_TRY(read_optional(*nm, k, "why", n.why, string));
+                if (n.path == "/") return error(k + ".path", "/ cannot be renamed");
+                // The launcher renames what is there after the run, through its
+                // directory: a writable bind's own path, which the command can
+                // neither rename nor replace (a mount point), as the root is.
+                const std::string dir = paths::parent(n.path);
+                const bool bound = std::any_of(p.filesystem.mounts.begin(), p.filesystem.mounts.end(), [&](const Mount& mt) {
+                    return mt.kind == MountKind::bind && mt.path == dir && mt.source == dir;
+                });
+                if (!bound) return error(k + ".path", "its directory '" + dir + "' is not a writable bind of this plan");
+                if (paths::at_or_under(n.path, p.tmpdir))
+                    return error(k + ".path", "inside the temporary directory, which is removed after the run");
+                for (const auto& mt : p.filesystem.mounts)
+                    if (paths::at_or_under(mt.path, n.path))
+                        return error(k + ".path", "a mount of this plan is at or inside it (" + mt.path + ")");
+                for (const auto& ph : p.filesystem.placeholders)
+                    if (ph.path == n.path) return error(k + ".path", "a placeholder covers it already");
+                for (const auto& other : p.filesystem.neutralise)
+                    if (other.path == n.path) return error(k + ".path", "'" + n.path + "' is listed twice");
+                p.filesystem.neutralise.push_back(std::move(n));
+            }
         }
 
         if (m->has("gitExclude")) {

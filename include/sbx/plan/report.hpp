@@ -109,6 +109,15 @@ inline PlannedAccess planned_access(const FsPlan& plan, std::string_view path) {
     return out;
 }
 
+// `plan` as Seatbelt carries it out, for reading refusals: the names the Linux
+// plan leaves writable and renames after the run (filesystem.neutralise) it
+// refuses by their paths while the command runs, as read-only mounts would.
+inline FsPlan with_names_refused(FsPlan plan) {
+    for (const auto& n : plan.neutralise)
+        plan.mounts.push_back(Mount{MountKind::ro_bind, n.path, n.path, {}, "protected: " + n.why});
+    return plan;
+}
+
 // A refusal the command reported: the path as it wrote it, the same made
 // absolute, and its whole line; what the plan makes of the path, and the rule
 // of the mount that decides (empty: the read-only `/`, outside every writable

@@ -45,7 +45,8 @@ inline bool same_identity(const Identity& got, const Identity& want) {
 
 // Whether the disk still looks as it did when the plan was made: every mount's
 // source (binds) or path (pins, masks), every placeholder's parent, and nothing
-// at the placeholders and the temporary directory.
+// at the placeholders, the names renamed after the run (filesystem.neutralise)
+// and the temporary directory.
 // Fails with STALE_PLAN naming the first path that differs.
 inline expected<void> verify_plan(const Plan& p, const FsView& fs) {
     auto check = [&](const std::string& path, const Identity& want, std::string_view what) -> expected<void> {
@@ -70,6 +71,8 @@ inline expected<void> verify_plan(const Plan& p, const FsView& fs) {
         SBX_TRY(check(paths::parent(ph.path), ph.parent, "a placeholder's directory"));
         SBX_TRY(check(ph.path, Identity{}, "a placeholder's path"));
     }
+    // What is there after the run was made during it: nothing may be there before.
+    for (const auto& n : p.filesystem.neutralise) SBX_TRY(check(n.path, Identity{}, "a protected name"));
     if (const auto& ex = p.filesystem.git_exclude)
         SBX_TRY(check(ex->path, ex->expect, "the repository's exclude file"));
     return {};

@@ -501,9 +501,16 @@ inline expected<FsRules> compile_fs_rules(const Policy& policy, const FsContext&
     for (const auto& r : out.rules)
         if (r.kind == FsRule::Kind::writable && !r.wildcard) roots.push_back(r.pattern);
     if (!out.disabled) cover_missing_folders(out.protected_paths, out.rules, roots, cached);
-    for (const auto& p : out.protected_paths)
-        if (p.guard == Guard::read_only)
-            out.rules.emplace_back(FsRule::Kind::protect, p.path, "protected path", std::nullopt, p.reason, true);
+    for (const auto& p : out.protected_paths) {
+        if (p.guard != Guard::read_only) continue;
+        std::string note = p.reason;
+        // make_fs_plan() leaves such a name uncovered under bubblewrap (Missing::after_run).
+        if (auto st = cached.lstat(p.path);
+            !out.disabled && p.missing == Missing::after_run && paths::parent(p.path) == ctx.root && st && !*st)
+            note += "; missing now: under bubblewrap one the command makes is renamed to " +
+                    std::string(protect_detail::base_name(p.path)) + ".sbx-disabled once it is over";
+        out.rules.emplace_back(FsRule::Kind::protect, p.path, "protected path", std::nullopt, std::move(note), true);
+    }
     index_rules(out);
     return out;
 }

@@ -311,6 +311,9 @@ struct GitNeutralised {
 struct GitAuditFailure {
     std::string path;
     std::string why;
+    // "git": in a git directory; "protected": a protected name in the root
+    // (filesystem.neutralise), which a later program reads.
+    std::string kind = "git";
 };
 
 // A path or reason as one line of the block: a byte below 0x20, 0x7f and the
@@ -342,10 +345,14 @@ inline std::string git_audit_line(const GitNeutralised& n) {
 }
 
 // A failure's line: "unchecked git /r/x (cannot look into it: Permission denied);
-// git run there may run what the command planted".
+// git run there may run what the command planted", or for a protected name
+// "unchecked protected /r/.envrc (...); a program that reads it later may run
+// what the command planted".
 inline std::string git_audit_failure_line(const GitAuditFailure& f) {
-    return "unchecked git " + printable_line_part(f.path) + " (" + printable_line_part(f.why) +
-           "); git run there may run what the command planted";
+    const bool git = f.kind == "git";
+    return "unchecked " + std::string(git ? "git " : "protected ") + printable_line_part(f.path) + " (" +
+           printable_line_part(f.why) + "); " + (git ? "git run there" : "a program that reads it later") +
+           " may run what the command planted";
 }
 
 // The `why` of a config file for its findings: the first finding, and how many more.

@@ -48,6 +48,22 @@ enum class Placeholder {
                 // file would stop git and a missing one could be planted
 };
 
+// How a missing read_only path is guarded under bubblewrap. Seatbelt refuses a
+// write by its path, missing or not, so on macOS both are refused while the
+// command runs.
+enum class Missing {
+    // Covered by a read-only placeholder while the command runs: something
+    // outside reads it then (the agent host its settings and hooks, an open
+    // editor its settings), so it may not exist for a moment.
+    covered,
+    // Left uncovered, and renamed to NAME.sbx-disabled once the command is over
+    // when it was made (filesystem.neutralise, launchers/git_audit.cpp): only a
+    // later program reads it (a shell started in that directory, direnv, the next
+    // commit, an agent's next start), and a placeholder would be one more entry
+    // that everything listing the root sees (`ls`, `tar`, an MCP server).
+    after_run,
+};
+
 constexpr std::string_view guard_name(Guard g) noexcept {
     switch (g) {
         case Guard::read_only: return "read-only";
@@ -83,6 +99,7 @@ struct ProtectedPath {
     Guard guard = Guard::read_only;
     Placeholder placeholder = Placeholder::file;  // meaningful for read_only entries only
     std::string reason;              // one line: why, plus context such as "target of symlink X"
+    Missing missing = Missing::covered;  // for read_only entries that do not exist
 };
 
 struct ProtectedPaths {
@@ -127,6 +144,7 @@ struct Name {
     std::string_view reason;
     Contents contents = Contents::data;
     Worktree in_worktree = Worktree::when_present;
+    Missing missing = Missing::covered;
 };
 
 using P = Placeholder;
@@ -239,8 +257,8 @@ public:
     // directory becomes read_only there. A directory whose entries are run (Contents::run) also
     // protects the targets of the symlinks directly in it.
     void add(const std::string& path, Guard guard, Placeholder ph, const std::string& reason,
-             protected_names::Contents contents = protected_names::Contents::data) {
-        put(path, guard, ph, reason);
+             protected_names::Contents contents = protected_names::Contents::data, Missing missing = Missing::covered) {
+        put(path, guard, ph, reason, missing);
         const Kind own = kind_of(path);
         if (own == Kind::unknown) return;
         auto [real, kind] = follow(path);
@@ -250,7 +268,7 @@ public:
             const Guard g = guard != Guard::read_only && kind != Kind::directory ? Guard::read_only : guard;
             // A commondir placeholder names the directory it lies in, which is not the
             // git directory when a symlink leads elsewhere: an empty file there stops git.
-            put(real, g, ph == Placeholder::commondir ? Placeholder::file : ph, reason + "; " + why);
+            put(real, g, ph == Placeholder::commondir ? Placeholder::file : ph, reason + "; " + why, missing);
         }
         if (contents == protected_names::Contents::run && kind == Kind::directory) {
             for (const auto& name : list(real)) {
@@ -263,9 +281,12 @@ public:
         }
     }
 
-    void add_name(const std::string& dir, const protected_names::Name& n, const std::string& context = {}) {
+    // `missing`: how it is guarded while missing, when not as the table says.
+    void add_name(const std::string& dir, const protected_names::Name& n, const std::string& context = {},
+                  std::optional<Missing> missing = std::nullopt) {
         add(paths::join(dir, n.name), Guard::read_only, n.placeholder,
-            context.empty() ? std::string(n.reason) : std::string(n.reason) + " (" + context + ")", n.contents);
+            context.empty() ? std::string(n.reason) : std::string(n.reason) + " (" + context + ")", n.contents,
+            missing.value_or(n.missing));
     }
 
     // An error's text for a warning about `about`: its message alone when it names that path.
@@ -320,14 +341,17 @@ private:
         return 2;
     }
 
-    // One entry per path: the stronger guard wins (with its placeholder and reason).
-    void put(const std::string& path, Guard guard, Placeholder ph, const std::string& reason) {
+    // One entry per path: the stronger guard wins (with its placeholder and
+    // reason), and a placeholder while the command runs over a rename after it.
+    void put(const std::string& path, Guard guard, Placeholder ph, const std::string& reason,
+             Missing missing = Missing::covered) {
         auto [it, fresh] = index_.emplace(path, paths_.size());
         if (fresh) {
-            paths_.push_back(ProtectedPath{path, guard, ph, reason});
+            paths_.push_back(ProtectedPath{path, guard, ph, reason, missing});
             return;
         }
         ProtectedPath& e = paths_[it->second];
+        if (missing == Missing::covered) e.missing = Missing::covered;
         if (strength(guard) > strength(e.guard)) {
             e.guard = guard;
             e.placeholder = ph;

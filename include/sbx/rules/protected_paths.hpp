@@ -26,7 +26,9 @@
 //
 // Otherwise it decides nothing about where a command may write: the plan maker keeps the entries
 // that lie inside writable places, binds the existing ones read-only (or, for a pin,
-// over themselves) and covers the missing ones with read-only placeholders. It reads
+// over themselves) and covers the missing ones with read-only placeholders, or for
+// names only a later program reads (Missing::after_run) has the launcher rename
+// what the command made there once it is over. It reads
 // only through the FsView (lstat, readlink, list, read_text of `.git` files,
 // `commondir`, linked worktrees' `gitdir`, git config files and the index), so every
 // answer is reproducible over a MemoryFs.
@@ -78,24 +80,39 @@ inline constexpr Name kAgentEntries[] = {
     {"plugins", P::directory, "plugins: hooks, commands and MCP servers the agent loads"},
 };
 
-// In the root only.
+// In the root only. Those an open editor reloads as soon as they appear are
+// covered while missing; the rest are read only by a later program, and one a
+// command makes is renamed after it (Missing::after_run). JetBrains IDEs make
+// `.idea` when they open a folder, so a missing one has no IDE reading it.
 inline constexpr Name kRootEntries[] = {
     {".cogitator", P::directory, "the workspace's Cogitator directory: settings, trash and snapshots"},
-    {".mcp.json", P::file, "MCP servers the agent starts outside the sandbox"},
-    {".gitmodules", P::file, "submodule URLs and update commands git follows"},
-    {".vscode", P::directory, "editor settings and tasks that run commands"},
-    {".idea", P::directory, "IDE settings and run configurations that run commands"},
-    {".devcontainer", P::directory,
-     "dev container commands an editor runs when it opens the folder, initializeCommand on the host"},
-    {".devcontainer.json", P::file,
-     "the same dev container definition, read from the root when there is no .devcontainer folder"},
-    {".cursor", P::directory, "Cursor's MCP servers, rules and hooks"},
-    {".gemini", P::directory, "Gemini CLI's settings, MCP servers and custom commands"},
-    {".codex", P::directory, "Codex's project config and MCP servers"},
-    {".zed", P::directory, "Zed's project settings and tasks: MCP servers, language servers and commands"},
-    {".envrc", P::file, "direnv runs it when a shell enters the directory"},
-    {".husky", P::directory, "git hooks husky installs, run on the next commit", Contents::run},
-    {".pre-commit-config.yaml", P::file, "pre-commit runs the hooks it lists on the next commit"},
+    {".vscode", P::directory,
+     "editor settings and tasks that run commands; VS Code applies new settings at once, executable paths included"},
+    {".cursor", P::directory, "Cursor's MCP servers, rules and hooks; Cursor starts a new MCP server at once"},
+    {".zed", P::directory,
+     "Zed's project settings and tasks: MCP servers, language servers and commands; Zed applies new settings at once"},
+    {.name = ".mcp.json", .placeholder = P::file, .reason = "MCP servers the agent starts outside the sandbox",
+     .missing = Missing::after_run},
+    {.name = ".gitmodules", .placeholder = P::file, .reason = "submodule URLs and update commands git follows",
+     .missing = Missing::after_run},
+    {.name = ".idea", .placeholder = P::directory, .reason = "IDE settings and run configurations that run commands",
+     .missing = Missing::after_run},
+    {.name = ".devcontainer", .placeholder = P::directory,
+     .reason = "dev container commands an editor runs when it opens the folder, initializeCommand on the host",
+     .missing = Missing::after_run},
+    {.name = ".devcontainer.json", .placeholder = P::file,
+     .reason = "the same dev container definition, read from the root when there is no .devcontainer folder",
+     .missing = Missing::after_run},
+    {.name = ".gemini", .placeholder = P::directory,
+     .reason = "Gemini CLI's settings, MCP servers and custom commands", .missing = Missing::after_run},
+    {.name = ".codex", .placeholder = P::directory, .reason = "Codex's project config and MCP servers",
+     .missing = Missing::after_run},
+    {.name = ".envrc", .placeholder = P::file, .reason = "direnv runs it when a shell enters the directory",
+     .missing = Missing::after_run},
+    {.name = ".husky", .placeholder = P::directory, .reason = "git hooks husky installs, run on the next commit",
+     .contents = Contents::run, .missing = Missing::after_run},
+    {.name = ".pre-commit-config.yaml", .placeholder = P::file,
+     .reason = "pre-commit runs the hooks it lists on the next commit", .missing = Missing::after_run},
 };
 
 // In a root that has no `.git` of its own. Where it has one (pinned, or read-only as
@@ -116,7 +133,10 @@ inline constexpr Name kHomeEntries[] = {
     {".config/git", P::directory, "git's own config and attributes: aliases, hooks path, filters"},
 };
 
-// In the root and in the home directory (a later command may run with either as HOME).
+// In the root and in the home directory (a later command may run with either as
+// HOME). In the home a shell started while the command runs reads them, so they
+// are covered there; in a root that is no home only a later HOME=ROOT does, so a
+// missing one there is renamed after the run instead.
 inline constexpr Name kRootAndHomeEntries[] = {
     {".bashrc", P::file, "bash start-up file, read by interactive shells"},
     {".bash_profile", P::file, "bash login start-up file"},
@@ -182,7 +202,7 @@ inline expected<ProtectedPaths> protected_paths(std::string_view root, std::stri
     for (const auto& n : kRootEntries) c.add_name(r, n);
     if (const Kind dotgit = c.kind_of(paths::join(r, ".git")); dotgit != Kind::directory && dotgit != Kind::regular)
         c.add_name(r, kBareRootEntry);
-    for (const auto& n : kRootAndHomeEntries) c.add_name(r, n);
+    for (const auto& n : kRootAndHomeEntries) c.add_name(r, n, {}, Missing::after_run);
     for (const auto& n : kHomeEntries) c.add_name(h, n);
     for (const auto& n : kRootAndHomeEntries) c.add_name(h, n);
 
