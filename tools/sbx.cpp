@@ -65,6 +65,7 @@
 #include "sbx/plan/make_plan.hpp"
 #include "sbx/plan/plan.hpp"
 #include "sbx/plan/plan_json.hpp"
+#include "sbx/plan/said_once.hpp"
 #include "sbx/review/check.hpp"
 #include "sbx/review/check_file.hpp"
 #include "sbx/review/decision_diff.hpp"
@@ -490,6 +491,20 @@ void refresh_git_record(const Loaded& l) {
                                             l.root);
 }
 #endif
+
+// The plan's once warnings (sbx/plan/said_once.hpp) that sbx run said before
+// for this root are left out of what it says now; the others are said and
+// kept as said. Where the file cannot be kept, every warning is said.
+void say_warnings_once(const Loaded& l, sbx::Plan& plan) {
+    if (std::none_of(plan.warnings.begin(), plan.warnings.end(), [](const sbx::Warning& w) { return w.once; })) return;
+    const std::string path = sbx::said_path(tool_cache_base(l.home), l.root);
+    if (why_cache_dir_unmakeable(sbx::paths::parent(path))) return;
+    const auto text = sbx::launcher::read_small(AT_FDCWD, path, sbx::said_once::kMaxBytes);
+    auto now = sbx::say_once(plan.warnings, text ? sbx::parse_said(*text) : std::vector<std::string>{});
+    if (now.changed && !sbx::launcher::keep_file(path, sbx::said_text(now.said), "the warnings said for the root"))
+        return;  // not kept: said again next time, as before
+    plan.warnings = std::move(now.say);
+}
 
 // The base of the root's tool cache home, unless this user cannot make the home
 // (a HOME of another's, a read-only one): then nullopt, and a warning, as the
@@ -1605,6 +1620,7 @@ int run_run(RunArgs& a) {
         t = sbx::launcher::Trace::now();
 #endif
         auto made = plan_for(*loaded, a.plan, kRunUnknownHost, run_scans_stderr());
+        if (made) say_warnings_once(*loaded, *made);
         // The launcher takes the group's lock for itself (in this process, in
         // the group's files as they are).
         if (here && made) {

@@ -4,6 +4,7 @@
 #include <set>
 #include <string>
 
+#include "sbx/plan/said_once.hpp"
 #include "sbx/rules/tool_cache.hpp"
 
 TEST_CASE("tool cache: SHA-256 gives the published digests") {
@@ -66,4 +67,42 @@ TEST_CASE("tool cache: XDG_CACHE_HOME comes first and every variable has its own
         CHECK(names.insert(v.name).second);
         if (!v.subdir.empty()) CHECK(dirs.insert(v.subdir).second);
     }
+}
+
+TEST_CASE("said once: a once warning is said the first time only, the others every time") {
+    const sbx::Warning once{"/home/u", "", "looked through 5000 entries and stopped", sbx::WarningScope::any, true};
+    const sbx::Warning every{"/r/.claude/settings.json", "sandbox.x", "unknown key"};
+    CHECK(sbx::said_path("/home/u/.cache", "/work/my-app") == "/home/u/.cache/sbx/said/work-my%2Dapp");
+    auto first = sbx::say_once({every, once}, {});
+    CHECK(first.changed);
+    REQUIRE(first.say.size() == 2);
+    CHECK(first.said == std::vector<std::string>{"/home/u: looked through 5000 entries and stopped"});
+    const std::string text = sbx::said_text(first.said);
+    CHECK(text == "sbx said 1\n/home/u: looked through 5000 entries and stopped\n");
+    auto second = sbx::say_once({every, once}, sbx::parse_said(text));
+    CHECK_FALSE(second.changed);
+    REQUIRE(second.say.size() == 1);
+    CHECK(second.say[0].message == "unknown key");
+    // Another text is another warning: a changed limit or folder is said again.
+    sbx::Warning other = once;
+    other.file = "/home/v";
+    CHECK(sbx::say_once({other}, sbx::parse_said(text)).say.size() == 1);
+}
+
+TEST_CASE("said once: a file that is not sbx's is read as empty, and a full one starts again") {
+    for (const char* bad : {"", "sbx said 2\nx\n", "sbx said 1\nx", "sbx said 1\n\nx\n", "x\nsbx said 1\n"})
+        CHECK_MESSAGE(sbx::parse_said(bad).empty(), bad);
+    CHECK(sbx::parse_said("sbx said 1\n").empty());
+    CHECK(sbx::parse_said("sbx said 1\na\nb\n") == std::vector<std::string>{"a", "b"});
+    CHECK(sbx::parse_said(std::string("sbx said 1\n") + std::string(sbx::said_once::kMaxBytes, 'a') + "\n").empty());
+    std::vector<std::string> full(sbx::said_once::kMaxBytes / 100, std::string(99, 'x'));
+    const sbx::Warning once{"", "", std::string(99, 'y'), sbx::WarningScope::any, true};
+    auto now = sbx::say_once({once}, full);
+    CHECK(now.changed);
+    CHECK(now.said == std::vector<std::string>{std::string(99, 'y')});
+    // A warning of more than one line cannot be a line of the file: said every time.
+    const sbx::Warning two_lines{"", "", "a\nb", sbx::WarningScope::any, true};
+    auto said = sbx::say_once({two_lines}, {});
+    CHECK(said.say.size() == 1);
+    CHECK_FALSE(said.changed);
 }
