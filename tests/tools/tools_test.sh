@@ -42,6 +42,7 @@ chmod 644 "$tmp/empty-managed.json"
 
 www="$tmp/www"
 mkdir -p "$www/tarballs" "$www/simple/sbx-tiny-py" "$www/files"
+echo "hello from the dev server" >"$www/hello.txt"
 python3 "$here/serve.py" "$www" "$tmp/port" "$tmp/requests.log" 2>"$tmp/server.err" &
 server_pid=$!
 for _ in $(seq 100); do
@@ -346,5 +347,59 @@ for who in "${users[@]}"; do
     [[ $outside == *"== git diff HEAD"*"+change"* ]] || fail_because "the session outside did not run as planned: $outside"
     [[ $inside == "$outside" ]] || fail_because "inside and outside differ: $(diff <(echo "$outside") <(echo "$inside") | head -40)"
     tap_finish "git at the root and in a subdirectory (diff, show, log, reset with HEAD, rev-parse, status, stash, cherry-pick, rebase, worktree add and list, submodule status): the same output inside as outside"
+
+    # An agent's session (issue 33) in a Node and Python project, once outside and
+    # once inside, compared line by line. The only differences allowed, removed
+    # from the inside output here once seen: `ls -A` and tar list the five empty
+    # read-only placeholder folders that an agent host or an open editor reads
+    # while the command runs, and tar the three placeholders in .git whose mere
+    # presence would change what git outside does meanwhile (commondir,
+    # config.worktree, info/attributes; README, "protected paths").
+    if [[ -n $have_npm ]]; then
+        for side in out in; do
+            p="$base/agent-$side"
+            (
+                export GIT_AUTHOR_NAME=t GIT_AUTHOR_EMAIL=t@example.invalid GIT_COMMITTER_NAME=t
+                export GIT_COMMITTER_EMAIL=t@example.invalid GIT_AUTHOR_DATE=2026-01-01T00:00:00Z
+                export GIT_COMMITTER_DATE=2026-01-01T00:00:00Z HOME=$home
+                git init -q -b main "$p"
+                cd "$p"
+                printf '{"name": "agent-app", "version": "1.0.0", "dependencies": {"sbx-tiny": "1.0.0"}}\n' >package.json
+                printf 'module.exports = require("sbx-tiny");\n' >index.js
+                printf 'node_modules/\n' >.gitignore
+                git add . && git commit -q -m first
+            )
+            [[ -z ${as[*]} ]] || chown -R "$who:" "$p"
+        done
+        author=(env "GIT_AUTHOR_NAME=Ana Author" GIT_AUTHOR_EMAIL=ana@example.invalid "GIT_COMMITTER_NAME=Ana Author"
+            GIT_COMMITTER_EMAIL=ana@example.invalid GIT_AUTHOR_DATE=2026-01-02T00:00:00Z
+            GIT_COMMITTER_DATE=2026-01-02T00:00:00Z)
+        session=(bash "$here/agent_session.sh" "$registry" "$here/serve.py" "$www")
+        run_as "$base/agent-out" "${author[@]}" "${session[@]}"
+        outside=${out//$base\/agent-out/REPO}
+        run_as "$base/agent-in" "${author[@]}" "$sbx" run --managed-settings "$tmp/empty-managed.json" \
+            --allow-host "127.0.0.1:$port" -- "${session[@]}"
+        expect_rc 0
+        [[ $err != *"<sandbox_violations>"* ]] || fail_because "refusals inside: $err"
+        [[ $err != *GIT_AUTHOR* ]] || fail_because "sbx left out the author's variables: $err"
+        inside=${out//$base\/agent-in/REPO}
+        for name in .claude .cogitator .cursor .vscode .zed; do
+            [[ $inside == *$'\n'"$name"$'\n'* && $inside == *$'\n'"./$name/"$'\n'* ]] ||
+                fail_because "no placeholder $name inside: the allowed difference changed"
+        done
+        for name in commondir config.worktree info/attributes; do
+            [[ $inside == *$'\n'"./.git/$name"$'\n'* ]] || fail_because "no placeholder .git/$name inside"
+        done
+        inside=$(grep -vxE '(\./)?\.(claude|cogitator|cursor|vscode|zed)/?|\./\.git/(commondir|config\.worktree|info/attributes)' <<<"$inside")
+        [[ $outside == *"rc=0"* && $outside == *"Ana Author <ana@example.invalid> / Ana Author"* &&
+            $outside == *"tiny from the loopback registry"* && $outside == *"hello from the dev server"* ]] ||
+            fail_because "the session outside did not run as planned: $outside"
+        [[ $(grep -c '^rc=' <<<"$outside") == $(grep -c '^rc=0$' <<<"$outside") ]] ||
+            fail_because "a step failed outside: $outside"
+        [[ $inside == "$outside" ]] || fail_because "inside and outside differ: $(diff <(echo "$outside") <(echo "$inside") | head -40)"
+        tap_finish "an agent's session (ls -A, npm install, a dev server reached by curl, wget, Python, Node and pip, git commit with GIT_AUTHOR_NAME, tar, npm pack): inside as outside but for the placeholders read live, five folders and three files in .git"
+    else
+        tap_skip "an agent's session inside as outside" "npm or node is not installed (tools/install-deps.sh --tests)"
+    fi
 done
 tap_end
