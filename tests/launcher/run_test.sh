@@ -865,6 +865,25 @@ expect_out "seccomp"
 expect_out "the stage making the mounts"
 tap_finish "sbx doctor passes on this machine and names each check"
 
+# The hard-link check of a hidden folder stops after 5000 entries: sbx run says
+# so once for the root, not before every command; sbx plan every time.
+fresh_case
+mkdir "$home/big"
+for i in $(seq 52); do mkdir "$home/big/d$i" && (cd "$home/big/d$i" && touch $(seq 100)); done
+printf '{"sandbox": {"filesystem": {"denyRead": ["%s/big"]}}}' "$home" >"$tmp/big.json"
+stopped="for hard links and stopped"
+said=()
+for _ in 1 2 3; do
+    sbx_run --settings "$tmp/big.json" -- true
+    expect_rc 0
+    said+=("$(grep -c -- "$stopped" <<<"$err" || true)")
+done
+[[ ${said[*]} == "1 0 0" ]] || fail_because "the warning was said ${said[*]} times in three runs, not 1 0 0"
+run_sbx "$sbx" plan --managed-settings "$tmp/empty-managed.json" --settings "$tmp/big.json" -- true
+expect_out "$stopped"
+[[ -f $home/.cache/sbx/said/$(ls "$home/.cache/sbx/said" 2>/dev/null | head -1) ]] || fail_because "no record in ~/.cache/sbx/said"
+tap_finish "the hard-link check stopping on a large hidden folder is said by sbx run once for the root; sbx plan says it each time"
+
 fresh_case
 run_sbx "$sbx" doctor --json --launcher "$launcher"
 expect_rc 0
