@@ -112,6 +112,20 @@ TEST_CASE("weaker rules: the root is split around .git/config, .git/hooks and a 
     CHECK(r.warnings.empty());
 }
 
+TEST_CASE("weaker rules: a name renamed after the run under bubblewrap cannot be made here either") {
+    sbx::MemoryFs fs;
+    fs.file("/r/README.md").dir("/r/src");
+    sbx::Plan plan;
+    mount(plan, sbx::MountKind::bind, "/r");
+    plan.filesystem.neutralise.push_back(sbx::NeutraliseOp{"/r/.envrc", "direnv runs it"});
+    const auto r = rules_ok(plan, fs);
+    CHECK(granted(r, Kind::write) == Paths{"/r/README.md", "/r/src"});
+    CHECK_FALSE(allows(r, "/r/.envrc", Kind::write));
+    // Control: without it /r is one grant, and the name could be made.
+    plan.filesystem.neutralise.clear();
+    CHECK(allows(rules_ok(plan, fs), "/r/.envrc", Kind::write));
+}
+
 TEST_CASE("weaker rules: of /dev only the devices every program opens, /dev/tty with its ioctls") {
     sbx::MemoryFs fs;
     fs.file("/dev/null").file("/dev/zero").file("/dev/urandom").file("/dev/random").file("/dev/tty");

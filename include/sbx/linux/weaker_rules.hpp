@@ -13,8 +13,9 @@
 //     beneath it. Otherwise it gets no rule of its own (nothing can be made,
 //     removed or renamed directly in it) and each of its entries is looked at in
 //     the same way, down to the protected paths, which get nothing. Protected
-//     paths are every read-only bind, mask and placeholder: a placeholder's
-//     parent is split too, so the missing name cannot be made.
+//     paths are every read-only bind, mask and placeholder, and the names the
+//     plan renames after the run (filesystem.neutralise): a placeholder's or
+//     such a name's parent is split too, so the missing name cannot be made.
 //   - reading: `/` is granted whole when nothing hidden lies beneath it;
 //     otherwise it may only be listed (names, no content) and its entries are
 //     looked at in the same way, down to the hidden paths (the masks), which get
@@ -361,6 +362,9 @@ inline expected<WeakerFsRules> weaker_fs_rules(const Plan& plan, const FsView& f
         }
     }
     for (const auto& ph : plan.filesystem.placeholders) no_write.push_back(ph.path);
+    // The names bubblewrap leaves writable and renames after the run: Landlock
+    // keeps them from being made, as it keeps the placeholders' names.
+    for (const auto& n : plan.filesystem.neutralise) no_write.push_back(n.path);
     no_read.emplace_back(kHostDevices);
     const detail::PathPoints nw(std::move(no_write)), nr(std::move(no_read)), masks(std::move(masked_dirs));
     for (const auto& m : plan.filesystem.mounts)
