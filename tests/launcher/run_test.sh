@@ -622,19 +622,29 @@ tap_finish "a plan whose placeholder path exists now is refused as STALE_PLAN"
 
 # A missing commondir is covered by one naming its own git directory, which git
 # reads as none; the command cannot replace it, and its removal afterwards gets
-# through a .git the command made unwritable (the mode is put back).
+# through a .git the command made unwritable (the mode is put back). It names
+# it as `.`: a copy of the repository made meanwhile names itself.
 fresh_case
+git -C "$proj" -c user.name=t -c user.email=t@example.invalid commit -q --allow-empty -m first
 sbx_run -- sh -c 'echo "content:$(cat .git/commondir)"; { echo /elsewhere >.git/commondir; } 2>/dev/null || echo refused;
-                  git status --porcelain >/dev/null && echo git-works; chmod 555 .git'
+                  git status --porcelain >/dev/null && echo git-works; tar cf kept-copy.tar --exclude=./kept-copy.tar .
+                  chmod 555 .git'
+mkdir "$tmp/copy-$n" && tar xf "$proj/kept-copy.tar" -C "$tmp/copy-$n" && rm -f "$proj/kept-copy.tar"
+[[ $(git -C "$tmp/copy-$n" rev-parse --path-format=absolute --git-common-dir) == "$tmp/copy-$n/.git" ]] ||
+    fail_because "the copy's git uses $(git -C "$tmp/copy-$n" rev-parse --path-format=absolute --git-common-dir)"
+# Control: a commondir naming the project by its path would take the copy's git there.
+printf '%s\n' "$proj/.git" >"$tmp/copy-$n/.git/commondir"
+[[ $(git -C "$tmp/copy-$n" rev-parse --path-format=absolute --git-common-dir) == "$proj/.git" ]] ||
+    fail_because "control: an absolute commondir in the copy does not lead its git to the project"
 expect_rc 0
-expect_out "content:$proj/.git"
+expect_out "content:."
 expect_out refused
 expect_out git-works
 [[ ! -e $proj/.git/commondir ]] || fail_because ".git/commondir was left behind"
 [[ $(stat -c %a "$proj/.git") == 555 ]] || fail_because ".git's mode is $(stat -c %a "$proj/.git"), not the command's 555"
 chmod 755 "$proj/.git"
 expect_clean
-tap_finish "a missing commondir is covered by one naming its own directory, and removed after, through a mode 555 .git"
+tap_finish "a missing commondir is covered by one naming its own directory as ., which a tar copy keeps to itself, and removed after, through a mode 555 .git"
 
 fresh_case
 run_sbx "$sbx" plan --managed-settings "$tmp/empty-managed.json" -- sh -c 'exit 7'

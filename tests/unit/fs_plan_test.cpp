@@ -96,7 +96,7 @@ TEST_CASE("fs_plan golden: a git repository") {
     CHECK(has_mount(p, sbx::MountKind::ro_bind, "/r/.git/commondir"));
     for (const auto& ph : p.placeholders)
         if (ph.path == "/r/.git/commondir") CHECK(ph.kind == sbx::Placeholder::commondir);
-    CHECK(sbx::placeholder_content(sbx::Placeholder::commondir, "/r/.git/commondir") == "/r/.git\n");
+    CHECK(sbx::placeholder_content(sbx::Placeholder::commondir, "/r/.git/commondir") == ".\n");
     CHECK(sbx::placeholder_content(sbx::Placeholder::file, "/r/.git/config.worktree").empty());
     CHECK(has_placeholder(p, "/r/.git/config.worktree"));
     // A root with a .git of its own needs no HEAD placeholder: git looks at .git first.

@@ -524,10 +524,9 @@ private:
             else if (*kind == "directory") ph.kind = Placeholder::directory;
             else if (*kind == "commondir") ph.kind = Placeholder::commondir;
             else return error(k + ".kind", "unknown kind '" + *kind + "'; expected file, directory or commondir");
-            // Its content is its directory's path, which git reads up to a line end.
-            if (ph.kind == Placeholder::commondir &&
-                (!ph.path.ends_with("/commondir") || paths::parent(ph.path).find_first_of("\r\n") != std::string::npos))
-                return error(k + ".path", "a commondir placeholder is a file named commondir, in a directory whose path has no line end");
+            // It names its own directory: only a file named commondir may be one.
+            if (ph.kind == Placeholder::commondir && !ph.path.ends_with("/commondir"))
+                return error(k + ".path", "a commondir placeholder is a file named commondir");
             SBX_TRY(assign(ph.parent, identity(pm->at("parent"), k + ".parent")));
             if (!ph.parent.exists || ph.parent.type != FileType::directory)
                 return error(k + ".parent", "a placeholder goes in an existing directory");

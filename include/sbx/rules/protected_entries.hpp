@@ -43,7 +43,7 @@ enum class Guard {
 enum class Placeholder {
     file,       // an empty file (for a *.json name, an empty object: placeholder_content)
     directory,  // an empty directory
-    commondir,  // a git directory's `commondir` holding that directory's own path: git
+    commondir,  // a git directory's `commondir` naming that directory itself (`.`): git
                 // and libgit2 then see the repository as if it had none, where an empty
                 // file would stop git and a missing one could be planted
 };
@@ -85,10 +85,11 @@ constexpr std::string_view placeholder_name(Placeholder p) noexcept {
 // What a placeholder of kind `p` at `path` holds: nothing; for a file named
 // *.json an empty JSON object, so that a program outside that loads it while the
 // command runs (Claude Code reads .claude/settings.local.json) reads a valid,
-// empty document; for a commondir its directory's path and a line end, as git
-// writes one.
+// empty document; for a commondir `.` and a line end: its own directory, named
+// relative to itself so that a copy of the repository made while the command
+// runs (`tar c .`) names itself too, not this one.
 inline std::string placeholder_content(Placeholder p, std::string_view path) {
-    if (p == Placeholder::commondir) return paths::parent(std::string(path)) + "\n";
+    if (p == Placeholder::commondir) return ".\n";
     const std::string_view name = path.substr(path.rfind('/') + 1);
     if (p == Placeholder::file && name.size() > 5 && name.ends_with(".json")) return "{}\n";
     return {};
