@@ -498,10 +498,9 @@ private:
     }
 
     // Takes the stamp of the directory `path` (its lstat in `st`) for the survey's
-    // result, unless it lies in a `.git`.
+    // result, unless it is a `.git` (a survey enters none below one).
     void stamp(const std::string& path, const struct stat& st) {
-        const auto parts = paths::components(std::string_view(path).substr(root_.size()));
-        if (std::find(parts.begin(), parts.end(), ".git") != parts.end()) return;
+        if (base_name(path) == ".git") return;
         // Too recent to trust: a change right after this look may carry the same time.
         const bool fresh = st.st_ctim.tv_sec + kStampSlack >= start_.tv_sec;
         stamps_.push_back({relative(path), fresh ? 0 : st.st_ctim.tv_sec, fresh ? 0 : st.st_ctim.tv_nsec});
@@ -911,13 +910,11 @@ std::optional<std::vector<sbx::RecordedRepository>> read_record(const std::strin
     return std::move(read.repos);
 }
 
-}  // namespace
-
-sbx::expected<void> keep_git_record(const std::string& path, const std::vector<std::string>& audited,
-                                    const std::vector<sbx::RecordedRepository>& found) {
-    // What it held: kept outside the audited directories, unless it cannot be read
-    // or understood (then it is written anew).
-    auto held = read_record(path);
+// keep_git_record() with what the record held already read: nullopt when it
+// could not be read or understood (then it is written anew).
+sbx::expected<void> keep_record(const std::string& path, std::optional<std::vector<sbx::RecordedRepository>> held,
+                                const std::vector<std::string>& audited, const std::vector<sbx::RecordedRepository>& found) {
+    // What it held is kept outside the audited directories.
     std::vector<sbx::RecordedRepository> before = held ? std::move(*held) : std::vector<sbx::RecordedRepository>{};
     std::vector<sbx::RecordedRepository> now;
     for (const auto& r : before)
@@ -934,12 +931,20 @@ sbx::expected<void> keep_git_record(const std::string& path, const std::vector<s
     return keep_file(path, sbx::git_record_text(now), "the record of the repositories found");
 }
 
+}  // namespace
+
+sbx::expected<void> keep_git_record(const std::string& path, const std::vector<std::string>& audited,
+                                    const std::vector<sbx::RecordedRepository>& found) {
+    return keep_record(path, read_record(path), audited, found);
+}
+
 sbx::expected<void> refresh_git_record(const std::string& record, const std::string& stamps, const std::string& root) {
     GitSurvey known;
     bool have = false;
     std::optional<std::string> kept;
-    if (auto repos = read_record(record)) {
-        known.repositories = std::move(*repos);
+    auto held = read_record(record);
+    if (held) {
+        known.repositories = *held;
         if ((kept = read_small(AT_FDCWD, stamps, git_stamps::kMaxBytes))) {
             auto read = sbx::parse_git_stamps(*kept);
             have = !read.problem;
@@ -947,7 +952,7 @@ sbx::expected<void> refresh_git_record(const std::string& record, const std::str
         }
     }
     auto now = survey_git(root, have ? &known : nullptr);
-    SBX_TRY(keep_git_record(record, {root}, now.repositories));
+    SBX_TRY(keep_record(record, std::move(held), {root}, now.repositories));
     const std::string text = sbx::git_stamps_text(now.directories);
     // Too many directories to keep: every run walks the whole root.
     if (text.size() > git_stamps::kMaxBytes) return forget_file(stamps, "the directory stamps of the root");

@@ -82,20 +82,26 @@ tap_user_project() {
     tap_become "$who" "$work"
 }
 
+# tap_split ARGS... -- SCRIPT: a helper's `sbx run` options into `args` and the
+# script it runs into `script` (both declared local by the caller).
+tap_split() {
+    while [[ $1 != -- ]]; do
+        args+=("$1")
+        shift
+    done
+    script=$2
+}
+
 # tap_in_sandbox ARGS... -- SCRIPT: `sbx run ARGS -- sh -c SCRIPT` as the case's
 # user (tap_user_project), with $sbx, $launcher and $tmp/empty-managed.json, under
 # the command in `wrap` when there is one (a private mount namespace, say: set
 # it before a call and empty it after); sets $rc, $out and $err.
 tap_in_sandbox() {
-    local args=()
-    while [[ $1 != -- ]]; do
-        args+=("$1")
-        shift
-    done
-    shift
+    local args=() script
+    tap_split "$@"
     rc=0
     (cd "$proj" && "${wrap[@]}" "${as[@]}" env HOME="$home" timeout 30 "$sbx" run --managed-settings "$tmp/empty-managed.json" \
-        --launcher "$launcher" "${args[@]}" -- sh -c "$1") </dev/null >"$work/out" 2>"$work/err" || rc=$?
+        --launcher "$launcher" "${args[@]}" -- sh -c "$script") </dev/null >"$work/out" 2>"$work/err" || rc=$?
     out=$(cat "$work/out")
     err=$(cat "$work/err")
 }

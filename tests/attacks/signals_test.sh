@@ -32,15 +32,11 @@ trapping() { echo "trap 'echo trapped-$1 >trapped; exit $2' $1; touch started; s
 # user, in the background; `pid` is sbx's own (setpriv and env exec it). Waits up
 # to 10 s for the command to touch `started`.
 in_background() {
-    local args=()
-    while [[ $1 != -- ]]; do
-        args+=("$1")
-        shift
-    done
-    shift
+    local args=() script
+    tap_split "$@"
     rm -f "$proj/started" "$proj/trapped"
     (cd "$proj" && exec "${as[@]}" env HOME="$home" "$sbx" run --managed-settings "$tmp/empty-managed.json" \
-        "${args[@]}" -- sh -c "$1") </dev/null >"$work/out" 2>"$work/err" &
+        "${args[@]}" -- sh -c "$script") </dev/null >"$work/out" 2>"$work/err" &
     pid=$!
     local i
     for i in $(seq 100); do

@@ -82,15 +82,11 @@ port=$(cat "$tmp/http.port")
 # weaker ARGS... -- SCRIPT: `sbx run ARGS -- sh -c SCRIPT` as the case's user in
 # the outer sandbox, in its project; sets rc, out, err.
 weaker() {
-    local args=()
-    while [[ $1 != -- ]]; do
-        args+=("$1")
-        shift
-    done
-    shift
+    local args=() script
+    tap_split "$@"
     rc=0
     (cd "$proj" && "${as[@]}" "${outer[@]}" env HOME="$home" timeout 30 "$sbx" run \
-        --managed-settings "$conf/empty-managed.json" "${args[@]}" -- sh -c "$1") \
+        --managed-settings "$conf/empty-managed.json" "${args[@]}" -- sh -c "$script") \
         </dev/null >"$work/out" 2>"$work/err" || rc=$?
     out=$(cat "$work/out")
     err=$(cat "$work/err")

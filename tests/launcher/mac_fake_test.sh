@@ -42,15 +42,11 @@ port=$(cat "$tmp/http.port")
 
 # in_sandbox ARGS... -- SCRIPT: `sbx run --launcher FAKE ARGS -- sh -c SCRIPT`.
 in_sandbox() {
-    local args=()
-    while [[ $1 != -- ]]; do
-        args+=("$1")
-        shift
-    done
-    shift
+    local args=() script
+    tap_split "$@"
     rc=0
     (cd "$proj" && HOME=$home TMPDIR=$tmpd SBX_FAKE_SEATBELT_SAVE=$tmp/profile.sb timeout 30 "$sbx" run \
-        --managed-settings "$tmp/empty-managed.json" --launcher "$mac" "${args[@]}" -- sh -c "$1") \
+        --managed-settings "$tmp/empty-managed.json" --launcher "$mac" "${args[@]}" -- sh -c "$script") \
         </dev/null >"$tmp/out" 2>"$tmp/err" || rc=$?
     out=$(cat "$tmp/out")
     err=$(cat "$tmp/err")

@@ -47,15 +47,11 @@ echo '{}' >"$tmp/managed.json"
 
 # in_sandbox [SBX-RUN-ARGS...] -- SCRIPT: sets $rc, $out, $err.
 in_sandbox() {
-    local args=()
-    while [[ $1 != -- ]]; do
-        args+=("$1")
-        shift
-    done
-    shift
+    local args=() script
+    tap_split "$@"
     rc=0
     (cd "$proj" && HOME=$home TMPDIR=/tmp "$sbx" run --managed-settings "$tmp/managed.json" --launcher "$mac" \
-        "${args[@]}" -- /bin/sh -c "$1") </dev/null >"$tmp/out" 2>"$tmp/err" || rc=$?
+        "${args[@]}" -- /bin/sh -c "$script") </dev/null >"$tmp/out" 2>"$tmp/err" || rc=$?
     out=$(cat "$tmp/out")
     err=$(cat "$tmp/err")
 }
