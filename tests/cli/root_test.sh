@@ -210,8 +210,12 @@ assert r["rule"]["source"]["file"] == sys.argv[1], r' "$work/notes/.claude/setti
 
     # While a sandbox runs in $work/plain/a, its placeholders (an empty .git and
     # .claude there) are not taken for a project by a run from below.
+    # It runs until the checks below are done (the file `go`), and no longer.
+    rm -f "$work/go"
+    # shellcheck disable=SC2016  # $1 is the inner shell's
     (cd "$work/plain/a" && "${as[@]}" env HOME="$home" TMPDIR="$work/tmp" timeout 60 "$sbx" run --root . \
-        --managed-settings "$tmp/empty-managed.json" -- sleep 3) </dev/null >/dev/null 2>&1 &
+        --managed-settings "$tmp/empty-managed.json" -- sh -c 'while [ ! -e "$1" ]; do sleep 0.05; done' sh "$work/go") \
+        </dev/null >/dev/null 2>&1 &
     first=$!
     for _ in $(seq 100); do [[ -d $work/plain/a/.claude && -d $work/plain/a/.git ]] && break; sleep 0.05; done
     [[ -d $work/plain/a/.claude && -d $work/plain/a/.git ]] || fail_because "the first sandbox made no placeholders"
@@ -220,6 +224,7 @@ assert r["rule"]["source"]["file"] == sys.argv[1], r' "$work/notes/.claude/setti
         fail_because "beside a running sandbox: root $(json root), $(json rootReason)"
     sbx_at "$work/plain/a/b" plan -- true
     [[ $(json root) == "$work/plain/a/b" ]] || fail_because "beside a running sandbox, plan's root is $(json root)"
+    touch "$work/go"
     wait "$first" || fail_because "the first sandbox failed"
     [[ ! -e $work/plain/a/.claude && ! -e $work/plain/a/.git ]] || fail_because "the first sandbox's placeholders stayed"
     tap_finish "a running sandbox's placeholders (empty .git and .claude) above are not taken for a project"
