@@ -1818,10 +1818,12 @@ git_later_attacks() {
     # A commondir: the missing one is covered by one naming its own directory, which
     # the command cannot change; git outside works while it runs; after the run it
     # is gone, through a .git the command left at mode 555.
+    # The first tries once the second has ended (the file `go`).
     fresh_case
     setup_repo
     start_bg timeout 20 "$sbx" run --root "$proj" "${managed[@]}" "${confined[@]}" \
-        -- sh -c 'sleep 2; { echo /elsewhere >"$1/.git/commondir"; } 2>/dev/null || echo bg-refused' sh "$proj"
+        -- sh -c 'while [ ! -e "$2" ]; do sleep 0.05; done; { echo /elsewhere >"$1/.git/commondir"; } 2>/dev/null || echo bg-refused' \
+        sh "$proj" "$case_dir/go"
     local bg=$bg_pid
     wait_until 10 test -e "$proj/.git/commondir" || fail_because "no commondir placeholder appeared"
     [[ $(cat "$proj/.git/commondir" 2>/dev/null) == . ]] || fail_because "the placeholder does not name its own directory (.)"
@@ -1833,6 +1835,7 @@ git_later_attacks() {
     sbx_run "${confined[@]}" -- sh -c '{ echo /elsewhere >"$1/.git/commondir"; } 2>/dev/null || echo refused; chmod 555 "$1/.git"' sh "$proj"
     want_out refused
     [[ $(cat "$proj/.git/commondir" 2>/dev/null) == . ]] || fail_because "the placeholder went with the second sandbox"
+    touch "$case_dir/go"
     wait "$bg" 2>/dev/null || true
     grep -q bg-refused "$case_dir/bg.log" || fail_because "the first sandbox wrote the commondir: $(cat "$case_dir/bg.log")"
     want_no_file "$proj/.git/commondir"

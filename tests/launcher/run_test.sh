@@ -524,19 +524,30 @@ tap_finish "git inside does not see the placeholders as untracked files, and the
 # The second plan sees the first one's placeholders as files that exist; the
 # first must not remove them while the second runs (that would detach the second
 # one's mounts), and the last one out removes them and the group's lock files.
+# Each command waits for its file (go-1, go-2): the first ends while the second runs.
 fresh_case
 mkdir -p "$tmp/runtime" && chmod 700 "$tmp/runtime"
+rm -f "$tmp/go-1" "$tmp/go-2"
+# shellcheck disable=SC2016  # $1 is the inner shell's
+wait_go='while [ ! -e "$1" ]; do sleep 0.05; done'
 (cd "$proj" && HOME=$home TMPDIR=$tmpd XDG_RUNTIME_DIR=$tmp/runtime timeout 20 "$sbx" run --managed-settings \
-    "$tmp/empty-managed.json" -- sh -c 'sleep 1; echo x 2>/dev/null >.vscode/settings.json || echo first-refused' \
-    >"$tmp/first.out" 2>&1) &
+    "$tmp/empty-managed.json" -- sh -c "$wait_go"'; echo x 2>/dev/null >.vscode/settings.json || echo first-refused' \
+    sh "$tmp/go-1" >"$tmp/first.out" 2>&1) &
 first=$!
 for _ in $(seq 50); do [[ -e $proj/.vscode ]] && break; sleep 0.1; done
 rc=0
 (cd "$proj" && HOME=$home TMPDIR=$tmpd XDG_RUNTIME_DIR=$tmp/runtime timeout 20 "$sbx" run --managed-settings \
     "$tmp/empty-managed.json" -- \
-    sh -c 'sleep 2; echo x 2>/dev/null >.vscode/settings.json || echo second-refused; echo y 2>/dev/null >.cursor/mcp.json || echo mcp-refused') \
-    >"$tmp/out" 2>"$tmp/err" || rc=$?
+    sh -c 'touch kept-second; '"$wait_go"'; echo x 2>/dev/null >.vscode/settings.json || echo second-refused
+           echo y 2>/dev/null >.cursor/mcp.json || echo mcp-refused' sh "$tmp/go-2") >"$tmp/out" 2>"$tmp/err" &
+second=$!
+for _ in $(seq 100); do [[ -e $proj/kept-second ]] && break; sleep 0.05; done
+[[ -e $proj/kept-second ]] || fail_because "the second sandbox's command did not start"
+touch "$tmp/go-1"
 wait "$first" || fail_because "the first sandbox failed: $(cat "$tmp/first.out")"
+touch "$tmp/go-2"
+wait "$second" || rc=$?
+rm -f "$proj/kept-second"
 out=$(cat "$tmp/out")
 err=$(cat "$tmp/err")
 expect_rc 0
