@@ -204,7 +204,20 @@ private:
                     fail(n.path, "could not look at it (" + n.why + "): " + std::strerror(errno), "protected");
                 continue;
             }
-            neutralise(dir.get(), paths::parent(n.path), name, "protected", n.why + "; made during the run");
+            std::string why = n.why + "; made during the run";
+            const auto* checked = std::find(std::begin(git_audit::kCheckedRootNames),
+                                            std::end(git_audit::kCheckedRootNames), name);
+            if (checked != std::end(git_audit::kCheckedRootNames) && S_ISREG(st.st_mode)) {
+                auto text = read_small(dir.get(), name, git_audit::kMaxConfigBytes);
+                if (text) {
+                    const auto findings = sbx::config_runners(*text);
+                    if (findings.empty()) continue;  // git runs nothing through it
+                    why += ": " + sbx::runners_why(findings);
+                } else {
+                    why += ", and too large or unreadable to check";
+                }
+            }
+            neutralise(dir.get(), paths::parent(n.path), name, "protected", why);
         }
     }
 

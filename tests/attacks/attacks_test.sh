@@ -323,6 +323,25 @@ fs_attacks() {
     neutralise_case setup_repo "a .gitmodules made in the root" .gitmodules \
         'printf "[submodule \"x\"]\n\tpath = x\n\turl = ../x\n\tupdate = !sh\n" >"$1/.gitmodules"'
 
+    # A .gitmodules git itself writes, checking out a branch with submodules, and
+    # in which git runs nothing: it stays (the case above is its contrast).
+    fresh_case
+    setup_repo
+    in_case git -C "$proj" commit -q --allow-empty -m first
+    in_case git -C "$proj" checkout -q -b subs
+    printf '[submodule "lib"]\n\tpath = lib\n\turl = ../lib\n' >"$proj/.gitmodules"
+    give "$proj/.gitmodules"
+    in_case git -C "$proj" add .gitmodules
+    in_case git -C "$proj" commit -q -m subs
+    in_case git -C "$proj" checkout -q -
+    want_no_file "$proj/.gitmodules"
+    sbx_run "${confined[@]}" -- git -C "$proj" checkout -q subs
+    want_status 0
+    want_no_err "neutralised"
+    [[ -f $proj/.gitmodules && -z $(in_case git -C "$proj" status --porcelain) ]] ||
+        fail_because "the work tree is not the branch's: $(in_case git -C "$proj" status --porcelain)"
+    tap_finish "a checkout inside that brings a .gitmodules in which git runs nothing: it stays"
+
     # In a fresh repository the command sees the project and the names read live.
     fresh_case
     setup_repo

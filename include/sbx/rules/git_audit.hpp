@@ -159,6 +159,14 @@ inline constexpr AuditedFile kAuditedFiles[] = {
     {"hooks", "git-hook", Check::always, Scope::each_entry, "made during the run: git runs a hook by its name"},
 };
 
+// The protected names in the root that the audit renames after the run
+// (filesystem.neutralise) only when git would run a program through what they
+// say, not merely for being there: `.gitmodules`, which git itself writes when a
+// checkout brings a branch with submodules, in git's config syntax (a
+// `submodule.NAME.update = !command`). A regular file of one of these names
+// that config_runners() finds nothing in is left alone.
+inline constexpr std::string_view kCheckedRootNames[] = {".gitmodules"};
+
 // The suffix of a neutralised file, and how many numbered names are tried after it
 // before one made unique (disabled_unique_name()).
 inline constexpr std::string_view kDisabledSuffix = ".sbx-disabled";
