@@ -277,26 +277,31 @@ neutralise_case() {
     tap_finish "control: $what stays with filesystem.disabled"
 }
 
-# covered_case NAME: a folder NAME at the root, missing, that an open editor
-# reads while the command runs: the command can neither make it (an empty
-# read-only placeholder is there) nor write its settings.json, and nothing is
-# left on the host. The control makes both with filesystem.disabled.
+# covered_case SETUP FILE WHAT: FILE (in a folder at the root that is missing,
+# and read while the command runs: WHAT) can be made neither with its folders
+# (an empty read-only placeholder is there) nor in them, and nothing is left on
+# the host. The control makes it with filesystem.disabled.
 covered_case() {
-    local name=$1 script='mkdir -p "$1/$2" && echo "{\"x\": 1}" >"$1/$2/settings.json"'
+    local setup=$1 file=$2 what=$3 script='mkdir -p "$(dirname "$1/$2")" && echo "{\"x\": 1}" >"$1/$2"'
     fresh_case
-    setup_repo
-    sbx_run "${confined[@]}" -- sh -c "$script" sh "$proj" "$name"
+    $setup
+    sbx_run "${confined[@]}" -- sh -c "$script" sh "$proj" "$file"
     ((rc != 0)) || fail_because "the command made it"
-    want_err "$name/settings.json: Read-only file system"
-    want_no_file "$proj/$name"
-    tap_finish "making $name/settings.json, which an open editor applies at once, is refused"
+    want_err "Read-only file system"
+    want_no_file "$proj/${file%%/*}"
+    tap_finish "making $file, $what, is refused"
 
     fresh_case
-    setup_repo
-    sbx_run --settings "$conf/fs-disabled.json" -- sh -c "$script" sh "$proj" "$name"
+    $setup
+    sbx_run --settings "$conf/fs-disabled.json" -- sh -c "$script" sh "$proj" "$file"
     want_status 0
-    [[ -f $proj/$name/settings.json ]] || fail_because "$name/settings.json was not made"
-    tap_finish "control: making $name/settings.json works with filesystem.disabled"
+    [[ -f $proj/$file ]] || fail_because "$file was not made"
+    tap_finish "control: making $file works with filesystem.disabled"
+}
+# husky's hooks path, set before husky has made its folder.
+setup_husky_path() {
+    setup_repo
+    in_case git -C "$proj" config core.hooksPath .husky/_
 }
 
 fs_attacks() {
@@ -306,8 +311,11 @@ fs_attacks() {
     write_case setup_claude "writing .claude/settings.json" project/.claude/settings.json
     write_case setup_plain "creating HEAD at a root that is no repository" project/HEAD
     # Covered while the command runs: an open editor applies new settings at once.
-    covered_case .vscode
-    covered_case .zed
+    covered_case setup_repo .vscode/settings.json "which an open editor applies at once"
+    covered_case setup_repo .zed/settings.json "which an open editor applies at once"
+    # A name otherwise left to the audit, when something inside it is read then:
+    # a commit outside while the command runs would run the hook.
+    covered_case setup_husky_path .husky/_/pre-commit "a hook where core.hooksPath names a missing .husky/_"
     # Existing ones are read-only.
     write_case setup_tool_dirs "writing a hook in .husky" project/.husky/pre-commit
     write_case setup_tool_dirs "writing .devcontainer/devcontainer.json" project/.devcontainer/devcontainer.json

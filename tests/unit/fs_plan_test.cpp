@@ -137,6 +137,26 @@ TEST_CASE("fs_plan: in a fresh repository the root shows only the placeholders s
     for (const auto& n : p.neutralise) CHECK_FALSE(n.why.empty());
 }
 
+TEST_CASE("fs_plan: a name left to the audit is covered while the command runs when something inside it is read then, or a denyWrite names it") {
+    sbx::MemoryFs fs;
+    repository(fs, "/r");
+    fs.dir("/home/u");
+    // husky's hooks path, inside a .husky that is not there yet: git outside runs
+    // hooks from it on a commit made while the command runs.
+    fs.file("/r/.git/config", "[core]\n\thooksPath = .husky/_\n");
+    auto p = plan_ok({"/r", "/home/u", R"J({"sandbox": {"filesystem": {"denyWrite": ["/r/.envrc"]}}})J"}, fs);
+    CHECK(has_placeholder(p, "/r/.husky"));
+    CHECK_FALSE(has_neutralise(p, "/r/.husky"));
+    CHECK(has_placeholder(p, "/r/.envrc"));
+    CHECK_FALSE(has_neutralise(p, "/r/.envrc"));
+    CHECK(has_neutralise(p, "/r/.mcp.json"));  // the others as before
+    // Control: without the hooks path and the denyWrite, both are renamed after the run.
+    fs.file("/r/.git/config", "[core]\n");
+    auto q = plan_ok({"/r", "/home/u", "{}"}, fs);
+    CHECK(has_neutralise(q, "/r/.husky"));
+    CHECK(has_neutralise(q, "/r/.envrc"));
+}
+
 TEST_CASE("fs_plan: an existing protected name is read-only, and a root that is the home covers its start-up files") {
     sbx::MemoryFs fs;
     repository(fs, "/home/u");

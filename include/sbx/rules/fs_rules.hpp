@@ -352,6 +352,10 @@ inline void cover_missing_folders(std::vector<ProtectedPath>& list, const std::d
         if (r.kind == FsRule::Kind::deny_write && !r.wildcard) cover(r.pattern, "denied by " + describe(r), Placeholder::file);
     if (covers.empty()) return;
     for (auto& c : covers) {
+        // A protected name left to the audit after the run (Missing::after_run)
+        // that a denyWrite names is refused while the command runs, as asked.
+        for (auto& p : list)
+            if (p.path == c.path && p.guard == Guard::read_only) p.missing = Missing::covered;
         // Already covered: by itself or by a read-only entry above it.
         const bool known = std::any_of(list.begin(), list.end(), [&](const ProtectedPath& p) {
             return p.guard == Guard::read_only && paths::at_or_under(c.path, p.path);

@@ -60,7 +60,10 @@ enum class Missing {
     // when it was made (filesystem.neutralise, launchers/git_audit.cpp): only a
     // later program reads it (a shell started in that directory, direnv, the next
     // commit, an agent's next start), and a placeholder would be one more entry
-    // that everything listing the root sees (`ls`, `tar`, an MCP server).
+    // that everything listing the root sees (`ls`, `tar`, an MCP server). A
+    // missing one that holds a covered entry (a hooks path inside `.husky`:
+    // Collector::finish) or that a denyWrite names (cover_missing_folders) is
+    // covered instead.
     after_run,
 };
 
@@ -306,17 +309,23 @@ public:
         std::sort(paths_.begin(), paths_.end(),
                   [](const ProtectedPath& a, const ProtectedPath& b) { return a.path < b.path; });
         ProtectedPaths out;
-        std::vector<std::string> covering;  // read_only entries that cover what lies inside them
+        std::vector<std::size_t> covering;  // read_only entries of out.paths that cover what lies inside them
         for (auto& p : paths_) {
             // Sorted order puts a directory before anything inside it, so each
-            // covering entry is seen before what it covers.
+            // covering entry is seen before what it covers. One that covers an
+            // entry read while the command runs (a hooks path inside a missing
+            // `.husky`) is covered then too.
             bool covered = false;
-            for (const auto& c : covering)
-                if (p.path != c && paths::at_or_under(p.path, c)) covered = true;
+            for (const std::size_t c : covering) {
+                ProtectedPath& by = out.paths[c];
+                if (p.path == by.path || !paths::at_or_under(p.path, by.path)) continue;
+                covered = true;
+                if (p.missing == Missing::covered) by.missing = Missing::covered;
+            }
             if (covered) continue;
             if (p.guard == Guard::read_only) {
                 const Kind k = kind_of(p.path);
-                if (k == Kind::directory || k == Kind::missing) covering.push_back(p.path);
+                if (k == Kind::directory || k == Kind::missing) covering.push_back(out.paths.size());
             }
             out.paths.push_back(std::move(p));
         }
