@@ -99,9 +99,11 @@ for who in "${users[@]}"; do
     tap_finish "through --launcher sbx-linux too: SIGINT reaches the command's trap, status 9"
 
     # A child of the command in its group gets the signal too: nothing is left.
-    # The command starts once the child has set its trap.
+    # The command starts once the child has set its trap, and its own trap waits
+    # for the child's (the sandbox ends with the command, children and all).
     in_background -- "sh -c 'trap \"echo child-trapped >child; exit 0\" TERM; touch child-ready; sleep 60 & wait' &
-while [ ! -e child-ready ]; do sleep 0.05; done; rm -f child-ready; $(trapping TERM 5)"
+while [ ! -e child-ready ]; do sleep 0.05; done; rm -f child-ready
+trap 'wait; echo trapped-TERM >trapped; exit 5' TERM; touch started; sleep 60 & wait"
     kill -s TERM "$pid"
     finish_background
     want_status 5
