@@ -188,7 +188,36 @@ public:
     // so made during the run).
     void rename_made(const std::vector<sbx::NeutraliseOp>& names) { names_ = &names; }
 
+    GitAuditResult run() {
+        if (survey_ && known_ != nullptr) look_again();
+        else
+            for (const auto& d : dirs_) walk(d);
+        if (survey_) {
+            record_repositories();
+            if (known_ != nullptr)  // what stands in the directories that did not change
+                for (const auto& r : known_->repositories)
+                    if (paths::at_or_under(r.path, root_) && r.path != root_ &&
+                        unchanged_.contains(std::string_view(r.path).substr(root_.size() + 1)))
+                        out_.repositories.push_back(r);
+            out_.failures.clear();
+            return std::move(out_);
+        }
+        protected_names();
+        for (auto& p : pointers_) pointer(p);
+        for (const auto& g : git_dirs_) git_dir(g);
+        // A `.git` file or link names a git directory from another working tree, from
+        // which a relative hooks path is taken too.
+        for (const auto& p : pointers_)
+            if (auto it = relative_hooks_.find(p.real); it != relative_hooks_.end())
+                for (const auto& [hp, config] : it->second) hooks_dir(paths::join(p.tree, hp), config);
+        restore_modes();
+        record_repositories();
+        return std::move(out_);
+    }
+
 private:
+    // What run() renames first, once walked: whatever stands at each of the
+    // names rename_made() was given.
     void protected_names() {
         if (names_ == nullptr) return;
         for (const auto& n : *names_) {
@@ -221,35 +250,6 @@ private:
         }
     }
 
-public:
-    GitAuditResult run() {
-        if (survey_ && known_ != nullptr) look_again();
-        else
-            for (const auto& d : dirs_) walk(d);
-        if (survey_) {
-            record_repositories();
-            if (known_ != nullptr)  // what stands in the directories that did not change
-                for (const auto& r : known_->repositories)
-                    if (paths::at_or_under(r.path, root_) && r.path != root_ &&
-                        unchanged_.contains(std::string_view(r.path).substr(root_.size() + 1)))
-                        out_.repositories.push_back(r);
-            out_.failures.clear();
-            return std::move(out_);
-        }
-        protected_names();
-        for (auto& p : pointers_) pointer(p);
-        for (const auto& g : git_dirs_) git_dir(g);
-        // A `.git` file or link names a git directory from another working tree, from
-        // which a relative hooks path is taken too.
-        for (const auto& p : pointers_)
-            if (auto it = relative_hooks_.find(p.real); it != relative_hooks_.end())
-                for (const auto& [hp, config] : it->second) hooks_dir(paths::join(p.tree, hp), config);
-        restore_modes();
-        record_repositories();
-        return std::move(out_);
-    }
-
-private:
     struct Frame {
         Fd fd;  // closed when kOpenDirectories others are open below it
         std::string path;
@@ -957,7 +957,7 @@ sbx::expected<void> refresh_git_record(const std::string& record, const std::str
     std::optional<std::string> kept;
     auto held = read_record(record);
     if (held) {
-        known.repositories = *held;
+        known.repositories = std::move(*held);
         if ((kept = read_small(AT_FDCWD, stamps, git_stamps::kMaxBytes))) {
             auto read = sbx::parse_git_stamps(*kept);
             have = !read.problem;
@@ -965,6 +965,8 @@ sbx::expected<void> refresh_git_record(const std::string& record, const std::str
         }
     }
     auto now = survey_git(root, have ? &known : nullptr);
+    // What the record held, for keeping: the survey is done with it.
+    if (held) held = std::move(known.repositories);
     SBX_TRY(keep_record(record, std::move(held), {root}, now.repositories));
     const std::string text = sbx::git_stamps_text(now.directories);
     // Too many directories to keep: every run walks the whole root.

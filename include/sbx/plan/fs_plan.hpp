@@ -465,8 +465,7 @@ private:
                 continue;
             }
             if (!sbx::decide(rules_, p.path, Access::read).allowed) continue;  // masked, read-only already
-            if (!*st && p.missing == Missing::after_run && paths::parent(p.path) == rules_.root &&
-                is_writable_root(rules_.root)) {
+            if (!*st && renamed_after_run(p, rules_.root) && is_writable_root(rules_.root)) {
                 // The root is a mount point: nothing needs pinning on the way.
                 plan_.neutralise.push_back(NeutraliseOp{p.path, p.reason});
                 continue;

@@ -509,10 +509,10 @@ inline expected<FsRules> compile_fs_rules(const Policy& policy, const FsContext&
         if (p.guard != Guard::read_only) continue;
         std::string note = p.reason;
         // make_fs_plan() leaves such a name uncovered under bubblewrap (Missing::after_run).
-        if (auto st = cached.lstat(p.path);
-            !out.disabled && p.missing == Missing::after_run && paths::parent(p.path) == ctx.root && st && !*st)
-            note += "; missing now: under bubblewrap one the command makes is renamed to " +
-                    std::string(protect_detail::base_name(p.path)) + ".sbx-disabled once it is over";
+        if (!out.disabled && renamed_after_run(p, ctx.root))
+            if (auto st = cached.lstat(p.path); st && !*st)
+                note += "; missing now: under bubblewrap one the command makes is renamed to " +
+                        std::string(protect_detail::base_name(p.path)) + ".sbx-disabled once it is over";
         out.rules.emplace_back(FsRule::Kind::protect, p.path, "protected path", std::nullopt, std::move(note), true);
     }
     index_rules(out);

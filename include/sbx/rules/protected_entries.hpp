@@ -106,6 +106,12 @@ struct ProtectedPath {
     Missing missing = Missing::covered;  // for read_only entries that do not exist
 };
 
+// Whether `p`, when missing, is left uncovered under bubblewrap and renamed after
+// the run (filesystem.neutralise): a Missing::after_run name directly in `root`.
+inline bool renamed_after_run(const ProtectedPath& p, std::string_view root) {
+    return p.guard == Guard::read_only && p.missing == Missing::after_run && paths::parent(p.path) == root;
+}
+
 struct ProtectedPaths {
     // Sorted by path, so a directory comes before anything inside it. Each path once;
     // when two rules name the same path the stronger guard wins (read_only over
