@@ -44,6 +44,7 @@
 
 #include "common.hpp"
 #include "fd_io.hpp"
+#include "file_broker.hpp"
 #include "git_audit.hpp"
 #include "landlock.hpp"
 #include "launcher_main.hpp"
@@ -57,6 +58,7 @@
 #include "sbx/io/placeholder_registry.hpp"
 #include "sbx/linux/bwrap.hpp"
 #include "sbx/linux/filter_fallback.hpp"
+#include "sbx/linux/weaker_broker.hpp"
 #include "sbx/linux/weaker_rules.hpp"
 #include "sbx/linux/write_wall.hpp"
 #include "sbx/plan/plan.hpp"
@@ -791,7 +793,7 @@ namespace {
 constexpr std::string_view kWeakerLacks =
     "no PID namespace (the command sees every process, though it cannot signal or trace one outside), "
     "no private /tmp, /dev or /proc (it cannot write /dev/shm, make a terminal or write /proc), "
-    "no new files at the top of the root or beside another protected path, no loopback forwards, "
+    "no loopback forwards, "
     "and its TCP connections are held to the proxy by port only";
 
 }  // namespace
@@ -1134,6 +1136,36 @@ std::optional<sbx::Error> LinuxPlatform::weaker_unavailable(const sbx::Plan& pla
 // this command's, the stage started without bubblewrap (it drops capabilities,
 // makes the Landlock domain, loads the filter and execs), then as the usual
 // way: wait, end what the command left, clean up, audit.
+namespace {
+
+// The file broker, once the stage has sent its listener (after the command's
+// terminal, which the stage makes first). Where the stage sent none (its
+// kernel refused the filter, or it failed before), the command runs with
+// Landlock deciding alone, and a warning says what that refuses; where the
+// broker cannot start with the listener made, the command would wait on it
+// for ever: it is stopped.
+std::unique_ptr<FileBroker> start_broker(Run& run, Fd& socket, const sbx::linux_sandbox::WeakerBroker& rules, pid_t pid) {
+    auto fds = receive_fds(socket.get(), 1);
+    socket.reset();
+    if (fds.empty()) {
+        run.l.warn("the weaker sandbox's file broker did not start, so Landlock decides alone: nothing can be made, "
+                   "removed or renamed directly in the root or in a folder beside a protected path (README, \"The "
+                   "weaker sandbox\")");
+        return nullptr;
+    }
+    auto started = FileBroker::start(Fd(fds.front()), rules);
+    if (!started) {
+        std::cerr << run.l.program() << ": " << sbx::errc_name(started.error().code) << ": "
+                  << sbx::to_string(started.error()) << "\n";
+        ::kill(-pid, SIGKILL);
+        ::kill(pid, SIGKILL);
+        return nullptr;
+    }
+    return std::move(*started);
+}
+
+}  // namespace
+
 int LinuxPlatform::run_weaker(Launcher& l, const sbx::Plan& plan, Reaper& reaper) {
     const Trace& trace = l.trace();
     const timespec run_start = audit_clock();
@@ -1172,6 +1204,22 @@ int LinuxPlatform::run_weaker(Launcher& l, const sbx::Plan& plan, Reaper& reaper
     stage.weaker = true;
     stage.filter_fd = box.seccomp_fd;
     for (const auto& g : rules->grants) stage.grants.push_back(stage_grant(g));
+    // The file broker (file_broker.hpp): its filter for the stage, and the
+    // socket the listener comes back on.
+    const sbx::linux_sandbox::WeakerBroker broker_rules(plan, *rules);
+    Fd broker_program, broker_ours, broker_theirs;
+    if (broker_rules.active()) {
+        auto program = broker_filter_program();
+        if (!program) return run.give_up(program.error());
+        int pair[2];
+        if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) != 0)
+            return run.give_up_errno("socketpair for the file broker");
+        broker_program = std::move(*program);
+        broker_ours = Fd(pair[0]);
+        broker_theirs = Fd(pair[1]);
+        stage.broker_filter_fd = broker_program.get();
+        stage.broker_fd = broker_theirs.get();
+    }
     trace.step("launcher.grants", t);
 
     // The proxy listens on the host's loopback, where any local process reaches
@@ -1205,8 +1253,13 @@ int LinuxPlatform::run_weaker(Launcher& l, const sbx::Plan& plan, Reaper& reaper
     const std::uint64_t sandbox_start = Trace::now();
     auto args = stage_waiting_argv(stage);
     std::vector<std::string> env;  // the command's comes with the orders
-    if (start_bubblewrap(box, args, env, plan.pass_fds, reaper, plan.cwd, KillScope::group) < 0)
+    std::vector<int> keep = plan.pass_fds;
+    for (const Fd* fd : {&broker_program, &broker_theirs})
+        if (fd->get() >= 0) keep.push_back(fd->get());
+    if (start_bubblewrap(box, args, env, keep, reaper, plan.cwd, KillScope::group) < 0)
         return run.give_up_errno("cannot start the weaker sandbox's stage");
+    broker_program.reset();
+    broker_theirs.reset();
     pid = box.pid;
     reaper.kill_group(pid);
     const std::string orders = stage_orders(stage);
@@ -1217,6 +1270,12 @@ int LinuxPlatform::run_weaker(Launcher& l, const sbx::Plan& plan, Reaper& reaper
     close_fd(box.proxy_pair[0]);
     close_fd(box.proxy_pair[1]);
     start_terminal(run);
+    std::unique_ptr<FileBroker> broker;
+    if (broker_ours.get() >= 0) {
+        t = Trace::now();
+        broker = start_broker(run, broker_ours, broker_rules, pid);
+        trace.step("launcher.broker", t);
+    }
     set_grace(l.options().grace);  // a signal now goes to the command's group first
     if (caught_signal() != 0 && !signal_forwarded()) {  // it came before we knew the pid (or the stage its group)
         ::kill(-pid, SIGKILL);
@@ -1231,6 +1290,7 @@ int LinuxPlatform::run_weaker(Launcher& l, const sbx::Plan& plan, Reaper& reaper
     sandbox_ended();
     trace.step("sandbox", sandbox_start);
     t = Trace::now();
+    if (broker) broker->stop();
     if (proxy) proxy->stop();
     end_output(run, relays);
     trace.step("launcher.threads", t);

@@ -113,6 +113,9 @@ std::vector<std::string> stage_argv(const StageArgs& a) {
     for (const auto& p : a.write_wall) out.insert(out.end(), {"--write-wall", p});
     if (a.weaker) {
         out.insert(out.end(), {"--weaker", "--filter-fd", std::to_string(a.filter_fd)});
+        if (a.broker_filter_fd >= 0)
+            out.insert(out.end(), {"--broker-filter-fd", std::to_string(a.broker_filter_fd), "--broker-fd",
+                                   std::to_string(a.broker_fd)});
         for (const auto& g : a.grants) out.insert(out.end(), {"--grant", g});
         for (int port : a.connect_ports) out.insert(out.end(), {"--connect-port", std::to_string(port)});
     }
@@ -181,6 +184,8 @@ bool parse_stage_words(int argc, char** argv, StageArgs& out, bool orders) {
         if (i + 1 >= argc) return false;
         const char* v = argv[++i];
         if (a == "--filter-fd" && parse_fd(v, out.filter_fd, 3)) continue;
+        if (a == "--broker-filter-fd" && parse_fd(v, out.broker_filter_fd, 3)) continue;
+        if (a == "--broker-fd" && parse_fd(v, out.broker_fd, 3)) continue;
         if (a == "--grant" && std::string_view("rlwdt").find(v[0]) != std::string_view::npos && v[1] == ':' &&
             v[2] == '/') {
             out.grants.emplace_back(v);
@@ -244,6 +249,8 @@ bool parse_stage_words(int argc, char** argv, StageArgs& out, bool orders) {
     // The weaker sandbox comes with its filter, and without mounts or a write wall.
     if (out.weaker != (out.filter_fd >= 0)) return false;
     if (out.weaker && (out.mounts_filter_fd >= 0 || !out.write_wall.empty())) return false;
+    // The broker's filter comes with the weaker sandbox, and with its socket.
+    if ((out.broker_filter_fd >= 0) != (out.broker_fd >= 0) || (out.broker_fd >= 0 && !out.weaker)) return false;
     return !out.command.empty() && out.status_fd >= 0 && out.exe_fd >= 0;
 }
 
@@ -523,6 +530,23 @@ std::string raise_weaker_domain(const StageArgs& a) {
     return ll::restrict_self(r, applied);
 }
 
+// The file broker's filter, whose listener goes to the launcher: from here on
+// each call that could change the file tree waits for the broker's answer.
+// Loaded before the whole filter, which takes precedence where it refuses.
+// Where the kernel (or a filter around this one) refuses it, the socket closes
+// with nothing on it, and the launcher says that Landlock decides alone; once
+// loaded, the listener reaches the launcher or the stage fails.
+std::string hand_over_listener(const StageArgs& a) {
+    int listener = -1;
+    std::string why;
+    (void)load_listener_program(a.broker_filter_fd, "the file broker's filter", listener);
+    if (listener >= 0 && !send_fds(a.broker_fd, std::span<const int>(&listener, 1), 'B'))
+        why = std::string("cannot hand the file broker's listener to the launcher: ") + std::strerror(errno);
+    if (listener >= 0) ::close(listener);
+    ::close(a.broker_fd);
+    return why;
+}
+
 // The rest of run_stage, with every argument known.
 int run_ordered(const StageArgs& a, const sbx::launcher::Trace& trace, std::uint64_t started) {
     // First of all, with the capabilities bubblewrap left for it: the mounts,
@@ -574,6 +598,8 @@ int run_ordered(const StageArgs& a, const sbx::launcher::Trace& trace, std::uint
         const auto t = sbx::launcher::Trace::now();
         if (auto why = drop_capabilities_for_good(); !why.empty()) return stage_failed(a.status_fd, why);
         if (auto why = raise_weaker_domain(a); !why.empty()) return stage_failed(a.status_fd, why);
+        if (a.broker_filter_fd >= 0)
+            if (auto why = hand_over_listener(a); !why.empty()) return stage_failed(a.status_fd, why);
         if (auto why = load_filter_program(a.filter_fd, "the seccomp filter"); !why.empty())
             return stage_failed(a.status_fd, why);
         if (seccomp_mode("/proc/self/status") != 2) return stage_failed(a.status_fd, "the stage runs without the seccomp filter");

@@ -86,8 +86,13 @@ struct StageArgs {
     // the file), "d:PATH" (read and write that device) or "t:PATH" (read,
     // write and ioctl that device), none following a symbolic link
     // (sbx/linux/weaker_rules.hpp).
+    // With `broker_filter_fd`, the stage first loads that filter with a
+    // listener (launchers/file_broker.hpp) and sends the listener on the Unix
+    // socket `broker_fd` to the launcher, whose broker answers it.
     bool weaker = false;
     int filter_fd = -1;
+    int broker_filter_fd = -1;
+    int broker_fd = -1;
     std::vector<std::string> grants;
     std::vector<int> connect_ports;  // TCP ports connect() may reach (the proxy's)
     std::vector<std::string> command;

@@ -518,7 +518,9 @@ std::string drop_capabilities(std::string& status) {
 
 // A BPF program on `fd` (made by the launcher), stacked on any filter already
 // loaded (bubblewrap's, for the mount family's part). `status`: /proc/self/status before.
-std::string load_program(int fd, const std::string& status, std::string_view what) {
+// `listener`: where to put the descriptor of a filter made with its user
+// notifications' listener (SECCOMP_FILTER_FLAG_NEW_LISTENER); null for none.
+std::string load_program(int fd, const std::string& status, std::string_view what, int* listener = nullptr) {
     const std::string name(what);
     std::string program;
     char buf[4096];
@@ -533,7 +535,13 @@ std::string load_program(int fd, const std::string& status, std::string_view wha
     sock_fprog prog{static_cast<unsigned short>(program.size() / sizeof(sock_filter)),
                     reinterpret_cast<sock_filter*>(program.data())};
     if (::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) return failed("PR_SET_NO_NEW_PRIVS");
-    if (::prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog, 0, 0) != 0) return failed("cannot load " + name);
+    if (listener != nullptr) {
+        const long got = ::syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_NEW_LISTENER, &prog);
+        if (got < 0) return failed("cannot load " + name);
+        *listener = static_cast<int>(got);
+    } else if (::prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog, 0, 0) != 0) {
+        return failed("cannot load " + name);
+    }
     // Where the kernel counts the filters, one more must be there now.
     if (!before.empty() &&
         std::atoi(status_field(own_status(), "Seccomp_filters").c_str()) != std::atoi(before.c_str()) + 1)
@@ -589,5 +597,9 @@ std::string drop_capabilities_for_good() {
 }
 
 std::string load_filter_program(int fd, std::string_view what) { return load_program(fd, own_status(), what); }
+
+std::string load_listener_program(int fd, std::string_view what, int& listener) {
+    return load_program(fd, own_status(), what, &listener);
+}
 
 }  // namespace sbx::linux_sandbox

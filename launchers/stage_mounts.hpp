@@ -34,4 +34,8 @@ std::string drop_capabilities_for_good();
 // success, else what failed.
 std::string load_filter_program(int fd, std::string_view what);
 
+// The same for a filter whose user notifications a listener takes (the weaker
+// sandbox's file broker): its descriptor in `listener`, close-on-exec.
+std::string load_listener_program(int fd, std::string_view what, int& listener);
+
 }  // namespace sbx::linux_sandbox

@@ -45,6 +45,7 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <cerrno>
 #include <cstddef>
 #include <cstdint>
@@ -54,6 +55,7 @@
 #include <functional>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -366,6 +368,42 @@ void walk_writable(int fd, const std::string& path, WritableFound& found) {
 // Finding anything writable below DIRs the sandbox shows read-only (/sys, /proc,
 // the system's directories). Each DIR itself counts too, and is followed if it is
 // a symlink, as `find -H` does.
+// The weaker sandbox's file broker reads a path from the caller's memory and
+// lets the kernel go on, which reads it again: a second thread flips the one
+// buffer between `benign` and `target` while the first makes a file and a
+// folder by it, `rounds` times. Succeeds when `target` was made (the file
+// broker acted on one reading and the kernel on another, or either alone
+// allowed it).
+int attack_flip_create(const std::string& benign, const std::string& target, const std::string& rounds_text) {
+    const long rounds = std::strtol(rounds_text.c_str(), nullptr, 10);
+    if (rounds <= 0 || benign.size() != target.size())
+        return setup_error("flip-create", "ROUNDS must be positive and both names of one length");
+    static char buf[4096];
+    std::memcpy(buf, benign.c_str(), benign.size() + 1);
+    std::atomic<bool> done{false};
+    std::thread flipper([&] {
+        volatile char* b = buf;
+        while (!done.load(std::memory_order_relaxed))
+            for (const std::string* name : {&target, &benign})
+                for (std::size_t i = 0; i < name->size(); ++i) b[i] = (*name)[i];
+    });
+    int last_errno = 0;
+    for (long i = 0; i < rounds; ++i) {
+        const int fd = ::open(buf, O_CREAT | O_WRONLY | O_CLOEXEC, 0644);
+        if (fd >= 0) ::close(fd);
+        else last_errno = errno;
+        (void)::unlink(benign.c_str());
+        if (::mkdir(buf, 0755) != 0) last_errno = errno;
+        (void)::rmdir(benign.c_str());
+    }
+    done = true;
+    flipper.join();
+    struct stat st {};
+    if (::lstat(target.c_str(), &st) == 0) return succeeded("flip-create", target + " was made");
+    errno = last_errno;
+    return refused("flip-create " + target);
+}
+
 int attack_writable(const std::vector<std::string>& dirs) {
     WritableFound found;
     std::string names;
@@ -1277,6 +1315,8 @@ const std::vector<Subcommand>& subcommands() {
         {"symlink-read", "TARGET LINK", 2, 2, [](const Args& a) { return attack_symlink_read(a[0], a[1]); }},
         {"rename", "FROM TO", 2, 2, [](const Args& a) { return attack_rename(a[0], a[1]); }},
         {"create", "PATH", 1, 1, [](const Args& a) { return attack_create(a[0]); }},
+        {"flip-create", "BENIGN TARGET ROUNDS", 3, 3,
+         [](const Args& a) { return attack_flip_create(a[0], a[1], a[2]); }},
         {"unlink", "PATH", 1, 1, [](const Args& a) { return attack_unlink(a[0]); }},
         {"replace", "PATH TEXT", 2, 2, [](const Args& a) { return attack_replace(a[0], a[1]); }},
         {"writable", "DIR...", 1, SIZE_MAX, [](const Args& a) { return attack_writable(a); }},

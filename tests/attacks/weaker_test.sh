@@ -6,14 +6,17 @@
 # user too. Without the switch, `sbx run` exits 125 naming it. With it, each
 # escape attempt is refused, and each has a control: the same attempt in the
 # same outer sandbox with no sbx, which works. The attempts: a write outside the
-# root, a read of ~/.ssh, a write of .git/config, a new file at the root's top,
+# root, a read of ~/.ssh, a write of .git/config, a missing protected name made
+# (directly, by rename, through a link, by hard link, through a folder of the
+# command's, with its name flipped by another thread), .git moved away,
 # curl --noproxy '*' to a server on 127.0.0.1, a UDP socket, a Unix socket by
 # path to a server outside, the proxy used
 # without its secret, a signal to a process outside, something left running,
 # another terminal of the user's read or its line discipline set, /dev/tty
 # opening the caller's terminal, an ioctl on a device opened inside (ABI 5).
-# Also: what the command may do still works (the root's folders, TMPDIR, the
-# proxy with the address allowed), the report says "mode":"landlock", and one
+# Also: what the command may do still works (the root's top and folders,
+# TMPDIR, the proxy with the address allowed), one session's file and git work
+# gives what it gives outside, the report says "mode":"landlock", and one
 # warning line names what the mode lacks. Skipped, saying why, where the kernel
 # has no Landlock ABI 4 (then the switch must still give 125).
 # Usage: weaker_test.sh PATH-TO-SBX PATH-TO-SBX-LINUX PATH-TO-SBX-ATTACK
@@ -175,9 +178,10 @@ for who in "${users[@]}"; do
         echo x >new-at-top && echo wrote-top; echo x >src/ok && echo wrote-src; echo x >\"\$TMPDIR/t\" && echo wrote-tmp"
     [[ $out != *wrote-outside* && ! -e $work/outside/planted ]] || fail_because "wrote outside the root"
     [[ $out != *wrote-config* ]] && ! grep -q '^x$' "$proj/.git/config" || fail_because "wrote .git/config"
-    [[ $out != *wrote-top* && ! -e $proj/new-at-top ]] || fail_because "made a file at the root's top"
+    [[ $out == *wrote-top* && -e $proj/new-at-top ]] || fail_because "could not make a file at the root's top"
     [[ $out == *wrote-src* && $out == *wrote-tmp* ]] || fail_because "could not write the root's folder or TMPDIR"
-    tap_finish "no write outside the root, to .git/config or at the root's top; the root's folders and TMPDIR write"
+    rm -f "$proj/new-at-top"
+    tap_finish "no write outside the root or to .git/config; the root's top, its folders and TMPDIR write"
     plain "echo x >'$work/outside/planted' && echo wrote-outside; cp .git/config '$work/config'; echo x >>.git/config &&
         echo wrote-config; cp '$work/config' .git/config; echo x >new-at-top && echo wrote-top; rm -f new-at-top"
     [[ $out == *wrote-outside*wrote-config*wrote-top* ]] || fail_because "the control could not write"
@@ -193,6 +197,84 @@ for who in "${users[@]}"; do
         echo moved-git; mv moved-git .git'
     [[ $out == *wrote-hook*moved-git* ]] || fail_because "the control could not"
     tap_finish "control: without sbx the hook is written and .git moved"
+
+    # Missing protected names (README, "Protected paths"): a file direnv or an
+    # MCP host would run, git hooks husky points at, an editor's settings.
+    # Made directly, by renaming a folder or file of the command's, through a
+    # symbolic link at the last step or on the way, inside a folder made at the
+    # top; a hard link to .git/config made where it could be written, or
+    # .git/config exchanged with a file of the command's.
+    plant='echo x >.envrc && echo made-envrc; echo "{}" >.mcp.json && echo made-mcp
+        mkdir d && mv d .husky && echo moved-husky; echo x >f && mv f .envrc && echo moved-envrc
+        ln -s "$PWD/src" .vscode && echo linked-vscode; ln -s .envrc to-envrc; echo x >to-envrc && echo through-link
+        mkdir -p n; ln -s .. n/up; echo x >n/up/.mcp.json && echo through-folder-link
+        ln .git/config n/config && echo x >>n/config && echo linked-config
+        echo x >swap; python3 -c "import ctypes, os; l = ctypes.CDLL(None, use_errno=True)
+r = l.renameat2(-100, b\"swap\", -100, b\".git/config\", 2)
+print(\"exchanged\" if r == 0 else \"exchange-refused\")"
+        mv .git moved-git && echo moved-git'
+    weaker "${on[@]}" -- "$plant"
+    for made in made-envrc made-mcp moved-husky moved-envrc linked-vscode through-link through-folder-link \
+        linked-config exchanged moved-git; do
+        [[ $out != *"$made"* ]] || fail_because "$made"
+    done
+    [[ ! -e $proj/.envrc && ! -e $proj/.mcp.json && ! -e $proj/.husky && ! -L $proj/.vscode && -d $proj/.git ]] ||
+        fail_because "a protected name stands in the root: $(ls -A "$proj" | tr '\n' ' ')"
+    ! grep -q '^x$' "$proj/.git/config" || fail_because ".git/config was written"
+    [[ -d $proj/n && -e $proj/f && -e $proj/swap ]] || fail_because "the command's own files were not made"
+    tap_finish "no missing protected name made: directly, by rename, through a link, inside a folder of the command's; .git/config neither linked nor exchanged"
+    rm -rf "$proj/n" "$proj/f" "$proj/d" "$proj/swap" "$proj/to-envrc"
+    cp "$proj/.git/config" "$work/config"
+    plain "$plant; rm -rf .envrc .mcp.json .husky .vscode n to-envrc swap; [ -d moved-git ] && mv moved-git .git"
+    for made in made-envrc made-mcp moved-husky moved-envrc linked-vscode through-link through-folder-link \
+        linked-config exchanged moved-git; do
+        [[ $out == *"$made"* ]] || fail_because "the control did not get $made"
+    done
+    cp "$work/config" "$proj/.git/config"
+    tap_finish "control: without sbx each of them is made"
+
+    # The broker reads a path once and the kernel, going on, reads it again: a
+    # second thread flips the name between the two readings.
+    weaker "${on[@]}" -- "'$attack' flip-create xenvrc .envrc 1500"
+    [[ $rc == 1 && $out == *refused* && ! -e $proj/.envrc ]] || fail_because "status $rc: $out"
+    tap_finish "a name flipped by another thread while the broker reads it: .envrc never made"
+    plain "'$attack' flip-create xenvrc .envrc 50"
+    [[ $rc == 0 && -e $proj/.envrc ]] || fail_because "the control made no .envrc (status $rc: $out)"
+    rm -rf "$proj/.envrc" "$proj/xenvrc"
+    tap_finish "control: without sbx the same threads make .envrc"
+
+    # One session's file and git work, the same inside as outside: the part of
+    # tools/agent_session.sh the weaker sandbox can do (it has no loopback of
+    # its own for a dev server).
+    session='step() { echo "== $*"; "$@" 2>&1; echo "rc=$?"; }
+        step mkdir src2 lib; step sh -c "echo int main >src2/main.c"; step mkdir -p lib/a/b
+        step sh -c "echo deep >lib/a/b/c.txt"; step sh -c "echo notes >notes.md"
+        step sed -i s/project/Project/ README; step cat README; step mv notes.md NOTES.md
+        step ln -s NOTES.md notes-link; step cat notes-link; step sh -c "echo more >>NOTES.md"
+        step touch empty; step rm empty; step mkfifo fifo; step rm fifo
+        step python3 -c "import os; os.truncate(\"NOTES.md\", 3)"; step cat NOTES.md
+        step git add -A; step git -c user.name=T -c user.email=t@example.com commit -q -m session
+        step git log -1 --format=%s; step git status --porcelain; step rm -r lib; step git mv README README.md
+        step git -c user.name=T -c user.email=t@example.com commit -qam rename; step git log --format=%s
+        step git status --porcelain; step ls -A; step sh -c "tar c --exclude=./.git . | tar t | sort"'
+    saved=$proj
+    for side in in out; do
+        proj=$work/session-$side
+        rm -rf "$proj"
+        mkdir -p "$proj"
+        (cd "$proj" && git init -q && echo '# project' >README && git add README &&
+            git -c user.name=T -c user.email=t@example.com commit -qm start)
+        [[ -z ${as[*]} ]] || chown -R "$who:" "$proj"
+        if [[ $side == in ]]; then weaker "${on[@]}" -- "$session"; else plain "$session"; fi
+        echo "$out" >"$work/session-$side.out"
+        [[ $side == out || $rc == 0 ]] || fail_because "status $rc: $err"
+    done
+    proj=$saved
+    diff "$work/session-out.out" "$work/session-in.out" >"$work/session.diff" ||
+        fail_because "inside differs from outside: $(head -c 2000 "$work/session.diff")"
+    grep -q '^== git log --format=%s$' "$work/session-in.out" && grep -qx rename "$work/session-in.out" ||
+        fail_because "the session did not commit"
+    tap_finish "a session's file and git work at the root's top gives what it gives outside"
 
     # Reads.
     weaker "${on[@]}" -- 'cat "$HOME/.ssh/id_rsa"; cat README'

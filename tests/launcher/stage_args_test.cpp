@@ -171,18 +171,29 @@ TEST_CASE("the stage's orders: none means the launcher gave up; the rest is refu
         weaker.filter_fd = 31;
         weaker.grants = {"r:/usr", "l:/home", "w:/r/src"};
         weaker.connect_ports = {40001, 40002};
+        weaker.broker_filter_fd = 32;
+        weaker.broker_fd = 33;
         got = started;
         REQUIRE(lx::read_stage_orders(pipe_holding(lx::stage_orders(weaker)), got, gave_up).empty());
         CHECK(got.weaker);
         CHECK(got.filter_fd == 31);
         CHECK(got.grants == weaker.grants);
         CHECK(got.connect_ports == weaker.connect_ports);
-        lx::StageArgs no_filter = weaker, no_kind = weaker, relative = weaker, with_wall = weaker;
+        CHECK(got.broker_filter_fd == 32);
+        CHECK(got.broker_fd == 33);
+        lx::StageArgs no_filter = weaker, no_kind = weaker, relative = weaker, with_wall = weaker,
+                      broker_alone = weaker, broker_unweaker = want;
         no_filter.filter_fd = -1;
         no_kind.grants = {"x:/usr"};
         relative.grants = {"r:usr"};
         with_wall.write_wall = {"/r"};
-        for (const auto* broken : {&no_filter, &no_kind, &relative, &with_wall}) {
+        broker_alone.broker_fd = -1;  // the filter without the socket its listener goes back on
+        broker_unweaker.broker_filter_fd = 32;  // outside the weaker sandbox: the argument writer leaves it out
+        broker_unweaker.broker_fd = 33;
+        got = started;
+        REQUIRE(lx::read_stage_orders(pipe_holding(lx::stage_orders(broker_unweaker)), got, gave_up).empty());
+        CHECK(got.broker_filter_fd == -1);
+        for (const auto* broken : {&no_filter, &no_kind, &relative, &with_wall, &broker_alone}) {
             got = started;
             CHECK(lx::read_stage_orders(pipe_holding(lx::stage_orders(*broken)), got, gave_up) ==
                   "the stage's orders are malformed");

@@ -15,6 +15,7 @@
 #include "sbx/linux/filter_fallback.hpp"
 #include "sbx/linux/mount_flags.hpp"
 #include "sbx/linux/seccomp_spec.hpp"
+#include "sbx/linux/weaker_broker.hpp"
 #include "sbx/linux/weaker_rules.hpp"
 #include "sbx/linux/write_wall.hpp"
 #include "sbx/mac/profile.hpp"

@@ -11,7 +11,8 @@
 //   - writing: each writable bind (the root, TMPDIR, allowWrite, the tool cache,
 //     a writable place re-opened) is granted whole when nothing protected lies
 //     beneath it. Otherwise it gets no rule of its own (nothing can be made,
-//     removed or renamed directly in it) and each of its entries is looked at in
+//     removed or renamed directly in it but what the file broker makes where
+//     the plan allows: weaker_broker.hpp) and each of its entries is looked at in
 //     the same way, down to the protected paths, which get nothing. Protected
 //     paths are every read-only bind, mask and placeholder, and the names the
 //     plan renames after the run (filesystem.neutralise): a placeholder's or
@@ -34,7 +35,8 @@
 // rule would land on the target). A directory that cannot be listed where it
 // must be split gets nothing beneath it but what other rules give (the safe
 // side), and a warning. Pins are no concern here: with no mounts there is
-// nothing to pin, and a directory without a rule of its own cannot be renamed.
+// nothing to pin, a directory without a rule of its own cannot be renamed by
+// the command, and the file broker renames no mount point of the plan's.
 // The caller adds what is no part of the plan's mounts (the descriptors handed
 // to the command: write_wall.hpp) and turns an error into "unavailable".
 #pragma once
@@ -326,6 +328,20 @@ inline std::vector<LandlockGrant> tidy(std::vector<LandlockGrant> grants) {
     return kept;
 }
 
+// The writing side's stops: what is read-only, masked or a placeholder in the
+// plan (a read-only link's name too: its directory splits around it), and the
+// names bubblewrap leaves writable and renames after the run
+// (filesystem.neutralise), which Landlock keeps from being made as it keeps
+// the placeholders' names.
+inline std::vector<std::string> protected_points(const Plan& plan) {
+    std::vector<std::string> out;
+    for (const auto& m : plan.filesystem.mounts)
+        if (m.kind != MountKind::bind && m.kind != MountKind::pin) out.push_back(m.path);
+    for (const auto& ph : plan.filesystem.placeholders) out.push_back(ph.path);
+    for (const auto& n : plan.filesystem.neutralise) out.push_back(n.path);
+    return out;
+}
+
 }  // namespace detail
 
 // The Landlock file rules that stand in for the plan's mounts in the weaker
@@ -347,26 +363,14 @@ inline expected<WeakerFsRules> weaker_fs_rules(const Plan& plan, const FsView& f
         return out;
     }
     std::vector<const Mount*> writable, reopened;
-    std::vector<std::string> no_write, no_read, masked_dirs;
+    std::vector<std::string> no_read, masked_dirs;
     for (const auto& m : plan.filesystem.mounts) {
-        switch (m.kind) {
-            case MountKind::bind: writable.push_back(&m); break;
-            case MountKind::ro_bind:
-            case MountKind::ro_link: no_write.push_back(m.path); break;  // a link's name: its directory splits around it
-            case MountKind::mask_dir: masked_dirs.push_back(m.path); [[fallthrough]];
-            case MountKind::mask_file:
-                no_write.push_back(m.path);
-                no_read.push_back(m.path);
-                break;
-            case MountKind::pin: break;
-        }
+        if (m.kind == MountKind::bind) writable.push_back(&m);
+        if (m.kind == MountKind::mask_dir) masked_dirs.push_back(m.path);
+        if (m.kind == MountKind::mask_dir || m.kind == MountKind::mask_file) no_read.push_back(m.path);
     }
-    for (const auto& ph : plan.filesystem.placeholders) no_write.push_back(ph.path);
-    // The names bubblewrap leaves writable and renames after the run: Landlock
-    // keeps them from being made, as it keeps the placeholders' names.
-    for (const auto& n : plan.filesystem.neutralise) no_write.push_back(n.path);
     no_read.emplace_back(kHostDevices);
-    const detail::PathPoints nw(std::move(no_write)), nr(std::move(no_read)), masks(std::move(masked_dirs));
+    const detail::PathPoints nw(detail::protected_points(plan)), nr(std::move(no_read)), masks(std::move(masked_dirs));
     for (const auto& m : plan.filesystem.mounts)
         if ((m.kind == MountKind::bind || m.kind == MountKind::ro_bind) && m.path != "/" &&
             masks.at_or_under_one(paths::parent(m.path)))
