@@ -225,8 +225,11 @@ sbx::expected<Fd> broker_filter_program() {
         int rc = 0;
         if (c.call == Call::open || c.call == Call::openat) {
             const unsigned arg = c.call == Call::open ? 1 : 2;
-            for (std::uint64_t flag : kChangingOpenFlags)
-                if (rc == 0) rc = seccomp_rule_add(raw, SCMP_ACT_NOTIFY, nr, 1, SCMP_CMP(arg, SCMP_CMP_MASKED_EQ, flag, flag));
+            for (std::uint64_t flag : kChangingOpenFlags) {
+                // (flags & flag) == flag; SCMP_CMP's compound literal is C alone.
+                const scmp_arg_cmp cmp{arg, SCMP_CMP_MASKED_EQ, flag, flag};
+                if (rc == 0) rc = seccomp_rule_add_array(raw, SCMP_ACT_NOTIFY, nr, 1, &cmp);
+            }
         } else {
             rc = seccomp_rule_add(raw, SCMP_ACT_NOTIFY, nr, 0);
         }
