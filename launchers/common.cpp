@@ -1,5 +1,6 @@
 // launchers/common.cpp - see common.hpp.
 #include "common.hpp"
+#include "sbx/core/json.hpp"
 #include "sbx/io/fs_view_disk.hpp"
 #include "sbx/net/proxy_env.hpp"
 #include "signals.hpp"

@@ -24,7 +24,7 @@
 #include "host_lookup.hpp"
 #include "proxy.hpp"
 #include "sbx/core/error.hpp"
-#include "sbx/core/json.hpp"
+#include "sbx/core/json_write.hpp"
 #include "sbx/net/hosts.hpp"
 #include "sbx/plan/plan.hpp"
 #include "sbx/plan/report.hpp"

@@ -53,7 +53,7 @@
 #include "root_group.hpp"
 #include "probe.hpp"
 #include "proxy_secret.hpp"
-#include "sbx/core/json.hpp"
+#include "sbx/core/json_write.hpp"
 #include "sbx/io/fs_view_disk.hpp"
 #include "sbx/io/placeholder_registry.hpp"
 #include "sbx/linux/bwrap.hpp"

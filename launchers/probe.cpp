@@ -24,7 +24,7 @@
 #include <span>
 
 #include "fd_io.hpp"
-#include "sbx/core/json.hpp"
+#include "sbx/core/json_write.hpp"
 #include "sbx/io/fs_view_disk.hpp"
 #include "sbx/linux/bwrap.hpp"
 #include "seccomp_filter.hpp"

@@ -49,7 +49,7 @@
 #include "launcher_main.hpp"
 #include "leftovers.hpp"
 #include "proxy_secret.hpp"
-#include "sbx/core/json.hpp"
+#include "sbx/core/json_write.hpp"
 #include "sbx/mac/profile.hpp"
 #include "sbx/plan/plan.hpp"
 #include "sbx/plan/read_plan.hpp"

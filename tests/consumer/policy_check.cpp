@@ -22,7 +22,8 @@
 
 #include "sbx/plan/command_fs_rules.hpp"  // the file rules `sbx run` uses, and explain()
 #include "sbx/rules/network.hpp"           // the host rules, and decide_host()
-#include "sbx/settings/defaults.hpp"       // settings text to effective policy
+#include "sbx/settings/defaults.hpp"       // the layers to effective policy
+#include "sbx/settings/settings.hpp"       // settings text to a layer
 
 namespace {
 

@@ -10,7 +10,7 @@
 #include <string_view>
 #include <vector>
 
-#include "sbx/core/json.hpp"
+#include "sbx/core/json_write.hpp"
 
 namespace sbx {
 

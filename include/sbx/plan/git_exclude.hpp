@@ -18,7 +18,7 @@
 #include <vector>
 
 #include "sbx/core/fs_view.hpp"
-#include "sbx/core/json.hpp"
+#include "sbx/core/json_write.hpp"
 #include "sbx/core/paths.hpp"
 #include "sbx/plan/fs_plan.hpp"
 

@@ -9,7 +9,7 @@
 #include <string_view>
 #include <vector>
 
-#include "sbx/core/json.hpp"
+#include "sbx/core/json_write.hpp"
 #include "sbx/core/provenance.hpp"
 #include "sbx/net/forwards.hpp"
 #include "sbx/net/hosts.hpp"

@@ -8,7 +8,7 @@
 
 #include <string_view>
 
-#include "sbx/core/json.hpp"
+#include "sbx/core/json_write.hpp"
 #include "sbx/core/provenance.hpp"
 #include "sbx/net/hosts.hpp"
 #include "sbx/rules/fs_rules.hpp"

@@ -27,7 +27,7 @@
 #include <vector>
 
 #include "sbx/core/ascii.hpp"
-#include "sbx/core/json.hpp"
+#include "sbx/core/json_write.hpp"
 #include "sbx/rules/tool_cache.hpp"
 #include "sbx/settings/policy.hpp"
 

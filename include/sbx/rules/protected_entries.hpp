@@ -22,7 +22,7 @@
 #include "sbx/core/expected.hpp"
 #include "sbx/core/fs_view.hpp"
 #include "sbx/core/paths.hpp"
-#include "sbx/settings/settings.hpp"  // sbx::Warning
+#include "sbx/settings/layer.hpp"
 
 namespace sbx {
 

@@ -18,7 +18,7 @@
 #include <vector>
 
 #include "sbx/core/paths.hpp"
-#include "sbx/settings/settings.hpp"
+#include "sbx/settings/layer.hpp"
 
 namespace sbx {
 

@@ -27,7 +27,7 @@
 #include "sbx/core/paths.hpp"
 #include "sbx/settings/credential_stores.hpp"
 #include "sbx/settings/policy.hpp"
-#include "sbx/settings/settings.hpp"
+#include "sbx/settings/layer.hpp"
 
 namespace sbx {
 

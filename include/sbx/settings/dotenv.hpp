@@ -25,7 +25,7 @@
 
 #include "sbx/core/error.hpp"
 #include "sbx/core/expected.hpp"
-#include "sbx/core/json.hpp"
+#include "sbx/core/json_write.hpp"
 
 namespace sbx {
 

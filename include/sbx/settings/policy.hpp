@@ -41,9 +41,9 @@
 #include "sbx/core/expected.hpp"
 #include "sbx/core/fs_view.hpp"
 #include "sbx/core/glob.hpp"
-#include "sbx/core/json.hpp"
+#include "sbx/core/json_write.hpp"
 #include "sbx/settings/credential_stores.hpp"
-#include "sbx/settings/settings.hpp"
+#include "sbx/settings/layer.hpp"
 
 namespace sbx {
 

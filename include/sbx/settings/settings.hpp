@@ -32,84 +32,9 @@
 #include "sbx/core/paths.hpp"
 #include "sbx/core/provenance.hpp"
 #include "sbx/net/host_pattern.hpp"
+#include "sbx/settings/layer.hpp"
 
 namespace sbx {
-
-// `ignoreViolations`: for commands containing `command` (`*`: every command),
-// violations containing any of `violations` are not reported.
-struct IgnoreRule {
-    std::string command;
-    std::vector<std::string> violations;
-    Source source;
-};
-
-// What a layer was read from: a settings file, or an agent file (agent_file.hpp),
-// which may come with the project it confines (`.claude/agents/`), whatever its
-// layer: merge() does not let one weaken the sandbox itself (policy.hpp).
-enum class LayerFile { settings, agent };
-
-// What one settings file says. Unset values are nullopt or empty lists.
-struct Settings {
-    LayerKind layer = LayerKind::user;
-    std::string file;
-    LayerFile from = LayerFile::settings;
-
-    SourcedBool enabled;
-    SourcedBool auto_allow;         // autoAllowBashIfSandboxed
-    SourcedBool allow_unsandboxed;  // allowUnsandboxedCommands
-    SourcedBool fail_if_unavailable;
-    SourcedBool tool_cache;  // sbx's own key: a writable cache home per project (tool_cache.hpp)
-    SourcedBool quiet;       // sbx's own key: none of sbx run's informational lines
-    // enableWeakerNestedSandbox: where user namespaces are refused, run under the
-    // weaker sandbox (Landlock and seccomp, no namespaces) instead of refusing.
-    // Only some layers may turn it on (policy.hpp).
-    SourcedBool weaker_sandbox;
-    SourcedList excluded_commands;
-    std::vector<IgnoreRule> ignore_violations;
-
-    struct Filesystem {
-        SourcedList allow_write, deny_write, deny_read, allow_read;  // absolute paths or patterns
-        SourcedBool disabled;
-        SourcedBool managed_read_paths_only;  // allowManagedReadPathsOnly
-        bool configured = false;  // the file sets any sandbox.filesystem key
-    } filesystem;
-
-    struct Network {
-        SourcedList allowed_domains, denied_domains;
-        SourcedList allow_unix_sockets;  // absolute paths
-        SourcedBool strict_allowlist;
-        SourcedBool allow_local_binding;
-        SourcedBool allow_all_unix_sockets;
-        SourcedBool managed_domains_only;  // allowManagedDomainsOnly
-    } network;
-
-    struct Credentials {
-        SourcedList env_vars;  // variable names
-        SourcedList files;     // absolute paths or patterns
-    } credentials;
-
-    SourcedList additional_directories;  // permissions.additionalDirectories
-    std::optional<Sourced<std::string>> bwrap_path, socat_path;
-
-    std::vector<Warning> warnings;
-};
-
-// Where a settings file came from, and how its relative paths resolve.
-struct SettingsSource {
-    LayerKind layer = LayerKind::user;
-    std::string file;  // shown in errors and provenance; never opened here
-    paths::Base base;  // home, and the file's project (X for X/.claude/settings.json)
-    std::string root;  // the project being sandboxed: permission rules' `x` and `./x`
-};
-
-// The project a settings file belongs to: X for X/.claude/<file>, else the file's
-// own directory. Relative paths in the file are relative to it.
-inline std::string settings_project_dir(std::string_view file) {
-    std::string dir = paths::parent(paths::normalize(file));
-    auto comps = paths::components(dir);
-    if (!comps.empty() && comps.back() == ".claude") return paths::parent(dir);
-    return dir;
-}
 
 namespace detail {
 
