@@ -11,6 +11,9 @@
 # installs them).
 # Usage: tools_test.sh PATH-TO-SBX PATH-TO-SBX-LINUX
 set -euo pipefail
+# The caller's ccache switches (a cold CI run sets CCACHE_DISABLE to time the
+# build) are not the tools' under test: ccache must cache here.
+unset CCACHE_DISABLE CCACHE_READONLY CCACHE_RECACHE
 
 sbx=$(realpath "${1:?usage: tools_test.sh SBX SBX-LINUX}")
 launcher=$(realpath "${2:?usage: tools_test.sh SBX SBX-LINUX}")
