@@ -396,8 +396,10 @@ private:
         Fd fd(::openat(w->folder.get(), w->name.c_str(), flags | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC,
                        static_cast<mode_t>(mode & 07777)));
         if (fd.get() < 0) {
-            // A link there the caller would follow: the kernel follows it, and Landlock decides.
-            if (errno == ELOOP && (flags & O_NOFOLLOW) == 0) return go_on();
+            // A link there the caller would follow: the kernel follows it, and
+            // Landlock decides. A FIFO with no reader (ENXIO, for O_NONBLOCK):
+            // the broker waits on nobody, so the kernel decides that too.
+            if ((errno == ELOOP && (flags & O_NOFOLLOW) == 0) || errno == ENXIO) return go_on();
             return result(-1);
         }
         struct stat st {};

@@ -23,8 +23,8 @@
 //
 // Not made here (the kernel refuses them where Landlock does): openat2,
 // O_TMPFILE, links with flags, renames with RENAME_WHITEOUT, device files,
-// Unix sockets bound by path, a write through a symbolic link at the last
-// step, and a trailing slash on anything but a directory.
+// Unix sockets bound by path, opening a FIFO, a write through a symbolic link
+// at the last step, and a trailing slash on anything but a directory.
 #pragma once
 
 #include <atomic>
