@@ -128,12 +128,22 @@ struct Where {
     bool slash = false;  // the command wrote it with a trailing slash
 };
 
-std::string readlink_fd(int fd) {
-    const std::string link = "/proc/self/fd/" + std::to_string(fd);
+// What the link `link` holds (in /proc: where a descriptor or working
+// directory lies); empty when it cannot be read whole.
+std::string read_link(const std::string& link) {
     char buf[4097];
     const ssize_t n = ::readlink(link.c_str(), buf, sizeof buf - 1);
     if (n <= 0 || static_cast<std::size_t>(n) >= sizeof buf - 1) return {};
     return std::string(buf, static_cast<std::size_t>(n));
+}
+
+// The /proc link to the folder a relative path of the command `tid` starts
+// from: its working directory (AT_FDCWD) or descriptor `dirfd`; empty for any
+// other negative number.
+std::string start_link(pid_t tid, int dirfd) {
+    if (dirfd == AT_FDCWD) return "/proc/" + std::to_string(tid) + "/cwd";
+    if (dirfd >= 0) return "/proc/" + std::to_string(tid) + "/fd/" + std::to_string(dirfd);
+    return {};
 }
 
 // `text` relative to `dirfd` (AT_FDCWD: the working directory) in the command
@@ -151,11 +161,8 @@ std::optional<Where> where(pid_t tid, int dirfd, const std::string& text) {
     w.name = cut == std::string::npos ? p : p.substr(cut + 1);
     if (w.name.empty() || w.name == "." || w.name == "..") return std::nullopt;
     const std::string folder = cut == std::string::npos ? std::string() : cut == 0 ? std::string("/") : p.substr(0, cut);
-    std::string base;
-    if (p.front() == '/') base = "/";
-    else if (dirfd == AT_FDCWD) base = "/proc/" + std::to_string(tid) + "/cwd";
-    else if (dirfd >= 0) base = "/proc/" + std::to_string(tid) + "/fd/" + std::to_string(dirfd);
-    else return std::nullopt;
+    const std::string base = p.front() == '/' ? std::string("/") : start_link(tid, dirfd);
+    if (base.empty()) return std::nullopt;
     Fd start(::open(base.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
     if (start.get() < 0) return std::nullopt;
     if (folder.empty() || folder == "/") {
@@ -167,7 +174,7 @@ std::optional<Where> where(pid_t tid, int dirfd, const std::string& text) {
         w.folder = Fd(static_cast<int>(::syscall(SYS_openat2, start.get(), folder.c_str(), &how, sizeof how)));
         if (w.folder.get() < 0) return std::nullopt;
     }
-    const std::string at = readlink_fd(w.folder.get());
+    const std::string at = read_link("/proc/self/fd/" + std::to_string(w.folder.get()));
     constexpr std::string_view kDeleted = " (deleted)";
     if (at.empty() || at.front() != '/' || std::string_view(at).ends_with(kDeleted)) return std::nullopt;
     w.path = at == "/" ? "/" + w.name : at + "/" + w.name;
@@ -335,13 +342,10 @@ private:
         for (auto c : paths::components(p.text))
             if (c == "..") return std::nullopt;
         if (p.text.front() == '/') return paths::normalize(p.text);
-        const std::string link = "/proc/" + std::to_string(tid()) +
-                                 (p.dirfd == AT_FDCWD ? std::string("/cwd") : "/fd/" + std::to_string(p.dirfd));
-        if (p.dirfd != AT_FDCWD && p.dirfd < 0) return std::nullopt;
-        char buf[4097];
-        const ssize_t n = ::readlink(link.c_str(), buf, sizeof buf - 1);
-        if (n <= 0 || buf[0] != '/' || static_cast<std::size_t>(n) >= sizeof buf - 1) return std::nullopt;
-        return paths::join(std::string_view(buf, static_cast<std::size_t>(n)), p.text);
+        const std::string link = start_link(tid(), p.dirfd);
+        const std::string at = link.empty() ? std::string() : read_link(link);
+        if (at.empty() || at.front() != '/') return std::nullopt;
+        return paths::join(at, p.text);
     }
 
     bool landlock_allows(FileChange change, const Named& p, const Named* from = nullptr) const {
@@ -372,17 +376,19 @@ private:
         return std::pair<Where, Where>(std::move(*w_from), std::move(*w));
     }
 
-    // Whether the broker makes `change`; the command's umask set for it.
-    // Everything was read of a caller still waiting: not of another process
-    // under a number used again.
+    // Whether the broker makes `change`; for what it makes, the command's
+    // umask set for it. Everything was read of a caller still waiting: not of
+    // another process under a number used again.
     bool ours(FileChange change, const Where& w, const Where* from = nullptr) const {
         if (rules_.step(change, w.path, from != nullptr ? from->path : std::string()) != BrokerStep::broker)
             return false;
-        const auto mask = umask_of(tid());
+        if (change == FileChange::make || change == FileChange::make_dir) {
+            const auto mask = umask_of(tid());
+            if (!mask) return false;
+            ::umask(*mask);
+        }
         std::uint64_t id = n_.id;
-        if (!mask || ::ioctl(listener_, SECCOMP_IOCTL_NOTIF_ID_VALID, &id) != 0) return false;
-        ::umask(*mask);
-        return true;
+        return ::ioctl(listener_, SECCOMP_IOCTL_NOTIF_ID_VALID, &id) == 0;
     }
 
     Answer open(int dirfd, std::uint64_t path, std::uint64_t flags64, std::uint64_t mode) {

@@ -1130,12 +1130,6 @@ std::optional<sbx::Error> LinuxPlatform::weaker_unavailable(const sbx::Plan& pla
     return std::nullopt;
 }
 
-// The weaker sandbox, step by step: the disk checked and the temporary
-// directory made under the root's group, the Landlock grants read from the disk
-// as it is then, the proxy's listeners on the host's loopback with a secret of
-// this command's, the stage started without bubblewrap (it drops capabilities,
-// makes the Landlock domain, loads the filter and execs), then as the usual
-// way: wait, end what the command left, clean up, audit.
 namespace {
 
 // The file broker, once the stage has sent its listener (after the command's
@@ -1166,6 +1160,13 @@ std::unique_ptr<FileBroker> start_broker(Run& run, Fd& socket, const sbx::linux_
 
 }  // namespace
 
+// The weaker sandbox, step by step: the disk checked and the temporary
+// directory made under the root's group, the Landlock grants read from the disk
+// as it is then, the proxy's listeners on the host's loopback with a secret of
+// this command's, the stage started without bubblewrap (it drops capabilities,
+// makes the Landlock domain, loads the filters and execs), the file broker on
+// the listener the stage sends, then as the usual way: wait, end what the
+// command left, stop the broker, clean up, audit.
 int LinuxPlatform::run_weaker(Launcher& l, const sbx::Plan& plan, Reaper& reaper) {
     const Trace& trace = l.trace();
     const timespec run_start = audit_clock();

@@ -57,7 +57,7 @@ enum class BrokerStep {
 class WeakerBroker {
 public:
     WeakerBroker(const Plan& plan, const WeakerFsRules& rules) {
-        std::vector<std::string> writable, mounts = detail::protected_points(plan), write_grants;
+        std::vector<std::string> stops = detail::protected_points(plan), writable, mounts = stops, write_grants;
         for (const auto& m : plan.filesystem.mounts) {
             if (m.kind == MountKind::bind) writable.push_back(m.path);
             mounts.push_back(m.path);
@@ -69,7 +69,7 @@ public:
                 devices.push_back(g.path);
         }
         devices_ = detail::PathPoints(std::move(devices));
-        stops_ = detail::PathPoints(detail::protected_points(plan));
+        stops_ = detail::PathPoints(std::move(stops));
         starts_ = detail::PathPoints(std::move(writable));
         mounts_ = detail::PathPoints(std::move(mounts));
         grants_ = detail::PathPoints(std::move(write_grants));
