@@ -214,8 +214,10 @@ r = l.renameat2(-100, b\"swap\", -100, b\".git/config\", 2)
 print(\"exchanged\" if r == 0 else \"exchange-refused\")"
         mv .git moved-git && echo moved-git'
     weaker "${on[@]}" -- "$plant"
-    for made in made-envrc made-mcp moved-husky moved-envrc linked-vscode through-link through-folder-link \
-        linked-config exchanged moved-git; do
+    # What the script prints for each attempt that worked.
+    planted=(made-envrc made-mcp moved-husky moved-envrc linked-vscode through-link through-folder-link linked-config
+        exchanged moved-git)
+    for made in "${planted[@]}"; do
         [[ $out != *"$made"* ]] || fail_because "$made"
     done
     [[ ! -e $proj/.envrc && ! -e $proj/.mcp.json && ! -e $proj/.husky && ! -L $proj/.vscode && -d $proj/.git ]] ||
@@ -226,8 +228,7 @@ print(\"exchanged\" if r == 0 else \"exchange-refused\")"
     rm -rf "$proj/n" "$proj/f" "$proj/d" "$proj/swap" "$proj/to-envrc"
     cp "$proj/.git/config" "$work/config"
     plain "$plant; rm -rf .envrc .mcp.json .husky .vscode n to-envrc swap; [ -d moved-git ] && mv moved-git .git"
-    for made in made-envrc made-mcp moved-husky moved-envrc linked-vscode through-link through-folder-link \
-        linked-config exchanged moved-git; do
+    for made in "${planted[@]}"; do
         [[ $out == *"$made"* ]] || fail_because "the control did not get $made"
     done
     cp "$work/config" "$proj/.git/config"
