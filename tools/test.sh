@@ -1,13 +1,12 @@
 #!/usr/bin/env bash
 # Quick start, step two: the whole test suite, run twice with `meson test`: in
-# build/ as configured by default (but for debugging information), and in
-# build-asan/ with AddressSanitizer and UndefinedBehaviorSanitizer (all but the
-# consumer suite), whose first error fails the test it happens in.
-# A third build, build-clang/, is a release build with Clang 14 that builds
-# everything and runs the unit and fuzz suites only (the fuzz harnesses need Clang).
+# build/, optimised as by default but with NDEBUG and without debugging
+# information, and in build-asan/, built by Clang 14 with AddressSanitizer and
+# UndefinedBehaviorSanitizer (all but the consumer suite), whose first error fails
+# the test it happens in; there the libFuzzer harnesses (the fuzz suite) run too.
 # Installs missing packages first (tools/install-deps.sh --tests). Prints the logs of the
-# tests that fail, then one line "N passed, N failed" counting the tests of all
-# three runs (a build that fails counts as one failed), and exits non-zero on any failure.
+# tests that fail, then one line "N passed, N failed" counting the tests of both
+# runs (a build that fails counts as one failed), and exits non-zero on any failure.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -93,22 +92,19 @@ run_suite() {
 # Options a build directory may have kept from an earlier configure are set again.
 # Warnings are errors here, as they are not in a user's build (meson.build).
 all_suites=(-Dtests=true -Dlaunchers=true -Dwerror=true)
-# Optimised as by default, without debugging information, which changes no code
-# and took a third of the compiler's time.
-run_suite build "${all_suites[@]}" -Db_sanitize=none -Ddebug=false
-# Unoptimised: the sanitizers check as much, and the build takes a quarter of the
-# time it takes with -O2 (about 45 s against 3.5 min on two cores). The consumer
-# suite builds a project of its own with the compiler's own flags: once is enough.
+# Optimised as by default, without debugging information (which changes no code
+# and took a third of the compiler's time) and with NDEBUG, as in a user's release
+# build: what is only used in an assertion must still build without a warning. The
+# assertions themselves run in build-asan.
+run_suite build "${all_suites[@]}" -Db_sanitize=none -Ddebug=false -Db_ndebug=true
+# Unoptimised, with Clang 14: the sanitizers check as much, the build takes a
+# quarter of the time it takes with -O2, and the second compiler's warnings are
+# errors too. The libFuzzer harnesses (tests/fuzz), which need Clang, build and
+# run here. The consumer suite builds a project of its own with the compiler's own flags: once
+# is enough.
 suites=(--no-suite consumer)
-run_suite build-asan "${all_suites[@]}" -Db_sanitize=address,undefined -Db_lundef=false -Dbench=disabled \
-    -Dbuildtype=debug
-# A user's release build, with Clang 14: everything builds without a warning. Its
-# tests are the engine's unit suite, the launchers' parts tested in one process
-# (launcher-parts), and the libFuzzer harnesses (tests/fuzz), which need Clang; the
-# confinement suites ran in the two builds above.
-suites=(--suite unit --suite launcher-parts --suite fuzz)
-CXX=clang++ run_suite build-clang "${all_suites[@]}" -Db_sanitize=none -Dbench=disabled -Dbuildtype=release \
-    -Dfuzz=enabled
+CXX=clang++ run_suite build-asan "${all_suites[@]}" -Db_sanitize=address,undefined -Db_lundef=false \
+    -Dbench=disabled -Dbuildtype=debug -Dfuzz=enabled
 suites=()
 
 echo
