@@ -249,33 +249,27 @@ void report_audit(const GitAuditResult& audit, Launcher& l) {
     }
 }
 
-// The seccomp program, in the descriptor returned, or -1. Where it cannot be
+// The seccomp program, in the descriptor returned, or none (-1). Where it cannot be
 // built, filter_fallback (sbx/linux/filter_fallback.hpp) says whether the plan
 // runs without it; when it may not, the sandbox is `unavailable` here, for
 // `unavailable_why`.
-int seccomp_step(const char* program_name, const sbx::Plan& plan, SeccompPart part, bool& unavailable,
-                 sbx::Error& unavailable_why) {
-    if (unavailable) return -1;
+Fd seccomp_step(const char* program_name, const sbx::Plan& plan, SeccompPart part, bool& unavailable,
+                sbx::Error& unavailable_why) {
+    if (unavailable) return Fd();
     auto program = seccomp_program(SeccompOptions{plan.allow_unix_sockets, part});
     const FilterRule& fallback = filter_fallback(plan, program.has_value());
     switch (fallback.verdict) {
-        case FilterVerdict::filtered: return program->release();
+        case FilterVerdict::filtered: return std::move(*program);
         case FilterVerdict::unfiltered:
             std::cerr << program_name << ": warning: no seccomp filter (" << sbx::to_string(program.error()) << "); "
                       << fallback.why << "\n";
-            return -1;
+            return Fd();
         case FilterVerdict::unavailable:
             unavailable = true;
             unavailable_why = sbx::Error(sbx::Errc::unavailable, "the sandbox cannot run here").caused_by(program.error());
-            return -1;
+            return Fd();
     }
-    return -1;
-}
-
-// Closes `fd` where it is open, and marks it closed.
-void close_fd(int& fd) {
-    if (fd >= 0) ::close(fd);
-    fd = -1;
+    return Fd();
 }
 
 // Copies the whole of `from` (a memfd's program, read from its start) to `to`.
@@ -292,43 +286,84 @@ bool copy_program(int from, int to) {
     }
 }
 
+// An internal error: `what`, with errno's text.
+sbx::Error errno_error(const std::string& what) {
+    return sbx::Error(sbx::Errc::internal, what + ": " + std::strerror(errno));
+}
+
+}  // namespace
+
+// A sandbox's descriptors and the types that hold them; outside the anonymous
+// namespace, as LinuxPlatform::waiting_sandbox returns a Sandbox.
+
+// A pipe's two ends, each owned: `read` and `write`.
+struct Pipe {
+    Fd read, write;
+    // pipe2(2), close-on-exec: false with errno.
+    bool open() {
+        int fds[2];
+        if (::pipe2(fds, O_CLOEXEC) != 0) return false;
+        read = Fd(fds[0]);
+        write = Fd(fds[1]);
+        return true;
+    }
+};
+
+// A Unix stream socket pair, each end owned: ours, and the one the stage has.
+struct SocketPair {
+    Fd ours, stages;
+    // socketpair(2), close-on-exec: false with errno.
+    bool open() {
+        int fds[2];
+        if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds) != 0) return false;
+        ours = Fd(fds[0]);
+        stages = Fd(fds[1]);
+        return true;
+    }
+};
+
+// A memfd (close-on-exec) named `name`: false with errno.
+bool open_memfd(Fd& fd, const char* name) {
+    fd = Fd(::memfd_create(name, MFD_CLOEXEC));
+    return fd.get() >= 0;
+}
+
 // A sandbox's bubblewrap and the descriptors it and the stage hold, with ours of
 // each pair. Started the usual way (stage_argv: everything on the command line,
 // bubblewrap given the plan's mounts) or waiting (stage_waiting_argv: bubblewrap
 // makes the base alone and the stage waits for its orders, which the launcher
 // sends once the placeholders are made; its seccomp program comes on a pipe,
 // which bubblewrap reads just before it starts the stage).
+// Each descriptor is owned (fd_io.hpp's Fd) and closed with the Sandbox, or
+// where it is given away or no longer needed.
 struct Sandbox {
     Sandbox() = default;
-    Sandbox(const Sandbox&) = delete;
-    Sandbox& operator=(const Sandbox&) = delete;
-    ~Sandbox() {
-        for (int* fd : {&exe_fd, &status_pipe[0], &status_pipe[1], &err_pipe[0], &err_pipe[1], &out_pipe[0],
-                        &out_pipe[1], &proxy_pair[0],
-                        &proxy_pair[1], &pty_pair[0], &pty_pair[1], &orders_pipe[0], &orders_pipe[1], &seccomp_pipe[0],
-                        &seccomp_pipe[1], &seccomp_fd, &mounts_filter_fd, &exclude_fd})
-            close_fd(*fd);
-    }
+    // The sandbox started early, taken over by the run: the descriptors move,
+    // and `from` no longer names the process.
+    Sandbox(Sandbox&& from) noexcept = default;
+    Sandbox& operator=(Sandbox&&) = delete;
 
     pid_t pid = -1;
     SandboxFacts facts;  // what it was started for
     StageArgs stage;     // the stage's command line: its binary, status, orders and trace descriptors
-    int exe_fd = -1;
-    int status_pipe[2] = {-1, -1};
-    int err_pipe[2] = {-1, -1};
-    int out_pipe[2] = {-1, -1};      // the command's standard output, when it is relayed apart from its error
-    int proxy_pair[2] = {-1, -1};
-    int pty_pair[2] = {-1, -1};      // the stage hands the command's terminal over it
-    int orders_pipe[2] = {-1, -1};   // waiting: the stage's orders
-    int seccomp_pipe[2] = {-1, -1};  // waiting: bubblewrap's --seccomp, the first part
-    int seccomp_fd = -1;             // the usual way: bubblewrap's --seccomp
-    int mounts_filter_fd = -1;       // the stage's second part, where it makes the mounts
-    int exclude_fd = -1;             // the git exclude file's content
+    Fd exe;              // the stage's binary
+    Pipe status;         // the stage's report
+    Pipe err;            // the command's standard error, when it is relayed
+    Pipe out;            // the command's standard output, when it is relayed apart from its error
+    SocketPair proxy;    // the stage hands the proxy's listeners over it
+    SocketPair pty;      // the stage hands the command's terminal over it
+    Pipe orders;         // waiting: the stage's orders
+    Pipe seccomp;        // waiting: bubblewrap's --seccomp, the first part
+    Fd seccomp_program;  // the usual way: bubblewrap's --seccomp
+    Fd mounts_filter;    // the stage's second part, where it makes the mounts
+    Fd exclude;          // the git exclude file's content
     int stage_pty_fd = -1;    // the stage's ends of the pairs, by the numbers it has them
     int stage_proxy_fd = -1;  // (ours are closed once bubblewrap has started)
     std::optional<TerminalUse> terminal;
     OutputRelays relays;  // the command's standard output and error that pass through relay_output
 };
+
+namespace {
 
 // The stage's binary (sbx-stage beside us, else ourselves), its status pipe,
 // the pipes of the command's standard output and error when they are relayed
@@ -340,10 +375,10 @@ sbx::expected<void> open_sandbox_fds(Sandbox& sb, const Options& o, bool scan_st
     auto failed = [](const std::string& what) {
         return sbx::fail(sbx::Error(sbx::Errc::internal, what + ": " + std::strerror(errno)));
     };
-    sb.exe_fd = open_stage_binary();
-    if (sb.exe_fd < 0 || ::pipe2(sb.status_pipe, O_CLOEXEC) != 0) return failed("cannot set up the stage");
-    sb.stage.exe_fd = sb.exe_fd;
-    sb.stage.status_fd = sb.status_pipe[1];
+    sb.exe = Fd(open_stage_binary());
+    if (sb.exe.get() < 0 || !sb.status.open()) return failed("cannot set up the stage");
+    sb.stage.exe_fd = sb.exe.get();
+    sb.stage.status_fd = sb.status.write.get();
     sb.stage.trace_fd = o.trace.fd();
     sb.relays = output_relays(o.pty, o.print_violations, scan_stderr);
     // A terminal of its own (terminal.hpp) stands in for those of 0-2 that are
@@ -351,19 +386,18 @@ sbx::expected<void> open_sandbox_fds(Sandbox& sb, const Options& o, bool scan_st
     // it fail, come through the pipe of standard error.
     sb.terminal = terminal_use(o.pty, sb.relays.err, o.allow_clipboard_write);
     const bool err_pipe = sb.relays.err || (sb.terminal && sb.terminal->replaces[2]);
-    if (err_pipe && ::pipe2(sb.err_pipe, O_CLOEXEC) != 0) return failed("pipe");
+    if (err_pipe && !sb.err.open()) return failed("pipe");
     // Merged with standard error (2>&1), standard output takes the same pipe.
-    if (sb.relays.out && !sb.relays.merged && ::pipe2(sb.out_pipe, O_CLOEXEC) != 0) return failed("pipe");
-    if (sb.terminal && ::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sb.pty_pair) != 0) return failed("socketpair");
-    if (proxy && ::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sb.proxy_pair) != 0) return failed("socketpair");
-    sb.stage_pty_fd = sb.pty_pair[1];
-    sb.stage_proxy_fd = sb.proxy_pair[1];
+    if (sb.relays.out && !sb.relays.merged && !sb.out.open()) return failed("pipe");
+    if (sb.terminal && !sb.pty.open()) return failed("socketpair");
+    if (proxy && !sb.proxy.open()) return failed("socketpair");
+    sb.stage_pty_fd = sb.pty.stages.get();
+    sb.stage_proxy_fd = sb.proxy.stages.get();
     if (!waiting) return {};
-    if (::pipe2(sb.orders_pipe, O_CLOEXEC) != 0 || ::pipe2(sb.seccomp_pipe, O_CLOEXEC) != 0) return failed("pipe");
-    sb.stage.orders_fd = sb.orders_pipe[0];
-    sb.mounts_filter_fd = ::memfd_create("sbx-mounts-filter", MFD_CLOEXEC);
-    sb.exclude_fd = ::memfd_create("sbx-git-exclude", MFD_CLOEXEC);
-    if (sb.mounts_filter_fd < 0 || sb.exclude_fd < 0) return failed("memfd_create");
+    if (!sb.orders.open() || !sb.seccomp.open()) return failed("pipe");
+    sb.stage.orders_fd = sb.orders.read.get();
+    if (!open_memfd(sb.mounts_filter, "sbx-mounts-filter") || !open_memfd(sb.exclude, "sbx-git-exclude"))
+        return failed("memfd_create");
     return {};
 }
 
@@ -377,8 +411,9 @@ sbx::expected<void> open_sandbox_fds(Sandbox& sb, const Options& o, bool scan_st
 pid_t start_bubblewrap(Sandbox& sb, std::vector<std::string>& args, std::vector<std::string>& env,
                        std::vector<int> keep, Reaper& reaper, const std::string& cwd = {},
                        KillScope scope = KillScope::process) {
-    for (int fd : {sb.exe_fd, sb.status_pipe[1], sb.seccomp_fd, sb.exclude_fd, sb.proxy_pair[1], sb.pty_pair[1],
-                   sb.stage.trace_fd, sb.mounts_filter_fd, sb.orders_pipe[0], sb.seccomp_pipe[0]})
+    for (int fd : {sb.exe.get(), sb.status.write.get(), sb.seccomp_program.get(), sb.exclude.get(),
+                   sb.proxy.stages.get(), sb.pty.stages.get(), sb.stage.trace_fd, sb.mounts_filter.get(),
+                   sb.orders.read.get(), sb.seccomp.read.get()})
         if (fd >= 0) keep.push_back(fd);
     // bubblewrap and the stage get the descriptors they need and those the plan
     // passes to the command; nothing else the caller or this process has open
@@ -407,8 +442,9 @@ pid_t start_bubblewrap(Sandbox& sb, std::vector<std::string>& args, std::vector<
         for (int fd = 0; fd < 2; ++fd)
             if (rc == 0 && sb.terminal->replaces[static_cast<std::size_t>(fd)])
                 rc = ::posix_spawn_file_actions_addopen(&actions, fd, "/dev/null", O_RDWR, 0);
-    if (rc == 0 && sb.err_pipe[1] >= 0) rc = ::posix_spawn_file_actions_adddup2(&actions, sb.err_pipe[1], STDERR_FILENO);
-    const int out_pipe = sb.relays.merged ? sb.err_pipe[1] : sb.out_pipe[1];
+    if (rc == 0 && sb.err.write.get() >= 0)
+        rc = ::posix_spawn_file_actions_adddup2(&actions, sb.err.write.get(), STDERR_FILENO);
+    const int out_pipe = sb.relays.merged ? sb.err.write.get() : sb.out.write.get();
     if (rc == 0 && sb.relays.out && out_pipe >= 0) rc = ::posix_spawn_file_actions_adddup2(&actions, out_pipe, STDOUT_FILENO);
     if (rc == 0 && !cwd.empty()) rc = ::posix_spawn_file_actions_addchdir_np(&actions, cwd.c_str());
     // The signals this process catches or ignores are bubblewrap's to take as they come.
@@ -441,9 +477,9 @@ pid_t start_bubblewrap(Sandbox& sb, std::vector<std::string>& args, std::vector<
     watch_sandbox(sb.pid, scope);
     reaper.sandbox_pid(sb.pid);
     // Bubblewrap's and the stage's ends, which this process needs no more.
-    for (int* fd : {&sb.status_pipe[1], &sb.exe_fd, &sb.seccomp_fd, &sb.err_pipe[1], &sb.out_pipe[1], &sb.pty_pair[1],
-                    &sb.orders_pipe[0], &sb.seccomp_pipe[0]})
-        close_fd(*fd);
+    for (Fd* fd : {&sb.status.write, &sb.exe, &sb.seccomp_program, &sb.err.write, &sb.out.write, &sb.pty.stages,
+                   &sb.orders.read, &sb.seccomp.read})
+        fd->reset();
     return sb.pid;
 }
 
@@ -454,7 +490,7 @@ pid_t start_waiting(Sandbox& sb, const SandboxFacts& facts, const std::string& b
     if (!open_sandbox_fds(sb, o, facts.scan_stderr, true, true)) return -1;
     BwrapLaunch launch;
     launch.bwrap = bwrap;
-    launch.seccomp_fd = sb.seccomp_pipe[0];
+    launch.seccomp_fd = sb.seccomp.read.get();
     launch.stage_mounts = true;
     launch.stage_argv = stage_waiting_argv(sb.stage);
     auto args = bwrap_waiting_args(launch, facts.isolated);
@@ -466,8 +502,8 @@ pid_t start_waiting(Sandbox& sb, const SandboxFacts& facts, const std::string& b
 // mount (the orders' pipe ends empty), and bubblewrap with it (the seccomp
 // pipe ends empty too, where it had not started the stage yet), waited for.
 void end_waiting(Sandbox& sb) {
-    close_fd(sb.orders_pipe[1]);
-    close_fd(sb.seccomp_pipe[1]);
+    sb.orders.write.reset();
+    sb.seccomp.write.reset();
     if (sb.pid > 0) {
         while (::waitpid(sb.pid, nullptr, 0) < 0 && errno == EINTR) {
         }
@@ -506,9 +542,7 @@ struct Run {
         l.report().error_event(e);
         return give_up(e);
     }
-    int give_up_errno(const std::string& what) {
-        return give_up(sbx::Error(sbx::Errc::internal, what + ": " + std::strerror(errno)));
-    }
+    int give_up_errno(const std::string& what) { return give_up(errno_error(what)); }
 };
 
 // Under the root group's lock (other sandboxes of the root wait meanwhile):
@@ -544,7 +578,7 @@ void plan_stage(Run& run) {
     const sbx::Plan& plan = run.plan;
     Sandbox& sb = *run.sb;
     StageArgs& stage = sb.stage;
-    stage.filtered = sb.seccomp_fd >= 0 || sb.seccomp_pipe[1] >= 0;
+    stage.filtered = sb.seccomp_program.get() >= 0 || sb.seccomp.write.get() >= 0;
     stage.keep_fds = plan.pass_fds;
     for (const auto& v : plan.loader_env) stage.loader_env.push_back(v.name + "=" + v.value);
     stage.env = env_strings(plan, false);
@@ -577,21 +611,21 @@ void hold_caller_terminal(Run& run) {
 
 // What bubblewrap and the stage are told of the root's group and the git
 // exclude file (sbx/linux/bwrap.hpp); the exclude file's content goes into
-// sb.exclude_fd (made here the usual way).
+// sb.exclude (made here the usual way).
 sbx::expected<BwrapLaunch> launch_of(Run& run, const std::string& bwrap) {
     const sbx::Plan& plan = run.plan;
     Sandbox& sb = *run.sb;
     BwrapLaunch launch;
     launch.bwrap = bwrap;
     if (const auto& ex = plan.filesystem.git_exclude) {
-        if (sb.exclude_fd < 0) sb.exclude_fd = ::memfd_create("sbx-git-exclude", MFD_CLOEXEC);
-        if (sb.exclude_fd < 0 || !write_all(sb.exclude_fd, ex->content.data(), ex->content.size()) ||
-            ::lseek(sb.exclude_fd, 0, SEEK_SET) != 0)
+        if ((sb.exclude.get() < 0 && !open_memfd(sb.exclude, "sbx-git-exclude")) ||
+            !write_all(sb.exclude.get(), ex->content.data(), ex->content.size()) ||
+            ::lseek(sb.exclude.get(), 0, SEEK_SET) != 0)
             return sbx::fail(sbx::Error(sbx::Errc::internal,
                                         std::string("cannot write the git exclude file: ") + std::strerror(errno)));
-        launch.exclude_fd = sb.exclude_fd;
+        launch.exclude_fd = sb.exclude.get();
     }
-    if (sb.seccomp_fd >= 0) launch.seccomp_fd = sb.seccomp_fd;
+    if (sb.seccomp_program.get() >= 0) launch.seccomp_fd = sb.seccomp_program.get();
     launch.group_dir = sbx::paths::parent(run.group.lock_path());
     for (const auto& e : run.group_placeholders) launch.group_placeholders.push_back(e.path);
     return launch;
@@ -604,23 +638,22 @@ sbx::expected<BwrapLaunch> launch_of(Run& run, const std::string& bwrap) {
 // stage's exit closes the socket).
 void start_terminal(Run& run) {
     Sandbox& sb = *run.sb;
-    if (sb.pty_pair[0] < 0) return;
-    auto fds = receive_fds(sb.pty_pair[0], 1);
+    if (sb.pty.ours.get() < 0) return;
+    auto fds = receive_fds(sb.pty.ours.get(), 1);
     if (!fds.empty()) {
         run.terminal_relay = std::make_unique<TerminalRelay>(*sb.terminal, fds.front(), run.reaper);
         run.terminal_relay->start();
-        write_all(sb.pty_pair[0], "G", 1);
+        write_all(sb.pty.ours.get(), "G", 1);
     }
-    close_fd(sb.pty_pair[0]);
+    sb.pty.ours.reset();
 }
 
 // Starts the relays of the command's output (standard error, with standard
 // output where merged, and standard output apart); the pipes are theirs to close.
 void start_output_relays(Run& run, OutputRelayThreads& threads) {
     Sandbox& box = *run.sb;
-    threads.start(box.err_pipe[0], box.out_pipe[0], box.relays.merged, run.scanner ? &*run.scanner : nullptr,
-                  run.l.report(), run.found);
-    box.err_pipe[0] = box.out_pipe[0] = -1;
+    threads.start(box.err.read.release(), box.out.read.release(), box.relays.merged,
+                  run.scanner ? &*run.scanner : nullptr, run.l.report(), run.found);
 }
 
 // Once the sandbox has ended: the command's last output written, the relays
@@ -637,13 +670,11 @@ void end_output(Run& run, OutputRelayThreads& threads) {
 std::unique_ptr<CommandProxy> start_proxy(Run& run, pid_t pid, const Trace& trace) {
     Sandbox& sb = *run.sb;
     std::unique_ptr<CommandProxy> proxy;
-    close_fd(sb.proxy_pair[1]);
-    if (sb.proxy_pair[0] < 0 || sb.stage.proxy_fd < 0) {
-        close_fd(sb.proxy_pair[0]);
-        return proxy;
-    }
-    auto fds = receive_fds(sb.proxy_pair[0], run.plan.network.forwards.size() + 2);
-    close_fd(sb.proxy_pair[0]);
+    sb.proxy.stages.reset();
+    Fd ours = std::move(sb.proxy.ours);
+    if (ours.get() < 0 || sb.stage.proxy_fd < 0) return proxy;
+    auto fds = receive_fds(ours.get(), run.plan.network.forwards.size() + 2);
+    ours.reset();
     if (fds.empty()) return proxy;
     const auto t = Trace::now();
     const int socks_fd = fds.back();
@@ -737,8 +768,8 @@ int end_run(Run& run, const ProbeOptions& popt, int wstatus, std::uint64_t t, co
     Launcher& l = run.l;
     const Trace& trace = l.trace();
     Sandbox& box = *run.sb;
-    auto bytes = sbx::read_all(box.status_pipe[0], 4096, "the stage's status pipe");
-    close_fd(box.status_pipe[0]);
+    auto bytes = sbx::read_all(box.status.read.get(), 4096, "the stage's status pipe");
+    box.status.read.reset();
     const StageReport stage_report = parse_stage_report(bytes ? *bytes : std::string());
     l.clean_up(run.made, run.reaper, &run.group);
     trace.step("launcher.cleanup", t);
@@ -887,8 +918,8 @@ std::optional<sbx::Error> LinuxPlatform::unavailable(const sbx::Plan& plan) {
     if (waiting_ && waiting_->sb.facts.bwrap_path == plan.bwrap_path)
         if (auto split = split_seccomp_programs(plan.allow_unix_sockets)) {
             probed_ = waiting_->probed;
-            seccomp_fd_ = split->first.release();
-            mounts_filter_fd_ = split->second.release();
+            seccomp_program_ = std::move(split->first);
+            mounts_filter_ = std::move(split->second);
             return std::nullopt;
         }
     probed_ = probe(popt_);
@@ -898,157 +929,88 @@ std::optional<sbx::Error> LinuxPlatform::unavailable(const sbx::Plan& plan) {
     // both parts of the filter build; else bubblewrap makes them all.
     if (!unavailable && !bubblewrap_mounts_ && mount_api_available())
         if (auto split = split_seccomp_programs(plan.allow_unix_sockets)) {
-            seccomp_fd_ = split->first.release();
-            mounts_filter_fd_ = split->second.release();
+            seccomp_program_ = std::move(split->first);
+            mounts_filter_ = std::move(split->second);
             return std::nullopt;
         }
-    seccomp_fd_ = seccomp_step(program(), plan, SeccompPart::whole, unavailable, unavailable_why);
+    seccomp_program_ = seccomp_step(program(), plan, SeccompPart::whole, unavailable, unavailable_why);
     if (unavailable) return unavailable_why;
     return std::nullopt;
 }
 
-// The confined run, step by step: start bubblewrap (unless it started early)
-// where the stage waits for its orders, join the root's group, check and make
-// under its lock, give the stage its orders (or, the usual way, start
-// bubblewrap with everything on its command line), start the proxy, wait,
-// clean up, audit, and say how it ended.
-int LinuxPlatform::run(Launcher& l, const sbx::Plan& plan, Reaper& reaper) {
-    if (weaker_) return run_weaker(l, plan, reaper);
-    const Trace& trace = l.trace();
-    // Whatever the command writes is stamped at or after this.
-    const timespec run_start = audit_clock();
-    // The waiting way serves a plan whose every mount the stage makes.
-    const bool stage_mounts = mounts_filter_fd_ >= 0;
-    const bool can_wait = stage_mounts && bubblewrap_made(mount_ops(plan, BwrapLaunch{})).empty();
-    std::unique_ptr<Sandbox> sb;
-    std::uint64_t sandbox_start = 0;
-    if (waiting_ && can_wait && waiting_->sb.facts == facts_of(plan)) {
-        sb = std::make_unique<Sandbox>();
-        std::swap(sb->pid, waiting_->sb.pid);  // moved by hand: a Sandbox closes what it holds
-        sandbox_start = waiting_->started;
-    }
-    auto t = Trace::now();
-    if (sb) {
-        // Taken over: every descriptor of the early sandbox is this run's now.
-        Sandbox& from = waiting_->sb;
-        sb->facts = from.facts;
-        sb->stage = from.stage;
-        sb->terminal = from.terminal;
-        sb->relays = from.relays;
-        sb->stage_pty_fd = from.stage_pty_fd;
-        sb->stage_proxy_fd = from.stage_proxy_fd;
-        for (auto [to, of] : {std::pair{&sb->exe_fd, &from.exe_fd}, {&sb->status_pipe[0], &from.status_pipe[0]},
-                              {&sb->status_pipe[1], &from.status_pipe[1]}, {&sb->err_pipe[0], &from.err_pipe[0]},
-                              {&sb->err_pipe[1], &from.err_pipe[1]}, {&sb->out_pipe[0], &from.out_pipe[0]},
-                              {&sb->out_pipe[1], &from.out_pipe[1]}, {&sb->proxy_pair[0], &from.proxy_pair[0]},
-                              {&sb->proxy_pair[1], &from.proxy_pair[1]}, {&sb->pty_pair[0], &from.pty_pair[0]},
-                              {&sb->pty_pair[1], &from.pty_pair[1]}, {&sb->orders_pipe[0], &from.orders_pipe[0]},
-                              {&sb->orders_pipe[1], &from.orders_pipe[1]}, {&sb->seccomp_pipe[0], &from.seccomp_pipe[0]},
-                              {&sb->seccomp_pipe[1], &from.seccomp_pipe[1]}, {&sb->mounts_filter_fd, &from.mounts_filter_fd},
-                              {&sb->exclude_fd, &from.exclude_fd}})
-            std::swap(*to, *of);
-        waiting_.reset();
-    } else {
-        // Started early for another plan, or not at all.
-        if (waiting_) end_waiting(waiting_->sb);
-        waiting_.reset();
-        if (can_wait) {
-            sb = std::make_unique<Sandbox>();
-            sandbox_start = Trace::now();
-            if (start_waiting(*sb, facts_of(plan), probed_.bwrap, l.options(), reaper) < 0) {
-                reaper.dismiss();
-                return l.fail_reported(
-                    sbx::Error(sbx::Errc::internal, "cannot start " + probed_.bwrap + ": " + std::strerror(errno)));
-            }
-            trace.step("launcher.start", t);
-        }
-    }
-    // The filter's first part, which bubblewrap reads before it starts the stage
-    // (and, should it end empty, refuses to start it).
-    if (sb) {
-        // EPIPE: bubblewrap is gone already, and finish() says why.
-        if (!copy_program(seccomp_fd_, sb->seccomp_pipe[1]) && errno != EPIPE)
-            std::cerr << program() << ": cannot hand bubblewrap its seccomp program: " << std::strerror(errno) << "\n";
-        close_fd(sb->seccomp_pipe[1]);
-        close_fd(seccomp_fd_);
-    }
+namespace {
 
-    // Other sandboxes of the same root wait while this one checks the plan and
-    // makes its placeholders, and the last one to end removes them.
-    t = Trace::now();
-    auto group = RootGroup::join(plan);
-    if (!group) {
-        if (sb) end_waiting(*sb);
-        reaper.dismiss();
-        return l.fail_reported(group.error());
-    }
-    reaper.group(group->lock_path(), group->live_path());
-    Run run(l, plan, reaper, std::move(*group));
-    run.sb = sb ? std::move(sb) : std::make_unique<Sandbox>();
-    const bool waiting = run.sb->pid > 0;
-    trace.step("launcher.group", t);
-    t = Trace::now();
-    if (auto r = check_under_lock(run); !r) return run.give_up_reported(r.error());
-    trace.step("launcher.check", t);
-    t = Trace::now();
-    if (auto r = make_under_lock(run); !r) return run.give_up_reported(r.error());
-    trace.step("launcher.placeholders", t);
-
-    t = Trace::now();
+// Waiting: the stage's orders, now that what its mounts cover is there, with
+// the filter's second part (`mounts_filter`, handed over).
+sbx::expected<void> give_orders(Run& run, const std::string& bwrap, Fd& mounts_filter) {
+    const auto t = Trace::now();
     Sandbox& box = *run.sb;
-    if (waiting) {
-        // The stage's orders, now that what its mounts cover is there.
-        plan_stage(run);
-        hold_caller_terminal(run);
-        box.stage.filtered = true;
-        auto launch = launch_of(run, probed_.bwrap);
-        if (!launch) return run.give_up(launch.error());
-        if (!copy_program(mounts_filter_fd_, box.mounts_filter_fd))
-            return run.give_up_errno("cannot hand the stage the mount family's filter");
-        close_fd(mounts_filter_fd_);
-        stage_makes_mounts(plan, *launch, box.stage, box.mounts_filter_fd);
-        box.stage.mounts = stage_waiting_mount_ops(mount_ops(plan, *launch));  // /dev first: bubblewrap made none
-        const std::string orders = stage_orders(box.stage);
-        // A stage that cannot read them is gone, and bubblewrap with it: the end
-        // below says why (finish).
-        (void)write_all(box.orders_pipe[1], orders.data(), orders.size());
-        close_fd(box.orders_pipe[1]);
-        // The stage has its own of these; ours would only be closed at the end.
-        close_fd(box.mounts_filter_fd);
-        close_fd(box.exclude_fd);
-        trace.step("launcher.orders", t);
+    plan_stage(run);
+    hold_caller_terminal(run);
+    box.stage.filtered = true;
+    auto launch = launch_of(run, bwrap);
+    if (!launch) return sbx::fail(launch.error());
+    if (!copy_program(mounts_filter.get(), box.mounts_filter.get()))
+        return sbx::fail(errno_error("cannot hand the stage the mount family's filter"));
+    mounts_filter.reset();
+    stage_makes_mounts(run.plan, *launch, box.stage, box.mounts_filter.get());
+    box.stage.mounts = stage_waiting_mount_ops(mount_ops(run.plan, *launch));  // /dev first: bubblewrap made none
+    const std::string orders = stage_orders(box.stage);
+    // A stage that cannot read them is gone, and bubblewrap with it: the end
+    // says why (finish).
+    (void)write_all(box.orders.write.get(), orders.data(), orders.size());
+    box.orders.write.reset();
+    // The stage has its own of these; ours would only be closed at the end.
+    box.mounts_filter.reset();
+    box.exclude.reset();
+    run.l.trace().step("launcher.orders", t);
+    return {};
+}
+
+// The usual way: bubblewrap started with everything on its command line, given
+// the filter (`seccomp_program`) and, where the stage makes the mounts, their
+// filter (`mounts_filter`), both handed over. `sandbox_start`: when it started.
+sbx::expected<void> start_usual_way(Run& run, const std::string& bwrap, Fd& seccomp_program, Fd& mounts_filter,
+                                    std::uint64_t& sandbox_start) {
+    const auto t = Trace::now();
+    const sbx::Plan& plan = run.plan;
+    Launcher& l = run.l;
+    Sandbox& box = *run.sb;
+    SBX_TRY(open_sandbox_fds(box, l.options(), plan.scan_stderr, plan.network.mode == sbx::NetworkMode::proxy, false));
+    box.seccomp_program = std::move(seccomp_program);
+    plan_stage(run);
+    hold_caller_terminal(run);
+    auto launch = launch_of(run, bwrap);
+    if (!launch) return sbx::fail(launch.error());
+    if (mounts_filter.get() >= 0) {
+        box.mounts_filter = std::move(mounts_filter);
+        stage_makes_mounts(plan, *launch, box.stage, box.mounts_filter.get());
     } else {
-        if (auto r = open_sandbox_fds(box, l.options(), plan.scan_stderr, plan.network.mode == sbx::NetworkMode::proxy,
-                                      false);
-            !r)
-            return run.give_up(r.error());
-        std::swap(box.seccomp_fd, seccomp_fd_);
-        plan_stage(run);
-        hold_caller_terminal(run);
-        auto launch = launch_of(run, probed_.bwrap);
-        if (!launch) return run.give_up(launch.error());
-        if (stage_mounts) {
-            std::swap(box.mounts_filter_fd, mounts_filter_fd_);
-            stage_makes_mounts(plan, *launch, box.stage, box.mounts_filter_fd);
-        } else {
-            // What bubblewrap cannot protect (bwrap.hpp) is said, not skipped.
-            for (const auto& w : bubblewrap_unmade(plan.filesystem)) {
-                const std::string message = sbx::to_string(w);
-                l.report().warning_event(message);
-                l.warn(message);
-            }
+        // What bubblewrap cannot protect (bwrap.hpp) is said, not skipped.
+        for (const auto& w : bubblewrap_unmade(plan.filesystem)) {
+            const std::string message = sbx::to_string(w);
+            l.report().warning_event(message);
+            l.warn(message);
         }
-        launch->stage_argv = stage_argv(box.stage);
-        auto args = bwrap_args(plan, *launch);
-        auto env = env_strings(plan, false);
-        trace.step("launcher.stage-args", t);
-        sandbox_start = Trace::now();
-        if (start_bubblewrap(box, args, env, plan.pass_fds, reaper) < 0)
-            return run.give_up_errno("cannot start " + args[0]);
-        close_fd(box.mounts_filter_fd);  // bubblewrap's and the stage's now
-        close_fd(box.exclude_fd);
     }
-    const pid_t pid = box.pid;
+    launch->stage_argv = stage_argv(box.stage);
+    auto args = bwrap_args(plan, *launch);
+    auto env = env_strings(plan, false);
+    l.trace().step("launcher.stage-args", t);
+    sandbox_start = Trace::now();
+    if (start_bubblewrap(box, args, env, plan.pass_fds, run.reaper) < 0)
+        return sbx::fail(errno_error("cannot start " + args[0]));
+    box.mounts_filter.reset();  // bubblewrap's and the stage's now
+    box.exclude.reset();
+    return {};
+}
+
+// The sandbox has started: its output relayed, the proxy and the command's
+// terminal started; waited for, and the run ended (end_run).
+int wait_and_end(Run& run, const ProbeOptions& popt, std::uint64_t sandbox_start, const timespec& run_start) {
+    Launcher& l = run.l;
+    const Trace& trace = l.trace();
+    const pid_t pid = run.sb->pid;
     OutputRelayThreads relays;
     start_output_relays(run, relays);
     auto proxy = start_proxy(run, pid, trace);
@@ -1059,16 +1021,92 @@ int LinuxPlatform::run(Launcher& l, const sbx::Plan& plan, Reaper& reaper) {
     int wstatus = 0;
     while (::waitpid(pid, &wstatus, 0) < 0 && errno == EINTR) {
     }
-    box.pid = -1;
+    run.sb->pid = -1;
     sandbox_ended();
     trace.step("sandbox", sandbox_start);
-    t = Trace::now();
+    const auto t = Trace::now();
     if (proxy) proxy->stop();  // open questions are answered no
     // The command's last output is written and the caller's terminal has its
     // modes back; every writer was inside the sandbox, whose processes ended with it.
     end_output(run, relays);
     trace.step("launcher.threads", t);
-    return end_run(run, popt_, wstatus, t, run_start, proxy.get());
+    return end_run(run, popt, wstatus, t, run_start, proxy.get());
+}
+
+}  // namespace
+
+// Where the plan can take the waiting way (the stage makes every mount): the
+// sandbox started early, taken over whole when it was started for the plan's
+// facts, else one started now, given the filter's first part, which bubblewrap
+// reads before it starts the stage (and, should it end empty, refuses to start
+// it). Null on the usual way. An early sandbox for other facts is ended.
+sbx::expected<std::unique_ptr<Sandbox>> LinuxPlatform::waiting_sandbox(Launcher& l, const sbx::Plan& plan,
+                                                                       Reaper& reaper, std::uint64_t& sandbox_start) {
+    const bool can_wait = mounts_filter_.get() >= 0 && bubblewrap_made(mount_ops(plan, BwrapLaunch{})).empty();
+    std::unique_ptr<Sandbox> sb;
+    const auto t = Trace::now();
+    if (waiting_ && can_wait && waiting_->sb.facts == facts_of(plan)) {
+        sb = std::make_unique<Sandbox>(std::move(waiting_->sb));
+        waiting_->sb.pid = -1;
+        sandbox_start = waiting_->started;
+        waiting_.reset();
+    } else {
+        if (waiting_) end_waiting(waiting_->sb);
+        waiting_.reset();
+        if (!can_wait) return sb;
+        sb = std::make_unique<Sandbox>();
+        sandbox_start = Trace::now();
+        if (start_waiting(*sb, facts_of(plan), probed_.bwrap, l.options(), reaper) < 0)
+            return sbx::fail(errno_error("cannot start " + probed_.bwrap));
+        l.trace().step("launcher.start", t);
+    }
+    // EPIPE: bubblewrap is gone already, and finish() says why.
+    if (!copy_program(seccomp_program_.get(), sb->seccomp.write.get()) && errno != EPIPE)
+        std::cerr << program() << ": cannot hand bubblewrap its seccomp program: " << std::strerror(errno) << "\n";
+    sb->seccomp.write.reset();
+    seccomp_program_.reset();
+    return sb;
+}
+
+// The confined run, step by step: take over or start the sandbox that waits
+// for its orders (where the plan can), join the root's group, check and make
+// under its lock, give the stage its orders (or, the usual way, start
+// bubblewrap with everything on its command line), then wait and end: the
+// proxy, the cleanup, the audit, and how it ended.
+int LinuxPlatform::run(Launcher& l, const sbx::Plan& plan, Reaper& reaper) {
+    if (weaker_) return run_weaker(l, plan, reaper);
+    const Trace& trace = l.trace();
+    const timespec run_start = audit_clock();  // whatever the command writes is stamped at or after this
+    std::uint64_t sandbox_start = 0;
+    auto sb = waiting_sandbox(l, plan, reaper, sandbox_start);
+    if (!sb) {
+        reaper.dismiss();
+        return l.fail_reported(sb.error());
+    }
+    // Other sandboxes of the same root wait while this one checks the plan and
+    // makes its placeholders, and the last one to end removes them.
+    auto t = Trace::now();
+    auto group = RootGroup::join(plan);
+    if (!group) {
+        if (*sb) end_waiting(**sb);
+        reaper.dismiss();
+        return l.fail_reported(group.error());
+    }
+    reaper.group(group->lock_path(), group->live_path());
+    Run run(l, plan, reaper, std::move(*group));
+    const bool waiting = *sb != nullptr;
+    run.sb = waiting ? std::move(*sb) : std::make_unique<Sandbox>();
+    trace.step("launcher.group", t);
+    t = Trace::now();
+    if (auto r = check_under_lock(run); !r) return run.give_up_reported(r.error());
+    trace.step("launcher.check", t);
+    t = Trace::now();
+    if (auto r = make_under_lock(run); !r) return run.give_up_reported(r.error());
+    trace.step("launcher.placeholders", t);
+    auto started = waiting ? give_orders(run, probed_.bwrap, mounts_filter_)
+                           : start_usual_way(run, probed_.bwrap, seccomp_program_, mounts_filter_, sandbox_start);
+    if (!started) return run.give_up(started.error());
+    return wait_and_end(run, popt_, sandbox_start, run_start);
 }
 
 // ---- The weaker sandbox -------------------------------------------------------------
@@ -1124,7 +1162,7 @@ std::optional<sbx::Error> LinuxPlatform::weaker_unavailable(const sbx::Plan& pla
                                 : "ABI " + std::to_string(abi)));
     auto program = seccomp_program(SeccompOptions{plan.allow_unix_sockets, SeccompPart::whole, true});
     if (!program) return cannot(refused + ", and the seccomp filter does not build: " + sbx::to_string(program.error()));
-    seccomp_fd_ = program->release();
+    seccomp_program_ = std::move(*program);
     weaker_ = true;
     weaker_abi_ = abi;
     return std::nullopt;
@@ -1158,6 +1196,93 @@ std::unique_ptr<FileBroker> start_broker(Run& run, Fd& socket, const sbx::linux_
     return std::move(*started);
 }
 
+// The file broker's descriptors (file_broker.hpp), where the plan's rules need
+// one: its filter, which the stage loads, and the socket pair the stage sends
+// its listener back on.
+struct BrokerFds {
+    Fd program, ours, theirs;
+};
+
+// The stage's arguments for the weaker sandbox: the plan's (plan_stage), the
+// whole filter, the Landlock grants of `rules` and the file broker's filter and
+// socket, which it returns.
+sbx::expected<BrokerFds> weaker_stage(Run& run, const WeakerFsRules& rules,
+                                      const sbx::linux_sandbox::WeakerBroker& broker_rules) {
+    Sandbox& box = *run.sb;
+    SBX_TRY(open_sandbox_fds(box, run.l.options(), run.plan.scan_stderr, false, true));
+    for (Fd* fd : {&box.seccomp.read, &box.seccomp.write, &box.mounts_filter, &box.exclude}) fd->reset();
+    plan_stage(run);
+    hold_caller_terminal(run);
+    StageArgs& stage = box.stage;
+    stage.weaker = true;
+    stage.filter_fd = box.seccomp_program.get();
+    for (const auto& g : rules.grants) stage.grants.push_back(stage_grant(g));
+    BrokerFds broker;
+    if (!broker_rules.active()) return broker;
+    auto program = broker_filter_program();
+    if (!program) return sbx::fail(program.error());
+    SocketPair pair;
+    if (!pair.open()) return sbx::fail(errno_error("socketpair for the file broker"));
+    broker.program = std::move(*program);
+    broker.ours = std::move(pair.ours);
+    broker.theirs = std::move(pair.stages);
+    stage.broker_filter_fd = broker.program.get();
+    stage.broker_fd = broker.theirs.get();
+    return broker;
+}
+
+// The weaker sandbox's proxy, where the plan has one, listens on the host's
+// loopback, where any local process reaches it: it asks every client for this
+// command's secret, which only the command's proxy variables (put in `stage`)
+// carry. For a question it stops the command's group, `pid` (a variable of the
+// caller's, set once the stage has started; the proxy stops before it goes).
+sbx::expected<std::unique_ptr<CommandProxy>> weaker_proxy(Run& run, StageArgs& stage, const pid_t& pid) {
+    std::unique_ptr<CommandProxy> proxy;
+    if (run.plan.network.mode != sbx::NetworkMode::proxy) return proxy;
+    auto secret = make_proxy_secret();
+    if (!secret) return sbx::fail(secret.error());
+    auto listeners = listen_loopback();
+    if (!listeners) return sbx::fail(listeners.error());
+    put_proxy_environment(stage.env, listeners->http_port, listeners->socks_port, *secret);
+    stage.connect_ports = {listeners->http_port, listeners->socks_port};
+    auto started = CommandProxy::start(run.plan, run.l.report(), run.l.answering(), listeners->http, listeners->socks,
+                                       [&pid] {
+                                           // The command's group (its session, with a terminal of its own).
+                                           if (pid > 0) ::kill(-pid, SIGSTOP);
+                                           return Stopped{{-pid}, pid > 0};
+                                       },
+                                       {}, *secret);
+    if (!started) return sbx::fail(started.error());
+    return std::move(*started);
+}
+
+// Starts the weaker sandbox's stage (without bubblewrap: the command's orphans
+// come to this process, its subreaper) and gives it its orders; its output's
+// relays and its terminal start. The stage's pid.
+sbx::expected<pid_t> start_weaker(Run& run, BrokerFds& broker_fds, OutputRelayThreads& relays) {
+    if (::prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0) return sbx::fail(errno_error("PR_SET_CHILD_SUBREAPER"));
+    install_signal_handlers();
+    Sandbox& box = *run.sb;
+    auto args = stage_waiting_argv(box.stage);
+    std::vector<std::string> env;  // the command's comes with the orders
+    std::vector<int> keep = run.plan.pass_fds;
+    for (const Fd* fd : {&broker_fds.program, &broker_fds.theirs})
+        if (fd->get() >= 0) keep.push_back(fd->get());
+    if (start_bubblewrap(box, args, env, keep, run.reaper, run.plan.cwd, KillScope::group) < 0)
+        return sbx::fail(errno_error("cannot start the weaker sandbox's stage"));
+    broker_fds.program.reset();
+    broker_fds.theirs.reset();
+    run.reaper.kill_group(box.pid);
+    const std::string orders = stage_orders(box.stage);
+    (void)write_all(box.orders.write.get(), orders.data(), orders.size());
+    box.orders.write.reset();
+    start_output_relays(run, relays);
+    box.proxy.ours.reset();
+    box.proxy.stages.reset();
+    start_terminal(run);
+    return box.pid;
+}
+
 }  // namespace
 
 // The weaker sandbox, step by step: the disk checked and the temporary
@@ -1184,8 +1309,7 @@ int LinuxPlatform::run_weaker(Launcher& l, const sbx::Plan& plan, Reaper& reaper
     run.wall_abi = weaker_abi_;
     run.sb = std::make_unique<Sandbox>();
     Sandbox& box = *run.sb;
-    box.seccomp_fd = seccomp_fd_;
-    seccomp_fd_ = -1;
+    box.seccomp_program = std::move(seccomp_program_);
     if (auto r = check_under_lock(run); !r) return run.give_up_reported(r.error());
     run.group.unlock();  // no placeholder: Landlock refuses to make what they would cover
     trace.step("launcher.check", t);
@@ -1197,84 +1321,26 @@ int LinuxPlatform::run_weaker(Launcher& l, const sbx::Plan& plan, Reaper& reaper
         return run.give_up_reported(
             sbx::Error(sbx::Errc::unavailable, "the weaker sandbox cannot run here").caused_by(rules.error()));
     for (const auto& w : rules->warnings) l.warn(sbx::to_string(w));
-    if (auto r = open_sandbox_fds(box, l.options(), plan.scan_stderr, false, true); !r) return run.give_up(r.error());
-    for (int* fd : {&box.seccomp_pipe[0], &box.seccomp_pipe[1], &box.mounts_filter_fd, &box.exclude_fd}) close_fd(*fd);
-    plan_stage(run);
-    hold_caller_terminal(run);
-    StageArgs& stage = box.stage;
-    stage.weaker = true;
-    stage.filter_fd = box.seccomp_fd;
-    for (const auto& g : rules->grants) stage.grants.push_back(stage_grant(g));
-    // The file broker (file_broker.hpp): its filter for the stage, and the
-    // socket the listener comes back on.
     const sbx::linux_sandbox::WeakerBroker broker_rules(plan, *rules);
-    Fd broker_program, broker_ours, broker_theirs;
-    if (broker_rules.active()) {
-        auto program = broker_filter_program();
-        if (!program) return run.give_up(program.error());
-        int pair[2];
-        if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) != 0)
-            return run.give_up_errno("socketpair for the file broker");
-        broker_program = std::move(*program);
-        broker_ours = Fd(pair[0]);
-        broker_theirs = Fd(pair[1]);
-        stage.broker_filter_fd = broker_program.get();
-        stage.broker_fd = broker_theirs.get();
-    }
+    auto broker_fds = weaker_stage(run, *rules, broker_rules);
+    if (!broker_fds) return run.give_up(broker_fds.error());
     trace.step("launcher.grants", t);
-
-    // The proxy listens on the host's loopback, where any local process reaches
-    // it: it asks every client for this command's secret, which only the
-    // command's proxy variables carry.
     t = Trace::now();
-    std::unique_ptr<CommandProxy> proxy;
+    StageArgs& stage = box.stage;
     pid_t pid = -1;
-    if (plan.network.mode == sbx::NetworkMode::proxy) {
-        auto secret = make_proxy_secret();
-        if (!secret) return run.give_up(secret.error());
-        auto listeners = listen_loopback();
-        if (!listeners) return run.give_up(listeners.error());
-        put_proxy_environment(stage.env, listeners->http_port, listeners->socks_port, *secret);
-        stage.connect_ports = {listeners->http_port, listeners->socks_port};
-        auto started = CommandProxy::start(plan, l.report(), l.answering(), listeners->http, listeners->socks,
-                                           [&pid] {
-                                               // The command's group (its session, with a terminal of its own).
-                                               if (pid > 0) ::kill(-pid, SIGSTOP);
-                                               return Stopped{{-pid}, pid > 0};
-                                           },
-                                           {}, *secret);
-        if (!started) return run.give_up(started.error());
-        proxy = std::move(*started);
-    }
+    auto proxy = weaker_proxy(run, stage, pid);
+    if (!proxy) return run.give_up(proxy.error());
     trace.step("launcher.proxy", t);
 
-    // Orphans of the command come here, to be ended with it.
-    if (::prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0) return run.give_up_errno("PR_SET_CHILD_SUBREAPER");
-    install_signal_handlers();
     const std::uint64_t sandbox_start = Trace::now();
-    auto args = stage_waiting_argv(stage);
-    std::vector<std::string> env;  // the command's comes with the orders
-    std::vector<int> keep = plan.pass_fds;
-    for (const Fd* fd : {&broker_program, &broker_theirs})
-        if (fd->get() >= 0) keep.push_back(fd->get());
-    if (start_bubblewrap(box, args, env, keep, reaper, plan.cwd, KillScope::group) < 0)
-        return run.give_up_errno("cannot start the weaker sandbox's stage");
-    broker_program.reset();
-    broker_theirs.reset();
-    pid = box.pid;
-    reaper.kill_group(pid);
-    const std::string orders = stage_orders(stage);
-    (void)write_all(box.orders_pipe[1], orders.data(), orders.size());
-    close_fd(box.orders_pipe[1]);
     OutputRelayThreads relays;
-    start_output_relays(run, relays);
-    close_fd(box.proxy_pair[0]);
-    close_fd(box.proxy_pair[1]);
-    start_terminal(run);
+    auto started = start_weaker(run, *broker_fds, relays);
+    if (!started) return run.give_up(started.error());
+    pid = *started;
     std::unique_ptr<FileBroker> broker;
-    if (broker_ours.get() >= 0) {
+    if (broker_fds->ours.get() >= 0) {
         t = Trace::now();
-        broker = start_broker(run, broker_ours, broker_rules, pid);
+        broker = start_broker(run, broker_fds->ours, broker_rules, pid);
         trace.step("launcher.broker", t);
     }
     set_grace(l.options().grace);  // a signal now goes to the command's group first
@@ -1292,14 +1358,14 @@ int LinuxPlatform::run_weaker(Launcher& l, const sbx::Plan& plan, Reaper& reaper
     trace.step("sandbox", sandbox_start);
     t = Trace::now();
     if (broker) broker->stop();
-    if (proxy) proxy->stop();
+    if (*proxy) (*proxy)->stop();
     end_output(run, relays);
     trace.step("launcher.threads", t);
-    if (const std::string message = refused_clients_warning(proxy ? proxy->refused_clients() : 0); !message.empty()) {
+    if (const std::string message = refused_clients_warning(*proxy ? (*proxy)->refused_clients() : 0); !message.empty()) {
         l.report().warning_event(message);
         l.warn(message);
     }
-    return end_run(run, popt_, wstatus, t, run_start, proxy.get());
+    return end_run(run, popt_, wstatus, t, run_start, proxy->get());
 }
 
 }  // namespace sbx::linux_sandbox

@@ -8,17 +8,21 @@
 // a plan out with the same code.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "fd_io.hpp"
 #include "launcher_main.hpp"
 #include "probe.hpp"
 #include "sbx/plan/plan.hpp"
 
 namespace sbx::linux_sandbox {
+
+struct Sandbox;  // bubblewrap and the descriptors it and the stage hold (linux_platform.cpp)
 
 // What a sandbox is started with before its plan is made, from the settings
 // and the command line alone: the plan must then say the same (facts_of), or
@@ -79,11 +83,13 @@ private:
     bool bubblewrap_mounts_ = false;  // --bubblewrap-mounts: bubblewrap makes every mount, as where the stage cannot
     ProbeOptions popt_;
     ProbeResult probed_;
-    int seccomp_fd_ = -1;
-    int mounts_filter_fd_ = -1;
+    sbx::launcher::Fd seccomp_program_;  // bubblewrap's filter, or its first part where the stage makes the mounts
+    sbx::launcher::Fd mounts_filter_;    // the second part, which the stage loads after its mounts
+    sbx::expected<std::unique_ptr<Sandbox>> waiting_sandbox(sbx::launcher::Launcher& l, const sbx::Plan& plan,
+                                                            sbx::launcher::Reaper& reaper, std::uint64_t& sandbox_start);
     // The weaker sandbox (README, "The weaker sandbox"): the plan asks for it and
-    // user namespaces are refused here. seccomp_fd_ then holds the whole filter
-    // for the host's network, which the stage loads itself.
+    // user namespaces are refused here. seccomp_program_ then holds the whole
+    // filter for the host's network, which the stage loads itself.
     bool weaker_ = false;
     int weaker_abi_ = 0;  // the kernel's Landlock ABI, 4 or later
     std::optional<sbx::Error> weaker_unavailable(const sbx::Plan& plan, const UnshareOutcome& trial);
