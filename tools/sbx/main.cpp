@@ -764,6 +764,21 @@ sbx::expected<std::vector<int>> descriptors_to_pass(const std::vector<std::strin
     return out;
 }
 
+// The call's own hosts (--allow-host), parsed once for sbx plan, sbx run and
+// sbx explain; nullopt when none are given, so that the settings' lists alone
+// decide. INVALID_SETTINGS at "--allow-host TEXT" for a pattern that does not parse.
+sbx::expected<std::optional<std::vector<sbx::net::HostRule>>> call_hosts(const std::vector<std::string>& given) {
+    std::optional<std::vector<sbx::net::HostRule>> out;
+    if (given.empty()) return out;
+    out.emplace();
+    for (const auto& h : given) {
+        auto p = sbx::net::parse_host_pattern(h);
+        if (!p) return sbx::fail(sbx::Error(p.error()).at_key("--allow-host " + h));
+        out->push_back(sbx::net::HostRule{std::move(*p), h, "the call's hosts", std::nullopt});
+    }
+    return out;
+}
+
 // This process's environment, as "NAME=VALUE" strings.
 std::vector<std::string> environment() {
     std::vector<std::string> out;
@@ -829,7 +844,10 @@ sbx::expected<sbx::Plan> plan_for(const Loaded& l, const PlanArgs& a, std::strin
     const std::string_view unknown = a.on_unknown_host.empty() ? default_unknown : std::string_view(a.on_unknown_host);
     // CLI11 has checked the option against unknown_host_choices().
     req.on_unknown_host = sbx::net::parse_unknown_host(unknown).value_or(sbx::net::UnknownHost::deny);
-    if (!a.allow_hosts.empty()) req.call_hosts = a.allow_hosts;
+    auto hosts = call_hosts(a.allow_hosts);
+    // Said as make_plan said it when it parsed them itself: USAGE, the pattern's words alone.
+    if (!hosts) return sbx::fail(sbx::Errc::invalid_argument, hosts.error().message);
+    req.call_hosts = std::move(*hosts);
     req.pass_fds = a.pass_fds;
     req.scan_stderr = a.scan_stderr || (default_scan && !a.no_scan_stderr);
     req.words = l.agent ? sbx::SettingsWords::agent_file : sbx::SettingsWords::settings;
@@ -880,15 +898,10 @@ int explain_host(const ExplainArgs& a, const Loaded& loaded) {
     auto rules = sbx::net::compile_host_rules(loaded.policy);
     if (!rules) return report(rules.error());
     rules->on_unknown = sbx::net::parse_unknown_host(a.on_unknown_host).value_or(sbx::net::UnknownHost::ask);
+    auto hosts = call_hosts(a.allow_hosts);
+    if (!hosts) return report(hosts.error());
     sbx::net::HostCall call;
-    if (!a.allow_hosts.empty()) {
-        call.hosts.emplace();
-        for (const auto& h : a.allow_hosts) {
-            auto p = sbx::net::parse_host_pattern(h);
-            if (!p) return report(sbx::Error(p.error()).at_key("--allow-host " + h));
-            call.hosts->push_back(sbx::net::HostRule{std::move(*p), h, "the call's hosts", std::nullopt});
-        }
-    }
+    call.hosts = std::move(*hosts);
     // As the proxy: this machine's addresses, the decision, and for a name the
     // rules let through (or ask about) the addresses it resolves to here, judged
     // by the engine. Nothing is resolved for a refused name.

@@ -20,7 +20,6 @@
 #include "sbx/core/paths.hpp"
 #include "sbx/core/provenance.hpp"
 #include "sbx/net/forwards.hpp"
-#include "sbx/net/host_pattern.hpp"
 #include "sbx/net/hosts.hpp"
 #include "sbx/plan/command_fs_rules.hpp"
 #include "sbx/plan/fs_plan.hpp"
@@ -44,7 +43,9 @@ struct PlanRequest {
     std::span<const std::string> environ;   // the caller's environment, "NAME=VALUE"
     std::span<const std::string> pass_env;  // names passed on purpose (`--env NAME`)
     std::optional<net::UnknownHost> on_unknown_host;  // the sandbox's decider for hosts no list decides
-    std::optional<std::vector<std::string>> call_hosts;  // hosts the call lists for itself (patterns)
+    // Hosts the call lists for itself, parsed by the caller (sbx: --allow-host,
+    // tools/sbx/compose.cpp's call_hosts); nullopt: none, the settings' lists decide.
+    std::optional<std::vector<net::HostRule>> call_hosts;
     bool scan_stderr = false;  // read file refusals from the command's standard error
     // Whose words the refusal lines use for the setting that would allow them:
     // the settings' keys, or the agent file's (the policy came from one).
@@ -157,15 +158,7 @@ inline expected<Plan> make_plan(const Policy& policy, const PlanRequest& req, co
         plan.network.strict_why = plan.network.rules.strict_source->file.str() + " " + plan.network.rules.strict_source->key;
     if (plan.network.rules.local_source)
         plan.network.local_why = plan.network.rules.local_source->file.str() + " " + plan.network.rules.local_source->key;
-    if (req.call_hosts) {
-        plan.network.call.hosts.emplace();
-        for (std::size_t i = 0; i < req.call_hosts->size(); ++i) {
-            const auto& text = (*req.call_hosts)[i];
-            auto p = net::parse_host_pattern(text);
-            if (!p) return fail(Error(Errc::invalid_argument, p.error().message));
-            plan.network.call.hosts->push_back(net::HostRule{std::move(*p), text, "the call's hosts", std::nullopt});
-        }
-    }
+    plan.network.call.hosts = req.call_hosts;
     auto forwards = net::loopback_forwards(plan.network.rules, plan.network.call);
     for (const auto* r : forwards.privileged)
         plan.warnings.push_back(Warning{r->source ? r->source->file.str() : "", r->source ? r->source->key : "",
