@@ -1,3 +1,4 @@
+// git_files.cpp - git's plumbing commands, run for `sbx diff --base` (git_files.hpp).
 #include "git_files.hpp"
 
 #include <cstdlib>

@@ -1,0 +1,20 @@
+// commands.hpp - the subcommands main() dispatches to, one file each.
+//
+// Each takes its parsed options and returns the exit status (cli_common.hpp); each
+// prints its own output and errors. `sbx run` may not return: it becomes the
+// launcher, or carries the plan out in this process.
+#pragma once
+
+#include "options.hpp"
+
+namespace sbx::cli {
+
+int run_policy(const SettingsArgs& a);    // policy.cpp
+int run_explain(const ExplainArgs& a);    // explain.cpp
+int run_check(const CheckArgs& a);        // check.cpp
+int run_diff(const DiffArgs& a);          // diff.cpp
+int run_plan(PlanArgs& a);                // plan.cpp
+int run_run(RunArgs& a);                  // run.cpp
+int run_doctor(const DoctorArgs& a);      // doctor.cpp
+
+}  // namespace sbx::cli

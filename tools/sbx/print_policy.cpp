@@ -1,0 +1,148 @@
+// print_policy.cpp - `sbx policy`'s text and JSON (print_policy.hpp).
+#include "print_policy.hpp"
+
+#include <algorithm>
+#include <iostream>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "sbx/core/json_write.hpp"
+#include "sbx/rules/fs_rules.hpp"
+
+#include "cli_common.hpp"
+
+namespace sbx::cli {
+
+namespace {
+
+// "user ~/.claude/settings.json sandbox.enabled", "builtin (built-in)
+// defaults.enabled" for the built-in default policy, or "default".
+std::string describe(const std::optional<sbx::Source>& s) {
+    if (!s) return "default";
+    return std::string(sbx::layer_name(s->layer)) + "  " + s->file + "  " + s->key;
+}
+
+// The policy's values, each with the layer that set it, and its warnings.
+void print_values(const sbx::Policy& p, const sbx::ProjectRoot& root) {
+    auto& out = std::cout;
+    out << "policy for " << root.root << ": " << sbx::root_why(root) << (p.trusted ? "" : "; untrusted project") << "\n";
+    auto boolean = [&](std::string_view name, const sbx::Value<bool>& v) {
+        std::string label(name);
+        label.resize(std::max<std::size_t>(label.size() + 1, 36), ' ');
+        out << "  " << label << (v.value ? "true " : "false") << "  " << describe(v.source) << "\n";
+    };
+    auto list = [&](std::string_view name, const sbx::SourcedList& l) {
+        out << "  " << name << (l.empty() ? ": none" : ":") << "\n";
+        for (const auto& e : l) out << "    " << e.value << "    " << describe(e.source) << "\n";
+    };
+    boolean("adminRequired", p.admin_required);
+    boolean("enabled", p.enabled);
+    boolean("autoAllow", p.auto_allow);
+    boolean("allowUnsandboxed", p.allow_unsandboxed);
+    boolean("failIfUnavailable", p.fail_if_unavailable);
+    boolean("weakerSandbox", p.weaker_sandbox);
+    boolean("toolCache", p.tool_cache);
+    boolean("quiet", p.quiet);
+    list("excludedCommands", p.excluded_commands);
+    out << "  ignoreViolations" << (p.ignore_violations.empty() ? ": none" : ":") << "\n";
+    for (const auto& r : p.ignore_violations) {
+        out << "    " << r.command << ":";
+        for (const auto& v : r.violations) out << " \"" << v << "\"";
+        out << "    " << describe(r.source) << "\n";
+    }
+    list("filesystem.allowWrite", p.filesystem.allow_write);
+    list("filesystem.denyWrite", p.filesystem.deny_write);
+    list("filesystem.denyRead", p.filesystem.deny_read);
+    list("filesystem.allowRead", p.filesystem.allow_read);
+    boolean("filesystem.disabled", p.filesystem.disabled);
+    boolean("filesystem.allowManagedReadPathsOnly", p.filesystem.managed_read_paths_only);
+    list("network.allowedDomains", p.network.allowed_domains);
+    list("network.deniedDomains", p.network.denied_domains);
+    list("network.allowUnixSockets", p.network.allow_unix_sockets);
+    boolean("network.strictAllowlist", p.network.strict_allowlist);
+    boolean("network.allowLocalBinding", p.network.allow_local_binding);
+    boolean("network.allowAllUnixSockets", p.network.allow_all_unix_sockets);
+    boolean("network.allowManagedDomainsOnly", p.network.managed_domains_only);
+    list("credentials.envVars", p.credentials.env_vars);
+    list("credentials.files", p.credentials.files);
+    list("additionalDirectories", p.additional_directories);
+    for (auto [name, v] : {std::pair{"bwrapPath", &p.bwrap_path}, std::pair{"socatPath", &p.socat_path}}) {
+        out << "  " << name << ": ";
+        if (*v) out << (*v)->value << "    " << describe((*v)->source) << "\n";
+        else out << "from PATH    default\n";
+    }
+    out << "warnings" << (p.warnings.empty() ? ": none" : ":") << "\n";
+    for (const auto& w : p.warnings) out << "  " << sbx::to_string(w) << "\n";
+}
+
+// sbx's own programs and what of them a run protects: the members of
+// `sbx policy --json`'s "ownPrograms".
+void write_own_programs(sbx::json::Writer& w, const std::vector<std::string>& programs, const sbx::CommandFsRules& run) {
+    w.key("programs").begin_array();
+    for (const auto& p : programs) w.value(p);
+    w.end_array().key("protected").begin_array();
+    for (const auto& p : run.own_programs) w.begin_object().key("path").value(p.path).key("reason").value(p.reason).end_object();
+    w.end_array().key("warnings").begin_array();
+    for (const auto& x : run.own_program_warnings) w.value(x.message);
+    w.end_array();
+}
+
+// The root's git directories outside it that its commands may write (a linked
+// worktree's main git directory), with why: the writable rules of that list.
+std::vector<const sbx::FsRule*> git_writable(const sbx::CommandFsRules& run) {
+    std::vector<const sbx::FsRule*> out;
+    for (const auto& rule : run.rules.rules)
+        if (rule.kind == sbx::FsRule::Kind::writable && rule.list == sbx::kRootGitDirList) out.push_back(&rule);
+    return out;
+}
+
+// The same in words, for `sbx policy`: one line, and one per protected path.
+void print_own_programs(const std::vector<std::string>& programs, const sbx::CommandFsRules& run) {
+    std::cout << "sbx's own programs:";
+    for (std::size_t i = 0; i < programs.size(); ++i) std::cout << (i == 0 ? " " : ", ") << programs[i];
+    if (programs.empty()) std::cout << " none found";
+    if (run.rules.disabled) std::cout << " (filesystem isolation is disabled: commands can write them)";
+    else if (run.own_programs.empty() && run.own_program_warnings.empty())
+        std::cout << " (outside every writable place: read-only to commands already)";
+    std::cout << "\n";
+    for (const auto& p : run.own_programs) std::cout << "  protected: " << p.path << " (" << p.reason << ")\n";
+    for (const auto& x : run.own_program_warnings) std::cout << "  warning: " << x.file << ": " << x.message << "\n";
+}
+
+}  // namespace
+
+void print_policy_json(const PolicyReport& r) {
+    const ToolCacheHome& cache = r.cache;
+    sbx::json::Writer w;
+    w.begin_object();
+    write_root(w, r.composed.where);
+    w.key("toolCacheHome").begin_object().key("path");
+    if (cache.path) w.value(*cache.path);
+    else w.null();
+    w.key("exists").value(cache.exists).key("bytes").value(cache.bytes).key("files").value(cache.files);
+    if (!cache.path) w.key("why").value(cache.why);
+    w.end_object();
+    w.key("ownPrograms").begin_object();
+    write_own_programs(w, r.inputs.own_programs, r.rules);
+    w.end_object();
+    w.key("gitWritable").begin_array();
+    for (const auto* g : git_writable(r.rules))
+        w.begin_object().key("path").value(g->pattern).key("reason").value(g->note).end_object();
+    w.end_array();
+    sbx::write_policy_members(w, r.composed.policy);
+    std::cout << w.end_object().str() << "\n";
+}
+
+void print_policy_text(const PolicyReport& r) {
+    const ToolCacheHome& cache = r.cache;
+    print_values(r.composed.policy, r.composed.where);
+    std::cout << "tool cache home: ";
+    if (!cache.path) std::cout << "none (" << cache.why << ")\n";
+    else if (!cache.exists) std::cout << *cache.path << " (not made yet)\n";
+    else std::cout << *cache.path << " (" << cache.bytes << " bytes in " << cache.files << " files)\n";
+    print_own_programs(r.inputs.own_programs, r.rules);
+    for (const auto* g : git_writable(r.rules)) std::cout << "git directory, writable: " << g->pattern << " (" << g->note << ")\n";
+}
+
+}  // namespace sbx::cli
