@@ -69,7 +69,7 @@ public:
     // One more line of information for doctor() to print after its checks, which
     // it does not change: "     LABEL: TEXT", and in --json the member
     // "KEY": JSON (a JSON value, written whole). `sbx doctor` says there where
-    // its install lies (tools/sbx.cpp).
+    // its install lies (tools/sbx/doctor.cpp).
     struct DoctorNote {
         std::string label, text, key, json;
     };
