@@ -146,6 +146,19 @@ TEST_CASE("host patterns: anything else is refused, saying why") {
     CHECK_FALSE(sbx::net::parse_host_pattern(long_name).has_value());
 }
 
+TEST_CASE("call_host_rule: a call's own host is a rule of the call's list, or the pattern's error") {
+    auto r = sbx::net::call_host_rule("*.example.com:8443");
+    REQUIRE(r.has_value());
+    CHECK(r->text == "*.example.com:8443");
+    CHECK(r->list == sbx::net::kCallHosts);
+    CHECK_FALSE(r->source.has_value());
+    CHECK(r->pattern.port == 8443);
+    auto bad = sbx::net::call_host_rule("github.com/org");
+    REQUIRE_FALSE(bad.has_value());
+    CHECK(bad.error().code == sbx::Errc::invalid_settings);
+    CHECK(bad.error().message.find("'/'") != std::string::npos);
+}
+
 TEST_CASE("what a client asks for is normalised before any rule sees it") {
     struct Row {
         std::string_view host;

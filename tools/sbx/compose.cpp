@@ -312,9 +312,9 @@ sbx::expected<CallHosts> call_hosts(const std::vector<std::string>& given) {
     if (given.empty()) return out;
     out.emplace();
     for (const auto& h : given) {
-        auto p = sbx::net::parse_host_pattern(h);
-        if (!p) return sbx::fail(sbx::Error(p.error()).at_key("--allow-host " + h));
-        out->push_back(sbx::net::HostRule{std::move(*p), h, "the call's hosts", std::nullopt});
+        auto rule = sbx::net::call_host_rule(h);
+        if (!rule) return sbx::fail(sbx::Error(rule.error()).at_key("--allow-host " + h));
+        out->push_back(std::move(*rule));
     }
     return out;
 }

@@ -51,6 +51,17 @@ struct HostRule {
     std::optional<Source> source;   // the settings entry; nullopt for the call's own
 };
 
+// The list a call's own hosts belong to, as rules and decisions name it.
+inline constexpr std::string_view kCallHosts = "the call's hosts";
+
+// One host the call lists for itself (sbx's --allow-host; a host program's own
+// list), as PlanRequest::call_hosts takes it; fails with the pattern's error.
+inline expected<HostRule> call_host_rule(const std::string& text) {
+    auto p = parse_host_pattern(text);
+    if (!p) return fail(p.error());
+    return HostRule{std::move(*p), text, std::string(kCallHosts), std::nullopt};
+}
+
 enum class UnknownHost { deny, allow, ask };
 
 // How UnknownHost is spelt in plans, in the JSON of `sbx explain` and on the

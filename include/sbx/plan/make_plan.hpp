@@ -43,8 +43,9 @@ struct PlanRequest {
     std::span<const std::string> environ;   // the caller's environment, "NAME=VALUE"
     std::span<const std::string> pass_env;  // names passed on purpose (`--env NAME`)
     std::optional<net::UnknownHost> on_unknown_host;  // the sandbox's decider for hosts no list decides
-    // Hosts the call lists for itself, parsed by the caller (sbx: --allow-host,
-    // tools/sbx/compose.cpp's call_hosts); nullopt: none, the settings' lists decide.
+    // Hosts the call lists for itself, each parsed by the caller once
+    // (net::call_host_rule; sbx: --allow-host, in tools/sbx/compose.cpp);
+    // nullopt: none, the settings' lists decide.
     std::optional<std::vector<net::HostRule>> call_hosts;
     bool scan_stderr = false;  // read file refusals from the command's standard error
     // Whose words the refusal lines use for the setting that would allow them:

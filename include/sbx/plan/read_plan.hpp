@@ -285,7 +285,7 @@ private:
         if (auto r = assign(n.rules.denied, host_rules(m->at("denied"), "network.denied", "network.deniedDomains")); !r)
             return r;
         SBX_TRY(assign(n.rules.strict, boolean(m->at("strict"), "network.strict")));
-        const auto call_hosts = [](element e, const std::string& key) { return host_rules(e, key, "the call's hosts"); };
+        const auto call_hosts = [](element e, const std::string& key) { return host_rules(e, key, std::string(net::kCallHosts)); };
         SBX_TRY(read_optional(*m, "network", "strictWhy", n.strict_why, string));
         SBX_TRY(read_optional(*m, "network", "local", n.rules.local, boolean));
         SBX_TRY(read_optional(*m, "network", "localWhy", n.local_why, string));
