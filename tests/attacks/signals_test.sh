@@ -101,9 +101,12 @@ for who in "${users[@]}"; do
     # A child of the command in its group gets the signal too: nothing is left.
     # The command starts once the child has set its trap, and its own trap waits
     # for the child's (the sandbox ends with the command, children and all).
-    in_background -- "sh -c 'trap \"echo child-trapped >child; exit 0\" TERM; touch child-ready; sleep 60 & wait' &
+    # Each sleep starts before its shell says it is ready: one started after the
+    # signal came would not get it, and the trap's wait would wait for it (a
+    # race a loaded machine lost).
+    in_background -- "sh -c 'trap \"echo child-trapped >child; exit 0\" TERM; sleep 60 & touch child-ready; wait' &
 while [ ! -e child-ready ]; do sleep 0.05; done; rm -f child-ready
-trap 'wait; echo trapped-TERM >trapped; exit 5' TERM; touch started; sleep 60 & wait"
+trap 'wait; echo trapped-TERM >trapped; exit 5' TERM; sleep 60 & touch started; wait"
     kill -s TERM "$pid"
     finish_background
     want_status 5
