@@ -114,9 +114,39 @@ inline bool send_fds(int sock, std::span<const int> fds, char tag) {
     return sent == 1;
 }
 
+// An owned descriptor, closed when it goes. Move-only.
+class Fd {
+public:
+    Fd() = default;
+    explicit Fd(int fd) : fd_(fd) {}
+    Fd(Fd&& other) noexcept : fd_(std::exchange(other.fd_, -1)) {}
+    Fd& operator=(Fd&& other) noexcept {
+        if (this != &other) {
+            reset();
+            fd_ = std::exchange(other.fd_, -1);
+        }
+        return *this;
+    }
+    Fd(const Fd&) = delete;
+    Fd& operator=(const Fd&) = delete;
+    ~Fd() { reset(); }
+
+    int get() const { return fd_; }
+    bool ok() const { return fd_ >= 0; }
+    int release() { return std::exchange(fd_, -1); }
+    void reset() {
+        if (fd_ >= 0) ::close(fd_);
+        fd_ = -1;
+    }
+
+private:
+    int fd_ = -1;
+};
+
 // Receives exactly `want` descriptors (close-on-exec) sent by send_fds on
-// `sock`; none when the other end closed, or sent another number of them.
-inline std::vector<int> receive_fds(int sock, std::size_t want) {
+// `sock`, each owned; none when the other end closed, or sent another number
+// of them.
+inline std::vector<Fd> receive_fds(int sock, std::size_t want) {
     char tag = 0;
     iovec iov{&tag, 1};
     std::vector<char> control(CMSG_SPACE(want * sizeof(int)), 0);
@@ -141,37 +171,10 @@ inline std::vector<int> receive_fds(int sock, std::size_t want) {
         if (kFlags == 0)
             for (int fd : fds) ::fcntl(fd, F_SETFD, FD_CLOEXEC);
     }
-    if (fds.size() == want && (msg.msg_flags & MSG_CTRUNC) == 0) return fds;
-    for (int fd : fds) ::close(fd);
-    return {};
+    std::vector<Fd> owned(fds.begin(), fds.end());
+    if (owned.size() != want || (msg.msg_flags & MSG_CTRUNC) != 0) owned.clear();
+    return owned;
 }
 
-// An owned descriptor, closed when it goes. Move-only.
-class Fd {
-public:
-    Fd() = default;
-    explicit Fd(int fd) : fd_(fd) {}
-    Fd(Fd&& other) noexcept : fd_(std::exchange(other.fd_, -1)) {}
-    Fd& operator=(Fd&& other) noexcept {
-        if (this != &other) {
-            reset();
-            fd_ = std::exchange(other.fd_, -1);
-        }
-        return *this;
-    }
-    Fd(const Fd&) = delete;
-    Fd& operator=(const Fd&) = delete;
-    ~Fd() { reset(); }
-
-    int get() const { return fd_; }
-    int release() { return std::exchange(fd_, -1); }
-    void reset() {
-        if (fd_ >= 0) ::close(fd_);
-        fd_ = -1;
-    }
-
-private:
-    int fd_ = -1;
-};
 
 }  // namespace sbx::launcher

@@ -33,35 +33,12 @@
 #include "sbx/core/paths.hpp"
 #include "sbx/rules/git_config.hpp"
 #include "sbx/rules/git_repository.hpp"
+#include "fd_io.hpp"  // Fd
 #include "tool_cache.hpp"
 
 namespace sbx::launcher {
 
 namespace {
-
-// A descriptor, closed when it goes.
-class Fd {
-public:
-    Fd() = default;
-    explicit Fd(int fd) : fd_(fd) {}
-    Fd(Fd&& o) noexcept : fd_(std::exchange(o.fd_, -1)) {}
-    Fd& operator=(Fd&& o) noexcept {
-        std::swap(fd_, o.fd_);
-        return *this;
-    }
-    Fd(const Fd&) = delete;
-    Fd& operator=(const Fd&) = delete;
-    ~Fd() { reset(); }
-    int get() const { return fd_; }
-    bool ok() const { return fd_ >= 0; }
-    void reset() {
-        if (fd_ >= 0) ::close(fd_);
-        fd_ = -1;
-    }
-
-private:
-    int fd_ = -1;
-};
 
 // A directory to list; a directory passed through on the way (search permission only).
 constexpr int kDirFlags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY;

@@ -9,6 +9,8 @@
 #include <cerrno>
 #include <cstring>
 
+#include "fd_io.hpp"  // Fd
+
 namespace sbx::launcher::landlock {
 
 namespace {
@@ -43,12 +45,6 @@ constexpr int kRuleNetPort = 2;
 
 std::string failed(const char* what, int err) { return std::string(what) + ": " + std::strerror(err); }
 
-struct Fd {
-    int fd = -1;
-    ~Fd() {
-        if (fd >= 0) ::close(fd);
-    }
-};
 
 }  // namespace
 
@@ -67,11 +63,11 @@ std::uint64_t write_rights(int abi) {
 
 std::string restrict_self(const Ruleset& r, Applied& applied) {
     RulesetAttr attr{r.handled_fs, r.handled_net, r.scoped};
-    Fd ruleset{static_cast<int>(::syscall(SYS_landlock_create_ruleset, &attr, sizeof attr, 0))};
-    if (ruleset.fd < 0) return failed("cannot make a Landlock ruleset", errno);
+    const Fd ruleset(static_cast<int>(::syscall(SYS_landlock_create_ruleset, &attr, sizeof attr, 0)));
+    if (ruleset.get() < 0) return failed("cannot make a Landlock ruleset", errno);
     for (const auto& p : r.paths) {
-        Fd at{::open(p.path.c_str(), O_PATH | O_CLOEXEC | (p.no_follow ? O_NOFOLLOW : 0))};
-        if (at.fd < 0) {
+        const Fd at(::open(p.path.c_str(), O_PATH | O_CLOEXEC | (p.no_follow ? O_NOFOLLOW : 0)));
+        if (at.get() < 0) {
             if (errno == ENOENT) {
                 applied.missing.push_back(p.path);
                 continue;
@@ -79,23 +75,23 @@ std::string restrict_self(const Ruleset& r, Applied& applied) {
             return failed(("cannot open " + p.path + " for a Landlock rule").c_str(), errno);
         }
         struct stat st {};
-        if (::fstat(at.fd, &st) != 0) return failed(("cannot stat " + p.path).c_str(), errno);
+        if (::fstat(at.get(), &st) != 0) return failed(("cannot stat " + p.path).c_str(), errno);
         // O_PATH | O_NOFOLLOW opens the link itself: a rule there would mean nothing.
         if (S_ISLNK(st.st_mode)) return "a symbolic link took the place of " + p.path + " before its Landlock rule";
-        PathBeneathAttr rule{p.access & r.handled_fs, at.fd};
+        PathBeneathAttr rule{p.access & r.handled_fs, at.get()};
         if (!S_ISDIR(st.st_mode)) rule.allowed_access &= kFileRights;
         if (rule.allowed_access == 0) continue;
-        if (::syscall(SYS_landlock_add_rule, ruleset.fd, kRulePathBeneath, &rule, 0) != 0)
+        if (::syscall(SYS_landlock_add_rule, ruleset.get(), kRulePathBeneath, &rule, 0) != 0)
             return failed(("cannot add the Landlock rule for " + p.path).c_str(), errno);
     }
     for (const std::uint16_t port : r.connect_ports) {
         NetPortAttr rule{kConnectTcp & r.handled_net, port};
         if (rule.allowed_access == 0) continue;
-        if (::syscall(SYS_landlock_add_rule, ruleset.fd, kRuleNetPort, &rule, 0) != 0)
+        if (::syscall(SYS_landlock_add_rule, ruleset.get(), kRuleNetPort, &rule, 0) != 0)
             return failed(("cannot add the Landlock rule for TCP port " + std::to_string(port)).c_str(), errno);
     }
     if (::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) return failed("cannot set no_new_privs", errno);
-    if (::syscall(SYS_landlock_restrict_self, ruleset.fd, 0) != 0)
+    if (::syscall(SYS_landlock_restrict_self, ruleset.get(), 0) != 0)
         return failed("cannot enforce the Landlock ruleset", errno);
     return {};
 }

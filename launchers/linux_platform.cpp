@@ -641,7 +641,8 @@ void start_terminal(Run& run) {
     if (sb.pty.ours.get() < 0) return;
     auto fds = receive_fds(sb.pty.ours.get(), 1);
     if (!fds.empty()) {
-        run.terminal_relay = std::make_unique<TerminalRelay>(*sb.terminal, fds.front(), run.reaper);
+        // The relay's to close from here on.
+        run.terminal_relay = std::make_unique<TerminalRelay>(*sb.terminal, fds.front().release(), run.reaper);
         run.terminal_relay->start();
         write_all(sb.pty.ours.get(), "G", 1);
     }
@@ -677,14 +678,17 @@ std::unique_ptr<CommandProxy> start_proxy(Run& run, pid_t pid, const Trace& trac
     ours.reset();
     if (fds.empty()) return proxy;
     const auto t = Trace::now();
-    const int socks_fd = fds.back();
+    // The proxy's to close from here on: the listeners, and the forwards' below them.
+    const int socks_fd = fds.back().release();
     fds.pop_back();
-    const int http_fd = fds.back();
+    const int http_fd = fds.back().release();
     fds.pop_back();
+    std::vector<int> forward_fds;
+    for (Fd& fd : fds) forward_fds.push_back(fd.release());
     // While a question is on the terminal, every process of the sandbox's
     // PID namespace is stopped.
     auto started = CommandProxy::start(run.plan, run.l.report(), run.l.answering(), http_fd, socks_fd,
-                                       [] { return stop_pid_namespace(watched_sandbox()); }, fds);
+                                       [] { return stop_pid_namespace(watched_sandbox()); }, forward_fds);
     if (!started) {
         std::cerr << run.l.program() << ": " << sbx::errc_name(started.error().code) << ": " << sbx::to_string(started.error())
                   << "\n";
@@ -1185,7 +1189,7 @@ std::unique_ptr<FileBroker> start_broker(Run& run, Fd& socket, const sbx::linux_
                    "weaker sandbox\")");
         return nullptr;
     }
-    auto started = FileBroker::start(Fd(fds.front()), rules);
+    auto started = FileBroker::start(std::move(fds.front()), rules);
     if (!started) {
         std::cerr << run.l.program() << ": " << sbx::errc_name(started.error().code) << ": "
                   << sbx::to_string(started.error()) << "\n";
