@@ -291,6 +291,12 @@ sbx::Error errno_error(const std::string& what) {
     return sbx::Error(sbx::Errc::internal, what + ": " + std::strerror(errno));
 }
 
+// A memfd (close-on-exec) named `name`: false with errno.
+bool open_memfd(Fd& fd, const char* name) {
+    fd = Fd(::memfd_create(name, MFD_CLOEXEC));
+    return fd.get() >= 0;
+}
+
 }  // namespace
 
 // A sandbox's descriptors and the types that hold them; outside the anonymous
@@ -321,12 +327,6 @@ struct SocketPair {
         return true;
     }
 };
-
-// A memfd (close-on-exec) named `name`: false with errno.
-bool open_memfd(Fd& fd, const char* name) {
-    fd = Fd(::memfd_create(name, MFD_CLOEXEC));
-    return fd.get() >= 0;
-}
 
 // A sandbox's bubblewrap and the descriptors it and the stage hold, with ours of
 // each pair. Started the usual way (stage_argv: everything on the command line,
