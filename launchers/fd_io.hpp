@@ -176,5 +176,4 @@ inline std::vector<Fd> receive_fds(int sock, std::size_t want) {
     return owned;
 }
 
-
 }  // namespace sbx::launcher

@@ -45,7 +45,6 @@ constexpr int kRuleNetPort = 2;
 
 std::string failed(const char* what, int err) { return std::string(what) + ": " + std::strerror(err); }
 
-
 }  // namespace
 
 int abi() {

@@ -338,8 +338,8 @@ struct SocketPair {
 // where it is given away or no longer needed.
 struct Sandbox {
     Sandbox() = default;
-    // The sandbox started early, taken over by the run: the descriptors move,
-    // and `from` no longer names the process.
+    // The sandbox started early, taken over by the run: the descriptors move;
+    // the pid is copied, and the caller marks `from` as naming no process.
     Sandbox(Sandbox&& from) noexcept = default;
     Sandbox& operator=(Sandbox&&) = delete;
 
@@ -372,9 +372,7 @@ namespace {
 // waiting, the orders' and the seccomp program's pipes and the memfds the
 // stage reads later.
 sbx::expected<void> open_sandbox_fds(Sandbox& sb, const Options& o, bool scan_stderr, bool proxy, bool waiting) {
-    auto failed = [](const std::string& what) {
-        return sbx::fail(sbx::Error(sbx::Errc::internal, what + ": " + std::strerror(errno)));
-    };
+    auto failed = [](const std::string& what) { return sbx::fail(errno_error(what)); };
     sb.exe = Fd(open_stage_binary());
     if (sb.exe.get() < 0 || !sb.status.open()) return failed("cannot set up the stage");
     sb.stage.exe_fd = sb.exe.get();
@@ -621,8 +619,7 @@ sbx::expected<BwrapLaunch> launch_of(Run& run, const std::string& bwrap) {
         if ((sb.exclude.get() < 0 && !open_memfd(sb.exclude, "sbx-git-exclude")) ||
             !write_all(sb.exclude.get(), ex->content.data(), ex->content.size()) ||
             ::lseek(sb.exclude.get(), 0, SEEK_SET) != 0)
-            return sbx::fail(sbx::Error(sbx::Errc::internal,
-                                        std::string("cannot write the git exclude file: ") + std::strerror(errno)));
+            return sbx::fail(errno_error("cannot write the git exclude file"));
         launch.exclude_fd = sb.exclude.get();
     }
     if (sb.seccomp_program.get() >= 0) launch.seccomp_fd = sb.seccomp_program.get();
@@ -1240,8 +1237,9 @@ sbx::expected<BrokerFds> weaker_stage(Run& run, const WeakerFsRules& rules,
 // command's secret, which only the command's proxy variables (put in `stage`)
 // carry. For a question it stops the command's group, `pid` (a variable of the
 // caller's, set once the stage has started; the proxy stops before it goes).
-sbx::expected<std::unique_ptr<CommandProxy>> weaker_proxy(Run& run, StageArgs& stage, const pid_t& pid) {
+sbx::expected<std::unique_ptr<CommandProxy>> weaker_proxy(Run& run, const pid_t& pid) {
     std::unique_ptr<CommandProxy> proxy;
+    StageArgs& stage = run.sb->stage;
     if (run.plan.network.mode != sbx::NetworkMode::proxy) return proxy;
     auto secret = make_proxy_secret();
     if (!secret) return sbx::fail(secret.error());
@@ -1330,9 +1328,8 @@ int LinuxPlatform::run_weaker(Launcher& l, const sbx::Plan& plan, Reaper& reaper
     if (!broker_fds) return run.give_up(broker_fds.error());
     trace.step("launcher.grants", t);
     t = Trace::now();
-    StageArgs& stage = box.stage;
     pid_t pid = -1;
-    auto proxy = weaker_proxy(run, stage, pid);
+    auto proxy = weaker_proxy(run, pid);
     if (!proxy) return run.give_up(proxy.error());
     trace.step("launcher.proxy", t);
 

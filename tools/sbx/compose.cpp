@@ -13,7 +13,6 @@
 #include <span>
 
 #include "sbx/core/paths.hpp"
-#include "sbx/net/host_pattern.hpp"
 #include "sbx/plan/make_plan.hpp"
 #include "sbx/rules/git_record.hpp"
 #include "sbx/rules/network.hpp"
