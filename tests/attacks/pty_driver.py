@@ -393,6 +393,14 @@ def sleep_started(t, problems, seconds):
     if t.wait_for(b"slp-21", 10, start) < 0:
         problems.append("the sleep did not start within 10 s")
         return False
+    # The sleep itself, not only the echo before it: a signal sent before the
+    # sleep starts misses it (a race a loaded machine lost).
+    deadline = time.monotonic() + 10
+    while not sleepers_left():
+        if time.monotonic() > deadline:
+            problems.append("the sleep did not start within 10 s")
+            return False
+        t.read_for(0.05)
     t.read_for(0.5)
     return True
 
