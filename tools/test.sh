@@ -5,7 +5,8 @@
 # UndefinedBehaviorSanitizer (all but the consumer suite), whose first error fails
 # the test it happens in; there the libFuzzer harnesses (the fuzz suite) run too.
 # Installs missing packages first (tools/install-deps.sh --tests). Prints the logs of the
-# tests that fail, then one line "N passed, N failed" counting the tests of both
+# tests that fail (standard error, and a TAP test's "not ok" lines with the
+# diagnostics under them), then one line "N passed, N failed" counting the tests of both
 # runs (a build that fails counts as one failed), and exits non-zero on any failure.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -54,6 +55,30 @@ count() {
     grep -cE "\"result\": \"($results)\"" "$log" || true
 }
 
+# failures LOG: for each test in Meson's testlog.json that did not pass, its
+# "not ok" lines and the diagnostic lines after them (--print-errorlogs prints a
+# test's standard error only, where a TAP test says little), at most 40 a test.
+failures() {
+    python3 - "$1" <<'PY'
+import json, sys
+for line in open(sys.argv[1]):
+    test = json.loads(line)
+    if test["result"] in ("OK", "EXPECTEDFAIL", "SKIP"):
+        continue
+    shown, keep = [], False
+    for text in test.get("stdout", "").splitlines():
+        if text.startswith("not ok") or text.startswith("Bail out"):
+            keep = True
+        elif not text.startswith("#"):
+            keep = False
+        if keep:
+            shown.append(text)
+    print("==> %s: %s; what it said of its failures:" % (test["name"], test["result"]))
+    for text in shown[:40] or ["(no 'not ok' line: see its log)"]:
+        print("    " + text)
+PY
+}
+
 # run_suite DIR OPTIONS...: configures and builds DIR, then runs every test in it,
 # or only the suites named in the array `suites` (meson test's --suite options).
 suites=()
@@ -73,6 +98,7 @@ run_suite() {
     echo "==> $dir: meson test"
     if ! PATH=$test_path meson test -C "$dir" --no-rebuild --print-errorlogs ${suites[@]+"${suites[@]}"}; then
         echo "==> $dir: tests failed; every test's full output is in $dir/meson-logs/testlog.txt"
+        failures "$log" || true
     fi
     echo "==> $dir: tested in $((SECONDS - began))s"
     if [[ ! -s $log ]]; then
