@@ -169,8 +169,8 @@ int Launcher::run_plan(const sbx::Plan& plan, std::optional<Reaper> reaper) {
 
 void say_grace_ran_out(const Launcher& l) {
     if (!grace_ran_out()) return;
-    const int sig = caught_signal();
-    const char* name = sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : sig == SIGHUP ? "SIGHUP" : "SIGQUIT";
+    const int sig = grace_signal();
+    const char* name = sig == SIGTERM ? "SIGTERM" : sig == SIGHUP ? "SIGHUP" : "SIGQUIT";
     l.warn(std::string("the command was still running ") + std::to_string(l.options().grace) + " s after " + name +
            " came: its sandbox was killed (--grace SECONDS gives it longer)");
 }

@@ -797,9 +797,10 @@ std::string_view LinuxPlatform::usage_lines() const {
 std::string_view LinuxPlatform::help_text() const {
     return "usage: sbx-linux [--plan-fd N] [--report-fd N] [--control-fd N] [--again-fd N] [--trace-fd N] [--violations] [--pty | --no-pty] [--allow-clipboard-write]\n"
            "                                                 run the plan read from fd N (default 0)\n"
-           "       --grace SECONDS                            after SIGTERM, SIGINT, SIGHUP or SIGQUIT, which go to the\n"
-           "                                                 command's process group, the seconds it has to end\n"
-           "                                                 before the sandbox is killed (default 10; 0: at once)\n"
+           "       --grace SECONDS                            after SIGTERM, SIGHUP or SIGQUIT, which go to the command's\n"
+           "                                                 process group (as SIGINT does), the seconds it has to end\n"
+           "                                                 before the sandbox is killed (default 10; 0: at once,\n"
+           "                                                 SIGINT too)\n"
            "       --name NAME                                start messages with NAME: instead of sbx-linux:\n"
            "       --bubblewrap-mounts                        bubblewrap makes every mount, as on a kernel\n"
            "                                                 without the new mount API (to compare, to test)\n"

@@ -23,9 +23,11 @@ volatile sig_atomic_t g_kill_group = 0;
 // Written by the handler of SIGWINCH and SIGCONT: the terminal relay's pipe.
 volatile sig_atomic_t g_terminal_pipe = -1;
 // The grace period in seconds (0: none); whether a signal went to the command's
-// group, and whether the grace period ran out (then the sandbox was killed).
+// group, the signal the grace period started after (0: none yet), and whether
+// it ran out (then the sandbox was killed).
 volatile sig_atomic_t g_grace = 0;
 volatile sig_atomic_t g_forwarded = 0;
+volatile sig_atomic_t g_grace_started = 0;
 volatile sig_atomic_t g_grace_over = 0;
 volatile sig_atomic_t g_frozen = 0;  // its processes are stopped for a question
 
@@ -116,8 +118,14 @@ void on_signal(int sig) {
         // without one, the sandbox is killed.
         const pid_t group = g_grace <= 0 || g_frozen != 0 ? -1 : g_kill_group != 0 ? pid : bubblewrap_command_group(pid);
         if (group > 0 && ::kill(-group, sig) == 0) {
-            if (g_forwarded == 0) ::alarm(static_cast<unsigned>(g_grace));
             g_forwarded = 1;
+            // SIGINT asks a command to stop what it is doing, and a shell or a
+            // REPL goes on after it, as outside: only a signal that asks it to
+            // end starts the grace period.
+            if (sig != SIGINT && g_grace_started == 0) {
+                g_grace_started = sig;
+                ::alarm(static_cast<unsigned>(g_grace));
+            }
         } else {
             kill_sandbox();
         }
@@ -127,7 +135,7 @@ void on_signal(int sig) {
 
 void on_grace_over(int) {
     const int saved = errno;
-    if (g_forwarded != 0 && g_sandbox_pid > 0) {
+    if (g_grace_started != 0 && g_sandbox_pid > 0) {
         g_grace_over = 1;
         kill_sandbox();
     }
@@ -161,6 +169,8 @@ void set_grace(int seconds) { g_grace = seconds; }
 bool signal_forwarded() { return g_forwarded != 0; }
 
 bool grace_ran_out() { return g_grace_over != 0; }
+
+int grace_signal() { return g_grace_started; }
 
 void watch_sandbox(pid_t pid, KillScope scope) {
     g_kill_group = scope == KillScope::group ? 1 : 0;

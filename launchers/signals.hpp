@@ -1,7 +1,8 @@
 // launchers/signals.hpp - the launchers' signal handling. SIGINT, SIGTERM, SIGHUP
 // and SIGQUIT that come while the command runs go to the command's process group
-// as they are, which then has a grace period to end (its traps and clean-up run)
-// before the sandbox is killed; the launcher exits with the command's status, by
+// as they are; after any but SIGINT (which a shell or a REPL answers and goes on)
+// the command has a grace period to end (its traps and clean-up run) before the
+// sandbox is killed; the launcher exits with the command's status, by
 // the shell's convention (128+N for a command that died of signal N). One that
 // comes before the command's group is there, or with no grace period, ends the
 // sandbox at once and is remembered, so that the launcher, once it has cleaned
@@ -34,6 +35,8 @@ int caught_signal();
 // command's status), and whether the grace period ran out after it.
 bool signal_forwarded();
 bool grace_ran_out();
+// The signal the grace period started after, or 0.
+int grace_signal();
 
 // Which processes the handler kills with the sandbox's process.
 enum class KillScope {

@@ -10,12 +10,18 @@ driver waits for the prompt, types, and waits for computed markers: it types
 `echo m-$((1000+1)).` and waits for "m-1001.", which the echo of the typed
 line cannot contain. Every wait has a deadline; on the way out the driver kills
 every process it started (and any left with its sleep marker) and removes the
-helper files it wrote into the current directory.
+helper files it wrote into the current directory. A mode that has not ended
+within 60 s ends there, as a problem. (The driver keeps that deadline itself:
+timeout(1) around COMMAND would send COMMAND a second and a third SIGINT for
+each Ctrl-C, which reach the shell late through sbx under --no-pty.)
 
 Modes (each expects what a shell on its own terminal does):
   jobs      `tty` names a terminal in /dev/pts and bash has job control
             (no warning)
   ctrl-c    Ctrl-C ends a `sleep`, the shell stays
+  ctrl-c-stays
+            the same, and the shell still answers 2 s later (run with
+            `--grace 1`: SIGINT starts no grace period)
   ctrl-z    Ctrl-Z stops a `sleep`; jobs, bg, fg; a background job Runs
   resize    the start size and a resize show in `stty size` (stdin, /dev/tty),
             and the foreground process gets SIGWINCH
@@ -23,7 +29,7 @@ Modes (each expects what a shell on its own terminal does):
             3, and the terminal's modes are as before afterwards
   sigterm, sigkill
             the same, with the signal sent to the launcher (the first process
-            under `timeout`) instead of exit; nothing of the sandbox is left
+            under the wrappers) instead of exit; nothing of the sandbox is left
   tiocsti   TIOCSTI on fds 0-2 and /dev/tty fails with EPERM, so does TIOCLINUX,
             and no injected line is run by the shell
   tiocsti-control
@@ -57,7 +63,7 @@ NEW_ROWS, NEW_COLS = 45, 120
 PROMPT = b"P-7> "
 # The sleeps typed carry this in their argument (sleep 30.0NNNNNN), to find them.
 TOKEN = "0%06d" % (os.getpid() % 1000000)
-MODES = ("jobs", "ctrl-c", "ctrl-z", "resize", "exit", "sigterm", "sigkill", "tiocsti",
+MODES = ("jobs", "ctrl-c", "ctrl-c-stays", "ctrl-z", "resize", "exit", "sigterm", "sigkill", "tiocsti",
          "tiocsti-control", "fds", "fds-control", "python", "node", "less", "vim", "git", "top")
 
 TIOCSTI_SCRIPT = r'''
@@ -405,7 +411,7 @@ def sleep_started(t, problems, seconds):
     return True
 
 
-def mode_ctrl_c(t, problems):
+def mode_ctrl_c(t, problems, stays):
     if not sleep_started(t, problems, 30):
         return
     t.send(b"\x03")
@@ -414,8 +420,15 @@ def mode_ctrl_c(t, problems):
     if t.wait_for(b"alive-42", 10, start) < 0:
         problems.append("no alive-42 within 10 s of Ctrl-C (the shell %s)" %
                         ("ended" if t.eof or not t.alive() else "or the sleep went on"))
-    else:
-        print("after Ctrl-C the shell answered")
+        return
+    print("after Ctrl-C the shell answered")
+    if stays:
+        t.read_for(2)
+        if t.sync() is None:
+            problems.append("2 s after Ctrl-C the shell no longer answers (%s)" %
+                            ("it ended" if t.eof or not t.alive() else "it is stuck"))
+        else:
+            print("2 s after Ctrl-C the shell still answered")
 
 
 def mode_ctrl_z(t, problems):
@@ -667,6 +680,17 @@ def throughput(total, argv):
     return 0 if got == total else 1
 
 
+class Deadline(Exception):
+    pass
+
+
+def past_deadline(signum, frame):
+    raise Deadline()
+
+
+DEADLINE = 60
+
+
 def main():
     args = sys.argv[1:]
     if len(args) >= 4 and args[0] == "throughput" and args[2] == "--":
@@ -678,12 +702,14 @@ def main():
     problems = []
     t = Term(argv)
     helpers = write_helpers(t)
+    signal.signal(signal.SIGALRM, past_deadline)
+    signal.alarm(DEADLINE)
     try:
         if start_shell(t, problems):
             if mode == "jobs":
                 mode_jobs(t, problems)
-            elif mode == "ctrl-c":
-                mode_ctrl_c(t, problems)
+            elif mode.startswith("ctrl-c"):
+                mode_ctrl_c(t, problems, mode == "ctrl-c-stays")
             elif mode == "ctrl-z":
                 mode_ctrl_z(t, problems)
             elif mode == "resize":
@@ -698,7 +724,10 @@ def main():
                 mode_fds(t, problems, mode == "fds-control")
             else:
                 mode_tool(t, problems, mode)
+    except Deadline:
+        problems.append("the mode had not ended %d s after the start" % DEADLINE)
     finally:
+        signal.alarm(0)
         t.close()
         for name in helpers:
             try:

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # TAP: signals sent to `sbx run` (README, "Signals"). SIGTERM, SIGINT, SIGHUP and
 # SIGQUIT go to the command's process group as they are; the command's traps run
-# and its status is sbx's (a trap's `exit 7` is 7). One that ignores the signal is
-# killed once the grace period (--grace) runs out, with a line that says so, and
-# its status is 137. The control is --grace 0, where the sandbox is killed at once:
+# and its status is sbx's (a trap's `exit 7` is 7). One that ignores SIGTERM,
+# SIGHUP or SIGQUIT is killed once the grace period (--grace) runs out, with a
+# line that says so, and its status is 137; one that goes on after SIGINT is not. The control is --grace 0, where the sandbox is killed at once:
 # the trap never runs. Each case runs as the current user and, as root with
 # SBX_TEST_USER set, as that user too; `sbx run` carries the plan out itself, and
 # once through `--launcher sbx-linux`.
@@ -122,6 +122,18 @@ trap 'wait; echo trapped-TERM >trapped; exit 5' TERM; sleep 60 & touch started; 
     ((took <= 5)) || fail_because "it took $took s to end"
     want_no_sandbox
     tap_finish "a command that ignores SIGTERM is killed after --grace 1, with status 137 and one line saying so"
+
+    # SIGINT asks a command to stop what it is doing; one that goes on after it
+    # (a shell, a REPL) goes on inside too. The control is the case above: the
+    # same --grace 1 after SIGTERM kills a command that goes on.
+    in_background --grace 1 -- "trap 'echo trapped-INT >trapped' INT; touch started; sleep 60 & wait; sleep 2; exit 4"
+    kill -s INT "$pid"
+    finish_background
+    want_status 4
+    want_trapped INT
+    [[ $err != *"still running"* ]] || fail_because "sbx said it killed the command: $err"
+    want_no_sandbox
+    tap_finish "a command that goes on after SIGINT is not killed after --grace 1: it ends as it would outside, status 4"
 
     in_background --grace 0 -- "$(trapping TERM 7)"
     kill -s TERM "$pid"

@@ -177,7 +177,7 @@ if command -v python3 >/dev/null && command -v bash >/dev/null; then
         grace=()
         [[ $mode != sigterm ]] || grace=(--grace 1)
         rc=0
-        out=$(cd "$proj" && HOME=$home TMPDIR=$tmpd TERM=xterm python3 "$driver" "$mode" -- timeout 60 "$sbx" run \
+        out=$(cd "$proj" && HOME=$home TMPDIR=$tmpd TERM=xterm python3 "$driver" "$mode" -- "$sbx" run \
             --managed-settings "$tmp/empty-managed.json" --launcher "$mac" "${grace[@]}" -- bash --norc --noprofile -i 2>&1) ||
             rc=$?
         [[ $rc == 0 ]] || fail_because "$mode: $(grep '^problem' <<<"$out" | tr '\n' ' ')"

@@ -217,8 +217,8 @@ void add_run_own_options(CLI::App* run, RunArgs& ra) {
     run->add_flag("--allow-clipboard-write", ra.allow_clipboard_write,
                   "Let the command set your terminal's clipboard (OSC 52) through its terminal; dropped by default");
     run->add_option("--grace", ra.grace,
-                    "Seconds the command has to end after sbx passes it SIGTERM, SIGINT, SIGHUP or SIGQUIT, before "
-                    "its sandbox is killed (0: at once)")
+                    "Seconds the command has to end after sbx passes it SIGTERM, SIGHUP or SIGQUIT, before its "
+                    "sandbox is killed (0: at once, SIGINT too; SIGINT alone kills nothing, as outside)")
         ->check(CLI::Range(0, sbx::launcher::kMaxGrace))
         ->default_val(sbx::launcher::kDefaultGrace)
         ->option_text("SECONDS (default 10)");
