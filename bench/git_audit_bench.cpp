@@ -1,4 +1,4 @@
-// The audit after a run (launchers/git_audit.cpp) over an empty repository and
+// The audit after a run (launchers/linux/git_audit.cpp) over an empty repository and
 // over repositories with a node_modules of 10^3, 10^5 and 10^6 empty files (in
 // packages of 20), each made the first time it is measured in a temporary
 // directory and removed at exit. Nothing counts as changed (the run's start lies in
@@ -16,7 +16,7 @@
 #include <memory>
 #include <string>
 
-#include "git_audit.hpp"
+#include "linux/git_audit.hpp"
 
 namespace {
 

@@ -24,8 +24,8 @@
 #include <thread>
 #include <vector>
 
-#include "../launchers/fd_io.hpp"
-#include "../launchers/proxy.hpp"
+#include "../launchers/base/fd_io.hpp"
+#include "../launchers/proxy/proxy.hpp"
 
 namespace {
 

@@ -7,7 +7,7 @@ Usage (bench/startup.sh --breakdown runs it; it can run alone too):
 Runs the command N times (after the warm-up runs; with --jobs K, N rounds of K
 runs started at once) with `--trace-fd N` added after
 `run`, reads the lines sbx, the launcher and the stage write on it
-(launchers/trace.hpp), and prints the median of each step over the runs, with the
+(launchers/base/trace.hpp), and prints the median of each step over the runs, with the
 gaps between the steps that no process times itself: the start of sbx before its
 main, the exec of the launcher (with --launcher; `sbx run` otherwise runs the
 launcher's steps in its own process), bubblewrap until the stage, the command with

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # weaker_files.sh BUILD_DIR [FILES] [RUNS] - what the weaker sandbox's file
-# broker (launchers/file_broker.hpp) costs. In an outer `bwrap --unshare-user
+# broker (launchers/linux/file_broker.hpp) costs. In an outer `bwrap --unshare-user
 # --disable-userns` (user namespaces refused, as in Docker), a shell makes and
 # then removes FILES files (default 2000): in a folder Landlock grants (src/:
 # each call stops in the broker, which lets the kernel go on) and at the root's

@@ -990,7 +990,7 @@ pid1_attacks() {
 # of the sandbox's user namespace with four capabilities there (sbx/linux/bwrap.hpp,
 # kStageMountFlags); the stage makes the mounts and the second user namespace
 # --disable-userns would have made, drops every capability and loads the second
-# part of the filter before the command runs (launchers/stage_mounts.cpp).
+# part of the filter before the command runs (launchers/stage/mounts.cpp).
 # bubblewrap as sbx starts it, without the command line's mounts: what the
 # stage gets.
 stage_bwrap=(bwrap --unshare-user --unshare-all --die-with-parent --new-session --uid 0 --gid 0 --cap-drop ALL

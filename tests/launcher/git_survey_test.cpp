@@ -1,4 +1,4 @@
-// survey_git and refresh_git_record (launchers/git_audit.cpp): the walk `sbx run`
+// survey_git and refresh_git_record (launchers/linux/git_audit.cpp): the walk `sbx run`
 // makes before a run to find the root's repositories, on the real disk. With the
 // stamps of an earlier survey, a directory whose ctime did not change is not
 // listed (what was recorded at it stands), and one that changed is listed again,
@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "../unit/temp_dir.hpp"
-#include "git_audit.hpp"
+#include "linux/git_audit.hpp"
 
 namespace {
 

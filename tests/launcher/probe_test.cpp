@@ -20,7 +20,7 @@
 #error "SBX_TEST_STAGE must name the stage's program (tests/launcher/meson.build sets it)"
 #endif
 
-#include "../../launchers/probe.hpp"
+#include "../../launchers/linux/probe.hpp"
 #include "../unit/temp_dir.hpp"
 #include "sbx/core/json.hpp"
 #include "sbx/core/paths.hpp"

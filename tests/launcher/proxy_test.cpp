@@ -27,9 +27,9 @@
 #include <thread>
 #include <vector>
 
-#include "../../launchers/fd_io.hpp"
-#include "../../launchers/proxy.hpp"
-#include "../../launchers/proxy_secret.hpp"
+#include "../../launchers/base/fd_io.hpp"
+#include "../../launchers/proxy/proxy.hpp"
+#include "../../launchers/shared/proxy_secret.hpp"
 #include "../base64_encode.hpp"
 #include "sbx/net/proxy_env.hpp"
 

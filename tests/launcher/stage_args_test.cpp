@@ -1,4 +1,4 @@
-// The stage's arguments (launchers/stage.hpp): its command line both ways, and
+// The stage's arguments (launchers/stage/stage.hpp): its command line both ways, and
 // the orders of a stage started before the plan, read from a real pipe, strictly.
 #include <doctest/doctest.h>
 
@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "stage.hpp"
+#include "stage/stage.hpp"
 
 namespace lx = sbx::linux_sandbox;
 

@@ -1,4 +1,4 @@
-// TerminalRelay (launchers/terminal.cpp) between two real pseudo-terminals: one
+// TerminalRelay (launchers/shared/terminal.cpp) between two real pseudo-terminals: one
 // stands for the caller's terminal, the other for the command's. What is typed
 // reaches the command, what the command writes reaches the caller in order, the
 // caller's terminal is raw while it runs and has its modes back after, the size
@@ -17,9 +17,9 @@
 #include <thread>
 #include <utility>
 
-#include "fd_io.hpp"
-#include "leftovers.hpp"
-#include "terminal.hpp"
+#include "base/fd_io.hpp"
+#include "shared/leftovers.hpp"
+#include "shared/terminal.hpp"
 
 namespace {
 

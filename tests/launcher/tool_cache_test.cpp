@@ -1,4 +1,4 @@
-// make_tool_cache (launchers/tool_cache.cpp): the tool cache home and its missing
+// make_tool_cache (launchers/shared/tool_cache.cpp): the tool cache home and its missing
 // parents are made 0700, and every way a path could lead elsewhere, or be
 // changed by someone else under it, is refused before anything is made below it.
 #include <doctest/doctest.h>
@@ -8,7 +8,7 @@
 #include <string>
 
 #include "../unit/temp_dir.hpp"
-#include "tool_cache.hpp"
+#include "shared/tool_cache.hpp"
 
 namespace {
 

@@ -9,6 +9,14 @@ kernel: <fcntl.h>, <unistd.h>, <sys/...>, <dirent.h>); io holds the headers that
 touch the disk, and nothing below io includes it. Prints each header that breaks
 the order with the line, and exits 1 if any does. Also checks that
 tests/unit/link_a.cpp and link_b.cpp include every header.
+
+The launchers' folders are layers too (launchers/meson.build), lowest first:
+
+    base < proxy, stage < shared < linux, mac
+
+A launcher's file includes another by its folder ("shared/signals.hpp"), its own
+folder's and those below, never one on its own level (proxy and stage, linux and
+mac are apart); the engine includes none of them.
 """
 import pathlib
 import re
@@ -48,7 +56,35 @@ for unit in ("link_a.cpp", "link_b.cpp"):
         if f'#include "sbx/{header.relative_to(root)}"' not in text:
             bad.append(f"tests/unit/{unit}: does not include sbx/{header.relative_to(root)}")
 
+# The launchers' folders, the same way (launchers/meson.build): a file includes
+# its own folder and the ones below it, never one beside it or above. Every
+# include of a launcher's file names its folder, and the engine includes none.
+LAUNCHER_LEVEL = {"base": 0, "proxy": 1, "stage": 1, "shared": 2, "linux": 3, "mac": 3}
+QUOTED = re.compile(r'#include "([^"]+)"')
+launchers = root.parents[1] / "launchers"
+launcher_files = sorted(f for f in launchers.rglob("*") if f.suffix in (".cpp", ".hpp"))
+for source in launcher_files:
+    rel = source.relative_to(launchers)
+    if len(rel.parts) != 2 or rel.parts[0] not in LAUNCHER_LEVEL:
+        bad.append(f"launchers/{rel}: not in one of the folders {', '.join(LAUNCHER_LEVEL)}")
+        continue
+    folder = rel.parts[0]
+    for n, line in enumerate(source.read_text().splitlines(), 1):
+        m = QUOTED.match(line.strip())
+        if not m or m.group(1).startswith("sbx/"):
+            continue
+        target = m.group(1).split("/")
+        if len(target) != 2 or target[0] not in LAUNCHER_LEVEL or not (launchers / m.group(1)).is_file():
+            bad.append(f"launchers/{rel}:{n}: includes \"{m.group(1)}\", not a launcher file named by its folder")
+        elif target[0] != folder and LAUNCHER_LEVEL[target[0]] >= LAUNCHER_LEVEL[folder]:
+            bad.append(f"launchers/{rel}:{n}: {folder}/ includes {target[0]}/, which is not below it")
+for header in headers:
+    for n, line in enumerate(header.read_text().splitlines(), 1):
+        m = QUOTED.match(line.strip())
+        if m and m.group(1).split("/")[0] in LAUNCHER_LEVEL:
+            bad.append(f"{header.relative_to(root)}:{n}: the engine includes the launchers' {m.group(1)}")
+
 for b in bad:
     print(b)
-print(f"{len(headers)} headers, {len(bad)} breaking the layers")
+print(f"{len(headers)} headers, {len(launcher_files)} launcher files, {len(bad)} breaking the layers")
 sys.exit(1 if bad else 0)

@@ -25,7 +25,7 @@
 #include <array>
 #include <vector>
 
-#include "../../launchers/seccomp_filter.hpp"
+#include "../../launchers/linux/seccomp_filter.hpp"
 #include "../unit/golden.hpp"
 
 

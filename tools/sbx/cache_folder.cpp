@@ -12,7 +12,7 @@
 #include "sbx/core/paths.hpp"
 #include "sbx/rules/tool_cache.hpp"
 
-#include "tool_cache.hpp"  // launchers/: the checks the launcher makes before it makes the tool cache home
+#include "shared/tool_cache.hpp"  // launchers/: the checks the launcher makes before it makes the tool cache home
 
 namespace sbx::cli {
 

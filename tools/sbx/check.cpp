@@ -15,10 +15,10 @@
 #include "sbx/review/decision_json.hpp"
 #include "sbx/settings/settings.hpp"
 
-#include "commands.hpp"
 #include "cli_common.hpp"
+#include "commands.hpp"
 #include "compose.hpp"
-#include "host_lookup.hpp"  // launchers/: this machine's addresses, as the proxy's
+#include "proxy/host_lookup.hpp"  // launchers/: this machine's addresses, as the proxy's
 
 namespace sbx::cli {
 

@@ -12,7 +12,7 @@
 //   66  a file could not be read
 //   70  an internal error in sbx
 // `sbx run` becomes the launcher, so its statuses are the command's (see
-// launchers/sbx_linux.cpp); anything that goes wrong before is 125.
+// launchers/linux/sbx_linux.cpp); anything that goes wrong before is 125.
 // `sbx doctor` exits 1 when the sandbox cannot run here.
 #pragma once
 

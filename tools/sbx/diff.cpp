@@ -17,11 +17,11 @@
 #include "sbx/review/value_diff.hpp"
 #include "sbx/settings/settings.hpp"
 
-#include "commands.hpp"
 #include "cli_common.hpp"
+#include "commands.hpp"
 #include "compose.hpp"
 #include "git_files.hpp"    // the settings at a git revision
-#include "host_lookup.hpp"  // launchers/: this machine's addresses, as the proxy's
+#include "proxy/host_lookup.hpp"  // launchers/: this machine's addresses, as the proxy's
 
 namespace sbx::cli {
 

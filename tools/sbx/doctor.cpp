@@ -11,12 +11,12 @@
 
 #include "sbx/core/json_write.hpp"
 
-#include "commands.hpp"
 #include "cli_common.hpp"
+#include "commands.hpp"
 #include "compose.hpp"
 #include "own_programs.hpp"
 #if defined(__linux__)
-#include "linux_platform.hpp"  // launchers/: the Linux launcher's steps, whose doctor this runs
+#include "linux/platform.hpp"  // launchers/: the Linux launcher's steps, whose doctor this runs
 #endif
 
 namespace sbx::cli {

@@ -14,10 +14,10 @@
 #include "sbx/review/decision_json.hpp"
 #include "sbx/rules/fs_rules.hpp"
 
-#include "commands.hpp"
 #include "cli_common.hpp"
+#include "commands.hpp"
 #include "compose.hpp"
-#include "host_lookup.hpp"  // launchers/: this machine's addresses and name lookup, as the proxy's
+#include "proxy/host_lookup.hpp"  // launchers/: this machine's addresses and name lookup, as the proxy's
 
 namespace sbx::cli {
 

@@ -4,7 +4,7 @@
 #include <cstdlib>
 #include <string_view>
 
-#include "run_program.hpp"  // launchers/: find_in_path, run_program
+#include "shared/run_program.hpp"  // launchers/: find_in_path, run_program
 
 namespace sbx::tools {
 

@@ -31,14 +31,14 @@
 #include "sbx/net/hosts.hpp"
 #include "sbx/settings/policy.hpp"
 
-#include "commands.hpp"
 #include "cli_common.hpp"
+#include "commands.hpp"
 #include "own_programs.hpp"
-#include "common.hpp"  // launchers/: --grace's limit
+#include "shared/common.hpp"  // launchers/: --grace's limit
 #if defined(__linux__)
-#include "stage.hpp"  // launchers/: the stage, should sbx-stage not be there
+#include "stage/stage.hpp"  // launchers/: the stage, should sbx-stage not be there
 #endif
-#include "trace.hpp"  // launchers/: when main began, for --trace-fd
+#include "base/trace.hpp"  // launchers/: when main began, for --trace-fd
 
 namespace sbx::cli {
 
@@ -339,7 +339,7 @@ int main(int argc, char** argv) {
     using namespace sbx::cli;
     const std::uint64_t started = sbx::launcher::Trace::now();
 #if defined(__linux__)
-    // The stage, where no sbx-stage lies beside this program (launchers/stage.hpp).
+    // The stage, where no sbx-stage lies beside this program (launchers/stage/stage.hpp).
     if (argc >= 2 && argv[1] == sbx::linux_sandbox::kStageFlag) {
         sbx::linux_sandbox::StageArgs stage;
         if (!sbx::linux_sandbox::parse_stage_args(argc - 2, argv + 2, stage)) {

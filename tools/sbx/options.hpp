@@ -12,7 +12,7 @@
 #include "sbx/net/hosts.hpp"
 #include "sbx/rules/network.hpp"
 
-#include "signals.hpp"  // launchers/: the grace period after a signal
+#include "shared/signals.hpp"  // launchers/: the grace period after a signal
 
 namespace CLI {
 class App;
@@ -105,7 +105,7 @@ struct RunArgs {
     bool allow_clipboard_write = false;  // --allow-clipboard-write: OSC 52 reaches the caller's terminal
     bool quiet = false;  // --quiet: none of sbx's informational lines (the root, the variables left out)
     int grace = sbx::launcher::kDefaultGrace;  // --grace SECONDS: after a signal, before the sandbox is killed
-    int trace_fd = -1;    // --trace-fd N: each step's time, here and in the launcher (launchers/trace.hpp)
+    int trace_fd = -1;    // --trace-fd N: each step's time, here and in the launcher (launchers/base/trace.hpp)
     std::uint64_t started = 0;  // when main began, for --trace-fd
 };
 

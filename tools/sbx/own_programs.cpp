@@ -17,9 +17,9 @@
 
 #include "cli_common.hpp"
 #if defined(__linux__)
-#include "stage.hpp"  // launchers/: the stage, should sbx-stage not be there
+#include "stage/stage.hpp"  // launchers/: the stage, should sbx-stage not be there
 #endif
-#include "run_program.hpp"  // launchers/: find_in_path, for the name sbx was started by
+#include "shared/run_program.hpp"  // launchers/: find_in_path, for the name sbx was started by
 
 namespace sbx::cli {
 

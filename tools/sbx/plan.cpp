@@ -5,8 +5,8 @@
 
 #include "sbx/plan/plan_json.hpp"
 
-#include "commands.hpp"
 #include "cli_common.hpp"
+#include "commands.hpp"
 #include "compose.hpp"
 
 namespace sbx::cli {

@@ -7,8 +7,8 @@
 #include <cerrno>
 #include <cstring>
 
-#include "commands.hpp"
 #include "cli_common.hpp"
+#include "commands.hpp"
 #include "compose.hpp"
 #include "print_policy.hpp"
 

@@ -1,6 +1,6 @@
 // run.cpp - `sbx run`: the plan made as `sbx plan` makes it (compose.hpp) and
 // carried out. On Linux this process runs the launcher's steps itself
-// (launchers/linux_platform.hpp), bubblewrap starting while the settings are
+// (launchers/linux/platform.hpp), bubblewrap starting while the settings are
 // read; elsewhere, or with --launcher, the plan goes to the launcher program.
 // A plan the disk made stale before the command ran is made again by sbx run
 // again, up to kRunAttempts times. Its exit status is the command's; anything
@@ -31,25 +31,25 @@
 #include "sbx/rules/git_record.hpp"
 
 #include "cache_folder.hpp"
-#include "commands.hpp"
 #include "cli_common.hpp"
+#include "commands.hpp"
 #include "compose.hpp"
 #include "own_programs.hpp"
 #if defined(__linux__)
-#include "git_audit.hpp"       // launchers/: the audit's walk, for a root's first record of its repositories
-#include "linux_platform.hpp"  // launchers/: the Linux launcher's steps, which `sbx run` runs itself
+#include "linux/git_audit.hpp"       // launchers/: the audit's walk, for a root's first record of its repositories
+#include "linux/platform.hpp"  // launchers/: the Linux launcher's steps, which `sbx run` runs itself
 #endif
-#include "common.hpp"      // launchers/: kFailedBeforeCommand
-#include "leftovers.hpp"   // launchers/: the reaper
-#include "tool_cache.hpp"  // launchers/: read_small and keep_file, for the warnings said once
-#include "trace.hpp"       // launchers/: --trace-fd's lines
+#include "base/trace.hpp"       // launchers/: --trace-fd's lines
+#include "shared/common.hpp"      // launchers/: kFailedBeforeCommand
+#include "shared/leftovers.hpp"   // launchers/: the reaper
+#include "shared/tool_cache.hpp"  // launchers/: read_small and keep_file, for the warnings said once
 
 namespace sbx::cli {
 
 namespace {
 
 // The launcher's steps in this process: on Linux `sbx run` carries the plan out
-// itself (launchers/linux_platform.hpp), unless --launcher names a program;
+// itself (launchers/linux/platform.hpp), unless --launcher names a program;
 // elsewhere it runs the launcher beside it.
 #if defined(__linux__)
 constexpr bool kLaunchesItself = true;

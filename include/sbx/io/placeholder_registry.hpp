@@ -1,7 +1,7 @@
 // sbx/io/placeholder_registry.hpp - the placeholders sandboxes sharing a root have
 // made, as the planner and the launcher both need to see them.
 //
-// Sandboxes running in one root share its placeholders (launchers/root_group.hpp):
+// Sandboxes running in one root share its placeholders (launchers/shared/root_group.hpp):
 // the first makes them, the last one to end removes them, and a list of what was
 // made (kind, device, inode, path) is kept in the group's lock file. A plan made
 // while another sandbox runs must not take those placeholders for files the

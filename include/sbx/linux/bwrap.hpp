@@ -162,12 +162,12 @@ inline constexpr std::array kSandboxFlags{
 // What only the launcher knows when it runs a plan.
 struct BwrapLaunch {
     std::string bwrap;  // the bwrap to execute (the probe's find), argv[0]
-    // The BPF program (launchers/seccomp_filter.hpp), which bubblewrap loads into
+    // The BPF program (launchers/linux/seccomp_filter.hpp), which bubblewrap loads into
     // its init (pid 1) as well as into the stage, so that no process of the
     // sandbox's PID namespace runs without it. nullopt: no filter, as
     // filter_fallback (filter_fallback.hpp) allowed.
     std::optional<int> seccomp_fd;
-    // The root group's directory (launchers/root_group.hpp), covered by an empty
+    // The root group's directory (launchers/shared/root_group.hpp), covered by an empty
     // read-only directory; nullopt: the run joined no group.
     std::optional<std::string> group_dir;
     // The paths of the group's placeholders, every sandbox's of this root.
@@ -175,7 +175,7 @@ struct BwrapLaunch {
     // A descriptor holding plan.filesystem.git_exclude's content, bound over its
     // path; nullopt: none (given whenever the plan has a git exclude).
     std::optional<int> exclude_fd;
-    // The program bubblewrap runs, with its arguments: the stage (launchers/stage.hpp).
+    // The program bubblewrap runs, with its arguments: the stage (launchers/stage/stage.hpp).
     std::vector<std::string> stage_argv;
     // Whether the stage makes the mounts (stage_mount_ops) and bubblewrap only
     // the base (and bubblewrap_makes' few); see kStageMountFlags.
@@ -188,7 +188,7 @@ struct BwrapLaunch {
 // what --disable-userns would have (user.max_user_namespaces 1 and a second
 // user namespace, where it is the caller's uid and gid again), drops every
 // capability from every set and loads the filter's second part before anything
-// else of the sandbox runs (launchers/stage_mounts.cpp). --disable-userns
+// else of the sandbox runs (launchers/stage/mounts.cpp). --disable-userns
 // itself cannot stay, nor the caller's uid here: either has bubblewrap make
 // that second namespace before the stage, which then owns no mount.
 inline constexpr std::array kStageMountFlags{
@@ -336,7 +336,7 @@ inline std::vector<std::string> bwrap_args(const Plan& plan, const BwrapLaunch& 
 }
 
 // bubblewrap's command line for a sandbox started before its plan is made, whose
-// stage takes the rest later (launchers/stage.hpp, its orders): the flags (the
+// stage takes the rest later (launchers/stage/stage.hpp, its orders): the flags (the
 // stage makes the mounts), the seccomp descriptor, `/` (isolated or not) and
 // /proc, "--" and launch.stage_argv. The stage makes /dev itself, first
 // (stage_waiting_mount_ops), for less than bubblewrap's --dev costs. Serves any

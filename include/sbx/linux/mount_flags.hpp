@@ -1,7 +1,7 @@
 // sbx/linux/mount_flags.hpp - the mount flags of bubblewrap's command line that
 // sbx uses, and how many arguments each takes: one table for the engine, which
 // writes them (bwrap.hpp), and the stage, which reads its share of them
-// (launchers/stage_mounts.cpp), so that the two cannot count differently.
+// (launchers/stage/mounts.cpp), so that the two cannot count differently.
 #pragma once
 
 #include <array>

@@ -3,7 +3,7 @@
 // Decides which system calls the sandboxed command may not make, and with which
 // error it is answered, from a fixed rule table and SeccompOptions. Everything
 // not named here is allowed (the filter's default action). The launcher turns
-// the rules into a libseccomp filter (launchers/seccomp_filter.hpp); this header
+// the rules into a libseccomp filter (launchers/linux/seccomp_filter.hpp); this header
 // makes no system calls and includes no kernel or libseccomp header, so the
 // constants below are plain numbers with the name they stand for.
 //
@@ -87,7 +87,7 @@ enum class SeccompGroup {
 };
 
 // Which part of the filter is built. Where the stage makes the sandbox's mounts
-// (launchers/stage_mounts.cpp), bubblewrap loads the first part into its init
+// (launchers/stage/mounts.cpp), bubblewrap loads the first part into its init
 // and the stage: every rule but the mount family's, and of unshare only the
 // calls with flags other than exactly CLONE_NEWUSER (the stage makes the user
 // namespace --disable-userns would have made). The stage loads the second part

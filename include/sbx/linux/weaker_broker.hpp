@@ -13,7 +13,7 @@
 // then decides, as it would have alone) or, where Landlock would refuse and
 // the plan allows, makes the change itself and answers for the kernel. This
 // header decides which, from the plan and the grants, on paths alone; the
-// launcher (launchers/file_broker.cpp) resolves the command's paths to where
+// launcher (launchers/linux/file_broker.cpp) resolves the command's paths to where
 // they lie, and acts through descriptors, never following a link at the last
 // step.
 //

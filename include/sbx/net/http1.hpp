@@ -9,7 +9,7 @@
 // heads it writes: the request the origin gets (upstream_request), the response
 // head the client gets (client_response_head), and its own answers
 // (error_response). The sockets, the deadlines and the host decision are the
-// proxy's (launchers/proxy_http.cpp).
+// proxy's (launchers/proxy/http.cpp).
 #pragma once
 
 #include <algorithm>

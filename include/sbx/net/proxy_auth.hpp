@@ -10,7 +10,7 @@
 // a strict base64 decoder (decode_base64), the header's parser (parse_basic),
 // the comparison with the secret (secret_matches), the verdict on a request's
 // headers (check_request), and the proxy's 407 answer (required_response). The
-// sockets are the proxy's (launchers/proxy_http.cpp, proxy_socks.cpp).
+// sockets are the proxy's (launchers/proxy/http.cpp, proxy/socks.cpp).
 #pragma once
 
 #include <cstddef>

@@ -9,7 +9,7 @@
 // proxy reads exactly that many, never into what the client sends next, which
 // belongs to the tunnel) or what the message is. The replies are bytes built
 // here too. The sockets, the deadlines and the host decision are the proxy's
-// (launchers/proxy_socks.cpp).
+// (launchers/proxy/socks.cpp).
 #pragma once
 
 #include <array>

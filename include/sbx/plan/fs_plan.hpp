@@ -62,7 +62,7 @@ enum class MountKind {
     // A symbolic link bound read-only over itself, not followed: a mount point,
     // so its name cannot be removed, renamed or replaced (its target has a
     // mount of its own). Only the new mount API makes one (the stage, in
-    // launchers/stage_mounts.cpp); bubblewrap follows a link it binds to, so
+    // launchers/stage/mounts.cpp); bubblewrap follows a link it binds to, so
     // where it makes the mounts this one is left out, with a warning
     // (sbx/linux/bwrap.hpp, bubblewrap_unmade).
     ro_link,
@@ -123,7 +123,7 @@ struct PlaceholderOp {
 // the root shows the command only the project. It must still be missing when
 // the command starts; whatever is at it once the command is over was made during
 // the run, and the launcher renames it to NAME.sbx-disabled, as the git audit
-// does (launchers/git_audit.cpp).
+// does (launchers/linux/git_audit.cpp).
 struct NeutraliseOp {
     std::string path;
     std::string why;

@@ -7,7 +7,7 @@
 // (git reads info/ from the common directory), whose lines then apply in every
 // work tree of that repository. make_plan writes the file's new content into the
 // plan (gitExclude); the launchers keep the block in the file itself while
-// sandboxes run in the root (launchers/root_group.cpp). Only the plan's own
+// sandboxes run in the root (launchers/shared/root_group.cpp). Only the plan's own
 // FsView is read.
 #pragma once
 

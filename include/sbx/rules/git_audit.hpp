@@ -18,7 +18,7 @@
 //   - git_audit_line(), git_audit_failure_line(): the lines of the
 //     <sandbox_violations> block, for what was renamed and for what could not be
 //     made safe (which also sets the run's exit status, kAuditFailedStatus).
-// The walk, the clock and the renames are the launcher's (launchers/git_audit.cpp).
+// The walk, the clock and the renames are the launcher's (launchers/linux/git_audit.cpp).
 #pragma once
 
 #include <array>

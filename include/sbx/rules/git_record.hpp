@@ -4,7 +4,7 @@
 // the linked worktrees, the submodules and gitlinks). A repository no gitlink
 // names (an ignored clone in vendor/, a bare repository in a subdirectory) is
 // found only by walking the root, which the audit after a run does anyway
-// (launchers/git_audit.cpp). So the launcher writes what its walk found to a
+// (launchers/linux/git_audit.cpp). So the launcher writes what its walk found to a
 // record of the root's, outside the command's reach (BASE/sbx/git/NAME, beside
 // the tool cache homes: the plan's filesystem.gitRecord), and the next plan
 // protects each recorded repository as it protects a gitlinked one: its config,

@@ -57,7 +57,7 @@ enum class Missing {
     // editor its settings), so it may not exist for a moment.
     covered,
     // Left uncovered, and renamed to NAME.sbx-disabled once the command is over
-    // when it was made (filesystem.neutralise, launchers/git_audit.cpp): only a
+    // when it was made (filesystem.neutralise, launchers/linux/git_audit.cpp): only a
     // later program reads it (a shell started in that directory, direnv, the next
     // commit, an agent's next start), and a placeholder would be one more entry
     // that everything listing the root sees (`ls`, `tar`, an MCP server). A

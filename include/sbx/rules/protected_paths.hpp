@@ -120,7 +120,7 @@ inline constexpr Name kRootEntries[] = {
 // while it is sound; a HEAD placeholder would only break `git diff HEAD` (an
 // ambiguous argument). What a command can still do there, break the `.git/HEAD` it
 // may write and make a HEAD of its own beside objects and refs, the audit after the
-// run undoes (launchers/git_audit.cpp).
+// run undoes (launchers/linux/git_audit.cpp).
 inline constexpr Name kBareRootEntry = {
     "HEAD", P::file, "without it no command can turn the root into a bare repository whose config git would run later"};
 

@@ -10,7 +10,7 @@
 //
 // Pure: the caller reads the environment and hands the values in; the planner
 // (plan/command_fs_rules.hpp) checks the result against the filesystem rules,
-// and the launchers make the directory (launchers/tool_cache.cpp).
+// and the launchers make the directory (launchers/shared/tool_cache.cpp).
 #pragma once
 
 #include <array>

@@ -1,0 +1,179 @@
+// launchers/base/fd_io.hpp - small helpers on raw file descriptors, for the launcher
+// and its stage (which is linked statically, so they are inline here).
+#pragma once
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstddef>
+#include <cstdlib>
+#include <cstring>
+#include <span>
+#include <utility>
+#include <vector>
+
+namespace sbx::launcher {
+
+// Writes all of data to fd, retrying short writes and EINTR. False when a write
+// failed (the reader is gone): callers of these pipes have nothing else to do.
+inline bool write_all(int fd, const void* data, std::size_t n) {
+    const auto* p = static_cast<const char*>(data);
+    while (n > 0) {
+        const ssize_t w = ::write(fd, p, n);
+        if (w < 0 && errno == EINTR) continue;
+        if (w <= 0) return false;
+        p += w;
+        n -= static_cast<std::size_t>(w);
+    }
+    return true;
+}
+
+// A descriptor number given on a command line: a whole decimal number from
+// `lowest` (-1 where "none" is allowed) to 2^20.
+inline bool parse_fd(const char* s, int& out, long lowest = 0) {
+    char* end = nullptr;
+    errno = 0;
+    const long v = std::strtol(s, &end, 10);
+    if (errno != 0 || end == s || *end != '\0' || v < lowest || v > (1L << 20)) return false;
+    out = static_cast<int>(v);
+    return true;
+}
+
+// What sweep_fds does to a descriptor it does not keep.
+enum class FdSweep {
+    close,    // close it now
+    cloexec,  // mark it close-on-exec: it ends at the next exec
+};
+
+// Every descriptor from 3 up, except those in `keep`, closed or marked
+// close-on-exec: close_range(2) over the gaps where the kernel has it (Linux 5.9;
+// CLOSE_RANGE_CLOEXEC 5.11), else each descriptor /proc/self/fd (/dev/fd) lists. False
+// when neither worked; then some descriptors may be left as they were.
+inline bool sweep_fds(std::span<const int> keep, FdSweep how) {
+    std::vector<unsigned> kept;
+    for (int fd : keep)
+        if (fd >= 3) kept.push_back(static_cast<unsigned>(fd));
+    std::sort(kept.begin(), kept.end());
+    kept.erase(std::unique(kept.begin(), kept.end()), kept.end());
+#ifdef SYS_close_range
+    constexpr unsigned kCloexec = 1u << 2;  // CLOSE_RANGE_CLOEXEC
+    const unsigned flags = how == FdSweep::cloexec ? kCloexec : 0;
+    bool ranged = true;
+    unsigned lo = 3;
+    for (unsigned k : kept) {
+        if (k > lo && ::syscall(SYS_close_range, lo, k - 1, flags) != 0) ranged = false;
+        lo = k + 1;
+    }
+    if (ranged && ::syscall(SYS_close_range, lo, ~0u, flags) == 0) return true;
+#endif
+#ifdef __linux__
+    DIR* dir = ::opendir("/proc/self/fd");
+#else
+    DIR* dir = ::opendir("/dev/fd");
+#endif
+    if (dir == nullptr) return false;
+    std::vector<int> found;
+    while (const dirent* e = ::readdir(dir)) {
+        char* end = nullptr;
+        const long fd = std::strtol(e->d_name, &end, 10);
+        if (end == e->d_name || *end != '\0' || fd < 3 || fd == ::dirfd(dir)) continue;
+        if (!std::binary_search(kept.begin(), kept.end(), static_cast<unsigned>(fd))) found.push_back(static_cast<int>(fd));
+    }
+    ::closedir(dir);
+    for (int fd : found) {
+        if (how == FdSweep::close) ::close(fd);
+        else ::fcntl(fd, F_SETFD, FD_CLOEXEC);
+    }
+    return true;
+}
+
+// Sends `fds` over the Unix socket `sock` with one byte, `tag`. False with errno
+// when the message could not be sent whole.
+inline bool send_fds(int sock, std::span<const int> fds, char tag) {
+    iovec iov{&tag, 1};
+    const std::size_t bytes = fds.size() * sizeof(int);
+    std::vector<char> control(CMSG_SPACE(bytes), 0);  // operator new aligns it for cmsghdr
+    msghdr msg{};
+    msg.msg_iov = &iov;
+    msg.msg_iovlen = 1;
+    msg.msg_control = control.data();
+    msg.msg_controllen = control.size();
+    cmsghdr* cm = CMSG_FIRSTHDR(&msg);
+    cm->cmsg_level = SOL_SOCKET;
+    cm->cmsg_type = SCM_RIGHTS;
+    cm->cmsg_len = CMSG_LEN(bytes);
+    std::memcpy(CMSG_DATA(cm), fds.data(), bytes);
+    ssize_t sent;
+    while ((sent = ::sendmsg(sock, &msg, MSG_NOSIGNAL)) < 0 && errno == EINTR) {
+    }
+    return sent == 1;
+}
+
+// An owned descriptor, closed when it goes. Move-only.
+class Fd {
+public:
+    Fd() = default;
+    explicit Fd(int fd) : fd_(fd) {}
+    Fd(Fd&& other) noexcept : fd_(std::exchange(other.fd_, -1)) {}
+    Fd& operator=(Fd&& other) noexcept {
+        if (this != &other) {
+            reset();
+            fd_ = std::exchange(other.fd_, -1);
+        }
+        return *this;
+    }
+    Fd(const Fd&) = delete;
+    Fd& operator=(const Fd&) = delete;
+    ~Fd() { reset(); }
+
+    int get() const { return fd_; }
+    bool ok() const { return fd_ >= 0; }
+    int release() { return std::exchange(fd_, -1); }
+    void reset() {
+        if (fd_ >= 0) ::close(fd_);
+        fd_ = -1;
+    }
+
+private:
+    int fd_ = -1;
+};
+
+// Receives exactly `want` descriptors (close-on-exec) sent by send_fds on
+// `sock`, each owned; none when the other end closed, or sent another number
+// of them.
+inline std::vector<Fd> receive_fds(int sock, std::size_t want) {
+    char tag = 0;
+    iovec iov{&tag, 1};
+    std::vector<char> control(CMSG_SPACE(want * sizeof(int)), 0);
+    msghdr msg{};
+    msg.msg_iov = &iov;
+    msg.msg_iovlen = 1;
+    msg.msg_control = control.data();
+    msg.msg_controllen = control.size();
+    ssize_t n;
+#ifdef MSG_CMSG_CLOEXEC
+    constexpr int kFlags = MSG_CMSG_CLOEXEC;
+#else
+    constexpr int kFlags = 0;  // macOS: marked below
+#endif
+    while ((n = ::recvmsg(sock, &msg, kFlags)) < 0 && errno == EINTR) {
+    }
+    std::vector<int> fds;
+    const cmsghdr* cm = n == 1 ? CMSG_FIRSTHDR(&msg) : nullptr;
+    if (cm != nullptr && cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS && cm->cmsg_len >= CMSG_LEN(0)) {
+        fds.resize((cm->cmsg_len - CMSG_LEN(0)) / sizeof(int));
+        std::memcpy(fds.data(), CMSG_DATA(cm), fds.size() * sizeof(int));
+        if (kFlags == 0)
+            for (int fd : fds) ::fcntl(fd, F_SETFD, FD_CLOEXEC);
+    }
+    std::vector<Fd> owned(fds.begin(), fds.end());
+    if (owned.size() != want || (msg.msg_flags & MSG_CTRUNC) != 0) owned.clear();
+    return owned;
+}
+
+}  // namespace sbx::launcher

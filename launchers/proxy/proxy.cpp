@@ -1,0 +1,241 @@
+// The proxy's server: it takes over the listeners, accepts on them from one
+// thread, serves each connection on a thread of its own (HTTP, SOCKS5, or a
+// forward's fixed target), and stops them all. The parts it calls are named in
+// proxy/state.hpp.
+#include "proxy/proxy.hpp"
+
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <sys/socket.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <system_error>
+#include <utility>
+
+#include "proxy/state.hpp"
+#include "sbx/net/http1.hpp"
+
+namespace sbx::proxy {
+
+namespace detail {
+
+void answer_and_close(const State& s, Fd& client, std::string_view answer) {
+    proxy::answer_and_close(s.stop_event.fd(), client, answer, s.options.header_timeout_ms);
+}
+
+void set_nodelay(int fd) {
+    const int one = 1;
+    ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+}
+
+}  // namespace detail
+
+namespace {
+
+using namespace detail;
+
+enum class Protocol { http, socks5, forward };
+
+// A client of forward `f` reaches its target as a CONNECT there would, or is
+// reset: the nearest a listener that accepted comes to "connection refused".
+void serve_forward(State& s, Fd& client, const State::Forward& f) {
+    Reached r = reach(s, f.host, f.port, "forward");
+    if (r.kind != Reached::Kind::connected) {
+        const linger reset{1, 0};
+        ::setsockopt(client.get(), SOL_SOCKET, SO_LINGER, &reset, sizeof reset);
+        return;
+    }
+    relay(s, client.get(), r.upstream.get(), {}, {}, std::nullopt);
+}
+
+// ---- Accepting ---------------------------------------------------------------------------
+
+// `forward`: the index of the forward whose listener accepted (Protocol::forward).
+void serve(State& s, int fd, Protocol protocol, std::size_t forward) {
+    Fd client(fd);
+    try {
+        if (protocol == Protocol::http) serve_http(s, client);
+        else if (protocol == Protocol::socks5) serve_socks(s, client);
+        else serve_forward(s, client, s.forwards[forward]);
+    } catch (...) {
+        // Out of memory, say: this connection ends, the proxy goes on.
+    }
+}
+
+// Joins the connection threads that have ended.
+void reap(State& s) {
+    for (auto it = s.connections.begin(); it != s.connections.end();) {
+        if (it->done) {
+            it->thread.join();
+            it = s.connections.erase(it);
+        } else {
+            ++it;
+        }
+    }
+}
+
+void accept_one(State& s, int listener, Protocol protocol, std::size_t forward = 0) {
+    Fd client(accept_client(listener));
+    if (client.get() < 0) {
+        if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) {
+            // Out of descriptors: the connection waits in the backlog; wait a little
+            // instead of spinning on a listener that stays readable.
+            pollfd p = {s.stop_event.fd(), POLLIN, 0};
+            ::poll(&p, 1, 100);
+        }
+        return;
+    }
+    reap(s);
+    if (s.live >= s.options.max_connections) {
+        if (protocol == Protocol::http) {
+            const std::string busy = sbx::net::http1::error_response(
+                503, "Service Unavailable",
+                "sbx: the proxy serves " + std::to_string(s.options.max_connections) + " connections at once");
+            ::send(client.get(), busy.data(), busy.size(), kNoSignal | MSG_DONTWAIT);
+        }
+        return;
+    }
+    set_nodelay(client.get());
+    auto& c = s.connections.emplace_back();
+    const int fd = client.get();
+    ++s.live;
+    try {
+        c.thread = std::thread([&s, &c, fd, protocol, forward] {
+            serve(s, fd, protocol, forward);
+            --s.live;
+            c.done = true;
+            s.reap_event.notify();
+        });
+        client.release();  // the thread owns it now
+    } catch (...) {
+        --s.live;
+        s.connections.pop_back();
+    }
+}
+
+void accept_loop(State& s) {
+    // The proxy's two listeners, the events, then each forward's listener.
+    std::vector<pollfd> p = {{s.http_listener.get(), POLLIN, 0},
+                             {s.socks_listener.get(), POLLIN, 0},
+                             {s.stop_event.fd(), POLLIN, 0},
+                             {s.reap_event.fd(), POLLIN, 0}};
+    constexpr std::size_t kFirstForward = 4;
+    for (const auto& f : s.forwards) p.push_back({f.listener.get(), POLLIN, 0});
+    for (;;) {
+        for (auto& one : p) one.revents = 0;
+        const int n = ::poll(p.data(), static_cast<nfds_t>(p.size()), -1);
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0 || p[2].revents != 0) return;
+        if (p[3].revents != 0) {
+            s.reap_event.drain();
+            reap(s);
+        }
+        try {
+            if (p[0].revents != 0) accept_one(s, s.http_listener.get(), Protocol::http);
+            if (p[1].revents != 0) accept_one(s, s.socks_listener.get(), Protocol::socks5);
+            for (std::size_t i = kFirstForward; i < p.size(); ++i)
+                if (p[i].revents != 0) accept_one(s, p[i].fd, Protocol::forward, i - kFirstForward);
+        } catch (...) {
+            // Out of memory for the list: the client was closed; go on.
+        }
+    }
+}
+
+sbx::expected<void> check_listener(int fd, std::string_view which) {
+    int accepting = 0, type = 0;
+    socklen_t size = sizeof accepting;
+    const bool listening = ::getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &accepting, &size) == 0 && accepting == 1;
+    size = sizeof type;
+    const bool stream = ::getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &size) == 0 && type == SOCK_STREAM;
+    if (!listening || !stream)
+        return sbx::fail(Errc::invalid_argument, "descriptor " + std::to_string(fd) + " (the " + std::string(which) +
+                                                     " listener) is not a listening stream socket");
+    if (::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK) != 0)
+        return sbx::fail(Errc::io_error, "cannot make the " + std::string(which) + " listener non-blocking: " + std::strerror(errno));
+    return {};
+}
+
+}  // namespace
+
+Proxy::Proxy(std::unique_ptr<State> state) : state_(std::move(state)) {}
+
+Proxy::~Proxy() { stop(); }
+
+sbx::expected<std::unique_ptr<Proxy>> Proxy::start(ProxyOptions options, int http_listener, int socks_listener,
+                                                   std::vector<ForwardListener> forwards) {
+    auto s = std::make_unique<State>();
+    s->http_listener = Fd(http_listener);
+    s->socks_listener = Fd(socks_listener == http_listener ? -1 : socks_listener);
+    // Each descriptor owned once, however often it is given.
+    std::vector<int> owned{http_listener, socks_listener};
+    int twice = -1;
+    for (auto& f : forwards) {
+        if (std::find(owned.begin(), owned.end(), f.fd) != owned.end()) {
+            twice = f.fd;
+            continue;
+        }
+        owned.push_back(f.fd);
+        s->forwards.push_back(State::Forward{Fd(f.fd), std::move(f.host), f.port});
+    }
+    if (socks_listener == http_listener) return sbx::fail(Errc::invalid_argument, "the HTTP and SOCKS listeners are one descriptor");
+    if (twice >= 0) return sbx::fail(Errc::invalid_argument, "descriptor " + std::to_string(twice) + " is given as two listeners");
+    if (options.secret.size() > 255)
+        return sbx::fail(Errc::invalid_argument, "the proxy's secret is " + std::to_string(options.secret.size()) +
+                                                     " bytes long: a SOCKS5 password holds at most 255");
+    SBX_TRY(check_listener(http_listener, "HTTP"));
+    SBX_TRY(check_listener(socks_listener, "SOCKS"));
+    for (const auto& f : s->forwards)
+        SBX_TRY(check_listener(f.listener.get(), "forward's"));
+    if (!s->stop_event.open() || !s->reap_event.open())
+        return sbx::fail(Errc::io_error, std::string("cannot make the proxy's events: ") + std::strerror(errno));
+    s->options = std::move(options);
+
+    // The threads block every asynchronous signal (they inherit the mask), so the
+    // launcher's signals reach its own threads.
+    sigset_t all, old;
+    ::sigfillset(&all);
+    for (int sync : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGTRAP, SIGABRT, SIGSYS}) ::sigdelset(&all, sync);
+    ::pthread_sigmask(SIG_BLOCK, &all, &old);
+    try {
+        State& state = *s;
+        s->acceptor = std::thread([&state] { accept_loop(state); });
+    } catch (const std::system_error& e) {
+        ::pthread_sigmask(SIG_SETMASK, &old, nullptr);
+        return sbx::fail(Errc::io_error, std::string("cannot start the proxy's thread: ") + e.what());
+    }
+    ::pthread_sigmask(SIG_SETMASK, &old, nullptr);
+    return std::unique_ptr<Proxy>(new Proxy(std::move(s)));
+}
+
+void Proxy::stop() {
+    State& s = *state_;
+    std::lock_guard guard(s.stop_mutex);
+    if (s.stopped) return;
+    s.stopped = true;
+    {
+        std::lock_guard lock(s.ask_mutex);
+        s.stopping = true;
+    }
+    s.ask_cv.notify_all();
+    s.stop_event.notify();
+    if (s.acceptor.joinable()) s.acceptor.join();
+    for (auto& c : s.connections) c.thread.join();
+    s.connections.clear();
+    s.http_listener.reset();
+    s.socks_listener.reset();
+    s.forwards.clear();
+    s.stop_event.close();
+    s.reap_event.close();
+}
+
+std::size_t Proxy::connections() const { return state_->live; }
+
+std::size_t Proxy::refused_clients() const { return state_->refused_clients; }
+
+}  // namespace sbx::proxy

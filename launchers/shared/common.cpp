@@ -1,0 +1,468 @@
+// launchers/shared/common.cpp - see common.hpp.
+#include "sbx/core/json.hpp"
+#include "sbx/io/fs_view_disk.hpp"
+#include "sbx/net/proxy_env.hpp"
+#include "shared/common.hpp"
+#include "shared/signals.hpp"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <termios.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <cerrno>
+#include <cstring>
+#include <iostream>
+#include <mutex>
+
+#if defined(__APPLE__)
+extern char** environ;  // unistd.h declares it on Linux only
+#endif
+
+namespace sbx::launcher {
+
+namespace {
+
+// Held while a question is on the terminal, and by relay_output for each write:
+// what the command wrote before it was stopped does not land inside the question.
+// (One terminal, one lock: it guards standard error, not a launcher's state.)
+std::mutex g_terminal_mutex;
+
+}  // namespace
+
+std::mutex& terminal_mutex() { return g_terminal_mutex; }
+
+std::vector<char*> c_strings(std::vector<std::string>& v) {
+    std::vector<char*> out;
+    for (auto& s : v) out.push_back(s.data());
+    out.push_back(nullptr);
+    return out;
+}
+
+std::string refused_clients_warning(std::size_t n) {
+    if (n == 0) return {};
+    return "the proxy refused " + std::to_string(n) + (n == 1 ? " client" : " clients") +
+           " without the command's proxy credentials (a program that drops the user information of HTTP_PROXY or "
+           "ALL_PROXY, or another program on this machine)";
+}
+
+namespace {
+
+// One listening socket on the host's 127.0.0.1: the descriptor and its port.
+sbx::expected<std::pair<int, int>> listen_one() {
+    const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    if (fd < 0) return sbx::fail(sbx::Errc::io_error, std::string("socket: ") + std::strerror(errno));
+    ::fcntl(fd, F_SETFD, FD_CLOEXEC);
+    ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK);
+    sockaddr_in sa{};
+    sa.sin_family = AF_INET;
+    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof sa;
+    if (::bind(fd, reinterpret_cast<sockaddr*>(&sa), sizeof sa) != 0 || ::listen(fd, 128) != 0 ||
+        ::getsockname(fd, reinterpret_cast<sockaddr*>(&sa), &len) != 0) {
+        const int err = errno;
+        ::close(fd);
+        return sbx::fail(sbx::Errc::io_error, std::string("cannot listen on 127.0.0.1: ") + std::strerror(err));
+    }
+    return std::pair{fd, static_cast<int>(ntohs(sa.sin_port))};
+}
+
+}  // namespace
+
+sbx::expected<LoopbackListeners> listen_loopback() {
+    auto http = listen_one();
+    SBX_TRY(http);
+    auto socks = listen_one();
+    if (!socks) {
+        ::close(http->first);
+        return sbx::fail(socks.error());
+    }
+    return LoopbackListeners{http->first, socks->first, http->second, socks->second};
+}
+
+void put_proxy_environment(std::vector<std::string>& env, int http_port, int socks_port, const std::string& secret) {
+    for (const auto& [name, value] : sbx::net::proxy_environment(http_port, socks_port, secret)) {
+        const std::string prefix = name + "=";
+        std::erase_if(env, [&](const std::string& kv) { return kv.rfind(prefix, 0) == 0; });
+        env.push_back(prefix + value);
+    }
+}
+
+std::vector<std::string> env_strings(const sbx::Plan& plan, bool with_loader) {
+    std::vector<std::string> out;
+    for (const auto& v : plan.env) out.push_back(v.name + "=" + v.value);
+    if (with_loader)
+        for (const auto& v : plan.loader_env) out.push_back(v.name + "=" + v.value);
+    return out;
+}
+
+bool ask_on_terminal(const sbx::net::HostTarget& t, const StopSandbox& stop, int questions_end) {
+    const int tty = ::open("/dev/tty", O_RDWR | O_CLOEXEC | O_NOCTTY);
+    if (tty < 0) return false;
+    // Destroyed in reverse: the terminal is given back, then the sandbox continues.
+    struct Continue {
+        Stopped stopped;
+        ~Continue() { continue_stopped(stopped); }
+    } frozen{stop ? stop() : Stopped{}};
+    std::lock_guard<std::mutex> lock(g_terminal_mutex);
+    const std::string where = sbx::net::printable_host(t.host) + ":" + std::to_string(t.port);
+    // SGR reset, soft terminal reset (DECSTR: modes, margins, character sets),
+    // normal video (DECSCNM off), cursor shown, the colours the command may have
+    // changed (OSC 104: the palette, OSC 110, 111, 112: foreground, background
+    // and cursor colour) back to the terminal's own, shift-in, and a fresh line:
+    // nothing the command left set hides or restyles the question.
+    const std::string reset = std::string(kTerminalReset) + "\r\n";
+    auto say = [&](const std::string& text) { write_all(tty, text.data(), text.size()); };
+    if (!frozen.stopped.complete) {
+        say(reset + "sbx: " + where + " refused: the command could not be stopped to ask about it\r\n");
+        ::close(tty);
+        return false;
+    }
+    // A line of input, echoed, whatever mode the command left the terminal in.
+    termios saved{};
+    const bool have_mode = ::tcgetattr(tty, &saved) == 0;
+    if (have_mode) {
+        termios asking = saved;
+        asking.c_lflag |= ICANON | ECHO | ECHOE | ECHOK;
+        asking.c_iflag |= ICRNL;
+        asking.c_iflag &= ~static_cast<tcflag_t>(INLCR | IGNCR);
+        asking.c_oflag |= OPOST | ONLCR;  // the echoed newline returns the carriage too (raw mode has neither)
+        ::tcsetattr(tty, TCSANOW, &asking);
+    }
+    ::tcflush(tty, TCIFLUSH);  // keys typed before the question do not answer it
+    say(reset + "sbx: the command wants to reach " + where +
+        ", which no rule decides. Allow it for the rest of this command? [y/N] ");
+    pollfd fds[2] = {{tty, POLLIN, 0}, {questions_end, POLLIN, 0}};
+    int ready;
+    while ((ready = ::poll(fds, questions_end >= 0 ? 2 : 1, -1)) < 0 && errno == EINTR) {
+    }
+    char answer[16] = {};
+    ssize_t n = 0;
+    if (ready > 0 && (fds[0].revents & POLLIN) != 0)
+        while ((n = ::read(tty, answer, sizeof answer - 1)) < 0 && errno == EINTR) {
+        }
+    ::tcflush(tty, TCIFLUSH);  // nor does the rest of a long answer reach the command
+    const bool yes = n > 0 && (answer[0] == 'y' || answer[0] == 'Y');
+    say(std::string(n > 0 && answer[n - 1] == '\n' ? "" : "\r\n") + "sbx: " + where +
+        (yes ? " allowed for the rest of this command\r\n" : " refused\r\n"));
+    if (have_mode) ::tcsetattr(tty, TCSANOW, &saved);
+    ::close(tty);
+    return yes;
+}
+
+namespace {
+
+// Writes all of `data` to `fd`, waiting where it is non-blocking (a descriptor
+// the caller shares with other programs may be); false when it takes no more.
+bool pass_on(int fd, const char* data, std::size_t n) {
+    while (n > 0) {
+        const ssize_t w = ::write(fd, data, n);
+        if (w > 0) {
+            data += w;
+            n -= static_cast<std::size_t>(w);
+            continue;
+        }
+        if (w < 0 && errno == EINTR) continue;
+        if (w < 0 && errno == EAGAIN) {
+            pollfd p{fd, POLLOUT, 0};
+            if (::poll(&p, 1, -1) >= 0 || errno == EINTR) continue;
+        }
+        return false;
+    }
+    return true;
+}
+
+}  // namespace
+
+void relay_output(int from, int to, sbx::StderrScanner* scanner, Report* report, std::atomic<std::size_t>* forged) {
+    sbx::TagNeutralizer n;
+    std::size_t reported = 0;
+    auto report_new = [&] {
+        if (scanner == nullptr) return;
+        const auto& found = scanner->refusals();
+        for (; reported < found.size(); ++reported) report->file_violation_event(found[reported]);
+    };
+    bool taking = true;
+    char buf[65536];
+    for (;;) {
+        const ssize_t got = ::read(from, buf, sizeof buf);
+        if (got < 0 && errno == EINTR) continue;
+        if (got <= 0) break;
+        const std::string_view chunk(buf, static_cast<std::size_t>(got));
+        const std::string out = n.feed(chunk);
+        {
+            std::lock_guard<std::mutex> lock(g_terminal_mutex);
+            taking = pass_on(to, out.data(), out.size());
+        }
+        if (scanner != nullptr) scanner->feed(chunk);
+        report_new();
+        if (!taking) break;  // the reader is gone: so is the command's
+    }
+    if (scanner != nullptr) scanner->finish();
+    report_new();
+    if (forged != nullptr) *forged += n.neutralised();
+    ::close(from);
+}
+
+void OutputRelayThreads::start(int err_pipe, int out_pipe, bool merged, sbx::StderrScanner* scanner, Report& report,
+                               OutputFindings& found) {
+    if (err_pipe >= 0)
+        err_ = std::thread(relay_output, err_pipe, merged ? STDOUT_FILENO : STDERR_FILENO, scanner, &report,
+                           &found.forged_tags);
+    if (out_pipe >= 0) out_ = std::thread(relay_output, out_pipe, STDOUT_FILENO, nullptr, nullptr, &found.forged_tags);
+}
+
+void OutputRelayThreads::finish(TerminalRelay* terminal, OutputFindings& found) {
+    if (terminal != nullptr) {
+        terminal->finish();
+        found.clipboard_writes = terminal->clipboard_writes();
+        found.clipboard_bytes = terminal->clipboard_bytes();
+        found.forged_tags += terminal->forged_tags();
+    }
+    join();
+}
+
+void OutputRelayThreads::join() {
+    for (auto* t : {&err_, &out_})
+        if (t->joinable()) t->join();
+}
+
+void report_findings(const OutputFindings& found, Report& report) {
+    if (found.clipboard_writes > 0) report.clipboard_event(found.clipboard_writes, found.clipboard_bytes);
+    if (found.forged_tags > 0) report.forged_tags_event(found.forged_tags);
+}
+
+bool CallerQuestions::ask(const sbx::net::HostTarget& t, int questions_end) {
+    const std::uint64_t id = ++next_id_;
+    report_->question_event(id, t);
+    for (;;) {
+        std::size_t nl;
+        while ((nl = pending_.find('\n')) == std::string::npos) {
+            pollfd fds[2] = {{control_fd_, POLLIN, 0}, {questions_end, POLLIN, 0}};
+            int ready;
+            while ((ready = ::poll(fds, questions_end >= 0 ? 2 : 1, -1)) < 0 && errno == EINTR) {
+            }
+            if (ready <= 0 || (fds[0].revents & (POLLIN | POLLHUP)) == 0) return false;
+            char buf[4096];
+            ssize_t n;
+            while ((n = ::read(control_fd_, buf, sizeof buf)) < 0 && errno == EINTR) {
+            }
+            if (n <= 0) return false;
+            pending_.append(buf, static_cast<std::size_t>(n));
+            if (pending_.size() > 65536) return false;
+        }
+        const std::string line = pending_.substr(0, nl);
+        pending_.erase(0, nl + 1);
+        auto doc = sbx::json::parse(line);
+        std::uint64_t got_id = 0;
+        std::string_view answer;
+        if (doc && (*doc)->root()["id"].get(got_id) == simdjson::SUCCESS &&
+            (*doc)->root()["answer"].get(answer) == simdjson::SUCCESS && got_id == id &&
+            (answer == "allow" || answer == "deny"))
+            return answer == "allow";
+        std::cerr << std::string(program_) + ": warning: --control-fd: not an answer to question " << id << ", skipped: " << line
+                  << "\n";
+    }
+}
+
+sbx::expected<std::unique_ptr<CommandProxy>> CommandProxy::start(const sbx::Plan& plan, Report& report,
+                                                                 Answering answering, int http_fd, int socks_fd,
+                                                                 StopSandbox stop, const std::vector<int>& forward_fds,
+                                                                 std::string secret) {
+    std::vector<proxy::ForwardListener> forwards;
+    for (std::size_t i = 0; i < forward_fds.size(); ++i) {
+        const auto& f = plan.network.forwards.at(i);
+        forwards.push_back({forward_fds[i], f.target, f.target_port});
+    }
+    std::unique_ptr<CommandProxy> self(new CommandProxy());
+    proxy::ProxyOptions po;
+    po.rules = plan.network.rules;
+    po.call = plan.network.call;
+    po.own_addresses = own_addresses();
+    po.secret = std::move(secret);
+    CommandProxy* me = self.get();
+    po.on_refusal = [me, &report](const ProxyEvent& e) {
+        report.violation_event(e);
+        std::lock_guard<std::mutex> lock(me->mutex_);
+        me->refused_.push_back(e);
+    };
+    int ends[2];
+    if (::pipe(ends) == 0) {
+        ::fcntl(ends[0], F_SETFD, FD_CLOEXEC);
+        ::fcntl(ends[1], F_SETFD, FD_CLOEXEC);
+        self->questions_end_ = ends[0];
+        self->questions_done_ = ends[1];
+        // Without the pipe, no question: it could outlive the command.
+        if (answering.control_fd >= 0) {
+            self->caller_ = std::make_unique<CallerQuestions>(answering.control_fd, report, answering.program);
+            po.ask = [me](const sbx::net::HostTarget& t) { return me->caller_->ask(t, me->questions_end_); };
+        } else {
+            po.ask = [me, stop = std::move(stop)](const sbx::net::HostTarget& t) {
+                return ask_on_terminal(t, stop, me->questions_end_);
+            };
+        }
+    }
+    auto started = proxy::Proxy::start(std::move(po), http_fd, socks_fd, std::move(forwards));
+    SBX_TRY(started);
+    self->proxy_ = std::move(*started);
+    return self;
+}
+
+void CommandProxy::stop() {
+    if (questions_done_ >= 0) ::close(questions_done_);
+    questions_done_ = -1;
+    if (proxy_) proxy_->stop();
+    if (questions_end_ >= 0) ::close(questions_end_);
+    questions_end_ = -1;
+}
+
+std::vector<ProxyEvent> CommandProxy::refused() const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return refused_;
+}
+
+std::string take_fd_option(std::string_view option, const char* value, int& out) {
+    if (value == nullptr || !parse_fd(value, out)) return std::string(option) + " needs a descriptor number";
+    if (::fcntl(out, F_GETFD) < 0) return std::string(option) + " " + value + ": the descriptor is not open";
+    ::fcntl(out, F_SETFD, FD_CLOEXEC);  // the command never sees it
+    return {};
+}
+
+std::string take_grace_option(const char* value, int& out) {
+    const std::string_view v = value == nullptr ? std::string_view() : std::string_view(value);
+    int n = 0;
+    const bool digits = !v.empty() && v.size() <= 4 && std::all_of(v.begin(), v.end(), [](char c) { return c >= '0' && c <= '9'; });
+    if (digits) n = std::stoi(std::string(v));
+    if (!digits || n > kMaxGrace)
+        return "--grace needs a number of seconds from 0 to " + std::to_string(kMaxGrace) +
+               (value == nullptr ? std::string() : ", not '" + std::string(v) + "'");
+    out = n;
+    return {};
+}
+
+std::string take_again_option(const char* value, std::vector<std::string>& again) {
+    int fd = -1;
+    if (auto why = take_fd_option("--again-fd", value, fd); !why.empty()) return why;
+    auto text = sbx::read_all(fd, std::size_t{256} << 10, "--again-fd", sbx::Errc::invalid_argument);
+    ::close(fd);
+    if (!text) return "--again-fd " + std::string(value) + ": " + sbx::to_string(text.error());
+    if (text->empty() || text->back() != '\0' || text->front() == '\0' || (*text)[0] != '/')
+        return "--again-fd " + std::string(value) +
+               ": the descriptor does not hold an absolute program path and its arguments, each ending in a NUL";
+    for (std::size_t at = 0; at < text->size();) {
+        const std::size_t end = text->find('\0', at);
+        again.push_back(text->substr(at, end - at));
+        at = end + 1;
+    }
+    return {};
+}
+
+void plan_again_if_stale(const sbx::Error& e, const std::vector<std::string>& again, std::string_view program) {
+    if (e.code != sbx::Errc::stale_plan || again.empty() || caught_signal() != 0) return;
+    // The program starts as this one did: no signal of ours caught or blocked.
+    for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE}) ::signal(sig, SIG_DFL);
+    sigset_t none;
+    sigemptyset(&none);
+    ::sigprocmask(SIG_SETMASK, &none, nullptr);
+    std::vector<std::string> copy = again;
+    auto argv = c_strings(copy);
+    ::execv(argv[0], argv.data());
+    std::cerr << program << ": cannot plan again with " << again.front() << ": " << std::strerror(errno) << "\n";
+}
+
+std::string violations_text(const sbx::Plan& plan, const std::vector<ProxyEvent>& refused,
+                            const sbx::StderrScanner* scanner, const std::vector<sbx::GitNeutralised>& neutralised,
+                            const OutputFindings* found,
+                            const std::vector<sbx::GitAuditFailure>& unchecked) {
+    std::vector<std::string> lines;
+    std::vector<std::size_t> times;
+    // ignoreViolations: the settings expect these; say nothing of them. A rule is
+    // matched against what was refused, not against the setting named after it.
+    auto add = [&](const std::string& refused_line, const std::string& hint, std::size_t count = 1) {
+        const bool ignored = std::any_of(plan.ignore_violations.begin(), plan.ignore_violations.end(),
+                                         [&](const std::string& v) { return refused_line.find(v) != std::string::npos; });
+        if (ignored) return;
+        lines.push_back(refused_line + hint);
+        times.push_back(count);
+    };
+    // Each line says which setting would allow it, in the words of the plan's file.
+    auto allow = [&](sbx::net::AllowKind k) -> std::string {
+        using K = sbx::net::AllowKind;
+        return sbx::allow_sentence(k == K::hosts ? plan.hints.hosts
+                                   : k == K::local ? plan.hints.local
+                                   : k == K::call  ? plan.hints.call
+                                                   : std::string());
+    };
+    for (const auto& e : refused) add(sbx::network_violation_line(e.host, e.port, e.reason), allow(e.allow));
+    if (scanner != nullptr)
+        for (const auto& r : scanner->refusals())
+            add(sbx::file_violation_line(r), sbx::file_refusal_hint(r, plan.hints), r.times);
+    for (const auto& n : neutralised) {
+        lines.push_back(sbx::git_audit_line(n));
+        times.push_back(1);
+    }
+    if (found != nullptr && found->clipboard_writes > 0)
+        add("deny terminal-clipboard (the command wrote to your terminal's clipboard with OSC 52, " +
+                std::to_string(found->clipboard_bytes) + " bytes; dropped)",
+            "; to allow it: --allow-clipboard-write", found->clipboard_writes);
+    if (found != nullptr && found->forged_tags > 0)
+        add("deny forged-report (the command wrote this block's tags itself; each came out with its closing > "
+            "written &gt;)",
+            "", found->forged_tags);
+    for (const auto& f : unchecked) {
+        lines.push_back(sbx::git_audit_failure_line(f));
+        times.push_back(1);
+    }
+    return sbx::violations_block(lines, times);
+}
+
+sbx::expected<void> check_pass_fds(const sbx::Plan& plan, std::initializer_list<int> own) {
+    for (std::size_t i = 0; i < plan.pass_fds.size(); ++i) {
+        const int fd = plan.pass_fds[i];
+        const std::string key = "command.passFds[" + std::to_string(i) + "]";
+        if (std::find(own.begin(), own.end(), fd) != own.end())
+            return sbx::fail(sbx::Error(sbx::Errc::invalid_plan, "descriptor " + std::to_string(fd) +
+                                                                    " is one of the launcher's own (the plan, "
+                                                                    "report, control or trace descriptor)")
+                                 .at_key(key));
+        if (::fcntl(fd, F_GETFD) < 0)
+            return sbx::fail(
+                sbx::Error(sbx::Errc::invalid_plan, "descriptor " + std::to_string(fd) + " is not open").at_key(key));
+    }
+    return {};
+}
+
+// Runs the plan's command without a sandbox (failIfUnavailable: false), waits,
+// and returns a shell-style status.
+int run_unconfined(const sbx::Plan& plan) {
+    auto env = env_strings(plan, true);
+    auto argv = plan.argv;
+    const pid_t pid = ::fork();
+    if (pid < 0) return kFailedBeforeCommand;
+    if (pid == 0) {
+        ::signal(SIGPIPE, SIG_DFL);
+        if (::chdir(plan.cwd.c_str()) != 0) ::_exit(kCannotRun);
+        // As in the sandbox, the command gets 0-2 and the descriptors the plan names.
+        if (!sweep_fds(plan.pass_fds, FdSweep::close)) ::_exit(kCannotRun);
+        auto e = c_strings(env);
+        environ = e.data();
+        auto a = c_strings(argv);
+        ::execvp(a[0], a.data());
+        ::_exit(errno == ENOENT ? kNotFound : kCannotRun);
+    }
+    watch_sandbox(pid, KillScope::process);
+    int status = 0;
+    while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    sandbox_ended();
+    return WIFSIGNALED(status) ? 128 + WTERMSIG(status) : WEXITSTATUS(status);
+}
+
+}  // namespace sbx::launcher

@@ -1,0 +1,431 @@
+#include "shared/leftovers.hpp"
+
+#include "base/fd_io.hpp"
+#include "sbx/io/placeholder_registry.hpp"
+#include "shared/root_group.hpp"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdint>
+#include <cstring>
+#include <ctime>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "sbx/core/error.hpp"
+#include "sbx/core/paths.hpp"
+
+namespace sbx::launcher {
+
+namespace {
+
+sbx::Error errno_error(const std::string& what, const std::string& path, int err) {
+    return sbx::Error(Errc::io_error, what + ": " + std::strerror(err)).in_file(path);
+}
+
+// Empties the directory open at `dirfd` (which it takes over). Directories the
+// command made unwritable or unreadable are opened up first: they are ours.
+sbx::expected<void> empty_directory(int dirfd, const std::string& path) {
+    struct stat st {};
+    if (::fstat(dirfd, &st) == 0 && (st.st_mode & 0700) != 0700) (void)::fchmod(dirfd, (st.st_mode & 07777) | 0700);
+    DIR* dir = ::fdopendir(dirfd);
+    if (dir == nullptr) {
+        const int err = errno;
+        ::close(dirfd);
+        return sbx::fail(errno_error("cannot list", path, err));
+    }
+    std::vector<std::string> names;
+    while (const dirent* e = ::readdir(dir)) {
+        const std::string_view n = e->d_name;
+        if (n != "." && n != "..") names.emplace_back(n);
+    }
+    sbx::expected<void> result;
+    for (const auto& name : names) {
+        const std::string child = path + "/" + name;
+        if (::unlinkat(::dirfd(dir), name.c_str(), 0) == 0 || errno == ENOENT) continue;
+        if (errno != EISDIR && errno != EPERM) {
+            result = sbx::fail(errno_error("cannot remove", child, errno));
+            continue;
+        }
+        const int sub = ::openat(::dirfd(dir), name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (sub < 0) {
+            result = sbx::fail(errno_error("cannot open", child, errno));
+            continue;
+        }
+        if (auto r = empty_directory(sub, child); !r) result = r;
+        if (::unlinkat(::dirfd(dir), name.c_str(), AT_REMOVEDIR) != 0 && errno != ENOENT)
+            result = sbx::fail(errno_error("cannot remove", child, errno));
+    }
+    ::closedir(dir);
+    return result;
+}
+
+// Directories on the way to a placeholder are opened one at a time, never through
+// a symlink; on Linux as O_PATH descriptors, which need no permission on the
+// directory itself, so one the command left at mode 000 can still be opened up.
+#if defined(O_PATH)
+constexpr int kWalkFlags = O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC;
+int set_mode(int fd, mode_t mode) { return ::chmod(("/proc/self/fd/" + std::to_string(fd)).c_str(), mode); }
+#else
+constexpr int kWalkFlags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC;
+int set_mode(int fd, mode_t mode) { return ::fchmod(fd, mode); }
+#endif
+
+// Directory modes changed for one removal, put back when it is done.
+class ModeChanges {
+public:
+    ModeChanges() = default;
+    ModeChanges(const ModeChanges&) = delete;
+    ModeChanges& operator=(const ModeChanges&) = delete;
+    ~ModeChanges() {
+        for (auto it = changed_.rbegin(); it != changed_.rend(); ++it) {
+            (void)set_mode(it->first, it->second);
+            ::close(it->first);
+        }
+    }
+    // Gives us `bits` on the directory open at `fd` when it is ours and lacks
+    // them: the command, running as us, may have taken them away.
+    bool grant(int fd, mode_t bits) {
+        struct stat st {};
+        if (::fstat(fd, &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != ::geteuid() || (st.st_mode & bits) == bits)
+            return false;
+        const int keep = ::fcntl(fd, F_DUPFD_CLOEXEC, 0);
+        if (keep < 0) return false;
+        if (set_mode(fd, (st.st_mode & 07777) | bits) != 0) {
+            ::close(keep);
+            return false;
+        }
+        changed_.emplace_back(keep, st.st_mode & 07777);
+        return true;
+    }
+
+private:
+    std::vector<std::pair<int, mode_t>> changed_;
+};
+
+// The directory placeholders are removed from, opened once for each run of
+// them that lies there (most lie at the root's top): each directory on the way
+// opened without following a symlink, search permission taken back where the
+// command removed ours, and the modes restored when the next one is opened or
+// the removals are done.
+class PlaceholderDir {
+public:
+    PlaceholderDir() = default;
+    PlaceholderDir(const PlaceholderDir&) = delete;
+    PlaceholderDir& operator=(const PlaceholderDir&) = delete;
+    ~PlaceholderDir() { close(); }
+
+    // Opens `path` unless it is the one open. -1: it is gone (ENOENT), or the
+    // problem is in `why`.
+    int open(const std::string& path, std::string& why) {
+        if (fd_ >= 0 && path == path_) return fd_;
+        close();
+        auto modes = std::make_unique<ModeChanges>();
+        int dir = ::open("/", kWalkFlags);
+        if (dir < 0) {
+            why = "cannot open /: " + std::string(std::strerror(errno));
+            return -1;
+        }
+        for (const auto comp : sbx::paths::components(path)) {
+            const std::string name(comp);
+            int next = ::openat(dir, name.c_str(), kWalkFlags);
+            if (next < 0 && errno == EACCES && modes->grant(dir, S_IXUSR)) next = ::openat(dir, name.c_str(), kWalkFlags);
+            const int err = errno;
+            ::close(dir);
+            if (next < 0) {
+                if (err != ENOENT) why = "cannot open the directory " + name + " on the way: " + std::strerror(err);
+                return -1;
+            }
+            dir = next;
+        }
+        fd_ = dir;
+        path_ = path;
+        modes_ = std::move(modes);
+        return fd_;
+    }
+    ModeChanges& modes() { return *modes_; }
+
+private:
+    void close() {
+        modes_.reset();  // the modes back first, through their own descriptors
+        if (fd_ >= 0) ::close(fd_);
+        fd_ = -1;
+        path_.clear();
+    }
+    std::string path_;
+    int fd_ = -1;
+    std::unique_ptr<ModeChanges> modes_;
+};
+
+// Removes the placeholder `l` when it is still the one made, from its directory
+// opened in `dir`, write permission taken back where the command removed ours.
+// Returns the problem, if any.
+std::optional<std::string> remove_placeholder(const Leftover& l, sbx::Placeholder kind, PlaceholderDir& dirs) {
+    const std::string where = l.path + ": ";
+    if (!sbx::paths::is_absolute(l.path) || l.path == "/") return where + "not a placeholder's path";
+    std::string why;
+    const int dir = dirs.open(sbx::paths::parent(l.path), why);
+    if (dir < 0) {
+        if (why.empty()) return std::nullopt;  // gone with its directory
+        return where + why;
+    }
+    ModeChanges& modes = dirs.modes();
+    const std::string name(sbx::paths::components(l.path).back());
+    struct stat st {};
+    int rc = ::fstatat(dir, name.c_str(), &st, AT_SYMLINK_NOFOLLOW);
+    if (rc != 0 && errno == EACCES && modes.grant(dir, S_IXUSR)) rc = ::fstatat(dir, name.c_str(), &st, AT_SYMLINK_NOFOLLOW);
+    if (rc != 0) {
+        if (errno == ENOENT) return std::nullopt;
+        return where + "cannot look at the placeholder: " + std::strerror(errno);
+    }
+    if (!sbx::is_made_placeholder(st, sbx::RegisteredPlaceholder{kind, l.dev, l.ino, l.path}))
+        return where + "left in place: it is no longer the placeholder sbx made";
+    const int flags = kind == sbx::Placeholder::directory ? AT_REMOVEDIR : 0;
+    rc = ::unlinkat(dir, name.c_str(), flags);
+    if (rc != 0 && (errno == EACCES || errno == EPERM) && modes.grant(dir, S_IWUSR | S_IXUSR))
+        rc = ::unlinkat(dir, name.c_str(), flags);
+    if (rc != 0 && errno != ENOENT) return where + "cannot remove the placeholder: " + std::strerror(errno);
+    return std::nullopt;
+}
+
+bool wait_gone(pid_t pid) {
+    // The sandbox's bubblewrap dies with the launcher (--die-with-parent), and
+    // the processes inside with it; a zombie nobody reaps counts as gone.
+    for (int i = 0; i < 500; ++i) {
+        if (::kill(pid, 0) != 0 && errno == ESRCH) return true;
+#if defined(__linux__)
+        char buf[256] = {};
+        const std::string stat_path = "/proc/" + std::to_string(pid) + "/stat";
+        const int fd = ::open(stat_path.c_str(), O_RDONLY | O_CLOEXEC);
+        if (fd < 0) return true;
+        const ssize_t n = ::read(fd, buf, sizeof buf - 1);
+        ::close(fd);
+        if (n > 0) {
+            const char* paren = std::strrchr(buf, ')');
+            if (paren != nullptr && paren[1] == ' ' && (paren[2] == 'Z' || paren[2] == 'X')) return true;
+        }
+#endif  // elsewhere the dead launcher's zombie goes to init, which reaps it
+        const timespec ten_ms{0, 10'000'000};
+        ::nanosleep(&ten_ms, nullptr);
+    }
+    return false;
+}
+
+[[noreturn]] void reaper_main(int fd, int tty) {
+    ::setsid();
+    for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE, SIGTSTP, SIGTTIN, SIGTTOU, SIGUSR1, SIGUSR2})
+        ::signal(sig, SIG_IGN);
+    const int null = ::open("/dev/null", O_RDWR | O_CLOEXEC);
+    if (null >= 0)
+        for (int std_fd = 0; std_fd < 3; ++std_fd) ::dup2(null, std_fd);
+    // Nothing the caller left open stays open for the reaper's life (a pipe whose
+    // reader waits for the end, a lock).
+    const int keep[] = {fd, tty};
+    sbx::launcher::sweep_fds(keep, sbx::launcher::FdSweep::close);
+    std::optional<termios> modes;  // the caller's terminal's, while the launcher has it raw or the command holds it
+    int ldisc = -1;                 // and its line discipline, where the command holds it
+    std::vector<Leftover> list;
+    pid_t sandbox = -1;
+    pid_t group_to_kill = -1;
+    std::string group_lock, group_live;
+    auto read_exact = [&](void* out, std::size_t n) {
+        auto* p = static_cast<char*>(out);
+        while (n > 0) {
+            const ssize_t r = ::read(fd, p, n);
+            if (r < 0 && errno == EINTR) continue;
+            if (r <= 0) return false;
+            p += r;
+            n -= static_cast<std::size_t>(r);
+        }
+        return true;
+    };
+    for (;;) {
+        char kind = 0;
+        std::uint32_t len = 0;
+        if (!read_exact(&kind, 1) || !read_exact(&len, sizeof len) || len > (1u << 20)) break;
+        std::string payload(len, '\0');
+        if (!read_exact(payload.data(), len)) break;
+        if (kind == 'X') ::_exit(0);
+        if (kind == 'P') {
+            sandbox = static_cast<pid_t>(std::stol(payload));
+            continue;
+        }
+        if (kind == 'K') {
+            group_to_kill = static_cast<pid_t>(std::stol(payload));
+            continue;
+        }
+        if (kind == 'M') {
+            modes.reset();
+            ldisc = -1;
+            if (payload.size() == sizeof(termios) + sizeof(int)) {
+                std::memcpy(&modes.emplace(), payload.data(), sizeof(termios));
+                std::memcpy(&ldisc, payload.data() + sizeof(termios), sizeof(int));
+            }
+            continue;
+        }
+        if (kind == 'G') {
+            const auto nul = payload.find('\0');
+            if (nul == std::string::npos) break;
+            group_lock = payload.substr(0, nul);
+            group_live = payload.substr(nul + 1);
+            continue;
+        }
+        Leftover l{static_cast<LeftoverKind>(kind), {}, 0, 0};
+        if (payload.size() < 2 * sizeof(std::uint64_t)) break;
+        std::memcpy(&l.dev, payload.data(), sizeof l.dev);
+        std::memcpy(&l.ino, payload.data() + sizeof l.dev, sizeof l.ino);
+        l.path = payload.substr(2 * sizeof(std::uint64_t));
+        list.push_back(std::move(l));
+    }
+    // The launcher is gone without dismissing us. The caller gets its terminal
+    // back as it was, at once. Where nothing ends the command with it (sbx-mac),
+    // its process group is ended here.
+    if (modes && tty >= 0) {
+        int now = -1;
+        if (ldisc >= 0 && ::ioctl(tty, TIOCGETD, &now) == 0 && now != ldisc) ::ioctl(tty, TIOCSETD, &ldisc);
+        ::tcsetattr(tty, TCSANOW, &*modes);
+        ::tcflush(tty, TCIFLUSH);  // what the command's queries provoked is no input for the shell
+    }
+    if (group_to_kill > 0) ::kill(-group_to_kill, SIGKILL);
+    if (sandbox > 0) wait_gone(sandbox);
+    for (int attempt = 0; attempt < 20; ++attempt) {
+        if (remove_leftovers(list).empty()) break;
+        const timespec fifty_ms{0, 50'000'000};
+        ::nanosleep(&fifty_ms, nullptr);
+    }
+    // The launcher's shared lock went with it; leave the root's group for it.
+    if (!group_lock.empty()) RootGroup::leave_for_dead(group_lock, group_live);
+    ::_exit(0);
+}
+
+}  // namespace
+
+sbx::expected<void> remove_tree(const std::string& path) {
+    struct stat st {};
+    if (::lstat(path.c_str(), &st) != 0) {
+        if (errno == ENOENT) return {};
+        return sbx::fail(errno_error("cannot look at", path, errno));
+    }
+    if (!S_ISDIR(st.st_mode)) {
+        if (::unlink(path.c_str()) != 0 && errno != ENOENT) return sbx::fail(errno_error("cannot remove", path, errno));
+        return {};
+    }
+    const int fd = ::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0) return sbx::fail(errno_error("cannot open", path, errno));
+    auto emptied = empty_directory(fd, path);
+    if (::rmdir(path.c_str()) != 0 && errno != ENOENT) return sbx::fail(errno_error("cannot remove", path, errno));
+    return emptied;
+}
+
+std::vector<std::string> remove_leftovers(const std::vector<Leftover>& list) {
+    std::vector<std::string> problems;
+    PlaceholderDir dirs;
+    for (auto it = list.rbegin(); it != list.rend(); ++it) {
+        if (const auto kind = placeholder_kind(it->kind)) {
+            if (auto problem = remove_placeholder(*it, *kind, dirs)) problems.push_back(std::move(*problem));
+            continue;
+        }
+        if (auto r = remove_tree(it->path); !r) problems.push_back(sbx::to_string(r.error()));
+    }
+    return problems;
+}
+
+sbx::expected<Reaper> Reaper::start() {
+    int fds[2];
+    if (::pipe(fds) != 0) return sbx::fail(errno_error("cannot make the reaper's pipe", "", errno));
+    ::fcntl(fds[0], F_SETFD, FD_CLOEXEC);
+    ::fcntl(fds[1], F_SETFD, FD_CLOEXEC);
+    const pid_t pid = ::fork();
+    if (pid < 0) {
+        const int err = errno;
+        ::close(fds[0]);
+        ::close(fds[1]);
+        return sbx::fail(errno_error("cannot start the reaper", "", err));
+    }
+    if (pid == 0) {
+        ::close(fds[1]);
+        // Nothing but the pipe: the reaper must not keep the caller's pipes or any
+        // descriptor of the sandbox open; the caller's terminal only to restore its
+        // modes (and only a terminal: a pipe's reader would wait for us).
+        if (fds[0] != 3 && ::dup2(fds[0], 3) < 0) ::_exit(1);
+        const int tty = ::isatty(STDIN_FILENO) != 0 && ::dup2(STDIN_FILENO, 4) == 4 ? 4 : -1;
+#if defined(__linux__)
+        ::close_range(5, ~0U, 0);
+#else
+        for (int fd = 5, end = static_cast<int>(::getdtablesize()); fd < end; ++fd) ::close(fd);
+#endif
+        if (tty < 0) ::close(4);
+        reaper_main(3, tty);
+    }
+    ::close(fds[0]);
+    return Reaper(pid, fds[1]);
+}
+
+Reaper::Reaper(Reaper&& other) noexcept : pid_(other.pid_), fd_(other.fd_) {
+    other.pid_ = -1;
+    other.fd_ = -1;
+}
+
+Reaper::~Reaper() {
+    if (fd_ >= 0) ::close(fd_);
+    wait();
+}
+
+void Reaper::wait() {
+    if (pid_ <= 0) return;
+    int status = 0;
+    while (::waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
+    }
+    pid_ = -1;
+}
+
+void Reaper::send(char kind, const std::string& payload) {
+    if (fd_ < 0) return;
+    std::string msg(1, kind);
+    const auto len = static_cast<std::uint32_t>(payload.size());
+    msg.append(reinterpret_cast<const char*>(&len), sizeof len);
+    msg += payload;
+    write_all(fd_, msg.data(), msg.size());
+}
+
+void Reaper::made(const Leftover& l) {
+    std::string payload(2 * sizeof(std::uint64_t), '\0');
+    std::memcpy(payload.data(), &l.dev, sizeof l.dev);
+    std::memcpy(payload.data() + sizeof l.dev, &l.ino, sizeof l.ino);
+    send(static_cast<char>(l.kind), payload + l.path);
+}
+
+void Reaper::sandbox_pid(pid_t pid) { send('P', std::to_string(pid)); }
+
+void Reaper::kill_group(pid_t pgid) { send('K', std::to_string(pgid)); }
+
+void Reaper::group(const std::string& lock_path, const std::string& live_path) {
+    send('G', lock_path + '\0' + live_path);
+}
+
+void Reaper::terminal_modes(const termios* modes, int ldisc) {
+    std::string payload;
+    if (modes != nullptr) {
+        payload.assign(reinterpret_cast<const char*>(modes), sizeof *modes);
+        payload.append(reinterpret_cast<const char*>(&ldisc), sizeof ldisc);
+    }
+    send('M', payload);
+}
+
+void Reaper::dismiss() {
+    send('X', "");
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = -1;
+}
+
+}  // namespace sbx::launcher
