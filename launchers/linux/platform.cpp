@@ -640,7 +640,7 @@ void start_terminal(Run& run) {
     auto fds = receive_fds(sb.pty.ours.get(), 1);
     if (!fds.empty()) {
         // The relay's to close from here on.
-        run.terminal_relay = std::make_unique<TerminalRelay>(*sb.terminal, fds.front().release(), run.reaper);
+        run.terminal_relay = std::make_unique<TerminalRelay>(*sb.terminal, std::move(fds.front()), run.reaper);
         run.terminal_relay->start();
         write_all(sb.pty.ours.get(), "G", 1);
     }

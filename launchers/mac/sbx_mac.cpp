@@ -400,7 +400,7 @@ int MacPlatform::run(Launcher& l, const sbx::Plan& plan, Reaper& reaper) {
     if (plan.scan_stderr) scanner.emplace(refusing, plan.cwd);
     // The caller's size and modes are the terminal's before the command starts.
     std::unique_ptr<TerminalRelay> terminal_relay;
-    if (terminal) terminal_relay = std::make_unique<TerminalRelay>(terminal->use, terminal->master.release(), reaper);
+    if (terminal) terminal_relay = std::make_unique<TerminalRelay>(terminal->use, std::move(terminal->master), reaper);
     HeldTerminal held(terminal ? std::optional<TerminalUse>(terminal->use) : std::nullopt, relays, reaper);
     auto started = start_command(plan, *profile, listeners, relays, terminal ? &*terminal : nullptr, reaper);
     set_grace(l.options().grace);  // a signal now goes to the command's group first

@@ -16,7 +16,9 @@
 #include <cstring>
 #include <future>
 #include <mutex>
+#include <initializer_list>
 #include <string>
+#include <utility>
 
 #include "shared/common.hpp"
 #include "shared/signals.hpp"
@@ -126,16 +128,16 @@ void HeldTerminal::restore() {
     if (tty_ == STDIN_FILENO) reaper_.terminal_modes(nullptr);
 }
 
-TerminalRelay::TerminalRelay(const TerminalUse& use, int master, Reaper& reaper)
-    : use_(use), master_(master), reaper_(reaper), filter_(use.allow_clipboard) {
-    ::fcntl(master_, F_SETFL, ::fcntl(master_, F_GETFL) | O_NONBLOCK);
+TerminalRelay::TerminalRelay(const TerminalUse& use, Fd master, Reaper& reaper)
+    : use_(use), master_(std::move(master)), reaper_(reaper), filter_(use.allow_clipboard) {
+    ::fcntl(master_.get(), F_SETFL, ::fcntl(master_.get(), F_GETFL) | O_NONBLOCK);
     if (use_.caller_tty >= 0) {
         termios t{};
         if (::tcgetattr(use_.caller_tty, &t) == 0) {
             saved_ = t;
             // The command's terminal starts as the caller's was (erase key,
             // flow control, UTF-8 input), before the caller's goes raw.
-            ::tcsetattr(master_, TCSANOW, &t);
+            ::tcsetattr(master_.get(), TCSANOW, &t);
         }
     }
     copy_size();
@@ -145,7 +147,7 @@ void TerminalRelay::copy_size() {
     winsize ws{};
     for (int fd : {use_.output_fd, use_.caller_tty})
         if (fd >= 0 && ::ioctl(fd, TIOCGWINSZ, &ws) == 0) {
-            ::ioctl(master_, TIOCSWINSZ, &ws);  // the kernel sends the command's foreground job SIGWINCH
+            ::ioctl(master_.get(), TIOCSWINSZ, &ws);  // the kernel sends the command's foreground job SIGWINCH
             return;
         }
 }
@@ -173,10 +175,12 @@ void TerminalRelay::restore() {
 }
 
 void TerminalRelay::start() {
-    if (::pipe(stop_pipe_) != 0) stop_pipe_[0] = stop_pipe_[1] = -1;
-    for (int fd : stop_pipe_)
-        if (fd >= 0) ::fcntl(fd, F_SETFD, FD_CLOEXEC);
-    signal_fd_ = watch_terminal();
+    if (int fds[2]; ::pipe(fds) == 0) {
+        stop_read_ = Fd(fds[0]);
+        stop_write_ = Fd(fds[1]);
+        for (int fd : fds) ::fcntl(fd, F_SETFD, FD_CLOEXEC);
+    }
+    signal_fd_ = Fd(watch_terminal());
     make_raw();
     thread_ = std::thread([this] {
         loop();
@@ -188,7 +192,7 @@ void TerminalRelay::finish() {
     if (finished_) return;
     finished_ = true;
     if (thread_.joinable()) {
-        if (stop_pipe_[1] >= 0) write_all(stop_pipe_[1], "x", 1);
+        if (stop_write_.ok()) write_all(stop_write_.get(), "x", 1);
         // The last output waits for a slow terminal, unless a signal is ending
         // the launcher: then a terminal that takes nothing (a stalled
         // connection) gets a second, and the write it blocks is interrupted.
@@ -201,9 +205,7 @@ void TerminalRelay::finish() {
     }
     give_back();
     stop_watching_terminal();
-    for (int fd : {stop_pipe_[0], stop_pipe_[1], signal_fd_, master_})
-        if (fd >= 0) ::close(fd);
-    master_ = signal_fd_ = stop_pipe_[0] = stop_pipe_[1] = -1;
+    for (Fd* fd : {&stop_read_, &stop_write_, &signal_fd_, &master_}) fd->reset();
 }
 
 void TerminalRelay::loop() {
@@ -236,7 +238,7 @@ void TerminalRelay::loop() {
     // (every process of the sandbox is gone) or broken.
     auto drain = [&]() {
         for (;;) {
-            const ssize_t got = ::read(master_, buf, sizeof buf);
+            const ssize_t got = ::read(master_.get(), buf, sizeof buf);
             if (got > 0) {
                 put(filter_.feed(std::string_view(buf, static_cast<std::size_t>(got))));
                 if (abandon_) return false;
@@ -252,9 +254,9 @@ void TerminalRelay::loop() {
         // than the command's terminal is behind.
         const bool reading = input_open && !stopping && to_command.size() < sizeof buf &&
                              (use_.caller_tty != use_.input_fd || in_foreground(use_.input_fd));
-        pollfd fds[4] = {{master_, static_cast<short>(POLLIN | (to_command.empty() ? 0 : POLLOUT)), 0},
-                         {stop_pipe_[0], POLLIN, 0},
-                         {signal_fd_, POLLIN, 0},
+        pollfd fds[4] = {{master_.get(), static_cast<short>(POLLIN | (to_command.empty() ? 0 : POLLOUT)), 0},
+                         {stop_read_.get(), POLLIN, 0},
+                         {signal_fd_.get(), POLLIN, 0},
                          {reading ? use_.input_fd : -1, POLLIN, 0}};
         // Once stopping, whatever is still there is taken without waiting.
         const int ready = ::poll(fds, 4, stopping ? 0 : -1);
@@ -271,12 +273,12 @@ void TerminalRelay::loop() {
             if (stopping) break;
         }
         if ((fds[0].revents & POLLOUT) != 0 && !to_command.empty()) {
-            const ssize_t w = ::write(master_, to_command.data(), to_command.size());
+            const ssize_t w = ::write(master_.get(), to_command.data(), to_command.size());
             if (w > 0) to_command.erase(0, static_cast<std::size_t>(w));
         }
         if ((fds[1].revents & POLLIN) != 0) stopping = true;
         if ((fds[2].revents & POLLIN) != 0) {
-            while (::read(signal_fd_, buf, sizeof buf) > 0) {
+            while (::read(signal_fd_.get(), buf, sizeof buf) > 0) {
             }
             copy_size();
             // Continued after a stop, the shell having taken its modes back
@@ -306,7 +308,7 @@ void TerminalRelay::loop() {
                     // The end of a piped input (--pty) is the end of the command's:
                     // its terminal's end-of-file key, at the start of a line.
                     termios t{};
-                    if (use_.caller_tty != use_.input_fd && ::tcgetattr(master_, &t) == 0 && (t.c_lflag & ICANON) != 0)
+                    if (use_.caller_tty != use_.input_fd && ::tcgetattr(master_.get(), &t) == 0 && (t.c_lflag & ICANON) != 0)
                         to_command.push_back(static_cast<char>(t.c_cc[VEOF]));
                 }
             }

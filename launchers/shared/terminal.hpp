@@ -101,7 +101,7 @@ class TerminalRelay {
 public:
     // Takes `master`. Copies the caller's window size and modes to the command's
     // terminal; nothing is relayed before start().
-    TerminalRelay(const TerminalUse& use, int master, Reaper& reaper);
+    TerminalRelay(const TerminalUse& use, Fd master, Reaper& reaper);
     TerminalRelay(const TerminalRelay&) = delete;
     TerminalRelay& operator=(const TerminalRelay&) = delete;
     ~TerminalRelay() { finish(); }
@@ -138,10 +138,10 @@ private:
     void give_back();  // the late answers dropped, then restore()
 
     TerminalUse use_;
-    int master_ = -1;
+    Fd master_;
     Reaper& reaper_;
-    int stop_pipe_[2] = {-1, -1};
-    int signal_fd_ = -1;  // SIGWINCH and SIGCONT (signals.hpp)
+    Fd stop_read_, stop_write_;  // finish() tells the relay thread to stop
+    Fd signal_fd_;               // SIGWINCH and SIGCONT (signals.hpp)
     sbx::TerminalOutputFilter filter_;  // the command's output on its way to the caller (relay thread only)
     std::optional<termios> saved_;  // the caller's modes, when its terminal was read
     bool raw_ = false;               // the caller's terminal is raw now (relay thread only, after start)

@@ -86,7 +86,7 @@ TEST_CASE("the relay copies keys in and output out, raw meanwhile, and gives the
     auto reaper = Reaper::start();
     REQUIRE(reaper.has_value());
     {
-        TerminalRelay relay(caller_use(caller), std::exchange(command.master, -1), *reaper);
+        TerminalRelay relay(caller_use(caller), sbx::launcher::Fd(std::exchange(command.master, -1)), *reaper);
         winsize inside{};
         REQUIRE(::ioctl(command.slave, TIOCGWINSZ, &inside) == 0);
         CHECK(inside.ws_row == 40);
@@ -141,7 +141,7 @@ TEST_CASE("when nothing inside has the terminal open, the caller's modes come ba
     Pty caller, command;
     auto reaper = Reaper::start();
     REQUIRE(reaper.has_value());
-    TerminalRelay relay(caller_use(caller), std::exchange(command.master, -1), *reaper);
+    TerminalRelay relay(caller_use(caller), sbx::launcher::Fd(std::exchange(command.master, -1)), *reaper);
     relay.start();
     CHECK_FALSE(canonical(caller.slave));
     ::close(std::exchange(command.slave, -1));
@@ -166,7 +166,7 @@ TEST_CASE("the end of piped input is the command's end of file") {
     use.replaces = {true, true, true};
     use.input_fd = in[0];
     use.output_fd = out[1];
-    TerminalRelay relay(use, std::exchange(command.master, -1), *reaper);
+    TerminalRelay relay(use, sbx::launcher::Fd(std::exchange(command.master, -1)), *reaper);
     relay.start();
     REQUIRE(::write(in[1], "abc\n", 4) == 4);
     ::close(in[1]);
