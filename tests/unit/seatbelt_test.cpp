@@ -239,12 +239,21 @@ bool covers(std::string_view listed, std::string_view op) {
     return listed == op;
 }
 
+// A profile's regex, compiled once: the tests ask each of them about many paths,
+// and compiling one again for every path took most of their time.
+const std::regex& compiled(const std::string& pattern) {
+    static std::map<std::string, std::regex> cache;
+    auto it = cache.find(pattern);
+    if (it == cache.end()) it = cache.emplace(pattern, std::regex(pattern, std::regex::extended)).first;
+    return it->second;
+}
+
 bool matches(const Sexp& f, const std::string& path) {
     const std::string& name = f.items[0].text;
     auto arg = [&] { return f.items.at(1).text; };
     if (name == "literal") return path == arg();
     if (name == "subpath") return sbx::paths::at_or_under(path, arg());
-    if (name == "regex") return std::regex_search(path, std::regex(arg(), std::regex::extended));
+    if (name == "regex") return std::regex_search(path, compiled(arg()));
     if (name == "require-all")
         return std::all_of(f.items.begin() + 1, f.items.end(), [&](const Sexp& s) { return matches(s, path); });
     if (name == "require-any")
