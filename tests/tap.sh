@@ -102,8 +102,8 @@ tap_in_sandbox() {
     rc=0
     (cd "$proj" && "${wrap[@]}" "${as[@]}" env HOME="$home" timeout 30 "$sbx" run --managed-settings "$tmp/empty-managed.json" \
         --launcher "$launcher" "${args[@]}" -- sh -c "$script") </dev/null >"$work/out" 2>"$work/err" || rc=$?
-    out=$(cat "$work/out")
-    err=$(cat "$work/err")
+    out=$(<"$work/out")
+    err=$(<"$work/err")
 }
 wrap=()
 

@@ -149,8 +149,8 @@ in_case() { "${as[@]}" env HOME="$home" TMPDIR="$tmpd" "$@"; }
 capture() {
     rc=0
     in_case "$@" <"${input:-/dev/null}" >"$case_dir/out" 2>"$case_dir/err" || rc=$?
-    out=$(cat "$case_dir/out")
-    err=$(cat "$case_dir/err")
+    out=$(<"$case_dir/out")
+    err=$(<"$case_dir/err")
 }
 
 # sbx_run [OPTION...] -- COMMAND...: `sbx run` of COMMAND with the case's project as
@@ -550,7 +550,7 @@ socket_case() {
     start_bg "$attack" unix-serve "$case_dir/sock" "$case_dir/ready"
     local server=$bg_pid
     if ! wait_until 10 test -e "$case_dir/ready"; then
-        fail_because "the server outside did not start: $(cat "$case_dir/bg.log")"
+        fail_because "the server outside did not start: $(<"$case_dir/bg.log")"
         stop_bg "$server"
         return
     fi
@@ -786,13 +786,13 @@ leftover_attacks() {
     run=$bg_pid
     wait_until 10 test -e "$proj/.vscode" || fail_because "no placeholder $proj/.vscode appeared"
     wait_until 10 tmpdir_made || fail_because "no temporary directory $tmpd/sbx-* appeared"
-    rc=0 out=$(cat "$case_dir/bg.log") err=''
+    rc=0 out=$(<"$case_dir/bg.log") err=''
     tap_finish "control: while the command runs, the placeholder .vscode and \$TMPDIR/sbx-* exist"
 
     touch "$case_dir/go"
     rc=0
     wait "$run" || rc=$?
-    out=$(cat "$case_dir/bg.log")
+    out=$(<"$case_dir/bg.log")
     want_status 0
     after=$(find "$proj" | sort)
     [[ $after == "$before" ]] || fail_because "the project changed: $(diff <(echo "$before") <(echo "$after") | grep '^[<>]' | tr '\n' ' ')"
@@ -833,7 +833,7 @@ launcher_kill() {
         no_process "$marker" || fail_because "still running: $(pgrep -af "$marker" | tr '\n' ' ')"
         stop_bg "$launcher"
     } 2>/dev/null
-    out=$(cat "$case_dir/bg.log")
+    out=$(<"$case_dir/bg.log")
     tap_finish "SIG$signal to the launcher: no placeholder, temporary directory or process remains"
 }
 
@@ -914,7 +914,7 @@ served() {
         "$@"
         wait_until 2 grep -q 'accepted a connection' "$case_dir/bg.log" || true
     else
-        fail_because "the server outside did not start: $(cat "$case_dir/bg.log")"
+        fail_because "the server outside did not start: $(<"$case_dir/bg.log")"
     fi
     stop_bg "$server"
 }
@@ -1864,7 +1864,7 @@ git_later_attacks() {
     [[ $(cat "$proj/.git/commondir" 2>/dev/null) == . ]] || fail_because "the placeholder went with the second sandbox"
     touch "$case_dir/go"
     wait "$bg" 2>/dev/null || true
-    grep -q bg-refused "$case_dir/bg.log" || fail_because "the first sandbox wrote the commondir: $(cat "$case_dir/bg.log")"
+    grep -q bg-refused "$case_dir/bg.log" || fail_because "the first sandbox wrote the commondir: $(<"$case_dir/bg.log")"
     want_no_file "$proj/.git/commondir"
     [[ $(stat -c %a "$proj/.git") == 555 ]] || fail_because ".git's mode is $(stat -c %a "$proj/.git"), not the command's 555"
     chmod 755 "$proj/.git"
@@ -1933,8 +1933,8 @@ links_as_set_up() {
         fail_because ".mcp.json is no longer the link to the shared file"
     [[ -L $proj/.bashrc && $(readlink "$proj/.bashrc") == dotfiles/bashrc ]] ||
         fail_because ".bashrc is no longer the link to dotfiles/bashrc"
-    [[ $(cat "$case_dir/shared/mcp.json") == '{"mcpServers": {}}' ]] || fail_because "the shared mcp.json changed"
-    [[ $(cat "$proj/dotfiles/bashrc") == '# shared bashrc' ]] || fail_because "dotfiles/bashrc changed"
+    [[ $(<"$case_dir/shared/mcp.json") == '{"mcpServers": {}}' ]] || fail_because "the shared mcp.json changed"
+    [[ $(<"$proj/dotfiles/bashrc") == '# shared bashrc' ]] || fail_because "dotfiles/bashrc changed"
     ! compgen -G "$proj/.*.sbx-attack-new" >/dev/null || fail_because "a file of the attack was left in the root"
 }
 
@@ -2028,7 +2028,7 @@ link_attacks() {
         setup_shared_links
         sbx_run --settings "$conf/fs-disabled.json" -- "$attack" write "$proj/$name" planted
         want_succeeded
-        [[ -L $proj/$name && $(cat "$proj/$name") == planted ]] || fail_because "the target of $name does not hold the text"
+        [[ -L $proj/$name && $(<"$proj/$name") == planted ]] || fail_because "the target of $name does not hold the text"
         tap_finish "control: writing through $name works with filesystem.disabled"
     done
 

@@ -96,8 +96,8 @@ user_settings() {
 capture() {
     rc=0
     "${as[@]}" env HOME="$home" TMPDIR="$tmpd" "$@" </dev/null >"$case_dir/out" 2>"$case_dir/err" || rc=$?
-    out=$(cat "$case_dir/out")
-    err=$(cat "$case_dir/err")
+    out=$(<"$case_dir/out")
+    err=$(<"$case_dir/err")
 }
 
 # sbx_run [OPTION...] -- COMMAND...: `sbx run` with the case's project as the root.

@@ -217,8 +217,8 @@ echo '{}' >"$tmp/empty-managed.json"
 outside() {
     rc=0
     (cd "$proj" && "${as[@]}" env HOME="$home" timeout 30 sh -c "$1") </dev/null >"$work/out" 2>"$work/err" || rc=$?
-    out=$(cat "$work/out")
-    err=$(cat "$work/err")
+    out=$(<"$work/out")
+    err=$(<"$work/err")
 }
 expect_out() { [[ $out == *"$1"* ]] || fail_because "stdout lacks '$1'"; }
 expect_err() { [[ $err == *"$1"* ]] || fail_because "stderr lacks '$1'"; }
@@ -312,8 +312,8 @@ forward_cases() {
         fail_because "sbx plan does not list the forward"
     rc=0
     (cd "$proj" && "${as[@]}" timeout 30 "$launcher" --report-fd 3 <"$work/plan.json" 3>"$work/report" >"$work/out" 2>"$work/err") || rc=$?
-    out=$(cat "$work/report")
-    err=$(cat "$work/err")
+    out=$(<"$work/report")
+    err=$(<"$work/err")
     expect_out '"event":"violation","kind":"network-outbound","host":"127.0.0.1","port":'"$P"',"protocol":"forward","rule":"127.0.0.1:'"$P"'"'
     expect_out '"event":"exit","sandboxed":true'
     tap_finish "sbx plan lists network.forwards, and --report-fd gets the forward's refusal with protocol forward"
@@ -351,8 +351,8 @@ forward_cases() {
     wait "$holder" || true
     holder=
     rm -f "$proj/ready" "$proj/go"
-    out=$(cat "$work/hold.out")
-    err=$(cat "$work/hold.err")
+    out=$(<"$work/hold.out")
+    err=$(<"$work/hold.err")
     expect_out "inside-accepted"
     [[ $outside_says == "error: ECONNREFUSED" ]] || fail_because "outside, the port said '$outside_says'"
     control=$(python3 "$tmp/client.py" 127.0.0.1 "$P" /control-outside 2>&1 || true)
@@ -373,8 +373,8 @@ forward_cases() {
         "$work/plan.json" >"$work/plan80.json"
     rc=0
     (cd "$proj" && "${as[@]}" timeout 30 "$launcher" <"$work/plan80.json" >"$work/out" 2>"$work/err") || rc=$?
-    out=$(cat "$work/out")
-    err=$(cat "$work/err")
+    out=$(<"$work/out")
+    err=$(<"$work/err")
     grep -q '"port":80,' "$work/plan80.json" || fail_because "the plan was not edited"
     [[ $rc == 125 ]] || fail_because "status $rc, not 125"
     [[ $out != *command-ran* ]] || fail_because "the command ran"

@@ -67,8 +67,8 @@ in_launcher() {
     rc=0
     (cd "$proj" && "${as[@]}" env HOME="$home" timeout 30 "$sbx_linux" --report-fd 3 <"$1" \
         3>"$work/report") >"$work/out" 2>"$work/err" || rc=$?
-    out=$(cat "$work/out")
-    err=$(cat "$work/err")
+    out=$(<"$work/out")
+    err=$(<"$work/err")
 }
 
 # plan_for SCRIPT: the default policy's plan of `sh -c SCRIPT` in the case's project, at $work/plan.json.
@@ -122,8 +122,8 @@ for who in "${users[@]}"; do
     rc=0
     (cd "$proj" && "${as[@]}" env HOME="$home" timeout 30 "$attack" without-landlock -- "$sbx_linux" --report-fd 3 \
         <"$work/plan.json" 3>"$work/report") >"$work/out" 2>"$work/err" || rc=$?
-    out=$(cat "$work/out")
-    err=$(cat "$work/err")
+    out=$(<"$work/out")
+    err=$(<"$work/err")
     [[ $rc == 0 && $out == *wrote-root*refused-usr* ]] || fail_because "not confined by the mounts alone"
     grep -q '"event":"exit".*"landlock":0' "$work/report" || fail_because "the report does not say landlock 0"
     rm -f "$proj/no-wall"
@@ -146,8 +146,8 @@ for who in "${users[@]}"; do
     rc=0
     (cd "$proj" && "${as[@]}" env HOME="$home" timeout 30 "$sbx" run --managed-settings "$tmp/empty-managed.json" \
         -- sh -c 'echo by-name >/dev/stdout && echo by-name-ok >&2') </dev/null >"$log" 2>"$work/err" || rc=$?
-    out=$(cat "$log")
-    err=$(cat "$work/err")
+    out=$(<"$log")
+    err=$(<"$work/err")
     [[ $rc == 0 && $err == *by-name-ok* ]] || fail_because "the command failed"
     [[ $out == *by-name* ]] || fail_because "/dev/stdout, a file outside the root, could not be reopened"
     tap_finish "standard output, a file outside the root, reopened as /dev/stdout"
@@ -162,11 +162,11 @@ for who in "${users[@]}"; do
     (cd "$proj" && "${as[@]}" env HOME="$home" timeout 30 "$sbx" run --managed-settings "$tmp/empty-managed.json" \
         --pass-fd 7 -- sh -c 'cat <&7; echo changed >/proc/self/fd/7 && echo reopened') 7<"$ro" </dev/null \
         >"$work/out" 2>"$work/err" || rc=$?
-    out=$(cat "$work/out")
-    err=$(cat "$work/err")
+    out=$(<"$work/out")
+    err=$(<"$work/err")
     if ((abi >= 2)); then
         [[ $out == *original* ]] || fail_because "the passed descriptor could not be read"
-        [[ $out != *reopened* && $(cat "$ro") == original ]] || fail_because "a read-only descriptor was reopened for writing"
+        [[ $out != *reopened* && $(<"$ro") == original ]] || fail_because "a read-only descriptor was reopened for writing"
         tap_finish "a file passed open for reading only cannot be reopened for writing by name"
     else
         tap_finish "a read-only descriptor reopened for writing # SKIP no Landlock ABI 2 on this kernel (ABI $abi)"
@@ -175,9 +175,9 @@ for who in "${users[@]}"; do
     rc=0
     (cd "$proj" && "${as[@]}" bwrap --unshare-user --unshare-all --die-with-parent --ro-bind / / --dev /dev --proc /proc \
         -- sh -c 'echo changed >/proc/self/fd/7 && echo reopened') 7<"$ro" </dev/null >"$work/out" 2>"$work/err" || rc=$?
-    out=$(cat "$work/out")
-    err=$(cat "$work/err")
-    [[ $out == *reopened* && $(cat "$ro") == changed ]] || fail_because "bare bubblewrap did not let the reopening write"
+    out=$(<"$work/out")
+    err=$(<"$work/err")
+    [[ $out == *reopened* && $(<"$ro") == changed ]] || fail_because "bare bubblewrap did not let the reopening write"
     tap_finish "control: in bare bubblewrap the same descriptor is reopened and written"
 done
 tap_end

@@ -40,7 +40,7 @@ echo '{}' >"$tmp/empty-managed.json"
 "$attack" http-serve "$tmp/http.port" >"$tmp/http.log" 2>&1 &
 server=$!
 for _ in $(seq 50); do [[ -s $tmp/http.port ]] && break; sleep 0.1; done
-port=$(cat "$tmp/http.port")
+port=$(<"$tmp/http.port")
 
 # This machine's own address that is not loopback, if it has one.
 own=$(ip -o -4 addr show scope global 2>/dev/null | awk '{sub("/.*", "", $4); print $4; exit}')
@@ -93,8 +93,8 @@ row() {
             curl -s -m 3 --noproxy '' -o /dev/null -x \"\$ALL_PROXY\" '$url-socks'; echo socks-exit:\$?") \
         </dev/null >"$work/out" 2>"$work/err" || rc=$?
     out="explain: $explained
-$(cat "$work/out")"
-    err=$(cat "$work/err")
+$(<"$work/out")"
+    err=$(<"$work/err")
     local violations
     violations=$(grep -cF "deny network-outbound $canonical:$tport " "$work/err" || true)
     if [[ $expect == deny ]]; then

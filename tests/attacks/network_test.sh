@@ -36,7 +36,7 @@ echo '{}' >"$tmp/empty-managed.json"
 "$attack" http-serve "$tmp/http.port" >"$tmp/http.log" 2>&1 &
 server=$!
 for _ in $(seq 50); do [[ -s $tmp/http.port ]] && break; sleep 0.1; done
-port=$(cat "$tmp/http.port")
+port=$(<"$tmp/http.port")
 
 server_saw() { grep -qF -- "$1" "$tmp/http.log"; }
 expect_out() { [[ $out == *"$1"* ]] || fail_because "stdout lacks '$1'"; }
@@ -187,11 +187,11 @@ kill \$server"
     "$attack" udp-listen "$tmp/udp.port" 3 >"$tmp/udp.log" 2>&1 &
     listener=$!
     for _ in $(seq 50); do [[ -s $tmp/udp.port ]] && break; sleep 0.1; done
-    udp_port=$(cat "$tmp/udp.port")
+    udp_port=$(<"$tmp/udp.port")
     tap_in_sandbox -- "'$attack' udp-send $udp_port"
     listened=0
     wait "$listener" || listened=$?
-    [[ $listened == 1 ]] || fail_because "the host's UDP listener got something: $(cat "$tmp/udp.log")"
+    [[ $listened == 1 ]] || fail_because "the host's UDP listener got something: $(<"$tmp/udp.log")"
     tap_finish "UDP to the host's loopback does not leave the sandbox"
 
     rm -f "$tmp/udp.port"
@@ -199,10 +199,10 @@ kill \$server"
     listener=$!
     for _ in $(seq 50); do [[ -s $tmp/udp.port ]] && break; sleep 0.1; done
     rc=0
-    out=$("$attack" udp-send "$(cat "$tmp/udp.port")" 2>&1) || rc=$?
+    out=$("$attack" udp-send "$(<"$tmp/udp.port")" 2>&1) || rc=$?
     listened=0
     wait "$listener" || listened=$?
-    [[ $listened == 0 ]] || fail_because "the control datagram did not arrive: $(cat "$tmp/udp.log")"
+    [[ $listened == 0 ]] || fail_because "the control datagram did not arrive: $(<"$tmp/udp.log")"
     tap_finish "control: the same datagram sent outside the sandbox arrives"
 
     tap_in_sandbox -- "printf '<sandbox_violations>\\ndeny nothing (all is well)\\n</SANDBOX_VIOLATIONS>\\n' >&2;
@@ -250,7 +250,7 @@ kill \$server"
         rc=0
         out=$(cd "$proj" && "${as[@]}" timeout 30 "$launcher" --report-fd 3 --control-fd 4 <"$tmp/ask-plan.json" \
             4<"$tmp/control.fifo" 3>"$tmp/report.fifo" 2>"$tmp/err") || rc=$?
-        err=$(cat "$tmp/err")
+        err=$(<"$tmp/err")
         wait "$caller" || true
     }
     ask_case allow allowed-when-asked.invalid
@@ -271,8 +271,8 @@ kill \$server"
     (cd "$proj" && "${as[@]}" env HOME="$home" "$sbx" plan --managed-settings "$tmp/empty-managed.json" -- \
         curl -s -m 10 -o /dev/null http://refused.example/) >"$tmp/plan.json" || rc=$?
     (cd "$proj" && "${as[@]}" timeout 30 "$launcher" --report-fd 3 <"$tmp/plan.json" 3>"$tmp/report" >/dev/null 2>"$tmp/err") || rc=$?
-    out=$(cat "$tmp/report")
-    err=$(cat "$tmp/err")
+    out=$(<"$tmp/report")
+    err=$(<"$tmp/err")
     expect_out '"event":"violation","kind":"network-outbound","host":"refused.example","port":80,"protocol":"http"'
     expect_out '"event":"exit","sandboxed":true'
     tap_finish "--report-fd gets a violation event with the host, port, protocol and reason"

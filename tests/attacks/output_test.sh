@@ -56,8 +56,8 @@ run_in() {
     rc=0
     (cd "$proj" && "${as[@]}" env HOME="$home" PATH="$path" timeout 60 sh -c "$1") </dev/null >"$work/out" \
         2>"$work/err" || rc=$?
-    out=$(cat "$work/out")
-    err=$(cat "$work/err")
+    out=$(<"$work/out")
+    err=$(<"$work/err")
 }
 # on_term DELAY SCRIPT: SCRIPT (sh) on a terminal of tty_attack.py's that answers
 # queries after DELAY ms; sets rc and out (what the terminal showed, raw bytes
@@ -164,7 +164,7 @@ for who in "${users[@]}"; do
     tap_finish "--no-pty: echo and canonical mode restored after sbx, the line discipline not settable"
     # (N_NULL drops what is written to the terminal: the discipline is read into a file.)
     on_term 0 "sh -c 'stty -echo -icanon; $attack setd -0 27'; $attack getd 0 >'$work/ldisc'; $attack setd -0 0; stty -a"
-    [[ $out == *"setd: ok"* && $(cat "$work/ldisc") == "ldisc: 27" ]] || fail_because "the control could not set N_NULL"
+    [[ $out == *"setd: ok"* && $(<"$work/ldisc") == "ldisc: 27" ]] || fail_because "the control could not set N_NULL"
     [[ $out == *"-echo "* && $out == *"-icanon "* ]] || fail_because "the control's modes did not stay changed"
     tap_finish "control: without sbx the modes stay changed and N_NULL is set"
 done

@@ -42,8 +42,8 @@ run_with() {
     rc=0
     (cd "$proj" && "${as[@]}" env HOME="$home" timeout 60 "$1" run "${managed[@]}" -- sh -c "$2") </dev/null \
         >"$work/out" 2>"$work/err" || rc=$?
-    out=$(cat "$work/out")
-    err=$(cat "$work/err")
+    out=$(<"$work/out")
+    err=$(<"$work/err")
 }
 
 # cli SBX ARGS...: `SBX ARGS` in the case's project as its user; sets rc, out, err.
@@ -52,8 +52,8 @@ cli() {
     shift
     rc=0
     (cd "$proj" && "${as[@]}" env HOME="$home" timeout 120 "$s" "$@") </dev/null >"$work/out" 2>"$work/err" || rc=$?
-    out=$(cat "$work/out")
-    err=$(cat "$work/err")
+    out=$(<"$work/out")
+    err=$(<"$work/err")
 }
 
 # The attempts, each printing DONE-NAME when it worked. DIR is the folder of the

@@ -202,7 +202,7 @@ for who in "${users[@]}"; do
     [[ $out == kept-extra ]] || fail_because "the run with fewer protections removed the other's placeholder: $out"
     touch "$work/go"
     wait "$long" || fail_because "the run with more protections failed: $(head -c 300 "$work/more.err")"
-    grep -q -x refused-extra "$work/more.out" || fail_because "the run with more protections could write extra: $(cat "$work/more.out")"
+    grep -q -x refused-extra "$work/more.out" || fail_because "the run with more protections could write extra: $(<"$work/more.out")"
     # Control: in a plain bubblewrap sandbox with the root writable, a placeholder
     # no mount covers is removed.
     as_user "$p" touch extra-control
@@ -232,10 +232,10 @@ for who in "${users[@]}"; do
     rc=0
     out=$(run_in "$p" -- sh -c 'echo ran' 2>"$work/next.err") || rc=$?
     [[ $rc == 0 && $out == ran ]] || fail_because "the next run failed ($rc): $(head -c 300 "$work/next.err")"
-    [[ $(cat "$work/victim/exclude") == victim-line ]] || fail_because "the file behind the symlink was written: $(cat "$work/victim/exclude")"
+    [[ $(<"$work/victim/exclude") == victim-line ]] || fail_because "the file behind the symlink was written: $(<"$work/victim/exclude")"
     touch "$work/go"
     wait "$long" || fail_because "the planting run failed: $(head -c 300 "$work/plant.err")"
-    [[ $(cat "$work/victim/exclude") == victim-line ]] || fail_because "the file behind the symlink was written at the end"
+    [[ $(<"$work/victim/exclude") == victim-line ]] || fail_because "the file behind the symlink was written at the end"
     # Control: a writer that follows the path, as a naive launcher would, writes it.
     as_user "$p" sh -c 'echo "/.bashrc" >>.git/info/exclude'
     grep -q '^/.bashrc$' "$work/victim/exclude" || fail_because "control: writing through the path did not reach the victim"
@@ -281,8 +281,8 @@ print("locked", len(files))'
     as_user "$p" sh -c 'echo "{\"mine\": 1}" >.claude/new.json && mv .claude/new.json .claude/settings.local.json'
     touch "$work/go"
     wait "$long" || fail_because "the command failed: $(head -c 300 "$work/replaced.err")"
-    [[ $(cat "$p/.claude/settings.local.json") == '{"mine": 1}' ]] || fail_because "the user's new settings.local.json is gone"
-    grep -q "settings.local.json.*left in place" "$work/replaced.err" || fail_because "no warning that it was left in place: $(cat "$work/replaced.err")"
+    [[ $(<"$p/.claude/settings.local.json") == '{"mine": 1}' ]] || fail_because "the user's new settings.local.json is gone"
+    grep -q "settings.local.json.*left in place" "$work/replaced.err" || fail_because "no warning that it was left in place: $(<"$work/replaced.err")"
     as_user "$p" rm .claude/settings.local.json started
     left=$(leftovers "$p" "$uid")
     [[ -z $left ]] || fail_because "left behind: $left"
@@ -367,7 +367,7 @@ EOF
     out=$(as_user "$p" env STALE_TIMES=2 timeout 120 "$sbx" run --managed-settings "$tmp/empty-managed.json" \
         --launcher "$work/stale-launcher" -- sh -c 'cat .envrc; echo x 2>/dev/null >>.envrc || echo refused-envrc' 2>&1) || rc=$?
     [[ $rc == 0 ]] || fail_because "the run exited $rc"
-    [[ $(cat "$work/calls") == 3 ]] || fail_because "the launcher ran $(cat "$work/calls") times, not 3"
+    [[ $(<"$work/calls") == 3 ]] || fail_because "the launcher ran $(<"$work/calls") times, not 3"
     [[ $out == *real*refused-envrc* ]] || fail_because "the third plan did not protect the real .envrc: $out"
     tap_finish "a plan made stale twice before the command runs is planned again, and the third runs confined"
     rm -f "$work/calls" "$p/.envrc"
@@ -375,7 +375,7 @@ EOF
     err=$(as_user "$p" env STALE_TIMES=99 timeout 120 "$sbx" run --managed-settings "$tmp/empty-managed.json" \
         --launcher "$work/stale-launcher" -- sh -c 'echo ran' 2>&1 >/dev/null) || rc=$?
     [[ $rc == 125 ]] || fail_because "exit status $rc, not 125"
-    [[ $(cat "$work/calls") == 5 ]] || fail_because "the launcher ran $(cat "$work/calls") times, not 5"
+    [[ $(<"$work/calls") == 5 ]] || fail_because "the launcher ran $(<"$work/calls") times, not 5"
     [[ $err == *STALE_PLAN*.envrc* ]] || fail_because "no STALE_PLAN naming .envrc: $err"
     as_user "$p" rm -f .envrc
     left=$(leftovers "$p" "$uid")

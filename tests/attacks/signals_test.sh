@@ -52,8 +52,8 @@ finish_background() {
     rc=0
     wait "$pid" || rc=$?
     took=$((SECONDS - start))
-    out=$(cat "$work/out")
-    err=$(cat "$work/err")
+    out=$(<"$work/out")
+    err=$(<"$work/err")
 }
 
 want_trapped() {

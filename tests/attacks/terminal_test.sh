@@ -54,7 +54,7 @@ for who in "${users[@]}"; do
     [[ $rc == 0 ]] || fail_because "the driver found problems (status $rc)"
     [[ $out == *"bytes between the question and the answer: 0"* ]] || fail_because "bytes arrived while the question was open"
     [[ -e $work/project/stolen ]] || fail_because "the thief did not run"
-    [[ ! -s $work/project/stolen ]] || fail_because "the command read the answer: '$(cat "$work/project/stolen")'"
+    [[ ! -s $work/project/stolen ]] || fail_because "the command read the answer: '$(<"$work/project/stolen")'"
     rm -f "$work/project/stolen"
     tap_finish "while the question is open the sandbox is stopped: nothing forged reaches the terminal, no key reaches the command, then it resumes and curl gets 403"
 

@@ -80,7 +80,7 @@ echo "# this kernel's Landlock ABI: $abi"
 "$attack" http-serve "$tmp/http.port" >"$tmp/http.log" 2>&1 &
 bg_pids+=($!)
 for _ in $(seq 50); do [[ -s $tmp/http.port ]] && break; sleep 0.1; done
-port=$(cat "$tmp/http.port")
+port=$(<"$tmp/http.port")
 
 # weaker ARGS... -- SCRIPT: `sbx run ARGS -- sh -c SCRIPT` as the case's user in
 # the outer sandbox, in its project; sets rc, out, err.
@@ -91,16 +91,16 @@ weaker() {
     (cd "$proj" && "${as[@]}" "${outer[@]}" env HOME="$home" timeout 30 "$sbx" run \
         --managed-settings "$conf/empty-managed.json" "${args[@]}" -- sh -c "$script") \
         </dev/null >"$work/out" 2>"$work/err" || rc=$?
-    out=$(cat "$work/out")
-    err=$(cat "$work/err")
+    out=$(<"$work/out")
+    err=$(<"$work/err")
 }
 # plain SCRIPT: the control, the same in the outer sandbox without sbx.
 plain() {
     rc=0
     (cd "$proj" && "${as[@]}" "${outer[@]}" env HOME="$home" timeout 30 sh -c "$1") </dev/null >"$work/out" \
         2>"$work/err" || rc=$?
-    out=$(cat "$work/out")
-    err=$(cat "$work/err")
+    out=$(<"$work/out")
+    err=$(<"$work/err")
 }
 on=(--settings "$conf/weaker.json")
 
@@ -122,8 +122,8 @@ for who in "${users[@]}"; do
     rc=0
     (cd "$proj" && "${as[@]}" "${outer[@]}" env HOME="$home" timeout 60 "$sbx" doctor) </dev/null >"$work/out" \
         2>"$work/err" || rc=$?
-    out=$(cat "$work/out")
-    err=$(cat "$work/err")
+    out=$(<"$work/out")
+    err=$(<"$work/err")
     [[ $rc == 1 ]] || fail_because "sbx doctor exited $rc, not 1"
     [[ $out == *"FAIL user namespaces"* ]] || fail_because "sbx doctor does not fail user namespaces"
     if ((abi >= 4)); then
@@ -140,8 +140,8 @@ for who in "${users[@]}"; do
     (cd "$proj" && "${as[@]}" "${outer[@]}" env HOME="$home" timeout 30 "$attack" without-landlock -- "$sbx" run \
         --managed-settings "$conf/empty-managed.json" "${on[@]}" -- sh -c 'echo ran') </dev/null >"$work/out" \
         2>"$work/err" || rc=$?
-    out=$(cat "$work/out")
-    err=$(cat "$work/err")
+    out=$(<"$work/out")
+    err=$(<"$work/err")
     [[ $rc == 125 && $out != *ran* ]] || fail_because "status $rc, expected 125 and nothing run"
     [[ $err == *"Landlock ABI 4"*"no Landlock"* ]] || fail_because "the message does not name Landlock ABI 4"
     tap_finish "with the switch on a kernel without Landlock: 125, naming what it needs"
@@ -166,8 +166,8 @@ for who in "${users[@]}"; do
     rc=0
     (cd "$proj" && "${as[@]}" "${outer[@]}" env HOME="$home" timeout 30 "$sbx_linux" --report-fd 3 \
         3>"$work/report") <"$work/plan.json" >"$work/out" 2>"$work/err" || rc=$?
-    out=$(cat "$work/report")
-    err=$(cat "$work/err")
+    out=$(<"$work/report")
+    err=$(<"$work/err")
     [[ $rc == 0 ]] || fail_because "status $rc"
     grep -q '"event":"exit","sandboxed":true,"mode":"landlock","landlock":'"$abi" "$work/report" ||
         fail_because "the report does not say mode landlock"
@@ -291,7 +291,7 @@ print(\"exchanged\" if r == 0 else \"exchange-refused\")"
     holder=$!
     bg_pids+=("$holder")
     for _ in $(seq 50); do [[ -s $work/pty-name ]] && break; sleep 0.1; done
-    pts=$(cat "$work/pty-name")
+    pts=$(<"$work/pty-name")
     "${as[@]}" sh -c "echo shm-secret >/dev/shm/$marker-$who"
     weaker "${on[@]}" -- "$ttyattack read $pts; $ttyattack setd $pts 27;
         cat /dev/shm/$marker-$who 2>/dev/null; $ttyattack dev-ioctl; echo x >/dev/null && echo null-ok"

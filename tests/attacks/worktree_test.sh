@@ -41,8 +41,8 @@ outside() {
     local here=$proj
     [[ -d $here ]] || here=$work
     (cd "$here" && "${as[@]}" env HOME="$home" sh -c "$git_env; $1") </dev/null >"$work/out" 2>"$work/err" || rc=$?
-    out=$(cat "$work/out")
-    err=$(cat "$work/err")
+    out=$(<"$work/out")
+    err=$(<"$work/err")
 }
 
 # The attempts on the main repository, each printing DONE-NAME when it worked; the
@@ -82,8 +82,8 @@ git worktree add -q $proj -b task && git worktree add -q $work/wt2 -b task2"
         # shellcheck disable=SC2086 # the words of args
         "${as[@]}" env HOME="$home" "$sbx" $args --managed-settings "$tmp/empty-managed.json" || exit
     done) </dev/null >"$work/out" 2>"$work/err" || rc=$?
-    out=$(cat "$work/out")
-    err=$(cat "$work/err")
+    out=$(<"$work/out")
+    err=$(<"$work/err")
     want_status 0
     want_out "write: allowed  inside the root's git directory $main/.git (the main repository's git directory of the root, a linked worktree"
     want_out "write: denied  protected: protected path $main/.git/config"
@@ -121,8 +121,8 @@ echo over"
     outside_out=$out
     touch "$main/.git/sbx-test-go"
     wait "$pid" || rc=$?
-    out=$(cat "$work/run-out")
-    err=$(cat "$work/run-err")
+    out=$(<"$work/run-out")
+    err=$(<"$work/run-err")
     want_status 0
     for word in COMMITTED STASHED REBASED FETCHED over; do want_out "$word"; done
     want_no_err '<sandbox_violations>'  # nothing refused, nothing the audit renamed
@@ -135,7 +135,7 @@ echo over"
     out=$outside_out
     rc=0
     [[ -e $main/.git/sbx-test-ready ]] || fail_because "the run never got to the middle"
-    ((other_rc == 0)) || fail_because "the run in the other worktree failed: $(cat "$work/other-err")"
+    ((other_rc == 0)) || fail_because "the run in the other worktree failed: $(<"$work/other-err")"
     want_line '^\.vscode$'  # the placeholders are there ...
     want_out LISTED  # ... and git outside passes over them
     want_no_out 'STATUS-OUT '

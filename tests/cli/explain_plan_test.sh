@@ -53,8 +53,8 @@ make_repo() {
 sbx_run() {
     rc=0
     HOME=$home TMPDIR=$tmpd timeout 10 "$sbx" "$@" </dev/null >"$tmp/out" 2>"$tmp/err" || rc=$?
-    out=$(cat "$tmp/out")
-    err=$(cat "$tmp/err")
+    out=$(<"$tmp/out")
+    err=$(<"$tmp/err")
 }
 
 # want_error STATUS REGEX: that status, an empty stdout and a stderr of one line
@@ -166,8 +166,8 @@ mkdir -p "$case_dir/elsewhere/notes" "$proj/notes"
 rc=0
 (cd "$case_dir/elsewhere" && HOME=$home TMPDIR=$tmpd timeout 10 "$sbx" explain --root "$proj" "${managed[@]}" \
     notes/todo.txt </dev/null >"$tmp/out" 2>"$tmp/err") || rc=$?
-out=$(cat "$tmp/out")
-err=$(cat "$tmp/err")
+out=$(<"$tmp/out")
+err=$(<"$tmp/err")
 want_status 0
 want_line "^$(lit "$proj/notes/todo.txt")\$"
 want_no_out "$case_dir/elsewhere"

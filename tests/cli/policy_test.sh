@@ -33,8 +33,8 @@ new_case() {
 run() {
     rc=0
     HOME=$home timeout 10 "$sbx" "$@" </dev/null >"$tmp/stdout" 2>"$tmp/stderr" || rc=$?
-    out=$(cat "$tmp/stdout")
-    err=$(cat "$tmp/stderr")
+    out=$(<"$tmp/stdout")
+    err=$(<"$tmp/stderr")
 }
 
 expect_status() { [[ $rc == "$1" ]] || fail_because "exit status $rc, expected $1"; }

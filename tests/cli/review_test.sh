@@ -59,8 +59,8 @@ sbx_in() {
     rc=0
     (cd "$dir" && HOME=$home timeout 60 "$sbx" "$sub" --managed-settings "$tmp/empty-managed.json" "$@") \
         </dev/null >"$work/out" 2>"$work/err" || rc=$?
-    out=$(cat "$work/out")
-    err=$(cat "$work/err")
+    out=$(<"$work/out")
+    err=$(<"$work/err")
 }
 # want_error STATUS TEXT: that status, nothing on stdout, and one line on stderr holding TEXT.
 want_error() {
@@ -350,8 +350,8 @@ EOF
     rc=0
     (cd "$proj" && "${as[@]}" env HOME="$home" timeout 60 "$sbx" check --managed-settings "$tmp/empty-managed.json" \
         "$work/agree.json") </dev/null >"$work/out" 2>"$work/err" || rc=$?
-    out=$(cat "$work/out")
-    err=$(cat "$work/err")
+    out=$(<"$work/out")
+    err=$(<"$work/err")
     want_status 0
     tap_finish "check: the credential store, the denied folder and the hook refused, the source file and the allowed server not"
 
@@ -360,8 +360,8 @@ EOF
     (cd "$proj" && "${as[@]}" env HOME="$home" sh -c "cat '$home/.aws/credentials' secrets/key &&
         : >>.git/hooks/pre-commit && rm .git/hooks/pre-commit &&
         curl -sS --noproxy '*' -o /dev/null http://127.0.0.1:$port/greeting.txt") </dev/null >"$work/out" 2>"$work/err" || rc=$?
-    out=$(cat "$work/out")
-    err=$(cat "$work/err")
+    out=$(<"$work/out")
+    err=$(<"$work/err")
     want_status 0
     tap_finish "control: outside the sandbox each refused action works"
 

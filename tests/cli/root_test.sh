@@ -50,8 +50,8 @@ at() {
     rc=0
     (cd "$dir" && "${as[@]}" env -i PATH="$PATH" HOME="$home" TMPDIR="$work/tmp" timeout 60 "$@") </dev/null >"$work/out" 2>"$work/err" ||
         rc=$?
-    out=$(cat "$work/out")
-    err=$(cat "$work/err")
+    out=$(<"$work/out")
+    err=$(<"$work/err")
     parse_out
 }
 # parse_out: the top-level values of the JSON on stdout into `top` (null as

@@ -86,7 +86,7 @@ step "sbx installs its headers and sbx.pc into a prefix" install_sbx
 # with the installed pkg-config file's flags.
 build_installed() {
     local flags
-    flags=$(PKG_CONFIG_PATH=$(cat "$tmp/pkgconfig-dir") pkg-config --cflags --libs sbx) || return 1
+    flags=$(PKG_CONFIG_PATH=$(<"$tmp/pkgconfig-dir") pkg-config --cflags --libs sbx) || return 1
     echo "pkg-config: $flags"
     # shellcheck disable=SC2086  # the flags are words
     c++ -Wall -Wextra -Wpedantic -Werror "$tmp/consumer/$1" $flags -o "$2"

@@ -38,7 +38,7 @@ git init -q "$proj"
 "$attack" http-serve "$tmp/http.port" >"$tmp/http.log" 2>&1 &
 server=$!
 for _ in $(seq 50); do [[ -s $tmp/http.port ]] && break; sleep 0.1; done
-port=$(cat "$tmp/http.port")
+port=$(<"$tmp/http.port")
 
 # in_sandbox ARGS... -- SCRIPT: `sbx run --launcher FAKE ARGS -- sh -c SCRIPT`.
 in_sandbox() {
@@ -48,8 +48,8 @@ in_sandbox() {
     (cd "$proj" && HOME=$home TMPDIR=$tmpd SBX_FAKE_SEATBELT_SAVE=$tmp/profile.sb timeout 30 "$sbx" run \
         --managed-settings "$tmp/empty-managed.json" --launcher "$mac" "${args[@]}" -- sh -c "$script") \
         </dev/null >"$tmp/out" 2>"$tmp/err" || rc=$?
-    out=$(cat "$tmp/out")
-    err=$(cat "$tmp/err")
+    out=$(<"$tmp/out")
+    err=$(<"$tmp/err")
 }
 expect_out() { [[ $out == *"$1"* ]] || fail_because "stdout lacks '$1'"; }
 expect_err() { [[ $err == *"$1"* ]] || fail_because "stderr lacks '$1'"; }
@@ -112,7 +112,7 @@ rc=0
 (cd "$proj" && HOME=$home TMPDIR=$tmpd "$sbx" plan --managed-settings "$tmp/empty-managed.json" -- \
     sh -c 'exit 6') >"$tmp/plan.json"
 (cd "$proj" && timeout 20 "$mac" --report-fd 3 <"$tmp/plan.json" 3>"$tmp/report" >/dev/null 2>"$tmp/err") || rc=$?
-out=$(cat "$tmp/report")
+out=$(<"$tmp/report")
 [[ $rc == 6 ]] || fail_because "status $rc, not 6"
 expect_out '{"event":"exit","sandboxed":true,"status":6}'
 tap_finish "the command's status, and an exit event saying it ran sandboxed"
@@ -127,8 +127,8 @@ rc=0
 (cd "$proj" && exec 7</dev/null 9</dev/null && HOME=$home TMPDIR=$tmpd timeout 30 "$sbx" run \
     --managed-settings "$tmp/empty-managed.json" --launcher "$mac" --pass-fd 9 -- "$attack" fds) \
     </dev/null >"$tmp/out" 2>"$tmp/err" || rc=$?
-out=$(cat "$tmp/out")
-err=$(cat "$tmp/err")
+out=$(<"$tmp/out")
+err=$(<"$tmp/err")
 [[ $rc == 0 ]] || fail_because "status $rc, not 0 (sbx-attack fds saw nothing beyond 0-2)"
 expect_out "open beyond 0-2: 9"
 [[ $out != *" 7"* ]] || fail_because "the caller's descriptor 7 reached the command"

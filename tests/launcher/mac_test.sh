@@ -38,8 +38,8 @@ make_plan() {
 run_mac() {
     rc=0
     (cd "$proj" && timeout 20 "$mac" "$@") <"${plan_file:-/dev/null}" >"$tmp/out" 2>"$tmp/err" || rc=$?
-    out=$(cat "$tmp/out")
-    err=$(cat "$tmp/err")
+    out=$(<"$tmp/out")
+    err=$(<"$tmp/err")
 }
 expect_rc() { [[ $rc == "$1" ]] || fail_because "status $rc, expected $1"; }
 expect_out() { [[ $out == *"$1"* ]] || fail_because "stdout lacks '$1'"; }
@@ -68,7 +68,7 @@ nothing_left
 tap_finish "without sandbox-exec: 125, SANDBOX_UNAVAILABLE naming why, nothing run, nothing left"
 
 run_mac --report-fd 3 3>"$tmp/report"
-out=$(cat "$tmp/report")
+out=$(<"$tmp/report")
 expect_out '"event":"error","code":"UNAVAILABLE"'
 tap_finish "the report gets the error event"
 
@@ -80,7 +80,7 @@ expect_rc 4
 expect_out "ran in $tmpd/sbx-"
 expect_err "WITHOUT a sandbox"
 grep -q '"event":"exit","sandboxed":false,"unsandboxedReason":"unavailable","status":4' "$tmp/report" ||
-    fail_because "no unsandboxed exit event: $(cat "$tmp/report")"
+    fail_because "no unsandboxed exit event: $(<"$tmp/report")"
 nothing_left
 tap_finish "failIfUnavailable false: the command runs unconfined with a warning and the report saying so; TMPDIR removed"
 
@@ -142,7 +142,7 @@ tap_finish "sbx-mac --doctor says the sandbox cannot run here, and exits 1"
 rc=0
 (cd "$proj" && HOME=$home TMPDIR=$tmpd timeout 20 "$sbx" run --managed-settings "$tmp/empty-managed.json" \
     --launcher "$mac" -- sh -c "touch '$tmp/ran'") </dev/null >"$tmp/out" 2>"$tmp/err" || rc=$?
-err=$(cat "$tmp/err")
+err=$(<"$tmp/err")
 expect_rc 125
 expect_err "SANDBOX_UNAVAILABLE"
 [[ ! -e $tmp/ran ]] || fail_because "the command ran"

@@ -36,8 +36,8 @@ fresh_case() {
 run_sbx() {
     rc=0
     (cd "$proj" && HOME=$home TMPDIR=$tmpd timeout 20 "$@") </dev/null >"$tmp/out" 2>"$tmp/err" || rc=$?
-    out=$(cat "$tmp/out")
-    err=$(cat "$tmp/err")
+    out=$(<"$tmp/out")
+    err=$(<"$tmp/err")
 }
 
 sbx_run() { run_sbx "$sbx" run --managed-settings "$tmp/empty-managed.json" "$@"; }
@@ -79,8 +79,8 @@ for pid in os.listdir("/proc"):
         left.append(stat[:stat.rindex(")") + 1])
 print(" ".join(left))
 sys.exit(code)' "$tmp/out" "$tmp/err" "$@") || rc=$?
-    out=$(cat "$tmp/out")
-    err=$(cat "$tmp/err")
+    out=$(<"$tmp/out")
+    err=$(<"$tmp/err")
 }
 expect_no_bwrap() {
     local left
@@ -232,8 +232,8 @@ for way in stage bubblewrap; do
     expect_clean
 done
 fresh_case
-diff "$tmp/dev-stage" "$tmp/dev-bubblewrap" >"$tmp/dev-diff" || fail_because "the stage's /dev is not bubblewrap's: $(cat "$tmp/dev-diff")"
-grep -q "^/dev rw,nosuid,nodev" "$tmp/dev-stage" || fail_because "no tmpfs /dev: $(cat "$tmp/dev-stage")"
+diff "$tmp/dev-stage" "$tmp/dev-bubblewrap" >"$tmp/dev-diff" || fail_because "the stage's /dev is not bubblewrap's: $(<"$tmp/dev-diff")"
+grep -q "^/dev rw,nosuid,nodev" "$tmp/dev-stage" || fail_because "no tmpfs /dev: $(<"$tmp/dev-stage")"
 grep -q "^/dev/null rw,nosuid,relatime" "$tmp/dev-stage" || fail_because "/dev/null is no device bind"
 tap_finish "the stage's /dev is bubblewrap's: the same names, kinds and mounts, working devices, a devpts of its own"
 
@@ -252,8 +252,8 @@ for way in here sbx-linux; do
     (cd "$proj" && HOME=$home TMPDIR=$tmpd timeout 20 "$sbx" run --managed-settings "$tmp/empty-managed.json" \
         "${via[@]}" --trace-fd 7 -- sh -c 'ls /proc/self/fd; echo ran') </dev/null >"$tmp/out" 2>"$tmp/err" \
         7>"$tmp/trace" || rc=$?
-    out=$(cat "$tmp/out")
-    err=$(cat "$tmp/err")
+    out=$(<"$tmp/out")
+    err=$(<"$tmp/err")
     expect_rc 0
     expect_out ran
     # The command never gets the descriptor.
@@ -349,7 +349,7 @@ fresh_case
 rc=0
 out=$(cd "$home" && HOME=$home TMPDIR=$tmpd timeout 20 "$sbx" run --managed-settings "$tmp/empty-managed.json" \
     -- sh -c 'echo x >.bash_aliases; echo ran' 2>"$tmp/err") || rc=$?
-err=$(cat "$tmp/err")
+err=$(<"$tmp/err")
 expect_rc 125
 expect_err "the current directory $home"
 expect_err "the root is your home directory ($home)"
@@ -423,7 +423,7 @@ mkdir -p "$proj/src/lib"
 rc=0
 out=$(cd "$proj/src/lib" && HOME=$home TMPDIR=$tmpd timeout 20 "$sbx" run --root "$proj" --managed-settings \
     "$tmp/empty-managed.json" -- pwd 2>"$tmp/err") || rc=$?
-err=$(cat "$tmp/err")
+err=$(<"$tmp/err")
 expect_rc 0
 [[ $out == "$proj/src/lib" ]] || fail_because "the command started in '$out'"
 tap_finish "the command starts in the current directory when that is inside the root"
@@ -434,7 +434,7 @@ printf '{"sandbox": {"filesystem": {"denyRead": ["/%s/private"]}}}' "$proj" >"$t
 rc=0
 out=$(cd "$proj/private" && HOME=$home TMPDIR=$tmpd timeout 20 "$sbx" run --root "$proj" --managed-settings \
     "$tmp/empty-managed.json" --settings "$tmp/hide-cwd.json" -- pwd 2>"$tmp/err") || rc=$?
-err=$(cat "$tmp/err")
+err=$(<"$tmp/err")
 expect_rc 125
 expect_err "working directory is hidden"
 expect_no_out "private"
@@ -544,16 +544,16 @@ second=$!
 for _ in $(seq 100); do [[ -e $proj/kept-second ]] && break; sleep 0.05; done
 [[ -e $proj/kept-second ]] || fail_because "the second sandbox's command did not start"
 touch "$tmp/go-1"
-wait "$first" || fail_because "the first sandbox failed: $(cat "$tmp/first.out")"
+wait "$first" || fail_because "the first sandbox failed: $(<"$tmp/first.out")"
 touch "$tmp/go-2"
 wait "$second" || rc=$?
 rm -f "$proj/kept-second"
-out=$(cat "$tmp/out")
-err=$(cat "$tmp/err")
+out=$(<"$tmp/out")
+err=$(<"$tmp/err")
 expect_rc 0
 expect_out second-refused
 expect_out mcp-refused
-grep -q first-refused "$tmp/first.out" || fail_because "the first sandbox's write was not refused: $(cat "$tmp/first.out")"
+grep -q first-refused "$tmp/first.out" || fail_because "the first sandbox's write was not refused: $(<"$tmp/first.out")"
 expect_clean
 for d in "/tmp/sbx-$(id -u)" "/run/user/$(id -u)/sbx" "$tmp/runtime/sbx"; do
     [[ ! -e $d ]] || fail_because "the group's lock files stayed: $d: $(ls -A "$d")"
@@ -576,7 +576,7 @@ for bad in "9|the descriptor is not open" "5 5<$tmp/again-relative|absolute prog
     what=${bad#*|}
     rc=0
     (cd "$proj" && eval "timeout 20 \"\$launcher\" --again-fd $args" <"$tmp/plan.json" >"$tmp/out" 2>"$tmp/err") || rc=$?
-    err=$(cat "$tmp/err")
+    err=$(<"$tmp/err")
     [[ $rc == 125 ]] || fail_because "--again-fd $args: status $rc, expected 125"
     [[ $err == *USAGE*"$what"* ]] || fail_because "--again-fd $args: stderr lacks USAGE and '$what'"
 done
@@ -588,7 +588,7 @@ run_sbx "$sbx" plan --managed-settings "$tmp/empty-managed.json" -- sh -c 'read 
 cp "$tmp/out" "$tmp/plan.json"
 rc=0
 out=$(cd "$proj" && echo from-stdin | timeout 20 "$launcher" --plan-fd 5 5<"$tmp/plan.json" 2>"$tmp/err") || rc=$?
-err=$(cat "$tmp/err")
+err=$(<"$tmp/err")
 expect_rc 0
 expect_out "got from-stdin"
 tap_finish "sbx-linux --plan-fd leaves standard input to the command"
@@ -598,7 +598,7 @@ run_sbx "$sbx" plan --managed-settings "$tmp/empty-managed.json" -- sh -c 'echo 
 cp "$tmp/out" "$tmp/plan.json"
 rc=0
 out=$(cd "$proj" && timeout 20 "$launcher" <"$tmp/plan.json" 2>"$tmp/err") || rc=$?
-err=$(cat "$tmp/err")
+err=$(<"$tmp/err")
 expect_rc 0
 expect_out "from-plan-on-stdin"
 tap_finish "sbx-linux reads a plan on standard input"
@@ -608,8 +608,8 @@ for bad in '{"version": 2}|version' '{"version": 1, "surprise": true}|surprise' 
     what=${bad#*|}
     rc=0
     printf '%s' "$doc" | timeout 20 "$launcher" >"$tmp/out" 2>"$tmp/err" || rc=$?
-    out=$(cat "$tmp/out")
-    err=$(cat "$tmp/err")
+    out=$(<"$tmp/out")
+    err=$(<"$tmp/err")
     expect_rc 125
     expect_err "INVALID_PLAN"
     expect_err "$what"
@@ -622,7 +622,7 @@ cp "$tmp/out" "$tmp/plan.json"
 mkdir "$proj/.vscode"  # something is now where a placeholder goes
 rc=0
 out=$(cd "$proj" && timeout 20 "$launcher" <"$tmp/plan.json" 2>"$tmp/err") || rc=$?
-err=$(cat "$tmp/err")
+err=$(<"$tmp/err")
 expect_rc 125
 expect_err "STALE_PLAN"
 expect_err "$proj/.vscode"
@@ -662,8 +662,8 @@ run_sbx "$sbx" plan --managed-settings "$tmp/empty-managed.json" -- sh -c 'exit 
 cp "$tmp/out" "$tmp/plan.json"
 rc=0
 (cd "$proj" && timeout 20 "$launcher" --report-fd 3 <"$tmp/plan.json" 3>"$tmp/report" >/dev/null 2>"$tmp/err") || rc=$?
-out=$(cat "$tmp/report")
-err=$(cat "$tmp/err")
+out=$(<"$tmp/report")
+err=$(<"$tmp/err")
 expect_rc 7
 # "landlock": the write wall's ABI, 0 where this kernel cannot make it (landlock_test.sh).
 [[ $out =~ ^\{\"event\":\"exit\",\"sandboxed\":true,\"mode\":\"bubblewrap\",\"landlock\":[0-9]+,\"status\":7\}$ ]] ||
@@ -805,8 +805,8 @@ cp "$tmp/out" "$tmp/plan.json"
 grep -q '"scanStderr":true' "$tmp/plan.json" || fail_because "the plan does not ask for scanning"
 rc=0
 (cd "$proj" && timeout 20 "$launcher" --report-fd 3 <"$tmp/plan.json" 3>"$tmp/report" >/dev/null 2>"$tmp/err") || rc=$?
-out=$(cat "$tmp/report")
-err=$(cat "$tmp/err")
+out=$(<"$tmp/report")
+err=$(<"$tmp/err")
 expect_rc 0
 expect_out '{"event":"violation","kind":"file-access","path":"'"$proj"'/.vscode/settings.json","written":".vscode/settings.json","message":"sh: 1: cannot create .vscode/settings.json: Read-only file system","advisory":true}'
 expect_out '"path":"/usr/sbx-test-dir"'
@@ -837,13 +837,13 @@ run_sbx "$sbx" plan --managed-settings "$tmp/nobwrap-ok.json" -- sh -c 'echo ran
 cp "$tmp/out" "$tmp/plan.json"
 rc=0
 out=$(cd "$proj" && timeout 20 "$launcher" --report-fd 3 <"$tmp/plan.json" 3>"$tmp/report" 2>"$tmp/err") || rc=$?
-err=$(cat "$tmp/err")
+err=$(<"$tmp/err")
 expect_rc 4
 expect_out "ran"
 expect_out "tmp=$tmpd/sbx-"
 expect_err "WITHOUT a sandbox"
 grep -q '"sandboxed":false,"unsandboxedReason":"unavailable","status":4' "$tmp/report" ||
-    fail_because "the report does not say sandboxed false: $(cat "$tmp/report")"
+    fail_because "the report does not say sandboxed false: $(<"$tmp/report")"
 expect_clean
 tap_finish "failIfUnavailable false runs the command unconfined, with a warning and the report saying so"
 

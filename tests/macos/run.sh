@@ -52,8 +52,8 @@ in_sandbox() {
     rc=0
     (cd "$proj" && HOME=$home TMPDIR=/tmp "$sbx" run --managed-settings "$tmp/managed.json" --launcher "$mac" \
         "${args[@]}" -- /bin/sh -c "$script") </dev/null >"$tmp/out" 2>"$tmp/err" || rc=$?
-    out=$(cat "$tmp/out")
-    err=$(cat "$tmp/err")
+    out=$(<"$tmp/out")
+    err=$(<"$tmp/err")
 }
 expect_out() { [[ $out == *"$1"* ]] || fail_because "stdout lacks '$1'"; }
 

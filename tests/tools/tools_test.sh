@@ -52,7 +52,7 @@ for _ in $(seq 100); do
     [[ -s $tmp/port ]] && break
     sleep 0.05
 done
-port=$(cat "$tmp/port")
+port=$(<"$tmp/port")
 registry="http://127.0.0.1:$port"
 
 have_npm=
@@ -107,8 +107,8 @@ run_as() {
     shift
     rc=0
     (cd "$dir" && "${as[@]}" env HOME="$home" TMPDIR="$tmpd" timeout 120 "$@") </dev/null >"$tmp/out" 2>"$tmp/err" || rc=$?
-    out=$(cat "$tmp/out")
-    err=$(cat "$tmp/err")
+    out=$(<"$tmp/out")
+    err=$(<"$tmp/err")
 }
 
 # sbx_in DIR ARGS... -- COMMAND...: `sbx run ARGS` in project DIR.
