@@ -18,6 +18,7 @@
 #include <mutex>
 #include <initializer_list>
 #include <string>
+#include <vector>
 #include <utility>
 
 #include "shared/common.hpp"
@@ -208,51 +209,88 @@ void TerminalRelay::finish() {
     for (Fd* fd : {&stop_read_, &stop_write_, &signal_fd_, &master_}) fd->reset();
 }
 
+// Writes the command's output to the caller, through the filter
+// (sbx/plan/output_filter.hpp). The terminal lock keeps it out of a question
+// the proxy has open (common.hpp).
+void TerminalRelay::put(const std::string& text) {
+    const char* data = text.data();
+    std::size_t n = text.size();
+    if (!output_ok_ || n == 0) return;
+    std::lock_guard<std::mutex> lock(terminal_mutex());
+    at_line_start_ = data[n - 1] == '\n';
+    while (n > 0) {
+        const ssize_t w = ::write(use_.output_fd, data, n);
+        if (w < 0 && errno == EINTR && !abandon_) continue;
+        if (w <= 0) {
+            output_ok_ = false;  // the caller's terminal is gone (or given up): the rest is dropped
+            return;
+        }
+        data += w;
+        n -= static_cast<std::size_t>(w);
+    }
+}
+
+bool TerminalRelay::drain(std::span<char> buf) {
+    for (;;) {
+        const ssize_t got = ::read(master_.get(), buf.data(), buf.size());
+        if (got > 0) {
+            put(filter_.feed(std::string_view(buf.data(), static_cast<std::size_t>(got))));
+            if (abandon_) return false;
+            continue;
+        }
+        if (got < 0 && errno == EINTR) continue;
+        return got < 0 && errno == EAGAIN;
+    }
+}
+
+void TerminalRelay::on_size_or_continue(std::span<char> buf) {
+    while (::read(signal_fd_.get(), buf.data(), buf.size()) > 0) {
+    }
+    copy_size();
+    // Continued after a stop, the shell having taken its modes back meanwhile:
+    // in the foreground again (fg) the terminal is made raw again; in the
+    // background (bg) the shell's modes stay. Under the terminal lock: a
+    // question open now has the terminal in its own mode.
+    std::lock_guard<std::mutex> lock(terminal_mutex());
+    if (use_.caller_tty >= 0 && in_foreground(use_.caller_tty)) {
+        raw_ = false;
+        make_raw();
+    } else if (raw_) {
+        raw_ = false;
+        reaper_.terminal_modes(nullptr);  // they are the shell's now
+    }
+}
+
+bool TerminalRelay::read_input(std::span<char> buf, std::string& to_command) {
+    // Read under the terminal lock, and only what is there: a question the
+    // proxy asked meanwhile has taken its answer from the same terminal.
+    std::lock_guard<std::mutex> lock(terminal_mutex());
+    pollfd again{use_.input_fd, POLLIN, 0};
+    if (::poll(&again, 1, 0) != 1) return true;
+    const ssize_t got = ::read(use_.input_fd, buf.data(), buf.size() - to_command.size());
+    if (got > 0) {
+        to_command.append(buf.data(), static_cast<std::size_t>(got));
+        return true;
+    }
+    if (got < 0 && (errno == EINTR || errno == EAGAIN)) return true;
+    // The end of a piped input (--pty) is the end of the command's: its
+    // terminal's end-of-file key, at the start of a line.
+    termios t{};
+    if (use_.caller_tty != use_.input_fd && ::tcgetattr(master_.get(), &t) == 0 && (t.c_lflag & ICANON) != 0)
+        to_command.push_back(static_cast<char>(t.c_cc[VEOF]));
+    return false;
+}
+
 void TerminalRelay::loop() {
     std::string to_command;  // read from the caller, not yet taken by the command's terminal
     bool input_open = use_.input_fd >= 0;
-    bool output_ok = true;
     bool stopping = false;
-    char buf[65536];
-    // Writes the command's output to the caller, through the filter
-    // (sbx/plan/output_filter.hpp). The terminal lock keeps it out of a
-    // question the proxy has open (common.hpp).
-    auto put = [&](const std::string& text) {
-        const char* data = text.data();
-        std::size_t n = text.size();
-        if (!output_ok || n == 0) return;
-        std::lock_guard<std::mutex> lock(terminal_mutex());
-        at_line_start_ = data[n - 1] == '\n';
-        while (n > 0) {
-            const ssize_t w = ::write(use_.output_fd, data, n);
-            if (w < 0 && errno == EINTR && !abandon_) continue;
-            if (w <= 0) {
-                output_ok = false;  // the caller's terminal is gone (or given up): the rest is dropped
-                return;
-            }
-            data += w;
-            n -= static_cast<std::size_t>(w);
-        }
-    };
-    // What the command's terminal has for us now; false once it is closed
-    // (every process of the sandbox is gone) or broken.
-    auto drain = [&]() {
-        for (;;) {
-            const ssize_t got = ::read(master_.get(), buf, sizeof buf);
-            if (got > 0) {
-                put(filter_.feed(std::string_view(buf, static_cast<std::size_t>(got))));
-                if (abandon_) return false;
-                continue;
-            }
-            if (got < 0 && errno == EINTR) continue;
-            return got < 0 && errno == EAGAIN;
-        }
-    };
+    std::vector<char> buf(65536);
     for (;;) {
         // The caller's input is read while this process is in its terminal's
         // foreground (a background job reading it would be stopped), and no more
         // than the command's terminal is behind.
-        const bool reading = input_open && !stopping && to_command.size() < sizeof buf &&
+        const bool reading = input_open && !stopping && to_command.size() < buf.size() &&
                              (use_.caller_tty != use_.input_fd || in_foreground(use_.input_fd));
         pollfd fds[4] = {{master_.get(), static_cast<short>(POLLIN | (to_command.empty() ? 0 : POLLOUT)), 0},
                          {stop_read_.get(), POLLIN, 0},
@@ -263,7 +301,7 @@ void TerminalRelay::loop() {
         if (ready < 0 && errno == EINTR) continue;
         if (ready < 0) break;
         if ((fds[0].revents & (POLLIN | POLLHUP | POLLERR)) != 0 || stopping) {
-            if (!drain()) {
+            if (!drain(buf)) {
                 // Nothing inside has the terminal open any more, though the sandbox
                 // may run on (a daemon that closed it): the caller's terminal gets
                 // its modes back now, so that its Ctrl-C ends the launcher again.
@@ -277,42 +315,8 @@ void TerminalRelay::loop() {
             if (w > 0) to_command.erase(0, static_cast<std::size_t>(w));
         }
         if ((fds[1].revents & POLLIN) != 0) stopping = true;
-        if ((fds[2].revents & POLLIN) != 0) {
-            while (::read(signal_fd_.get(), buf, sizeof buf) > 0) {
-            }
-            copy_size();
-            // Continued after a stop, the shell having taken its modes back
-            // meanwhile: in the foreground again (fg) the terminal is made raw
-            // again; in the background (bg) the shell's modes stay. Under the
-            // terminal lock: a question open now has the terminal in its own mode.
-            std::lock_guard<std::mutex> lock(terminal_mutex());
-            if (use_.caller_tty >= 0 && in_foreground(use_.caller_tty)) {
-                raw_ = false;
-                make_raw();
-            } else if (raw_) {
-                raw_ = false;
-                reaper_.terminal_modes(nullptr);  // they are the shell's now
-            }
-        }
-        if ((fds[3].revents & (POLLIN | POLLHUP | POLLERR)) != 0) {
-            // Read under the terminal lock, and only what is there: a question the
-            // proxy asked meanwhile has taken its answer from the same terminal.
-            std::lock_guard<std::mutex> lock(terminal_mutex());
-            pollfd again{use_.input_fd, POLLIN, 0};
-            if (::poll(&again, 1, 0) == 1) {
-                const ssize_t got = ::read(use_.input_fd, buf, sizeof buf - to_command.size());
-                if (got > 0) {
-                    to_command.append(buf, static_cast<std::size_t>(got));
-                } else if (got == 0 || (errno != EINTR && errno != EAGAIN)) {
-                    input_open = false;
-                    // The end of a piped input (--pty) is the end of the command's:
-                    // its terminal's end-of-file key, at the start of a line.
-                    termios t{};
-                    if (use_.caller_tty != use_.input_fd && ::tcgetattr(master_.get(), &t) == 0 && (t.c_lflag & ICANON) != 0)
-                        to_command.push_back(static_cast<char>(t.c_cc[VEOF]));
-                }
-            }
-        }
+        if ((fds[2].revents & POLLIN) != 0) on_size_or_continue(buf);
+        if ((fds[3].revents & (POLLIN | POLLHUP | POLLERR)) != 0) input_open = read_input(buf, to_command);
     }
     put(filter_.finish());  // a sequence's start held back, as it was
 }

@@ -19,6 +19,7 @@
 #include <atomic>
 #include <future>
 #include <optional>
+#include <span>
 #include <string>
 #include <thread>
 
@@ -131,6 +132,15 @@ public:
 
 private:
     void loop();
+    // The loop's steps, on the relay thread. put: output to the caller. drain:
+    // what the command's terminal has now, put; false once it is closed (every
+    // process of the sandbox is gone) or broken. on_size_or_continue: SIGWINCH
+    // or SIGCONT came. read_input: what the caller typed, kept for the command;
+    // false at its end.
+    void put(const std::string& text);
+    bool drain(std::span<char> buf);
+    void on_size_or_continue(std::span<char> buf);
+    bool read_input(std::span<char> buf, std::string& to_command);
     void make_raw();
     void restore();
     void copy_size();
@@ -145,6 +155,7 @@ private:
     sbx::TerminalOutputFilter filter_;  // the command's output on its way to the caller (relay thread only)
     std::optional<termios> saved_;  // the caller's modes, when its terminal was read
     bool raw_ = false;               // the caller's terminal is raw now (relay thread only, after start)
+    bool output_ok_ = true;          // the caller takes output (relay thread only)
     bool fenced_ = false;            // drop_late_answers() ran
     std::atomic<bool> at_line_start_{true};
     std::atomic<bool> abandon_{false};  // finish() gave up on a caller's terminal that takes nothing
