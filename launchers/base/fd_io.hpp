@@ -143,6 +143,24 @@ private:
     int fd_ = -1;
 };
 
+// A pipe, each end owned and close-on-exec.
+struct Pipe {
+    Fd read, write;
+    // pipe2(2) where there is one: false with errno.
+    bool open() {
+        int fds[2];
+#ifdef __linux__
+        if (::pipe2(fds, O_CLOEXEC) != 0) return false;
+#else
+        if (::pipe(fds) != 0) return false;
+        for (int fd : fds) ::fcntl(fd, F_SETFD, FD_CLOEXEC);
+#endif
+        read = Fd(fds[0]);
+        write = Fd(fds[1]);
+        return true;
+    }
+};
+
 // Receives exactly `want` descriptors (close-on-exec) sent by send_fds on
 // `sock`, each owned; none when the other end closed, or sent another number
 // of them.

@@ -300,21 +300,9 @@ bool open_memfd(Fd& fd, const char* name) {
 
 }  // namespace
 
-// A sandbox's descriptors and the types that hold them; outside the anonymous
-// namespace, as LinuxPlatform::waiting_sandbox returns a Sandbox.
-
-// A pipe's two ends, each owned: `read` and `write`.
-struct Pipe {
-    Fd read, write;
-    // pipe2(2), close-on-exec: false with errno.
-    bool open() {
-        int fds[2];
-        if (::pipe2(fds, O_CLOEXEC) != 0) return false;
-        read = Fd(fds[0]);
-        write = Fd(fds[1]);
-        return true;
-    }
-};
+// A sandbox's descriptors and the types that hold them (with fd_io.hpp's Fd and
+// Pipe); outside the anonymous namespace, as LinuxPlatform::waiting_sandbox
+// returns a Sandbox.
 
 // A Unix stream socket pair, each end owned: ours, and the one the stage has.
 struct SocketPair {
@@ -651,7 +639,7 @@ void start_terminal(Run& run) {
 // output where merged, and standard output apart); the pipes are theirs to close.
 void start_output_relays(Run& run, OutputRelayThreads& threads) {
     Sandbox& box = *run.sb;
-    threads.start(box.err.read.release(), box.out.read.release(), box.relays.merged,
+    threads.start(std::move(box.err.read), std::move(box.out.read), box.relays.merged,
                   run.scanner ? &*run.scanner : nullptr, run.l.report(), run.found);
 }
 

@@ -36,6 +36,8 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <initializer_list>
+#include <utility>
 #include <iostream>
 #include <memory>
 #include <optional>
@@ -181,24 +183,19 @@ struct CommandTerminal {
 // The command's process and the pipes the launcher keeps of it.
 struct Started {
     pid_t pid = -1;
-    int exec_pipe = -1;  // the child's exec failure comes back on it; success closes it
-    int err_pipe = -1;   // its standard error (and output, merged), for relay_output, or -1
-    int out_pipe = -1;   // its standard output, relayed apart, or -1
+    Fd exec_pipe;  // the child's exec failure comes back on it; success closes it
+    Fd err_pipe;   // its standard error (and output, merged), for relay_output, or none
+    Fd out_pipe;   // its standard output, relayed apart, or none
 };
 
 // `sandbox-exec -p PROFILE -- COMMAND` in a session of its own, with the plan's
 // environment (and the proxy's), in its directory, with 0-2 and the passFds.
 sbx::expected<Started> start_command(const sbx::Plan& plan, const std::string& profile, const Listeners& listeners,
                                      const OutputRelays& relays, const CommandTerminal* terminal, Reaper& reaper) {
-    int err_pipe[2] = {-1, -1}, out_pipe[2] = {-1, -1};
-    if (relays.err && ::pipe(err_pipe) != 0) return sbx::fail(sbx::Error(sbx::Errc::internal, "pipe"));
-    if (relays.out && !relays.merged && ::pipe(out_pipe) != 0) return sbx::fail(sbx::Error(sbx::Errc::internal, "pipe"));
-    for (int fd : {err_pipe[0], err_pipe[1], out_pipe[0], out_pipe[1]})
-        if (fd >= 0) ::fcntl(fd, F_SETFD, FD_CLOEXEC);
-    int exec_pipe[2];
-    if (::pipe(exec_pipe) != 0) return sbx::fail(sbx::Error(sbx::Errc::internal, "pipe"));
-    ::fcntl(exec_pipe[0], F_SETFD, FD_CLOEXEC);
-    ::fcntl(exec_pipe[1], F_SETFD, FD_CLOEXEC);
+    Pipe err_pipe, out_pipe, exec_pipe;
+    if ((relays.err && !err_pipe.open()) || (relays.out && !relays.merged && !out_pipe.open()) || !exec_pipe.open())
+        return sbx::fail(sbx::Error(sbx::Errc::internal, std::string("pipe: ") + std::strerror(errno)));
+    const int exec_write = exec_pipe.write.get();
 
     std::vector<std::string> args{std::string(kSandboxExec), "-p", profile, "--"};
     args.insert(args.end(), plan.argv.begin(), plan.argv.end());
@@ -220,18 +217,18 @@ sbx::expected<Started> start_command(const sbx::Plan& plan, const std::string& p
                 if (terminal->use.replaces[static_cast<std::size_t>(fd)]) ok = ::dup2(slave, fd) == fd;
             if (!ok) {
                 const int err = errno;
-                write_all(exec_pipe[1], &err, sizeof err);
+                write_all(exec_write, &err, sizeof err);
                 ::_exit(kFailedBeforeCommand);
             }
         }
-        if (err_pipe[1] >= 0) ::dup2(err_pipe[1], STDERR_FILENO);
-        if (relays.out) ::dup2(relays.merged ? err_pipe[1] : out_pipe[1], STDOUT_FILENO);
+        if (err_pipe.write.ok()) ::dup2(err_pipe.write.get(), STDERR_FILENO);
+        if (relays.out) ::dup2(relays.merged ? err_pipe.write.get() : out_pipe.write.get(), STDOUT_FILENO);
         // The command gets 0-2 and the plan's passFds; the exec pipe closes on exec.
         std::vector<int> keep = plan.pass_fds;
-        keep.push_back(exec_pipe[1]);
+        keep.push_back(exec_write);
         if (!sweep_fds(keep, FdSweep::cloexec)) {
             const int sweep_err = errno;
-            write_all(exec_pipe[1], &sweep_err, sizeof sweep_err);
+            write_all(exec_write, &sweep_err, sizeof sweep_err);
             ::_exit(kFailedBeforeCommand);
         }
         for (int fd : plan.pass_fds) ::fcntl(fd, F_SETFD, 0);
@@ -242,21 +239,19 @@ sbx::expected<Started> start_command(const sbx::Plan& plan, const std::string& p
             ::execve(a[0], a.data(), e.data());
         }
         err = errno;
-        write_all(exec_pipe[1], &err, sizeof err);
+        write_all(exec_write, &err, sizeof err);
         ::_exit(kFailedBeforeCommand);
     }
     // The command leads a session of its own; the handler ends its whole group.
     watch_sandbox(pid, KillScope::group);
     reaper.sandbox_pid(pid);
     reaper.kill_group(pid);
-    ::close(exec_pipe[1]);
-    for (int fd : {err_pipe[1], out_pipe[1]})
-        if (fd >= 0) ::close(fd);
+    for (Pipe* p : {&exec_pipe, &err_pipe, &out_pipe}) p->write.reset();
     if (caught_signal() != 0) {  // before we knew the pid
         ::kill(-pid, SIGKILL);
         ::kill(pid, SIGKILL);
     }
-    return Started{pid, exec_pipe[0], err_pipe[0], out_pipe[0]};
+    return Started{pid, std::move(exec_pipe.read), std::move(err_pipe.read), std::move(out_pipe.read)};
 }
 
 // Waits for the command; what it left running in its group ends with it:
@@ -409,7 +404,7 @@ int MacPlatform::run(Launcher& l, const sbx::Plan& plan, Reaper& reaper) {
     if (terminal_relay) terminal_relay->start();
     OutputFindings found;
     OutputRelayThreads output;
-    output.start(started->err_pipe, started->out_pipe, relays.merged, scanner ? &*scanner : nullptr, report, found);
+    output.start(std::move(started->err_pipe), std::move(started->out_pipe), relays.merged, scanner ? &*scanner : nullptr, report, found);
 
     const int wstatus = wait_command(started->pid);
     if (proxy) proxy->stop();  // open questions are answered no
@@ -418,8 +413,8 @@ int MacPlatform::run(Launcher& l, const sbx::Plan& plan, Reaper& reaper) {
     held.restore();
     if (proxy) warn_refused_clients(l.program(), *proxy, report, terminal_relay.get());
     int exec_errno = 0;
-    const bool exec_failed = ::read(started->exec_pipe, &exec_errno, sizeof exec_errno) == sizeof exec_errno;
-    ::close(started->exec_pipe);
+    const bool exec_failed = ::read(started->exec_pipe.get(), &exec_errno, sizeof exec_errno) == sizeof exec_errno;
+    started->exec_pipe.reset();
     l.clean_up(made, reaper);
     // Not here: the audit after the run (filesystem.gitAudit, launchers/linux/git_audit.cpp)
     // uses Linux's renameat2 and is built into sbx-linux only. Seatbelt cannot refuse

@@ -19,6 +19,7 @@
 #include <array>
 #include <cerrno>
 #include <cstring>
+#include <utility>
 #include <iostream>
 #include <mutex>
 
@@ -181,7 +182,7 @@ bool pass_on(int fd, const char* data, std::size_t n) {
 
 }  // namespace
 
-void relay_output(int from, int to, sbx::StderrScanner* scanner, Report* report, std::atomic<std::size_t>* forged) {
+void relay_output(Fd from, int to, sbx::StderrScanner* scanner, Report* report, std::atomic<std::size_t>* forged) {
     sbx::TagNeutralizer n;
     std::size_t reported = 0;
     auto report_new = [&] {
@@ -192,7 +193,7 @@ void relay_output(int from, int to, sbx::StderrScanner* scanner, Report* report,
     bool taking = true;
     char buf[65536];
     for (;;) {
-        const ssize_t got = ::read(from, buf, sizeof buf);
+        const ssize_t got = ::read(from.get(), buf, sizeof buf);
         if (got < 0 && errno == EINTR) continue;
         if (got <= 0) break;
         const std::string_view chunk(buf, static_cast<std::size_t>(got));
@@ -208,15 +209,15 @@ void relay_output(int from, int to, sbx::StderrScanner* scanner, Report* report,
     if (scanner != nullptr) scanner->finish();
     report_new();
     if (forged != nullptr) *forged += n.neutralised();
-    ::close(from);
 }
 
-void OutputRelayThreads::start(int err_pipe, int out_pipe, bool merged, sbx::StderrScanner* scanner, Report& report,
+void OutputRelayThreads::start(Fd err_pipe, Fd out_pipe, bool merged, sbx::StderrScanner* scanner, Report& report,
                                OutputFindings& found) {
-    if (err_pipe >= 0)
-        err_ = std::thread(relay_output, err_pipe, merged ? STDOUT_FILENO : STDERR_FILENO, scanner, &report,
+    if (err_pipe.ok())
+        err_ = std::thread(relay_output, std::move(err_pipe), merged ? STDOUT_FILENO : STDERR_FILENO, scanner, &report,
                            &found.forged_tags);
-    if (out_pipe >= 0) out_ = std::thread(relay_output, out_pipe, STDOUT_FILENO, nullptr, nullptr, &found.forged_tags);
+    if (out_pipe.ok())
+        out_ = std::thread(relay_output, std::move(out_pipe), STDOUT_FILENO, nullptr, nullptr, &found.forged_tags);
 }
 
 void OutputRelayThreads::finish(TerminalRelay* terminal, OutputFindings& found) {

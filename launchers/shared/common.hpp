@@ -300,8 +300,8 @@ struct OutputFindings {
 // the file refusals it finds become violation events as they come. When `to`
 // takes nothing more (its reader is gone), `from` is closed at once, so that
 // the command's next write fails as it would have without the relay (EPIPE,
-// SIGPIPE). Closes `from`.
-void relay_output(int from, int to, sbx::StderrScanner* scanner, Report* report, std::atomic<std::size_t>* forged);
+// SIGPIPE). Closes `from` once done.
+void relay_output(Fd from, int to, sbx::StderrScanner* scanner, Report* report, std::atomic<std::size_t>* forged);
 
 // The relays of the command's output, each on a thread of its own.
 class OutputRelayThreads {
@@ -311,10 +311,10 @@ public:
     OutputRelayThreads& operator=(const OutputRelayThreads&) = delete;
     ~OutputRelayThreads() { join(); }
 
-    // One for each pipe given (-1: none), which it closes: `err_pipe` to
-    // standard error (to standard output when `merged`), read for file
+    // One for each pipe given (none: not open), which it closes: `err_pipe`
+    // to standard error (to standard output when `merged`), read for file
     // refusals with a scanner; `out_pipe` to standard output.
-    void start(int err_pipe, int out_pipe, bool merged, sbx::StderrScanner* scanner, Report& report,
+    void start(Fd err_pipe, Fd out_pipe, bool merged, sbx::StderrScanner* scanner, Report& report,
                OutputFindings& found);
     // Once the sandbox has ended: the terminal's relay (if any) finished and
     // the others joined, what they found kept in `found`.

@@ -176,11 +176,7 @@ void TerminalRelay::restore() {
 }
 
 void TerminalRelay::start() {
-    if (int fds[2]; ::pipe(fds) == 0) {
-        stop_read_ = Fd(fds[0]);
-        stop_write_ = Fd(fds[1]);
-        for (int fd : fds) ::fcntl(fd, F_SETFD, FD_CLOEXEC);
-    }
+    (void)stop_.open();  // without it, the relay stops when the command's terminal closes
     signal_fd_ = Fd(watch_terminal());
     make_raw();
     thread_ = std::thread([this] {
@@ -193,7 +189,7 @@ void TerminalRelay::finish() {
     if (finished_) return;
     finished_ = true;
     if (thread_.joinable()) {
-        if (stop_write_.ok()) write_all(stop_write_.get(), "x", 1);
+        if (stop_.write.ok()) write_all(stop_.write.get(), "x", 1);
         // The last output waits for a slow terminal, unless a signal is ending
         // the launcher: then a terminal that takes nothing (a stalled
         // connection) gets a second, and the write it blocks is interrupted.
@@ -206,7 +202,7 @@ void TerminalRelay::finish() {
     }
     give_back();
     stop_watching_terminal();
-    for (Fd* fd : {&stop_read_, &stop_write_, &signal_fd_, &master_}) fd->reset();
+    for (Fd* fd : {&stop_.read, &stop_.write, &signal_fd_, &master_}) fd->reset();
 }
 
 // Writes the command's output to the caller, through the filter
@@ -293,7 +289,7 @@ void TerminalRelay::loop() {
         const bool reading = input_open && !stopping && to_command.size() < buf.size() &&
                              (use_.caller_tty != use_.input_fd || in_foreground(use_.input_fd));
         pollfd fds[4] = {{master_.get(), static_cast<short>(POLLIN | (to_command.empty() ? 0 : POLLOUT)), 0},
-                         {stop_read_.get(), POLLIN, 0},
+                         {stop_.read.get(), POLLIN, 0},
                          {signal_fd_.get(), POLLIN, 0},
                          {reading ? use_.input_fd : -1, POLLIN, 0}};
         // Once stopping, whatever is still there is taken without waiting.

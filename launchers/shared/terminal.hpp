@@ -150,7 +150,7 @@ private:
     TerminalUse use_;
     Fd master_;
     Reaper& reaper_;
-    Fd stop_read_, stop_write_;  // finish() tells the relay thread to stop
+    Pipe stop_;  // finish() tells the relay thread to stop
     Fd signal_fd_;               // SIGWINCH and SIGCONT (signals.hpp)
     sbx::TerminalOutputFilter filter_;  // the command's output on its way to the caller (relay thread only)
     std::optional<termios> saved_;  // the caller's modes, when its terminal was read
