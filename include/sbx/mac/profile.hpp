@@ -153,6 +153,187 @@ inline constexpr std::string_view kTerminalRules = R"SBPL(; ---- Pseudo-terminal
 (allow file-ioctl (literal "/dev/tty"))
 )SBPL";
 
+namespace detail {
+
+// (VERB OPERATIONS FILTER) on a line of its own.
+inline void add_rule(std::string& out, std::string_view verb, std::string_view operations, const std::string& filter) {
+    out += "(" + std::string(verb) + " " + std::string(operations) + " " + filter + ")\n";
+}
+
+// (NAME "TEXT"), TEXT quoted as Seatbelt reads a string.
+inline expected<std::string> filter_of(std::string_view name, std::string_view text) {
+    auto q = quote(text);
+    SBX_TRY(q);
+    return "(" + std::string(name) + " " + *q + ")";
+}
+
+// The network: nothing for a plan without one; else the launcher's proxy ports
+// on loopback, and loopback itself under allowLocalBinding.
+inline expected<void> network_rules(const Plan& plan, const ProfileOptions& opt, std::string& out) {
+    out += "\n; ---- Network ----\n";
+    if (plan.network.mode == NetworkMode::none) {
+        out += "; The plan's network is none: no host, not even the proxy, is reachable.\n";
+        return {};
+    }
+    bool any_port = false;
+    for (const auto& [port, what] :
+         {std::pair{opt.http_proxy_port, "HTTP"}, std::pair{opt.socks_proxy_port, "SOCKS5"}}) {
+        if (!port) continue;
+        if (*port == 0) return fail(Errc::invalid_argument, std::string("the ") + what + " proxy port is 0");
+        out += std::string("; The launcher's ") + what +
+               " proxy on loopback: every host goes through it, and it decides.\n";
+        auto f = filter_of("remote ip", "localhost:" + std::to_string(*port));
+        SBX_TRY(f);
+        add_rule(out, "allow", "network-outbound", *f);
+        any_port = true;
+    }
+    if (!any_port) out += "; No proxy port was given: no host is reachable.\n";
+    if (plan.network.rules.local) {
+        out += "; allowLocalBinding: listen on loopback ports, accept there, and reach loopback directly.\n";
+        auto f = filter_of("local ip", "localhost:*"), g = filter_of("remote ip", "localhost:*");
+        SBX_TRY(f);
+        SBX_TRY(g);
+        add_rule(out, "allow", "network-bind", *f);
+        add_rule(out, "allow", "network-inbound", *f);
+        add_rule(out, "allow", "network-outbound", *g);
+    }
+    return {};
+}
+
+// Unix sockets: every path under allowAllUnixSockets, else the plan's paths, at
+// or under each (a glob as a regex), in both their /var and /private/var forms.
+inline expected<void> unix_socket_rules(const Plan& plan, std::string& out) {
+    if (plan.all_unix_sockets || !plan.unix_socket_paths.empty()) {
+        out += "; Unix sockets need a socket of the domain first (socket(2) names no path).\n";
+        add_rule(out, "allow", "system-socket", "(socket-domain AF_UNIX)");
+    }
+    if (plan.all_unix_sockets) {
+        out += "; allowAllUnixSockets: bind and connect any Unix socket path.\n";
+        auto f = filter_of("path-regex", "^/");
+        SBX_TRY(f);
+        add_rule(out, "allow", "network-bind", "(local unix-socket " + *f + ")");
+        add_rule(out, "allow", "network-outbound", "(remote unix-socket " + *f + ")");
+        return {};
+    }
+    for (std::size_t i = 0; i < plan.unix_socket_paths.size(); ++i) {
+        const std::string key = "unixSockets.paths[" + std::to_string(i) + "]";
+        const auto& p = plan.unix_socket_paths[i];
+        if (!paths::is_absolute(p))
+            return fail(Error(Errc::invalid_plan, "'" + p + "' is not an absolute path").at_key(key));
+        std::vector<std::string> forms{p};
+        for (const auto& a : kPrivateAliases)
+            if (paths::at_or_under(p, a.path)) forms.push_back("/private" + p);
+        out += "; allowUnixSockets[" + std::to_string(i) + "]: bind and connect the sockets at or under it.\n";
+        for (const auto& form : forms) {
+            expected<std::string> f = std::string();
+            if (glob::has_wildcard(form)) {
+                auto re = glob_regex(form);
+                if (!re) return fail(Error(re.error()).at_key(key));
+                f = filter_of("path-regex", *re);
+            } else {
+                f = filter_of("subpath", form);
+            }
+            if (!f) return fail(Error(f.error()).at_key(key));
+            add_rule(out, "allow", "network-bind", "(local unix-socket " + *f + ")");
+            add_rule(out, "allow", "network-outbound", "(remote unix-socket " + *f + ")");
+        }
+    }
+    return {};
+}
+
+// No protected, write-denied or hidden path, nor a directory above one, nor a
+// pinned mount, may be renamed or removed: one (deny file-write-unlink ...).
+inline expected<void> unlink_guard(const Plan& plan, const std::vector<Rule>& rules, std::string& out) {
+    std::set<std::string> literals, regexes;
+    std::vector<std::string> exact;
+    for (const auto& r : rules) {
+        if (r.kind != FsRule::Kind::protect && r.kind != FsRule::Kind::deny_write && r.kind != FsRule::Kind::deny_read)
+            continue;
+        SBX_TRY(add_ancestors(r, literals, regexes));
+        if (r.wildcard) {
+            if (std::find(exact.begin(), exact.end(), r.exact) == exact.end()) exact.push_back(r.exact);
+        } else {
+            literals.insert(r.path);
+        }
+    }
+    for (const auto& m : plan.filesystem.mounts)
+        if (m.kind == MountKind::pin) literals.insert(m.path);
+    literals.erase("/");
+    if (literals.empty() && regexes.empty() && exact.empty()) return {};
+    out +=
+        "\n; No protected, write-denied or hidden path, nor any directory above one, can be\n"
+        "; renamed or removed: it would take the path where the rules above do not reach.\n"
+        "(deny file-write-unlink";
+    for (const auto& l : literals) {
+        auto f = filter_of("literal", l);
+        SBX_TRY(f);
+        out += "\n  " + *f;
+    }
+    for (const auto& re : regexes) {
+        auto f = filter_of("regex", re);
+        SBX_TRY(f);
+        out += "\n  " + *f;
+    }
+    for (const auto& f : exact) out += "\n  " + f;
+    out += ")\n";
+    return {};
+}
+
+// The files: everything under filesystem.disabled; else reads (everywhere but
+// the denies, the narrower rule winning), then writes (only inside writable
+// roots, where reads are allowed), each with the credential stores' blocks, then
+// the protected and write-denied paths, then the unlink guard.
+inline expected<void> file_rules(const Plan& plan, std::string& out) {
+    if (!plan.filesystem.isolated) {
+        out += "\n; ---- Files: filesystem.disabled, no file restriction ----\n";
+        out += "(allow file-read*)\n(allow file-write*)\n";
+        return {};
+    }
+    if (plan.rules.empty())
+        return fail(Error(Errc::invalid_plan,
+                          "the plan confines files but holds no file rules (filesystem.rules), from which the "
+                          "profile is made; make the plan again with this sbx")
+                        .at_key("filesystem.rules"));
+    auto rules = plan_rules(plan);
+    SBX_TRY(rules);
+    auto reads = read_entries(*rules);
+    SBX_TRY(reads);
+    auto blocks = store_blocks(*rules);
+    SBX_TRY(blocks);
+
+    out += "\n; ---- Reads: everywhere but the read denies; the narrower rule wins ----\n";
+    out += "(allow file-read*)\n";
+    for (const auto& e : *reads) out += render(e.allow ? "allow" : "deny", "file-read*", e);
+    auto store_head = [](const Rule& d) {
+        return Entry{d.key, 1, false, d.region, &d,
+                     rule_name(d) + ", a credential store: only allow-read rules at or under it open it"};
+    };
+    if (!blocks->empty())
+        out += "\n; ---- Reads in credential stores: only allowRead entries at or under one count ----\n";
+    for (const auto& b : *blocks) {
+        out += render("deny", "file-read*", store_head(*b.store));
+        for (const auto& e : b.reads) out += render(e.allow ? "allow" : "deny", "file-read*", inside(e, *b.store));
+    }
+
+    out += "\n; ---- Writes: only inside writable roots and where reads are allowed ----\n";
+    for (const auto& e : write_entries(*reads, *rules))
+        out += render(e.allow ? "allow" : "deny", e.allow ? "file-write*" : "file-write* file-link", e);
+    if (!blocks->empty()) out += "\n; ---- Writes in credential stores: where reads are allowed there ----\n";
+    for (const auto& b : *blocks) {
+        out += render("deny", "file-write* file-link", store_head(*b.store));
+        for (const auto& e : write_entries(b.reads, *rules))
+            out += render(e.allow ? "allow" : "deny", e.allow ? "file-write*" : "file-write* file-link",
+                          inside(e, *b.store));
+    }
+    out += "\n; Protected and write-denied paths, whatever allows them (after every allow).\n";
+    for (const auto& r : *rules)
+        if (r.kind == FsRule::Kind::protect || r.kind == FsRule::Kind::deny_write)
+            out += render("deny", "file-write* file-link", Entry{0, 0, false, r.region, &r, rule_name(r)});
+    return unlink_guard(plan, *rules, out);
+}
+
+}  // namespace detail
+
 // The profile for `plan`. Errors: INVALID_PLAN when the plan confines files but
 // holds no file rules (an older plan, or one written by hand without them), or a
 // pattern is not absolute; INVALID_ARGUMENT when a path holds NUL, a pattern
@@ -164,165 +345,9 @@ inline expected<std::string> profile(const Plan& plan, const ProfileOptions& opt
         "; Seatbelt decides by the last rule that matches, so the order below is the policy.\n"
         "(version 1)\n"
         "(deny default)\n";
-    auto add = [&](std::string_view verb, std::string_view operations, const std::string& filter) {
-        out += "(" + std::string(verb) + " " + std::string(operations) + " " + filter + ")\n";
-    };
-    auto quoted = [](std::string_view name, std::string_view text) -> expected<std::string> {
-        auto q = quote(text);
-        SBX_TRY(q);
-        return "(" + std::string(name) + " " + *q + ")";
-    };
-
-    // Network.
-    out += "\n; ---- Network ----\n";
-    if (plan.network.mode == NetworkMode::none) {
-        out += "; The plan's network is none: no host, not even the proxy, is reachable.\n";
-    } else {
-        bool any_port = false;
-        for (const auto& [port, what] :
-             {std::pair{opt.http_proxy_port, "HTTP"}, std::pair{opt.socks_proxy_port, "SOCKS5"}}) {
-            if (!port) continue;
-            if (*port == 0) return fail(Errc::invalid_argument, std::string("the ") + what + " proxy port is 0");
-            out += std::string("; The launcher's ") + what +
-                   " proxy on loopback: every host goes through it, and it decides.\n";
-            auto f = quoted("remote ip", "localhost:" + std::to_string(*port));
-            SBX_TRY(f);
-            add("allow", "network-outbound", *f);
-            any_port = true;
-        }
-        if (!any_port) out += "; No proxy port was given: no host is reachable.\n";
-        if (plan.network.rules.local) {
-            out += "; allowLocalBinding: listen on loopback ports, accept there, and reach loopback directly.\n";
-            auto f = quoted("local ip", "localhost:*"), g = quoted("remote ip", "localhost:*");
-            SBX_TRY(f);
-            SBX_TRY(g);
-            add("allow", "network-bind", *f);
-            add("allow", "network-inbound", *f);
-            add("allow", "network-outbound", *g);
-        }
-    }
-    if (plan.all_unix_sockets || !plan.unix_socket_paths.empty()) {
-        out += "; Unix sockets need a socket of the domain first (socket(2) names no path).\n";
-        add("allow", "system-socket", "(socket-domain AF_UNIX)");
-    }
-    if (plan.all_unix_sockets) {
-        out += "; allowAllUnixSockets: bind and connect any Unix socket path.\n";
-        auto f = quoted("path-regex", "^/");
-        SBX_TRY(f);
-        add("allow", "network-bind", "(local unix-socket " + *f + ")");
-        add("allow", "network-outbound", "(remote unix-socket " + *f + ")");
-    } else {
-        for (std::size_t i = 0; i < plan.unix_socket_paths.size(); ++i) {
-            const std::string key = "unixSockets.paths[" + std::to_string(i) + "]";
-            const auto& p = plan.unix_socket_paths[i];
-            if (!paths::is_absolute(p))
-                return fail(Error(Errc::invalid_plan, "'" + p + "' is not an absolute path").at_key(key));
-            std::vector<std::string> forms{p};
-            for (const auto& a : detail::kPrivateAliases)
-                if (paths::at_or_under(p, a.path)) forms.push_back("/private" + p);
-            out += "; allowUnixSockets[" + std::to_string(i) + "]: bind and connect the sockets at or under it.\n";
-            for (const auto& form : forms) {
-                expected<std::string> f = std::string();
-                if (glob::has_wildcard(form)) {
-                    auto re = glob_regex(form);
-                    if (!re) return fail(Error(re.error()).at_key(key));
-                    f = quoted("path-regex", *re);
-                } else {
-                    f = quoted("subpath", form);
-                }
-                if (!f) return fail(Error(f.error()).at_key(key));
-                add("allow", "network-bind", "(local unix-socket " + *f + ")");
-                add("allow", "network-outbound", "(remote unix-socket " + *f + ")");
-            }
-        }
-    }
-
-    // Files.
-    if (!plan.filesystem.isolated) {
-        out += "\n; ---- Files: filesystem.disabled, no file restriction ----\n";
-        out += "(allow file-read*)\n(allow file-write*)\n";
-    } else {
-        if (plan.rules.empty())
-            return fail(Error(Errc::invalid_plan,
-                              "the plan confines files but holds no file rules (filesystem.rules), from which the "
-                              "profile is made; make the plan again with this sbx")
-                            .at_key("filesystem.rules"));
-        auto rules = detail::plan_rules(plan);
-        SBX_TRY(rules);
-        auto reads = detail::read_entries(*rules);
-        SBX_TRY(reads);
-
-        auto blocks = detail::store_blocks(*rules);
-        SBX_TRY(blocks);
-
-        out += "\n; ---- Reads: everywhere but the read denies; the narrower rule wins ----\n";
-        out += "(allow file-read*)\n";
-        for (const auto& e : *reads) out += detail::render(e.allow ? "allow" : "deny", "file-read*", e);
-        auto store_head = [](const detail::Rule& d) {
-            return detail::Entry{d.key, 1, false, d.region, &d,
-                                 detail::rule_name(d) + ", a credential store: only allow-read rules at or under it "
-                                                        "open it"};
-        };
-        if (!blocks->empty()) out += "\n; ---- Reads in credential stores: only allowRead entries at or under one count ----\n";
-        for (const auto& b : *blocks) {
-            out += detail::render("deny", "file-read*", store_head(*b.store));
-            for (const auto& e : b.reads)
-                out += detail::render(e.allow ? "allow" : "deny", "file-read*", detail::inside(e, *b.store));
-        }
-
-        out += "\n; ---- Writes: only inside writable roots and where reads are allowed ----\n";
-        for (const auto& e : detail::write_entries(*reads, *rules))
-            out += detail::render(e.allow ? "allow" : "deny", e.allow ? "file-write*" : "file-write* file-link", e);
-        if (!blocks->empty()) out += "\n; ---- Writes in credential stores: where reads are allowed there ----\n";
-        for (const auto& b : *blocks) {
-            out += detail::render("deny", "file-write* file-link", store_head(*b.store));
-            for (const auto& e : detail::write_entries(b.reads, *rules))
-                out += detail::render(e.allow ? "allow" : "deny", e.allow ? "file-write*" : "file-write* file-link",
-                                      detail::inside(e, *b.store));
-        }
-        out += "\n; Protected and write-denied paths, whatever allows them (after every allow).\n";
-        for (const auto& r : *rules)
-            if (r.kind == FsRule::Kind::protect || r.kind == FsRule::Kind::deny_write)
-                out += detail::render("deny", "file-write* file-link",
-                                      detail::Entry{0, 0, false, r.region, &r, detail::rule_name(r)});
-
-        // No guarded path, nor a directory above one, may be renamed or removed.
-        std::set<std::string> literals, regexes;
-        std::vector<std::string> exact;
-        for (const auto& r : *rules) {
-            if (r.kind != FsRule::Kind::protect && r.kind != FsRule::Kind::deny_write &&
-                r.kind != FsRule::Kind::deny_read)
-                continue;
-            SBX_TRY(detail::add_ancestors(r, literals, regexes));
-            if (r.wildcard) {
-                if (std::find(exact.begin(), exact.end(), r.exact) == exact.end()) exact.push_back(r.exact);
-            } else {
-                literals.insert(r.path);
-            }
-        }
-        for (const auto& m : plan.filesystem.mounts)
-            if (m.kind == MountKind::pin) literals.insert(m.path);
-        literals.erase("/");
-        if (!literals.empty() || !regexes.empty() || !exact.empty()) {
-            out +=
-                "\n; No protected, write-denied or hidden path, nor any directory above one, can be\n"
-                "; renamed or removed: it would take the path where the rules above do not reach.\n"
-                "(deny file-write-unlink";
-            for (const auto& l : literals) {
-                auto f = quoted("literal", l);
-                SBX_TRY(f);
-                out += "\n  " + *f;
-            }
-            for (const auto& re : regexes) {
-                auto f = quoted("regex", re);
-                SBX_TRY(f);
-                out += "\n  " + *f;
-            }
-            for (const auto& f : exact) out += "\n  " + f;
-            out += ")\n";
-        }
-    }
-
+    SBX_TRY(detail::network_rules(plan, opt, out));
+    SBX_TRY(detail::unix_socket_rules(plan, out));
+    SBX_TRY(detail::file_rules(plan, out));
     out += "\n";
     out += kFixedRules;
     if (opt.allow_pty) {
