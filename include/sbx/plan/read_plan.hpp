@@ -463,8 +463,54 @@ private:
                          {"isolated", "mounts", "placeholders"});
         SBX_TRY(m);
         SBX_TRY(assign(p.filesystem.isolated, boolean(m->at("isolated"), "filesystem.isolated")));
+        SBX_TRY(read_mounts(m->at("mounts"), p));
+        SBX_TRY(read_placeholders(m->at("placeholders"), p));
+        // Each of these is checked against the mounts and placeholders above.
+        if (m->has("neutralise")) SBX_TRY(read_neutralise(m->at("neutralise"), p));
+        if (m->has("gitExclude")) SBX_TRY(read_git_exclude(m->at("gitExclude"), p));
+        if (m->has("gitAudit")) SBX_TRY(read_git_audit(m->at("gitAudit"), p));
+        if (m->has("gitRecord")) SBX_TRY(read_git_record(m->at("gitRecord"), p));
+        if (m->has("rules")) SBX_TRY(read_rules(m->at("rules"), p));
+        if (m->has("toolCache") && m->at("toolCache").type() != element_type::NULL_VALUE) {
+            SBX_TRY(read_tool_cache(m->at("toolCache"), p));
+        }
 
-        auto mounts = array(m->at("mounts"), "filesystem.mounts");
+        // Only the launcher's own creations may be missing when the plan is made:
+        // anything else would have bubblewrap make a mount point on the host.
+        std::set<std::string_view> placeholder_paths, read_only;
+        for (std::size_t j = 0; j < p.filesystem.placeholders.size(); ++j)
+            if (!placeholder_paths.insert(p.filesystem.placeholders[j].path).second)
+                return error(index("filesystem.placeholders", j) + ".path", "a second placeholder at this path");
+        // Shallow before deep: a mount after one inside it would undo it, since
+        // bubblewrap binds from the host's tree (see "The order of the mounts").
+        std::set<std::string_view> earlier;
+        for (std::size_t j = 0; j < p.filesystem.mounts.size(); ++j) {
+            const auto& mt = p.filesystem.mounts[j];
+            const std::string under = mt.path + "/";
+            if (auto it = earlier.lower_bound(under); it != earlier.end() && it->starts_with(under))
+                return error(index("filesystem.mounts", j) + ".path",
+                             "comes after a mount inside it (" + std::string(*it) + "), which it would undo");
+            earlier.insert(mt.path);
+            if (mt.kind == MountKind::ro_bind && mt.source == mt.path) read_only.insert(mt.path);
+            if (mt.expect.exists) continue;
+            const bool made = mt.path == p.tmpdir || placeholder_paths.count(mt.path) != 0 ||
+                              (p.tool_cache && mt.kind == MountKind::bind && mt.path == p.tool_cache->path);
+            if (!made || mt.source != mt.path)
+                return error(index("filesystem.mounts", j) + ".expect",
+                             "only the temporary directory, the tool cache and placeholders may be missing when the "
+                             "plan is made");
+        }
+        for (std::size_t j = 0; j < p.filesystem.placeholders.size(); ++j)
+            if (read_only.count(p.filesystem.placeholders[j].path) == 0)
+                return error(index("filesystem.placeholders", j) + ".path",
+                             "no ro-bind of this path: the command could write the placeholder");
+        return {};
+    }
+
+    // filesystem.mounts, each as bubblewrap will make it: no mount over /, no
+    // kernel interface of the host bound in, and what each kind expects there.
+    static expected<void> read_mounts(element v, Plan& p) {
+        auto mounts = array(v, "filesystem.mounts");
         SBX_TRY(mounts);
         std::size_t i = 0;
         for (auto e : *mounts) {
@@ -507,10 +553,15 @@ private:
             SBX_TRY(read_optional(*mm, k, "why", mount.why, string));
             p.filesystem.mounts.push_back(std::move(mount));
         }
+        return {};
+    }
 
-        auto placeholders = array(m->at("placeholders"), "filesystem.placeholders");
+    // filesystem.placeholders: what the launcher makes before the run and removes
+    // after, each in an existing directory, outside the temporary directory.
+    static expected<void> read_placeholders(element v, Plan& p) {
+        auto placeholders = array(v, "filesystem.placeholders");
         SBX_TRY(placeholders);
-        i = 0;
+        std::size_t i = 0;
         for (auto e : *placeholders) {
             const std::string k = index("filesystem.placeholders", i++);
             auto pm = members(e, k, {"path", "kind", "parent", "why"}, {"path", "kind", "parent"});
@@ -537,172 +588,150 @@ private:
                 return error(k + ".path", "a placeholder may not be the root or inside the temporary directory");
             p.filesystem.placeholders.push_back(std::move(ph));
         }
+        return {};
+    }
 
-        if (m->has("neutralise")) {
-            auto names = array(m->at("neutralise"), "filesystem.neutralise");
-            SBX_TRY(names);
-            i = 0;
-            for (auto e : *names) {
-                const std::string k = index("filesystem.neutralise", i++);
-                auto nm = members(e, k, {"path", "why"}, {"path"});
-                SBX_TRY(nm);
-                NeutraliseOp n;
-                SBX_TRY(assign(n.path, path(nm->at("path"), k + ".path")));
-                SBX_TRY(read_optional(*nm, k, "why", n.why, string));
-                if (n.path == "/") return error(k + ".path", "/ cannot be renamed");
-                // The launcher renames what is there after the run, through its
-                // directory: a writable bind's own path, which the command can
-                // neither rename nor replace (a mount point), as the root is.
-                const std::string dir = paths::parent(n.path);
-                const bool bound = std::any_of(p.filesystem.mounts.begin(), p.filesystem.mounts.end(), [&](const Mount& mt) {
-                    return mt.kind == MountKind::bind && mt.path == dir && mt.source == dir;
-                });
-                if (!bound) return error(k + ".path", "its directory '" + dir + "' is not a writable bind of this plan");
-                if (paths::at_or_under(n.path, p.tmpdir))
-                    return error(k + ".path", "inside the temporary directory, which is removed after the run");
-                for (const auto& mt : p.filesystem.mounts)
-                    if (paths::at_or_under(mt.path, n.path))
-                        return error(k + ".path", "a mount of this plan is at or inside it (" + mt.path + ")");
-                for (const auto& ph : p.filesystem.placeholders)
-                    if (ph.path == n.path) return error(k + ".path", "a placeholder covers it already");
-                for (const auto& other : p.filesystem.neutralise)
-                    if (other.path == n.path) return error(k + ".path", "'" + n.path + "' is listed twice");
-                p.filesystem.neutralise.push_back(std::move(n));
-            }
-        }
-
-        if (m->has("gitExclude")) {
-            auto em = members(m->at("gitExclude"), "filesystem.gitExclude", {"path", "expect", "content"},
-                              {"path", "expect", "content"});
-            SBX_TRY(em);
-            GitExclude ex;
-            SBX_TRY(assign(ex.path, path(em->at("path"), "filesystem.gitExclude.path")));
-            // The launcher edits it outside the sandbox: only inside the root, or in a
-            // place the plan binds writable (a linked worktree's main git directory).
-            const bool in_bind = std::any_of(p.filesystem.mounts.begin(), p.filesystem.mounts.end(), [&](const Mount& mt) {
-                return mt.kind == MountKind::bind && mt.path == mt.source && paths::at_or_under(ex.path, mt.path) &&
-                       ex.path != mt.path;
+    // filesystem.neutralise: what the launcher renames after the run, through a
+    // writable bind of its directory.
+    static expected<void> read_neutralise(element v, Plan& p) {
+        auto names = array(v, "filesystem.neutralise");
+        SBX_TRY(names);
+        std::size_t i = 0;
+        for (auto e : *names) {
+            const std::string k = index("filesystem.neutralise", i++);
+            auto nm = members(e, k, {"path", "why"}, {"path"});
+            SBX_TRY(nm);
+            NeutraliseOp n;
+            SBX_TRY(assign(n.path, path(nm->at("path"), k + ".path")));
+            SBX_TRY(read_optional(*nm, k, "why", n.why, string));
+            if (n.path == "/") return error(k + ".path", "/ cannot be renamed");
+            // The launcher renames what is there after the run, through its
+            // directory: a writable bind's own path, which the command can
+            // neither rename nor replace (a mount point), as the root is.
+            const std::string dir = paths::parent(n.path);
+            const bool bound = std::any_of(p.filesystem.mounts.begin(), p.filesystem.mounts.end(), [&](const Mount& mt) {
+                return mt.kind == MountKind::bind && mt.path == dir && mt.source == dir;
             });
-            if ((!paths::at_or_under(ex.path, p.root) || ex.path == p.root) && !in_bind)
-                return error("filesystem.gitExclude.path",
-                             "'" + ex.path + "' is neither inside the root nor inside a writable bind");
-            if (!ex.path.ends_with("/info/exclude"))
-                return error("filesystem.gitExclude.path", "'" + ex.path + "' is no git directory's info/exclude");
-            SBX_TRY(assign(ex.expect, identity(em->at("expect"), "filesystem.gitExclude.expect")));
-            if (!ex.expect.exists || ex.expect.type != FileType::regular)
-                return error("filesystem.gitExclude.expect", "the exclude file is an existing regular file");
-            SBX_TRY(assign(ex.content, string(em->at("content"), "filesystem.gitExclude.content")));
-            if (ex.content.size() > (std::size_t{1} << 20))
-                return error("filesystem.gitExclude.content", "more than 1 MiB");
-            p.filesystem.git_exclude = std::move(ex);
-        }
-
-        if (m->has("gitAudit")) {
-            auto dirs = array(m->at("gitAudit"), "filesystem.gitAudit");
-            SBX_TRY(dirs);
-            i = 0;
-            for (auto e : *dirs) {
-                const std::string k = index("filesystem.gitAudit", i++);
-                auto where = path(e, k);
-                SBX_TRY(where);
-                // The launcher renames files in it after the command: only where the
-                // command could write, a writable bind of this plan or inside one.
-                const bool writable = std::any_of(p.filesystem.mounts.begin(), p.filesystem.mounts.end(), [&](const Mount& mt) {
-                    return mt.kind == MountKind::bind && paths::at_or_under(*where, mt.path);
-                });
-                if (!writable) return error(k, "'" + *where + "' is not a writable bind of this plan, nor inside one");
-                if (*where == "/") return error(k, "/ cannot be audited");
-                if (std::find(p.filesystem.git_audit.begin(), p.filesystem.git_audit.end(), *where) !=
-                    p.filesystem.git_audit.end())
-                    return error(k, "'" + *where + "' is listed twice");
-                p.filesystem.git_audit.push_back(std::move(*where));
-            }
-        }
-
-        if (m->has("gitRecord")) {
-            const std::string k = "filesystem.gitRecord";
-            auto where = path(m->at("gitRecord"), k);
-            SBX_TRY(where);
-            // Written after the run from what the audit found: only with an audit, and
-            // never where the command could have written (or replaced) it: the last
-            // mount over it, which decides what the command sees there, is no writable one.
-            if (p.filesystem.git_audit.empty()) return error(k, "needs filesystem.gitAudit: it records what that audit finds");
-            if (*where == "/") return error(k, "/ is no file");
-            const Mount* over = nullptr;
+            if (!bound) return error(k + ".path", "its directory '" + dir + "' is not a writable bind of this plan");
+            if (paths::at_or_under(n.path, p.tmpdir))
+                return error(k + ".path", "inside the temporary directory, which is removed after the run");
             for (const auto& mt : p.filesystem.mounts)
-                if (paths::at_or_under(*where, mt.path)) over = &mt;
-            if (over != nullptr && (over->kind == MountKind::bind || over->kind == MountKind::pin))
-                return error(k, "'" + *where + "' lies in a writable mount of this plan (" + over->path +
-                                    "), where the command could write it");
-            p.filesystem.git_record = std::move(*where);
+                if (paths::at_or_under(mt.path, n.path))
+                    return error(k + ".path", "a mount of this plan is at or inside it (" + mt.path + ")");
+            for (const auto& ph : p.filesystem.placeholders)
+                if (ph.path == n.path) return error(k + ".path", "a placeholder covers it already");
+            for (const auto& other : p.filesystem.neutralise)
+                if (other.path == n.path) return error(k + ".path", "'" + n.path + "' is listed twice");
+            p.filesystem.neutralise.push_back(std::move(n));
         }
+        return {};
+    }
 
-        if (m->has("rules")) {
-            auto rules = array(m->at("rules"), "filesystem.rules");
-            SBX_TRY(rules);
-            i = 0;
-            for (auto e : *rules) {
-                const std::string k = index("filesystem.rules", i++);
-                auto rm = members(e, k, {"kind", "pattern", "why", "credentialStore"}, {"kind", "pattern"});
-                SBX_TRY(rm);
-                PlanRule r;
-                auto kind = string(rm->at("kind"), k + ".kind");
-                SBX_TRY(kind);
-                static constexpr FsRule::Kind kinds[] = {FsRule::Kind::deny_read, FsRule::Kind::allow_read,
-                                                         FsRule::Kind::writable, FsRule::Kind::deny_write,
-                                                         FsRule::Kind::protect};
-                auto found = std::find_if(std::begin(kinds), std::end(kinds),
-                                          [&](FsRule::Kind fk) { return plan_rule_kind_name(fk) == *kind; });
-                if (found == std::end(kinds))
-                    return error(k + ".kind", "unknown kind '" + *kind +
-                                                  "'; expected deny-read, allow-read, writable, deny-write or protect");
-                r.kind = *found;
-                SBX_TRY(assign(r.pattern, path(rm->at("pattern"), k + ".pattern")));
-                SBX_TRY(read_optional(*rm, k, "why", r.why, string));
-                if (rm->has("credentialStore")) {
-                    auto store = boolean(rm->at("credentialStore"), k + ".credentialStore");
-                    SBX_TRY(store);
-                    if (r.kind != FsRule::Kind::deny_read)
-                        return error(k + ".credentialStore", "only a deny-read rule can be a credential store");
-                    if (*store) r.deny = FsRule::Deny::credential_store;
-                }
-                p.rules.push_back(std::move(r));
+    // filesystem.gitExclude: the info/exclude file the launcher edits outside the
+    // sandbox, and what it writes there.
+    static expected<void> read_git_exclude(element v, Plan& p) {
+        auto em = members(v, "filesystem.gitExclude", {"path", "expect", "content"},
+                          {"path", "expect", "content"});
+        SBX_TRY(em);
+        GitExclude ex;
+        SBX_TRY(assign(ex.path, path(em->at("path"), "filesystem.gitExclude.path")));
+        // The launcher edits it outside the sandbox: only inside the root, or in a
+        // place the plan binds writable (a linked worktree's main git directory).
+        const bool in_bind = std::any_of(p.filesystem.mounts.begin(), p.filesystem.mounts.end(), [&](const Mount& mt) {
+            return mt.kind == MountKind::bind && mt.path == mt.source && paths::at_or_under(ex.path, mt.path) &&
+                   ex.path != mt.path;
+        });
+        if ((!paths::at_or_under(ex.path, p.root) || ex.path == p.root) && !in_bind)
+            return error("filesystem.gitExclude.path",
+                         "'" + ex.path + "' is neither inside the root nor inside a writable bind");
+        if (!ex.path.ends_with("/info/exclude"))
+            return error("filesystem.gitExclude.path", "'" + ex.path + "' is no git directory's info/exclude");
+        SBX_TRY(assign(ex.expect, identity(em->at("expect"), "filesystem.gitExclude.expect")));
+        if (!ex.expect.exists || ex.expect.type != FileType::regular)
+            return error("filesystem.gitExclude.expect", "the exclude file is an existing regular file");
+        SBX_TRY(assign(ex.content, string(em->at("content"), "filesystem.gitExclude.content")));
+        if (ex.content.size() > (std::size_t{1} << 20))
+            return error("filesystem.gitExclude.content", "more than 1 MiB");
+        p.filesystem.git_exclude = std::move(ex);
+        return {};
+    }
+
+    // filesystem.gitAudit: the directories audited after the run.
+    static expected<void> read_git_audit(element v, Plan& p) {
+        auto dirs = array(v, "filesystem.gitAudit");
+        SBX_TRY(dirs);
+        std::size_t i = 0;
+        for (auto e : *dirs) {
+            const std::string k = index("filesystem.gitAudit", i++);
+            auto where = path(e, k);
+            SBX_TRY(where);
+            // The launcher renames files in it after the command: only where the
+            // command could write, a writable bind of this plan or inside one.
+            const bool writable = std::any_of(p.filesystem.mounts.begin(), p.filesystem.mounts.end(), [&](const Mount& mt) {
+                return mt.kind == MountKind::bind && paths::at_or_under(*where, mt.path);
+            });
+            if (!writable) return error(k, "'" + *where + "' is not a writable bind of this plan, nor inside one");
+            if (*where == "/") return error(k, "/ cannot be audited");
+            if (std::find(p.filesystem.git_audit.begin(), p.filesystem.git_audit.end(), *where) !=
+                p.filesystem.git_audit.end())
+                return error(k, "'" + *where + "' is listed twice");
+            p.filesystem.git_audit.push_back(std::move(*where));
+        }
+        return {};
+    }
+
+    // filesystem.gitRecord: where the audit's findings are written after the run.
+    static expected<void> read_git_record(element v, Plan& p) {
+        const std::string k = "filesystem.gitRecord";
+        auto where = path(v, k);
+        SBX_TRY(where);
+        // Written after the run from what the audit found: only with an audit, and
+        // never where the command could have written (or replaced) it: the last
+        // mount over it, which decides what the command sees there, is no writable one.
+        if (p.filesystem.git_audit.empty()) return error(k, "needs filesystem.gitAudit: it records what that audit finds");
+        if (*where == "/") return error(k, "/ is no file");
+        const Mount* over = nullptr;
+        for (const auto& mt : p.filesystem.mounts)
+            if (paths::at_or_under(*where, mt.path)) over = &mt;
+        if (over != nullptr && (over->kind == MountKind::bind || over->kind == MountKind::pin))
+            return error(k, "'" + *where + "' lies in a writable mount of this plan (" + over->path +
+                                "), where the command could write it");
+        p.filesystem.git_record = std::move(*where);
+        return {};
+    }
+
+    // filesystem.rules: the file rules the macOS profile is made from.
+    static expected<void> read_rules(element v, Plan& p) {
+        auto rules = array(v, "filesystem.rules");
+        SBX_TRY(rules);
+        std::size_t i = 0;
+        for (auto e : *rules) {
+            const std::string k = index("filesystem.rules", i++);
+            auto rm = members(e, k, {"kind", "pattern", "why", "credentialStore"}, {"kind", "pattern"});
+            SBX_TRY(rm);
+            PlanRule r;
+            auto kind = string(rm->at("kind"), k + ".kind");
+            SBX_TRY(kind);
+            static constexpr FsRule::Kind kinds[] = {FsRule::Kind::deny_read, FsRule::Kind::allow_read,
+                                                     FsRule::Kind::writable, FsRule::Kind::deny_write,
+                                                     FsRule::Kind::protect};
+            auto found = std::find_if(std::begin(kinds), std::end(kinds),
+                                      [&](FsRule::Kind fk) { return plan_rule_kind_name(fk) == *kind; });
+            if (found == std::end(kinds))
+                return error(k + ".kind", "unknown kind '" + *kind +
+                                              "'; expected deny-read, allow-read, writable, deny-write or protect");
+            r.kind = *found;
+            SBX_TRY(assign(r.pattern, path(rm->at("pattern"), k + ".pattern")));
+            SBX_TRY(read_optional(*rm, k, "why", r.why, string));
+            if (rm->has("credentialStore")) {
+                auto store = boolean(rm->at("credentialStore"), k + ".credentialStore");
+                SBX_TRY(store);
+                if (r.kind != FsRule::Kind::deny_read)
+                    return error(k + ".credentialStore", "only a deny-read rule can be a credential store");
+                if (*store) r.deny = FsRule::Deny::credential_store;
             }
+            p.rules.push_back(std::move(r));
         }
-
-        if (m->has("toolCache") && m->at("toolCache").type() != element_type::NULL_VALUE) {
-            SBX_TRY(read_tool_cache(m->at("toolCache"), p));
-        }
-
-        // Only the launcher's own creations may be missing when the plan is made:
-        // anything else would have bubblewrap make a mount point on the host.
-        std::set<std::string_view> placeholder_paths, read_only;
-        for (std::size_t j = 0; j < p.filesystem.placeholders.size(); ++j)
-            if (!placeholder_paths.insert(p.filesystem.placeholders[j].path).second)
-                return error(index("filesystem.placeholders", j) + ".path", "a second placeholder at this path");
-        // Shallow before deep: a mount after one inside it would undo it, since
-        // bubblewrap binds from the host's tree (see "The order of the mounts").
-        std::set<std::string_view> earlier;
-        for (std::size_t j = 0; j < p.filesystem.mounts.size(); ++j) {
-            const auto& mt = p.filesystem.mounts[j];
-            const std::string under = mt.path + "/";
-            if (auto it = earlier.lower_bound(under); it != earlier.end() && it->starts_with(under))
-                return error(index("filesystem.mounts", j) + ".path",
-                             "comes after a mount inside it (" + std::string(*it) + "), which it would undo");
-            earlier.insert(mt.path);
-            if (mt.kind == MountKind::ro_bind && mt.source == mt.path) read_only.insert(mt.path);
-            if (mt.expect.exists) continue;
-            const bool made = mt.path == p.tmpdir || placeholder_paths.count(mt.path) != 0 ||
-                              (p.tool_cache && mt.kind == MountKind::bind && mt.path == p.tool_cache->path);
-            if (!made || mt.source != mt.path)
-                return error(index("filesystem.mounts", j) + ".expect",
-                             "only the temporary directory, the tool cache and placeholders may be missing when the "
-                             "plan is made");
-        }
-        for (std::size_t j = 0; j < p.filesystem.placeholders.size(); ++j)
-            if (read_only.count(p.filesystem.placeholders[j].path) == 0)
-                return error(index("filesystem.placeholders", j) + ".path",
-                             "no ro-bind of this path: the command could write the placeholder");
         return {};
     }
 
