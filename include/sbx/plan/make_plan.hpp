@@ -84,13 +84,12 @@ inline std::optional<std::string> root_exposes_home(std::string_view root, std::
     return std::nullopt;
 }
 
-// The plan for running `req` under `policy`, the disk seen through `fs`.
-// Errors: INVALID_ARGUMENT for a request that is not whole (no command, a path
-// not absolute and normalised, the root /, a hidden working directory, a
-// descriptor below 3), INVALID_SETTINGS for settings it cannot carry out (a
-// relative bwrapPath, too many forwards), and what looking at the disk through
-// `fs` fails with. Every warning goes into the plan.
-inline expected<Plan> make_plan(const Policy& policy, const PlanRequest& req, const FsView& fs) {
+namespace detail {
+
+// A request that is whole: a command, absolute and normalised paths, a root that
+// is not / and does not hold the temporary directory (nor it the root), and no
+// descriptor below 3 to pass.
+inline expected<void> check_request(const PlanRequest& req) {
     if (req.argv.empty() || req.argv.front().empty()) return fail(Errc::invalid_argument, "no command to run");
     for (const auto& a : req.argv)
         if (a.find('\0') != std::string::npos)
@@ -108,27 +107,11 @@ inline expected<Plan> make_plan(const Policy& policy, const PlanRequest& req, co
         if (fd < kFirstPassFd)
             return fail(Errc::invalid_argument,
                         "descriptor " + std::to_string(fd) + " cannot be passed: 0, 1 and 2 always reach the command");
+    return {};
+}
 
-    Plan plan;
-    plan.argv = req.argv;
-    plan.pass_fds = req.pass_fds;
-    std::sort(plan.pass_fds.begin(), plan.pass_fds.end());
-    plan.pass_fds.erase(std::unique(plan.pass_fds.begin(), plan.pass_fds.end()), plan.pass_fds.end());
-    plan.root = req.root;
-    plan.cwd = req.cwd.empty() ? req.root : req.cwd;
-    plan.tmpdir = req.tmpdir;
-    plan.enabled = policy.enabled.value;
-    plan.fail_if_unavailable = policy.fail_if_unavailable.value;
-    plan.weaker_sandbox = policy.weaker_sandbox.value;
-    plan.warnings = policy.warnings;
-    if (policy.bwrap_path) {
-        const auto& b = *policy.bwrap_path;
-        if (!paths::is_absolute(b.value) || paths::normalize(b.value) != b.value)
-            return fail(Error(Errc::invalid_settings, "bwrapPath must be an absolute, normalised path")
-                            .in_file(b.source.file.str())
-                            .at_key(b.source.key));
-        plan.bwrap_path = b.value;
-    }
+// The network part: Unix sockets, the host rules, and the loopback forwards.
+inline expected<void> plan_network(const Policy& policy, const PlanRequest& req, Plan& plan) {
     plan.all_unix_sockets = policy.network.allow_all_unix_sockets.value;
     for (const auto& s : policy.network.allow_unix_sockets) plan.unix_socket_paths.push_back(s.value);
     if (policy.network.allow_all_unix_sockets.value || !policy.network.allow_unix_sockets.empty()) {
@@ -141,16 +124,6 @@ inline expected<Plan> make_plan(const Policy& policy, const PlanRequest& req, co
                                         "connect every Unix socket it can reach",
                                         WarningScope::linux_only});
     }
-    // ignoreViolations: the rules whose command part is `*` or appears in the
-    // command line (its arguments joined by spaces) lend their substrings.
-    std::string command_line;
-    for (const auto& a : req.argv) command_line += (command_line.empty() ? "" : " ") + a;
-    for (const auto& rule : policy.ignore_violations)
-        if (rule.command == "*" || command_line.find(rule.command) != std::string::npos)
-            for (const auto& v : rule.violations)
-                if (!v.empty()) plan.ignore_violations.push_back(v);
-    plan.scan_stderr = req.scan_stderr;
-    plan.hints = allow_hints(req.words);
     auto host_rules = net::compile_host_rules(policy);
     SBX_TRY(host_rules);
     plan.network.rules = std::move(*host_rules);
@@ -171,17 +144,14 @@ inline expected<Plan> make_plan(const Policy& policy, const PlanRequest& req, co
         return fail(Errc::invalid_settings, "the allowed loopback entries with a port ask for " +
                                                 std::to_string(plan.network.forwards.size()) + " forwards; at most " +
                                                 std::to_string(net::kMaxForwards) + " can be made");
-    CachedFs cached(fs);
-    auto command_rules =
-        command_fs_rules(policy, FsContext{req.root, req.tmpdir, req.home}, req.tool_cache_base, cached, req.own_programs,
-                         req.git_record_base);
-    SBX_TRY(command_rules);
-    for (const auto* list : {&command_rules->protected_warnings, &command_rules->own_program_warnings,
-                             &command_rules->tool_cache_warnings, &command_rules->git_record_warnings})
-        plan.warnings.insert(plan.warnings.end(), list->begin(), list->end());
-    const FsRules* const rules = &command_rules->rules;
-    // The environment's cache variables point into the tool cache home.
-    const std::optional<std::string>& cache_dir = command_rules->tool_cache;
+    return {};
+}
+
+// The command's environment, and the tool cache home its cache variables point
+// into (`cache_dir`, none without one): a kept value outside it that the
+// command cannot write gets a warning.
+inline expected<void> plan_environment(const Policy& policy, const PlanRequest& req,
+                                       const std::optional<std::string>& cache_dir, const FsRules& rules, Plan& plan) {
     auto env = command_environment(policy, EnvRequest{req.environ, req.pass_env, req.tmpdir, cache_dir,
                                                       req.words == SettingsWords::agent_file
                                                           ? "list it under the agent file's env:"
@@ -196,7 +166,7 @@ inline expected<Plan> make_plan(const Policy& policy, const PlanRequest& req, co
             const auto it = std::find_if(plan.env.begin(), plan.env.end(), [&](const EnvVar& e) { return e.name == k.name; });
             if (it == plan.env.end()) continue;
             const bool absolute = paths::is_absolute(it->value);
-            const auto d = absolute ? decide(*rules, paths::normalize(it->value), Access::write) : FsDecision{};
+            const auto d = absolute ? decide(rules, paths::normalize(it->value), Access::write) : FsDecision{};
             if (!absolute || !d.allowed)
                 plan.warnings.push_back(Warning{"", k.name, "kept as you set it (" + it->value + "), outside the tool cache " +
                                                                 "home; the command cannot write there" +
@@ -204,6 +174,78 @@ inline expected<Plan> make_plan(const Policy& policy, const PlanRequest& req, co
         }
         plan.tool_cache = ToolCachePlan{*cache_dir, std::move(env->cache_set), std::move(env->cache_kept)};
     }
+    return {};
+}
+
+// A repository the command makes or changes in the root is live for git outside
+// once the command is over: the launcher audits the root then, and the git
+// directories outside it that a linked worktree's git writes (Guard::git_writable),
+// where the main repository's own git runs outside.
+inline void plan_git_audit(const FsRules& rules, const std::optional<std::string>& git_record, Plan& plan) {
+    if (plan.filesystem.isolated) {
+        plan.filesystem.git_audit.push_back(plan.root);
+        for (const auto& p : rules.protected_paths)
+            if (p.guard == Guard::git_writable && !paths::at_or_under(p.path, plan.root) &&
+                std::any_of(plan.filesystem.mounts.begin(), plan.filesystem.mounts.end(),
+                            [&](const Mount& m) { return m.kind == MountKind::bind && m.path == p.path; }))
+                plan.filesystem.git_audit.push_back(p.path);
+        plan.filesystem.git_record = git_record;
+    }
+}
+
+}  // namespace detail
+
+// The plan for running `req` under `policy`, the disk seen through `fs`.
+// Errors: INVALID_ARGUMENT for a request that is not whole (no command, a path
+// not absolute and normalised, the root /, a hidden working directory, a
+// descriptor below 3), INVALID_SETTINGS for settings it cannot carry out (a
+// relative bwrapPath, too many forwards), and what looking at the disk through
+// `fs` fails with. Every warning goes into the plan.
+inline expected<Plan> make_plan(const Policy& policy, const PlanRequest& req, const FsView& fs) {
+    SBX_TRY(detail::check_request(req));
+    Plan plan;
+    plan.argv = req.argv;
+    plan.pass_fds = req.pass_fds;
+    std::sort(plan.pass_fds.begin(), plan.pass_fds.end());
+    plan.pass_fds.erase(std::unique(plan.pass_fds.begin(), plan.pass_fds.end()), plan.pass_fds.end());
+    plan.root = req.root;
+    plan.cwd = req.cwd.empty() ? req.root : req.cwd;
+    plan.tmpdir = req.tmpdir;
+    plan.enabled = policy.enabled.value;
+    plan.fail_if_unavailable = policy.fail_if_unavailable.value;
+    plan.weaker_sandbox = policy.weaker_sandbox.value;
+    plan.warnings = policy.warnings;
+    if (policy.bwrap_path) {
+        const auto& b = *policy.bwrap_path;
+        if (!paths::is_absolute(b.value) || paths::normalize(b.value) != b.value)
+            return fail(Error(Errc::invalid_settings, "bwrapPath must be an absolute, normalised path")
+                            .in_file(b.source.file.str())
+                            .at_key(b.source.key));
+        plan.bwrap_path = b.value;
+    }
+    // ignoreViolations: the rules whose command part is `*` or appears in the
+    // command line (its arguments joined by spaces) lend their substrings.
+    std::string command_line;
+    for (const auto& a : req.argv) command_line += (command_line.empty() ? "" : " ") + a;
+    for (const auto& rule : policy.ignore_violations)
+        if (rule.command == "*" || command_line.find(rule.command) != std::string::npos)
+            for (const auto& v : rule.violations)
+                if (!v.empty()) plan.ignore_violations.push_back(v);
+    plan.scan_stderr = req.scan_stderr;
+    plan.hints = allow_hints(req.words);
+    SBX_TRY(detail::plan_network(policy, req, plan));
+    CachedFs cached(fs);
+    auto command_rules =
+        command_fs_rules(policy, FsContext{req.root, req.tmpdir, req.home}, req.tool_cache_base, cached, req.own_programs,
+                         req.git_record_base);
+    SBX_TRY(command_rules);
+    for (const auto* list : {&command_rules->protected_warnings, &command_rules->own_program_warnings,
+                             &command_rules->tool_cache_warnings, &command_rules->git_record_warnings})
+        plan.warnings.insert(plan.warnings.end(), list->begin(), list->end());
+    const FsRules* const rules = &command_rules->rules;
+    // The environment's cache variables point into the tool cache home.
+    const std::optional<std::string>& cache_dir = command_rules->tool_cache;
+    SBX_TRY(detail::plan_environment(policy, req, cache_dir, *rules, plan));
     if (!rules->disabled)
         // Always a pattern in the plan: a path rule's special characters escaped.
         for (const auto& r : rules->rules)
@@ -224,19 +266,7 @@ inline expected<Plan> make_plan(const Policy& policy, const PlanRequest& req, co
     if (command_rules->git_exclude)
         plan.filesystem.git_exclude =
             detail::git_exclude_for(plan.root, *command_rules->git_exclude, plan.filesystem.placeholders, cached);
-    // A repository the command makes or changes in the root is live for git outside
-    // once the command is over: the launcher audits the root then, and the git
-    // directories outside it that a linked worktree's git writes (Guard::git_writable),
-    // where the main repository's own git runs outside.
-    if (plan.filesystem.isolated) {
-        plan.filesystem.git_audit.push_back(plan.root);
-        for (const auto& p : rules->protected_paths)
-            if (p.guard == Guard::git_writable && !paths::at_or_under(p.path, plan.root) &&
-                std::any_of(plan.filesystem.mounts.begin(), plan.filesystem.mounts.end(),
-                            [&](const Mount& m) { return m.kind == MountKind::bind && m.path == p.path; }))
-                plan.filesystem.git_audit.push_back(p.path);
-        plan.filesystem.git_record = command_rules->git_record;
-    }
+    detail::plan_git_audit(*rules, command_rules->git_record, plan);
     return plan;
 }
 
