@@ -83,17 +83,15 @@ inline void write_network(json::Writer& w, const NetworkPlan& n) {
     w.end_object();
 }
 
-}  // namespace detail
 
-// The plan as the versioned JSON document of docs/plan.md.
-inline std::string to_json(const Plan& p) {
-    json::Writer w;
+// "command": the argv, the directory, the environment (the loader's apart), the
+// variables removed, the descriptors passed.
+inline void write_command(json::Writer& w, const Plan& p) {
     auto env_object = [&](const std::vector<EnvVar>& vars) {
         w.begin_object();
         for (const auto& v : vars) w.key(v.name).value(v.value);
         w.end_object();
     };
-    w.begin_object().key("version").value(p.version);
     w.key("command").begin_object().key("argv").begin_array();
     for (const auto& a : p.argv) w.value(a);
     w.end_array().key("cwd").value(p.cwd).key("env");
@@ -109,26 +107,11 @@ inline std::string to_json(const Plan& p) {
         w.end_array();
     }
     w.end_object();
-    w.key("root").value(p.root).key("tmpdir").value(p.tmpdir);
-    if (!p.root_why.empty()) w.key("rootWhy").value(p.root_why);
-    if (!p.bwrap_path.empty()) w.key("bwrapPath").value(p.bwrap_path);
-    w.key("enabled").value(p.enabled).key("failIfUnavailable").value(p.fail_if_unavailable);
-    if (p.weaker_sandbox) w.key("weakerSandbox").value(true);
-    w.key("seccomp").begin_object().key("allowUnixSockets").value(p.allow_unix_sockets).end_object();
-    if (p.all_unix_sockets || !p.unix_socket_paths.empty()) {
-        w.key("unixSockets").begin_object().key("all").value(p.all_unix_sockets).key("paths").begin_array();
-        for (const auto& u : p.unix_socket_paths) w.value(u);
-        w.end_array().end_object();
-    }
-    detail::write_network(w, p.network);
-    if (!p.ignore_violations.empty()) {
-        w.key("ignoreViolations").begin_array();
-        for (const auto& v : p.ignore_violations) w.value(v);
-        w.end_array();
-    }
-    if (p.scan_stderr) w.key("scanStderr").value(true);
-    w.key("hints").begin_object().key("hosts").value(p.hints.hosts).key("local").value(p.hints.local);
-    w.key("call").value(p.hints.call).key("write").value(p.hints.write).key("read").value(p.hints.read).end_object();
+}
+
+// "filesystem": the mounts, the placeholders, what is renamed after the run,
+// git's exclude file, the tool cache home, the audit and its record, the rules.
+inline void write_filesystem(json::Writer& w, const Plan& p) {
     w.key("filesystem").begin_object().key("isolated").value(p.filesystem.isolated).key("mounts").begin_array();
     for (const auto& m : p.filesystem.mounts) {
         w.begin_object().key("kind").value(mount_kind_name(m.kind)).key("path").value(m.path);
@@ -181,6 +164,36 @@ inline std::string to_json(const Plan& p) {
         w.end_array();
     }
     w.end_object();
+}
+
+}  // namespace detail
+
+// The plan as the versioned JSON document of docs/plan.md.
+inline std::string to_json(const Plan& p) {
+    json::Writer w;
+    w.begin_object().key("version").value(p.version);
+    detail::write_command(w, p);
+    w.key("root").value(p.root).key("tmpdir").value(p.tmpdir);
+    if (!p.root_why.empty()) w.key("rootWhy").value(p.root_why);
+    if (!p.bwrap_path.empty()) w.key("bwrapPath").value(p.bwrap_path);
+    w.key("enabled").value(p.enabled).key("failIfUnavailable").value(p.fail_if_unavailable);
+    if (p.weaker_sandbox) w.key("weakerSandbox").value(true);
+    w.key("seccomp").begin_object().key("allowUnixSockets").value(p.allow_unix_sockets).end_object();
+    if (p.all_unix_sockets || !p.unix_socket_paths.empty()) {
+        w.key("unixSockets").begin_object().key("all").value(p.all_unix_sockets).key("paths").begin_array();
+        for (const auto& u : p.unix_socket_paths) w.value(u);
+        w.end_array().end_object();
+    }
+    detail::write_network(w, p.network);
+    if (!p.ignore_violations.empty()) {
+        w.key("ignoreViolations").begin_array();
+        for (const auto& v : p.ignore_violations) w.value(v);
+        w.end_array();
+    }
+    if (p.scan_stderr) w.key("scanStderr").value(true);
+    w.key("hints").begin_object().key("hosts").value(p.hints.hosts).key("local").value(p.hints.local);
+    w.key("call").value(p.hints.call).key("write").value(p.hints.write).key("read").value(p.hints.read).end_object();
+    detail::write_filesystem(w, p);
     w.key("warnings").begin_array();
     for (const auto& wn : p.warnings) {
         w.begin_object().key("file").value(wn.file).key("key").value(wn.key).key("message").value(wn.message);
