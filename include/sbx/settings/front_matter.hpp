@@ -384,6 +384,44 @@ private:
     }
 };
 
+// The key of a top-level `key: value` line (the colon is the first one followed
+// by a space or the line's end), or the error for a line that is none.
+inline expected<std::string_view> top_level_key(std::string_view line, const std::string& file, std::size_t number) {
+    if (line == "..." || line.starts_with("... "))
+        return error_at(file, number, 1, "", "a document end `...`; the front matter ends with a line `---`");
+    std::size_t colon = line.find(':');
+    while (colon != std::string_view::npos && colon + 1 < line.size() && line[colon + 1] != ' ')
+        colon = line.find(':', colon + 1);
+    const std::string_view key = colon == std::string_view::npos ? std::string_view() : line.substr(0, colon);
+    const auto bad = [](char c) {
+        return c == ' ' || c == '#' || c == '"' || c == '\'' || c == '[' || c == ']' || c == '{' || c == '}' ||
+               c == ',' || c == '&' || c == '*' || c == '!' || c == '|' || c == '>' || c == '\t' || is_control(c);
+    };
+    const bool key_ok = !key.empty() && key.front() != '-' && key.front() != '?' && key.front() != '%' &&
+                        key.front() != '@' && key.front() != '`' && std::none_of(key.begin(), key.end(), bad);
+    if (!key_ok) {
+        auto why = indicator_refusal(line);
+        return error_at(file, number, 1, "", why.empty() ? "expected a top-level `key:` at column 1" : std::string(why));
+    }
+    return key;
+}
+
+// A line of an entry that is read, as the parser gets it: spaces only for
+// indentation, no control character, no trailing spaces.
+inline expected<Line> entry_line(std::string_view line, const std::string& file, std::size_t number) {
+    std::size_t indent = 0;
+    while (indent < line.size() && line[indent] == ' ') ++indent;
+    if (indent < line.size() && line[indent] == '\t')
+        return error_at(file, number, indent + 1, "", "a tab in the indentation; indent with spaces");
+    for (std::size_t k = indent; k < line.size(); ++k)
+        if (is_control(line[k]))
+            return error_at(file, number, k + 1, "",
+                            line[k] == '\t' ? "a tab; write spaces" : "a control character in the front matter");
+    std::string_view body = line.substr(indent);
+    while (!body.empty() && body.back() == ' ') body.remove_suffix(1);
+    return Line{.number = number, .indent = indent, .text = body};
+}
+
 // The front matter's lines that belong to the entries `keys` reads, in order;
 // every other entry is skipped unlooked-at but for its key.
 inline expected<std::vector<Line>> read_lines(std::string_view text, const std::string& file, const Keys& keys) {
@@ -434,24 +472,9 @@ inline expected<std::vector<Line>> read_lines(std::string_view text, const std::
             if (!current) return error_at(file, number, 1, "", "an indented line before the first key");
             if (!current->read) continue;  // another key's: skipped unread
         } else {
-            if (line == "..." || line.starts_with("... "))
-                return error_at(file, number, 1, "", "a document end `...`; the front matter ends with a line `---`");
-            std::size_t colon = line.find(':');
-            while (colon != std::string_view::npos && colon + 1 < line.size() && line[colon + 1] != ' ')
-                colon = line.find(':', colon + 1);
-            const std::string_view key = colon == std::string_view::npos ? std::string_view() : line.substr(0, colon);
-            const auto bad = [](char c) {
-                return c == ' ' || c == '#' || c == '"' || c == '\'' || c == '[' || c == ']' || c == '{' || c == '}' ||
-                       c == ',' || c == '&' || c == '*' || c == '!' || c == '|' || c == '>' || c == '\t' ||
-                       is_control(c);
-            };
-            const bool key_ok = !key.empty() && key.front() != '-' && key.front() != '?' && key.front() != '%' &&
-                                key.front() != '@' && key.front() != '`' && std::none_of(key.begin(), key.end(), bad);
-            if (!key_ok) {
-                auto why = indicator_refusal(line);
-                return error_at(file, number, 1, "",
-                                why.empty() ? "expected a top-level `key:` at column 1" : std::string(why));
-            }
+            auto top = top_level_key(line, file, number);
+            SBX_TRY(top);
+            const std::string_view key = *top;
             for (const auto& e : entries)
                 if (e.key == key)
                     return error_at(file, number, 1, std::string(key),
@@ -459,25 +482,16 @@ inline expected<std::vector<Line>> read_lines(std::string_view text, const std::
             if (keys.refuse != nullptr)
                 if (std::string why = keys.refuse(key); !why.empty())
                     return error_at(file, number, 1, std::string(key), std::move(why));
-            std::size_t v = colon + 1;
+            std::size_t v = key.size() + 1;  // after the colon
             while (v < line.size() && (line[v] == ' ' || line[v] == '\t')) ++v;
             const bool read = std::find(keys.read.begin(), keys.read.end(), key) != keys.read.end();
             const bool empty_value = v == line.size() || line[v] == '#';
             entries.push_back(Entry{.key = key, .line = number, .read = read, .empty_value = empty_value});
             if (!read) continue;
         }
-        // A line of an entry that is read: spaces only for indentation, no control character.
-        std::size_t indent = 0;
-        while (indent < line.size() && line[indent] == ' ') ++indent;
-        if (indent < line.size() && line[indent] == '\t')
-            return error_at(file, number, indent + 1, "", "a tab in the indentation; indent with spaces");
-        for (std::size_t k = indent; k < line.size(); ++k)
-            if (is_control(line[k]))
-                return error_at(file, number, k + 1, "",
-                                line[k] == '\t' ? "a tab; write spaces" : "a control character in the front matter");
-        std::string_view body = line.substr(indent);
-        while (!body.empty() && body.back() == ' ') body.remove_suffix(1);
-        out.push_back(Line{.number = number, .indent = indent, .text = body});
+        auto taken = entry_line(line, file, number);
+        SBX_TRY(taken);
+        out.push_back(*taken);
     }
     if (!closed)
         return error_at(file, 1, 1, "",
