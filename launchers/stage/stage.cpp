@@ -152,6 +152,79 @@ namespace {
 
 // parse_stage_args for the whole command line (`orders`: what came on the
 // orders, where every argument has to be).
+// The option `a` with its value `v`, into `out`: false for an option this
+// does not know (or, with `orders`, one the orders cannot carry) or a bad value.
+bool take_valued(std::string_view a, const char* v, StageArgs& out, bool orders) {
+    if (a == "--filter-fd" && parse_fd(v, out.filter_fd, 3)) return true;
+    if (a == "--broker-filter-fd" && parse_fd(v, out.broker_filter_fd, 3)) return true;
+    if (a == "--broker-fd" && parse_fd(v, out.broker_fd, 3)) return true;
+    if (a == "--grant" && std::string_view("rlwdt").find(v[0]) != std::string_view::npos && v[1] == ':' &&
+        v[2] == '/') {
+        out.grants.emplace_back(v);
+        return true;
+    }
+    int port = 0;
+    if (a == "--connect-port" && parse_fd(v, port, 1) && port <= 65535) {
+        out.connect_ports.push_back(port);
+        return true;
+    }
+    if (a == "--exe-fd" && parse_fd(v, out.exe_fd)) return true;
+    if (a == "--status-fd" && parse_fd(v, out.status_fd)) return true;
+    if (a == "--proxy-fd" && parse_fd(v, out.proxy_fd, -1)) return true;
+    if (a == "--pty-fd" && parse_fd(v, out.pty_fd)) return true;
+    if (a == "--trace-fd" && parse_fd(v, out.trace_fd, 3)) return true;
+    if (a == "--mounts-filter-fd" && parse_fd(v, out.mounts_filter_fd, 3)) return true;
+    if (a == "--orders-fd" && !orders && parse_fd(v, out.orders_fd, 3)) return true;
+    int id = -1;
+    if ((a == "--uid" || a == "--gid") && parse_fd(v, id, 0)) {
+        (a == "--uid" ? out.uid : out.gid) = static_cast<unsigned>(id);
+        return true;
+    }
+    if (a == "--cwd" && *v == '/') {
+        out.cwd = v;
+        return true;
+    }
+    if (a == "--pty-on" && *v != '\0' && std::strspn(v, "012") == std::strlen(v)) {
+        for (const char* c = v; *c != '\0'; ++c) out.pty_on[static_cast<std::size_t>(*c - '0')] = true;
+        return true;
+    }
+    if (a == "--filtered" && (v == std::string_view("0") || v == std::string_view("1"))) {
+        out.filtered = *v == '1';
+        return true;
+    }
+    int keep = -1;
+    if (a == "--keep-fd" && parse_fd(v, keep, 3)) {
+        out.keep_fds.push_back(keep);
+        return true;
+    }
+    if (a == "--loader-env" && std::strchr(v, '=') != nullptr && *v != '=') {
+        out.loader_env.emplace_back(v);
+        return true;
+    }
+    if (a == "--write-wall" && *v == '/') {
+        out.write_wall.emplace_back(v);
+        return true;
+    }
+    if (a == "--env" && orders && std::strchr(v, '=') != nullptr && *v != '=') {
+        out.env.emplace_back(v);
+        return true;
+    }
+    return false;
+}
+
+// Whether the options read make a whole stage: each part with what it needs.
+bool whole(const StageArgs& out) {
+    // A mount list comes with the filter that follows it and the directory to enter again.
+    if ((!out.mounts.empty() || !out.cwd.empty()) && out.mounts_filter_fd < 0) return false;
+    if (out.mounts_filter_fd >= 0 && out.cwd.empty()) return false;
+    // The weaker sandbox comes with its filter, and without mounts or a write wall.
+    if (out.weaker != (out.filter_fd >= 0)) return false;
+    if (out.weaker && (out.mounts_filter_fd >= 0 || !out.write_wall.empty())) return false;
+    // The broker's filter comes with the weaker sandbox, and with its socket.
+    if ((out.broker_filter_fd >= 0) != (out.broker_fd >= 0) || (out.broker_fd >= 0 && !out.weaker)) return false;
+    return !out.command.empty() && out.status_fd >= 0 && out.exe_fd >= 0;
+}
+
 bool parse_stage_words(int argc, char** argv, StageArgs& out, bool orders) {
     int i = 0;
     for (; i < argc; ++i) {
@@ -181,77 +254,14 @@ bool parse_stage_words(int argc, char** argv, StageArgs& out, bool orders) {
             out.direct_loopback = true;
             continue;
         }
-        if (i + 1 >= argc) return false;
-        const char* v = argv[++i];
-        if (a == "--filter-fd" && parse_fd(v, out.filter_fd, 3)) continue;
-        if (a == "--broker-filter-fd" && parse_fd(v, out.broker_filter_fd, 3)) continue;
-        if (a == "--broker-fd" && parse_fd(v, out.broker_fd, 3)) continue;
-        if (a == "--grant" && std::string_view("rlwdt").find(v[0]) != std::string_view::npos && v[1] == ':' &&
-            v[2] == '/') {
-            out.grants.emplace_back(v);
-            continue;
-        }
-        int port = 0;
-        if (a == "--connect-port" && parse_fd(v, port, 1) && port <= 65535) {
-            out.connect_ports.push_back(port);
-            continue;
-        }
-        if (a == "--exe-fd" && parse_fd(v, out.exe_fd)) continue;
-        if (a == "--status-fd" && parse_fd(v, out.status_fd)) continue;
-        if (a == "--proxy-fd" && parse_fd(v, out.proxy_fd, -1)) continue;
-        if (a == "--pty-fd" && parse_fd(v, out.pty_fd)) continue;
-        if (a == "--trace-fd" && parse_fd(v, out.trace_fd, 3)) continue;
-        if (a == "--mounts-filter-fd" && parse_fd(v, out.mounts_filter_fd, 3)) continue;
-        if (a == "--orders-fd" && !orders && parse_fd(v, out.orders_fd, 3)) continue;
-        int id = -1;
-        if ((a == "--uid" || a == "--gid") && parse_fd(v, id, 0)) {
-            (a == "--uid" ? out.uid : out.gid) = static_cast<unsigned>(id);
-            continue;
-        }
-        if (a == "--cwd" && *v == '/') {
-            out.cwd = v;
-            continue;
-        }
-        if (a == "--pty-on" && *v != '\0' && std::strspn(v, "012") == std::strlen(v)) {
-            for (const char* c = v; *c != '\0'; ++c) out.pty_on[static_cast<std::size_t>(*c - '0')] = true;
-            continue;
-        }
-        if (a == "--filtered" && (v == std::string_view("0") || v == std::string_view("1"))) {
-            out.filtered = *v == '1';
-            continue;
-        }
-        int keep = -1;
-        if (a == "--keep-fd" && parse_fd(v, keep, 3)) {
-            out.keep_fds.push_back(keep);
-            continue;
-        }
-        if (a == "--loader-env" && std::strchr(v, '=') != nullptr && *v != '=') {
-            out.loader_env.emplace_back(v);
-            continue;
-        }
-        if (a == "--write-wall" && *v == '/') {
-            out.write_wall.emplace_back(v);
-            continue;
-        }
-        if (a == "--env" && orders && std::strchr(v, '=') != nullptr && *v != '=') {
-            out.env.emplace_back(v);
-            continue;
-        }
-        return false;
+        if (i + 1 >= argc || !take_valued(a, argv[i + 1], out, orders)) return false;
+        ++i;
     }
     // Started to wait for its orders: nothing else yet.
     if (!orders && out.orders_fd >= 0) return i == argc && out.status_fd >= 0 && out.exe_fd >= 0;
     if (i == argc) return false;
     for (++i; i < argc; ++i) out.command.emplace_back(argv[i]);
-    // A mount list comes with the filter that follows it and the directory to enter again.
-    if ((!out.mounts.empty() || !out.cwd.empty()) && out.mounts_filter_fd < 0) return false;
-    if (out.mounts_filter_fd >= 0 && out.cwd.empty()) return false;
-    // The weaker sandbox comes with its filter, and without mounts or a write wall.
-    if (out.weaker != (out.filter_fd >= 0)) return false;
-    if (out.weaker && (out.mounts_filter_fd >= 0 || !out.write_wall.empty())) return false;
-    // The broker's filter comes with the weaker sandbox, and with its socket.
-    if ((out.broker_filter_fd >= 0) != (out.broker_fd >= 0) || (out.broker_fd >= 0 && !out.weaker)) return false;
-    return !out.command.empty() && out.status_fd >= 0 && out.exe_fd >= 0;
+    return whole(out);
 }
 
 }  // namespace
