@@ -192,7 +192,7 @@ for who in "${users[@]}"; do
     rm -f "$work/mixed.out" "$work/mixed.err"
     on_pty sh -c '"$0" run --managed-settings "$1" -- sh -c "readlink /proc/self/fd/0 /proc/self/fd/1 /proc/self/fd/2; tty" >"$2" 2>"$3"' \
         "$sbx" "$tmp/empty-managed.json" "$work/mixed.out" "$work/mixed.err"
-    [[ $rc == 0 ]] || fail_because "the run failed (status $rc)"
+    [[ $rc == 0 ]] || fail_because "the run failed (status $rc): $(<"$work/mixed.err")"
     mapfile -t fds <"$work/mixed.out" || true
     [[ ${fds[0]-} == /dev/pts/* && ${fds[3]-} == "${fds[0]-}" ]] ||
         fail_because "standard input is not the command's own terminal: '${fds[0]-}', tty '${fds[3]-}'"
