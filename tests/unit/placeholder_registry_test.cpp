@@ -3,7 +3,13 @@
 
 #include <doctest/doctest.h>
 
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
 #include <string>
+#include <thread>
 
 TEST_CASE("the group's list: records read back, and a malformed one ends it") {
     const sbx::RegisteredPlaceholder a{sbx::Placeholder::file, 2049, 17, "/r/.bashrc"};
@@ -101,4 +107,34 @@ TEST_CASE("HidingFs shows the disk without the given placeholders") {
     // A name that only starts like a hidden one is not hidden.
     fs.file("/r/.bashrc.orig");
     CHECK(view.lstat("/r/.bashrc.orig")->has_value());
+}
+
+TEST_CASE("the group directory is made again when another group's last sandbox removes it meanwhile") {
+    // Another root's last sandbox removes the directory once it is empty; here a
+    // thread does that every 20 microseconds while this one asks for the
+    // directory. Before, the directory could go between the mkdir and the look
+    // at it, and the run failed before its command ("cannot look at the
+    // directory"): a few times in 20,000 here.
+    const std::string dir = sbx::placeholder_group_directory();
+    if (struct stat st {}; ::lstat(dir.c_str(), &st) == 0 && ::rmdir(dir.c_str()) != 0) {
+        MESSAGE("skipped: " << dir << " holds other sandboxes' files now");
+        return;
+    }
+    std::atomic<bool> done{false};
+    std::thread remover([&] {
+        while (!done) {
+            (void)::rmdir(dir.c_str());
+            std::this_thread::sleep_for(std::chrono::microseconds(20));
+        }
+    });
+    int failures = 0;
+    std::string first;
+    for (int i = 0; i < 20000; ++i)
+        if (auto made = sbx::make_group_directory(); !made) {
+            if (failures++ == 0) first = sbx::to_string(made.error());
+        }
+    done = true;
+    remover.join();
+    (void)::rmdir(dir.c_str());  // as the last sandbox out leaves it
+    CHECK_MESSAGE(failures == 0, failures << " of 20000 failed, the first with: " << first);
 }

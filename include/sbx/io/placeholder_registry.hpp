@@ -93,15 +93,20 @@ inline bool still_there(int fd, const std::string& path) {
 }  // namespace detail
 
 // The directory of the group files, made 0700 when missing; refused when someone
-// else owns it or others may write it, with what to do.
+// else owns it or others may write it, with what to do. The last sandbox out of
+// another root's group removes the directory when it is empty, which may come
+// between the mkdir and the look here: then it is made again.
 inline expected<std::string> make_group_directory() {
     const uid_t uid = ::geteuid();
     const std::string dir = placeholder_group_directory();
-    if (::mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST)
-        return fail(detail::group_error("cannot make the directory of sbx's lock files", dir, errno));
     struct stat st {};
-    if (::lstat(dir.c_str(), &st) != 0)
-        return fail(detail::group_error("cannot look at the directory of sbx's lock files", dir, errno));
+    for (int attempt = 0;; ++attempt) {
+        if (::mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST)
+            return fail(detail::group_error("cannot make the directory of sbx's lock files", dir, errno));
+        if (::lstat(dir.c_str(), &st) == 0) break;
+        if (errno != ENOENT || attempt == 100)
+            return fail(detail::group_error("cannot look at the directory of sbx's lock files", dir, errno));
+    }
     if (!S_ISDIR(st.st_mode) || st.st_uid != uid || (st.st_mode & 077) != 0)
         return fail(detail::group_error("the directory of sbx's lock files is not this user's alone (a directory of "
                                         "mode 0700 owned by uid " + std::to_string(uid) +
