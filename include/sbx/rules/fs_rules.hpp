@@ -374,6 +374,154 @@ inline void cover_missing_folders(std::vector<ProtectedPath>& list, const std::d
     list = std::move(kept);
 }
 
+// The rules of compile_fs_rules, list by list, into `out`: each entry under its
+// own name and, when a symlink stands on the way, where it leads; the credential
+// stores found among the read denies decide what the later lists may open.
+class RuleBuilder {
+public:
+    RuleBuilder(FsRules& out, const CachedFs& cached) : out_(out), cached_(cached) {}
+
+    // A rule under its own name and, when a symlink stands on the way, where it leads.
+    void add_both(FsRule::Kind kind, const Sourced<std::string>& e, const std::string& list) {
+        out_.rules.emplace_back(kind, e.value, list, e.source, std::string());
+        const std::string real = real_form(cached_, e.value);
+        // Where a plain entry leads is a path, whatever its name holds.
+        if (real != e.value)
+            out_.rules.emplace_back(kind, real, list, e.source, "where " + e.value + " leads", !glob::has_wildcard(e.value));
+    }
+
+    // The credential store (either form) holding `p`, or none; `strictly`: not the store itself.
+    const FsRule* store_holding(const std::string& p, bool strictly) const {
+        for (const FsRule* s : stores_)
+            if (paths::at_or_under(p, s->literal) && (!strictly || p != s->literal)) return s;
+        return nullptr;
+    }
+
+    // filesystem.denyRead (the credential stores among them marked so) and
+    // credentials.files.
+    void deny_reads(const Policy& policy) {
+        for (const auto& e : policy.filesystem.deny_read) {
+            const CredentialStore* store = credential_store_of(e.source);
+            const std::size_t first = out_.rules.size();
+            add_both(FsRule::Kind::deny_read, e, store ? "credential store" : "filesystem.denyRead");
+            if (!store) continue;
+            for (std::size_t i = first; i < out_.rules.size(); ++i) {
+                out_.rules[i].deny = FsRule::Deny::credential_store;
+                out_.rules[i].note = out_.rules[i].note.empty() ? std::string(store->reason)
+                                                                : std::string(store->reason) + "; " + out_.rules[i].note;
+                stores_.push_back(&out_.rules[i]);
+            }
+            named_stores_.push_back({&out_.rules[first], out_.rules.size() > first + 1 ? &out_.rules[first + 1] : nullptr});
+        }
+        for (const auto& e : policy.credentials.files) add_both(FsRule::Kind::deny_read, e, "credentials.files");
+    }
+
+    // An allowRead re-opens only what it names inside a denied region: one whose
+    // name lies outside every deny but whose target lies inside reaches in through
+    // a symlink, and is ignored.
+    void allow_reads(const Policy& policy) {
+        for (const auto& e : policy.filesystem.allow_read) {
+            const std::string real = real_form(cached_, e.value);
+            auto inside_deny = [&](const std::string& p) {
+                const std::string named = glob::has_wildcard(p) ? glob::literal_prefix(p) : p;
+                const auto comps = paths::components(named);
+                for (const auto& r : out_.rules)
+                    if (r.kind == FsRule::Kind::deny_read && reach_depth(r, named, comps)) return true;
+                return false;
+            };
+            if (real != e.value && !inside_deny(e.value) && inside_deny(real)) {
+                out_.warnings.push_back(Warning{e.source.file, e.source.key,
+                                                "ignored: " + e.value + " reaches a denied path only through a symlink (" +
+                                                    real + ")"});
+                continue;
+            }
+            out_.rules.emplace_back(FsRule::Kind::allow_read, e.value, "filesystem.allowRead", e.source, std::string());
+            // An entry in a credential store that is a symlink (dotfiles kept elsewhere)
+            // lifts it where it leads too, as long as it leads into that store's target.
+            if (real == e.value) continue;
+            const FsRule& named = out_.rules.back();
+            const std::string real_named = glob::has_wildcard(real) ? glob::literal_prefix(real) : real;
+            for (const auto& st : named_stores_) {
+                if (!st.target || !lifts(named, *st.named) || !paths::at_or_under(real_named, st.target->literal))
+                    continue;
+                out_.rules.emplace_back(FsRule::Kind::allow_read, real, "filesystem.allowRead", e.source,
+                                        "where " + e.value + " leads", !glob::has_wildcard(e.value));
+                break;
+            }
+        }
+    }
+
+    // Where git writes for the root's own repository outside it (Guard::git_writable:
+    // a linked worktree's main git directory), writable as the root is; what in it
+    // makes git run a program is a protected path, refused below.
+    void git_writable() {
+        for (const auto& p : out_.protected_paths) {
+            if (p.guard != Guard::git_writable) continue;
+            if (const FsRule* s = store_holding(p.path, false)) {
+                out_.warnings.push_back(Warning{p.path, "", "not writable: it lies in " + describe(*s) +
+                                                                ", a credential store sbx hides; git cannot commit in the root"});
+                continue;
+            }
+            out_.rules.emplace_back(FsRule::Kind::writable, p.path, std::string(kRootGitDirList), std::nullopt, p.reason,
+                                    true);
+        }
+    }
+
+    // A writable path is mounted, and bubblewrap mounts concrete paths: a trailing
+    // `/**` names the directory itself; any other wildcard cannot be mounted.
+    void writable(const Sourced<std::string>& e, const std::string& list) {
+        std::string p = e.value;
+        if (p.size() > 3 && p.ends_with("/**")) p.resize(p.size() - 3);
+        if (glob::has_wildcard(p)) {
+            out_.warnings.push_back(Warning{e.source.file, e.source.key,
+                                            "refused: " + e.value +
+                                                " holds a wildcard that cannot be mounted writable; name directories"});
+            return;
+        }
+        // A writable folder inside a credential store would open it: refused. A
+        // folder that is the store, or holds it, writes there only where an
+        // allowRead lifts the store.
+        for (const std::string& form : {p, real_form(cached_, p)})
+            if (const FsRule* s = store_holding(form, true)) {
+                out_.warnings.push_back(Warning{e.source.file, e.source.key,
+                                                "refused: " + e.value + " lies inside " + describe(*s) +
+                                                    ", a credential store sbx hides; a writable folder there is not "
+                                                    "mounted (name the store itself in allowRead and allowWrite)"});
+                return;
+            }
+        add_both(FsRule::Kind::writable, Sourced<std::string>{p, e.source}, list);
+    }
+
+    // The protected paths kept read-only, after the folders they need are covered.
+    void protect(const FsContext& ctx) {
+        std::vector<std::string> roots;
+        for (const auto& r : out_.rules)
+            if (r.kind == FsRule::Kind::writable && !r.wildcard) roots.push_back(r.pattern);
+        if (!out_.disabled) cover_missing_folders(out_.protected_paths, out_.rules, roots, cached_);
+        for (const auto& p : out_.protected_paths) {
+            if (p.guard != Guard::read_only) continue;
+            std::string note = p.reason;
+            // make_fs_plan() leaves such a name uncovered under bubblewrap (Missing::after_run).
+            if (!out_.disabled && renamed_after_run(p, ctx.root))
+                if (auto st = cached_.lstat(p.path); st && !*st)
+                    note += "; missing now: under bubblewrap one the command makes is renamed to " +
+                            std::string(protect_detail::base_name(p.path)) + ".sbx-disabled once it is over";
+            out_.rules.emplace_back(FsRule::Kind::protect, p.path, "protected path", std::nullopt, std::move(note), true);
+        }
+    }
+
+private:
+    // A credential store's rule as named and where it leads (or nullptr).
+    struct Store {
+        const FsRule* named;
+        const FsRule* target;
+    };
+    FsRules& out_;  // its rules are a deque: the pointers below stay valid
+    const CachedFs& cached_;
+    std::vector<Store> named_stores_;
+    std::vector<const FsRule*> stores_;  // both forms
+};
+
 inline expected<FsRules> compile_fs_rules(const Policy& policy, const FsContext& ctx,
                                           std::vector<ProtectedPath> protected_list, const CachedFs& cached) {
     FsRules out;
@@ -383,138 +531,22 @@ inline expected<FsRules> compile_fs_rules(const Policy& policy, const FsContext&
     out.disabled = policy.filesystem.disabled.value;
     out.disabled_source = policy.filesystem.disabled.source;
     out.protected_paths = std::move(protected_list);
-
-    // A rule under its own name and, when a symlink stands on the way, where it leads.
-    auto add_both = [&](FsRule::Kind kind, const Sourced<std::string>& e, const std::string& list) {
-        out.rules.emplace_back(kind, e.value, list, e.source, std::string());
-        const std::string real = detail::real_form(cached, e.value);
-        // Where a plain entry leads is a path, whatever its name holds.
-        if (real != e.value)
-            out.rules.emplace_back(kind, real, list, e.source, "where " + e.value + " leads", !glob::has_wildcard(e.value));
-    };
-
-    // The credential store rules, each as named and where it leads (or nullptr).
-    struct Store {
-        const FsRule* named;
-        const FsRule* target;
-    };
-    std::vector<Store> named_stores;
-    std::vector<const FsRule*> stores;  // both forms
-    for (const auto& e : policy.filesystem.deny_read) {
-        const CredentialStore* store = credential_store_of(e.source);
-        const std::size_t first = out.rules.size();
-        add_both(FsRule::Kind::deny_read, e, store ? "credential store" : "filesystem.denyRead");
-        if (!store) continue;
-        for (std::size_t i = first; i < out.rules.size(); ++i) {
-            out.rules[i].deny = FsRule::Deny::credential_store;
-            out.rules[i].note = out.rules[i].note.empty() ? std::string(store->reason)
-                                                          : std::string(store->reason) + "; " + out.rules[i].note;
-            stores.push_back(&out.rules[i]);
-        }
-        named_stores.push_back({&out.rules[first], out.rules.size() > first + 1 ? &out.rules[first + 1] : nullptr});
-    }
-    for (const auto& e : policy.credentials.files) add_both(FsRule::Kind::deny_read, e, "credentials.files");
-    auto store_holding = [&](const std::string& p, bool strictly) -> const FsRule* {
-        for (const FsRule* s : stores)
-            if (paths::at_or_under(p, s->literal) && (!strictly || p != s->literal)) return s;
-        return nullptr;
-    };
+    RuleBuilder build(out, cached);
+    build.deny_reads(policy);
     for (const auto& [what, p] : {std::pair{"the root", &ctx.root}, std::pair{"the temporary directory", &ctx.tmpdir}})
-        if (const FsRule* s = store_holding(*p, false))
+        if (const FsRule* s = build.store_holding(*p, false))
             return fail(Error(Errc::invalid_argument, std::string(what) + " lies in " + describe(*s) +
                                                           ", a credential store sbx hides; pick a folder outside it")
                             .in_file(*p));
-
-    // An allowRead re-opens only what it names inside a denied region: one whose
-    // name lies outside every deny but whose target lies inside reaches in through
-    // a symlink, and is ignored.
-    for (const auto& e : policy.filesystem.allow_read) {
-        const std::string real = detail::real_form(cached, e.value);
-        auto inside_deny = [&](const std::string& p) {
-            const std::string named = glob::has_wildcard(p) ? glob::literal_prefix(p) : p;
-            const auto comps = paths::components(named);
-            for (const auto& r : out.rules)
-                if (r.kind == FsRule::Kind::deny_read && detail::reach_depth(r, named, comps)) return true;
-            return false;
-        };
-        if (real != e.value && !inside_deny(e.value) && inside_deny(real)) {
-            out.warnings.push_back(Warning{e.source.file, e.source.key,
-                                           "ignored: " + e.value + " reaches a denied path only through a symlink (" +
-                                               real + ")"});
-            continue;
-        }
-        out.rules.emplace_back(FsRule::Kind::allow_read, e.value, "filesystem.allowRead", e.source, std::string());
-        // An entry in a credential store that is a symlink (dotfiles kept elsewhere)
-        // lifts it where it leads too, as long as it leads into that store's target.
-        if (real == e.value) continue;
-        const FsRule& named = out.rules.back();
-        const std::string real_named = glob::has_wildcard(real) ? glob::literal_prefix(real) : real;
-        for (const auto& st : named_stores) {
-            if (!st.target || !detail::lifts(named, *st.named) || !paths::at_or_under(real_named, st.target->literal))
-                continue;
-            out.rules.emplace_back(FsRule::Kind::allow_read, real, "filesystem.allowRead", e.source,
-                                   "where " + e.value + " leads", !glob::has_wildcard(e.value));
-            break;
-        }
-    }
-
+    build.allow_reads(policy);
     out.rules.emplace_back(FsRule::Kind::writable, ctx.root, "the root", std::nullopt, std::string(), true);
     out.rules.emplace_back(FsRule::Kind::writable, ctx.tmpdir, "the command's temporary directory", std::nullopt,
                            std::string(), true);
-    // Where git writes for the root's own repository outside it (Guard::git_writable:
-    // a linked worktree's main git directory), writable as the root is; what in it
-    // makes git run a program is a protected path, refused below.
-    for (const auto& p : out.protected_paths) {
-        if (p.guard != Guard::git_writable) continue;
-        if (const FsRule* s = store_holding(p.path, false)) {
-            out.warnings.push_back(Warning{p.path, "", "not writable: it lies in " + describe(*s) +
-                                                           ", a credential store sbx hides; git cannot commit in the root"});
-            continue;
-        }
-        out.rules.emplace_back(FsRule::Kind::writable, p.path, std::string(kRootGitDirList), std::nullopt, p.reason, true);
-    }
-    // A writable path is mounted, and bubblewrap mounts concrete paths: a trailing
-    // `/**` names the directory itself; any other wildcard cannot be mounted.
-    auto writable = [&](const Sourced<std::string>& e, const std::string& list) {
-        std::string p = e.value;
-        if (p.size() > 3 && p.ends_with("/**")) p.resize(p.size() - 3);
-        if (glob::has_wildcard(p)) {
-            out.warnings.push_back(Warning{e.source.file, e.source.key,
-                                           "refused: " + e.value +
-                                               " holds a wildcard that cannot be mounted writable; name directories"});
-            return;
-        }
-        // A writable folder inside a credential store would open it: refused. A
-        // folder that is the store, or holds it, writes there only where an
-        // allowRead lifts the store.
-        for (const std::string& form : {p, detail::real_form(cached, p)})
-            if (const FsRule* s = store_holding(form, true)) {
-                out.warnings.push_back(Warning{e.source.file, e.source.key,
-                                               "refused: " + e.value + " lies inside " + describe(*s) +
-                                                   ", a credential store sbx hides; a writable folder there is not "
-                                                   "mounted (name the store itself in allowRead and allowWrite)"});
-                return;
-            }
-        add_both(FsRule::Kind::writable, Sourced<std::string>{p, e.source}, list);
-    };
-    for (const auto& e : policy.filesystem.allow_write) writable(e, "filesystem.allowWrite");
-    for (const auto& e : policy.additional_directories) writable(e, "permissions.additionalDirectories");
-    for (const auto& e : policy.filesystem.deny_write) add_both(FsRule::Kind::deny_write, e, "filesystem.denyWrite");
-
-    std::vector<std::string> roots;
-    for (const auto& r : out.rules)
-        if (r.kind == FsRule::Kind::writable && !r.wildcard) roots.push_back(r.pattern);
-    if (!out.disabled) cover_missing_folders(out.protected_paths, out.rules, roots, cached);
-    for (const auto& p : out.protected_paths) {
-        if (p.guard != Guard::read_only) continue;
-        std::string note = p.reason;
-        // make_fs_plan() leaves such a name uncovered under bubblewrap (Missing::after_run).
-        if (!out.disabled && renamed_after_run(p, ctx.root))
-            if (auto st = cached.lstat(p.path); st && !*st)
-                note += "; missing now: under bubblewrap one the command makes is renamed to " +
-                        std::string(protect_detail::base_name(p.path)) + ".sbx-disabled once it is over";
-        out.rules.emplace_back(FsRule::Kind::protect, p.path, "protected path", std::nullopt, std::move(note), true);
-    }
+    build.git_writable();
+    for (const auto& e : policy.filesystem.allow_write) build.writable(e, "filesystem.allowWrite");
+    for (const auto& e : policy.additional_directories) build.writable(e, "permissions.additionalDirectories");
+    for (const auto& e : policy.filesystem.deny_write) build.add_both(FsRule::Kind::deny_write, e, "filesystem.denyWrite");
+    build.protect(ctx);
     index_rules(out);
     return out;
 }
