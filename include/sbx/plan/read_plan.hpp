@@ -78,50 +78,11 @@ public:
         auto sec = members(top->at("seccomp"), "seccomp", {"allowUnixSockets"}, {"allowUnixSockets"});
         SBX_TRY(sec);
         SBX_TRY(assign(p.allow_unix_sockets, boolean(sec->at("allowUnixSockets"), "seccomp.allowUnixSockets")));
-        if (top->has("unixSockets")) {
-            auto us = members(top->at("unixSockets"), "unixSockets", {"all", "paths"}, {"all", "paths"});
-            SBX_TRY(us);
-            SBX_TRY(assign(p.all_unix_sockets, boolean(us->at("all"), "unixSockets.all")));
-            auto list = array(us->at("paths"), "unixSockets.paths");
-            SBX_TRY(list);
-            std::size_t i = 0;
-            for (auto e : *list) {
-                auto u = path(e, index("unixSockets.paths", i++));
-                SBX_TRY(u);
-                p.unix_socket_paths.push_back(std::move(*u));
-            }
-            // Linux's filter cannot tell them apart: any of them opens every one.
-            if ((p.all_unix_sockets || !p.unix_socket_paths.empty()) && !p.allow_unix_sockets)
-                return error("seccomp.allowUnixSockets", "false, though unixSockets opens some");
-        }
+        if (top->has("unixSockets")) SBX_TRY(read_unix_sockets(top->at("unixSockets"), p));
         SBX_TRY(read_network(top->at("network"), p));
-        if (top->has("ignoreViolations")) {
-            auto list = array(top->at("ignoreViolations"), "ignoreViolations");
-            SBX_TRY(list);
-            std::size_t i = 0;
-            for (auto e : *list) {
-                auto v = string(e, index("ignoreViolations", i++));
-                SBX_TRY(v);
-                if (v->empty()) return error(index("ignoreViolations", i - 1), "an empty substring would ignore everything");
-                p.ignore_violations.push_back(std::move(*v));
-            }
-        }
+        if (top->has("ignoreViolations")) SBX_TRY(read_ignore_violations(top->at("ignoreViolations"), p));
         SBX_TRY(read_optional(*top, "", "scanStderr", p.scan_stderr, boolean));
-        if (top->has("hints")) {
-            auto h = members(top->at("hints"), "hints", {"hosts", "local", "call", "write", "read"},
-                             {"hosts", "local", "call", "write", "read"});
-            SBX_TRY(h);
-            for (auto [name, out] : {std::pair{"hosts", &p.hints.hosts}, std::pair{"local", &p.hints.local},
-                                     std::pair{"call", &p.hints.call}, std::pair{"write", &p.hints.write},
-                                     std::pair{"read", &p.hints.read}}) {
-                auto v = string(h->at(name), std::string("hints.") + name);
-                SBX_TRY(v);
-                // One line each: the launcher puts it in a line of the block.
-                if (v->find_first_of("\n\r") != std::string::npos)
-                    return error(std::string("hints.") + name, "a line break is not allowed");
-                *out = std::move(*v);
-            }
-        }
+        if (top->has("hints")) SBX_TRY(read_hints(top->at("hints"), p));
         SBX_TRY(read_filesystem(top->at("filesystem"), p));
         if (top->has("warnings")) {
             SBX_TRY(read_warnings(top->at("warnings"), p));
@@ -454,6 +415,57 @@ private:
         for (auto [name, out] : {std::pair{"dev", &id.dev}, std::pair{"ino", &id.ino}, std::pair{"nlink", &id.nlink}})
             SBX_TRY(assign(*out, integer(m->at(name), key + "." + name)));
         return id;
+    }
+
+    // unixSockets: every path, or these; either needs seccomp.allowUnixSockets.
+    static expected<void> read_unix_sockets(element v, Plan& p) {
+        auto us = members(v, "unixSockets", {"all", "paths"}, {"all", "paths"});
+        SBX_TRY(us);
+        SBX_TRY(assign(p.all_unix_sockets, boolean(us->at("all"), "unixSockets.all")));
+        auto list = array(us->at("paths"), "unixSockets.paths");
+        SBX_TRY(list);
+        std::size_t i = 0;
+        for (auto e : *list) {
+            auto u = path(e, index("unixSockets.paths", i++));
+            SBX_TRY(u);
+            p.unix_socket_paths.push_back(std::move(*u));
+        }
+        // Linux's filter cannot tell them apart: any of them opens every one.
+        if ((p.all_unix_sockets || !p.unix_socket_paths.empty()) && !p.allow_unix_sockets)
+            return error("seccomp.allowUnixSockets", "false, though unixSockets opens some");
+        return {};
+    }
+
+    // ignoreViolations: substrings of the refusals not reported, none empty.
+    static expected<void> read_ignore_violations(element v, Plan& p) {
+        auto list = array(v, "ignoreViolations");
+        SBX_TRY(list);
+        std::size_t i = 0;
+        for (auto e : *list) {
+            auto text = string(e, index("ignoreViolations", i++));
+            SBX_TRY(text);
+            if (text->empty()) return error(index("ignoreViolations", i - 1), "an empty substring would ignore everything");
+            p.ignore_violations.push_back(std::move(*text));
+        }
+        return {};
+    }
+
+    // hints: what the block tells a person to add to allow a refusal, a line each.
+    static expected<void> read_hints(element v, Plan& p) {
+        auto h = members(v, "hints", {"hosts", "local", "call", "write", "read"},
+                         {"hosts", "local", "call", "write", "read"});
+        SBX_TRY(h);
+        for (auto [name, out] : {std::pair{"hosts", &p.hints.hosts}, std::pair{"local", &p.hints.local},
+                                 std::pair{"call", &p.hints.call}, std::pair{"write", &p.hints.write},
+                                 std::pair{"read", &p.hints.read}}) {
+            auto text = string(h->at(name), std::string("hints.") + name);
+            SBX_TRY(text);
+            // One line each: the launcher puts it in a line of the block.
+            if (text->find_first_of("\n\r") != std::string::npos)
+                return error(std::string("hints.") + name, "a line break is not allowed");
+            *out = std::move(*text);
+        }
+        return {};
     }
 
     static expected<void> read_filesystem(element v, Plan& p) {
