@@ -270,39 +270,12 @@ Check check_bubblewrap(const ProbeInputs& in) {
     return pass(name, b.path + " " + to_string(*version));
 }
 
-Check interpret_userns(const UsernsFacts& f) {
+namespace {
+
+// What the trial unshare in a child process said (f.trial is there).
+Check interpret_trial(const UsernsFacts& f, const std::string& sysctls, bool apparmor,
+                      const std::string& apparmor_detail) {
     const std::string name = "user namespaces";
-    const bool restricted = !f.cap_sys_admin;  // the sysctls for unprivileged callers apply
-    const std::string sysctls = "max_user_namespaces=" + sysctl_text(f.max_user_namespaces) +
-                                ", unprivileged_userns_clone=" + sysctl_text(f.unprivileged_userns_clone) +
-                                ", apparmor_restrict_unprivileged_userns=" +
-                                sysctl_text(f.apparmor_restrict_unprivileged_userns);
-    const bool apparmor = restricted && f.apparmor_restrict_unprivileged_userns.value_or(0) == 1;
-
-    if (f.max_user_namespaces && *f.max_user_namespaces == 0)
-        return failure(name, "user namespaces are turned off: /proc/sys/user/max_user_namespaces is 0",
-                       std::string(kMaxUsernsFix));
-    if (restricted && f.unprivileged_userns_clone && *f.unprivileged_userns_clone == 0)
-        return failure(name,
-                       "user namespaces are refused to unprivileged users: /proc/sys/kernel/unprivileged_userns_clone "
-                       "is 0 (a Debian and Ubuntu kernel switch)",
-                       "allow them as root: sysctl -w kernel.unprivileged_userns_clone=1 (put "
-                       "kernel.unprivileged_userns_clone=1 in /etc/sysctl.d/50-userns.conf to keep it)");
-
-    // AppArmor grants user namespaces per program: what this process may do says
-    // nothing about bwrap, which a profile may allow. Only a bwrap run decides.
-    const std::string apparmor_detail =
-        "AppArmor restricts unprivileged user namespaces (/proc/sys/kernel/apparmor_restrict_unprivileged_userns is "
-        "1, as on Ubuntu 23.10 and later)";
-    // When bwrap failed, the trial below and the bubblewrap run check say why.
-    if (apparmor && f.bwrap_ran == true)
-        return pass(name, apparmor_detail + ", and bwrap may make them (a profile allows it): it ran");
-    if (apparmor && !f.trial)
-        return pass(name, apparmor_detail + "; bwrap works only if a profile allows it, not verified (the thorough "
-                                            "probe runs bwrap)");
-
-    if (!f.trial) return pass(name, "allowed by the kernel settings (" + sysctls + "); not tried (cheap probe)");
-
     const UnshareOutcome& t = *f.trial;
     const std::string tried = std::string(kUnshareWhat) + " in a child process";
     const std::string in_filter =
@@ -354,6 +327,44 @@ Check interpret_userns(const UsernsFacts& f) {
             return failure(name, "the " + tried + " failed with " + describe_errno(t.error) + " (" + sysctls + ")",
                            std::string(kContainerFix));
     }
+}
+
+}  // namespace
+
+Check interpret_userns(const UsernsFacts& f) {
+    const std::string name = "user namespaces";
+    const bool restricted = !f.cap_sys_admin;  // the sysctls for unprivileged callers apply
+    const std::string sysctls = "max_user_namespaces=" + sysctl_text(f.max_user_namespaces) +
+                                ", unprivileged_userns_clone=" + sysctl_text(f.unprivileged_userns_clone) +
+                                ", apparmor_restrict_unprivileged_userns=" +
+                                sysctl_text(f.apparmor_restrict_unprivileged_userns);
+    const bool apparmor = restricted && f.apparmor_restrict_unprivileged_userns.value_or(0) == 1;
+
+    if (f.max_user_namespaces && *f.max_user_namespaces == 0)
+        return failure(name, "user namespaces are turned off: /proc/sys/user/max_user_namespaces is 0",
+                       std::string(kMaxUsernsFix));
+    if (restricted && f.unprivileged_userns_clone && *f.unprivileged_userns_clone == 0)
+        return failure(name,
+                       "user namespaces are refused to unprivileged users: /proc/sys/kernel/unprivileged_userns_clone "
+                       "is 0 (a Debian and Ubuntu kernel switch)",
+                       "allow them as root: sysctl -w kernel.unprivileged_userns_clone=1 (put "
+                       "kernel.unprivileged_userns_clone=1 in /etc/sysctl.d/50-userns.conf to keep it)");
+
+    // AppArmor grants user namespaces per program: what this process may do says
+    // nothing about bwrap, which a profile may allow. Only a bwrap run decides.
+    const std::string apparmor_detail =
+        "AppArmor restricts unprivileged user namespaces (/proc/sys/kernel/apparmor_restrict_unprivileged_userns is "
+        "1, as on Ubuntu 23.10 and later)";
+    // When bwrap failed, the trial below and the bubblewrap run check say why.
+    if (apparmor && f.bwrap_ran == true)
+        return pass(name, apparmor_detail + ", and bwrap may make them (a profile allows it): it ran");
+    if (apparmor && !f.trial)
+        return pass(name, apparmor_detail + "; bwrap works only if a profile allows it, not verified (the thorough "
+                                            "probe runs bwrap)");
+
+    if (!f.trial) return pass(name, "allowed by the kernel settings (" + sysctls + "); not tried (cheap probe)");
+
+    return interpret_trial(f, sysctls, apparmor, apparmor_detail);
 }
 
 Check check_seccomp(const std::optional<SeccompFacts>& facts) {

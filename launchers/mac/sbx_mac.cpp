@@ -344,6 +344,33 @@ std::optional<int> MacPlatform::other_mode(Launcher& l) {
     return 0;
 }
 
+// The proxy for a plan with a network, on two loopback listeners of the host's
+// (`listeners`), whose clients must present a secret made for this command.
+sbx::expected<std::unique_ptr<CommandProxy>> start_network(Launcher& l, const sbx::Plan& plan, Listeners& listeners) {
+    auto secret = make_proxy_secret();  // a fresh one for each command
+    SBX_TRY(secret);
+    auto opened = listen_loopback();
+    SBX_TRY(opened);
+    listeners = Listeners{*opened, std::move(*secret)};
+    return start_proxy(l, plan, listeners);
+}
+
+// The command ended with `wstatus`: its status, what the run found on the
+// report, and the <sandbox_violations> block when asked for.
+int report_end(Launcher& l, const sbx::Plan& plan, int wstatus, const OutputFindings& found, const CommandProxy* proxy,
+               const sbx::StderrScanner* scanner, const TerminalRelay* terminal_relay) {
+    Report& report = l.report();
+    const int status = WIFSIGNALED(wstatus) ? 128 + WTERMSIG(wstatus) : WEXITSTATUS(wstatus);
+    report_findings(found, report);
+    report.exit_event(true, "", status);
+    if (l.options().print_violations) {
+        std::string block = violations_text(plan, proxy ? proxy->refused() : std::vector<ProxyEvent>{}, scanner, {}, &found);
+        if (terminal_relay) block = terminal_relay->on_own_line(std::move(block));
+        std::cerr << block << std::flush;
+    }
+    return status;
+}
+
 // The confined run: the temporary directory, the proxy, the profile, the
 // command under sandbox-exec, and what it left behind.
 int MacPlatform::run(Launcher& l, const sbx::Plan& plan, Reaper& reaper) {
@@ -361,12 +388,7 @@ int MacPlatform::run(Launcher& l, const sbx::Plan& plan, Reaper& reaper) {
     Listeners listeners;
     std::unique_ptr<CommandProxy> proxy;
     if (plan.network.mode == sbx::NetworkMode::proxy) {
-        auto secret = make_proxy_secret();  // a fresh one for each command
-        if (!secret) return give_up(secret.error());
-        auto opened = listen_loopback();
-        if (!opened) return give_up(opened.error());
-        listeners = Listeners{*opened, std::move(*secret)};
-        auto started = start_proxy(l, plan, listeners);
+        auto started = start_network(l, plan, listeners);
         if (!started) return give_up(started.error());
         proxy = std::move(*started);
     }
@@ -428,16 +450,7 @@ int MacPlatform::run(Launcher& l, const sbx::Plan& plan, Reaper& reaper) {
                                            std::string(kSandboxExec) + ": " + std::strerror(exec_errno)));
         return l.fail_reported(e);
     }
-    const int status = WIFSIGNALED(wstatus) ? 128 + WTERMSIG(wstatus) : WEXITSTATUS(wstatus);
-    report_findings(found, report);
-    report.exit_event(true, "", status);
-    if (l.options().print_violations) {
-        std::string block = violations_text(plan, proxy ? proxy->refused() : std::vector<ProxyEvent>{},
-                                            scanner ? &*scanner : nullptr, {}, &found);
-        if (terminal_relay) block = terminal_relay->on_own_line(std::move(block));
-        std::cerr << block << std::flush;
-    }
-    return status;
+    return report_end(l, plan, wstatus, found, proxy.get(), scanner ? &*scanner : nullptr, terminal_relay.get());
 }
 
 }  // namespace

@@ -221,23 +221,19 @@ bool wait_gone(pid_t pid) {
     return false;
 }
 
-[[noreturn]] void reaper_main(int fd, int tty) {
-    ::setsid();
-    for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE, SIGTSTP, SIGTTIN, SIGTTOU, SIGUSR1, SIGUSR2})
-        ::signal(sig, SIG_IGN);
-    const int null = ::open("/dev/null", O_RDWR | O_CLOEXEC);
-    if (null >= 0)
-        for (int std_fd = 0; std_fd < 3; ++std_fd) ::dup2(null, std_fd);
-    // Nothing the caller left open stays open for the reaper's life (a pipe whose
-    // reader waits for the end, a lock).
-    const int keep[] = {fd, tty};
-    sbx::launcher::sweep_fds(keep, sbx::launcher::FdSweep::close);
+// What the launcher has told the reaper so far.
+struct ReaperOrders {
     std::optional<termios> modes;  // the caller's terminal's, while the launcher has it raw or the command holds it
     int ldisc = -1;                 // and its line discipline, where the command holds it
     std::vector<Leftover> list;
     pid_t sandbox = -1;
     pid_t group_to_kill = -1;
     std::string group_lock, group_live;
+};
+
+// Reads the launcher's messages until its end of the pipe closes (it is gone)
+// or a message is malformed; at 'X' (dismissed) the reaper exits.
+void read_orders(int fd, ReaperOrders& o) {
     auto read_exact = [&](void* out, std::size_t n) {
         auto* p = static_cast<char*>(out);
         while (n > 0) {
@@ -252,60 +248,79 @@ bool wait_gone(pid_t pid) {
     for (;;) {
         char kind = 0;
         std::uint32_t len = 0;
-        if (!read_exact(&kind, 1) || !read_exact(&len, sizeof len) || len > (1u << 20)) break;
+        if (!read_exact(&kind, 1) || !read_exact(&len, sizeof len) || len > (1u << 20)) return;
         std::string payload(len, '\0');
-        if (!read_exact(payload.data(), len)) break;
+        if (!read_exact(payload.data(), len)) return;
         if (kind == 'X') ::_exit(0);
         if (kind == 'P') {
-            sandbox = static_cast<pid_t>(std::stol(payload));
+            o.sandbox = static_cast<pid_t>(std::stol(payload));
             continue;
         }
         if (kind == 'K') {
-            group_to_kill = static_cast<pid_t>(std::stol(payload));
+            o.group_to_kill = static_cast<pid_t>(std::stol(payload));
             continue;
         }
         if (kind == 'M') {
-            modes.reset();
-            ldisc = -1;
+            o.modes.reset();
+            o.ldisc = -1;
             if (payload.size() == sizeof(termios) + sizeof(int)) {
-                std::memcpy(&modes.emplace(), payload.data(), sizeof(termios));
-                std::memcpy(&ldisc, payload.data() + sizeof(termios), sizeof(int));
+                std::memcpy(&o.modes.emplace(), payload.data(), sizeof(termios));
+                std::memcpy(&o.ldisc, payload.data() + sizeof(termios), sizeof(int));
             }
             continue;
         }
         if (kind == 'G') {
             const auto nul = payload.find('\0');
-            if (nul == std::string::npos) break;
-            group_lock = payload.substr(0, nul);
-            group_live = payload.substr(nul + 1);
+            if (nul == std::string::npos) return;
+            o.group_lock = payload.substr(0, nul);
+            o.group_live = payload.substr(nul + 1);
             continue;
         }
         Leftover l{static_cast<LeftoverKind>(kind), {}, 0, 0};
-        if (payload.size() < 2 * sizeof(std::uint64_t)) break;
+        if (payload.size() < 2 * sizeof(std::uint64_t)) return;
         std::memcpy(&l.dev, payload.data(), sizeof l.dev);
         std::memcpy(&l.ino, payload.data() + sizeof l.dev, sizeof l.ino);
         l.path = payload.substr(2 * sizeof(std::uint64_t));
-        list.push_back(std::move(l));
+        o.list.push_back(std::move(l));
     }
-    // The launcher is gone without dismissing us. The caller gets its terminal
-    // back as it was, at once. Where nothing ends the command with it (sbx-mac),
-    // its process group is ended here.
-    if (modes && tty >= 0) {
+}
+
+// The launcher is gone without dismissing us. The caller gets its terminal back
+// as it was, at once. Where nothing ends the command with it (sbx-mac), its
+// process group is ended here. Then what the launcher made is removed.
+[[noreturn]] void clean_up_after(const ReaperOrders& o, int tty) {
+    if (o.modes && tty >= 0) {
         int now = -1;
-        if (ldisc >= 0 && ::ioctl(tty, TIOCGETD, &now) == 0 && now != ldisc) ::ioctl(tty, TIOCSETD, &ldisc);
-        ::tcsetattr(tty, TCSANOW, &*modes);
+        if (o.ldisc >= 0 && ::ioctl(tty, TIOCGETD, &now) == 0 && now != o.ldisc) ::ioctl(tty, TIOCSETD, &o.ldisc);
+        ::tcsetattr(tty, TCSANOW, &*o.modes);
         ::tcflush(tty, TCIFLUSH);  // what the command's queries provoked is no input for the shell
     }
-    if (group_to_kill > 0) ::kill(-group_to_kill, SIGKILL);
-    if (sandbox > 0) wait_gone(sandbox);
+    if (o.group_to_kill > 0) ::kill(-o.group_to_kill, SIGKILL);
+    if (o.sandbox > 0) wait_gone(o.sandbox);
     for (int attempt = 0; attempt < 20; ++attempt) {
-        if (remove_leftovers(list).empty()) break;
+        if (remove_leftovers(o.list).empty()) break;
         const timespec fifty_ms{0, 50'000'000};
         ::nanosleep(&fifty_ms, nullptr);
     }
     // The launcher's shared lock went with it; leave the root's group for it.
-    if (!group_lock.empty()) RootGroup::leave_for_dead(group_lock, group_live);
+    if (!o.group_lock.empty()) RootGroup::leave_for_dead(o.group_lock, o.group_live);
     ::_exit(0);
+}
+
+[[noreturn]] void reaper_main(int fd, int tty) {
+    ::setsid();
+    for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE, SIGTSTP, SIGTTIN, SIGTTOU, SIGUSR1, SIGUSR2})
+        ::signal(sig, SIG_IGN);
+    const int null = ::open("/dev/null", O_RDWR | O_CLOEXEC);
+    if (null >= 0)
+        for (int std_fd = 0; std_fd < 3; ++std_fd) ::dup2(null, std_fd);
+    // Nothing the caller left open stays open for the reaper's life (a pipe whose
+    // reader waits for the end, a lock).
+    const int keep[] = {fd, tty};
+    sbx::launcher::sweep_fds(keep, sbx::launcher::FdSweep::close);
+    ReaperOrders orders;
+    read_orders(fd, orders);
+    clean_up_after(orders, tty);
 }
 
 }  // namespace
