@@ -481,6 +481,25 @@ def sizes(t, problems, rows, cols, when):
     problems.append("%s: stty size (stdin, then /dev/tty) did not print %s twice: %r" % (when, want.decode(), out[-200:]))
 
 
+def signal_state(t):
+    """Where a SIGWINCH to the launcher may have gone: the terminal's foreground
+    group against the launcher's, and each of its threads' signal masks."""
+    target = launcher_pid(t.pid)
+    parts = []
+    try:
+        parts.append("foreground group %d, launcher %d in group %d" % (os.tcgetpgrp(t.master), target, os.getpgid(target)))
+    except OSError as e:
+        parts.append("groups unknown (%s)" % e)
+    try:
+        for tid in sorted(os.listdir("/proc/%d/task" % target)):
+            with open("/proc/%d/task/%s/status" % (target, tid)) as f:
+                fields = dict(l.split(":", 1) for l in f.read().splitlines() if l.startswith(("Sig", "ShdPnd")))
+            parts.append("thread %s %s" % (tid, " ".join("%s=%s" % (k, v.strip()) for k, v in sorted(fields.items()))))
+    except OSError as e:
+        parts.append("threads unknown (%s)" % e)
+    return "; ".join(parts)
+
+
 def mode_resize(t, problems):
     sizes(t, problems, ROWS, COLS, "at start")
     start = len(t.seen)
@@ -490,7 +509,7 @@ def mode_resize(t, problems):
         return
     fcntl.ioctl(t.master, termios.TIOCSWINSZ, struct.pack("HHHH", NEW_ROWS, NEW_COLS, 0, 0))
     if t.wait_for(b"winch-33", 10, start) < 0:
-        problems.append("the foreground process got no SIGWINCH within 10 s of the resize")
+        problems.append("the foreground process got no SIGWINCH within 10 s of the resize; %s" % signal_state(t))
     if t.sync(15) is None:
         problems.append("the shell did not come back after the watcher")
         return
