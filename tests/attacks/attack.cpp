@@ -965,6 +965,7 @@ void release_tracee(pid_t pid, const user_regs_struct& saved, int signal) {
 // connects to SOCKET_PATH. EPERM from pid 1's socket call means pid 1 is filtered
 // too. --self-filter first puts this process under a filter that refuses AF_UNIX
 // sockets, which stands for a command whose sandbox filters it and not pid 1.
+// Over 80 lines: one attack, its steps in the order the attacker takes them.
 int attack_pid1_inject(const std::string& socket_path, bool self_filter) {
 #if defined(__x86_64__)
     const std::string what = "pid1-inject";

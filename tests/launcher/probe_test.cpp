@@ -115,6 +115,7 @@ TEST_CASE("versions compare as numbers, not text") {
     CHECK(lx::to_string(lx::Version{0, 10, 2}) == "0.10.2");
 }
 
+// Over 80 lines: a table, one row a machine.
 TEST_CASE("interpret_userns: sysctls, privileges and what unshare said") {
     struct Row {
         const char* what;
@@ -233,6 +234,7 @@ TEST_CASE("check_architecture: the filter exists for x86_64 and aarch64 only") {
     }
 }
 
+// Over 80 lines: one SUBCASE per finding, each a few lines.
 TEST_CASE("check_bubblewrap: found, executable, not setuid, recent enough") {
     SUBCASE("cheap: found, version not read") {
         const lx::Check c = lx::check_bubblewrap(healthy());

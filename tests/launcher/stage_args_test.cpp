@@ -113,6 +113,8 @@ TEST_CASE("a stage started before its plan: its command line, then its orders fr
     CHECK(got.orders_fd == 30);
 }
 
+// Over 80 lines: one started stage, then each malformed order refused, a few
+// lines each.
 TEST_CASE("the stage's orders: none means the launcher gave up; the rest is refused, strictly") {
     lx::StageArgs want = full_args();
     want.orders_fd = 30;

@@ -346,6 +346,7 @@ TEST_CASE("address: unmap turns only IPv4-mapped addresses into IPv4") {
     }
 }
 
+// Over 80 lines: a table, one row an address at the edge of a range.
 TEST_CASE("address: classify, at both ends of every range and just outside") {
     struct Row {
         const char* address;

@@ -157,6 +157,7 @@ TEST_CASE("agent file: no sandbox block gets what the default block says") {
     CHECK(none.warnings().empty());
 }
 
+// Over 80 lines: a table, one row a key with its check.
 TEST_CASE("agent file: each key maps into the layer, with its source key") {
     struct Case {
         const char* name;
@@ -314,6 +315,7 @@ TEST_CASE("agent file: one thing in both spellings is an error") {
     }
 }
 
+// Over 80 lines: a table, one row a refused body.
 TEST_CASE("agent file: refusals name the line and the key") {
     struct Case {
         const char* body;  // after `---` and `name: researcher` (lines 1 and 2)
@@ -531,6 +533,8 @@ TEST_CASE("agent file: it cannot turn on the weaker sandbox, though its layer is
     }));
 }
 
+// Over 80 lines: one agent file's reads asked path by path, each a line; split,
+// each part would merge and build the same rules again.
 TEST_CASE("agent file: scoped reads, decided through merge() and fs_rules") {
     auto rules_of = [](const sbx::AgentFile& a) {
         std::vector<sbx::Settings> layers{a.settings};

@@ -275,6 +275,7 @@ TEST_CASE("a pattern matches the hosts and ports it names, and no others") {
     }
 }
 
+// Over 80 lines: a table, one row a case, and the loop that checks each.
 TEST_CASE("decide_host: the reference's five steps, in order, each naming its rule") {
     struct Row {
         std::string_view name;
@@ -511,6 +512,7 @@ std::vector<sbx::net::Address> own_addresses() {
 
 }  // namespace
 
+// Over 80 lines: a table, one row a case, and the loop that checks each.
 TEST_CASE("decide_host then choose_address: what each kind of rule reaches, in a long table") {
     struct Row {
         std::string_view name;

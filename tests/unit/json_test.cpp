@@ -131,6 +131,7 @@ TEST_CASE("json: the parsed document owns its strings") {
     CHECK(s == "a long enough string that no small-string buffer holds it");
 }
 
+// Over 80 lines: a table, one row a malformed document.
 TEST_CASE("json: malformed documents name the line and byte column of the first wrong byte") {
     const std::vector<BadCase> cases = {
         // truncation

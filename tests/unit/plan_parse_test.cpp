@@ -188,6 +188,7 @@ void check_same(const sbx::Identity& a, const sbx::Identity& b) {
     CHECK(a.nlink == b.nlink);
 }
 
+// Over 80 lines: one CHECK per field of the plan.
 void check_same(const sbx::Plan& a, const sbx::Plan& b) {
     CHECK(a.version == b.version);
     CHECK(a.argv == b.argv);
@@ -646,6 +647,7 @@ TEST_CASE("plan: a warning's platform says which launcher shows it; plans withou
 // ---------------------------------------------------------------------------
 // Optional keys
 
+// Over 80 lines: one SUBCASE per optional key, each a few lines.
 TEST_CASE("plan: optional keys may be left out") {
     SUBCASE("rootWhy") {
         auto p = parsed(edit(kBase, R"J( "rootWhy": "the top of the git work tree holding the current directory (/r/.git)",)J", ""));

@@ -284,6 +284,7 @@ bool is_key(std::string_view s, const std::vector<Span>& toks, std::size_t k) {
 void replace(std::string& s, Span sp, std::string_view with) { s.replace(sp.begin, sp.end - sp.begin, with); }
 
 // One random change to `s`: at the level of bytes, or of JSON tokens and values.
+// Over 80 lines: one switch, a case a kind of change.
 void mutate_once(std::string& s, Rng& rng) {
     auto pos = [&](bool inclusive) { return rng.below(s.size() + (inclusive ? 1 : 0)); };
     auto some_byte = [&]() { return rng.coin() ? rng.pick(kBytes) : static_cast<char>(rng.below(256)); };

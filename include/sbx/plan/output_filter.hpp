@@ -272,6 +272,8 @@ private:
         }
     }
 
+    // Over 80 lines: one switch over the states, a case each, as a terminal's
+    // parser is; split, the transitions would be spread over as many functions.
     void osc(unsigned char b, std::string& out) {
         switch (state_) {
             case State::normal: break;
