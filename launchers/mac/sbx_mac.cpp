@@ -37,13 +37,13 @@
 #include <cerrno>
 #include <cstring>
 #include <initializer_list>
-#include <utility>
 #include <iostream>
 #include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "base/fd_io.hpp"

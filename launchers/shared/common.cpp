@@ -19,9 +19,9 @@
 #include <array>
 #include <cerrno>
 #include <cstring>
-#include <utility>
 #include <iostream>
 #include <mutex>
+#include <utility>
 
 #if defined(__APPLE__)
 extern char** environ;  // unistd.h declares it on Linux only

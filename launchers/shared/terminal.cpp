@@ -15,11 +15,11 @@
 #include <chrono>
 #include <cstring>
 #include <future>
-#include <mutex>
 #include <initializer_list>
+#include <mutex>
 #include <string>
-#include <vector>
 #include <utility>
+#include <vector>
 
 #include "shared/common.hpp"
 #include "shared/signals.hpp"
