@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "sbx/settings/policy.hpp"
+#include "sbx/settings/policy_fields.hpp"
 
 namespace {
 

@@ -21,6 +21,7 @@
 
 #include "sbx/core/fs_view.hpp"
 #include "sbx/settings/policy.hpp"
+#include "sbx/settings/policy_fields.hpp"
 #include "sbx/settings/settings.hpp"
 
 namespace {

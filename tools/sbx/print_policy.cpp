@@ -9,6 +9,7 @@
 
 #include "sbx/core/json_write.hpp"
 #include "sbx/rules/fs_rules.hpp"
+#include "sbx/settings/policy_fields.hpp"
 
 #include "cli_common.hpp"
 
@@ -23,54 +24,34 @@ std::string describe(const std::optional<sbx::Source>& s) {
     return std::string(sbx::layer_name(s->layer)) + "  " + s->file + "  " + s->key;
 }
 
-// The policy's values, each with the layer that set it, and its warnings.
+// The policy's values in the order of its fields (policy_fields.hpp), each with
+// the layer that set it, and its warnings.
 void print_values(const sbx::Policy& p, const sbx::ProjectRoot& root) {
     auto& out = std::cout;
     out << "policy for " << root.root << ": " << sbx::root_why(root) << (p.trusted ? "" : "; untrusted project") << "\n";
-    auto boolean = [&](std::string_view name, const sbx::Value<bool>& v) {
-        std::string label(name);
-        label.resize(std::max<std::size_t>(label.size() + 1, 36), ' ');
-        out << "  " << label << (v.value ? "true " : "false") << "  " << describe(v.source) << "\n";
-    };
-    auto list = [&](std::string_view name, const sbx::SourcedList& l) {
-        out << "  " << name << (l.empty() ? ": none" : ":") << "\n";
-        for (const auto& e : l) out << "    " << e.value << "    " << describe(e.source) << "\n";
-    };
-    boolean("adminRequired", p.admin_required);
-    boolean("enabled", p.enabled);
-    boolean("autoAllow", p.auto_allow);
-    boolean("allowUnsandboxed", p.allow_unsandboxed);
-    boolean("failIfUnavailable", p.fail_if_unavailable);
-    boolean("weakerSandbox", p.weaker_sandbox);
-    boolean("toolCache", p.tool_cache);
-    boolean("quiet", p.quiet);
-    list("excludedCommands", p.excluded_commands);
-    out << "  ignoreViolations" << (p.ignore_violations.empty() ? ": none" : ":") << "\n";
-    for (const auto& r : p.ignore_violations) {
-        out << "    " << r.command << ":";
-        for (const auto& v : r.violations) out << " \"" << v << "\"";
-        out << "    " << describe(r.source) << "\n";
-    }
-    list("filesystem.allowWrite", p.filesystem.allow_write);
-    list("filesystem.denyWrite", p.filesystem.deny_write);
-    list("filesystem.denyRead", p.filesystem.deny_read);
-    list("filesystem.allowRead", p.filesystem.allow_read);
-    boolean("filesystem.disabled", p.filesystem.disabled);
-    boolean("filesystem.allowManagedReadPathsOnly", p.filesystem.managed_read_paths_only);
-    list("network.allowedDomains", p.network.allowed_domains);
-    list("network.deniedDomains", p.network.denied_domains);
-    list("network.allowUnixSockets", p.network.allow_unix_sockets);
-    boolean("network.strictAllowlist", p.network.strict_allowlist);
-    boolean("network.allowLocalBinding", p.network.allow_local_binding);
-    boolean("network.allowAllUnixSockets", p.network.allow_all_unix_sockets);
-    boolean("network.allowManagedDomainsOnly", p.network.managed_domains_only);
-    list("credentials.envVars", p.credentials.env_vars);
-    list("credentials.files", p.credentials.files);
-    list("additionalDirectories", p.additional_directories);
-    for (auto [name, v] : {std::pair{"bwrapPath", &p.bwrap_path}, std::pair{"socatPath", &p.socat_path}}) {
-        out << "  " << name << ": ";
-        if (*v) out << (*v)->value << "    " << describe((*v)->source) << "\n";
-        else out << "from PATH    default\n";
+    for (const auto& f : sbx::kPolicyFields) {
+        switch (f.kind) {
+            case sbx::PolicyField::Kind::flag: {
+                std::string label(f.name);
+                label.resize(std::max<std::size_t>(label.size() + 1, 36), ' ');
+                out << "  " << label << (f.flag(p).value ? "true " : "false") << "  " << describe(f.flag(p).source) << "\n";
+                break;
+            }
+            case sbx::PolicyField::Kind::list:
+                out << "  " << f.name << (f.list(p).empty() ? ": none" : ":") << "\n";
+                for (const auto& e : f.list(p)) out << "    " << e.value << "    " << describe(e.source) << "\n";
+                break;
+            case sbx::PolicyField::Kind::ignores:
+                out << "  " << f.name << (p.ignore_violations.empty() ? ": none" : ":") << "\n";
+                for (const auto& r : p.ignore_violations)
+                    out << "    " << sbx::ignore_text(r) << "    " << describe(r.source) << "\n";
+                break;
+            case sbx::PolicyField::Kind::program:
+                out << "  " << f.name << ": ";
+                if (const auto& v = f.program(p)) out << v->value << "    " << describe(v->source) << "\n";
+                else out << "from PATH    default\n";
+                break;
+        }
     }
     out << "warnings" << (p.warnings.empty() ? ": none" : ":") << "\n";
     for (const auto& w : p.warnings) out << "  " << sbx::to_string(w) << "\n";

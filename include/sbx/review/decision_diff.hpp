@@ -29,6 +29,7 @@
 #include "sbx/rules/fs_rules.hpp"
 #include "sbx/settings/credential_stores.hpp"
 #include "sbx/settings/policy.hpp"
+#include "sbx/settings/policy_fields.hpp"
 
 namespace sbx::review {
 
@@ -162,13 +163,15 @@ inline std::vector<Probe> diff_probes(const DiffSide& before, const DiffSide& af
         out.push_back(Probe{Probe::Kind::host, {}, t, origin});
     };
     for (const DiffSide* side : {&before, &after})
-        for (const auto& l : kLists)
-            for (const auto& e : l.get(side->policy)) {
-                const std::string origin = std::string(l.name) + " " + e.value;
-                if (l.names == Names::paths) add_pattern(e.value, origin);
-                if (l.names == Names::hosts)
+        for (const auto& f : kPolicyFields) {
+            if (f.kind != PolicyField::Kind::list) continue;
+            for (const auto& e : f.list(side->policy)) {
+                const std::string origin = std::string(f.name) + " " + e.value;
+                if (f.names == PolicyField::Names::paths) add_pattern(e.value, origin);
+                if (f.names == PolicyField::Names::hosts)
                     if (auto t = detail::sample_target(e.value)) add_host(*t, origin);
             }
+        }
     for (const auto& e : credential_store_denies(ctx.homes)) add_pattern(e.value, "a built-in credential store");
     for (const DiffSide* side : {&before, &after})
         for (const auto& p : side->fs.protected_paths) add_path(p.path, "a protected path: " + p.reason);

@@ -41,7 +41,6 @@
 #include "sbx/core/expected.hpp"
 #include "sbx/core/fs_view.hpp"
 #include "sbx/core/glob.hpp"
-#include "sbx/core/json_write.hpp"
 #include "sbx/settings/credential_stores.hpp"
 #include "sbx/settings/layer.hpp"
 
@@ -490,92 +489,6 @@ inline expected<Policy> merge(std::vector<Settings>&& layers, const MergeOptions
 // The same, leaving the caller's layers as they are.
 inline expected<Policy> merge(std::span<const Settings> layers, const MergeOptions& options, const FsView& fs) {
     return merge(std::vector<Settings>(layers.begin(), layers.end()), options, fs);
-}
-
-// The policy's members, into an object `w` has open: each value with its source
-// ({layer, file, key}, or null for a default), each list entry with its own, then
-// the warnings. For a caller that adds members of its own (sbx policy: the root).
-inline void write_policy_members(json::Writer& w, const Policy& p) {
-    auto source = [&](const std::optional<Source>& s) { write_source(w, s); };
-    auto boolean = [&](std::string_view name, const Value<bool>& v) {
-        w.key(name).begin_object().key("value").value(v.value).key("source");
-        source(v.source);
-        w.end_object();
-    };
-    auto list = [&](std::string_view name, const SourcedList& l) {
-        w.key(name).begin_array();
-        for (const auto& e : l) {
-            w.begin_object().key("value").value(e.value).key("source");
-            source(e.source);
-            w.end_object();
-        }
-        w.end_array();
-    };
-    w.key("version").value(1);
-    w.key("trusted").value(p.trusted);
-    boolean("adminRequired", p.admin_required);
-    boolean("enabled", p.enabled);
-    boolean("autoAllow", p.auto_allow);
-    boolean("allowUnsandboxed", p.allow_unsandboxed);
-    boolean("failIfUnavailable", p.fail_if_unavailable);
-    boolean("weakerSandbox", p.weaker_sandbox);
-    boolean("toolCache", p.tool_cache);
-    boolean("quiet", p.quiet);
-    list("excludedCommands", p.excluded_commands);
-    w.key("ignoreViolations").begin_array();
-    for (const auto& r : p.ignore_violations) {
-        w.begin_object().key("command").value(r.command).key("violations").begin_array();
-        for (const auto& v : r.violations) w.value(v);
-        w.end_array().key("source");
-        source(r.source);
-        w.end_object();
-    }
-    w.end_array();
-    w.key("filesystem").begin_object();
-    list("allowWrite", p.filesystem.allow_write);
-    list("denyWrite", p.filesystem.deny_write);
-    list("denyRead", p.filesystem.deny_read);
-    list("allowRead", p.filesystem.allow_read);
-    boolean("disabled", p.filesystem.disabled);
-    boolean("allowManagedReadPathsOnly", p.filesystem.managed_read_paths_only);
-    w.end_object();
-    w.key("network").begin_object();
-    list("allowedDomains", p.network.allowed_domains);
-    list("deniedDomains", p.network.denied_domains);
-    list("allowUnixSockets", p.network.allow_unix_sockets);
-    boolean("strictAllowlist", p.network.strict_allowlist);
-    boolean("allowLocalBinding", p.network.allow_local_binding);
-    boolean("allowAllUnixSockets", p.network.allow_all_unix_sockets);
-    boolean("allowManagedDomainsOnly", p.network.managed_domains_only);
-    w.end_object();
-    w.key("credentials").begin_object();
-    list("envVars", p.credentials.env_vars);
-    list("files", p.credentials.files);
-    w.end_object();
-    list("additionalDirectories", p.additional_directories);
-    for (auto [name, v] : {std::pair{"bwrapPath", &p.bwrap_path}, std::pair{"socatPath", &p.socat_path}}) {
-        w.key(name);
-        if (!*v) {
-            w.null();
-            continue;
-        }
-        w.begin_object().key("value").value((*v)->value).key("source");
-        source((*v)->source);
-        w.end_object();
-    }
-    w.key("warnings").begin_array();
-    for (const auto& wn : p.warnings)
-        w.begin_object().key("file").value(wn.file).key("key").value(wn.key).key("message").value(wn.message).end_object();
-    w.end_array();
-}
-
-// The policy as a JSON object of write_policy_members.
-inline std::string to_json(const Policy& p) {
-    json::Writer w;
-    w.begin_object();
-    write_policy_members(w, p);
-    w.end_object();
-    return w.take();
 }
 
 }  // namespace sbx
