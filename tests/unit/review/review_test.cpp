@@ -15,6 +15,7 @@
 #include "sbx/review/value_diff.hpp"
 #include "sbx/rules/network.hpp"
 #include "sbx/settings/defaults.hpp"
+#include "sbx/settings/settings.hpp"
 
 namespace {
 

@@ -26,6 +26,7 @@
 #include "sbx/plan/read_plan.hpp"
 #include "sbx/plan/verify_plan.hpp"
 #include "sbx/settings/defaults.hpp"
+#include "sbx/settings/settings.hpp"
 #include "temp_dir.hpp"
 
 namespace {

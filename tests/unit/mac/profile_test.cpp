@@ -28,6 +28,7 @@
 #include "sbx/plan/plan.hpp"
 #include "sbx/rules/fs_rules.hpp"
 #include "sbx/settings/defaults.hpp"
+#include "sbx/settings/settings.hpp"
 
 namespace {
 
