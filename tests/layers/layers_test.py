@@ -17,6 +17,9 @@ The launchers' folders are layers too (launchers/meson.build), lowest first:
 A launcher's file includes another by its folder ("shared/signals.hpp"), its own
 folder's and those below, never one on its own level (proxy and stage, linux and
 mac are apart); the engine includes none of them.
+
+The unit tests (tests/unit/) are in folders named after the engine's, and each
+file includes a header of its folder.
 """
 import pathlib
 import re
@@ -84,7 +87,19 @@ for header in headers:
         if m and m.group(1).split("/")[0] in LAUNCHER_LEVEL:
             bad.append(f"{header.relative_to(root)}:{n}: the engine includes the launchers' {m.group(1)}")
 
+# The unit tests mirror the engine: each test file is in the folder of a layer
+# and includes a header of that folder.
+unit_root = root.parents[1] / "tests" / "unit"
+unit_tests = sorted(unit_root.rglob("*_test.cpp"))
+for test in unit_tests:
+    rel = test.relative_to(unit_root)
+    if len(rel.parts) != 2 or rel.parts[0] not in LEVEL:
+        bad.append(f"tests/unit/{rel}: not in a folder named after a layer ({', '.join(LEVEL)})")
+    elif f'#include "sbx/{rel.parts[0]}/' not in test.read_text():
+        bad.append(f"tests/unit/{rel}: includes no header of sbx/{rel.parts[0]}/")
+
 for b in bad:
     print(b)
-print(f"{len(headers)} headers, {len(launcher_files)} launcher files, {len(bad)} breaking the layers")
+print(f"{len(headers)} headers, {len(launcher_files)} launcher files, {len(unit_tests)} unit test files, "
+      f"{len(bad)} breaking the layers")
 sys.exit(1 if bad else 0)

@@ -15,6 +15,7 @@
 
 #include "sbx/io/fs_view_disk.hpp"
 #include "sbx/linux/bwrap.hpp"
+#include "sbx/plan/fs_plan.hpp"
 #include "sbx/settings/settings.hpp"
 #include "golden.hpp"
 #include "temp_dir.hpp"

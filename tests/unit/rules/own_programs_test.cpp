@@ -7,6 +7,7 @@
 
 #include "sbx/plan/command_fs_rules.hpp"
 #include "sbx/plan/fs_plan.hpp"
+#include "sbx/rules/own_programs.hpp"
 
 namespace {
 
