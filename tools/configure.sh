@@ -6,7 +6,13 @@ set -euo pipefail
 dir=$1
 shift
 if [[ -f $dir/meson-private/coredata.dat ]]; then
-    meson setup --reconfigure "$dir" "$@" || meson setup --wipe "$dir" "$@"
+    # Meson 1.0's reconfigure keeps the compiler's arguments (cpp_args,
+    # cpp_link_args) as they were: they are set first, as every option is.
+    if meson configure "$dir" "$@" >/dev/null 2>&1; then
+        meson setup --reconfigure "$dir" "$@"
+    else
+        meson setup --wipe "$dir" "$@"
+    fi
 else
     meson setup "$dir" "$@"
 fi
