@@ -108,15 +108,37 @@ tap_in_sandbox() {
 wrap=()
 
 # tap_scratch: the test's temporary directory in $tmp, by its physical path and
-# mode 755 (the test user walks through it to its own cases), removed when the
-# script exits, also when meson's timeout sends TERM or on INT.
+# mode 755 (the test user walks through it to its own cases), holding
+# empty-managed.json: `{}`, mode 644, which stands in for this machine's managed
+# settings. tap_cleanup runs when the script exits, also when meson's timeout
+# sends TERM (143) or on INT (130).
 tap_scratch() {
     tmp=$(mktemp -d)
-    trap 'rm -rf "$tmp"' EXIT
+    trap tap_cleanup EXIT
     trap 'exit 143' TERM
     trap 'exit 130' INT
     chmod 755 "$tmp"
     tmp=$(cd "$tmp" && pwd -P)
+    echo '{}' >"$tmp/empty-managed.json"
+    chmod 644 "$tmp/empty-managed.json"
+}
+
+# tap_on_exit STEP: STEP, a command line or a function's name, runs when the
+# script exits, before $tmp is removed (a server killed, a mount undone); the
+# steps run in the order they were added. Quote it so that its variables are
+# read then: tap_on_exit '[[ -z $server ]] || kill "$server"'.
+tap_on_exit() { tap_exit_steps+=("$1"); }
+tap_exit_steps=()
+
+# tap_cleanup: the EXIT trap tap_scratch sets. It runs each tap_on_exit step (one
+# that fails stops neither the next nor the removal), then removes $tmp.
+tap_cleanup() {
+    local step
+    set +u  # nor does one that reads an unset variable
+    for step in "${tap_exit_steps[@]}"; do
+        eval "$step" || true
+    done
+    rm -rf "$tmp"
 }
 
 # tap_readable_copies DIR PATH...: each PATH copied into DIR (made) under its own

@@ -18,7 +18,7 @@
 # run them, each skipped, saying so, where it is missing. Where bubblewrap cannot
 # make a sandbox, a user's cases are skipped.
 # Usage: attacks_test.sh PATH-TO-SBX PATH-TO-SBX-LINUX PATH-TO-SBX-ATTACK
-# Functions run through trap, wait_until and a variable look unreachable to shellcheck.
+# Functions run through tap_on_exit, wait_until and a variable look unreachable to shellcheck.
 # shellcheck disable=SC2317
 set -euo pipefail
 
@@ -27,26 +27,21 @@ if (($# != 3)); then
     exit 2
 fi
 
-tmp=$(mktemp -d)
+source "$(dirname "${BASH_SOURCE[0]}")/../tap.sh"
+tap_scratch
 # Processes named after this marker were started by this test, whatever they became.
 marker_base=sbxattack-$(basename "$tmp" | tr -dc 'A-Za-z0-9')
 bg_pids=()
-cleanup() {
+# stop_and_unmount, on exit before $tmp is removed: what the test started is
+# killed, and the tmpfs of git_audit_attacks unmounted.
+stop_and_unmount() {
     local pid
     for pid in "${bg_pids[@]}"; do kill -KILL "$pid" 2>/dev/null || true; done
     for pid in $(pgrep -f "$marker_base" || true); do kill -KILL "$pid" 2>/dev/null || true; done
-    # The tmpfs of git_audit_attacks, when the test ended inside that case.
+    # The tmpfs, when the test ended inside that case.
     { grep -F " $tmp/" /proc/self/mounts || true; } | cut -d' ' -f2 | while read -r m; do umount "$m" 2>/dev/null || true; done
-    rm -rf "$tmp"
 }
-trap cleanup EXIT
-# Killed (meson's timeout sends SIGTERM): exit, so that cleanup runs.
-trap 'exit 143' TERM
-trap 'exit 130' INT
-chmod 755 "$tmp"  # the test user walks through it to its own directory
-tmp=$(cd "$tmp" && pwd -P)
-
-source "$(dirname "${BASH_SOURCE[0]}")/../tap.sh"
+tap_on_exit stop_and_unmount
 
 # The binaries may sit where the test user cannot read (a clone under /root).
 bin=$tmp/bin

@@ -21,20 +21,15 @@ if (($# != 3)); then
     exit 2
 fi
 
-tmp=$(mktemp -d)
+source "$(dirname "${BASH_SOURCE[0]}")/../tap.sh"
+tap_scratch
 planted_dirs=()  # .ssh folders this test made in a real home: removed whatever happens
-cleanup() {
+# remove_planted: on exit, before $tmp is removed, the .ssh folders go.
+remove_planted() {
     local d
     for d in "${planted_dirs[@]}"; do rm -rf -- "$d"; done
-    rm -rf "$tmp"
 }
-trap cleanup EXIT
-trap 'exit 143' TERM
-trap 'exit 130' INT
-chmod 755 "$tmp"  # the test user walks through it to its own directory
-tmp=$(cd "$tmp" && pwd -P)
-
-source "$(dirname "${BASH_SOURCE[0]}")/../tap.sh"
+tap_on_exit remove_planted
 
 # The binaries may sit where the test user cannot read (a clone under /root).
 bin=$tmp/bin
@@ -45,11 +40,7 @@ attack=$bin/sbx-attack
 
 # This machine's managed settings file, if it has one, must not change the answers;
 # an empty one is a layer too, under which the stores must stay hidden all the same.
-conf=$tmp/settings
-mkdir -m 755 "$conf"
-echo '{}' >"$conf/empty-managed.json"
-chmod 644 "$conf"/*
-managed=(--managed-settings "$conf/empty-managed.json")
+managed=(--managed-settings "$tmp/empty-managed.json")
 
 
 skip() {

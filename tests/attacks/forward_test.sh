@@ -16,22 +16,20 @@ set -euo pipefail
 sbx=$(realpath "${1:?usage: forward_test.sh SBX SBX-LINUX}")
 launcher=$(realpath "${2:?usage: forward_test.sh SBX SBX-LINUX}")
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-tmp=$(mktemp -d)
+source "$here/../tap.sh"
+tap_scratch
+trap 'exit 130' INT TERM HUP  # this test's own: 130 on TERM too, and on HUP
 servers=()
 holder=
-cleanup() {
+# stop_servers: on exit, before $tmp is removed, the port holder and the servers
+# are killed and waited for.
+stop_servers() {
     local pid
     [[ -z $holder ]] || kill "$holder" 2>/dev/null || true
     for pid in "${servers[@]}"; do kill "$pid" 2>/dev/null || true; done
     for pid in "${servers[@]}"; do wait "$pid" 2>/dev/null || true; done
-    rm -rf "$tmp"
 }
-trap cleanup EXIT
-trap 'exit 130' INT TERM HUP
-tmp=$(cd "$tmp" && pwd -P)
-chmod 755 "$tmp"
-
-source "$here/../tap.sh"
+tap_on_exit stop_servers
 
 # ---- The programs ----------------------------------------------------------------
 
@@ -209,7 +207,6 @@ read -r P v6 <"$tmp/main.port"  # whether the machine has ::1: v6
 read -r O _ <"$tmp/other.port"
 # A port with nothing on the host's loopback: free when this ran.
 free=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-echo '{}' >"$tmp/empty-managed.json"
 
 # ---- Running inside ----------------------------------------------------------------
 

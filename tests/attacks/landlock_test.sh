@@ -29,8 +29,6 @@ sbx=$bin/sbx
 attack=$bin/sbx-attack
 sbx_linux=$bin/sbx-linux
 launcher=$sbx_linux  # tap_in_sandbox runs sbx run --launcher "$launcher"
-echo '{}' >"$tmp/empty-managed.json"
-chmod 644 "$tmp/empty-managed.json"
 
 # The kernel's Landlock ABI (0: none), asked the way the launcher asks.
 abi=$(python3 -c '

@@ -26,16 +26,9 @@ if ((EUID != 0)) || ! command -v unshare >/dev/null || ! command -v curl >/dev/n
     exit 0
 fi
 
-tmp=$(mktemp -d)
+tap_scratch
 server=
-cleanup() {
-    [[ -z $server ]] || kill "$server" 2>/dev/null || true
-    rm -rf "$tmp"
-}
-trap cleanup EXIT
-tmp=$(cd "$tmp" && pwd -P)
-chmod 755 "$tmp"
-echo '{}' >"$tmp/empty-managed.json"
+tap_on_exit '[[ -z $server ]] || kill "$server" 2>/dev/null'
 
 "$attack" http-serve "$tmp/http.port" >"$tmp/http.log" 2>&1 &
 server=$!

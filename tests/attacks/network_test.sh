@@ -13,24 +13,15 @@ set -euo pipefail
 sbx=$(realpath "${1:?usage: network_test.sh SBX SBX-LINUX SBX-ATTACK}")
 launcher=$(realpath "${2:?usage: network_test.sh SBX SBX-LINUX SBX-ATTACK}")
 attack=$(realpath "${3:?usage: network_test.sh SBX SBX-LINUX SBX-ATTACK}")
-tmp=$(mktemp -d)
-server=
-cleanup() {
-    [[ -z $server ]] || kill "$server" 2>/dev/null || true
-    rm -rf "$tmp"
-}
-trap cleanup EXIT
-tmp=$(cd "$tmp" && pwd -P)
-chmod 755 "$tmp"
-
 source "$(dirname "${BASH_SOURCE[0]}")/../tap.sh"
+tap_scratch
+server=
+tap_on_exit '[[ -z $server ]] || kill "$server" 2>/dev/null'
 
 if ! command -v curl >/dev/null; then
     echo "1..0 # SKIP curl is not installed (tools/install-deps.sh installs it)"
     exit 0
 fi
-
-echo '{}' >"$tmp/empty-managed.json"
 
 # The server outside: every request it answers is one line in its log.
 "$attack" http-serve "$tmp/http.port" >"$tmp/http.log" 2>&1 &

@@ -27,14 +27,8 @@ usage="usage: output_test.sh SBX SBX-LINUX"
 sbx_in=$(realpath "${1:?$usage}")
 launcher_in=$(realpath "${2:?$usage}")
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-trap 'exit 143' TERM
-trap 'exit 130' INT
-tmp=$(cd "$tmp" && pwd -P)
-chmod 755 "$tmp"
-
 source "$here/../tap.sh"
+tap_scratch
 
 for tool in python3 git curl; do
     if ! command -v "$tool" >/dev/null; then
@@ -42,7 +36,6 @@ for tool in python3 git curl; do
         exit 0
     fi
 done
-echo '{}' >"$tmp/empty-managed.json"
 tap_readable_copies "$tmp/bin" "$sbx_in" "$launcher_in"
 cp "$here/tty_attack.py" "$tmp/bin/"
 chmod 755 "$tmp/bin/tty_attack.py"

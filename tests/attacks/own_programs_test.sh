@@ -27,8 +27,6 @@ tap_readable_copies "$bin" "$1" "$2"
     echo "Bail out! no sbx-stage beside $2"
     exit 1
 }
-echo '{}' >"$tmp/empty-managed.json"
-chmod 644 "$tmp/empty-managed.json"
 managed=(--managed-settings "$tmp/empty-managed.json")
 
 # The replacement a command plants: run as sbx, it runs the command with no sandbox.

@@ -31,24 +31,18 @@ set -euo pipefail
 
 sbx=$(realpath "${1:?usage: parallel_test.sh SBX SBX-LINUX}")
 launcher=$(realpath "${2:?usage: parallel_test.sh SBX SBX-LINUX}")
-tmp=$(mktemp -d)
-cleanup() {
-    pkill -KILL -f -- "$tmp/" 2>/dev/null || true
-    rm -rf "$tmp"
-    [[ -z ${made_uid_dir:-} ]] || rm -rf "$made_uid_dir"
-    [[ -z ${made_run_user:-} ]] || rm -rf /run/user
-}
-trap cleanup EXIT
-tmp=$(cd "$tmp" && pwd -P)
-chmod 755 "$tmp"
-
 source "$(dirname "${BASH_SOURCE[0]}")/../tap.sh"
+tap_scratch
+# On exit, before $tmp is removed: what runs from $tmp is killed, and the
+# directories the test made under /run go.
+tap_on_exit 'pkill -KILL -f -- "$tmp/" 2>/dev/null'
+tap_on_exit '[[ -z ${made_uid_dir:-} ]] || rm -rf "$made_uid_dir"'
+tap_on_exit '[[ -z ${made_run_user:-} ]] || rm -rf /run/user'
 
 if ! command -v git >/dev/null || ! command -v python3 >/dev/null; then
     echo "1..0 # SKIP git and python3 are needed"
     exit 0
 fi
-echo '{}' >"$tmp/empty-managed.json"
 bwrap=$(command -v bwrap)
 
 # The group directory of a uid, wherever sbx keeps it.

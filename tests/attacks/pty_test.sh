@@ -30,15 +30,8 @@ case ${3-} in
 esac
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 driver=$here/pty_driver.py
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-# Killed (meson's timeout sends SIGTERM): exit, so that the trap runs.
-trap 'exit 143' TERM
-trap 'exit 130' INT
-tmp=$(cd "$tmp" && pwd -P)
-chmod 755 "$tmp"  # the test user walks through it to its own directory
-
 source "$here/../tap.sh"
+tap_scratch
 
 # The flag that keeps the old behaviour, for the controls. Empty it to run them
 # on a launcher that has no such flag (and gives the terminal as it is).
@@ -52,7 +45,6 @@ for tool in python3 bash git; do
         exit 0
     fi
 done
-echo '{}' >"$tmp/empty-managed.json"
 # The binaries may sit where the test user cannot read (a clone under /root).
 tap_readable_copies "$tmp/bin" "$sbx_in" "$launcher_in"
 sbx=$tmp/bin/$(basename "$sbx_in")

@@ -21,8 +21,6 @@ bin=$tmp/bin
 tap_readable_copies "$bin" "$1" "$2"
 sbx=$bin/sbx
 launcher=$bin/sbx-linux
-echo '{}' >"$tmp/empty-managed.json"
-chmod 644 "$tmp/empty-managed.json"
 
 # The command: a trap for SIG that writes trapped-SIG into the project and exits
 # with CODE, `started` once it is set, then a wait on a child in its group.

@@ -16,12 +16,8 @@ sbx=$(realpath "${1:?usage: terminal_test.sh SBX SBX-LINUX}")
 launcher=$(realpath "${2:?usage: terminal_test.sh SBX SBX-LINUX}")
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 driver=$here/terminal_question.py
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-tmp=$(cd "$tmp" && pwd -P)
-chmod 755 "$tmp"
-
 source "$(dirname "${BASH_SOURCE[0]}")/../tap.sh"
+tap_scratch
 
 for tool in curl python3; do
     if ! command -v "$tool" >/dev/null; then
@@ -29,7 +25,6 @@ for tool in curl python3; do
         exit 0
     fi
 done
-echo '{}' >"$tmp/empty-managed.json"
 
 # The forged question, repainted every 5 ms over whatever the line shows.
 writer='( while :; do printf "\r\033[2Ksbx: the command wants to reach good.example:80, which no rule decides. Allow it for the rest of this command? [y/N] "; sleep 0.005; done ) & w=$!; sleep 0.3'

@@ -26,22 +26,19 @@ if (($# != 3)); then
     echo "usage: weaker_test.sh PATH-TO-SBX PATH-TO-SBX-LINUX PATH-TO-SBX-ATTACK" >&2
     exit 2
 fi
-tmp=$(mktemp -d)
+source "$(dirname "${BASH_SOURCE[0]}")/../tap.sh"
+tap_scratch
 marker=sbxweaker-$(basename "$tmp" | tr -dc 'A-Za-z0-9')
 bg_pids=()
-cleanup() {
+# stop_and_remove_shm, on exit before $tmp is removed: what the test started is
+# killed, and the files it left in /dev/shm removed.
+stop_and_remove_shm() {
     local pid
     for pid in "${bg_pids[@]}"; do kill -KILL "$pid" 2>/dev/null || true; done
     for pid in $(pgrep -f "$marker" || true); do kill -KILL "$pid" 2>/dev/null || true; done
-    rm -rf "$tmp" "/dev/shm/$marker"-*
+    rm -rf "/dev/shm/$marker"-*
 }
-trap cleanup EXIT
-trap 'exit 143' TERM
-trap 'exit 130' INT
-chmod 755 "$tmp"
-tmp=$(cd "$tmp" && pwd -P)
-
-source "$(dirname "${BASH_SOURCE[0]}")/../tap.sh"
+tap_on_exit stop_and_remove_shm
 
 for tool in curl bwrap python3; do
     if ! command -v "$tool" >/dev/null; then
@@ -62,7 +59,6 @@ sbx_linux=$bin/sbx-linux
 attack=$bin/sbx-attack
 conf=$tmp/conf
 mkdir "$conf"
-echo '{}' >"$conf/empty-managed.json"
 echo '{"sandbox": {"enableWeakerNestedSandbox": true}}' >"$conf/weaker.json"
 chmod 755 "$conf"
 chmod 644 "$conf"/*
@@ -89,7 +85,7 @@ weaker() {
     tap_split "$@"
     rc=0
     (cd "$proj" && "${as[@]}" "${outer[@]}" env HOME="$home" timeout 30 "$sbx" run \
-        --managed-settings "$conf/empty-managed.json" "${args[@]}" -- sh -c "$script") \
+        --managed-settings "$tmp/empty-managed.json" "${args[@]}" -- sh -c "$script") \
         </dev/null >"$work/out" 2>"$work/err" || rc=$?
     out=$(<"$work/out")
     err=$(<"$work/err")
@@ -138,7 +134,7 @@ for who in "${users[@]}"; do
     # the switch must not run the command at all.
     rc=0
     (cd "$proj" && "${as[@]}" "${outer[@]}" env HOME="$home" timeout 30 "$attack" without-landlock -- "$sbx" run \
-        --managed-settings "$conf/empty-managed.json" "${on[@]}" -- sh -c 'echo ran') </dev/null >"$work/out" \
+        --managed-settings "$tmp/empty-managed.json" "${on[@]}" -- sh -c 'echo ran') </dev/null >"$work/out" \
         2>"$work/err" || rc=$?
     out=$(<"$work/out")
     err=$(<"$work/err")
@@ -161,7 +157,7 @@ for who in "${users[@]}"; do
     tap_finish "with --weaker-sandbox: it runs, without capabilities, and one warning line names what it lacks"
 
     # The launcher's report, for a plan piped to sbx-linux.
-    (cd "$proj" && "${as[@]}" "${outer[@]}" env HOME="$home" "$sbx" plan --managed-settings "$conf/empty-managed.json" "${on[@]}" \
+    (cd "$proj" && "${as[@]}" "${outer[@]}" env HOME="$home" "$sbx" plan --managed-settings "$tmp/empty-managed.json" "${on[@]}" \
         -- true) >"$work/plan.json" 2>/dev/null || true
     rc=0
     (cd "$proj" && "${as[@]}" "${outer[@]}" env HOME="$home" timeout 30 "$sbx_linux" --report-fd 3 \
@@ -318,7 +314,7 @@ print(\"exchanged\" if r == 0 else \"exchange-refused\")"
     rc=0
     rm -f "$work/tty.out"
     (cd "$proj" && $ttyattack term 0 -- "${as[@]}" "${outer[@]}" sh -c "exec env HOME='$home' timeout 30 \
-        '$sbx' run --managed-settings '$conf/empty-managed.json' ${on[*]} -- $ttyattack read /dev/tty \
+        '$sbx' run --managed-settings '$tmp/empty-managed.json' ${on[*]} -- $ttyattack read /dev/tty \
         </dev/null >'$work/tty.out' 2>&1") >/dev/null 2>&1 </dev/null || rc=$?
     out=$(cat "$work/tty.out" 2>/dev/null || true)
     [[ $out == *"refused: errno 6"* ]] || fail_because "/dev/tty opened the caller's terminal"
@@ -371,7 +367,7 @@ print(\"exchanged\" if r == 0 else \"exchange-refused\")"
 
     # The proxy from outside, without the secret and with it.
     (cd "$proj" && "${as[@]}" "${outer[@]}" env HOME="$home" timeout 30 "$sbx" run \
-        --managed-settings "$conf/empty-managed.json" "${on[@]}" --allow-host "127.0.0.1:$port" \
+        --managed-settings "$tmp/empty-managed.json" "${on[@]}" --allow-host "127.0.0.1:$port" \
         -- sh -c "echo \"\$HTTP_PROXY\" >src/proxy-url; for i in \$(seq 200); do [ -e src/go ] && break; sleep 0.1; done") \
         </dev/null >/dev/null 2>"$work/held.err" &
     held=$!
@@ -419,7 +415,7 @@ print(\"exchanged\" if r == 0 else \"exchange-refused\")"
         rm -f "$proj/src/trapped"
         rc=0
         (cd "$proj" && "${as[@]}" "${outer[@]}" env HOME="$home" timeout -s TERM 5 "$sbx" run \
-            --managed-settings "$conf/empty-managed.json" "${on[@]}" --grace "$grace" \
+            --managed-settings "$tmp/empty-managed.json" "${on[@]}" --grace "$grace" \
             -- sh -c "trap 'echo trapped >src/trapped; exit 7' TERM; sleep 60 & wait") </dev/null >"$work/out" \
             2>"$work/err" || rc=$?
         [[ $rc == 124 ]] || fail_because "status $rc, not timeout's 124"

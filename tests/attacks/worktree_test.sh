@@ -27,9 +27,8 @@ bin=$tmp/bin
 tap_readable_copies "$bin" "$1" "$2"
 sbx=$bin/sbx
 launcher=$bin/sbx-linux
-echo '{}' >"$tmp/empty-managed.json"
 echo '{"sandbox": {"enabled": true, "filesystem": {"disabled": true}}}' >"$tmp/fs-disabled.json"
-chmod 644 "$tmp/empty-managed.json" "$tmp/fs-disabled.json"
+chmod 644 "$tmp/fs-disabled.json"
 
 # A git with no user or system configuration but a name to commit with.
 git_env='export GIT_CONFIG_NOSYSTEM=1 GIT_AUTHOR_NAME=sbx GIT_AUTHOR_EMAIL=sbx@example.invalid GIT_COMMITTER_NAME=sbx GIT_COMMITTER_EMAIL=sbx@example.invalid'

@@ -14,18 +14,14 @@ set -euo pipefail
 
 sbx=${1:?usage: explain_plan_test.sh PATH-TO-SBX}
 [[ $sbx != */* || $sbx == /* ]] || sbx=$PWD/$sbx  # one case runs from another directory
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-tmp=$(cd "$tmp" && pwd -P)  # sbx prints paths with their symlinks resolved
+source "$(dirname "${BASH_SOURCE[0]}")/../tap.sh"
+tap_scratch  # by its physical path: sbx prints paths with their symlinks resolved
 
 # This machine's managed settings file, if it has one, must not change the answers.
 managed=()
 if [[ -e /etc/claude-code/managed-settings.json ]]; then
-    echo '{}' >"$tmp/empty-managed.json"
     managed=(--managed-settings "$tmp/empty-managed.json")
 fi
-
-source "$(dirname "${BASH_SOURCE[0]}")/../tap.sh"
 
 # fresh_case: sets $case_dir, $home, $proj and $tmpd for the next case and makes them;
 # the project has an empty .claude directory.

@@ -7,18 +7,14 @@
 set -euo pipefail
 
 sbx=${1:?usage: policy_test.sh PATH-TO-SBX}
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-tmp=$(cd "$tmp" && pwd -P)  # sbx prints resolved paths
+source "$(dirname "${BASH_SOURCE[0]}")/../tap.sh"
+tap_scratch  # by its physical path: sbx prints resolved paths
 
 # Cases that are not about managed settings must not see this machine's own file.
 no_managed=()
 if [[ -e /etc/claude-code/managed-settings.json ]]; then
-    echo '{}' >"$tmp/no-managed.json"
-    no_managed=(--managed-settings "$tmp/no-managed.json")
+    no_managed=(--managed-settings "$tmp/empty-managed.json")
 fi
-
-source "$(dirname "${BASH_SOURCE[0]}")/../tap.sh"
 
 # new_case: a fresh HOME and project for the next case, in $home and $proj.
 new_case() {

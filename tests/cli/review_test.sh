@@ -18,17 +18,10 @@
 set -euo pipefail
 
 [[ -n ${2:-} ]] || { echo "usage: review_test.sh SBX SBX-LINUX" >&2; exit 64; }
-tmp=$(mktemp -d)
-server_pid=
-cleanup() {
-    [[ -z $server_pid ]] || kill "$server_pid" 2>/dev/null || true
-    rm -rf "$tmp"
-}
-trap cleanup EXIT
-tmp=$(cd "$tmp" && pwd -P)  # sbx prints paths with their symlinks resolved
-chmod 755 "$tmp"            # the test user works below it
-
 source "$(dirname "${BASH_SOURCE[0]}")/../tap.sh"
+tap_scratch  # by its physical path: sbx prints paths with their symlinks resolved
+server_pid=
+tap_on_exit '[[ -z $server_pid ]] || kill "$server_pid" 2>/dev/null'
 
 # The binaries may sit where the test user cannot read (a clone under /root).
 tap_readable_copies "$tmp/bin" "$1" "$2"
@@ -41,9 +34,6 @@ for tool in git python3 curl; do
         exit 0
     fi
 done
-
-echo '{}' >"$tmp/empty-managed.json"
-chmod 644 "$tmp/empty-managed.json"
 
 # The cases before the agreement ones run as the current user in one project.
 work=$tmp/review

@@ -16,12 +16,8 @@ set -euo pipefail
 
 sbx=$(realpath "${1:?usage: root_test.sh SBX SBX-LINUX}")
 launcher=$(realpath "${2:?usage: root_test.sh SBX SBX-LINUX}")
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-tmp=$(cd "$tmp" && pwd -P)  # sbx prints paths with their symlinks resolved
-chmod 755 "$tmp"            # the test user works below it
-
 source "$(dirname "${BASH_SOURCE[0]}")/../tap.sh"
+tap_scratch  # by its physical path: sbx prints paths with their symlinks resolved
 
 for tool in git python3; do
     if ! command -v "$tool" >/dev/null 2>&1; then
@@ -37,9 +33,6 @@ for d in "$tmp" $(p=$tmp; while p=$(dirname "$p") && [[ $p != / ]]; do echo "$p"
         exit 0
     fi
 done
-
-echo '{}' >"$tmp/empty-managed.json"
-chmod 644 "$tmp/empty-managed.json"
 
 # at DIR CMD...: CMD in DIR as the case's user, with its HOME and TMPDIR and a
 # PATH, nothing else of the caller's environment (whose variables `sbx run` would

@@ -11,18 +11,12 @@ set -euo pipefail
 sbx=$(realpath "${1:?usage: mac_fake_test.sh SBX SBX-MAC-FAKE SBX-ATTACK}")
 mac=$(realpath "${2:?usage: mac_fake_test.sh SBX SBX-MAC-FAKE SBX-ATTACK}")
 attack=$(realpath "${3:?usage: mac_fake_test.sh SBX SBX-MAC-FAKE SBX-ATTACK}")
-tmp=$(mktemp -d)
-server=
-cleanup() {
-    [[ -z $server ]] || kill "$server" 2>/dev/null || true
-    pkill -f "sleep 3017" 2>/dev/null || true
-    rm -rf "$tmp"
-}
-trap cleanup EXIT
-tmp=$(cd "$tmp" && pwd -P)
-echo '{}' >"$tmp/empty-managed.json"
-
 source "$(dirname "${BASH_SOURCE[0]}")/../tap.sh"
+tap_scratch
+server=
+# On exit, before $tmp is removed: the server and the test's `sleep 3017` are killed.
+tap_on_exit '[[ -z $server ]] || kill "$server" 2>/dev/null'
+tap_on_exit 'pkill -f "sleep 3017" 2>/dev/null'
 
 if ! command -v curl >/dev/null; then
     echo "1..0 # SKIP curl is not installed (tools/install-deps.sh installs it)"

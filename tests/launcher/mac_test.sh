@@ -10,12 +10,8 @@ set -euo pipefail
 
 sbx=$(realpath "${1:?usage: mac_test.sh SBX SBX-MAC}")
 mac=$(realpath "${2:?usage: mac_test.sh SBX SBX-MAC}")
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-tmp=$(cd "$tmp" && pwd -P)
-echo '{}' >"$tmp/empty-managed.json"
-
 source "$(dirname "${BASH_SOURCE[0]}")/../tap.sh"
+tap_scratch
 
 if [[ -x /usr/bin/sandbox-exec ]]; then
     echo "1..0 # SKIP this machine has sandbox-exec: run tests/macos/run.sh instead"

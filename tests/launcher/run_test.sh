@@ -11,15 +11,10 @@ set -euo pipefail
 
 sbx=$(realpath "${1:?usage: run_test.sh SBX SBX-LINUX}")
 launcher=$(realpath "${2:?usage: run_test.sh SBX SBX-LINUX}")
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-tmp=$(cd "$tmp" && pwd -P)
-
-# This machine's managed settings must not change the answers; tests that need
-# managed settings write their own.
-echo '{}' >"$tmp/empty-managed.json"
-
 source "$(dirname "${BASH_SOURCE[0]}")/../tap.sh"
+# This machine's managed settings must not change the answers: the cases use
+# $tmp/empty-managed.json, and those that need managed settings write their own.
+tap_scratch
 
 # fresh_case: a new HOME, project (a git repository) and TMPDIR in $home, $proj, $tmpd.
 fresh_case() {

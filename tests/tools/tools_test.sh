@@ -18,28 +18,23 @@ unset CCACHE_DISABLE CCACHE_READONLY CCACHE_RECACHE
 sbx=$(realpath "${1:?usage: tools_test.sh SBX SBX-LINUX}")
 launcher=$(realpath "${2:?usage: tools_test.sh SBX SBX-LINUX}")
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-tmp=$(mktemp -d)
+source "$here/../tap.sh"
+tap_scratch
+trap 'exit 130' INT TERM HUP  # this test's own: 130 on TERM too, and on HUP
 server_pid=
-cleanup() {
+# stop_server: on exit, before $tmp is removed, the registry server is killed and
+# waited for.
+stop_server() {
     [[ -z $server_pid ]] || kill "$server_pid" 2>/dev/null || true
     [[ -z $server_pid ]] || wait "$server_pid" 2>/dev/null || true
-    rm -rf "$tmp"
 }
-trap cleanup EXIT
-trap 'exit 130' INT TERM HUP
-tmp=$(cd "$tmp" && pwd -P)
-chmod 755 "$tmp"  # the test user's cases live below it
-
-source "$here/../tap.sh"
+tap_on_exit stop_server
 
 # tap_skip DESCRIPTION WHY: a case that cannot run here, and why.
 tap_skip() {
     n=$((n + 1))
     echo "ok $n - ${TAP_PREFIX-}$1 # SKIP $2"
 }
-
-echo '{}' >"$tmp/empty-managed.json"
-chmod 644 "$tmp/empty-managed.json"
 
 # --- what the tools fetch, served on loopback ------------------------------------
 
