@@ -75,4 +75,8 @@
 
 #include <doctest/doctest.h>
 
+TEST_SUITE_BEGIN("link");
+
 TEST_CASE("headers link from two translation units (b)") { CHECK(sbx::paths::normalize("/a/../b") == "/b"); }
+
+TEST_SUITE_END();

@@ -1,12 +1,17 @@
 #!/usr/bin/env python3
-"""unity.py OUTPUT FILE... - one translation unit of many test files.
+"""unity.py OUTPUT PART PARTS FILE... - one translation unit of many test files.
 
 The engine is header-only, so every test file compiles again every engine
 function it calls: the unit suite's files one by one took about nine times the
-compiler's time of the same files in a few units. This writes one unit of a
-layer's test files (tests/unit/meson.build).
+compiler's time of the same files in a few units, and one program per layer
+(nine units) half as long again as two. This writes part PART (from 0) of
+PARTS: the files are dealt out by size, largest first, each to the part that
+has the fewest bytes so far, so the parts cost about the same and build side by
+side. Each file's test cases are in the doctest test suite named after its
+folder, the engine's layer it tests (tests/unit/core/json_test.cpp: "core"), so
+that the suite runs layer by layer (tests/unit/meson.build).
 
-The unit first includes every header its files include (a top-level `#if` block
+A part first includes every header its files include (a top-level `#if` block
 of nothing but preprocessor lines is taken whole), then each file inside a
 namespace of its own, `unit_<stem>`: what one file declares at its top level,
 in an anonymous namespace or not, cannot meet another's. Each header's own
@@ -50,11 +55,18 @@ def headers(path):
 
 
 def main(argv):
-    if len(argv) < 2:
-        print("usage: unity.py OUTPUT FILE...", file=sys.stderr)
+    if len(argv) < 4 or not argv[1].isdigit() or not argv[2].isdigit() or int(argv[1]) >= int(argv[2]):
+        print("usage: unity.py OUTPUT PART PARTS FILE...", file=sys.stderr)
         return 64
-    output, mine = argv[0], sorted(argv[1:])
-    lines = ["// Written by tests/unit/unity.py: %s in one unit." % ", ".join(os.path.basename(f) for f in mine)]
+    output, part, parts, files = argv[0], int(argv[1]), int(argv[2]), argv[3:]
+    bins = [[] for _ in range(parts)]
+    sizes = [0] * parts
+    for f in sorted(files, key=lambda f: (-os.path.getsize(f), f)):
+        k = sizes.index(min(sizes))
+        bins[k].append(f)
+        sizes[k] += os.path.getsize(f)
+    mine = sorted(bins[part])
+    lines = ["// Written by tests/unit/unity.py: part %d of %d of the unit suite's files." % (part, parts)]
     seen = set()
     for f in mine:
         for h in headers(f):
@@ -63,7 +75,9 @@ def main(argv):
                 seen.add(h)
     for f in mine:
         stem = re.sub(r"\W", "_", os.path.splitext(os.path.basename(f))[0])
-        lines += ["", "namespace unit_%s {" % stem, '#include "%s"' % os.path.abspath(f), "}  // namespace unit_%s" % stem]
+        layer = os.path.basename(os.path.dirname(os.path.abspath(f)))
+        lines += ["", "namespace unit_%s {" % stem, 'TEST_SUITE_BEGIN("%s");' % layer,
+                  '#include "%s"' % os.path.abspath(f), "TEST_SUITE_END();", "}  // namespace unit_%s" % stem]
     text = "\n".join(lines) + "\n"
     # Written only when it changes, so that nothing is compiled again for nothing.
     if not os.path.exists(output) or open(output, encoding="utf-8").read() != text:
