@@ -137,7 +137,8 @@ print("fds done-%%d" %% 88)
 WINCH_SCRIPT = r'''
 import signal, sys, time
 signal.signal(signal.SIGWINCH, lambda *a: (print("winch-%d" % 33, flush=True), sys.exit(0)))
-print("armed-%d" % 22, flush=True)
+blocked = signal.SIGWINCH in signal.pthread_sigmask(signal.SIG_BLOCK, [])
+print("armed-%d%s" % (22, " (SIGWINCH blocked from the start)" if blocked else ""), flush=True)
 time.sleep(30)
 '''
 
@@ -500,6 +501,30 @@ def signal_state(t):
     return "; ".join(parts)
 
 
+def foreground_state(t):
+    """The processes of the terminal's foreground group, each with its signal
+    masks: a watcher that got no SIGWINCH either was not in that group or had
+    the signal blocked or pending."""
+    try:
+        group = os.tcgetpgrp(t.master)
+    except OSError as e:
+        return "foreground group unknown (%s)" % e
+    parts = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            if os.getpgid(int(entry)) != group:
+                continue
+            with open("/proc/%s/status" % entry) as f:
+                fields = dict(l.split(":", 1) for l in f.read().splitlines() if l.startswith(("Sig", "ShdPnd")))
+        except OSError:
+            continue
+        parts.append("%s %s %s" % (entry, comm(int(entry)),
+                                   " ".join("%s=%s" % (k, v.strip()) for k, v in sorted(fields.items()))))
+    return "foreground group %d: %s" % (group, "; ".join(parts) or "no process")
+
+
 def mode_resize(t, problems):
     sizes(t, problems, ROWS, COLS, "at start")
     start = len(t.seen)
@@ -509,7 +534,11 @@ def mode_resize(t, problems):
         return
     fcntl.ioctl(t.master, termios.TIOCSWINSZ, struct.pack("HHHH", NEW_ROWS, NEW_COLS, 0, 0))
     if t.wait_for(b"winch-33", 10, start) < 0:
-        problems.append("the foreground process got no SIGWINCH within 10 s of the resize; %s" % signal_state(t))
+        armed = bytes(t.seen[start:]).split(b"armed-22", 1)[1].split(b"\n", 1)[0].strip()
+        problems.append("the foreground process got no SIGWINCH within 10 s of the resize%s; size now %r; %s; %s"
+                        % (" (its watcher said: %s)" % armed.decode(errors="replace") if armed else "",
+                           struct.unpack("HHHH", fcntl.ioctl(t.master, termios.TIOCGWINSZ, b"\0" * 8))[:2],
+                           foreground_state(t), signal_state(t)))
     if t.sync(15) is None:
         problems.append("the shell did not come back after the watcher")
         return
