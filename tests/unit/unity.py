@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""unity.py OUTPUT PART PARTS FILE... - one translation unit of many test files.
+"""unity.py OUTPUT PART PARTS [--first HEADER] FILE... - one translation unit of many test files.
 
 The engine is header-only, so every test file compiles again every engine
 function it calls: the unit suite's files one by one took about nine times the
@@ -11,7 +11,9 @@ side. Each file's test cases are in the doctest test suite named after its
 folder, the engine's layer it tests (tests/unit/core/json_test.cpp: "core"), so
 that the suite runs layer by layer (tests/unit/meson.build).
 
-A part first includes every header its files include (a top-level `#if` block
+A part first includes HEADER, if given (tests/unit/every_header.hpp: then every
+part includes every engine header, and a definition in a header that is not
+inline fails the link), then every header its files include (a top-level `#if` block
 of nothing but preprocessor lines is taken whole), then each file inside a
 namespace of its own, `unit_<stem>`: what one file declares at its top level,
 in an anonymous namespace or not, cannot meet another's. Each header's own
@@ -55,8 +57,12 @@ def headers(path):
 
 
 def main(argv):
+    first = None
+    if len(argv) > 4 and argv[3] == "--first":
+        first = argv[4]
+        argv = argv[:3] + argv[5:]
     if len(argv) < 4 or not argv[1].isdigit() or not argv[2].isdigit() or int(argv[1]) >= int(argv[2]):
-        print("usage: unity.py OUTPUT PART PARTS FILE...", file=sys.stderr)
+        print("usage: unity.py OUTPUT PART PARTS [--first HEADER] FILE...", file=sys.stderr)
         return 64
     output, part, parts, files = argv[0], int(argv[1]), int(argv[2]), argv[3:]
     bins = [[] for _ in range(parts)]
@@ -67,6 +73,8 @@ def main(argv):
         sizes[k] += os.path.getsize(f)
     mine = sorted(bins[part])
     lines = ["// Written by tests/unit/unity.py: part %d of %d of the unit suite's files." % (part, parts)]
+    if first is not None:
+        lines.append('#include "%s"' % os.path.abspath(first))
     seen = set()
     for f in mine:
         for h in headers(f):
