@@ -47,6 +47,7 @@
 #include <vector>
 
 #include "base/fd_io.hpp"
+#include "mac/sandbox_exec.hpp"
 #include "sbx/core/json_write.hpp"
 #include "sbx/mac/profile.hpp"
 #include "sbx/plan/plan.hpp"
@@ -63,14 +64,7 @@ namespace {
 
 using namespace sbx::launcher;
 
-// Seatbelt's runner. Only the tests' build changes it (tests/launcher/meson.build:
-// sbx-mac-fake-seatbelt, never installed), to a script that checks the profile
-// and runs the command, so this launcher's own work is tested where there is no
-// Seatbelt.
-#if !defined(SBX_MAC_SANDBOX_EXEC)
-#define SBX_MAC_SANDBOX_EXEC "/usr/bin/sandbox-exec"
-#endif
-constexpr std::string_view kSandboxExec = SBX_MAC_SANDBOX_EXEC;
+using sbx::mac_sandbox::kSandboxExec;  // Seatbelt's runner
 // sockaddr_un's sun_path on macOS.
 constexpr std::size_t kUnixPathMax = 104;
 // What programs add under TMPDIR for their sockets ("/tmux-501/default",
