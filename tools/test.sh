@@ -4,6 +4,7 @@
 # information, and in build-asan/, built by Clang 14 with AddressSanitizer and
 # UndefinedBehaviorSanitizer (all but the consumer suite), whose first error fails
 # the test it happens in; there the libFuzzer harnesses (the fuzz suite) run too.
+# build-asan/ compiles, at the lowest priority, while build/'s tests run.
 # Installs missing packages first (tools/install-deps.sh --tests). Prints the logs of the
 # tests that fail (standard error, and a TAP test's "not ok" lines with the
 # diagnostics under them), then one line "N passed, N failed" counting the tests of both
@@ -29,10 +30,27 @@ fi
 # costs 40 ms: for the tests (not the builds, which keep the python3 they were
 # configured with), Debian's, which tools/install-deps.sh installs, goes first,
 # from a folder of its own that holds nothing else (removed on exit).
+# What is left on exit, however it comes: the sanitized build's compiler, should
+# it still run (it runs in a session of its own, below), and temporary files.
+background=""
+scratch=()
+clean_up() {
+    if [[ -n $background ]]; then
+        kill -TERM -- "-$background" 2>/dev/null || true
+        wait "$background" 2>/dev/null || true
+    fi
+    if ((${#scratch[@]} > 0)); then
+        rm -rf "${scratch[@]}"
+    fi
+}
+trap clean_up EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
 test_path=$PATH
 if [[ -x /usr/bin/python3 && $(command -v python3) != /usr/bin/python3 ]]; then
     python_bin=$(mktemp -d)
-    trap 'rm -rf "$python_bin"' EXIT
+    scratch+=("$python_bin")
     chmod 755 "$python_bin"  # the test user looks there too
     ln -s /usr/bin/python3 "$python_bin/python3"
     test_path=$python_bin:$PATH
@@ -79,20 +97,18 @@ for line in open(sys.argv[1]):
 PY
 }
 
-# run_suite DIR OPTIONS...: configures and builds DIR, then runs every test in it,
-# or only the suites named in the array `suites` (meson test's --suite options).
-suites=()
-run_suite() {
-    local dir=$1 began=$SECONDS
+# build DIR OPTIONS...: configures DIR with OPTIONS and builds it.
+build() {
+    local dir=$1
     shift
-    echo "==> $dir: configure and build"
-    if ! tools/configure.sh "$dir" --wrap-mode=nodownload "$@" || ! meson compile -C "$dir"; then
-        echo "==> $dir: the build failed; its tests did not run"
-        failed=$((failed + 1))
-        return 0
-    fi
-    echo "==> $dir: built in $((SECONDS - began))s"
-    began=$SECONDS
+    tools/configure.sh "$dir" --wrap-mode=nodownload "$@" && meson compile -C "$dir"
+}
+
+# run_tests DIR: runs every test in DIR, or only the suites named in the array
+# `suites` (meson test's --suite options), and counts them.
+suites=()
+run_tests() {
+    local dir=$1 began=$SECONDS
     local log=$dir/meson-logs/testlog.json
     rm -f "$log"
     echo "==> $dir: meson test"
@@ -115,28 +131,73 @@ run_suite() {
     failed=$((failed + all - ok - skip))
 }
 
+# A build that fails counts as one failed test; its tests do not run.
+build_failed() {
+    echo "==> $1: the build failed; its tests did not run"
+    failed=$((failed + 1))
+}
+
 # Options a build directory may have kept from an earlier configure are set again.
 # Warnings are errors here, as they are not in a user's build (meson.build).
 all_suites=(-Dtests=true -Dlaunchers=true -Dwerror=true)
-# Optimised as by default, without debugging information (which changes no code
-# and took a third of the compiler's time) and with NDEBUG, as in a user's release
-# build: what is only used in an assertion must still build without a warning. The
-# assertions themselves run in build-asan.
+# build/: optimised as by default, without debugging information (which changes no
+# code and took a third of the compiler's time) and with NDEBUG, as in a user's
+# release build: what is only used in an assertion must still build without a
+# warning. The assertions themselves run in build-asan.
 # The benchmarks (bench/) are built in build-asan, where Clang at -O0 builds them
 # in about half the time; CI only checks that they build.
-run_suite build "${all_suites[@]}" -Db_sanitize=none -Ddebug=false -Db_ndebug=true -Dbench=disabled
-# Unoptimised, with Clang 14: the sanitizers check as much, the build is quicker
-# than at -O2, and the second compiler's warnings are errors too. The libFuzzer
-# harnesses (tests/fuzz), which need Clang, build and run here. The consumer
-# suite builds a project of its own with the compiler's own flags: once is enough.
+release=("${all_suites[@]}" -Db_sanitize=none -Ddebug=false -Db_ndebug=true -Dbench=disabled)
+# build-asan/: unoptimised, with Clang 14: the sanitizers check as much, the build
+# is quicker than at -O2, and the second compiler's warnings are errors too. The
+# libFuzzer harnesses (tests/fuzz), which need Clang, build and run here. The
+# consumer suite builds a project of its own with the compiler's own flags: once
+# is enough.
 # Its programs are linked as position-dependent executables (-no-pie): the
 # dynamic loader then has none of the sanitizers' data to relocate at each start
 # (`sbx --version` 88 ms of CPU against 103, `sbx run -- true` 230 against 245),
 # and the tests start sbx some thousands of times. A user's build stays
 # position-independent.
+sanitized=("${all_suites[@]}" -Db_sanitize=address,undefined -Db_lundef=false
+           -Dbench=enabled -Dbuildtype=debug -Dfuzz=enabled -Dcpp_link_args=-no-pie)
+
+began=$SECONDS
+echo "==> build: configure and build"
+build_ok=true
+build build "${release[@]}" || build_ok=false
+echo "==> build: built in $((SECONDS - began))s"
+
+# build-asan is configured and compiled while build's tests run, at the lowest
+# priority: those tests wait on servers, terminals and timeouts, leaving about a
+# third of two cores idle (240 of 680 core-seconds), which the compiler takes
+# without slowing them. Its output is printed when the tests are done. In a
+# session of its own, so that it ends with this script (clean_up).
+asan_log=$(mktemp)
+scratch+=("$asan_log")
+asan_began=$SECONDS
+# (setsid makes it the leader of its group and session without a fork: this
+# script's jobs are no group leaders, job control being off.)
+CXX=clang++ setsid nice -n 19 bash -c 'tools/configure.sh "$0" "$@" && meson compile -C "$0"' \
+    build-asan --wrap-mode=nodownload "${sanitized[@]}" > "$asan_log" 2>&1 &
+background=$!
+
+if $build_ok; then
+    run_tests build
+else
+    build_failed build
+fi
+
+echo "==> build-asan: configure and build (begun beside build's tests)"
+asan_ok=true
+wait "$background" || asan_ok=false
+background=""
+cat "$asan_log"
+echo "==> build-asan: built $((SECONDS - asan_began))s after it began"
 suites=(--no-suite consumer)
-CXX=clang++ run_suite build-asan "${all_suites[@]}" -Db_sanitize=address,undefined -Db_lundef=false \
-    -Dbench=enabled -Dbuildtype=debug -Dfuzz=enabled -Dcpp_link_args=-no-pie
+if $asan_ok; then
+    run_tests build-asan
+else
+    build_failed build-asan
+fi
 suites=()
 
 echo
