@@ -170,13 +170,17 @@ echo "==> build: built in $((SECONDS - began))s"
 # priority: those tests wait on servers, terminals and timeouts, leaving about a
 # third of two cores idle (240 of 680 core-seconds), which the compiler takes
 # without slowing them. Its output is printed when the tests are done. In a
-# session of its own, so that it ends with this script (clean_up).
+# session of its own, so that it ends with this script (clean_up); setsid makes
+# it the leader of its group and session without a fork, as this script's jobs
+# are no group leaders (job control is off). Where the kernel groups the
+# scheduling of each session (autogroup), a nice value counts only inside its
+# group, and the session's group as a whole gets the lowest priority too.
 asan_log=$(mktemp)
 scratch+=("$asan_log")
 asan_began=$SECONDS
-# (setsid makes it the leader of its group and session without a fork: this
-# script's jobs are no group leaders, job control being off.)
-CXX=clang++ setsid nice -n 19 bash -c 'tools/configure.sh "$0" "$@" && meson compile -C "$0"' \
+CXX=clang++ setsid nice -n 19 bash -c '
+    if [[ -w /proc/self/autogroup ]]; then echo 19 > /proc/self/autogroup || true; fi
+    tools/configure.sh "$0" "$@" && meson compile -C "$0"' \
     build-asan --wrap-mode=nodownload "${sanitized[@]}" > "$asan_log" 2>&1 &
 background=$!
 
