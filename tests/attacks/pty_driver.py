@@ -134,12 +134,17 @@ print("fds caller terminal at: %%s" %% (" ".join(held) or "none"))
 print("fds done-%%d" %% 88)
 '''
 
+# The SIGWINCH watcher. It blocks the signal before it says "armed" and then
+# waits for it as a pending signal: a resize the driver makes at once is never
+# missed. (A handler and time.sleep() missed one that came between "armed" and
+# the start of the sleep, whose handler then ran when the sleep ended 30 s
+# later: seen under load in CI, for plain bash as for the sandboxes.)
 WINCH_SCRIPT = r'''
-import signal, sys, time
-signal.signal(signal.SIGWINCH, lambda *a: (print("winch-%d" % 33, flush=True), sys.exit(0)))
-blocked = signal.SIGWINCH in signal.pthread_sigmask(signal.SIG_BLOCK, [])
+import signal
+blocked = signal.SIGWINCH in signal.pthread_sigmask(signal.SIG_BLOCK, [signal.SIGWINCH])
 print("armed-%d%s" % (22, " (SIGWINCH blocked from the start)" if blocked else ""), flush=True)
-time.sleep(30)
+if signal.sigtimedwait([signal.SIGWINCH], 30) is not None:
+    print("winch-%d" % 33, flush=True)
 '''
 
 
@@ -495,10 +500,51 @@ def signal_state(t):
         for tid in sorted(os.listdir("/proc/%d/task" % target)):
             with open("/proc/%d/task/%s/status" % (target, tid)) as f:
                 fields = dict(l.split(":", 1) for l in f.read().splitlines() if l.startswith(("Sig", "ShdPnd")))
+            try:
+                with open("/proc/%d/task/%s/syscall" % (target, tid)) as f:
+                    call = f.read().split()
+                fields["syscall"] = call[0] if call else "?"  # what it waits in: 7 poll, 1 write, 202 futex
+            except OSError:
+                pass
             parts.append("thread %s %s" % (tid, " ".join("%s=%s" % (k, v.strip()) for k, v in sorted(fields.items()))))
     except OSError as e:
         parts.append("threads unknown (%s)" % e)
     return "; ".join(parts)
+
+
+def watcher_state():
+    """Each SIGWINCH watcher this machine's /proc shows (the command's terminal
+    is the sandbox's own, out of reach of t.master): its process group, the
+    foreground group of its terminal and that terminal's size, and its signal
+    masks. Inside a PID namespace the numbers are the host's."""
+    parts = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open("/proc/%s/cmdline" % entry, "rb") as f:
+                if b"pty-winch.py" not in f.read():
+                    continue
+            with open("/proc/%s/stat" % entry) as f:
+                stat = f.read().rsplit(")", 1)[1].split()
+            with open("/proc/%s/status" % entry) as f:
+                fields = dict(l.split(":", 1) for l in f.read().splitlines() if l.startswith(("Sig", "ShdPnd")))
+        except OSError:
+            continue
+        size = "?"
+        try:
+            fd = os.open("/proc/%s/fd/0" % entry, os.O_RDONLY | os.O_NOCTTY | os.O_NONBLOCK)
+            try:
+                size = "%dx%d" % struct.unpack("HHHH", fcntl.ioctl(fd, termios.TIOCGWINSZ, b"\0" * 8))[:2]
+            finally:
+                os.close(fd)
+        except OSError as e:
+            size = "unknown (%s)" % e.strerror
+        # stat after the name: state, ppid, pgrp, session, tty_nr, tpgid
+        parts.append("watcher %s state %s group %s, its terminal's foreground group %s, size %s, %s"
+                     % (entry, stat[0], stat[2], stat[5], size,
+                        " ".join("%s=%s" % (k, v.strip()) for k, v in sorted(fields.items()))))
+    return "; ".join(parts) or "no watcher process"
 
 
 def foreground_state(t):
@@ -538,7 +584,7 @@ def mode_resize(t, problems):
         problems.append("the foreground process got no SIGWINCH within 10 s of the resize%s; size now %r; %s; %s"
                         % (" (its watcher said: %s)" % armed.decode(errors="replace") if armed else "",
                            struct.unpack("HHHH", fcntl.ioctl(t.master, termios.TIOCGWINSZ, b"\0" * 8))[:2],
-                           foreground_state(t), signal_state(t)))
+                           foreground_state(t), signal_state(t) + "; " + watcher_state()))
     if t.sync(15) is None:
         problems.append("the shell did not come back after the watcher")
         return
