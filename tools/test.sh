@@ -24,12 +24,6 @@ if ((EUID == 0)); then
     export SBX_TEST_USER
 fi
 
-# The tests start python3 some hundreds of times (TAP helpers, the terminal
-# drivers, JSON checks). A version manager's python3 first on PATH (pyenv's
-# shim, a shell script that runs pyenv) costs 0.2 to 1 s a start where Debian's
-# costs 40 ms: for the tests (not the builds, which keep the python3 they were
-# configured with), Debian's, which tools/install-deps.sh installs, goes first,
-# from a folder of its own that holds nothing else (removed on exit).
 # What is left on exit, however it comes: the sanitized build's compiler, should
 # it still run (it runs in a session of its own, below), and temporary files.
 background=""
@@ -47,6 +41,12 @@ trap clean_up EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 
+# The tests start python3 some hundreds of times (TAP helpers, the terminal
+# drivers, JSON checks). A version manager's python3 first on PATH (pyenv's
+# shim, a shell script that runs pyenv) costs 0.2 to 1 s a start where Debian's
+# costs 40 ms: for the tests (not the builds, which keep the python3 they were
+# configured with), Debian's, which tools/install-deps.sh installs, goes first,
+# from a folder of its own that holds nothing else (removed on exit).
 test_path=$PATH
 if [[ -x /usr/bin/python3 && $(command -v python3) != /usr/bin/python3 ]]; then
     python_bin=$(mktemp -d)
@@ -168,20 +168,22 @@ echo "==> build: built in $((SECONDS - began))s"
 
 # build-asan is configured and compiled while build's tests run, at the lowest
 # priority: those tests wait on servers, terminals and timeouts, leaving about a
-# third of two cores idle (240 of 680 core-seconds), which the compiler takes
-# without slowing them. Its output is printed when the tests are done. In a
-# session of its own, so that it ends with this script (clean_up); setsid makes
-# it the leader of its group and session without a fork, as this script's jobs
-# are no group leaders (job control is off). Where the kernel groups the
-# scheduling of each session (autogroup), a nice value counts only inside its
-# group, and the session's group as a whole gets the lowest priority too.
+# third of two cores idle (243 of 682 core-seconds in one run), which the
+# compiler takes. The tests still slow down (the cores share their caches): on
+# the 2-core machine they took 421 s beside it against 304 to 341 s alone, and
+# the whole run about 100 s less. Its output is printed when the tests are done.
+# In a session of its own, so that it ends with this script (clean_up); setsid
+# makes it the leader of its group and session without a fork, as this script's
+# jobs are no group leaders (job control is off). Where the kernel schedules
+# each session as a group (autogroup), a nice value counts only inside the
+# group: the session's group gets the lowest priority too (with nice alone the
+# tests ran half as slow again).
 asan_log=$(mktemp)
 scratch+=("$asan_log")
 asan_began=$SECONDS
-CXX=clang++ setsid nice -n 19 bash -c '
+CXX=clang++ setsid nice -n 19 bash -c "$(declare -f build)"'
     if [[ -w /proc/self/autogroup ]]; then echo 19 > /proc/self/autogroup || true; fi
-    tools/configure.sh "$0" "$@" && meson compile -C "$0"' \
-    build-asan --wrap-mode=nodownload "${sanitized[@]}" > "$asan_log" 2>&1 &
+    build "$@"' build build-asan "${sanitized[@]}" > "$asan_log" 2>&1 &
 background=$!
 
 if $build_ok; then
