@@ -334,21 +334,34 @@ def launcher_pid(pid):
     return pid
 
 
-def sleepers_left():
-    """Processes running a sleep typed by this driver."""
-    mark = ("." + TOKEN).encode()
-    left = []
+def processes():
+    """(pid, command line with its NUL separators) of each process in /proc,
+    leaving out those that end while it reads."""
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
             continue
         try:
             with open("/proc/%s/cmdline" % entry, "rb") as f:
-                line = f.read()
+                yield int(entry), f.read()
         except OSError:
             continue
-        if line.startswith(b"sleep\0") and mark in line:
-            left.append(int(entry))
-    return left
+
+
+def signal_fields(status):
+    """The Sig* and ShdPnd lines of a /proc status file, by name."""
+    with open(status) as f:
+        return {k: v.strip() for k, v in (l.split(":", 1) for l in f.read().splitlines()
+                                          if l.startswith(("Sig", "ShdPnd")))}
+
+
+def fields_text(fields):
+    return " ".join("%s=%s" % (k, v) for k, v in sorted(fields.items()))
+
+
+def sleepers_left():
+    """Processes running a sleep typed by this driver."""
+    mark = ("." + TOKEN).encode()
+    return [pid for pid, line in processes() if line.startswith(b"sleep\0") and mark in line]
 
 
 def modes_differ(a, b):
@@ -498,15 +511,14 @@ def signal_state(t):
         parts.append("groups unknown (%s)" % e)
     try:
         for tid in sorted(os.listdir("/proc/%d/task" % target)):
-            with open("/proc/%d/task/%s/status" % (target, tid)) as f:
-                fields = dict(l.split(":", 1) for l in f.read().splitlines() if l.startswith(("Sig", "ShdPnd")))
+            fields = signal_fields("/proc/%d/task/%s/status" % (target, tid))
             try:
                 with open("/proc/%d/task/%s/syscall" % (target, tid)) as f:
                     call = f.read().split()
                 fields["syscall"] = call[0] if call else "?"  # what it waits in: 7 poll, 1 write, 202 futex
             except OSError:
                 pass
-            parts.append("thread %s %s" % (tid, " ".join("%s=%s" % (k, v.strip()) for k, v in sorted(fields.items()))))
+            parts.append("thread %s %s" % (tid, fields_text(fields)))
     except OSError as e:
         parts.append("threads unknown (%s)" % e)
     return "; ".join(parts)
@@ -518,22 +530,17 @@ def watcher_state():
     foreground group of its terminal and that terminal's size, and its signal
     masks. Inside a PID namespace the numbers are the host's."""
     parts = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
+    for pid, line in processes():
+        if b"pty-winch.py" not in line:
             continue
         try:
-            with open("/proc/%s/cmdline" % entry, "rb") as f:
-                if b"pty-winch.py" not in f.read():
-                    continue
-            with open("/proc/%s/stat" % entry) as f:
+            with open("/proc/%d/stat" % pid) as f:
                 stat = f.read().rsplit(")", 1)[1].split()
-            with open("/proc/%s/status" % entry) as f:
-                fields = dict(l.split(":", 1) for l in f.read().splitlines() if l.startswith(("Sig", "ShdPnd")))
+            fields = signal_fields("/proc/%d/status" % pid)
         except OSError:
             continue
-        size = "?"
         try:
-            fd = os.open("/proc/%s/fd/0" % entry, os.O_RDONLY | os.O_NOCTTY | os.O_NONBLOCK)
+            fd = os.open("/proc/%d/fd/0" % pid, os.O_RDONLY | os.O_NOCTTY | os.O_NONBLOCK)
             try:
                 size = "%dx%d" % struct.unpack("HHHH", fcntl.ioctl(fd, termios.TIOCGWINSZ, b"\0" * 8))[:2]
             finally:
@@ -541,9 +548,8 @@ def watcher_state():
         except OSError as e:
             size = "unknown (%s)" % e.strerror
         # stat after the name: state, ppid, pgrp, session, tty_nr, tpgid
-        parts.append("watcher %s state %s group %s, its terminal's foreground group %s, size %s, %s"
-                     % (entry, stat[0], stat[2], stat[5], size,
-                        " ".join("%s=%s" % (k, v.strip()) for k, v in sorted(fields.items()))))
+        parts.append("watcher %d state %s group %s, its terminal's foreground group %s, size %s, %s"
+                     % (pid, stat[0], stat[2], stat[5], size, fields_text(fields)))
     return "; ".join(parts) or "no watcher process"
 
 
@@ -556,18 +562,14 @@ def foreground_state(t):
     except OSError as e:
         return "foreground group unknown (%s)" % e
     parts = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
+    for pid, _ in processes():
         try:
-            if os.getpgid(int(entry)) != group:
+            if os.getpgid(pid) != group:
                 continue
-            with open("/proc/%s/status" % entry) as f:
-                fields = dict(l.split(":", 1) for l in f.read().splitlines() if l.startswith(("Sig", "ShdPnd")))
+            fields = signal_fields("/proc/%d/status" % pid)
         except OSError:
             continue
-        parts.append("%s %s %s" % (entry, comm(int(entry)),
-                                   " ".join("%s=%s" % (k, v.strip()) for k, v in sorted(fields.items()))))
+        parts.append("%d %s %s" % (pid, comm(pid), fields_text(fields)))
     return "foreground group %d: %s" % (group, "; ".join(parts) or "no process")
 
 
