@@ -10,6 +10,7 @@
 #include "sbx/core/expected.hpp"
 #include "sbx/core/fs_view.hpp"
 #include "sbx/core/glob.hpp"
+#include "sbx/core/inline.hpp"
 #include "sbx/core/json.hpp"
 #include "sbx/core/json_write.hpp"
 #include "sbx/core/paths.hpp"

@@ -8,17 +8,15 @@
 #include <string>
 #include <string_view>
 
+#include "sbx/core/inline.hpp"
+
 namespace sbx {
 
 // `c` in lower case if it is an ASCII capital letter, else `c`.
 constexpr char ascii_lower(char c) noexcept { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; }
 
 // `s` with every ASCII capital letter in lower case.
-inline std::string ascii_lower(std::string_view s) {
-    std::string out(s);
-    for (char& c : out) c = ascii_lower(c);
-    return out;
-}
+SBX_INLINE std::string ascii_lower(std::string_view s);
 
 // Whether `a` and `b` are the same text but for ASCII case.
 constexpr bool ascii_iequals(std::string_view a, std::string_view b) noexcept {
@@ -29,3 +27,18 @@ constexpr bool ascii_iequals(std::string_view a, std::string_view b) noexcept {
 }
 
 }  // namespace sbx
+
+// The definitions: inline in every program that includes this header, or
+// compiled once in the program that asks for that (sbx/core/inline.hpp).
+#if !defined(SBX_COMPILED_ENGINE) || defined(SBX_DEFINE_CORE)
+
+namespace sbx {
+
+SBX_INLINE std::string ascii_lower(std::string_view s) {
+    std::string out(s);
+    for (char& c : out) c = ascii_lower(c);
+    return out;
+}
+
+}  // namespace sbx
+#endif

@@ -11,6 +11,8 @@
 #include <string>
 #include <string_view>
 
+#include "sbx/core/inline.hpp"
+
 namespace sbx {
 
 // The codes a caller can branch on. Names follow the contract in the docs.
@@ -60,11 +62,7 @@ struct Error {
         key = std::move(k);
         return std::move(*this);
     }
-    Error&& at(std::size_t l, std::size_t c) && {
-        line = l;
-        column = c;
-        return std::move(*this);
-    }
+    Error&& at(std::size_t l, std::size_t c) &&;
     Error&& caused_by(Error inner) && {
         cause = std::make_shared<const Error>(std::move(inner));
         return std::move(*this);
@@ -73,7 +71,23 @@ struct Error {
 
 // "FILE:LINE:COLUMN: KEY: MESSAGE", leaving out the parts that are unknown,
 // then ": caused by ..." for each cause.
-inline std::string to_string(const Error& e) {
+SBX_INLINE std::string to_string(const Error& e);
+
+}  // namespace sbx
+
+// The definitions: inline in every program that includes this header, or
+// compiled once in the program that asks for that (sbx/core/inline.hpp).
+#if !defined(SBX_COMPILED_ENGINE) || defined(SBX_DEFINE_CORE)
+
+namespace sbx {
+
+SBX_INLINE Error&& Error::at(std::size_t l, std::size_t c) && {
+    line = l;
+    column = c;
+    return std::move(*this);
+}
+
+SBX_INLINE std::string to_string(const Error& e) {
     std::string out;
     if (!e.file.empty()) {
         out += e.file;
@@ -97,3 +111,4 @@ inline std::string to_string(const Error& e) {
 }
 
 }  // namespace sbx
+#endif

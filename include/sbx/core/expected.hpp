@@ -13,6 +13,7 @@
 #include <tl/expected.hpp>
 
 #include "sbx/core/error.hpp"
+#include "sbx/core/inline.hpp"
 
 namespace sbx {
 
@@ -21,9 +22,7 @@ using expected = tl::expected<T, Error>;
 
 // `return sbx::fail(Errc::invalid_settings, "...")` in a function returning expected<T>.
 inline tl::unexpected<Error> fail(Error e) { return tl::unexpected<Error>(std::move(e)); }
-inline tl::unexpected<Error> fail(Errc code, std::string message) {
-    return tl::unexpected<Error>(Error(code, std::move(message)));
-}
+SBX_INLINE tl::unexpected<Error> fail(Errc code, std::string message);
 
 }  // namespace sbx
 
@@ -33,3 +32,16 @@ inline tl::unexpected<Error> fail(Errc code, std::string message) {
         if (auto&& sbx_try_result_ = (__VA_ARGS__); !sbx_try_result_)                    \
             return ::sbx::fail(sbx_try_result_.error());                                  \
     } while (false)
+
+// The definitions: inline in every program that includes this header, or
+// compiled once in the program that asks for that (sbx/core/inline.hpp).
+#if !defined(SBX_COMPILED_ENGINE) || defined(SBX_DEFINE_CORE)
+
+namespace sbx {
+
+SBX_INLINE tl::unexpected<Error> fail(Errc code, std::string message) {
+    return tl::unexpected<Error>(Error(code, std::move(message)));
+}
+
+}  // namespace sbx
+#endif

@@ -19,6 +19,7 @@
 #include <string_view>
 #include <vector>
 
+#include "sbx/core/inline.hpp"
 #include "sbx/core/paths.hpp"
 
 namespace sbx::glob {
@@ -26,7 +27,68 @@ namespace sbx::glob {
 inline bool is_special(char c) { return c == '*' || c == '?' || c == '[' || c == '\\'; }
 
 // A path as a pattern that matches exactly it: each special character escaped.
-inline std::string escape(std::string_view path) {
+SBX_INLINE std::string escape(std::string_view path);
+
+// True when `p` holds any wildcard (or escape), so it is a pattern, not a path.
+SBX_INLINE bool has_wildcard(std::string_view p);
+
+// The leading components of `pattern` that hold no wildcard, as a path:
+// "/home/u/**/.env" -> "/home/u"; "/a/b" -> "/a/b"; "/*" -> "/".
+SBX_INLINE std::string literal_prefix(std::string_view pattern);
+
+namespace detail {
+
+// Matches a `[...]` set at pattern[i] (i points at '[') against c. On return `i`
+// points past the set. A set with no closing `]` is a literal '['.
+SBX_INLINE bool match_set(std::string_view pat, std::size_t& i, char c, bool& valid);
+
+// One component against one component pattern (no `/` in either).
+SBX_INLINE bool match_component(std::string_view pat, std::string_view s);
+
+// Component-level match; `prefix_ok` accepts a path that some extension of would
+// match (the path could be an ancestor of a match).
+SBX_INLINE bool match_components(const std::vector<std::string_view>& pat, const std::vector<std::string_view>& path,
+                             bool prefix_ok);
+
+}  // namespace detail
+
+// True when the normalised absolute `path` matches `pattern`.
+SBX_INLINE bool match(std::string_view pattern, std::string_view path);
+
+// True when some path at or below `path` could match `pattern`: the pattern
+// matches `path` itself, or `path` is an ancestor of a possible match. Used to
+// ask whether a pattern reaches into a directory. Errs on the side of `true`.
+SBX_INLINE bool may_match_at_or_under(std::string_view pattern, std::string_view path);
+
+// True when `path` or one of its ancestors matches `pattern`: the path lies at or
+// under something the pattern names.
+// How many components of `comps` make the shallowest ancestor-or-self of the path
+// that `pat` matches, or nullopt when none does. Both are split into components
+// (paths::components), for callers that ask many times about the same patterns.
+SBX_INLINE std::optional<std::size_t> shallowest_match(const std::vector<std::string_view>& pat,
+                                                   std::span<const std::string_view> comps);
+
+SBX_INLINE bool matches_at_or_above(const std::vector<std::string_view>& pat, std::span<const std::string_view> comps);
+
+SBX_INLINE bool matches_at_or_above(std::string_view pattern, std::string_view path);
+
+// True when some path that `a` names lies at or under some path that `b` names;
+// both are patterns or plain paths. Exact where a component on either side is
+// free of wildcards; where both components hold wildcards it assumes they can
+// meet, so it errs on the side of `true`.
+SBX_INLINE bool overlaps_at_or_under(const std::vector<std::string_view>& pa, const std::vector<std::string_view>& pb);
+
+SBX_INLINE bool overlaps_at_or_under(std::string_view a, std::string_view b);
+
+}  // namespace sbx::glob
+
+// The definitions: inline in every program that includes this header, or
+// compiled once in the program that asks for that (sbx/core/inline.hpp).
+#if !defined(SBX_COMPILED_ENGINE) || defined(SBX_DEFINE_CORE)
+
+namespace sbx::glob {
+
+SBX_INLINE std::string escape(std::string_view path) {
     std::string out;
     out.reserve(path.size());
     for (char c : path) {
@@ -36,16 +98,13 @@ inline std::string escape(std::string_view path) {
     return out;
 }
 
-// True when `p` holds any wildcard (or escape), so it is a pattern, not a path.
-inline bool has_wildcard(std::string_view p) {
+SBX_INLINE bool has_wildcard(std::string_view p) {
     for (char c : p)
         if (is_special(c)) return true;
     return false;
 }
 
-// The leading components of `pattern` that hold no wildcard, as a path:
-// "/home/u/**/.env" -> "/home/u"; "/a/b" -> "/a/b"; "/*" -> "/".
-inline std::string literal_prefix(std::string_view pattern) {
+SBX_INLINE std::string literal_prefix(std::string_view pattern) {
     std::string out;
     for (auto c : paths::components(pattern)) {
         if (has_wildcard(c)) break;
@@ -55,11 +114,11 @@ inline std::string literal_prefix(std::string_view pattern) {
     return out.empty() ? std::string("/") : out;
 }
 
-namespace detail {
+}  // namespace sbx::glob
 
-// Matches a `[...]` set at pattern[i] (i points at '[') against c. On return `i`
-// points past the set. A set with no closing `]` is a literal '['.
-inline bool match_set(std::string_view pat, std::size_t& i, char c, bool& valid) {
+namespace sbx::glob::detail {
+
+SBX_INLINE bool match_set(std::string_view pat, std::size_t& i, char c, bool& valid) {
     std::size_t j = i + 1;
     bool negate = false;
     if (j < pat.size() && (pat[j] == '!' || pat[j] == '^')) {
@@ -95,8 +154,7 @@ inline bool match_set(std::string_view pat, std::size_t& i, char c, bool& valid)
     return matched != negate;
 }
 
-// One component against one component pattern (no `/` in either).
-inline bool match_component(std::string_view pat, std::string_view s) {
+SBX_INLINE bool match_component(std::string_view pat, std::string_view s) {
     std::size_t p = 0, t = 0;
     std::size_t star_p = std::string_view::npos, star_t = 0;
     while (t < s.size()) {
@@ -143,9 +201,7 @@ inline bool match_component(std::string_view pat, std::string_view s) {
     return p == pat.size();
 }
 
-// Component-level match; `prefix_ok` accepts a path that some extension of would
-// match (the path could be an ancestor of a match).
-inline bool match_components(const std::vector<std::string_view>& pat, const std::vector<std::string_view>& path,
+SBX_INLINE bool match_components(const std::vector<std::string_view>& pat, const std::vector<std::string_view>& path,
                              bool prefix_ok) {
     // reach[j]: pattern components [0, j) can match path components consumed so far.
     std::vector<char> reach(pat.size() + 1, 0);
@@ -180,26 +236,19 @@ inline bool match_components(const std::vector<std::string_view>& pat, const std
     return false;
 }
 
-}  // namespace detail
+}  // namespace sbx::glob::detail
 
-// True when the normalised absolute `path` matches `pattern`.
-inline bool match(std::string_view pattern, std::string_view path) {
+namespace sbx::glob {
+
+SBX_INLINE bool match(std::string_view pattern, std::string_view path) {
     return detail::match_components(paths::components(pattern), paths::components(path), false);
 }
 
-// True when some path at or below `path` could match `pattern`: the pattern
-// matches `path` itself, or `path` is an ancestor of a possible match. Used to
-// ask whether a pattern reaches into a directory. Errs on the side of `true`.
-inline bool may_match_at_or_under(std::string_view pattern, std::string_view path) {
+SBX_INLINE bool may_match_at_or_under(std::string_view pattern, std::string_view path) {
     return detail::match_components(paths::components(pattern), paths::components(path), true);
 }
 
-// True when `path` or one of its ancestors matches `pattern`: the path lies at or
-// under something the pattern names.
-// How many components of `comps` make the shallowest ancestor-or-self of the path
-// that `pat` matches, or nullopt when none does. Both are split into components
-// (paths::components), for callers that ask many times about the same patterns.
-inline std::optional<std::size_t> shallowest_match(const std::vector<std::string_view>& pat,
+SBX_INLINE std::optional<std::size_t> shallowest_match(const std::vector<std::string_view>& pat,
                                                    std::span<const std::string_view> comps) {
     const std::size_t n = pat.size();
     if (n >= 63) {  // too long for the bit set: ask about each ancestor in turn
@@ -236,19 +285,15 @@ inline std::optional<std::size_t> shallowest_match(const std::vector<std::string
     return std::nullopt;
 }
 
-inline bool matches_at_or_above(const std::vector<std::string_view>& pat, std::span<const std::string_view> comps) {
+SBX_INLINE bool matches_at_or_above(const std::vector<std::string_view>& pat, std::span<const std::string_view> comps) {
     return shallowest_match(pat, comps).has_value();
 }
 
-inline bool matches_at_or_above(std::string_view pattern, std::string_view path) {
+SBX_INLINE bool matches_at_or_above(std::string_view pattern, std::string_view path) {
     return matches_at_or_above(paths::components(pattern), paths::components(path));
 }
 
-// True when some path that `a` names lies at or under some path that `b` names;
-// both are patterns or plain paths. Exact where a component on either side is
-// free of wildcards; where both components hold wildcards it assumes they can
-// meet, so it errs on the side of `true`.
-inline bool overlaps_at_or_under(const std::vector<std::string_view>& pa, const std::vector<std::string_view>& pb) {
+SBX_INLINE bool overlaps_at_or_under(const std::vector<std::string_view>& pa, const std::vector<std::string_view>& pb) {
     const std::size_t na = pa.size(), nb = pb.size();
     auto meet = [](std::string_view x, std::string_view y) {
         if (x == "**" || y == "**") return true;
@@ -282,8 +327,9 @@ inline bool overlaps_at_or_under(const std::vector<std::string_view>& pa, const 
     return false;
 }
 
-inline bool overlaps_at_or_under(std::string_view a, std::string_view b) {
+SBX_INLINE bool overlaps_at_or_under(std::string_view a, std::string_view b) {
     return overlaps_at_or_under(paths::components(a), paths::components(b));
 }
 
 }  // namespace sbx::glob
+#endif

@@ -25,6 +25,7 @@
 #include <string_view>
 
 #include "sbx/core/expected.hpp"
+#include "sbx/core/inline.hpp"
 #include "sbx/core/json_write.hpp"
 
 namespace sbx::json {
@@ -35,19 +36,7 @@ struct Location {
     std::size_t column = 1;
 };
 
-inline Location locate(std::string_view text, std::size_t offset) {
-    Location loc;
-    if (offset > text.size()) offset = text.size();
-    for (std::size_t i = 0; i < offset; ++i) {
-        if (text[i] == '\n') {
-            ++loc.line;
-            loc.column = 1;
-        } else {
-            ++loc.column;
-        }
-    }
-    return loc;
-}
+SBX_INLINE Location locate(std::string_view text, std::size_t offset);
 
 namespace detail {
 
@@ -63,15 +52,7 @@ public:
         std::string message;
     };
 
-    std::optional<Fault> run() {
-        if (s_.substr(0, 3) == "\xEF\xBB\xBF") return fault("the text starts with a UTF-8 byte order mark, which JSON does not allow");
-        skip_ws();
-        if (at_end()) return fault("the document is empty; expected a JSON value");
-        if (!value(0)) return fault_;
-        skip_ws();
-        if (!at_end()) return fault("unexpected text after the JSON value");
-        return std::nullopt;
-    }
+    std::optional<Fault> run();
 
 private:
     static constexpr int kMaxDepth = 1024;  // simdjson's default
@@ -96,196 +77,25 @@ private:
         while (!at_end() && (peek() == ' ' || peek() == '\t' || peek() == '\n' || peek() == '\r')) ++i_;
     }
 
-    bool value(int depth) {
-        if (depth >= kMaxDepth) return fail("nesting is deeper than 1024 levels");
-        if (at_end()) return fail("unexpected end of input; expected a JSON value");
-        switch (peek()) {
-            case '{': return object(depth + 1);
-            case '[': return array(depth + 1);
-            case '"': return string();
-            case 't': return literal("true");
-            case 'f': return literal("false");
-            case 'n': return literal("null");
-            default:
-                if (peek() == '-' || (peek() >= '0' && peek() <= '9')) return number();
-                if (peek() == '/') return fail("comments are not allowed in JSON");
-                if (peek() == '\'') return fail("strings must use double quotes");
-                return fail(std::string("unexpected character '") + printable(peek()) + "'; expected a JSON value");
-        }
-    }
+    bool value(int depth);
 
-    static std::string printable(char c) {
-        auto u = static_cast<unsigned char>(c);
-        if (u >= 0x20 && u < 0x7f) return std::string(1, c);
-        static constexpr char hex[] = "0123456789abcdef";
-        return std::string("\\x") + hex[u >> 4] + hex[u & 15];
-    }
+    static std::string printable(char c);
 
-    bool literal(std::string_view word) {
-        if (s_.substr(i_, word.size()) != word) return fail("invalid literal; expected " + std::string(word));
-        i_ += word.size();
-        return true;
-    }
+    bool literal(std::string_view word);
 
-    bool digits() {
-        if (at_end() || peek() < '0' || peek() > '9') return fail("invalid number; expected a digit");
-        while (!at_end() && peek() >= '0' && peek() <= '9') ++i_;
-        return true;
-    }
+    bool digits();
 
-    bool number() {
-        const std::size_t start = i_;
-        if (!number_syntax()) return false;
-        // simdjson refuses what does not fit a 64-bit integer or a finite double.
-        const std::string n(s_.substr(start, i_ - start));
-        const bool integral = n.find_first_of(".eE") == std::string::npos;
-        errno = 0;
-        if (integral) {
-            if (n[0] == '-') (void)std::strtoll(n.c_str(), nullptr, 10);
-            else (void)std::strtoull(n.c_str(), nullptr, 10);
-        } else {
-            const double d = std::strtod(n.c_str(), nullptr);
-            if (std::isinf(d)) errno = ERANGE;
-            else errno = 0;  // underflow to zero is accepted
-        }
-        if (errno == ERANGE) {
-            i_ = start;
-            return fail("number out of range");
-        }
-        return true;
-    }
+    bool number();
 
-    bool number_syntax() {
-        if (peek() == '-') ++i_;
-        if (at_end()) return fail("invalid number; expected a digit");
-        if (peek() == '0') {
-            ++i_;
-            if (!at_end() && peek() >= '0' && peek() <= '9') return fail("invalid number; leading zeros are not allowed");
-        } else if (!digits()) {
-            return false;
-        }
-        if (!at_end() && peek() == '.') {
-            ++i_;
-            if (!digits()) return false;
-        }
-        if (!at_end() && (peek() == 'e' || peek() == 'E')) {
-            ++i_;
-            if (!at_end() && (peek() == '+' || peek() == '-')) ++i_;
-            if (!digits()) return false;
-        }
-        return true;
-    }
+    bool number_syntax();
 
-    bool hex4() {
-        for (int k = 0; k < 4; ++k, ++i_) {
-            if (at_end() || !std::isxdigit(static_cast<unsigned char>(peek())))
-                return fail("invalid \\u escape; expected four hexadecimal digits");
-        }
-        return true;
-    }
+    bool hex4();
 
-    bool string() {
-        ++i_;  // opening quote
-        for (;;) {
-            if (at_end()) return fail("unterminated string");
-            auto c = static_cast<unsigned char>(peek());
-            if (c == '"') {
-                ++i_;
-                return true;
-            }
-            if (c < 0x20) return fail("control character in a string; escape it");
-            if (c == '\\') {
-                ++i_;
-                if (at_end()) return fail("unterminated string");
-                char e = peek();
-                if (e == 'u') {
-                    ++i_;
-                    std::size_t start = i_;
-                    if (!hex4()) return false;
-                    unsigned v = static_cast<unsigned>(std::stoul(std::string(s_.substr(start, 4)), nullptr, 16));
-                    if (v >= 0xD800 && v <= 0xDBFF) {
-                        if (s_.substr(i_, 2) != "\\u") return fail("unpaired UTF-16 surrogate in a \\u escape");
-                        i_ += 2;
-                        std::size_t low = i_;
-                        if (!hex4()) return false;
-                        unsigned w = static_cast<unsigned>(std::stoul(std::string(s_.substr(low, 4)), nullptr, 16));
-                        if (w < 0xDC00 || w > 0xDFFF) {
-                            i_ = low;
-                            return fail("unpaired UTF-16 surrogate in a \\u escape");
-                        }
-                    } else if (v >= 0xDC00 && v <= 0xDFFF) {
-                        i_ = start;
-                        return fail("unpaired UTF-16 surrogate in a \\u escape");
-                    }
-                    continue;
-                }
-                if (std::string_view("\"\\/bfnrt").find(e) == std::string_view::npos)
-                    return fail(std::string("invalid escape '\\") + printable(e) + "'");
-                ++i_;
-                continue;
-            }
-            std::size_t n = utf8_length(s_, i_);
-            if (n == 0) return fail("invalid UTF-8 in a string");
-            i_ += n;
-        }
-    }
+    bool string();
 
-    bool array(int depth) {
-        ++i_;
-        skip_ws();
-        if (!at_end() && peek() == ']') {
-            ++i_;
-            return true;
-        }
-        for (;;) {
-            skip_ws();
-            if (!at_end() && peek() == ']') return fail("trailing comma before ']'");
-            if (!value(depth)) return false;
-            skip_ws();
-            if (at_end()) return fail("unexpected end of input; expected ',' or ']'");
-            if (peek() == ',') {
-                ++i_;
-                continue;
-            }
-            if (peek() == ']') {
-                ++i_;
-                return true;
-            }
-            return fail("expected ',' or ']' after an array element");
-        }
-    }
+    bool array(int depth);
 
-    bool object(int depth) {
-        ++i_;
-        skip_ws();
-        if (!at_end() && peek() == '}') {
-            ++i_;
-            return true;
-        }
-        for (;;) {
-            skip_ws();
-            if (at_end()) return fail("unexpected end of input; expected a key");
-            if (peek() == '}') return fail("trailing comma before '}'");
-            if (peek() != '"') return fail("expected a double-quoted key");
-            if (!string()) return false;
-            skip_ws();
-            if (at_end() || peek() != ':') return fail("expected ':' after a key");
-            ++i_;
-            skip_ws();
-            if (!value(depth)) return false;
-            skip_ws();
-            if (at_end()) return fail("unexpected end of input; expected ',' or '}'");
-            if (peek() == ',') {
-                ++i_;
-                continue;
-            }
-            if (peek() == '}') {
-                ++i_;
-                return true;
-            }
-            return fail("expected ',' or '}' after an object member");
-        }
-    }
+    bool object(int depth);
 };
 
 }  // namespace detail
@@ -311,7 +121,264 @@ inline constexpr std::size_t kMaxDocumentBytes = 16u << 20;
 
 // Parses one JSON document. On failure the Error (INVALID_SETTINGS by default;
 // callers re-code it) carries the line and column of the first wrong byte.
-inline expected<std::unique_ptr<Document>> parse(std::string_view text) {
+SBX_INLINE expected<std::unique_ptr<Document>> parse(std::string_view text);
+
+namespace detail {
+
+// Reads a JSON string at text[i] (the opening quote), decoding its escapes, and
+// returns the index past the closing quote. For locate_key(): `text` is valid JSON.
+SBX_INLINE std::size_t read_string(std::string_view text, std::size_t i, std::string& out);
+
+SBX_INLINE std::size_t skip_space(std::string_view text, std::size_t i);
+
+// The index past the value that starts at text[i] (valid JSON).
+SBX_INLINE std::size_t skip_value(std::string_view text, std::size_t i);
+
+}  // namespace detail
+
+// Where the value named by `key` starts in `text`, a valid JSON document, for
+// messages: `key` is spelt as sbx's errors spell it (`expect[2].allowed`,
+// `sandbox.network.allowedDomains[0]`). A member whose own name holds a `.` or
+// `[` is found as long as it is a member there. When only a leading part of the
+// key is there, the place of the deepest part found; nullopt when not even the
+// first part is, or the key is empty.
+SBX_INLINE std::optional<Location> locate_key(std::string_view text, std::string_view key);
+
+// The name of a JSON value's type, as used in "expected a string, got a number".
+SBX_INLINE std::string_view type_name(simdjson::dom::element_type t);
+
+}  // namespace sbx::json
+
+// The definitions: inline in every program that includes this header, or
+// compiled once in the program that asks for that (sbx/core/inline.hpp).
+#if !defined(SBX_COMPILED_ENGINE) || defined(SBX_DEFINE_CORE)
+
+namespace sbx::json {
+
+SBX_INLINE Location locate(std::string_view text, std::size_t offset) {
+    Location loc;
+    if (offset > text.size()) offset = text.size();
+    for (std::size_t i = 0; i < offset; ++i) {
+        if (text[i] == '\n') {
+            ++loc.line;
+            loc.column = 1;
+        } else {
+            ++loc.column;
+        }
+    }
+    return loc;
+}
+
+}  // namespace sbx::json
+
+namespace sbx::json::detail {
+
+SBX_INLINE std::optional<Scanner::Fault> Scanner::run() {
+    if (s_.substr(0, 3) == "\xEF\xBB\xBF") return fault("the text starts with a UTF-8 byte order mark, which JSON does not allow");
+    skip_ws();
+    if (at_end()) return fault("the document is empty; expected a JSON value");
+    if (!value(0)) return fault_;
+    skip_ws();
+    if (!at_end()) return fault("unexpected text after the JSON value");
+    return std::nullopt;
+}
+
+SBX_INLINE bool Scanner::value(int depth) {
+    if (depth >= kMaxDepth) return fail("nesting is deeper than 1024 levels");
+    if (at_end()) return fail("unexpected end of input; expected a JSON value");
+    switch (peek()) {
+        case '{': return object(depth + 1);
+        case '[': return array(depth + 1);
+        case '"': return string();
+        case 't': return literal("true");
+        case 'f': return literal("false");
+        case 'n': return literal("null");
+        default:
+            if (peek() == '-' || (peek() >= '0' && peek() <= '9')) return number();
+            if (peek() == '/') return fail("comments are not allowed in JSON");
+            if (peek() == '\'') return fail("strings must use double quotes");
+            return fail(std::string("unexpected character '") + printable(peek()) + "'; expected a JSON value");
+    }
+}
+
+SBX_INLINE std::string Scanner::printable(char c) {
+    auto u = static_cast<unsigned char>(c);
+    if (u >= 0x20 && u < 0x7f) return std::string(1, c);
+    static constexpr char hex[] = "0123456789abcdef";
+    return std::string("\\x") + hex[u >> 4] + hex[u & 15];
+}
+
+SBX_INLINE bool Scanner::literal(std::string_view word) {
+    if (s_.substr(i_, word.size()) != word) return fail("invalid literal; expected " + std::string(word));
+    i_ += word.size();
+    return true;
+}
+
+SBX_INLINE bool Scanner::digits() {
+    if (at_end() || peek() < '0' || peek() > '9') return fail("invalid number; expected a digit");
+    while (!at_end() && peek() >= '0' && peek() <= '9') ++i_;
+    return true;
+}
+
+SBX_INLINE bool Scanner::number() {
+    const std::size_t start = i_;
+    if (!number_syntax()) return false;
+    // simdjson refuses what does not fit a 64-bit integer or a finite double.
+    const std::string n(s_.substr(start, i_ - start));
+    const bool integral = n.find_first_of(".eE") == std::string::npos;
+    errno = 0;
+    if (integral) {
+        if (n[0] == '-') (void)std::strtoll(n.c_str(), nullptr, 10);
+        else (void)std::strtoull(n.c_str(), nullptr, 10);
+    } else {
+        const double d = std::strtod(n.c_str(), nullptr);
+        if (std::isinf(d)) errno = ERANGE;
+        else errno = 0;  // underflow to zero is accepted
+    }
+    if (errno == ERANGE) {
+        i_ = start;
+        return fail("number out of range");
+    }
+    return true;
+}
+
+SBX_INLINE bool Scanner::number_syntax() {
+    if (peek() == '-') ++i_;
+    if (at_end()) return fail("invalid number; expected a digit");
+    if (peek() == '0') {
+        ++i_;
+        if (!at_end() && peek() >= '0' && peek() <= '9') return fail("invalid number; leading zeros are not allowed");
+    } else if (!digits()) {
+        return false;
+    }
+    if (!at_end() && peek() == '.') {
+        ++i_;
+        if (!digits()) return false;
+    }
+    if (!at_end() && (peek() == 'e' || peek() == 'E')) {
+        ++i_;
+        if (!at_end() && (peek() == '+' || peek() == '-')) ++i_;
+        if (!digits()) return false;
+    }
+    return true;
+}
+
+SBX_INLINE bool Scanner::hex4() {
+    for (int k = 0; k < 4; ++k, ++i_) {
+        if (at_end() || !std::isxdigit(static_cast<unsigned char>(peek())))
+            return fail("invalid \\u escape; expected four hexadecimal digits");
+    }
+    return true;
+}
+
+SBX_INLINE bool Scanner::string() {
+    ++i_;  // opening quote
+    for (;;) {
+        if (at_end()) return fail("unterminated string");
+        auto c = static_cast<unsigned char>(peek());
+        if (c == '"') {
+            ++i_;
+            return true;
+        }
+        if (c < 0x20) return fail("control character in a string; escape it");
+        if (c == '\\') {
+            ++i_;
+            if (at_end()) return fail("unterminated string");
+            char e = peek();
+            if (e == 'u') {
+                ++i_;
+                std::size_t start = i_;
+                if (!hex4()) return false;
+                unsigned v = static_cast<unsigned>(std::stoul(std::string(s_.substr(start, 4)), nullptr, 16));
+                if (v >= 0xD800 && v <= 0xDBFF) {
+                    if (s_.substr(i_, 2) != "\\u") return fail("unpaired UTF-16 surrogate in a \\u escape");
+                    i_ += 2;
+                    std::size_t low = i_;
+                    if (!hex4()) return false;
+                    unsigned w = static_cast<unsigned>(std::stoul(std::string(s_.substr(low, 4)), nullptr, 16));
+                    if (w < 0xDC00 || w > 0xDFFF) {
+                        i_ = low;
+                        return fail("unpaired UTF-16 surrogate in a \\u escape");
+                    }
+                } else if (v >= 0xDC00 && v <= 0xDFFF) {
+                    i_ = start;
+                    return fail("unpaired UTF-16 surrogate in a \\u escape");
+                }
+                continue;
+            }
+            if (std::string_view("\"\\/bfnrt").find(e) == std::string_view::npos)
+                return fail(std::string("invalid escape '\\") + printable(e) + "'");
+            ++i_;
+            continue;
+        }
+        std::size_t n = utf8_length(s_, i_);
+        if (n == 0) return fail("invalid UTF-8 in a string");
+        i_ += n;
+    }
+}
+
+SBX_INLINE bool Scanner::array(int depth) {
+    ++i_;
+    skip_ws();
+    if (!at_end() && peek() == ']') {
+        ++i_;
+        return true;
+    }
+    for (;;) {
+        skip_ws();
+        if (!at_end() && peek() == ']') return fail("trailing comma before ']'");
+        if (!value(depth)) return false;
+        skip_ws();
+        if (at_end()) return fail("unexpected end of input; expected ',' or ']'");
+        if (peek() == ',') {
+            ++i_;
+            continue;
+        }
+        if (peek() == ']') {
+            ++i_;
+            return true;
+        }
+        return fail("expected ',' or ']' after an array element");
+    }
+}
+
+SBX_INLINE bool Scanner::object(int depth) {
+    ++i_;
+    skip_ws();
+    if (!at_end() && peek() == '}') {
+        ++i_;
+        return true;
+    }
+    for (;;) {
+        skip_ws();
+        if (at_end()) return fail("unexpected end of input; expected a key");
+        if (peek() == '}') return fail("trailing comma before '}'");
+        if (peek() != '"') return fail("expected a double-quoted key");
+        if (!string()) return false;
+        skip_ws();
+        if (at_end() || peek() != ':') return fail("expected ':' after a key");
+        ++i_;
+        skip_ws();
+        if (!value(depth)) return false;
+        skip_ws();
+        if (at_end()) return fail("unexpected end of input; expected ',' or '}'");
+        if (peek() == ',') {
+            ++i_;
+            continue;
+        }
+        if (peek() == '}') {
+            ++i_;
+            return true;
+        }
+        return fail("expected ',' or '}' after an object member");
+    }
+}
+
+}  // namespace sbx::json::detail
+
+namespace sbx::json {
+
+SBX_INLINE expected<std::unique_ptr<Document>> parse(std::string_view text) {
     if (text.size() > kMaxDocumentBytes) {
         return fail(Errc::invalid_settings,
                     "the document is " + std::to_string(text.size()) + " bytes; the limit is " +
@@ -333,11 +400,11 @@ inline expected<std::unique_ptr<Document>> parse(std::string_view text) {
     return fail(Error(Errc::invalid_settings, "invalid JSON: " + fault->message).at(loc.line, loc.column));
 }
 
-namespace detail {
+}  // namespace sbx::json
 
-// Reads a JSON string at text[i] (the opening quote), decoding its escapes, and
-// returns the index past the closing quote. For locate_key(): `text` is valid JSON.
-inline std::size_t read_string(std::string_view text, std::size_t i, std::string& out) {
+namespace sbx::json::detail {
+
+SBX_INLINE std::size_t read_string(std::string_view text, std::size_t i, std::string& out) {
     out.clear();
     ++i;
     auto put = [&](unsigned cp) {
@@ -394,13 +461,12 @@ inline std::size_t read_string(std::string_view text, std::size_t i, std::string
     return i + 1;
 }
 
-inline std::size_t skip_space(std::string_view text, std::size_t i) {
+SBX_INLINE std::size_t skip_space(std::string_view text, std::size_t i) {
     while (i < text.size() && (text[i] == ' ' || text[i] == '\t' || text[i] == '\n' || text[i] == '\r')) ++i;
     return i;
 }
 
-// The index past the value that starts at text[i] (valid JSON).
-inline std::size_t skip_value(std::string_view text, std::size_t i) {
+SBX_INLINE std::size_t skip_value(std::string_view text, std::size_t i) {
     if (i >= text.size()) return i;
     if (text[i] == '"') {
         for (++i; i < text.size() && text[i] != '"'; ++i)
@@ -425,15 +491,11 @@ inline std::size_t skip_value(std::string_view text, std::size_t i) {
     return i;
 }
 
-}  // namespace detail
+}  // namespace sbx::json::detail
 
-// Where the value named by `key` starts in `text`, a valid JSON document, for
-// messages: `key` is spelt as sbx's errors spell it (`expect[2].allowed`,
-// `sandbox.network.allowedDomains[0]`). A member whose own name holds a `.` or
-// `[` is found as long as it is a member there. When only a leading part of the
-// key is there, the place of the deepest part found; nullopt when not even the
-// first part is, or the key is empty.
-inline std::optional<Location> locate_key(std::string_view text, std::string_view key) {
+namespace sbx::json {
+
+SBX_INLINE std::optional<Location> locate_key(std::string_view text, std::string_view key) {
     std::optional<Location> found;
     std::size_t at = detail::skip_space(text, 0);
     std::string name;
@@ -481,8 +543,7 @@ inline std::optional<Location> locate_key(std::string_view text, std::string_vie
     return found;
 }
 
-// The name of a JSON value's type, as used in "expected a string, got a number".
-inline std::string_view type_name(simdjson::dom::element_type t) {
+SBX_INLINE std::string_view type_name(simdjson::dom::element_type t) {
     using T = simdjson::dom::element_type;
     switch (t) {
         case T::ARRAY: return "an array";
@@ -498,3 +559,4 @@ inline std::string_view type_name(simdjson::dom::element_type t) {
 }
 
 }  // namespace sbx::json
+#endif

@@ -13,13 +13,58 @@
 #include <vector>
 
 #include "sbx/core/expected.hpp"
+#include "sbx/core/inline.hpp"
 
 namespace sbx::paths {
 
 inline bool is_absolute(std::string_view p) { return !p.empty() && p.front() == '/'; }
 
 // The components of a path, without empty ones: "/a//b/" -> {"a", "b"}.
-inline std::vector<std::string_view> components(std::string_view p) {
+SBX_INLINE std::vector<std::string_view> components(std::string_view p);
+
+namespace detail {
+
+// Appends the components of `p` to `out`, a clean absolute path or "" (for
+// `/`), folding `.` and `..` as it goes. One pass, no allocation but `out`'s.
+SBX_INLINE void append_clean(std::string& out, std::string_view p);
+
+}  // namespace detail
+
+// Folds an absolute path: "//a/./b/../c/" -> "/a/c". `..` above `/` stays at `/`.
+SBX_INLINE std::string normalize(std::string_view abs);
+
+// `base` joined with a relative path `rel`, normalised.
+SBX_INLINE std::string join(std::string_view base, std::string_view rel);
+
+// True when `path` is `base` or lies below it. Both must be normalised.
+SBX_INLINE bool at_or_under(std::string_view path, std::string_view base);
+
+// The directory that holds `p` ("/a/b" -> "/a", "/a" -> "/", "/" -> "/").
+SBX_INLINE std::string parent(std::string_view p);
+
+// Where relative paths and `~/` lead, for one source of rules.
+struct Base {
+    std::string home;  // absolute, normalised
+    std::string dir;   // absolute, normalised: the project (or directory) of the source
+};
+
+// Rejects bytes that never belong in a rule: NUL and other control characters.
+SBX_INLINE expected<void> check_text(std::string_view p);
+
+// The clean absolute path a rule's path names: absolute as written, `~` or `~/...`
+// under base.home, anything else under base.dir. `~user` is refused (it would
+// depend on the password database), as is an empty path.
+SBX_INLINE expected<std::string> resolve(std::string_view p, const Base& base);
+
+}  // namespace sbx::paths
+
+// The definitions: inline in every program that includes this header, or
+// compiled once in the program that asks for that (sbx/core/inline.hpp).
+#if !defined(SBX_COMPILED_ENGINE) || defined(SBX_DEFINE_CORE)
+
+namespace sbx::paths {
+
+SBX_INLINE std::vector<std::string_view> components(std::string_view p) {
     std::vector<std::string_view> out;
     std::size_t i = 0;
     while (i < p.size()) {
@@ -32,11 +77,11 @@ inline std::vector<std::string_view> components(std::string_view p) {
     return out;
 }
 
-namespace detail {
+}  // namespace sbx::paths
 
-// Appends the components of `p` to `out`, a clean absolute path or "" (for
-// `/`), folding `.` and `..` as it goes. One pass, no allocation but `out`'s.
-inline void append_clean(std::string& out, std::string_view p) {
+namespace sbx::paths::detail {
+
+SBX_INLINE void append_clean(std::string& out, std::string_view p) {
     std::size_t i = 0;
     while (i < p.size()) {
         while (i < p.size() && p[i] == '/') ++i;
@@ -55,10 +100,11 @@ inline void append_clean(std::string& out, std::string_view p) {
     }
 }
 
-}  // namespace detail
+}  // namespace sbx::paths::detail
 
-// Folds an absolute path: "//a/./b/../c/" -> "/a/c". `..` above `/` stays at `/`.
-inline std::string normalize(std::string_view abs) {
+namespace sbx::paths {
+
+SBX_INLINE std::string normalize(std::string_view abs) {
     std::string out;
     out.reserve(abs.size());
     detail::append_clean(out, abs);
@@ -66,8 +112,7 @@ inline std::string normalize(std::string_view abs) {
     return out;
 }
 
-// `base` joined with a relative path `rel`, normalised.
-inline std::string join(std::string_view base, std::string_view rel) {
+SBX_INLINE std::string join(std::string_view base, std::string_view rel) {
     std::string out;
     out.reserve(base.size() + rel.size() + 1);
     detail::append_clean(out, base);
@@ -76,28 +121,19 @@ inline std::string join(std::string_view base, std::string_view rel) {
     return out;
 }
 
-// True when `path` is `base` or lies below it. Both must be normalised.
-inline bool at_or_under(std::string_view path, std::string_view base) {
+SBX_INLINE bool at_or_under(std::string_view path, std::string_view base) {
     if (base == "/") return is_absolute(path);
     if (path.size() < base.size() || path.substr(0, base.size()) != base) return false;
     return path.size() == base.size() || path[base.size()] == '/';
 }
 
-// The directory that holds `p` ("/a/b" -> "/a", "/a" -> "/", "/" -> "/").
-inline std::string parent(std::string_view p) {
+SBX_INLINE std::string parent(std::string_view p) {
     auto pos = p.rfind('/');
     if (pos == std::string_view::npos || pos == 0) return "/";
     return std::string(p.substr(0, pos));
 }
 
-// Where relative paths and `~/` lead, for one source of rules.
-struct Base {
-    std::string home;  // absolute, normalised
-    std::string dir;   // absolute, normalised: the project (or directory) of the source
-};
-
-// Rejects bytes that never belong in a rule: NUL and other control characters.
-inline expected<void> check_text(std::string_view p) {
+SBX_INLINE expected<void> check_text(std::string_view p) {
     for (unsigned char c : p) {
         if (c < 0x20 || c == 0x7f)
             return fail(Errc::invalid_settings, "a path holds a control character; paths in rules may not");
@@ -105,10 +141,7 @@ inline expected<void> check_text(std::string_view p) {
     return {};
 }
 
-// The clean absolute path a rule's path names: absolute as written, `~` or `~/...`
-// under base.home, anything else under base.dir. `~user` is refused (it would
-// depend on the password database), as is an empty path.
-inline expected<std::string> resolve(std::string_view p, const Base& base) {
+SBX_INLINE expected<std::string> resolve(std::string_view p, const Base& base) {
     if (p.empty()) return fail(Errc::invalid_settings, "an empty path");
     SBX_TRY(check_text(p));
     if (p == "~") return normalize(base.home);
@@ -120,3 +153,4 @@ inline expected<std::string> resolve(std::string_view p, const Base& base) {
 }
 
 }  // namespace sbx::paths
+#endif

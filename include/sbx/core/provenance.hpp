@@ -10,6 +10,7 @@
 #include <string_view>
 #include <vector>
 
+#include "sbx/core/inline.hpp"
 #include "sbx/core/json_write.hpp"
 
 namespace sbx {
@@ -92,19 +93,31 @@ struct Warning {
     bool once = false;
 };
 
-inline std::string to_string(const Warning& w) {
-    std::string out;
-    if (!w.file.empty()) out += w.file + ": ";
-    if (!w.key.empty()) out += w.key + ": ";
-    return out + w.message;
-}
+SBX_INLINE std::string to_string(const Warning& w);
 
 using SourcedList = std::vector<Sourced<std::string>>;
 using SourcedBool = std::optional<Sourced<bool>>;
 
 // A Source as JSON, the one spelling plans, `sbx policy --json` and `sbx explain
 // --json` share: {"layer", "file", "key"}, or null for a value no file set.
-inline void write_source(json::Writer& w, const std::optional<Source>& s) {
+SBX_INLINE void write_source(json::Writer& w, const std::optional<Source>& s);
+
+}  // namespace sbx
+
+// The definitions: inline in every program that includes this header, or
+// compiled once in the program that asks for that (sbx/core/inline.hpp).
+#if !defined(SBX_COMPILED_ENGINE) || defined(SBX_DEFINE_CORE)
+
+namespace sbx {
+
+SBX_INLINE std::string to_string(const Warning& w) {
+    std::string out;
+    if (!w.file.empty()) out += w.file + ": ";
+    if (!w.key.empty()) out += w.key + ": ";
+    return out + w.message;
+}
+
+SBX_INLINE void write_source(json::Writer& w, const std::optional<Source>& s) {
     if (!s) {
         w.null();
         return;
@@ -114,3 +127,4 @@ inline void write_source(json::Writer& w, const std::optional<Source>& s) {
 }
 
 }  // namespace sbx
+#endif

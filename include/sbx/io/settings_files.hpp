@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "sbx/core/expected.hpp"
+#include "sbx/core/inline.hpp"
 #include "sbx/io/fs_view_disk.hpp"
 #include "sbx/settings/settings.hpp"
 
@@ -36,9 +37,7 @@ inline constexpr std::size_t kMaxSettingsBytes = 4u << 20;
 // The whole of a settings file, or nullopt when nothing is at `path`. Anything
 // but a regular file is refused (a FIFO would block, a device never end), and so
 // is one past the size limit, as invalid settings.
-inline expected<std::optional<std::string>> read_settings_text(const std::string& path) {
-    return read_small_file(path, kMaxSettingsBytes, Errc::invalid_settings);
-}
+SBX_INLINE expected<std::optional<std::string>> read_settings_text(const std::string& path);
 
 // Which files make up the layers for one root.
 struct LayerFiles {
@@ -53,7 +52,21 @@ struct LayerFiles {
 };
 
 // Reads and parses every layer that exists. The first error stops it.
-inline expected<std::vector<Settings>> load_layers(const LayerFiles& f) {
+SBX_INLINE expected<std::vector<Settings>> load_layers(const LayerFiles& f);
+
+}  // namespace sbx
+
+// The definitions: inline in every program that includes this header, or
+// compiled once in the program that asks for that (sbx/core/inline.hpp).
+#if !defined(SBX_COMPILED_ENGINE) || defined(SBX_DEFINE_IO)
+
+namespace sbx {
+
+SBX_INLINE expected<std::optional<std::string>> read_settings_text(const std::string& path) {
+    return read_small_file(path, kMaxSettingsBytes, Errc::invalid_settings);
+}
+
+SBX_INLINE expected<std::vector<Settings>> load_layers(const LayerFiles& f) {
     struct Wanted {
         LayerKind layer;
         std::string file;
@@ -86,3 +99,4 @@ inline expected<std::vector<Settings>> load_layers(const LayerFiles& f) {
 }
 
 }  // namespace sbx
+#endif

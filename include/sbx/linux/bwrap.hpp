@@ -25,6 +25,7 @@
 #include <string_view>
 #include <vector>
 
+#include "sbx/core/inline.hpp"
 #include "sbx/core/paths.hpp"
 #include "sbx/linux/mount_flags.hpp"
 #include "sbx/plan/fs_plan.hpp"
@@ -73,66 +74,21 @@ inline constexpr std::string_view kLinkFlag = "--ro-bind-link";
 
 namespace detail {
 
-inline bool under_kind(const FsPlan& plan, const std::string& path, MountKind kind) {
-    return std::any_of(plan.mounts.begin(), plan.mounts.end(),
-                       [&](const Mount& m) { return m.kind == kind && paths::at_or_under(path, m.path); });
-}
+SBX_INLINE bool under_kind(const FsPlan& plan, const std::string& path, MountKind kind);
 
-inline void add_mount(std::vector<std::string>& a, std::vector<std::string>& make_read_only, const Mount& m) {
-    switch (m.kind) {
-        case MountKind::bind: a.insert(a.end(), {"--bind", m.source, m.path}); break;
-        case MountKind::ro_bind: a.insert(a.end(), {"--ro-bind", m.source, m.path}); break;
-        case MountKind::pin: a.insert(a.end(), {"--bind", m.path, m.path}); break;
-        case MountKind::mask_dir:
-            a.insert(a.end(), {"--tmpfs", m.path});
-            if (std::find(make_read_only.begin(), make_read_only.end(), m.path) == make_read_only.end())
-                make_read_only.push_back(m.path);
-            break;
-        case MountKind::mask_file: a.insert(a.end(), {"--ro-bind", "/dev/null", m.path}); break;
-        case MountKind::ro_link: a.insert(a.end(), {std::string(kLinkFlag), m.path}); break;
-    }
-}
+SBX_INLINE void add_mount(std::vector<std::string>& a, std::vector<std::string>& make_read_only, const Mount& m);
 
 }  // namespace detail
 
 // The kernel interfaces a plan's sandbox covers, in kKernelCovers order: none
 // inside a hidden directory (nothing is there to cover).
-inline std::vector<KernelCover> kernel_covers(const FsPlan& plan) {
-    std::vector<KernelCover> out;
-    for (const auto& c : kKernelCovers) {
-        if (c.when == CoverWhen::root_writable && plan.isolated) continue;
-        if (detail::under_kind(plan, std::string(c.path), MountKind::mask_dir)) continue;
-        out.push_back(c);
-    }
-    return out;
-}
+SBX_INLINE std::vector<KernelCover> kernel_covers(const FsPlan& plan);
 
 // The base every sandbox starts from: `/`, a fresh /dev and /proc. Without
 // isolation (filesystem.disabled) the command sees the filesystem as you do.
-inline std::vector<std::string> bwrap_base_args(const FsPlan& plan) {
-    return {plan.isolated ? "--ro-bind" : "--bind", "/", "/", "--dev", "/dev", "--proc", "/proc"};
-}
+SBX_INLINE std::vector<std::string> bwrap_base_args(const FsPlan& plan);
 
-inline std::vector<std::string> bwrap_fs_args(const FsPlan& plan) {
-    std::vector<std::string> a = bwrap_base_args(plan);
-    std::vector<std::string> make_read_only;
-    for (const auto& m : plan.mounts) detail::add_mount(a, make_read_only, m);
-    const auto covers = kernel_covers(plan);
-    for (const auto& c : covers) a.insert(a.end(), {"--ro-bind-try", std::string(c.path), std::string(c.path)});
-    // A cover is bound from the host's tree, which has none of the plan's mounts:
-    // the hiding and read-only ones inside it go on top again.
-    for (const auto& m : plan.mounts) {
-        if (m.kind != MountKind::mask_dir && m.kind != MountKind::mask_file && m.kind != MountKind::ro_bind &&
-            m.kind != MountKind::ro_link)
-            continue;
-        const bool inside = std::any_of(covers.begin(), covers.end(), [&](const KernelCover& c) {
-            return paths::at_or_under(m.path, std::string(c.path));
-        });
-        if (inside) detail::add_mount(a, make_read_only, m);
-    }
-    for (const auto& p : make_read_only) a.insert(a.end(), {"--remount-ro", p});
-    return a;
-}
+SBX_INLINE std::vector<std::string> bwrap_fs_args(const FsPlan& plan);
 
 // One bubblewrap flag every sandbox gets, with its argument (empty: none) and why.
 struct BwrapFlag {
@@ -206,21 +162,146 @@ namespace detail {
 // writable bind whose source lies in /dev or /proc. The stage copies its
 // sources from the sandbox as bubblewrap left it, whose /dev and /proc are the
 // sandbox's own; bubblewrap binds the host's, as the plan means.
-inline bool bubblewrap_makes(std::string_view flag, std::string_view source) {
-    return flag == "--bind" && (paths::at_or_under(std::string(source), "/dev") ||
-                                paths::at_or_under(std::string(source), "/proc"));
-}
+SBX_INLINE bool bubblewrap_makes(std::string_view flag, std::string_view source);
 
 // The source of the mount at ops[i] ("" for a flag without one).
-inline std::string_view mount_source(const std::vector<std::string>& ops, std::size_t i) {
-    return mount_flag_arity(ops[i]) == 2 ? std::string_view(ops[i + 1]) : std::string_view();
-}
+SBX_INLINE std::string_view mount_source(const std::vector<std::string>& ops, std::size_t i);
 
 }  // namespace detail
 
 // The mounts after bwrap_base_args, in bubblewrap's flags and in order: the
 // plan's, the kernel's covers, the group's covers, the git exclude.
-inline std::vector<std::string> mount_ops(const Plan& plan, const BwrapLaunch& launch) {
+SBX_INLINE std::vector<std::string> mount_ops(const Plan& plan, const BwrapLaunch& launch);
+
+// Of mount_ops, what bubblewrap makes when the stage makes the rest.
+SBX_INLINE std::vector<std::string> bubblewrap_made(const std::vector<std::string>& ops);
+
+// Of mount_ops, what bubblewrap makes where it makes every mount: all but the
+// protected symbolic links (kLinkFlag), which it cannot bind without following.
+SBX_INLINE std::vector<std::string> bubblewrap_ops(const std::vector<std::string>& ops);
+
+// What a sandbox whose mounts bubblewrap makes leaves unprotected, one warning
+// naming each path, for the launcher to say before the command runs: the
+// names of protected symbolic links, which the command can then remove,
+// rename or replace (their targets stay read-only).
+SBX_INLINE std::vector<Warning> bubblewrap_unmade(const FsPlan& plan);
+
+// The stage's list: every one of mount_ops in order, what bubblewrap made as
+// "--again DEST", which puts the mount bubblewrap made there on top once more
+// (a later mount of the list may lie above it).
+SBX_INLINE std::vector<std::string> stage_mount_ops(const std::vector<std::string>& ops);
+
+namespace detail {
+
+// launch.bwrap, kSandboxFlags (with kStageMountFlags for --disable-userns where
+// the stage mounts), --seccomp.
+SBX_INLINE std::vector<std::string> bwrap_flags(const BwrapLaunch& launch);
+
+}  // namespace detail
+
+// The whole bubblewrap command line for `plan`: detail::bwrap_flags,
+// bwrap_base_args and mount_ops (bubblewrap_made of them, or bubblewrap_ops), --chdir to the
+// plan's working directory, "--" and launch.stage_argv.
+SBX_INLINE std::vector<std::string> bwrap_args(const Plan& plan, const BwrapLaunch& launch);
+
+// bubblewrap's command line for a sandbox started before its plan is made, whose
+// stage takes the rest later (launchers/stage/stage.hpp, its orders): the flags (the
+// stage makes the mounts), the seccomp descriptor, `/` (isolated or not) and
+// /proc, "--" and launch.stage_argv. The stage makes /dev itself, first
+// (stage_waiting_mount_ops), for less than bubblewrap's --dev costs. Serves any
+// plan of which bubblewrap_made() is nothing; the stage enters the plan's
+// directory itself.
+SBX_INLINE std::vector<std::string> bwrap_waiting_args(const BwrapLaunch& launch, bool isolated);
+
+// The stage's list where bubblewrap started before the plan (bwrap_waiting_args):
+// /dev first, as bubblewrap's base has it, then stage_mount_ops.
+SBX_INLINE std::vector<std::string> stage_waiting_mount_ops(const std::vector<std::string>& ops);
+
+}  // namespace sbx::linux_sandbox
+
+// The definitions: inline in every program that includes this header, or
+// compiled once in the program that asks for that (sbx/core/inline.hpp).
+#if !defined(SBX_COMPILED_ENGINE) || defined(SBX_DEFINE_LINUX)
+
+namespace sbx::linux_sandbox::detail {
+
+SBX_INLINE bool under_kind(const FsPlan& plan, const std::string& path, MountKind kind) {
+    return std::any_of(plan.mounts.begin(), plan.mounts.end(),
+                       [&](const Mount& m) { return m.kind == kind && paths::at_or_under(path, m.path); });
+}
+
+SBX_INLINE void add_mount(std::vector<std::string>& a, std::vector<std::string>& make_read_only, const Mount& m) {
+    switch (m.kind) {
+        case MountKind::bind: a.insert(a.end(), {"--bind", m.source, m.path}); break;
+        case MountKind::ro_bind: a.insert(a.end(), {"--ro-bind", m.source, m.path}); break;
+        case MountKind::pin: a.insert(a.end(), {"--bind", m.path, m.path}); break;
+        case MountKind::mask_dir:
+            a.insert(a.end(), {"--tmpfs", m.path});
+            if (std::find(make_read_only.begin(), make_read_only.end(), m.path) == make_read_only.end())
+                make_read_only.push_back(m.path);
+            break;
+        case MountKind::mask_file: a.insert(a.end(), {"--ro-bind", "/dev/null", m.path}); break;
+        case MountKind::ro_link: a.insert(a.end(), {std::string(kLinkFlag), m.path}); break;
+    }
+}
+
+}  // namespace sbx::linux_sandbox::detail
+
+namespace sbx::linux_sandbox {
+
+SBX_INLINE std::vector<KernelCover> kernel_covers(const FsPlan& plan) {
+    std::vector<KernelCover> out;
+    for (const auto& c : kKernelCovers) {
+        if (c.when == CoverWhen::root_writable && plan.isolated) continue;
+        if (detail::under_kind(plan, std::string(c.path), MountKind::mask_dir)) continue;
+        out.push_back(c);
+    }
+    return out;
+}
+
+SBX_INLINE std::vector<std::string> bwrap_base_args(const FsPlan& plan) {
+    return {plan.isolated ? "--ro-bind" : "--bind", "/", "/", "--dev", "/dev", "--proc", "/proc"};
+}
+
+SBX_INLINE std::vector<std::string> bwrap_fs_args(const FsPlan& plan) {
+    std::vector<std::string> a = bwrap_base_args(plan);
+    std::vector<std::string> make_read_only;
+    for (const auto& m : plan.mounts) detail::add_mount(a, make_read_only, m);
+    const auto covers = kernel_covers(plan);
+    for (const auto& c : covers) a.insert(a.end(), {"--ro-bind-try", std::string(c.path), std::string(c.path)});
+    // A cover is bound from the host's tree, which has none of the plan's mounts:
+    // the hiding and read-only ones inside it go on top again.
+    for (const auto& m : plan.mounts) {
+        if (m.kind != MountKind::mask_dir && m.kind != MountKind::mask_file && m.kind != MountKind::ro_bind &&
+            m.kind != MountKind::ro_link)
+            continue;
+        const bool inside = std::any_of(covers.begin(), covers.end(), [&](const KernelCover& c) {
+            return paths::at_or_under(m.path, std::string(c.path));
+        });
+        if (inside) detail::add_mount(a, make_read_only, m);
+    }
+    for (const auto& p : make_read_only) a.insert(a.end(), {"--remount-ro", p});
+    return a;
+}
+
+}  // namespace sbx::linux_sandbox
+
+namespace sbx::linux_sandbox::detail {
+
+SBX_INLINE bool bubblewrap_makes(std::string_view flag, std::string_view source) {
+    return flag == "--bind" && (paths::at_or_under(std::string(source), "/dev") ||
+                                paths::at_or_under(std::string(source), "/proc"));
+}
+
+SBX_INLINE std::string_view mount_source(const std::vector<std::string>& ops, std::size_t i) {
+    return mount_flag_arity(ops[i]) == 2 ? std::string_view(ops[i + 1]) : std::string_view();
+}
+
+}  // namespace sbx::linux_sandbox::detail
+
+namespace sbx::linux_sandbox {
+
+SBX_INLINE std::vector<std::string> mount_ops(const Plan& plan, const BwrapLaunch& launch) {
     auto a = bwrap_fs_args(plan.filesystem);
     a.erase(a.begin(), a.begin() + static_cast<std::ptrdiff_t>(bwrap_base_args(plan.filesystem).size()));
     // The group's files are sbx's alone: a command that could flock one would
@@ -244,8 +325,7 @@ inline std::vector<std::string> mount_ops(const Plan& plan, const BwrapLaunch& l
     return a;
 }
 
-// Of mount_ops, what bubblewrap makes when the stage makes the rest.
-inline std::vector<std::string> bubblewrap_made(const std::vector<std::string>& ops) {
+SBX_INLINE std::vector<std::string> bubblewrap_made(const std::vector<std::string>& ops) {
     std::vector<std::string> out;
     for (std::size_t i = 0, n = 0; i < ops.size(); i += 1 + n) {
         n = mount_flag_arity(ops[i]);
@@ -256,9 +336,7 @@ inline std::vector<std::string> bubblewrap_made(const std::vector<std::string>& 
     return out;
 }
 
-// Of mount_ops, what bubblewrap makes where it makes every mount: all but the
-// protected symbolic links (kLinkFlag), which it cannot bind without following.
-inline std::vector<std::string> bubblewrap_ops(const std::vector<std::string>& ops) {
+SBX_INLINE std::vector<std::string> bubblewrap_ops(const std::vector<std::string>& ops) {
     std::vector<std::string> out;
     for (std::size_t i = 0, n = 0; i < ops.size(); i += 1 + n) {
         n = mount_flag_arity(ops[i]);
@@ -269,11 +347,7 @@ inline std::vector<std::string> bubblewrap_ops(const std::vector<std::string>& o
     return out;
 }
 
-// What a sandbox whose mounts bubblewrap makes leaves unprotected, one warning
-// naming each path, for the launcher to say before the command runs: the
-// names of protected symbolic links, which the command can then remove,
-// rename or replace (their targets stay read-only).
-inline std::vector<Warning> bubblewrap_unmade(const FsPlan& plan) {
+SBX_INLINE std::vector<Warning> bubblewrap_unmade(const FsPlan& plan) {
     std::vector<Warning> out;
     for (const auto& m : plan.mounts)
         if (m.kind == MountKind::ro_link)
@@ -287,10 +361,7 @@ inline std::vector<Warning> bubblewrap_unmade(const FsPlan& plan) {
     return out;
 }
 
-// The stage's list: every one of mount_ops in order, what bubblewrap made as
-// "--again DEST", which puts the mount bubblewrap made there on top once more
-// (a later mount of the list may lie above it).
-inline std::vector<std::string> stage_mount_ops(const std::vector<std::string>& ops) {
+SBX_INLINE std::vector<std::string> stage_mount_ops(const std::vector<std::string>& ops) {
     std::vector<std::string> out;
     for (std::size_t i = 0, n = 0; i < ops.size(); i += 1 + n) {
         n = mount_flag_arity(ops[i]);
@@ -301,11 +372,11 @@ inline std::vector<std::string> stage_mount_ops(const std::vector<std::string>& 
     return out;
 }
 
-namespace detail {
+}  // namespace sbx::linux_sandbox
 
-// launch.bwrap, kSandboxFlags (with kStageMountFlags for --disable-userns where
-// the stage mounts), --seccomp.
-inline std::vector<std::string> bwrap_flags(const BwrapLaunch& launch) {
+namespace sbx::linux_sandbox::detail {
+
+SBX_INLINE std::vector<std::string> bwrap_flags(const BwrapLaunch& launch) {
     std::vector<std::string> args{launch.bwrap};
     for (const auto& f : kSandboxFlags) {
         if (launch.stage_mounts && f.flag == "--disable-userns") continue;
@@ -318,12 +389,11 @@ inline std::vector<std::string> bwrap_flags(const BwrapLaunch& launch) {
     return args;
 }
 
-}  // namespace detail
+}  // namespace sbx::linux_sandbox::detail
 
-// The whole bubblewrap command line for `plan`: detail::bwrap_flags,
-// bwrap_base_args and mount_ops (bubblewrap_made of them, or bubblewrap_ops), --chdir to the
-// plan's working directory, "--" and launch.stage_argv.
-inline std::vector<std::string> bwrap_args(const Plan& plan, const BwrapLaunch& launch) {
+namespace sbx::linux_sandbox {
+
+SBX_INLINE std::vector<std::string> bwrap_args(const Plan& plan, const BwrapLaunch& launch) {
     std::vector<std::string> args = detail::bwrap_flags(launch);
     const auto base = bwrap_base_args(plan.filesystem);
     args.insert(args.end(), base.begin(), base.end());
@@ -335,23 +405,14 @@ inline std::vector<std::string> bwrap_args(const Plan& plan, const BwrapLaunch& 
     return args;
 }
 
-// bubblewrap's command line for a sandbox started before its plan is made, whose
-// stage takes the rest later (launchers/stage/stage.hpp, its orders): the flags (the
-// stage makes the mounts), the seccomp descriptor, `/` (isolated or not) and
-// /proc, "--" and launch.stage_argv. The stage makes /dev itself, first
-// (stage_waiting_mount_ops), for less than bubblewrap's --dev costs. Serves any
-// plan of which bubblewrap_made() is nothing; the stage enters the plan's
-// directory itself.
-inline std::vector<std::string> bwrap_waiting_args(const BwrapLaunch& launch, bool isolated) {
+SBX_INLINE std::vector<std::string> bwrap_waiting_args(const BwrapLaunch& launch, bool isolated) {
     std::vector<std::string> args = detail::bwrap_flags(launch);
     args.insert(args.end(), {isolated ? "--ro-bind" : "--bind", "/", "/", "--proc", "/proc", "--"});
     args.insert(args.end(), launch.stage_argv.begin(), launch.stage_argv.end());
     return args;
 }
 
-// The stage's list where bubblewrap started before the plan (bwrap_waiting_args):
-// /dev first, as bubblewrap's base has it, then stage_mount_ops.
-inline std::vector<std::string> stage_waiting_mount_ops(const std::vector<std::string>& ops) {
+SBX_INLINE std::vector<std::string> stage_waiting_mount_ops(const std::vector<std::string>& ops) {
     std::vector<std::string> out{"--dev", "/dev"};
     const auto rest = stage_mount_ops(ops);
     out.insert(out.end(), rest.begin(), rest.end());
@@ -359,3 +420,4 @@ inline std::vector<std::string> stage_waiting_mount_ops(const std::vector<std::s
 }
 
 }  // namespace sbx::linux_sandbox
+#endif

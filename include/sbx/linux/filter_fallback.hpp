@@ -12,6 +12,7 @@
 #include <array>
 #include <string_view>
 
+#include "sbx/core/inline.hpp"
 #include "sbx/plan/plan.hpp"
 
 namespace sbx::linux_sandbox {
@@ -41,9 +42,20 @@ static_assert(kFilterRules[0].verdict == FilterVerdict::filtered && kFilterRules
               "filter_fallback picks the rules by position");
 
 // The rule for a plan whose seccomp program was built (`program_built`) or not.
-inline const FilterRule& filter_fallback(const Plan& plan, bool program_built) {
+SBX_INLINE const FilterRule& filter_fallback(const Plan& plan, bool program_built);
+
+}  // namespace sbx::linux_sandbox
+
+// The definitions: inline in every program that includes this header, or
+// compiled once in the program that asks for that (sbx/core/inline.hpp).
+#if !defined(SBX_COMPILED_ENGINE) || defined(SBX_DEFINE_LINUX)
+
+namespace sbx::linux_sandbox {
+
+SBX_INLINE const FilterRule& filter_fallback(const Plan& plan, bool program_built) {
     if (program_built) return kFilterRules[0];
     return plan.allow_unix_sockets ? kFilterRules[1] : kFilterRules[2];
 }
 
 }  // namespace sbx::linux_sandbox
+#endif

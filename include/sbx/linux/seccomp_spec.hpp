@@ -17,6 +17,8 @@
 #include <string_view>
 #include <vector>
 
+#include "sbx/core/inline.hpp"
+
 namespace sbx::linux_sandbox {
 
 // What the filter does with a call. `allow` is the default action only; no rule
@@ -442,12 +444,7 @@ constexpr bool rule_applies(const SeccompRule& rule, const SeccompOptions& optio
 }
 
 // The rules a filter for `options` holds, in table order.
-inline std::vector<SeccompRule> seccomp_rules(const SeccompOptions& options) {
-    std::vector<SeccompRule> out;
-    for (const auto& r : kSeccompRules)
-        if (rule_applies(r, options)) out.push_back(r);
-    return out;
-}
+SBX_INLINE std::vector<SeccompRule> seccomp_rules(const SeccompOptions& options);
 
 // The index in kSeccompRules of the first rule for `options` that refuses
 // syscall(args), or kSeccompRules.size() when the filter allows the call. This is
@@ -466,11 +463,8 @@ constexpr std::size_t refusing_index(const SeccompOptions& options, std::string_
 }
 
 // The same rule, or nullptr when the filter allows the call.
-inline const SeccompRule* refusing_rule(const SeccompOptions& options, std::string_view syscall,
-                                        const std::array<std::uint64_t, 6>& args) {
-    const std::size_t i = refusing_index(options, syscall, args);
-    return i < kSeccompRules.size() ? &kSeccompRules[i] : nullptr;
-}
+SBX_INLINE const SeccompRule* refusing_rule(const SeccompOptions& options, std::string_view syscall,
+                                        const std::array<std::uint64_t, 6>& args);
 
 namespace detail {
 
@@ -529,3 +523,25 @@ static_assert(refuses("personality", {0x0400000, 0, 0, 0, 0, 0}) && refuses("per
 }  // namespace detail
 
 }  // namespace sbx::linux_sandbox
+
+// The definitions: inline in every program that includes this header, or
+// compiled once in the program that asks for that (sbx/core/inline.hpp).
+#if !defined(SBX_COMPILED_ENGINE) || defined(SBX_DEFINE_LINUX)
+
+namespace sbx::linux_sandbox {
+
+SBX_INLINE std::vector<SeccompRule> seccomp_rules(const SeccompOptions& options) {
+    std::vector<SeccompRule> out;
+    for (const auto& r : kSeccompRules)
+        if (rule_applies(r, options)) out.push_back(r);
+    return out;
+}
+
+SBX_INLINE const SeccompRule* refusing_rule(const SeccompOptions& options, std::string_view syscall,
+                                        const std::array<std::uint64_t, 6>& args) {
+    const std::size_t i = refusing_index(options, syscall, args);
+    return i < kSeccompRules.size() ? &kSeccompRules[i] : nullptr;
+}
+
+}  // namespace sbx::linux_sandbox
+#endif

@@ -32,6 +32,7 @@
 #include <utility>
 #include <vector>
 
+#include "sbx/core/inline.hpp"
 #include "sbx/core/paths.hpp"
 #include "sbx/linux/weaker_rules.hpp"
 #include "sbx/plan/plan.hpp"
@@ -82,45 +83,15 @@ public:
 
     // `path` (and `from`): absolute and clean, where they lie (no symbolic
     // link in them, but perhaps the last component).
-    BrokerStep step(FileChange change, const std::string& path, const std::string& from = {}) const {
-        if (!active_ || path.empty() || path == "/" || landlock_allows(change, path, from)) return BrokerStep::kernel;
-        switch (change) {
-            case FileChange::write: return ours(may_change(path));
-            case FileChange::make:
-            case FileChange::remove: return ours(may_change(path) && !holds_mount(path));
-            case FileChange::make_dir: return ours(may_change(path) && !mounts_.contains(path));
-            case FileChange::rename:
-            case FileChange::link:
-                if (from.empty() || from == "/") return BrokerStep::kernel;
-                return ours(may_change(path) && !holds_mount(path) && may_change(from) && !holds_mount(from));
-        }
-        return BrokerStep::kernel;
-    }
+    BrokerStep step(FileChange change, const std::string& path, const std::string& from = {}) const;
 
     // Whether Landlock's grants allow `change` by themselves: the file's own
     // grant or its folder's (for a rename or link, both folders').
-    bool landlock_allows(FileChange change, const std::string& path, const std::string& from = {}) const {
-        switch (change) {
-            case FileChange::write: return granted(path) || devices_.contains(path);  // `>/dev/null`
-            case FileChange::make: return granted(paths::parent(path)) || granted(path);
-            case FileChange::make_dir:
-            case FileChange::remove: return granted(paths::parent(path));
-            case FileChange::rename:
-            case FileChange::link: return !from.empty() && granted(paths::parent(path)) && granted(paths::parent(from));
-        }
-        return false;
-    }
+    bool landlock_allows(FileChange change, const std::string& path, const std::string& from = {}) const;
 
     // Whether the plan lets the command change `path`: the nearest writable
     // bind or protected path at or above it is a writable bind.
-    bool may_change(std::string p) const {
-        for (;;) {
-            if (stops_.contains(p)) return false;
-            if (starts_.contains(p)) return true;
-            if (p == "/") return false;
-            p = paths::parent(p);
-        }
-    }
+    bool may_change(std::string p) const;
 
     // Whether Landlock lets the command change `path`: it lies at or beneath
     // a write grant.
@@ -137,3 +108,48 @@ private:
 };
 
 }  // namespace sbx::linux_sandbox
+
+// The definitions: inline in every program that includes this header, or
+// compiled once in the program that asks for that (sbx/core/inline.hpp).
+#if !defined(SBX_COMPILED_ENGINE) || defined(SBX_DEFINE_LINUX)
+
+namespace sbx::linux_sandbox {
+
+SBX_INLINE BrokerStep WeakerBroker::step(FileChange change, const std::string& path, const std::string& from) const {
+    if (!active_ || path.empty() || path == "/" || landlock_allows(change, path, from)) return BrokerStep::kernel;
+    switch (change) {
+        case FileChange::write: return ours(may_change(path));
+        case FileChange::make:
+        case FileChange::remove: return ours(may_change(path) && !holds_mount(path));
+        case FileChange::make_dir: return ours(may_change(path) && !mounts_.contains(path));
+        case FileChange::rename:
+        case FileChange::link:
+            if (from.empty() || from == "/") return BrokerStep::kernel;
+            return ours(may_change(path) && !holds_mount(path) && may_change(from) && !holds_mount(from));
+    }
+    return BrokerStep::kernel;
+}
+
+SBX_INLINE bool WeakerBroker::landlock_allows(FileChange change, const std::string& path, const std::string& from) const {
+    switch (change) {
+        case FileChange::write: return granted(path) || devices_.contains(path);  // `>/dev/null`
+        case FileChange::make: return granted(paths::parent(path)) || granted(path);
+        case FileChange::make_dir:
+        case FileChange::remove: return granted(paths::parent(path));
+        case FileChange::rename:
+        case FileChange::link: return !from.empty() && granted(paths::parent(path)) && granted(paths::parent(from));
+    }
+    return false;
+}
+
+SBX_INLINE bool WeakerBroker::may_change(std::string p) const {
+    for (;;) {
+        if (stops_.contains(p)) return false;
+        if (starts_.contains(p)) return true;
+        if (p == "/") return false;
+        p = paths::parent(p);
+    }
+}
+
+}  // namespace sbx::linux_sandbox
+#endif

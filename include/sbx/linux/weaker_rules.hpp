@@ -56,6 +56,7 @@
 #include "sbx/core/error.hpp"
 #include "sbx/core/expected.hpp"
 #include "sbx/core/fs_view.hpp"
+#include "sbx/core/inline.hpp"
 #include "sbx/core/paths.hpp"
 #include "sbx/core/provenance.hpp"
 #include "sbx/plan/plan.hpp"
@@ -141,24 +142,10 @@ public:
     bool contains(const std::string& p) const { return std::binary_search(points_.begin(), points_.end(), p); }
 
     // The points strictly beneath `dir`, in order.
-    std::span<const std::string> beneath(const std::string& dir) const {
-        // Those that start with "DIR/" sort from "DIR/" up to "DIR0" ('0' follows '/').
-        const std::string prefix = dir == "/" ? dir : dir + "/";
-        std::string end = prefix;
-        end.back() = '0';
-        auto first = std::lower_bound(points_.begin(), points_.end(), prefix);
-        if (first != points_.end() && *first == dir) ++first;  // `/` itself
-        return {first, std::lower_bound(first, points_.end(), end)};
-    }
+    std::span<const std::string> beneath(const std::string& dir) const;
 
     // Whether `p` or a directory above it is one of the points (a walk up, not a scan).
-    bool at_or_under_one(std::string p) const {
-        for (;;) {
-            if (contains(p)) return true;
-            if (p == "/") return false;
-            p = paths::parent(p);
-        }
-    }
+    bool at_or_under_one(std::string p) const;
 
 private:
     std::vector<std::string> points_;
@@ -166,22 +153,9 @@ private:
 
 // "a/b, c and 2 more": the first points beneath `dir`, relative to it (beneath
 // `/`, as they are).
-inline std::string name_points(const std::string& dir, std::span<const std::string> points) {
-    constexpr std::size_t kNamed = 3;
-    const std::size_t skip = dir == "/" ? 0 : dir.size() + 1;
-    std::string out;
-    const std::size_t n = std::min(points.size(), kNamed);
-    for (std::size_t i = 0; i < n; ++i) {
-        if (i > 0) out += i + 1 == n && points.size() <= kNamed ? " and " : ", ";
-        out += points[i].substr(skip);
-    }
-    if (points.size() > kNamed) out += " and " + std::to_string(points.size() - kNamed) + " more";
-    return out;
-}
+SBX_INLINE std::string name_points(const std::string& dir, std::span<const std::string> points);
 
-inline std::string child_of(const std::string& dir, const std::string& name) {
-    return dir == "/" ? "/" + name : dir + "/" + name;
-}
+SBX_INLINE std::string child_of(const std::string& dir, const std::string& name);
 
 // What one side of the split (writing or reading) needs to know.
 struct Side {
@@ -201,26 +175,7 @@ public:
 
     // Grants `start` whole under `why`, or splits it (see the header comment).
     // Fails when more than `limit` + `slack` grants have been made.
-    expected<void> split(const Side& side, const std::string& start, const std::string& why) {
-        auto st = look(side, start, "");
-        if (!st) return {};
-        if (side.stops.contains(start)) return {};
-        if (side.stops.beneath(start).empty() || st->type != FileType::directory)
-            return grant(start, side.whole, *st, why);
-        const std::string part_why = std::string(side.access_word) + ": no " + std::string(side.stop_word) +
-                                     " path beneath; part of " + start + ", split around " +
-                                     name_points(start, side.stops.beneath(start));
-        std::vector<std::string> todo{start};
-        while (!todo.empty()) {
-            const std::string dir = std::move(todo.back());
-            todo.pop_back();
-            if (!split_dirs_[side.whole == LandlockGrant::Kind::write].insert(dir).second) continue;  // split already
-            splitting_ = dir;
-            SBX_TRY(split_one(side, dir, part_why, todo));
-        }
-        splitting_.clear();
-        return {};
-    }
+    expected<void> split(const Side& side, const std::string& start, const std::string& why);
 
     std::vector<LandlockGrant> grants;
     std::vector<Warning> warnings;
@@ -234,70 +189,164 @@ private:
     // The directory `dir`, which has stops beneath it: its own grant, if the
     // side gives one, and each entry granted (under `why`) or queued.
     expected<void> split_one(const Side& side, const std::string& dir, const std::string& why,
-                             std::vector<std::string>& todo) {
-        const auto stops = side.stops.beneath(dir);
-        const auto& listing = fs_.listing(dir);
-        if (!listing) {
-            warnings.push_back(Warning{dir, "",
-                                       "the weaker sandbox cannot list " + dir + " (" + listing.error().message +
-                                           ") to split it around the " + std::string(side.stop_word) + " path" +
-                                           (stops.size() == 1 ? " " : "s ") + name_points(dir, stops) +
-                                           ", so nothing in or beneath it is " + std::string(side.access_word) +
-                                           " unless another rule grants it",
-                                       WarningScope::linux_only});
-            return {};
-        }
-        if (side.along)
-            SBX_TRY(grant(dir, *side.along, FileStat{FileType::directory},
-                          "listable, not readable: holds the " + std::string(side.stop_word) + " " +
-                              name_points(dir, stops)));
-        std::vector<const FsView::Entry*> entries;
-        entries.reserve(listing->size());
-        for (const auto& e : *listing) entries.push_back(&e);
-        std::sort(entries.begin(), entries.end(), [](const auto* a, const auto* b) { return a->name < b->name; });
-        for (const auto* e : entries) {
-            const std::string p = child_of(dir, e->name);
-            if (side.stops.contains(p)) continue;
-            const auto st = e->type ? std::optional<FileStat>(FileStat{*e->type}) : look(side, p, dir);
-            if (!st || st->type == FileType::symlink) continue;
-            if (st->type == FileType::directory && !side.stops.beneath(p).empty()) todo.push_back(p);
-            else SBX_TRY(grant(p, side.whole, *st, why));
-        }
-        return {};
-    }
+                             std::vector<std::string>& todo);
 
     // What is at `p` when it can be granted or split: nullopt when nothing is
     // there, a symlink is, or it cannot be looked at (then with a warning).
-    std::optional<FileStat> look(const Side& side, const std::string& p, const std::string& in) {
-        auto st = fs_.lstat(p);
-        if (!st) {
-            warnings.push_back(Warning{p, "",
-                                       "the weaker sandbox cannot look at " + p + " (" + st.error().message +
-                                           "), so it is not " + std::string(side.access_word) +
-                                           (in.empty() ? std::string() : " as part of " + in),
-                                       WarningScope::linux_only});
-            return std::nullopt;
-        }
-        if (!*st || (*st)->type == FileType::symlink) return std::nullopt;
-        return **st;
-    }
+    std::optional<FileStat> look(const Side& side, const std::string& p, const std::string& in);
 
-    expected<void> grant(const std::string& p, LandlockGrant::Kind kind, const FileStat& st, std::string why) {
-        grants.push_back(LandlockGrant{p, kind, st.type == FileType::directory, std::move(why)});
-        if (grants.size() <= limit_ + slack_) return {};
-        const std::string& where = splitting_.empty() ? p : splitting_;
-        return fail(Error(Errc::sandbox_unavailable,
-                          "the weaker sandbox needs more than " + std::to_string(limit_) +
-                              " Landlock rules: splitting around protected and hidden paths gives a rule to each "
-                              "entry of every directory on the way to one, and the limit was reached " +
-                              (splitting_.empty() ? "at " : "while splitting ") + where)
-                        .in_file(where));
-    }
+    expected<void> grant(const std::string& p, LandlockGrant::Kind kind, const FileStat& st, std::string why);
 };
 
 // Sorted by path then kind, without grants another one already covers: the same
 // again, or one beneath a directory granted read (for read and list) or write.
-inline std::vector<LandlockGrant> tidy(std::vector<LandlockGrant> grants) {
+SBX_INLINE std::vector<LandlockGrant> tidy(std::vector<LandlockGrant> grants);
+
+// The writing side's stops: what is read-only, masked or a placeholder in the
+// plan (a read-only link's name too: its directory splits around it), and the
+// names bubblewrap leaves writable and renames after the run
+// (filesystem.neutralise), which Landlock keeps from being made as it keeps
+// the placeholders' names.
+SBX_INLINE std::vector<std::string> protected_points(const Plan& plan);
+
+}  // namespace detail
+
+// The Landlock file rules that stand in for the plan's mounts in the weaker
+// sandbox: writing where the writable binds are, except at and above what is
+// read-only, masked or a placeholder in them; reading everywhere except the
+// masks and `/dev` and, in place of each directory above one, listing; reading
+// the paths re-opened inside a masked directory; the devices of kWeakerDevices
+// that exist. A plan that does not isolate the
+// filesystem (filesystem.disabled) gets `/` to read and to write. Paths that do
+// not exist get nothing. Fails (Errc::sandbox_unavailable, naming the directory
+// being split) when it would take more than `max_grants` rules.
+SBX_INLINE expected<WeakerFsRules> weaker_fs_rules(const Plan& plan, const FsView& fs,
+                                               std::size_t max_grants = kMaxLandlockGrants);
+
+}  // namespace sbx::linux_sandbox
+
+// The definitions: inline in every program that includes this header, or
+// compiled once in the program that asks for that (sbx/core/inline.hpp).
+#if !defined(SBX_COMPILED_ENGINE) || defined(SBX_DEFINE_LINUX)
+
+namespace sbx::linux_sandbox::detail {
+
+SBX_INLINE std::span<const std::string> PathPoints::beneath(const std::string& dir) const {
+    // Those that start with "DIR/" sort from "DIR/" up to "DIR0" ('0' follows '/').
+    const std::string prefix = dir == "/" ? dir : dir + "/";
+    std::string end = prefix;
+    end.back() = '0';
+    auto first = std::lower_bound(points_.begin(), points_.end(), prefix);
+    if (first != points_.end() && *first == dir) ++first;  // `/` itself
+    return {first, std::lower_bound(first, points_.end(), end)};
+}
+
+SBX_INLINE bool PathPoints::at_or_under_one(std::string p) const {
+    for (;;) {
+        if (contains(p)) return true;
+        if (p == "/") return false;
+        p = paths::parent(p);
+    }
+}
+
+SBX_INLINE std::string name_points(const std::string& dir, std::span<const std::string> points) {
+    constexpr std::size_t kNamed = 3;
+    const std::size_t skip = dir == "/" ? 0 : dir.size() + 1;
+    std::string out;
+    const std::size_t n = std::min(points.size(), kNamed);
+    for (std::size_t i = 0; i < n; ++i) {
+        if (i > 0) out += i + 1 == n && points.size() <= kNamed ? " and " : ", ";
+        out += points[i].substr(skip);
+    }
+    if (points.size() > kNamed) out += " and " + std::to_string(points.size() - kNamed) + " more";
+    return out;
+}
+
+SBX_INLINE std::string child_of(const std::string& dir, const std::string& name) {
+    return dir == "/" ? "/" + name : dir + "/" + name;
+}
+
+SBX_INLINE expected<void> Splitter::split(const Side& side, const std::string& start, const std::string& why) {
+    auto st = look(side, start, "");
+    if (!st) return {};
+    if (side.stops.contains(start)) return {};
+    if (side.stops.beneath(start).empty() || st->type != FileType::directory)
+        return grant(start, side.whole, *st, why);
+    const std::string part_why = std::string(side.access_word) + ": no " + std::string(side.stop_word) +
+                                 " path beneath; part of " + start + ", split around " +
+                                 name_points(start, side.stops.beneath(start));
+    std::vector<std::string> todo{start};
+    while (!todo.empty()) {
+        const std::string dir = std::move(todo.back());
+        todo.pop_back();
+        if (!split_dirs_[side.whole == LandlockGrant::Kind::write].insert(dir).second) continue;  // split already
+        splitting_ = dir;
+        SBX_TRY(split_one(side, dir, part_why, todo));
+    }
+    splitting_.clear();
+    return {};
+}
+
+SBX_INLINE expected<void> Splitter::split_one(const Side& side, const std::string& dir, const std::string& why,
+                         std::vector<std::string>& todo) {
+    const auto stops = side.stops.beneath(dir);
+    const auto& listing = fs_.listing(dir);
+    if (!listing) {
+        warnings.push_back(Warning{dir, "",
+                                   "the weaker sandbox cannot list " + dir + " (" + listing.error().message +
+                                       ") to split it around the " + std::string(side.stop_word) + " path" +
+                                       (stops.size() == 1 ? " " : "s ") + name_points(dir, stops) +
+                                       ", so nothing in or beneath it is " + std::string(side.access_word) +
+                                       " unless another rule grants it",
+                                   WarningScope::linux_only});
+        return {};
+    }
+    if (side.along)
+        SBX_TRY(grant(dir, *side.along, FileStat{FileType::directory},
+                      "listable, not readable: holds the " + std::string(side.stop_word) + " " +
+                          name_points(dir, stops)));
+    std::vector<const FsView::Entry*> entries;
+    entries.reserve(listing->size());
+    for (const auto& e : *listing) entries.push_back(&e);
+    std::sort(entries.begin(), entries.end(), [](const auto* a, const auto* b) { return a->name < b->name; });
+    for (const auto* e : entries) {
+        const std::string p = child_of(dir, e->name);
+        if (side.stops.contains(p)) continue;
+        const auto st = e->type ? std::optional<FileStat>(FileStat{*e->type}) : look(side, p, dir);
+        if (!st || st->type == FileType::symlink) continue;
+        if (st->type == FileType::directory && !side.stops.beneath(p).empty()) todo.push_back(p);
+        else SBX_TRY(grant(p, side.whole, *st, why));
+    }
+    return {};
+}
+
+SBX_INLINE std::optional<FileStat> Splitter::look(const Side& side, const std::string& p, const std::string& in) {
+    auto st = fs_.lstat(p);
+    if (!st) {
+        warnings.push_back(Warning{p, "",
+                                   "the weaker sandbox cannot look at " + p + " (" + st.error().message +
+                                       "), so it is not " + std::string(side.access_word) +
+                                       (in.empty() ? std::string() : " as part of " + in),
+                                   WarningScope::linux_only});
+        return std::nullopt;
+    }
+    if (!*st || (*st)->type == FileType::symlink) return std::nullopt;
+    return **st;
+}
+
+SBX_INLINE expected<void> Splitter::grant(const std::string& p, LandlockGrant::Kind kind, const FileStat& st, std::string why) {
+    grants.push_back(LandlockGrant{p, kind, st.type == FileType::directory, std::move(why)});
+    if (grants.size() <= limit_ + slack_) return {};
+    const std::string& where = splitting_.empty() ? p : splitting_;
+    return fail(Error(Errc::sandbox_unavailable,
+                      "the weaker sandbox needs more than " + std::to_string(limit_) +
+                          " Landlock rules: splitting around protected and hidden paths gives a rule to each "
+                          "entry of every directory on the way to one, and the limit was reached " +
+                          (splitting_.empty() ? "at " : "while splitting ") + where)
+                    .in_file(where));
+}
+
+SBX_INLINE std::vector<LandlockGrant> tidy(std::vector<LandlockGrant> grants) {
     std::stable_sort(grants.begin(), grants.end(), [](const LandlockGrant& a, const LandlockGrant& b) {
         return std::tie(a.path, a.kind) < std::tie(b.path, b.kind);
     });
@@ -328,12 +377,7 @@ inline std::vector<LandlockGrant> tidy(std::vector<LandlockGrant> grants) {
     return kept;
 }
 
-// The writing side's stops: what is read-only, masked or a placeholder in the
-// plan (a read-only link's name too: its directory splits around it), and the
-// names bubblewrap leaves writable and renames after the run
-// (filesystem.neutralise), which Landlock keeps from being made as it keeps
-// the placeholders' names.
-inline std::vector<std::string> protected_points(const Plan& plan) {
+SBX_INLINE std::vector<std::string> protected_points(const Plan& plan) {
     std::vector<std::string> out;
     for (const auto& m : plan.filesystem.mounts)
         if (m.kind != MountKind::bind && m.kind != MountKind::pin) out.push_back(m.path);
@@ -342,19 +386,12 @@ inline std::vector<std::string> protected_points(const Plan& plan) {
     return out;
 }
 
-}  // namespace detail
+}  // namespace sbx::linux_sandbox::detail
 
-// The Landlock file rules that stand in for the plan's mounts in the weaker
-// sandbox: writing where the writable binds are, except at and above what is
-// read-only, masked or a placeholder in them; reading everywhere except the
-// masks and `/dev` and, in place of each directory above one, listing; reading
-// the paths re-opened inside a masked directory; the devices of kWeakerDevices
-// that exist. A plan that does not isolate the
-// filesystem (filesystem.disabled) gets `/` to read and to write. Paths that do
-// not exist get nothing. Fails (Errc::sandbox_unavailable, naming the directory
-// being split) when it would take more than `max_grants` rules.
-inline expected<WeakerFsRules> weaker_fs_rules(const Plan& plan, const FsView& fs,
-                                               std::size_t max_grants = kMaxLandlockGrants) {
+namespace sbx::linux_sandbox {
+
+SBX_INLINE expected<WeakerFsRules> weaker_fs_rules(const Plan& plan, const FsView& fs,
+                                               std::size_t max_grants) {
     using Kind = LandlockGrant::Kind;
     WeakerFsRules out;
     if (!plan.filesystem.isolated) {
@@ -407,3 +444,4 @@ inline expected<WeakerFsRules> weaker_fs_rules(const Plan& plan, const FsView& f
 }
 
 }  // namespace sbx::linux_sandbox
+#endif

@@ -38,6 +38,7 @@
 #include <vector>
 
 #include "sbx/core/glob.hpp"
+#include "sbx/core/inline.hpp"
 #include "sbx/core/paths.hpp"
 #include "sbx/plan/plan.hpp"
 
@@ -46,7 +47,17 @@ namespace sbx::linux_sandbox {
 // The directories (or files) beneath which the wall lets the command change
 // anything, sorted, none beneath another; empty where the plan isolates
 // nothing (`filesystem.disabled`: `/` is writable, and there is no wall).
-inline std::vector<std::string> write_wall_paths(const Plan& plan) {
+SBX_INLINE std::vector<std::string> write_wall_paths(const Plan& plan);
+
+}  // namespace sbx::linux_sandbox
+
+// The definitions: inline in every program that includes this header, or
+// compiled once in the program that asks for that (sbx/core/inline.hpp).
+#if !defined(SBX_COMPILED_ENGINE) || defined(SBX_DEFINE_LINUX)
+
+namespace sbx::linux_sandbox {
+
+SBX_INLINE std::vector<std::string> write_wall_paths(const Plan& plan) {
     if (!plan.filesystem.isolated) return {};
     std::vector<std::string> out;
     for (const auto& r : plan.rules)
@@ -74,3 +85,4 @@ inline std::vector<std::string> write_wall_paths(const Plan& plan) {
 }
 
 }  // namespace sbx::linux_sandbox
+#endif

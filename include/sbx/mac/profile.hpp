@@ -26,6 +26,7 @@
 
 #include "sbx/core/expected.hpp"
 #include "sbx/core/glob.hpp"
+#include "sbx/core/inline.hpp"
 #include "sbx/core/paths.hpp"
 #include "sbx/mac/quote.hpp"
 #include "sbx/mac/rule_order.hpp"
@@ -48,9 +49,7 @@ struct ProfileOptions {
 namespace detail {
 
 // One placed rule as profile text: its note as a comment line, then the rule.
-inline std::string render(std::string_view verb, std::string_view operations, const Entry& e) {
-    return "; " + e.note + "\n(" + std::string(verb) + " " + std::string(operations) + " " + e.filter + ")\n";
-}
+SBX_INLINE std::string render(std::string_view verb, std::string_view operations, const Entry& e);
 
 }  // namespace detail
 
@@ -156,20 +155,61 @@ inline constexpr std::string_view kTerminalRules = R"SBPL(; ---- Pseudo-terminal
 namespace detail {
 
 // (VERB OPERATIONS FILTER) on a line of its own.
-inline void add_rule(std::string& out, std::string_view verb, std::string_view operations, const std::string& filter) {
+SBX_INLINE void add_rule(std::string& out, std::string_view verb, std::string_view operations, const std::string& filter);
+
+// (NAME "TEXT"), TEXT quoted as Seatbelt reads a string.
+SBX_INLINE expected<std::string> filter_of(std::string_view name, std::string_view text);
+
+// The network: nothing for a plan without one; else the launcher's proxy ports
+// on loopback, and loopback itself under allowLocalBinding.
+SBX_INLINE expected<void> network_rules(const Plan& plan, const ProfileOptions& opt, std::string& out);
+
+// Unix sockets: every path under allowAllUnixSockets, else the plan's paths, at
+// or under each (a glob as a regex), in both their /var and /private/var forms.
+SBX_INLINE expected<void> unix_socket_rules(const Plan& plan, std::string& out);
+
+// No protected, write-denied or hidden path, nor a directory above one, nor a
+// pinned mount, may be renamed or removed: one (deny file-write-unlink ...).
+SBX_INLINE expected<void> unlink_guard(const Plan& plan, const std::vector<Rule>& rules, std::string& out);
+
+// The files: everything under filesystem.disabled; else reads (everywhere but
+// the denies, the narrower rule winning), then writes (only inside writable
+// roots, where reads are allowed), each with the credential stores' blocks, then
+// the protected and write-denied paths, then the unlink guard.
+SBX_INLINE expected<void> file_rules(const Plan& plan, std::string& out);
+
+}  // namespace detail
+
+// The profile for `plan`. Errors: INVALID_PLAN when the plan confines files but
+// holds no file rules (an older plan, or one written by hand without them), or a
+// pattern is not absolute; INVALID_ARGUMENT when a path holds NUL, a pattern
+// cannot be said as a Seatbelt regex, or a proxy port is 0. The text is the same
+// for the same plan and options, byte for byte.
+SBX_INLINE expected<std::string> profile(const Plan& plan, const ProfileOptions& opt = {});
+
+}  // namespace sbx::mac
+
+// The definitions: inline in every program that includes this header, or
+// compiled once in the program that asks for that (sbx/core/inline.hpp).
+#if !defined(SBX_COMPILED_ENGINE) || defined(SBX_DEFINE_MAC)
+
+namespace sbx::mac::detail {
+
+SBX_INLINE std::string render(std::string_view verb, std::string_view operations, const Entry& e) {
+    return "; " + e.note + "\n(" + std::string(verb) + " " + std::string(operations) + " " + e.filter + ")\n";
+}
+
+SBX_INLINE void add_rule(std::string& out, std::string_view verb, std::string_view operations, const std::string& filter) {
     out += "(" + std::string(verb) + " " + std::string(operations) + " " + filter + ")\n";
 }
 
-// (NAME "TEXT"), TEXT quoted as Seatbelt reads a string.
-inline expected<std::string> filter_of(std::string_view name, std::string_view text) {
+SBX_INLINE expected<std::string> filter_of(std::string_view name, std::string_view text) {
     auto q = quote(text);
     SBX_TRY(q);
     return "(" + std::string(name) + " " + *q + ")";
 }
 
-// The network: nothing for a plan without one; else the launcher's proxy ports
-// on loopback, and loopback itself under allowLocalBinding.
-inline expected<void> network_rules(const Plan& plan, const ProfileOptions& opt, std::string& out) {
+SBX_INLINE expected<void> network_rules(const Plan& plan, const ProfileOptions& opt, std::string& out) {
     out += "\n; ---- Network ----\n";
     if (plan.network.mode == NetworkMode::none) {
         out += "; The plan's network is none: no host, not even the proxy, is reachable.\n";
@@ -200,9 +240,7 @@ inline expected<void> network_rules(const Plan& plan, const ProfileOptions& opt,
     return {};
 }
 
-// Unix sockets: every path under allowAllUnixSockets, else the plan's paths, at
-// or under each (a glob as a regex), in both their /var and /private/var forms.
-inline expected<void> unix_socket_rules(const Plan& plan, std::string& out) {
+SBX_INLINE expected<void> unix_socket_rules(const Plan& plan, std::string& out) {
     if (plan.all_unix_sockets || !plan.unix_socket_paths.empty()) {
         out += "; Unix sockets need a socket of the domain first (socket(2) names no path).\n";
         add_rule(out, "allow", "system-socket", "(socket-domain AF_UNIX)");
@@ -241,9 +279,7 @@ inline expected<void> unix_socket_rules(const Plan& plan, std::string& out) {
     return {};
 }
 
-// No protected, write-denied or hidden path, nor a directory above one, nor a
-// pinned mount, may be renamed or removed: one (deny file-write-unlink ...).
-inline expected<void> unlink_guard(const Plan& plan, const std::vector<Rule>& rules, std::string& out) {
+SBX_INLINE expected<void> unlink_guard(const Plan& plan, const std::vector<Rule>& rules, std::string& out) {
     std::set<std::string> literals, regexes;
     std::vector<std::string> exact;
     for (const auto& r : rules) {
@@ -279,11 +315,7 @@ inline expected<void> unlink_guard(const Plan& plan, const std::vector<Rule>& ru
     return {};
 }
 
-// The files: everything under filesystem.disabled; else reads (everywhere but
-// the denies, the narrower rule winning), then writes (only inside writable
-// roots, where reads are allowed), each with the credential stores' blocks, then
-// the protected and write-denied paths, then the unlink guard.
-inline expected<void> file_rules(const Plan& plan, std::string& out) {
+SBX_INLINE expected<void> file_rules(const Plan& plan, std::string& out) {
     if (!plan.filesystem.isolated) {
         out += "\n; ---- Files: filesystem.disabled, no file restriction ----\n";
         out += "(allow file-read*)\n(allow file-write*)\n";
@@ -332,14 +364,11 @@ inline expected<void> file_rules(const Plan& plan, std::string& out) {
     return unlink_guard(plan, *rules, out);
 }
 
-}  // namespace detail
+}  // namespace sbx::mac::detail
 
-// The profile for `plan`. Errors: INVALID_PLAN when the plan confines files but
-// holds no file rules (an older plan, or one written by hand without them), or a
-// pattern is not absolute; INVALID_ARGUMENT when a path holds NUL, a pattern
-// cannot be said as a Seatbelt regex, or a proxy port is 0. The text is the same
-// for the same plan and options, byte for byte.
-inline expected<std::string> profile(const Plan& plan, const ProfileOptions& opt = {}) {
+namespace sbx::mac {
+
+SBX_INLINE expected<std::string> profile(const Plan& plan, const ProfileOptions& opt) {
     std::string out =
         "; sbx: the Seatbelt profile of one command, made from its plan (docs/seatbelt.md).\n"
         "; Seatbelt decides by the last rule that matches, so the order below is the policy.\n"
@@ -358,3 +387,4 @@ inline expected<std::string> profile(const Plan& plan, const ProfileOptions& opt
 }
 
 }  // namespace sbx::mac
+#endif

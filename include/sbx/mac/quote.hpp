@@ -10,6 +10,7 @@
 #include <string_view>
 
 #include "sbx/core/expected.hpp"
+#include "sbx/core/inline.hpp"
 
 namespace sbx::mac {
 
@@ -19,7 +20,17 @@ namespace sbx::mac {
 // escaped and every other byte (newline, `(`, `;`, `#` included) stands for
 // itself inside the quotes. NUL is refused: sandbox-exec takes the profile as a
 // C string, which would end there. Errors: INVALID_ARGUMENT.
-inline expected<std::string> quote(std::string_view text) {
+SBX_INLINE expected<std::string> quote(std::string_view text);
+
+}  // namespace sbx::mac
+
+// The definitions: inline in every program that includes this header, or
+// compiled once in the program that asks for that (sbx/core/inline.hpp).
+#if !defined(SBX_COMPILED_ENGINE) || defined(SBX_DEFINE_MAC)
+
+namespace sbx::mac {
+
+SBX_INLINE expected<std::string> quote(std::string_view text) {
     std::string out;
     out.reserve(text.size() + 2);
     out += '"';
@@ -39,3 +50,4 @@ inline expected<std::string> quote(std::string_view text) {
 }
 
 }  // namespace sbx::mac
+#endif

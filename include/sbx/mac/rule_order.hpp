@@ -27,6 +27,7 @@
 
 #include "sbx/core/expected.hpp"
 #include "sbx/core/glob.hpp"
+#include "sbx/core/inline.hpp"
 #include "sbx/core/paths.hpp"
 #include "sbx/mac/quote.hpp"
 #include "sbx/mac/sbpl_regex.hpp"
@@ -73,7 +74,83 @@ inline bool is_allow(FsRule::Kind k) { return k == FsRule::Kind::allow_read || k
 
 // The name a glob component without wildcards matches (its escapes undone), or
 // nullopt when it holds an unescaped `*`, `?` or `[`.
-inline std::optional<std::string> literal_name(std::string_view comp) {
+SBX_INLINE std::optional<std::string> literal_name(std::string_view comp);
+
+// The plan's patterns are globs throughout: a rule on a path (the root, the
+// temporary directory, a protected path) comes with its special characters
+// escaped (make_plan.hpp), so a component without a wildcard is a name to match as it is.
+SBX_INLINE expected<Rule> make_rule(std::size_t index, bool alias, FsRule::Kind kind, const std::string& pattern);
+
+// The plan's file rules, each followed by its /private form where it has one.
+SBX_INLINE expected<std::vector<Rule>> plan_rules(const Plan& plan);
+
+// The pattern positions reachable after its first components have matched all of
+// `comps` (a literal path's components), `**` closed over; empty when none is.
+SBX_INLINE std::vector<std::size_t> positions_after(const std::vector<std::string>& pat,
+                                                const std::vector<std::string>& comps);
+
+// A filter for the paths strictly below the literal path `base` where the
+// pattern `pat` matches, given the positions reached at `base`. Each position
+// leaves at least one component to match, or the pattern would match `base`.
+SBX_INLINE expected<std::string> below_filter(const std::string& base, const std::vector<std::string>& pat,
+                                          const std::vector<std::size_t>& positions);
+
+// One file rule in its place. Phases at one depth: allows, then denies (a tie
+// goes to the deny), then allows a `**` makes deeper than a deny, then denies a
+// `**` makes deeper than an allow (a conflict between two `**` rules stays denied).
+struct Entry {
+    std::size_t key = 0;
+    int phase = 0;
+    bool allow = false;
+    std::string filter;
+    const Rule* rule = nullptr;  // whose region this is part of
+    std::string note;            // the comment above it
+};
+
+SBX_INLINE std::string rule_name(const Rule& r);
+
+// The read rules in order (fs_rules.hpp's decide() for reads, as Seatbelt's last
+// match): each rule at the shallowest depth it can match, and the repetitions a
+// `**` rule needs where it can match deeper than a rule that comes after it.
+SBX_INLINE expected<std::vector<Entry>> read_entries(const std::vector<Rule>& rules);
+
+// The write rules in the same order: a path is writable where it is readable and
+// inside a writable root, so every read deny denies writes, a writable root
+// allows them, and a re-opened read allows them only inside a writable root.
+SBX_INLINE std::vector<Entry> write_entries(const std::vector<Entry>& reads, const std::vector<Rule>& rules);
+
+// A credential store placed again after every other file rule: inside it only
+// the allow-read rules at or under it count (fs_rules.hpp), so its region is
+// denied once more and then decided by those and every other read deny alone,
+// each cut to the region. Without an allow that can reach into the store, the
+// ordinary order decides it already and it needs no block.
+struct StoreBlock {
+    const Rule* store = nullptr;
+    std::vector<Rule> rules;   // the read denies but the store, and the allow-reads at or under it
+    std::vector<Entry> reads;  // their entries, as read_entries() places them
+};
+
+SBX_INLINE expected<std::deque<StoreBlock>> store_blocks(const std::vector<Rule>& rules);
+
+// `e` cut to the region of `store`.
+SBX_INLINE Entry inside(const Entry& e, const Rule& store);
+
+// The directories above `r`'s paths, and (for a pattern) the partial matches
+// above its first `**`: the rename or removal of any of them would carry the
+// guarded path elsewhere.
+SBX_INLINE expected<void> add_ancestors(const Rule& r, std::set<std::string>& literals, std::set<std::string>& regexes);
+
+}  // namespace detail
+
+}  // namespace sbx::mac
+
+// The definitions: inline in every program that includes this header, or
+// compiled once in the program that asks for that (sbx/core/inline.hpp).
+#if !defined(SBX_COMPILED_ENGINE) || defined(SBX_DEFINE_MAC)
+
+namespace sbx::mac::detail {
+
+SBX_INLINE std::optional<std::string> literal_name(std::string_view comp) {
     std::string out;
     for (std::size_t i = 0; i < comp.size(); ++i) {
         const char c = comp[i];
@@ -88,10 +165,7 @@ inline std::optional<std::string> literal_name(std::string_view comp) {
     return out;
 }
 
-// The plan's patterns are globs throughout: a rule on a path (the root, the
-// temporary directory, a protected path) comes with its special characters
-// escaped (make_plan.hpp), so a component without a wildcard is a name to match as it is.
-inline expected<Rule> make_rule(std::size_t index, bool alias, FsRule::Kind kind, const std::string& pattern) {
+SBX_INLINE expected<Rule> make_rule(std::size_t index, bool alias, FsRule::Kind kind, const std::string& pattern) {
     Rule r;
     r.index = index;
     r.alias = alias;
@@ -138,8 +212,7 @@ inline expected<Rule> make_rule(std::size_t index, bool alias, FsRule::Kind kind
     return r;
 }
 
-// The plan's file rules, each followed by its /private form where it has one.
-inline expected<std::vector<Rule>> plan_rules(const Plan& plan) {
+SBX_INLINE expected<std::vector<Rule>> plan_rules(const Plan& plan) {
     std::vector<Rule> out;
     for (std::size_t i = 0; i < plan.rules.size(); ++i) {
         const auto& pr = plan.rules[i];
@@ -161,9 +234,7 @@ inline expected<std::vector<Rule>> plan_rules(const Plan& plan) {
     return out;
 }
 
-// The pattern positions reachable after its first components have matched all of
-// `comps` (a literal path's components), `**` closed over; empty when none is.
-inline std::vector<std::size_t> positions_after(const std::vector<std::string>& pat,
+SBX_INLINE std::vector<std::size_t> positions_after(const std::vector<std::string>& pat,
                                                 const std::vector<std::string>& comps) {
     const std::size_t n = pat.size();
     std::vector<char> reach(n + 1, 0);
@@ -197,10 +268,7 @@ inline std::vector<std::size_t> positions_after(const std::vector<std::string>& 
     return out;
 }
 
-// A filter for the paths strictly below the literal path `base` where the
-// pattern `pat` matches, given the positions reached at `base`. Each position
-// leaves at least one component to match, or the pattern would match `base`.
-inline expected<std::string> below_filter(const std::string& base, const std::vector<std::string>& pat,
+SBX_INLINE expected<std::string> below_filter(const std::string& base, const std::vector<std::string>& pat,
                                           const std::vector<std::size_t>& positions) {
     std::string re = "^";
     if (base != "/") append_regex_literal(re, base);
@@ -223,28 +291,13 @@ inline expected<std::string> below_filter(const std::string& base, const std::ve
     return "(regex " + *q + ")";
 }
 
-// One file rule in its place. Phases at one depth: allows, then denies (a tie
-// goes to the deny), then allows a `**` makes deeper than a deny, then denies a
-// `**` makes deeper than an allow (a conflict between two `**` rules stays denied).
-struct Entry {
-    std::size_t key = 0;
-    int phase = 0;
-    bool allow = false;
-    std::string filter;
-    const Rule* rule = nullptr;  // whose region this is part of
-    std::string note;            // the comment above it
-};
-
-inline std::string rule_name(const Rule& r) {
+SBX_INLINE std::string rule_name(const Rule& r) {
     std::string out = "plan.rules[" + std::to_string(r.index) + "] " + std::string(plan_rule_kind_name(r.kind));
     if (r.alias) out += " (its /private form)";
     return out;
 }
 
-// The read rules in order (fs_rules.hpp's decide() for reads, as Seatbelt's last
-// match): each rule at the shallowest depth it can match, and the repetitions a
-// `**` rule needs where it can match deeper than a rule that comes after it.
-inline expected<std::vector<Entry>> read_entries(const std::vector<Rule>& rules) {
+SBX_INLINE expected<std::vector<Entry>> read_entries(const std::vector<Rule>& rules) {
     std::vector<Entry> out;
     for (const auto& r : rules) {
         if (r.kind == FsRule::Kind::deny_read)
@@ -297,10 +350,7 @@ inline expected<std::vector<Entry>> read_entries(const std::vector<Rule>& rules)
     return out;
 }
 
-// The write rules in the same order: a path is writable where it is readable and
-// inside a writable root, so every read deny denies writes, a writable root
-// allows them, and a re-opened read allows them only inside a writable root.
-inline std::vector<Entry> write_entries(const std::vector<Entry>& reads, const std::vector<Rule>& rules) {
+SBX_INLINE std::vector<Entry> write_entries(const std::vector<Entry>& reads, const std::vector<Rule>& rules) {
     std::vector<Entry> out;
     for (const auto& e : reads) {
         if (!e.allow || e.rule->kind == FsRule::Kind::writable) {
@@ -326,18 +376,7 @@ inline std::vector<Entry> write_entries(const std::vector<Entry>& reads, const s
     return out;
 }
 
-// A credential store placed again after every other file rule: inside it only
-// the allow-read rules at or under it count (fs_rules.hpp), so its region is
-// denied once more and then decided by those and every other read deny alone,
-// each cut to the region. Without an allow that can reach into the store, the
-// ordinary order decides it already and it needs no block.
-struct StoreBlock {
-    const Rule* store = nullptr;
-    std::vector<Rule> rules;   // the read denies but the store, and the allow-reads at or under it
-    std::vector<Entry> reads;  // their entries, as read_entries() places them
-};
-
-inline expected<std::deque<StoreBlock>> store_blocks(const std::vector<Rule>& rules) {
+SBX_INLINE expected<std::deque<StoreBlock>> store_blocks(const std::vector<Rule>& rules) {
     // Whether `r` can name a path at or under the store `d` (a plain path).
     auto reaches_into = [](const Rule& r, const Rule& d) {
         return paths::at_or_under(r.literal, d.literal) ||
@@ -369,16 +408,12 @@ inline expected<std::deque<StoreBlock>> store_blocks(const std::vector<Rule>& ru
     return out;
 }
 
-// `e` cut to the region of `store`.
-inline Entry inside(const Entry& e, const Rule& store) {
+SBX_INLINE Entry inside(const Entry& e, const Rule& store) {
     return Entry{e.key, e.phase, e.allow, "(require-all " + e.filter + " " + store.region + ")", e.rule,
                  e.note + ", inside " + rule_name(store)};
 }
 
-// The directories above `r`'s paths, and (for a pattern) the partial matches
-// above its first `**`: the rename or removal of any of them would carry the
-// guarded path elsewhere.
-inline expected<void> add_ancestors(const Rule& r, std::set<std::string>& literals, std::set<std::string>& regexes) {
+SBX_INLINE expected<void> add_ancestors(const Rule& r, std::set<std::string>& literals, std::set<std::string>& regexes) {
     for (std::size_t k = 1; k < std::min(r.names.size(), r.literal_comps + 1); ++k)
         literals.insert(join_components(
             std::vector<std::string>(r.names.begin(), r.names.begin() + static_cast<std::ptrdiff_t>(k))));
@@ -392,6 +427,5 @@ inline expected<void> add_ancestors(const Rule& r, std::set<std::string>& litera
     return {};
 }
 
-}  // namespace detail
-
-}  // namespace sbx::mac
+}  // namespace sbx::mac::detail
+#endif

@@ -18,6 +18,7 @@
 
 #include "sbx/core/expected.hpp"
 #include "sbx/core/glob.hpp"
+#include "sbx/core/inline.hpp"
 #include "sbx/core/paths.hpp"
 
 namespace sbx::mac {
@@ -29,12 +30,7 @@ namespace detail {
 // escape of them is undefined, so they stay bare.
 inline constexpr std::string_view kRegexSpecial = "\\^$.|?*+()[{";
 
-inline void append_regex_literal(std::string& out, std::string_view s) {
-    for (const char c : s) {
-        if (kRegexSpecial.find(c) != std::string_view::npos) out += '\\';
-        out += c;
-    }
-}
+SBX_INLINE void append_regex_literal(std::string& out, std::string_view s);
 
 // The characters of a glob set `[...]` starting at pattern[i], as
 // glob::detail::match_set reads them (before any negation). `valid` false: no
@@ -46,20 +42,7 @@ struct GlobSet {
     std::size_t end = 0;  // one past the closing `]`
 };
 
-inline GlobSet parse_glob_set(std::string_view pat, std::size_t i) {
-    // The engine's own matcher decides membership, so the regex can never read a
-    // set otherwise than a rule's decision does.
-    GlobSet s;
-    s.negate = i + 1 < pat.size() && (pat[i + 1] == '!' || pat[i + 1] == '^');
-    for (unsigned c = 0; c < 256; ++c) {
-        std::size_t at = i;
-        const bool matched = glob::detail::match_set(pat, at, static_cast<char>(c), s.valid);
-        if (!s.valid) return GlobSet{};
-        s.members.set(c, matched != s.negate);
-        s.end = at;
-    }
-    return s;
-}
+SBX_INLINE GlobSet parse_glob_set(std::string_view pat, std::size_t i);
 
 enum class CharClass { digit, lower, upper, other };
 
@@ -74,7 +57,73 @@ constexpr CharClass char_class(unsigned c) {
 // ECMAScript regexes read it alike: runs of letters or digits as ranges, `[`
 // after the plain characters (never before `:`, `.` or `=`), `^` never first,
 // `-` last. `m` holds neither `]`, `\` nor NUL, and more than `^` alone.
-inline std::string bracket_body(const std::bitset<256>& m) {
+SBX_INLINE std::string bracket_body(const std::bitset<256>& m);
+
+// A glob set as a regex matching one character of a component (never `/`).
+SBX_INLINE expected<std::string> set_regex(const GlobSet& s, std::string_view component);
+
+// One component of a pattern (not `**`) as a regex for one path component.
+SBX_INLINE expected<std::string> component_regex(std::string_view comp);
+
+// Components as a regex for the path they name, with no anchors: `**` is zero or
+// more components, anything else one.
+SBX_INLINE expected<std::string> components_regex(std::span<const std::string> comps);
+
+// What a regex covers: the paths a pattern names, or those and everything below.
+enum class Reach { exact, below };
+
+SBX_INLINE expected<std::string> anchored(std::span<const std::string> comps, Reach reach);
+
+SBX_INLINE std::vector<std::string> owned_components(std::string_view p);
+
+SBX_INLINE std::vector<std::string_view> views(const std::vector<std::string>& v);
+
+// A trailing `**` adds nothing to what a rule covers (a rule on a directory
+// covers everything below it), so it is dropped: `/a/**` is `/a`.
+SBX_INLINE void drop_trailing_stars(std::vector<std::string>& comps);
+
+SBX_INLINE std::string join_components(const std::vector<std::string>& comps);
+
+}  // namespace detail
+
+// A pattern (glob.hpp) as an anchored regex matching every path the pattern
+// names and everything below them, as a rule covers what lies under the
+// directory it names. Literal characters are escaped; `*` and `?` never match
+// `/`; `**` stands for zero or more whole components. Errors (INVALID_ARGUMENT):
+// a set that matches no character, or a negated set excluding `]` or `\`.
+SBX_INLINE expected<std::string> glob_regex(std::string_view pattern);
+
+}  // namespace sbx::mac
+
+// The definitions: inline in every program that includes this header, or
+// compiled once in the program that asks for that (sbx/core/inline.hpp).
+#if !defined(SBX_COMPILED_ENGINE) || defined(SBX_DEFINE_MAC)
+
+namespace sbx::mac::detail {
+
+SBX_INLINE void append_regex_literal(std::string& out, std::string_view s) {
+    for (const char c : s) {
+        if (kRegexSpecial.find(c) != std::string_view::npos) out += '\\';
+        out += c;
+    }
+}
+
+SBX_INLINE GlobSet parse_glob_set(std::string_view pat, std::size_t i) {
+    // The engine's own matcher decides membership, so the regex can never read a
+    // set otherwise than a rule's decision does.
+    GlobSet s;
+    s.negate = i + 1 < pat.size() && (pat[i + 1] == '!' || pat[i + 1] == '^');
+    for (unsigned c = 0; c < 256; ++c) {
+        std::size_t at = i;
+        const bool matched = glob::detail::match_set(pat, at, static_cast<char>(c), s.valid);
+        if (!s.valid) return GlobSet{};
+        s.members.set(c, matched != s.negate);
+        s.end = at;
+    }
+    return s;
+}
+
+SBX_INLINE std::string bracket_body(const std::bitset<256>& m) {
     std::string plain;
     for (unsigned c = 1; c < 256; ++c) {
         if (!m.test(c) || c == '[' || c == '^' || c == '-') continue;
@@ -98,8 +147,7 @@ inline std::string bracket_body(const std::bitset<256>& m) {
     return out;
 }
 
-// A glob set as a regex matching one character of a component (never `/`).
-inline expected<std::string> set_regex(const GlobSet& s, std::string_view component) {
+SBX_INLINE expected<std::string> set_regex(const GlobSet& s, std::string_view component) {
     const std::string where = "the set in '" + std::string(component) + "'";
     if (s.negate) {
         // `]` or `\` inside a negated bracket reads differently in POSIX and in
@@ -138,8 +186,7 @@ inline expected<std::string> set_regex(const GlobSet& s, std::string_view compon
     return out + ")";
 }
 
-// One component of a pattern (not `**`) as a regex for one path component.
-inline expected<std::string> component_regex(std::string_view comp) {
+SBX_INLINE expected<std::string> component_regex(std::string_view comp) {
     std::string out;
     for (std::size_t i = 0; i < comp.size();) {
         const char c = comp[i];
@@ -171,9 +218,7 @@ inline expected<std::string> component_regex(std::string_view comp) {
     return out;
 }
 
-// Components as a regex for the path they name, with no anchors: `**` is zero or
-// more components, anything else one.
-inline expected<std::string> components_regex(std::span<const std::string> comps) {
+SBX_INLINE expected<std::string> components_regex(std::span<const std::string> comps) {
     std::string out;
     for (const auto& c : comps) {
         if (c == "**") {
@@ -187,50 +232,43 @@ inline expected<std::string> components_regex(std::span<const std::string> comps
     return out;
 }
 
-// What a regex covers: the paths a pattern names, or those and everything below.
-enum class Reach { exact, below };
-
-inline expected<std::string> anchored(std::span<const std::string> comps, Reach reach) {
+SBX_INLINE expected<std::string> anchored(std::span<const std::string> comps, Reach reach) {
     if (comps.empty()) return std::string(reach == Reach::exact ? "^/$" : "^/.*$");
     auto body = components_regex(comps);
     SBX_TRY(body);
     return "^" + *body + (reach == Reach::exact ? "$" : "(/.*)?$");
 }
 
-inline std::vector<std::string> owned_components(std::string_view p) {
+SBX_INLINE std::vector<std::string> owned_components(std::string_view p) {
     std::vector<std::string> out;
     for (auto c : paths::components(p)) out.emplace_back(c);
     return out;
 }
 
-inline std::vector<std::string_view> views(const std::vector<std::string>& v) {
+SBX_INLINE std::vector<std::string_view> views(const std::vector<std::string>& v) {
     return std::vector<std::string_view>(v.begin(), v.end());
 }
 
-// A trailing `**` adds nothing to what a rule covers (a rule on a directory
-// covers everything below it), so it is dropped: `/a/**` is `/a`.
-inline void drop_trailing_stars(std::vector<std::string>& comps) {
+SBX_INLINE void drop_trailing_stars(std::vector<std::string>& comps) {
     while (!comps.empty() && comps.back() == "**") comps.pop_back();
 }
 
-inline std::string join_components(const std::vector<std::string>& comps) {
+SBX_INLINE std::string join_components(const std::vector<std::string>& comps) {
     if (comps.empty()) return "/";
     std::string out;
     for (const auto& c : comps) out += "/" + c;
     return out;
 }
 
-}  // namespace detail
+}  // namespace sbx::mac::detail
 
-// A pattern (glob.hpp) as an anchored regex matching every path the pattern
-// names and everything below them, as a rule covers what lies under the
-// directory it names. Literal characters are escaped; `*` and `?` never match
-// `/`; `**` stands for zero or more whole components. Errors (INVALID_ARGUMENT):
-// a set that matches no character, or a negated set excluding `]` or `\`.
-inline expected<std::string> glob_regex(std::string_view pattern) {
+namespace sbx::mac {
+
+SBX_INLINE expected<std::string> glob_regex(std::string_view pattern) {
     auto comps = detail::owned_components(pattern);
     detail::drop_trailing_stars(comps);
     return detail::anchored(comps, detail::Reach::below);
 }
 
 }  // namespace sbx::mac
+#endif

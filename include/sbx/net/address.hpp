@@ -22,6 +22,8 @@
 #include <string>
 #include <string_view>
 
+#include "sbx/core/inline.hpp"
+
 namespace sbx::net {
 
 // An IPv4 or IPv6 address: a value, compared byte by byte (every IPv4 address sorts
@@ -452,7 +454,34 @@ constexpr AddressClass classify(const Address& a) noexcept { return classificati
 
 namespace detail {
 
-inline void append_decimal(std::string& out, unsigned v) {
+SBX_INLINE void append_decimal(std::string& out, unsigned v);
+
+SBX_INLINE void append_dotted(std::string& out, const Address& a, std::size_t at);
+
+// Groups 0..n-1 of `a` in RFC 5952 form: lowercase hex without leading zeros, the
+// longest run of two or more zero groups (the first of equal runs) written `::`.
+SBX_INLINE void append_groups(std::string& out, const Address& a, std::size_t n);
+
+}  // namespace detail
+
+// The canonical text of an address, without brackets: IPv4 as a dotted quad; IPv6 as
+// RFC 5952 writes it (lowercase, no leading zeros, the longest run of two or more zero
+// groups compressed to `::`, the first on a tie). Per RFC 5952 5, an address under one
+// of the well-known prefixes that carry an IPv4 address, ::ffff:0:0/96 (mapped) and
+// 64:ff9b::/96 (NAT64), ends in a dotted quad: "::ffff:1.2.3.4", "64:ff9b::1.2.3.4".
+// Other addresses print in hex ("::102:304", not "::1.2.3.4"). parse_ipv6(to_string(a))
+// == a for every IPv6 address; unmap() first to print a mapped address as IPv4.
+SBX_INLINE std::string to_string(const Address& a);
+
+}  // namespace sbx::net
+
+// The definitions: inline in every program that includes this header, or
+// compiled once in the program that asks for that (sbx/core/inline.hpp).
+#if !defined(SBX_COMPILED_ENGINE) || defined(SBX_DEFINE_NET)
+
+namespace sbx::net::detail {
+
+SBX_INLINE void append_decimal(std::string& out, unsigned v) {
     char digits[3];
     std::size_t n = 0;
     do {
@@ -462,16 +491,14 @@ inline void append_decimal(std::string& out, unsigned v) {
     while (n > 0) out += digits[--n];
 }
 
-inline void append_dotted(std::string& out, const Address& a, std::size_t at) {
+SBX_INLINE void append_dotted(std::string& out, const Address& a, std::size_t at) {
     for (std::size_t k = 0; k < 4; ++k) {
         if (k > 0) out += '.';
         append_decimal(out, a.bytes[at + k]);
     }
 }
 
-// Groups 0..n-1 of `a` in RFC 5952 form: lowercase hex without leading zeros, the
-// longest run of two or more zero groups (the first of equal runs) written `::`.
-inline void append_groups(std::string& out, const Address& a, std::size_t n) {
+SBX_INLINE void append_groups(std::string& out, const Address& a, std::size_t n) {
     std::size_t best_start = n, best_length = 0;
     for (std::size_t k = 0; k < n;) {
         if (a.bytes[2 * k] != 0 || a.bytes[2 * k + 1] != 0) {
@@ -505,16 +532,11 @@ inline void append_groups(std::string& out, const Address& a, std::size_t n) {
     }
 }
 
-}  // namespace detail
+}  // namespace sbx::net::detail
 
-// The canonical text of an address, without brackets: IPv4 as a dotted quad; IPv6 as
-// RFC 5952 writes it (lowercase, no leading zeros, the longest run of two or more zero
-// groups compressed to `::`, the first on a tie). Per RFC 5952 5, an address under one
-// of the well-known prefixes that carry an IPv4 address, ::ffff:0:0/96 (mapped) and
-// 64:ff9b::/96 (NAT64), ends in a dotted quad: "::ffff:1.2.3.4", "64:ff9b::1.2.3.4".
-// Other addresses print in hex ("::102:304", not "::1.2.3.4"). parse_ipv6(to_string(a))
-// == a for every IPv6 address; unmap() first to print a mapped address as IPv4.
-inline std::string to_string(const Address& a) {
+namespace sbx::net {
+
+SBX_INLINE std::string to_string(const Address& a) {
     std::string out;
     out.reserve(a.is_v4() ? 15 : 45);
     if (a.is_v4()) {
@@ -532,3 +554,4 @@ inline std::string to_string(const Address& a) {
 }
 
 }  // namespace sbx::net
+#endif

@@ -27,6 +27,7 @@
 #include <string_view>
 #include <vector>
 
+#include "sbx/core/inline.hpp"
 #include "sbx/net/address.hpp"
 #include "sbx/net/hosts.hpp"
 
@@ -85,7 +86,30 @@ struct ForwardSet {
 // decides where it leads; for the same listening address and port otherwise,
 // the first entry. Entries on a port below kFirstForwardPort get none and are
 // listed in `privileged`, each once. The rules are referred to, not copied.
-inline ForwardSet loopback_forwards(const HostRules& rules, const HostCall& call) {
+SBX_INLINE ForwardSet loopback_forwards(const HostRules& rules, const HostCall& call);
+
+// What sends a client of the proxy variables to the host's loopback on a port no
+// forward listens on: allowLocalBinding ("allowLocalBinding"), or the first
+// allowed entry (or host of the call) that names loopback with no port, a port
+// below kFirstForwardPort, or `*.localhost` (its text). nullopt when there is
+// none: every host loopback target the rules allow then has a forward on the
+// sandbox's own loopback, and the command's clients may go to loopback directly
+// (NO_PROXY), where they find the forwards and the servers the command starts.
+// Otherwise loopback must go through the proxy, to the host's, as before.
+SBX_INLINE std::optional<std::string> loopback_through_proxy(const HostRules& rules, const HostCall& call);
+
+// `a:port` as a client writes it: 127.0.0.1:5432, [::1]:8080.
+SBX_INLINE std::string address_port_text(const Address& a, std::uint16_t port);
+
+}  // namespace sbx::net
+
+// The definitions: inline in every program that includes this header, or
+// compiled once in the program that asks for that (sbx/core/inline.hpp).
+#if !defined(SBX_COMPILED_ENGINE) || defined(SBX_DEFINE_NET)
+
+namespace sbx::net {
+
+SBX_INLINE ForwardSet loopback_forwards(const HostRules& rules, const HostCall& call) {
     std::vector<const HostRule*> entries;
     for (const auto& r : rules.allowed) entries.push_back(&r);
     if (call.hosts)
@@ -116,15 +140,7 @@ inline ForwardSet loopback_forwards(const HostRules& rules, const HostCall& call
     return set;
 }
 
-// What sends a client of the proxy variables to the host's loopback on a port no
-// forward listens on: allowLocalBinding ("allowLocalBinding"), or the first
-// allowed entry (or host of the call) that names loopback with no port, a port
-// below kFirstForwardPort, or `*.localhost` (its text). nullopt when there is
-// none: every host loopback target the rules allow then has a forward on the
-// sandbox's own loopback, and the command's clients may go to loopback directly
-// (NO_PROXY), where they find the forwards and the servers the command starts.
-// Otherwise loopback must go through the proxy, to the host's, as before.
-inline std::optional<std::string> loopback_through_proxy(const HostRules& rules, const HostCall& call) {
+SBX_INLINE std::optional<std::string> loopback_through_proxy(const HostRules& rules, const HostCall& call) {
     if (rules.local) return std::string("allowLocalBinding");
     auto beyond = [](const HostRule& r) {
         const HostPattern& p = r.pattern;
@@ -141,9 +157,9 @@ inline std::optional<std::string> loopback_through_proxy(const HostRules& rules,
     return std::nullopt;
 }
 
-// `a:port` as a client writes it: 127.0.0.1:5432, [::1]:8080.
-inline std::string address_port_text(const Address& a, std::uint16_t port) {
+SBX_INLINE std::string address_port_text(const Address& a, std::uint16_t port) {
     return (a.is_v6() ? "[" + to_string(a) + "]" : to_string(a)) + ":" + std::to_string(port);
 }
 
 }  // namespace sbx::net
+#endif

@@ -17,6 +17,7 @@
 
 #include "sbx/core/ascii.hpp"
 #include "sbx/core/expected.hpp"
+#include "sbx/core/inline.hpp"
 #include "sbx/net/address.hpp"
 #include "sbx/net/host_port.hpp"
 
@@ -51,7 +52,61 @@ namespace detail {
 // 63 bytes, 253 in all, no label starting or ending with '-', and a last label
 // that is not all digits (that would be an address in disguise). Lower-cased,
 // trailing dot dropped. nullopt with the reason in `why` otherwise.
-inline std::optional<std::string> normal_name(std::string_view s, std::string& why) {
+SBX_INLINE std::optional<std::string> normal_name(std::string_view s, std::string& why);
+
+}  // namespace detail
+
+// Parses one pattern as settings write it. Fails (INVALID_SETTINGS, message
+// only: callers add the file and key) for anything else: a URL, a path, a CIDR
+// range, a wildcard anywhere but a whole first label, an unbracketed IPv6
+// address, a numeric form of IPv4 other than the dotted quad, control or
+// non-ASCII characters.
+SBX_INLINE expected<HostPattern> parse_host_pattern(std::string_view text);
+
+// The canonical form of what a client asked for: brackets stripped, names
+// lower-cased without a trailing dot, every numeric IPv4 form (2852039166,
+// 0xa9.0xfe.0xa9.0xfe) and IPv4-mapped IPv6 as the dotted quad they mean.
+// Fails (INVALID_ARGUMENT) for a host no resolver should see.
+SBX_INLINE expected<HostTarget> canonical_target(std::string_view host, std::uint16_t port);
+
+// A target as people and logs write it: "host:port", an IPv6 address in brackets.
+SBX_INLINE std::string to_string(const HostTarget& t);
+
+// The port of a host named without one (`sbx explain --host github.com`, a
+// check file's "host"): HTTPS's.
+inline constexpr std::uint16_t kNamedHostPort = 443;
+
+// A host as a person names it to sbx: HOST, HOST:PORT, [V6], [V6]:PORT or a bare
+// IPv6 address, the port padded with zeros or not (as a client may send it), and
+// kNamedHostPort when there is none; canonical as canonical_target() makes it.
+// Fails (INVALID_ARGUMENT, message only: the caller names where the text was)
+// for a URL and for any other text that names no host.
+SBX_INLINE expected<HostTarget> named_target(std::string_view text);
+
+// `host` for a terminal: the characters canonical host text has (a-z, 0-9, '.',
+// '-', '_', ':') as they are, every other byte as \xNN, so that no host, however
+// it got here, carries a control sequence to the person reading it.
+SBX_INLINE std::string printable_host(std::string_view host);
+
+// Whether `t` is `localhost` or a name under it, which reach loopback.
+SBX_INLINE bool is_localhost(const HostTarget& t);
+
+// Whether `p` names `t`, as text: `*` every host (names and addresses of every
+// kind), `*.example.com` the names under it, a name that name, an address that
+// address; on the pattern's port if it has one. What a matching allow pattern
+// lets a connection reach is hosts.hpp's to say (Reach); a matching deny pattern
+// refuses the target whatever it is.
+SBX_INLINE bool matches(const HostPattern& p, const HostTarget& t);
+
+}  // namespace sbx::net
+
+// The definitions: inline in every program that includes this header, or
+// compiled once in the program that asks for that (sbx/core/inline.hpp).
+#if !defined(SBX_COMPILED_ENGINE) || defined(SBX_DEFINE_NET)
+
+namespace sbx::net::detail {
+
+SBX_INLINE std::optional<std::string> normal_name(std::string_view s, std::string& why) {
     if (!s.empty() && s.back() == '.') s.remove_suffix(1);
     if (s.empty()) {
         why = "the host name is empty";
@@ -104,14 +159,11 @@ inline std::optional<std::string> normal_name(std::string_view s, std::string& w
     return out;
 }
 
-}  // namespace detail
+}  // namespace sbx::net::detail
 
-// Parses one pattern as settings write it. Fails (INVALID_SETTINGS, message
-// only: callers add the file and key) for anything else: a URL, a path, a CIDR
-// range, a wildcard anywhere but a whole first label, an unbracketed IPv6
-// address, a numeric form of IPv4 other than the dotted quad, control or
-// non-ASCII characters.
-inline expected<HostPattern> parse_host_pattern(std::string_view text) {
+namespace sbx::net {
+
+SBX_INLINE expected<HostPattern> parse_host_pattern(std::string_view text) {
     auto refuse = [&](const std::string& why) -> expected<HostPattern> {
         // Appended piece by piece: GCC 12 at -O3 warns falsely (-Wrestrict) on "'" + std::string.
         std::string message(1, '\'');
@@ -161,11 +213,7 @@ inline expected<HostPattern> parse_host_pattern(std::string_view text) {
     return p;
 }
 
-// The canonical form of what a client asked for: brackets stripped, names
-// lower-cased without a trailing dot, every numeric IPv4 form (2852039166,
-// 0xa9.0xfe.0xa9.0xfe) and IPv4-mapped IPv6 as the dotted quad they mean.
-// Fails (INVALID_ARGUMENT) for a host no resolver should see.
-inline expected<HostTarget> canonical_target(std::string_view host, std::uint16_t port) {
+SBX_INLINE expected<HostTarget> canonical_target(std::string_view host, std::uint16_t port) {
     HostTarget t;
     t.port = port;
     if (port == 0) return fail(Errc::invalid_argument, "port 0 is not a port");
@@ -199,32 +247,19 @@ inline expected<HostTarget> canonical_target(std::string_view host, std::uint16_
     return t;
 }
 
-// A target as people and logs write it: "host:port", an IPv6 address in brackets.
-inline std::string to_string(const HostTarget& t) {
+SBX_INLINE std::string to_string(const HostTarget& t) {
     const bool v6 = t.address && t.address->is_v6();
     return (v6 ? "[" + t.host + "]" : t.host) + ":" + std::to_string(t.port);
 }
 
-// The port of a host named without one (`sbx explain --host github.com`, a
-// check file's "host"): HTTPS's.
-inline constexpr std::uint16_t kNamedHostPort = 443;
-
-// A host as a person names it to sbx: HOST, HOST:PORT, [V6], [V6]:PORT or a bare
-// IPv6 address, the port padded with zeros or not (as a client may send it), and
-// kNamedHostPort when there is none; canonical as canonical_target() makes it.
-// Fails (INVALID_ARGUMENT, message only: the caller names where the text was)
-// for a URL and for any other text that names no host.
-inline expected<HostTarget> named_target(std::string_view text) {
+SBX_INLINE expected<HostTarget> named_target(std::string_view text) {
     if (text.find("://") != std::string_view::npos) return fail(Errc::invalid_argument, "write the host alone, not a URL");
     auto split = split_host_port(text, {.zeros = PortZeros::allowed, .bare_ipv6 = BareIpv6::whole_host});
     if (!split) return fail(split.error());
     return canonical_target(split->host, split->port.value_or(kNamedHostPort));
 }
 
-// `host` for a terminal: the characters canonical host text has (a-z, 0-9, '.',
-// '-', '_', ':') as they are, every other byte as \xNN, so that no host, however
-// it got here, carries a control sequence to the person reading it.
-inline std::string printable_host(std::string_view host) {
+SBX_INLINE std::string printable_host(std::string_view host) {
     constexpr std::string_view kHex = "0123456789abcdef";
     std::string out;
     for (const char c : host) {
@@ -241,17 +276,11 @@ inline std::string printable_host(std::string_view host) {
     return out;
 }
 
-// Whether `t` is `localhost` or a name under it, which reach loopback.
-inline bool is_localhost(const HostTarget& t) {
+SBX_INLINE bool is_localhost(const HostTarget& t) {
     return !t.address && (t.host == "localhost" || t.host.ends_with(".localhost"));
 }
 
-// Whether `p` names `t`, as text: `*` every host (names and addresses of every
-// kind), `*.example.com` the names under it, a name that name, an address that
-// address; on the pattern's port if it has one. What a matching allow pattern
-// lets a connection reach is hosts.hpp's to say (Reach); a matching deny pattern
-// refuses the target whatever it is.
-inline bool matches(const HostPattern& p, const HostTarget& t) {
+SBX_INLINE bool matches(const HostPattern& p, const HostTarget& t) {
     if (p.port && *p.port != t.port) return false;
     switch (p.kind) {
         case HostPattern::Kind::any: return true;
@@ -265,3 +294,4 @@ inline bool matches(const HostPattern& p, const HostTarget& t) {
 }
 
 }  // namespace sbx::net
+#endif

@@ -21,6 +21,7 @@
 #include <string_view>
 
 #include "sbx/core/expected.hpp"
+#include "sbx/core/inline.hpp"
 
 namespace sbx::net {
 
@@ -58,7 +59,17 @@ struct HostPort {
 
 // Splits `text` by the rules above. Fails (INVALID_ARGUMENT, message only: the
 // caller says what the text was) with the rule it breaks.
-inline expected<HostPort> split_host_port(std::string_view text, HostPortRules rules = {}) {
+SBX_INLINE expected<HostPort> split_host_port(std::string_view text, HostPortRules rules = {});
+
+}  // namespace sbx::net
+
+// The definitions: inline in every program that includes this header, or
+// compiled once in the program that asks for that (sbx/core/inline.hpp).
+#if !defined(SBX_COMPILED_ENGINE) || defined(SBX_DEFINE_NET)
+
+namespace sbx::net {
+
+SBX_INLINE expected<HostPort> split_host_port(std::string_view text, HostPortRules rules) {
     HostPort out;
     std::size_t colon = std::string_view::npos;
     if (!text.empty() && text.front() == '[') {
@@ -94,3 +105,4 @@ inline expected<HostPort> split_host_port(std::string_view text, HostPortRules r
 }
 
 }  // namespace sbx::net
+#endif

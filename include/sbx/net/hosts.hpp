@@ -37,6 +37,7 @@
 #include <vector>
 
 #include "sbx/core/expected.hpp"
+#include "sbx/core/inline.hpp"
 #include "sbx/core/provenance.hpp"
 #include "sbx/net/address.hpp"
 #include "sbx/net/host_pattern.hpp"
@@ -56,11 +57,7 @@ inline constexpr std::string_view kCallHosts = "the call's hosts";
 
 // One host the call lists for itself (sbx's --allow-host; a host program's own
 // list), as PlanRequest::call_hosts takes it; fails with the pattern's error.
-inline expected<HostRule> call_host_rule(const std::string& text) {
-    auto p = parse_host_pattern(text);
-    if (!p) return fail(p.error());
-    return HostRule{std::move(*p), text, std::string(kCallHosts), std::nullopt};
-}
+SBX_INLINE expected<HostRule> call_host_rule(const std::string& text);
 
 enum class UnknownHost { deny, allow, ask };
 
@@ -158,25 +155,102 @@ constexpr int openness(HostDecision::Verdict v) noexcept {
 
 namespace detail {
 
-inline std::string source_text(const std::optional<Source>& s) {
+SBX_INLINE std::string source_text(const std::optional<Source>& s);
+
+inline std::string describe(const HostRule& r) { return r.list + " " + r.text + source_text(r.source); }
+
+SBX_INLINE std::string_view verdict_word(UnknownHost u);
+
+SBX_INLINE bool is_own(const Address& a, const std::vector<Address>& own);
+
+// Whether `a` lies where `reach` goes (address patterns aside).
+SBX_INLINE bool within(Reach reach, const Address& a, const std::vector<Address>& own);
+
+// What a pattern that matches `t` lets it reach (see the file comment).
+SBX_INLINE Reach pattern_reach(const HostPattern& p, const HostTarget& t);
+
+// An address's kind for people: its class, or "this machine" for one of this
+// machine's own that is not loopback.
+SBX_INLINE std::string address_kind(const Address& a, const std::vector<Address>& own);
+
+}  // namespace detail
+
+// Decides one connection's host and port from the rules, the call and this
+// machine's own addresses `own` (IPv4-mapped ones count as IPv4). Promises: a
+// deny pattern that matches refuses; an allow or ask names the rule or step
+// behind it and what the addresses may be (reach); a literal address no address
+// pattern names is allowed or asked about only when it is public and not one of
+// `own` (or loopback, under allowLocalBinding); a localhost name only through a
+// pattern naming it or allowLocalBinding, never asked about.
+SBX_INLINE HostDecision decide_host(const HostRules& rules, const HostCall& call, const HostTarget& t,
+                                const std::vector<Address>& own);
+
+// What would let a refused connection through, for the line that reports it
+// (sbx::AllowHints words it): nothing for a deny-list entry, which no allow
+// overrides; the allow list for a host nothing allows (or that was refused when
+// asked); a pattern naming the address, or local binding, for a local target;
+// the call's own list when the call lists hosts.
+enum class AllowKind { none, hosts, local, call };
+
+SBX_INLINE AllowKind allow_kind(const HostDecision& d) noexcept;
+
+// One address a name resolved to, judged against a decision.
+struct AddressVerdict {
+    Address address;   // unmapped
+    std::string kind;  // its class ("public", "private", "loopback", ...), or "this machine"
+    bool allowed = false;
+};
+
+// Whether the proxy may dial `resolved` for target `t` under decision `d` (of
+// decide_host with the same rules, call and own): never when d refuses, nor
+// when a deny address pattern names it (on t's port); always when an address
+// pattern of the allowed lists or the call names it on t's port; else, for a
+// literal target, when it is that address, and for a name as d.reach says.
+SBX_INLINE AddressVerdict judge_address(const HostDecision& d, const HostRules& rules, const HostCall& call,
+                                    const HostTarget& t, const Address& resolved, const std::vector<Address>& own);
+
+// The address to dial for `t` under decision `d` (an allow, or an ask answered
+// yes): a literal address as it is; for a name, the first of `resolved` that
+// judge_address() allows. Fails (INVALID_ARGUMENT) with d.why when d refuses,
+// and with the reason, naming each address and its kind, when none is allowed.
+SBX_INLINE expected<Address> choose_address(const HostDecision& d, const HostRules& rules, const HostCall& call,
+                                        const HostTarget& t, const std::vector<Address>& resolved,
+                                        const std::vector<Address>& own);
+
+}  // namespace sbx::net
+
+// The definitions: inline in every program that includes this header, or
+// compiled once in the program that asks for that (sbx/core/inline.hpp).
+#if !defined(SBX_COMPILED_ENGINE) || defined(SBX_DEFINE_NET)
+
+namespace sbx::net {
+
+SBX_INLINE expected<HostRule> call_host_rule(const std::string& text) {
+    auto p = parse_host_pattern(text);
+    if (!p) return fail(p.error());
+    return HostRule{std::move(*p), text, std::string(kCallHosts), std::nullopt};
+}
+
+}  // namespace sbx::net
+
+namespace sbx::net::detail {
+
+SBX_INLINE std::string source_text(const std::optional<Source>& s) {
     if (!s) return {};
     return " [" + std::string(layer_name(s->layer)) + " " + s->file.str() + " " + s->key + "]";
 }
 
-inline std::string describe(const HostRule& r) { return r.list + " " + r.text + source_text(r.source); }
-
-inline std::string_view verdict_word(UnknownHost u) {
+SBX_INLINE std::string_view verdict_word(UnknownHost u) {
     return u == UnknownHost::allow ? "allowed" : u == UnknownHost::ask ? "asked" : "refused";
 }
 
-inline bool is_own(const Address& a, const std::vector<Address>& own) {
+SBX_INLINE bool is_own(const Address& a, const std::vector<Address>& own) {
     for (const auto& o : own)
         if (unmap(o) == unmap(a)) return true;
     return false;
 }
 
-// Whether `a` lies where `reach` goes (address patterns aside).
-inline bool within(Reach reach, const Address& a, const std::vector<Address>& own) {
+SBX_INLINE bool within(Reach reach, const Address& a, const std::vector<Address>& own) {
     const AddressClass c = classify(a);
     switch (reach) {
         case Reach::nothing: return false;
@@ -189,32 +263,24 @@ inline bool within(Reach reach, const Address& a, const std::vector<Address>& ow
     return false;
 }
 
-// What a pattern that matches `t` lets it reach (see the file comment).
-inline Reach pattern_reach(const HostPattern& p, const HostTarget& t) {
+SBX_INLINE Reach pattern_reach(const HostPattern& p, const HostTarget& t) {
     if (p.kind == HostPattern::Kind::address) return Reach::named_address;
     if (is_localhost(t)) return p.kind == HostPattern::Kind::any ? Reach::nothing : Reach::loopback;
     if (p.kind == HostPattern::Kind::name) return Reach::public_or_private;
     return Reach::public_only;
 }
 
-// An address's kind for people: its class, or "this machine" for one of this
-// machine's own that is not loopback.
-inline std::string address_kind(const Address& a, const std::vector<Address>& own) {
+SBX_INLINE std::string address_kind(const Address& a, const std::vector<Address>& own) {
     const AddressClass c = classify(a);
     if (c != AddressClass::loopback && is_own(a, own)) return "this machine";
     return std::string(class_name(c));
 }
 
-}  // namespace detail
+}  // namespace sbx::net::detail
 
-// Decides one connection's host and port from the rules, the call and this
-// machine's own addresses `own` (IPv4-mapped ones count as IPv4). Promises: a
-// deny pattern that matches refuses; an allow or ask names the rule or step
-// behind it and what the addresses may be (reach); a literal address no address
-// pattern names is allowed or asked about only when it is public and not one of
-// `own` (or loopback, under allowLocalBinding); a localhost name only through a
-// pattern naming it or allowLocalBinding, never asked about.
-inline HostDecision decide_host(const HostRules& rules, const HostCall& call, const HostTarget& t,
+namespace sbx::net {
+
+SBX_INLINE HostDecision decide_host(const HostRules& rules, const HostCall& call, const HostTarget& t,
                                 const std::vector<Address>& own) {
     using V = HostDecision::Verdict;
     using S = HostDecision::Step;
@@ -284,14 +350,7 @@ inline HostDecision decide_host(const HostRules& rules, const HostCall& call, co
     return {V::deny, S::nothing_decides, Reach::nothing, nullptr, "not on the allow list, and nothing decides other hosts"};
 }
 
-// What would let a refused connection through, for the line that reports it
-// (sbx::AllowHints words it): nothing for a deny-list entry, which no allow
-// overrides; the allow list for a host nothing allows (or that was refused when
-// asked); a pattern naming the address, or local binding, for a local target;
-// the call's own list when the call lists hosts.
-enum class AllowKind { none, hosts, local, call };
-
-inline AllowKind allow_kind(const HostDecision& d) noexcept {
+SBX_INLINE AllowKind allow_kind(const HostDecision& d) noexcept {
     using S = HostDecision::Step;
     switch (d.step) {
         case S::denied_list: return AllowKind::none;
@@ -302,19 +361,7 @@ inline AllowKind allow_kind(const HostDecision& d) noexcept {
     }
 }
 
-// One address a name resolved to, judged against a decision.
-struct AddressVerdict {
-    Address address;   // unmapped
-    std::string kind;  // its class ("public", "private", "loopback", ...), or "this machine"
-    bool allowed = false;
-};
-
-// Whether the proxy may dial `resolved` for target `t` under decision `d` (of
-// decide_host with the same rules, call and own): never when d refuses, nor
-// when a deny address pattern names it (on t's port); always when an address
-// pattern of the allowed lists or the call names it on t's port; else, for a
-// literal target, when it is that address, and for a name as d.reach says.
-inline AddressVerdict judge_address(const HostDecision& d, const HostRules& rules, const HostCall& call,
+SBX_INLINE AddressVerdict judge_address(const HostDecision& d, const HostRules& rules, const HostCall& call,
                                     const HostTarget& t, const Address& resolved, const std::vector<Address>& own) {
     AddressVerdict out{unmap(resolved), detail::address_kind(resolved, own), false};
     if (d.verdict == HostDecision::Verdict::deny) return out;
@@ -331,11 +378,7 @@ inline AddressVerdict judge_address(const HostDecision& d, const HostRules& rule
     return out;
 }
 
-// The address to dial for `t` under decision `d` (an allow, or an ask answered
-// yes): a literal address as it is; for a name, the first of `resolved` that
-// judge_address() allows. Fails (INVALID_ARGUMENT) with d.why when d refuses,
-// and with the reason, naming each address and its kind, when none is allowed.
-inline expected<Address> choose_address(const HostDecision& d, const HostRules& rules, const HostCall& call,
+SBX_INLINE expected<Address> choose_address(const HostDecision& d, const HostRules& rules, const HostCall& call,
                                         const HostTarget& t, const std::vector<Address>& resolved,
                                         const std::vector<Address>& own) {
     if (d.verdict == HostDecision::Verdict::deny) return fail(Errc::invalid_argument, d.why);
@@ -358,3 +401,4 @@ inline expected<Address> choose_address(const HostDecision& d, const HostRules& 
 }
 
 }  // namespace sbx::net
+#endif

@@ -21,6 +21,7 @@
 
 #include "sbx/core/ascii.hpp"
 #include "sbx/core/expected.hpp"
+#include "sbx/core/inline.hpp"
 #include "sbx/net/host_port.hpp"
 
 namespace sbx::net::http1 {
@@ -30,14 +31,7 @@ namespace sbx::net::http1 {
 // Where the head in `data` ends (just past its blank line), looking from about
 // `from` on (where the bytes new since the last look begin); npos while it has not
 // ended. Lines end in CRLF or a bare LF.
-inline std::size_t head_end(std::string_view data, std::size_t from) {
-    for (std::size_t i = from >= 2 ? from - 2 : 0; i < data.size(); ++i) {
-        if (data[i] != '\n') continue;
-        if (i + 1 < data.size() && data[i + 1] == '\n') return i + 2;
-        if (i + 2 < data.size() && data[i + 1] == '\r' && data[i + 2] == '\n') return i + 3;
-    }
-    return std::string_view::npos;
-}
+SBX_INLINE std::size_t head_end(std::string_view data, std::size_t from);
 
 // What the bytes of a request so far hold.
 struct HeadScan {
@@ -52,26 +46,10 @@ struct HeadScan {
 
 // Scans `data` for the end of its head, the bytes from `from` on being new, with
 // a head of at most `max_bytes` (its blank line included).
-inline HeadScan scan_head(std::string_view data, std::size_t from, std::size_t max_bytes) {
-    const std::size_t end = head_end(data, from);
-    if (end == std::string_view::npos)
-        return {data.size() > max_bytes ? HeadScan::State::too_large : HeadScan::State::more, end};
-    return {end > max_bytes ? HeadScan::State::too_large : HeadScan::State::complete, end};
-}
+SBX_INLINE HeadScan scan_head(std::string_view data, std::size_t from, std::size_t max_bytes);
 
 // The lines of a head, each without its line end, up to (not including) the blank one.
-inline std::vector<std::string_view> head_lines(std::string_view head) {
-    std::vector<std::string_view> lines;
-    while (!head.empty()) {
-        const auto nl = head.find('\n');
-        std::string_view line = head.substr(0, nl);
-        head.remove_prefix(nl == std::string_view::npos ? head.size() : nl + 1);
-        if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-        if (line.empty()) break;
-        lines.push_back(line);
-    }
-    return lines;
-}
+SBX_INLINE std::vector<std::string_view> head_lines(std::string_view head);
 
 namespace detail {
 
@@ -106,7 +84,101 @@ struct Request {
 // token, one space, a target of visible ASCII, one space and HTTP/1.0 or
 // HTTP/1.1; header lines of a token, a colon and a value without control
 // characters; no folded lines. Fails (INVALID_ARGUMENT) with the rule it breaks.
-inline expected<Request> parse_request(std::string_view head) {
+SBX_INLINE expected<Request> parse_request(std::string_view head);
+
+// A request as the proxy serves it.
+struct ProxyRequest {
+    enum class Form {
+        connect,   // CONNECT host:port: a tunnel
+        absolute,  // METHOD http://authority/path: forwarded in origin form
+    };
+    Form form = Form::connect;
+    Request request;
+    std::string_view host;       // as the client wrote it (an IPv6 address in brackets), for canonical_target
+    std::uint16_t port = 0;      // CONNECT's, the URL's, or 80
+    std::string_view authority;  // absolute: the URL's host[:port], the origin's Host header
+    std::string path;            // absolute: origin form ("/" for none), without the fragment
+};
+
+// Clients write ports as RFC 3986 does, zeros and all; IPv6 addresses in brackets.
+inline constexpr HostPortRules kClientHostPort{.zeros = PortZeros::allowed, .bare_ipv6 = BareIpv6::refused};
+
+// The request in `head` as the proxy serves it: CONNECT with host:port, or an
+// absolute http:// URL without user information. Fails (INVALID_ARGUMENT) with
+// the line the proxy answers 400 Bad Request with: "sbx: " and why.
+SBX_INLINE expected<ProxyRequest> parse_proxy_request(std::string_view head);
+
+// ---- The heads the proxy writes -----------------------------------------------------
+
+namespace detail {
+
+// The lower-case names a Connection (or Proxy-Connection) header lists, which are
+// hop-by-hop too. The framing headers stay whatever it lists: the origin needs
+// them to find where a body ends.
+SBX_INLINE void add_listed(std::vector<std::string>& names, std::string_view value);
+
+// Headers that describe one hop, never passed on (RFC 9110 7.6.1), and those the
+// message's Connection headers list.
+SBX_INLINE bool is_hop_by_hop(std::string_view name, const std::vector<std::string>& listed);
+
+}  // namespace detail
+
+// The request as the origin gets it: origin-form `path`, Host `authority` (the
+// URL's), no hop-by-hop headers, `Connection: close`.
+SBX_INLINE std::string upstream_request(const Request& r, std::string_view path, std::string_view authority);
+
+// A response head (through its blank line) as the client gets it: hop-by-hop
+// headers left out and, but for an interim (1xx) response, `Connection: close`
+// added. `interim` says whether it was one, so that the next head is rewritten too.
+// Lenient: lines it does not understand pass as they are.
+SBX_INLINE std::string client_response_head(std::string_view head, bool& interim);
+
+// `s` on one line of printable text: control characters become spaces.
+SBX_INLINE std::string one_line(std::string_view s);
+
+// The proxy's own answer: status `code` and `phrase`, `line` (on one line) as a
+// plain-text body, `Connection: close`, and `headers` (each line "Name:
+// value\r\n", the caller's own text) after those.
+SBX_INLINE std::string error_response(int code, std::string_view phrase, std::string_view line, std::string_view headers = {});
+
+}  // namespace sbx::net::http1
+
+// The definitions: inline in every program that includes this header, or
+// compiled once in the program that asks for that (sbx/core/inline.hpp).
+#if !defined(SBX_COMPILED_ENGINE) || defined(SBX_DEFINE_NET)
+
+namespace sbx::net::http1 {
+
+SBX_INLINE std::size_t head_end(std::string_view data, std::size_t from) {
+    for (std::size_t i = from >= 2 ? from - 2 : 0; i < data.size(); ++i) {
+        if (data[i] != '\n') continue;
+        if (i + 1 < data.size() && data[i + 1] == '\n') return i + 2;
+        if (i + 2 < data.size() && data[i + 1] == '\r' && data[i + 2] == '\n') return i + 3;
+    }
+    return std::string_view::npos;
+}
+
+SBX_INLINE HeadScan scan_head(std::string_view data, std::size_t from, std::size_t max_bytes) {
+    const std::size_t end = head_end(data, from);
+    if (end == std::string_view::npos)
+        return {data.size() > max_bytes ? HeadScan::State::too_large : HeadScan::State::more, end};
+    return {end > max_bytes ? HeadScan::State::too_large : HeadScan::State::complete, end};
+}
+
+SBX_INLINE std::vector<std::string_view> head_lines(std::string_view head) {
+    std::vector<std::string_view> lines;
+    while (!head.empty()) {
+        const auto nl = head.find('\n');
+        std::string_view line = head.substr(0, nl);
+        head.remove_prefix(nl == std::string_view::npos ? head.size() : nl + 1);
+        if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+        if (line.empty()) break;
+        lines.push_back(line);
+    }
+    return lines;
+}
+
+SBX_INLINE expected<Request> parse_request(std::string_view head) {
     auto refuse = [](const char* why) -> expected<Request> { return fail(Errc::invalid_argument, why); };
     const auto lines = head_lines(head);
     if (lines.empty()) return refuse("the request line is empty");
@@ -139,27 +211,7 @@ inline expected<Request> parse_request(std::string_view head) {
     return r;
 }
 
-// A request as the proxy serves it.
-struct ProxyRequest {
-    enum class Form {
-        connect,   // CONNECT host:port: a tunnel
-        absolute,  // METHOD http://authority/path: forwarded in origin form
-    };
-    Form form = Form::connect;
-    Request request;
-    std::string_view host;       // as the client wrote it (an IPv6 address in brackets), for canonical_target
-    std::uint16_t port = 0;      // CONNECT's, the URL's, or 80
-    std::string_view authority;  // absolute: the URL's host[:port], the origin's Host header
-    std::string path;            // absolute: origin form ("/" for none), without the fragment
-};
-
-// Clients write ports as RFC 3986 does, zeros and all; IPv6 addresses in brackets.
-inline constexpr HostPortRules kClientHostPort{.zeros = PortZeros::allowed, .bare_ipv6 = BareIpv6::refused};
-
-// The request in `head` as the proxy serves it: CONNECT with host:port, or an
-// absolute http:// URL without user information. Fails (INVALID_ARGUMENT) with
-// the line the proxy answers 400 Bad Request with: "sbx: " and why.
-inline expected<ProxyRequest> parse_proxy_request(std::string_view head) {
+SBX_INLINE expected<ProxyRequest> parse_proxy_request(std::string_view head) {
     auto refuse = [](std::string line) -> expected<ProxyRequest> { return fail(Errc::invalid_argument, std::move(line)); };
     auto request = parse_request(head);
     if (!request) return refuse("sbx: bad request: " + request.error().message);
@@ -198,14 +250,11 @@ inline expected<ProxyRequest> parse_proxy_request(std::string_view head) {
     return out;
 }
 
-// ---- The heads the proxy writes -----------------------------------------------------
+}  // namespace sbx::net::http1
 
-namespace detail {
+namespace sbx::net::http1::detail {
 
-// The lower-case names a Connection (or Proxy-Connection) header lists, which are
-// hop-by-hop too. The framing headers stay whatever it lists: the origin needs
-// them to find where a body ends.
-inline void add_listed(std::vector<std::string>& names, std::string_view value) {
+SBX_INLINE void add_listed(std::vector<std::string>& names, std::string_view value) {
     while (!value.empty()) {
         const auto comma = value.find(',');
         const std::string name = ascii_lower(trim(value.substr(0, comma)));
@@ -214,9 +263,7 @@ inline void add_listed(std::vector<std::string>& names, std::string_view value) 
     }
 }
 
-// Headers that describe one hop, never passed on (RFC 9110 7.6.1), and those the
-// message's Connection headers list.
-inline bool is_hop_by_hop(std::string_view name, const std::vector<std::string>& listed) {
+SBX_INLINE bool is_hop_by_hop(std::string_view name, const std::vector<std::string>& listed) {
     static constexpr std::string_view kHopByHop[] = {"connection", "proxy-connection",    "keep-alive", "proxy-authorization",
                                                      "te",         "proxy-authenticate", "upgrade"};
     for (const auto h : kHopByHop)
@@ -225,11 +272,11 @@ inline bool is_hop_by_hop(std::string_view name, const std::vector<std::string>&
     return std::find(listed.begin(), listed.end(), n) != listed.end();
 }
 
-}  // namespace detail
+}  // namespace sbx::net::http1::detail
 
-// The request as the origin gets it: origin-form `path`, Host `authority` (the
-// URL's), no hop-by-hop headers, `Connection: close`.
-inline std::string upstream_request(const Request& r, std::string_view path, std::string_view authority) {
+namespace sbx::net::http1 {
+
+SBX_INLINE std::string upstream_request(const Request& r, std::string_view path, std::string_view authority) {
     std::vector<std::string> listed;
     for (const auto& h : r.headers)
         if (ascii_iequals(h.name, "connection") || ascii_iequals(h.name, "proxy-connection")) detail::add_listed(listed, h.value);
@@ -245,11 +292,7 @@ inline std::string upstream_request(const Request& r, std::string_view path, std
     return out;
 }
 
-// A response head (through its blank line) as the client gets it: hop-by-hop
-// headers left out and, but for an interim (1xx) response, `Connection: close`
-// added. `interim` says whether it was one, so that the next head is rewritten too.
-// Lenient: lines it does not understand pass as they are.
-inline std::string client_response_head(std::string_view head, bool& interim) {
+SBX_INLINE std::string client_response_head(std::string_view head, bool& interim) {
     const auto lines = head_lines(head);
     interim = false;
     if (!lines.empty()) {
@@ -281,18 +324,14 @@ inline std::string client_response_head(std::string_view head, bool& interim) {
     return out;
 }
 
-// `s` on one line of printable text: control characters become spaces.
-inline std::string one_line(std::string_view s) {
+SBX_INLINE std::string one_line(std::string_view s) {
     std::string out(s);
     for (char& c : out)
         if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = ' ';
     return out;
 }
 
-// The proxy's own answer: status `code` and `phrase`, `line` (on one line) as a
-// plain-text body, `Connection: close`, and `headers` (each line "Name:
-// value\r\n", the caller's own text) after those.
-inline std::string error_response(int code, std::string_view phrase, std::string_view line, std::string_view headers = {}) {
+SBX_INLINE std::string error_response(int code, std::string_view phrase, std::string_view line, std::string_view headers) {
     const std::string body = one_line(line) + "\n";
     return "HTTP/1.1 " + std::to_string(code) + " " + std::string(phrase) +
            "\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: " + std::to_string(body.size()) +
@@ -300,3 +339,4 @@ inline std::string error_response(int code, std::string_view phrase, std::string
 }
 
 }  // namespace sbx::net::http1
+#endif

@@ -21,6 +21,7 @@
 
 #include "sbx/core/ascii.hpp"
 #include "sbx/core/expected.hpp"
+#include "sbx/core/inline.hpp"
 #include "sbx/net/http1.hpp"
 
 namespace sbx::net::proxy_auth {
@@ -45,7 +46,59 @@ constexpr int base64_value(char c) {
 // strictly: a length that is a multiple of four, only the standard alphabet, '='
 // only as the last one or two characters, no white space, and the bits the
 // padding leaves over zero (the one encoding of those bytes). nullopt otherwise.
-inline std::optional<std::string> decode_base64(std::string_view text) {
+SBX_INLINE std::optional<std::string> decode_base64(std::string_view text);
+
+// ---- The Basic credentials -----------------------------------------------------------
+
+struct Credentials {
+    std::string user;      // before the first colon
+    std::string password;  // after it, colons and all
+};
+
+// The credentials in a Proxy-Authorization value (its spaces around already
+// trimmed, as http1::parse_request leaves it): the scheme "Basic" in any case,
+// one space, and USER:PASSWORD in base64 (decode_base64). INVALID_ARGUMENT with
+// what is wrong otherwise.
+SBX_INLINE expected<Credentials> parse_basic(std::string_view value);
+
+// Whether `presented` is `secret`, in a time that depends on the lengths of the
+// two and not on where they differ.
+SBX_INLINE bool secret_matches(std::string_view presented, std::string_view secret);
+
+// ---- An HTTP request ----------------------------------------------------------------
+
+struct Decision {
+    enum class Verdict {
+        allowed,    // no secret, or the request presents it
+        missing,    // no Proxy-Authorization header
+        malformed,  // one that is not Basic credentials, or more than one
+        wrong,      // Basic credentials whose password is not the secret
+    };
+    Verdict verdict = Verdict::allowed;
+    std::string why;  // not allowed: one line, for the 407's body
+};
+
+// Whether `request` presents `secret` (with an empty secret, every request does):
+// exactly one Proxy-Authorization header, Basic credentials (parse_basic) whose
+// password is the secret, whatever the user.
+SBX_INLINE Decision check_request(const http1::Request& request, std::string_view secret);
+
+// The realm the 407 names: the proxy's clients are told whose proxy it is.
+inline constexpr std::string_view kRealm = "sbx";
+
+// The proxy's answer to a request check_request did not allow: 407, a Basic
+// challenge, `Connection: close`, and `why` as the body.
+SBX_INLINE std::string required_response(std::string_view why);
+
+}  // namespace sbx::net::proxy_auth
+
+// The definitions: inline in every program that includes this header, or
+// compiled once in the program that asks for that (sbx/core/inline.hpp).
+#if !defined(SBX_COMPILED_ENGINE) || defined(SBX_DEFINE_NET)
+
+namespace sbx::net::proxy_auth {
+
+SBX_INLINE std::optional<std::string> decode_base64(std::string_view text) {
     if (text.size() % 4 != 0) return std::nullopt;
     std::size_t padding = 0;
     if (text.ends_with("==")) padding = 2;
@@ -70,18 +123,7 @@ inline std::optional<std::string> decode_base64(std::string_view text) {
     return out;
 }
 
-// ---- The Basic credentials -----------------------------------------------------------
-
-struct Credentials {
-    std::string user;      // before the first colon
-    std::string password;  // after it, colons and all
-};
-
-// The credentials in a Proxy-Authorization value (its spaces around already
-// trimmed, as http1::parse_request leaves it): the scheme "Basic" in any case,
-// one space, and USER:PASSWORD in base64 (decode_base64). INVALID_ARGUMENT with
-// what is wrong otherwise.
-inline expected<Credentials> parse_basic(std::string_view value) {
+SBX_INLINE expected<Credentials> parse_basic(std::string_view value) {
     auto refuse = [](const char* why) -> expected<Credentials> { return fail(Errc::invalid_argument, why); };
     constexpr std::string_view kScheme = "basic ";
     if (value.size() < kScheme.size() || !ascii_iequals(value.substr(0, kScheme.size()), kScheme))
@@ -93,9 +135,7 @@ inline expected<Credentials> parse_basic(std::string_view value) {
     return Credentials{decoded->substr(0, colon), decoded->substr(colon + 1)};
 }
 
-// Whether `presented` is `secret`, in a time that depends on the lengths of the
-// two and not on where they differ.
-inline bool secret_matches(std::string_view presented, std::string_view secret) {
+SBX_INLINE bool secret_matches(std::string_view presented, std::string_view secret) {
     unsigned diff = presented.size() == secret.size() ? 0u : 1u;
     for (std::size_t i = 0; i < secret.size(); ++i) {
         const auto p = static_cast<unsigned char>(i < presented.size() ? presented[i] : 0);
@@ -104,23 +144,7 @@ inline bool secret_matches(std::string_view presented, std::string_view secret) 
     return diff == 0;
 }
 
-// ---- An HTTP request ----------------------------------------------------------------
-
-struct Decision {
-    enum class Verdict {
-        allowed,    // no secret, or the request presents it
-        missing,    // no Proxy-Authorization header
-        malformed,  // one that is not Basic credentials, or more than one
-        wrong,      // Basic credentials whose password is not the secret
-    };
-    Verdict verdict = Verdict::allowed;
-    std::string why;  // not allowed: one line, for the 407's body
-};
-
-// Whether `request` presents `secret` (with an empty secret, every request does):
-// exactly one Proxy-Authorization header, Basic credentials (parse_basic) whose
-// password is the secret, whatever the user.
-inline Decision check_request(const http1::Request& request, std::string_view secret) {
+SBX_INLINE Decision check_request(const http1::Request& request, std::string_view secret) {
     using V = Decision::Verdict;
     if (secret.empty()) return {};
     const http1::Header* found = nullptr;
@@ -136,12 +160,7 @@ inline Decision check_request(const http1::Request& request, std::string_view se
     return {};
 }
 
-// The realm the 407 names: the proxy's clients are told whose proxy it is.
-inline constexpr std::string_view kRealm = "sbx";
-
-// The proxy's answer to a request check_request did not allow: 407, a Basic
-// challenge, `Connection: close`, and `why` as the body.
-inline std::string required_response(std::string_view why) {
+SBX_INLINE std::string required_response(std::string_view why) {
     return http1::error_response(407, "Proxy Authentication Required",
                                  "sbx: the proxy serves only its command, whose proxy variables hold the credentials: " +
                                      std::string(why),
@@ -149,3 +168,4 @@ inline std::string required_response(std::string_view why) {
 }
 
 }  // namespace sbx::net::proxy_auth
+#endif

@@ -10,6 +10,8 @@
 #include <utility>
 #include <vector>
 
+#include "sbx/core/inline.hpp"
+
 namespace sbx::net {
 
 // The user name the proxy URLs carry with a secret. The proxy checks only the
@@ -19,23 +21,7 @@ inline constexpr std::string_view kProxyUser = "sbx";
 // `text` as it may stand in a URL's user information: every byte but RFC 3986's
 // unreserved ones (letters, digits, - . _ ~) as %XX. Clients decode it again
 // before they send it (curl, Python's urllib, Go's net/url, Node's URL).
-inline std::string percent_encoded(std::string_view text) {
-    constexpr std::string_view kHex = "0123456789ABCDEF";
-    std::string out;
-    for (const char c : text) {
-        const auto u = static_cast<unsigned char>(c);
-        const bool unreserved = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-                                c == '-' || c == '.' || c == '_' || c == '~';
-        if (unreserved) {
-            out += c;
-        } else {
-            out += '%';
-            out += kHex[u >> 4];
-            out += kHex[u & 0xf];
-        }
-    }
-    return out;
-}
+SBX_INLINE std::string percent_encoded(std::string_view text);
 
 // HTTP_PROXY, HTTPS_PROXY and ALL_PROXY, upper and lower case, at 127.0.0.1 ports;
 // NO_PROXY and no_proxy: kDirectLoopback where the command's loopback is its own
@@ -58,9 +44,39 @@ inline std::string percent_encoded(std::string_view text) {
 // Python, Go, Node's and npm's readers of NO_PROXY all match these three.
 inline constexpr std::string_view kDirectLoopback = "localhost,127.0.0.1,::1";
 
-inline std::vector<std::pair<std::string, std::string>> proxy_environment(int http_port, int socks_port,
+SBX_INLINE std::vector<std::pair<std::string, std::string>> proxy_environment(int http_port, int socks_port,
                                                                            std::string_view secret = {},
-                                                                           bool direct_loopback = false) {
+                                                                           bool direct_loopback = false);
+
+}  // namespace sbx::net
+
+// The definitions: inline in every program that includes this header, or
+// compiled once in the program that asks for that (sbx/core/inline.hpp).
+#if !defined(SBX_COMPILED_ENGINE) || defined(SBX_DEFINE_NET)
+
+namespace sbx::net {
+
+SBX_INLINE std::string percent_encoded(std::string_view text) {
+    constexpr std::string_view kHex = "0123456789ABCDEF";
+    std::string out;
+    for (const char c : text) {
+        const auto u = static_cast<unsigned char>(c);
+        const bool unreserved = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                                c == '-' || c == '.' || c == '_' || c == '~';
+        if (unreserved) {
+            out += c;
+        } else {
+            out += '%';
+            out += kHex[u >> 4];
+            out += kHex[u & 0xf];
+        }
+    }
+    return out;
+}
+
+SBX_INLINE std::vector<std::pair<std::string, std::string>> proxy_environment(int http_port, int socks_port,
+                                                                           std::string_view secret,
+                                                                           bool direct_loopback) {
     const std::string no_proxy(direct_loopback ? kDirectLoopback : std::string_view());
     const std::string user_info =
         secret.empty() ? std::string() : std::string(kProxyUser) + ":" + percent_encoded(secret) + "@";
@@ -73,3 +89,4 @@ inline std::vector<std::pair<std::string, std::string>> proxy_environment(int ht
 }
 
 }  // namespace sbx::net
+#endif

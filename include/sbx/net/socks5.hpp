@@ -19,6 +19,7 @@
 #include <string>
 #include <string_view>
 
+#include "sbx/core/inline.hpp"
 #include "sbx/net/address.hpp"
 
 namespace sbx::net::socks5 {
@@ -98,28 +99,7 @@ constexpr std::string_view kPasswordRefused{"\x01\x01", 2};
 
 // What the bytes after the greeting make of the username/password request.
 // Bytes beyond it are not looked at.
-inline PasswordRequest parse_password_request(std::span<const std::uint8_t> bytes) {
-    using V = PasswordRequest::Verdict;
-    PasswordRequest out;
-    auto verdict = [&](V v, std::size_t size, std::string_view why = {}) {
-        out.verdict = v;
-        out.size = size;
-        out.why = why;
-        return out;
-    };
-    if (bytes.size() < 2) return verdict(V::more, 2);
-    if (bytes[0] != kPasswordVersion) return verdict(V::refused, 2, "the sub-negotiation's version is not 1");
-    const std::size_t user_size = bytes[1];
-    if (user_size == 0) return verdict(V::refused, 2, "the user name has no bytes");
-    if (bytes.size() < 2 + user_size + 1) return verdict(V::more, 2 + user_size + 1);
-    const std::size_t password_size = bytes[2 + user_size];
-    const std::size_t size = 2 + user_size + 1 + password_size;
-    if (password_size == 0) return verdict(V::refused, size, "the password has no bytes");
-    if (bytes.size() < size) return verdict(V::more, size);
-    out.username.assign(reinterpret_cast<const char*>(bytes.data()) + 2, user_size);
-    out.password.assign(reinterpret_cast<const char*>(bytes.data()) + 2 + user_size + 1, password_size);
-    return verdict(V::credentials, size);
-}
+SBX_INLINE PasswordRequest parse_password_request(std::span<const std::uint8_t> bytes);
 
 // ---- The request: VER CMD RSV ATYP DST.ADDR DST.PORT ----------------------------------
 
@@ -143,7 +123,48 @@ constexpr std::uint8_t kIpv4 = 0x01, kDomainName = 0x03, kIpv6 = 0x04;  // ATYP
 
 // What the bytes after the greeting make of the request. Bytes beyond the
 // request are not looked at.
-inline Request parse_request(std::span<const std::uint8_t> bytes) {
+SBX_INLINE Request parse_request(std::span<const std::uint8_t> bytes);
+
+// ---- Replies ---------------------------------------------------------------------------
+
+// A reply with `code` and the bound address 0.0.0.0:0, for a failure.
+SBX_INLINE std::string reply(Reply code);
+
+// The success reply: the address and port the proxy's socket to the server is bound to.
+SBX_INLINE std::string success_reply(const Address& bound, std::uint16_t port);
+
+}  // namespace sbx::net::socks5
+
+// The definitions: inline in every program that includes this header, or
+// compiled once in the program that asks for that (sbx/core/inline.hpp).
+#if !defined(SBX_COMPILED_ENGINE) || defined(SBX_DEFINE_NET)
+
+namespace sbx::net::socks5 {
+
+SBX_INLINE PasswordRequest parse_password_request(std::span<const std::uint8_t> bytes) {
+    using V = PasswordRequest::Verdict;
+    PasswordRequest out;
+    auto verdict = [&](V v, std::size_t size, std::string_view why = {}) {
+        out.verdict = v;
+        out.size = size;
+        out.why = why;
+        return out;
+    };
+    if (bytes.size() < 2) return verdict(V::more, 2);
+    if (bytes[0] != kPasswordVersion) return verdict(V::refused, 2, "the sub-negotiation's version is not 1");
+    const std::size_t user_size = bytes[1];
+    if (user_size == 0) return verdict(V::refused, 2, "the user name has no bytes");
+    if (bytes.size() < 2 + user_size + 1) return verdict(V::more, 2 + user_size + 1);
+    const std::size_t password_size = bytes[2 + user_size];
+    const std::size_t size = 2 + user_size + 1 + password_size;
+    if (password_size == 0) return verdict(V::refused, size, "the password has no bytes");
+    if (bytes.size() < size) return verdict(V::more, size);
+    out.username.assign(reinterpret_cast<const char*>(bytes.data()) + 2, user_size);
+    out.password.assign(reinterpret_cast<const char*>(bytes.data()) + 2 + user_size + 1, password_size);
+    return verdict(V::credentials, size);
+}
+
+SBX_INLINE Request parse_request(std::span<const std::uint8_t> bytes) {
     using V = Request::Verdict;
     Request out;
     auto verdict = [&](V v, std::size_t size, std::string_view why = {}) {
@@ -188,17 +209,13 @@ inline Request parse_request(std::span<const std::uint8_t> bytes) {
     return verdict(V::connect, size);
 }
 
-// ---- Replies ---------------------------------------------------------------------------
-
-// A reply with `code` and the bound address 0.0.0.0:0, for a failure.
-inline std::string reply(Reply code) {
+SBX_INLINE std::string reply(Reply code) {
     std::string out("\x05\x00\x00\x01\x00\x00\x00\x00\x00\x00", 10);
     out[1] = static_cast<char>(code);
     return out;
 }
 
-// The success reply: the address and port the proxy's socket to the server is bound to.
-inline std::string success_reply(const Address& bound, std::uint16_t port) {
+SBX_INLINE std::string success_reply(const Address& bound, std::uint16_t port) {
     std::string out("\x05\x00\x00", 3);
     out += static_cast<char>(bound.is_v6() ? kIpv6 : kIpv4);
     out.append(reinterpret_cast<const char*>(bound.bytes.data()), bound.is_v6() ? 16 : 4);
@@ -208,3 +225,4 @@ inline std::string success_reply(const Address& bound, std::uint16_t port) {
 }
 
 }  // namespace sbx::net::socks5
+#endif

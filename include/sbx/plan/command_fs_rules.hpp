@@ -16,6 +16,7 @@
 
 #include "sbx/core/expected.hpp"
 #include "sbx/core/fs_view.hpp"
+#include "sbx/core/inline.hpp"
 #include "sbx/core/paths.hpp"
 #include "sbx/core/provenance.hpp"
 #include "sbx/rules/fs_rules.hpp"
@@ -38,7 +39,66 @@ struct ToolCacheChoice {
     std::vector<Warning> warnings;
 };
 
-inline expected<ToolCacheChoice> choose_tool_cache(const Policy& policy, const std::optional<std::string>& base,
+SBX_INLINE expected<ToolCacheChoice> choose_tool_cache(const Policy& policy, const std::optional<std::string>& base,
+                                                   const FsRules& rules, const FsView& fs);
+
+// The record of the repositories the audit after an earlier run found in `root`
+// (git_record.hpp): BASE/sbx/git/NAME, with the base's symlinks resolved, read
+// for protected_paths() and named in the plan (filesystem.gitRecord) for the
+// launcher to write after this run. Missing: no repositories yet, and the path
+// still named. Left out, with a warning, where there is no base, where a symlink
+// or other than a directory lies on the way from BASE/sbx (sbx follows no link
+// there), or where it cannot be read or understood (then the next audit writes
+// it again); command_fs_rules() also leaves it out where the command could write.
+struct GitRecordChoice {
+    std::optional<std::string> path;
+    std::vector<RecordedRepository> repos;
+    std::vector<Warning> warnings;
+};
+
+namespace detail {
+inline constexpr std::string_view kNoRecordCost =
+    "; a repository in the root that no gitlink names (an ignored clone, a bare repository) is then checked by the "
+    "audit after the run, not protected while it runs";
+}  // namespace detail
+
+SBX_INLINE GitRecordChoice read_git_record(const std::optional<std::string>& base, const std::string& root, const FsView& fs);
+
+// The filesystem rules a command is run with: the policy's, the root's protected
+// paths, where the rules leave it writable the tool cache home under `base`
+// (nullopt: none) added to them as writable, and the paths of sbx's own programs
+// (`own_programs`: absolute, normalised, as the caller found them; empty: none)
+// and their folders that a command could write then, as protected paths.
+// make_plan plans with these, and `sbx explain` and `sbx policy` decide with the same.
+struct CommandFsRules {
+    FsRules rules;
+    std::optional<std::string> tool_cache;  // the home, when there is one
+    std::vector<Warning> protected_warnings;   // what protected_paths could not look at
+    std::vector<Warning> tool_cache_warnings;  // why the home was left out
+    std::vector<ProtectedPath> own_programs;   // what of sbx's own programs was protected
+    std::vector<Warning> own_program_warnings;  // what of them could not be
+    std::optional<std::string> git_exclude;     // the info/exclude git reads in the root (ProtectedPaths)
+    std::optional<std::string> git_record;      // where the launcher records the repositories it finds (read_git_record)
+    std::vector<Warning> git_record_warnings;   // why there is none, or what of it was left out
+};
+
+// `git_record_base`: the folder the record of the repositories found in the root
+// lies under (read_git_record; the tool cache's, $XDG_CACHE_HOME or HOME/.cache);
+// nullopt: none is read or kept.
+SBX_INLINE expected<CommandFsRules> command_fs_rules(const Policy& policy, const FsContext& ctx,
+                                                 const std::optional<std::string>& tool_cache_base, const CachedFs& cached,
+                                                 std::span<const std::string> own_programs = {},
+                                                 const std::optional<std::string>& git_record_base = std::nullopt);
+
+}  // namespace sbx
+
+// The definitions: inline in every program that includes this header, or
+// compiled once in the program that asks for that (sbx/core/inline.hpp).
+#if !defined(SBX_COMPILED_ENGINE) || defined(SBX_DEFINE_PLAN)
+
+namespace sbx {
+
+SBX_INLINE expected<ToolCacheChoice> choose_tool_cache(const Policy& policy, const std::optional<std::string>& base,
                                                    const FsRules& rules, const FsView& fs) {
     ToolCacheChoice out;
     if (!base || !policy.tool_cache.value) return out;
@@ -89,27 +149,7 @@ inline expected<ToolCacheChoice> choose_tool_cache(const Policy& policy, const s
     return out;
 }
 
-// The record of the repositories the audit after an earlier run found in `root`
-// (git_record.hpp): BASE/sbx/git/NAME, with the base's symlinks resolved, read
-// for protected_paths() and named in the plan (filesystem.gitRecord) for the
-// launcher to write after this run. Missing: no repositories yet, and the path
-// still named. Left out, with a warning, where there is no base, where a symlink
-// or other than a directory lies on the way from BASE/sbx (sbx follows no link
-// there), or where it cannot be read or understood (then the next audit writes
-// it again); command_fs_rules() also leaves it out where the command could write.
-struct GitRecordChoice {
-    std::optional<std::string> path;
-    std::vector<RecordedRepository> repos;
-    std::vector<Warning> warnings;
-};
-
-namespace detail {
-inline constexpr std::string_view kNoRecordCost =
-    "; a repository in the root that no gitlink names (an ignored clone, a bare repository) is then checked by the "
-    "audit after the run, not protected while it runs";
-}  // namespace detail
-
-inline GitRecordChoice read_git_record(const std::optional<std::string>& base, const std::string& root, const FsView& fs) {
+SBX_INLINE GitRecordChoice read_git_record(const std::optional<std::string>& base, const std::string& root, const FsView& fs) {
     GitRecordChoice out;
     if (!base) return out;
     auto leave_out = [&](const std::string& file, const std::string& why) {
@@ -146,31 +186,10 @@ inline GitRecordChoice read_git_record(const std::optional<std::string>& base, c
     return out;
 }
 
-// The filesystem rules a command is run with: the policy's, the root's protected
-// paths, where the rules leave it writable the tool cache home under `base`
-// (nullopt: none) added to them as writable, and the paths of sbx's own programs
-// (`own_programs`: absolute, normalised, as the caller found them; empty: none)
-// and their folders that a command could write then, as protected paths.
-// make_plan plans with these, and `sbx explain` and `sbx policy` decide with the same.
-struct CommandFsRules {
-    FsRules rules;
-    std::optional<std::string> tool_cache;  // the home, when there is one
-    std::vector<Warning> protected_warnings;   // what protected_paths could not look at
-    std::vector<Warning> tool_cache_warnings;  // why the home was left out
-    std::vector<ProtectedPath> own_programs;   // what of sbx's own programs was protected
-    std::vector<Warning> own_program_warnings;  // what of them could not be
-    std::optional<std::string> git_exclude;     // the info/exclude git reads in the root (ProtectedPaths)
-    std::optional<std::string> git_record;      // where the launcher records the repositories it finds (read_git_record)
-    std::vector<Warning> git_record_warnings;   // why there is none, or what of it was left out
-};
-
-// `git_record_base`: the folder the record of the repositories found in the root
-// lies under (read_git_record; the tool cache's, $XDG_CACHE_HOME or HOME/.cache);
-// nullopt: none is read or kept.
-inline expected<CommandFsRules> command_fs_rules(const Policy& policy, const FsContext& ctx,
+SBX_INLINE expected<CommandFsRules> command_fs_rules(const Policy& policy, const FsContext& ctx,
                                                  const std::optional<std::string>& tool_cache_base, const CachedFs& cached,
-                                                 std::span<const std::string> own_programs = {},
-                                                 const std::optional<std::string>& git_record_base = std::nullopt) {
+                                                 std::span<const std::string> own_programs,
+                                                 const std::optional<std::string>& git_record_base) {
     auto record = read_git_record(git_record_base, ctx.root, cached);
     auto prot = protected_paths(ctx.root, ctx.home, cached, record.repos);
     SBX_TRY(prot);
@@ -213,3 +232,4 @@ inline expected<CommandFsRules> command_fs_rules(const Policy& policy, const FsC
 }
 
 }  // namespace sbx
+#endif

@@ -42,6 +42,7 @@
 #include <vector>
 
 #include "sbx/core/expected.hpp"
+#include "sbx/core/inline.hpp"
 #include "sbx/rules/fs_rules.hpp"
 
 namespace sbx {
@@ -103,11 +104,7 @@ inline constexpr std::array kKernelInterfaces{
 };
 
 // The kernel interface that a bind at `path` (writable or not) would expose, or nullptr.
-inline const KernelInterface* kernel_interface(std::string_view path, bool writable) {
-    for (const auto& k : kKernelInterfaces)
-        if (paths::at_or_under(path, k.path) && (writable || !k.read_only_ok)) return &k;
-    return nullptr;
-}
+SBX_INLINE const KernelInterface* kernel_interface(std::string_view path, bool writable);
 
 // A missing protected path, covered while the command runs: the launcher
 // creates it (nothing may be there), binds it read-only, and removes it after.
@@ -162,10 +159,7 @@ struct PlanLimits {
 
 namespace detail {
 
-inline Identity identity_of(const std::optional<FileStat>& st) {
-    if (!st) return {};
-    return Identity{true, st->type, st->dev, st->ino, st->nlink};
-}
+SBX_INLINE Identity identity_of(const std::optional<FileStat>& st);
 
 // Expands a pattern against the disk to the paths that exist and match, the
 // shallowest match of each branch (what lies below a match is covered by it).
@@ -175,42 +169,9 @@ public:
         : fs_(fs), limits_(limits), warnings_(warnings) {}
 
     // A rule's paths: a path rule (fs_rules.hpp) names itself, whatever it holds.
-    std::vector<std::string> expand(const FsRule& r) {
-        if (!r.wildcard) {
-            auto st = fs_.lstat(r.pattern);
-            if (st && *st) return {r.pattern};
-            return {};
-        }
-        return expand(r.pattern, r.source);
-    }
+    std::vector<std::string> expand(const FsRule& r);
 
-    std::vector<std::string> expand(const std::string& pattern, const std::optional<Source>& source) {
-        if (!glob::has_wildcard(pattern)) {  // a plain path: itself, when something is there
-            auto st = fs_.lstat(pattern);
-            if (st && *st) return {pattern};
-            return {};
-        }
-        out_.clear();
-        seen_ = 0;
-        cut_ = false;
-        pattern_ = pattern;
-        comps_ = paths::components(pattern);
-        std::size_t literal = 0;
-        while (literal < comps_.size() && !glob::has_wildcard(comps_[literal])) ++literal;
-        std::string start;
-        for (std::size_t i = 0; i < literal; ++i) start += "/" + std::string(comps_[i]);
-        if (start.empty()) start = "/";
-        // A trailing `/**` names the directory itself, as bubblewrap can mount it.
-        if (literal + 1 == comps_.size() && comps_.back() == "**") comps_.pop_back();
-        walk(start, literal, 0);
-        if (cut_ && source)
-            warnings_.push_back(Warning{source->file, source->key,
-                                        "expanding " + pattern + " stopped after " +
-                                            std::to_string(limits_.dir_entries) + " entries; what lies beyond is not covered"});
-        std::sort(out_.begin(), out_.end());
-        out_.erase(std::unique(out_.begin(), out_.end()), out_.end());
-        return out_;
-    }
+    std::vector<std::string> expand(const std::string& pattern, const std::optional<Source>& source);
 
 private:
     const CachedFs& fs_;
@@ -232,17 +193,7 @@ private:
     }
 
     // A directory's entries, as far as the limit on entries looked through allows.
-    std::span<const FsView::Entry> entries(const std::string& dir) {
-        const auto& l = fs_.listing(dir);
-        if (!l) return {};
-        std::size_t n = l->size();
-        if (seen_ + n > limits_.dir_entries) {
-            cut_ = true;
-            n = limits_.dir_entries > seen_ ? limits_.dir_entries - seen_ : 0;
-        }
-        seen_ += n;
-        return {l->data(), n};
-    }
+    std::span<const FsView::Entry> entries(const std::string& dir);
 
     // Whether an entry is a directory (not a link to one), from the listing when it says.
     bool entry_is_dir(const std::string& path, const FsView::Entry& e) const {
@@ -252,40 +203,7 @@ private:
     // What a listing already told of a path, so the walk need not ask again.
     enum class Known { nothing, exists, directory };
 
-    void walk(const std::string& at, std::size_t j, std::size_t depth, Known known = Known::nothing) {
-        if (j == comps_.size()) {
-            if (known != Known::nothing) {
-                out_.push_back(at);
-                return;
-            }
-            auto st = fs_.lstat(at);
-            if (st && *st) out_.push_back(at);
-            return;
-        }
-        if (cut_) return;
-        const bool dir = known == Known::directory || (known == Known::nothing && is_dir(at)) ||
-                         (known == Known::exists && is_dir(at));
-        const std::string_view c = comps_[j];
-        if (c == "**") {
-            walk(at, j + 1, depth, known);  // zero components
-            if (depth >= limits_.glob_depth || !dir) return;
-            for (const auto& e : entries(at)) {
-                const std::string next = child(at, e.name);
-                if (entry_is_dir(next, e)) walk(next, j, depth + 1, Known::directory);  // links are not followed
-                else if (j + 1 < comps_.size() && glob::detail::match_component(comps_[j + 1], e.name))
-                    walk(next, j + 2, depth + 1, Known::exists);
-            }
-            return;
-        }
-        if (!glob::has_wildcard(c)) {
-            walk(child(at, c), j + 1, depth);
-            return;
-        }
-        if (!dir) return;
-        for (const auto& e : entries(at))
-            if (glob::detail::match_component(c, e.name))
-                walk(child(at, e.name), j + 1, depth, entry_is_dir(child(at, e.name), e) ? Known::directory : Known::exists);
-    }
+    void walk(const std::string& at, std::size_t j, std::size_t depth, Known known = Known::nothing);
 };
 
 class Planner {
@@ -293,35 +211,7 @@ public:
     Planner(const FsRules& rules, const CachedFs& fs, const PlanLimits& limits)
         : rules_(rules), fs_(fs), limits_(limits), globs_(fs, limits, plan_.warnings) {}
 
-    expected<FsPlan> run() {
-        if (rules_.disabled) {
-            plan_.warnings.push_back(Warning{rules_.disabled_source ? rules_.disabled_source->file.str() : "",
-                                             rules_.disabled_source ? rules_.disabled_source->key : "",
-                                             "filesystem isolation is disabled: the command can read and write "
-                                             "everything you can"});
-            plan_.isolated = false;
-            return std::move(plan_);
-        }
-        SBX_TRY(writable_binds());
-        SBX_TRY(hidden());
-        SBX_TRY(protected_and_denied_writes());
-        pins();
-        reopened();
-        // Shallow before deep, across all steps: a bind takes its source from the
-        // host, so a mount at a directory would undo every mount made inside it
-        // before. At one depth the steps keep their order.
-        for (auto* step : {&binds_, &pins_, &masks_, &reopens_, &readonly_})
-            plan_.mounts.insert(plan_.mounts.end(), step->begin(), step->end());
-        auto depth = [](const Mount& m) { return std::count(m.path.begin(), m.path.end(), '/'); };  // normalised
-        std::stable_sort(plan_.mounts.begin(), plan_.mounts.end(),
-                         [&](const Mount& a, const Mount& b) { return depth(a) < depth(b); });
-        // A writable root inside a mask is bound and re-opened alike: once is enough.
-        auto same = [](const Mount& a, const Mount& b) {
-            return a.kind == b.kind && a.path == b.path && a.source == b.source;
-        };
-        plan_.mounts.erase(std::unique(plan_.mounts.begin(), plan_.mounts.end(), same), plan_.mounts.end());
-        return std::move(plan_);
-    }
+    expected<FsPlan> run();
 
 private:
     const FsRules& rules_;
@@ -349,235 +239,393 @@ private:
         return std::any_of(v.begin(), v.end(), [&](const Mount& m) { return m.path == p; });
     }
 
-    expected<void> writable_binds() {
-        for (const auto& r : rules_.rules) {
-            if (r.kind != FsRule::Kind::writable) continue;
-            // Mount the real location; the rule under its written name, when a link
-            // stands on the way, has a twin with the real path.
-            auto real = resolve(fs_, r.pattern);
-            if (!real || *real != r.pattern) continue;
-            if (const auto* k = kernel_interface(r.pattern, true)) {
-                if (r.source)
-                    plan_.warnings.push_back(Warning{r.source->file, r.source->key,
-                                                     r.pattern + " is not mounted writable: " + std::string(k->reason)});
-                continue;
-            }
-            auto st = stat(r.pattern);
-            SBX_TRY(st);
-            // The launcher makes these two; the others must be there.
-            const bool made = r.pattern == rules_.tmpdir || (!rules_.tool_cache.empty() && r.pattern == rules_.tool_cache);
-            if (!*st && !made) {
-                if (r.source)
-                    plan_.warnings.push_back(Warning{r.source->file, r.source->key,
-                                                     r.pattern + " does not exist, so it is not mounted writable"});
-                continue;
-            }
-            if (std::find(writable_roots_.begin(), writable_roots_.end(), r.pattern) != writable_roots_.end()) continue;
-            writable_roots_.push_back(r.pattern);
-            binds_.push_back(Mount{MountKind::bind, r.pattern, r.pattern, identity_of(*st), describe(r)});
-        }
-        return {};
-    }
+    expected<void> writable_binds();
 
     // A hidden file with other names can be read through them: refuse it.
-    expected<void> check_links(const std::string& p, const FileStat& st, std::string_view what) const {
-        if (st.type == FileType::regular && st.nlink > 1)
-            return fail(Error(Errc::invalid_plan, std::string(what) + " has " + std::to_string(st.nlink) +
-                                                      " hard links; the rule holds only for this name, so sbx "
-                                                      "refuses to run (remove the other links)")
-                            .in_file(p));
-        return {};
-    }
+    expected<void> check_links(const std::string& p, const FileStat& st, std::string_view what) const;
 
     // Files inside a hidden or protected directory, looked through up to the limit.
-    expected<void> check_links_below(const std::string& dir, std::string_view what, const std::optional<Source>& src) {
-        std::vector<std::string> todo{dir};
-        std::size_t seen = 0;
-        while (!todo.empty()) {
-            const std::string d = std::move(todo.back());
-            todo.pop_back();
-            auto names = fs_.list(d);
-            if (!names) continue;  // unreadable: nothing can be read through it either
-            for (const auto& n : *names) {
-                if (++seen > limits_.dir_entries) {
-                    plan_.warnings.push_back(
-                        Warning{src ? src->file.str() : dir, src ? src->key : "",
-                                "looked through " + std::to_string(limits_.dir_entries) + " entries of " + dir +
-                                    " for hard links and stopped: a file beyond with a hard link in a readable "
-                                    "place can be read there (sbx run says this once for the root; hiding "
-                                    "narrower folders lets the check finish)",
-                                WarningScope::any, true});
-                    return {};
-                }
-                const std::string p = d + "/" + n;
-                auto st = stat(p);
-                if (!st || !*st) continue;
-                if ((*st)->type == FileType::directory) todo.push_back(p);
-                else SBX_TRY(check_links(p, **st, what));
-            }
-        }
-        return {};
-    }
+    expected<void> check_links_below(const std::string& dir, std::string_view what, const std::optional<Source>& src);
 
-    expected<void> hidden() {
-        for (const auto& r : rules_.rules) {
-            if (r.kind != FsRule::Kind::deny_read) continue;
-            for (const auto& p : globs_.expand(r)) {
-                auto real = resolve(fs_, p);
-                SBX_TRY(real);
-                auto st = stat(*real);
-                SBX_TRY(st);
-                if (!*st) continue;
-                if (sbx::decide(rules_, *real, Access::read).allowed) continue;  // a narrower allow re-opens it
-                if (std::find(hidden_.begin(), hidden_.end(), *real) != hidden_.end()) continue;
-                const bool dir = (*st)->type == FileType::directory;
-                if (dir) {
-                    SBX_TRY(check_links_below(*real, "a file under a read deny", r.source));
-                } else if (auto c = check_links(*real, **st, "a file a read deny names"); !c) {
-                    return c;
-                }
-                hidden_.push_back(*real);
-                masks_.push_back(Mount{dir ? MountKind::mask_dir : MountKind::mask_file, *real, {}, identity_of(*st),
-                                       "hidden by " + describe(r)});
-            }
-        }
-        return {};
-    }
+    expected<void> hidden();
 
-    expected<void> protected_and_denied_writes() {
-        for (const auto& p : rules_.protected_paths) {
-            if (!in_writable(p.path)) continue;  // read-only already
-            // A writable root of its own (writable_binds), a mount point like a pin;
-            // the directories above it inside another writable root are pinned.
-            if (p.guard == Guard::git_writable) {
-                guarded_.push_back(p.path);
-                continue;
-            }
-            auto st = stat(p.path);
-            SBX_TRY(st);
-            if (p.guard == Guard::pin) {
-                if (*st && (*st)->type == FileType::directory) {
-                    guarded_.push_back(p.path);
-                    // A writable root is a mount point already: bound once.
-                    if (!is_writable_root(p.path))
-                        pins_.push_back(Mount{MountKind::pin, p.path, p.path, identity_of(*st), "pinned: " + p.reason});
-                }
-                continue;
-            }
-            if (!sbx::decide(rules_, p.path, Access::read).allowed) continue;  // masked, read-only already
-            if (!*st && renamed_after_run(p, rules_.root) && is_writable_root(rules_.root)) {
-                // The root is a mount point: nothing needs pinning on the way.
-                plan_.neutralise.push_back(NeutraliseOp{p.path, p.reason});
-                continue;
-            }
-            guarded_.push_back(p.path);
-            if (!*st) {
-                auto parent = stat(paths::parent(p.path));
-                SBX_TRY(parent);
-                if (!*parent || (*parent)->type != FileType::directory) continue;  // covered by a placeholder above
-                plan_.placeholders.push_back(PlaceholderOp{p.path, p.placeholder, identity_of(*parent), p.reason});
-                readonly_.push_back(Mount{MountKind::ro_bind, p.path, p.path, {}, "placeholder: " + p.reason});
-                continue;
-            }
-            if ((*st)->type == FileType::symlink) {
-                // Its target is listed on its own; the name itself is bound over.
-                if (!mounted_at(readonly_, p.path))
-                    readonly_.push_back(Mount{MountKind::ro_link, p.path, {}, identity_of(*st),
-                                              "protected symbolic link: " + p.reason});
-                continue;
-            }
-            SBX_TRY(check_links(p.path, **st, "a protected file"));
-            if ((*st)->type == FileType::directory && p.path.ends_with("/hooks")) {
-                // The scripts directly in a hooks directory are what git runs.
-                auto names = fs_.list(p.path);
-                if (names)
-                    for (const auto& n : *names) {
-                        auto hs = stat(p.path + "/" + n);
-                        if (hs && *hs)
-                            SBX_TRY(check_links(p.path + "/" + n, **hs, "a hook script"));
-                    }
-            }
-            if (!mounted_at(readonly_, p.path))
-                readonly_.push_back(Mount{MountKind::ro_bind, p.path, p.path, identity_of(*st), "protected: " + p.reason});
-        }
-        for (const auto& r : rules_.rules) {
-            if (r.kind != FsRule::Kind::deny_write) continue;
-            for (const auto& p : globs_.expand(r)) {
-                auto real = resolve(fs_, p);
-                if (!real || !in_writable(*real)) continue;
-                if (!sbx::decide(rules_, *real, Access::read).allowed) continue;
-                auto st = stat(*real);
-                if (!st || !*st) continue;
-                // Another name for the file would stay writable.
-                if ((*st)->type == FileType::directory) {
-                    SBX_TRY(check_links_below(*real, "a file under a write deny", r.source));
-                } else if (auto c = check_links(*real, **st, "a file a write deny names"); !c) {
-                    return c;
-                }
-                guarded_.push_back(*real);
-                if (!mounted_at(readonly_, *real))
-                    readonly_.push_back(Mount{MountKind::ro_bind, *real, *real, identity_of(*st), "denied by " + describe(r)});
-            }
-        }
-        return {};
-    }
+    expected<void> protected_and_denied_writes();
 
     // Every directory strictly between a writable root and a guarded or hidden path.
-    void pins() {
-        std::set<std::string> want;
-        auto add = [&](const std::string& p) {
-            for (const auto& w : writable_roots_) {
-                if (!paths::at_or_under(p, w) || p == w) continue;
-                for (auto d = paths::parent(p); d != w && paths::at_or_under(d, w); d = paths::parent(d)) want.insert(d);
-            }
-        };
-        for (const auto& p : guarded_) add(p);
-        for (const auto& p : hidden_) add(p);
-        for (const auto& d : want) {
-            // A writable root is a mount point already: bound once.
-            if (mounted_at(pins_, d) || is_writable_root(d)) continue;
-            auto st = stat(d);
-            if (!st || !*st || (*st)->type != FileType::directory) continue;
-            pins_.push_back(Mount{MountKind::pin, d, d, identity_of(*st), "pinned: holds a protected or hidden path"});
-        }
-    }
+    void pins();
 
     // allowRead entries and writable roots inside a masked directory come back.
-    void reopened() {
-        auto under_mask = [&](const std::string& p) {
-            return std::any_of(masks_.begin(), masks_.end(), [&](const Mount& m) {
-                return m.kind == MountKind::mask_dir && paths::at_or_under(p, m.path) && p != m.path;
-            });
-        };
-        for (const auto& r : rules_.rules) {
-            if (r.kind != FsRule::Kind::allow_read && r.kind != FsRule::Kind::writable) continue;
-            // Only a rule whose named region meets a mask can re-open anything.
-            const bool meets = std::any_of(masks_.begin(), masks_.end(), [&](const Mount& m) {
-                return m.kind == MountKind::mask_dir &&
-                       (paths::at_or_under(r.literal, m.path) || paths::at_or_under(m.path, r.literal));
-            });
-            if (!meets) continue;
-            for (const auto& p : globs_.expand(r)) {
-                if (!under_mask(p) || mounted_at(reopens_, p)) continue;
-                auto real = resolve(fs_, p);
-                if (!real) continue;
-                if (!sbx::decide(rules_, p, Access::read).allowed) continue;
-                auto st = stat(*real);
-                if (!st || !*st) continue;
-                const bool writable = sbx::decide(rules_, *real, Access::write).allowed;
-                if (kernel_interface(p, writable) != nullptr || kernel_interface(*real, writable) != nullptr) continue;
-                reopens_.push_back(Mount{writable ? MountKind::bind : MountKind::ro_bind, p, *real, identity_of(*st),
-                                         "re-opened by " + describe(r)});
-            }
-        }
-    }
+    void reopened();
 };
 
 }  // namespace detail
 
 // The filesystem part of a plan for one command.
-inline expected<FsPlan> make_fs_plan(const FsRules& rules, const FsView& fs, const PlanLimits& limits = {}) {
+SBX_INLINE expected<FsPlan> make_fs_plan(const FsRules& rules, const FsView& fs, const PlanLimits& limits = {});
+
+}  // namespace sbx
+
+// The definitions: inline in every program that includes this header, or
+// compiled once in the program that asks for that (sbx/core/inline.hpp).
+#if !defined(SBX_COMPILED_ENGINE) || defined(SBX_DEFINE_PLAN)
+
+namespace sbx {
+
+SBX_INLINE const KernelInterface* kernel_interface(std::string_view path, bool writable) {
+    for (const auto& k : kKernelInterfaces)
+        if (paths::at_or_under(path, k.path) && (writable || !k.read_only_ok)) return &k;
+    return nullptr;
+}
+
+}  // namespace sbx
+
+namespace sbx::detail {
+
+SBX_INLINE Identity identity_of(const std::optional<FileStat>& st) {
+    if (!st) return {};
+    return Identity{true, st->type, st->dev, st->ino, st->nlink};
+}
+
+SBX_INLINE std::vector<std::string> GlobWalker::expand(const FsRule& r) {
+    if (!r.wildcard) {
+        auto st = fs_.lstat(r.pattern);
+        if (st && *st) return {r.pattern};
+        return {};
+    }
+    return expand(r.pattern, r.source);
+}
+
+SBX_INLINE std::vector<std::string> GlobWalker::expand(const std::string& pattern, const std::optional<Source>& source) {
+    if (!glob::has_wildcard(pattern)) {  // a plain path: itself, when something is there
+        auto st = fs_.lstat(pattern);
+        if (st && *st) return {pattern};
+        return {};
+    }
+    out_.clear();
+    seen_ = 0;
+    cut_ = false;
+    pattern_ = pattern;
+    comps_ = paths::components(pattern);
+    std::size_t literal = 0;
+    while (literal < comps_.size() && !glob::has_wildcard(comps_[literal])) ++literal;
+    std::string start;
+    for (std::size_t i = 0; i < literal; ++i) start += "/" + std::string(comps_[i]);
+    if (start.empty()) start = "/";
+    // A trailing `/**` names the directory itself, as bubblewrap can mount it.
+    if (literal + 1 == comps_.size() && comps_.back() == "**") comps_.pop_back();
+    walk(start, literal, 0);
+    if (cut_ && source)
+        warnings_.push_back(Warning{source->file, source->key,
+                                    "expanding " + pattern + " stopped after " +
+                                        std::to_string(limits_.dir_entries) + " entries; what lies beyond is not covered"});
+    std::sort(out_.begin(), out_.end());
+    out_.erase(std::unique(out_.begin(), out_.end()), out_.end());
+    return out_;
+}
+
+SBX_INLINE std::span<const FsView::Entry> GlobWalker::entries(const std::string& dir) {
+    const auto& l = fs_.listing(dir);
+    if (!l) return {};
+    std::size_t n = l->size();
+    if (seen_ + n > limits_.dir_entries) {
+        cut_ = true;
+        n = limits_.dir_entries > seen_ ? limits_.dir_entries - seen_ : 0;
+    }
+    seen_ += n;
+    return {l->data(), n};
+}
+
+SBX_INLINE void GlobWalker::walk(const std::string& at, std::size_t j, std::size_t depth, Known known) {
+    if (j == comps_.size()) {
+        if (known != Known::nothing) {
+            out_.push_back(at);
+            return;
+        }
+        auto st = fs_.lstat(at);
+        if (st && *st) out_.push_back(at);
+        return;
+    }
+    if (cut_) return;
+    const bool dir = known == Known::directory || (known == Known::nothing && is_dir(at)) ||
+                     (known == Known::exists && is_dir(at));
+    const std::string_view c = comps_[j];
+    if (c == "**") {
+        walk(at, j + 1, depth, known);  // zero components
+        if (depth >= limits_.glob_depth || !dir) return;
+        for (const auto& e : entries(at)) {
+            const std::string next = child(at, e.name);
+            if (entry_is_dir(next, e)) walk(next, j, depth + 1, Known::directory);  // links are not followed
+            else if (j + 1 < comps_.size() && glob::detail::match_component(comps_[j + 1], e.name))
+                walk(next, j + 2, depth + 1, Known::exists);
+        }
+        return;
+    }
+    if (!glob::has_wildcard(c)) {
+        walk(child(at, c), j + 1, depth);
+        return;
+    }
+    if (!dir) return;
+    for (const auto& e : entries(at))
+        if (glob::detail::match_component(c, e.name))
+            walk(child(at, e.name), j + 1, depth, entry_is_dir(child(at, e.name), e) ? Known::directory : Known::exists);
+}
+
+SBX_INLINE expected<FsPlan> Planner::run() {
+    if (rules_.disabled) {
+        plan_.warnings.push_back(Warning{rules_.disabled_source ? rules_.disabled_source->file.str() : "",
+                                         rules_.disabled_source ? rules_.disabled_source->key : "",
+                                         "filesystem isolation is disabled: the command can read and write "
+                                         "everything you can"});
+        plan_.isolated = false;
+        return std::move(plan_);
+    }
+    SBX_TRY(writable_binds());
+    SBX_TRY(hidden());
+    SBX_TRY(protected_and_denied_writes());
+    pins();
+    reopened();
+    // Shallow before deep, across all steps: a bind takes its source from the
+    // host, so a mount at a directory would undo every mount made inside it
+    // before. At one depth the steps keep their order.
+    for (auto* step : {&binds_, &pins_, &masks_, &reopens_, &readonly_})
+        plan_.mounts.insert(plan_.mounts.end(), step->begin(), step->end());
+    auto depth = [](const Mount& m) { return std::count(m.path.begin(), m.path.end(), '/'); };  // normalised
+    std::stable_sort(plan_.mounts.begin(), plan_.mounts.end(),
+                     [&](const Mount& a, const Mount& b) { return depth(a) < depth(b); });
+    // A writable root inside a mask is bound and re-opened alike: once is enough.
+    auto same = [](const Mount& a, const Mount& b) {
+        return a.kind == b.kind && a.path == b.path && a.source == b.source;
+    };
+    plan_.mounts.erase(std::unique(plan_.mounts.begin(), plan_.mounts.end(), same), plan_.mounts.end());
+    return std::move(plan_);
+}
+
+SBX_INLINE expected<void> Planner::writable_binds() {
+    for (const auto& r : rules_.rules) {
+        if (r.kind != FsRule::Kind::writable) continue;
+        // Mount the real location; the rule under its written name, when a link
+        // stands on the way, has a twin with the real path.
+        auto real = resolve(fs_, r.pattern);
+        if (!real || *real != r.pattern) continue;
+        if (const auto* k = kernel_interface(r.pattern, true)) {
+            if (r.source)
+                plan_.warnings.push_back(Warning{r.source->file, r.source->key,
+                                                 r.pattern + " is not mounted writable: " + std::string(k->reason)});
+            continue;
+        }
+        auto st = stat(r.pattern);
+        SBX_TRY(st);
+        // The launcher makes these two; the others must be there.
+        const bool made = r.pattern == rules_.tmpdir || (!rules_.tool_cache.empty() && r.pattern == rules_.tool_cache);
+        if (!*st && !made) {
+            if (r.source)
+                plan_.warnings.push_back(Warning{r.source->file, r.source->key,
+                                                 r.pattern + " does not exist, so it is not mounted writable"});
+            continue;
+        }
+        if (std::find(writable_roots_.begin(), writable_roots_.end(), r.pattern) != writable_roots_.end()) continue;
+        writable_roots_.push_back(r.pattern);
+        binds_.push_back(Mount{MountKind::bind, r.pattern, r.pattern, identity_of(*st), describe(r)});
+    }
+    return {};
+}
+
+SBX_INLINE expected<void> Planner::check_links(const std::string& p, const FileStat& st, std::string_view what) const {
+    if (st.type == FileType::regular && st.nlink > 1)
+        return fail(Error(Errc::invalid_plan, std::string(what) + " has " + std::to_string(st.nlink) +
+                                                  " hard links; the rule holds only for this name, so sbx "
+                                                  "refuses to run (remove the other links)")
+                        .in_file(p));
+    return {};
+}
+
+SBX_INLINE expected<void> Planner::check_links_below(const std::string& dir, std::string_view what, const std::optional<Source>& src) {
+    std::vector<std::string> todo{dir};
+    std::size_t seen = 0;
+    while (!todo.empty()) {
+        const std::string d = std::move(todo.back());
+        todo.pop_back();
+        auto names = fs_.list(d);
+        if (!names) continue;  // unreadable: nothing can be read through it either
+        for (const auto& n : *names) {
+            if (++seen > limits_.dir_entries) {
+                plan_.warnings.push_back(
+                    Warning{src ? src->file.str() : dir, src ? src->key : "",
+                            "looked through " + std::to_string(limits_.dir_entries) + " entries of " + dir +
+                                " for hard links and stopped: a file beyond with a hard link in a readable "
+                                "place can be read there (sbx run says this once for the root; hiding "
+                                "narrower folders lets the check finish)",
+                            WarningScope::any, true});
+                return {};
+            }
+            const std::string p = d + "/" + n;
+            auto st = stat(p);
+            if (!st || !*st) continue;
+            if ((*st)->type == FileType::directory) todo.push_back(p);
+            else SBX_TRY(check_links(p, **st, what));
+        }
+    }
+    return {};
+}
+
+SBX_INLINE expected<void> Planner::hidden() {
+    for (const auto& r : rules_.rules) {
+        if (r.kind != FsRule::Kind::deny_read) continue;
+        for (const auto& p : globs_.expand(r)) {
+            auto real = resolve(fs_, p);
+            SBX_TRY(real);
+            auto st = stat(*real);
+            SBX_TRY(st);
+            if (!*st) continue;
+            if (sbx::decide(rules_, *real, Access::read).allowed) continue;  // a narrower allow re-opens it
+            if (std::find(hidden_.begin(), hidden_.end(), *real) != hidden_.end()) continue;
+            const bool dir = (*st)->type == FileType::directory;
+            if (dir) {
+                SBX_TRY(check_links_below(*real, "a file under a read deny", r.source));
+            } else if (auto c = check_links(*real, **st, "a file a read deny names"); !c) {
+                return c;
+            }
+            hidden_.push_back(*real);
+            masks_.push_back(Mount{dir ? MountKind::mask_dir : MountKind::mask_file, *real, {}, identity_of(*st),
+                                   "hidden by " + describe(r)});
+        }
+    }
+    return {};
+}
+
+SBX_INLINE expected<void> Planner::protected_and_denied_writes() {
+    for (const auto& p : rules_.protected_paths) {
+        if (!in_writable(p.path)) continue;  // read-only already
+        // A writable root of its own (writable_binds), a mount point like a pin;
+        // the directories above it inside another writable root are pinned.
+        if (p.guard == Guard::git_writable) {
+            guarded_.push_back(p.path);
+            continue;
+        }
+        auto st = stat(p.path);
+        SBX_TRY(st);
+        if (p.guard == Guard::pin) {
+            if (*st && (*st)->type == FileType::directory) {
+                guarded_.push_back(p.path);
+                // A writable root is a mount point already: bound once.
+                if (!is_writable_root(p.path))
+                    pins_.push_back(Mount{MountKind::pin, p.path, p.path, identity_of(*st), "pinned: " + p.reason});
+            }
+            continue;
+        }
+        if (!sbx::decide(rules_, p.path, Access::read).allowed) continue;  // masked, read-only already
+        if (!*st && renamed_after_run(p, rules_.root) && is_writable_root(rules_.root)) {
+            // The root is a mount point: nothing needs pinning on the way.
+            plan_.neutralise.push_back(NeutraliseOp{p.path, p.reason});
+            continue;
+        }
+        guarded_.push_back(p.path);
+        if (!*st) {
+            auto parent = stat(paths::parent(p.path));
+            SBX_TRY(parent);
+            if (!*parent || (*parent)->type != FileType::directory) continue;  // covered by a placeholder above
+            plan_.placeholders.push_back(PlaceholderOp{p.path, p.placeholder, identity_of(*parent), p.reason});
+            readonly_.push_back(Mount{MountKind::ro_bind, p.path, p.path, {}, "placeholder: " + p.reason});
+            continue;
+        }
+        if ((*st)->type == FileType::symlink) {
+            // Its target is listed on its own; the name itself is bound over.
+            if (!mounted_at(readonly_, p.path))
+                readonly_.push_back(Mount{MountKind::ro_link, p.path, {}, identity_of(*st),
+                                          "protected symbolic link: " + p.reason});
+            continue;
+        }
+        SBX_TRY(check_links(p.path, **st, "a protected file"));
+        if ((*st)->type == FileType::directory && p.path.ends_with("/hooks")) {
+            // The scripts directly in a hooks directory are what git runs.
+            auto names = fs_.list(p.path);
+            if (names)
+                for (const auto& n : *names) {
+                    auto hs = stat(p.path + "/" + n);
+                    if (hs && *hs)
+                        SBX_TRY(check_links(p.path + "/" + n, **hs, "a hook script"));
+                }
+        }
+        if (!mounted_at(readonly_, p.path))
+            readonly_.push_back(Mount{MountKind::ro_bind, p.path, p.path, identity_of(*st), "protected: " + p.reason});
+    }
+    for (const auto& r : rules_.rules) {
+        if (r.kind != FsRule::Kind::deny_write) continue;
+        for (const auto& p : globs_.expand(r)) {
+            auto real = resolve(fs_, p);
+            if (!real || !in_writable(*real)) continue;
+            if (!sbx::decide(rules_, *real, Access::read).allowed) continue;
+            auto st = stat(*real);
+            if (!st || !*st) continue;
+            // Another name for the file would stay writable.
+            if ((*st)->type == FileType::directory) {
+                SBX_TRY(check_links_below(*real, "a file under a write deny", r.source));
+            } else if (auto c = check_links(*real, **st, "a file a write deny names"); !c) {
+                return c;
+            }
+            guarded_.push_back(*real);
+            if (!mounted_at(readonly_, *real))
+                readonly_.push_back(Mount{MountKind::ro_bind, *real, *real, identity_of(*st), "denied by " + describe(r)});
+        }
+    }
+    return {};
+}
+
+SBX_INLINE void Planner::pins() {
+    std::set<std::string> want;
+    auto add = [&](const std::string& p) {
+        for (const auto& w : writable_roots_) {
+            if (!paths::at_or_under(p, w) || p == w) continue;
+            for (auto d = paths::parent(p); d != w && paths::at_or_under(d, w); d = paths::parent(d)) want.insert(d);
+        }
+    };
+    for (const auto& p : guarded_) add(p);
+    for (const auto& p : hidden_) add(p);
+    for (const auto& d : want) {
+        // A writable root is a mount point already: bound once.
+        if (mounted_at(pins_, d) || is_writable_root(d)) continue;
+        auto st = stat(d);
+        if (!st || !*st || (*st)->type != FileType::directory) continue;
+        pins_.push_back(Mount{MountKind::pin, d, d, identity_of(*st), "pinned: holds a protected or hidden path"});
+    }
+}
+
+SBX_INLINE void Planner::reopened() {
+    auto under_mask = [&](const std::string& p) {
+        return std::any_of(masks_.begin(), masks_.end(), [&](const Mount& m) {
+            return m.kind == MountKind::mask_dir && paths::at_or_under(p, m.path) && p != m.path;
+        });
+    };
+    for (const auto& r : rules_.rules) {
+        if (r.kind != FsRule::Kind::allow_read && r.kind != FsRule::Kind::writable) continue;
+        // Only a rule whose named region meets a mask can re-open anything.
+        const bool meets = std::any_of(masks_.begin(), masks_.end(), [&](const Mount& m) {
+            return m.kind == MountKind::mask_dir &&
+                   (paths::at_or_under(r.literal, m.path) || paths::at_or_under(m.path, r.literal));
+        });
+        if (!meets) continue;
+        for (const auto& p : globs_.expand(r)) {
+            if (!under_mask(p) || mounted_at(reopens_, p)) continue;
+            auto real = resolve(fs_, p);
+            if (!real) continue;
+            if (!sbx::decide(rules_, p, Access::read).allowed) continue;
+            auto st = stat(*real);
+            if (!st || !*st) continue;
+            const bool writable = sbx::decide(rules_, *real, Access::write).allowed;
+            if (kernel_interface(p, writable) != nullptr || kernel_interface(*real, writable) != nullptr) continue;
+            reopens_.push_back(Mount{writable ? MountKind::bind : MountKind::ro_bind, p, *real, identity_of(*st),
+                                     "re-opened by " + describe(r)});
+        }
+    }
+}
+
+}  // namespace sbx::detail
+
+namespace sbx {
+
+SBX_INLINE expected<FsPlan> make_fs_plan(const FsRules& rules, const FsView& fs, const PlanLimits& limits) {
     return with_cache(fs, [&](const CachedFs& cached) { return detail::Planner(rules, cached, limits).run(); });
 }
 
 }  // namespace sbx
+#endif

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "sbx/core/fs_view.hpp"
+#include "sbx/core/inline.hpp"
 #include "sbx/core/json_write.hpp"
 #include "sbx/core/paths.hpp"
 #include "sbx/plan/fs_plan.hpp"
@@ -38,7 +39,35 @@ struct ExcludeText {
 };
 
 // Splits an exclude file into what is not sbx's and sbx's block's patterns.
-inline ExcludeText split_exclude(std::string_view text) {
+SBX_INLINE ExcludeText split_exclude(std::string_view text);
+
+// `rest` with sbx's block of `lines` at its end; `rest` alone when none.
+SBX_INLINE std::string join_exclude(std::string rest, const std::vector<std::string>& lines);
+
+namespace detail {
+
+// A root-relative path as one gitignore pattern that matches it alone.
+SBX_INLINE std::string gitignore_literal(std::string_view rel);
+
+// The exclude file `file` (ProtectedPaths::git_exclude: GIT_DIR/info/exclude of the
+// root's own git directory, or of a linked worktree's main repository) with the
+// placeholders in the root added, when it is there to edit (one name, UTF-8, at
+// most 64 KiB, in a real info directory of a real git directory); otherwise
+// nothing, and git inside lists the placeholders as untracked.
+SBX_INLINE std::optional<GitExclude> git_exclude_for(const std::string& root, const std::string& file,
+                                                 const std::vector<PlaceholderOp>& placeholders, const FsView& fs);
+
+}  // namespace detail
+
+}  // namespace sbx
+
+// The definitions: inline in every program that includes this header, or
+// compiled once in the program that asks for that (sbx/core/inline.hpp).
+#if !defined(SBX_COMPILED_ENGINE) || defined(SBX_DEFINE_PLAN)
+
+namespace sbx {
+
+SBX_INLINE ExcludeText split_exclude(std::string_view text) {
     ExcludeText out;
     bool inside = false;
     std::size_t at = 0;
@@ -55,8 +84,7 @@ inline ExcludeText split_exclude(std::string_view text) {
     return out;
 }
 
-// `rest` with sbx's block of `lines` at its end; `rest` alone when none.
-inline std::string join_exclude(std::string rest, const std::vector<std::string>& lines) {
+SBX_INLINE std::string join_exclude(std::string rest, const std::vector<std::string>& lines) {
     if (lines.empty()) return rest;
     if (!rest.empty() && rest.back() != '\n') rest += '\n';
     rest.append(kExcludeBlockBegin).append("\n");
@@ -65,10 +93,11 @@ inline std::string join_exclude(std::string rest, const std::vector<std::string>
     return rest;
 }
 
-namespace detail {
+}  // namespace sbx
 
-// A root-relative path as one gitignore pattern that matches it alone.
-inline std::string gitignore_literal(std::string_view rel) {
+namespace sbx::detail {
+
+SBX_INLINE std::string gitignore_literal(std::string_view rel) {
     std::string out;
     for (std::size_t i = 0; i < rel.size(); ++i) {
         const char c = rel[i];
@@ -80,12 +109,7 @@ inline std::string gitignore_literal(std::string_view rel) {
     return out;
 }
 
-// The exclude file `file` (ProtectedPaths::git_exclude: GIT_DIR/info/exclude of the
-// root's own git directory, or of a linked worktree's main repository) with the
-// placeholders in the root added, when it is there to edit (one name, UTF-8, at
-// most 64 KiB, in a real info directory of a real git directory); otherwise
-// nothing, and git inside lists the placeholders as untracked.
-inline std::optional<GitExclude> git_exclude_for(const std::string& root, const std::string& file,
+SBX_INLINE std::optional<GitExclude> git_exclude_for(const std::string& root, const std::string& file,
                                                  const std::vector<PlaceholderOp>& placeholders, const FsView& fs) {
     const std::string info = paths::parent(file);
     const std::string git = paths::parent(info);
@@ -112,6 +136,5 @@ inline std::optional<GitExclude> git_exclude_for(const std::string& root, const 
     return ex;
 }
 
-}  // namespace detail
-
-}  // namespace sbx
+}  // namespace sbx::detail
+#endif

@@ -17,6 +17,7 @@
 #include "sbx/core/expected.hpp"
 #include "sbx/core/fs_view.hpp"
 #include "sbx/core/glob.hpp"
+#include "sbx/core/inline.hpp"
 #include "sbx/core/paths.hpp"
 #include "sbx/core/provenance.hpp"
 #include "sbx/net/forwards.hpp"
@@ -78,18 +79,59 @@ struct PlanRequest {
 // so many words (`sbx --allow-home-root`). make_plan does not decide it: it is not
 // handed the account's home. All paths absolute and normalised; pass each home as
 // its real path (and as written too, when a symlink leads there), as the root is.
-inline std::optional<std::string> root_exposes_home(std::string_view root, std::span<const std::string> homes) {
-    for (const auto& h : homes)
-        if (paths::at_or_under(h, root)) return h;
-    return std::nullopt;
-}
+SBX_INLINE std::optional<std::string> root_exposes_home(std::string_view root, std::span<const std::string> homes);
 
 namespace detail {
 
 // A request that is whole: a command, absolute and normalised paths, a root that
 // is not / and does not hold the temporary directory (nor it the root), and no
 // descriptor below 3 to pass.
-inline expected<void> check_request(const PlanRequest& req) {
+SBX_INLINE expected<void> check_request(const PlanRequest& req);
+
+// The network part: Unix sockets, the host rules, and the loopback forwards.
+SBX_INLINE expected<void> plan_network(const Policy& policy, const PlanRequest& req, Plan& plan);
+
+// The command's environment, and the tool cache home its cache variables point
+// into (`cache_dir`, none without one): a kept value outside it that the
+// command cannot write gets a warning.
+SBX_INLINE expected<void> plan_environment(const Policy& policy, const PlanRequest& req,
+                                       const std::optional<std::string>& cache_dir, const FsRules& rules, Plan& plan);
+
+// A repository the command makes or changes in the root is live for git outside
+// once the command is over: the launcher audits the root then, and the git
+// directories outside it that a linked worktree's git writes (Guard::git_writable),
+// where the main repository's own git runs outside.
+SBX_INLINE void plan_git_audit(const FsRules& rules, const std::optional<std::string>& git_record, Plan& plan);
+
+}  // namespace detail
+
+// The plan for running `req` under `policy`, the disk seen through `fs`.
+// Errors: INVALID_ARGUMENT for a request that is not whole (no command, a path
+// not absolute and normalised, the root /, a hidden working directory, a
+// descriptor below 3), INVALID_SETTINGS for settings it cannot carry out (a
+// relative bwrapPath, too many forwards), and what looking at the disk through
+// `fs` fails with. Every warning goes into the plan.
+SBX_INLINE expected<Plan> make_plan(const Policy& policy, const PlanRequest& req, const FsView& fs);
+
+}  // namespace sbx
+
+// The definitions: inline in every program that includes this header, or
+// compiled once in the program that asks for that (sbx/core/inline.hpp).
+#if !defined(SBX_COMPILED_ENGINE) || defined(SBX_DEFINE_PLAN)
+
+namespace sbx {
+
+SBX_INLINE std::optional<std::string> root_exposes_home(std::string_view root, std::span<const std::string> homes) {
+    for (const auto& h : homes)
+        if (paths::at_or_under(h, root)) return h;
+    return std::nullopt;
+}
+
+}  // namespace sbx
+
+namespace sbx::detail {
+
+SBX_INLINE expected<void> check_request(const PlanRequest& req) {
     if (req.argv.empty() || req.argv.front().empty()) return fail(Errc::invalid_argument, "no command to run");
     for (const auto& a : req.argv)
         if (a.find('\0') != std::string::npos)
@@ -110,8 +152,7 @@ inline expected<void> check_request(const PlanRequest& req) {
     return {};
 }
 
-// The network part: Unix sockets, the host rules, and the loopback forwards.
-inline expected<void> plan_network(const Policy& policy, const PlanRequest& req, Plan& plan) {
+SBX_INLINE expected<void> plan_network(const Policy& policy, const PlanRequest& req, Plan& plan) {
     plan.all_unix_sockets = policy.network.allow_all_unix_sockets.value;
     for (const auto& s : policy.network.allow_unix_sockets) plan.unix_socket_paths.push_back(s.value);
     if (policy.network.allow_all_unix_sockets.value || !policy.network.allow_unix_sockets.empty()) {
@@ -147,10 +188,7 @@ inline expected<void> plan_network(const Policy& policy, const PlanRequest& req,
     return {};
 }
 
-// The command's environment, and the tool cache home its cache variables point
-// into (`cache_dir`, none without one): a kept value outside it that the
-// command cannot write gets a warning.
-inline expected<void> plan_environment(const Policy& policy, const PlanRequest& req,
+SBX_INLINE expected<void> plan_environment(const Policy& policy, const PlanRequest& req,
                                        const std::optional<std::string>& cache_dir, const FsRules& rules, Plan& plan) {
     auto env = command_environment(policy, EnvRequest{req.environ, req.pass_env, req.tmpdir, cache_dir,
                                                       req.words == SettingsWords::agent_file
@@ -177,11 +215,7 @@ inline expected<void> plan_environment(const Policy& policy, const PlanRequest& 
     return {};
 }
 
-// A repository the command makes or changes in the root is live for git outside
-// once the command is over: the launcher audits the root then, and the git
-// directories outside it that a linked worktree's git writes (Guard::git_writable),
-// where the main repository's own git runs outside.
-inline void plan_git_audit(const FsRules& rules, const std::optional<std::string>& git_record, Plan& plan) {
+SBX_INLINE void plan_git_audit(const FsRules& rules, const std::optional<std::string>& git_record, Plan& plan) {
     if (plan.filesystem.isolated) {
         plan.filesystem.git_audit.push_back(plan.root);
         for (const auto& p : rules.protected_paths)
@@ -193,15 +227,11 @@ inline void plan_git_audit(const FsRules& rules, const std::optional<std::string
     }
 }
 
-}  // namespace detail
+}  // namespace sbx::detail
 
-// The plan for running `req` under `policy`, the disk seen through `fs`.
-// Errors: INVALID_ARGUMENT for a request that is not whole (no command, a path
-// not absolute and normalised, the root /, a hidden working directory, a
-// descriptor below 3), INVALID_SETTINGS for settings it cannot carry out (a
-// relative bwrapPath, too many forwards), and what looking at the disk through
-// `fs` fails with. Every warning goes into the plan.
-inline expected<Plan> make_plan(const Policy& policy, const PlanRequest& req, const FsView& fs) {
+namespace sbx {
+
+SBX_INLINE expected<Plan> make_plan(const Policy& policy, const PlanRequest& req, const FsView& fs) {
     SBX_TRY(detail::check_request(req));
     Plan plan;
     plan.argv = req.argv;
@@ -271,3 +301,4 @@ inline expected<Plan> make_plan(const Policy& policy, const PlanRequest& req, co
 }
 
 }  // namespace sbx
+#endif

@@ -9,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include "sbx/core/inline.hpp"
 #include "sbx/core/json_write.hpp"
 #include "sbx/core/provenance.hpp"
 #include "sbx/net/forwards.hpp"
@@ -21,7 +22,35 @@ namespace sbx {
 
 namespace detail {
 
-inline void write_identity(json::Writer& w, const Identity& id) {
+SBX_INLINE void write_identity(json::Writer& w, const Identity& id);
+
+SBX_INLINE void write_host_rules(json::Writer& w, const std::vector<net::HostRule>& rules);
+
+SBX_INLINE void write_network(json::Writer& w, const NetworkPlan& n);
+
+
+// "command": the argv, the directory, the environment (the loader's apart), the
+// variables removed, the descriptors passed.
+SBX_INLINE void write_command(json::Writer& w, const Plan& p);
+
+// "filesystem": the mounts, the placeholders, what is renamed after the run,
+// git's exclude file, the tool cache home, the audit and its record, the rules.
+SBX_INLINE void write_filesystem(json::Writer& w, const Plan& p);
+
+}  // namespace detail
+
+// The plan as the versioned JSON document of docs/plan.md.
+SBX_INLINE std::string to_json(const Plan& p);
+
+}  // namespace sbx
+
+// The definitions: inline in every program that includes this header, or
+// compiled once in the program that asks for that (sbx/core/inline.hpp).
+#if !defined(SBX_COMPILED_ENGINE) || defined(SBX_DEFINE_PLAN)
+
+namespace sbx::detail {
+
+SBX_INLINE void write_identity(json::Writer& w, const Identity& id) {
     w.begin_object().key("exists").value(id.exists);
     if (id.exists) {
         std::string_view type = id.type == FileType::directory ? "directory"
@@ -33,7 +62,7 @@ inline void write_identity(json::Writer& w, const Identity& id) {
     w.end_object();
 }
 
-inline void write_host_rules(json::Writer& w, const std::vector<net::HostRule>& rules) {
+SBX_INLINE void write_host_rules(json::Writer& w, const std::vector<net::HostRule>& rules) {
     w.begin_array();
     for (const auto& r : rules) {
         w.begin_object().key("pattern").value(r.text).key("source");
@@ -43,7 +72,7 @@ inline void write_host_rules(json::Writer& w, const std::vector<net::HostRule>& 
     w.end_array();
 }
 
-inline void write_network(json::Writer& w, const NetworkPlan& n) {
+SBX_INLINE void write_network(json::Writer& w, const NetworkPlan& n) {
     w.key("network").begin_object().key("mode").value(n.mode == NetworkMode::proxy ? "proxy" : "none");
     if (n.mode == NetworkMode::proxy) {
         w.key("allowed");
@@ -83,10 +112,7 @@ inline void write_network(json::Writer& w, const NetworkPlan& n) {
     w.end_object();
 }
 
-
-// "command": the argv, the directory, the environment (the loader's apart), the
-// variables removed, the descriptors passed.
-inline void write_command(json::Writer& w, const Plan& p) {
+SBX_INLINE void write_command(json::Writer& w, const Plan& p) {
     auto env_object = [&](const std::vector<EnvVar>& vars) {
         w.begin_object();
         for (const auto& v : vars) w.key(v.name).value(v.value);
@@ -109,9 +135,7 @@ inline void write_command(json::Writer& w, const Plan& p) {
     w.end_object();
 }
 
-// "filesystem": the mounts, the placeholders, what is renamed after the run,
-// git's exclude file, the tool cache home, the audit and its record, the rules.
-inline void write_filesystem(json::Writer& w, const Plan& p) {
+SBX_INLINE void write_filesystem(json::Writer& w, const Plan& p) {
     w.key("filesystem").begin_object().key("isolated").value(p.filesystem.isolated).key("mounts").begin_array();
     for (const auto& m : p.filesystem.mounts) {
         w.begin_object().key("kind").value(mount_kind_name(m.kind)).key("path").value(m.path);
@@ -166,10 +190,11 @@ inline void write_filesystem(json::Writer& w, const Plan& p) {
     w.end_object();
 }
 
-}  // namespace detail
+}  // namespace sbx::detail
 
-// The plan as the versioned JSON document of docs/plan.md.
-inline std::string to_json(const Plan& p) {
+namespace sbx {
+
+SBX_INLINE std::string to_json(const Plan& p) {
     json::Writer w;
     w.begin_object().key("version").value(p.version);
     detail::write_command(w, p);
@@ -206,3 +231,4 @@ inline std::string to_json(const Plan& p) {
 }
 
 }  // namespace sbx
+#endif

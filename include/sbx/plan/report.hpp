@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "sbx/core/ascii.hpp"
+#include "sbx/core/inline.hpp"
 #include "sbx/core/paths.hpp"
 #include "sbx/plan/fs_plan.hpp"
 #include "sbx/plan/output_filter.hpp"
@@ -36,45 +37,18 @@ namespace sbx {
 
 // What a line of the block says after its reason: "; to allow it: SETTING", or
 // nothing when no setting opens the refusal.
-inline std::string allow_sentence(std::string_view setting) {
-    return setting.empty() ? std::string() : "; to allow it: " + std::string(setting);
-}
+SBX_INLINE std::string allow_sentence(std::string_view setting);
 
 // One line of the block, without the newline: "deny network-outbound HOST:PORT
 // (REASON)". The launcher adds allow_sentence() for the setting that would allow it.
-inline std::string network_violation_line(std::string_view host, unsigned port, std::string_view reason) {
-    const bool v6 = host.find(':') != std::string_view::npos;
-    std::string out = "deny network-outbound ";
-    if (v6) out += '[';
-    out += host;
-    if (v6) out += ']';
-    out += ':' + std::to_string(port) + " (" + std::string(reason) + ")";
-    return out;
-}
+SBX_INLINE std::string network_violation_line(std::string_view host, unsigned port, std::string_view reason);
 
 // The block for these lines; empty when there are none. A line holding a tag or
 // a newline of its own (a reason is the launcher's, but its host came from the
 // command) is neutralised too. The same line twice or more is said once, where
 // it first came, with how many times: "... (3 times)". `times[i]`, when given,
 // is how many times lines[i] happened (1 without).
-inline std::string violations_block(const std::vector<std::string>& lines, const std::vector<std::size_t>& times = {}) {
-    if (lines.empty()) return {};
-    std::vector<std::pair<std::string, std::size_t>> said;
-    for (std::size_t i = 0; i < lines.size(); ++i) {
-        TagNeutralizer n;
-        std::string safe = n.feed(lines[i]) + n.finish();
-        for (auto& c : safe)
-            if (c == '\n' || c == '\r') c = ' ';
-        const std::size_t count = i < times.size() ? times[i] : 1;
-        auto same = std::find_if(said.begin(), said.end(), [&](const auto& s) { return s.first == safe; });
-        if (same != said.end()) same->second += count;
-        else said.emplace_back(std::move(safe), count);
-    }
-    std::string out = "<sandbox_violations>\n";
-    for (const auto& [line, count] : said)
-        out += line + (count > 1 ? " (" + std::to_string(count) + " times)" : std::string()) + "\n";
-    return out + "</sandbox_violations>\n";
-}
+SBX_INLINE std::string violations_block(const std::vector<std::string>& lines, const std::vector<std::size_t>& times = {});
 
 // What the plan makes of a path inside the sandbox.
 struct PlannedAccess {
@@ -90,33 +64,12 @@ struct PlannedAccess {
 
 // The last of the plan's mounts at or above `path` decides (mounts are carried
 // out shallow before deep, and a later one over the same path wins).
-inline PlannedAccess planned_access(const FsPlan& plan, std::string_view path) {
-    using K = PlannedAccess::Kind;
-    if (paths::at_or_under(path, "/dev") || paths::at_or_under(path, "/proc")) return {K::system, nullptr};
-    PlannedAccess out{plan.isolated ? K::read_only : K::writable, nullptr};
-    for (const auto& m : plan.mounts) {
-        if (!paths::at_or_under(path, m.path)) continue;
-        out.mount = &m;
-        switch (m.kind) {
-            case MountKind::bind:
-            case MountKind::pin: out.kind = K::writable; break;
-            case MountKind::ro_bind:
-            case MountKind::ro_link: out.kind = K::read_only; break;
-            case MountKind::mask_dir:
-            case MountKind::mask_file: out.kind = K::hidden; break;
-        }
-    }
-    return out;
-}
+SBX_INLINE PlannedAccess planned_access(const FsPlan& plan, std::string_view path);
 
 // `plan` as Seatbelt carries it out, for reading refusals: the names the Linux
 // plan leaves writable and renames after the run (filesystem.neutralise) it
 // refuses by their paths while the command runs, as read-only mounts would.
-inline FsPlan with_names_refused(FsPlan plan) {
-    for (const auto& n : plan.neutralise)
-        plan.mounts.push_back(Mount{MountKind::ro_bind, n.path, n.path, {}, "protected: " + n.why});
-    return plan;
-}
+SBX_INLINE FsPlan with_names_refused(FsPlan plan);
 
 // A refusal the command reported: the path as it wrote it, the same made
 // absolute, and its whole line; what the plan makes of the path, and the rule
@@ -146,7 +99,140 @@ struct AllowHints {
 
 enum class SettingsWords { settings, agent_file };
 
-inline AllowHints allow_hints(SettingsWords w) {
+SBX_INLINE AllowHints allow_hints(SettingsWords w);
+
+// What follows a file refusal's message: the rule that refused it, and the
+// setting that would allow it, if one can. Protected paths (and their
+// placeholders) are read-only whatever the settings say.
+SBX_INLINE std::string file_refusal_hint(const FileRefusal& r, const AllowHints& hints);
+
+// One line of "deny file-access PATH (MESSAGE)"; the launcher adds
+// file_refusal_hint(). The message is the command's: its control characters
+// become `?` and it is cut at 300 bytes.
+SBX_INLINE std::string file_violation_line(const FileRefusal& r);
+
+namespace detail {
+
+SBX_INLINE std::size_t find_folded(std::string_view hay, std::string_view needle);
+
+// The quoted strings of `s`, in order: '...', "...", `...', and the typographic
+// quotes coreutils print in UTF-8 locales.
+SBX_INLINE std::vector<std::string_view> quoted(std::string_view s);
+
+SBX_INLINE std::string_view trim(std::string_view s);
+
+}  // namespace detail
+
+// The refusal `line` reports, when it names a path the plan refuses in the way
+// the message says. "Read-only file system" counts for any path the plan keeps
+// from writes (a protected path, or anything outside the writable ones);
+// "Permission denied" and "Operation not permitted", which ordinary file modes
+// cause too, and "Device or resource busy" (a rename over a mount point, as git
+// writes its config and .gitmodules), which other mounts cause too, only for a
+// path one of the plan's own mounts protects or hides.
+// Relative paths are taken from `cwd`, where the command started. The path is
+// the one nearest before the message (`prog: PATH: message`, `cannot touch
+// 'PATH': message`), else the first quoted one after it (`Permission denied:
+// 'PATH'`).
+SBX_INLINE std::optional<FileRefusal> find_file_refusal(std::string_view line, const FsPlan& plan, std::string_view cwd);
+
+// Reads the command's standard error as it comes, a line at a time, and keeps
+// the file refusals of find_file_refusal(), each path once with the first
+// message and how many times it was refused. A line longer than 4 KiB is not
+// read for refusals (no tool prints one that long).
+class StderrScanner {
+public:
+    StderrScanner(const FsPlan& plan, std::string cwd, std::size_t max_refusals = 100)
+        : plan_(plan), cwd_(std::move(cwd)), max_(max_refusals) {}
+
+    void feed(std::string_view chunk);
+
+    // The end of the stream: a last line without a newline counts too.
+    void finish() { end_line(); }
+
+    const std::vector<FileRefusal>& refusals() const { return refusals_; }
+
+private:
+    static constexpr std::size_t kMaxLine = 4096;
+
+    void end_line();
+
+    const FsPlan& plan_;
+    std::string cwd_;
+    std::size_t max_;
+    std::string line_;
+    bool too_long_ = false;
+    std::map<std::string, std::size_t> seen_;  // path -> its place in refusals_
+    std::vector<FileRefusal> refusals_;
+};
+
+}  // namespace sbx
+
+// The definitions: inline in every program that includes this header, or
+// compiled once in the program that asks for that (sbx/core/inline.hpp).
+#if !defined(SBX_COMPILED_ENGINE) || defined(SBX_DEFINE_PLAN)
+
+namespace sbx {
+
+SBX_INLINE std::string allow_sentence(std::string_view setting) {
+    return setting.empty() ? std::string() : "; to allow it: " + std::string(setting);
+}
+
+SBX_INLINE std::string network_violation_line(std::string_view host, unsigned port, std::string_view reason) {
+    const bool v6 = host.find(':') != std::string_view::npos;
+    std::string out = "deny network-outbound ";
+    if (v6) out += '[';
+    out += host;
+    if (v6) out += ']';
+    out += ':' + std::to_string(port) + " (" + std::string(reason) + ")";
+    return out;
+}
+
+SBX_INLINE std::string violations_block(const std::vector<std::string>& lines, const std::vector<std::size_t>& times) {
+    if (lines.empty()) return {};
+    std::vector<std::pair<std::string, std::size_t>> said;
+    for (std::size_t i = 0; i < lines.size(); ++i) {
+        TagNeutralizer n;
+        std::string safe = n.feed(lines[i]) + n.finish();
+        for (auto& c : safe)
+            if (c == '\n' || c == '\r') c = ' ';
+        const std::size_t count = i < times.size() ? times[i] : 1;
+        auto same = std::find_if(said.begin(), said.end(), [&](const auto& s) { return s.first == safe; });
+        if (same != said.end()) same->second += count;
+        else said.emplace_back(std::move(safe), count);
+    }
+    std::string out = "<sandbox_violations>\n";
+    for (const auto& [line, count] : said)
+        out += line + (count > 1 ? " (" + std::to_string(count) + " times)" : std::string()) + "\n";
+    return out + "</sandbox_violations>\n";
+}
+
+SBX_INLINE PlannedAccess planned_access(const FsPlan& plan, std::string_view path) {
+    using K = PlannedAccess::Kind;
+    if (paths::at_or_under(path, "/dev") || paths::at_or_under(path, "/proc")) return {K::system, nullptr};
+    PlannedAccess out{plan.isolated ? K::read_only : K::writable, nullptr};
+    for (const auto& m : plan.mounts) {
+        if (!paths::at_or_under(path, m.path)) continue;
+        out.mount = &m;
+        switch (m.kind) {
+            case MountKind::bind:
+            case MountKind::pin: out.kind = K::writable; break;
+            case MountKind::ro_bind:
+            case MountKind::ro_link: out.kind = K::read_only; break;
+            case MountKind::mask_dir:
+            case MountKind::mask_file: out.kind = K::hidden; break;
+        }
+    }
+    return out;
+}
+
+SBX_INLINE FsPlan with_names_refused(FsPlan plan) {
+    for (const auto& n : plan.neutralise)
+        plan.mounts.push_back(Mount{MountKind::ro_bind, n.path, n.path, {}, "protected: " + n.why});
+    return plan;
+}
+
+SBX_INLINE AllowHints allow_hints(SettingsWords w) {
     if (w == SettingsWords::agent_file)
         // The agent file's built-in denies and its files.deny have no key that
         // re-opens them: the rule the line names is the one to change.
@@ -160,10 +246,7 @@ inline AllowHints allow_hints(SettingsWords w) {
             "--allow-host", "filesystem.allowWrite", "filesystem.allowRead naming the path"};
 }
 
-// What follows a file refusal's message: the rule that refused it, and the
-// setting that would allow it, if one can. Protected paths (and their
-// placeholders) are read-only whatever the settings say.
-inline std::string file_refusal_hint(const FileRefusal& r, const AllowHints& hints) {
+SBX_INLINE std::string file_refusal_hint(const FileRefusal& r, const AllowHints& hints) {
     using K = PlannedAccess::Kind;
     if (r.access == K::hidden) return "; " + r.rule + allow_sentence(hints.read);
     if (r.rule.empty()) return "; outside every writable place" + allow_sentence(hints.write);
@@ -172,10 +255,7 @@ inline std::string file_refusal_hint(const FileRefusal& r, const AllowHints& hin
     return "; " + r.rule;
 }
 
-// One line of "deny file-access PATH (MESSAGE)"; the launcher adds
-// file_refusal_hint(). The message is the command's: its control characters
-// become `?` and it is cut at 300 bytes.
-inline std::string file_violation_line(const FileRefusal& r) {
+SBX_INLINE std::string file_violation_line(const FileRefusal& r) {
     std::size_t cut = r.message.size();
     if (cut > 300) {
         cut = 300;
@@ -187,9 +267,11 @@ inline std::string file_violation_line(const FileRefusal& r) {
     return "deny file-access " + r.written + " (" + message + ")";
 }
 
-namespace detail {
+}  // namespace sbx
 
-inline std::size_t find_folded(std::string_view hay, std::string_view needle) {
+namespace sbx::detail {
+
+SBX_INLINE std::size_t find_folded(std::string_view hay, std::string_view needle) {
     if (needle.size() > hay.size()) return std::string_view::npos;
     for (std::size_t i = 0; i + needle.size() <= hay.size(); ++i) {
         std::size_t j = 0;
@@ -199,9 +281,7 @@ inline std::size_t find_folded(std::string_view hay, std::string_view needle) {
     return std::string_view::npos;
 }
 
-// The quoted strings of `s`, in order: '...', "...", `...', and the typographic
-// quotes coreutils print in UTF-8 locales.
-inline std::vector<std::string_view> quoted(std::string_view s) {
+SBX_INLINE std::vector<std::string_view> quoted(std::string_view s) {
     static constexpr std::pair<std::string_view, std::string_view> kQuotes[] = {
         {"\xe2\x80\x98", "\xe2\x80\x99"},  // U+2018 U+2019
         {"\xe2\x80\x9c", "\xe2\x80\x9d"},  // U+201C U+201D
@@ -228,26 +308,17 @@ inline std::vector<std::string_view> quoted(std::string_view s) {
     return out;
 }
 
-inline std::string_view trim(std::string_view s) {
+SBX_INLINE std::string_view trim(std::string_view s) {
     while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
     while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) s.remove_suffix(1);
     return s;
 }
 
-}  // namespace detail
+}  // namespace sbx::detail
 
-// The refusal `line` reports, when it names a path the plan refuses in the way
-// the message says. "Read-only file system" counts for any path the plan keeps
-// from writes (a protected path, or anything outside the writable ones);
-// "Permission denied" and "Operation not permitted", which ordinary file modes
-// cause too, and "Device or resource busy" (a rename over a mount point, as git
-// writes its config and .gitmodules), which other mounts cause too, only for a
-// path one of the plan's own mounts protects or hides.
-// Relative paths are taken from `cwd`, where the command started. The path is
-// the one nearest before the message (`prog: PATH: message`, `cannot touch
-// 'PATH': message`), else the first quoted one after it (`Permission denied:
-// 'PATH'`).
-inline std::optional<FileRefusal> find_file_refusal(std::string_view line, const FsPlan& plan, std::string_view cwd) {
+namespace sbx {
+
+SBX_INLINE std::optional<FileRefusal> find_file_refusal(std::string_view line, const FsPlan& plan, std::string_view cwd) {
     static constexpr std::pair<std::string_view, bool> kMessages[] = {
         {"read-only file system", true},  // EROFS: any path the plan keeps read-only
         {"permission denied", false},     // EACCES
@@ -318,59 +389,34 @@ inline std::optional<FileRefusal> find_file_refusal(std::string_view line, const
     return std::nullopt;
 }
 
-// Reads the command's standard error as it comes, a line at a time, and keeps
-// the file refusals of find_file_refusal(), each path once with the first
-// message and how many times it was refused. A line longer than 4 KiB is not
-// read for refusals (no tool prints one that long).
-class StderrScanner {
-public:
-    StderrScanner(const FsPlan& plan, std::string cwd, std::size_t max_refusals = 100)
-        : plan_(plan), cwd_(std::move(cwd)), max_(max_refusals) {}
-
-    void feed(std::string_view chunk) {
-        while (!chunk.empty()) {
-            const std::size_t nl = chunk.find('\n');
-            const std::string_view part = chunk.substr(0, nl);
-            if (!too_long_) {
-                if (line_.size() + part.size() > kMaxLine) {
-                    too_long_ = true;
-                    line_.clear();
-                } else {
-                    line_.append(part);
-                }
-            }
-            if (nl == std::string_view::npos) return;
-            end_line();
-            chunk.remove_prefix(nl + 1);
-        }
-    }
-
-    // The end of the stream: a last line without a newline counts too.
-    void finish() { end_line(); }
-
-    const std::vector<FileRefusal>& refusals() const { return refusals_; }
-
-private:
-    static constexpr std::size_t kMaxLine = 4096;
-
-    void end_line() {
-        if (!too_long_ && !line_.empty() && refusals_.size() < max_) {
-            if (auto r = find_file_refusal(line_, plan_, cwd_)) {
-                if (auto [at, fresh] = seen_.emplace(r->path, refusals_.size()); fresh) refusals_.push_back(std::move(*r));
-                else ++refusals_[at->second].times;
+SBX_INLINE void StderrScanner::feed(std::string_view chunk) {
+    while (!chunk.empty()) {
+        const std::size_t nl = chunk.find('\n');
+        const std::string_view part = chunk.substr(0, nl);
+        if (!too_long_) {
+            if (line_.size() + part.size() > kMaxLine) {
+                too_long_ = true;
+                line_.clear();
+            } else {
+                line_.append(part);
             }
         }
-        line_.clear();
-        too_long_ = false;
+        if (nl == std::string_view::npos) return;
+        end_line();
+        chunk.remove_prefix(nl + 1);
     }
+}
 
-    const FsPlan& plan_;
-    std::string cwd_;
-    std::size_t max_;
-    std::string line_;
-    bool too_long_ = false;
-    std::map<std::string, std::size_t> seen_;  // path -> its place in refusals_
-    std::vector<FileRefusal> refusals_;
-};
+SBX_INLINE void StderrScanner::end_line() {
+    if (!too_long_ && !line_.empty() && refusals_.size() < max_) {
+        if (auto r = find_file_refusal(line_, plan_, cwd_)) {
+            if (auto [at, fresh] = seen_.emplace(r->path, refusals_.size()); fresh) refusals_.push_back(std::move(*r));
+            else ++refusals_[at->second].times;
+        }
+    }
+    line_.clear();
+    too_long_ = false;
+}
 
 }  // namespace sbx
+#endif

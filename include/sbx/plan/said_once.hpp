@@ -19,6 +19,7 @@
 #include <string_view>
 #include <vector>
 
+#include "sbx/core/inline.hpp"
 #include "sbx/core/paths.hpp"
 #include "sbx/core/provenance.hpp"
 #include "sbx/rules/tool_cache.hpp"
@@ -33,12 +34,37 @@ inline constexpr std::size_t kMaxBytes = std::size_t{1} << 16;
 }  // namespace said_once
 
 // BASE/sbx/said/NAME for a root, NAME as tool_cache_name() makes it.
-inline std::string said_path(std::string_view base, std::string_view root) {
+SBX_INLINE std::string said_path(std::string_view base, std::string_view root);
+
+// The warnings a file's text says were said; empty for a text that is not one.
+SBX_INLINE std::vector<std::string> parse_said(std::string_view text);
+
+SBX_INLINE std::string said_text(const std::vector<std::string>& said);
+
+// What of `warnings` to say now, and what the file says afterwards: a once
+// warning in `said` is left out; one not yet in it is said and added. A warning
+// whose text holds a line end is said every time (it cannot be one line).
+struct SaidOnce {
+    std::vector<Warning> say;
+    std::vector<std::string> said;
+    bool changed = false;
+};
+
+SBX_INLINE SaidOnce say_once(const std::vector<Warning>& warnings, std::vector<std::string> said);
+
+}  // namespace sbx
+
+// The definitions: inline in every program that includes this header, or
+// compiled once in the program that asks for that (sbx/core/inline.hpp).
+#if !defined(SBX_COMPILED_ENGINE) || defined(SBX_DEFINE_PLAN)
+
+namespace sbx {
+
+SBX_INLINE std::string said_path(std::string_view base, std::string_view root) {
     return paths::join(paths::join(std::string(base), "sbx/said"), tool_cache_name(root));
 }
 
-// The warnings a file's text says were said; empty for a text that is not one.
-inline std::vector<std::string> parse_said(std::string_view text) {
+SBX_INLINE std::vector<std::string> parse_said(std::string_view text) {
     if (!text.starts_with(said_once::kHeader) || text.size() > said_once::kMaxBytes ||
         (text.size() > said_once::kHeader.size() && text.back() != '\n'))
         return {};
@@ -53,22 +79,13 @@ inline std::vector<std::string> parse_said(std::string_view text) {
     return out;
 }
 
-inline std::string said_text(const std::vector<std::string>& said) {
+SBX_INLINE std::string said_text(const std::vector<std::string>& said) {
     std::string out(said_once::kHeader);
     for (const auto& s : said) out += s + "\n";
     return out;
 }
 
-// What of `warnings` to say now, and what the file says afterwards: a once
-// warning in `said` is left out; one not yet in it is said and added. A warning
-// whose text holds a line end is said every time (it cannot be one line).
-struct SaidOnce {
-    std::vector<Warning> say;
-    std::vector<std::string> said;
-    bool changed = false;
-};
-
-inline SaidOnce say_once(const std::vector<Warning>& warnings, std::vector<std::string> said) {
+SBX_INLINE SaidOnce say_once(const std::vector<Warning>& warnings, std::vector<std::string> said) {
     SaidOnce out;
     for (const auto& w : warnings) {
         const std::string text = to_string(w);
@@ -92,3 +109,4 @@ inline SaidOnce say_once(const std::vector<Warning>& warnings, std::vector<std::
 }
 
 }  // namespace sbx
+#endif

@@ -12,6 +12,7 @@
 
 #include "sbx/core/expected.hpp"
 #include "sbx/core/fs_view.hpp"
+#include "sbx/core/inline.hpp"
 #include "sbx/core/paths.hpp"
 #include "sbx/plan/fs_plan.hpp"
 #include "sbx/plan/plan.hpp"
@@ -20,7 +21,32 @@ namespace sbx {
 
 namespace detail {
 
-inline std::string describe_identity(const Identity& id) {
+SBX_INLINE std::string describe_identity(const Identity& id);
+
+// Whether the disk shows what the plan expects. A directory's link count is no
+// part of its identity: it changes whenever a folder is made or removed in it
+// (another sandbox of the root making its placeholders, a build making a
+// folder). A file's is: a new hard link is a new name to read it through.
+SBX_INLINE bool same_identity(const Identity& got, const Identity& want);
+
+}  // namespace detail
+
+// Whether the disk still looks as it did when the plan was made: every mount's
+// source (binds) or path (pins, masks), every placeholder's parent, and nothing
+// at the placeholders, the names renamed after the run (filesystem.neutralise)
+// and the temporary directory.
+// Fails with STALE_PLAN naming the first path that differs.
+SBX_INLINE expected<void> verify_plan(const Plan& p, const FsView& fs);
+
+}  // namespace sbx
+
+// The definitions: inline in every program that includes this header, or
+// compiled once in the program that asks for that (sbx/core/inline.hpp).
+#if !defined(SBX_COMPILED_ENGINE) || defined(SBX_DEFINE_PLAN)
+
+namespace sbx::detail {
+
+SBX_INLINE std::string describe_identity(const Identity& id) {
     if (!id.exists) return "nothing";
     std::string_view type = id.type == FileType::directory ? "a directory"
                             : id.type == FileType::regular ? "a file"
@@ -30,25 +56,18 @@ inline std::string describe_identity(const Identity& id) {
            std::to_string(id.nlink) + " links)";
 }
 
-// Whether the disk shows what the plan expects. A directory's link count is no
-// part of its identity: it changes whenever a folder is made or removed in it
-// (another sandbox of the root making its placeholders, a build making a
-// folder). A file's is: a new hard link is a new name to read it through.
-inline bool same_identity(const Identity& got, const Identity& want) {
+SBX_INLINE bool same_identity(const Identity& got, const Identity& want) {
     if (got.exists != want.exists) return false;
     if (!got.exists) return true;
     return got.type == want.type && got.dev == want.dev && got.ino == want.ino &&
            (got.type == FileType::directory || got.nlink == want.nlink);
 }
 
-}  // namespace detail
+}  // namespace sbx::detail
 
-// Whether the disk still looks as it did when the plan was made: every mount's
-// source (binds) or path (pins, masks), every placeholder's parent, and nothing
-// at the placeholders, the names renamed after the run (filesystem.neutralise)
-// and the temporary directory.
-// Fails with STALE_PLAN naming the first path that differs.
-inline expected<void> verify_plan(const Plan& p, const FsView& fs) {
+namespace sbx {
+
+SBX_INLINE expected<void> verify_plan(const Plan& p, const FsView& fs) {
     auto check = [&](const std::string& path, const Identity& want, std::string_view what) -> expected<void> {
         auto st = fs.lstat(path);
         if (!st)
@@ -79,3 +98,4 @@ inline expected<void> verify_plan(const Plan& p, const FsView& fs) {
 }
 
 }  // namespace sbx
+#endif

@@ -15,6 +15,7 @@
 
 #include "sbx/core/expected.hpp"
 #include "sbx/core/fs_view.hpp"
+#include "sbx/core/inline.hpp"
 #include "sbx/net/address.hpp"
 #include "sbx/net/hosts.hpp"
 #include "sbx/review/check_file.hpp"
@@ -33,7 +34,19 @@ struct CheckOutcome {
 // Decides every expectation of `check`. `hosts` carries the sandbox's own
 // decider for hosts no rule names (sbx run's default: ask); `own` are this
 // machine's addresses. The outcomes point into `check` and `hosts`.
-inline expected<std::vector<CheckOutcome>> run_checks(const CheckFile& check, const FsRules& rules,
+SBX_INLINE expected<std::vector<CheckOutcome>> run_checks(const CheckFile& check, const FsRules& rules,
+                                                      const net::HostRules& hosts,
+                                                      const std::vector<net::Address>& own, const FsView& fs);
+
+}  // namespace sbx::review
+
+// The definitions: inline in every program that includes this header, or
+// compiled once in the program that asks for that (sbx/core/inline.hpp).
+#if !defined(SBX_COMPILED_ENGINE) || defined(SBX_DEFINE_REVIEW)
+
+namespace sbx::review {
+
+SBX_INLINE expected<std::vector<CheckOutcome>> run_checks(const CheckFile& check, const FsRules& rules,
                                                       const net::HostRules& hosts,
                                                       const std::vector<net::Address>& own, const FsView& fs) {
     std::vector<CheckOutcome> out;
@@ -61,3 +74,4 @@ inline expected<std::vector<CheckOutcome>> run_checks(const CheckFile& check, co
 }
 
 }  // namespace sbx::review
+#endif

@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "sbx/core/expected.hpp"
+#include "sbx/core/inline.hpp"
 #include "sbx/core/json.hpp"
 #include "sbx/core/paths.hpp"
 #include "sbx/net/host_pattern.hpp"
@@ -66,128 +67,150 @@ public:
     CheckReader(std::string_view text, std::string file, const paths::Base& base)
         : text_(text), file_(std::move(file)), base_(base) {}
 
-    expected<CheckFile> read(element root) {
-        CheckFile out;
-        out.file = file_;
-        if (root.type() != element_type::OBJECT) return type_error("", "an object {\"expect\": [...]}", root);
-        std::optional<element> list;
-        for (auto field : simdjson::dom::object(root)) {
-            if (field.key != "expect") return error(std::string(field.key), "unknown key; a check file has only 'expect'");
-            if (list) return error("expect", "the key appears twice");
-            list = field.value;
-        }
-        if (!list) return error("", "no 'expect' list");
-        if (list->type() != element_type::ARRAY) return type_error("expect", "an array of expectations", *list);
-        std::size_t i = 0;
-        for (auto item : simdjson::dom::array(*list)) {
-            auto e = entry(item, "expect[" + std::to_string(i++) + "]");
-            SBX_TRY(e);
-            out.expect.push_back(std::move(*e));
-        }
-        if (out.expect.empty()) return error("expect", "the list is empty, so it would check nothing");
-        return out;
-    }
+    expected<CheckFile> read(element root);
 
 private:
     std::string_view text_;
     std::string file_;
     const paths::Base& base_;
 
-    tl::unexpected<Error> error(const std::string& key, std::string message) const {
-        Error e = Error(Errc::invalid_settings, std::move(message)).in_file(file_).at_key(key);
-        if (auto where = json::locate_key(text_, key)) {
-            e.line = where->line;
-            e.column = where->column;
-        }
-        return fail(std::move(e));
-    }
+    tl::unexpected<Error> error(const std::string& key, std::string message) const;
 
     tl::unexpected<Error> type_error(const std::string& key, std::string_view want, element got) const {
         return error(key, "expected " + std::string(want) + ", got " + std::string(json::type_name(got.type())));
     }
 
-    expected<std::string_view> text(element v, const std::string& key) const {
-        if (v.type() != element_type::STRING) return type_error(key, "a string", v);
-        const std::string_view s = v.get_string().value_unsafe();
-        if (s.empty()) return error(key, "an empty string");
-        for (unsigned char c : s)
-            if (c < 0x20 || c == 0x7f) return error(key, "a control character in the string");
-        return s;
-    }
+    expected<std::string_view> text(element v, const std::string& key) const;
 
-    expected<Expectation> entry(element v, const std::string& key) const {
-        if (v.type() != element_type::OBJECT)
-            return type_error(key, "an object such as {\"read\": PATH, \"allowed\": false}", v);
-        Expectation out;
-        out.key = key;
-        out.line = json::locate_key(text_, key).value_or(json::Location{}).line;
-        std::vector<std::string_view> seen;
-        std::optional<element> allowed, verdict;
-        std::optional<Expectation::Subject> subject;
-        for (auto field : simdjson::dom::object(v)) {
-            const std::string k = key + "." + std::string(field.key);
-            for (auto s : seen)
-                if (s == field.key) return error(k, "the key appears twice");
-            seen.push_back(field.key);
-            std::optional<Expectation::Subject> named;
-            if (field.key == "read") named = Expectation::Subject::read;
-            else if (field.key == "write") named = Expectation::Subject::write;
-            else if (field.key == "host") named = Expectation::Subject::host;
-            if (named) {
-                if (subject)
-                    return error(k, "an entry names one subject: '" + std::string(subject_name(*subject)) +
-                                        "' is here already");
-                subject = named;
-                auto s = text(field.value, k);
-                SBX_TRY(s);
-                out.subject = *named;
-                out.text = *s;
-            } else if (field.key == "allowed") {
-                allowed = field.value;
-            } else if (field.key == "verdict") {
-                verdict = field.value;
-            } else if (field.key == "why") {
-                auto s = text(field.value, k);
-                SBX_TRY(s);
-                out.why = *s;
-            } else {
-                return error(k, "unknown key; an entry has 'read', 'write' or 'host', then 'allowed' or 'verdict', "
-                                "and may have 'why'");
-            }
-        }
-        if (!subject) return error(key, "the entry names no subject: give 'read', 'write' or 'host'");
-        if (*subject == Expectation::Subject::host) {
-            if (allowed) return error(key + ".allowed", "a host expects a 'verdict' (allow, deny or ask), not 'allowed'");
-            if (!verdict) return error(key, "no 'verdict': give \"allow\", \"deny\" or \"ask\"");
-            const std::string k = key + ".verdict";
-            auto s = text(*verdict, k);
-            SBX_TRY(s);
-            auto named = net::parse_verdict(*s);
-            if (!named) return error(k, "expected \"allow\", \"deny\" or \"ask\", got \"" + std::string(*s) + "\"");
-            out.verdict = *named;
-            auto target = net::named_target(out.text);
-            if (!target) return error(key + ".host", "'" + out.text + "' names no host: " + target.error().message);
-            out.target = std::move(*target);
-            return out;
-        }
-        if (verdict) return error(key + ".verdict", "a path expects 'allowed' (true or false), not 'verdict'");
-        if (!allowed) return error(key, "no 'allowed': give true or false");
-        if (allowed->type() != element_type::BOOL)
-            return type_error(key + ".allowed", "a boolean (true or false)", *allowed);
-        out.allowed = bool(allowed->get_bool().value_unsafe());
-        const std::string k = key + "." + std::string(subject_name(out.subject));
-        auto p = paths::resolve(out.text, base_);
-        if (!p) return error(k, p.error().message);
-        out.path = std::move(*p);
-        return out;
-    }
+    expected<Expectation> entry(element v, const std::string& key) const;
 };
 
 }  // namespace detail
 
 // Reads one check file's text. `file` is only a name for messages; `base` says
 // where `~/` and relative paths lead (the home directory and the root). Pure.
-inline expected<CheckFile> parse_check_file(std::string_view text, const std::string& file, const paths::Base& base) {
+SBX_INLINE expected<CheckFile> parse_check_file(std::string_view text, const std::string& file, const paths::Base& base);
+
+}  // namespace sbx::review
+
+// The definitions: inline in every program that includes this header, or
+// compiled once in the program that asks for that (sbx/core/inline.hpp).
+#if !defined(SBX_COMPILED_ENGINE) || defined(SBX_DEFINE_REVIEW)
+
+namespace sbx::review::detail {
+
+SBX_INLINE expected<CheckFile> CheckReader::read(element root) {
+    CheckFile out;
+    out.file = file_;
+    if (root.type() != element_type::OBJECT) return type_error("", "an object {\"expect\": [...]}", root);
+    std::optional<element> list;
+    for (auto field : simdjson::dom::object(root)) {
+        if (field.key != "expect") return error(std::string(field.key), "unknown key; a check file has only 'expect'");
+        if (list) return error("expect", "the key appears twice");
+        list = field.value;
+    }
+    if (!list) return error("", "no 'expect' list");
+    if (list->type() != element_type::ARRAY) return type_error("expect", "an array of expectations", *list);
+    std::size_t i = 0;
+    for (auto item : simdjson::dom::array(*list)) {
+        auto e = entry(item, "expect[" + std::to_string(i++) + "]");
+        SBX_TRY(e);
+        out.expect.push_back(std::move(*e));
+    }
+    if (out.expect.empty()) return error("expect", "the list is empty, so it would check nothing");
+    return out;
+}
+
+SBX_INLINE tl::unexpected<Error> CheckReader::error(const std::string& key, std::string message) const {
+    Error e = Error(Errc::invalid_settings, std::move(message)).in_file(file_).at_key(key);
+    if (auto where = json::locate_key(text_, key)) {
+        e.line = where->line;
+        e.column = where->column;
+    }
+    return fail(std::move(e));
+}
+
+SBX_INLINE expected<std::string_view> CheckReader::text(element v, const std::string& key) const {
+    if (v.type() != element_type::STRING) return type_error(key, "a string", v);
+    const std::string_view s = v.get_string().value_unsafe();
+    if (s.empty()) return error(key, "an empty string");
+    for (unsigned char c : s)
+        if (c < 0x20 || c == 0x7f) return error(key, "a control character in the string");
+    return s;
+}
+
+SBX_INLINE expected<Expectation> CheckReader::entry(element v, const std::string& key) const {
+    if (v.type() != element_type::OBJECT)
+        return type_error(key, "an object such as {\"read\": PATH, \"allowed\": false}", v);
+    Expectation out;
+    out.key = key;
+    out.line = json::locate_key(text_, key).value_or(json::Location{}).line;
+    std::vector<std::string_view> seen;
+    std::optional<element> allowed, verdict;
+    std::optional<Expectation::Subject> subject;
+    for (auto field : simdjson::dom::object(v)) {
+        const std::string k = key + "." + std::string(field.key);
+        for (auto s : seen)
+            if (s == field.key) return error(k, "the key appears twice");
+        seen.push_back(field.key);
+        std::optional<Expectation::Subject> named;
+        if (field.key == "read") named = Expectation::Subject::read;
+        else if (field.key == "write") named = Expectation::Subject::write;
+        else if (field.key == "host") named = Expectation::Subject::host;
+        if (named) {
+            if (subject)
+                return error(k, "an entry names one subject: '" + std::string(subject_name(*subject)) +
+                                    "' is here already");
+            subject = named;
+            auto s = text(field.value, k);
+            SBX_TRY(s);
+            out.subject = *named;
+            out.text = *s;
+        } else if (field.key == "allowed") {
+            allowed = field.value;
+        } else if (field.key == "verdict") {
+            verdict = field.value;
+        } else if (field.key == "why") {
+            auto s = text(field.value, k);
+            SBX_TRY(s);
+            out.why = *s;
+        } else {
+            return error(k, "unknown key; an entry has 'read', 'write' or 'host', then 'allowed' or 'verdict', "
+                            "and may have 'why'");
+        }
+    }
+    if (!subject) return error(key, "the entry names no subject: give 'read', 'write' or 'host'");
+    if (*subject == Expectation::Subject::host) {
+        if (allowed) return error(key + ".allowed", "a host expects a 'verdict' (allow, deny or ask), not 'allowed'");
+        if (!verdict) return error(key, "no 'verdict': give \"allow\", \"deny\" or \"ask\"");
+        const std::string k = key + ".verdict";
+        auto s = text(*verdict, k);
+        SBX_TRY(s);
+        auto named = net::parse_verdict(*s);
+        if (!named) return error(k, "expected \"allow\", \"deny\" or \"ask\", got \"" + std::string(*s) + "\"");
+        out.verdict = *named;
+        auto target = net::named_target(out.text);
+        if (!target) return error(key + ".host", "'" + out.text + "' names no host: " + target.error().message);
+        out.target = std::move(*target);
+        return out;
+    }
+    if (verdict) return error(key + ".verdict", "a path expects 'allowed' (true or false), not 'verdict'");
+    if (!allowed) return error(key, "no 'allowed': give true or false");
+    if (allowed->type() != element_type::BOOL)
+        return type_error(key + ".allowed", "a boolean (true or false)", *allowed);
+    out.allowed = bool(allowed->get_bool().value_unsafe());
+    const std::string k = key + "." + std::string(subject_name(out.subject));
+    auto p = paths::resolve(out.text, base_);
+    if (!p) return error(k, p.error().message);
+    out.path = std::move(*p);
+    return out;
+}
+
+}  // namespace sbx::review::detail
+
+namespace sbx::review {
+
+SBX_INLINE expected<CheckFile> parse_check_file(std::string_view text, const std::string& file, const paths::Base& base) {
     auto doc = json::parse(text);
     if (!doc) {
         Error e = std::move(doc.error());
@@ -199,3 +222,4 @@ inline expected<CheckFile> parse_check_file(std::string_view text, const std::st
 }
 
 }  // namespace sbx::review
+#endif

@@ -22,6 +22,7 @@
 #include "sbx/core/expected.hpp"
 #include "sbx/core/fs_view.hpp"
 #include "sbx/core/glob.hpp"
+#include "sbx/core/inline.hpp"
 #include "sbx/net/address.hpp"
 #include "sbx/net/host_pattern.hpp"
 #include "sbx/net/hosts.hpp"
@@ -79,7 +80,39 @@ inline constexpr std::string_view kSampleName = "sbx-sample";
 // One path `pattern` matches, for deciding what the pattern covers: `**` as no
 // component, `*` as kSampleName (inside a name, as "sample"), `?` and a set as
 // a character they take; nullopt when the sample made does not match.
-inline std::optional<std::string> sample_path(std::string_view pattern) {
+SBX_INLINE std::optional<std::string> sample_path(std::string_view pattern);
+
+// The targets a host pattern names: a name or address at the pattern's port (or
+// the default port), a subdomain pattern at one name under it; nothing for `*`,
+// which the public name every diff decides stands for.
+SBX_INLINE std::optional<net::HostTarget> sample_target(std::string_view text);
+
+}  // namespace detail
+
+// A public name no list is likely to name, which stands for every host no rule
+// names, and the port the metadata addresses are probed at.
+inline constexpr std::string_view kUnknownHostSample = "unlisted.example";
+inline constexpr std::uint16_t kMetadataPort = 80;
+
+// The paths and hosts diff_decisions() decides (see the file comment), each
+// once, the first reason it is there kept.
+SBX_INLINE std::vector<Probe> diff_probes(const DiffSide& before, const DiffSide& after, const DiffContext& ctx);
+
+// Every decision about `probes` that differs from `before` to `after`, in the
+// probes' order, read before write.
+SBX_INLINE expected<std::vector<DecisionChange>> diff_decisions(const DiffSide& before, const DiffSide& after,
+                                                           const std::vector<Probe>& probes, const DiffContext& ctx,
+                                                           const FsView& fs);
+
+}  // namespace sbx::review
+
+// The definitions: inline in every program that includes this header, or
+// compiled once in the program that asks for that (sbx/core/inline.hpp).
+#if !defined(SBX_COMPILED_ENGINE) || defined(SBX_DEFINE_REVIEW)
+
+namespace sbx::review::detail {
+
+SBX_INLINE std::optional<std::string> sample_path(std::string_view pattern) {
     std::string out;
     for (auto c : paths::components(pattern)) {
         if (c == "**") continue;
@@ -120,10 +153,7 @@ inline std::optional<std::string> sample_path(std::string_view pattern) {
     return out;
 }
 
-// The targets a host pattern names: a name or address at the pattern's port (or
-// the default port), a subdomain pattern at one name under it; nothing for `*`,
-// which the public name every diff decides stands for.
-inline std::optional<net::HostTarget> sample_target(std::string_view text) {
+SBX_INLINE std::optional<net::HostTarget> sample_target(std::string_view text) {
     auto p = net::parse_host_pattern(text);
     if (!p) return std::nullopt;
     const std::uint16_t port = p->port.value_or(net::kNamedHostPort);
@@ -136,16 +166,11 @@ inline std::optional<net::HostTarget> sample_target(std::string_view text) {
     return std::nullopt;
 }
 
-}  // namespace detail
+}  // namespace sbx::review::detail
 
-// A public name no list is likely to name, which stands for every host no rule
-// names, and the port the metadata addresses are probed at.
-inline constexpr std::string_view kUnknownHostSample = "unlisted.example";
-inline constexpr std::uint16_t kMetadataPort = 80;
+namespace sbx::review {
 
-// The paths and hosts diff_decisions() decides (see the file comment), each
-// once, the first reason it is there kept.
-inline std::vector<Probe> diff_probes(const DiffSide& before, const DiffSide& after, const DiffContext& ctx) {
+SBX_INLINE std::vector<Probe> diff_probes(const DiffSide& before, const DiffSide& after, const DiffContext& ctx) {
     std::vector<Probe> out;
     auto add_path = [&](const std::string& p, const std::string& origin) {
         for (const auto& x : out)
@@ -191,9 +216,7 @@ inline std::vector<Probe> diff_probes(const DiffSide& before, const DiffSide& af
     return out;
 }
 
-// Every decision about `probes` that differs from `before` to `after`, in the
-// probes' order, read before write.
-inline expected<std::vector<DecisionChange>> diff_decisions(const DiffSide& before, const DiffSide& after,
+SBX_INLINE expected<std::vector<DecisionChange>> diff_decisions(const DiffSide& before, const DiffSide& after,
                                                            const std::vector<Probe>& probes, const DiffContext& ctx,
                                                            const FsView& fs) {
     using V = net::HostDecision::Verdict;
@@ -239,3 +262,4 @@ inline expected<std::vector<DecisionChange>> diff_decisions(const DiffSide& befo
 }
 
 }  // namespace sbx::review
+#endif

@@ -8,6 +8,7 @@
 
 #include <string_view>
 
+#include "sbx/core/inline.hpp"
 #include "sbx/core/json_write.hpp"
 #include "sbx/core/provenance.hpp"
 #include "sbx/net/hosts.hpp"
@@ -46,7 +47,20 @@ constexpr std::string_view reach_name(net::Reach r) noexcept {
 }
 
 // The members of a path decision, into an object `w` has open.
-inline void write_fs_decision_members(json::Writer& w, const FsDecision& d) {
+SBX_INLINE void write_fs_decision_members(json::Writer& w, const FsDecision& d);
+
+// The members of a host decision, into an object `w` has open.
+SBX_INLINE void write_host_decision_members(json::Writer& w, const net::HostDecision& d);
+
+}  // namespace sbx::review
+
+// The definitions: inline in every program that includes this header, or
+// compiled once in the program that asks for that (sbx/core/inline.hpp).
+#if !defined(SBX_COMPILED_ENGINE) || defined(SBX_DEFINE_REVIEW)
+
+namespace sbx::review {
+
+SBX_INLINE void write_fs_decision_members(json::Writer& w, const FsDecision& d) {
     w.key("allowed").value(d.allowed).key("why").value(why(d)).key("rule");
     if (d.rule == nullptr) {
         w.null();
@@ -57,8 +71,7 @@ inline void write_fs_decision_members(json::Writer& w, const FsDecision& d) {
     w.end_object();
 }
 
-// The members of a host decision, into an object `w` has open.
-inline void write_host_decision_members(json::Writer& w, const net::HostDecision& d) {
+SBX_INLINE void write_host_decision_members(json::Writer& w, const net::HostDecision& d) {
     w.key("verdict").value(net::verdict_name(d.verdict)).key("step").value(step_name(d.step)).key("why").value(d.why);
     w.key("rule");
     if (d.rule == nullptr) {
@@ -72,3 +85,4 @@ inline void write_host_decision_members(json::Writer& w, const net::HostDecision
 }
 
 }  // namespace sbx::review
+#endif

@@ -16,6 +16,7 @@
 #include <string_view>
 #include <vector>
 
+#include "sbx/core/inline.hpp"
 #include "sbx/core/provenance.hpp"
 #include "sbx/settings/policy_fields.hpp"
 
@@ -62,7 +63,36 @@ std::vector<const Entry*> missing_from(const std::vector<Entry>& a, const std::v
     return out;
 }
 
-inline void diff_flag(const PolicyField& f, const Policy& before, const Policy& after, std::vector<ValueChange>& out) {
+SBX_INLINE void diff_flag(const PolicyField& f, const Policy& before, const Policy& after, std::vector<ValueChange>& out);
+
+// An entry is its value in its layer: the repository's entry gone while the
+// built-in list still holds the same path is a change that opens nothing.
+SBX_INLINE void diff_list(const PolicyField& f, const Policy& before, const Policy& after, std::vector<ValueChange>& out);
+
+SBX_INLINE void diff_ignores(const PolicyField& f, const Policy& before, const Policy& after,
+                         std::vector<ValueChange>& out);
+
+SBX_INLINE void diff_program(const PolicyField& f, const Policy& before, const Policy& after,
+                         std::vector<ValueChange>& out);
+
+
+}  // namespace detail
+
+// Every value that differs from `before` to `after`, field by field in the order
+// of kPolicyFields: a flag that changed, a list's removed and added entries, an
+// ignoreViolations rule removed or added (neither way), and a program that
+// changed (bwrapPath, socatPath).
+SBX_INLINE std::vector<ValueChange> diff_values(const Policy& before, const Policy& after);
+
+}  // namespace sbx::review
+
+// The definitions: inline in every program that includes this header, or
+// compiled once in the program that asks for that (sbx/core/inline.hpp).
+#if !defined(SBX_COMPILED_ENGINE) || defined(SBX_DEFINE_REVIEW)
+
+namespace sbx::review::detail {
+
+SBX_INLINE void diff_flag(const PolicyField& f, const Policy& before, const Policy& after, std::vector<ValueChange>& out) {
     auto word = [](bool b) { return std::string(b ? "true" : "false"); };
     const auto& b = f.flag(before);
     const auto& a = f.flag(after);
@@ -72,9 +102,7 @@ inline void diff_flag(const PolicyField& f, const Policy& before, const Policy& 
                    std::string(f.meaning)});
 }
 
-// An entry is its value in its layer: the repository's entry gone while the
-// built-in list still holds the same path is a change that opens nothing.
-inline void diff_list(const PolicyField& f, const Policy& before, const Policy& after, std::vector<ValueChange>& out) {
+SBX_INLINE void diff_list(const PolicyField& f, const Policy& before, const Policy& after, std::vector<ValueChange>& out) {
     auto entry_text = [](const Sourced<std::string>& e) { return e.value + '\0' + std::string(layer_name(e.source.layer)); };
     auto still = [](const SourcedList& list, const std::string& value) -> std::optional<LayerKind> {
         for (const auto& e : list)
@@ -98,7 +126,7 @@ inline void diff_list(const PolicyField& f, const Policy& before, const Policy& 
     }
 }
 
-inline void diff_ignores(const PolicyField& f, const Policy& before, const Policy& after,
+SBX_INLINE void diff_ignores(const PolicyField& f, const Policy& before, const Policy& after,
                          std::vector<ValueChange>& out) {
     for (const auto* r : missing_from(before.ignore_violations, after.ignore_violations, ignore_text))
         out.push_back({ValueChange::What::removed, std::string(f.name), ignore_text(*r), "", r->source, std::nullopt,
@@ -108,7 +136,7 @@ inline void diff_ignores(const PolicyField& f, const Policy& before, const Polic
                        Direction::neither, std::string(f.meaning)});
 }
 
-inline void diff_program(const PolicyField& f, const Policy& before, const Policy& after,
+SBX_INLINE void diff_program(const PolicyField& f, const Policy& before, const Policy& after,
                          std::vector<ValueChange>& out) {
     const auto& b = f.program(before);
     const auto& a = f.program(after);
@@ -119,14 +147,11 @@ inline void diff_program(const PolicyField& f, const Policy& before, const Polic
                    Direction::widens, std::string(f.meaning)});
 }
 
+}  // namespace sbx::review::detail
 
-}  // namespace detail
+namespace sbx::review {
 
-// Every value that differs from `before` to `after`, field by field in the order
-// of kPolicyFields: a flag that changed, a list's removed and added entries, an
-// ignoreViolations rule removed or added (neither way), and a program that
-// changed (bwrapPath, socatPath).
-inline std::vector<ValueChange> diff_values(const Policy& before, const Policy& after) {
+SBX_INLINE std::vector<ValueChange> diff_values(const Policy& before, const Policy& after) {
     std::vector<ValueChange> out;
     for (const auto& f : kPolicyFields) {
         switch (f.kind) {
@@ -140,3 +165,4 @@ inline std::vector<ValueChange> diff_values(const Policy& before, const Policy& 
 }
 
 }  // namespace sbx::review
+#endif

@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "sbx/core/ascii.hpp"
+#include "sbx/core/inline.hpp"
 #include "sbx/core/json_write.hpp"
 #include "sbx/rules/tool_cache.hpp"
 #include "sbx/settings/policy.hpp"
@@ -111,17 +112,12 @@ inline constexpr std::array kNotSecretNames{
     NotSecretName{"DBUS_SESSION_BUS_ADDRESS", "the address of the user's D-Bus socket, no credential"},
 };
 
-inline bool not_secret_name(std::string_view name) noexcept {
-    return std::any_of(kNotSecretNames.begin(), kNotSecretNames.end(),
-                       [&](const NotSecretName& n) { return n.name == name; });
-}
+SBX_INLINE bool not_secret_name(std::string_view name) noexcept;
 
 // LD_PRELOAD, LD_LIBRARY_PATH, LD_AUDIT and the rest make the dynamic loader load
 // code; GCONV_PATH makes iconv load modules. Given to bubblewrap, they would run
 // that code outside the sandbox.
-inline bool is_loader_variable(std::string_view name) noexcept {
-    return name.starts_with("LD_") || name == "GCONV_PATH";
-}
+SBX_INLINE bool is_loader_variable(std::string_view name) noexcept;
 
 namespace detail {
 
@@ -237,19 +233,10 @@ constexpr std::string_view secret_parameter(std::string_view value) noexcept {
 // parameter of a connection or query string (password=, token=, ...), or an
 // HTTP Authorization header (git's http.extraHeader in GIT_CONFIG_PARAMETERS or
 // a GIT_CONFIG_VALUE_N).
-inline std::optional<std::string> secret_in_value(std::string_view value) {
-    if (url_with_credentials(value)) return "credentials in a URL (scheme://user:password@)";
-    if (detail::http_url_with_user(value)) return "a user name in an http(s) URL (https://TOKEN@host), where a token goes";
-    if (const auto p = detail::secret_parameter(value); !p.empty())
-        return "a " + std::string(p) + "= parameter of a connection or query string";
-    if (detail::icontains(value, "AUTHORIZATION:")) return "an HTTP Authorization header";
-    return std::nullopt;
-}
+SBX_INLINE std::optional<std::string> secret_in_value(std::string_view value);
 
 // A name a launcher can set: not empty, no '=' and no NUL.
-inline bool valid_env_name(std::string_view name) noexcept {
-    return !name.empty() && name.find('=') == std::string_view::npos && name.find('\0') == std::string_view::npos;
-}
+SBX_INLINE bool valid_env_name(std::string_view name) noexcept;
 
 struct EnvRequest {
     std::span<const std::string> environ;  // "NAME=VALUE", as in environ(7); the first of a name counts
@@ -262,7 +249,39 @@ struct EnvRequest {
 };
 
 // Fails (INVALID_ARGUMENT) when a passed name is malformed or not in the environment.
-inline expected<CommandEnvironment> command_environment(const Policy& policy, const EnvRequest& req) {
+SBX_INLINE expected<CommandEnvironment> command_environment(const Policy& policy, const EnvRequest& req);
+
+}  // namespace sbx
+
+// The definitions: inline in every program that includes this header, or
+// compiled once in the program that asks for that (sbx/core/inline.hpp).
+#if !defined(SBX_COMPILED_ENGINE) || defined(SBX_DEFINE_RULES)
+
+namespace sbx {
+
+SBX_INLINE bool not_secret_name(std::string_view name) noexcept {
+    return std::any_of(kNotSecretNames.begin(), kNotSecretNames.end(),
+                       [&](const NotSecretName& n) { return n.name == name; });
+}
+
+SBX_INLINE bool is_loader_variable(std::string_view name) noexcept {
+    return name.starts_with("LD_") || name == "GCONV_PATH";
+}
+
+SBX_INLINE std::optional<std::string> secret_in_value(std::string_view value) {
+    if (url_with_credentials(value)) return "credentials in a URL (scheme://user:password@)";
+    if (detail::http_url_with_user(value)) return "a user name in an http(s) URL (https://TOKEN@host), where a token goes";
+    if (const auto p = detail::secret_parameter(value); !p.empty())
+        return "a " + std::string(p) + "= parameter of a connection or query string";
+    if (detail::icontains(value, "AUTHORIZATION:")) return "an HTTP Authorization header";
+    return std::nullopt;
+}
+
+SBX_INLINE bool valid_env_name(std::string_view name) noexcept {
+    return !name.empty() && name.find('=') == std::string_view::npos && name.find('\0') == std::string_view::npos;
+}
+
+SBX_INLINE expected<CommandEnvironment> command_environment(const Policy& policy, const EnvRequest& req) {
     CommandEnvironment out;
     std::vector<std::string_view> seen;
     auto passed = [&](std::string_view name) {
@@ -338,3 +357,4 @@ inline expected<CommandEnvironment> command_environment(const Policy& policy, co
 }
 
 }  // namespace sbx
+#endif

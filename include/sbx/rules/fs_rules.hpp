@@ -35,6 +35,7 @@
 #include "sbx/core/expected.hpp"
 #include "sbx/core/fs_view.hpp"
 #include "sbx/core/glob.hpp"
+#include "sbx/core/inline.hpp"
 #include "sbx/rules/protected_paths.hpp"
 #include "sbx/settings/credential_stores.hpp"
 #include "sbx/settings/policy.hpp"
@@ -78,13 +79,7 @@ struct FsRule {
 };
 
 // One sentence naming a rule: "filesystem.denyRead ~/.ssh (user /home/u/.claude/settings.json sandbox.filesystem.denyRead[0])".
-inline std::string describe(const FsRule& r) {
-    std::string out = r.list + " " + r.pattern;
-    if (!r.note.empty()) out += " (" + r.note + ")";
-    if (r.source)
-        out += " [" + std::string(layer_name(r.source->layer)) + " " + r.source->file + " " + r.source->key + "]";
-    return out;
-}
+SBX_INLINE std::string describe(const FsRule& r);
 
 struct FsRules {
     std::deque<FsRule> rules;  // deque: rules never move, so their comps stay valid
@@ -113,21 +108,14 @@ namespace detail {
 // How deep the region a rule names starts, for `path`: the number of components
 // of the shallowest ancestor-or-self of `path` the rule matches, or nullopt when
 // the rule does not reach the path. `comps` are the path's components.
-inline std::optional<std::size_t> reach_depth(const FsRule& r, std::string_view path,
-                                              std::span<const std::string_view> comps) {
-    if (!paths::at_or_under(path, r.literal)) return std::nullopt;  // cheap, and rules out most
-    if (!r.wildcard) return r.comps.size();
-    return glob::shallowest_match(r.comps, comps);
-}
+SBX_INLINE std::optional<std::size_t> reach_depth(const FsRule& r, std::string_view path,
+                                              std::span<const std::string_view> comps);
 
 }  // namespace detail
 
 // Files each rule under its kind, for decide(). compile_fs_rules() calls it; a
 // caller that adds rules by hand calls it again.
-inline void index_rules(FsRules& rules) {
-    for (auto& v : rules.by_kind) v.clear();
-    for (const auto& r : rules.rules) rules.by_kind[static_cast<int>(r.kind)].push_back(&r);
-}
+SBX_INLINE void index_rules(FsRules& rules);
 
 // A decision, the rule behind it, and why, as data: why() makes the sentence.
 struct FsDecision {
@@ -150,7 +138,157 @@ struct FsDecision {
 };
 
 // The decision in one sentence, naming its rule.
-inline std::string why(const FsDecision& d) {
+SBX_INLINE std::string why(const FsDecision& d);
+
+namespace detail {
+
+// Whether `allow` (an allowRead) may lift `store`, a credential store's deny: it
+// lies at or under the store, and no repository file wrote it.
+SBX_INLINE bool lifts(const FsRule& allow, const FsRule& store);
+
+// The read half of decide(). `comps` is split on first need (`split` says so).
+SBX_INLINE FsDecision decide_read(const FsRules& rules, std::string_view path, std::vector<std::string_view>& comps,
+                              bool& split);
+
+}  // namespace detail
+
+// The decision for one clean absolute path (no symlinks resolved: see explain()).
+SBX_INLINE FsDecision decide(const FsRules& rules, std::string_view path, Access access);
+
+// A decision made for a path as the command would name it: the path is
+// normalised (relative paths are relative to the root) and its symlinks resolved.
+// Reads are refused when either the path as named or where it leads is refused.
+struct FsExplanation {
+    std::string path;       // as asked, absolute
+    std::string real_path;  // where it leads
+    Access access = Access::read;
+    FsDecision decision;
+    // For a write, when the path as named is a symbolic link: the decision for
+    // its name itself, which removing, renaming or replacing the link writes
+    // (not its target). A protected link is bound over itself (fs_plan.hpp),
+    // so its name is refused as its target is.
+    std::optional<FsDecision> link;
+};
+
+SBX_INLINE expected<FsExplanation> explain(const FsRules& rules, std::string_view path, Access access, const FsView& fs);
+
+namespace detail {
+
+// `p` with the symlinks of its literal part resolved; `p` itself when that fails.
+inline std::string real_form(const FsView& fs, const std::string& p) { return resolve_pattern(fs, p).value_or(p); }
+
+}  // namespace detail
+
+// Compiles the rules for one command. Pure but for the FsView, which resolves
+// symlinks so that a denied path reached through a link is denied where it leads.
+namespace detail {
+
+// A protected or write-denied path under a folder that does not exist yet would be
+// only a name: the command makes the folder and writes inside it (a core.hooksPath
+// of tools/git-hooks with no tools/). So the first missing folder on the way, when a
+// writable root holds it, becomes a protected path of its own, empty and read-only
+// for the whole run, and what lies inside it is dropped (it covers them). A
+// write-denied path that is missing itself, its folder there, is covered by an
+// empty file. `writable` are the writable roots, real paths.
+SBX_INLINE void cover_missing_folders(std::vector<ProtectedPath>& list, const std::deque<FsRule>& rules,
+                                  const std::vector<std::string>& writable, const CachedFs& fs);
+
+// The rules of compile_fs_rules, list by list, into `out`: each entry under its
+// own name and, when a symlink stands on the way, where it leads; the credential
+// stores found among the read denies decide what the later lists may open.
+class RuleBuilder {
+public:
+    RuleBuilder(FsRules& out, const CachedFs& cached) : out_(out), cached_(cached) {}
+
+    // A rule under its own name and, when a symlink stands on the way, where it leads.
+    void add_both(FsRule::Kind kind, const Sourced<std::string>& e, const std::string& list);
+
+    // The credential store (either form) holding `p`, or none; `strictly`: not the store itself.
+    const FsRule* store_holding(const std::string& p, bool strictly) const;
+
+    // filesystem.denyRead (the credential stores among them marked so) and
+    // credentials.files.
+    void deny_reads(const Policy& policy);
+
+    // An allowRead re-opens only what it names inside a denied region: one whose
+    // name lies outside every deny but whose target lies inside reaches in through
+    // a symlink, and is ignored.
+    void allow_reads(const Policy& policy);
+
+    // Where git writes for the root's own repository outside it (Guard::git_writable:
+    // a linked worktree's main git directory), writable as the root is; what in it
+    // makes git run a program is a protected path, refused below.
+    void git_writable();
+
+    // A writable path is mounted, and bubblewrap mounts concrete paths: a trailing
+    // `/**` names the directory itself; any other wildcard cannot be mounted.
+    void writable(const Sourced<std::string>& e, const std::string& list);
+
+    // The protected paths kept read-only, after the folders they need are covered.
+    void protect(const FsContext& ctx);
+
+private:
+    // A credential store's rule as named and where it leads (or nullptr).
+    struct Store {
+        const FsRule* named;
+        const FsRule* target;
+    };
+    FsRules& out_;  // its rules are a deque: the pointers below stay valid
+    const CachedFs& cached_;
+    std::vector<Store> named_stores_;
+    std::vector<const FsRule*> stores_;  // both forms
+};
+
+SBX_INLINE expected<FsRules> compile_fs_rules(const Policy& policy, const FsContext& ctx,
+                                          std::vector<ProtectedPath> protected_list, const CachedFs& cached);
+
+}  // namespace detail
+
+// Makes `dir`, the project's tool cache home (tool_cache.hpp), a writable root of
+// its own: the launcher makes it, so it need not exist when the plan is made.
+// `dir` absolute, normalised and symlink-free; make_plan checks where it lies.
+SBX_INLINE void add_tool_cache(FsRules& rules, const std::string& dir);
+
+SBX_INLINE expected<FsRules> compile_fs_rules(const Policy& policy, const FsContext& ctx,
+                                          std::vector<ProtectedPath> protected_list, const FsView& fs);
+
+}  // namespace sbx
+
+// The definitions: inline in every program that includes this header, or
+// compiled once in the program that asks for that (sbx/core/inline.hpp).
+#if !defined(SBX_COMPILED_ENGINE) || defined(SBX_DEFINE_RULES)
+
+namespace sbx {
+
+SBX_INLINE std::string describe(const FsRule& r) {
+    std::string out = r.list + " " + r.pattern;
+    if (!r.note.empty()) out += " (" + r.note + ")";
+    if (r.source)
+        out += " [" + std::string(layer_name(r.source->layer)) + " " + r.source->file + " " + r.source->key + "]";
+    return out;
+}
+
+}  // namespace sbx
+
+namespace sbx::detail {
+
+SBX_INLINE std::optional<std::size_t> reach_depth(const FsRule& r, std::string_view path,
+                                              std::span<const std::string_view> comps) {
+    if (!paths::at_or_under(path, r.literal)) return std::nullopt;  // cheap, and rules out most
+    if (!r.wildcard) return r.comps.size();
+    return glob::shallowest_match(r.comps, comps);
+}
+
+}  // namespace sbx::detail
+
+namespace sbx {
+
+SBX_INLINE void index_rules(FsRules& rules) {
+    for (auto& v : rules.by_kind) v.clear();
+    for (const auto& r : rules.rules) rules.by_kind[static_cast<int>(r.kind)].push_back(&r);
+}
+
+SBX_INLINE std::string why(const FsDecision& d) {
     using B = FsDecision::Because;
     switch (d.because) {
         case B::disabled: return "filesystem isolation is disabled (filesystem.disabled)";
@@ -169,17 +307,16 @@ inline std::string why(const FsDecision& d) {
     return "?";
 }
 
-namespace detail {
+}  // namespace sbx
 
-// Whether `allow` (an allowRead) may lift `store`, a credential store's deny: it
-// lies at or under the store, and no repository file wrote it.
-inline bool lifts(const FsRule& allow, const FsRule& store) {
+namespace sbx::detail {
+
+SBX_INLINE bool lifts(const FsRule& allow, const FsRule& store) {
     return allow.kind == FsRule::Kind::allow_read && !(allow.source && is_repository(allow.source->layer)) &&
            paths::at_or_under(allow.literal, store.literal);
 }
 
-// The read half of decide(). `comps` is split on first need (`split` says so).
-inline FsDecision decide_read(const FsRules& rules, std::string_view path, std::vector<std::string_view>& comps,
+SBX_INLINE FsDecision decide_read(const FsRules& rules, std::string_view path, std::vector<std::string_view>& comps,
                               bool& split) {
     using B = FsDecision::Because;
     struct Hit {
@@ -229,10 +366,11 @@ inline FsDecision decide_read(const FsRules& rules, std::string_view path, std::
     return {true, B::reopened, best->rule, deepest->rule};
 }
 
-}  // namespace detail
+}  // namespace sbx::detail
 
-// The decision for one clean absolute path (no symlinks resolved: see explain()).
-inline FsDecision decide(const FsRules& rules, std::string_view path, Access access) {
+namespace sbx {
+
+SBX_INLINE FsDecision decide(const FsRules& rules, std::string_view path, Access access) {
     using B = FsDecision::Because;
     if (rules.disabled) return {true, B::disabled, nullptr, nullptr};
     std::vector<std::string_view> comps;  // split only when a wildcard rule needs it
@@ -266,22 +404,7 @@ inline FsDecision decide(const FsRules& rules, std::string_view path, Access acc
     return {false, B::no_writable_root, nullptr, nullptr};
 }
 
-// A decision made for a path as the command would name it: the path is
-// normalised (relative paths are relative to the root) and its symlinks resolved.
-// Reads are refused when either the path as named or where it leads is refused.
-struct FsExplanation {
-    std::string path;       // as asked, absolute
-    std::string real_path;  // where it leads
-    Access access = Access::read;
-    FsDecision decision;
-    // For a write, when the path as named is a symbolic link: the decision for
-    // its name itself, which removing, renaming or replacing the link writes
-    // (not its target). A protected link is bound over itself (fs_plan.hpp),
-    // so its name is refused as its target is.
-    std::optional<FsDecision> link;
-};
-
-inline expected<FsExplanation> explain(const FsRules& rules, std::string_view path, Access access, const FsView& fs) {
+SBX_INLINE expected<FsExplanation> explain(const FsRules& rules, std::string_view path, Access access, const FsView& fs) {
     if (path.empty()) return fail(Errc::invalid_argument, "an empty path");
     FsExplanation out;
     out.path = paths::is_absolute(path) ? paths::normalize(path) : paths::join(rules.root, path);
@@ -304,25 +427,11 @@ inline expected<FsExplanation> explain(const FsRules& rules, std::string_view pa
     return out;
 }
 
-namespace detail {
+}  // namespace sbx
 
-// `p` with the symlinks of its literal part resolved; `p` itself when that fails.
-inline std::string real_form(const FsView& fs, const std::string& p) { return resolve_pattern(fs, p).value_or(p); }
+namespace sbx::detail {
 
-}  // namespace detail
-
-// Compiles the rules for one command. Pure but for the FsView, which resolves
-// symlinks so that a denied path reached through a link is denied where it leads.
-namespace detail {
-
-// A protected or write-denied path under a folder that does not exist yet would be
-// only a name: the command makes the folder and writes inside it (a core.hooksPath
-// of tools/git-hooks with no tools/). So the first missing folder on the way, when a
-// writable root holds it, becomes a protected path of its own, empty and read-only
-// for the whole run, and what lies inside it is dropped (it covers them). A
-// write-denied path that is missing itself, its folder there, is covered by an
-// empty file. `writable` are the writable roots, real paths.
-inline void cover_missing_folders(std::vector<ProtectedPath>& list, const std::deque<FsRule>& rules,
+SBX_INLINE void cover_missing_folders(std::vector<ProtectedPath>& list, const std::deque<FsRule>& rules,
                                   const std::vector<std::string>& writable, const CachedFs& fs) {
     auto missing = [&](const std::string& p) {
         auto st = fs.lstat(p);
@@ -374,155 +483,123 @@ inline void cover_missing_folders(std::vector<ProtectedPath>& list, const std::d
     list = std::move(kept);
 }
 
-// The rules of compile_fs_rules, list by list, into `out`: each entry under its
-// own name and, when a symlink stands on the way, where it leads; the credential
-// stores found among the read denies decide what the later lists may open.
-class RuleBuilder {
-public:
-    RuleBuilder(FsRules& out, const CachedFs& cached) : out_(out), cached_(cached) {}
+SBX_INLINE void RuleBuilder::add_both(FsRule::Kind kind, const Sourced<std::string>& e, const std::string& list) {
+    out_.rules.emplace_back(kind, e.value, list, e.source, std::string());
+    const std::string real = real_form(cached_, e.value);
+    // Where a plain entry leads is a path, whatever its name holds.
+    if (real != e.value)
+        out_.rules.emplace_back(kind, real, list, e.source, "where " + e.value + " leads", !glob::has_wildcard(e.value));
+}
 
-    // A rule under its own name and, when a symlink stands on the way, where it leads.
-    void add_both(FsRule::Kind kind, const Sourced<std::string>& e, const std::string& list) {
-        out_.rules.emplace_back(kind, e.value, list, e.source, std::string());
+SBX_INLINE const FsRule* RuleBuilder::store_holding(const std::string& p, bool strictly) const {
+    for (const FsRule* s : stores_)
+        if (paths::at_or_under(p, s->literal) && (!strictly || p != s->literal)) return s;
+    return nullptr;
+}
+
+SBX_INLINE void RuleBuilder::deny_reads(const Policy& policy) {
+    for (const auto& e : policy.filesystem.deny_read) {
+        const CredentialStore* store = credential_store_of(e.source);
+        const std::size_t first = out_.rules.size();
+        add_both(FsRule::Kind::deny_read, e, store ? "credential store" : "filesystem.denyRead");
+        if (!store) continue;
+        for (std::size_t i = first; i < out_.rules.size(); ++i) {
+            out_.rules[i].deny = FsRule::Deny::credential_store;
+            out_.rules[i].note = out_.rules[i].note.empty() ? std::string(store->reason)
+                                                            : std::string(store->reason) + "; " + out_.rules[i].note;
+            stores_.push_back(&out_.rules[i]);
+        }
+        named_stores_.push_back({&out_.rules[first], out_.rules.size() > first + 1 ? &out_.rules[first + 1] : nullptr});
+    }
+    for (const auto& e : policy.credentials.files) add_both(FsRule::Kind::deny_read, e, "credentials.files");
+}
+
+SBX_INLINE void RuleBuilder::allow_reads(const Policy& policy) {
+    for (const auto& e : policy.filesystem.allow_read) {
         const std::string real = real_form(cached_, e.value);
-        // Where a plain entry leads is a path, whatever its name holds.
-        if (real != e.value)
-            out_.rules.emplace_back(kind, real, list, e.source, "where " + e.value + " leads", !glob::has_wildcard(e.value));
-    }
-
-    // The credential store (either form) holding `p`, or none; `strictly`: not the store itself.
-    const FsRule* store_holding(const std::string& p, bool strictly) const {
-        for (const FsRule* s : stores_)
-            if (paths::at_or_under(p, s->literal) && (!strictly || p != s->literal)) return s;
-        return nullptr;
-    }
-
-    // filesystem.denyRead (the credential stores among them marked so) and
-    // credentials.files.
-    void deny_reads(const Policy& policy) {
-        for (const auto& e : policy.filesystem.deny_read) {
-            const CredentialStore* store = credential_store_of(e.source);
-            const std::size_t first = out_.rules.size();
-            add_both(FsRule::Kind::deny_read, e, store ? "credential store" : "filesystem.denyRead");
-            if (!store) continue;
-            for (std::size_t i = first; i < out_.rules.size(); ++i) {
-                out_.rules[i].deny = FsRule::Deny::credential_store;
-                out_.rules[i].note = out_.rules[i].note.empty() ? std::string(store->reason)
-                                                                : std::string(store->reason) + "; " + out_.rules[i].note;
-                stores_.push_back(&out_.rules[i]);
-            }
-            named_stores_.push_back({&out_.rules[first], out_.rules.size() > first + 1 ? &out_.rules[first + 1] : nullptr});
-        }
-        for (const auto& e : policy.credentials.files) add_both(FsRule::Kind::deny_read, e, "credentials.files");
-    }
-
-    // An allowRead re-opens only what it names inside a denied region: one whose
-    // name lies outside every deny but whose target lies inside reaches in through
-    // a symlink, and is ignored.
-    void allow_reads(const Policy& policy) {
-        for (const auto& e : policy.filesystem.allow_read) {
-            const std::string real = real_form(cached_, e.value);
-            auto inside_deny = [&](const std::string& p) {
-                const std::string named = glob::has_wildcard(p) ? glob::literal_prefix(p) : p;
-                const auto comps = paths::components(named);
-                for (const auto& r : out_.rules)
-                    if (r.kind == FsRule::Kind::deny_read && reach_depth(r, named, comps)) return true;
-                return false;
-            };
-            if (real != e.value && !inside_deny(e.value) && inside_deny(real)) {
-                out_.warnings.push_back(Warning{e.source.file, e.source.key,
-                                                "ignored: " + e.value + " reaches a denied path only through a symlink (" +
-                                                    real + ")"});
-                continue;
-            }
-            out_.rules.emplace_back(FsRule::Kind::allow_read, e.value, "filesystem.allowRead", e.source, std::string());
-            // An entry in a credential store that is a symlink (dotfiles kept elsewhere)
-            // lifts it where it leads too, as long as it leads into that store's target.
-            if (real == e.value) continue;
-            const FsRule& named = out_.rules.back();
-            const std::string real_named = glob::has_wildcard(real) ? glob::literal_prefix(real) : real;
-            for (const auto& st : named_stores_) {
-                if (!st.target || !lifts(named, *st.named) || !paths::at_or_under(real_named, st.target->literal))
-                    continue;
-                out_.rules.emplace_back(FsRule::Kind::allow_read, real, "filesystem.allowRead", e.source,
-                                        "where " + e.value + " leads", !glob::has_wildcard(e.value));
-                break;
-            }
-        }
-    }
-
-    // Where git writes for the root's own repository outside it (Guard::git_writable:
-    // a linked worktree's main git directory), writable as the root is; what in it
-    // makes git run a program is a protected path, refused below.
-    void git_writable() {
-        for (const auto& p : out_.protected_paths) {
-            if (p.guard != Guard::git_writable) continue;
-            if (const FsRule* s = store_holding(p.path, false)) {
-                out_.warnings.push_back(Warning{p.path, "", "not writable: it lies in " + describe(*s) +
-                                                                ", a credential store sbx hides; git cannot commit in the root"});
-                continue;
-            }
-            out_.rules.emplace_back(FsRule::Kind::writable, p.path, std::string(kRootGitDirList), std::nullopt, p.reason,
-                                    true);
-        }
-    }
-
-    // A writable path is mounted, and bubblewrap mounts concrete paths: a trailing
-    // `/**` names the directory itself; any other wildcard cannot be mounted.
-    void writable(const Sourced<std::string>& e, const std::string& list) {
-        std::string p = e.value;
-        if (p.size() > 3 && p.ends_with("/**")) p.resize(p.size() - 3);
-        if (glob::has_wildcard(p)) {
+        auto inside_deny = [&](const std::string& p) {
+            const std::string named = glob::has_wildcard(p) ? glob::literal_prefix(p) : p;
+            const auto comps = paths::components(named);
+            for (const auto& r : out_.rules)
+                if (r.kind == FsRule::Kind::deny_read && reach_depth(r, named, comps)) return true;
+            return false;
+        };
+        if (real != e.value && !inside_deny(e.value) && inside_deny(real)) {
             out_.warnings.push_back(Warning{e.source.file, e.source.key,
-                                            "refused: " + e.value +
-                                                " holds a wildcard that cannot be mounted writable; name directories"});
+                                            "ignored: " + e.value + " reaches a denied path only through a symlink (" +
+                                                real + ")"});
+            continue;
+        }
+        out_.rules.emplace_back(FsRule::Kind::allow_read, e.value, "filesystem.allowRead", e.source, std::string());
+        // An entry in a credential store that is a symlink (dotfiles kept elsewhere)
+        // lifts it where it leads too, as long as it leads into that store's target.
+        if (real == e.value) continue;
+        const FsRule& named = out_.rules.back();
+        const std::string real_named = glob::has_wildcard(real) ? glob::literal_prefix(real) : real;
+        for (const auto& st : named_stores_) {
+            if (!st.target || !lifts(named, *st.named) || !paths::at_or_under(real_named, st.target->literal))
+                continue;
+            out_.rules.emplace_back(FsRule::Kind::allow_read, real, "filesystem.allowRead", e.source,
+                                    "where " + e.value + " leads", !glob::has_wildcard(e.value));
+            break;
+        }
+    }
+}
+
+SBX_INLINE void RuleBuilder::git_writable() {
+    for (const auto& p : out_.protected_paths) {
+        if (p.guard != Guard::git_writable) continue;
+        if (const FsRule* s = store_holding(p.path, false)) {
+            out_.warnings.push_back(Warning{p.path, "", "not writable: it lies in " + describe(*s) +
+                                                            ", a credential store sbx hides; git cannot commit in the root"});
+            continue;
+        }
+        out_.rules.emplace_back(FsRule::Kind::writable, p.path, std::string(kRootGitDirList), std::nullopt, p.reason,
+                                true);
+    }
+}
+
+SBX_INLINE void RuleBuilder::writable(const Sourced<std::string>& e, const std::string& list) {
+    std::string p = e.value;
+    if (p.size() > 3 && p.ends_with("/**")) p.resize(p.size() - 3);
+    if (glob::has_wildcard(p)) {
+        out_.warnings.push_back(Warning{e.source.file, e.source.key,
+                                        "refused: " + e.value +
+                                            " holds a wildcard that cannot be mounted writable; name directories"});
+        return;
+    }
+    // A writable folder inside a credential store would open it: refused. A
+    // folder that is the store, or holds it, writes there only where an
+    // allowRead lifts the store.
+    for (const std::string& form : {p, real_form(cached_, p)})
+        if (const FsRule* s = store_holding(form, true)) {
+            out_.warnings.push_back(Warning{e.source.file, e.source.key,
+                                            "refused: " + e.value + " lies inside " + describe(*s) +
+                                                ", a credential store sbx hides; a writable folder there is not "
+                                                "mounted (name the store itself in allowRead and allowWrite)"});
             return;
         }
-        // A writable folder inside a credential store would open it: refused. A
-        // folder that is the store, or holds it, writes there only where an
-        // allowRead lifts the store.
-        for (const std::string& form : {p, real_form(cached_, p)})
-            if (const FsRule* s = store_holding(form, true)) {
-                out_.warnings.push_back(Warning{e.source.file, e.source.key,
-                                                "refused: " + e.value + " lies inside " + describe(*s) +
-                                                    ", a credential store sbx hides; a writable folder there is not "
-                                                    "mounted (name the store itself in allowRead and allowWrite)"});
-                return;
-            }
-        add_both(FsRule::Kind::writable, Sourced<std::string>{p, e.source}, list);
+    add_both(FsRule::Kind::writable, Sourced<std::string>{p, e.source}, list);
+}
+
+SBX_INLINE void RuleBuilder::protect(const FsContext& ctx) {
+    std::vector<std::string> roots;
+    for (const auto& r : out_.rules)
+        if (r.kind == FsRule::Kind::writable && !r.wildcard) roots.push_back(r.pattern);
+    if (!out_.disabled) cover_missing_folders(out_.protected_paths, out_.rules, roots, cached_);
+    for (const auto& p : out_.protected_paths) {
+        if (p.guard != Guard::read_only) continue;
+        std::string note = p.reason;
+        // make_fs_plan() leaves such a name uncovered under bubblewrap (Missing::after_run).
+        if (!out_.disabled && renamed_after_run(p, ctx.root))
+            if (auto st = cached_.lstat(p.path); st && !*st)
+                note += "; missing now: under bubblewrap one the command makes is renamed to " +
+                        std::string(protect_detail::base_name(p.path)) + ".sbx-disabled once it is over";
+        out_.rules.emplace_back(FsRule::Kind::protect, p.path, "protected path", std::nullopt, std::move(note), true);
     }
+}
 
-    // The protected paths kept read-only, after the folders they need are covered.
-    void protect(const FsContext& ctx) {
-        std::vector<std::string> roots;
-        for (const auto& r : out_.rules)
-            if (r.kind == FsRule::Kind::writable && !r.wildcard) roots.push_back(r.pattern);
-        if (!out_.disabled) cover_missing_folders(out_.protected_paths, out_.rules, roots, cached_);
-        for (const auto& p : out_.protected_paths) {
-            if (p.guard != Guard::read_only) continue;
-            std::string note = p.reason;
-            // make_fs_plan() leaves such a name uncovered under bubblewrap (Missing::after_run).
-            if (!out_.disabled && renamed_after_run(p, ctx.root))
-                if (auto st = cached_.lstat(p.path); st && !*st)
-                    note += "; missing now: under bubblewrap one the command makes is renamed to " +
-                            std::string(protect_detail::base_name(p.path)) + ".sbx-disabled once it is over";
-            out_.rules.emplace_back(FsRule::Kind::protect, p.path, "protected path", std::nullopt, std::move(note), true);
-        }
-    }
-
-private:
-    // A credential store's rule as named and where it leads (or nullptr).
-    struct Store {
-        const FsRule* named;
-        const FsRule* target;
-    };
-    FsRules& out_;  // its rules are a deque: the pointers below stay valid
-    const CachedFs& cached_;
-    std::vector<Store> named_stores_;
-    std::vector<const FsRule*> stores_;  // both forms
-};
-
-inline expected<FsRules> compile_fs_rules(const Policy& policy, const FsContext& ctx,
+SBX_INLINE expected<FsRules> compile_fs_rules(const Policy& policy, const FsContext& ctx,
                                           std::vector<ProtectedPath> protected_list, const CachedFs& cached) {
     FsRules out;
     out.root = ctx.root;
@@ -551,18 +628,17 @@ inline expected<FsRules> compile_fs_rules(const Policy& policy, const FsContext&
     return out;
 }
 
-}  // namespace detail
+}  // namespace sbx::detail
 
-// Makes `dir`, the project's tool cache home (tool_cache.hpp), a writable root of
-// its own: the launcher makes it, so it need not exist when the plan is made.
-// `dir` absolute, normalised and symlink-free; make_plan checks where it lies.
-inline void add_tool_cache(FsRules& rules, const std::string& dir) {
+namespace sbx {
+
+SBX_INLINE void add_tool_cache(FsRules& rules, const std::string& dir) {
     rules.tool_cache = dir;
     rules.rules.emplace_back(FsRule::Kind::writable, dir, "the project's tool cache", std::nullopt, std::string(), true);
     index_rules(rules);
 }
 
-inline expected<FsRules> compile_fs_rules(const Policy& policy, const FsContext& ctx,
+SBX_INLINE expected<FsRules> compile_fs_rules(const Policy& policy, const FsContext& ctx,
                                           std::vector<ProtectedPath> protected_list, const FsView& fs) {
     return with_cache(fs, [&](const CachedFs& cached) {
         return detail::compile_fs_rules(policy, ctx, std::move(protected_list), cached);
@@ -570,3 +646,4 @@ inline expected<FsRules> compile_fs_rules(const Policy& policy, const FsContext&
 }
 
 }  // namespace sbx
+#endif

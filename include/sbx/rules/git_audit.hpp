@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "sbx/core/ascii.hpp"
+#include "sbx/core/inline.hpp"
 #include "sbx/core/paths.hpp"
 #include "sbx/rules/git_config.hpp"
 
@@ -194,7 +195,91 @@ struct GitRunnerFinding {
 
 namespace audit_detail {
 
-inline bool is_boolean(const std::optional<std::string>& v) {
+SBX_INLINE bool is_boolean(const std::optional<std::string>& v);
+
+SBX_INLINE bool matches(const git_audit::Runner& r, const GitConfigEntry& e);
+
+}  // namespace audit_detail
+
+// The keys of the git config text `text` that make git run a program, each with
+// its line and reason, in the file's order; and, as findings without a key, what
+// git would refuse in the file (a parser that disagreed with git there could miss
+// a key, so such a file is no safer than one with a key) and keys outside any
+// section. Empty: nothing in it runs a program.
+SBX_INLINE std::vector<GitRunnerFinding> config_runners(std::string_view text);
+
+// The name to rename `name` to on attempt `attempt` (0: NAME.sbx-disabled, then
+// NAME.sbx-disabled.1 ...); nullopt past kMaxDisabledNames.
+SBX_INLINE std::optional<std::string> disabled_name(std::string_view name, int attempt);
+
+// The name tried once every numbered one is taken: unique to this launcher (`pid`)
+// and moment (`nanoseconds`), so that a command cannot have made it in advance.
+SBX_INLINE std::string disabled_unique_name(std::string_view name, long pid, long long nanoseconds);
+
+// Whether a hooks directory's entry `name` is one git could run: every name but
+// git's own examples (`*.sample`), `.` and `..`, and names already neutralised.
+SBX_INLINE bool hook_git_runs(std::string_view name);
+
+// The path a `.git` file's text names, as git reads it ("gitdir: PATH", trailing
+// newlines and carriage returns dropped), not yet joined to the file's directory;
+// nullopt when the text is not one such line.
+SBX_INLINE std::optional<std::string> gitdir_target(std::string_view text);
+
+// Whether a `commondir` (its text, in the git directory `git_dir`) names exactly
+// `main`, the root's own main git directory, whose config and hooks are protected
+// while the command runs: what `git worktree add` writes in a linked worktree's git
+// directory. Lexical: the audit reaches `git_dir` without following a symlink, and
+// a target with a `..` after a symlink is no exact match of `main` anyway unless it
+// reads as one. Paths absolute and normalised.
+SBX_INLINE bool commondir_names(std::string_view text, std::string_view git_dir, std::string_view main);
+
+// One neutralised file: which kind (kAuditedFiles' kind, or "git-pointer" for a
+// `.git` entry), where it was, why, and its new name.
+struct GitNeutralised {
+    std::string kind;
+    std::string path;
+    std::string why;
+    std::string renamed_to;
+};
+
+// What the audit could not make safe: a directory it could not look into, a file
+// it could not rename; where, and why.
+struct GitAuditFailure {
+    std::string path;
+    std::string why;
+    // "git": in a git directory; "protected": a protected name in the root
+    // (filesystem.neutralise), which a later program reads.
+    std::string kind = "git";
+};
+
+// A path or reason as one line of the block: a byte below 0x20, 0x7f and the
+// backslash written as C escapes (\n, \t, \\, \xNN), so that a name holding a
+// line end cannot add lines of its own to the block.
+SBX_INLINE std::string printable_line_part(std::string_view s);
+
+// Its line in the <sandbox_violations> block:
+// "neutralised git-config /r/sub/.git/config (core.fsmonitor line 7: runs a program
+// on every git command) -> /r/sub/.git/config.sbx-disabled".
+SBX_INLINE std::string git_audit_line(const GitNeutralised& n);
+
+// A failure's line: "unchecked git /r/x (cannot look into it: Permission denied);
+// git run there may run what the command planted", or for a protected name
+// "unchecked protected /r/.envrc (...); a program that reads it later may run
+// what the command planted".
+SBX_INLINE std::string git_audit_failure_line(const GitAuditFailure& f);
+
+// The `why` of a config file for its findings: the first finding, and how many more.
+SBX_INLINE std::string runners_why(const std::vector<GitRunnerFinding>& findings);
+
+}  // namespace sbx
+
+// The definitions: inline in every program that includes this header, or
+// compiled once in the program that asks for that (sbx/core/inline.hpp).
+#if !defined(SBX_COMPILED_ENGINE) || defined(SBX_DEFINE_RULES)
+
+namespace sbx::audit_detail {
+
+SBX_INLINE bool is_boolean(const std::optional<std::string>& v) {
     if (!v) return true;  // a bare key is true
     const std::string s = ascii_lower(*v);
     for (std::string_view b : {"true", "false", "yes", "no", "on", "off", "1", "0", ""})
@@ -202,7 +287,7 @@ inline bool is_boolean(const std::optional<std::string>& v) {
     return false;
 }
 
-inline bool matches(const git_audit::Runner& r, const GitConfigEntry& e) {
+SBX_INLINE bool matches(const git_audit::Runner& r, const GitConfigEntry& e) {
     using git_audit::Sub;
     using git_audit::Value;
     if (e.section != r.section) return false;
@@ -227,14 +312,11 @@ inline bool matches(const git_audit::Runner& r, const GitConfigEntry& e) {
     return true;
 }
 
-}  // namespace audit_detail
+}  // namespace sbx::audit_detail
 
-// The keys of the git config text `text` that make git run a program, each with
-// its line and reason, in the file's order; and, as findings without a key, what
-// git would refuse in the file (a parser that disagreed with git there could miss
-// a key, so such a file is no safer than one with a key) and keys outside any
-// section. Empty: nothing in it runs a program.
-inline std::vector<GitRunnerFinding> config_runners(std::string_view text) {
+namespace sbx {
+
+SBX_INLINE std::vector<GitRunnerFinding> config_runners(std::string_view text) {
     std::vector<GitRunnerFinding> out;
     const GitConfigFacts facts = GitConfigParser(text).parse();
     for (const auto& e : facts.entries) {
@@ -252,34 +334,25 @@ inline std::vector<GitRunnerFinding> config_runners(std::string_view text) {
     return out;
 }
 
-// The name to rename `name` to on attempt `attempt` (0: NAME.sbx-disabled, then
-// NAME.sbx-disabled.1 ...); nullopt past kMaxDisabledNames.
-inline std::optional<std::string> disabled_name(std::string_view name, int attempt) {
+SBX_INLINE std::optional<std::string> disabled_name(std::string_view name, int attempt) {
     if (attempt < 0 || attempt > git_audit::kMaxDisabledNames) return std::nullopt;
     std::string out = std::string(name) + std::string(git_audit::kDisabledSuffix);
     if (attempt > 0) out += "." + std::to_string(attempt);
     return out;
 }
 
-// The name tried once every numbered one is taken: unique to this launcher (`pid`)
-// and moment (`nanoseconds`), so that a command cannot have made it in advance.
-inline std::string disabled_unique_name(std::string_view name, long pid, long long nanoseconds) {
+SBX_INLINE std::string disabled_unique_name(std::string_view name, long pid, long long nanoseconds) {
     return std::string(name) + std::string(git_audit::kDisabledSuffix) + "." + std::to_string(pid) + "-" +
            std::to_string(nanoseconds);
 }
 
-// Whether a hooks directory's entry `name` is one git could run: every name but
-// git's own examples (`*.sample`), `.` and `..`, and names already neutralised.
-inline bool hook_git_runs(std::string_view name) {
+SBX_INLINE bool hook_git_runs(std::string_view name) {
     if (name.empty() || name == "." || name == "..") return false;
     if (name.ends_with(git_audit::kSampleHookSuffix)) return false;
     return name.find(git_audit::kDisabledSuffix) == std::string_view::npos;
 }
 
-// The path a `.git` file's text names, as git reads it ("gitdir: PATH", trailing
-// newlines and carriage returns dropped), not yet joined to the file's directory;
-// nullopt when the text is not one such line.
-inline std::optional<std::string> gitdir_target(std::string_view text) {
+SBX_INLINE std::optional<std::string> gitdir_target(std::string_view text) {
     while (!text.empty() && (text.back() == '\n' || text.back() == '\r')) text.remove_suffix(1);
     constexpr std::string_view prefix = "gitdir: ";
     if (!text.starts_with(prefix)) return std::nullopt;
@@ -290,13 +363,7 @@ inline std::optional<std::string> gitdir_target(std::string_view text) {
     return std::string(text);
 }
 
-// Whether a `commondir` (its text, in the git directory `git_dir`) names exactly
-// `main`, the root's own main git directory, whose config and hooks are protected
-// while the command runs: what `git worktree add` writes in a linked worktree's git
-// directory. Lexical: the audit reaches `git_dir` without following a symlink, and
-// a target with a `..` after a symlink is no exact match of `main` anyway unless it
-// reads as one. Paths absolute and normalised.
-inline bool commondir_names(std::string_view text, std::string_view git_dir, std::string_view main) {
+SBX_INLINE bool commondir_names(std::string_view text, std::string_view git_dir, std::string_view main) {
     while (!text.empty() && (text.back() == '\n' || text.back() == '\r')) text.remove_suffix(1);
     if (text.empty()) return false;
     for (unsigned char c : text)
@@ -305,29 +372,7 @@ inline bool commondir_names(std::string_view text, std::string_view git_dir, std
     return paths::normalize(joined) == main;  // `..` takes away the component before it
 }
 
-// One neutralised file: which kind (kAuditedFiles' kind, or "git-pointer" for a
-// `.git` entry), where it was, why, and its new name.
-struct GitNeutralised {
-    std::string kind;
-    std::string path;
-    std::string why;
-    std::string renamed_to;
-};
-
-// What the audit could not make safe: a directory it could not look into, a file
-// it could not rename; where, and why.
-struct GitAuditFailure {
-    std::string path;
-    std::string why;
-    // "git": in a git directory; "protected": a protected name in the root
-    // (filesystem.neutralise), which a later program reads.
-    std::string kind = "git";
-};
-
-// A path or reason as one line of the block: a byte below 0x20, 0x7f and the
-// backslash written as C escapes (\n, \t, \\, \xNN), so that a name holding a
-// line end cannot add lines of its own to the block.
-inline std::string printable_line_part(std::string_view s) {
+SBX_INLINE std::string printable_line_part(std::string_view s) {
     std::string out;
     out.reserve(s.size());
     for (unsigned char c : s) {
@@ -344,27 +389,19 @@ inline std::string printable_line_part(std::string_view s) {
     return out;
 }
 
-// Its line in the <sandbox_violations> block:
-// "neutralised git-config /r/sub/.git/config (core.fsmonitor line 7: runs a program
-// on every git command) -> /r/sub/.git/config.sbx-disabled".
-inline std::string git_audit_line(const GitNeutralised& n) {
+SBX_INLINE std::string git_audit_line(const GitNeutralised& n) {
     return "neutralised " + n.kind + " " + printable_line_part(n.path) + " (" + printable_line_part(n.why) + ") -> " +
            printable_line_part(n.renamed_to);
 }
 
-// A failure's line: "unchecked git /r/x (cannot look into it: Permission denied);
-// git run there may run what the command planted", or for a protected name
-// "unchecked protected /r/.envrc (...); a program that reads it later may run
-// what the command planted".
-inline std::string git_audit_failure_line(const GitAuditFailure& f) {
+SBX_INLINE std::string git_audit_failure_line(const GitAuditFailure& f) {
     const bool git = f.kind == "git";
     return "unchecked " + std::string(git ? "git " : "protected ") + printable_line_part(f.path) + " (" +
            printable_line_part(f.why) + "); " + (git ? "git run there" : "a program that reads it later") +
            " may run what the command planted";
 }
 
-// The `why` of a config file for its findings: the first finding, and how many more.
-inline std::string runners_why(const std::vector<GitRunnerFinding>& findings) {
+SBX_INLINE std::string runners_why(const std::vector<GitRunnerFinding>& findings) {
     if (findings.empty()) return {};
     const auto& f = findings.front();
     std::string why = f.key.empty() ? f.reason : f.key + " line " + std::to_string(f.line) + ": " + f.reason;
@@ -373,3 +410,4 @@ inline std::string runners_why(const std::vector<GitRunnerFinding>& findings) {
 }
 
 }  // namespace sbx
+#endif

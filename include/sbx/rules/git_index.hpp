@@ -17,6 +17,8 @@
 #include <string_view>
 #include <vector>
 
+#include "sbx/core/inline.hpp"
+
 namespace sbx {
 
 namespace git_index {
@@ -47,19 +49,39 @@ struct GitIndexRead {
 
 namespace index_detail {
 
-inline std::uint32_t be32(std::string_view s, std::size_t at) {
+SBX_INLINE std::uint32_t be32(std::string_view s, std::size_t at);
+
+SBX_INLINE std::uint16_t be16(std::string_view s, std::size_t at);
+
+// A path git itself would put in an index (verify_path): relative, no empty,
+// `.` or `..` component, no `.git` component in any case, no NUL or control byte.
+SBX_INLINE bool clean_path(std::string_view p);
+
+}  // namespace index_detail
+
+// The gitlinks of the index `bytes`, whose object names are `hash_bytes` long (20
+// for SHA-1 repositories, 32 for SHA-256 ones: extensions.objectFormat says).
+SBX_INLINE GitIndexRead gitlinks(std::string_view bytes, std::size_t hash_bytes = 20);
+
+}  // namespace sbx
+
+// The definitions: inline in every program that includes this header, or
+// compiled once in the program that asks for that (sbx/core/inline.hpp).
+#if !defined(SBX_COMPILED_ENGINE) || defined(SBX_DEFINE_RULES)
+
+namespace sbx::index_detail {
+
+SBX_INLINE std::uint32_t be32(std::string_view s, std::size_t at) {
     return (std::uint32_t{static_cast<unsigned char>(s[at])} << 24) |
            (std::uint32_t{static_cast<unsigned char>(s[at + 1])} << 16) |
            (std::uint32_t{static_cast<unsigned char>(s[at + 2])} << 8) | std::uint32_t{static_cast<unsigned char>(s[at + 3])};
 }
 
-inline std::uint16_t be16(std::string_view s, std::size_t at) {
+SBX_INLINE std::uint16_t be16(std::string_view s, std::size_t at) {
     return static_cast<std::uint16_t>((static_cast<unsigned char>(s[at]) << 8) | static_cast<unsigned char>(s[at + 1]));
 }
 
-// A path git itself would put in an index (verify_path): relative, no empty,
-// `.` or `..` component, no `.git` component in any case, no NUL or control byte.
-inline bool clean_path(std::string_view p) {
+SBX_INLINE bool clean_path(std::string_view p) {
     if (p.empty() || p.front() == '/' || p.back() == '/') return false;
     std::size_t start = 0;
     for (;;) {
@@ -76,11 +98,11 @@ inline bool clean_path(std::string_view p) {
     return true;
 }
 
-}  // namespace index_detail
+}  // namespace sbx::index_detail
 
-// The gitlinks of the index `bytes`, whose object names are `hash_bytes` long (20
-// for SHA-1 repositories, 32 for SHA-256 ones: extensions.objectFormat says).
-inline GitIndexRead gitlinks(std::string_view bytes, std::size_t hash_bytes = 20) {
+namespace sbx {
+
+SBX_INLINE GitIndexRead gitlinks(std::string_view bytes, std::size_t hash_bytes) {
     using namespace git_index;
     using index_detail::be16;
     using index_detail::be32;
@@ -162,3 +184,4 @@ inline GitIndexRead gitlinks(std::string_view bytes, std::size_t hash_bytes = 20
 }
 
 }  // namespace sbx
+#endif

@@ -37,6 +37,7 @@
 #include <string_view>
 #include <vector>
 
+#include "sbx/core/inline.hpp"
 #include "sbx/core/paths.hpp"
 #include "sbx/rules/tool_cache.hpp"
 
@@ -79,18 +80,50 @@ struct DirectoryStamp {
 };
 
 // BASE/sbx/git/NAME for a root, NAME as tool_cache_name() makes it.
-inline std::string git_record_path(std::string_view base, std::string_view root) {
-    return paths::join(paths::join(std::string(base), "sbx/git"), tool_cache_name(root));
-}
+SBX_INLINE std::string git_record_path(std::string_view base, std::string_view root);
 
 // BASE/sbx/git-dirs/NAME: the directory stamps of a root.
-inline std::string git_stamps_path(std::string_view base, std::string_view root) {
-    return paths::join(paths::join(std::string(base), "sbx/git-dirs"), tool_cache_name(root));
-}
+SBX_INLINE std::string git_stamps_path(std::string_view base, std::string_view root);
 
 // The record's text for `repos` (each path absolute and normalised, without NUL),
 // at most git_record::kMaxRepositories of them.
-inline std::string git_record_text(const std::vector<RecordedRepository>& repos) {
+SBX_INLINE std::string git_record_text(const std::vector<RecordedRepository>& repos);
+
+struct GitRecordRead {
+    std::vector<RecordedRepository> repos;
+    std::optional<std::string> problem;  // what is wrong, at which byte: then `repos` is empty
+    bool truncated = false;              // more than kMaxRepositories entries; the first ones are kept
+};
+
+SBX_INLINE GitRecordRead parse_git_record(std::string_view text);
+
+// The stamps' text for `dirs` (each path relative and normalised, without NUL).
+SBX_INLINE std::string git_stamps_text(const std::vector<DirectoryStamp>& dirs);
+
+struct GitStampsRead {
+    std::vector<DirectoryStamp> dirs;
+    std::optional<std::string> problem;  // what is wrong, at which byte: then `dirs` is empty
+};
+
+SBX_INLINE GitStampsRead parse_git_stamps(std::string_view text);
+
+}  // namespace sbx
+
+// The definitions: inline in every program that includes this header, or
+// compiled once in the program that asks for that (sbx/core/inline.hpp).
+#if !defined(SBX_COMPILED_ENGINE) || defined(SBX_DEFINE_RULES)
+
+namespace sbx {
+
+SBX_INLINE std::string git_record_path(std::string_view base, std::string_view root) {
+    return paths::join(paths::join(std::string(base), "sbx/git"), tool_cache_name(root));
+}
+
+SBX_INLINE std::string git_stamps_path(std::string_view base, std::string_view root) {
+    return paths::join(paths::join(std::string(base), "sbx/git-dirs"), tool_cache_name(root));
+}
+
+SBX_INLINE std::string git_record_text(const std::vector<RecordedRepository>& repos) {
     std::string out(git_record::kHeader);
     std::size_t n = 0;
     for (const auto& r : repos) {
@@ -102,13 +135,7 @@ inline std::string git_record_text(const std::vector<RecordedRepository>& repos)
     return out;
 }
 
-struct GitRecordRead {
-    std::vector<RecordedRepository> repos;
-    std::optional<std::string> problem;  // what is wrong, at which byte: then `repos` is empty
-    bool truncated = false;              // more than kMaxRepositories entries; the first ones are kept
-};
-
-inline GitRecordRead parse_git_record(std::string_view text) {
+SBX_INLINE GitRecordRead parse_git_record(std::string_view text) {
     GitRecordRead out;
     auto bad = [&](std::size_t at, const std::string& what) {
         out.repos.clear();
@@ -138,8 +165,7 @@ inline GitRecordRead parse_git_record(std::string_view text) {
     return out;
 }
 
-// The stamps' text for `dirs` (each path relative and normalised, without NUL).
-inline std::string git_stamps_text(const std::vector<DirectoryStamp>& dirs) {
+SBX_INLINE std::string git_stamps_text(const std::vector<DirectoryStamp>& dirs) {
     std::string out(git_stamps::kHeader);
     for (const auto& d : dirs) {
         out += std::to_string(d.sec);
@@ -154,12 +180,7 @@ inline std::string git_stamps_text(const std::vector<DirectoryStamp>& dirs) {
     return out;
 }
 
-struct GitStampsRead {
-    std::vector<DirectoryStamp> dirs;
-    std::optional<std::string> problem;  // what is wrong, at which byte: then `dirs` is empty
-};
-
-inline GitStampsRead parse_git_stamps(std::string_view text) {
+SBX_INLINE GitStampsRead parse_git_stamps(std::string_view text) {
     GitStampsRead out;
     auto bad = [&](std::size_t at, const std::string& what) {
         out.dirs.clear();
@@ -194,3 +215,4 @@ inline GitStampsRead parse_git_stamps(std::string_view text) {
 }
 
 }  // namespace sbx
+#endif

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "sbx/core/expected.hpp"
+#include "sbx/core/inline.hpp"
 #include "sbx/net/host_pattern.hpp"
 #include "sbx/net/hosts.hpp"
 #include "sbx/settings/policy.hpp"
@@ -23,7 +24,17 @@ inline constexpr UnknownHost kRunUnknownHost = UnknownHost::ask;
 // The policy's network lists as rules. Fails with INVALID_SETTINGS naming the
 // file and key of the first entry that is not a host pattern (settings loading
 // checks them too, so this fails only for a policy made by hand).
-inline expected<HostRules> compile_host_rules(const Policy& policy) {
+SBX_INLINE expected<HostRules> compile_host_rules(const Policy& policy);
+
+}  // namespace sbx::net
+
+// The definitions: inline in every program that includes this header, or
+// compiled once in the program that asks for that (sbx/core/inline.hpp).
+#if !defined(SBX_COMPILED_ENGINE) || defined(SBX_DEFINE_RULES)
+
+namespace sbx::net {
+
+SBX_INLINE expected<HostRules> compile_host_rules(const Policy& policy) {
     HostRules rules;
     auto add = [](const SourcedList& list, std::string_view name, std::vector<HostRule>& out) -> expected<void> {
         for (const auto& e : list) {
@@ -50,3 +61,4 @@ inline expected<HostRules> compile_host_rules(const Policy& policy) {
 }
 
 }  // namespace sbx::net
+#endif

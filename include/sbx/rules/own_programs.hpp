@@ -27,6 +27,7 @@
 
 #include "sbx/core/expected.hpp"
 #include "sbx/core/fs_view.hpp"
+#include "sbx/core/inline.hpp"
 #include "sbx/core/paths.hpp"
 #include "sbx/rules/fs_rules.hpp"
 #include "sbx/rules/protected_entries.hpp"
@@ -53,7 +54,22 @@ struct OwnProgramPaths {
 // What of `programs` (absolute, normalised paths of existing programs, as the
 // caller found them) and of their folders a command run with `rules` must not
 // write. Errors: INVALID_ARGUMENT for a path that is not absolute and normalised.
-inline expected<OwnProgramPaths> own_program_paths(std::span<const std::string> programs, const FsRules& rules,
+SBX_INLINE expected<OwnProgramPaths> own_program_paths(std::span<const std::string> programs, const FsRules& rules,
+                                                   const FsView& fs);
+
+// `list` (sorted, as protected_paths gives it) with `own` added: sorted again, one
+// entry per path (read_only over pin), nothing left strictly inside a folder of `own`.
+SBX_INLINE std::vector<ProtectedPath> with_own_programs(std::vector<ProtectedPath> list, std::vector<ProtectedPath> own);
+
+}  // namespace sbx
+
+// The definitions: inline in every program that includes this header, or
+// compiled once in the program that asks for that (sbx/core/inline.hpp).
+#if !defined(SBX_COMPILED_ENGINE) || defined(SBX_DEFINE_RULES)
+
+namespace sbx {
+
+SBX_INLINE expected<OwnProgramPaths> own_program_paths(std::span<const std::string> programs, const FsRules& rules,
                                                    const FsView& fs) {
     OwnProgramPaths out;
     for (const auto& p : programs)
@@ -115,9 +131,7 @@ inline expected<OwnProgramPaths> own_program_paths(std::span<const std::string> 
     return out;
 }
 
-// `list` (sorted, as protected_paths gives it) with `own` added: sorted again, one
-// entry per path (read_only over pin), nothing left strictly inside a folder of `own`.
-inline std::vector<ProtectedPath> with_own_programs(std::vector<ProtectedPath> list, std::vector<ProtectedPath> own) {
+SBX_INLINE std::vector<ProtectedPath> with_own_programs(std::vector<ProtectedPath> list, std::vector<ProtectedPath> own) {
     std::vector<ProtectedPath> out;
     for (auto& p : list) {
         const bool inside = std::any_of(own.begin(), own.end(), [&](const ProtectedPath& o) {
@@ -134,3 +148,4 @@ inline std::vector<ProtectedPath> with_own_programs(std::vector<ProtectedPath> l
 }
 
 }  // namespace sbx
+#endif

@@ -21,6 +21,7 @@
 
 #include "sbx/core/expected.hpp"
 #include "sbx/core/fs_view.hpp"
+#include "sbx/core/inline.hpp"
 #include "sbx/core/paths.hpp"
 #include "sbx/settings/layer.hpp"
 
@@ -91,12 +92,7 @@ constexpr std::string_view placeholder_name(Placeholder p) noexcept {
 // empty document; for a commondir `.` and a line end: its own directory, named
 // relative to itself so that a copy of the repository made while the command
 // runs (`tar c .`) names itself too, not this one.
-inline std::string placeholder_content(Placeholder p, std::string_view path) {
-    if (p == Placeholder::commondir) return ".\n";
-    const std::string_view name = path.substr(path.rfind('/') + 1);
-    if (p == Placeholder::file && name.size() > 5 && name.ends_with(".json")) return "{}\n";
-    return {};
-}
+SBX_INLINE std::string placeholder_content(Placeholder p, std::string_view path);
 
 struct ProtectedPath {
     std::string path;         // absolute, normalised; may not exist
@@ -108,9 +104,7 @@ struct ProtectedPath {
 
 // Whether `p`, when missing, is left uncovered under bubblewrap and renamed after
 // the run (filesystem.neutralise): a Missing::after_run name directly in `root`.
-inline bool renamed_after_run(const ProtectedPath& p, std::string_view root) {
-    return p.guard == Guard::read_only && p.missing == Missing::after_run && paths::parent(p.path) == root;
-}
+SBX_INLINE bool renamed_after_run(const ProtectedPath& p, std::string_view root);
 
 struct ProtectedPaths {
     // Sorted by path, so a directory comes before anything inside it. Each path once;
@@ -128,11 +122,7 @@ struct ProtectedPaths {
     std::optional<std::string> git_exclude;
 
     // The entry for exactly `path` (normalised), or nullptr.
-    const ProtectedPath* find(std::string_view path) const {
-        auto it = std::lower_bound(paths.begin(), paths.end(), path,
-                                   [](const ProtectedPath& p, std::string_view v) { return p.path < v; });
-        return it != paths.end() && it->path == path ? &*it : nullptr;
-    }
+    const ProtectedPath* find(std::string_view path) const;
 };
 
 // The fixed names, as data: the tables are in protected_paths.hpp and, for git
@@ -186,158 +176,45 @@ public:
     explicit Collector(const FsView& fs) : fs_(fs) {}
 
     // What is at `p` itself; unknown (with a warning) when lstat fails.
-    Kind kind_of(const std::string& p) {
-        auto st = fs_.lstat(p);
-        if (!st) {
-            warn(p, "cannot look at it: " + describe(st.error(), p));
-            return Kind::unknown;
-        }
-        if (!*st) return Kind::missing;
-        switch ((*st)->type) {
-            case FileType::directory: return Kind::directory;
-            case FileType::regular: return Kind::regular;
-            case FileType::symlink: return Kind::symlink;
-            case FileType::other: return Kind::other;
-        }
-        return Kind::other;
-    }
+    Kind kind_of(const std::string& p);
 
     // Where `p` really leads (sbx::resolve); nullopt with a warning on a symlink loop
     // or an unreadable component.
-    std::optional<std::string> real_path(const std::string& p) {
-        auto r = resolve(fs_, p);
-        if (!r) {
-            warn(p, "cannot follow its symbolic links: " + describe(r.error(), p));
-            return std::nullopt;
-        }
-        return std::move(*r);
-    }
+    std::optional<std::string> real_path(const std::string& p);
 
     // What `p` leads to: its real path and the kind of thing there (`p`'s own kind
     // when it is no symlink and has none above it).
-    std::pair<std::string, Kind> follow(const std::string& p) {
-        auto r = real_path(p);
-        if (!r) return {p, Kind::unknown};
-        return {*r, kind_of(*r)};
-    }
+    std::pair<std::string, Kind> follow(const std::string& p);
 
     // Where the kernel takes `p` (absolute, but perhaps with `.`, `..` and symlinks on
     // the way, as a value in a config file is joined to its base): the directories on
     // the way resolved, the last name kept as written, so that a symlink there is
     // protected itself and not only its target (add() takes care of that one).
-    std::string place(std::string_view p) {
-        std::string s(p);
-        while (s.size() > 1 && s.back() == '/') s.pop_back();
-        const auto slash = s.rfind('/');
-        const std::string_view last = std::string_view(s).substr(slash + 1);
-        if (last.empty() || last == "." || last == "..") {
-            auto whole = real_path(s);
-            return whole ? *whole : paths::normalize(s);
-        }
-        const std::string dir = slash == 0 ? std::string("/") : s.substr(0, slash);
-        auto real = real_path(dir);
-        return paths::join(real ? *real : paths::normalize(dir), last);
-    }
+    std::string place(std::string_view p);
 
     // Lists `p` (a directory), sorted, cut to the limits with a warning.
-    std::vector<std::string> list(const std::string& p) {
-        using namespace protected_names;
-        auto names = fs_.list(p);
-        if (!names) {
-            warn(p, "cannot list it: " + describe(names.error(), p));
-            return {};
-        }
-        std::sort(names->begin(), names->end());
-        if (names->size() > kMaxEntriesPerDirectory) {
-            warn(p, "more than " + std::to_string(kMaxEntriesPerDirectory) +
-                        " entries; those past the first (by name) are not looked at");
-            names->resize(kMaxEntriesPerDirectory);
-        }
-        if (walked_ + names->size() > kMaxEntriesWalked) {
-            warn(p, "more than " + std::to_string(kMaxEntriesWalked) +
-                        " directory entries looked at in all; the rest of this walk is left out");
-            names->resize(kMaxEntriesWalked - std::min(walked_, kMaxEntriesWalked));
-        }
-        walked_ += names->size();
-        return std::move(*names);
-    }
+    std::vector<std::string> list(const std::string& p);
 
     // Adds `path` with a guard and, when a symlink lies at or above it, the place it
     // leads to as an entry of its own. A pin or git_writable whose target is no
     // directory becomes read_only there. A directory whose entries are run (Contents::run) also
     // protects the targets of the symlinks directly in it.
     void add(const std::string& path, Guard guard, Placeholder ph, const std::string& reason,
-             protected_names::Contents contents = protected_names::Contents::data, Missing missing = Missing::covered) {
-        put(path, guard, ph, reason, missing);
-        const Kind own = kind_of(path);
-        if (own == Kind::unknown) return;
-        auto [real, kind] = follow(path);
-        if (real != path) {
-            const std::string why = own == Kind::symlink ? "target of symlink " + path
-                                                         : "where " + path + " leads through a symlink";
-            const Guard g = guard != Guard::read_only && kind != Kind::directory ? Guard::read_only : guard;
-            // A commondir placeholder names the directory it lies in, which is not the
-            // git directory when a symlink leads elsewhere: an empty file there stops git.
-            put(real, g, ph == Placeholder::commondir ? Placeholder::file : ph, reason + "; " + why, missing);
-        }
-        if (contents == protected_names::Contents::run && kind == Kind::directory) {
-            for (const auto& name : list(real)) {
-                const std::string inside = paths::join(real, name);
-                if (kind_of(inside) != Kind::symlink) continue;
-                auto target = real_path(inside);
-                if (target && *target != inside)
-                    put(*target, Guard::read_only, Placeholder::file, reason + "; target of symlink " + inside);
-            }
-        }
-    }
+             protected_names::Contents contents = protected_names::Contents::data, Missing missing = Missing::covered);
 
     // `missing`: how it is guarded while missing, when not as the table says.
     void add_name(const std::string& dir, const protected_names::Name& n, const std::string& context = {},
-                  std::optional<Missing> missing = std::nullopt) {
-        add(paths::join(dir, n.name), Guard::read_only, n.placeholder,
-            context.empty() ? std::string(n.reason) : std::string(n.reason) + " (" + context + ")", n.contents,
-            missing.value_or(n.missing));
-    }
+                  std::optional<Missing> missing = std::nullopt);
 
     // An error's text for a warning about `about`: its message alone when it names that path.
     static std::string describe(const Error& e, const std::string& about) {
         return e.file.empty() || e.file == about ? e.message : to_string(e);
     }
 
-    void warn(const std::string& path, std::string message) {
-        for (const auto& w : warnings_)
-            if (w.file == path && w.message == message) return;
-        warnings_.push_back(Warning{path, "", std::move(message)});
-    }
+    void warn(const std::string& path, std::string message);
 
     // The entries, sorted, with those covered by a read_only directory left out.
-    ProtectedPaths finish() {
-        std::sort(paths_.begin(), paths_.end(),
-                  [](const ProtectedPath& a, const ProtectedPath& b) { return a.path < b.path; });
-        ProtectedPaths out;
-        std::vector<std::size_t> covering;  // read_only entries of out.paths that cover what lies inside them
-        for (auto& p : paths_) {
-            // Sorted order puts a directory before anything inside it, so each
-            // covering entry is seen before what it covers. One that covers an
-            // entry read while the command runs (a hooks path inside a missing
-            // `.husky`) is covered then too.
-            bool covered = false;
-            for (const std::size_t c : covering) {
-                ProtectedPath& by = out.paths[c];
-                if (p.path == by.path || !paths::at_or_under(p.path, by.path)) continue;
-                covered = true;
-                if (p.missing == Missing::covered) by.missing = Missing::covered;
-            }
-            if (covered) continue;
-            if (p.guard == Guard::read_only) {
-                const Kind k = kind_of(p.path);
-                if (k == Kind::directory || k == Kind::missing) covering.push_back(out.paths.size());
-            }
-            out.paths.push_back(std::move(p));
-        }
-        out.warnings = std::move(warnings_);
-        return out;
-    }
+    ProtectedPaths finish();
 
 private:
     const FsView& fs_;
@@ -348,34 +225,202 @@ private:
 
     // How strong a guard is, for put(): read_only refuses writes, git_writable grants
     // them where a pin only keeps the directory in place.
-    static int strength(Guard g) {
-        switch (g) {
-            case Guard::read_only: return 2;
-            case Guard::git_writable: return 1;
-            case Guard::pin: return 0;
-        }
-        return 2;
-    }
+    static int strength(Guard g);
 
     // One entry per path: the stronger guard wins (with its placeholder and
     // reason), and a placeholder while the command runs over a rename after it.
     void put(const std::string& path, Guard guard, Placeholder ph, const std::string& reason,
-             Missing missing = Missing::covered) {
-        auto [it, fresh] = index_.emplace(path, paths_.size());
-        if (fresh) {
-            paths_.push_back(ProtectedPath{path, guard, ph, reason, missing});
-            return;
-        }
-        ProtectedPath& e = paths_[it->second];
-        if (missing == Missing::covered) e.missing = Missing::covered;
-        if (strength(guard) > strength(e.guard)) {
-            e.guard = guard;
-            e.placeholder = ph;
-            e.reason = reason;
-        }
-    }
+             Missing missing = Missing::covered);
 };
 
 }  // namespace protect_detail
 
 }  // namespace sbx
+
+// The definitions: inline in every program that includes this header, or
+// compiled once in the program that asks for that (sbx/core/inline.hpp).
+#if !defined(SBX_COMPILED_ENGINE) || defined(SBX_DEFINE_RULES)
+
+namespace sbx {
+
+SBX_INLINE std::string placeholder_content(Placeholder p, std::string_view path) {
+    if (p == Placeholder::commondir) return ".\n";
+    const std::string_view name = path.substr(path.rfind('/') + 1);
+    if (p == Placeholder::file && name.size() > 5 && name.ends_with(".json")) return "{}\n";
+    return {};
+}
+
+SBX_INLINE bool renamed_after_run(const ProtectedPath& p, std::string_view root) {
+    return p.guard == Guard::read_only && p.missing == Missing::after_run && paths::parent(p.path) == root;
+}
+
+SBX_INLINE const ProtectedPath* ProtectedPaths::find(std::string_view path) const {
+    auto it = std::lower_bound(paths.begin(), paths.end(), path,
+                               [](const ProtectedPath& p, std::string_view v) { return p.path < v; });
+    return it != paths.end() && it->path == path ? &*it : nullptr;
+}
+
+}  // namespace sbx
+
+namespace sbx::protect_detail {
+
+SBX_INLINE Kind Collector::kind_of(const std::string& p) {
+    auto st = fs_.lstat(p);
+    if (!st) {
+        warn(p, "cannot look at it: " + describe(st.error(), p));
+        return Kind::unknown;
+    }
+    if (!*st) return Kind::missing;
+    switch ((*st)->type) {
+        case FileType::directory: return Kind::directory;
+        case FileType::regular: return Kind::regular;
+        case FileType::symlink: return Kind::symlink;
+        case FileType::other: return Kind::other;
+    }
+    return Kind::other;
+}
+
+SBX_INLINE std::optional<std::string> Collector::real_path(const std::string& p) {
+    auto r = resolve(fs_, p);
+    if (!r) {
+        warn(p, "cannot follow its symbolic links: " + describe(r.error(), p));
+        return std::nullopt;
+    }
+    return std::move(*r);
+}
+
+SBX_INLINE std::pair<std::string, Kind> Collector::follow(const std::string& p) {
+    auto r = real_path(p);
+    if (!r) return {p, Kind::unknown};
+    return {*r, kind_of(*r)};
+}
+
+SBX_INLINE std::string Collector::place(std::string_view p) {
+    std::string s(p);
+    while (s.size() > 1 && s.back() == '/') s.pop_back();
+    const auto slash = s.rfind('/');
+    const std::string_view last = std::string_view(s).substr(slash + 1);
+    if (last.empty() || last == "." || last == "..") {
+        auto whole = real_path(s);
+        return whole ? *whole : paths::normalize(s);
+    }
+    const std::string dir = slash == 0 ? std::string("/") : s.substr(0, slash);
+    auto real = real_path(dir);
+    return paths::join(real ? *real : paths::normalize(dir), last);
+}
+
+SBX_INLINE std::vector<std::string> Collector::list(const std::string& p) {
+    using namespace protected_names;
+    auto names = fs_.list(p);
+    if (!names) {
+        warn(p, "cannot list it: " + describe(names.error(), p));
+        return {};
+    }
+    std::sort(names->begin(), names->end());
+    if (names->size() > kMaxEntriesPerDirectory) {
+        warn(p, "more than " + std::to_string(kMaxEntriesPerDirectory) +
+                    " entries; those past the first (by name) are not looked at");
+        names->resize(kMaxEntriesPerDirectory);
+    }
+    if (walked_ + names->size() > kMaxEntriesWalked) {
+        warn(p, "more than " + std::to_string(kMaxEntriesWalked) +
+                    " directory entries looked at in all; the rest of this walk is left out");
+        names->resize(kMaxEntriesWalked - std::min(walked_, kMaxEntriesWalked));
+    }
+    walked_ += names->size();
+    return std::move(*names);
+}
+
+SBX_INLINE void Collector::add(const std::string& path, Guard guard, Placeholder ph, const std::string& reason,
+         protected_names::Contents contents, Missing missing) {
+    put(path, guard, ph, reason, missing);
+    const Kind own = kind_of(path);
+    if (own == Kind::unknown) return;
+    auto [real, kind] = follow(path);
+    if (real != path) {
+        const std::string why = own == Kind::symlink ? "target of symlink " + path
+                                                     : "where " + path + " leads through a symlink";
+        const Guard g = guard != Guard::read_only && kind != Kind::directory ? Guard::read_only : guard;
+        // A commondir placeholder names the directory it lies in, which is not the
+        // git directory when a symlink leads elsewhere: an empty file there stops git.
+        put(real, g, ph == Placeholder::commondir ? Placeholder::file : ph, reason + "; " + why, missing);
+    }
+    if (contents == protected_names::Contents::run && kind == Kind::directory) {
+        for (const auto& name : list(real)) {
+            const std::string inside = paths::join(real, name);
+            if (kind_of(inside) != Kind::symlink) continue;
+            auto target = real_path(inside);
+            if (target && *target != inside)
+                put(*target, Guard::read_only, Placeholder::file, reason + "; target of symlink " + inside);
+        }
+    }
+}
+
+SBX_INLINE void Collector::add_name(const std::string& dir, const protected_names::Name& n, const std::string& context,
+              std::optional<Missing> missing) {
+    add(paths::join(dir, n.name), Guard::read_only, n.placeholder,
+        context.empty() ? std::string(n.reason) : std::string(n.reason) + " (" + context + ")", n.contents,
+        missing.value_or(n.missing));
+}
+
+SBX_INLINE void Collector::warn(const std::string& path, std::string message) {
+    for (const auto& w : warnings_)
+        if (w.file == path && w.message == message) return;
+    warnings_.push_back(Warning{path, "", std::move(message)});
+}
+
+SBX_INLINE ProtectedPaths Collector::finish() {
+    std::sort(paths_.begin(), paths_.end(),
+              [](const ProtectedPath& a, const ProtectedPath& b) { return a.path < b.path; });
+    ProtectedPaths out;
+    std::vector<std::size_t> covering;  // read_only entries of out.paths that cover what lies inside them
+    for (auto& p : paths_) {
+        // Sorted order puts a directory before anything inside it, so each
+        // covering entry is seen before what it covers. One that covers an
+        // entry read while the command runs (a hooks path inside a missing
+        // `.husky`) is covered then too.
+        bool covered = false;
+        for (const std::size_t c : covering) {
+            ProtectedPath& by = out.paths[c];
+            if (p.path == by.path || !paths::at_or_under(p.path, by.path)) continue;
+            covered = true;
+            if (p.missing == Missing::covered) by.missing = Missing::covered;
+        }
+        if (covered) continue;
+        if (p.guard == Guard::read_only) {
+            const Kind k = kind_of(p.path);
+            if (k == Kind::directory || k == Kind::missing) covering.push_back(out.paths.size());
+        }
+        out.paths.push_back(std::move(p));
+    }
+    out.warnings = std::move(warnings_);
+    return out;
+}
+
+SBX_INLINE int Collector::strength(Guard g) {
+    switch (g) {
+        case Guard::read_only: return 2;
+        case Guard::git_writable: return 1;
+        case Guard::pin: return 0;
+    }
+    return 2;
+}
+
+SBX_INLINE void Collector::put(const std::string& path, Guard guard, Placeholder ph, const std::string& reason,
+         Missing missing) {
+    auto [it, fresh] = index_.emplace(path, paths_.size());
+    if (fresh) {
+        paths_.push_back(ProtectedPath{path, guard, ph, reason, missing});
+        return;
+    }
+    ProtectedPath& e = paths_[it->second];
+    if (missing == Missing::covered) e.missing = Missing::covered;
+    if (strength(guard) > strength(e.guard)) {
+        e.guard = guard;
+        e.placeholder = ph;
+        e.reason = reason;
+    }
+}
+
+}  // namespace sbx::protect_detail
+#endif

@@ -51,6 +51,7 @@
 
 #include "sbx/core/expected.hpp"
 #include "sbx/core/fs_view.hpp"
+#include "sbx/core/inline.hpp"
 #include "sbx/core/paths.hpp"
 #include "sbx/rules/git_repository.hpp"
 #include "sbx/rules/protected_entries.hpp"
@@ -171,8 +172,19 @@ static_assert(commondir_only_for_commondir(kAgentDirs) && commondir_only_for_com
 // understood too, with the line); the entries still hold what could be decided, and a
 // path that could not be looked at is listed read_only. `recorded`: the repositories
 // the audit after an earlier run found in the root (git_record.hpp), protected too.
-inline expected<ProtectedPaths> protected_paths(std::string_view root, std::string_view home, const FsView& fs,
-                                                std::span<const RecordedRepository> recorded = {}) {
+SBX_INLINE expected<ProtectedPaths> protected_paths(std::string_view root, std::string_view home, const FsView& fs,
+                                                std::span<const RecordedRepository> recorded = {});
+
+}  // namespace sbx
+
+// The definitions: inline in every program that includes this header, or
+// compiled once in the program that asks for that (sbx/core/inline.hpp).
+#if !defined(SBX_COMPILED_ENGINE) || defined(SBX_DEFINE_RULES)
+
+namespace sbx {
+
+SBX_INLINE expected<ProtectedPaths> protected_paths(std::string_view root, std::string_view home, const FsView& fs,
+                                                std::span<const RecordedRepository> recorded) {
     using namespace protected_names;
     using protect_detail::Kind;
     for (auto [what, p] : {std::pair{"root", root}, std::pair{"home directory", home}}) {
@@ -247,3 +259,4 @@ inline expected<ProtectedPaths> protected_paths(std::string_view root, std::stri
 }
 
 }  // namespace sbx
+#endif

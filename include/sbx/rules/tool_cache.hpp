@@ -19,6 +19,7 @@
 #include <string>
 #include <string_view>
 
+#include "sbx/core/inline.hpp"
 #include "sbx/core/paths.hpp"
 
 namespace sbx {
@@ -61,7 +62,44 @@ inline constexpr std::array kToolCacheVars{
 namespace detail {
 
 // SHA-256 (FIPS 180-4) of `data`, as 64 lower-case hex digits.
-inline std::string sha256_hex(std::string_view data) {
+SBX_INLINE std::string sha256_hex(std::string_view data);
+
+// A byte kept as it is in a cache name: letters, digits, '.' and '_'.
+constexpr bool cache_name_plain(char c) noexcept {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' || c == '_';
+}
+
+// `text` with '/' as '-' and every other byte that is not plain as %XX (upper
+// case), a leading '.' included, so the name is never hidden, `.` or `..`.
+SBX_INLINE std::string cache_name_escape(std::string_view text);
+
+}  // namespace detail
+
+// The folder every project's cache home lies in: $XDG_CACHE_HOME when set and
+// absolute (normalised), else HOME/.cache. `home` absolute and normalised.
+SBX_INLINE std::string tool_cache_base(std::optional<std::string_view> xdg_cache_home, std::string_view home);
+
+// The name of a root's cache home: the root's path without its leading '/',
+// each '/' written '-', each byte but letters, digits, '.' and '_' written %XX
+// (so `-` is %2D and no two paths give one name: the encoding can be read back).
+// "/work/my-app" is "work-my%2Dapp". Where that would pass NAME_MAX, the name is
+// the escaped start of the root's last component, '+' (never in an encoded
+// name, so the two kinds cannot meet), and the SHA-256 of the whole path in hex:
+// two roots share it only if SHA-256 collides. `root` absolute, normalised, not /.
+SBX_INLINE std::string tool_cache_name(std::string_view root);
+
+// BASE/sbx/projects/NAME for a root.
+SBX_INLINE std::string tool_cache_dir(std::string_view base, std::string_view root);
+
+}  // namespace sbx
+
+// The definitions: inline in every program that includes this header, or
+// compiled once in the program that asks for that (sbx/core/inline.hpp).
+#if !defined(SBX_COMPILED_ENGINE) || defined(SBX_DEFINE_RULES)
+
+namespace sbx::detail {
+
+SBX_INLINE std::string sha256_hex(std::string_view data) {
     static constexpr std::uint32_t k[64] = {
         0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5,
         0xd807aa98, 0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe, 0x9bdc06a7, 0xc19bf174,
@@ -112,14 +150,7 @@ inline std::string sha256_hex(std::string_view data) {
     return out;
 }
 
-// A byte kept as it is in a cache name: letters, digits, '.' and '_'.
-constexpr bool cache_name_plain(char c) noexcept {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' || c == '_';
-}
-
-// `text` with '/' as '-' and every other byte that is not plain as %XX (upper
-// case), a leading '.' included, so the name is never hidden, `.` or `..`.
-inline std::string cache_name_escape(std::string_view text) {
+SBX_INLINE std::string cache_name_escape(std::string_view text) {
     static constexpr char hex[] = "0123456789ABCDEF";
     std::string out;
     for (std::size_t i = 0; i < text.size(); ++i) {
@@ -136,23 +167,16 @@ inline std::string cache_name_escape(std::string_view text) {
     return out;
 }
 
-}  // namespace detail
+}  // namespace sbx::detail
 
-// The folder every project's cache home lies in: $XDG_CACHE_HOME when set and
-// absolute (normalised), else HOME/.cache. `home` absolute and normalised.
-inline std::string tool_cache_base(std::optional<std::string_view> xdg_cache_home, std::string_view home) {
+namespace sbx {
+
+SBX_INLINE std::string tool_cache_base(std::optional<std::string_view> xdg_cache_home, std::string_view home) {
     if (xdg_cache_home && paths::is_absolute(*xdg_cache_home)) return paths::normalize(*xdg_cache_home);
     return paths::join(std::string(home), ".cache");
 }
 
-// The name of a root's cache home: the root's path without its leading '/',
-// each '/' written '-', each byte but letters, digits, '.' and '_' written %XX
-// (so `-` is %2D and no two paths give one name: the encoding can be read back).
-// "/work/my-app" is "work-my%2Dapp". Where that would pass NAME_MAX, the name is
-// the escaped start of the root's last component, '+' (never in an encoded
-// name, so the two kinds cannot meet), and the SHA-256 of the whole path in hex:
-// two roots share it only if SHA-256 collides. `root` absolute, normalised, not /.
-inline std::string tool_cache_name(std::string_view root) {
+SBX_INLINE std::string tool_cache_name(std::string_view root) {
     const std::string full = detail::cache_name_escape(root.substr(1));
     if (full.size() <= kNameMax) return full;
     std::string start = detail::cache_name_escape(root.substr(root.rfind('/') + 1));
@@ -164,9 +188,9 @@ inline std::string tool_cache_name(std::string_view root) {
     return start + "+" + detail::sha256_hex(root);
 }
 
-// BASE/sbx/projects/NAME for a root.
-inline std::string tool_cache_dir(std::string_view base, std::string_view root) {
+SBX_INLINE std::string tool_cache_dir(std::string_view base, std::string_view root) {
     return paths::join(paths::join(std::string(base), "sbx/projects"), tool_cache_name(root));
 }
 
 }  // namespace sbx
+#endif

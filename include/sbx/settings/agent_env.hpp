@@ -20,6 +20,7 @@
 #include <string_view>
 #include <vector>
 
+#include "sbx/core/inline.hpp"
 #include "sbx/core/paths.hpp"
 #include "sbx/core/provenance.hpp"
 #include "sbx/settings/agent_file.hpp"
@@ -30,26 +31,13 @@ namespace sbx {
 // The `.env` files the env list draws on, in the order a name is looked for:
 // `cwd`'s (where sbx starts; empty when not known), then the agent folder's,
 // each once.
-inline std::vector<std::string> agent_dotenv_files(const AgentFile& agent, std::string_view cwd) {
-    std::vector<std::string> out;
-    if (!cwd.empty()) out.push_back(paths::join(cwd, ".env"));
-    if (auto beside = paths::join(agent.agent_dir, ".env"); std::find(out.begin(), out.end(), beside) == out.end())
-        out.push_back(std::move(beside));
-    return out;
-}
+SBX_INLINE std::vector<std::string> agent_dotenv_files(const AgentFile& agent, std::string_view cwd);
 
 // Whether `exported` (NAME=VALUE strings: the environment sbx runs in) sets `name`.
-inline bool environ_sets(std::span<const std::string> exported, std::string_view name) {
-    return std::any_of(exported.begin(), exported.end(), [&](const std::string& v) {
-        return v.size() > name.size() && v.compare(0, name.size(), name) == 0 && v[name.size()] == '=';
-    });
-}
+SBX_INLINE bool environ_sets(std::span<const std::string> exported, std::string_view name);
 
 // Whether a name of the env list is not set in `exported`, so the `.env` files are to be read.
-inline bool agent_env_needs_dotenv(const AgentFile& agent, std::span<const std::string> exported) {
-    return std::any_of(agent.env.begin(), agent.env.end(),
-                       [&](const Sourced<std::string>& e) { return !environ_sets(exported, e.value); });
-}
+SBX_INLINE bool agent_env_needs_dotenv(const AgentFile& agent, std::span<const std::string> exported);
 
 // What the env list passes.
 struct AgentEnv {
@@ -62,7 +50,38 @@ struct AgentEnv {
 // (agent_dotenv_files()) that assigns them; `dotenvs[i]` holds the entries of
 // `files[i]`, nullopt when it is missing or was not read. Promises the names in
 // the list's order; a name the list repeats is passed again.
-inline AgentEnv agent_env(const AgentFile& agent, std::span<const std::string> exported,
+SBX_INLINE AgentEnv agent_env(const AgentFile& agent, std::span<const std::string> exported,
+                          std::span<const std::string> files,
+                          std::span<const std::optional<std::vector<DotenvEntry>>> dotenvs);
+
+}  // namespace sbx
+
+// The definitions: inline in every program that includes this header, or
+// compiled once in the program that asks for that (sbx/core/inline.hpp).
+#if !defined(SBX_COMPILED_ENGINE) || defined(SBX_DEFINE_SETTINGS)
+
+namespace sbx {
+
+SBX_INLINE std::vector<std::string> agent_dotenv_files(const AgentFile& agent, std::string_view cwd) {
+    std::vector<std::string> out;
+    if (!cwd.empty()) out.push_back(paths::join(cwd, ".env"));
+    if (auto beside = paths::join(agent.agent_dir, ".env"); std::find(out.begin(), out.end(), beside) == out.end())
+        out.push_back(std::move(beside));
+    return out;
+}
+
+SBX_INLINE bool environ_sets(std::span<const std::string> exported, std::string_view name) {
+    return std::any_of(exported.begin(), exported.end(), [&](const std::string& v) {
+        return v.size() > name.size() && v.compare(0, name.size(), name) == 0 && v[name.size()] == '=';
+    });
+}
+
+SBX_INLINE bool agent_env_needs_dotenv(const AgentFile& agent, std::span<const std::string> exported) {
+    return std::any_of(agent.env.begin(), agent.env.end(),
+                       [&](const Sourced<std::string>& e) { return !environ_sets(exported, e.value); });
+}
+
+SBX_INLINE AgentEnv agent_env(const AgentFile& agent, std::span<const std::string> exported,
                           std::span<const std::string> files,
                           std::span<const std::optional<std::vector<DotenvEntry>>> dotenvs) {
     AgentEnv out;
@@ -91,3 +110,4 @@ inline AgentEnv agent_env(const AgentFile& agent, std::span<const std::string> e
 }
 
 }  // namespace sbx
+#endif

@@ -81,6 +81,7 @@
 #include "sbx/core/expected.hpp"
 #include "sbx/core/fs_view.hpp"
 #include "sbx/core/glob.hpp"
+#include "sbx/core/inline.hpp"
 #include "sbx/core/paths.hpp"
 #include "sbx/net/host_pattern.hpp"
 #include "sbx/settings/defaults.hpp"
@@ -301,17 +302,9 @@ inline constexpr std::array<std::string_view, 3> kNetworkKeys{"hosts", "local", 
 inline constexpr std::array<std::string_view, 4> kPresetNames{"strict", "development", "off", "unrestricted"};
 
 // A top-level key that belongs under `sandbox:` is refused where the scan meets it.
-inline std::string refuse_misplaced_key(std::string_view key) {
-    if (std::find(kMisplacedKeys.begin(), kMisplacedKeys.end(), key) == kMisplacedKeys.end()) return {};
-    return "`" + std::string(key) + ":` belongs inside the sandbox block: indent it under `sandbox:`";
-}
+SBX_INLINE std::string refuse_misplaced_key(std::string_view key);
 
-inline bool valid_env_name(std::string_view s) {
-    if (s.empty() || (s.front() >= '0' && s.front() <= '9')) return false;
-    return std::all_of(s.begin(), s.end(), [](char c) {
-        return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
-    });
-}
+SBX_INLINE bool valid_env_name(std::string_view s);
 
 // Turns the parsed entries into an AgentFile and its layer.
 class Reader {
@@ -319,48 +312,7 @@ public:
     Reader(const AgentFileSource& src, AgentFile& out)
         : src_(src), file_(out.file), out_(out), base_{paths::normalize(src.home), out.agent_dir} {}
 
-    expected<void> read(const Node& root) {
-        const Node *sandbox = nullptr, *folders = nullptr, *hosts = nullptr, *env = nullptr;
-        for (const auto& c : root.children) {
-            if (c.key == "sandbox") sandbox = &c;
-            else if (c.key == "allowed_folders") folders = &c;
-            else if (c.key == "network") hosts = &c;
-            else if (c.key == "env_passthrough") env = &c;
-        }
-        out_.declared = !root.children.empty();
-        if (sandbox) {
-            out_.spelled.sandbox_block = true;
-            SBX_TRY(read_sandbox(*sandbox));
-        }
-        if (folders) {
-            out_.spelled.allowed_folders = true;
-            if (out_.files.write_written) return both(*folders, "allowed_folders", "sandbox.files.write", write_line_);
-            SBX_TRY(paths_list(*folders, "allowed_folders", PathKind::folder, out_.files.write));
-            out_.files.write_written = true;
-        }
-        if (hosts) {
-            out_.spelled.network_list = true;
-            if (hosts->kind == Node::Kind::map)
-                return error(*hosts, "network",
-                             "a top-level network: is the older spelling of sandbox.network.hosts and takes a list; "
-                             "put hosts, local and sockets under sandbox: network:");
-            if (hosts_line_) return both(*hosts, "network", "sandbox.network.hosts", hosts_line_);
-            SBX_TRY(host_list(*hosts, "network"));
-        }
-        if (env) {
-            out_.spelled.env_passthrough = true;
-            if (env_line_) return both(*env, "env_passthrough", "sandbox.env", env_line_);
-            SBX_TRY(env_list(*env, "env_passthrough"));
-        }
-        if (!out_.files.write_written)
-            out_.files.write.push_back(Sourced<std::string>{out_.agent_dir, source("sandbox.files.write (default)")});
-        out_.reads_scoped = out_.files.read.has_value() || (out_.preset == Preset::strict && !out_.files.read_all_written);
-        if (out_.preset == Preset::strict && out_.files.read_all_written)
-            warn("sandbox.files.read",
-                 "read: all lets commands read everywhere but the built-in denies, although the preset is strict");
-        build();
-        return {};
-    }
+    expected<void> read(const Node& root);
 
 private:
     enum class PathKind { folder, pattern, socket };
@@ -387,22 +339,9 @@ private:
     }
 
     tl::unexpected<Error> both(const Node& old, std::string_view old_key, std::string_view new_key,
-                               std::size_t new_line) const {
-        return key_error(old, std::string(old_key),
-                     std::string(old_key) + " is the older spelling of " + std::string(new_key) +
-                         ", which this file also sets (line " + std::to_string(new_line) + "); keep one, " +
-                         std::string(new_key));
-    }
+                               std::size_t new_line) const;
 
-    static std::string_view kind_name(const Node& n) {
-        switch (n.kind) {
-            case Node::Kind::null: return "nothing";
-            case Node::Kind::scalar: return "a single value";
-            case Node::Kind::list: return "a list";
-            case Node::Kind::map: return "keys";
-        }
-        return "?";
-    }
+    static std::string_view kind_name(const Node& n);
 
     template <class Keys>
     expected<void> known_keys(const Node& map, const std::string& path, const Keys& known) const {
@@ -420,290 +359,38 @@ private:
         return {};
     }
 
-    static const Node* find(const Node& map, std::string_view key) {
-        for (const auto& c : map.children)
-            if (c.key == key) return &c;
-        return nullptr;
-    }
+    static const Node* find(const Node& map, std::string_view key);
 
-    expected<void> need_map(const Node& n, const std::string& key, std::string_view what) const {
-        if (n.kind == Node::Kind::map) return {};
-        if (n.kind == Node::Kind::null)
-            return error(n, key, key + ": is empty; indent its keys (" + std::string(what) + ") under it");
-        return error(n, key, "expected the keys " + std::string(what) + " indented below, got " + std::string(kind_name(n)));
-    }
+    expected<void> need_map(const Node& n, const std::string& key, std::string_view what) const;
 
-    expected<std::string> text(const Node& n, const std::string& key) const {
-        if (n.kind != Node::Kind::scalar) return error(n, key, "expected a string, got " + std::string(kind_name(n)));
-        if (n.plain && (n.text == "true" || n.text == "false"))
-            return error(n, key, "expected a string, got a boolean; quote it if you mean the text");
-        if (n.plain && (n.text == "~" || n.text == "null" || n.text == "Null" || n.text == "NULL"))
-            return error(n, key, "expected a string, got null; quote it if you mean the text");
-        if (n.text.empty()) return error(n, key, "an empty string");
-        for (char c : n.text)
-            if (is_control(c)) return error(n, key, "a control character in the string");
-        return n.text;
-    }
+    expected<std::string> text(const Node& n, const std::string& key) const;
 
-    expected<const std::vector<Node>*> items(const Node& n, const std::string& key, std::string_view what) const {
-        if (n.kind == Node::Kind::list) return &n.children;
-        if (n.kind == Node::Kind::null)
-            return error(n, key, "expected a list of " + std::string(what) + ", got nothing; write [] for none");
-        return error(n, key, "expected a list of " + std::string(what) + ", got " + std::string(kind_name(n)) +
-                                 (n.kind == Node::Kind::scalar ? "; write [value]" : ""));
-    }
+    expected<const std::vector<Node>*> items(const Node& n, const std::string& key, std::string_view what) const;
 
-    expected<Sourced<bool>> boolean(const Node& n, const std::string& key) const {
-        if (n.kind == Node::Kind::scalar && n.plain && (n.text == "true" || n.text == "false"))
-            return Sourced<bool>{n.text == "true", source(key)};
-        return error(n, key, "expected true or false, got " +
-                                 (n.kind == Node::Kind::scalar ? "'" + n.text + "'" : std::string(kind_name(n))));
-    }
+    expected<Sourced<bool>> boolean(const Node& n, const std::string& key) const;
 
-    expected<std::string> resolve_path(const Node& n, const std::string& key, PathKind kind) const {
-        auto t = text(n, key);
-        SBX_TRY(t);
-        if (kind != PathKind::pattern && glob::has_wildcard(*t))
-            return error(n, key, "'" + *t + "' holds a wildcard (* ? [ \\); name the folder or file itself");
-        if (kind == PathKind::socket && !paths::is_absolute(*t) && !t->starts_with("~/"))
-            return error(n, key, "'" + *t + "': a unix socket is named by an absolute path or one under ~/");
-        auto r = paths::resolve(*t, base_);
-        if (!r) return error(n, key, r.error().message);
-        return r;
-    }
+    expected<std::string> resolve_path(const Node& n, const std::string& key, PathKind kind) const;
 
-    expected<void> paths_list(const Node& n, const std::string& key, PathKind kind, SourcedList& out) const {
-        auto list = items(n, key, kind == PathKind::socket ? "socket paths" : "paths");
-        SBX_TRY(list);
-        for (std::size_t i = 0; i < (*list)->size(); ++i) {
-            const std::string k = index_key(key, i);
-            auto p = resolve_path((**list)[i], k, kind);
-            SBX_TRY(p);
-            out.push_back(Sourced<std::string>{std::move(*p), source(k)});
-        }
-        return {};
-    }
+    expected<void> paths_list(const Node& n, const std::string& key, PathKind kind, SourcedList& out) const;
 
-    expected<void> host_list(const Node& n, const std::string& key) {
-        auto list = items(n, key, "hosts");
-        SBX_TRY(list);
-        for (std::size_t i = 0; i < (*list)->size(); ++i) {
-            const Node& item = (**list)[i];
-            const std::string k = index_key(key, i);
-            auto t = text(item, k);
-            SBX_TRY(t);
-            const bool group = std::any_of(std::begin(kHostGroups), std::end(kHostGroups),
-                                           [&](const HostGroup& g) { return g.name == *t; });
-            if (!group) {
-                auto p = net::parse_host_pattern(*t);
-                if (!p) return error(item, k, p.error().message);
-                if (p->kind == net::HostPattern::Kind::any)
-                    return error(item, k,
-                                 "'" + *t + "' would admit every host; list the hosts, or the groups npm, pypi and github");
-                if (p->kind == net::HostPattern::Kind::name && t->find('.') == std::string::npos) {
-                    std::array<std::string_view, std::size(kHostGroups)> names{};
-                    for (std::size_t g = 0; g < names.size(); ++g) names[g] = kHostGroups[g].name;
-                    if (auto near = closest(*t, names))
-                        warn(k, "'" + *t + "' is taken as a host name; did you mean the group '" + std::string(*near) + "'?");
-                }
-            }
-            out_.network.hosts.push_back(Sourced<std::string>{std::move(*t), source(k)});
-        }
-        return {};
-    }
+    expected<void> host_list(const Node& n, const std::string& key);
 
-    expected<void> env_list(const Node& n, const std::string& key) {
-        auto list = items(n, key, "variable names");
-        SBX_TRY(list);
-        for (std::size_t i = 0; i < (*list)->size(); ++i) {
-            const std::string k = index_key(key, i);
-            auto t = text((**list)[i], k);
-            SBX_TRY(t);
-            if (!valid_env_name(*t))
-                return error((**list)[i], k,
-                             "'" + *t + "' is not a variable name (letters, digits and _, not starting with a digit)");
-            out_.env.push_back(Sourced<std::string>{std::move(*t), source(k)});
-        }
-        return {};
-    }
+    expected<void> env_list(const Node& n, const std::string& key);
 
-    expected<void> read_sandbox(const Node& n) {
-        if (n.kind == Node::Kind::scalar) {
-            if (n.plain && n.text == "off") {
-                out_.preset = Preset::off;
-                out_.preset_source = source("sandbox");
-                return {};
-            }
-            return error(n, "sandbox", "sandbox: takes its keys indented below it, or the value off; got '" + n.text + "'");
-        }
-        SBX_TRY(need_map(n, "sandbox", "preset, files, network, env"));
-        SBX_TRY(known_keys(n, "sandbox", kSandboxKeys));
-        if (const Node* p = find(n, "preset")) {
-            auto t = text(*p, "sandbox.preset");
-            SBX_TRY(t);
-            if (*t == "strict") out_.preset = Preset::strict;
-            else if (*t == "development") out_.preset = Preset::development;
-            else if (*t == "off" || *t == "unrestricted") out_.preset = Preset::off;
-            else {
-                std::string message = "unknown preset '" + *t + "'; use strict, development or off";
-                if (auto near = closest(*t, kPresetNames)) message += " (did you mean '" + std::string(*near) + "'?)";
-                return error(*p, "sandbox.preset", std::move(message));
-            }
-            out_.preset_source = source("sandbox.preset");
-        }
-        if (const Node* f = find(n, "files")) {
-            SBX_TRY(read_files(*f));
-        }
-        if (const Node* net = find(n, "network")) {
-            SBX_TRY(read_network(*net));
-        }
-        if (const Node* e = find(n, "env")) {
-            env_line_ = e->line;
-            SBX_TRY(env_list(*e, "sandbox.env"));
-        }
-        if (const Node* c = find(n, "allowed_commands")) {
-            auto list = items(*c, "sandbox.allowed_commands", "commands");
-            SBX_TRY(list);
-            for (std::size_t i = 0; i < (*list)->size(); ++i) {
-                const std::string k = index_key("sandbox.allowed_commands", i);
-                auto t = text((**list)[i], k);
-                SBX_TRY(t);
-                out_.allowed_commands.push_back(Sourced<std::string>{std::move(*t), source(k)});
-            }
-            warn("sandbox.allowed_commands",
-                 "gates nothing: a confined command is never refused for its name; kept for reports");
-        }
-        return {};
-    }
+    expected<void> read_sandbox(const Node& n);
 
-    expected<void> read_files(const Node& n) {
-        SBX_TRY(need_map(n, "sandbox.files", "write, read, deny"));
-        SBX_TRY(known_keys(n, "sandbox.files", kFilesKeys));
-        if (const Node* w = find(n, "write")) {
-            write_line_ = w->line;
-            SBX_TRY(paths_list(*w, "sandbox.files.write", PathKind::folder, out_.files.write));
-            out_.files.write_written = true;
-        }
-        if (const Node* r = find(n, "read")) {
-            if (r->kind == Node::Kind::scalar) {
-                if (r->text != "all")
-                    return error(*r, "sandbox.files.read", "files.read is all or a list of folders; got '" + r->text + "'");
-                out_.files.read_all_written = true;
-            } else {
-                SourcedList folders;
-                SBX_TRY(paths_list(*r, "sandbox.files.read", PathKind::folder, folders));
-                out_.files.read = std::move(folders);
-            }
-        }
-        if (const Node* d = find(n, "deny")) {
-            SBX_TRY(paths_list(*d, "sandbox.files.deny", PathKind::pattern, out_.files.deny));
-        }
-        return {};
-    }
+    expected<void> read_files(const Node& n);
 
-    expected<void> read_network(const Node& n) {
-        SBX_TRY(need_map(n, "sandbox.network", "hosts, local, sockets"));
-        SBX_TRY(known_keys(n, "sandbox.network", kNetworkKeys));
-        if (const Node* h = find(n, "hosts")) {
-            hosts_line_ = h->line;
-            SBX_TRY(host_list(*h, "sandbox.network.hosts"));
-        }
-        if (const Node* l = find(n, "local")) {
-            auto b = boolean(*l, "sandbox.network.local");
-            SBX_TRY(b);
-            out_.network.local = std::move(*b);
-        }
-        if (const Node* s = find(n, "sockets")) {
-            SBX_TRY(paths_list(*s, "sandbox.network.sockets", PathKind::socket, out_.network.sockets));
-        }
-        return {};
-    }
+    expected<void> read_network(const Node& n);
 
-    static void add_once(SourcedList& list, std::string value, const Source& s) {
-        for (const auto& e : list)
-            if (e.value == value) return;
-        list.push_back(Sourced<std::string>{std::move(value), s});
-    }
+    static void add_once(SourcedList& list, std::string value, const Source& s);
 
     // The layer, from the decoded block.
-    void build() {
-        Settings& s = out_.settings;
-        const Source preset_src = out_.preset_source ? *out_.preset_source : source("sandbox.preset (default)");
-        if (out_.preset == Preset::off) {
-            s.enabled = Sourced<bool>{false, preset_src};
-            return;
-        }
-        s.enabled = Sourced<bool>{true, preset_src};
-        auto& fs = s.filesystem;
-        fs.configured = true;
-        const Source builtin = source("sandbox (built-in)");
-        const std::string& dir = out_.agent_dir;
-
-        for (const auto& w : out_.files.write) add_once(fs.allow_write, w.value, w.source);
-        if (out_.preset == Preset::development) add_once(fs.allow_write, dir, preset_src);
-
-        for (const auto& d : out_.files.deny) add_once(fs.deny_read, d.value, d.source);
-        for (const auto& c : kCredentialStores) add_once(fs.deny_read, paths::join(base_.home, c.path), builtin);
-        for (const auto& c : kAgentHomeDenies) add_once(fs.deny_read, paths::join(base_.home, c.path), builtin);
-        std::vector<std::string> folders{dir};
-        for (const auto& w : fs.allow_write)
-            if (std::find(folders.begin(), folders.end(), w.value) == folders.end()) folders.push_back(w.value);
-        for (const auto& f : folders)
-            for (const auto& c : kAgentFolderReadDenies) add_once(fs.deny_read, paths::join(f, c.path), builtin);
-
-        add_once(fs.deny_write, out_.file, builtin);
-        for (const auto& c : kAgentControlFiles) add_once(fs.deny_write, paths::join(dir, c.path), builtin);
-
-        if (out_.reads_scoped) scope_reads(folders, preset_src);
-
-        auto& net = s.network;
-        for (const auto& h : out_.network.hosts) {
-            bool group = false;
-            for (const auto& g : kGroupHosts) {
-                if (g.group != h.value) continue;
-                group = true;
-                add_once(net.allowed_domains, std::string(g.host), h.source);
-            }
-            if (!group) add_once(net.allowed_domains, h.value, h.source);
-        }
-        if (out_.network.local) net.allow_local_binding = out_.network.local;
-        if (!out_.network.sockets.empty()) {
-            if (src_.platform == Platform::mac) {
-                for (const auto& k : out_.network.sockets) add_once(net.allow_unix_sockets, k.value, k.source);
-            } else {
-                warn("sandbox.network.sockets", "network.sockets cannot be enforced on " +
-                                                    std::string(platform_name(src_.platform)) +
-                                                    "; nothing is granted");
-            }
-        }
-    }
+    void build();
 
     // Reads only the listed folders, the write folders, the agent's folder and the
     // system: see the file comment.
-    void scope_reads(const std::vector<std::string>& folders, const Source& preset_src) {
-        auto& fs = out_.settings.filesystem;
-        const Source scope_src = out_.files.read ? source("sandbox.files.read") : preset_src;
-        std::vector<std::string> allowed = folders;  // the agent's folder and the write folders
-        if (out_.files.read)
-            for (const auto& r : *out_.files.read) allowed.push_back(r.value);
-
-        std::vector<std::string> roots;
-        for (const auto& r : kReadScopeRoots)
-            if (r.platform == src_.platform) roots.emplace_back(r.path);
-        roots.push_back(base_.home);
-        std::vector<std::string> denied;
-        for (const auto& root : roots) {
-            const bool covered = std::any_of(allowed.begin(), allowed.end(),
-                                             [&](const std::string& a) { return paths::at_or_under(root, a); }) ||
-                                 std::any_of(denied.begin(), denied.end(),
-                                             [&](const std::string& d) { return paths::at_or_under(root, d); });
-            if (!covered) denied.push_back(root);
-        }
-        for (const auto& d : denied) add_once(fs.deny_read, d, scope_src);
-        if (out_.files.read)
-            for (const auto& r : *out_.files.read) add_once(fs.allow_read, r.value, r.source);
-        add_once(fs.allow_read, out_.agent_dir, scope_src);
-    }
+    void scope_reads(const std::vector<std::string>& folders, const Source& preset_src);
 };
 
 }  // namespace detail::agent_file
@@ -713,7 +400,397 @@ private:
 // (INVALID_SETTINGS) naming src.file, the 1-based line and column and the key
 // path; INVALID_ARGUMENT when src.file or src.home is not absolute or holds a
 // wildcard character, which rules could not name.
-inline expected<AgentFile> parse_agent_file(std::string_view text, const AgentFileSource& src) {
+SBX_INLINE expected<AgentFile> parse_agent_file(std::string_view text, const AgentFileSource& src);
+
+// Whether sbx may run a command as `agent` says: it only confines, so an agent
+// file that turns the sandbox off (Preset::off) is refused (INVALID_ARGUMENT),
+// naming the file and the key that turned it off; running the command unconfined
+// is for the user to do without sbx.
+SBX_INLINE expected<void> require_confined(const AgentFile& agent);
+
+// Puts the agent file's layer (a flag layer) among the settings layers `layers`,
+// as load_layers() lists them: the lowest of the flag layers, before the first
+// --settings file, which can still say more; at the end when there is none.
+SBX_INLINE void insert_agent_layer(std::vector<Settings>& layers, const AgentFile& agent);
+
+// Adds the read denies of the .env walk (find_home_env_files(), home_env_files.hpp)
+// to an agent file's layer (nothing for `sandbox: off`).
+SBX_INLINE void deny_home_env_files(AgentFile& agent, const EnvFiles& found);
+
+// Adds read denies for the `.env` files of `dir`, the folder the command starts
+// in: the CLI reads its ./.env for the env list, and the command is to get only
+// the variables the list names, not the file (nothing for `sandbox: off`).
+// `dir` is absolute and normalised.
+SBX_INLINE void deny_env_files_in(AgentFile& agent, std::string_view dir);
+
+}  // namespace sbx
+
+// The definitions: inline in every program that includes this header, or
+// compiled once in the program that asks for that (sbx/core/inline.hpp).
+#if !defined(SBX_COMPILED_ENGINE) || defined(SBX_DEFINE_SETTINGS)
+
+namespace sbx::detail::agent_file {
+
+SBX_INLINE std::string refuse_misplaced_key(std::string_view key) {
+    if (std::find(kMisplacedKeys.begin(), kMisplacedKeys.end(), key) == kMisplacedKeys.end()) return {};
+    return "`" + std::string(key) + ":` belongs inside the sandbox block: indent it under `sandbox:`";
+}
+
+SBX_INLINE bool valid_env_name(std::string_view s) {
+    if (s.empty() || (s.front() >= '0' && s.front() <= '9')) return false;
+    return std::all_of(s.begin(), s.end(), [](char c) {
+        return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+    });
+}
+
+SBX_INLINE expected<void> Reader::read(const Node& root) {
+    const Node *sandbox = nullptr, *folders = nullptr, *hosts = nullptr, *env = nullptr;
+    for (const auto& c : root.children) {
+        if (c.key == "sandbox") sandbox = &c;
+        else if (c.key == "allowed_folders") folders = &c;
+        else if (c.key == "network") hosts = &c;
+        else if (c.key == "env_passthrough") env = &c;
+    }
+    out_.declared = !root.children.empty();
+    if (sandbox) {
+        out_.spelled.sandbox_block = true;
+        SBX_TRY(read_sandbox(*sandbox));
+    }
+    if (folders) {
+        out_.spelled.allowed_folders = true;
+        if (out_.files.write_written) return both(*folders, "allowed_folders", "sandbox.files.write", write_line_);
+        SBX_TRY(paths_list(*folders, "allowed_folders", PathKind::folder, out_.files.write));
+        out_.files.write_written = true;
+    }
+    if (hosts) {
+        out_.spelled.network_list = true;
+        if (hosts->kind == Node::Kind::map)
+            return error(*hosts, "network",
+                         "a top-level network: is the older spelling of sandbox.network.hosts and takes a list; "
+                         "put hosts, local and sockets under sandbox: network:");
+        if (hosts_line_) return both(*hosts, "network", "sandbox.network.hosts", hosts_line_);
+        SBX_TRY(host_list(*hosts, "network"));
+    }
+    if (env) {
+        out_.spelled.env_passthrough = true;
+        if (env_line_) return both(*env, "env_passthrough", "sandbox.env", env_line_);
+        SBX_TRY(env_list(*env, "env_passthrough"));
+    }
+    if (!out_.files.write_written)
+        out_.files.write.push_back(Sourced<std::string>{out_.agent_dir, source("sandbox.files.write (default)")});
+    out_.reads_scoped = out_.files.read.has_value() || (out_.preset == Preset::strict && !out_.files.read_all_written);
+    if (out_.preset == Preset::strict && out_.files.read_all_written)
+        warn("sandbox.files.read",
+             "read: all lets commands read everywhere but the built-in denies, although the preset is strict");
+    build();
+    return {};
+}
+
+SBX_INLINE tl::unexpected<Error> Reader::both(const Node& old, std::string_view old_key, std::string_view new_key,
+                           std::size_t new_line) const {
+    return key_error(old, std::string(old_key),
+                 std::string(old_key) + " is the older spelling of " + std::string(new_key) +
+                     ", which this file also sets (line " + std::to_string(new_line) + "); keep one, " +
+                     std::string(new_key));
+}
+
+SBX_INLINE std::string_view Reader::kind_name(const Node& n) {
+    switch (n.kind) {
+        case Node::Kind::null: return "nothing";
+        case Node::Kind::scalar: return "a single value";
+        case Node::Kind::list: return "a list";
+        case Node::Kind::map: return "keys";
+    }
+    return "?";
+}
+
+SBX_INLINE const Node* Reader::find(const Node& map, std::string_view key) {
+    for (const auto& c : map.children)
+        if (c.key == key) return &c;
+    return nullptr;
+}
+
+SBX_INLINE expected<void> Reader::need_map(const Node& n, const std::string& key, std::string_view what) const {
+    if (n.kind == Node::Kind::map) return {};
+    if (n.kind == Node::Kind::null)
+        return error(n, key, key + ": is empty; indent its keys (" + std::string(what) + ") under it");
+    return error(n, key, "expected the keys " + std::string(what) + " indented below, got " + std::string(kind_name(n)));
+}
+
+SBX_INLINE expected<std::string> Reader::text(const Node& n, const std::string& key) const {
+    if (n.kind != Node::Kind::scalar) return error(n, key, "expected a string, got " + std::string(kind_name(n)));
+    if (n.plain && (n.text == "true" || n.text == "false"))
+        return error(n, key, "expected a string, got a boolean; quote it if you mean the text");
+    if (n.plain && (n.text == "~" || n.text == "null" || n.text == "Null" || n.text == "NULL"))
+        return error(n, key, "expected a string, got null; quote it if you mean the text");
+    if (n.text.empty()) return error(n, key, "an empty string");
+    for (char c : n.text)
+        if (is_control(c)) return error(n, key, "a control character in the string");
+    return n.text;
+}
+
+SBX_INLINE expected<const std::vector<Node>*> Reader::items(const Node& n, const std::string& key, std::string_view what) const {
+    if (n.kind == Node::Kind::list) return &n.children;
+    if (n.kind == Node::Kind::null)
+        return error(n, key, "expected a list of " + std::string(what) + ", got nothing; write [] for none");
+    return error(n, key, "expected a list of " + std::string(what) + ", got " + std::string(kind_name(n)) +
+                             (n.kind == Node::Kind::scalar ? "; write [value]" : ""));
+}
+
+SBX_INLINE expected<Sourced<bool>> Reader::boolean(const Node& n, const std::string& key) const {
+    if (n.kind == Node::Kind::scalar && n.plain && (n.text == "true" || n.text == "false"))
+        return Sourced<bool>{n.text == "true", source(key)};
+    return error(n, key, "expected true or false, got " +
+                             (n.kind == Node::Kind::scalar ? "'" + n.text + "'" : std::string(kind_name(n))));
+}
+
+SBX_INLINE expected<std::string> Reader::resolve_path(const Node& n, const std::string& key, PathKind kind) const {
+    auto t = text(n, key);
+    SBX_TRY(t);
+    if (kind != PathKind::pattern && glob::has_wildcard(*t))
+        return error(n, key, "'" + *t + "' holds a wildcard (* ? [ \\); name the folder or file itself");
+    if (kind == PathKind::socket && !paths::is_absolute(*t) && !t->starts_with("~/"))
+        return error(n, key, "'" + *t + "': a unix socket is named by an absolute path or one under ~/");
+    auto r = paths::resolve(*t, base_);
+    if (!r) return error(n, key, r.error().message);
+    return r;
+}
+
+SBX_INLINE expected<void> Reader::paths_list(const Node& n, const std::string& key, PathKind kind, SourcedList& out) const {
+    auto list = items(n, key, kind == PathKind::socket ? "socket paths" : "paths");
+    SBX_TRY(list);
+    for (std::size_t i = 0; i < (*list)->size(); ++i) {
+        const std::string k = index_key(key, i);
+        auto p = resolve_path((**list)[i], k, kind);
+        SBX_TRY(p);
+        out.push_back(Sourced<std::string>{std::move(*p), source(k)});
+    }
+    return {};
+}
+
+SBX_INLINE expected<void> Reader::host_list(const Node& n, const std::string& key) {
+    auto list = items(n, key, "hosts");
+    SBX_TRY(list);
+    for (std::size_t i = 0; i < (*list)->size(); ++i) {
+        const Node& item = (**list)[i];
+        const std::string k = index_key(key, i);
+        auto t = text(item, k);
+        SBX_TRY(t);
+        const bool group = std::any_of(std::begin(kHostGroups), std::end(kHostGroups),
+                                       [&](const HostGroup& g) { return g.name == *t; });
+        if (!group) {
+            auto p = net::parse_host_pattern(*t);
+            if (!p) return error(item, k, p.error().message);
+            if (p->kind == net::HostPattern::Kind::any)
+                return error(item, k,
+                             "'" + *t + "' would admit every host; list the hosts, or the groups npm, pypi and github");
+            if (p->kind == net::HostPattern::Kind::name && t->find('.') == std::string::npos) {
+                std::array<std::string_view, std::size(kHostGroups)> names{};
+                for (std::size_t g = 0; g < names.size(); ++g) names[g] = kHostGroups[g].name;
+                if (auto near = closest(*t, names))
+                    warn(k, "'" + *t + "' is taken as a host name; did you mean the group '" + std::string(*near) + "'?");
+            }
+        }
+        out_.network.hosts.push_back(Sourced<std::string>{std::move(*t), source(k)});
+    }
+    return {};
+}
+
+SBX_INLINE expected<void> Reader::env_list(const Node& n, const std::string& key) {
+    auto list = items(n, key, "variable names");
+    SBX_TRY(list);
+    for (std::size_t i = 0; i < (*list)->size(); ++i) {
+        const std::string k = index_key(key, i);
+        auto t = text((**list)[i], k);
+        SBX_TRY(t);
+        if (!valid_env_name(*t))
+            return error((**list)[i], k,
+                         "'" + *t + "' is not a variable name (letters, digits and _, not starting with a digit)");
+        out_.env.push_back(Sourced<std::string>{std::move(*t), source(k)});
+    }
+    return {};
+}
+
+SBX_INLINE expected<void> Reader::read_sandbox(const Node& n) {
+    if (n.kind == Node::Kind::scalar) {
+        if (n.plain && n.text == "off") {
+            out_.preset = Preset::off;
+            out_.preset_source = source("sandbox");
+            return {};
+        }
+        return error(n, "sandbox", "sandbox: takes its keys indented below it, or the value off; got '" + n.text + "'");
+    }
+    SBX_TRY(need_map(n, "sandbox", "preset, files, network, env"));
+    SBX_TRY(known_keys(n, "sandbox", kSandboxKeys));
+    if (const Node* p = find(n, "preset")) {
+        auto t = text(*p, "sandbox.preset");
+        SBX_TRY(t);
+        if (*t == "strict") out_.preset = Preset::strict;
+        else if (*t == "development") out_.preset = Preset::development;
+        else if (*t == "off" || *t == "unrestricted") out_.preset = Preset::off;
+        else {
+            std::string message = "unknown preset '" + *t + "'; use strict, development or off";
+            if (auto near = closest(*t, kPresetNames)) message += " (did you mean '" + std::string(*near) + "'?)";
+            return error(*p, "sandbox.preset", std::move(message));
+        }
+        out_.preset_source = source("sandbox.preset");
+    }
+    if (const Node* f = find(n, "files")) {
+        SBX_TRY(read_files(*f));
+    }
+    if (const Node* net = find(n, "network")) {
+        SBX_TRY(read_network(*net));
+    }
+    if (const Node* e = find(n, "env")) {
+        env_line_ = e->line;
+        SBX_TRY(env_list(*e, "sandbox.env"));
+    }
+    if (const Node* c = find(n, "allowed_commands")) {
+        auto list = items(*c, "sandbox.allowed_commands", "commands");
+        SBX_TRY(list);
+        for (std::size_t i = 0; i < (*list)->size(); ++i) {
+            const std::string k = index_key("sandbox.allowed_commands", i);
+            auto t = text((**list)[i], k);
+            SBX_TRY(t);
+            out_.allowed_commands.push_back(Sourced<std::string>{std::move(*t), source(k)});
+        }
+        warn("sandbox.allowed_commands",
+             "gates nothing: a confined command is never refused for its name; kept for reports");
+    }
+    return {};
+}
+
+SBX_INLINE expected<void> Reader::read_files(const Node& n) {
+    SBX_TRY(need_map(n, "sandbox.files", "write, read, deny"));
+    SBX_TRY(known_keys(n, "sandbox.files", kFilesKeys));
+    if (const Node* w = find(n, "write")) {
+        write_line_ = w->line;
+        SBX_TRY(paths_list(*w, "sandbox.files.write", PathKind::folder, out_.files.write));
+        out_.files.write_written = true;
+    }
+    if (const Node* r = find(n, "read")) {
+        if (r->kind == Node::Kind::scalar) {
+            if (r->text != "all")
+                return error(*r, "sandbox.files.read", "files.read is all or a list of folders; got '" + r->text + "'");
+            out_.files.read_all_written = true;
+        } else {
+            SourcedList folders;
+            SBX_TRY(paths_list(*r, "sandbox.files.read", PathKind::folder, folders));
+            out_.files.read = std::move(folders);
+        }
+    }
+    if (const Node* d = find(n, "deny")) {
+        SBX_TRY(paths_list(*d, "sandbox.files.deny", PathKind::pattern, out_.files.deny));
+    }
+    return {};
+}
+
+SBX_INLINE expected<void> Reader::read_network(const Node& n) {
+    SBX_TRY(need_map(n, "sandbox.network", "hosts, local, sockets"));
+    SBX_TRY(known_keys(n, "sandbox.network", kNetworkKeys));
+    if (const Node* h = find(n, "hosts")) {
+        hosts_line_ = h->line;
+        SBX_TRY(host_list(*h, "sandbox.network.hosts"));
+    }
+    if (const Node* l = find(n, "local")) {
+        auto b = boolean(*l, "sandbox.network.local");
+        SBX_TRY(b);
+        out_.network.local = std::move(*b);
+    }
+    if (const Node* s = find(n, "sockets")) {
+        SBX_TRY(paths_list(*s, "sandbox.network.sockets", PathKind::socket, out_.network.sockets));
+    }
+    return {};
+}
+
+SBX_INLINE void Reader::add_once(SourcedList& list, std::string value, const Source& s) {
+    for (const auto& e : list)
+        if (e.value == value) return;
+    list.push_back(Sourced<std::string>{std::move(value), s});
+}
+
+SBX_INLINE void Reader::build() {
+    Settings& s = out_.settings;
+    const Source preset_src = out_.preset_source ? *out_.preset_source : source("sandbox.preset (default)");
+    if (out_.preset == Preset::off) {
+        s.enabled = Sourced<bool>{false, preset_src};
+        return;
+    }
+    s.enabled = Sourced<bool>{true, preset_src};
+    auto& fs = s.filesystem;
+    fs.configured = true;
+    const Source builtin = source("sandbox (built-in)");
+    const std::string& dir = out_.agent_dir;
+
+    for (const auto& w : out_.files.write) add_once(fs.allow_write, w.value, w.source);
+    if (out_.preset == Preset::development) add_once(fs.allow_write, dir, preset_src);
+
+    for (const auto& d : out_.files.deny) add_once(fs.deny_read, d.value, d.source);
+    for (const auto& c : kCredentialStores) add_once(fs.deny_read, paths::join(base_.home, c.path), builtin);
+    for (const auto& c : kAgentHomeDenies) add_once(fs.deny_read, paths::join(base_.home, c.path), builtin);
+    std::vector<std::string> folders{dir};
+    for (const auto& w : fs.allow_write)
+        if (std::find(folders.begin(), folders.end(), w.value) == folders.end()) folders.push_back(w.value);
+    for (const auto& f : folders)
+        for (const auto& c : kAgentFolderReadDenies) add_once(fs.deny_read, paths::join(f, c.path), builtin);
+
+    add_once(fs.deny_write, out_.file, builtin);
+    for (const auto& c : kAgentControlFiles) add_once(fs.deny_write, paths::join(dir, c.path), builtin);
+
+    if (out_.reads_scoped) scope_reads(folders, preset_src);
+
+    auto& net = s.network;
+    for (const auto& h : out_.network.hosts) {
+        bool group = false;
+        for (const auto& g : kGroupHosts) {
+            if (g.group != h.value) continue;
+            group = true;
+            add_once(net.allowed_domains, std::string(g.host), h.source);
+        }
+        if (!group) add_once(net.allowed_domains, h.value, h.source);
+    }
+    if (out_.network.local) net.allow_local_binding = out_.network.local;
+    if (!out_.network.sockets.empty()) {
+        if (src_.platform == Platform::mac) {
+            for (const auto& k : out_.network.sockets) add_once(net.allow_unix_sockets, k.value, k.source);
+        } else {
+            warn("sandbox.network.sockets", "network.sockets cannot be enforced on " +
+                                                std::string(platform_name(src_.platform)) +
+                                                "; nothing is granted");
+        }
+    }
+}
+
+SBX_INLINE void Reader::scope_reads(const std::vector<std::string>& folders, const Source& preset_src) {
+    auto& fs = out_.settings.filesystem;
+    const Source scope_src = out_.files.read ? source("sandbox.files.read") : preset_src;
+    std::vector<std::string> allowed = folders;  // the agent's folder and the write folders
+    if (out_.files.read)
+        for (const auto& r : *out_.files.read) allowed.push_back(r.value);
+
+    std::vector<std::string> roots;
+    for (const auto& r : kReadScopeRoots)
+        if (r.platform == src_.platform) roots.emplace_back(r.path);
+    roots.push_back(base_.home);
+    std::vector<std::string> denied;
+    for (const auto& root : roots) {
+        const bool covered = std::any_of(allowed.begin(), allowed.end(),
+                                         [&](const std::string& a) { return paths::at_or_under(root, a); }) ||
+                             std::any_of(denied.begin(), denied.end(),
+                                         [&](const std::string& d) { return paths::at_or_under(root, d); });
+        if (!covered) denied.push_back(root);
+    }
+    for (const auto& d : denied) add_once(fs.deny_read, d, scope_src);
+    if (out_.files.read)
+        for (const auto& r : *out_.files.read) add_once(fs.allow_read, r.value, r.source);
+    add_once(fs.allow_read, out_.agent_dir, scope_src);
+}
+
+}  // namespace sbx::detail::agent_file
+
+namespace sbx {
+
+SBX_INLINE expected<AgentFile> parse_agent_file(std::string_view text, const AgentFileSource& src) {
     using namespace detail::agent_file;
     if (!paths::is_absolute(src.file) || !paths::is_absolute(src.home))
         return fail(Errc::invalid_argument, "the agent file and the home directory are named by absolute paths");
@@ -736,11 +813,7 @@ inline expected<AgentFile> parse_agent_file(std::string_view text, const AgentFi
     return out;
 }
 
-// Whether sbx may run a command as `agent` says: it only confines, so an agent
-// file that turns the sandbox off (Preset::off) is refused (INVALID_ARGUMENT),
-// naming the file and the key that turned it off; running the command unconfined
-// is for the user to do without sbx.
-inline expected<void> require_confined(const AgentFile& agent) {
+SBX_INLINE expected<void> require_confined(const AgentFile& agent) {
     if (agent.preset != Preset::off) return {};
     return fail(Error(Errc::invalid_argument,
                       "the agent file turns the sandbox off; sbx runs commands only confined "
@@ -749,18 +822,13 @@ inline expected<void> require_confined(const AgentFile& agent) {
                     .at_key(agent.preset_source ? agent.preset_source->key : "sandbox"));
 }
 
-// Puts the agent file's layer (a flag layer) among the settings layers `layers`,
-// as load_layers() lists them: the lowest of the flag layers, before the first
-// --settings file, which can still say more; at the end when there is none.
-inline void insert_agent_layer(std::vector<Settings>& layers, const AgentFile& agent) {
+SBX_INLINE void insert_agent_layer(std::vector<Settings>& layers, const AgentFile& agent) {
     auto first_flag = std::find_if(layers.begin(), layers.end(),
                                    [](const Settings& l) { return l.layer == LayerKind::flag; });
     layers.insert(first_flag, agent.settings);
 }
 
-// Adds the read denies of the .env walk (find_home_env_files(), home_env_files.hpp)
-// to an agent file's layer (nothing for `sandbox: off`).
-inline void deny_home_env_files(AgentFile& agent, const EnvFiles& found) {
+SBX_INLINE void deny_home_env_files(AgentFile& agent, const EnvFiles& found) {
     if (agent.preset == Preset::off) return;
     const Source builtin{agent.settings.layer, FileName(agent.file), "sandbox (built-in): .env under the home directory"};
     auto& deny = agent.settings.filesystem.deny_read;
@@ -770,11 +838,7 @@ inline void deny_home_env_files(AgentFile& agent, const EnvFiles& found) {
     agent.settings.warnings.insert(agent.settings.warnings.end(), found.warnings.begin(), found.warnings.end());
 }
 
-// Adds read denies for the `.env` files of `dir`, the folder the command starts
-// in: the CLI reads its ./.env for the env list, and the command is to get only
-// the variables the list names, not the file (nothing for `sandbox: off`).
-// `dir` is absolute and normalised.
-inline void deny_env_files_in(AgentFile& agent, std::string_view dir) {
+SBX_INLINE void deny_env_files_in(AgentFile& agent, std::string_view dir) {
     if (agent.preset == Preset::off) return;
     const Source builtin{agent.settings.layer, FileName(agent.file), "sandbox (built-in): .env where the command starts"};
     auto& deny = agent.settings.filesystem.deny_read;
@@ -786,3 +850,4 @@ inline void deny_env_files_in(AgentFile& agent, std::string_view dir) {
 }
 
 }  // namespace sbx
+#endif

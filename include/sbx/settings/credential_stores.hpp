@@ -17,6 +17,7 @@
 #include <string_view>
 #include <vector>
 
+#include "sbx/core/inline.hpp"
 #include "sbx/core/paths.hpp"
 #include "sbx/settings/layer.hpp"
 
@@ -132,13 +133,30 @@ inline constexpr std::string_view kBuiltinFile = "(built-in)";
 // The key of store N in the builtin layer: defaults.credentialStores[N].
 inline constexpr std::string_view kCredentialStoreKey = "defaults.credentialStores[";
 
-inline std::string credential_store_key(std::size_t i) {
-    return std::string(kCredentialStoreKey) + std::to_string(i) + "]";
-}
+SBX_INLINE std::string credential_store_key(std::size_t i);
 
 // The store a source names, when it is the builtin layer's denial of one (as
 // credential_store_denies() made it); nullptr for any other source.
-inline const CredentialStore* credential_store_of(const Source& s) {
+SBX_INLINE const CredentialStore* credential_store_of(const Source& s);
+
+// Every store denied for reading under each of `homes` (absolute, normalised;
+// one listed twice counts once), home by home in the table's order, each with
+// the Source {builtin, (built-in), defaults.credentialStores[N]}.
+SBX_INLINE SourcedList credential_store_denies(const std::vector<std::string>& homes);
+
+}  // namespace sbx
+
+// The definitions: inline in every program that includes this header, or
+// compiled once in the program that asks for that (sbx/core/inline.hpp).
+#if !defined(SBX_COMPILED_ENGINE) || defined(SBX_DEFINE_SETTINGS)
+
+namespace sbx {
+
+SBX_INLINE std::string credential_store_key(std::size_t i) {
+    return std::string(kCredentialStoreKey) + std::to_string(i) + "]";
+}
+
+SBX_INLINE const CredentialStore* credential_store_of(const Source& s) {
     if (s.layer != LayerKind::builtin || !s.key.starts_with(kCredentialStoreKey) || !s.key.ends_with("]"))
         return nullptr;
     const std::string_view digits =
@@ -149,10 +167,7 @@ inline const CredentialStore* credential_store_of(const Source& s) {
     return &kCredentialStores[i];
 }
 
-// Every store denied for reading under each of `homes` (absolute, normalised;
-// one listed twice counts once), home by home in the table's order, each with
-// the Source {builtin, (built-in), defaults.credentialStores[N]}.
-inline SourcedList credential_store_denies(const std::vector<std::string>& homes) {
+SBX_INLINE SourcedList credential_store_denies(const std::vector<std::string>& homes) {
     const FileName file{std::string(kBuiltinFile)};
     SourcedList out;
     std::vector<std::string> seen;
@@ -168,3 +183,4 @@ inline SourcedList credential_store_denies(const std::vector<std::string>& homes
 }
 
 }  // namespace sbx
+#endif

@@ -24,6 +24,7 @@
 #include "sbx/core/expected.hpp"
 #include "sbx/core/fs_view.hpp"
 #include "sbx/core/glob.hpp"
+#include "sbx/core/inline.hpp"
 #include "sbx/core/paths.hpp"
 #include "sbx/settings/credential_stores.hpp"
 #include "sbx/settings/policy.hpp"
@@ -37,7 +38,41 @@ namespace sbx {
 // failIfUnavailable true, allowUnsandboxedCommands false, every credential store
 // denied for reading under each home (credential_store_denies()), no allowed
 // domain and so no network, no write beyond what every plan grants, no warnings.
-inline Policy default_policy(const std::vector<std::string>& homes) {
+SBX_INLINE Policy default_policy(const std::vector<std::string>& homes);
+
+namespace detail {
+
+// `p` with `home` written as `~`, for people.
+SBX_INLINE std::string tilde(const std::string& p, const std::string& home);
+
+// A warning on every allowRead entry that lifts a built-in credential deny: one
+// whose literal part is at or under the store (fs_rules.hpp decides the same).
+// An entry that some other read deny names exactly stays hidden (a tie goes to
+// that deny), so it lifts nothing and is not warned about.
+SBX_INLINE void warn_lifts(Policy& p, const std::string& home);
+
+}  // namespace detail
+
+// The policy for a set of settings layers: default_policy(homes) when there are
+// none (with options.trusted and options.weaker_sandbox applied), else merge()
+// of the layers over a `builtin` layer holding credential_store_denies(homes),
+// with the same options. Any layer, even a file
+// that says nothing, means the settings decide everything else: the rest of the
+// default is not merged under them. `homes` as for default_policy(); the first
+// is $HOME's, which warnings write as `~`. Each allowRead entry that lifts a
+// store's deny is a warning (detail::warn_lifts).
+SBX_INLINE expected<Policy> effective_policy(std::vector<Settings>&& layers, const MergeOptions& options,
+                                         const FsView& fs, const std::vector<std::string>& homes);
+
+}  // namespace sbx
+
+// The definitions: inline in every program that includes this header, or
+// compiled once in the program that asks for that (sbx/core/inline.hpp).
+#if !defined(SBX_COMPILED_ENGINE) || defined(SBX_DEFINE_SETTINGS)
+
+namespace sbx {
+
+SBX_INLINE Policy default_policy(const std::vector<std::string>& homes) {
     const FileName file{std::string(kBuiltinFile)};
     Policy p;
     p.enabled = {true, Source{LayerKind::builtin, file, "defaults.enabled"}};
@@ -47,19 +82,16 @@ inline Policy default_policy(const std::vector<std::string>& homes) {
     return p;
 }
 
-namespace detail {
+}  // namespace sbx
 
-// `p` with `home` written as `~`, for people.
-inline std::string tilde(const std::string& p, const std::string& home) {
+namespace sbx::detail {
+
+SBX_INLINE std::string tilde(const std::string& p, const std::string& home) {
     if (home.empty() || home == "/" || !paths::at_or_under(p, home)) return p;
     return "~" + p.substr(home.size());
 }
 
-// A warning on every allowRead entry that lifts a built-in credential deny: one
-// whose literal part is at or under the store (fs_rules.hpp decides the same).
-// An entry that some other read deny names exactly stays hidden (a tie goes to
-// that deny), so it lifts nothing and is not warned about.
-inline void warn_lifts(Policy& p, const std::string& home) {
+SBX_INLINE void warn_lifts(Policy& p, const std::string& home) {
     for (const auto& a : p.filesystem.allow_read) {
         const std::string named = glob::has_wildcard(a.value) ? glob::literal_prefix(a.value) : a.value;
         auto names_it = [&](const Sourced<std::string>& d) {
@@ -81,17 +113,11 @@ inline void warn_lifts(Policy& p, const std::string& home) {
     }
 }
 
-}  // namespace detail
+}  // namespace sbx::detail
 
-// The policy for a set of settings layers: default_policy(homes) when there are
-// none (with options.trusted and options.weaker_sandbox applied), else merge()
-// of the layers over a `builtin` layer holding credential_store_denies(homes),
-// with the same options. Any layer, even a file
-// that says nothing, means the settings decide everything else: the rest of the
-// default is not merged under them. `homes` as for default_policy(); the first
-// is $HOME's, which warnings write as `~`. Each allowRead entry that lifts a
-// store's deny is a warning (detail::warn_lifts).
-inline expected<Policy> effective_policy(std::vector<Settings>&& layers, const MergeOptions& options,
+namespace sbx {
+
+SBX_INLINE expected<Policy> effective_policy(std::vector<Settings>&& layers, const MergeOptions& options,
                                          const FsView& fs, const std::vector<std::string>& homes) {
     if (layers.empty()) {
         Policy p = default_policy(homes);
@@ -111,3 +137,4 @@ inline expected<Policy> effective_policy(std::vector<Settings>&& layers, const M
 }
 
 }  // namespace sbx
+#endif

@@ -25,6 +25,7 @@
 
 #include "sbx/core/error.hpp"
 #include "sbx/core/expected.hpp"
+#include "sbx/core/inline.hpp"
 #include "sbx/core/json_write.hpp"
 
 namespace sbx {
@@ -45,29 +46,7 @@ class DotenvReader {
 public:
     DotenvReader(std::string_view text, const std::string& file) : s_(text), file_(file) {}
 
-    expected<std::vector<DotenvEntry>> run() {
-        if (s_.find('\0') != std::string_view::npos) return error_at(line_of(s_.find('\0')), "a NUL byte");
-        if (!json::detail::valid_utf8(s_)) return fail(Error(Errc::invalid_settings, "not UTF-8 text").in_file(file_));
-        std::vector<DotenvEntry> out;
-        while (i_ < s_.size()) {
-            skip_blanks();
-            if (at_end_of_line()) {
-                next_line();
-                continue;
-            }
-            if (s_[i_] == '#') {
-                skip_to_end_of_line();
-                next_line();
-                continue;
-            }
-            auto e = assignment();
-            SBX_TRY(e);
-            // A later assignment replaces an earlier one, as a shell would.
-            std::erase_if(out, [&](const DotenvEntry& d) { return d.name == e->name; });
-            out.push_back(std::move(*e));
-        }
-        return out;
-    }
+    expected<std::vector<DotenvEntry>> run();
 
 private:
     std::string_view s_;
@@ -78,12 +57,7 @@ private:
     tl::unexpected<Error> error_at(std::size_t line, const std::string& what) const {
         return fail(Error(Errc::invalid_settings, what).in_file(file_).at_key("line " + std::to_string(line)));
     }
-    std::size_t line_of(std::size_t at) const {
-        std::size_t n = 1;
-        for (std::size_t k = 0; k < at && k < s_.size(); ++k)
-            if (s_[k] == '\n') ++n;
-        return n;
-    }
+    std::size_t line_of(std::size_t at) const;
     void skip_blanks() {
         while (i_ < s_.size() && dotenv_blank(s_[i_])) ++i_;
     }
@@ -94,86 +68,11 @@ private:
     void skip_to_end_of_line() {
         while (i_ < s_.size() && s_[i_] != '\n') ++i_;
     }
-    void next_line() {
-        skip_to_end_of_line();
-        if (i_ < s_.size()) {
-            ++i_;
-            ++line_;
-        }
-    }
+    void next_line();
     // After a value: blanks, then the end of the line or a comment.
-    expected<void> rest_of_line(const std::string& name) {
-        skip_blanks();
-        if (!at_end_of_line() && s_[i_] != '#')
-            return error_at(line_, "text after the closing quote of " + name + " (only a # comment may follow)");
-        next_line();
-        return {};
-    }
+    expected<void> rest_of_line(const std::string& name);
 
-    expected<DotenvEntry> assignment() {
-        const std::size_t start = line_;
-        if (s_.substr(i_).starts_with("export") && i_ + 6 < s_.size() && dotenv_blank(s_[i_ + 6])) {
-            i_ += 6;
-            skip_blanks();
-        }
-        DotenvEntry e;
-        e.line = start;
-        if (i_ >= s_.size() || !dotenv_name_start(s_[i_]))
-            return error_at(start, "expected NAME=VALUE, a comment (#) or a blank line");
-        while (i_ < s_.size() && dotenv_name_char(s_[i_])) e.name += s_[i_++];
-        skip_blanks();
-        if (i_ >= s_.size() || s_[i_] != '=')
-            return error_at(start, "expected NAME=VALUE, a comment (#) or a blank line; a name is letters, digits "
-                                   "and _, not starting with a digit");
-        ++i_;
-        skip_blanks();
-        if (i_ < s_.size() && s_[i_] == '\'') {
-            const std::size_t close = s_.find('\'', i_ + 1);
-            const std::size_t eol = s_.find('\n', i_ + 1);
-            if (close == std::string_view::npos || close > eol)
-                return error_at(start, "no closing ' on the line of " + e.name);
-            e.value = std::string(s_.substr(i_ + 1, close - i_ - 1));
-            i_ = close + 1;
-            SBX_TRY(rest_of_line(e.name));
-            return e;
-        }
-        if (i_ < s_.size() && s_[i_] == '"') {
-            ++i_;
-            for (;;) {
-                if (i_ >= s_.size()) return error_at(start, "no closing \" for " + e.name);
-                const char c = s_[i_++];
-                if (c == '"') break;
-                if (c == '\n') ++line_;
-                if (c != '\\') {
-                    e.value += c;
-                    continue;
-                }
-                if (i_ >= s_.size()) return error_at(start, "no closing \" for " + e.name);
-                const char x = s_[i_++];
-                switch (x) {
-                    case 'n': e.value += '\n'; break;
-                    case 'r': e.value += '\r'; break;
-                    case 't': e.value += '\t'; break;
-                    case '"': e.value += '"'; break;
-                    case '\\': e.value += '\\'; break;
-                    default:
-                        return error_at(line_, std::string("unknown escape \\") + x + " in the value of " + e.name +
-                                                   " (known: \\n \\r \\t \\\" \\\\)");
-                }
-            }
-            SBX_TRY(rest_of_line(e.name));
-            return e;
-        }
-        // Unquoted: up to the end of the line or a comment that follows a blank.
-        std::size_t end = i_;
-        while (end < s_.size() && s_[end] != '\n' && !(s_[end] == '#' && end > i_ && dotenv_blank(s_[end - 1]))) ++end;
-        std::string_view v = s_.substr(i_, end - i_);
-        while (!v.empty() && (dotenv_blank(v.back()) || v.back() == '\r')) v.remove_suffix(1);
-        e.value = std::string(v);
-        i_ = end;
-        next_line();
-        return e;
-    }
+    expected<DotenvEntry> assignment();
 };
 
 }  // namespace detail
@@ -181,8 +80,135 @@ private:
 // The assignments of a `.env` file's text, in order, each name once (the last
 // assignment of it). `file` names the file in errors (INVALID_SETTINGS, with
 // the line).
-inline expected<std::vector<DotenvEntry>> parse_dotenv(std::string_view text, const std::string& file) {
+SBX_INLINE expected<std::vector<DotenvEntry>> parse_dotenv(std::string_view text, const std::string& file);
+
+}  // namespace sbx
+
+// The definitions: inline in every program that includes this header, or
+// compiled once in the program that asks for that (sbx/core/inline.hpp).
+#if !defined(SBX_COMPILED_ENGINE) || defined(SBX_DEFINE_SETTINGS)
+
+namespace sbx::detail {
+
+SBX_INLINE expected<std::vector<DotenvEntry>> DotenvReader::run() {
+    if (s_.find('\0') != std::string_view::npos) return error_at(line_of(s_.find('\0')), "a NUL byte");
+    if (!json::detail::valid_utf8(s_)) return fail(Error(Errc::invalid_settings, "not UTF-8 text").in_file(file_));
+    std::vector<DotenvEntry> out;
+    while (i_ < s_.size()) {
+        skip_blanks();
+        if (at_end_of_line()) {
+            next_line();
+            continue;
+        }
+        if (s_[i_] == '#') {
+            skip_to_end_of_line();
+            next_line();
+            continue;
+        }
+        auto e = assignment();
+        SBX_TRY(e);
+        // A later assignment replaces an earlier one, as a shell would.
+        std::erase_if(out, [&](const DotenvEntry& d) { return d.name == e->name; });
+        out.push_back(std::move(*e));
+    }
+    return out;
+}
+
+SBX_INLINE std::size_t DotenvReader::line_of(std::size_t at) const {
+    std::size_t n = 1;
+    for (std::size_t k = 0; k < at && k < s_.size(); ++k)
+        if (s_[k] == '\n') ++n;
+    return n;
+}
+
+SBX_INLINE void DotenvReader::next_line() {
+    skip_to_end_of_line();
+    if (i_ < s_.size()) {
+        ++i_;
+        ++line_;
+    }
+}
+
+SBX_INLINE expected<void> DotenvReader::rest_of_line(const std::string& name) {
+    skip_blanks();
+    if (!at_end_of_line() && s_[i_] != '#')
+        return error_at(line_, "text after the closing quote of " + name + " (only a # comment may follow)");
+    next_line();
+    return {};
+}
+
+SBX_INLINE expected<DotenvEntry> DotenvReader::assignment() {
+    const std::size_t start = line_;
+    if (s_.substr(i_).starts_with("export") && i_ + 6 < s_.size() && dotenv_blank(s_[i_ + 6])) {
+        i_ += 6;
+        skip_blanks();
+    }
+    DotenvEntry e;
+    e.line = start;
+    if (i_ >= s_.size() || !dotenv_name_start(s_[i_]))
+        return error_at(start, "expected NAME=VALUE, a comment (#) or a blank line");
+    while (i_ < s_.size() && dotenv_name_char(s_[i_])) e.name += s_[i_++];
+    skip_blanks();
+    if (i_ >= s_.size() || s_[i_] != '=')
+        return error_at(start, "expected NAME=VALUE, a comment (#) or a blank line; a name is letters, digits "
+                               "and _, not starting with a digit");
+    ++i_;
+    skip_blanks();
+    if (i_ < s_.size() && s_[i_] == '\'') {
+        const std::size_t close = s_.find('\'', i_ + 1);
+        const std::size_t eol = s_.find('\n', i_ + 1);
+        if (close == std::string_view::npos || close > eol)
+            return error_at(start, "no closing ' on the line of " + e.name);
+        e.value = std::string(s_.substr(i_ + 1, close - i_ - 1));
+        i_ = close + 1;
+        SBX_TRY(rest_of_line(e.name));
+        return e;
+    }
+    if (i_ < s_.size() && s_[i_] == '"') {
+        ++i_;
+        for (;;) {
+            if (i_ >= s_.size()) return error_at(start, "no closing \" for " + e.name);
+            const char c = s_[i_++];
+            if (c == '"') break;
+            if (c == '\n') ++line_;
+            if (c != '\\') {
+                e.value += c;
+                continue;
+            }
+            if (i_ >= s_.size()) return error_at(start, "no closing \" for " + e.name);
+            const char x = s_[i_++];
+            switch (x) {
+                case 'n': e.value += '\n'; break;
+                case 'r': e.value += '\r'; break;
+                case 't': e.value += '\t'; break;
+                case '"': e.value += '"'; break;
+                case '\\': e.value += '\\'; break;
+                default:
+                    return error_at(line_, std::string("unknown escape \\") + x + " in the value of " + e.name +
+                                               " (known: \\n \\r \\t \\\" \\\\)");
+            }
+        }
+        SBX_TRY(rest_of_line(e.name));
+        return e;
+    }
+    // Unquoted: up to the end of the line or a comment that follows a blank.
+    std::size_t end = i_;
+    while (end < s_.size() && s_[end] != '\n' && !(s_[end] == '#' && end > i_ && dotenv_blank(s_[end - 1]))) ++end;
+    std::string_view v = s_.substr(i_, end - i_);
+    while (!v.empty() && (dotenv_blank(v.back()) || v.back() == '\r')) v.remove_suffix(1);
+    e.value = std::string(v);
+    i_ = end;
+    next_line();
+    return e;
+}
+
+}  // namespace sbx::detail
+
+namespace sbx {
+
+SBX_INLINE expected<std::vector<DotenvEntry>> parse_dotenv(std::string_view text, const std::string& file) {
     return detail::DotenvReader(text, file).run();
 }
 
 }  // namespace sbx
+#endif

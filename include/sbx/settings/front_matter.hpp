@@ -34,6 +34,7 @@
 
 #include "sbx/core/error.hpp"
 #include "sbx/core/expected.hpp"
+#include "sbx/core/inline.hpp"
 
 namespace sbx::front_matter {
 
@@ -50,25 +51,16 @@ struct Node {
 };
 
 // Key paths as errors name them: `sandbox.files.write[1]`.
-inline std::string index_key(std::string_view parent, std::size_t i) {
-    return std::string(parent) + "[" + std::to_string(i) + "]";
-}
+SBX_INLINE std::string index_key(std::string_view parent, std::size_t i);
 
-inline std::string join_key(std::string_view parent, std::string_view key) {
-    return parent.empty() ? std::string(key) : std::string(parent) + "." + std::string(key);
-}
+SBX_INLINE std::string join_key(std::string_view parent, std::string_view key);
 
 // An error (INVALID_SETTINGS) about `file` at a 1-based line and column and a key path.
-inline tl::unexpected<Error> error_at(const std::string& file, std::size_t line, std::size_t column, std::string key,
-                                      std::string message) {
-    return fail(Error(Errc::invalid_settings, std::move(message)).in_file(file).at_key(std::move(key)).at(line, column));
-}
+SBX_INLINE tl::unexpected<Error> error_at(const std::string& file, std::size_t line, std::size_t column, std::string key,
+                                      std::string message);
 
 // A control character, refused anywhere in what is read.
-inline bool is_control(char c) {
-    const auto u = static_cast<unsigned char>(c);
-    return u < 0x20 || u == 0x7f;
-}
+SBX_INLINE bool is_control(char c);
 
 // What parse() reads of the front matter's top level.
 struct Keys {
@@ -90,7 +82,109 @@ struct Line {
 inline bool is_item(std::string_view t) { return t == "-" || t.starts_with("- "); }
 
 // Why a value or key may not start with `c`, or empty when it may.
-inline std::string_view indicator_refusal(std::string_view s) {
+SBX_INLINE std::string_view indicator_refusal(std::string_view s);
+
+// Reads the block structure of the lines it is given into Nodes.
+class Parser {
+public:
+    Parser(const std::vector<Line>& lines, const std::string& file) : lines_(lines), file_(file) {}
+
+    expected<Node> root();
+
+private:
+    const std::vector<Line>& lines_;
+    const std::string& file_;
+    std::size_t i_ = 0;
+
+    tl::unexpected<Error> error(const Line& l, std::size_t offset, std::string key, std::string message) const {
+        return error_at(file_, l.number, l.indent + offset + 1, std::move(key), std::move(message));
+    }
+
+    expected<Node> block(std::size_t indent, const std::string& path) {
+        if (is_item(lines_[i_].text)) return list(indent, path);
+        return map(indent, path);
+    }
+
+    // Where a key ends: the first ':' followed by a space or the end of the line.
+    static std::size_t key_end(std::string_view t);
+
+    static bool key_char(char c) {
+        return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-';
+    }
+
+    // The rest of a line after `key:` or `- `, from `from`: empty when only a comment.
+    static std::size_t value_start(std::string_view t, std::size_t from);
+
+    expected<Node> map(std::size_t indent, const std::string& path);
+
+    expected<Node> list(std::size_t indent, const std::string& path);
+
+    // After a closing quote or bracket: spaces, then a comment or nothing.
+    expected<void> rest_is_comment(const Line& l, std::size_t from, const std::string& path) const;
+
+    // A quoted scalar starting at `at`; `end` is set past its closing quote.
+    expected<Node> quoted(const Line& l, std::size_t at, std::size_t& end, const std::string& path) const;
+
+    // A plain scalar, `text`, found at offset `at` of the line: trimmed and checked.
+    expected<Node> plain(const Line& l, std::size_t at, std::string_view text, const std::string& path) const;
+
+    expected<Node> scalar_or_flow(const Line& l, std::size_t at, const std::string& path);
+
+    // `[a, "b"]` on one line.
+    expected<Node> flow(const Line& l, std::size_t at, const std::string& path) const;
+};
+
+// The key of a top-level `key: value` line (the colon is the first one followed
+// by a space or the line's end), or the error for a line that is none.
+SBX_INLINE expected<std::string_view> top_level_key(std::string_view line, const std::string& file, std::size_t number);
+
+// A line of an entry that is read, as the parser gets it: spaces only for
+// indentation, no control character, no trailing spaces.
+SBX_INLINE expected<Line> entry_line(std::string_view line, const std::string& file, std::size_t number);
+
+// The front matter's lines that belong to the entries `keys` reads, in order;
+// every other entry is skipped unlooked-at but for its key.
+SBX_INLINE expected<std::vector<Line>> read_lines(std::string_view text, const std::string& file, const Keys& keys);
+
+}  // namespace detail
+
+// Reads the front matter at the start of `text` (named `file` in errors). Promises:
+// the root mapping of the entries keys.read names, in file order, or an Error
+// (INVALID_SETTINGS) naming `file`, the 1-based line and column and the key path.
+// A file without front matter, or whose front matter does not close, is an error.
+SBX_INLINE expected<Node> parse(std::string_view text, const std::string& file, const Keys& keys);
+
+}  // namespace sbx::front_matter
+
+// The definitions: inline in every program that includes this header, or
+// compiled once in the program that asks for that (sbx/core/inline.hpp).
+#if !defined(SBX_COMPILED_ENGINE) || defined(SBX_DEFINE_SETTINGS)
+
+namespace sbx::front_matter {
+
+SBX_INLINE std::string index_key(std::string_view parent, std::size_t i) {
+    return std::string(parent) + "[" + std::to_string(i) + "]";
+}
+
+SBX_INLINE std::string join_key(std::string_view parent, std::string_view key) {
+    return parent.empty() ? std::string(key) : std::string(parent) + "." + std::string(key);
+}
+
+SBX_INLINE tl::unexpected<Error> error_at(const std::string& file, std::size_t line, std::size_t column, std::string key,
+                                      std::string message) {
+    return fail(Error(Errc::invalid_settings, std::move(message)).in_file(file).at_key(std::move(key)).at(line, column));
+}
+
+SBX_INLINE bool is_control(char c) {
+    const auto u = static_cast<unsigned char>(c);
+    return u < 0x20 || u == 0x7f;
+}
+
+}  // namespace sbx::front_matter
+
+namespace sbx::front_matter::detail {
+
+SBX_INLINE std::string_view indicator_refusal(std::string_view s) {
     if (s.empty()) return {};
     const bool alone = s.size() == 1 || s[1] == ' ';
     switch (s.front()) {
@@ -112,281 +206,249 @@ inline std::string_view indicator_refusal(std::string_view s) {
     }
 }
 
-// Reads the block structure of the lines it is given into Nodes.
-class Parser {
-public:
-    Parser(const std::vector<Line>& lines, const std::string& file) : lines_(lines), file_(file) {}
+SBX_INLINE expected<Node> Parser::root() {
+    if (lines_.empty()) {
+        Node empty;
+        empty.kind = Node::Kind::map;
+        empty.line = empty.column = 1;
+        return empty;
+    }
+    return map(0, "");
+}
 
-    expected<Node> root() {
-        if (lines_.empty()) {
-            Node empty;
-            empty.kind = Node::Kind::map;
-            empty.line = empty.column = 1;
-            return empty;
+SBX_INLINE std::size_t Parser::key_end(std::string_view t) {
+    for (std::size_t p = t.find(':'); p != std::string_view::npos; p = t.find(':', p + 1))
+        if (p + 1 == t.size() || t[p + 1] == ' ') return p;
+    return std::string_view::npos;
+}
+
+SBX_INLINE std::size_t Parser::value_start(std::string_view t, std::size_t from) {
+    while (from < t.size() && t[from] == ' ') ++from;
+    if (from < t.size() && t[from] == '#') return t.size();
+    return from;
+}
+
+SBX_INLINE expected<Node> Parser::map(std::size_t indent, const std::string& path) {
+    Node node;
+    node.kind = Node::Kind::map;
+    node.line = lines_[i_].number;
+    node.column = indent + 1;
+    while (i_ < lines_.size() && lines_[i_].indent >= indent) {
+        const Line& l = lines_[i_];
+        if (l.indent > indent) return error(l, 0, path, "unexpected indentation");
+        if (is_item(l.text)) return error(l, 0, path, "a list item where a key was expected");
+        const std::string_view t = l.text;
+        if (t.front() == '"' || t.front() == '\'')
+            return error(l, 0, path, "a quoted key is not read; write the key plain");
+        if (auto why = indicator_refusal(t); !why.empty()) return error(l, 0, path, std::string(why));
+        const std::size_t end = key_end(t);
+        if (end == std::string_view::npos) {
+            const bool glued = t.find(':') != std::string_view::npos;
+            return error(l, 0, path,
+                         glued ? "expected `key: value`, with a space after the colon"
+                               : "expected `key: value`, got a value alone");
         }
-        return map(0, "");
-    }
-
-private:
-    const std::vector<Line>& lines_;
-    const std::string& file_;
-    std::size_t i_ = 0;
-
-    tl::unexpected<Error> error(const Line& l, std::size_t offset, std::string key, std::string message) const {
-        return error_at(file_, l.number, l.indent + offset + 1, std::move(key), std::move(message));
-    }
-
-    expected<Node> block(std::size_t indent, const std::string& path) {
-        if (is_item(lines_[i_].text)) return list(indent, path);
-        return map(indent, path);
-    }
-
-    // Where a key ends: the first ':' followed by a space or the end of the line.
-    static std::size_t key_end(std::string_view t) {
-        for (std::size_t p = t.find(':'); p != std::string_view::npos; p = t.find(':', p + 1))
-            if (p + 1 == t.size() || t[p + 1] == ' ') return p;
-        return std::string_view::npos;
-    }
-
-    static bool key_char(char c) {
-        return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-';
-    }
-
-    // The rest of a line after `key:` or `- `, from `from`: empty when only a comment.
-    static std::size_t value_start(std::string_view t, std::size_t from) {
-        while (from < t.size() && t[from] == ' ') ++from;
-        if (from < t.size() && t[from] == '#') return t.size();
-        return from;
-    }
-
-    expected<Node> map(std::size_t indent, const std::string& path) {
-        Node node;
-        node.kind = Node::Kind::map;
-        node.line = lines_[i_].number;
-        node.column = indent + 1;
-        while (i_ < lines_.size() && lines_[i_].indent >= indent) {
-            const Line& l = lines_[i_];
-            if (l.indent > indent) return error(l, 0, path, "unexpected indentation");
-            if (is_item(l.text)) return error(l, 0, path, "a list item where a key was expected");
-            const std::string_view t = l.text;
-            if (t.front() == '"' || t.front() == '\'')
-                return error(l, 0, path, "a quoted key is not read; write the key plain");
-            if (auto why = indicator_refusal(t); !why.empty()) return error(l, 0, path, std::string(why));
-            const std::size_t end = key_end(t);
-            if (end == std::string_view::npos) {
-                const bool glued = t.find(':') != std::string_view::npos;
-                return error(l, 0, path,
-                             glued ? "expected `key: value`, with a space after the colon"
-                                   : "expected `key: value`, got a value alone");
-            }
-            const std::string_view key = t.substr(0, end);
-            if (key.empty() || !std::all_of(key.begin(), key.end(), key_char))
-                return error(l, 0, path, "'" + std::string(key) + "' is not a key: keys are letters, digits, _ and -");
-            const std::string child_path = join_key(path, key);
-            for (const auto& c : node.children)
-                if (c.key == key)
-                    return error(l, 0, child_path, "the key appears twice (first on line " + std::to_string(c.line) + ")");
-            ++i_;
-            const std::size_t v = value_start(t, end + 1);
-            expected<Node> value;
-            if (v == t.size()) {
-                if (i_ < lines_.size() && lines_[i_].indent > indent) {
-                    value = block(lines_[i_].indent, child_path);
-                    if (value) value->column = l.indent + 1;
-                } else if (i_ < lines_.size() && lines_[i_].indent == indent && is_item(lines_[i_].text)) {
-                    value = list(indent, child_path);  // an indentless list, as YAML allows under a key
-                    if (value) value->column = l.indent + 1;
-                } else {
-                    value = Node{};
-                    value->column = l.indent + end + 2;
-                }
+        const std::string_view key = t.substr(0, end);
+        if (key.empty() || !std::all_of(key.begin(), key.end(), key_char))
+            return error(l, 0, path, "'" + std::string(key) + "' is not a key: keys are letters, digits, _ and -");
+        const std::string child_path = join_key(path, key);
+        for (const auto& c : node.children)
+            if (c.key == key)
+                return error(l, 0, child_path, "the key appears twice (first on line " + std::to_string(c.line) + ")");
+        ++i_;
+        const std::size_t v = value_start(t, end + 1);
+        expected<Node> value;
+        if (v == t.size()) {
+            if (i_ < lines_.size() && lines_[i_].indent > indent) {
+                value = block(lines_[i_].indent, child_path);
+                if (value) value->column = l.indent + 1;
+            } else if (i_ < lines_.size() && lines_[i_].indent == indent && is_item(lines_[i_].text)) {
+                value = list(indent, child_path);  // an indentless list, as YAML allows under a key
+                if (value) value->column = l.indent + 1;
             } else {
-                value = scalar_or_flow(l, v, child_path);
-                if (value && i_ < lines_.size() && lines_[i_].indent > indent)
-                    return error(lines_[i_], 0, child_path,
-                                 "unexpected indentation: a value written on its key's line cannot go on below it");
+                value = Node{};
+                value->column = l.indent + end + 2;
             }
-            SBX_TRY(value);
-            value->key = std::string(key);
-            value->line = l.number;  // an entry is where its key is
-            value->key_column = l.indent + 1;
-            node.children.push_back(std::move(*value));
+        } else {
+            value = scalar_or_flow(l, v, child_path);
+            if (value && i_ < lines_.size() && lines_[i_].indent > indent)
+                return error(lines_[i_], 0, child_path,
+                             "unexpected indentation: a value written on its key's line cannot go on below it");
         }
-        return node;
+        SBX_TRY(value);
+        value->key = std::string(key);
+        value->line = l.number;  // an entry is where its key is
+        value->key_column = l.indent + 1;
+        node.children.push_back(std::move(*value));
     }
+    return node;
+}
 
-    expected<Node> list(std::size_t indent, const std::string& path) {
-        Node node;
-        node.kind = Node::Kind::list;
-        node.line = lines_[i_].number;
-        node.column = indent + 1;
-        while (i_ < lines_.size() && lines_[i_].indent == indent && is_item(lines_[i_].text)) {
-            const Line& l = lines_[i_];
-            const std::string item_path = index_key(path, node.children.size());
-            ++i_;
-            const std::size_t v = value_start(l.text, 1);
-            if (i_ < lines_.size() && lines_[i_].indent > indent)
-                return error(lines_[i_], 0, item_path,
-                             "unexpected indentation: a list item here is one value on the item's line");
-            if (v == l.text.size()) {
-                Node empty;
-                empty.line = l.number;
-                empty.column = l.indent + 2;
-                node.children.push_back(std::move(empty));
-                continue;
-            }
-            auto item = scalar_or_flow(l, v, item_path);
-            SBX_TRY(item);
-            node.children.push_back(std::move(*item));
+SBX_INLINE expected<Node> Parser::list(std::size_t indent, const std::string& path) {
+    Node node;
+    node.kind = Node::Kind::list;
+    node.line = lines_[i_].number;
+    node.column = indent + 1;
+    while (i_ < lines_.size() && lines_[i_].indent == indent && is_item(lines_[i_].text)) {
+        const Line& l = lines_[i_];
+        const std::string item_path = index_key(path, node.children.size());
+        ++i_;
+        const std::size_t v = value_start(l.text, 1);
+        if (i_ < lines_.size() && lines_[i_].indent > indent)
+            return error(lines_[i_], 0, item_path,
+                         "unexpected indentation: a list item here is one value on the item's line");
+        if (v == l.text.size()) {
+            Node empty;
+            empty.line = l.number;
+            empty.column = l.indent + 2;
+            node.children.push_back(std::move(empty));
+            continue;
         }
-        return node;
+        auto item = scalar_or_flow(l, v, item_path);
+        SBX_TRY(item);
+        node.children.push_back(std::move(*item));
     }
+    return node;
+}
 
-    // After a closing quote or bracket: spaces, then a comment or nothing.
-    expected<void> rest_is_comment(const Line& l, std::size_t from, const std::string& path) const {
-        std::size_t p = from;
-        while (p < l.text.size() && l.text[p] == ' ') ++p;
-        if (p == l.text.size() || (l.text[p] == '#' && p > from)) return {};
-        return error(l, p, path, "unexpected text after the value");
-    }
+SBX_INLINE expected<void> Parser::rest_is_comment(const Line& l, std::size_t from, const std::string& path) const {
+    std::size_t p = from;
+    while (p < l.text.size() && l.text[p] == ' ') ++p;
+    if (p == l.text.size() || (l.text[p] == '#' && p > from)) return {};
+    return error(l, p, path, "unexpected text after the value");
+}
 
-    // A quoted scalar starting at `at`; `end` is set past its closing quote.
-    expected<Node> quoted(const Line& l, std::size_t at, std::size_t& end, const std::string& path) const {
-        const std::string_view t = l.text;
-        const char q = t[at];
-        Node node;
-        node.kind = Node::Kind::scalar;
-        node.line = l.number;
-        node.column = l.indent + at + 1;
-        std::size_t p = at + 1;
-        while (true) {
-            if (p >= t.size()) return error(l, at, path, "a quoted value must close on its own line");
-            const char c = t[p];
-            if (q == '\'') {
-                if (c == '\'') {
-                    if (p + 1 < t.size() && t[p + 1] == '\'') {
-                        node.text += '\'';
-                        p += 2;
-                        continue;
-                    }
-                    break;
+SBX_INLINE expected<Node> Parser::quoted(const Line& l, std::size_t at, std::size_t& end, const std::string& path) const {
+    const std::string_view t = l.text;
+    const char q = t[at];
+    Node node;
+    node.kind = Node::Kind::scalar;
+    node.line = l.number;
+    node.column = l.indent + at + 1;
+    std::size_t p = at + 1;
+    while (true) {
+        if (p >= t.size()) return error(l, at, path, "a quoted value must close on its own line");
+        const char c = t[p];
+        if (q == '\'') {
+            if (c == '\'') {
+                if (p + 1 < t.size() && t[p + 1] == '\'') {
+                    node.text += '\'';
+                    p += 2;
+                    continue;
                 }
-            } else if (c == '"') {
                 break;
-            } else if (c == '\\') {
-                if (p + 1 >= t.size()) return error(l, p, path, "a quoted value must close on its own line");
-                switch (t[p + 1]) {
-                    case '\\': node.text += '\\'; break;
-                    case '"': node.text += '"'; break;
-                    case '/': node.text += '/'; break;
-                    case 'n': node.text += '\n'; break;
-                    case 't': node.text += '\t'; break;
-                    default:
-                        return error(l, p, path,
-                                     std::string("the escape \\") + t[p + 1] +
-                                         " is not read; sbx reads \\\\, \\\", \\/, \\n and \\t");
-                }
-                p += 2;
-                continue;
             }
-            node.text += c;
-            ++p;
+        } else if (c == '"') {
+            break;
+        } else if (c == '\\') {
+            if (p + 1 >= t.size()) return error(l, p, path, "a quoted value must close on its own line");
+            switch (t[p + 1]) {
+                case '\\': node.text += '\\'; break;
+                case '"': node.text += '"'; break;
+                case '/': node.text += '/'; break;
+                case 'n': node.text += '\n'; break;
+                case 't': node.text += '\t'; break;
+                default:
+                    return error(l, p, path,
+                                 std::string("the escape \\") + t[p + 1] +
+                                     " is not read; sbx reads \\\\, \\\", \\/, \\n and \\t");
+            }
+            p += 2;
+            continue;
         }
-        end = p + 1;
+        node.text += c;
+        ++p;
+    }
+    end = p + 1;
+    return node;
+}
+
+SBX_INLINE expected<Node> Parser::plain(const Line& l, std::size_t at, std::string_view text, const std::string& path) const {
+    while (!text.empty() && text.back() == ' ') text.remove_suffix(1);
+    if (text.empty()) return error(l, at, path, "an empty value");
+    if (auto why = indicator_refusal(text); !why.empty()) return error(l, at, path, std::string(why));
+    if (text.find(": ") != std::string_view::npos || text.back() == ':')
+        return error(l, at, path, "a `key: value` where a single value was expected");
+    Node node;
+    node.kind = Node::Kind::scalar;
+    node.plain = true;
+    node.text = std::string(text);
+    node.line = l.number;
+    node.column = l.indent + at + 1;
+    return node;
+}
+
+SBX_INLINE expected<Node> Parser::scalar_or_flow(const Line& l, std::size_t at, const std::string& path) {
+    const std::string_view t = l.text;
+    if (t[at] == '"' || t[at] == '\'') {
+        std::size_t end = 0;
+        auto node = quoted(l, at, end, path);
+        SBX_TRY(node);
+        SBX_TRY(rest_is_comment(l, end, path));
         return node;
     }
+    if (t[at] == '[') return flow(l, at, path);
+    std::size_t stop = t.find(" #", at);
+    if (stop == std::string_view::npos) stop = t.size();
+    return plain(l, at, t.substr(at, stop - at), path);
+}
 
-    // A plain scalar, `text`, found at offset `at` of the line: trimmed and checked.
-    expected<Node> plain(const Line& l, std::size_t at, std::string_view text, const std::string& path) const {
-        while (!text.empty() && text.back() == ' ') text.remove_suffix(1);
-        if (text.empty()) return error(l, at, path, "an empty value");
-        if (auto why = indicator_refusal(text); !why.empty()) return error(l, at, path, std::string(why));
-        if (text.find(": ") != std::string_view::npos || text.back() == ':')
-            return error(l, at, path, "a `key: value` where a single value was expected");
-        Node node;
-        node.kind = Node::Kind::scalar;
-        node.plain = true;
-        node.text = std::string(text);
-        node.line = l.number;
-        node.column = l.indent + at + 1;
+SBX_INLINE expected<Node> Parser::flow(const Line& l, std::size_t at, const std::string& path) const {
+    const std::string_view t = l.text;
+    Node node;
+    node.kind = Node::Kind::list;
+    node.line = l.number;
+    node.column = l.indent + at + 1;
+    std::size_t p = at + 1;
+    auto skip = [&] {
+        while (p < t.size() && t[p] == ' ') ++p;
+    };
+    auto unclosed = [&] {
+        return error(l, at, path, "a [ list must close on its own line; write a longer list as `- item` lines");
+    };
+    skip();
+    if (p < t.size() && t[p] == ']') {
+        SBX_TRY(rest_is_comment(l, p + 1, path));
         return node;
     }
-
-    expected<Node> scalar_or_flow(const Line& l, std::size_t at, const std::string& path) {
-        const std::string_view t = l.text;
-        if (t[at] == '"' || t[at] == '\'') {
-            std::size_t end = 0;
-            auto node = quoted(l, at, end, path);
-            SBX_TRY(node);
-            SBX_TRY(rest_is_comment(l, end, path));
-            return node;
-        }
-        if (t[at] == '[') return flow(l, at, path);
-        std::size_t stop = t.find(" #", at);
-        if (stop == std::string_view::npos) stop = t.size();
-        return plain(l, at, t.substr(at, stop - at), path);
-    }
-
-    // `[a, "b"]` on one line.
-    expected<Node> flow(const Line& l, std::size_t at, const std::string& path) const {
-        const std::string_view t = l.text;
-        Node node;
-        node.kind = Node::Kind::list;
-        node.line = l.number;
-        node.column = l.indent + at + 1;
-        std::size_t p = at + 1;
-        auto skip = [&] {
-            while (p < t.size() && t[p] == ' ') ++p;
-        };
-        auto unclosed = [&] {
-            return error(l, at, path, "a [ list must close on its own line; write a longer list as `- item` lines");
-        };
+    while (true) {
         skip();
-        if (p < t.size() && t[p] == ']') {
+        if (p >= t.size()) return unclosed();
+        const std::string item_path = index_key(path, node.children.size());
+        const char c = t[p];
+        if (c == ',' || c == ']') return error(l, p, item_path, "an empty entry in a [ list");
+        if (c == '[') return error(l, p, item_path, "a list inside a list is not read");
+        expected<Node> item;
+        if (c == '"' || c == '\'') {
+            std::size_t end = 0;
+            item = quoted(l, p, end, item_path);
+            SBX_TRY(item);
+            p = end;
+        } else {
+            std::size_t q = p;
+            while (q < t.size() && t[q] != ',' && t[q] != ']' && !(t[q] == '#' && t[q - 1] == ' ')) {
+                if (t[q] == '[' || t[q] == '{' || t[q] == '}')
+                    return error(l, q, item_path, "a bracket inside a [ list entry; quote the entry");
+                ++q;
+            }
+            if (q >= t.size() || t[q] == '#') return unclosed();
+            item = plain(l, p, t.substr(p, q - p), item_path);
+            SBX_TRY(item);
+            p = q;
+        }
+        node.children.push_back(std::move(*item));
+        skip();
+        if (p >= t.size()) return unclosed();
+        if (t[p] == ']') {
             SBX_TRY(rest_is_comment(l, p + 1, path));
             return node;
         }
-        while (true) {
-            skip();
-            if (p >= t.size()) return unclosed();
-            const std::string item_path = index_key(path, node.children.size());
-            const char c = t[p];
-            if (c == ',' || c == ']') return error(l, p, item_path, "an empty entry in a [ list");
-            if (c == '[') return error(l, p, item_path, "a list inside a list is not read");
-            expected<Node> item;
-            if (c == '"' || c == '\'') {
-                std::size_t end = 0;
-                item = quoted(l, p, end, item_path);
-                SBX_TRY(item);
-                p = end;
-            } else {
-                std::size_t q = p;
-                while (q < t.size() && t[q] != ',' && t[q] != ']' && !(t[q] == '#' && t[q - 1] == ' ')) {
-                    if (t[q] == '[' || t[q] == '{' || t[q] == '}')
-                        return error(l, q, item_path, "a bracket inside a [ list entry; quote the entry");
-                    ++q;
-                }
-                if (q >= t.size() || t[q] == '#') return unclosed();
-                item = plain(l, p, t.substr(p, q - p), item_path);
-                SBX_TRY(item);
-                p = q;
-            }
-            node.children.push_back(std::move(*item));
-            skip();
-            if (p >= t.size()) return unclosed();
-            if (t[p] == ']') {
-                SBX_TRY(rest_is_comment(l, p + 1, path));
-                return node;
-            }
-            if (t[p] != ',') return error(l, p, item_path, "expected , or ] after an entry of a [ list");
-            ++p;
-        }
+        if (t[p] != ',') return error(l, p, item_path, "expected , or ] after an entry of a [ list");
+        ++p;
     }
-};
+}
 
-// The key of a top-level `key: value` line (the colon is the first one followed
-// by a space or the line's end), or the error for a line that is none.
-inline expected<std::string_view> top_level_key(std::string_view line, const std::string& file, std::size_t number) {
+SBX_INLINE expected<std::string_view> top_level_key(std::string_view line, const std::string& file, std::size_t number) {
     if (line == "..." || line.starts_with("... "))
         return error_at(file, number, 1, "", "a document end `...`; the front matter ends with a line `---`");
     std::size_t colon = line.find(':');
@@ -406,9 +468,7 @@ inline expected<std::string_view> top_level_key(std::string_view line, const std
     return key;
 }
 
-// A line of an entry that is read, as the parser gets it: spaces only for
-// indentation, no control character, no trailing spaces.
-inline expected<Line> entry_line(std::string_view line, const std::string& file, std::size_t number) {
+SBX_INLINE expected<Line> entry_line(std::string_view line, const std::string& file, std::size_t number) {
     std::size_t indent = 0;
     while (indent < line.size() && line[indent] == ' ') ++indent;
     if (indent < line.size() && line[indent] == '\t')
@@ -422,9 +482,7 @@ inline expected<Line> entry_line(std::string_view line, const std::string& file,
     return Line{.number = number, .indent = indent, .text = body};
 }
 
-// The front matter's lines that belong to the entries `keys` reads, in order;
-// every other entry is skipped unlooked-at but for its key.
-inline expected<std::vector<Line>> read_lines(std::string_view text, const std::string& file, const Keys& keys) {
+SBX_INLINE expected<std::vector<Line>> read_lines(std::string_view text, const std::string& file, const Keys& keys) {
     if (text.starts_with("\xEF\xBB\xBF")) text.remove_prefix(3);  // a byte order mark, as some editors write
     std::size_t pos = 0, number = 0;
     auto next = [&](std::string_view& line) {
@@ -500,16 +558,15 @@ inline expected<std::vector<Line>> read_lines(std::string_view text, const std::
     return out;
 }
 
-}  // namespace detail
+}  // namespace sbx::front_matter::detail
 
-// Reads the front matter at the start of `text` (named `file` in errors). Promises:
-// the root mapping of the entries keys.read names, in file order, or an Error
-// (INVALID_SETTINGS) naming `file`, the 1-based line and column and the key path.
-// A file without front matter, or whose front matter does not close, is an error.
-inline expected<Node> parse(std::string_view text, const std::string& file, const Keys& keys) {
+namespace sbx::front_matter {
+
+SBX_INLINE expected<Node> parse(std::string_view text, const std::string& file, const Keys& keys) {
     auto lines = detail::read_lines(text, file, keys);
     SBX_TRY(lines);
     return detail::Parser(*lines, file).root();
 }
 
 }  // namespace sbx::front_matter
+#endif

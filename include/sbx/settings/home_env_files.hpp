@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "sbx/core/fs_view.hpp"
+#include "sbx/core/inline.hpp"
 #include "sbx/core/paths.hpp"
 #include "sbx/core/provenance.hpp"
 
@@ -62,7 +63,17 @@ struct EnvFiles {
     std::vector<Warning> warnings;
 };
 
-inline EnvFiles find_home_env_files(const std::string& home, const FsView& fs) {
+SBX_INLINE EnvFiles find_home_env_files(const std::string& home, const FsView& fs);
+
+}  // namespace sbx
+
+// The definitions: inline in every program that includes this header, or
+// compiled once in the program that asks for that (sbx/core/inline.hpp).
+#if !defined(SBX_COMPILED_ENGINE) || defined(SBX_DEFINE_SETTINGS)
+
+namespace sbx {
+
+SBX_INLINE EnvFiles find_home_env_files(const std::string& home, const FsView& fs) {
     EnvFiles out;
     std::size_t seen = 0;
     bool cut = false;
@@ -109,3 +120,4 @@ inline EnvFiles find_home_env_files(const std::string& home, const FsView& fs) {
 }
 
 }  // namespace sbx
+#endif

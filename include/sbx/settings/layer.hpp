@@ -10,6 +10,7 @@
 #include <string_view>
 #include <vector>
 
+#include "sbx/core/inline.hpp"
 #include "sbx/core/paths.hpp"
 #include "sbx/core/provenance.hpp"
 
@@ -84,7 +85,17 @@ struct SettingsSource {
 
 // The project a settings file belongs to: X for X/.claude/<file>, else the file's
 // own directory. Relative paths in the file are relative to it.
-inline std::string settings_project_dir(std::string_view file) {
+SBX_INLINE std::string settings_project_dir(std::string_view file);
+
+}  // namespace sbx
+
+// The definitions: inline in every program that includes this header, or
+// compiled once in the program that asks for that (sbx/core/inline.hpp).
+#if !defined(SBX_COMPILED_ENGINE) || defined(SBX_DEFINE_SETTINGS)
+
+namespace sbx {
+
+SBX_INLINE std::string settings_project_dir(std::string_view file) {
     std::string dir = paths::parent(paths::normalize(file));
     auto comps = paths::components(dir);
     if (!comps.empty() && comps.back() == ".claude") return paths::parent(dir);
@@ -92,3 +103,4 @@ inline std::string settings_project_dir(std::string_view file) {
 }
 
 }  // namespace sbx
+#endif

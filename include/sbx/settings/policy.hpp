@@ -41,6 +41,7 @@
 #include "sbx/core/expected.hpp"
 #include "sbx/core/fs_view.hpp"
 #include "sbx/core/glob.hpp"
+#include "sbx/core/inline.hpp"
 #include "sbx/settings/credential_stores.hpp"
 #include "sbx/settings/layer.hpp"
 
@@ -109,28 +110,11 @@ inline constexpr std::string_view kCommandLineFile = "(command line)";
 // the layers the sandboxed project can neither write nor ship may. Those are the
 // user's, a --settings file and managed settings; not the repository's files,
 // nor an agent file (which may come with the project), nor the builtin layer.
-inline bool may_turn_on_weaker_sandbox(const Settings& layer) {
-    if (layer.from == LayerFile::agent) return false;
-    switch (layer.layer) {
-        case LayerKind::user:
-        case LayerKind::flag:
-        case LayerKind::managed: return true;
-        case LayerKind::builtin:
-        case LayerKind::project:
-        case LayerKind::local: return false;
-    }
-    return false;
-}
+SBX_INLINE bool may_turn_on_weaker_sandbox(const Settings& layer);
 
 // A path or pattern with the symlinks of its literal part resolved through `fs`:
 // "/link/**/x" -> "/target/**/x"; a plain path as resolve() gives it.
-inline expected<std::string> resolve_pattern(const FsView& fs, const std::string& p) {
-    if (!glob::has_wildcard(p)) return resolve(fs, p);
-    const std::string prefix = glob::literal_prefix(p);
-    auto r = resolve(fs, prefix);
-    SBX_TRY(r);
-    return paths::normalize(*r + p.substr(prefix.size()));
-}
+SBX_INLINE expected<std::string> resolve_pattern(const FsView& fs, const std::string& p);
 
 namespace detail {
 
@@ -141,17 +125,7 @@ inline constexpr std::string_view kWeakerSandboxLayers =
 // The command line's --weaker-sandbox over policy `p` (the layers merged, or the
 // default policy): on, with the command line as its source, unless managed
 // settings turned it off, which holds, with a warning naming them.
-inline void weaker_sandbox_from_command_line(Policy& p) {
-    const auto& from = p.weaker_sandbox.source;
-    if (from && from->layer == LayerKind::managed && !p.weaker_sandbox.value) {
-        p.warnings.push_back(Warning{std::string(kCommandLineFile), std::string(kWeakerSandboxOption),
-                                     "left out: managed settings keep the weaker sandbox off (" + from->key + " in " +
-                                         from->file + ")"});
-        return;
-    }
-    p.weaker_sandbox = {true, Source{LayerKind::flag, FileName(std::string(kCommandLineFile)),
-                                     std::string(kWeakerSandboxOption)}};
-}
+SBX_INLINE void weaker_sandbox_from_command_line(Policy& p);
 
 class Merger {
 public:
@@ -165,29 +139,7 @@ public:
                          [](const Settings* a, const Settings* b) { return a->layer > b->layer; });
     }
 
-    expected<Policy> run() {
-        for (std::size_t i = 1; i < ordered_.size(); ++i)
-            if (ordered_[i]->layer == ordered_[i - 1]->layer && ordered_[i]->layer != LayerKind::flag)
-                return fail(Errc::invalid_argument,
-                            "two settings files for the " + std::string(layer_name(ordered_[i]->layer)) + " layer");
-        // Warnings of the files themselves, lowest layer first, as a person reads them.
-        for (auto it = ordered_.rbegin(); it != ordered_.rend(); ++it)
-            std::move((*it)->warnings.begin(), (*it)->warnings.end(), std::back_inserter(p_.warnings));
-        p_.trusted = opt_.trusted;
-        for (const Settings* s : ordered_)
-            if (s->layer == LayerKind::managed) managed_ = s;
-
-        if (managed_) {
-            if (managed_->allow_unsandboxed && !managed_->allow_unsandboxed->value)
-                p_.admin_required = {true, managed_->allow_unsandboxed->source};
-            else if (managed_->network.managed_domains_only && managed_->network.managed_domains_only->value)
-                p_.admin_required = {true, managed_->network.managed_domains_only->source};
-        }
-        booleans();
-        lists();
-        SBX_TRY(leave_out_denied_reaches());
-        return std::move(p_);
-    }
+    expected<Policy> run();
 
 private:
     const MergeOptions& opt_;
@@ -201,11 +153,7 @@ private:
 
     void drop(const Source& s, std::string why) { p_.warnings.push_back(Warning{s.file, s.key, std::move(why)}); }
 
-    std::string admin_reason() const {
-        const auto& s = *p_.admin_required.source;
-        return "left out: managed settings require the sandbox (" + s.key + " in " + s.file +
-               "), and a repository file cannot loosen it";
-    }
+    std::string admin_reason() const;
 
     // A boolean from the highest layer whose value `keep` accepts. `keep` returns
     // an empty string to accept, or the reason the value is left out.
@@ -234,93 +182,9 @@ private:
 
     // A repository value that would loosen: left out when untrusted, or when
     // admin-required mode locks it.
-    std::string loosening(const Settings& s, bool admin_locked) const {
-        if (!is_repository(s.layer)) return {};
-        if (!opt_.trusted) return std::string(kUntrusted);
-        if (admin_locked && admin()) return admin_reason();
-        return {};
-    }
+    std::string loosening(const Settings& s, bool admin_locked) const;
 
-    void booleans() {
-        auto enabled = [](const Settings& s) -> const SourcedBool& { return s.enabled; };
-        pick(p_.enabled, enabled, [&](const Settings& s, bool v) -> std::string {
-            if (v) return {};
-            auto why = loosening(s, false);
-            if (!why.empty()) return why;
-            if (is_repository(s.layer) && admin() && outside_repository_says(enabled, true)) return admin_reason();
-            return {};
-        });
-        pick(p_.fail_if_unavailable, [](const Settings& s) -> const SourcedBool& { return s.fail_if_unavailable; },
-             [&](const Settings& s, bool v) { return v ? std::string() : loosening(s, true); });
-        auto unsandboxed = [](const Settings& s) -> const SourcedBool& { return s.allow_unsandboxed; };
-        pick(p_.allow_unsandboxed, unsandboxed, [&](const Settings& s, bool v) -> std::string {
-            if (!v) return {};
-            auto why = loosening(s, false);
-            if (!why.empty()) return why;
-            if (is_repository(s.layer) && outside_repository_says(unsandboxed, false))
-                return "left out: a user or managed `false` holds against a repository's `true`";
-            return {};
-        });
-        // Any layer may turn the tool cache off; a repository cannot turn it back
-        // on over a user's, flag file's or managed `false`.
-        auto tool_cache = [](const Settings& s) -> const SourcedBool& { return s.tool_cache; };
-        pick(p_.tool_cache, tool_cache, [&](const Settings& s, bool v) -> std::string {
-            if (v && is_repository(s.layer) && outside_repository_says(tool_cache, false))
-                return "left out: a user, flag or managed `false` holds against a repository's `true`";
-            return {};
-        });
-        // Quiet: from the highest layer that says; it silences only lines that say
-        // what sbx did (the root found, the variables left out), never a refusal
-        // or a warning, so any layer may.
-        pick(p_.quiet, [](const Settings& s) -> const SourcedBool& { return s.quiet; },
-             [](const Settings&, bool) { return std::string(); });
-        // The weaker sandbox: `true` only from a layer that may turn it on; `false`
-        // from any. A managed `false` ranks above the rest (rule 1), and above
-        // the command line too.
-        pick(p_.weaker_sandbox, [](const Settings& s) -> const SourcedBool& { return s.weaker_sandbox; },
-             [](const Settings& s, bool v) {
-                 return v && !may_turn_on_weaker_sandbox(s) ? std::string(kWeakerSandboxLayers) : std::string();
-             });
-        if (opt_.weaker_sandbox) weaker_sandbox_from_command_line(p_);
-        pick(p_.auto_allow, [](const Settings& s) -> const SourcedBool& { return s.auto_allow; },
-             [&](const Settings& s, bool v) { return v ? loosening(s, false) : std::string(); });
-        pick(p_.network.allow_local_binding,
-             [](const Settings& s) -> const SourcedBool& { return s.network.allow_local_binding; },
-             [&](const Settings& s, bool v) { return v ? loosening(s, true) : std::string(); });
-        pick(p_.network.allow_all_unix_sockets,
-             [](const Settings& s) -> const SourcedBool& { return s.network.allow_all_unix_sockets; },
-             [&](const Settings& s, bool v) { return v ? loosening(s, true) : std::string(); });
-        pick(p_.network.strict_allowlist,
-             [](const Settings& s) -> const SourcedBool& { return s.network.strict_allowlist; },
-             [&](const Settings& s, bool) -> std::string {
-                 if (is_repository(s.layer)) return "left out: counts only from user and managed settings";
-                 return {};
-             });
-        const bool managed_fs = managed_ && managed_->filesystem.configured;
-        pick(p_.filesystem.disabled, [](const Settings& s) -> const SourcedBool& { return s.filesystem.disabled; },
-             [&](const Settings& s, bool) -> std::string {
-                 if (managed_fs && s.layer != LayerKind::managed)
-                     return "left out: managed settings configure the filesystem, so only they can disable it";
-                 if (is_repository(s.layer)) return "left out: counts only from user and managed settings";
-                 return {};
-             });
-        auto managed_only = [&](const Settings& s, bool) -> std::string {
-            if (s.layer != LayerKind::managed) return "left out: counts only from managed settings";
-            return {};
-        };
-        pick(p_.filesystem.managed_read_paths_only,
-             [](const Settings& s) -> const SourcedBool& { return s.filesystem.managed_read_paths_only; }, managed_only);
-        pick(p_.network.managed_domains_only,
-             [](const Settings& s) -> const SourcedBool& { return s.network.managed_domains_only; }, managed_only);
-
-        for (const Settings* s : ordered_) {
-            for (auto [slot, from] : {std::pair{&p_.bwrap_path, &s->bwrap_path}, std::pair{&p_.socat_path, &s->socat_path}}) {
-                if (!*from) continue;
-                if (s->layer != LayerKind::managed) drop((*from)->source, "left out: counts only from managed settings");
-                else *slot = **from;
-            }
-        }
-    }
+    void booleans();
 
     // Entries of one list across layers, highest layer first, duplicates removed
     // (but a builtin entry, which yields only to an allowRead naming it, is no
@@ -344,52 +208,7 @@ private:
         }
     }
 
-    void lists() {
-        auto always = [](const Settings&) { return std::string(); };
-        auto locked = [&](const Settings& s) { return loosening(s, true); };
-        auto untrusted_only = [&](const Settings& s) { return loosening(s, false); };
-        const bool domains_managed_only = p_.network.managed_domains_only.value;
-        const bool reads_managed_only = p_.filesystem.managed_read_paths_only.value;
-
-        combine(p_.excluded_commands, [](Settings& s) -> SourcedList& { return s.excluded_commands; }, locked);
-        for (Settings* s : ordered_) {
-            for (auto& rule : s->ignore_violations) {
-                std::string why = locked(*s);
-                if (!why.empty()) drop(rule.source, std::move(why));
-                else p_.ignore_violations.push_back(std::move(rule));
-            }
-        }
-        combine(p_.filesystem.allow_write, [](Settings& s) -> SourcedList& { return s.filesystem.allow_write; },
-                locked);
-        combine(p_.filesystem.deny_write, [](Settings& s) -> SourcedList& { return s.filesystem.deny_write; },
-                always);
-        combine(p_.filesystem.deny_read, [](Settings& s) -> SourcedList& { return s.filesystem.deny_read; },
-                always);
-        combine(p_.filesystem.allow_read, [](Settings& s) -> SourcedList& { return s.filesystem.allow_read; },
-                [&](const Settings& s) -> std::string {
-                    if (reads_managed_only && s.layer != LayerKind::managed)
-                        return "left out: managed settings allow only their own allowRead paths "
-                               "(allowManagedReadPathsOnly)";
-                    return untrusted_only(s);
-                });
-        combine(p_.network.allowed_domains,
-                [](Settings& s) -> SourcedList& { return s.network.allowed_domains; },
-                [&](const Settings& s) -> std::string {
-                    if (domains_managed_only && s.layer != LayerKind::managed)
-                        return "left out: managed settings allow only their own domains (allowManagedDomainsOnly)";
-                    return locked(s);
-                });
-        combine(p_.network.denied_domains,
-                [](Settings& s) -> SourcedList& { return s.network.denied_domains; }, always);
-        combine(p_.network.allow_unix_sockets,
-                [](Settings& s) -> SourcedList& { return s.network.allow_unix_sockets; }, locked);
-        combine(p_.credentials.env_vars, [](Settings& s) -> SourcedList& { return s.credentials.env_vars; },
-                always);
-        combine(p_.credentials.files, [](Settings& s) -> SourcedList& { return s.credentials.files; },
-                always);
-        combine(p_.additional_directories,
-                [](Settings& s) -> SourcedList& { return s.additional_directories; }, locked);
-    }
+    void lists();
 
     // A path or pattern, split once, for the many comparisons below.
     struct Split {
@@ -412,83 +231,306 @@ private:
     // (`~/*/id_rsa` reaches into `~/.ssh`). For a deny that is itself a pattern
     // only the entry's literal part is compared: a glob against a glob is settled
     // later, path by path, where the narrower rule wins and a tie goes to the deny.
-    static bool reaches(const Split& entry, const Split& denied) {
-        if (denied.wildcard) return glob::matches_at_or_above(denied.comps, entry.literal_comps());
-        if (!entry.wildcard) return paths::at_or_under(entry.text, denied.text);
-        return glob::overlaps_at_or_under(entry.comps, denied.comps);
-    }
+    static bool reaches(const Split& entry, const Split& denied);
 
     // The repository's allowRead, allowWrite and additionalDirectories may not
     // reach into what managed, flag or user settings deny reading. Both sides are
     // compared as written and with their symlinks resolved.
-    expected<void> leave_out_denied_reaches() {
-        struct Denied {
-            std::deque<Split> forms;  // as written, then resolved if different
-            const Source* source;
-        };
-        std::deque<Denied> denied;
-        for (auto* list : {&p_.filesystem.deny_read, &p_.credentials.files}) {
-            for (const auto& d : *list) {
-                if (is_repository(d.source.layer)) continue;
-                auto& entry = denied.emplace_back(Denied{{}, &d.source});
-                entry.forms.emplace_back(d.value);
-                if (auto real = resolve_pattern(fs_, d.value); real && *real != d.value) entry.forms.emplace_back(std::move(*real));
-            }
-        }
-        if (denied.empty()) return {};
-        for (auto* list : {&p_.filesystem.allow_read, &p_.filesystem.allow_write, &p_.additional_directories}) {
-            SourcedList kept;
-            for (auto& e : *list) {
-                if (!is_repository(e.source.layer)) {
-                    kept.push_back(std::move(e));
-                    continue;
-                }
-                auto real = resolve_pattern(fs_, e.value);
-                if (!real) {
-                    drop(e.source, "left out: its symlinks could not be resolved (" + to_string(real.error()) +
-                                       "), so it might reach a denied path");
-                    continue;
-                }
-                const Split as_written(e.value);
-                const std::optional<Split> leads_to =
-                    *real != e.value ? std::optional<Split>(std::in_place, *real) : std::nullopt;
-                const Denied* hit = nullptr;
-                for (const auto& d : denied) {
-                    for (const auto& form : d.forms)
-                        if (reaches(as_written, form) || (leads_to && reaches(*leads_to, form))) hit = &d;
-                    if (hit) break;
-                }
-                if (hit) {
-                    std::string via = *real != e.value ? " (it leads to " + *real + ")" : std::string();
-                    std::string what;
-                    if (const CredentialStore* store = credential_store_of(*hit->source))
-                        what = ", a credential store sbx hides (" + std::string(store->reason) + ", " +
-                               hit->source->key + "); only user, flag and managed settings can open one";
-                    else
-                        what = ", which " + std::string(layer_name(hit->source->layer)) + " settings deny reading (" +
-                               hit->source->key + " in " + hit->source->file + ")";
-                    drop(e.source, "left out: " + e.value + via + " is at or under " + hit->forms.front().text + what);
-                    continue;
-                }
-                kept.push_back(std::move(e));
-            }
-            *list = std::move(kept);
-        }
-        return {};
-    }
+    expected<void> leave_out_denied_reaches();
 };
 
 }  // namespace detail
 
 // Merges settings layers (at most one per LayerKind but flag, whose files rank by
 // their order, in any order otherwise) into the effective policy. Pure but for the FsView, which resolves symlinks.
-inline expected<Policy> merge(std::vector<Settings>&& layers, const MergeOptions& options, const FsView& fs) {
+SBX_INLINE expected<Policy> merge(std::vector<Settings>&& layers, const MergeOptions& options, const FsView& fs);
+
+// The same, leaving the caller's layers as they are.
+SBX_INLINE expected<Policy> merge(std::span<const Settings> layers, const MergeOptions& options, const FsView& fs);
+
+}  // namespace sbx
+
+// The definitions: inline in every program that includes this header, or
+// compiled once in the program that asks for that (sbx/core/inline.hpp).
+#if !defined(SBX_COMPILED_ENGINE) || defined(SBX_DEFINE_SETTINGS)
+
+namespace sbx {
+
+SBX_INLINE bool may_turn_on_weaker_sandbox(const Settings& layer) {
+    if (layer.from == LayerFile::agent) return false;
+    switch (layer.layer) {
+        case LayerKind::user:
+        case LayerKind::flag:
+        case LayerKind::managed: return true;
+        case LayerKind::builtin:
+        case LayerKind::project:
+        case LayerKind::local: return false;
+    }
+    return false;
+}
+
+SBX_INLINE expected<std::string> resolve_pattern(const FsView& fs, const std::string& p) {
+    if (!glob::has_wildcard(p)) return resolve(fs, p);
+    const std::string prefix = glob::literal_prefix(p);
+    auto r = resolve(fs, prefix);
+    SBX_TRY(r);
+    return paths::normalize(*r + p.substr(prefix.size()));
+}
+
+}  // namespace sbx
+
+namespace sbx::detail {
+
+SBX_INLINE void weaker_sandbox_from_command_line(Policy& p) {
+    const auto& from = p.weaker_sandbox.source;
+    if (from && from->layer == LayerKind::managed && !p.weaker_sandbox.value) {
+        p.warnings.push_back(Warning{std::string(kCommandLineFile), std::string(kWeakerSandboxOption),
+                                     "left out: managed settings keep the weaker sandbox off (" + from->key + " in " +
+                                         from->file + ")"});
+        return;
+    }
+    p.weaker_sandbox = {true, Source{LayerKind::flag, FileName(std::string(kCommandLineFile)),
+                                     std::string(kWeakerSandboxOption)}};
+}
+
+SBX_INLINE expected<Policy> Merger::run() {
+    for (std::size_t i = 1; i < ordered_.size(); ++i)
+        if (ordered_[i]->layer == ordered_[i - 1]->layer && ordered_[i]->layer != LayerKind::flag)
+            return fail(Errc::invalid_argument,
+                        "two settings files for the " + std::string(layer_name(ordered_[i]->layer)) + " layer");
+    // Warnings of the files themselves, lowest layer first, as a person reads them.
+    for (auto it = ordered_.rbegin(); it != ordered_.rend(); ++it)
+        std::move((*it)->warnings.begin(), (*it)->warnings.end(), std::back_inserter(p_.warnings));
+    p_.trusted = opt_.trusted;
+    for (const Settings* s : ordered_)
+        if (s->layer == LayerKind::managed) managed_ = s;
+
+    if (managed_) {
+        if (managed_->allow_unsandboxed && !managed_->allow_unsandboxed->value)
+            p_.admin_required = {true, managed_->allow_unsandboxed->source};
+        else if (managed_->network.managed_domains_only && managed_->network.managed_domains_only->value)
+            p_.admin_required = {true, managed_->network.managed_domains_only->source};
+    }
+    booleans();
+    lists();
+    SBX_TRY(leave_out_denied_reaches());
+    return std::move(p_);
+}
+
+SBX_INLINE std::string Merger::admin_reason() const {
+    const auto& s = *p_.admin_required.source;
+    return "left out: managed settings require the sandbox (" + s.key + " in " + s.file +
+           "), and a repository file cannot loosen it";
+}
+
+SBX_INLINE std::string Merger::loosening(const Settings& s, bool admin_locked) const {
+    if (!is_repository(s.layer)) return {};
+    if (!opt_.trusted) return std::string(kUntrusted);
+    if (admin_locked && admin()) return admin_reason();
+    return {};
+}
+
+SBX_INLINE void Merger::booleans() {
+    auto enabled = [](const Settings& s) -> const SourcedBool& { return s.enabled; };
+    pick(p_.enabled, enabled, [&](const Settings& s, bool v) -> std::string {
+        if (v) return {};
+        auto why = loosening(s, false);
+        if (!why.empty()) return why;
+        if (is_repository(s.layer) && admin() && outside_repository_says(enabled, true)) return admin_reason();
+        return {};
+    });
+    pick(p_.fail_if_unavailable, [](const Settings& s) -> const SourcedBool& { return s.fail_if_unavailable; },
+         [&](const Settings& s, bool v) { return v ? std::string() : loosening(s, true); });
+    auto unsandboxed = [](const Settings& s) -> const SourcedBool& { return s.allow_unsandboxed; };
+    pick(p_.allow_unsandboxed, unsandboxed, [&](const Settings& s, bool v) -> std::string {
+        if (!v) return {};
+        auto why = loosening(s, false);
+        if (!why.empty()) return why;
+        if (is_repository(s.layer) && outside_repository_says(unsandboxed, false))
+            return "left out: a user or managed `false` holds against a repository's `true`";
+        return {};
+    });
+    // Any layer may turn the tool cache off; a repository cannot turn it back
+    // on over a user's, flag file's or managed `false`.
+    auto tool_cache = [](const Settings& s) -> const SourcedBool& { return s.tool_cache; };
+    pick(p_.tool_cache, tool_cache, [&](const Settings& s, bool v) -> std::string {
+        if (v && is_repository(s.layer) && outside_repository_says(tool_cache, false))
+            return "left out: a user, flag or managed `false` holds against a repository's `true`";
+        return {};
+    });
+    // Quiet: from the highest layer that says; it silences only lines that say
+    // what sbx did (the root found, the variables left out), never a refusal
+    // or a warning, so any layer may.
+    pick(p_.quiet, [](const Settings& s) -> const SourcedBool& { return s.quiet; },
+         [](const Settings&, bool) { return std::string(); });
+    // The weaker sandbox: `true` only from a layer that may turn it on; `false`
+    // from any. A managed `false` ranks above the rest (rule 1), and above
+    // the command line too.
+    pick(p_.weaker_sandbox, [](const Settings& s) -> const SourcedBool& { return s.weaker_sandbox; },
+         [](const Settings& s, bool v) {
+             return v && !may_turn_on_weaker_sandbox(s) ? std::string(kWeakerSandboxLayers) : std::string();
+         });
+    if (opt_.weaker_sandbox) weaker_sandbox_from_command_line(p_);
+    pick(p_.auto_allow, [](const Settings& s) -> const SourcedBool& { return s.auto_allow; },
+         [&](const Settings& s, bool v) { return v ? loosening(s, false) : std::string(); });
+    pick(p_.network.allow_local_binding,
+         [](const Settings& s) -> const SourcedBool& { return s.network.allow_local_binding; },
+         [&](const Settings& s, bool v) { return v ? loosening(s, true) : std::string(); });
+    pick(p_.network.allow_all_unix_sockets,
+         [](const Settings& s) -> const SourcedBool& { return s.network.allow_all_unix_sockets; },
+         [&](const Settings& s, bool v) { return v ? loosening(s, true) : std::string(); });
+    pick(p_.network.strict_allowlist,
+         [](const Settings& s) -> const SourcedBool& { return s.network.strict_allowlist; },
+         [&](const Settings& s, bool) -> std::string {
+             if (is_repository(s.layer)) return "left out: counts only from user and managed settings";
+             return {};
+         });
+    const bool managed_fs = managed_ && managed_->filesystem.configured;
+    pick(p_.filesystem.disabled, [](const Settings& s) -> const SourcedBool& { return s.filesystem.disabled; },
+         [&](const Settings& s, bool) -> std::string {
+             if (managed_fs && s.layer != LayerKind::managed)
+                 return "left out: managed settings configure the filesystem, so only they can disable it";
+             if (is_repository(s.layer)) return "left out: counts only from user and managed settings";
+             return {};
+         });
+    auto managed_only = [&](const Settings& s, bool) -> std::string {
+        if (s.layer != LayerKind::managed) return "left out: counts only from managed settings";
+        return {};
+    };
+    pick(p_.filesystem.managed_read_paths_only,
+         [](const Settings& s) -> const SourcedBool& { return s.filesystem.managed_read_paths_only; }, managed_only);
+    pick(p_.network.managed_domains_only,
+         [](const Settings& s) -> const SourcedBool& { return s.network.managed_domains_only; }, managed_only);
+
+    for (const Settings* s : ordered_) {
+        for (auto [slot, from] : {std::pair{&p_.bwrap_path, &s->bwrap_path}, std::pair{&p_.socat_path, &s->socat_path}}) {
+            if (!*from) continue;
+            if (s->layer != LayerKind::managed) drop((*from)->source, "left out: counts only from managed settings");
+            else *slot = **from;
+        }
+    }
+}
+
+SBX_INLINE void Merger::lists() {
+    auto always = [](const Settings&) { return std::string(); };
+    auto locked = [&](const Settings& s) { return loosening(s, true); };
+    auto untrusted_only = [&](const Settings& s) { return loosening(s, false); };
+    const bool domains_managed_only = p_.network.managed_domains_only.value;
+    const bool reads_managed_only = p_.filesystem.managed_read_paths_only.value;
+
+    combine(p_.excluded_commands, [](Settings& s) -> SourcedList& { return s.excluded_commands; }, locked);
+    for (Settings* s : ordered_) {
+        for (auto& rule : s->ignore_violations) {
+            std::string why = locked(*s);
+            if (!why.empty()) drop(rule.source, std::move(why));
+            else p_.ignore_violations.push_back(std::move(rule));
+        }
+    }
+    combine(p_.filesystem.allow_write, [](Settings& s) -> SourcedList& { return s.filesystem.allow_write; },
+            locked);
+    combine(p_.filesystem.deny_write, [](Settings& s) -> SourcedList& { return s.filesystem.deny_write; },
+            always);
+    combine(p_.filesystem.deny_read, [](Settings& s) -> SourcedList& { return s.filesystem.deny_read; },
+            always);
+    combine(p_.filesystem.allow_read, [](Settings& s) -> SourcedList& { return s.filesystem.allow_read; },
+            [&](const Settings& s) -> std::string {
+                if (reads_managed_only && s.layer != LayerKind::managed)
+                    return "left out: managed settings allow only their own allowRead paths "
+                           "(allowManagedReadPathsOnly)";
+                return untrusted_only(s);
+            });
+    combine(p_.network.allowed_domains,
+            [](Settings& s) -> SourcedList& { return s.network.allowed_domains; },
+            [&](const Settings& s) -> std::string {
+                if (domains_managed_only && s.layer != LayerKind::managed)
+                    return "left out: managed settings allow only their own domains (allowManagedDomainsOnly)";
+                return locked(s);
+            });
+    combine(p_.network.denied_domains,
+            [](Settings& s) -> SourcedList& { return s.network.denied_domains; }, always);
+    combine(p_.network.allow_unix_sockets,
+            [](Settings& s) -> SourcedList& { return s.network.allow_unix_sockets; }, locked);
+    combine(p_.credentials.env_vars, [](Settings& s) -> SourcedList& { return s.credentials.env_vars; },
+            always);
+    combine(p_.credentials.files, [](Settings& s) -> SourcedList& { return s.credentials.files; },
+            always);
+    combine(p_.additional_directories,
+            [](Settings& s) -> SourcedList& { return s.additional_directories; }, locked);
+}
+
+SBX_INLINE bool Merger::reaches(const Split& entry, const Split& denied) {
+    if (denied.wildcard) return glob::matches_at_or_above(denied.comps, entry.literal_comps());
+    if (!entry.wildcard) return paths::at_or_under(entry.text, denied.text);
+    return glob::overlaps_at_or_under(entry.comps, denied.comps);
+}
+
+SBX_INLINE expected<void> Merger::leave_out_denied_reaches() {
+    struct Denied {
+        std::deque<Split> forms;  // as written, then resolved if different
+        const Source* source;
+    };
+    std::deque<Denied> denied;
+    for (auto* list : {&p_.filesystem.deny_read, &p_.credentials.files}) {
+        for (const auto& d : *list) {
+            if (is_repository(d.source.layer)) continue;
+            auto& entry = denied.emplace_back(Denied{{}, &d.source});
+            entry.forms.emplace_back(d.value);
+            if (auto real = resolve_pattern(fs_, d.value); real && *real != d.value) entry.forms.emplace_back(std::move(*real));
+        }
+    }
+    if (denied.empty()) return {};
+    for (auto* list : {&p_.filesystem.allow_read, &p_.filesystem.allow_write, &p_.additional_directories}) {
+        SourcedList kept;
+        for (auto& e : *list) {
+            if (!is_repository(e.source.layer)) {
+                kept.push_back(std::move(e));
+                continue;
+            }
+            auto real = resolve_pattern(fs_, e.value);
+            if (!real) {
+                drop(e.source, "left out: its symlinks could not be resolved (" + to_string(real.error()) +
+                                   "), so it might reach a denied path");
+                continue;
+            }
+            const Split as_written(e.value);
+            const std::optional<Split> leads_to =
+                *real != e.value ? std::optional<Split>(std::in_place, *real) : std::nullopt;
+            const Denied* hit = nullptr;
+            for (const auto& d : denied) {
+                for (const auto& form : d.forms)
+                    if (reaches(as_written, form) || (leads_to && reaches(*leads_to, form))) hit = &d;
+                if (hit) break;
+            }
+            if (hit) {
+                std::string via = *real != e.value ? " (it leads to " + *real + ")" : std::string();
+                std::string what;
+                if (const CredentialStore* store = credential_store_of(*hit->source))
+                    what = ", a credential store sbx hides (" + std::string(store->reason) + ", " +
+                           hit->source->key + "); only user, flag and managed settings can open one";
+                else
+                    what = ", which " + std::string(layer_name(hit->source->layer)) + " settings deny reading (" +
+                           hit->source->key + " in " + hit->source->file + ")";
+                drop(e.source, "left out: " + e.value + via + " is at or under " + hit->forms.front().text + what);
+                continue;
+            }
+            kept.push_back(std::move(e));
+        }
+        *list = std::move(kept);
+    }
+    return {};
+}
+
+}  // namespace sbx::detail
+
+namespace sbx {
+
+SBX_INLINE expected<Policy> merge(std::vector<Settings>&& layers, const MergeOptions& options, const FsView& fs) {
     return with_cache(fs, [&](const CachedFs& cached) { return detail::Merger(std::move(layers), options, cached).run(); });
 }
 
-// The same, leaving the caller's layers as they are.
-inline expected<Policy> merge(std::span<const Settings> layers, const MergeOptions& options, const FsView& fs) {
+SBX_INLINE expected<Policy> merge(std::span<const Settings> layers, const MergeOptions& options, const FsView& fs) {
     return merge(std::vector<Settings>(layers.begin(), layers.end()), options, fs);
 }
 
 }  // namespace sbx
+#endif

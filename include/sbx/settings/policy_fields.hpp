@@ -15,6 +15,7 @@
 #include <string>
 #include <string_view>
 
+#include "sbx/core/inline.hpp"
 #include "sbx/core/json_write.hpp"
 #include "sbx/settings/policy.hpp"
 
@@ -170,17 +171,32 @@ static_assert(fields_well_formed(), "kPolicyFields: a name twice, or a group's f
 }  // namespace detail
 
 // An ignoreViolations rule in one line: `command: "text" "text"`.
-inline std::string ignore_text(const IgnoreRule& r) {
-    std::string out = r.command + ":";
-    for (const auto& v : r.violations) out += " \"" + v + "\"";
-    return out;
-}
+SBX_INLINE std::string ignore_text(const IgnoreRule& r);
 
 // The policy's members, into an object `w` has open: "version", "trusted", each
 // field of kPolicyFields with its source ({layer, file, key}, or null for a
 // default) and each list entry with its own, then the warnings. For a caller that
 // adds members of its own (sbx policy: the root).
-inline void write_policy_members(json::Writer& w, const Policy& p) {
+SBX_INLINE void write_policy_members(json::Writer& w, const Policy& p);
+
+// The policy as a JSON object of write_policy_members.
+SBX_INLINE std::string to_json(const Policy& p);
+
+}  // namespace sbx
+
+// The definitions: inline in every program that includes this header, or
+// compiled once in the program that asks for that (sbx/core/inline.hpp).
+#if !defined(SBX_COMPILED_ENGINE) || defined(SBX_DEFINE_SETTINGS)
+
+namespace sbx {
+
+SBX_INLINE std::string ignore_text(const IgnoreRule& r) {
+    std::string out = r.command + ":";
+    for (const auto& v : r.violations) out += " \"" + v + "\"";
+    return out;
+}
+
+SBX_INLINE void write_policy_members(json::Writer& w, const Policy& p) {
     auto sourced = [&](const auto& value, const std::optional<Source>& s) {
         w.begin_object().key("value").value(value).key("source");
         write_source(w, s);
@@ -227,8 +243,7 @@ inline void write_policy_members(json::Writer& w, const Policy& p) {
     w.end_array();
 }
 
-// The policy as a JSON object of write_policy_members.
-inline std::string to_json(const Policy& p) {
+SBX_INLINE std::string to_json(const Policy& p) {
     json::Writer w;
     w.begin_object();
     write_policy_members(w, p);
@@ -237,3 +252,4 @@ inline std::string to_json(const Policy& p) {
 }
 
 }  // namespace sbx
+#endif

@@ -22,6 +22,7 @@
 #include "sbx/core/error.hpp"
 #include "sbx/core/expected.hpp"
 #include "sbx/core/fs_view.hpp"
+#include "sbx/core/inline.hpp"
 #include "sbx/core/paths.hpp"
 
 namespace sbx {
@@ -60,23 +61,7 @@ inline ProjectRoot named_root(std::string root) { return ProjectRoot{std::move(r
 
 // Why `r` is the root, in words, for people: the header of `sbx policy`, the
 // plan's `rootWhy`, the line `sbx run` prints.
-inline std::string root_why(const ProjectRoot& r) {
-    switch (r.reason) {
-        case RootReason::option: return "named with --root";
-        case RootReason::git_work_tree:
-            return "the top of the git work tree holding the current directory (" + r.decided_by + ")";
-        case RootReason::claude_folder:
-            return "the nearest folder holding the current directory with a .claude folder (" + r.decided_by +
-                   "), and no git work tree";
-        case RootReason::current_directory:
-            if (r.stopped_at == r.root)
-                return r.root == "/" ? "the current directory: sbx never looks for a project in /"
-                                     : "the current directory: it is or holds your home directory, where sbx does "
-                                       "not look for a project";
-            return "the current directory: no git work tree or .claude folder holds it below " + r.stopped_at;
-    }
-    return "?";
-}
+SBX_INLINE std::string root_why(const ProjectRoot& r);
 
 namespace detail {
 
@@ -95,22 +80,11 @@ inline constexpr RootMarker kRootMarkers[] = {
 static_assert(kRootMarkers[0].reason == RootReason::git_work_tree, "git ranks first");
 
 // Whether the walk may look in `dir` at all: not `/`, not a home and not above one.
-inline bool may_be_project(std::string_view dir, std::span<const std::string> homes) {
-    if (dir == "/") return false;
-    for (const auto& h : homes)
-        if (paths::at_or_under(h, dir)) return false;
-    return true;
-}
+SBX_INLINE bool may_be_project(std::string_view dir, std::span<const std::string> homes);
 
-inline Error root_error(std::string why, const std::string& path) {
-    return Error(Errc::invalid_argument, std::move(why) + "; name the project with --root DIR").in_file(path);
-}
+SBX_INLINE Error root_error(std::string why, const std::string& path);
 // What cannot be looked at is not skipped: that would pick another root.
-inline Error unreadable(const std::string& path, Error cause) {
-    return Error(Errc::io_error, "cannot tell whether the project's root is here; name the project with --root DIR")
-        .in_file(path)
-        .caused_by(std::move(cause));
-}
+SBX_INLINE Error unreadable(const std::string& path, Error cause);
 
 // Whether `uid` may own something the walk takes: the caller, or root (who
 // could change anything of the caller's anyway).
@@ -124,7 +98,71 @@ inline bool trusted_owner(std::uint32_t owner, std::uint32_t uid) { return owner
 // Errors stop the walk: a symlinked marker (sbx does not follow it to decide
 // which directory becomes writable), one of another owner than the caller or
 // root (anyone can make `/tmp/.git`), one that cannot be looked at.
-inline expected<bool> holds_marker(const std::string& dir, const RootMarker& m, std::uint32_t uid, const FsView& fs) {
+SBX_INLINE expected<bool> holds_marker(const std::string& dir, const RootMarker& m, std::uint32_t uid, const FsView& fs);
+
+}  // namespace detail
+
+// The project that holds `cwd` (absolute, normalised, symlink-free), walking up
+// from it and looking in no directory that is `/` or is or holds one of `homes`
+// (as homes_to_keep_out gives them: each as written and as its real path). When
+// `cwd` is itself such a directory, it is the root (and the caller's refusal of a
+// root exposing a home applies). `uid` is the caller's: a marker, and the
+// directory holding it, must be its or root's. Errors name the path: a marker
+// that is a symlink or another user's (INVALID_ARGUMENT), or that cannot be
+// looked at (IO_ERROR); the walk never skips one to pick another root. A
+// `.claude` the walk cannot take is an error only when no `.git` above it
+// decides instead, as that would outrank the `.claude` anyway.
+SBX_INLINE expected<ProjectRoot> find_project_root(std::string_view cwd, std::span<const std::string> homes,
+                                               std::uint32_t uid, const FsView& fs);
+
+}  // namespace sbx
+
+// The definitions: inline in every program that includes this header, or
+// compiled once in the program that asks for that (sbx/core/inline.hpp).
+#if !defined(SBX_COMPILED_ENGINE) || defined(SBX_DEFINE_SETTINGS)
+
+namespace sbx {
+
+SBX_INLINE std::string root_why(const ProjectRoot& r) {
+    switch (r.reason) {
+        case RootReason::option: return "named with --root";
+        case RootReason::git_work_tree:
+            return "the top of the git work tree holding the current directory (" + r.decided_by + ")";
+        case RootReason::claude_folder:
+            return "the nearest folder holding the current directory with a .claude folder (" + r.decided_by +
+                   "), and no git work tree";
+        case RootReason::current_directory:
+            if (r.stopped_at == r.root)
+                return r.root == "/" ? "the current directory: sbx never looks for a project in /"
+                                     : "the current directory: it is or holds your home directory, where sbx does "
+                                       "not look for a project";
+            return "the current directory: no git work tree or .claude folder holds it below " + r.stopped_at;
+    }
+    return "?";
+}
+
+}  // namespace sbx
+
+namespace sbx::detail {
+
+SBX_INLINE bool may_be_project(std::string_view dir, std::span<const std::string> homes) {
+    if (dir == "/") return false;
+    for (const auto& h : homes)
+        if (paths::at_or_under(h, dir)) return false;
+    return true;
+}
+
+SBX_INLINE Error root_error(std::string why, const std::string& path) {
+    return Error(Errc::invalid_argument, std::move(why) + "; name the project with --root DIR").in_file(path);
+}
+
+SBX_INLINE Error unreadable(const std::string& path, Error cause) {
+    return Error(Errc::io_error, "cannot tell whether the project's root is here; name the project with --root DIR")
+        .in_file(path)
+        .caused_by(std::move(cause));
+}
+
+SBX_INLINE expected<bool> holds_marker(const std::string& dir, const RootMarker& m, std::uint32_t uid, const FsView& fs) {
     const std::string at = paths::join(dir, m.name);
     auto st = fs.lstat(at);
     if (!st) return fail(unreadable(at, std::move(st.error())));
@@ -164,19 +202,11 @@ inline expected<bool> holds_marker(const std::string& dir, const RootMarker& m, 
     return true;
 }
 
-}  // namespace detail
+}  // namespace sbx::detail
 
-// The project that holds `cwd` (absolute, normalised, symlink-free), walking up
-// from it and looking in no directory that is `/` or is or holds one of `homes`
-// (as homes_to_keep_out gives them: each as written and as its real path). When
-// `cwd` is itself such a directory, it is the root (and the caller's refusal of a
-// root exposing a home applies). `uid` is the caller's: a marker, and the
-// directory holding it, must be its or root's. Errors name the path: a marker
-// that is a symlink or another user's (INVALID_ARGUMENT), or that cannot be
-// looked at (IO_ERROR); the walk never skips one to pick another root. A
-// `.claude` the walk cannot take is an error only when no `.git` above it
-// decides instead, as that would outrank the `.claude` anyway.
-inline expected<ProjectRoot> find_project_root(std::string_view cwd, std::span<const std::string> homes,
+namespace sbx {
+
+SBX_INLINE expected<ProjectRoot> find_project_root(std::string_view cwd, std::span<const std::string> homes,
                                                std::uint32_t uid, const FsView& fs) {
     const std::string here = paths::normalize(cwd);
     if (!detail::may_be_project(here, homes)) return ProjectRoot{here, RootReason::current_directory, {}, here};
@@ -201,3 +231,4 @@ inline expected<ProjectRoot> find_project_root(std::string_view cwd, std::span<c
 }
 
 }  // namespace sbx
+#endif
