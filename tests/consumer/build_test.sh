@@ -2,8 +2,10 @@
 # TAP: sbx works as a dependency of another project, both ways a project gets it.
 #   1-4  the consumer in tests/consumer/ builds with the sbx source tree as
 #        subprojects/sbx (found through dependency('sbx'), forced to the
-#        subproject so an sbx installed on the machine cannot stand in), its
-#        program runs, and its doctest policy check passes under `meson test`;
+#        subproject so an sbx installed on the machine cannot stand in), with
+#        the engine header-only (sbx-every-header: two units that include every
+#        header link), its program runs, and its doctest policy check passes
+#        under `meson test`;
 #   5-9  sbx installs into a prefix, and the same main.cpp and policy check
 #        build against the installed headers with the flags of the installed
 #        pkg-config file (doctest's header from the system's include path:
@@ -57,12 +59,14 @@ echo "1..9"
 
 # The consumer, with sbx as a subproject: a symbolic link to this source tree.
 cp -R "$src/tests/consumer" "$tmp/consumer"
+cp "$src/tests/unit/every_header.hpp" "$tmp/consumer/"
 mkdir -p "$tmp/consumer/subprojects"
 ln -s "$src" "$tmp/consumer/subprojects/sbx"
 step "the consumer configures with sbx as a subproject" \
     meson setup "$tmp/consumer-build" "$tmp/consumer" --wrap-mode=nodownload \
         --force-fallback-for=sbx -Dsbx:launchers=false
-step "the consumer compiles against dependency('sbx')" meson compile -C "$tmp/consumer-build"
+step "the consumer compiles against dependency('sbx'), header-only (two units with every header link)" \
+    meson compile -C "$tmp/consumer-build"
 step "the consumer prints the merged value" prints_expected "$tmp/consumer-build/sbx-consumer"
 step "the consumer's doctest policy check passes" \
     meson test -C "$tmp/consumer-build" --no-rebuild --print-errorlogs policy-check

@@ -9,7 +9,8 @@ kernel: <fcntl.h>, <unistd.h>, <sys/...>, <dirent.h>); io holds the headers that
 touch the disk, and nothing below io includes it. Prints each header that breaks
 the order with the line, and exits 1 if any does. Also checks that
 tests/unit/every_header.hpp, which both parts of the unit suite include, includes
-every header.
+every header, and that the engine's sources (tools/engine/, one per layer)
+compile every header of their layer under the guard of that layer.
 
 The launchers' folders are layers too (launchers/meson.build), lowest first:
 
@@ -58,6 +59,35 @@ every = (root.parents[1] / "tests" / "unit" / "every_header.hpp").read_text()
 for header in headers:
     if f'#include "sbx/{header.relative_to(root)}"' not in every:
         bad.append(f"tests/unit/every_header.hpp: does not include sbx/{header.relative_to(root)}")
+
+# The engine compiled once (sbx/core/inline.hpp): a header's definitions at its
+# end are read by every program, or with SBX_COMPILED_ENGINE only by the source
+# of its layer, tools/engine/LAYER.cpp, which includes every header of the layer.
+# A header under the wrong layer's guard, or left out of its layer's source, would
+# leave sbx's own programs with a function defined twice or not at all.
+engine = root.parents[1] / "tools" / "engine"
+for folder in LEVEL:
+    source = engine / f"{folder}.cpp"
+    if not source.is_file():
+        bad.append(f"tools/engine/{folder}.cpp: missing: the {folder} layer is compiled nowhere")
+        continue
+    text = source.read_text()
+    if f"#define SBX_DEFINE_{folder.upper()}\n" not in text:
+        bad.append(f"tools/engine/{folder}.cpp: does not define SBX_DEFINE_{folder.upper()}")
+    for header in headers:
+        rel = header.relative_to(root)
+        if rel.parts[0] == folder and f'#include "sbx/{rel}"' not in text:
+            bad.append(f"tools/engine/{folder}.cpp: does not include sbx/{rel}")
+for header in headers:
+    rel = header.relative_to(root)
+    text = header.read_text()
+    guards = re.findall(r"^#if !defined\(SBX_COMPILED_ENGINE\) \|\| defined\(SBX_DEFINE_(\w+)\)$", text, re.M)
+    if "SBX_INLINE" in text and rel != pathlib.Path("core/inline.hpp"):
+        if guards != [rel.parts[0].upper()]:
+            bad.append(f"{rel}: defines SBX_INLINE functions, so its end block is read under "
+                       f"`#if !defined(SBX_COMPILED_ENGINE) || defined(SBX_DEFINE_{rel.parts[0].upper()})`, once")
+        if '#include "sbx/core/inline.hpp"' not in text:
+            bad.append(f"{rel}: uses SBX_INLINE without including sbx/core/inline.hpp")
 
 # The launchers' folders, the same way (launchers/meson.build): a file includes
 # its own folder and the ones below it, never one beside it or above. Every

@@ -1,8 +1,11 @@
 // Every engine header. Both parts of the unit suite include it first
 // (tests/unit/unity.py --first): two translation units of one program that
-// include every header, so that a definition in a header that is neither inline
-// nor constexpr fails the program's link. tests/layers/layers_test.py checks that
-// no header is missing here.
+// include every header. The suite links the engine compiled once
+// (SBX_COMPILED_ENGINE, sbx/core/inline.hpp), so a header whose definitions are
+// read outside its layer's source fails the suite's link; tests/consumer
+// includes it in two units of a header-only program, where a definition that is
+// neither inline nor constexpr fails the link. tests/layers/layers_test.py
+// checks that no header is missing here.
 #pragma once
 
 #include "sbx/core/ascii.hpp"

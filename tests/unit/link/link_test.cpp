@@ -1,7 +1,9 @@
 // The unit suite's two parts each include every engine header first
-// (every_header.hpp): that sbx-unit links at all is the check that no header
-// defines a function or variable that is neither inline nor constexpr. What
-// runs here only shows the program is the one so linked.
+// (every_header.hpp), and the suite links the engine compiled once: that
+// sbx-unit links at all is the check that each header's definitions are
+// compiled in its layer's source alone (sbx/core/inline.hpp). What runs here only
+// shows the program is the one so linked. The header-only engine has the same
+// check in tests/consumer (sbx-every-header).
 #include <doctest/doctest.h>
 
 #include "sbx/core/paths.hpp"
