@@ -114,7 +114,8 @@ inline bool send_fds(int sock, std::span<const int> fds, char tag) {
     return sent == 1;
 }
 
-// An owned descriptor, closed when it goes. Move-only.
+// An owned descriptor, closed when it goes. Move-only. Closing keeps errno, so
+// that a failure's errno survives the descriptors that go out of scope with it.
 class Fd {
 public:
     Fd() = default;
@@ -135,7 +136,11 @@ public:
     bool ok() const { return fd_ >= 0; }
     int release() { return std::exchange(fd_, -1); }
     void reset() {
-        if (fd_ >= 0) ::close(fd_);
+        if (fd_ >= 0) {
+            const int err = errno;
+            ::close(fd_);
+            errno = err;
+        }
         fd_ = -1;
     }
 

@@ -314,7 +314,7 @@ public:
 private:
     const WeakerBroker& rules_;
     const seccomp_notif& n_;
-    int listener_;
+    int listener_;  // the broker's (FileBroker::listener_), borrowed for this one call
 
     pid_t tid() const { return static_cast<pid_t>(n_.pid); }
     static int dirfd(std::uint64_t v) { return static_cast<int>(static_cast<std::uint32_t>(v)); }

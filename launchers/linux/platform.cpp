@@ -80,27 +80,22 @@ namespace {
 
 // Makes dirfd/name, mode 0444, holding `content`, all at once where the
 // filesystem can (an unnamed file written, then linked in); elsewhere made and
-// written. A descriptor on it, or -1 with errno (EEXIST when something is there).
-int make_whole_file(int dirfd, const std::string& name, const std::string& content) {
-    int fd = ::openat(dirfd, ".", O_TMPFILE | O_RDWR | O_CLOEXEC, 0444);
-    if (fd >= 0) {
-        const std::string from = "/proc/self/fd/" + std::to_string(fd);
-        if (write_all(fd, content.data(), content.size()) &&
+// written. A descriptor on it, or none with errno (EEXIST when something is there).
+Fd make_whole_file(int dirfd, const std::string& name, const std::string& content) {
+    Fd fd(::openat(dirfd, ".", O_TMPFILE | O_RDWR | O_CLOEXEC, 0444));
+    if (fd.ok()) {
+        const std::string from = "/proc/self/fd/" + std::to_string(fd.get());
+        if (write_all(fd.get(), content.data(), content.size()) &&
             ::linkat(AT_FDCWD, from.c_str(), dirfd, name.c_str(), AT_SYMLINK_FOLLOW) == 0)
             return fd;
-        const int err = errno;
-        ::close(fd);
-        errno = err;
-        return -1;
+        return Fd();  // the unnamed file goes with `fd`
     }
-    fd = ::openat(dirfd, name.c_str(), O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0444);
-    if (fd < 0) return -1;
-    if (!write_all(fd, content.data(), content.size())) {
+    fd = Fd(::openat(dirfd, name.c_str(), O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0444));
+    if (fd.ok() && !write_all(fd.get(), content.data(), content.size())) {
         const int err = errno;
-        ::close(fd);
         (void)::unlinkat(dirfd, name.c_str(), 0);
         errno = err;
-        return -1;
+        return Fd();
     }
     return fd;
 }
@@ -109,42 +104,81 @@ int make_whole_file(int dirfd, const std::string& name, const std::string& conte
 // hard links of.
 class LinkSources {
 public:
-    LinkSources() = default;
-    LinkSources(const LinkSources&) = delete;
-    LinkSources& operator=(const LinkSources&) = delete;
-    ~LinkSources() {
-        for (auto& s : sources_) ::close(s.fd);
-    }
     // An existing placeholder of the group, when it is still as made.
     void offer(const sbx::RegisteredPlaceholder& e) {
         const std::string content = sbx::placeholder_content(e.kind, e.path);
         if (find(content) >= 0) return;
-        const int fd = ::open(e.path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+        Fd fd(::open(e.path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
         struct stat st {};
-        if (fd >= 0 && ::fstat(fd, &st) == 0 && sbx::is_made_placeholder(st, e)) {
-            sources_.push_back({content, fd});
-            return;
-        }
-        if (fd >= 0) ::close(fd);
+        if (fd.ok() && ::fstat(fd.get(), &st) == 0 && sbx::is_made_placeholder(st, e))
+            sources_.push_back({content, std::move(fd)});
     }
     // A placeholder just made; `fd` stays the caller's.
     void keep(const std::string& content, int fd) {
         if (find(content) >= 0) return;
-        if (const int copy = ::fcntl(fd, F_DUPFD_CLOEXEC, 0); copy >= 0) sources_.push_back({content, copy});
+        if (Fd copy(::fcntl(fd, F_DUPFD_CLOEXEC, 0)); copy.ok()) sources_.push_back({content, std::move(copy)});
     }
     int find(const std::string& content) const {
         for (const auto& s : sources_)
-            if (s.content == content) return s.fd;
+            if (s.content == content) return s.fd.get();
         return -1;
     }
 
 private:
     struct Source {
         std::string content;
-        int fd;
+        Fd fd;
     };
     std::vector<Source> sources_;
 };
+
+// The directory a run of placeholders lies in (most lie at the root's top),
+// opened once for the run, and what it was when opened.
+class PlaceholderParent {
+public:
+    // Opens `parent` unless it is the one open.
+    sbx::expected<void> open(const std::string& parent) {
+        if (fd_.ok() && parent == path_) return {};
+        path_ = parent;
+        fd_ = Fd(::open(parent.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+        if (!fd_.ok())
+            return sbx::fail(sbx::Error(sbx::Errc::stale_plan, std::string("cannot open a placeholder's directory: ") +
+                                                                   std::strerror(errno))
+                                 .in_file(parent));
+        if (::fstat(fd_.get(), &st_) != 0) st_ = {};
+        return {};
+    }
+    int fd() const { return fd_.get(); }
+    // It is the directory the plan saw.
+    bool is(const sbx::Identity& id) const { return st_.st_dev == id.dev && st_.st_ino == id.ino; }
+
+private:
+    std::string path_;
+    Fd fd_;
+    struct stat st_ {};
+};
+
+// Makes the placeholder `ph` as `name` in the directory open at `dirfd`: a file
+// as a hard link to one of `sources` of the same content where it can, else
+// made whole (and offered to `sources`); a directory empty, mode 0555. -1 with
+// errno where it could not.
+int make_placeholder_in(int dirfd, const std::string& name, const sbx::PlaceholderOp& ph, LinkSources& sources) {
+    if (ph.kind != sbx::Placeholder::file && ph.kind != sbx::Placeholder::commondir)
+        return ::mkdirat(dirfd, name.c_str(), 0555);
+    const std::string content = sbx::placeholder_content(ph.kind, ph.path);
+    const bool shared = ph.kind == sbx::Placeholder::file;  // a commondir names its own directory
+    if (const int source = shared ? sources.find(content) : -1; source >= 0) {
+        const std::string from = "/proc/self/fd/" + std::to_string(source);
+        if (::linkat(AT_FDCWD, from.c_str(), dirfd, name.c_str(), AT_SYMLINK_FOLLOW) == 0) return 0;
+    }
+    // The first of its content, or one a link cannot reach (another filesystem):
+    // made whole before its name appears, so that no program outside ever reads
+    // a half-written one.
+    const Fd made = make_whole_file(dirfd, name, content);
+    if (!made.ok()) return -1;
+    if (shared) sources.keep(content, made.get());
+    return 0;
+}
 
 // Makes the placeholders, which are the root's group's: its last sandbox
 // removes them. `existing`: the group's placeholders, read under its mutex.
@@ -157,17 +191,7 @@ sbx::expected<void> make_placeholders(const sbx::Plan& plan, RootGroup& group,
     LinkSources sources;
     for (const auto& e : existing)
         if (e.kind == sbx::Placeholder::file) sources.offer(e);
-    // The directory of the placeholders in a row that lie in one (most lie at
-    // the root's top), opened once.
-    std::string open_parent;
-    int dirfd = -1;
-    struct stat dir_st {};
-    struct CloseDir {
-        int& fd;
-        ~CloseDir() {
-            if (fd >= 0) ::close(fd);
-        }
-    } close_dir{dirfd};
+    PlaceholderParent dir;
     for (const auto& ph : plan.filesystem.placeholders) {
         const bool taken_over = std::any_of(existing.begin(), existing.end(), [&](const sbx::RegisteredPlaceholder& e) {
             return e.path == ph.path && e.kind == ph.kind;
@@ -175,52 +199,19 @@ sbx::expected<void> make_placeholders(const sbx::Plan& plan, RootGroup& group,
         if (taken_over) continue;
         const std::string parent = sbx::paths::parent(ph.path);
         const std::string name = ph.path.substr(parent.size() == 1 ? 1 : parent.size() + 1);
-        if (dirfd < 0 || parent != open_parent) {
-            if (dirfd >= 0) ::close(dirfd);
-            open_parent = parent;
-            dirfd = ::open(parent.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-            if (dirfd < 0)
-                return sbx::fail(sbx::Error(sbx::Errc::stale_plan, std::string("cannot open a placeholder's directory: ") +
-                                                                       std::strerror(errno))
-                                     .in_file(parent));
-            if (::fstat(dirfd, &dir_st) != 0) dir_st = {};
-        }
-        const bool same = dir_st.st_dev == ph.parent.dev && dir_st.st_ino == ph.parent.ino;
-        int rc = -1;
-        if (same) {
-            if (ph.kind == sbx::Placeholder::file || ph.kind == sbx::Placeholder::commondir) {
-                const std::string content = sbx::placeholder_content(ph.kind, ph.path);
-                const bool shared = ph.kind == sbx::Placeholder::file;  // a commondir names its own directory
-                if (const int source = shared ? sources.find(content) : -1; source >= 0) {
-                    const std::string from = "/proc/self/fd/" + std::to_string(source);
-                    rc = ::linkat(AT_FDCWD, from.c_str(), dirfd, name.c_str(), AT_SYMLINK_FOLLOW);
-                }
-                if (rc < 0) {
-                    // The first of its content, or one a link cannot reach (another
-                    // filesystem): made whole before its name appears, so that no
-                    // program outside ever reads a half-written one.
-                    const int fd = make_whole_file(dirfd, name, content);
-                    rc = fd;
-                    if (fd >= 0) {
-                        if (shared) sources.keep(content, fd);
-                        ::close(fd);
-                    }
-                }
-            } else {
-                rc = ::mkdirat(dirfd, name.c_str(), 0555);
-            }
-        }
-        const int err = errno;
-        struct stat made_st {};
-        if (rc >= 0 && ::fstatat(dirfd, name.c_str(), &made_st, AT_SYMLINK_NOFOLLOW) != 0) made_st = {};
-        if (!same)
+        SBX_TRY(dir.open(parent));
+        if (!dir.is(ph.parent))
             return sbx::fail(sbx::Error(sbx::Errc::stale_plan, "a placeholder's directory changed since the plan was made")
                                  .in_file(parent));
-        if (rc < 0)
+        if (make_placeholder_in(dir.fd(), name, ph, sources) < 0) {
+            const int err = errno;
             return sbx::fail(sbx::Error(sbx::Errc::stale_plan,
                                         std::string("cannot make the placeholder: ") + std::strerror(err) +
                                             (err == EEXIST ? " (something got there first)" : ""))
                                  .in_file(ph.path));
+        }
+        struct stat made_st {};
+        if (::fstatat(dir.fd(), name.c_str(), &made_st, AT_SYMLINK_NOFOLLOW) != 0) made_st = {};
         const Leftover placeholder{leftover_kind(ph.kind), ph.path, made_st.st_dev, made_st.st_ino};
         if (auto r = group.record(placeholder); !r) {
             remove_leftovers({placeholder});
@@ -362,7 +353,7 @@ namespace {
 // stage reads later.
 sbx::expected<void> open_sandbox_fds(Sandbox& sb, const Options& o, bool scan_stderr, bool proxy, bool waiting) {
     auto failed = [](const std::string& what) { return sbx::fail(errno_error(what)); };
-    sb.exe = Fd(open_stage_binary());
+    sb.exe = open_stage_binary();
     if (sb.exe.get() < 0 || !sb.status.open()) return failed("cannot set up the stage");
     sb.stage.exe_fd = sb.exe.get();
     sb.stage.status_fd = sb.status.write.get();
@@ -1237,7 +1228,9 @@ sbx::expected<std::unique_ptr<CommandProxy>> weaker_proxy(Run& run, const pid_t&
     if (!listeners) return sbx::fail(listeners.error());
     put_proxy_environment(stage.env, listeners->http_port, listeners->socks_port, *secret);
     stage.connect_ports = {listeners->http_port, listeners->socks_port};
-    auto started = CommandProxy::start(run.plan, run.l.report(), run.l.answering(), listeners->http, listeners->socks,
+    // The listeners are the proxy's to close from here on.
+    auto started = CommandProxy::start(run.plan, run.l.report(), run.l.answering(), listeners->http.release(),
+                                       listeners->socks.release(),
                                        [&pid] {
                                            // The command's group (its session, with a terminal of its own).
                                            if (pid > 0) ::kill(-pid, SIGSTOP);

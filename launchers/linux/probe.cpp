@@ -32,6 +32,7 @@
 namespace sbx::linux_sandbox {
 
 using sbx::launcher::high_fd;
+using sbx::launcher::Pipe;
 using sbx::launcher::run_program;
 
 namespace {
@@ -716,29 +717,29 @@ void run_trial(ProbeInputs& in, const ProbeOptions& options, const std::string& 
     const bool stage_mounts = split.has_value();
     Fd bpf, mounts_bpf;
     if (split) {
-        bpf = Fd(high_fd(split->first.release()));
-        mounts_bpf = Fd(high_fd(split->second.release()));
+        bpf = high_fd(Fd(split->first.release()));
+        mounts_bpf = high_fd(Fd(split->second.release()));
     } else if (auto program = seccomp_program(SeccompOptions{unix_sockets})) {
-        bpf = Fd(high_fd(program->release()));
+        bpf = high_fd(Fd(program->release()));
     }
     in.bwrap_run_argv = bwrap_run_argv(bwrap, dir.path(), true_path, bpf.get() >= 0, stage_mounts);
     if (auto why = dir.make(trial_plan(dir.path(), true_path)); !why.empty()) {
         run.spawn_error = "cannot make the run's directory: " + why;
         return;
     }
-    Fd exe(high_fd(options.stage_program.empty() ? open_stage_binary()
-                                                 : ::open(options.stage_program.c_str(), O_RDONLY | O_CLOEXEC)));
-    if (exe.get() < 0) {
+    Fd exe = high_fd(options.stage_program.empty() ? open_stage_binary()
+                                                   : Fd(::open(options.stage_program.c_str(), O_RDONLY | O_CLOEXEC)));
+    if (!exe.ok()) {
         run.spawn_error = errno_text("cannot open the stage's program");
         return;
     }
-    int status_pipe[2];
-    if (::pipe2(status_pipe, O_CLOEXEC) != 0) {
+    Pipe status;
+    if (!status.open()) {
         run.spawn_error = errno_text("pipe2");
         return;
     }
-    Fd status_r(high_fd(status_pipe[0])), status_w(high_fd(status_pipe[1]));
-    if (status_r.get() < 0 || status_w.get() < 0) {
+    Fd status_r = high_fd(std::move(status.read)), status_w = high_fd(std::move(status.write));
+    if (!status_r.ok() || !status_w.ok()) {
         run.spawn_error = errno_text("fcntl(F_DUPFD_CLOEXEC)");
         return;
     }

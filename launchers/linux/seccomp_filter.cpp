@@ -135,18 +135,13 @@ std::optional<SplitFilter> split_seccomp_programs(bool allow_unix_sockets) {
 }
 
 sbx::expected<std::string> export_pfc(const SeccompFilter& filter) {
-    const int fd = memfd_create("sbx-seccomp-pfc", MFD_CLOEXEC);
-    if (fd < 0) return sbx::fail(seccomp_error("memfd_create for the PFC export", -errno));
-    struct Close {
-        int fd;
-        ~Close() { ::close(fd); }
-    } closer{fd};
-
-    if (int rc = seccomp_export_pfc(filter.get(), fd); rc < 0)
+    const launcher::Fd fd(memfd_create("sbx-seccomp-pfc", MFD_CLOEXEC));
+    if (!fd.ok()) return sbx::fail(seccomp_error("memfd_create for the PFC export", -errno));
+    if (int rc = seccomp_export_pfc(filter.get(), fd.get()); rc < 0)
         return sbx::fail(seccomp_error("seccomp_export_pfc", rc));
-    if (lseek(fd, 0, SEEK_SET) < 0) return sbx::fail(seccomp_error("rewinding the PFC export", -errno));
+    if (lseek(fd.get(), 0, SEEK_SET) < 0) return sbx::fail(seccomp_error("rewinding the PFC export", -errno));
 
-    auto text = read_all(fd, std::size_t{1} << 24, "the PFC export");
+    auto text = read_all(fd.get(), std::size_t{1} << 24, "the PFC export");
     if (!text)
         return sbx::fail(Error(Errc::sandbox_unavailable, "seccomp: reading the PFC export").caused_by(text.error()));
     return text;

@@ -139,7 +139,7 @@ void warn_forwards(const char* program, const sbx::Plan& plan) {
 // see setsid in start_command). A process that left the group (a setsid of its
 // own) keeps running: macOS has no PID namespace to find it by. Not tested on
 // Linux, where sbx-mac only builds.
-sbx::expected<std::unique_ptr<CommandProxy>> start_proxy(Launcher& l, const sbx::Plan& plan, const Listeners& listeners) {
+sbx::expected<std::unique_ptr<CommandProxy>> start_proxy(Launcher& l, const sbx::Plan& plan, Listeners& listeners) {
     auto stop = [] {
         Stopped s;
         sandbox_frozen(true);  // until continue_stopped()
@@ -151,8 +151,9 @@ sbx::expected<std::unique_ptr<CommandProxy>> start_proxy(Launcher& l, const sbx:
         s.targets.push_back(-group);
         return s;
     };
-    return CommandProxy::start(plan, l.report(), l.answering(), listeners.http, listeners.socks, stop, {},
-                               listeners.secret);
+    // The listeners are the proxy's to close from here on.
+    return CommandProxy::start(plan, l.report(), l.answering(), listeners.http.release(), listeners.socks.release(),
+                               stop, {}, listeners.secret);
 }
 
 // Clients the proxy refused for want of the secret, said once after the command
@@ -331,8 +332,6 @@ std::optional<int> MacPlatform::other_mode(Launcher& l) {
     auto listeners = listen_loopback();
     if (!listeners) return l.fail_before(listeners.error());
     auto profile = sbx::mac::profile(*plan, profile_options(*plan, *listeners, ::isatty(STDIN_FILENO) != 0));
-    ::close(listeners->http);
-    ::close(listeners->socks);
     if (!profile) return l.fail_before(profile.error());
     std::cout << *profile;
     return 0;
@@ -345,7 +344,7 @@ sbx::expected<std::unique_ptr<CommandProxy>> start_network(Launcher& l, const sb
     SBX_TRY(secret);
     auto opened = listen_loopback();
     SBX_TRY(opened);
-    listeners = Listeners{*opened, std::move(*secret)};
+    listeners = Listeners{std::move(*opened), std::move(*secret)};
     return start_proxy(l, plan, listeners);
 }
 

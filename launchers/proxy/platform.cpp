@@ -15,22 +15,22 @@ void cloexec_nonblock(int fd) {
     ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK);
 }
 
-int stream_socket(int family) {
+Fd stream_socket(int family) {
 #if defined(__linux__)
-    return ::socket(family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    return Fd(::socket(family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
 #else
-    const int fd = ::socket(family, SOCK_STREAM, 0);
-    if (fd >= 0) cloexec_nonblock(fd);
+    Fd fd(::socket(family, SOCK_STREAM, 0));
+    if (fd.ok()) cloexec_nonblock(fd.get());
     return fd;
 #endif
 }
 
-int accept_client(int listener) {
+Fd accept_client(int listener) {
 #if defined(__linux__)
-    return ::accept4(listener, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
+    return Fd(::accept4(listener, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK));
 #else
-    const int fd = ::accept(listener, nullptr, nullptr);
-    if (fd >= 0) cloexec_nonblock(fd);
+    Fd fd(::accept(listener, nullptr, nullptr));
+    if (fd.ok()) cloexec_nonblock(fd.get());
     return fd;
 #endif
 }

@@ -25,11 +25,11 @@ constexpr int kNoSignal = MSG_NOSIGNAL;
 // Makes `fd` close-on-exec and non-blocking.
 void cloexec_nonblock(int fd);
 
-// A close-on-exec, non-blocking TCP socket of `family`, or -1 with errno.
-int stream_socket(int family);
+// A close-on-exec, non-blocking TCP socket of `family`, or none with errno.
+Fd stream_socket(int family);
 
-// A client accepted on `listener`, close-on-exec and non-blocking, or -1 with errno.
-int accept_client(int listener);
+// A client accepted on `listener`, close-on-exec and non-blocking, or none with errno.
+Fd accept_client(int listener);
 
 // Something a poll waits on, set from another thread: an eventfd on Linux, a
 // pipe elsewhere. Once notified it stays readable until drained.

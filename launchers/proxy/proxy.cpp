@@ -81,7 +81,7 @@ void reap(State& s) {
 }
 
 void accept_one(State& s, int listener, Protocol protocol, std::size_t forward = 0) {
-    Fd client(accept_client(listener));
+    Fd client = accept_client(listener);
     if (client.get() < 0) {
         if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) {
             // Out of descriptors: the connection waits in the backlog; wait a little

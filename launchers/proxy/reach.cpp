@@ -85,15 +85,10 @@ socklen_t to_sockaddr(const net::Address& a, std::uint16_t port, sockaddr_storag
 int system_dial(const State& s, const net::Address& a, std::uint16_t port) {
     sockaddr_storage to;
     const socklen_t length = to_sockaddr(a, port, to);
-    Fd fd(stream_socket(to.ss_family));
-    if (fd.get() < 0) return -1;
+    Fd fd = stream_socket(to.ss_family);
+    if (!fd.ok()) return -1;
     if (::connect(fd.get(), reinterpret_cast<const sockaddr*>(&to), length) == 0) return fd.release();
-    if (errno != EINPROGRESS && errno != EINTR) {
-        const int e = errno;
-        fd.reset();
-        errno = e;
-        return -1;
-    }
+    if (errno != EINPROGRESS && errno != EINTR) return -1;
     int error = 0;
     switch (wait_for(s.stop_event.fd(), fd.get(), POLLOUT, after_ms(s.options.connect_timeout_ms))) {
         case Io::ok: {

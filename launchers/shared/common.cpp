@@ -57,22 +57,19 @@ std::string refused_clients_warning(std::size_t n) {
 namespace {
 
 // One listening socket on the host's 127.0.0.1: the descriptor and its port.
-sbx::expected<std::pair<int, int>> listen_one() {
-    const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-    if (fd < 0) return sbx::fail(sbx::Errc::io_error, std::string("socket: ") + std::strerror(errno));
-    ::fcntl(fd, F_SETFD, FD_CLOEXEC);
-    ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK);
+sbx::expected<std::pair<Fd, int>> listen_one() {
+    Fd fd(::socket(AF_INET, SOCK_STREAM, 0));  // no SOCK_CLOEXEC on macOS
+    if (!fd.ok()) return sbx::fail(sbx::Errc::io_error, std::string("socket: ") + std::strerror(errno));
+    ::fcntl(fd.get(), F_SETFD, FD_CLOEXEC);
+    ::fcntl(fd.get(), F_SETFL, ::fcntl(fd.get(), F_GETFL) | O_NONBLOCK);
     sockaddr_in sa{};
     sa.sin_family = AF_INET;
     sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
     socklen_t len = sizeof sa;
-    if (::bind(fd, reinterpret_cast<sockaddr*>(&sa), sizeof sa) != 0 || ::listen(fd, 128) != 0 ||
-        ::getsockname(fd, reinterpret_cast<sockaddr*>(&sa), &len) != 0) {
-        const int err = errno;
-        ::close(fd);
-        return sbx::fail(sbx::Errc::io_error, std::string("cannot listen on 127.0.0.1: ") + std::strerror(err));
-    }
-    return std::pair{fd, static_cast<int>(ntohs(sa.sin_port))};
+    if (::bind(fd.get(), reinterpret_cast<sockaddr*>(&sa), sizeof sa) != 0 || ::listen(fd.get(), 128) != 0 ||
+        ::getsockname(fd.get(), reinterpret_cast<sockaddr*>(&sa), &len) != 0)
+        return sbx::fail(sbx::Errc::io_error, std::string("cannot listen on 127.0.0.1: ") + std::strerror(errno));
+    return std::pair{std::move(fd), static_cast<int>(ntohs(sa.sin_port))};
 }
 
 }  // namespace
@@ -81,11 +78,8 @@ sbx::expected<LoopbackListeners> listen_loopback() {
     auto http = listen_one();
     SBX_TRY(http);
     auto socks = listen_one();
-    if (!socks) {
-        ::close(http->first);
-        return sbx::fail(socks.error());
-    }
-    return LoopbackListeners{http->first, socks->first, http->second, socks->second};
+    SBX_TRY(socks);
+    return LoopbackListeners{std::move(http->first), std::move(socks->first), http->second, socks->second};
 }
 
 void put_proxy_environment(std::vector<std::string>& env, int http_port, int socks_port, const std::string& secret) {
@@ -105,8 +99,9 @@ std::vector<std::string> env_strings(const sbx::Plan& plan, bool with_loader) {
 }
 
 bool ask_on_terminal(const sbx::net::HostTarget& t, const StopSandbox& stop, int questions_end) {
-    const int tty = ::open("/dev/tty", O_RDWR | O_CLOEXEC | O_NOCTTY);
-    if (tty < 0) return false;
+    const Fd tty_fd(::open("/dev/tty", O_RDWR | O_CLOEXEC | O_NOCTTY));
+    if (!tty_fd.ok()) return false;
+    const int tty = tty_fd.get();
     // Destroyed in reverse: the terminal is given back, then the sandbox continues.
     struct Continue {
         Stopped stopped;
@@ -123,7 +118,6 @@ bool ask_on_terminal(const sbx::net::HostTarget& t, const StopSandbox& stop, int
     auto say = [&](const std::string& text) { write_all(tty, text.data(), text.size()); };
     if (!frozen.stopped.complete) {
         say(reset + "sbx: " + where + " refused: the command could not be stopped to ask about it\r\n");
-        ::close(tty);
         return false;
     }
     // A line of input, echoed, whatever mode the command left the terminal in.
@@ -154,7 +148,6 @@ bool ask_on_terminal(const sbx::net::HostTarget& t, const StopSandbox& stop, int
     say(std::string(n > 0 && answer[n - 1] == '\n' ? "" : "\r\n") + "sbx: " + where +
         (yes ? " allowed for the rest of this command\r\n" : " refused\r\n"));
     if (have_mode) ::tcsetattr(tty, TCSANOW, &saved);
-    ::close(tty);
     return yes;
 }
 
@@ -294,19 +287,14 @@ sbx::expected<std::unique_ptr<CommandProxy>> CommandProxy::start(const sbx::Plan
         std::lock_guard<std::mutex> lock(me->mutex_);
         me->refused_.push_back(e);
     };
-    int ends[2];
-    if (::pipe(ends) == 0) {
-        ::fcntl(ends[0], F_SETFD, FD_CLOEXEC);
-        ::fcntl(ends[1], F_SETFD, FD_CLOEXEC);
-        self->questions_end_ = ends[0];
-        self->questions_done_ = ends[1];
+    if (self->questions_.open()) {
         // Without the pipe, no question: it could outlive the command.
         if (answering.control_fd >= 0) {
             self->caller_ = std::make_unique<CallerQuestions>(answering.control_fd, report, answering.program);
-            po.ask = [me](const sbx::net::HostTarget& t) { return me->caller_->ask(t, me->questions_end_); };
+            po.ask = [me](const sbx::net::HostTarget& t) { return me->caller_->ask(t, me->questions_.read.get()); };
         } else {
             po.ask = [me, stop = std::move(stop)](const sbx::net::HostTarget& t) {
-                return ask_on_terminal(t, stop, me->questions_end_);
+                return ask_on_terminal(t, stop, me->questions_.read.get());
             };
         }
     }
@@ -317,11 +305,9 @@ sbx::expected<std::unique_ptr<CommandProxy>> CommandProxy::start(const sbx::Plan
 }
 
 void CommandProxy::stop() {
-    if (questions_done_ >= 0) ::close(questions_done_);
-    questions_done_ = -1;
+    questions_.write.reset();
     if (proxy_) proxy_->stop();
-    if (questions_end_ >= 0) ::close(questions_end_);
-    questions_end_ = -1;
+    questions_.read.reset();
 }
 
 std::vector<ProxyEvent> CommandProxy::refused() const {

@@ -179,7 +179,7 @@ std::string refused_clients_warning(std::size_t n);
 // ports of the system's choosing (close-on-exec, non-blocking), and their
 // ports. Neither is left open when the other cannot be made.
 struct LoopbackListeners {
-    int http = -1, socks = -1;
+    Fd http, socks;
     int http_port = 0, socks_port = 0;
 };
 sbx::expected<LoopbackListeners> listen_loopback();
@@ -279,8 +279,7 @@ private:
     CommandProxy() = default;
     mutable std::mutex mutex_;
     std::vector<ProxyEvent> refused_;
-    int questions_done_ = -1;  // closing it makes questions_end_ readable
-    int questions_end_ = -1;
+    Pipe questions_;  // closing its write end makes its read end readable: the command has ended
     std::unique_ptr<CallerQuestions> caller_;
     std::unique_ptr<proxy::Proxy> proxy_;
 };

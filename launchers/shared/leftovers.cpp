@@ -33,17 +33,15 @@ sbx::Error errno_error(const std::string& what, const std::string& path, int err
     return sbx::Error(Errc::io_error, what + ": " + std::strerror(err)).in_file(path);
 }
 
-// Empties the directory open at `dirfd` (which it takes over). Directories the
-// command made unwritable or unreadable are opened up first: they are ours.
-sbx::expected<void> empty_directory(int dirfd, const std::string& path) {
+// Empties the directory open at `dirfd`. Directories the command made
+// unwritable or unreadable are opened up first: they are ours.
+sbx::expected<void> empty_directory(Fd dirfd, const std::string& path) {
     struct stat st {};
-    if (::fstat(dirfd, &st) == 0 && (st.st_mode & 0700) != 0700) (void)::fchmod(dirfd, (st.st_mode & 07777) | 0700);
-    DIR* dir = ::fdopendir(dirfd);
-    if (dir == nullptr) {
-        const int err = errno;
-        ::close(dirfd);
-        return sbx::fail(errno_error("cannot list", path, err));
-    }
+    if (::fstat(dirfd.get(), &st) == 0 && (st.st_mode & 0700) != 0700)
+        (void)::fchmod(dirfd.get(), (st.st_mode & 07777) | 0700);
+    DIR* dir = ::fdopendir(dirfd.get());
+    if (dir == nullptr) return sbx::fail(errno_error("cannot list", path, errno));
+    (void)dirfd.release();  // the DIR's now, closed by closedir
     std::vector<std::string> names;
     while (const dirent* e = ::readdir(dir)) {
         const std::string_view n = e->d_name;
@@ -57,12 +55,12 @@ sbx::expected<void> empty_directory(int dirfd, const std::string& path) {
             result = sbx::fail(errno_error("cannot remove", child, errno));
             continue;
         }
-        const int sub = ::openat(::dirfd(dir), name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-        if (sub < 0) {
+        Fd sub(::openat(::dirfd(dir), name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+        if (!sub.ok()) {
             result = sbx::fail(errno_error("cannot open", child, errno));
             continue;
         }
-        if (auto r = empty_directory(sub, child); !r) result = r;
+        if (auto r = empty_directory(std::move(sub), child); !r) result = r;
         if (::unlinkat(::dirfd(dir), name.c_str(), AT_REMOVEDIR) != 0 && errno != ENOENT)
             result = sbx::fail(errno_error("cannot remove", child, errno));
     }
@@ -88,10 +86,7 @@ public:
     ModeChanges(const ModeChanges&) = delete;
     ModeChanges& operator=(const ModeChanges&) = delete;
     ~ModeChanges() {
-        for (auto it = changed_.rbegin(); it != changed_.rend(); ++it) {
-            (void)set_mode(it->first, it->second);
-            ::close(it->first);
-        }
+        for (auto it = changed_.rbegin(); it != changed_.rend(); ++it) (void)set_mode(it->first.get(), it->second);
     }
     // Gives us `bits` on the directory open at `fd` when it is ours and lacks
     // them: the command, running as us, may have taken them away.
@@ -99,18 +94,14 @@ public:
         struct stat st {};
         if (::fstat(fd, &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != ::geteuid() || (st.st_mode & bits) == bits)
             return false;
-        const int keep = ::fcntl(fd, F_DUPFD_CLOEXEC, 0);
-        if (keep < 0) return false;
-        if (set_mode(fd, (st.st_mode & 07777) | bits) != 0) {
-            ::close(keep);
-            return false;
-        }
-        changed_.emplace_back(keep, st.st_mode & 07777);
+        Fd keep(::fcntl(fd, F_DUPFD_CLOEXEC, 0));
+        if (!keep.ok() || set_mode(fd, (st.st_mode & 07777) | bits) != 0) return false;
+        changed_.emplace_back(std::move(keep), st.st_mode & 07777);
         return true;
     }
 
 private:
-    std::vector<std::pair<int, mode_t>> changed_;
+    std::vector<std::pair<Fd, mode_t>> changed_;  // each with its mode before; restored in reverse
 };
 
 // The directory placeholders are removed from, opened once for each run of
@@ -128,42 +119,40 @@ public:
     // Opens `path` unless it is the one open. -1: it is gone (ENOENT), or the
     // problem is in `why`.
     int open(const std::string& path, std::string& why) {
-        if (fd_ >= 0 && path == path_) return fd_;
+        if (fd_.ok() && path == path_) return fd_.get();
         close();
         auto modes = std::make_unique<ModeChanges>();
-        int dir = ::open("/", kWalkFlags);
-        if (dir < 0) {
+        Fd dir(::open("/", kWalkFlags));
+        if (!dir.ok()) {
             why = "cannot open /: " + std::string(std::strerror(errno));
             return -1;
         }
         for (const auto comp : sbx::paths::components(path)) {
             const std::string name(comp);
-            int next = ::openat(dir, name.c_str(), kWalkFlags);
-            if (next < 0 && errno == EACCES && modes->grant(dir, S_IXUSR)) next = ::openat(dir, name.c_str(), kWalkFlags);
-            const int err = errno;
-            ::close(dir);
-            if (next < 0) {
-                if (err != ENOENT) why = "cannot open the directory " + name + " on the way: " + std::strerror(err);
+            Fd next(::openat(dir.get(), name.c_str(), kWalkFlags));
+            if (!next.ok() && errno == EACCES && modes->grant(dir.get(), S_IXUSR))
+                next = Fd(::openat(dir.get(), name.c_str(), kWalkFlags));
+            if (!next.ok()) {
+                if (errno != ENOENT) why = "cannot open the directory " + name + " on the way: " + std::strerror(errno);
                 return -1;
             }
-            dir = next;
+            dir = std::move(next);
         }
-        fd_ = dir;
+        fd_ = std::move(dir);
         path_ = path;
         modes_ = std::move(modes);
-        return fd_;
+        return fd_.get();
     }
     ModeChanges& modes() { return *modes_; }
 
 private:
     void close() {
         modes_.reset();  // the modes back first, through their own descriptors
-        if (fd_ >= 0) ::close(fd_);
-        fd_ = -1;
+        fd_.reset();
         path_.clear();
     }
     std::string path_;
-    int fd_ = -1;
+    Fd fd_;
     std::unique_ptr<ModeChanges> modes_;
 };
 
@@ -335,9 +324,9 @@ sbx::expected<void> remove_tree(const std::string& path) {
         if (::unlink(path.c_str()) != 0 && errno != ENOENT) return sbx::fail(errno_error("cannot remove", path, errno));
         return {};
     }
-    const int fd = ::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    if (fd < 0) return sbx::fail(errno_error("cannot open", path, errno));
-    auto emptied = empty_directory(fd, path);
+    Fd dir(::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+    if (!dir.ok()) return sbx::fail(errno_error("cannot open", path, errno));
+    auto emptied = empty_directory(std::move(dir), path);
     if (::rmdir(path.c_str()) != 0 && errno != ENOENT) return sbx::fail(errno_error("cannot remove", path, errno));
     return emptied;
 }
@@ -356,23 +345,16 @@ std::vector<std::string> remove_leftovers(const std::vector<Leftover>& list) {
 }
 
 sbx::expected<Reaper> Reaper::start() {
-    int fds[2];
-    if (::pipe(fds) != 0) return sbx::fail(errno_error("cannot make the reaper's pipe", "", errno));
-    ::fcntl(fds[0], F_SETFD, FD_CLOEXEC);
-    ::fcntl(fds[1], F_SETFD, FD_CLOEXEC);
+    Pipe orders;
+    if (!orders.open()) return sbx::fail(errno_error("cannot make the reaper's pipe", "", errno));
     const pid_t pid = ::fork();
-    if (pid < 0) {
-        const int err = errno;
-        ::close(fds[0]);
-        ::close(fds[1]);
-        return sbx::fail(errno_error("cannot start the reaper", "", err));
-    }
+    if (pid < 0) return sbx::fail(errno_error("cannot start the reaper", "", errno));
     if (pid == 0) {
-        ::close(fds[1]);
+        orders.write.reset();
         // Nothing but the pipe: the reaper must not keep the caller's pipes or any
         // descriptor of the sandbox open; the caller's terminal only to restore its
         // modes (and only a terminal: a pipe's reader would wait for us).
-        if (fds[0] != 3 && ::dup2(fds[0], 3) < 0) ::_exit(1);
+        if (orders.read.get() != 3 && ::dup2(orders.read.get(), 3) < 0) ::_exit(1);
         const int tty = ::isatty(STDIN_FILENO) != 0 && ::dup2(STDIN_FILENO, 4) == 4 ? 4 : -1;
 #if defined(__linux__)
         ::close_range(5, ~0U, 0);
@@ -380,19 +362,15 @@ sbx::expected<Reaper> Reaper::start() {
         for (int fd = 5, end = static_cast<int>(::getdtablesize()); fd < end; ++fd) ::close(fd);
 #endif
         if (tty < 0) ::close(4);
-        reaper_main(3, tty);
+        reaper_main(3, tty);  // never returns
     }
-    ::close(fds[0]);
-    return Reaper(pid, fds[1]);
+    return Reaper(pid, std::move(orders.write));
 }
 
-Reaper::Reaper(Reaper&& other) noexcept : pid_(other.pid_), fd_(other.fd_) {
-    other.pid_ = -1;
-    other.fd_ = -1;
-}
+Reaper::Reaper(Reaper&& other) noexcept : pid_(std::exchange(other.pid_, -1)), fd_(std::move(other.fd_)) {}
 
 Reaper::~Reaper() {
-    if (fd_ >= 0) ::close(fd_);
+    fd_.reset();
     wait();
 }
 
@@ -405,12 +383,12 @@ void Reaper::wait() {
 }
 
 void Reaper::send(char kind, const std::string& payload) {
-    if (fd_ < 0) return;
+    if (!fd_.ok()) return;
     std::string msg(1, kind);
     const auto len = static_cast<std::uint32_t>(payload.size());
     msg.append(reinterpret_cast<const char*>(&len), sizeof len);
     msg += payload;
-    write_all(fd_, msg.data(), msg.size());
+    write_all(fd_.get(), msg.data(), msg.size());
 }
 
 void Reaper::made(const Leftover& l) {
@@ -439,8 +417,7 @@ void Reaper::terminal_modes(const termios* modes, int ldisc) {
 
 void Reaper::dismiss() {
     send('X', "");
-    if (fd_ >= 0) ::close(fd_);
-    fd_ = -1;
+    fd_.reset();
 }
 
 }  // namespace sbx::launcher

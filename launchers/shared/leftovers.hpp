@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "base/fd_io.hpp"
 #include "sbx/core/expected.hpp"
 #include "sbx/rules/protected_paths.hpp"
 
@@ -98,10 +99,10 @@ public:
     pid_t pid() const { return pid_; }
 
 private:
-    Reaper(pid_t pid, int fd) : pid_(pid), fd_(fd) {}
+    Reaper(pid_t pid, Fd fd) : pid_(pid), fd_(std::move(fd)) {}
     void send(char kind, const std::string& payload);
     pid_t pid_ = -1;
-    int fd_ = -1;
+    Fd fd_;
 };
 
 }  // namespace sbx::launcher

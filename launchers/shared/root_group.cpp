@@ -31,29 +31,28 @@ using sbx::detail::flock_retry;
 using sbx::detail::group_error;
 using sbx::detail::still_there;
 
-int open_lock_file(const std::string& path) {
-    return ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY, 0600);
+Fd open_lock_file(const std::string& path) {
+    return Fd(::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY, 0600));
 }
 
 // The exclude file at `path` (no symlink on the way), when it is still the file
-// of that device and inode, for reading and writing; -1 otherwise.
+// of that device and inode, for reading and writing; none otherwise.
 // (Linux alone has openat2; sbx-mac makes no placeholders and edits none.)
-int open_exclude(const std::string& path, std::uint64_t dev, std::uint64_t ino) {
+Fd open_exclude(const std::string& path, std::uint64_t dev, std::uint64_t ino) {
 #if defined(__linux__)
     open_how how{};
     how.flags = O_RDWR | O_CLOEXEC | O_NOCTTY | O_NONBLOCK;
     how.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
-    const int fd = static_cast<int>(::syscall(SYS_openat2, AT_FDCWD, path.c_str(), &how, sizeof how));
+    Fd fd(static_cast<int>(::syscall(SYS_openat2, AT_FDCWD, path.c_str(), &how, sizeof how)));
 #else
     (void)path;
-    const int fd = -1;
+    Fd fd;
 #endif
     struct stat st {};
-    if (fd >= 0 && ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_nlink == 1 && st.st_dev == dev &&
+    if (fd.ok() && ::fstat(fd.get(), &st) == 0 && S_ISREG(st.st_mode) && st.st_nlink == 1 && st.st_dev == dev &&
         st.st_ino == ino && st.st_size <= (off_t{1} << 20))
         return fd;
-    if (fd >= 0) ::close(fd);
-    return -1;
+    return Fd();
 }
 
 // Rewrites the exclude file open at `fd` as `edit` makes its text; what stays
@@ -78,11 +77,10 @@ std::vector<std::string> remove_recorded(int lock_fd) {
         list.push_back(Leftover{leftover_kind(r.kind), std::move(r.path), r.dev, r.ino});
     auto problems = remove_leftovers(list);
     for (const auto& x : excludes) {
-        const int fd = open_exclude(x.path, x.dev, x.ino);
-        if (fd < 0) continue;  // gone or replaced: not sbx's to edit any more
-        if (!rewrite_exclude(fd, [](const sbx::ExcludeText& t) { return t.rest; }))
+        const Fd fd = open_exclude(x.path, x.dev, x.ino);
+        if (!fd.ok()) continue;  // gone or replaced: not sbx's to edit any more
+        if (!rewrite_exclude(fd.get(), [](const sbx::ExcludeText& t) { return t.rest; }))
             problems.push_back(x.path + ": cannot take sbx's lines out: " + std::strerror(errno));
-        ::close(fd);
     }
     if (::ftruncate(lock_fd, 0) != 0) problems.push_back("cannot empty the list of placeholders: " + std::string(std::strerror(errno)));
     return problems;
@@ -93,10 +91,10 @@ std::vector<std::string> remove_recorded(int lock_fd) {
 // sandbox waiting for the mutex sees the file it locked is gone, and starts
 // over), and the directory if nothing else is in it.
 std::vector<std::string> leave_locked(int lock_fd, const std::string& lock_path, const std::string& live_path) {
-    const int live = ::open(live_path.c_str(), O_RDWR | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY);
-    if (live < 0) return {live_path + ": cannot open: " + std::strerror(errno)};
+    const Fd live(::open(live_path.c_str(), O_RDWR | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY));
+    if (!live.ok()) return {live_path + ": cannot open: " + std::strerror(errno)};
     std::vector<std::string> problems;
-    if (::flock(live, LOCK_EX | LOCK_NB) == 0) {
+    if (::flock(live.get(), LOCK_EX | LOCK_NB) == 0) {
         // What could not be removed is said, not kept: the list is emptied
         // either way, so the group's files would only be left behind.
         problems = remove_recorded(lock_fd);
@@ -104,7 +102,6 @@ std::vector<std::string> leave_locked(int lock_fd, const std::string& lock_path,
         ::unlink(lock_path.c_str());
         ::rmdir(sbx::paths::parent(lock_path).c_str());  // fails while other roots' files are there
     }
-    ::close(live);
     return problems;
 }
 
@@ -128,48 +125,24 @@ sbx::expected<RootGroup> RootGroup::join(const sbx::Plan& plan) {
     std::string lock_path = name + ".lock", live_path = name + ".live";
     auto locked = sbx::open_locked_group_file(lock_path, LOCK_EX, true);
     SBX_TRY(locked);
-    const int lock_fd = *locked;
-    const int live_fd = open_lock_file(live_path);
-    if (live_fd < 0 || !flock_retry(live_fd, LOCK_SH)) {
-        const int err = errno;
-        if (live_fd >= 0) ::close(live_fd);
-        ::close(lock_fd);
-        return sbx::fail(group_error("cannot lock", live_path, err));
-    }
-    return RootGroup(std::move(lock_path), std::move(live_path), lock_fd, live_fd);
-}
-
-RootGroup::RootGroup(RootGroup&& other) noexcept
-    : lock_path_(std::move(other.lock_path_)),
-      live_path_(std::move(other.live_path_)),
-      lock_fd_(other.lock_fd_),
-      live_fd_(other.live_fd_),
-      held_(std::move(other.held_)) {
-    other.lock_fd_ = -1;
-    other.live_fd_ = -1;
-    other.held_.clear();
-}
-
-RootGroup::~RootGroup() {
-    for (int fd : held_) ::close(fd);
-    if (live_fd_ >= 0) ::close(live_fd_);
-    if (lock_fd_ >= 0) ::close(lock_fd_);
+    Fd lock_fd(*locked);
+    Fd live_fd = open_lock_file(live_path);
+    if (!live_fd.ok() || !flock_retry(live_fd.get(), LOCK_SH))
+        return sbx::fail(group_error("cannot lock", live_path, errno));
+    return RootGroup(std::move(lock_path), std::move(live_path), std::move(lock_fd), std::move(live_fd));
 }
 
 void RootGroup::hold_placeholders(const sbx::Plan& plan) {
     std::vector<std::pair<dev_t, ino_t>> seen;
     for (const auto& ph : plan.filesystem.placeholders) {
-        const int fd = sbx::open_to_lock(ph.path);
+        Fd fd(sbx::open_to_lock(ph.path));
         struct stat st {};
-        if (fd < 0) continue;
-        if (::fstat(fd, &st) != 0 ||
+        if (!fd.ok() || ::fstat(fd.get(), &st) != 0 ||
             std::find(seen.begin(), seen.end(), std::pair{st.st_dev, st.st_ino}) != seen.end() ||
-            ::flock(fd, LOCK_SH | LOCK_NB) != 0) {  // held alone by a command inside: it shows use all the same
-            ::close(fd);
+            ::flock(fd.get(), LOCK_SH | LOCK_NB) != 0)  // held alone by a command inside: it shows use all the same
             continue;
-        }
         seen.emplace_back(st.st_dev, st.st_ino);
-        held_.push_back(fd);
+        held_.push_back(std::move(fd));
     }
 }
 
@@ -191,8 +164,8 @@ std::optional<sbx::Error> RootGroup::foreign_group(const sbx::Plan& plan,
 
 std::vector<sbx::RegisteredPlaceholder> RootGroup::placeholders() const {
     std::vector<sbx::RegisteredPlaceholder> out;
-    if (lock_fd_ < 0) return out;
-    for (auto& p : sbx::read_registry(lock_fd_))
+    if (!lock_fd_.ok()) return out;
+    for (auto& p : sbx::read_registry(lock_fd_.get()))
         if (sbx::still_placeholder(p)) out.push_back(std::move(p));
     return out;
 }
@@ -202,61 +175,57 @@ sbx::expected<void> RootGroup::record(const Leftover& placeholder) {
     if (!kind) return sbx::fail(group_error("not a placeholder", placeholder.path, EINVAL));
     const std::string rec =
         sbx::registry_record(sbx::RegisteredPlaceholder{*kind, placeholder.dev, placeholder.ino, placeholder.path});
-    if (::lseek(lock_fd_, 0, SEEK_END) < 0 || !write_all(lock_fd_, rec.data(), rec.size()))
+    if (::lseek(lock_fd_.get(), 0, SEEK_END) < 0 || !write_all(lock_fd_.get(), rec.data(), rec.size()))
         return sbx::fail(group_error("cannot record a placeholder", lock_path_, errno));
     return {};
 }
 
 void RootGroup::exclude_placeholders(const sbx::Plan& plan) {
     const auto& ex = plan.filesystem.git_exclude;
-    if (!ex || lock_fd_ < 0) return;
-    const int fd = open_exclude(ex->path, ex->expect.dev, ex->expect.ino);
-    if (fd < 0) return;  // verify_plan saw it; a race since: git outside lists the placeholders
+    if (!ex || !lock_fd_.ok()) return;
+    Fd fd = open_exclude(ex->path, ex->expect.dev, ex->expect.ino);
+    if (!fd.ok()) return;  // verify_plan saw it; a race since: git outside lists the placeholders
     const auto mine = sbx::split_exclude(ex->content).lines;
-    const bool rewritten = rewrite_exclude(fd, [&](const sbx::ExcludeText& t) {
+    const bool rewritten = rewrite_exclude(fd.get(), [&](const sbx::ExcludeText& t) {
         auto lines = t.lines;
         for (const auto& l : mine)
             if (std::find(lines.begin(), lines.end(), l) == lines.end()) lines.push_back(l);
         return sbx::join_exclude(t.rest, lines);
     });
-    ::close(fd);
+    fd.reset();
     if (!rewritten) return;
     std::vector<sbx::RegisteredExclude> known;
-    (void)sbx::read_registry(lock_fd_, &known);
+    (void)sbx::read_registry(lock_fd_.get(), &known);
     const bool recorded = std::any_of(known.begin(), known.end(), [&](const sbx::RegisteredExclude& x) {
         return x.path == ex->path && x.dev == ex->expect.dev && x.ino == ex->expect.ino;
     });
     if (recorded) return;
     const std::string rec = sbx::exclude_record({ex->expect.dev, ex->expect.ino, ex->path});
-    if (::lseek(lock_fd_, 0, SEEK_END) >= 0) (void)write_all(lock_fd_, rec.data(), rec.size());
+    if (::lseek(lock_fd_.get(), 0, SEEK_END) >= 0) (void)write_all(lock_fd_.get(), rec.data(), rec.size());
 }
 
 void RootGroup::unlock() {
-    if (lock_fd_ >= 0) flock_retry(lock_fd_, LOCK_UN);
+    if (lock_fd_.ok()) flock_retry(lock_fd_.get(), LOCK_UN);
 }
 
 std::vector<std::string> RootGroup::leave() {
-    if (lock_fd_ < 0) return {};
-    flock_retry(lock_fd_, LOCK_EX);
-    if (live_fd_ >= 0) ::close(live_fd_);
-    live_fd_ = -1;
-    auto problems = leave_locked(lock_fd_, lock_path_, live_path_);
+    if (!lock_fd_.ok()) return {};
+    flock_retry(lock_fd_.get(), LOCK_EX);
+    live_fd_.reset();
+    auto problems = leave_locked(lock_fd_.get(), lock_path_, live_path_);
     // Only now, the placeholders being gone if this was the last sandbox, may
     // another user's start.
-    for (int fd : held_) ::close(fd);
     held_.clear();
-    ::close(lock_fd_);  // and with it the mutex
-    lock_fd_ = -1;
+    lock_fd_.reset();  // and with it the mutex
     return problems;
 }
 
 std::vector<std::string> RootGroup::leave_for_dead(const std::string& lock_path, const std::string& live_path) {
-    const int lock_fd = ::open(lock_path.c_str(), O_RDWR | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY);
-    if (lock_fd < 0) return {lock_path + ": cannot open: " + std::strerror(errno)};
+    const Fd lock_fd(::open(lock_path.c_str(), O_RDWR | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY));
+    if (!lock_fd.ok()) return {lock_path + ": cannot open: " + std::strerror(errno)};
     std::vector<std::string> problems;
-    if (flock_retry(lock_fd, LOCK_EX) && still_there(lock_fd, lock_path))
-        problems = leave_locked(lock_fd, lock_path, live_path);
-    ::close(lock_fd);
+    if (flock_retry(lock_fd.get(), LOCK_EX) && still_there(lock_fd.get(), lock_path))
+        problems = leave_locked(lock_fd.get(), lock_path, live_path);
     return problems;
 }
 

@@ -34,6 +34,7 @@
 #include <string>
 #include <vector>
 
+#include "base/fd_io.hpp"
 #include "sbx/core/expected.hpp"
 #include "sbx/io/placeholder_registry.hpp"
 #include "sbx/plan/plan.hpp"
@@ -48,9 +49,9 @@ public:
     // user's own, or lies where the sandbox can write.
     static sbx::expected<RootGroup> join(const sbx::Plan& plan);
 
-    RootGroup(RootGroup&& other) noexcept;
+    RootGroup(RootGroup&& other) noexcept = default;
     RootGroup& operator=(RootGroup&&) = delete;
-    ~RootGroup();
+    ~RootGroup() = default;  // the placeholders' locks, then the shared lock, then the mutex's file
 
     // The placeholders the group made that are still as made; call while holding
     // the mutex (they cannot then go away).
@@ -91,12 +92,15 @@ public:
     static std::vector<std::string> leave_for_dead(const std::string& lock_path, const std::string& live_path);
 
 private:
-    RootGroup(std::string lock_path, std::string live_path, int lock_fd, int live_fd)
-        : lock_path_(std::move(lock_path)), live_path_(std::move(live_path)), lock_fd_(lock_fd), live_fd_(live_fd) {}
+    RootGroup(std::string lock_path, std::string live_path, Fd lock_fd, Fd live_fd)
+        : lock_path_(std::move(lock_path)),
+          live_path_(std::move(live_path)),
+          lock_fd_(std::move(lock_fd)),
+          live_fd_(std::move(live_fd)) {}
     std::string lock_path_, live_path_;
-    int lock_fd_ = -1;
-    int live_fd_ = -1;
-    std::vector<int> held_;  // hold_placeholders()
+    Fd lock_fd_;  // closed last of the three (members go in reverse order)
+    Fd live_fd_;
+    std::vector<Fd> held_;  // hold_placeholders()
 };
 
 }  // namespace sbx::launcher

@@ -47,10 +47,12 @@ ProgramFile find_in_path(std::string_view name, const std::optional<std::string>
     return first_seen;
 }
 
-int high_fd(int fd) {
-    if (fd < 0 || fd >= 10) return fd;
-    const int moved = ::fcntl(fd, F_DUPFD_CLOEXEC, 10);
-    ::close(fd);
+Fd high_fd(Fd fd) {
+    if (!fd.ok() || fd.get() >= 10) return fd;
+    Fd moved(::fcntl(fd.get(), F_DUPFD_CLOEXEC, 10));
+    const int err = errno;
+    fd.reset();
+    errno = err;
     return moved;
 }
 
@@ -61,12 +63,11 @@ std::string errno_text(const char* what) { return std::string(what) + ": " + std
 // A pipe whose ends are close-on-exec and at 10 or above (high_fd); false when
 // one could not be made.
 bool high_pipe(Fd& read_end, Fd& write_end) {
-    int p[2];
-    if (::pipe(p) != 0) return false;
-    for (int fd : p) ::fcntl(fd, F_SETFD, FD_CLOEXEC);
-    read_end = Fd(high_fd(p[0]));
-    write_end = Fd(high_fd(p[1]));
-    return read_end.get() >= 0 && write_end.get() >= 0;
+    Pipe p;
+    if (!p.open()) return false;
+    read_end = high_fd(std::move(p.read));
+    write_end = high_fd(std::move(p.write));
+    return read_end.ok() && write_end.ok();
 }
 
 }  // namespace

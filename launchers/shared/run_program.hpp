@@ -14,6 +14,8 @@
 #include <string_view>
 #include <vector>
 
+#include "base/fd_io.hpp"
+
 namespace sbx::launcher {
 
 // Where a program is looked for when PATH is unset.
@@ -59,8 +61,9 @@ struct RunLimits {
 
 // `fd` moved to a descriptor at 10 or above (closing `fd`), close-on-exec, so
 // that dup2 onto 0 to 3 in a child never meets itself (which would leave its
-// close-on-exec flag set); `fd` itself when it is there already; -1 on failure.
-int high_fd(int fd);
+// close-on-exec flag set); `fd` itself when it is there already; none (with
+// errno) on failure.
+Fd high_fd(Fd fd);
 
 // Runs argv (argv[0] an absolute path) with standard input from /dev/null, and
 // pass[i] as descriptor 3 + i.

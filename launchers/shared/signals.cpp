@@ -20,7 +20,9 @@ volatile sig_atomic_t g_signal = 0;
 // Read by the handler: the sandbox's process, and whether its group dies with it.
 volatile pid_t g_sandbox_pid = -1;
 volatile sig_atomic_t g_kill_group = 0;
-// Written by the handler of SIGWINCH and SIGCONT: the terminal relay's pipe.
+// Written by the handler of SIGWINCH and SIGCONT: the terminal relay's pipe,
+// the write end, a plain number because a signal handler reads it (made by
+// watch_terminal, closed by stop_watching_terminal).
 volatile sig_atomic_t g_terminal_pipe = -1;
 // The grace period in seconds (0: none); whether a signal went to the command's
 // group, the signal the grace period started after (0: none yet), and whether
@@ -186,9 +188,9 @@ void sandbox_ended() {
 
 pid_t watched_sandbox() { return g_sandbox_pid; }
 
-int watch_terminal() {
+Fd watch_terminal() {
     int fds[2];
-    if (::pipe(fds) != 0) return -1;
+    if (::pipe(fds) != 0) return Fd();
     for (int fd : fds) {
         ::fcntl(fd, F_SETFD, FD_CLOEXEC);
         ::fcntl(fd, F_SETFL, O_NONBLOCK);
@@ -199,7 +201,7 @@ int watch_terminal() {
     sa.sa_flags = SA_RESTART;
     sigemptyset(&sa.sa_mask);
     for (int sig : {SIGWINCH, SIGCONT}) ::sigaction(sig, &sa, nullptr);
-    return fds[0];
+    return Fd(fds[0]);
 }
 
 void stop_watching_terminal() {

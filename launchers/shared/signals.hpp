@@ -16,6 +16,8 @@
 
 #include <sys/types.h>
 
+#include "base/fd_io.hpp"
+
 namespace sbx::launcher {
 
 // Installs the handler for SIGINT, SIGTERM, SIGHUP, SIGQUIT and SIGALRM (the
@@ -56,9 +58,9 @@ pid_t watched_sandbox();
 
 // SIGWINCH and SIGCONT (the caller's window changed size; this process was
 // continued, maybe in the terminal's foreground again) each write a byte to a
-// pipe, whose non-blocking read end this returns (-1 when it cannot be made).
+// pipe, whose non-blocking read end this returns (none when it cannot be made).
 // For the terminal relay (terminal.hpp), until stop_watching_terminal().
-int watch_terminal();
+Fd watch_terminal();
 void stop_watching_terminal();
 
 // Dies of `sig`, so our caller sees what it sent; exits 128+sig should it survive.

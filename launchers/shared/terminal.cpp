@@ -177,7 +177,7 @@ void TerminalRelay::restore() {
 
 void TerminalRelay::start() {
     (void)stop_.open();  // without it, the relay stops when the command's terminal closes
-    signal_fd_ = Fd(watch_terminal());
+    signal_fd_ = watch_terminal();
     make_raw();
     thread_ = std::thread([this] {
         loop();

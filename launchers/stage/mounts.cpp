@@ -45,19 +45,22 @@
 
 namespace sbx::linux_sandbox {
 
+using sbx::launcher::Fd;
+
 namespace {
 
 std::string failed(const std::string& what) { return what + ": " + std::strerror(errno); }
 
-int open_tree_clone(const char* path, bool recursive) {
-    return static_cast<int>(::syscall(SYS_open_tree, AT_FDCWD, path,
-                                      OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | (recursive ? AT_RECURSIVE : 0)));
+// A detached copy of the mount at `path` (and, `recursive`, of those below it); none with errno.
+Fd open_tree_clone(const char* path, bool recursive) {
+    return Fd(static_cast<int>(::syscall(SYS_open_tree, AT_FDCWD, path,
+                                         OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | (recursive ? AT_RECURSIVE : 0))));
 }
 
-// A copy of the mount of the symbolic link at `path` itself, not of where it leads; -1 with errno.
-int open_link_clone(const char* path) {
-    return static_cast<int>(
-        ::syscall(SYS_open_tree, AT_FDCWD, path, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_SYMLINK_NOFOLLOW));
+// A copy of the mount of the symbolic link at `path` itself, not of where it leads; none with errno.
+Fd open_link_clone(const char* path) {
+    return Fd(static_cast<int>(
+        ::syscall(SYS_open_tree, AT_FDCWD, path, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_SYMLINK_NOFOLLOW)));
 }
 
 int set_attributes(int dirfd, const char* path, unsigned flags, std::uint64_t set, std::uint64_t clear) {
@@ -92,9 +95,8 @@ std::string mount_point(const std::string& dest, bool directory) {
         if (::mkdir(dest.c_str(), 0755) != 0 && errno != EEXIST) return failed("cannot make the mount point " + dest);
         return {};
     }
-    const int fd = ::open(dest.c_str(), O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0444);
-    if (fd < 0) return failed("cannot make the mount point " + dest);
-    ::close(fd);
+    if (!Fd(::open(dest.c_str(), O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0444)).ok())
+        return failed("cannot make the mount point " + dest);
     return {};
 }
 
@@ -105,7 +107,7 @@ struct Op {
     std::string_view flag;
     std::string source;  // for --ro-bind-data, the descriptor
     std::string dest;
-    int tree = -1;  // the copy; -1 for --tmpfs, --remount-ro, --ro-bind-data, and a missing --ro-bind-try source
+    Fd tree;  // the copy; none for --tmpfs, --remount-ro, --ro-bind-data, and a missing --ro-bind-try source
     bool directory = false;
     dev_t dev = 0;  // the copy's root
     ino_t ino = 0;
@@ -128,7 +130,7 @@ bool file_already_there(const Op& op) {
 bool describe_copy(Op& op) {
     struct stat st {};
     struct statvfs vfs {};
-    if (::fstat(op.tree, &st) != 0 || ::fstatvfs(op.tree, &vfs) != 0) return false;
+    if (::fstat(op.tree.get(), &st) != 0 || ::fstatvfs(op.tree.get(), &vfs) != 0) return false;
     op.directory = S_ISDIR(st.st_mode);
     op.dev = st.st_dev;
     op.ino = st.st_ino;
@@ -143,7 +145,7 @@ std::string take_copies(std::vector<Op>& ops) {
         const bool link = op.flag == "--ro-bind-link";
         const std::string& from = op.flag == "--again" || link ? op.dest : op.source;
         op.tree = link ? open_link_clone(from.c_str()) : open_tree_clone(from.c_str(), true);
-        if (op.tree < 0) {
+        if (!op.tree.ok()) {
             if (errno == ENOENT && op.flag == "--ro-bind-try") continue;
             return failed("cannot copy the mount of " + from);
         }
@@ -158,13 +160,14 @@ std::string take_copies(std::vector<Op>& ops) {
 // relative to it, from /proc/self/mountinfo (whose octal escapes are undone).
 std::vector<std::string> mounts_below(const std::string& dir) {
     std::vector<std::string> out;
-    const int fd = ::open("/proc/self/mountinfo", O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return out;
     std::string text;
-    char buf[8192];
-    ssize_t n;
-    while ((n = ::read(fd, buf, sizeof buf)) > 0) text.append(buf, static_cast<std::size_t>(n));
-    ::close(fd);
+    {
+        const Fd fd(::open("/proc/self/mountinfo", O_RDONLY | O_CLOEXEC));
+        if (!fd.ok()) return out;
+        char buf[8192];
+        ssize_t n;
+        while ((n = ::read(fd.get(), buf, sizeof buf)) > 0) text.append(buf, static_cast<std::size_t>(n));
+    }
     const std::string prefix = dir == "/" ? "/" : dir + "/";
     for (std::size_t at = 0; at < text.size();) {
         const std::size_t end = std::min(text.find('\n', at), text.size());
@@ -200,12 +203,13 @@ std::vector<std::string> mounts_below(const std::string& dir) {
 // it, as bubblewrap's own --bind would give it. Mounts below the top are
 // changed once attached, as the kernel changes no mount inside a copy but its top.
 std::string make_writable(const Op& op) {
-    const int top = static_cast<int>(::syscall(SYS_open_tree, AT_FDCWD, op.dest.c_str(), OPEN_TREE_CLOEXEC | AT_SYMLINK_NOFOLLOW));
-    if (top < 0) return failed("cannot open the mount at " + op.dest);
-    int rc = set_attributes(top, "", AT_EMPTY_PATH | AT_RECURSIVE, 0, MOUNT_ATTR_RDONLY);
+    const Fd top(static_cast<int>(
+        ::syscall(SYS_open_tree, AT_FDCWD, op.dest.c_str(), OPEN_TREE_CLOEXEC | AT_SYMLINK_NOFOLLOW)));
+    if (!top.ok()) return failed("cannot open the mount at " + op.dest);
+    int rc = set_attributes(top.get(), "", AT_EMPTY_PATH | AT_RECURSIVE, 0, MOUNT_ATTR_RDONLY);
     if (rc != 0 && errno == EPERM) {
         // Some mount of it is read-only on the host: one by one, leaving those.
-        rc = set_attributes(top, "", AT_EMPTY_PATH, 0, MOUNT_ATTR_RDONLY);
+        rc = set_attributes(top.get(), "", AT_EMPTY_PATH, 0, MOUNT_ATTR_RDONLY);
         if (rc != 0 && errno == EPERM) rc = 0;
         for (const auto& below : mounts_below(op.dest)) {
             if (rc != 0) break;
@@ -213,41 +217,32 @@ std::string make_writable(const Op& op) {
             open_how how{};
             how.flags = O_PATH | O_CLOEXEC;
             how.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
-            const int fd = static_cast<int>(::syscall(SYS_openat2, top, below.c_str(), &how, sizeof how));
-            if (fd < 0) continue;  // gone, or reached through a link: left read-only
-            rc = set_attributes(fd, "", AT_EMPTY_PATH, 0, MOUNT_ATTR_RDONLY);
+            const Fd fd(static_cast<int>(::syscall(SYS_openat2, top.get(), below.c_str(), &how, sizeof how)));
+            if (!fd.ok()) continue;  // gone, or reached through a link: left read-only
+            rc = set_attributes(fd.get(), "", AT_EMPTY_PATH, 0, MOUNT_ATTR_RDONLY);
             if (rc != 0 && (errno == EPERM || errno == EINVAL)) rc = 0;  // the host's own read-only; no mount's top
-            const int err = errno;
-            ::close(fd);
-            errno = err;
         }
     }
-    const int err = errno;
-    ::close(top);
-    errno = err;
     if (rc != 0) return failed("cannot make " + op.dest + " writable");
     return {};
 }
 
 // A new filesystem of `type` (named so in the mount table), with `options`,
-// mounted with `attributes` and not attached anywhere; -1 with errno.
-int detached_fs(const char* type, std::initializer_list<std::pair<const char*, const char*>> options,
-                std::uint64_t attributes) {
-    const int fs = static_cast<int>(::syscall(SYS_fsopen, type, FSOPEN_CLOEXEC));
-    if (fs < 0) return -1;
-    bool ok = ::syscall(SYS_fsconfig, fs, FSCONFIG_SET_STRING, "source", type, 0) == 0;
+// mounted with `attributes` and not attached anywhere; none with errno.
+Fd detached_fs(const char* type, std::initializer_list<std::pair<const char*, const char*>> options,
+               std::uint64_t attributes) {
+    const Fd fs(static_cast<int>(::syscall(SYS_fsopen, type, FSOPEN_CLOEXEC)));
+    if (!fs.ok()) return Fd();
+    bool ok = ::syscall(SYS_fsconfig, fs.get(), FSCONFIG_SET_STRING, "source", type, 0) == 0;
     for (const auto& [key, value] : options)
-        ok = ok && ::syscall(SYS_fsconfig, fs, FSCONFIG_SET_STRING, key, value, 0) == 0;
-    ok = ok && ::syscall(SYS_fsconfig, fs, FSCONFIG_CMD_CREATE, nullptr, nullptr, 0) == 0;
-    const int mnt = ok ? static_cast<int>(::syscall(SYS_fsmount, fs, FSMOUNT_CLOEXEC, attributes)) : -1;
-    const int err = errno;
-    ::close(fs);
-    errno = err;
-    return mnt;
+        ok = ok && ::syscall(SYS_fsconfig, fs.get(), FSCONFIG_SET_STRING, key, value, 0) == 0;
+    ok = ok && ::syscall(SYS_fsconfig, fs.get(), FSCONFIG_CMD_CREATE, nullptr, nullptr, 0) == 0;
+    if (!ok) return Fd();
+    return Fd(static_cast<int>(::syscall(SYS_fsmount, fs.get(), FSMOUNT_CLOEXEC, attributes)));
 }
 
-// A tmpfs of the stage's own (mode 0755, nosuid, nodev), not attached anywhere; -1 with errno.
-int detached_tmpfs() { return detached_fs("tmpfs", {{"mode", "0755"}}, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV); }
+// A tmpfs of the stage's own (mode 0755, nosuid, nodev), not attached anywhere; none with errno.
+Fd detached_tmpfs() { return detached_fs("tmpfs", {{"mode", "0755"}}, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV); }
 
 // --ro-bind-data FD DEST: the descriptor's content, read from its start, as a
 // read-only file of a tmpfs of its own mounted at DEST, as bubblewrap makes
@@ -260,34 +255,36 @@ std::string make_data_file(const Op& op) {
     const std::string dir = op.dest.substr(0, std::max<std::size_t>(op.dest.rfind('/'), 1));
     const std::string name = "sbx-data";
     if (auto why = mount_point(op.dest, false); !why.empty()) return why;
-    const int mnt = detached_tmpfs();
-    if (mnt < 0) return failed("cannot make the tmpfs for " + op.dest);
+    Fd mnt = detached_tmpfs();
+    if (!mnt.ok()) return failed("cannot make the tmpfs for " + op.dest);
     std::string why;
-    const int file = ::openat(mnt, name.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0444);
-    if (file < 0) why = failed("cannot make the file for " + op.dest);
-    char buf[8192];
-    ssize_t n = 0;
-    for (off_t off = 0; why.empty() && (n = ::pread(from, buf, sizeof buf, off)) != 0; off += n) {
-        if (n < 0 && errno == EINTR) continue;
-        if (n < 0 || ::write(file, buf, static_cast<std::size_t>(n)) != n) why = failed("cannot copy the content of " + op.dest);
+    {
+        const Fd file(::openat(mnt.get(), name.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0444));
+        if (!file.ok()) why = failed("cannot make the file for " + op.dest);
+        char buf[8192];
+        ssize_t n = 0;
+        for (off_t off = 0; why.empty() && (n = ::pread(from, buf, sizeof buf, off)) != 0; off += n) {
+            if (n < 0 && errno == EINTR) continue;
+            if (n < 0 || ::write(file.get(), buf, static_cast<std::size_t>(n)) != n)
+                why = failed("cannot copy the content of " + op.dest);
+        }
     }
-    if (file >= 0) ::close(file);
-    int tree = -1;
+    Fd tree;
     if (why.empty()) {
-        if (attach(mnt, dir) != 0) why = failed("cannot mount the tmpfs for " + op.dest);
+        if (attach(mnt.get(), dir) != 0) why = failed("cannot mount the tmpfs for " + op.dest);
         else {
             tree = open_tree_clone((dir + "/" + name).c_str(), false);
             const int err = errno;
             if (::umount2(dir.c_str(), MNT_DETACH) != 0 && why.empty()) why = failed("cannot take the tmpfs off " + dir);
             errno = err;
-            if (tree < 0 && why.empty()) why = failed("cannot copy the file for " + op.dest);
+            if (!tree.ok() && why.empty()) why = failed("cannot copy the file for " + op.dest);
         }
     }
-    ::close(mnt);
-    if (why.empty() && set_attributes(tree, "", AT_EMPTY_PATH, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, 0) != 0)
+    mnt.reset();
+    if (why.empty() &&
+        set_attributes(tree.get(), "", AT_EMPTY_PATH, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, 0) != 0)
         why = failed("cannot make " + op.dest + " read-only");
-    if (why.empty() && attach(tree, op.dest) != 0) why = failed("cannot mount " + op.dest);
-    if (tree >= 0) ::close(tree);
+    if (why.empty() && attach(tree.get(), op.dest) != 0) why = failed("cannot mount " + op.dest);
     return why;
 }
 
@@ -312,37 +309,31 @@ std::string bind_device(int tree, const std::string& dest) {
 // console bound from it (which makes ttyname() work inside).
 std::string make_dev(const std::string& dest) {
     // The host's nodes, copied before the tmpfs hides them.
-    std::vector<int> nodes;
-    struct CloseAll {
-        std::vector<int>& fds;
-        ~CloseAll() {
-            for (int fd : fds)
-                if (fd >= 0) ::close(fd);
-        }
-    } close_nodes{nodes};
+    std::vector<Fd> nodes;
     for (const char* n : kDevNodes) {
         nodes.push_back(open_tree_clone(("/dev/" + std::string(n)).c_str(), false));
-        if (nodes.back() < 0) return failed(std::string("cannot copy /dev/") + n);
+        if (!nodes.back().ok()) return failed(std::string("cannot copy /dev/") + n);
     }
     char tty[256] = {};
     const bool console = ::isatty(STDOUT_FILENO) != 0 && ::ttyname_r(STDOUT_FILENO, tty, sizeof tty) == 0;
     if (console) {
         nodes.push_back(open_tree_clone(tty, false));
-        if (nodes.back() < 0) return failed(std::string("cannot copy ") + tty);
+        if (!nodes.back().ok()) return failed(std::string("cannot copy ") + tty);
     }
-    const int mnt = detached_tmpfs();
-    if (mnt < 0) return failed("cannot make the tmpfs for " + dest);
+    Fd mnt = detached_tmpfs();
+    if (!mnt.ok()) return failed("cannot make the tmpfs for " + dest);
     std::string why;
     auto file = [&](const char* name) {
-        const int fd = ::openat(mnt, name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0444);
-        if (fd < 0 && why.empty()) why = failed(std::string("cannot make ") + dest + "/" + name);
-        if (fd >= 0) ::close(fd);
+        const Fd fd(::openat(mnt.get(), name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0444));
+        if (!fd.ok() && why.empty()) why = failed(std::string("cannot make ") + dest + "/" + name);
     };
     auto link = [&](const char* target, const char* name) {
-        if (::symlinkat(target, mnt, name) != 0 && why.empty()) why = failed(std::string("cannot make ") + dest + "/" + name);
+        if (::symlinkat(target, mnt.get(), name) != 0 && why.empty())
+            why = failed(std::string("cannot make ") + dest + "/" + name);
     };
     auto dir = [&](const char* name) {
-        if (::mkdirat(mnt, name, 0755) != 0 && why.empty()) why = failed(std::string("cannot make ") + dest + "/" + name);
+        if (::mkdirat(mnt.get(), name, 0755) != 0 && why.empty())
+            why = failed(std::string("cannot make ") + dest + "/" + name);
     };
     for (const char* n : kDevNodes) file(n);
     if (console) file("console");
@@ -354,22 +345,17 @@ std::string make_dev(const std::string& dest) {
     dir("shm");
     dir("pts");
     link("pts/ptmx", "ptmx");
-    if (why.empty() && attach(mnt, dest) != 0) why = failed("cannot mount the tmpfs on " + dest);
-    ::close(mnt);
+    if (why.empty() && attach(mnt.get(), dest) != 0) why = failed("cannot mount the tmpfs on " + dest);
+    mnt.reset();
     if (!why.empty()) return why;
     for (std::size_t i = 0; i < nodes.size(); ++i) {
         const std::string at = dest + "/" + (i < std::size(kDevNodes) ? kDevNodes[i] : "console");
-        if (auto bad = bind_device(nodes[i], at); !bad.empty()) return bad;
-        ::close(nodes[i]);
-        nodes[i] = -1;
+        if (auto bad = bind_device(nodes[i].get(), at); !bad.empty()) return bad;
+        nodes[i].reset();
     }
-    const int pts = detached_fs("devpts", {{"ptmxmode", "0666"}, {"mode", "620"}}, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC);
-    if (pts < 0) return failed("cannot make the devpts for " + dest + "/pts");
-    const int rc = attach(pts, dest + "/pts");
-    const int err2 = errno;
-    ::close(pts);
-    errno = err2;
-    if (rc != 0) return failed("cannot mount the devpts on " + dest + "/pts");
+    const Fd pts = detached_fs("devpts", {{"ptmxmode", "0666"}, {"mode", "620"}}, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC);
+    if (!pts.ok()) return failed("cannot make the devpts for " + dest + "/pts");
+    if (attach(pts.get(), dest + "/pts") != 0) return failed("cannot mount the devpts on " + dest + "/pts");
     return {};
 }
 
@@ -381,18 +367,17 @@ std::string make_dev(const std::string& dest) {
 // than be bound, or have its target bound, in the link's place.
 std::string bind_link(Op& op) {
     struct stat st {};
-    if (::fstatat(op.tree, "", &st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) != 0)
+    if (::fstatat(op.tree.get(), "", &st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) != 0)
         return failed("cannot read the mount of " + op.dest);
     if (!S_ISLNK(st.st_mode)) return op.dest + " is no longer a symbolic link; make the plan again";
-    if (set_attributes(op.tree, "", AT_EMPTY_PATH, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, 0) != 0)
+    if (set_attributes(op.tree.get(), "", AT_EMPTY_PATH, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, 0) != 0)
         return failed("cannot make the copy of " + op.dest + " read-only");
     struct stat now {};
     if (::fstatat(AT_FDCWD, op.dest.c_str(), &now, AT_SYMLINK_NOFOLLOW) != 0 || now.st_dev != st.st_dev ||
         now.st_ino != st.st_ino)
         return op.dest + " changed while the sandbox was made; make the plan again";
-    if (attach(op.tree, op.dest) != 0) return failed("cannot mount " + op.dest);  // no MOVE_MOUNT_T_SYMLINKS: not followed
-    ::close(op.tree);
-    op.tree = -1;
+    if (attach(op.tree.get(), op.dest) != 0) return failed("cannot mount " + op.dest);  // no MOVE_MOUNT_T_SYMLINKS: not followed
+    op.tree.reset();
     return {};
 }
 
@@ -405,48 +390,38 @@ std::string make_one(Op& op) {
     }
     if (op.flag == "--tmpfs") {
         if (auto why = mount_point(op.dest, true); !why.empty()) return why;
-        const int mnt = detached_tmpfs();
-        if (mnt < 0) return failed("cannot make the tmpfs for " + op.dest);
-        const int rc = attach(mnt, op.dest);
-        const int err2 = errno;
-        ::close(mnt);
-        errno = err2;
-        if (rc != 0) return failed("cannot mount the tmpfs on " + op.dest);
+        const Fd mnt = detached_tmpfs();
+        if (!mnt.ok()) return failed("cannot make the tmpfs for " + op.dest);
+        if (attach(mnt.get(), op.dest) != 0) return failed("cannot mount the tmpfs on " + op.dest);
         return {};
     }
     if (op.flag == "--ro-bind-data") return make_data_file(op);
     if (op.flag == "--ro-bind-link") return bind_link(op);
-    if (op.tree < 0) return {};  // --ro-bind-try of nothing
+    if (!op.tree.ok()) return {};  // --ro-bind-try of nothing
     if (op.flag == "--again" && file_already_there(op)) return {};
     // A read-only bind is read-only, nosuid and nodev all through, as bubblewrap
     // makes it; a writable one nosuid and nodev, as the `/` it was copied from;
     // --again is bubblewrap's mount as it made it.
     if (op.flag != "--again" && op.flag != "--bind" &&
-               set_attributes(op.tree, "", AT_EMPTY_PATH | AT_RECURSIVE,
+               set_attributes(op.tree.get(), "", AT_EMPTY_PATH | AT_RECURSIVE,
                               MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, 0) != 0) {
         return failed("cannot make the copy of " + op.source + " read-only");
     }
     // Most mount points are there (the placeholders are made for them); where
     // one is missing, it is made as bubblewrap makes it, and the mount tried again.
-    if (attach(op.tree, op.dest) != 0) {
+    if (attach(op.tree.get(), op.dest) != 0) {
         if (errno != ENOENT) return failed("cannot mount " + op.dest);
         if (op.flag != "--again" && !describe_copy(op)) return failed("cannot read the mount of " + op.source);
         if (auto why = mount_point(op.dest, op.directory); !why.empty()) return why;
-        if (attach(op.tree, op.dest) != 0) return failed("cannot mount " + op.dest);
+        if (attach(op.tree.get(), op.dest) != 0) return failed("cannot mount " + op.dest);
     }
-    ::close(op.tree);
-    op.tree = -1;
+    op.tree.reset();
     return op.flag == "--bind" ? make_writable(op) : std::string();
 }
 
 bool write_file(const char* path, std::string_view text) {
-    const int fd = ::open(path, O_WRONLY | O_CLOEXEC);
-    if (fd < 0) return false;
-    const bool ok = ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
-    const int err = errno;
-    ::close(fd);
-    errno = err;
-    return ok;
+    const Fd fd(::open(path, O_WRONLY | O_CLOEXEC));
+    return fd.ok() && ::write(fd.get(), text.data(), text.size()) == static_cast<ssize_t>(text.size());
 }
 
 // What --disable-userns does, which bubblewrap cannot do here (it would move the
@@ -457,15 +432,13 @@ bool write_file(const char* path, std::string_view text) {
 // it, whatever the filter. The sysctl is written through a detached writable
 // copy of /proc/sys, which bubblewrap has bound read-only for a root caller.
 std::string second_user_namespace(unsigned uid, unsigned gid) {
-    const int sys = open_tree_clone("/proc/sys", false);
-    if (sys < 0) return failed("cannot copy /proc/sys");
-    std::string why;
-    if (set_attributes(sys, "", AT_EMPTY_PATH, 0, MOUNT_ATTR_RDONLY) != 0) why = failed("cannot write to /proc/sys");
-    const int fd = why.empty() ? ::openat(sys, "user/max_user_namespaces", O_WRONLY | O_CLOEXEC) : -1;
-    if (why.empty() && (fd < 0 || ::write(fd, "1\n", 2) != 2)) why = failed("cannot set user.max_user_namespaces to 1");
-    if (fd >= 0) ::close(fd);
-    ::close(sys);
-    if (!why.empty()) return why;
+    {
+        const Fd sys = open_tree_clone("/proc/sys", false);
+        if (!sys.ok()) return failed("cannot copy /proc/sys");
+        if (set_attributes(sys.get(), "", AT_EMPTY_PATH, 0, MOUNT_ATTR_RDONLY) != 0) return failed("cannot write to /proc/sys");
+        const Fd fd(::openat(sys.get(), "user/max_user_namespaces", O_WRONLY | O_CLOEXEC));
+        if (!fd.ok() || ::write(fd.get(), "1\n", 2) != 2) return failed("cannot set user.max_user_namespaces to 1");
+    }
     if (::unshare(CLONE_NEWUSER) != 0) return failed("cannot make the sandbox's second user namespace");
     const std::string uid_map = std::to_string(uid) + " 0 1\n";
     const std::string gid_map = std::to_string(gid) + " 0 1\n";
@@ -479,13 +452,12 @@ std::string second_user_namespace(unsigned uid, unsigned gid) {
 
 // /proc/self/status, read whole (the kernel writes it anew for each read).
 std::string own_status() {
-    const int fd = ::open("/proc/self/status", O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return {};
+    const Fd fd(::open("/proc/self/status", O_RDONLY | O_CLOEXEC));
+    if (!fd.ok()) return {};
     std::string text;
     char buf[4096];
     ssize_t n;
-    while ((n = ::read(fd, buf, sizeof buf)) > 0) text.append(buf, static_cast<std::size_t>(n));
-    ::close(fd);
+    while ((n = ::read(fd.get(), buf, sizeof buf)) > 0) text.append(buf, static_cast<std::size_t>(n));
     return text;
 }
 
@@ -564,13 +536,6 @@ std::string make_stage_mounts(const std::vector<std::string>& list, int mounts_f
         ops.push_back(std::move(op));
         i += 1 + arity;
     }
-    struct CloseAll {
-        std::vector<Op>& ops;
-        ~CloseAll() {
-            for (auto& op : ops)
-                if (op.tree >= 0) ::close(op.tree);
-        }
-    } close_all{ops};
     if (auto why = take_copies(ops); !why.empty()) return why;
     for (auto& op : ops)
         if (auto why = make_one(op); !why.empty()) return why;

@@ -30,6 +30,7 @@
 namespace sbx::linux_sandbox {
 
 // fd_io.hpp's, shared with the launchers.
+using sbx::launcher::Fd;
 using sbx::launcher::FdSweep;
 using sbx::launcher::parse_fd;
 using sbx::launcher::send_fds;
@@ -49,8 +50,8 @@ int stage_failed(int status_fd, const std::string& message) {
 namespace {
 
 // The first sbx-stage beside this program (or in launchers/ beside tools/) that
-// is an executable regular file, open, with its path in `path`; -1 when none is.
-int open_stage_beside(std::string* path) {
+// is an executable regular file, open, with its path in `path`; none when none is.
+Fd open_stage_beside(std::string* path) {
     char self[4096];
     const ssize_t n = ::readlink("/proc/self/exe", self, sizeof self - 1);
     if (n > 0) {
@@ -60,28 +61,27 @@ int open_stage_beside(std::string* path) {
         const std::string exe(self, static_cast<std::size_t>(n));
         const std::string dir = exe.substr(0, exe.rfind('/'));
         for (const std::string& stage : {dir + "/sbx-stage", dir + "/../launchers/sbx-stage"}) {
-            const int fd = ::open(stage.c_str(), O_RDONLY | O_CLOEXEC);
+            Fd fd(::open(stage.c_str(), O_RDONLY | O_CLOEXEC));
             struct stat st {};
-            if (fd >= 0 && ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && (st.st_mode & S_IXUSR) != 0) {
+            if (fd.ok() && ::fstat(fd.get(), &st) == 0 && S_ISREG(st.st_mode) && (st.st_mode & S_IXUSR) != 0) {
                 if (path != nullptr) *path = stage;
                 return fd;
             }
-            if (fd >= 0) ::close(fd);
         }
     }
-    return -1;
+    return Fd();
 }
 
 }  // namespace
 
-int open_stage_binary() {
-    const int fd = open_stage_beside(nullptr);
-    return fd >= 0 ? fd : ::open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
+Fd open_stage_binary() {
+    Fd fd = open_stage_beside(nullptr);
+    return fd.ok() ? std::move(fd) : Fd(::open("/proc/self/exe", O_RDONLY | O_CLOEXEC));
 }
 
 std::string stage_binary_path() {
     std::string path;
-    if (const int fd = open_stage_beside(&path); fd >= 0) ::close(fd);
+    (void)open_stage_beside(&path);
     return path;
 }
 
@@ -303,12 +303,12 @@ namespace {
 
 // The listening sockets made so far, closed when the stage is done with them.
 struct Listeners {
-    std::vector<int> fds;
-    Listeners() = default;
-    Listeners(const Listeners&) = delete;
-    Listeners& operator=(const Listeners&) = delete;
-    ~Listeners() {
-        for (int fd : fds) ::close(fd);
+    std::vector<Fd> fds;
+    // Their numbers, in order, for send_fds.
+    std::vector<int> numbers() const {
+        std::vector<int> out;
+        for (const Fd& fd : fds) out.push_back(fd.get());
+        return out;
     }
 };
 
@@ -329,9 +329,8 @@ int listen_on(Listeners& out, const std::string& address, int port) {
         errno = EINVAL;
         return -1;
     }
-    const int fd = ::socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    const int fd = out.fds.emplace_back(::socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0)).get();
     if (fd < 0) return -1;
-    out.fds.push_back(fd);
     const int one = 1;
     if (ss.ss_family == AF_INET6 && ::setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof one) != 0) return -1;
     if (::bind(fd, reinterpret_cast<const sockaddr*>(&ss), len) != 0 || ::listen(fd, 512) != 0) return -1;
@@ -360,7 +359,7 @@ std::string hand_over_listeners(int proxy_fd, const std::vector<StageForward>& f
     for (int& port : ports)
         if ((port = listen_on(made, "127.0.0.1", 0)) < 0)
             return std::string("cannot listen on the sandbox's loopback: ") + std::strerror(errno);
-    if (!send_fds(proxy_fd, made.fds, 'L'))
+    if (!send_fds(proxy_fd, made.numbers(), 'L'))
         return std::string("cannot hand the proxy's sockets to the launcher: ") + std::strerror(errno);
     for (const auto& [name, value] : sbx::net::proxy_environment(ports[0], ports[1], {}, direct_loopback))
         if (::setenv(name.c_str(), value.c_str(), 1) != 0) return "cannot set " + name;

@@ -33,6 +33,8 @@
 #include <utility>
 #include <vector>
 
+#include "base/fd_io.hpp"
+
 namespace sbx::linux_sandbox {
 
 inline constexpr std::string_view kStageFlag = "--stage";
@@ -102,8 +104,8 @@ struct StageArgs {
 // where it lies beside this program or, in a build tree, in launchers/ (a static
 // program starts fastest), else this program, whose --stage mode does the same
 // (sbx-linux's and sbx's). Opened outside the sandbox, so that
-// a directory the plan hides cannot hide it. -1 with errno on failure.
-int open_stage_binary();
+// a directory the plan hides cannot hide it. None, with errno, on failure.
+launcher::Fd open_stage_binary();
 
 // The path of the sbx-stage open_stage_binary() would open; empty when it would
 // open this program itself. (sbx hands it to the engine, which protects it where
