@@ -299,6 +299,8 @@ setup_husky_path() {
     in_case git -C "$proj" config core.hooksPath .husky/_
 }
 
+# Over 80 lines: one attack after another, each with its control, a few lines
+# that end in tap_finish, in the order of their TAP numbers.
 fs_attacks() {
     write_case setup_outside "writing a file outside the writable roots" outside/note.txt
     write_case setup_repo "writing .git/hooks/pre-commit" project/.git/hooks/pre-commit
@@ -447,6 +449,8 @@ ns_case() {
     tap_finish "control: $what works in bare bubblewrap (same namespaces, no filter)"
 }
 
+# Over 80 lines: one attack after another, each with its control, a few lines
+# that end in tap_finish, in the order of their TAP numbers.
 syscall_attacks() {
     ns_case "unshare -U (a user namespace)" unshare user
     # Without a user namespace to grant CAP_SYS_ADMIN, unshare -m and -n fail for an
@@ -572,6 +576,8 @@ cargo_case() {
     tap_finish "cargo builds and runs a small crate in the sandbox"
 }
 
+# Over 80 lines: one attack after another, each with its control, a few lines
+# that end in tap_finish, in the order of their TAP numbers.
 socket_attacks() {
     fresh_case
     socket_case "${confined[@]}"
@@ -671,6 +677,8 @@ outside_process() {
 }
 runs_sleep() { [[ $(tr '\0' ' ' <"/proc/$1/cmdline" 2>/dev/null) == "sleep 300 " ]]; }
 
+# Over 80 lines: one attack after another, each with its control, a few lines
+# that end in tap_finish, in the order of their TAP numbers.
 process_attacks() {
     local outside
     fresh_case
@@ -1335,6 +1343,8 @@ setup_nested() {
 # disabled_files: every *.sbx-disabled under the case directory, one a line.
 disabled_files() { find "$case_dir" -name '*.sbx-disabled*' | sort; }
 
+# Over 80 lines: one attack after another, each with its control, a few lines
+# that end in tap_finish, in the order of their TAP numbers.
 nested_repo_attacks() {
     local marker plant
     # The issue: a nested repository with core.fsmonitor, added as a gitlink, runs
@@ -1590,6 +1600,8 @@ git_outside() {
 # The audit after the run looks at all of the root, whatever its depth, size, modes
 # and names, and at what the configs of repositories that were there before name
 # (issue 32). Each control runs the same payload with the plan less its gitAudit.
+# Over 80 lines: one attack after another, each with its control, a few lines
+# that end in tap_finish, in the order of their TAP numbers.
 git_audit_attacks() {
     local name
     fresh_case
@@ -1955,6 +1967,8 @@ link_confined() {
     tap_finish "$1"
 }
 
+# Over 80 lines: one attack after another, each with its control, a few lines
+# that end in tap_finish, in the order of their TAP numbers.
 link_attacks() {
     local name attempt script
     # What the issue reported: the links removed and regular files written in their place.

@@ -222,6 +222,8 @@ expect_err() { [[ $err == *"$1"* ]] || fail_because "stderr lacks '$1'"; }
 no_violations() { [[ $err != *"<sandbox_violations>"* ]] || fail_because "violations reported for allowed connections"; }
 py="python3 $tmp/client.py"
 
+# Over 80 lines: one case after another for a user (each a few lines that end
+# in tap_finish), in the order of their TAP numbers, sharing the servers above.
 forward_cases() {
     # Controls: outside, every client reaches the server directly.
     outside "$py 127.0.0.1 $P /py-outside; node -e '$node_fetch' http://127.0.0.1:$P/node-outside"

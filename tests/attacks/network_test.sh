@@ -33,6 +33,9 @@ server_saw() { grep -qF -- "$1" "$tmp/http.log"; }
 expect_out() { [[ $out == *"$1"* ]] || fail_because "stdout lacks '$1'"; }
 expect_err() { [[ $err == *"$1"* ]] || fail_because "stderr lacks '$1'"; }
 
+# Over 80 lines: one case after another for a user (each a few lines that end
+# in tap_finish), in the order of their TAP numbers; later cases reuse the
+# clients and settings files earlier ones set up.
 network_cases() {
     tap_in_sandbox -- 'env | grep -i -E "^(http|https|all|no)_proxy=" | sort'
     [[ $rc == 0 ]] || fail_because "status $rc"

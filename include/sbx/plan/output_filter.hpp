@@ -139,8 +139,8 @@ private:
 
     static bool query_csi(std::string_view params, unsigned char final);
 
-    // Over 80 lines: one switch over the states, a case each, as a terminal's
-    // parser is; split, the transitions would be spread over as many functions.
+    // Takes byte `b` of a sequence (or the byte that may start one), appending
+    // to `out` what passes, and moves to the next state.
     void osc(unsigned char b, std::string& out);
 
     // The value of an OSC's digits; -1 for none.
@@ -309,6 +309,8 @@ SBX_INLINE bool TerminalOutputFilter::query_csi(std::string_view params, unsigne
     }
 }
 
+// Over 80 lines: one switch over the states, a case each, as a terminal's
+// parser is; split, the transitions would be spread over as many functions.
 SBX_INLINE void TerminalOutputFilter::osc(unsigned char b, std::string& out) {
     switch (state_) {
         case State::normal: break;
