@@ -1,0 +1,56 @@
+// Fuzzing read_shell_line().
+//
+// Any bytes come back as commands or as unreadable, at a byte inside the line,
+// with a reason. What it reads is consistent: each command's bytes and each
+// word's lie in the line, in order; a command has a word, an assignment or a
+// redirection; only the last command may end the line. A line it calls
+// readable re-reads to the same words: each word's own bytes, read again as the
+// argument of `:`, give the same text and the same expansions.
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "check.hpp"
+#include "sbx/route/shell_line.hpp"
+
+namespace {
+
+using sbx::fuzz::check;
+using sbx::route::Word;
+
+void check_word(const Word& w, std::string_view line) {
+    check(w.begin <= w.end && w.end <= line.size(), "a word's bytes lie in the line");
+    const std::string raw(line.substr(w.begin, w.end - w.begin));
+    const auto reread = sbx::route::read_shell_line(": " + raw);
+    check(reread.readable(), "a word of a readable line reads again");
+    check(reread.commands.size() == 1 && reread.commands[0].words.size() == 2, "a word reads again as one word");
+    const Word& again = reread.commands[0].words[1];
+    check(again.text == w.text, "a word reads again to the same text");
+    check(again.expansions == w.expansions, "a word reads again with the same expansions");
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+    const std::string_view line(reinterpret_cast<const char*>(data), size);
+    const auto r = sbx::route::read_shell_line(line);
+    if (!r.readable()) {
+        check(!r.unreadable->why.empty(), "an unreadable line says why");
+        check(r.unreadable->at <= line.size(), "an unreadable line names a byte in it");
+    }
+    std::size_t after = 0;
+    for (std::size_t k = 0; k < r.commands.size(); ++k) {
+        const auto& c = r.commands[k];
+        check(!c.words.empty() || !c.assignments.empty() || !c.redirects.empty(), "a command has something in it");
+        check(c.begin >= after && c.begin <= c.end && c.end <= line.size(), "commands lie in the line, in order");
+        after = c.begin;
+        if (!r.readable()) continue;
+        check(c.joint != sbx::route::Joint::and_if || k + 1 < r.commands.size(), "&& is followed by a command");
+        for (const auto& w : c.assignments) check_word(w, line);
+        for (const auto& w : c.words) check_word(w, line);
+        for (const auto& rd : c.redirects) check_word(rd.target, line);
+    }
+    return 0;
+}

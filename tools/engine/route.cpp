@@ -1,0 +1,6 @@
+// The route layer of the engine, compiled once for sbx's own programs
+// (sbx/core/inline.hpp): every header of include/sbx/route/, with the
+// definitions at its end read here alone.
+#define SBX_DEFINE_ROUTE
+
+#include "sbx/route/shell_line.hpp"
