@@ -5,7 +5,9 @@
 // word's lie in the line, in order; a command has a word, an assignment or a
 // redirection; only the last command may end the line. A line it calls
 // readable re-reads to the same words: each word's own bytes, read again as the
-// argument of `:`, give the same text and the same expansions.
+// argument of `:`, give the same text and the same expansions. The removal
+// check (removals.hpp) takes any reading: each finding says why and points
+// into the line, and a line not read whole leaves the check incomplete.
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -13,6 +15,7 @@
 #include <vector>
 
 #include "check.hpp"
+#include "sbx/route/removals.hpp"
 #include "sbx/route/shell_line.hpp"
 
 namespace {
@@ -51,6 +54,13 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         for (const auto& w : c.assignments) check_word(w, line);
         for (const auto& w : c.words) check_word(w, line);
         for (const auto& rd : c.redirects) check_word(rd.target, line);
+    }
+    const sbx::route::RemovalPlace place{"/home/u/proj", "/home/u", "", false};
+    const auto removals = sbx::route::critical_removals(line, r, place);
+    if (!r.readable()) check(!removals.complete, "a line not read whole leaves the removal check incomplete");
+    for (const auto& f : removals.critical) {
+        check(!f.why.empty() && !f.program.empty(), "a critical removal names its program and why");
+        check(f.at < line.size(), "a critical removal points into the line");
     }
     return 0;
 }

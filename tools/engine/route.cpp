@@ -3,4 +3,5 @@
 // definitions at its end read here alone.
 #define SBX_DEFINE_ROUTE
 
+#include "sbx/route/removals.hpp"
 #include "sbx/route/shell_line.hpp"
