@@ -7,7 +7,8 @@
 // readable re-reads to the same words: each word's own bytes, read again as the
 // argument of `:`, give the same text and the same expansions. The removal
 // check (removals.hpp) takes any reading: each finding says why and points
-// into the line, and a line not read whole leaves the check incomplete.
+// into the line, and a line not read whole leaves the check incomplete; so
+// does each finding of hidden_code (hidden_code.hpp).
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -15,6 +16,7 @@
 #include <vector>
 
 #include "check.hpp"
+#include "sbx/route/hidden_code.hpp"
 #include "sbx/route/removals.hpp"
 #include "sbx/route/shell_line.hpp"
 
@@ -62,5 +64,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         check(!f.why.empty() && !f.program.empty(), "a critical removal names its program and why");
         check(f.at < line.size(), "a critical removal points into the line");
     }
+    for (const auto& h : sbx::route::hidden_code(r))
+        check(!h.why.empty() && h.at < line.size(), "hidden code says why and points into the line");
     return 0;
 }

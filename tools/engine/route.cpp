@@ -3,5 +3,6 @@
 // definitions at its end read here alone.
 #define SBX_DEFINE_ROUTE
 
+#include "sbx/route/hidden_code.hpp"
 #include "sbx/route/removals.hpp"
 #include "sbx/route/shell_line.hpp"
