@@ -105,7 +105,19 @@ public:
     void check_line(const Reading& r, Context start);
 
 private:
+    // What a remover's words say: its operands, and the options that matter.
+    struct RemoverArgs {
+        std::vector<const Word*> operands;
+        bool deletes = false;          // rsync --delete (--del...)
+        bool removes_sources = false;  // rsync --remove-source-files
+        bool target_dir = false;       // mv -t: every operand is a source
+        bool parents = false;          // rmdir -p
+    };
     void check_command(const std::vector<Word>& words, std::size_t first, const Context& c, bool from_find);
+    // Code a command runs from a word (sh -c, eval, env -S): checked, and true.
+    bool check_code_of(const std::string& name, const std::vector<Word>& words, const Unwrapped& u, const Context& c);
+    static RemoverArgs remover_args(const std::string& name, const std::vector<Word>& words, std::size_t first);
+    void check_remover(const std::string& name, const RemoverArgs& a, const Context& c);
     void check_operand(const std::string& program, const Word& w, const Context& c);
     void check_find(const std::vector<Word>& words, std::size_t first, const Context& c);
     void check_code(const std::string& code, const Word& at, const Context& c);
@@ -333,101 +345,107 @@ SBX_INLINE void RemovalChecker::check_command(const std::vector<Word>& words, st
     const std::string name = program_name(prog);
     Context here = c;
     if (u.chdir) here.cwd = std::nullopt;
-    if (u.split) {
-        // env -S 'rm -rf x', flock -c '...': the command is one string.
-        if (prog.literal()) check_code(prog.text.substr(std::min(u.split_at, prog.text.size())), prog, here);
-        else out_.complete = false;
+    if (check_code_of(name, words, u, here)) return;
+    if (name == "find") return check_find(words, u.program + 1, here);
+    if (!is_one_of(name, kRemovers) || !prog.literal()) return;
+    const RemoverArgs args = remover_args(name, words, u.program + 1);
+    if (u.from_stdin || from_find) {
+        if (name != "rsync" || args.deletes || args.removes_sources)
+            add(name, "", u.from_stdin ? "operands from xargs's input" : "operands find decides ({})", prog, here);
         return;
     }
-    if (name == "find") return check_find(words, u.program + 1, here);
+    check_remover(name, args, here);
+}
+
+SBX_INLINE bool RemovalChecker::check_code_of(const std::string& name, const std::vector<Word>& words,
+                                              const Unwrapped& u, const Context& c) {
+    const Word& prog = words[u.program];
+    auto code = [&](const std::string& text, const Word& at, bool literal) {
+        if (literal) check_code(text, at, c);
+        else out_.complete = false;
+        return true;
+    };
+    // env -S 'rm -rf x', flock -c '...': the command is one string.
+    if (u.split) return code(prog.text.substr(std::min(u.split_at, prog.text.size())), prog, prog.literal());
     if (name == "eval") {
-        std::string code;
+        std::string text;
         bool literal = true;
         for (std::size_t k = u.program + 1; k < words.size(); ++k) {
             literal = literal && words[k].literal();
-            code += (k > u.program + 1 ? " " : "") + words[k].text;
+            text += (k > u.program + 1 ? " " : "") + words[k].text;
         }
-        if (!literal) {
-            out_.complete = false;
-            return;
-        }
-        if (u.program + 1 < words.size()) check_code(code, words[u.program + 1], here);
-        return;
+        return u.program + 1 < words.size() ? code(text, words[u.program + 1], literal) : true;
     }
-    if (is_one_of(name, kShells)) {
-        // sh -c CODE: the first operand after -c (or a cluster with c) is code.
-        for (std::size_t k = u.program + 1; k < words.size(); ++k) {
-            const std::string& t = words[k].text;
-            if (t.empty() || t[0] != '-' || t == "-" || t == "--") break;
-            if (t[1] != '-' && t.find('c') != std::string::npos) {
-                if (k + 1 >= words.size()) return;
-                if (!words[k + 1].literal()) {
-                    out_.complete = false;
-                    return;
-                }
-                return check_code(words[k + 1].text, words[k + 1], here);
-            }
-        }
-        return;
-    }
-    if (!is_one_of(name, kRemovers) || !prog.literal()) return;
-    // The operands, options stepped over ("--" ends them).
-    std::vector<const Word*> operands;
-    bool options = true, deletes = false, removes_sources = false;
-    std::optional<const Word*> target_dir;
+    if (!is_one_of(name, kShells)) return false;
+    // sh -c CODE: the first operand after -c (or a cluster with c) is code.
     for (std::size_t k = u.program + 1; k < words.size(); ++k) {
+        const std::string& t = words[k].text;
+        if (t.empty() || t[0] != '-' || t == "-" || t == "--") break;
+        if (t[1] != '-' && t.find('c') != std::string::npos)
+            return k + 1 < words.size() ? code(words[k + 1].text, words[k + 1], words[k + 1].literal()) : true;
+    }
+    return true;
+}
+
+SBX_INLINE RemovalChecker::RemoverArgs RemovalChecker::remover_args(const std::string& name,
+                                                                    const std::vector<Word>& words, std::size_t first) {
+    RemoverArgs a;
+    bool options = true;
+    for (std::size_t k = first; k < words.size(); ++k) {
         const Word& w = words[k];
         const std::string& t = w.text;
         if (options && t == "--") {
             options = false;
             continue;
         }
-        if (options && t.size() > 1 && t[0] == '-') {
-            if (name == "rsync" && (t.rfind("--del", 0) == 0)) deletes = true;
-            if (name == "rsync" && t == "--remove-source-files") removes_sources = true;
-            if (name == "rsync" && (t == "-e" || t == "-f" || t == "-B" || t == "-T")) ++k;
-            if (name == "mv" && (t == "-t" || t == "--target-directory") && k + 1 < words.size()) target_dir = &words[++k];
-            if (name == "mv" && (t == "-S" || t == "--suffix")) ++k;
-            if (name == "mv" && t.rfind("--target-directory=", 0) == 0) target_dir = &w;
-            if (name == "rmdir" && (t == "-p" || t == "--parents" || (t[1] != '-' && t.find('p') != std::string::npos))) {
-                // rmdir -p a/b removes a too: each parent is an operand.
-                deletes = true;
-            }
+        if (!options || t.size() < 2 || t[0] != '-') {
+            a.operands.push_back(&w);
             continue;
         }
-        operands.push_back(&w);
+        if (name == "rsync") {
+            if (t.rfind("--del", 0) == 0) a.deletes = true;
+            if (t == "--remove-source-files") a.removes_sources = true;
+            if (t == "-e" || t == "-f" || t == "-B" || t == "-T") ++k;  // a value follows
+        } else if (name == "mv") {
+            if (t == "-t" || t == "--target-directory" || t.rfind("--target-directory=", 0) == 0) a.target_dir = true;
+            if (t == "-t" || t == "--target-directory" || t == "-S" || t == "--suffix") ++k;
+        } else if (name == "rmdir") {
+            // rmdir -p a/b removes a too.
+            if (t == "--parents" || (t[1] != '-' && t.find('p') != std::string::npos)) a.parents = true;
+        }
     }
-    if (u.from_stdin || from_find) {
-        if (name != "rsync" || deletes || removes_sources)
-            add(name, "", u.from_stdin ? "operands from xargs's input" : "operands find decides ({})", prog, here);
-        return;
-    }
+    return a;
+}
+
+SBX_INLINE void RemovalChecker::check_remover(const std::string& name, const RemoverArgs& a, const Context& c) {
     if (name == "rm" || name == "unlink") {
-        for (const Word* w : operands) check_operand(name, *w, here);
+        for (const Word* w : a.operands) check_operand(name, *w, c);
     } else if (name == "rmdir") {
-        for (const Word* w : operands) {
-            check_operand(name, *w, here);
-            if (!deletes || !w->literal()) continue;
-            for (std::string p = w->text; p.find('/') != std::string::npos;) {
+        for (const Word* w : a.operands) {
+            check_operand(name, *w, c);
+            if (!a.parents || !w->literal()) continue;
+            for (std::string p = w->text; p.find('/') != std::string::npos;) {  // each parent is an operand
                 p = p.substr(0, p.rfind('/'));
                 if (p.empty()) break;
                 Word parent = *w;
                 parent.text = p;
-                check_operand(name, parent, here);
+                check_operand(name, parent, c);
             }
         }
     } else if (name == "mv") {
-        const std::size_t sources = target_dir ? operands.size() : (operands.empty() ? 0 : operands.size() - 1);
-        for (std::size_t k = 0; k < sources; ++k) check_operand(name, *operands[k], here);
-    } else if (name == "rsync" && (deletes || removes_sources) && !operands.empty()) {
+        // What it moves away: every operand but the destination.
+        const std::size_t n = a.operands.size();
+        const std::size_t sources = a.target_dir ? n : (n == 0 ? 0 : n - 1);
+        for (std::size_t k = 0; k < sources; ++k) check_operand(name, *a.operands[k], c);
+    } else if (name == "rsync" && !a.operands.empty()) {
         // host:path is another machine's.
         auto local = [](const Word& w) {
             return !w.text.empty() && (w.text.find(':') == std::string::npos || w.text.front() == '/');
         };
-        if (deletes && local(*operands.back())) check_operand(name, *operands.back(), here);
-        if (removes_sources)
-            for (std::size_t k = 0; k + 1 < operands.size(); ++k)
-                if (local(*operands[k])) check_operand(name, *operands[k], here);
+        if (a.deletes && local(*a.operands.back())) check_operand(name, *a.operands.back(), c);
+        if (a.removes_sources)
+            for (std::size_t k = 0; k + 1 < a.operands.size(); ++k)
+                if (local(*a.operands[k])) check_operand(name, *a.operands[k], c);
     }
 }
 

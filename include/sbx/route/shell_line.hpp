@@ -147,6 +147,10 @@ private:
     bool read_double_quoted(Word& w, std::vector<bool>& quoted_at);
     static void mark_tilde_and_brace(Word& w, const std::vector<bool>& quoted_at);
     bool read_redirect(std::size_t command, int fd);
+    bool read_operator();
+    bool read_bare_redirect();
+    bool read_command_word();
+    bool finish_line();
     bool open_group(char kind, std::size_t at);
     bool close_group(char kind, std::size_t at);
     bool read_bodies();
@@ -557,6 +561,74 @@ SBX_INLINE bool LineReader::word_at_command_position(Word w) {
     return true;
 }
 
+// An operator that joins commands or opens or closes a ( ) group, at i_.
+SBX_INLINE bool LineReader::read_operator() {
+    const std::size_t at = i_;
+    auto joint = [&](Joint j, std::size_t length) {
+        i_ += length;
+        return finish_command(j, at);
+    };
+    if (starts(";;") || starts(";&")) return fail("a case terminator " + std::string(s_.substr(at, 2)), at);
+    if (peek() == ';') return joint(Joint::semicolon, 1);
+    if (starts("&&")) return joint(Joint::and_if, 2);
+    if (starts("||")) return joint(Joint::or_if, 2);
+    if (starts("|&")) return joint(Joint::pipe_all, 2);
+    if (peek() == '|') return joint(Joint::pipe, 1);
+    if (peek() == '&') return joint(Joint::background, 1);
+    if (peek() == ')') {
+        ++i_;
+        return close_group('(', at);
+    }
+    if (peek(1) == '(') return fail("an arithmetic command ((...))", at);
+    if (have_current_) return fail("a ( inside a command (a function definition, or a syntax error)", at);
+    ++i_;
+    return open_group('(', at);
+}
+
+// A redirection with no descriptor number in front, at i_.
+SBX_INLINE bool LineReader::read_bare_redirect() {
+    // After a group, its redirections apply to its last command.
+    if (after_group_ && !have_current_) return read_redirect(out_.commands.size() - 1, -1);
+    if (!have_current_) {
+        current_.begin = i_;
+        have_current_ = true;
+    }
+    return read_redirect(out_.commands.size(), -1);
+}
+
+// A word, at i_: a descriptor number before a redirection, or part of the command.
+SBX_INLINE bool LineReader::read_command_word() {
+    if (after_group_ && !have_current_) return fail("a word right after a group", i_);
+    Word w;
+    if (!read_word(w)) return false;
+    const bool digits = !w.text.empty() && !w.quoted && w.text.find_first_not_of("0123456789") == std::string::npos;
+    const bool redirect_next = peek() == '<' || peek() == '>';
+    if (redirect_next && digits) {
+        if (w.text.size() > 4) return fail("a descriptor number too large", w.begin);
+        if (!have_current_) current_.begin = w.begin;
+        have_current_ = true;
+        return read_redirect(out_.commands.size(), std::stoi(w.text));
+    }
+    if (redirect_next && w.text.size() > 2 && w.text.front() == '{' && w.text.back() == '}' && !w.quoted)
+        return fail("a redirection to a named descriptor {NAME}", w.begin);
+    if (current_.words.empty()) return word_at_command_position(std::move(w));
+    current_.end = w.end;
+    current_.words.push_back(std::move(w));
+    return true;
+}
+
+// What must hold once the line has ended.
+SBX_INLINE bool LineReader::finish_line() {
+    if (have_current_) {
+        if (!finish_command(Joint::end, i_)) return false;
+    } else if (need_command_) {
+        return fail("no command after '" + need_op_ + "'", need_at_);
+    }
+    if (!groups_.empty()) return fail(std::string("a ") + groups_.back().kind + " without its end", i_);
+    if (!bodies_.empty()) return fail("a here-document without its body", i_);
+    return true;
+}
+
 SBX_INLINE Reading LineReader::read() {
     if (s_.size() > kMaxLineBytes) {
         fail("a line longer than " + std::to_string(kMaxLineBytes) + " bytes", kMaxLineBytes);
@@ -566,95 +638,26 @@ SBX_INLINE Reading LineReader::read() {
         fail("a NUL byte", nul);
         return std::move(out_);
     }
-    auto joint = [&](Joint j, std::size_t length) {
-        const std::size_t at = i_;
-        i_ += length;
-        return finish_command(j, at);
-    };
     bool ok = true;
     while (ok) {
         skip_blanks();
         if (at_end()) break;
         const char c = peek();
-        const std::size_t at = i_;
         if (c == '#') {  // a comment: only where a word would start
             while (!at_end() && peek() != '\n') ++i_;
             continue;
         }
         if (c == '\n') {
-            ok = joint(Joint::newline, 1) && read_bodies();
+            ++i_;
+            ok = finish_command(Joint::newline, i_ - 1) && read_bodies();
             continue;
         }
-        if (starts(";;") || starts(";&")) {
-            ok = fail("a case terminator " + std::string(s_.substr(at, 2)), at);
-        } else if (c == ';') {
-            ok = joint(Joint::semicolon, 1);
-        } else if (starts("&&")) {
-            ok = joint(Joint::and_if, 2);
-        } else if (starts("||")) {
-            ok = joint(Joint::or_if, 2);
-        } else if (starts("|&")) {
-            ok = joint(Joint::pipe_all, 2);
-        } else if (c == '|') {
-            ok = joint(Joint::pipe, 1);
-        } else if (c == '&' && peek(1) != '>') {
-            ok = joint(Joint::background, 1);
-        } else if (c == '(') {
-            if (peek(1) == '(') {
-                ok = fail("an arithmetic command ((...))", at);
-            } else if (have_current_) {
-                ok = fail("a ( inside a command (a function definition, or a syntax error)", at);
-            } else {
-                ok = open_group('(', at);
-                ++i_;
-            }
-        } else if (c == ')') {
-            ok = close_group('(', at);
-            ++i_;
-        } else if (c == '<' || c == '>' || c == '&') {
-            // After a group, its redirections apply to its last command.
-            const bool group = after_group_ && !have_current_;
-            if (!group && !have_current_) {
-                current_.begin = at;
-                have_current_ = true;
-            }
-            ok = read_redirect(group ? out_.commands.size() - 1 : out_.commands.size(), -1);
-        } else if (after_group_ && !have_current_) {
-            ok = fail("a word right after a group", at);
-        } else {
-            Word w;
-            ok = read_word(w);
-            if (!ok) break;
-            const bool digits = !w.text.empty() && !w.quoted && w.text.find_first_not_of("0123456789") == std::string::npos;
-            const bool redirect_next = peek() == '<' || peek() == '>';
-            if (redirect_next && digits) {
-                if (w.text.size() > 4) {
-                    ok = fail("a descriptor number too large", w.begin);
-                    break;
-                }
-                if (!have_current_) current_.begin = w.begin;
-                have_current_ = true;
-                ok = read_redirect(out_.commands.size(), std::stoi(w.text));
-            } else if (redirect_next && w.text.size() > 2 && w.text.front() == '{' && w.text.back() == '}' && !w.quoted) {
-                ok = fail("a redirection to a named descriptor {NAME}", w.begin);
-            } else if (!current_.words.empty()) {
-                current_.end = w.end;
-                current_.words.push_back(std::move(w));
-            } else {
-                ok = word_at_command_position(std::move(w));
-            }
-        }
+        if (c == '<' || c == '>' || (c == '&' && peek(1) == '>')) ok = read_bare_redirect();
+        else if (operator_char(c)) ok = read_operator();
+        else ok = read_command_word();
         if (ok && have_current_) need_command_ = false;
     }
-    if (ok) {
-        if (have_current_) {
-            ok = finish_command(Joint::end, i_);
-        } else if (need_command_) {
-            ok = fail("no command after '" + need_op_ + "'", need_at_);
-        }
-    }
-    if (ok && !groups_.empty()) ok = fail(std::string("a ") + groups_.back().kind + " without its end", i_);
-    if (ok && !bodies_.empty()) ok = fail("a here-document without its body", i_);
+    if (ok) finish_line();
     return std::move(out_);
 }
 
