@@ -310,22 +310,28 @@ SBX_INLINE void RemovalChecker::add(std::string program, std::string operand, st
 
 SBX_INLINE void RemovalChecker::check_line(const Reading& r, Context c) {
     if (!r.readable()) out_.complete = false;
-    for (const Command& cmd : r.commands) {
+    for (std::size_t i = 0; i < r.commands.size(); ++i) {
+        const Command& cmd = r.commands[i];
         if (cmd.words.empty()) continue;
+        // A command of a pipeline, in the background or in a ( ) group runs in a
+        // subshell of its own: a cd there does not last.
+        auto piped = [](Joint j) { return j == Joint::pipe || j == Joint::pipe_all; };
+        const bool own_shell = cmd.subshell || piped(cmd.joint) || cmd.joint == Joint::background ||
+                               (i > 0 && piped(r.commands[i - 1].joint));
         const Unwrapped u = unwrap(cmd.words, 0);
         if (u.program < cmd.words.size()) {
             const Word& prog = cmd.words[u.program];
             const std::string name = program_name(prog);
-            // A directory change lasts for the commands after it; one in a ( )
-            // group ends with it, one the reader cannot follow leaves the
-            // directory unknown.
+            // A cd lasts for the commands after it. One the check cannot follow
+            // (pushd, popd, cd -, a target the shell decides), or one in a
+            // subshell (whose end the check does not track), leaves the directory
+            // unknown: relative operands after it are critical.
             if (name == "cd" || name == "pushd" || name == "popd") {
                 const bool one = u.program + 2 == cmd.words.size();
                 const Word* to = one ? &cmd.words[u.program + 1] : nullptr;
                 if (name == "cd" && u.program + 1 == cmd.words.size()) {
-                    c.cwd = cmd.subshell ? std::nullopt : std::optional<std::string>(place_.home);
-                } else if (name == "cd" && to != nullptr && to->literal() && to->text != "-" && !cmd.subshell &&
-                           c.cwd) {
+                    c.cwd = own_shell ? std::nullopt : std::optional<std::string>(place_.home);
+                } else if (name == "cd" && to != nullptr && to->literal() && to->text != "-" && !own_shell && c.cwd) {
                     c.cwd = paths::is_absolute(to->text) ? paths::normalize(to->text) : paths::join(*c.cwd, to->text);
                 } else {
                     c.cwd = std::nullopt;

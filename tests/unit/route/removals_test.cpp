@@ -158,6 +158,8 @@ TEST_CASE("critical_removals: what always asks, and what does not") {
         {"cd - && rm -rf x", "rm x: a relative operand after a cd the check cannot follow"},
         {"pushd /tmp && rm -rf x", "rm x: a relative operand after a cd the check cannot follow"},
         {"(cd /tmp) && rm -rf x", "rm x: a relative operand after a cd the check cannot follow"},
+        {"cd /tmp | rm -rf *", "rm *: a relative operand after a cd the check cannot follow"},
+        {"cd /tmp & rm -rf *", "rm *: a relative operand after a cd the check cannot follow"},
         {"cd /tmp && rm -rf /tmp/x", ""},
         // Several in one line, in its order; a line the reader cannot read.
         {"rm -rf .git && rm -rf ~", "rm .git: a .git directory or something in it | rm ~: the home directory"},
