@@ -23,7 +23,7 @@ struct Row {
     std::string_view found;
 };
 
-// Over 80 lines: a table, one row a line and what can change what it runs.
+// A table, one row a line and what can change what it runs.
 TEST_CASE("hidden_code: each construct of the reference's list, behind wrappers, and the lines without one") {
     const Row rows[] = {
         {"FOO=bar npm test", "a variable in front (FOO)"},
