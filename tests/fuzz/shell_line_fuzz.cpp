@@ -8,7 +8,9 @@
 // argument of `:`, give the same text and the same expansions. The removal
 // check (removals.hpp) takes any reading: each finding says why and points
 // into the line, and a line not read whole leaves the check incomplete; so
-// does each finding of hidden_code (hidden_code.hpp).
+// does each finding of hidden_code (hidden_code.hpp). The same bytes read as a
+// Bash(...) rule (bash_rule.hpp) parse or fail with a message, and a rule that
+// parses matches each command's text without crashing.
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -16,6 +18,7 @@
 #include <vector>
 
 #include "check.hpp"
+#include "sbx/route/bash_rule.hpp"
 #include "sbx/route/hidden_code.hpp"
 #include "sbx/route/removals.hpp"
 #include "sbx/route/shell_line.hpp"
@@ -63,6 +66,14 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     for (const auto& f : removals.critical) {
         check(!f.why.empty() && !f.program.empty(), "a critical removal names its program and why");
         check(f.at < line.size(), "a critical removal points into the line");
+    }
+    if (auto rule = sbx::route::parse_bash_rule(line); !rule) {
+        check(!rule.error().message.empty(), "a malformed Bash rule says why");
+    } else if (*rule) {
+        check(sbx::route::matches(**rule, (*rule)->kind == sbx::route::BashRule::Kind::exact ? (*rule)->text : "x") ||
+                  (*rule)->kind != sbx::route::BashRule::Kind::exact,
+              "an exact rule matches its own command");
+        for (const auto& c : r.commands) (void)sbx::route::matches(**rule, sbx::route::match_text(line, c));
     }
     for (const auto& h : sbx::route::hidden_code(r))
         check(!h.why.empty() && h.at < line.size(), "hidden code says why and points into the line");

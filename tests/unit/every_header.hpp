@@ -57,6 +57,7 @@
 #include "sbx/review/decision_diff.hpp"
 #include "sbx/review/decision_json.hpp"
 #include "sbx/review/value_diff.hpp"
+#include "sbx/route/bash_rule.hpp"
 #include "sbx/route/hidden_code.hpp"
 #include "sbx/route/removals.hpp"
 #include "sbx/route/shell_line.hpp"

@@ -3,6 +3,7 @@
 // definitions at its end read here alone.
 #define SBX_DEFINE_ROUTE
 
+#include "sbx/route/bash_rule.hpp"
 #include "sbx/route/hidden_code.hpp"
 #include "sbx/route/removals.hpp"
 #include "sbx/route/shell_line.hpp"

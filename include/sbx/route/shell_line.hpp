@@ -530,7 +530,10 @@ SBX_INLINE bool LineReader::word_at_command_position(Word w) {
             if (w.text == k) return fail("a compound command (" + w.text + ")", w.begin);
         if (w.text == "{" && !have_current_) return open_group('{', w.begin);
         if (w.text == "}" && !have_current_) return close_group('{', w.begin);
-        if (w.text == "!") {
+        // `!` negates a pipeline where it starts one; after a variable or a
+        // redirection it is a word like any other.
+        if (w.text == "!" && (!have_current_ || (current_.negated && current_.assignments.empty() &&
+                                                 current_.redirects.empty()))) {
             if (current_.negated) return fail("a second !", w.begin);
             current_.negated = true;
             current_.begin = w.begin;

@@ -108,6 +108,8 @@ TEST_CASE("read_shell_line: words, quoting, operators and groups as bash takes t
         {"a &&\nb", "[a] && [b]"},
         {"a |\n\n b", "[a] | [b]"},
         {"! grep -q x f", "! [grep] [-q] [x] [f]"},
+        {"FOO=1 ! x", "<FOO=1> [!] [x]"},
+        {"> f ! x", "[!] [x] (>[f])"},
         // Groups.
         {"(cd sub && make)", "(d1s) [cd] [sub] && (d1s) [make]"},
         {"{ a; b; }", "(d1) [a] ; (d1) [b]"},
