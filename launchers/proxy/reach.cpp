@@ -101,8 +101,7 @@ int system_dial(const State& s, const net::Address& a, std::uint16_t port) {
         default: error = EIO; break;
     }
     if (error == 0) return fd.release();
-    fd.reset();
-    errno = error;
+    errno = error;  // kept while `fd` closes
     return -1;
 }
 

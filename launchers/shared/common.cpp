@@ -1,4 +1,5 @@
 // launchers/shared/common.cpp - see common.hpp.
+#include "proxy/platform.hpp"
 #include "sbx/core/json.hpp"
 #include "sbx/io/fs_view_disk.hpp"
 #include "sbx/net/proxy_env.hpp"
@@ -58,10 +59,8 @@ namespace {
 
 // One listening socket on the host's 127.0.0.1: the descriptor and its port.
 sbx::expected<std::pair<Fd, int>> listen_one() {
-    Fd fd(::socket(AF_INET, SOCK_STREAM, 0));  // no SOCK_CLOEXEC on macOS
+    Fd fd = proxy::stream_socket(AF_INET);
     if (!fd.ok()) return sbx::fail(sbx::Errc::io_error, std::string("socket: ") + std::strerror(errno));
-    ::fcntl(fd.get(), F_SETFD, FD_CLOEXEC);
-    ::fcntl(fd.get(), F_SETFL, ::fcntl(fd.get(), F_GETFL) | O_NONBLOCK);
     sockaddr_in sa{};
     sa.sin_family = AF_INET;
     sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);

@@ -49,11 +49,7 @@ ProgramFile find_in_path(std::string_view name, const std::optional<std::string>
 
 Fd high_fd(Fd fd) {
     if (!fd.ok() || fd.get() >= 10) return fd;
-    Fd moved(::fcntl(fd.get(), F_DUPFD_CLOEXEC, 10));
-    const int err = errno;
-    fd.reset();
-    errno = err;
-    return moved;
+    return Fd(::fcntl(fd.get(), F_DUPFD_CLOEXEC, 10));  // `fd` closes after, errno kept
 }
 
 namespace {
