@@ -58,15 +58,15 @@ SBX_INLINE std::vector<HiddenCode> hidden_code(const Reading& r) {
                 a.begin);
         }
         if (c.words.empty()) continue;
-        // env in front of the wrappers, and in their middle, counts too.
-        for (std::size_t k = 0; k < c.words.size(); ++k) {
+        const detail::Unwrapped u = detail::unwrap(c.words, 0);
+        // env among the wrappers in front of the program (not an argument of it).
+        for (std::size_t k = 0; k < u.program; ++k) {
             if (!c.words[k].literal() || detail::program_name(c.words[k]) != "env") continue;
             const std::string next = k + 1 < c.words.size() ? c.words[k + 1].text : std::string();
             const bool changes = (!next.empty() && next.front() == '-') || detail::is_name_assignment(next);
             if (changes) add("env changes the command's environment", c.words[k].begin);
             break;
         }
-        const detail::Unwrapped u = detail::unwrap(c.words, 0);
         if (u.program >= c.words.size()) continue;
         const Word& prog = c.words[u.program];
         if ((prog.expansions & (kParameter | kGlob | kBrace)) != 0) {

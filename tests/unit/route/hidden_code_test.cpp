@@ -80,6 +80,8 @@ TEST_CASE("hidden_code: each construct of the reference's list, behind wrappers,
         {"~/bin/tool --flag", ""},
         {"git -c user.name=x commit", ""},
         {"echo eval source export", ""},
+        {"echo env -i FOO=1", ""},
+        {"grep -r env FOO=1 .", ""},
     };
     for (const auto& row : rows) {
         CAPTURE(row.line);
