@@ -61,7 +61,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         for (const auto& rd : c.redirects) check_word(rd.target, line);
     }
     const sbx::route::RemovalPlace place{"/home/u/proj", "/home/u", "", false};
-    const auto removals = sbx::route::critical_removals(line, r, place);
+    const auto removals = sbx::route::critical_removals(r, place);
     if (!r.readable()) check(!removals.complete, "a line not read whole leaves the removal check incomplete");
     for (const auto& f : removals.critical) {
         check(!f.why.empty() && !f.program.empty(), "a critical removal names its program and why");

@@ -61,12 +61,13 @@ struct RemovalCheck {
     bool complete = true;  // false: some of the line, or of code it runs, could not be read
 };
 
-// The removals of `r` (read from `line`) that always ask, in the line's order.
-SBX_INLINE RemovalCheck critical_removals(std::string_view line, const Reading& r, const RemovalPlace& place);
+// The removals that always ask in the line `r` was read from, in its order (each
+// finding's `at` is a byte of that line).
+SBX_INLINE RemovalCheck critical_removals(const Reading& r, const RemovalPlace& place);
 
 // Reads `line` and checks it.
 inline RemovalCheck critical_removals(std::string_view line, const RemovalPlace& place) {
-    return critical_removals(line, read_shell_line(line), place);
+    return critical_removals(read_shell_line(line), place);
 }
 
 // Why `path` (absolute and clean) is critical, if it is.
@@ -151,8 +152,7 @@ SBX_INLINE std::optional<std::string> critical_path(std::string_view path, const
     return std::nullopt;
 }
 
-SBX_INLINE RemovalCheck critical_removals(std::string_view line, const Reading& r, const RemovalPlace& place) {
-    (void)line;  // the words' offsets are into it
+SBX_INLINE RemovalCheck critical_removals(const Reading& r, const RemovalPlace& place) {
     RemovalCheck out;
     detail::RemovalChecker::Context start;
     start.cwd = place.cwd.empty() ? place.root : place.cwd;
