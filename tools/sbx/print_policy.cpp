@@ -46,10 +46,10 @@ void print_values(const sbx::Policy& p, const sbx::ProjectRoot& root) {
                 for (const auto& r : p.ignore_violations)
                     out << "    " << sbx::ignore_text(r) << "    " << describe(r.source) << "\n";
                 break;
-            case sbx::PolicyField::Kind::program:
+            case sbx::PolicyField::Kind::text:
                 out << "  " << f.name << ": ";
-                if (const auto& v = f.program(p)) out << v->value << "    " << describe(v->source) << "\n";
-                else out << "from PATH    default\n";
+                if (const auto& v = f.text(p)) out << v->value << "    " << describe(v->source) << "\n";
+                else out << f.unset << "    default\n";
                 break;
         }
     }

@@ -72,7 +72,7 @@ SBX_INLINE void diff_list(const PolicyField& f, const Policy& before, const Poli
 SBX_INLINE void diff_ignores(const PolicyField& f, const Policy& before, const Policy& after,
                          std::vector<ValueChange>& out);
 
-SBX_INLINE void diff_program(const PolicyField& f, const Policy& before, const Policy& after,
+SBX_INLINE void diff_text(const PolicyField& f, const Policy& before, const Policy& after,
                          std::vector<ValueChange>& out);
 
 
@@ -80,8 +80,9 @@ SBX_INLINE void diff_program(const PolicyField& f, const Policy& before, const P
 
 // Every value that differs from `before` to `after`, field by field in the order
 // of kPolicyFields: a flag that changed, a list's removed and added entries, an
-// ignoreViolations rule removed or added (neither way), and a program that
-// changed (bwrapPath, socatPath).
+// ignoreViolations rule removed or added (neither way), and a text that changed
+// (bwrapPath, socatPath, defaultMode: each change counts as widening, for a
+// person to look at).
 SBX_INLINE std::vector<ValueChange> diff_values(const Policy& before, const Policy& after);
 
 }  // namespace sbx::review
@@ -136,10 +137,10 @@ SBX_INLINE void diff_ignores(const PolicyField& f, const Policy& before, const P
                        Direction::neither, std::string(f.meaning)});
 }
 
-SBX_INLINE void diff_program(const PolicyField& f, const Policy& before, const Policy& after,
+SBX_INLINE void diff_text(const PolicyField& f, const Policy& before, const Policy& after,
                          std::vector<ValueChange>& out) {
-    const auto& b = f.program(before);
-    const auto& a = f.program(after);
+    const auto& b = f.text(before);
+    const auto& a = f.text(after);
     if ((b ? b->value : "") == (a ? a->value : "")) return;
     out.push_back({!b ? ValueChange::What::added : !a ? ValueChange::What::removed : ValueChange::What::changed,
                    std::string(f.name), b ? b->value : "", a ? a->value : "",
@@ -158,7 +159,7 @@ SBX_INLINE std::vector<ValueChange> diff_values(const Policy& before, const Poli
             case PolicyField::Kind::flag: detail::diff_flag(f, before, after, out); break;
             case PolicyField::Kind::list: detail::diff_list(f, before, after, out); break;
             case PolicyField::Kind::ignores: detail::diff_ignores(f, before, after, out); break;
-            case PolicyField::Kind::program: detail::diff_program(f, before, after, out); break;
+            case PolicyField::Kind::text: detail::diff_text(f, before, after, out); break;
         }
     }
     return out;

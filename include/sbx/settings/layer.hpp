@@ -24,6 +24,40 @@ struct IgnoreRule {
     Source source;
 };
 
+// Claude Code's permission modes: a settings file's `permissions.defaultMode`,
+// or the mode a host is in when it asks route.hpp about a command.
+enum class PermissionMode {
+    default_mode,        // default: ask where no rule decides
+    accept_edits,        // acceptEdits
+    plan,                // plan: nothing runs wider than it reads
+    bypass_permissions,  // bypassPermissions: allow where no rule asks or denies
+    dont_ask,            // dontAsk: refuse what would ask
+    auto_mode,           // auto: a classifier answers what would ask
+};
+
+inline constexpr PermissionMode kPermissionModes[] = {
+    PermissionMode::default_mode,       PermissionMode::accept_edits, PermissionMode::plan,
+    PermissionMode::bypass_permissions, PermissionMode::dont_ask,     PermissionMode::auto_mode};
+
+constexpr std::string_view mode_name(PermissionMode m) noexcept {
+    switch (m) {
+        case PermissionMode::default_mode: return "default";
+        case PermissionMode::accept_edits: return "acceptEdits";
+        case PermissionMode::plan: return "plan";
+        case PermissionMode::bypass_permissions: return "bypassPermissions";
+        case PermissionMode::dont_ask: return "dontAsk";
+        case PermissionMode::auto_mode: return "auto";
+    }
+    return "?";
+}
+
+// The mode named `name` as Claude Code writes it; nullopt for any other text.
+constexpr std::optional<PermissionMode> permission_mode(std::string_view name) noexcept {
+    for (PermissionMode m : kPermissionModes)
+        if (mode_name(m) == name) return m;
+    return std::nullopt;
+}
+
 // What a layer was read from: a settings file, or an agent file (agent_file.hpp),
 // which may come with the project it confines (`.claude/agents/`), whatever its
 // layer: merge() does not let one weaken the sandbox itself (policy.hpp).
@@ -71,6 +105,14 @@ struct Settings {
 
     SourcedList additional_directories;  // permissions.additionalDirectories
     std::optional<Sourced<std::string>> bwrap_path, socat_path;
+
+    // The permission rules that decide about shell commands (route.hpp); the
+    // Edit, Read and WebFetch rules are read into the lists above instead.
+    struct Permissions {
+        SourcedList allow, deny, ask;  // Bash rules as written: `Bash`, `Bash(git push *)`
+        std::optional<Sourced<std::string>> default_mode;  // a mode_name()
+        SourcedBool bypass_disabled;  // disableBypassPermissionsMode: "disable"
+    } permissions;
 
     std::vector<Warning> warnings;
 };

@@ -28,7 +28,11 @@
 //    symlinks resolved through the FsView;
 //  - a builtin read deny is kept beside an equal entry of another layer: the two
 //    yield differently (fs_rules.hpp);
-//  - an untrusted project's files keep only what tightens the sandbox.
+//  - an untrusted project's files keep only what tightens the sandbox, and
+//    of the permissions (route.hpp) only deny and ask rules and a mode that
+//    allows no more than `default` does (default, plan, dontAsk);
+//  - bypassPermissions as the default mode counts from user, flag and managed
+//    settings only, and a `disableBypassPermissionsMode` of any layer holds.
 #pragma once
 
 #include <deque>
@@ -87,6 +91,13 @@ struct Policy {
 
     SourcedList additional_directories;
     std::optional<Sourced<std::string>> bwrap_path, socat_path;
+
+    // The rules and mode that decide about shell commands (route.hpp).
+    struct Permissions {
+        SourcedList allow, deny, ask;  // Bash rules as written
+        std::optional<Sourced<std::string>> default_mode;  // nullopt: default
+        Value<bool> bypass_disabled{false, {}};
+    } permissions;
 
     // Admin-required mode; its source is the managed key that switched it on.
     Value<bool> admin_required{false, {}};
@@ -210,6 +221,8 @@ private:
 
     void lists();
 
+    void permissions();
+
     // A path or pattern, split once, for the many comparisons below.
     struct Split {
         std::string text;
@@ -313,6 +326,7 @@ SBX_INLINE expected<Policy> Merger::run() {
     }
     booleans();
     lists();
+    permissions();
     SBX_TRY(leave_out_denied_reaches());
     return std::move(p_);
 }
@@ -456,6 +470,35 @@ SBX_INLINE void Merger::lists() {
             always);
     combine(p_.additional_directories,
             [](Settings& s) -> SourcedList& { return s.additional_directories; }, locked);
+}
+
+SBX_INLINE void Merger::permissions() {
+    combine(p_.permissions.allow, [](Settings& s) -> SourcedList& { return s.permissions.allow; },
+            [&](const Settings& s) { return loosening(s, false); });
+    combine(p_.permissions.deny, [](Settings& s) -> SourcedList& { return s.permissions.deny; },
+            [](const Settings&) { return std::string(); });
+    combine(p_.permissions.ask, [](Settings& s) -> SourcedList& { return s.permissions.ask; },
+            [](const Settings&) { return std::string(); });
+    for (const Settings* s : ordered_) {
+        const auto& mode = s->permissions.default_mode;
+        if (!mode) continue;
+        const auto m = permission_mode(mode->value);
+        const bool wider = m == PermissionMode::accept_edits || m == PermissionMode::bypass_permissions ||
+                           m == PermissionMode::auto_mode;
+        if (is_repository(s->layer) && m == PermissionMode::bypass_permissions) {
+            drop(mode->source, "left out: only user, flag or managed settings choose bypassPermissions");
+            continue;
+        }
+        if (std::string why = wider ? loosening(*s, false) : std::string(); !why.empty()) {
+            drop(mode->source, std::move(why));
+            continue;
+        }
+        p_.permissions.default_mode = *mode;
+        break;
+    }
+    for (const Settings* s : ordered_)
+        if (const auto& d = s->permissions.bypass_disabled; d && d->value && !p_.permissions.bypass_disabled.value)
+            p_.permissions.bypass_disabled = {true, d->source};
 }
 
 SBX_INLINE bool Merger::reaches(const Split& entry, const Split& denied) {

@@ -27,7 +27,7 @@ struct PolicyField {
         flag,     // a Value<bool>
         list,     // a SourcedList
         ignores,  // ignoreViolations: the IgnoreRules
-        program,  // bwrapPath, socatPath: an optional Sourced<std::string>
+        text,     // bwrapPath, socatPath, defaultMode: an optional Sourced<std::string>
     };
     // What a list's entries name, for the samples `sbx diff` tries.
     enum class Names { paths, hosts, other };
@@ -36,12 +36,13 @@ struct PolicyField {
     Kind kind;
     const Value<bool>& (*flag)(const Policy&) = nullptr;
     const SourcedList& (*list)(const Policy&) = nullptr;
-    const std::optional<Sourced<std::string>>& (*program)(const Policy&) = nullptr;
+    const std::optional<Sourced<std::string>>& (*text)(const Policy&) = nullptr;
     // A flag's more open value (nullopt: neither is); for a list, whether adding
     // an entry opens the sandbox (true) or closes it (false). Unused otherwise.
     std::optional<bool> open;
     Names names = Names::other;
     std::string_view meaning;  // what `true`, an entry, or the value does, for people
+    std::string_view unset;    // a text field's value when no layer sets it, for people
 
     // The JSON object the field is written in ("" for the top level), and its key there.
     constexpr std::string_view group() const noexcept {
@@ -58,24 +59,24 @@ namespace detail {
 
 constexpr PolicyField flag_field(std::string_view name, const Value<bool>& (*get)(const Policy&),
                                  std::optional<bool> open, std::string_view meaning) {
-    return {name, PolicyField::Kind::flag, get, nullptr, nullptr, open, PolicyField::Names::other, meaning};
+    return {name, PolicyField::Kind::flag, get, nullptr, nullptr, open, PolicyField::Names::other, meaning, {}};
 }
 
 constexpr PolicyField list_field(std::string_view name, const SourcedList& (*get)(const Policy&), bool adding_opens,
                                  PolicyField::Names names, std::string_view meaning) {
-    return {name, PolicyField::Kind::list, nullptr, get, nullptr, adding_opens, names, meaning};
+    return {name, PolicyField::Kind::list, nullptr, get, nullptr, adding_opens, names, meaning, {}};
 }
 
-constexpr PolicyField program_field(std::string_view name,
-                                    const std::optional<Sourced<std::string>>& (*get)(const Policy&)) {
-    return {name, PolicyField::Kind::program, nullptr, nullptr, get, true, PolicyField::Names::other,
-            "the program that confines commands"};
+constexpr PolicyField text_field(std::string_view name, const std::optional<Sourced<std::string>>& (*get)(const Policy&),
+                                 std::string_view meaning, std::string_view unset) {
+    return {name, PolicyField::Kind::text, nullptr, nullptr, get, true, PolicyField::Names::other, meaning, unset};
 }
 
 }  // namespace detail
 
 // The fields in the order `sbx policy` prints them. A changed program counts as
-// opening the sandbox: a different program confines, for a person to look at.
+// opening the sandbox: a different program confines, for a person to look at;
+// and so does a changed default mode.
 inline constexpr PolicyField kPolicyFields[] = {
     detail::flag_field("adminRequired", [](const Policy& p) -> const Value<bool>& { return p.admin_required; }, false,
                        "the repository's files cannot loosen the sandbox"),
@@ -97,7 +98,7 @@ inline constexpr PolicyField kPolicyFields[] = {
     detail::list_field("excludedCommands", [](const Policy& p) -> const SourcedList& { return p.excluded_commands; },
                        true, PolicyField::Names::other, "the command runs outside the sandbox"),
     {"ignoreViolations", PolicyField::Kind::ignores, nullptr, nullptr, nullptr, std::nullopt,
-     PolicyField::Names::other, "violations of the command that hold the text are not reported"},
+     PolicyField::Names::other, "violations of the command that hold the text are not reported", {}},
     detail::list_field("filesystem.allowWrite",
                        [](const Policy& p) -> const SourcedList& { return p.filesystem.allow_write; }, true,
                        PolicyField::Names::paths, "commands may write there"),
@@ -145,10 +146,27 @@ inline constexpr PolicyField kPolicyFields[] = {
     detail::list_field("additionalDirectories",
                        [](const Policy& p) -> const SourcedList& { return p.additional_directories; }, true,
                        PolicyField::Names::paths, "commands may write there"),
-    detail::program_field(
-        "bwrapPath", [](const Policy& p) -> const std::optional<Sourced<std::string>>& { return p.bwrap_path; }),
-    detail::program_field(
-        "socatPath", [](const Policy& p) -> const std::optional<Sourced<std::string>>& { return p.socat_path; }),
+    detail::list_field("permissions.bashAllow",
+                       [](const Policy& p) -> const SourcedList& { return p.permissions.allow; }, true,
+                       PolicyField::Names::other, "the shell commands it matches are approved (sbx route)"),
+    detail::list_field("permissions.bashAsk", [](const Policy& p) -> const SourcedList& { return p.permissions.ask; },
+                       false, PolicyField::Names::other, "the shell commands it matches ask first (sbx route)"),
+    detail::list_field("permissions.bashDeny",
+                       [](const Policy& p) -> const SourcedList& { return p.permissions.deny; }, false,
+                       PolicyField::Names::other, "the shell commands it matches are refused (sbx route)"),
+    detail::text_field(
+        "permissions.defaultMode",
+        [](const Policy& p) -> const std::optional<Sourced<std::string>>& { return p.permissions.default_mode; },
+        "the permission mode when a host names none (sbx route)", "default"),
+    detail::flag_field("permissions.disableBypassPermissionsMode",
+                       [](const Policy& p) -> const Value<bool>& { return p.permissions.bypass_disabled; }, false,
+                       "bypassPermissions mode is refused (sbx route)"),
+    detail::text_field(
+        "bwrapPath", [](const Policy& p) -> const std::optional<Sourced<std::string>>& { return p.bwrap_path; },
+        "the program that confines commands", "from PATH"),
+    detail::text_field(
+        "socatPath", [](const Policy& p) -> const std::optional<Sourced<std::string>>& { return p.socat_path; },
+        "the program that confines commands", "from PATH"),
 };
 
 namespace detail {
@@ -230,8 +248,8 @@ SBX_INLINE void write_policy_members(json::Writer& w, const Policy& p) {
                 }
                 w.end_array();
                 break;
-            case PolicyField::Kind::program:
-                if (const auto& v = f.program(p)) sourced(v->value, v->source);
+            case PolicyField::Kind::text:
+                if (const auto& v = f.text(p)) sourced(v->value, v->source);
                 else w.null();
                 break;
         }

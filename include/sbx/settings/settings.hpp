@@ -33,6 +33,7 @@
 #include "sbx/core/paths.hpp"
 #include "sbx/core/provenance.hpp"
 #include "sbx/net/host_pattern.hpp"
+#include "sbx/settings/bash_rule.hpp"
 #include "sbx/settings/layer.hpp"
 
 namespace sbx {
@@ -69,8 +70,8 @@ SBX_INLINE const KeySet& sandbox_keys();
 SBX_INLINE const KeySet& filesystem_keys();
 SBX_INLINE const KeySet& network_keys();
 SBX_INLINE const KeySet& credentials_keys();
-// Claude Code's permission keys: sbx reads allow, deny and additionalDirectories;
-// the others are Claude Code's own and pass without a word.
+// Claude Code's permission keys, all of which sbx reads: Bash rules and the
+// mode for route.hpp, the other rules and additionalDirectories for the sandbox.
 SBX_INLINE const KeySet& permissions_keys();
 
 using simdjson::dom::element;
@@ -153,6 +154,13 @@ private:
 
     static expected<std::string> as_is(std::string_view s, const std::string&) { return std::string(s); }
 
+    // An excludedCommands entry, the inside of a Bash(...) rule: refused here,
+    // naming the file and entry, when malformed.
+    expected<std::string> bash_pattern(std::string_view s, const std::string& key) const {
+        if (auto r = parse_bash_pattern(s); !r) return error(key, r.error().message);
+        return std::string(s);
+    }
+
     // A host pattern as written; refused here, naming the file and entry, when it
     // is none of the forms host_pattern.hpp takes.
     expected<std::string> host_pattern(std::string_view s, const std::string& key) {
@@ -186,9 +194,11 @@ private:
     // relative to the settings file's project, `x` and `./x` relative to the root.
     expected<std::string> rule_path(std::string_view p, const std::string& key);
 
-    // One rule of permissions.allow or permissions.deny: `Tool` or `Tool(spec)`.
-    // Edit, Read and WebFetch(domain:...) rules feed the sandbox; others pass.
-    expected<void> read_rule(std::string_view rule, const std::string& key, bool allow);
+    // One rule of permissions.allow, deny or ask: `Tool` or `Tool(spec)`. Bash
+    // rules are kept for route.hpp; Edit, Read and WebFetch(domain:...) allow
+    // and deny rules feed the sandbox; others pass.
+    enum class RuleKind { allow, deny, ask };
+    expected<void> read_rule(const Sourced<std::string>& rule, RuleKind kind);
 
     expected<void> read_permissions(element v);
 };
@@ -386,7 +396,8 @@ SBX_INLINE expected<void> Reader::read_sandbox(element v) {
         else if (name == "toolCache") r = set_bool(out_.tool_cache, value, key);
         else if (name == "quiet") r = set_bool(out_.quiet, value, key);
         else if (name == "enableWeakerNestedSandbox") r = set_bool(out_.weaker_sandbox, value, key);
-        else if (name == "excludedCommands") r = string_list(value, key, out_.excluded_commands, as_is);
+        else if (name == "excludedCommands") r = string_list(value, key, out_.excluded_commands,
+                                    [&](std::string_view e, const std::string& k) { return bash_pattern(e, k); });
         else if (name == "ignoreViolations") r = read_ignore(value, key);
         else if (name == "filesystem") r = read_filesystem(value);
         else if (name == "network") r = read_network(value);
@@ -529,7 +540,18 @@ SBX_INLINE expected<std::string> Reader::rule_path(std::string_view p, const std
     return r;
 }
 
-SBX_INLINE expected<void> Reader::read_rule(std::string_view rule, const std::string& key, bool allow) {
+SBX_INLINE expected<void> Reader::read_rule(const Sourced<std::string>& sourced, RuleKind kind) {
+    const std::string_view rule = sourced.value;
+    const std::string& key = sourced.source.key;
+    auto bash = parse_bash_rule(rule);
+    if (!bash) return error(key, bash.error().message);
+    if (*bash) {
+        auto& p = out_.permissions;
+        (kind == RuleKind::allow ? p.allow : kind == RuleKind::deny ? p.deny : p.ask).push_back(sourced);
+        return {};
+    }
+    if (kind == RuleKind::ask) return {};  // an ask rule of another tool is Claude Code's alone
+    const bool allow = kind == RuleKind::allow;
     auto open = rule.find('(');
     if (open == std::string_view::npos) return {};  // a bare tool name adds no path or host
     std::string_view tool = rule.substr(0, open);
@@ -564,16 +586,27 @@ SBX_INLINE expected<void> Reader::read_permissions(element v) {
     SBX_TRY(members);
     for (auto& [name, value] : *members) {
         std::string key = "permissions." + std::string(name);
-        if (name == "allow" || name == "deny") {
+        if (name == "allow" || name == "deny" || name == "ask") {
             SourcedList rules;
             SBX_TRY(string_list(value, key, rules, as_is));
-            for (auto& rule : rules)
-                SBX_TRY(read_rule(rule.value, rule.source.key, name == "allow"));
+            const RuleKind kind = name == "allow" ? RuleKind::allow : name == "deny" ? RuleKind::deny : RuleKind::ask;
+            for (auto& rule : rules) SBX_TRY(read_rule(rule, kind));
         } else if (name == "additionalDirectories") {
             SBX_TRY(paths_list(value, key, out_.additional_directories));
-        } else if (name == "ask") {
-            SourcedList rules;  // checked for shape only: asking is Claude Code's business
-            SBX_TRY(string_list(value, key, rules, as_is));
+        } else if (name == "defaultMode") {
+            auto t = text(value, key);
+            SBX_TRY(t);
+            if (!permission_mode(*t)) {
+                std::string names;
+                for (PermissionMode m : kPermissionModes) names += (names.empty() ? "" : ", ") + std::string(mode_name(m));
+                return error(key, "unknown mode '" + std::string(*t) + "'; expected one of " + names);
+            }
+            out_.permissions.default_mode = Sourced<std::string>{std::string(*t), source(key)};
+        } else if (name == "disableBypassPermissionsMode") {
+            auto t = text(value, key);
+            SBX_TRY(t);
+            if (*t != "disable") return error(key, "expected \"disable\", got \"" + std::string(*t) + "\"");
+            out_.permissions.bypass_disabled = Sourced<bool>{true, source(key)};
         }
     }
     return {};

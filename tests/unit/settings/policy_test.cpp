@@ -680,3 +680,50 @@ TEST_CASE("policy: to_json writes weakerSandbox with its source") {
     CHECK_FALSE(bool((*off)->root()["weakerSandbox"]["value"].get_bool().value()));
     CHECK((*off)->root()["weakerSandbox"]["source"].is_null());
 }
+
+TEST_CASE("merge: Bash rules combine across layers; an untrusted project keeps its deny and ask rules only") {
+    Layers l;
+    l.add(LayerKind::user, R"J({"permissions": {"allow": ["Bash(npm test)"], "deny": ["Bash(curl:*)"]}})J")
+        .add(LayerKind::project,
+             R"J({"permissions": {"allow": ["Bash(make *)"], "deny": ["Bash(wget:*)"], "ask": ["Bash(git push *)"]}})J");
+    auto trusted = merged(l);
+    CHECK(values(trusted.permissions.allow) == std::vector<std::string>{"Bash(make *)", "Bash(npm test)"});
+    CHECK(values(trusted.permissions.deny) == std::vector<std::string>{"Bash(wget:*)", "Bash(curl:*)"});
+    CHECK(trusted.permissions.ask.at(0).source.layer == LayerKind::project);
+    auto untrusted = merged(l, false);
+    CHECK(values(untrusted.permissions.allow) == std::vector<std::string>{"Bash(npm test)"});
+    CHECK(values(untrusted.permissions.deny).size() == 2);
+    CHECK(values(untrusted.permissions.ask) == std::vector<std::string>{"Bash(git push *)"});
+    CHECK(warned(untrusted, LayerKind::project, "permissions.allow[0]", "not trusted"));
+}
+
+TEST_CASE("merge: defaultMode from the highest layer; a repository cannot choose bypassPermissions") {
+    auto p = merged(Layers{}
+                        .add(LayerKind::user, R"J({"permissions": {"defaultMode": "acceptEdits"}})J")
+                        .add(LayerKind::project, R"J({"permissions": {"defaultMode": "plan"}})J"));
+    REQUIRE(p.permissions.default_mode);
+    CHECK(p.permissions.default_mode->value == "plan");
+    auto q = merged(Layers{}
+                        .add(LayerKind::user, R"J({"permissions": {"defaultMode": "acceptEdits"}})J")
+                        .add(LayerKind::local, R"J({"permissions": {"defaultMode": "bypassPermissions"}})J"));
+    REQUIRE(q.permissions.default_mode);
+    CHECK(q.permissions.default_mode->value == "acceptEdits");
+    CHECK(warned(q, LayerKind::local, "permissions.defaultMode", "only user, flag or managed settings"));
+    auto u = merged(Layers{}.add(LayerKind::project, R"J({"permissions": {"defaultMode": "acceptEdits"}})J"), false);
+    CHECK_FALSE(u.permissions.default_mode);
+    auto v = merged(Layers{}.add(LayerKind::project, R"J({"permissions": {"defaultMode": "dontAsk"}})J"), false);
+    REQUIRE(v.permissions.default_mode);
+    CHECK(v.permissions.default_mode->value == "dontAsk");
+    auto m = merged(Layers{}.add(LayerKind::user, R"J({"permissions": {"defaultMode": "bypassPermissions"}})J"));
+    CHECK(m.permissions.default_mode->value == "bypassPermissions");
+}
+
+TEST_CASE("merge: disableBypassPermissionsMode of any layer holds") {
+    auto p = merged(Layers{}
+                        .add(LayerKind::user, R"J({"permissions": {"defaultMode": "bypassPermissions"}})J")
+                        .add(LayerKind::project, R"J({"permissions": {"disableBypassPermissionsMode": "disable"}})J"),
+                    false);
+    CHECK(p.permissions.bypass_disabled.value);
+    REQUIRE(p.permissions.bypass_disabled.source);
+    CHECK(p.permissions.bypass_disabled.source->layer == LayerKind::project);
+}

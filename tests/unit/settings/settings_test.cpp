@@ -348,3 +348,44 @@ TEST_CASE("settings: srt's format (network and filesystem at the top level) is r
     // A mistake is named by its key as the file writes it.
     CHECK(parse_err(R"J({"network": {"allowedDomains": "github.com"}})J").key == "network.allowedDomains");
 }
+
+TEST_CASE("settings: Bash permission rules are kept, each with its key; other tools' ask rules pass") {
+    auto s = parse_ok(R"J({"permissions": {
+        "allow": ["Bash(npm test)", "Edit(src)", "Bash(make *)"],
+        "deny": ["Bash(curl:*)", "Bash"],
+        "ask": ["Bash(git push *)", "Read(secret)", "WebFetch"]}})J");
+    CHECK(values(s.permissions.allow) == std::vector<std::string>{"Bash(npm test)", "Bash(make *)"});
+    CHECK(s.permissions.allow[1].source.key == "permissions.allow[2]");
+    CHECK(values(s.permissions.deny) == std::vector<std::string>{"Bash(curl:*)", "Bash"});
+    CHECK(values(s.permissions.ask) == std::vector<std::string>{"Bash(git push *)"});
+    CHECK(s.permissions.ask[0].source.key == "permissions.ask[0]");
+    CHECK(s.permissions.ask[0].source.layer == LayerKind::project);
+    CHECK(s.filesystem.allow_write.size() == 1);
+}
+
+TEST_CASE("settings: a malformed Bash rule or excludedCommands entry is an error naming it") {
+    auto a = parse_err(R"J({"permissions": {"ask": ["Bash(git push"]}})J");
+    CHECK(a.key == "permissions.ask[0]");
+    CHECK(a.message.find("')'") != std::string::npos);
+    auto b = parse_err(R"J({"permissions": {"deny": ["Bash()"]}})J");
+    CHECK(b.key == "permissions.deny[0]");
+    auto c = parse_err(R"J({"sandbox": {"excludedCommands": ["docker *", "Bash(docker"]}})J");
+    CHECK(c.key == "sandbox.excludedCommands[1]");
+}
+
+TEST_CASE("settings: defaultMode is one of the modes, disableBypassPermissionsMode is \"disable\"") {
+    auto s = parse_ok(R"J({"permissions": {"defaultMode": "acceptEdits", "disableBypassPermissionsMode": "disable"}})J");
+    REQUIRE(s.permissions.default_mode);
+    CHECK(s.permissions.default_mode->value == "acceptEdits");
+    CHECK(s.permissions.default_mode->source.key == "permissions.defaultMode");
+    REQUIRE(s.permissions.bypass_disabled);
+    CHECK(s.permissions.bypass_disabled->value);
+    auto e = parse_err(R"J({"permissions": {"defaultMode": "yolo"}})J");
+    CHECK(e.key == "permissions.defaultMode");
+    CHECK(e.message.find("expected one of default, acceptEdits, plan, bypassPermissions, dontAsk, auto") !=
+          std::string::npos);
+    auto f = parse_err(R"J({"permissions": {"disableBypassPermissionsMode": "enable"}})J");
+    CHECK(f.key == "permissions.disableBypassPermissionsMode");
+    auto g = parse_err(R"J({"permissions": {"defaultMode": true}})J");
+    CHECK(g.key == "permissions.defaultMode");
+}
