@@ -6,4 +6,5 @@
 #include "sbx/route/bash_rule.hpp"
 #include "sbx/route/hidden_code.hpp"
 #include "sbx/route/removals.hpp"
+#include "sbx/route/route.hpp"
 #include "sbx/route/shell_line.hpp"

@@ -12,7 +12,8 @@
 //     `alias`; `export`; `declare -x` and `typeset -x`; `set -a` and
 //     `set -o allexport`; `trap`; `enable`; `hash -p`;
 //   - a shell that reads its code from standard input (`... | sh`, `bash -s`,
-//     `sh < script`, `sh <<EOF`), or that runs with no code and no script;
+//     `sh < script`, `sh <<EOF`), or that runs with no code and no script, or
+//     whose -c code the shell decides (`sh -c "$CODE"`);
 //   - and, beyond the reference's list, a program the shell decides (`$CMD`,
 //     `./b*n`, `{a,b}`): its name is not known before the line runs.
 // A line the reader could not read whole is not checked here: the caller treats
@@ -108,6 +109,8 @@ SBX_INLINE std::vector<HiddenCode> hidden_code(const Reading& r) {
                     if (t == "-o" || t == "+o" || t == "-O" || t == "+O" || t == "--rcfile" || t == "--init-file") ++k;
                 } else {
                     script = true;
+                    if (code && !c.words[k].literal())
+                        add("a shell that runs code the shell decides (" + c.words[k].text + ")", c.words[k].begin);
                     break;
                 }
             }

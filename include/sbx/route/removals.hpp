@@ -56,8 +56,18 @@ struct CriticalRemoval {
     std::size_t at = 0;   // the byte of the line where the operand (or the command) starts
 };
 
+// A path a removal takes away, whether critical or not, for what asks about
+// removals outside the workspace (route.hpp).
+struct Removed {
+    std::string program;
+    std::string path;       // absolute and clean; for a wildcard, the directory it is in
+    std::size_t at = 0;     // as CriticalRemoval::at
+    bool through = false;   // what `path` leads to is removed too: a wildcard's directory, or `dir/`
+};
+
 struct RemovalCheck {
     std::vector<CriticalRemoval> critical;
+    std::vector<Removed> removed;  // every operand whose path the line shows
     bool complete = true;  // false: some of the line, or of code it runs, could not be read
 };
 
@@ -127,6 +137,7 @@ private:
 
     const RemovalPlace& place_;
     RemovalCheck& out_;
+    bool stdin_read_ = false;  // the command's standard input is a here-document, checked as code
 };
 
 }  // namespace detail
@@ -339,6 +350,14 @@ SBX_INLINE void RemovalChecker::check_line(const Reading& r, Context c) {
                 continue;
             }
         }
+        // A shell that reads its code from a here-document: that code, read again.
+        stdin_read_ = false;
+        if (u.program < cmd.words.size() && is_one_of(program_name(cmd.words[u.program]), kShells))
+            for (const Redirect& rd : cmd.redirects)
+                if ((rd.fd == -1 || rd.fd == 0) && (rd.op == "<<" || rd.op == "<<-")) {
+                    check_code(rd.body, cmd.words[u.program], c);
+                    stdin_read_ = true;
+                }
         check_command(cmd.words, 0, c, false);
     }
 }
@@ -390,6 +409,17 @@ SBX_INLINE bool RemovalChecker::check_code_of(const std::string& name, const std
         if (t[1] != '-' && t.find('c') != std::string::npos)
             return k + 1 < words.size() ? code(words[k + 1].text, words[k + 1], words[k + 1].literal()) : true;
     }
+    // Code from standard input (a pipe, a file, a here-document, -s), which the
+    // line does not show: the check cannot see what it removes. A script is a
+    // program like any other.
+    bool script = false, from_stdin = false;
+    for (std::size_t k = u.program + 1; k < words.size() && !script; ++k) {
+        const std::string& t = words[k].text;
+        if (t == "--" || t.size() < 2 || (t[0] != '-' && t[0] != '+')) script = t != "--" || k + 1 < words.size();
+        else if (t[1] != '-' && t.find('s') != std::string::npos) from_stdin = true;
+        else if (t == "-o" || t == "+o" || t == "-O" || t == "+O" || t == "--rcfile" || t == "--init-file") ++k;
+    }
+    if ((from_stdin || !script) && !stdin_read_) out_.complete = false;
     return true;
 }
 
@@ -488,8 +518,10 @@ SBX_INLINE void RemovalChecker::check_operand(const std::string& program, const 
                 if (auto why = critical_path(dir, place_)) return add(program, w.text, "a wildcard over " + *why, w, c);
             literal_so_far = false;
         }
+        out_.removed.push_back(Removed{program, dir, where(w, c), true});
         return;
     }
+    out_.removed.push_back(Removed{program, path, where(w, c), text.back() == '/'});
     if (auto why = critical_path(path, place_)) add(program, w.text, *why, w, c);
 }
 
