@@ -148,6 +148,12 @@ TEST_CASE("critical_removals: what always asks, and what does not") {
         {"eval \"$CODE\"", "(incomplete)"},
         {"sh -c 'for f in *; do rm $f; done'", "(incomplete)"},
         {"bash script.sh", ""},
+        {"bash <<EOF\nrm -rf ~\nEOF", "rm ~: the home directory"},
+        {"sh <<'EOF'\nrm -rf build\nEOF", ""},
+        {"echo 'rm -rf ~' | sh", "(incomplete)"},
+        {"bash -s < script", "(incomplete)"},
+        {"sh < script", "(incomplete)"},
+        {"bash -x script.sh", ""},
         // The directory the line is in when it removes.
         {"cd /tmp && rm -rf *", ""},
         {"cd build && rm -rf *", ""},
