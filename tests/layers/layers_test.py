@@ -2,7 +2,7 @@
 """The engine's folders are layers: a header may include its own folder and the
 folders below it, never one above. The order, lowest first:
 
-    core < net < settings < rules < plan, review, route < linux, mac < io
+    core < net < settings < rules < plan, route < review, linux, mac < io
 
 Every layer but io is pure (no system headers that reach the kernel:
 <fcntl.h>, <unistd.h>, <sys/...>, <dirent.h>); io holds the headers that
@@ -27,7 +27,7 @@ import pathlib
 import re
 import sys
 
-LEVEL = {"core": 0, "net": 1, "settings": 2, "rules": 3, "plan": 4, "review": 4, "route": 4, "linux": 5, "mac": 5,
+LEVEL = {"core": 0, "net": 1, "settings": 2, "rules": 3, "plan": 4, "route": 4, "review": 5, "linux": 5, "mac": 5,
          "io": 6}
 PURE = {"core", "net", "settings", "rules", "plan", "review", "route", "linux", "mac"}
 SYSTEM = re.compile(r"#include <(fcntl\.h|unistd\.h|dirent\.h|sys/[^>]+)>")

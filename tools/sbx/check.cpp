@@ -29,8 +29,30 @@ struct OutcomeWords {
     std::string expected, got, why;
 };
 
+// A route in the words of a check file: "ask (a person) inside".
+std::string route_words(std::optional<sbx::route::Approval> approval, const std::optional<std::string>& where,
+                        bool person_only) {
+    std::string out;
+    if (approval) out += std::string(sbx::route::approval_name(*approval)) + (person_only ? " (a person)" : "");
+    if (where) out += (out.empty() ? "" : " ") + *where;
+    return out;
+}
+
 OutcomeWords words_of(const sbx::review::CheckOutcome& o) {
     const auto& e = *o.expectation;
+    if (o.route) {
+        // What the expectation names, as the route has it.
+        const std::optional<std::string> where =
+            !e.where ? std::nullopt
+                     : std::optional<std::string>(*e.where == "outside" && o.route->where != sbx::route::Where::inside
+                                                      ? std::string("outside")
+                                                      : std::string(sbx::route::where_name(o.route->where)));
+        std::optional<sbx::route::Approval> approval;
+        if (e.approval) approval = o.route->approval;
+        return {route_words(e.approval, e.where, false), route_words(approval, where, o.route->person_only),
+                sbx::route::describe(o.route->approval_because) + "; " +
+                    sbx::route::describe(o.route->where_because)};
+    }
     if (o.host)
         return {std::string(sbx::net::verdict_name(e.verdict)), std::string(sbx::net::verdict_name(o.host->verdict)),
                 o.host->why};
@@ -82,7 +104,12 @@ void print_check_json(const Composed& l, const sbx::review::CheckFile& c, const 
         const auto& e = *o.expectation;
         w.begin_object().key("key").value(e.key).key("line").value(static_cast<std::uint64_t>(e.line));
         w.key("subject").value(sbx::review::subject_name(e.subject)).key("text").value(e.text);
-        if (o.path) {
+        if (o.route) {
+            w.key("expected").begin_object();
+            if (e.approval) w.key("approval").value(sbx::route::approval_name(*e.approval));
+            if (e.where) w.key("where").value(*e.where);
+            w.end_object();
+        } else if (o.path) {
             w.key("path").value(o.path->path).key("realPath").value(o.path->real_path);
             w.key("expected").value(e.allowed);
         } else {
@@ -92,7 +119,13 @@ void print_check_json(const Composed& l, const sbx::review::CheckFile& c, const 
         w.key("holds").value(o.holds).key("why");
         if (e.why.empty()) w.null();
         else w.value(e.why);
-        w.key("decision").begin_object();
+        w.key("decision");
+        if (o.route) {
+            sbx::route::write_route(w, *o.route);
+            w.end_object();
+            continue;
+        }
+        w.begin_object();
         if (o.path) sbx::review::write_fs_decision_members(w, o.path->decision);
         else sbx::review::write_host_decision_members(w, *o.host);
         w.end_object().end_object();
@@ -124,7 +157,8 @@ int run_check(const CheckArgs& a) {
     auto rules = run_rules(*composed, run_inputs(*composed), cached);
     if (!rules) return report(rules.error());
     const std::vector<sbx::net::Address> own = sbx::launcher::own_addresses();
-    auto outcomes = sbx::review::run_checks(*check, rules->fs.rules, rules->hosts, own, cached);
+    const sbx::review::RouteContext routes{composed->policy, route_place(*composed)};
+    auto outcomes = sbx::review::run_checks(*check, rules->fs.rules, rules->hosts, own, routes, cached);
     if (!outcomes) return report(outcomes.error());
     // What the settings left out bears on what the expectations meet (a
     // misspelt key is no deny): the policy's warnings and the rules'.

@@ -237,6 +237,15 @@ sbx::expected<CommandEnv> command_env(const Composed& c, const PlanArgs& a) {
 
 }  // namespace
 
+sbx::route::Place route_place(const Composed& c) {
+#if defined(__APPLE__)
+    constexpr bool folds_case = true;
+#else
+    constexpr bool folds_case = false;
+#endif
+    return sbx::route::Place{c.root, c.home, c.cwd, folds_case};
+}
+
 sbx::expected<Composed> compose(const SettingsArgs& a, HomeRoot home_root, const LayerEdit& edit) {
     auto disk = std::make_unique<sbx::DiskFs>();
     auto place = find_place(a, *disk, home_root);

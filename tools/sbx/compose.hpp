@@ -34,6 +34,7 @@
 #include "sbx/net/hosts.hpp"
 #include "sbx/plan/command_fs_rules.hpp"
 #include "sbx/plan/plan.hpp"
+#include "sbx/route/route.hpp"
 #include "sbx/settings/agent_file.hpp"
 #include "sbx/settings/policy.hpp"
 #include "sbx/settings/project_root.hpp"
@@ -68,6 +69,11 @@ using LayerEdit = std::function<sbx::expected<void>(std::vector<sbx::Settings>& 
 // its layers, and merges them (or takes the built-in default). Refuses a root
 // that is or holds the home directory when `home_root` says so.
 sbx::expected<Composed> compose(const SettingsArgs& a, HomeRoot home_root, const LayerEdit& edit = {});
+
+// Where a command line routed for the root starts (route.hpp): the root, the
+// home, the current directory, and whether the filesystem ignores case (macOS's
+// default: assumed there, never on Linux).
+sbx::route::Place route_place(const Composed& c);
 
 // What a command line changes in what `sbx run` adds: sbx run's and sbx plan's
 // options. The other subcommands take sbx run's defaults.

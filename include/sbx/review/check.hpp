@@ -7,6 +7,8 @@
 // and this machine's own addresses. A host name is decided as the proxy decides
 // it before resolving it: what the proxy then refuses for the addresses it
 // resolves to (choose_address) depends on DNS at the time, not on the policy.
+// A command line is routed (route.hpp) as `sbx route` routes it, in the mode
+// the expectation names or the policy's default.
 // Pure but for the FsView.
 #pragma once
 
@@ -19,7 +21,9 @@
 #include "sbx/net/address.hpp"
 #include "sbx/net/hosts.hpp"
 #include "sbx/review/check_file.hpp"
+#include "sbx/route/route.hpp"
 #include "sbx/rules/fs_rules.hpp"
+#include "sbx/settings/policy.hpp"
 
 namespace sbx::review {
 
@@ -29,14 +33,25 @@ struct CheckOutcome {
     bool holds = false;
     std::optional<FsExplanation> path;      // read, write
     std::optional<net::HostDecision> host;  // host; its rule points into the HostRules decided with
+    std::optional<route::Route> route;      // command
 };
+
+// What a command expectation is routed with: the policy and where lines start.
+struct RouteContext {
+    const Policy& policy;
+    route::Place place;
+};
+
+// Whether route `r` is what `e` expects: its approval and its where, each when given.
+SBX_INLINE bool route_holds(const Expectation& e, const route::Route& r);
 
 // Decides every expectation of `check`. `hosts` carries the sandbox's own
 // decider for hosts no rule names (sbx run's default: ask); `own` are this
 // machine's addresses. The outcomes point into `check` and `hosts`.
 SBX_INLINE expected<std::vector<CheckOutcome>> run_checks(const CheckFile& check, const FsRules& rules,
                                                       const net::HostRules& hosts,
-                                                      const std::vector<net::Address>& own, const FsView& fs);
+                                                      const std::vector<net::Address>& own, const RouteContext& routes,
+                                                      const FsView& fs);
 
 }  // namespace sbx::review
 
@@ -46,15 +61,35 @@ SBX_INLINE expected<std::vector<CheckOutcome>> run_checks(const CheckFile& check
 
 namespace sbx::review {
 
+SBX_INLINE bool route_holds(const Expectation& e, const route::Route& r) {
+    if (e.approval && *e.approval != r.approval) return false;
+    if (!e.where) return true;
+    if (*e.where == "outside") return r.where != route::Where::inside;
+    return *e.where == route::where_name(r.where);
+}
+
 SBX_INLINE expected<std::vector<CheckOutcome>> run_checks(const CheckFile& check, const FsRules& rules,
                                                       const net::HostRules& hosts,
-                                                      const std::vector<net::Address>& own, const FsView& fs) {
+                                                      const std::vector<net::Address>& own, const RouteContext& routes,
+                                                      const FsView& fs) {
     std::vector<CheckOutcome> out;
     out.reserve(check.expect.size());
     for (const auto& e : check.expect) {
         CheckOutcome o;
         o.expectation = &e;
-        if (e.subject == Expectation::Subject::host) {
+        if (e.subject == Expectation::Subject::command) {
+            route::Request req;
+            req.mode = e.mode;
+            auto r = route::route(routes.policy, e.text, req, routes.place, fs);
+            if (!r) {
+                Error why = r.error();
+                if (why.file.empty()) why.file = check.file;
+                if (why.key.empty()) why.key = e.key;
+                return fail(std::move(why));
+            }
+            o.holds = route_holds(e, *r);
+            o.route = std::move(*r);
+        } else if (e.subject == Expectation::Subject::host) {
             o.host = net::decide_host(hosts, net::HostCall{}, e.target, own);
             o.holds = o.host->verdict == e.verdict;
         } else {

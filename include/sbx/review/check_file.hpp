@@ -5,13 +5,17 @@
 //   {"expect": [
 //     {"read": "~/.aws/credentials", "allowed": false, "why": "cloud keys stay out"},
 //     {"write": ".git/hooks/pre-commit", "allowed": false},
-//     {"host": "github.com:443", "verdict": "allow"}
+//     {"host": "github.com:443", "verdict": "allow"},
+//     {"command": "git push origin main", "approval": "ask", "where": "inside"}
 //   ]}
 // Each entry names one subject: `read` or `write` a path (absolute, `~/...`, or
 // relative to the root, as settings take paths) with `allowed` true or false, or
 // `host` (HOST, HOST:PORT, [V6]:PORT, port 443 when none, as `sbx explain --host`
-// takes it) with `verdict` "allow", "deny" or "ask". `why`, a reason shown when
-// the expectation fails, is optional.
+// takes it) with `verdict` "allow", "deny" or "ask", or `command` (a command
+// line as a host would hand it to `sbx route`) with `approval` (auto, allow,
+// ask, deny, normal), `where` (inside, outside, excluded, unsandboxed,
+// sandbox-off; `outside` is any of the last three) or both, and optionally the
+// call's `mode`. `why`, a reason shown when the expectation fails, is optional.
 // Strictness: malformed JSON is an error naming the line and column; anything
 // else wrong (an unknown or repeated key, a wrong type, an entry with two
 // subjects or none, a path or host that names nothing, an empty list, which would
@@ -31,25 +35,37 @@
 #include "sbx/core/paths.hpp"
 #include "sbx/net/host_pattern.hpp"
 #include "sbx/net/hosts.hpp"
+#include "sbx/route/route.hpp"
+#include "sbx/settings/layer.hpp"
 
 namespace sbx::review {
 
 // One expectation of a check file.
 struct Expectation {
-    enum class Subject { read, write, host };
+    enum class Subject { read, write, host, command };
     Subject subject = Subject::read;
     std::string text;  // the path or host as the file writes it
     std::string path;  // read, write: absolute and normalised
     net::HostTarget target;  // host: canonical
     bool allowed = false;    // read, write: what the file expects
     net::HostDecision::Verdict verdict = net::HostDecision::Verdict::deny;  // host: what the file expects
+    // command: what the file expects (at least one of the two), and the call's mode.
+    std::optional<route::Approval> approval;
+    std::optional<std::string> where;  // a route::where_name(), or "outside"
+    std::optional<PermissionMode> mode;
     std::string why;        // the file's reason; may be empty
     std::string key;        // where it is: "expect[3]"
     std::size_t line = 0;   // the line its entry starts on
 };
 
 constexpr std::string_view subject_name(Expectation::Subject s) noexcept {
-    return s == Expectation::Subject::read ? "read" : s == Expectation::Subject::write ? "write" : "host";
+    switch (s) {
+        case Expectation::Subject::read: return "read";
+        case Expectation::Subject::write: return "write";
+        case Expectation::Subject::host: return "host";
+        case Expectation::Subject::command: return "command";
+    }
+    return "?";
 }
 
 struct CheckFile {
@@ -83,6 +99,10 @@ private:
     expected<std::string_view> text(element v, const std::string& key) const;
 
     expected<Expectation> entry(element v, const std::string& key) const;
+
+    // A command's approval, where and mode, from the members entry() kept.
+    expected<void> command_members(Expectation& out, const std::string& key, std::optional<element> approval,
+                                   std::optional<element> where, std::optional<element> mode) const;
 };
 
 }  // namespace detail
@@ -146,7 +166,7 @@ SBX_INLINE expected<Expectation> CheckReader::entry(element v, const std::string
     out.key = key;
     out.line = json::locate_key(text_, key).value_or(json::Location{}).line;
     std::vector<std::string_view> seen;
-    std::optional<element> allowed, verdict;
+    std::optional<element> allowed, verdict, approval, where, mode;
     std::optional<Expectation::Subject> subject;
     for (auto field : simdjson::dom::object(v)) {
         const std::string k = key + "." + std::string(field.key);
@@ -157,6 +177,7 @@ SBX_INLINE expected<Expectation> CheckReader::entry(element v, const std::string
         if (field.key == "read") named = Expectation::Subject::read;
         else if (field.key == "write") named = Expectation::Subject::write;
         else if (field.key == "host") named = Expectation::Subject::host;
+        else if (field.key == "command") named = Expectation::Subject::command;
         if (named) {
             if (subject)
                 return error(k, "an entry names one subject: '" + std::string(subject_name(*subject)) +
@@ -170,16 +191,34 @@ SBX_INLINE expected<Expectation> CheckReader::entry(element v, const std::string
             allowed = field.value;
         } else if (field.key == "verdict") {
             verdict = field.value;
+        } else if (field.key == "approval") {
+            approval = field.value;
+        } else if (field.key == "where") {
+            where = field.value;
+        } else if (field.key == "mode") {
+            mode = field.value;
         } else if (field.key == "why") {
             auto s = text(field.value, k);
             SBX_TRY(s);
             out.why = *s;
         } else {
-            return error(k, "unknown key; an entry has 'read', 'write' or 'host', then 'allowed' or 'verdict', "
-                            "and may have 'why'");
+            return error(k, "unknown key; an entry has 'read', 'write', 'host' or 'command', then 'allowed', "
+                            "'verdict', or 'approval' and 'where' (and 'mode'), and may have 'why'");
         }
     }
-    if (!subject) return error(key, "the entry names no subject: give 'read', 'write' or 'host'");
+    if (!subject) return error(key, "the entry names no subject: give 'read', 'write', 'host' or 'command'");
+    if (*subject != Expectation::Subject::command)
+        for (const auto& [name, given] : {std::pair{"approval", approval}, std::pair{"where", where}, std::pair{"mode", mode}})
+            if (given)
+                return error(key + "." + name, "'" + std::string(name) + "' is a command's: this entry names a " +
+                                                   std::string(subject_name(*subject)));
+    if (*subject == Expectation::Subject::command) {
+        if (allowed || verdict)
+            return error(key + (allowed ? ".allowed" : ".verdict"),
+                         "a command expects 'approval' or 'where', not 'allowed' or 'verdict'");
+        SBX_TRY(command_members(out, key, approval, where, mode));
+        return out;
+    }
     if (*subject == Expectation::Subject::host) {
         if (allowed) return error(key + ".allowed", "a host expects a 'verdict' (allow, deny or ask), not 'allowed'");
         if (!verdict) return error(key, "no 'verdict': give \"allow\", \"deny\" or \"ask\"");
@@ -204,6 +243,38 @@ SBX_INLINE expected<Expectation> CheckReader::entry(element v, const std::string
     if (!p) return error(k, p.error().message);
     out.path = std::move(*p);
     return out;
+}
+
+SBX_INLINE expected<void> CheckReader::command_members(Expectation& out, const std::string& key,
+                                                      std::optional<element> approval, std::optional<element> where,
+                                                      std::optional<element> mode) const {
+    if (!approval && !where) return error(key, "a command expects an 'approval', a 'where', or both");
+    if (approval) {
+        auto s = text(*approval, key + ".approval");
+        SBX_TRY(s);
+        out.approval = route::parse_approval(*s);
+        if (!out.approval)
+            return error(key + ".approval",
+                         "expected \"auto\", \"allow\", \"ask\", \"deny\" or \"normal\", got \"" + std::string(*s) + "\"");
+    }
+    if (where) {
+        auto s = text(*where, key + ".where");
+        SBX_TRY(s);
+        bool known = *s == "outside";
+        for (auto w : {route::Where::inside, route::Where::excluded, route::Where::unsandboxed, route::Where::sandbox_off})
+            known = known || *s == route::where_name(w);
+        if (!known)
+            return error(key + ".where", "expected \"inside\", \"outside\", \"excluded\", \"unsandboxed\" or "
+                                         "\"sandbox-off\", got \"" + std::string(*s) + "\"");
+        out.where = std::string(*s);
+    }
+    if (mode) {
+        auto s = text(*mode, key + ".mode");
+        SBX_TRY(s);
+        out.mode = permission_mode(*s);
+        if (!out.mode) return error(key + ".mode", "unknown mode \"" + std::string(*s) + "\"");
+    }
+    return {};
 }
 
 }  // namespace sbx::review::detail

@@ -154,6 +154,13 @@ TEST_CASE("parse_check_file: every refusal names the key and its line") {
         {R"({"expect": [{"read": "a", "allowed": true, "colour": 1}]})", "expect[0].colour", "unknown key", 1},
         {R"({"expect": [{"read": "a", "allowed": true, "why": 3}]})", "expect[0].why", "a string", 1},
         {R"({"expect": ["a"]})", "expect[0]", "an object", 1},
+        {R"({"expect": [{"command": "ls"}]})", "expect[0]", "an 'approval', a 'where', or both", 1},
+        {R"({"expect": [{"command": "ls", "approval": "maybe"}]})", "expect[0].approval", "got \"maybe\"", 1},
+        {R"({"expect": [{"command": "ls", "where": "elsewhere"}]})", "expect[0].where", "got \"elsewhere\"", 1},
+        {R"({"expect": [{"command": "ls", "where": "inside", "mode": "yolo"}]})", "expect[0].mode", "unknown mode", 1},
+        {R"({"expect": [{"command": "ls", "allowed": true}]})", "expect[0].allowed", "not 'allowed'", 1},
+        {R"({"expect": [{"read": "a", "allowed": true, "approval": "ask"}]})", "expect[0].approval", "a command's", 1},
+        {R"({"expect": [{"command": "", "approval": "ask"}]})", "expect[0].command", "an empty string", 1},
     };
     for (const auto& c : cases) {
         CAPTURE(c.text);
@@ -184,7 +191,8 @@ TEST_CASE("run_checks: each expectation decided with the rule behind it, holding
         {"host": "bad.example", "verdict": "deny"},
         {"host": "unknown.example", "verdict": "deny"}
     ]})");
-    auto out = sbx::review::run_checks(check, rules.fs.rules, rules.hosts, {}, fs);
+    const sbx::review::RouteContext routes{policy, sbx::route::Place{"/r", "/home/u", "/r", false}};
+    auto out = sbx::review::run_checks(check, rules.fs.rules, rules.hosts, {}, routes, fs);
     REQUIRE(out.has_value());
     REQUIRE(out->size() == 8);
     const auto& o = *out;
@@ -208,6 +216,39 @@ TEST_CASE("run_checks: each expectation decided with the rule behind it, holding
     // `sbx run` asks about a host no rule names.
     CHECK_FALSE(o[7].holds);
     CHECK(o[7].host->verdict == Verdict::ask);
+}
+
+TEST_CASE("run_checks: a command expectation is routed, in its mode, and holds on each part it names") {
+    const auto fs = project_fs();
+    const auto policy = project_policy(R"J({"sandbox": {"enabled": true, "excludedCommands": ["docker *"]},
+        "permissions": {"ask": ["Bash(git push *)"], "deny": ["Bash(curl:*)"]}})J", fs);
+    const auto rules = rules_of(policy, fs);
+    const auto check = check_of(R"({"expect": [
+        {"command": "git push origin main", "approval": "ask"},
+        {"command": "npm test", "approval": "auto", "where": "inside"},
+        {"command": "docker ps", "where": "outside"},
+        {"command": "docker ps", "where": "excluded", "approval": "normal"},
+        {"command": "rm -rf ~", "approval": "deny", "mode": "dontAsk"},
+        {"command": "curl https://example.com", "approval": "ask"},
+        {"command": "npm test", "where": "outside"}
+    ]})");
+    CHECK(check.expect[4].mode == sbx::PermissionMode::dont_ask);
+    const sbx::review::RouteContext routes{policy, sbx::route::Place{"/r", "/home/u", "/r", false}};
+    auto out = sbx::review::run_checks(check, rules.fs.rules, rules.hosts, {}, routes, fs);
+    REQUIRE(out.has_value());
+    const auto& o = *out;
+    REQUIRE(o.size() == 7);
+    for (std::size_t i = 0; i < 5; ++i) {
+        CAPTURE(i);
+        CHECK(o[i].holds);
+        REQUIRE(o[i].route);
+    }
+    CHECK(o[0].route->approval_because.source->key == "permissions.ask[0]");
+    // Expected wrong: the outcome says so, with the route that decided.
+    CHECK_FALSE(o[5].holds);
+    CHECK(o[5].route->approval == sbx::route::Approval::deny);
+    CHECK_FALSE(o[6].holds);
+    CHECK(o[6].route->where == sbx::route::Where::inside);
 }
 
 TEST_CASE("diff_values: switches and entries, which way each opens, provenance on both sides") {

@@ -457,8 +457,9 @@ TEST_CASE("route: hosts no list names, by mode") {
         {"plan", sbx::net::UnknownHost::ask},             {"bypassPermissions", sbx::net::UnknownHost::allow},
         {"auto", sbx::net::UnknownHost::deny},            {"dontAsk", sbx::net::UnknownHost::deny},
     };
-    for (const auto& [mode, verdict] : modes) {
-        CAPTURE(mode);
+    for (const auto& row : modes) {
+        const auto [mode, verdict] = row;
+        CAPTURE(row.first);
         sbx::route::Request req;
         req.mode = sbx::permission_mode(mode);
         CHECK(routed(policy('b'), "ls", req).unknown_host == verdict);
