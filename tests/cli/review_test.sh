@@ -2,7 +2,7 @@
 # TAP: policy checks in review (issue 19).
 #   sbx check: a check file with each kind of expectation, holding and not, as
 #   TAP and as JSON; every exit status (0, 1, 64, 65, 66); malformed files named
-#   by file, line and key.
+#   by file, line and key; command lines routed (approval, where, mode).
 #   sbx diff: two commits of a real git repository (a host added, a denyRead
 #   removed, a denyWrite added), read with git, not checked out; the work tree's
 #   own change; --fail-on-widening both ways; two files compared directly; every
@@ -181,6 +181,58 @@ echo '{"sandbox": {"network": {"allowedDomains": [1]}}}' >"$work/bad-settings.js
 sbx_in "$proj" check --settings "$work/bad-settings.json" "$work/holds.json"
 want_error 65 "sandbox.network.allowedDomains[0]"
 tap_finish "check: invalid settings are refused as sbx run refuses them (exit 65)"
+
+# A command expectation routes the line as a host would: where it runs and how it is approved.
+routed=$work/routed
+mkdir -p "$routed/.claude"
+git init -q "$routed"
+cat >"$routed/.claude/settings.json" <<'EOF'
+{"sandbox": {"enabled": true, "excludedCommands": ["docker *"]},
+ "permissions": {"ask": ["Bash(git push *)"], "deny": ["Bash(curl:*)"]}}
+EOF
+cat >"$work/routes.json" <<'EOF'
+{"expect": [
+  {"command": "git push origin main", "approval": "ask"},
+  {"command": "npm test", "approval": "auto", "where": "inside"},
+  {"command": "docker ps", "where": "excluded", "approval": "normal"},
+  {"command": "rm -rf ~", "approval": "deny", "mode": "dontAsk"},
+  {"command": "curl https://example.com", "approval": "ask", "why": "curl is asked about"},
+  {"command": "npm test", "where": "outside"}
+]}
+EOF
+sbx_in "$routed" check "$work/routes.json"
+want_status 1
+want_out "1..6"
+want_line '^ok 1 - command git push origin main: ask$'
+want_out "an ask rule matches [Bash(git push *), project $routed/.claude/settings.json permissions.ask[0]]"
+want_line '^ok 2 - command npm test: auto inside$'
+want_line '^ok 3 - command docker ps: normal excluded$'
+want_out "an excludedCommands pattern matches docker ps [docker *, project $routed/.claude/settings.json sandbox.excludedCommands[0]]"
+want_line '^ok 4 - command rm -rf ~: deny$'
+want_out "rm ~ removes the home directory: a person decides, in every mode; dontAsk refuses what would ask"
+want_line '^not ok 5 - command curl https://example\.com: expected ask, got deny$'
+want_out "#   expected because: curl is asked about"
+want_out "a deny rule matches [Bash(curl:*), project $routed/.claude/settings.json permissions.deny[0]]"
+want_line '^not ok 6 - command npm test: expected outside, got inside$'
+want_out "# 2 of 6 expectations do not hold"
+sbx_in "$routed" check --json "$work/routes.json"
+want_status 1
+want_json 'd["failed"] == 2 and d["results"][2]["decision"]["where"] == "excluded"'
+want_json 'd["results"][0]["decision"]["approvalBecause"]["source"]["key"] == "permissions.ask[0]"'
+want_json 'd["results"][3]["decision"]["mode"] == "dontAsk" and d["results"][3]["decision"]["approval"] == "deny"'
+want_json 'd["results"][1]["expected"] == {"approval": "auto", "where": "inside"}'
+tap_finish "check: command expectations are routed (ask rule, auto inside, excluded, dontAsk, deny), each naming its rule (exit 1)"
+
+for text in '{"expect": [{"command": "ls"}]}' '{"expect": [{"command": "ls", "approval": "maybe"}]}' \
+    '{"expect": [{"command": "ls", "where": "somewhere"}]}' \
+    '{"expect": [{"command": "ls", "where": "inside", "mode": "yolo"}]}' \
+    '{"expect": [{"command": "ls", "allowed": true}]}' \
+    '{"expect": [{"read": "a", "allowed": true, "approval": "ask"}]}'; do
+    printf '%s\n' "$text" >"$work/bad.json"
+    sbx_in "$routed" check "$work/bad.json"
+    want_error 65 "$work/bad.json:1:"
+done
+tap_finish "check: a command with nothing expected, an unknown approval, where or mode, and a route on a path are each refused (exit 65)"
 
 # --- sbx diff -------------------------------------------------------------------------
 git_in add .claude/settings.json
