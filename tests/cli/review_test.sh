@@ -3,6 +3,8 @@
 #   sbx check: a check file with each kind of expectation, holding and not, as
 #   TAP and as JSON; every exit status (0, 1, 64, 65, 66); malformed files named
 #   by file, line and key; command lines routed (approval, where, mode).
+#   sbx route: a line's route as text and JSON, from the command line, a
+#   request file and standard input; removal through a link to home; refusals.
 #   sbx diff: two commits of a real git repository (a host added, a denyRead
 #   removed, a denyWrite added), read with git, not checked out; the work tree's
 #   own change; --fail-on-widening both ways; two files compared directly; every
@@ -233,6 +235,71 @@ for text in '{"expect": [{"command": "ls"}]}' '{"expect": [{"command": "ls", "ap
     want_error 65 "$work/bad.json:1:"
 done
 tap_finish "check: a command with nothing expected, an unknown approval, where or mode, and a route on a path are each refused (exit 65)"
+
+# --- sbx route ------------------------------------------------------------------------
+sbx_in "$routed" route 'git push origin main'
+want_status 0
+want_line '^git push origin main$'
+want_line '^  where: inside  the sandbox is enabled, and nothing takes the command out'
+want_out "  approval: ask  an ask rule matches [Bash(git push *), project $routed/.claude/settings.json permissions.ask[0]]"
+want_line '^  mode: default  neither the call nor the settings name a mode$'
+want_line "^  root $routed: the top of the git work tree"
+sbx_in "$routed" route --json 'docker ps'
+want_status 0
+want_json 'd["command"] == "docker ps" and d["route"]["where"] == "excluded" and not d["route"]["inside"]'
+want_json 'd["route"]["whereBecause"]["source"]["key"] == "sandbox.excludedCommands[0]" and d["root"] == "'"$routed"'"'
+want_json 'd["route"]["approval"] == "normal" and d["warnings"] == []'
+tap_finish "route: an ask rule asks, an excluded command runs outside, each naming its rule and layer (exit 0)"
+
+# A link in the project that leads to the home directory: removing through it asks a person.
+ln -s "$home" "$routed/home-link"
+sbx_in "$routed" route 'rm -rf home-link/'
+want_status 0
+want_out "  approval: ask (a person)  rm $routed/home-link removes the home directory (through a link: $home)"
+sbx_in "$routed" route 'rm -rf home-link'
+want_line '^  approval: auto  '
+rm "$routed/home-link"
+sbx_in "$routed" route --mode dontAsk 'FOO=1 npm test'
+want_line '^  approval: deny  '
+want_line '^  note: hidden code: a variable in front \(FOO\)$'
+tap_finish "route: a removal through a link to home asks a person (the link itself not); a variable in front is not auto"
+
+printf '%s\n' '{"command": "docker ps", "mode": "acceptEdits",' \
+    ' "permissions": {"allow": ["Bash(docker ps)"]}}' >"$work/call.json"
+sbx_in "$routed" route --request "$work/call.json"
+want_status 0
+want_line '^  mode: acceptEdits  the mode the call names'
+want_out "  approval: allow  an allow rule matches the command [Bash(docker ps), flag $work/call.json permissions.allow[0]]"
+rc=0
+(cd "$routed" && HOME=$home timeout 60 "$sbx" route --managed-settings "$tmp/empty-managed.json" --request - --json \
+    <<<'{"command": "npm test", "allowedDomains": ["registry.npmjs.org"]}' >"$work/out" 2>"$work/err") || rc=$?
+out=$(<"$work/out")
+want_status 0
+want_json 'd["route"]["approval"] == "ask" and "registry.npmjs.org" in d["route"]["approvalBecause"]["why"]'
+tap_finish "route --request: a call from a file with the session's rules (flag layer), and from standard input"
+
+sbx_in "$routed" route git push
+want_error 64 "route takes the command line as one argument"
+sbx_in "$routed" route
+want_error 64 "no command line"
+sbx_in "$routed" route --request "$work/call.json" 'ls'
+want_error 64 "the line is given twice"
+sbx_in "$routed" route --mode yolo 'ls'
+want_error 64 "USAGE"
+sbx_in "$routed" route --request "$work/call.json" --mode plan 'ls'
+want_error 64 "USAGE"
+echo '{"command": "ls", "mod": "plan"}' >"$work/bad-call.json"
+sbx_in "$routed" route --request "$work/bad-call.json"
+want_error 65 "$work/bad-call.json:1:26: mod: unknown key"
+echo '{"command": "ls", "permissions": {"deny": ["Bash(rm"]}}' >"$work/bad-call.json"
+sbx_in "$routed" route --request "$work/bad-call.json"
+want_error 65 "permissions.deny[0]"
+sbx_in "$routed" route --request "$work/no-call.json"
+want_error 66 "$work/no-call.json: no such file"
+echo '{"permissions": {"disableBypassPermissionsMode": "disable"}}' >"$work/no-bypass.json"
+sbx_in "$routed" route --settings "$work/no-bypass.json" --mode bypassPermissions 'ls'
+want_error 64 "disableBypassPermissionsMode"
+tap_finish "route: two words, no line, a line twice, an unknown mode, a malformed call, a missing file, a disabled mode are each refused"
 
 # --- sbx diff -------------------------------------------------------------------------
 git_in add .claude/settings.json

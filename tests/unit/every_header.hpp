@@ -60,6 +60,7 @@
 #include "sbx/route/bash_rule.hpp"
 #include "sbx/route/hidden_code.hpp"
 #include "sbx/route/removals.hpp"
+#include "sbx/route/request.hpp"
 #include "sbx/route/route.hpp"
 #include "sbx/route/shell_line.hpp"
 #include "sbx/rules/env.hpp"

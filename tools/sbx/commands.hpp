@@ -13,6 +13,7 @@ int run_policy(const SettingsArgs& a);    // policy.cpp
 int run_explain(const ExplainArgs& a);    // explain.cpp
 int run_check(const CheckArgs& a);        // check.cpp
 int run_diff(const DiffArgs& a);          // diff.cpp
+int run_route(const RouteArgs& a);        // route.cpp
 int run_plan(PlanArgs& a);                // plan.cpp
 int run_run(RunArgs& a);                  // run.cpp
 int run_doctor(const DoctorArgs& a);      // doctor.cpp

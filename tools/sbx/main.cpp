@@ -6,6 +6,7 @@
 //   sbx explain [same options] PATH | --host HOST[:PORT]
 //   sbx check   [same options] FILE
 //   sbx diff    [same options] [--fail-on-widening] --base REV | OLD.json NEW.json
+//   sbx route   [same options] [--mode MODE] [--dangerously-disable-sandbox] [--request FILE|-] [LINE]
 //   sbx plan    [same options] [--allow-home-root] [--no-tool-cache] [--weaker-sandbox] [--env NAME]... [--pass-fd N]... -- COMMAND [ARG...]
 //   sbx run     [same options] [--allow-home-root] [--no-tool-cache] [--weaker-sandbox] [--env NAME]... [--pass-fd N]... [--[no-]scan-stderr] [--launcher PATH] -- COMMAND [ARG...]
 //   sbx doctor  [--json] [--launcher PATH]
@@ -125,11 +126,12 @@ struct Cli {
     ExplainArgs explain_args;
     CheckArgs check_args;
     DiffArgs diff_args;
+    RouteArgs route_args;
     PlanArgs plan_args;
     RunArgs run_args;
     DoctorArgs doctor_args;
-    CLI::App *policy = nullptr, *explain = nullptr, *check = nullptr, *diff = nullptr, *plan = nullptr, *run = nullptr,
-             *doctor = nullptr;
+    CLI::App *policy = nullptr, *explain = nullptr, *check = nullptr, *diff = nullptr, *route = nullptr,
+             *plan = nullptr, *run = nullptr, *doctor = nullptr;
 };
 
 void add_policy(Cli& c) {
@@ -173,6 +175,34 @@ void add_diff(Cli& c) {
                                         ".claude/settings.json")
         ->excludes(diff_base);
     diff->add_flag("--fail-on-widening", da.fail_on_widening, "Exit 1 when anything became more open");
+}
+
+// What modes --mode takes.
+std::vector<std::string> mode_choices() {
+    std::vector<std::string> out;
+    for (auto m : sbx::kPermissionModes) out.emplace_back(sbx::mode_name(m));
+    return out;
+}
+
+void add_route(Cli& c) {
+    RouteArgs& ra = c.route_args;
+    auto* route = c.route = c.app.add_subcommand(
+        "route", "Say where a host should run a shell command line (in the sandbox or outside) and whether it needs "
+                 "approval, and which rule says so");
+    ra.settings.add_to(route);
+    route->add_option("line", ra.line,
+                      "The command line as one argument, as the host received it: 'git push origin main'");
+    auto* mode = route->add_option("--mode", ra.mode, "The permission mode of the call (default: the settings' "
+                                                      "defaultMode, else default)")
+                     ->check(CLI::IsMember(mode_choices()));
+    auto* disable = route->add_flag("--dangerously-disable-sandbox", ra.dangerously_disable_sandbox,
+                                    "The call asks to run outside the sandbox (honoured only where "
+                                    "allowUnsandboxedCommands is not false)");
+    route->add_option("--request", ra.request,
+                      "Read the whole call as JSON from FILE ('-': standard input): command, mode, "
+                      "dangerouslyDisableSandbox, allowedDomains, permissions (README.md, sbx route)")
+        ->excludes(mode)
+        ->excludes(disable);
 }
 
 // The options `sbx plan` and `sbx run` both take, but for --json, which only
@@ -252,6 +282,7 @@ void add_commands(Cli& c) {
     add_explain(c);
     add_check(c);
     add_diff(c);
+    add_route(c);
     add_plan(c);
     add_run(c);
     add_doctor(c);
@@ -300,6 +331,7 @@ int dispatch(Cli& c) {
     }
     if (*c.check) return run_check(c.check_args);
     if (*c.diff) return run_diff(c.diff_args);
+    if (*c.route) return run_route(c.route_args);
     if (*c.plan) return run_plan(c.plan_args);
     if (*c.run) return run_run(c.run_args);
     if (*c.doctor) return run_doctor(c.doctor_args);
@@ -355,7 +387,7 @@ int main(int argc, char** argv) {
     cli.run_args.started = started;
     if (unknown_command(cli, argc, argv)) {
         std::cerr << "sbx: USAGE: unknown command '" << argv[1]
-                  << "'; the commands are: policy, explain, check, diff, plan, run, doctor (see sbx --help)\n";
+                  << "'; the commands are: policy, explain, check, diff, route, plan, run, doctor (see sbx --help)\n";
         return kUsage;
     }
     return parse_and_run(cli, argc, argv);

@@ -89,6 +89,14 @@ struct CheckArgs {
     std::string file;
 };
 
+struct RouteArgs {
+    SettingsArgs settings;
+    std::vector<std::string> line;  // one argument: the line as the host received it
+    std::string mode;               // --mode: a permission mode's name
+    bool dangerously_disable_sandbox = false;
+    std::string request;            // --request FILE|-: the whole call as JSON (sbx/route/request.hpp)
+};
+
 struct DiffArgs {
     SettingsArgs settings;
     std::string base;                // --base REV
