@@ -262,44 +262,49 @@ rm "$routed/home-link"
 sbx_in "$routed" route --mode dontAsk 'FOO=1 npm test'
 want_line '^  approval: deny  '
 want_line '^  note: hidden code: a variable in front \(FOO\)$'
-tap_finish "route: a removal through a link to home asks a person (the link itself not); a variable in front is not auto"
+# Words, as sbx run takes them, are quoted into one line: sh's code stays one word.
+sbx_in "$routed" route sh -c 'rm -rf ~'
+want_line "^sh -c 'rm -rf ~'\$"
+want_line '^  approval: ask \(a person\)  rm ~ removes the home directory'
+sbx_in "$routed" route -- git push "origin" 'it'"'"'s'
+[[ $(head -n 1 <<<"$out") == "git push origin 'it'\\''s'" ]] || fail_because "the words are not quoted into one line"
+want_line '^  approval: ask  an ask rule matches'
+tap_finish "route: a removal through a link to home asks a person (the link itself not); a variable in front is not auto; words are quoted into one line"
 
 printf '%s\n' '{"command": "docker ps", "mode": "acceptEdits",' \
     ' "permissions": {"allow": ["Bash(docker ps)"]}}' >"$work/call.json"
-sbx_in "$routed" route --request "$work/call.json"
+sbx_in "$routed" route --request-json "$work/call.json"
 want_status 0
 want_line '^  mode: acceptEdits  the mode the call names'
 want_out "  approval: allow  an allow rule matches the command [Bash(docker ps), flag $work/call.json permissions.allow[0]]"
 rc=0
-(cd "$routed" && HOME=$home timeout 60 "$sbx" route --managed-settings "$tmp/empty-managed.json" --request - --json \
+(cd "$routed" && HOME=$home timeout 60 "$sbx" route --managed-settings "$tmp/empty-managed.json" --request-json - --json \
     <<<'{"command": "npm test", "allowedDomains": ["registry.npmjs.org"]}' >"$work/out" 2>"$work/err") || rc=$?
 out=$(<"$work/out")
 want_status 0
 want_json 'd["route"]["approval"] == "ask" and "registry.npmjs.org" in d["route"]["approvalBecause"]["why"]'
 tap_finish "route --request: a call from a file with the session's rules (flag layer), and from standard input"
 
-sbx_in "$routed" route git push
-want_error 64 "route takes the command line as one argument"
 sbx_in "$routed" route
 want_error 64 "no command line"
-sbx_in "$routed" route --request "$work/call.json" 'ls'
+sbx_in "$routed" route --request-json "$work/call.json" 'ls'
 want_error 64 "the line is given twice"
 sbx_in "$routed" route --mode yolo 'ls'
 want_error 64 "USAGE"
-sbx_in "$routed" route --request "$work/call.json" --mode plan 'ls'
+sbx_in "$routed" route --request-json "$work/call.json" --mode plan 'ls'
 want_error 64 "USAGE"
 echo '{"command": "ls", "mod": "plan"}' >"$work/bad-call.json"
-sbx_in "$routed" route --request "$work/bad-call.json"
+sbx_in "$routed" route --request-json "$work/bad-call.json"
 want_error 65 "$work/bad-call.json:1:26: mod: unknown key"
 echo '{"command": "ls", "permissions": {"deny": ["Bash(rm"]}}' >"$work/bad-call.json"
-sbx_in "$routed" route --request "$work/bad-call.json"
+sbx_in "$routed" route --request-json "$work/bad-call.json"
 want_error 65 "permissions.deny[0]"
-sbx_in "$routed" route --request "$work/no-call.json"
+sbx_in "$routed" route --request-json "$work/no-call.json"
 want_error 66 "$work/no-call.json: no such file"
 echo '{"permissions": {"disableBypassPermissionsMode": "disable"}}' >"$work/no-bypass.json"
 sbx_in "$routed" route --settings "$work/no-bypass.json" --mode bypassPermissions 'ls'
 want_error 64 "disableBypassPermissionsMode"
-tap_finish "route: two words, no line, a line twice, an unknown mode, a malformed call, a missing file, a disabled mode are each refused"
+tap_finish "route: no line, a line twice, an unknown mode, a malformed call, a missing file, a disabled mode are each refused"
 
 # --- sbx diff -------------------------------------------------------------------------
 git_in add .claude/settings.json

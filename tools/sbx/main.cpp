@@ -6,7 +6,7 @@
 //   sbx explain [same options] PATH | --host HOST[:PORT]
 //   sbx check   [same options] FILE
 //   sbx diff    [same options] [--fail-on-widening] --base REV | OLD.json NEW.json
-//   sbx route   [same options] [--mode MODE] [--dangerously-disable-sandbox] [--request FILE|-] [LINE]
+//   sbx route   [same options] [--mode MODE] [--dangerously-disable-sandbox] [--request-json FILE|-] [LINE | -- COMMAND [ARG...]]
 //   sbx plan    [same options] [--allow-home-root] [--no-tool-cache] [--weaker-sandbox] [--env NAME]... [--pass-fd N]... -- COMMAND [ARG...]
 //   sbx run     [same options] [--allow-home-root] [--no-tool-cache] [--weaker-sandbox] [--env NAME]... [--pass-fd N]... [--[no-]scan-stderr] [--launcher PATH] -- COMMAND [ARG...]
 //   sbx doctor  [--json] [--launcher PATH]
@@ -191,14 +191,15 @@ void add_route(Cli& c) {
                  "approval, and which rule says so");
     ra.settings.add_to(route);
     route->add_option("line", ra.line,
-                      "The command line as one argument, as the host received it: 'git push origin main'");
+                      "The command line as one argument, as the host received it ('git push origin main'), or a "
+                      "command and its arguments, which are quoted and joined into one");
     auto* mode = route->add_option("--mode", ra.mode, "The permission mode of the call (default: the settings' "
                                                       "defaultMode, else default)")
                      ->check(CLI::IsMember(mode_choices()));
     auto* disable = route->add_flag("--dangerously-disable-sandbox", ra.dangerously_disable_sandbox,
                                     "The call asks to run outside the sandbox (honoured only where "
                                     "allowUnsandboxedCommands is not false)");
-    route->add_option("--request", ra.request,
+    route->add_option("--request-json", ra.request,
                       "Read the whole call as JSON from FILE ('-': standard input): command, mode, "
                       "dangerouslyDisableSandbox, allowedDomains, permissions (README.md, sbx route)")
         ->excludes(mode)
@@ -299,12 +300,15 @@ bool unknown_command(const Cli& c, int argc, char** argv) {
 }
 
 // `sbx run ls -la` as `sbx run -- ls -la`: the first word that is no option of
-// run's or plan's (nor an option's value) starts the command.
+// run's, plan's or route's (nor an option's value) starts the command.
 std::vector<char*> with_dashes(const Cli& c, int argc, char** argv) {
     std::vector<char*> args(argv, argv + argc);
     static char dashes[] = "--";
     if (argc <= 2) return args;
-    const CLI::App* sub = c.run->check_name(argv[1]) ? c.run : c.plan->check_name(argv[1]) ? c.plan : nullptr;
+    const CLI::App* sub = c.run->check_name(argv[1])     ? c.run
+                          : c.plan->check_name(argv[1])  ? c.plan
+                          : c.route->check_name(argv[1]) ? c.route
+                                                         : nullptr;
     for (std::size_t i = 2; sub != nullptr && i < args.size();) {
         const std::string_view arg = args[i];
         if (arg == "--") break;

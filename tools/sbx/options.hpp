@@ -91,10 +91,10 @@ struct CheckArgs {
 
 struct RouteArgs {
     SettingsArgs settings;
-    std::vector<std::string> line;  // one argument: the line as the host received it
+    std::vector<std::string> line;  // LINE (one argument) or COMMAND... (route.cpp)
     std::string mode;               // --mode: a permission mode's name
     bool dangerously_disable_sandbox = false;
-    std::string request;            // --request FILE|-: the whole call as JSON (sbx/route/request.hpp)
+    std::string request;            // --request-json FILE|-: the whole call (sbx/route/request.hpp)
 };
 
 struct DiffArgs {

@@ -2,16 +2,21 @@
 // and whether it needs approval, by the project's settings (compose.hpp) and
 // the call's request (sbx/route/route.hpp), each part with the rule behind it.
 //
-// The line is one argument, as the host received it: words are never joined,
-// since `sh -c 'rm -rf x'` joined is another line. A host passes the whole call
-// as JSON instead with --request FILE (`-`: standard input).
+// One argument is the line as the host received it. Several are a command's
+// words, as `sbx run` takes them: each is quoted as the shell needs it and the
+// words joined (`sbx route sh -c 'rm -rf x'` routes `sh -c 'rm -rf x'`, never
+// `sh -c rm -rf x`); the output starts with the line routed. A host passes the
+// whole call as JSON instead with --request-json FILE (`-`: standard input).
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <iostream>
 #include <optional>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "sbx/core/json_write.hpp"
 #include "sbx/io/fs_view_disk.hpp"
@@ -48,7 +53,7 @@ sbx::expected<std::string> read_stdin() {
     }
 }
 
-// The call --request names, read strictly.
+// The call --request-json names, read strictly.
 sbx::expected<sbx::route::Call> read_call(const std::string& given) {
     if (given == "-") {
         auto text = read_stdin();
@@ -62,7 +67,28 @@ sbx::expected<sbx::route::Call> read_call(const std::string& given) {
     return sbx::route::parse_call(**text, given);
 }
 
-// The call the command line describes: from --request, or from LINE and the options.
+// `word` as one word of a shell line: as it is when nothing in it is special
+// to the shell, else in single quotes.
+std::string shell_word(const std::string& word) {
+    const bool plain = !word.empty() && std::all_of(word.begin(), word.end(), [](char ch) {
+        return (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
+               std::string_view("_@%+=:,./-").find(ch) != std::string_view::npos;
+    });
+    if (plain) return word;
+    std::string out = "'";
+    for (char ch : word) out += ch == '\'' ? std::string("'\\''") : std::string(1, ch);
+    return out + "'";
+}
+
+// The line of LINE, or of COMMAND's words.
+std::string line_of(const std::vector<std::string>& words) {
+    if (words.size() == 1) return words.front();
+    std::string out;
+    for (const auto& w : words) out += (out.empty() ? "" : " ") + shell_word(w);
+    return out;
+}
+
+// The call the command line describes: from --request-json, or from LINE and the options.
 sbx::expected<sbx::route::Call> call_of(const RouteArgs& a) {
     sbx::route::Call call;
     if (!a.request.empty()) {
@@ -73,15 +99,13 @@ sbx::expected<sbx::route::Call> call_of(const RouteArgs& a) {
         if (!a.mode.empty()) call.request.mode = sbx::permission_mode(a.mode);
         call.request.dangerously_disable_sandbox = a.dangerously_disable_sandbox;
     }
-    if (a.line.size() > 1)
-        return sbx::fail(sbx::Errc::invalid_argument,
-                         "route takes the command line as one argument, quoted as the host received it: "
-                         "sbx route 'git push origin main'");
     if (!a.line.empty() && call.command)
-        return sbx::fail(sbx::Errc::invalid_argument, "the line is given twice: as LINE and as the request's 'command'");
-    if (!a.line.empty()) call.command = a.line.front();
+        return sbx::fail(sbx::Errc::invalid_argument, "the line is given twice: on the command line and as the "
+                                                      "request's 'command'");
+    if (!a.line.empty()) call.command = line_of(a.line);
     if (!call.command)
-        return sbx::fail(sbx::Errc::invalid_argument, "no command line: give LINE, or 'command' in the --request file");
+        return sbx::fail(sbx::Errc::invalid_argument,
+                         "no command line: give LINE or COMMAND..., or 'command' in the --request-json file");
     return call;
 }
 

@@ -1,6 +1,6 @@
 // sbx/route/request.hpp - a call to route, read strictly from JSON.
 //
-// What a host hands `sbx route --request FILE`, or reads itself before calling
+// What a host hands `sbx route --request-json FILE`, or reads itself before calling
 // route() (every key but "command" may be left out):
 //   {"command": "git push origin main",
 //    "mode": "acceptEdits",
