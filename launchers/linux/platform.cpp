@@ -865,6 +865,12 @@ LinuxPlatform::~LinuxPlatform() {
     if (waiting_) end_waiting(waiting_->sb);
 }
 
+void LinuxPlatform::cancel_early() {
+    if (!waiting_) return;
+    end_waiting(waiting_->sb);
+    waiting_.reset();
+}
+
 void LinuxPlatform::start_early(Launcher& l, const SandboxFacts& facts, Reaper& reaper) {
     if (bubblewrap_mounts_ || (waiting_ && waiting_->sb.facts == facts)) return;
     if (waiting_) {

@@ -65,6 +65,9 @@ public:
     // kernel lacks the new mount API, --bubblewrap-mounts); run() then takes
     // the usual way.
     void start_early(sbx::launcher::Launcher& l, const SandboxFacts& facts, sbx::launcher::Reaper& reaper);
+    // Ends a sandbox start_early started, which no plan will use (the command
+    // runs outside it), and waits for it.
+    void cancel_early();
 
     // One more line of information for doctor() to print after its checks, which
     // it does not change: "     LABEL: TEXT", and in --json the member

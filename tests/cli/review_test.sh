@@ -14,6 +14,10 @@
 #   folder, a git hook, a source file, a server on loopback), as the current user
 #   and, as root with SBX_TEST_USER set, as that user too; the control is the
 #   same action outside the sandbox, which works.
+#   route and run agree: a command an excludedCommands pattern sends outside is
+#   refused by sbx run (125) and not run; with --unsandboxed it runs unconfined
+#   (it writes the home directory, which confined it cannot), said before and
+#   after, its TERM trap runs and its status is sbx's; as both users.
 # Needs bash, coreutils, git, python3 and curl; the agreement cases need real
 # bubblewrap.
 # Usage: review_test.sh PATH-TO-SBX PATH-TO-SBX-LINUX
@@ -500,6 +504,54 @@ EOF
     tap_in_sandbox -- "curl -fsS -o /dev/null http://127.0.0.1:$other/"
     [[ $rc != 0 ]] || fail_because "127.0.0.1:$other was reached"
     tap_finish "run agrees: 127.0.0.1:$other, refused by check, is not reached"
+
+    # --- route and run agree: a command excludedCommands sends outside ----------------
+    cat >"$proj/.claude/settings.json" <<'EOF'
+{"sandbox": {"enabled": true, "excludedCommands": ["touch *", "sh -c *"]}}
+EOF
+    [[ -z ${as[*]} ]] || chown -R "$who:" "$proj/.claude"
+    sbx_run_as() {
+        rc=0
+        (cd "$proj" && timeout 60 "${as[@]}" env HOME="$home" "$sbx" run --managed-settings "$tmp/empty-managed.json" \
+            "$@") </dev/null >"$work/out" 2>"$work/err" || rc=$?
+        out=$(<"$work/out")
+        err=$(<"$work/err")
+    }
+    sbx_run_as -- touch "$home/made-outside"
+    want_status 125
+    [[ ! -e $home/made-outside ]] || fail_because "the excluded command ran"
+    want_err "touch $home/made-outside runs outside the sandbox by the settings: an excludedCommands pattern matches"
+    want_err "[touch *, project $proj/.claude/settings.json sandbox.excludedCommands[0]]"
+    want_err "pass --unsandboxed to run it outside"
+    tap_finish "run: a command excludedCommands sends outside is refused (125) naming the pattern, and does not run"
+
+    sbx_run_as --unsandboxed -- touch "$home/made-outside"
+    want_status 0
+    [[ -e $home/made-outside ]] || fail_because "the command did not run outside"
+    want_err "sbx: UNSANDBOXED: touch $home/made-outside runs outside the sandbox, unconfined, as you asked (--unsandboxed)"
+    want_err "sbx: UNSANDBOXED: touch $home/made-outside ran outside the sandbox and exited with status 0"
+    # The control: confined (env in front: no pattern matches), the same write is refused.
+    sbx_run_as -- env touch "$home/made-inside"
+    [[ $rc != 0 && ! -e $home/made-inside ]] || fail_because "the home directory was written inside the sandbox"
+    tap_finish "run --unsandboxed: the excluded command runs unconfined (writes the home directory), said before and after; confined it cannot"
+
+    rm -f "$work/ready" "$work/trapped"
+    (cd "$proj" && exec timeout 60 "${as[@]}" env HOME="$home" "$sbx" run --managed-settings "$tmp/empty-managed.json" \
+        --unsandboxed -- sh -c "trap 'echo trapped >$work/trapped; exit 7' TERM; echo >$work/ready; while :; do sleep 0.1; done") \
+        </dev/null >"$work/out" 2>"$work/err" &
+    outside_pid=$!
+    for _ in $(seq 100); do [[ -e $work/ready ]] && break; sleep 0.1; done
+    kill -TERM "$outside_pid"
+    rc=0
+    wait "$outside_pid" || rc=$?
+    err=$(<"$work/err")
+    want_status 7
+    [[ -e $work/trapped ]] || fail_because "the command's TERM trap did not run"
+    want_err "ran outside the sandbox and exited with status 7"
+    sbx_run_as --unsandboxed -- sh -c 'kill -KILL $$'
+    want_status 137
+    want_err "ran outside the sandbox and died of signal 9"
+    tap_finish "run --unsandboxed: SIGTERM reaches the command, whose trap runs; its status is sbx's (7; 137 for SIGKILL)"
 done
 TAP_PREFIX=
 tap_end

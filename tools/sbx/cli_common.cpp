@@ -5,11 +5,13 @@
 #include <pwd.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <climits>
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
 #include <random>
+#include <string_view>
 
 #include "sbx/core/paths.hpp"
 
@@ -28,6 +30,25 @@ int exit_for(const sbx::Error& e) {
 int report(const sbx::Error& e) {
     std::cerr << "sbx: " << sbx::errc_name(e.code) << ": " << sbx::to_string(e) << "\n";
     return exit_for(e);
+}
+
+std::string shell_words(const std::vector<std::string>& words) {
+    std::string out;
+    for (const auto& word : words) {
+        if (!out.empty()) out += ' ';
+        const bool plain = !word.empty() && std::all_of(word.begin(), word.end(), [](char ch) {
+            return (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
+                   std::string_view("_@%+=:,./-").find(ch) != std::string_view::npos;
+        });
+        if (plain) {
+            out += word;
+            continue;
+        }
+        out += '\'';
+        for (char ch : word) out += ch == '\'' ? std::string("'\\''") : std::string(1, ch);
+        out += '\'';
+    }
+    return out;
 }
 
 std::string absolute(const std::string& p) {

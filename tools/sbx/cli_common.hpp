@@ -17,6 +17,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "sbx/core/error.hpp"
 #include "sbx/core/expected.hpp"
@@ -40,6 +41,10 @@ int exit_for(const sbx::Error& e);
 
 // Says `e` on standard error ("sbx: CODE: where: what") and returns its exit status.
 int report(const sbx::Error& e);
+
+// A command's words as one shell line that runs them: each word as it is when
+// nothing in it is special to the shell, else in single quotes.
+std::string shell_words(const std::vector<std::string>& words);
 
 // An absolute, normalised form of a path given on the command line.
 std::string absolute(const std::string& p);

@@ -8,7 +8,7 @@
 //   sbx diff    [same options] [--fail-on-widening] --base REV | OLD.json NEW.json
 //   sbx route   [same options] [--mode MODE] [--dangerously-disable-sandbox] [--request-json FILE|-] [LINE | -- COMMAND [ARG...]]
 //   sbx plan    [same options] [--allow-home-root] [--no-tool-cache] [--weaker-sandbox] [--env NAME]... [--pass-fd N]... -- COMMAND [ARG...]
-//   sbx run     [same options] [--allow-home-root] [--no-tool-cache] [--weaker-sandbox] [--env NAME]... [--pass-fd N]... [--[no-]scan-stderr] [--launcher PATH] -- COMMAND [ARG...]
+//   sbx run     [same options] [--allow-home-root] [--no-tool-cache] [--weaker-sandbox] [--env NAME]... [--pass-fd N]... [--[no-]scan-stderr] [--unsandboxed] [--launcher PATH] -- COMMAND [ARG...]
 //   sbx doctor  [--json] [--launcher PATH]
 //
 // With no --root, the root is the project the current directory is in
@@ -256,6 +256,9 @@ void add_run_own_options(CLI::App* run, RunArgs& ra) {
     run->add_flag("--quiet", ra.quiet,
                   "Print none of sbx's informational lines (the root found above the current directory, the variables "
                   "left out of the environment); refusals and warnings still print");
+    run->add_flag("--unsandboxed", ra.unsandboxed,
+                  "Run a command an excludedCommands pattern takes out of the sandbox outside it, unconfined, saying "
+                  "so before and after (without this, sbx run refuses such a command)");
     run->add_option("--trace-fd", ra.trace_fd,
                     "Write each step's time to descriptor N, a line of JSON per step (docs/plan.md)")
         ->check(CLI::Range(3, INT_MAX));

@@ -112,6 +112,7 @@ struct RunArgs {
     bool no_pty = false;  // --no-pty: the caller's descriptors as they are, terminal or not
     bool allow_clipboard_write = false;  // --allow-clipboard-write: OSC 52 reaches the caller's terminal
     bool quiet = false;  // --quiet: none of sbx's informational lines (the root, the variables left out)
+    bool unsandboxed = false;  // --unsandboxed: run a command excludedCommands sends outside, unconfined
     int grace = sbx::launcher::kDefaultGrace;  // --grace SECONDS: after a signal, before the sandbox is killed
     int trace_fd = -1;    // --trace-fd N: each step's time, here and in the launcher (launchers/base/trace.hpp)
     std::uint64_t started = 0;  // when main began, for --trace-fd

@@ -9,7 +9,6 @@
 // whole call as JSON instead with --request-json FILE (`-`: standard input).
 #include <unistd.h>
 
-#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <iostream>
@@ -67,25 +66,9 @@ sbx::expected<sbx::route::Call> read_call(const std::string& given) {
     return sbx::route::parse_call(**text, given);
 }
 
-// `word` as one word of a shell line: as it is when nothing in it is special
-// to the shell, else in single quotes.
-std::string shell_word(const std::string& word) {
-    const bool plain = !word.empty() && std::all_of(word.begin(), word.end(), [](char ch) {
-        return (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
-               std::string_view("_@%+=:,./-").find(ch) != std::string_view::npos;
-    });
-    if (plain) return word;
-    std::string out = "'";
-    for (char ch : word) out += ch == '\'' ? std::string("'\\''") : std::string(1, ch);
-    return out + "'";
-}
-
 // The line of LINE, or of COMMAND's words.
 std::string line_of(const std::vector<std::string>& words) {
-    if (words.size() == 1) return words.front();
-    std::string out;
-    for (const auto& w : words) out += (out.empty() ? "" : " ") + shell_word(w);
-    return out;
+    return words.size() == 1 ? words.front() : shell_words(words);
 }
 
 // The call the command line describes: from --request-json, or from LINE and the options.

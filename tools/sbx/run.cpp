@@ -23,17 +23,20 @@
 #include <random>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "sbx/core/paths.hpp"
 #include "sbx/plan/plan_json.hpp"
 #include "sbx/plan/said_once.hpp"
+#include "sbx/route/route.hpp"
 #include "sbx/rules/git_record.hpp"
 
 #include "cache_folder.hpp"
 #include "cli_common.hpp"
 #include "commands.hpp"
 #include "compose.hpp"
+#include "outside.hpp"
 #include "own_programs.hpp"
 #if defined(__linux__)
 #include "linux/git_audit.hpp"       // launchers/: the audit's walk, for a root's first record of its repositories
@@ -230,7 +233,31 @@ struct Planned {
     sbx::Plan plan;
     std::string said;
     std::optional<sbx::GroupSnapshot> group;  // here: for the launcher's steps, released after them
+    // Set instead of a plan: the command runs outside the sandbox (--unsandboxed),
+    // as one line and with the rule that sends it there.
+    std::optional<std::pair<std::string, std::string>> outside;
 };
+
+// A command an excludedCommands pattern takes out of the sandbox is not
+// confined as if nothing had (it would fail in ways nobody reads as the
+// sandbox), nor run unconfined unasked: refused, unless --unsandboxed. Sets
+// `out.outside` when it runs outside.
+sbx::expected<void> route_outside(const RunArgs& a, const Composed& c, Planned& out) {
+    const std::string line = shell_words(a.plan.command);
+    const auto by = sbx::route::excluded_by(c.policy, line);
+    if (!by) {
+        if (a.unsandboxed) std::cerr << "sbx: --unsandboxed: nothing takes " << line << " out of the sandbox; it runs confined\n";
+        return {};
+    }
+    const std::string why = sbx::route::describe(*by);
+    if (!a.unsandboxed)
+        return sbx::fail(sbx::Errc::invalid_argument,
+                         line + " runs outside the sandbox by the settings: " + why +
+                             "; sbx run runs nothing unconfined unless asked: pass --unsandboxed to run it outside, or "
+                             "take the pattern out of excludedCommands to run it confined");
+    out.outside.emplace(line, why);
+    return {};
+}
 
 // The settings read (then `settings_read` is called) and the plan made. The
 // launcher takes the group's lock for itself when its steps run `here` (in
@@ -240,6 +267,12 @@ sbx::expected<Planned> plan_run(const RunArgs& a, bool here, Lap& lap,
     auto composed = compose(a.plan.settings, a.plan.home_root());
     SBX_TRY(composed);
     lap.step("sbx.settings");
+    Planned out;
+    if (auto routed = route_outside(a, *composed, out); !routed || out.outside) {
+        composed->group->release();
+        SBX_TRY(routed);
+        return out;
+    }
     settings_read(*composed);
     lap.restart();
 #if defined(__linux__)
@@ -248,7 +281,6 @@ sbx::expected<Planned> plan_run(const RunArgs& a, bool here, Lap& lap,
 #endif
     auto made = plan_for(*composed, a.plan);
     if (made) say_warnings_once(*composed, *made);
-    Planned out;
     if (here && made) {
         composed->group->unlock();
         out.group.emplace(std::move(*composed->group));
@@ -341,6 +373,11 @@ int plan_and_launch(const RunArgs& a, bool here, Lap& lap, const std::vector<std
         if (here) platform.start_early(launcher, early_facts(a.plan, &c), *reaper);
     });
     if (!planned) return run_failed(planned.error());
+    if (planned->outside) {
+        platform.cancel_early();
+        if (reaper) reaper->dismiss();
+        return run_outside(a.plan.command, planned->outside->first, planned->outside->second);
+    }
     lap.step("sbx.plan");
     if (!here) return exec_launcher(a, lap, *planned, again);
     std::cerr << planned->said;
@@ -360,6 +397,7 @@ int plan_and_launch(const RunArgs& a, bool, Lap& lap, const std::vector<std::str
                     std::optional<sbx::launcher::Reaper>&) {
     auto planned = plan_run(a, false, lap, [](const Composed&) {});
     if (!planned) return run_failed(planned.error());
+    if (planned->outside) return run_outside(a.plan.command, planned->outside->first, planned->outside->second);
     lap.step("sbx.plan");
     return exec_launcher(a, lap, *planned, again);
 }

@@ -137,6 +137,13 @@ struct Route {
 SBX_INLINE expected<Route> route(const Policy& policy, std::string_view line, const Request& request,
                                  const Place& place, const FsView& fs);
 
+// The excludedCommands pattern that takes `line` out of the sandbox, whatever
+// `enabled` says; nullopt when none does or the line cannot be read in full
+// (which never leaves the sandbox by a pattern). For a program that confines
+// every command, as `sbx run` does, and must not confine one the settings
+// send outside without saying so.
+SBX_INLINE std::optional<Because> excluded_by(const Policy& policy, std::string_view line);
+
 // What hosts no sandbox list decides get in `mode`: bypassPermissions allows
 // them, auto and dontAsk refuse them, the others ask (the WebFetch rules are
 // already in the policy's host lists). Under strictAllowlist or
@@ -204,6 +211,9 @@ SBX_INLINE void candidates(std::string_view line, const Reading& r, std::size_t 
 // mv, rsync, find, xargs, shred), wherever it stands: for lines the removal
 // check could not read in full.
 SBX_INLINE bool names_remover(std::string_view line);
+
+// The first excludedCommands pattern that matches a command of the readable `r`.
+SBX_INLINE std::optional<Because> excluded_match(const Policy& policy, std::string_view line, const Reading& r);
 
 class Router {
 public:
@@ -289,6 +299,12 @@ SBX_INLINE std::string describe(const Because& b) {
     }
     if (!from.empty()) out += " [" + from + "]";
     return out;
+}
+
+SBX_INLINE std::optional<Because> excluded_by(const Policy& policy, std::string_view line) {
+    const Reading r = read_shell_line(line);
+    if (!r.readable()) return std::nullopt;
+    return detail::excluded_match(policy, line, r);
 }
 
 SBX_INLINE void write_route(json::Writer& w, const Route& r) {
@@ -442,6 +458,17 @@ SBX_INLINE expected<void> Router::choose_mode() {
     return {};
 }
 
+SBX_INLINE std::optional<Because> excluded_match(const Policy& policy, std::string_view line, const Reading& r) {
+    for (const auto& e : policy.excluded_commands) {
+        auto rule = parse_bash_pattern(e.value);
+        if (!rule) continue;  // refused when the settings were read
+        for (const Command& c : r.commands)
+            if (!c.words.empty() && matches(*rule, match_text(line, c)))
+                return Because{"an excludedCommands pattern matches " + match_text(line, c), e.value, e.source, c.begin};
+    }
+    return std::nullopt;
+}
+
 SBX_INLINE void Router::choose_where() {
     const auto& enabled = policy_.enabled;
     if (!enabled.value) {
@@ -464,16 +491,10 @@ SBX_INLINE void Router::choose_where() {
     // excludedCommands: one command of a readable line that a pattern matches
     // takes the line out (its approval then goes through the normal flow).
     if (reading_.readable()) {
-        for (const auto& e : policy_.excluded_commands) {
-            auto rule = parse_bash_pattern(e.value);
-            if (!rule) continue;  // refused when the settings were read
-            for (const Command& c : reading_.commands) {
-                if (c.words.empty() || !matches(*rule, match_text(line_, c))) continue;
-                out_.where = Where::excluded;
-                out_.where_because = Because{"an excludedCommands pattern matches " + match_text(line_, c),
-                                             e.value, e.source, c.begin};
-                return;
-            }
+        if (auto by = excluded_match(policy_, line_, reading_)) {
+            out_.where = Where::excluded;
+            out_.where_because = std::move(*by);
+            return;
         }
     } else if (!policy_.excluded_commands.empty()) {
         out_.notes.push_back(Because{"excludedCommands were not applied: the line could not be read in full (" +
