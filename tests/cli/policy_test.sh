@@ -338,6 +338,28 @@ expect_line "^    $(re "$proj/AGENT.md") +flag .*sandbox \(built-in\)"
 tap_finish "--agent-file: its hosts (groups expanded), local and the agent file's own protection, each with its key"
 
 new_case
+printf -- '---\nsandbox:\n  preset: strict\n  allowed_imports: [numpy]\n  allowed_commands: [ls]\n---\n' >"$proj/AGENT.md"
+run policy --root "$proj" "${no_managed[@]}" --agent-file "$proj/AGENT.md"
+expect_status 0
+expect_line "^agent file: $(re "$proj/AGENT.md"): preset strict, written at sandbox\.preset$"
+expect_line "^  $(re "$proj/AGENT.md"): sandbox\.allowed_imports: does nothing: "
+expect_line "^  $(re "$proj/AGENT.md"): sandbox\.allowed_commands: gates nothing: "
+run policy --root "$proj" "${no_managed[@]}" --agent-file "$proj/AGENT.md" --json
+expect_status 0
+expect_out '"agentFile":{"file":"'"$proj"'/AGENT.md","preset":"strict","presetSource":{"layer":"flag","file":"'"$proj"'/AGENT.md","key":"sandbox.preset"},"declared":true,"allowedCommands":["ls"],"allowedImports":["numpy"]}'
+printf -- '---\nname: t\n---\n' >"$proj/AGENT.md"
+run policy --root "$proj" "${no_managed[@]}" --agent-file "$proj/AGENT.md"
+expect_line "^agent file: $(re "$proj/AGENT.md"): preset development, the default \(the file has no sandbox block\)$"
+run doctor --agent-file "$proj/AGENT.md"
+expect_line "^     agent file: $(re "$proj/AGENT.md"): preset development, the default \(the file has no sandbox block\)$"
+printf -- '---\nsandbox: off\n---\n' >"$proj/AGENT.md"
+run doctor --agent-file "$proj/AGENT.md"
+expect_line "^     agent file: $(re "$proj/AGENT.md"): preset off, written at sandbox; sbx refuses to run its commands"
+run doctor --agent-file "$proj/NO-SUCH.md"
+expect_error 66 "^sbx: IO_ERROR: $(re "$proj/NO-SUCH.md")"
+tap_finish "--agent-file: sbx policy and sbx doctor name the preset and where it came from; allowed_imports and allowed_commands are kept, said to confine nothing"
+
+new_case
 printf -- '---\nsandbox:\n  network:\n    hosts: [https://x.com]\n---\n' >"$proj/AGENT.md"
 run policy --root "$proj" "${no_managed[@]}" --agent-file "$proj/AGENT.md"
 expect_error 65 "^sbx: INVALID_SETTINGS: $(re "$proj/AGENT.md"):4:[0-9]+: sandbox\.network\.hosts\[0\]: .*not a host pattern"

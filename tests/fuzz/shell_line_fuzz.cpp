@@ -10,7 +10,11 @@
 // into the line, and a line not read whole leaves the check incomplete; so
 // does each finding of hidden_code (hidden_code.hpp). The same bytes read as a
 // Bash(...) rule (bash_rule.hpp) parse or fail with a message, and a rule that
-// parses matches each command's text without crashing.
+// parses matches each command's text without crashing. The line routed
+// (route.hpp) under a policy with deny, ask and allow rules and an
+// excludedCommands pattern, in each mode, always gets a route: each decision
+// says why and points into the line, only a line inside is `auto`, only an
+// `ask` is a person's, and dontAsk never asks.
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -18,10 +22,14 @@
 #include <vector>
 
 #include "check.hpp"
+#include "sbx/core/fs_view.hpp"
 #include "sbx/route/bash_rule.hpp"
 #include "sbx/route/hidden_code.hpp"
 #include "sbx/route/removals.hpp"
+#include "sbx/route/route.hpp"
 #include "sbx/route/shell_line.hpp"
+#include "sbx/settings/defaults.hpp"
+#include "sbx/settings/settings.hpp"
 
 namespace {
 
@@ -37,6 +45,48 @@ void check_word(const Word& w, std::string_view line) {
     const Word& again = reread.commands[0].words[1];
     check(again.text == w.text, "a word reads again to the same text");
     check(again.expansions == w.expansions, "a word reads again with the same expansions");
+}
+
+// The policy lines are routed under, made once.
+const sbx::Policy& routing_policy() {
+    static const sbx::Policy policy = [] {
+        constexpr std::string_view text = R"J({
+            "sandbox": {"enabled": true, "excludedCommands": ["docker *"]},
+            "permissions": {"allow": ["Bash(npm test)", "Bash(make *)"], "deny": ["Bash(curl:*)"],
+                            "ask": ["Bash(git push *)"]}})J";
+        const sbx::SettingsSource source{sbx::LayerKind::project, "/home/u/proj/.claude/settings.json",
+                                         {"/home/u", "/home/u/proj"}, "/home/u/proj"};
+        auto settings = sbx::parse_settings(text, source);
+        check(settings.has_value(), "the routing policy's settings parse");
+        const sbx::MemoryFs fs;
+        auto merged = sbx::effective_policy({*settings}, sbx::MergeOptions{}, fs, {"/home/u"});
+        check(merged.has_value(), "the routing policy merges");
+        return *merged;
+    }();
+    return policy;
+}
+
+void check_because(const sbx::route::Because& b, std::string_view line) {
+    check(!b.why.empty(), "a route's decision says why");
+    check(!b.at || *b.at < line.size(), "a route's decision points into the line");
+}
+
+void check_routes(std::string_view line) {
+    const sbx::MemoryFs fs;
+    const sbx::route::Place place{"/home/u/proj", "/home/u", "/home/u/proj", false};
+    for (auto mode : sbx::kPermissionModes) {
+        sbx::route::Request call;
+        call.mode = mode;
+        const auto r = sbx::route::route(routing_policy(), line, call, place, fs);
+        check(r.has_value(), "a line always gets a route");
+        for (const auto* b : {&r->mode_because, &r->where_because, &r->approval_because, &r->unknown_host_because})
+            check_because(*b, line);
+        for (const auto& n : r->notes) check_because(n, line);
+        check(r->approval != sbx::route::Approval::automatic || r->where == sbx::route::Where::inside,
+              "only a line inside the sandbox is auto");
+        check(!r->person_only || r->approval == sbx::route::Approval::ask, "only an ask is a person's");
+        check(mode != sbx::PermissionMode::dont_ask || r->approval != sbx::route::Approval::ask, "dontAsk never asks");
+    }
 }
 
 }  // namespace
@@ -77,5 +127,6 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     }
     for (const auto& h : sbx::route::hidden_code(r))
         check(!h.why.empty() && h.at < line.size(), "hidden code says why and points into the line");
+    check_routes(line);
     return 0;
 }

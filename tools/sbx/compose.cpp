@@ -11,6 +11,7 @@
 #include <climits>
 #include <cstring>
 #include <span>
+#include <utility>
 
 #include "sbx/core/paths.hpp"
 #include "sbx/plan/make_plan.hpp"
@@ -236,6 +237,26 @@ sbx::expected<CommandEnv> command_env(const Composed& c, const PlanArgs& a) {
 }
 
 }  // namespace
+
+std::string preset_words(const sbx::AgentFile& a) {
+    std::string out(sbx::preset_name(a.preset));
+    if (a.preset_source) return out + ", written at " + a.preset_source->key;
+    return out + ", the default (" + (a.declared ? "the sandbox block names no preset" : "the file has no sandbox block") +
+           ")";
+}
+
+void write_agent_file(sbx::json::Writer& w, const sbx::AgentFile& a) {
+    w.begin_object().key("file").value(a.file).key("preset").value(sbx::preset_name(a.preset)).key("presetSource");
+    sbx::write_source(w, a.preset_source);
+    w.key("declared").value(a.declared);
+    for (const auto& [key, list] : {std::pair{"allowedCommands", &a.allowed_commands},
+                                    std::pair{"allowedImports", &a.allowed_imports}}) {
+        w.key(key).begin_array();
+        for (const auto& e : *list) w.value(e.value);
+        w.end_array();
+    }
+    w.end_object();
+}
 
 sbx::route::Place route_place(const Composed& c) {
 #if defined(__APPLE__)

@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "sbx/core/expected.hpp"
+#include "sbx/core/json_write.hpp"
 #include "sbx/core/fs_view.hpp"
 #include "sbx/io/fs_view_disk.hpp"
 #include "sbx/io/placeholder_registry.hpp"
@@ -69,6 +70,14 @@ using LayerEdit = std::function<sbx::expected<void>(std::vector<sbx::Settings>& 
 // its layers, and merges them (or takes the built-in default). Refuses a root
 // that is or holds the home directory when `home_root` says so.
 sbx::expected<Composed> compose(const SettingsArgs& a, HomeRoot home_root, const LayerEdit& edit = {});
+
+// An agent file's preset and where it came from, in words: "strict, written at
+// sandbox.preset", "development, the default (the file has no sandbox block)".
+std::string preset_words(const sbx::AgentFile& a);
+
+// The same as a JSON object: file, preset, presetSource (null: the default),
+// declared, and the lists kept for reports, allowedCommands and allowedImports.
+void write_agent_file(sbx::json::Writer& w, const sbx::AgentFile& a);
 
 // Where a command line routed for the root starts (route.hpp): the root, the
 // home, the current directory, and whether the filesystem ignores case (macOS's

@@ -6,10 +6,13 @@
 #include <cerrno>
 #include <cstring>
 #include <iostream>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "sbx/core/json_write.hpp"
+#include "sbx/io/settings_files.hpp"
+#include "sbx/settings/agent_file.hpp"
 
 #include "cli_common.hpp"
 #include "commands.hpp"
@@ -72,9 +75,39 @@ sbx::linux_sandbox::LinuxPlatform::DoctorNote install_note() {
 }
 #endif
 
+// The doctor's line on --agent-file: the preset its commands run under and
+// where it came from, what it confines nothing with, or that sbx refuses it.
+struct AgentNote {
+    std::string text, json;
+};
+sbx::expected<AgentNote> agent_note(const std::string& given) {
+    const std::string file = absolute(given);
+    auto home = home_directory();
+    SBX_TRY(home);
+    auto text = sbx::read_small_file(file, sbx::kMaxSettingsBytes, sbx::Errc::invalid_settings);
+    SBX_TRY(text);
+    if (!*text) return sbx::fail(sbx::Error(sbx::Errc::io_error, "no agent file here").in_file(file));
+    auto agent = sbx::parse_agent_file(**text, sbx::AgentFileSource{file, *home, sbx::LayerKind::flag});
+    SBX_TRY(agent);
+    std::string words = agent->file + ": preset " + preset_words(*agent);
+    if (agent->preset == sbx::Preset::off)
+        words += "; sbx refuses to run its commands, since it runs commands only confined";
+    for (const auto& w : agent->warnings())
+        if (w.key == "sandbox.allowed_commands" || w.key == "sandbox.allowed_imports") words += "; " + w.key + " " + w.message;
+    sbx::json::Writer w;
+    write_agent_file(w, *agent);
+    return AgentNote{std::move(words), w.take()};
+}
+
 }  // namespace
 
 int run_doctor(const DoctorArgs& a) {
+    std::optional<AgentNote> agent;
+    if (!a.agent_file.empty()) {
+        auto note = agent_note(a.agent_file);
+        if (!note) return report(note.error());
+        agent = std::move(*note);
+    }
 #if defined(__linux__)
     // The launcher's doctor, in this process unless --launcher names a program.
     if (a.launcher.empty()) {
@@ -83,9 +116,16 @@ int run_doctor(const DoctorArgs& a) {
         sbx::linux_sandbox::LinuxPlatform platform;
         sbx::launcher::Launcher launcher(platform, std::move(o));
         platform.add_doctor_note(install_note());
+        if (agent) platform.add_doctor_note({"agent file", agent->text, "agentFile", agent->json});
         return platform.doctor(launcher);
     }
 #endif
+    // The launcher program's report has no place for the agent file's line but
+    // before it, in text.
+    if (agent && a.json)
+        return report(sbx::Error(sbx::Errc::invalid_argument,
+                                 "--agent-file with --json needs the doctor of this process: leave out --launcher"));
+    if (agent) std::cout << "agent file: " << agent->text << std::endl;
     auto launcher = find_launcher(a.launcher);
     if (!launcher) {
         report(launcher.error());

@@ -9,7 +9,7 @@
 //   sbx route   [same options] [--mode MODE] [--dangerously-disable-sandbox] [--request-json FILE|-] [LINE | -- COMMAND [ARG...]]
 //   sbx plan    [same options] [--allow-home-root] [--no-tool-cache] [--weaker-sandbox] [--env NAME]... [--pass-fd N]... -- COMMAND [ARG...]
 //   sbx run     [same options] [--allow-home-root] [--no-tool-cache] [--weaker-sandbox] [--env NAME]... [--pass-fd N]... [--[no-]scan-stderr] [--unsandboxed] [--launcher PATH] -- COMMAND [ARG...]
-//   sbx doctor  [--json] [--launcher PATH]
+//   sbx doctor  [--json] [--agent-file FILE] [--launcher PATH]
 //
 // With no --root, the root is the project the current directory is in
 // (sbx::find_project_root: the top of its git work tree, else the nearest folder
@@ -275,6 +275,8 @@ void add_run(Cli& c) {
 void add_doctor(Cli& c) {
     c.doctor = c.app.add_subcommand("doctor", "Check whether the sandbox can run here, and what to do if not");
     c.doctor->add_flag("--json", c.doctor_args.json, "Print JSON instead of text");
+    c.doctor->add_option("--agent-file", c.doctor_args.agent_file,
+                         "Also say which preset this agent file's commands run under, and where it came from");
     c.doctor->add_option("--launcher", c.doctor_args.launcher,
                          "The launcher to ask (default: sbx-linux, or sbx-mac on macOS, beside sbx)");
 }

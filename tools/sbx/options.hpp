@@ -121,6 +121,7 @@ struct RunArgs {
 struct DoctorArgs {
     bool json = false;
     std::string launcher;
+    std::string agent_file;  // --agent-file: also say how this agent file's commands would be confined
 };
 
 }  // namespace sbx::cli

@@ -111,6 +111,9 @@ void print_policy_json(const PolicyReport& r) {
     for (const auto* g : git_writable(r.rules))
         w.begin_object().key("path").value(g->pattern).key("reason").value(g->note).end_object();
     w.end_array();
+    w.key("agentFile");
+    if (r.composed.agent) write_agent_file(w, *r.composed.agent);
+    else w.null();
     sbx::write_policy_members(w, r.composed.policy);
     std::cout << w.end_object().str() << "\n";
 }
@@ -118,6 +121,8 @@ void print_policy_json(const PolicyReport& r) {
 void print_policy_text(const PolicyReport& r) {
     const ToolCacheHome& cache = r.cache;
     print_values(r.composed.policy, r.composed.where);
+    if (const auto& agent = r.composed.agent)
+        std::cout << "agent file: " << agent->file << ": preset " << preset_words(*agent) << "\n";
     std::cout << "tool cache home: ";
     if (!cache.path) std::cout << "none (" << cache.why << ")\n";
     else if (!cache.exists) std::cout << *cache.path << " (not made yet)\n";

@@ -50,6 +50,7 @@
 //                                variable (credentials.envVars names variables to hide); the
 //                                caller passes each as `--env NAME` does
 //   allowed_commands             AgentFile::allowed_commands, with a warning: it gates nothing
+//   allowed_imports              AgentFile::allowed_imports, with a warning: it does nothing
 // and always, whatever the file says (the reference's built-in denies; key
 // `sandbox (built-in)`): reading the credential stores of credential_stores.hpp
 // (here as ordinary denies of the flag layer, beside the builtin layer's: an
@@ -265,6 +266,7 @@ struct AgentFile {
 
     SourcedList env;               // variable names a command may see
     SourcedList allowed_commands;  // kept for reports; gates nothing
+    SourcedList allowed_imports;   // kept for reports; does nothing
 
     // The spellings used, for reports that suggest the current ones.
     struct Spellings {
@@ -296,7 +298,8 @@ using front_matter::Node;
 inline constexpr std::array<std::string_view, 4> kTopKeys{"sandbox", "allowed_folders", "network", "env_passthrough"};
 inline constexpr std::array<std::string_view, 2> kMisplacedKeys{"preset", "files"};
 
-inline constexpr std::array<std::string_view, 5> kSandboxKeys{"preset", "files", "network", "env", "allowed_commands"};
+inline constexpr std::array<std::string_view, 6> kSandboxKeys{"preset", "files", "network", "env", "allowed_commands",
+                                                             "allowed_imports"};
 inline constexpr std::array<std::string_view, 3> kFilesKeys{"write", "read", "deny"};
 inline constexpr std::array<std::string_view, 3> kNetworkKeys{"hosts", "local", "sockets"};
 inline constexpr std::array<std::string_view, 4> kPresetNames{"strict", "development", "off", "unrestricted"};
@@ -645,17 +648,31 @@ SBX_INLINE expected<void> Reader::read_sandbox(const Node& n) {
         env_line_ = e->line;
         SBX_TRY(env_list(*e, "sandbox.env"));
     }
-    if (const Node* c = find(n, "allowed_commands")) {
-        auto list = items(*c, "sandbox.allowed_commands", "commands");
+    // Two lists the reference keeps for reports, which confine nothing.
+    const struct {
+        std::string_view key, what;
+        SourcedList* into;
+        std::string_view why;
+    } inert[] = {
+        {"allowed_commands", "commands", &out_.allowed_commands,
+         "gates nothing: a confined command is never refused for its name; kept for reports"},
+        {"allowed_imports", "modules", &out_.allowed_imports,
+         "does nothing: the sandbox confines what commands open and connect to, not what Python imports; "
+         "kept for reports"},
+    };
+    for (const auto& e : inert) {
+        const Node* c = find(n, e.key);
+        if (c == nullptr) continue;
+        const std::string key = "sandbox." + std::string(e.key);
+        auto list = items(*c, key, e.what);
         SBX_TRY(list);
         for (std::size_t i = 0; i < (*list)->size(); ++i) {
-            const std::string k = index_key("sandbox.allowed_commands", i);
+            const std::string k = index_key(key, i);
             auto t = text((**list)[i], k);
             SBX_TRY(t);
-            out_.allowed_commands.push_back(Sourced<std::string>{std::move(*t), source(k)});
+            e.into->push_back(Sourced<std::string>{std::move(*t), source(k)});
         }
-        warn("sandbox.allowed_commands",
-             "gates nothing: a confined command is never refused for its name; kept for reports");
+        warn(key, std::string(e.why));
     }
     return {};
 }

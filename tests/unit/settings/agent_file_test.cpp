@@ -221,6 +221,13 @@ TEST_CASE("agent file: each key maps into the layer, with its source key") {
              CHECK(values(a.allowed_commands) == std::vector<std::string>{"ls", "git"});
              CHECK(warned(a, "sandbox.allowed_commands", "gates nothing"));
          }},
+        {"allowed_imports is accepted and kept, with a warning that it does nothing",
+         "  allowed_imports: [requests, numpy]\n",
+         [](const sbx::AgentFile& a) {
+             CHECK(values(a.allowed_imports) == std::vector<std::string>{"requests", "numpy"});
+             CHECK(a.allowed_imports[1].source.key == "sandbox.allowed_imports[1]");
+             CHECK(warned(a, "sandbox.allowed_imports", "does nothing"));
+         }},
         {"preset unrestricted is off", "  preset: unrestricted\n",
          [](const sbx::AgentFile& a) { CHECK(a.preset == sbx::Preset::off); }},
         {"quoting and comments", "  files:\n    write: ['it''s', \"a\\\"b\", \"x#y\", c#d] # four\n",
@@ -344,7 +351,7 @@ TEST_CASE("agent file: refusals name the line and the key") {
         {"sandbox:\n  presets: strict\n", 4, "sandbox.presets", "did you mean 'preset'?"},
         {"sandbox:\n  files:\n    writes: [a]\n", 5, "sandbox.files.writes", "did you mean 'write'?"},
         {"sandbox:\n  network:\n    host: [a.example]\n", 5, "sandbox.network.host", "did you mean 'hosts'?"},
-        {"sandbox:\n  zzzzzzzz: 1\n", 4, "sandbox.zzzzzzzz", "sandbox takes preset, files, network, env and allowed_commands"},
+        {"sandbox:\n  zzzzzzzz: 1\n", 4, "sandbox.zzzzzzzz", "sandbox takes preset, files, network, env, allowed_commands and allowed_imports"},
         {"sandbox:\n  preset: lax\n", 4, "sandbox.preset", "unknown preset 'lax'; use strict, development or off"},
         {"sandbox:\n  preset: stict\n", 4, "sandbox.preset", "did you mean 'strict'?"},
         {"sandbox:\n  network:\n    local: yes\n", 5, "sandbox.network.local", "expected true or false, got 'yes'"},
