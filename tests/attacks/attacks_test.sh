@@ -1917,6 +1917,26 @@ agent_file_attacks() {
             tap_finish "control: without the agent file the same command reads both .env files and plants a skill"
         fi
     done
+    # strict writes only files.write: not the root the command runs in either.
+    for mode in strict development; do
+        fresh_case
+        mkdir -p "$proj/out"
+        printf -- '---\nname: t\nsandbox:\n  preset: %s\n  files:\n    write: [out]\n---\n' "$mode" >"$proj/AGENT.md"
+        give "$case_dir"
+        sbx_run --agent-file "$proj/AGENT.md" -- sh -c 'echo x >"$1/planted.sh" && echo root-written;
+            echo y >"$1/out/built" && echo out-written' sh "$proj"
+        want_out out-written
+        if [[ $mode == strict ]]; then
+            want_no_out root-written
+            want_no_file "$proj/planted.sh"
+            want_err "to allow it: files.write in the agent file"
+            tap_finish "under a strict agent file that writes out/, the root is read-only: only files.write is written"
+        else
+            want_out root-written
+            want_file "$proj/planted.sh"
+            tap_finish "control: under development the agent's folder, the root here, is written too"
+        fi
+    done
 }
 
 # --- protected names that are symbolic links --------------------------------------------

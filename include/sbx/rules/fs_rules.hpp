@@ -616,7 +616,8 @@ SBX_INLINE expected<FsRules> compile_fs_rules(const Policy& policy, const FsCont
                                                           ", a credential store sbx hides; pick a folder outside it")
                             .in_file(*p));
     build.allow_reads(policy);
-    out.rules.emplace_back(FsRule::Kind::writable, ctx.root, "the root", std::nullopt, std::string(), true);
+    if (!policy.filesystem.root_read_only.value)
+        out.rules.emplace_back(FsRule::Kind::writable, ctx.root, "the root", std::nullopt, std::string(), true);
     out.rules.emplace_back(FsRule::Kind::writable, ctx.tmpdir, "the command's temporary directory", std::nullopt,
                            std::string(), true);
     build.git_writable();

@@ -29,7 +29,8 @@
 //                                caller refuses to run or runs unconfined, as it decides
 //   files.write (default [.])    filesystem.allowWrite, relative to the agent's folder (the
 //                                agent file's directory), `~/` under home; development adds
-//                                the agent's folder, strict does not
+//                                the agent's folder, strict does not, and makes the root
+//                                read-only (filesystem.root_read_only)
 //   files.deny                   filesystem.denyRead (patterns allowed)
 //   files.read: all (default)    nothing: reads stay broad
 //   files.read: [list], or strict without an explicit `read: all`
@@ -59,8 +60,10 @@
 // agent's folder. An agent file with no sandbox block gets what the reference's
 // default block says (AgentFile::declared is false).
 //
-// Not expressed here, because a layer cannot: the root the caller sandboxes and
-// the command's temporary directory stay writable under strict too; hosts, sockets
+// Under strict the root the caller sandboxes is not writable either
+// (filesystem.root_read_only, which no settings key sets): only files.write and
+// the command's temporary directory are. Not expressed here, because a layer
+// cannot: hosts, sockets
 // and writes that other settings layers allow are combined with these by merge(),
 // and this layer's `enabled` holds over lower layers'. Scoped reads mask whole
 // directories (/home, the home directory), which the Linux planner walks, up to
@@ -741,6 +744,9 @@ SBX_INLINE void Reader::build() {
 
     for (const auto& w : out_.files.write) add_once(fs.allow_write, w.value, w.source);
     if (out_.preset == Preset::development) add_once(fs.allow_write, dir, preset_src);
+    // Strict writes only files.write (and the command's temporary directory):
+    // not the root the caller sandboxes either.
+    if (out_.preset == Preset::strict) fs.root_read_only = Sourced<bool>{true, preset_src};
 
     for (const auto& d : out_.files.deny) add_once(fs.deny_read, d.value, d.source);
     for (const auto& c : kCredentialStores) add_once(fs.deny_read, paths::join(base_.home, c.path), builtin);

@@ -86,6 +86,9 @@ struct Settings {
         SourcedList allow_write, deny_write, deny_read, allow_read;  // absolute paths or patterns
         SourcedBool disabled;
         SourcedBool managed_read_paths_only;  // allowManagedReadPathsOnly
+        // The root the caller sandboxes is not writable: only the write folders
+        // are. No settings key sets it; an agent file's strict preset does.
+        SourcedBool root_read_only;
         bool configured = false;  // the file sets any sandbox.filesystem key
     } filesystem;
 

@@ -75,6 +75,7 @@ struct Policy {
         SourcedList allow_write, deny_write, deny_read, allow_read;
         Value<bool> disabled{false, {}};
         Value<bool> managed_read_paths_only{false, {}};
+        Value<bool> root_read_only{false, {}};  // an agent file's strict preset: the root is not writable
     } filesystem;
 
     struct Network {
@@ -415,6 +416,11 @@ SBX_INLINE void Merger::booleans() {
          [](const Settings& s) -> const SourcedBool& { return s.filesystem.managed_read_paths_only; }, managed_only);
     pick(p_.network.managed_domains_only,
          [](const Settings& s) -> const SourcedBool& { return s.network.managed_domains_only; }, managed_only);
+    // Only an agent file's strict preset sets it, and it only narrows: a true
+    // holds whatever ranks above it.
+    for (const Settings* s : ordered_)
+        if (const auto& r = s->filesystem.root_read_only; r && r->value && !p_.filesystem.root_read_only.value)
+            p_.filesystem.root_read_only = {true, r->source};
 
     for (const Settings* s : ordered_) {
         for (auto [slot, from] : {std::pair{&p_.bwrap_path, &s->bwrap_path}, std::pair{&p_.socat_path, &s->socat_path}}) {

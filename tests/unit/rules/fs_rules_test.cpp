@@ -95,6 +95,24 @@ TEST_CASE("fs_rules: writes only inside writable roots; denyWrite wins over ever
     CHECK(w.rule->list == "the root");
 }
 
+TEST_CASE("fs_rules: a root made read-only (a strict agent file) is not writable; the write folders and TMPDIR are") {
+    sbx::MemoryFs fs;
+    sbx::Policy policy = policy_of(R"({"sandbox": {"filesystem": {"allowWrite": ["/r/out"]}}})");
+    policy.filesystem.root_read_only = {true, sbx::Source{sbx::LayerKind::flag, sbx::FileName("/r/AGENT.md"), "sandbox.preset"}};
+    auto r = sbx::compile_fs_rules(policy, {"/r", "/tmp/sbx-1", "/home/u"}, {}, fs);
+    REQUIRE(r.has_value());
+    CHECK_FALSE(can(*r, "/r/src/main.c", Access::write));
+    CHECK(sbx::decide(*r, "/r/src/main.c", Access::write).because == sbx::FsDecision::Because::no_writable_root);
+    CHECK(can(*r, "/r/src/main.c", Access::read));
+    CHECK(can(*r, "/r/out/a.o", Access::write));
+    CHECK(can(*r, "/tmp/sbx-1/scratch", Access::write));
+    // The control: the same policy with the root as it comes.
+    policy.filesystem.root_read_only = {false, std::nullopt};
+    auto open = sbx::compile_fs_rules(policy, {"/r", "/tmp/sbx-1", "/home/u"}, {}, fs);
+    REQUIRE(open.has_value());
+    CHECK(can(*open, "/r/src/main.c", Access::write));
+}
+
 TEST_CASE("fs_rules: a write-list wildcard that cannot be mounted is refused with a warning") {
     sbx::MemoryFs fs;
     auto r = rules_of(R"J({"sandbox": {"filesystem": {"allowWrite": ["/opt/*/cache", "/var/**"]}}})J", fs);

@@ -186,9 +186,18 @@ TEST_CASE("agent file: each key maps into the layer, with its source key") {
              CHECK(values(a.settings.filesystem.allow_write) ==
                    std::vector<std::string>{"/home/u/agents/researcher/out"});
              CHECK(a.reads_scoped);
+             // nor the root the caller sandboxes
+             REQUIRE(a.settings.filesystem.root_read_only);
+             CHECK(a.settings.filesystem.root_read_only->value);
+             CHECK(a.settings.filesystem.root_read_only->source.key == "sandbox.preset");
          }},
         {"strict with an empty write list writes nothing", "  preset: strict\n  files:\n    write: []\n",
-         [](const sbx::AgentFile& a) { CHECK(a.settings.filesystem.allow_write.empty()); }},
+         [](const sbx::AgentFile& a) {
+             CHECK(a.settings.filesystem.allow_write.empty());
+             CHECK(a.settings.filesystem.root_read_only);
+         }},
+        {"development leaves the root as the caller has it", "  preset: development\n",
+         [](const sbx::AgentFile& a) { CHECK_FALSE(a.settings.filesystem.root_read_only); }},
         {"files.deny takes patterns", "  files:\n    deny: [secrets, '~/**/id_*']\n",
          [](const sbx::AgentFile& a) {
              auto* e = entry(a.settings.filesystem.deny_read, "/home/u/agents/researcher/secrets");

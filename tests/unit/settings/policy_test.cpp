@@ -727,3 +727,18 @@ TEST_CASE("merge: disableBypassPermissionsMode of any layer holds") {
     REQUIRE(p.permissions.bypass_disabled.source);
     CHECK(p.permissions.bypass_disabled.source->layer == LayerKind::project);
 }
+
+TEST_CASE("merge: a read-only root (a strict agent file's) holds under any layer, and names its source") {
+    Layers l;
+    l.add(LayerKind::user, "{}").add(LayerKind::managed, R"({"sandbox": {"enabled": true}})");
+    CHECK_FALSE(merged(l).filesystem.root_read_only.value);
+    sbx::Settings agent;
+    agent.layer = LayerKind::flag;
+    agent.file = "/w/AGENT.md";
+    agent.filesystem.root_read_only = sbx::Sourced<bool>{true, {LayerKind::flag, sbx::FileName("/w/AGENT.md"), "sandbox.preset"}};
+    l.list.insert(l.list.begin() + 1, agent);
+    const auto p = merged(l);
+    CHECK(p.filesystem.root_read_only.value);
+    REQUIRE(p.filesystem.root_read_only.source);
+    CHECK(p.filesystem.root_read_only.source->key == "sandbox.preset");
+}
