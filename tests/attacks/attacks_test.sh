@@ -1937,6 +1937,36 @@ agent_file_attacks() {
             tap_finish "control: under development the agent's folder, the root here, is written too"
         fi
     done
+    # The shell skill's blocked_commands: refused before anything runs, however written.
+    for mode in blocked control; do
+        fresh_case
+        if [[ $mode == blocked ]]; then
+            printf -- '---\nname: t\nskills:\n  - shell: {blocked_commands: [touch]}\n---\n' >"$proj/AGENT.md"
+        else
+            printf -- '---\nname: t\nskills:\n  - shell\n---\n' >"$proj/AGENT.md"
+        fi
+        give "$case_dir"
+        local how made=0
+        for how in "touch $proj/made-1" "env -i /usr/bin/touch $proj/made-2" "sh -c 'true && touch $proj/made-3'"; do
+            sbx_run --agent-file "$proj/AGENT.md" -- sh -c "exec $how"
+            [[ $rc == 125 ]] || made=$((made + 1))
+        done
+        sbx_run --agent-file "$proj/AGENT.md" -- touch "$proj/made-4"
+        if [[ $mode == blocked ]]; then
+            want_status 125
+            want_err "is refused: the agent file's shell skill blocks touch, confined or not"
+            want_err "skills[0].shell.blocked_commands[0]]"
+            ((made == 0)) || fail_because "$made of the three spellings ran"
+            want_no_file "$proj/made-1"
+            want_no_file "$proj/made-3"
+            want_no_file "$proj/made-4"
+            tap_finish "a program the shell skill blocks is refused (125), as written, behind env -i and a path, and in sh -c"
+        else
+            want_status 0
+            want_file "$proj/made-4"
+            tap_finish "control: with the shell skill blocking nothing the same commands run"
+        fi
+    done
 }
 
 # --- protected names that are symbolic links --------------------------------------------

@@ -238,12 +238,16 @@ struct Planned {
     std::optional<std::pair<std::string, std::string>> outside;
 };
 
-// A command an excludedCommands pattern takes out of the sandbox is not
+// A command that runs a program the agent file's shell skill blocks is
+// refused. A command an excludedCommands pattern takes out of the sandbox is not
 // confined as if nothing had (it would fail in ways nobody reads as the
 // sandbox), nor run unconfined unasked: refused, unless --unsandboxed. Sets
 // `out.outside` when it runs outside.
 sbx::expected<void> route_outside(const RunArgs& a, const Composed& c, Planned& out) {
     const std::string line = shell_words(a.plan.command);
+    // A program the agent file's shell skill blocks runs neither inside nor out.
+    if (const auto blocked = sbx::route::blocked_by(c.policy, line))
+        return sbx::fail(sbx::Errc::invalid_argument, line + " is refused: " + sbx::route::describe(*blocked));
     const auto by = sbx::route::excluded_by(c.policy, line);
     if (!by) {
         if (a.unsandboxed) std::cerr << "sbx: --unsandboxed: nothing takes " << line << " out of the sandbox; it runs confined\n";

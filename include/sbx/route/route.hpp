@@ -17,6 +17,9 @@
 // each with the rule or key that decided and its layer, file and key.
 //
 // The approval, in this order (the first that applies decides):
+//   0. a program an agent file's shell skill blocks (blocked_commands), run by
+//      any command of the line as deny rules see it, refuses it; a line not read
+//      in full asks when there are blocked names;
 //   1. a deny rule that matches any command of the line, behind wrappers and in
 //      the code of `sh -c` and `eval` too, refuses it;
 //   2. a line the reader could not read in full asks when a deny rule with a
@@ -144,6 +147,12 @@ SBX_INLINE expected<Route> route(const Policy& policy, std::string_view line, co
 // send outside without saying so.
 SBX_INLINE std::optional<Because> excluded_by(const Policy& policy, std::string_view line);
 
+// The blocked_commands entry (an agent file's shell skill) a command of `line`
+// runs, as written, behind its wrappers, or in the code of `sh -c` and `eval`;
+// nullopt when none does. A name in code sbx cannot read (a substitution, a
+// script) is not seen: `route()` asks about such a line instead.
+SBX_INLINE std::optional<Because> blocked_by(const Policy& policy, std::string_view line);
+
 // What hosts no sandbox list decides get in `mode`: bypassPermissions allows
 // them, auto and dontAsk refuse them, the others ask (the WebFetch rules are
 // already in the policy's host lists). Under strictAllowlist or
@@ -195,7 +204,11 @@ struct SourcedRule {
 
 struct Rules {
     std::vector<SourcedRule> allow, deny, ask;
+    std::vector<SourcedRule> blocked;  // the policy's blocked_commands, as `Bash(NAME:*)`
 };
+
+// The policy's blocked_commands as rules that match a command running the program.
+SBX_INLINE std::vector<SourcedRule> blocked_rules(const Policy& policy);
 
 // The texts deny and ask rules are matched against: each command as written,
 // again without its wrappers, and the commands of the code it runs (sh -c,
@@ -305,6 +318,20 @@ SBX_INLINE std::optional<Because> excluded_by(const Policy& policy, std::string_
     const Reading r = read_shell_line(line);
     if (!r.readable()) return std::nullopt;
     return detail::excluded_match(policy, line, r);
+}
+
+SBX_INLINE std::optional<Because> blocked_by(const Policy& policy, std::string_view line) {
+    if (policy.blocked_commands.empty()) return std::nullopt;
+    const Reading r = read_shell_line(line);
+    std::vector<detail::Candidate> found;
+    bool complete = true;
+    detail::candidates(line, r, 0, 0, found, complete);
+    for (const auto& rule : detail::blocked_rules(policy))
+        for (const auto& c : found)
+            if (matches(rule.rule, c.text))
+                return Because{"the agent file's shell skill blocks " + rule.from->value + ", confined or not",
+                               rule.from->value, rule.from->source, c.at};
+    return std::nullopt;
 }
 
 SBX_INLINE void write_route(json::Writer& w, const Route& r) {
@@ -436,6 +463,7 @@ SBX_INLINE expected<void> Router::read_rules() {
     SBX_TRY(add(request_.ask, rules_.ask));
     SBX_TRY(add(p.allow, rules_.allow));
     SBX_TRY(add(request_.allow, rules_.allow));
+    rules_.blocked = blocked_rules(policy_);
     return {};
 }
 
@@ -456,6 +484,12 @@ SBX_INLINE expected<void> Router::choose_mode() {
                                                 (off.source ? off.source->key + " in " + off.source->file.str()
                                                             : std::string("the settings")));
     return {};
+}
+
+SBX_INLINE std::vector<SourcedRule> blocked_rules(const Policy& policy) {
+    std::vector<SourcedRule> out;
+    for (const auto& e : policy.blocked_commands) out.push_back(SourcedRule{BashRule{BashRule::Kind::prefix, e.value}, &e});
+    return out;
 }
 
 SBX_INLINE std::optional<Because> excluded_match(const Policy& policy, std::string_view line, const Reading& r) {
@@ -576,6 +610,20 @@ SBX_INLINE void Router::removals() {
 
 SBX_INLINE bool Router::decided_before_sandbox() {
     std::size_t at = 0;
+    if (const SourcedRule* r = first_match(rules_.blocked, at)) {
+        decide(Approval::deny, rule_because("the agent file's shell skill blocks " + r->from->value +
+                                                ", confined or not",
+                                            *r, at));
+        return true;
+    }
+    if (!candidates_complete_ && !rules_.blocked.empty()) {
+        decide(Approval::ask, Because{"the line could not be read in full (" +
+                                          (reading_.unreadable ? reading_.unreadable->why : std::string("code it runs")) +
+                                          "), so the shell skill's blocked commands could not be checked against it",
+                                      rules_.blocked.front().from->value, rules_.blocked.front().from->source,
+                                      reading_.unreadable ? std::optional(reading_.unreadable->at) : std::nullopt});
+        return true;
+    }
     if (const SourcedRule* r = first_match(rules_.deny, at)) {
         decide(Approval::deny, rule_because("a deny rule matches", *r, at));
         return true;

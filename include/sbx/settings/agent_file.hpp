@@ -12,8 +12,13 @@
 //
 // What is read. Only the top-level keys `sandbox` and the older flat spellings
 // `allowed_folders` (= sandbox.files.write), `network` as a bare list
-// (= sandbox.network.hosts) and `env_passthrough` (= sandbox.env). Every other
-// top-level entry (name, skills, model, ...) is skipped unparsed, as
+// (= sandbox.network.hosts) and `env_passthrough` (= sandbox.env), and `skills`,
+// for the shell skill's `blocked_commands` (`- shell: {blocked_commands: [nc]}`:
+// program names no command may run, confined or not, Settings::blocked_commands)
+// and `allowed_commands` (kept, with a warning: it widens only the gate of
+// unconfined commands, which sbx never runs); a skill's name alone, or another
+// skill's settings, say nothing to sbx. Every other
+// top-level entry (name, model, ...) is skipped unparsed, as
 // front_matter.hpp describes. One thing said in both spellings is an error, as is
 // `preset:` or `files:` at the top level (they belong indented under `sandbox:`,
 // and left there they would be skipped).
@@ -270,6 +275,11 @@ struct AgentFile {
     SourcedList env;               // variable names a command may see
     SourcedList allowed_commands;  // kept for reports; gates nothing
     SourcedList allowed_imports;   // kept for reports; does nothing
+    // The shell skill's (skills: - shell: {blocked_commands: [...]}): program
+    // names no command may run, confined or not; and the names it lets past the
+    // gate of unconfined commands, which sbx never runs (kept for reports).
+    SourcedList blocked_commands;
+    SourcedList shell_allowed_commands;
 
     // The spellings used, for reports that suggest the current ones.
     struct Spellings {
@@ -298,13 +308,16 @@ using front_matter::join_key;
 using front_matter::Node;
 
 // The top-level keys read, and two that belong under `sandbox:`.
-inline constexpr std::array<std::string_view, 4> kTopKeys{"sandbox", "allowed_folders", "network", "env_passthrough"};
+inline constexpr std::array<std::string_view, 5> kTopKeys{"sandbox", "allowed_folders", "network", "env_passthrough",
+                                                         "skills"};
 inline constexpr std::array<std::string_view, 2> kMisplacedKeys{"preset", "files"};
 
 inline constexpr std::array<std::string_view, 6> kSandboxKeys{"preset", "files", "network", "env", "allowed_commands",
                                                              "allowed_imports"};
 inline constexpr std::array<std::string_view, 3> kFilesKeys{"write", "read", "deny"};
 inline constexpr std::array<std::string_view, 3> kNetworkKeys{"hosts", "local", "sockets"};
+// What sbx reads of the shell skill's settings (`- shell: {blocked_commands: [nc]}`).
+inline constexpr std::array<std::string_view, 2> kShellSkillKeys{"blocked_commands", "allowed_commands"};
 inline constexpr std::array<std::string_view, 4> kPresetNames{"strict", "development", "off", "unrestricted"};
 
 // A top-level key that belongs under `sandbox:` is refused where the scan meets it.
@@ -379,6 +392,13 @@ private:
 
     expected<void> paths_list(const Node& n, const std::string& key, PathKind kind, SourcedList& out) const;
 
+    // skills: names, or one-entry mappings of a name to its settings; only the
+    // shell skill's settings are read.
+    expected<void> read_skills(const Node& n);
+
+    // A list of program names (nc, docker-compose): no path, no shell syntax.
+    expected<void> program_names(const Node& n, const std::string& key, SourcedList& out) const;
+
     expected<void> host_list(const Node& n, const std::string& key);
 
     expected<void> env_list(const Node& n, const std::string& key);
@@ -450,14 +470,16 @@ SBX_INLINE bool valid_env_name(std::string_view s) {
 }
 
 SBX_INLINE expected<void> Reader::read(const Node& root) {
-    const Node *sandbox = nullptr, *folders = nullptr, *hosts = nullptr, *env = nullptr;
+    const Node *sandbox = nullptr, *folders = nullptr, *hosts = nullptr, *env = nullptr, *skills = nullptr;
     for (const auto& c : root.children) {
         if (c.key == "sandbox") sandbox = &c;
         else if (c.key == "allowed_folders") folders = &c;
         else if (c.key == "network") hosts = &c;
         else if (c.key == "env_passthrough") env = &c;
+        else if (c.key == "skills") skills = &c;
     }
-    out_.declared = !root.children.empty();
+    out_.declared = sandbox != nullptr || folders != nullptr || hosts != nullptr || env != nullptr;
+    if (skills) SBX_TRY(read_skills(*skills));
     if (sandbox) {
         out_.spelled.sandbox_block = true;
         SBX_TRY(read_sandbox(*sandbox));
@@ -570,6 +592,54 @@ SBX_INLINE expected<void> Reader::paths_list(const Node& n, const std::string& k
         auto p = resolve_path((**list)[i], k, kind);
         SBX_TRY(p);
         out.push_back(Sourced<std::string>{std::move(*p), source(k)});
+    }
+    return {};
+}
+
+
+SBX_INLINE expected<void> Reader::program_names(const Node& n, const std::string& key, SourcedList& out) const {
+    auto list = items(n, key, "program names");
+    SBX_TRY(list);
+    for (std::size_t i = 0; i < (*list)->size(); ++i) {
+        const std::string k = index_key(key, i);
+        auto t = text((**list)[i], k);
+        SBX_TRY(t);
+        const bool name = t->front() != '-' && t->front() != '.' && std::all_of(t->begin(), t->end(), [](char c) {
+            return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+                   c == '-' || c == '.' || c == '+';
+        });
+        if (!name)
+            return error((**list)[i], k,
+                         "'" + *t + "' is not a program name: letters, digits, _ - . and +, no path and no spaces");
+        out.push_back(Sourced<std::string>{std::move(*t), source(k)});
+    }
+    return {};
+}
+
+SBX_INLINE expected<void> Reader::read_skills(const Node& n) {
+    auto list = items(n, "skills", "skills");
+    SBX_TRY(list);
+    for (std::size_t i = 0; i < (*list)->size(); ++i) {
+        const Node& item = (**list)[i];
+        const std::string k = index_key("skills", i);
+        if (item.kind == Node::Kind::scalar) {
+            SBX_TRY(text(item, k));
+            continue;
+        }
+        if (item.kind != Node::Kind::map || item.children.size() != 1)
+            return error(item, k, "expected a skill's name, or its name and settings as `- shell: {blocked_commands: [nc]}`");
+        const Node& skill = item.children.front();
+        if (skill.key != "shell" || skill.kind == Node::Kind::null) continue;  // another skill's settings are its own
+        const std::string sk = k + ".shell";
+        SBX_TRY(need_map(skill, sk, "blocked_commands, allowed_commands"));
+        SBX_TRY(known_keys(skill, sk, kShellSkillKeys));
+        if (const Node* b = find(skill, "blocked_commands"))
+            SBX_TRY(program_names(*b, sk + ".blocked_commands", out_.blocked_commands));
+        if (const Node* a = find(skill, "allowed_commands")) {
+            SBX_TRY(program_names(*a, sk + ".allowed_commands", out_.shell_allowed_commands));
+            warn(sk + ".allowed_commands",
+                 "widens only the gate of commands run unconfined, which sbx never runs; kept for reports");
+        }
     }
     return {};
 }
@@ -731,6 +801,7 @@ SBX_INLINE void Reader::add_once(SourcedList& list, std::string value, const Sou
 
 SBX_INLINE void Reader::build() {
     Settings& s = out_.settings;
+    s.blocked_commands = out_.blocked_commands;  // refused confined or not
     const Source preset_src = out_.preset_source ? *out_.preset_source : source("sandbox.preset (default)");
     if (out_.preset == Preset::off) {
         s.enabled = Sourced<bool>{false, preset_src};

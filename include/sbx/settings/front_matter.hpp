@@ -13,19 +13,23 @@
 // written for other tools in YAML this reader refuses still reads.
 //
 // The YAML subset, inside what is read: block mappings by indentation (spaces
-// only), block lists (`- item`, also indentless under their key), one-line flow
-// lists of scalars (`[a, "b"]`, `[]`), plain, 'single-quoted' ('' is a quote) and
-// "double-quoted" scalars (escapes \\ \" \/ \n \t only), and `#` comments at a
-// line's start or after a space. Refused, with the file, the 1-based line and the
-// key path: tabs, control characters, NUL (anywhere in the front matter), anchors
-// `&`, aliases `*`, tags `!`, flow mappings `{}`, block scalars `|` `>`, multi-line
-// values, quoted or complex keys, duplicate keys and `...`. A leading UTF-8 byte
+// only), block lists (`- item`, also indentless under their key), a list item
+// that is one `key: value` on its line (`- shell: {blocked_commands: [nc]}`),
+// one-line flow lists of scalars (`[a, "b"]`, `[]`), one-line flow mappings of
+// scalars and such lists (`{a: 1, b: [x, y]}`, `{}`), plain, 'single-quoted'
+// ('' is a quote) and "double-quoted" scalars (escapes \\ \" \/ \n \t only),
+// and `#` comments at a line's start or after a space. Refused, with the file,
+// the 1-based line and the key path: tabs, control characters, NUL (anywhere in
+// the front matter), anchors `&`, aliases `*`, tags `!`, flow mappings anywhere
+// but as a value, nesting beyond a list in a flow mapping, block scalars `|` `>`,
+// multi-line values, quoted or complex keys, duplicate keys and `...`. A leading UTF-8 byte
 // order mark is skipped; CRLF line ends are read as LF. Whether `true`, `~` or
 // `null` is text is the schema's to say: a Node records whether it was quoted.
 #pragma once
 
 #include <algorithm>
 #include <cstddef>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -130,8 +134,16 @@ private:
 
     expected<Node> scalar_or_flow(const Line& l, std::size_t at, const std::string& path);
 
-    // `[a, "b"]` on one line.
-    expected<Node> flow(const Line& l, std::size_t at, const std::string& path) const;
+    // `[a, "b"]` on one line. With `end`, it may be followed by more (inside a
+    // flow mapping): `*end` is set past its `]`; without, only by a comment.
+    expected<Node> flow(const Line& l, std::size_t at, const std::string& path, std::size_t* end = nullptr) const;
+
+    // `{a: 1, b: [x, y]}` on one line, then only a comment.
+    expected<Node> flow_map(const Line& l, std::size_t at, const std::string& path) const;
+
+    // A list item that is one `key: value` (or `key:`) on its line, as a
+    // mapping of that one entry; nullopt when the item is no such thing.
+    std::optional<expected<Node>> item_map(const Line& l, std::size_t at, const std::string& path);
 };
 
 // The key of a top-level `key: value` line (the colon is the first one followed
@@ -191,7 +203,7 @@ SBX_INLINE std::string_view indicator_refusal(std::string_view s) {
         case '&': return "an anchor (&) is not read; write the value itself";
         case '*': return "an alias (*) is not read; a value that starts with * is quoted, as in \"*.example.com\"";
         case '!': return "a tag (!) is not read; write the value alone";
-        case '{': return "a flow mapping ({...}) is not read; write each key on its own line";
+        case '{': return "a flow mapping ({...}) is read only as a value, on one line";
         case '|':
         case '>': return "a multi-line value (| or >) is not read; write the value on one line";
         case '%':
@@ -304,10 +316,42 @@ SBX_INLINE expected<Node> Parser::list(std::size_t indent, const std::string& pa
             node.children.push_back(std::move(empty));
             continue;
         }
+        if (auto m = item_map(l, v, item_path)) {
+            SBX_TRY(*m);
+            node.children.push_back(std::move(**m));
+            continue;
+        }
         auto item = scalar_or_flow(l, v, item_path);
         SBX_TRY(item);
         node.children.push_back(std::move(*item));
     }
+    return node;
+}
+
+SBX_INLINE std::optional<expected<Node>> Parser::item_map(const Line& l, std::size_t at, const std::string& path) {
+    const std::string_view rest = l.text.substr(at);
+    const std::size_t end = key_end(rest);
+    if (end == std::string_view::npos || end == 0) return std::nullopt;
+    const std::string_view key = rest.substr(0, end);
+    if (!std::all_of(key.begin(), key.end(), key_char)) return std::nullopt;  // a value, judged as one
+    const std::string child_path = join_key(path, key);
+    Node node;
+    node.kind = Node::Kind::map;
+    node.line = l.number;
+    node.column = l.indent + at + 1;
+    const std::size_t v = value_start(rest, end + 1);
+    expected<Node> value;
+    if (v == rest.size()) {
+        value = Node{};
+        value->column = l.indent + at + end + 2;
+    } else {
+        value = scalar_or_flow(l, at + v, child_path);
+        if (!value) return value;
+    }
+    value->key = std::string(key);
+    value->line = l.number;
+    value->key_column = l.indent + at + 1;
+    node.children.push_back(std::move(*value));
     return node;
 }
 
@@ -388,12 +432,13 @@ SBX_INLINE expected<Node> Parser::scalar_or_flow(const Line& l, std::size_t at, 
         return node;
     }
     if (t[at] == '[') return flow(l, at, path);
+    if (t[at] == '{') return flow_map(l, at, path);
     std::size_t stop = t.find(" #", at);
     if (stop == std::string_view::npos) stop = t.size();
     return plain(l, at, t.substr(at, stop - at), path);
 }
 
-SBX_INLINE expected<Node> Parser::flow(const Line& l, std::size_t at, const std::string& path) const {
+SBX_INLINE expected<Node> Parser::flow(const Line& l, std::size_t at, const std::string& path, std::size_t* end) const {
     const std::string_view t = l.text;
     Node node;
     node.kind = Node::Kind::list;
@@ -407,10 +452,12 @@ SBX_INLINE expected<Node> Parser::flow(const Line& l, std::size_t at, const std:
         return error(l, at, path, "a [ list must close on its own line; write a longer list as `- item` lines");
     };
     skip();
-    if (p < t.size() && t[p] == ']') {
-        SBX_TRY(rest_is_comment(l, p + 1, path));
+    auto closed = [&](std::size_t after) -> expected<Node> {
+        if (end != nullptr) *end = after;
+        else SBX_TRY(rest_is_comment(l, after, path));
         return node;
-    }
+    };
+    if (p < t.size() && t[p] == ']') return closed(p + 1);
     while (true) {
         skip();
         if (p >= t.size()) return unclosed();
@@ -420,10 +467,10 @@ SBX_INLINE expected<Node> Parser::flow(const Line& l, std::size_t at, const std:
         if (c == '[') return error(l, p, item_path, "a list inside a list is not read");
         expected<Node> item;
         if (c == '"' || c == '\'') {
-            std::size_t end = 0;
-            item = quoted(l, p, end, item_path);
+            std::size_t after = 0;
+            item = quoted(l, p, after, item_path);
             SBX_TRY(item);
-            p = end;
+            p = after;
         } else {
             std::size_t q = p;
             while (q < t.size() && t[q] != ',' && t[q] != ']' && !(t[q] == '#' && t[q - 1] == ' ')) {
@@ -439,11 +486,76 @@ SBX_INLINE expected<Node> Parser::flow(const Line& l, std::size_t at, const std:
         node.children.push_back(std::move(*item));
         skip();
         if (p >= t.size()) return unclosed();
-        if (t[p] == ']') {
+        if (t[p] == ']') return closed(p + 1);
+        if (t[p] != ',') return error(l, p, item_path, "expected , or ] after an entry of a [ list");
+        ++p;
+    }
+}
+
+SBX_INLINE expected<Node> Parser::flow_map(const Line& l, std::size_t at, const std::string& path) const {
+    const std::string_view t = l.text;
+    Node node;
+    node.kind = Node::Kind::map;
+    node.line = l.number;
+    node.column = l.indent + at + 1;
+    std::size_t p = at + 1;
+    auto skip = [&] {
+        while (p < t.size() && t[p] == ' ') ++p;
+    };
+    auto unclosed = [&] { return error(l, at, path, "a { mapping must close on its own line"); };
+    skip();
+    if (p < t.size() && t[p] == '}') {
+        SBX_TRY(rest_is_comment(l, p + 1, path));
+        return node;
+    }
+    while (true) {
+        skip();
+        if (p >= t.size()) return unclosed();
+        std::size_t k = p;
+        while (k < t.size() && key_char(t[k])) ++k;
+        if (k == p || k >= t.size() || t[k] != ':' || k + 1 >= t.size() || t[k + 1] != ' ')
+            return error(l, p, path, "expected `key: value` in a { mapping; keys are letters, digits, _ and -");
+        const std::string_view key = t.substr(p, k - p);
+        const std::string child_path = join_key(path, key);
+        for (const auto& c : node.children)
+            if (c.key == key) return error(l, p, child_path, "the key appears twice in the { mapping");
+        const std::size_t key_at = p;
+        p = k + 2;
+        skip();
+        if (p >= t.size()) return unclosed();
+        expected<Node> value;
+        const char c = t[p];
+        if (c == ',' || c == '}') return error(l, p, child_path, "an empty value in a { mapping");
+        if (c == '{') return error(l, p, child_path, "a mapping inside a { mapping is not read");
+        if (c == '[') {
+            value = flow(l, p, child_path, &p);
+        } else if (c == '"' || c == '\'') {
+            std::size_t after = 0;
+            value = quoted(l, p, after, child_path);
+            if (value) p = after;
+        } else {
+            std::size_t q = p;
+            while (q < t.size() && t[q] != ',' && t[q] != '}' && !(t[q] == '#' && t[q - 1] == ' ')) {
+                if (t[q] == '[' || t[q] == '{' || t[q] == ']')
+                    return error(l, q, child_path, "a bracket inside a { mapping's value; quote the value");
+                ++q;
+            }
+            if (q >= t.size() || t[q] == '#') return unclosed();
+            value = plain(l, p, t.substr(p, q - p), child_path);
+            p = q;
+        }
+        SBX_TRY(value);
+        value->key = std::string(key);
+        value->line = l.number;
+        value->key_column = l.indent + key_at + 1;
+        node.children.push_back(std::move(*value));
+        skip();
+        if (p >= t.size()) return unclosed();
+        if (t[p] == '}') {
             SBX_TRY(rest_is_comment(l, p + 1, path));
             return node;
         }
-        if (t[p] != ',') return error(l, p, item_path, "expected , or ] after an entry of a [ list");
+        if (t[p] != ',') return error(l, p, child_path, "expected , or } after an entry of a { mapping");
         ++p;
     }
 }

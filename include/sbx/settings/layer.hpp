@@ -80,6 +80,9 @@ struct Settings {
     // Only some layers may turn it on (policy.hpp).
     SourcedBool weaker_sandbox;
     SourcedList excluded_commands;
+    // Program names no command may run, confined or not: an agent file's shell
+    // skill's blocked_commands (no settings key sets them).
+    SourcedList blocked_commands;
     std::vector<IgnoreRule> ignore_violations;
 
     struct Filesystem {

@@ -69,6 +69,7 @@ struct Policy {
     // refused, the launcher runs the weaker sandbox instead of refusing.
     Value<bool> weaker_sandbox{false, {}};
     SourcedList excluded_commands;
+    SourcedList blocked_commands;  // an agent file's shell skill's: refused whatever the mode or the sandbox
     std::vector<IgnoreRule> ignore_violations;
 
     struct Filesystem {
@@ -439,6 +440,7 @@ SBX_INLINE void Merger::lists() {
     const bool reads_managed_only = p_.filesystem.managed_read_paths_only.value;
 
     combine(p_.excluded_commands, [](Settings& s) -> SourcedList& { return s.excluded_commands; }, locked);
+    combine(p_.blocked_commands, [](Settings& s) -> SourcedList& { return s.blocked_commands; }, always);
     for (Settings* s : ordered_) {
         for (auto& rule : s->ignore_violations) {
             std::string why = locked(*s);

@@ -492,3 +492,48 @@ TEST_CASE("route: the JSON names every decision and its reason") {
 }
 
 }  // namespace
+
+namespace {
+
+TEST_CASE("route: a program the agent file's shell skill blocks is refused in every mode, inside or out") {
+    Policy p = policy('x');  // docker is excluded: outside too
+    p.blocked_commands.push_back({"nc", src("skills[0].shell.blocked_commands[0]")});
+    p.blocked_commands.push_back({"docker", src("skills[0].shell.blocked_commands[1]")});
+    const struct {
+        std::string_view line;
+        Approval approval;
+    } rows[] = {
+        {"nc -l 8080", Approval::deny},
+        {"/usr/bin/nc x 80", Approval::deny},
+        {"timeout 5 nc x 80", Approval::deny},
+        {"echo hi | nc x 80", Approval::deny},
+        {"sh -c 'nc x 80'", Approval::deny},
+        {"docker ps", Approval::deny},
+        {"ncat x 80", Approval::automatic},
+        {"echo nc", Approval::automatic},
+        {"echo $(nc x 80)", Approval::ask},  // not read in full: the names could not be checked
+    };
+    for (const auto& row : rows) {
+        CAPTURE(row.line);
+        for (auto mode : sbx::kPermissionModes) {
+            sbx::route::Request req;
+            req.mode = mode;
+            const auto r = routed(p, row.line, req);
+            const Approval want = row.approval == Approval::ask && mode == PermissionMode::dont_ask ? Approval::deny
+                                  : row.approval == Approval::automatic && mode == PermissionMode::plan
+                                      ? r.approval  // plan mode takes the normal flow instead
+                                      : row.approval;
+            CHECK(r.approval == want);
+        }
+    }
+    const auto nc = routed(p, "ls && nc -l 8080");
+    CHECK(nc.approval_because.source->key == "skills[0].shell.blocked_commands[0]");
+    CHECK(nc.approval_because.at == 6);
+    REQUIRE(sbx::route::blocked_by(p, "ls && nc -l 8080"));
+    CHECK(sbx::route::blocked_by(p, "ls && nc -l 8080")->source->key == "skills[0].shell.blocked_commands[0]");
+    CHECK_FALSE(sbx::route::blocked_by(p, "ncat x 80"));
+    CHECK_FALSE(sbx::route::blocked_by(policy('x'), "nc -l 8080"));  // the control: no skill, nothing blocked
+    CHECK(routed(policy('x'), "nc -l 8080").approval == Approval::automatic);
+}
+
+}  // namespace

@@ -352,7 +352,7 @@ TEST_CASE("agent file: refusals name the line and the key") {
         {"sandbox:\n  network:\n    hosts: [\"a\\tb\"]\n", 5, "sandbox.network.hosts[0]", "control character"},
         {"sandbox:\n\tpreset: strict\n", 4, "", "a tab in the indentation"},
         {"sandbox:\n  preset:\tstrict\n", 4, "", "a tab"},
-        {"sandbox:\n  network: {local: true}\n", 4, "sandbox.network", "flow mapping"},
+        {"sandbox:\n  network: {local: {a: 1}}\n", 4, "sandbox.network.local", "a mapping inside a { mapping"},
         {"sandbox:\n  files: &f\n    write: [a]\n", 4, "sandbox.files", "anchor"},
         {"sandbox:\n  preset: !!str strict\n", 4, "sandbox.preset", "tag"},
         {"sandbox:\n  preset: |\n    strict\n", 4, "sandbox.preset", "multi-line"},
@@ -394,7 +394,16 @@ TEST_CASE("agent file: refusals name the line and the key") {
         {"sandbox:\n  preset: strict\n    more\n", 5, "sandbox.preset", "cannot go on below it"},
         {"sandbox:\n  \"preset\": strict\n", 4, "sandbox", "a quoted key"},
         {"sandbox:\n  preset:strict\n", 4, "sandbox", "a space after the colon"},
-        {"sandbox:\n  files:\n    write:\n      - a: b\n", 6, "sandbox.files.write[0]", "a `key: value` where"},
+        {"sandbox:\n  files:\n    write:\n      - a: b\n", 6, "sandbox.files.write[0]", "expected a string, got keys"},
+        {"skills:\n  - shell: {blocked_commands: [/bin/nc]}\n", 4, "skills[0].shell.blocked_commands[0]",
+         "not a program name"},
+        {"skills:\n  - shell: {blocked_commands: ['rm -rf']}\n", 4, "skills[0].shell.blocked_commands[0]",
+         "not a program name"},
+        {"skills:\n  - shell: {blocked_comands: [nc]}\n", 4, "skills[0].shell.blocked_comands",
+         "did you mean 'blocked_commands'?"},
+        {"skills:\n  - shell: {blocked_commands: nc}\n", 4, "skills[0].shell.blocked_commands", "write [value]"},
+        {"skills:\n  - shell: [nc]\n", 4, "skills[0].shell", "expected the keys"},
+        {"skills: shell\n", 3, "skills", "expected a list of skills"},
         {"sandbox:\n  files:\n    write:\n      -\n        - a\n", 7, "sandbox.files.write[0]", "unexpected indentation"},
         {"sandbox:\n  preset: strict\n  - a\n", 5, "sandbox", "a list item where a key was expected"},
         {"...\n", 3, "", "a document end"},
@@ -758,4 +767,25 @@ TEST_CASE("agent file: the .env walk of the home directory finds four folder lev
     REQUIRE(off.has_value());
     sbx::deny_home_env_files(*off, found);
     CHECK(off->settings.filesystem.deny_read.empty());
+}
+
+TEST_CASE("agent file: the shell skill's blocked_commands reach the layer with their keys; other skills say nothing") {
+    const auto a = parse_ok(agent("skills:\n- browser\n- shell: {blocked_commands: [nc, docker-compose], "
+                                  "allowed_commands: [make]}\n- search: {engine: ddg, depth: [1, 2]}\n"));
+    CHECK_FALSE(a.declared);  // no sandbox block: the defaults, and the skills' settings
+    CHECK(values(a.blocked_commands) == std::vector<std::string>{"nc", "docker-compose"});
+    CHECK(a.blocked_commands[1].source.key == "skills[1].shell.blocked_commands[1]");
+    CHECK(values(a.settings.blocked_commands) == values(a.blocked_commands));
+    CHECK(values(a.shell_allowed_commands) == std::vector<std::string>{"make"});
+    CHECK(warned(a, "skills[1].shell.allowed_commands", "which sbx never runs"));
+    // A skill's name alone, and a skills list with no shell settings, block nothing.
+    CHECK(parse_ok(agent("skills: [shell, browser]\n")).blocked_commands.empty());
+    // Blocked names hold under every preset, off included (sbx refuses off anyway).
+    const auto off = parse_ok(agent("sandbox: off\nskills:\n  - shell: {blocked_commands: [nc]}\n"));
+    CHECK(values(off.settings.blocked_commands) == std::vector<std::string>{"nc"});
+    // A { mapping is YAML's other spelling of indented keys, in the sandbox block too.
+    const auto flow = parse_ok(agent("sandbox:\n  network: {hosts: [github], local: true}\n"));
+    REQUIRE(flow.network.local);
+    CHECK(flow.network.local->value);
+    CHECK(flow.network.local->source.key == "sandbox.network.local");
 }

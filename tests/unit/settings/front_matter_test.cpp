@@ -141,3 +141,69 @@ TEST_CASE("front matter: refusals name the file, the line, the column and the ke
         CHECK_MESSAGE(e.message.find(c.message) != std::string::npos, e.message);
     }
 }
+
+TEST_CASE("front matter: a list item of one `key: value`, and one-line { mappings of values and lists") {
+    const Node root = parse_ok(
+        "---\n"
+        "a:\n"
+        "  - plain\n"
+        "  - shell: {blocked_commands: [nc, 'rm'], note: \"x, y\"}  # a comment\n"
+        "  - empty:\n"
+        "  - named: value\n"
+        "  - none: {}\n"
+        "b: {k: v}\n"
+        "---\n");
+    const Node& a = root.children[0];
+    REQUIRE(a.kind == Node::Kind::list);
+    REQUIRE(a.children.size() == 5);
+    CHECK(a.children[0].kind == Node::Kind::scalar);
+    const Node& item = a.children[1];
+    REQUIRE(item.kind == Node::Kind::map);
+    REQUIRE(item.children.size() == 1);
+    const Node& shell = item.children[0];
+    CHECK(shell.key == "shell");
+    CHECK(shell.line == 4);
+    REQUIRE(shell.kind == Node::Kind::map);
+    REQUIRE(shell.children.size() == 2);
+    const Node& blocked = shell.children[0];
+    CHECK(blocked.key == "blocked_commands");
+    REQUIRE(blocked.kind == Node::Kind::list);
+    REQUIRE(blocked.children.size() == 2);
+    CHECK(blocked.children[1].text == "rm");
+    CHECK(blocked.key_column == 13);
+    CHECK(shell.children[1].text == "x, y");
+    CHECK(a.children[2].children[0].kind == Node::Kind::null);
+    CHECK(a.children[3].children[0].text == "value");
+    CHECK(a.children[4].children[0].kind == Node::Kind::map);
+    CHECK(a.children[4].children[0].children.empty());
+    CHECK(root.children[1].kind == Node::Kind::map);
+    CHECK(root.children[1].children[0].text == "v");
+}
+
+TEST_CASE("front matter: a { mapping is read on one line, of values and lists only") {
+    struct Case {
+        const char* text;
+        std::size_t column;
+        const char* key;
+        const char* message;
+    };
+    const Case cases[] = {
+        {"---\na: {k: v\n---\n", 4, "a", "must close on its own line"},
+        {"---\na: {k: {x: 1}}\n---\n", 8, "a.k", "a mapping inside a { mapping"},
+        {"---\na: {k: v, k: w}\n---\n", 11, "a.k", "appears twice"},
+        {"---\na: {k:v}\n---\n", 5, "a", "expected `key: value`"},
+        {"---\na: {k: , j: 1}\n---\n", 8, "a.k", "an empty value"},
+        {"---\na: {k: [x, y] z}\n---\n", 15, "a.k", "expected , or }"},
+        {"---\na: {k: v} tail\n---\n", 11, "a", "unexpected text after the value"},
+        {"---\na: {k: *x}\n---\n", 8, "a.k", "alias"},
+        {"---\na:\n  - k: v\n    more: 1\n---\n", 5, "a[0]", "unexpected indentation"},
+        {"---\na: [{k: v}]\n---\n", 5, "a[0]", "a bracket inside a [ list entry"},
+    };
+    for (const auto& c : cases) {
+        CAPTURE(c.text);
+        auto e = parse_err(c.text);
+        CHECK(e.column == c.column);
+        CHECK(e.key == c.key);
+        CHECK_MESSAGE(e.message.find(c.message) != std::string::npos, e.message);
+    }
+}
