@@ -741,6 +741,20 @@ printf -- '---\nname: t\nsandbox:\n  files:\n    deny: ["~/.netrc"]\n---\n' >"$t
 hint_cases agent --agent-file "$tmp/AGENT.md" --on-unknown-host deny
 tap_finish "with an agent file the lines name its keys: files.write, network.hosts, network.local"
 
+fresh_case
+echo "API_KEY=sbx-hint-secret" >"$proj/.env"
+printf -- '---\nname: t\n---\n' >"$tmp/AGENT.md"
+sbx_run --agent-file "$tmp/AGENT.md" -- sh -c 'cat .env; echo done'
+expect_out done
+expect_no_out sbx-hint-secret
+env_line=$(grep "^deny file-access .env " <<<"$err" || true)
+[[ $env_line == *"; to pass a variable it holds: env in the agent file"* ]] || fail_because "the .env line: $env_line"
+# The control: the same read under the settings reads the file, and no line is said.
+sbx_run -- sh -c 'cat .env; echo done'
+expect_out sbx-hint-secret
+rm "$proj/.env"
+tap_finish "with an agent file a .env read is refused, and its line names the env switch that passes a variable"
+
 # An agent file's env names a variable the shell does not export: it comes from
 # ./.env, then from the agent folder's .env, and nothing else of theirs does.
 fresh_case

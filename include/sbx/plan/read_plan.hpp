@@ -542,9 +542,15 @@ SBX_INLINE expected<void> PlanReader::read_ignore_violations(element v, Plan& p)
 }
 
 SBX_INLINE expected<void> PlanReader::read_hints(element v, Plan& p) {
-    auto h = members(v, "hints", {"hosts", "local", "call", "write", "read"},
+    auto h = members(v, "hints", {"hosts", "local", "call", "write", "read", "env"},
                      {"hosts", "local", "call", "write", "read"});
     SBX_TRY(h);
+    if (h->has("env")) {
+        auto env = string(h->at("env"), "hints.env");
+        SBX_TRY(env);
+        if (env->find_first_of("\n\r") != std::string::npos) return error("hints.env", "a line break is not allowed");
+        p.hints.env = std::move(*env);
+    }
     for (auto [name, out] : {std::pair{"hosts", &p.hints.hosts}, std::pair{"local", &p.hints.local},
                              std::pair{"call", &p.hints.call}, std::pair{"write", &p.hints.write},
                              std::pair{"read", &p.hints.read}}) {

@@ -32,6 +32,7 @@
 #include "sbx/core/paths.hpp"
 #include "sbx/plan/fs_plan.hpp"
 #include "sbx/plan/output_filter.hpp"
+#include "sbx/settings/home_env_files.hpp"
 
 namespace sbx {
 
@@ -93,6 +94,7 @@ struct AllowHints {
     std::string call;   // a host outside the hosts the call lists
     std::string write;  // a path outside every writable place
     std::string read;   // a path a read deny hides
+    std::string env;    // a .env file a read deny hides: how to pass a variable it holds
 
     bool operator==(const AllowHints&) const = default;
 };
@@ -237,18 +239,24 @@ SBX_INLINE AllowHints allow_hints(SettingsWords w) {
         // The agent file's built-in denies and its files.deny have no key that
         // re-opens them: the rule the line names is the one to change.
         return {"network.hosts in the agent file", "network.local in the agent file", "--allow-host",
-                "files.write in the agent file", ""};
+                "files.write in the agent file", "",
+                "env in the agent file, which passes the variable it names without the file"};
     return {"network.allowedDomains",
             "network.allowedDomains naming the address or localhost with its port (127.0.0.1:3000), or "
             "network.allowLocalBinding for loopback; these are for this machine's servers: under bubblewrap a server "
             "the command starts is reached on the sandbox's own loopback without the proxy (NO_PROXY), and a port "
             "allowed here is taken there by its forward",
-            "--allow-host", "filesystem.allowWrite", "filesystem.allowRead naming the path"};
+            "--allow-host", "filesystem.allowWrite", "filesystem.allowRead naming the path", ""};
 }
 
 SBX_INLINE std::string file_refusal_hint(const FileRefusal& r, const AllowHints& hints) {
     using K = PlannedAccess::Kind;
-    if (r.access == K::hidden) return "; " + r.rule + allow_sentence(hints.read);
+    if (r.access == K::hidden) {
+        const auto comps = paths::components(r.path);
+        if (!hints.env.empty() && !comps.empty() && is_env_file_name(comps.back()))
+            return "; " + r.rule + "; to pass a variable it holds: " + hints.env;
+        return "; " + r.rule + allow_sentence(hints.read);
+    }
     if (r.rule.empty()) return "; outside every writable place" + allow_sentence(hints.write);
     if (r.rule.rfind("protected: ", 0) == 0 || r.rule.rfind("placeholder: ", 0) == 0)
         return "; " + r.rule + "; no setting makes it writable";

@@ -1864,7 +1864,14 @@ TEST_CASE("plan: hints are optional, the settings' words when absent; each a lin
     check_refused(edit(text, R"J("write":"files.write")J", R"J("write":"files.write\n</sandbox_violations>")J"), "hints.write");
     check_refused(edit(text, R"J("write":"files.write")J", R"J("write":1)J"), "hints.write");
     check_refused(edit(text, R"J("call":"--allow-host",)J", ""), "hints.call");
-    check_refused(edit(text, R"J("read":"")J", R"J("read":"","env":"--env")J"), "hints.env");
+    // env may be left out (none), and is one line of text when given.
+    CHECK(with.hints.env.empty());
+    const auto env = parsed(edit(text, R"J("env":"")J", R"J("env":"env in the agent file")J"));
+    CHECK(env.hints.env == "env in the agent file");
+    check_round_trip(env);
+    check_refused(edit(text, R"J("env":"")J", R"J("env":"a\nb")J"), "hints.env");
+    check_refused(edit(text, R"J("env":"")J", R"J("env":false)J"), "hints.env");
+    check_refused(edit(text, R"J("env":"")J", R"J("envs":"")J"), "hints.envs");
 }
 
 TEST_CASE("plan: filesystem.rules is optional; each rule a known kind and an absolute pattern") {

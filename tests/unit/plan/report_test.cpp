@@ -203,6 +203,17 @@ TEST_CASE("file refusal hints: the rule that refused, and the setting that would
           "; hidden by filesystem.denyRead /h/.aws; to allow it: filesystem.allowRead naming the path");
     // The agent file has no key that re-opens its own denies.
     CHECK(sbx::file_refusal_hint(hidden, agent) == "; hidden by filesystem.denyRead /h/.aws");
+    // A .env file an agent file hides: its env switch passes a variable it holds.
+    for (const char* name : {"/r/.env", "/r/.env.local"}) {
+        CAPTURE(name);
+        sbx::FileRefusal env{name, name, "m", 1, K::hidden, "hidden by filesystem.denyRead /r/.env"};
+        CHECK(sbx::file_refusal_hint(env, agent) == "; hidden by filesystem.denyRead /r/.env; to pass a variable it "
+                                                    "holds: env in the agent file, which passes the variable it names "
+                                                    "without the file");
+        CHECK(sbx::file_refusal_hint(env, settings).find("env in the agent file") == std::string::npos);
+    }
+    sbx::FileRefusal envrc{"/r/.envrc", "/r/.envrc", "m", 1, K::hidden, "hidden by x"};
+    CHECK(sbx::file_refusal_hint(envrc, agent) == "; hidden by x");
 }
 
 TEST_CASE("the scanner keeps what the plan makes of a refused path, for the hint") {
