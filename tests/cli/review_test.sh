@@ -7,7 +7,8 @@
 #   request file and standard input; removal through a link to home; refusals.
 #   sbx diff: two commits of a real git repository (a host added, a denyRead
 #   removed, a denyWrite added), read with git, not checked out; the work tree's
-#   own change; --fail-on-widening both ways; two files compared directly; every
+#   own change; agent files of the repository added and widened; --fail-on-widening
+#   both ways; two files compared directly; every
 #   refusal with its status.
 #   check and run agree: what `sbx check` calls refused is refused inside
 #   `sbx run` and what it calls allowed works there (a credential store, a denied
@@ -384,6 +385,38 @@ want_status 0
 want_out "widens  changed network.allowLocalBinding false -> true"
 want_no_out "not tracked by git"
 tap_finish "diff --base: a settings.json not yet added to git is part of the change; settings.local.json only once git tracks it"
+
+# Agent files of the repository: each one whose text changed is compared with
+# its layer over each side's settings.
+proj3=$work/project3
+mkdir -p "$proj3/agents/r"
+git init -q "$proj3"
+printf -- '---\nname: r\nsandbox:\n  network:\n    hosts: [github]\n---\n' >"$proj3/agents/r/AGENT.md"
+git -C "$proj3" add -A
+git -C "$proj3" -c user.email=review@sbx.test -c user.name=review commit -qm "an agent"
+sbx_in "$proj3" diff --base HEAD --fail-on-widening
+want_status 0
+want_no_out "agent file"
+printf -- '---\nname: r\nsandbox:\n  network:\n    hosts: [github, pypi]\n---\n' >"$proj3/agents/r/AGENT.md"
+printf -- '---\nname: n\nsandbox:\n  network:\n    hosts: ["*.example.com"]\n---\n' >"$proj3/AGENT-new.md"
+sbx_in "$proj3" diff --base HEAD --fail-on-widening
+want_status 1
+want_line '^agent file agents/r/AGENT\.md \(changed\): what commands run under it meet$'
+want_out "widens  added network.allowedDomains pypi.org (commands may reach the host)  [flag $proj3/agents/r/AGENT.md sandbox.network.hosts[1]]"
+want_out "pypi.org:443 became reachable"
+want_line '^agent file AGENT-new\.md \(added\): what commands run under it meet$'
+want_out "widens  added network.allowedDomains *.example.com"
+want_line '^  and [0-9]+ changes that narrow or open nothing'
+want_no_out "narrows added filesystem.denyRead"
+grep -qF "sbx: the change widens the sandbox" <<<"$err" || fail_because "stderr does not say it widens"
+sbx_in "$proj3" diff --base HEAD --json
+want_json '[(a["path"], a["change"]) for a in d["agentFiles"]] == [("AGENT-new.md", "added"), ("agents/r/AGENT.md", "changed")]'
+want_json 'd["widening"] == sum(a["widening"] for a in d["agentFiles"]) and d["widening"] > 0'
+want_json 'any(v["direction"] == "narrows" for v in d["agentFiles"][0]["values"])'
+printf -- '---\nname: n\nsandbox:\n  network:\n    hosts: ["*"]\n---\n' >"$proj3/AGENT-new.md"
+sbx_in "$proj3" diff --base HEAD --fail-on-widening
+want_error 65 "AGENT-new.md:5:"
+tap_finish "diff --base: an agent file added or widened is a widening with its lines; one that admits every host is refused (65)"
 
 git -C "$proj" show HEAD~1:.claude/settings.json >"$work/old.json"
 cp "$proj/.claude/settings.json" "$work/new.json"

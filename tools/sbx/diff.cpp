@@ -15,6 +15,7 @@
 #include "sbx/io/settings_files.hpp"
 #include "sbx/review/decision_diff.hpp"
 #include "sbx/review/value_diff.hpp"
+#include "sbx/settings/agent_file.hpp"
 #include "sbx/settings/settings.hpp"
 
 #include "cli_common.hpp"
@@ -131,18 +132,28 @@ std::string direction_column(sbx::review::Direction d) {
     return out;
 }
 
-void print_diff_text(const DiffArgs& a, const Composed& l, const DiffBase& base, const DiffOutcome& d) {
-    auto& out = std::cout;
-    if (!a.base.empty())
-        out << "sbx diff: the policy at " << a.base << " (" << base.commit.substr(0, 12) << ") against the work tree";
-    else
-        out << "sbx diff: the policy with " << a.files[0] << " against the policy with " << a.files[1];
-    out << ", for " << l.root << ": " << sbx::root_why(l.where) << "\n";
-    for (const auto& f : base.shared) out << "  " << f << ": not tracked by git, the work tree's on both sides\n";
-    out << "values" << (d.values.empty() ? ": no change" : ":") << "\n";
+// An agent file of the repository whose text differs between the two sides,
+// and what commands run under it meet differently: its layer over the
+// settings of each side, against the same without it where it is missing.
+struct AgentDiff {
+    std::string path;    // relative to the root
+    std::string change;  // added, removed, changed
+    DiffOutcome outcome;
+};
+
+// The value and decision changes of one outcome, in lines; with
+// `widening_only`, those that widen, and how many others there are.
+void print_changes(std::ostream& out, const DiffOutcome& d, std::string_view indent, bool widening_only = false) {
+    using D = sbx::review::Direction;
+    std::size_t left_out = 0;
+    out << indent << "values" << (d.values.empty() ? ": no change" : ":") << "\n";
     for (const auto& v : d.values) {
+        if (widening_only && v.direction != D::widens) {
+            ++left_out;
+            continue;
+        }
         const std::string dir = direction_column(v.direction);
-        out << "  " << dir << sbx::review::what_name(v.what) << " " << v.name << " ";
+        out << indent << "  " << dir << sbx::review::what_name(v.what) << " " << v.name << " ";
         using W = sbx::review::ValueChange::What;
         if (v.what == W::added) out << v.after << " (" << v.meaning << ")  [" << source_words(v.after_source) << "]";
         else if (v.what == W::removed) out << v.before << " (" << v.meaning << ")  [" << source_words(v.before_source) << "]";
@@ -151,37 +162,57 @@ void print_diff_text(const DiffArgs& a, const Composed& l, const DiffBase& base,
                 << "; now " << source_words(v.after_source) << "]";
         out << "\n";
     }
-    out << "decisions" << (d.decisions.empty() ? ": no change" : ":") << " (" << d.probes
+    out << indent << "decisions" << (d.decisions.empty() ? ": no change" : ":") << " (" << d.probes
         << " paths and hosts decided on both sides)\n";
     for (const auto& c : d.decisions) {
+        if (widening_only && c.direction != D::widens) {
+            ++left_out;
+            continue;
+        }
         const std::string dir = direction_column(c.direction);
-        out << "  " << dir << subject_of(c.probe) << " " << c.change << "  (" << c.probe.origin << ")\n";
-        out << "            was: " << c.before << "  " << c.before_why << "\n";
-        out << "            now: " << c.after << "  " << c.after_why << "\n";
+        out << indent << "  " << dir << subject_of(c.probe) << " " << c.change << "  (" << c.probe.origin << ")\n";
+        out << indent << "            was: " << c.before << "  " << c.before_why << "\n";
+        out << indent << "            now: " << c.after << "  " << c.after_why << "\n";
     }
-    const std::size_t widening = d.widening();
+    if (left_out > 0)
+        out << indent << "and " << left_out << (left_out == 1 ? " change" : " changes")
+            << " that narrow or open nothing (its built-in denies among them; --json lists them)\n";
+}
+
+std::size_t total_widening(const DiffOutcome& d, const std::vector<AgentDiff>& agents) {
+    std::size_t n = d.widening();
+    for (const auto& a : agents) n += a.outcome.widening();
+    return n;
+}
+
+void print_diff_text(const DiffArgs& a, const Composed& l, const DiffBase& base, const DiffOutcome& d,
+                     const std::vector<AgentDiff>& agents) {
+    auto& out = std::cout;
+    if (!a.base.empty())
+        out << "sbx diff: the policy at " << a.base << " (" << base.commit.substr(0, 12) << ") against the work tree";
+    else
+        out << "sbx diff: the policy with " << a.files[0] << " against the policy with " << a.files[1];
+    out << ", for " << l.root << ": " << sbx::root_why(l.where) << "\n";
+    for (const auto& f : base.shared) out << "  " << f << ": not tracked by git, the work tree's on both sides\n";
+    print_changes(out, d, "");
+    for (const auto& ad : agents) {
+        out << "agent file " << ad.path << " (" << ad.change << "): what commands run under it meet\n";
+        print_changes(out, ad.outcome, "  ", ad.change != "changed");
+    }
+    const std::size_t widening = total_widening(d, agents);
     out << (widening == 0 ? "nothing became more open" : std::to_string(widening) + " change" +
                                                                (widening == 1 ? " widens" : "s widen") + " the sandbox")
         << "\n";
 }
 
-void print_diff_json(const DiffArgs& a, const Composed& l, const DiffBase& base, const DiffOutcome& d) {
-    sbx::json::Writer w;
-    w.begin_object();
-    write_root(w, l.where);
-    w.key("before").begin_object();
-    if (!a.base.empty()) w.key("revision").value(a.base).key("commit").value(base.commit);
-    else w.key("file").value(a.files[0]);
-    w.end_object().key("after").begin_object();
-    if (!a.base.empty()) w.key("workTree").value(true);
-    else w.key("file").value(a.files[1]);
-    w.end_object().key("sharedFiles").begin_array();
-    for (const auto& f : base.shared) w.value(f);
-    w.end_array().key("values").begin_array();
+// The value and decision changes of one outcome, as members "values",
+// "decisions", "probes" and "widening" (`widening` changes widen).
+void write_changes(sbx::json::Writer& w, const DiffOutcome& d, std::size_t widening) {
     auto text_or_null = [&](const std::string& t, bool has) {
         if (has) w.value(t);
         else w.null();
     };
+    w.key("values").begin_array();
     using W = sbx::review::ValueChange::What;
     for (const auto& v : d.values) {
         w.begin_object().key("what").value(sbx::review::what_name(v.what)).key("name").value(v.name);
@@ -204,7 +235,32 @@ void print_diff_json(const DiffArgs& a, const Composed& l, const DiffBase& base,
         w.key("direction").value(sbx::review::direction_name(c.direction)).end_object();
     }
     w.end_array().key("probes").value(static_cast<std::uint64_t>(d.probes));
-    w.key("widening").value(static_cast<std::uint64_t>(d.widening())).end_object();
+    w.key("widening").value(static_cast<std::uint64_t>(widening));
+}
+
+void print_diff_json(const DiffArgs& a, const Composed& l, const DiffBase& base, const DiffOutcome& d,
+                     const std::vector<AgentDiff>& agents) {
+    sbx::json::Writer w;
+    w.begin_object();
+    write_root(w, l.where);
+    w.key("before").begin_object();
+    if (!a.base.empty()) w.key("revision").value(a.base).key("commit").value(base.commit);
+    else w.key("file").value(a.files[0]);
+    w.end_object().key("after").begin_object();
+    if (!a.base.empty()) w.key("workTree").value(true);
+    else w.key("file").value(a.files[1]);
+    w.end_object().key("sharedFiles").begin_array();
+    for (const auto& f : base.shared) w.value(f);
+    w.end_array();
+    // The top level's widening counts the agent files' too: what --fail-on-widening counts.
+    write_changes(w, d, total_widening(d, agents));
+    w.key("agentFiles").begin_array();
+    for (const auto& ad : agents) {
+        w.begin_object().key("path").value(ad.path).key("change").value(ad.change);
+        write_changes(w, ad.outcome, ad.outcome.widening());
+        w.end_object();
+    }
+    w.end_array().end_object();
     std::cout << w.take() << "\n";
 }
 
@@ -231,6 +287,60 @@ sbx::expected<DiffOutcome> compare(const Composed& before, const Composed& after
     return d;
 }
 
+// `edit`, then an agent file's layer read from `text` (nothing when there is
+// none), as the agent file at `rel` of the root; errors name it as `name`.
+LayerEdit with_agent_file(LayerEdit edit, const std::string& rel, const std::optional<std::string>& text,
+                          const std::string& name) {
+    return [edit, rel, text, name](std::vector<sbx::Settings>& layers, const sbx::LayerFiles& f) -> sbx::expected<void> {
+        if (edit) SBX_TRY(edit(layers, f));
+        if (!text) return {};
+        auto agent = sbx::parse_agent_file(*text, sbx::AgentFileSource{sbx::paths::join(f.root, rel), f.home,
+                                                                          sbx::LayerKind::flag});
+        if (!agent) {
+            sbx::Error e = agent.error();
+            e.file = name;
+            return sbx::fail(std::move(e));
+        }
+        sbx::insert_agent_layer(layers, *agent);
+        return {};
+    };
+}
+
+// Each agent file of the repository whose text differs between REV and the
+// work tree (added, removed, changed), compared as the settings are, with its
+// layer on each side where it is there.
+sbx::expected<std::vector<AgentDiff>> agent_diffs(const DiffArgs& a, const Composed& after, const DiffBase& base) {
+    std::vector<AgentDiff> out;
+    auto repo = sbx::tools::find_git(after.root);
+    SBX_TRY(repo);
+    auto at_rev = sbx::tools::agent_files_at(*repo, base.commit, a.base);
+    SBX_TRY(at_rev);
+    auto in_tree = sbx::tools::agent_files_in_work_tree(*repo);
+    SBX_TRY(in_tree);
+    std::vector<std::string> all = *at_rev;
+    all.insert(all.end(), in_tree->begin(), in_tree->end());
+    std::sort(all.begin(), all.end());
+    all.erase(std::unique(all.begin(), all.end()), all.end());
+    for (const auto& rel : all) {
+        auto before_text = sbx::tools::file_at(*repo, base.commit, a.base, rel, sbx::kMaxSettingsBytes);
+        SBX_TRY(before_text);
+        auto after_text = sbx::read_small_file(sbx::paths::join(after.root, rel), sbx::kMaxSettingsBytes,
+                                               sbx::Errc::invalid_settings);
+        SBX_TRY(after_text);
+        if (*before_text == *after_text) continue;
+        DiffBase ignored;
+        auto before = compose(a.settings, HomeRoot::allowed,
+                              with_agent_file(at_revision(a.base, ignored), rel, *before_text, a.base + ":" + rel));
+        SBX_TRY(before);
+        auto now = compose(a.settings, HomeRoot::allowed, with_agent_file({}, rel, *after_text, rel));
+        SBX_TRY(now);
+        auto d = compare(*before, *now);
+        SBX_TRY(d);
+        out.push_back(AgentDiff{rel, !*before_text ? "added" : !*after_text ? "removed" : "changed", std::move(*d)});
+    }
+    return out;
+}
+
 }  // namespace
 
 int run_diff(const DiffArgs& a) {
@@ -246,11 +356,18 @@ int run_diff(const DiffArgs& a) {
     if (!after) return report(after.error());
     auto d = compare(*before, *after);
     if (!d) return report(d.error());
-    if (a.settings.json) print_diff_json(a, *after, base, *d);
-    else print_diff_text(a, *after, base, *d);
-    if (a.fail_on_widening && d->widening() > 0) {
-        std::cerr << "sbx: the change widens the sandbox (" << d->widening()
-                  << (d->widening() == 1 ? " change" : " changes") << "); a person should review it\n";
+    std::vector<AgentDiff> agents;
+    if (!a.base.empty()) {
+        auto found = agent_diffs(a, *after, base);
+        if (!found) return report(found.error());
+        agents = std::move(*found);
+    }
+    if (a.settings.json) print_diff_json(a, *after, base, *d, agents);
+    else print_diff_text(a, *after, base, *d, agents);
+    const std::size_t widening = total_widening(*d, agents);
+    if (a.fail_on_widening && widening > 0) {
+        std::cerr << "sbx: the change widens the sandbox (" << widening << (widening == 1 ? " change" : " changes")
+                  << "); a person should review it\n";
         return kFailed;
     }
     return kOk;

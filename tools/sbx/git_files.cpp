@@ -92,6 +92,47 @@ expected<std::optional<std::string>> file_at(const GitRepo& repo, const std::str
     return std::optional<std::string>(std::move(blob.out));
 }
 
+bool is_agent_file_name(const std::string& rel) {
+    const auto slash = rel.rfind('/');
+    const std::string_view name = std::string_view(rel).substr(slash == std::string::npos ? 0 : slash + 1);
+    return name == "AGENT.md" || (name.size() > 9 && name.starts_with("AGENT-") && name.ends_with(".md"));
+}
+
+namespace {
+
+// The NUL-separated names git printed that are agent files.
+std::vector<std::string> agent_names(std::string_view out) {
+    std::vector<std::string> names;
+    while (!out.empty()) {
+        const auto nul = out.find('\0');
+        std::string name(out.substr(0, nul));
+        out.remove_prefix(nul == std::string_view::npos ? out.size() : nul + 1);
+        if (is_agent_file_name(name)) names.push_back(std::move(name));
+    }
+    return names;
+}
+
+}  // namespace
+
+expected<std::vector<std::string>> agent_files_at(const GitRepo& repo, const std::string& commit, const std::string& rev) {
+    auto r = git(repo, {"ls-tree", "-r", "-z", "--name-only", "--end-of-options", commit}, kListLimit);
+    if (!r.succeeded()) return fail(Error(Errc::io_error, "git ls-tree failed: " + failure(r)).at_key("--base " + rev));
+    if (r.out_cut)
+        return fail(Error(Errc::invalid_settings, "the revision lists more than " + std::to_string(kListLimit >> 20) +
+                                                      " MiB of file names; sbx diff does not look for agent files in a part")
+                        .at_key("--base " + rev));
+    return agent_names(r.out);
+}
+
+expected<std::vector<std::string>> agent_files_in_work_tree(const GitRepo& repo) {
+    auto r = git(repo, {"ls-files", "-z", "--cached", "--others", "--exclude-standard", "--", ":(glob)**/AGENT.md",
+                        ":(glob)**/AGENT-*.md"},
+                 kListLimit);
+    if (!r.succeeded()) return fail(Error(Errc::io_error, "git ls-files failed: " + failure(r)));
+    if (r.out_cut) return fail(Error(Errc::invalid_settings, "the work tree holds too many agent files to compare"));
+    return agent_names(r.out);
+}
+
 expected<bool> in_index(const GitRepo& repo, const std::string& rel) {
     auto r = git(repo, {"ls-files", "-z", "--", here(rel)});
     if (!r.succeeded()) return fail(Error(Errc::io_error, "git ls-files failed: " + failure(r)).in_file(rel));

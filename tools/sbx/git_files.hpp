@@ -41,4 +41,15 @@ expected<std::optional<std::string>> file_at(const GitRepo& repo, const std::str
 // Whether git's index holds a file at `rel`, relative to the directory.
 expected<bool> in_index(const GitRepo& repo, const std::string& rel);
 
+// Whether `rel`'s last component names an agent file: AGENT.md or AGENT-*.md.
+bool is_agent_file_name(const std::string& rel);
+
+// The agent files below the directory, relative to it: in `commit`, or in
+// the work tree (those git tracks, and those it would add: not ignored).
+// IO_ERROR when git fails; INVALID_SETTINGS when the commit lists more files
+// than sbx reads (kListLimit bytes of names), rather than a part of them.
+inline constexpr std::size_t kListLimit = 16u << 20;
+expected<std::vector<std::string>> agent_files_at(const GitRepo& repo, const std::string& commit, const std::string& rev);
+expected<std::vector<std::string>> agent_files_in_work_tree(const GitRepo& repo);
+
 }  // namespace sbx::tools
