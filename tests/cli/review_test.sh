@@ -413,10 +413,32 @@ sbx_in "$proj3" diff --base HEAD --json
 want_json '[(a["path"], a["change"]) for a in d["agentFiles"]] == [("AGENT-new.md", "added"), ("agents/r/AGENT.md", "changed")]'
 want_json 'd["widening"] == sum(a["widening"] for a in d["agentFiles"]) and d["widening"] > 0'
 want_json 'any(v["direction"] == "narrows" for v in d["agentFiles"][0]["values"])'
+tap_finish "diff --base: an agent file added or widened is a widening, in its own section with its lines"
+
+# sbx check: an expected refusal holds under each agent file of the repository too.
+echo '{"sandbox": {"network": {"strictAllowlist": true}}}' >"$work/strict.json"
+printf '%s\n' '{"expect": [{"host": "pypi.org", "verdict": "deny"}, {"host": "evil.example", "verdict": "deny"},' \
+    ' {"write": "src/x.c", "allowed": true}]}' >"$work/agents-check.json"
+sbx_in "$proj3" check --settings "$work/strict.json" "$work/agents-check.json"
+want_status 1
+want_line '^# expected refusals hold under the agent file agents/r/AGENT\.md too$'
+want_line '^not ok 1 - host pypi\.org: expected deny, got allow under the agent file agents/r/AGENT\.md$'
+want_out "allowed by network.allowedDomains pypi.org [flag $proj3/agents/r/AGENT.md sandbox.network.hosts[1]]"
+want_line '^ok 2 - host evil\.example: deny$'
+want_line '^ok 3 - write src/x\.c: allowed$'
+sbx_in "$proj3" check --settings "$work/strict.json" --json "$work/agents-check.json"
+want_json 'd["agentFiles"] == ["AGENT-new.md", "agents/r/AGENT.md"] and d["results"][0]["agentFile"] == "agents/r/AGENT.md"'
+want_json 'd["results"][1]["agentFile"] is None and d["failed"] == 1'
+# The control: the agent file named, only it and the settings decide; without agent files pypi.org is refused.
+sbx_in "$proj3" check --settings "$work/strict.json" --agent-file "$proj3/AGENT-new.md" "$work/agents-check.json"
+want_status 0
+want_no_out "under the agent file"
+tap_finish "check: an expected refusal must hold under each of the repository's agent files too, and says which lets it through"
+
 printf -- '---\nname: n\nsandbox:\n  network:\n    hosts: ["*"]\n---\n' >"$proj3/AGENT-new.md"
 sbx_in "$proj3" diff --base HEAD --fail-on-widening
 want_error 65 "AGENT-new.md:5:"
-tap_finish "diff --base: an agent file added or widened is a widening with its lines; one that admits every host is refused (65)"
+tap_finish "diff --base: an agent file that admits every host is refused (65), naming it"
 
 git -C "$proj" show HEAD~1:.claude/settings.json >"$work/old.json"
 cp "$proj/.claude/settings.json" "$work/new.json"

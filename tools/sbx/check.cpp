@@ -1,9 +1,13 @@
 // check.cpp - `sbx check FILE`: each expectation of a check file decided as
 // `sbx run` would (compose.hpp), printed as TAP or JSON; exit 1 when one does
 // not hold.
+#include <unistd.h>
+
 #include <algorithm>
 #include <cstdint>
 #include <iostream>
+#include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -18,6 +22,7 @@
 #include "cli_common.hpp"
 #include "commands.hpp"
 #include "compose.hpp"
+#include "git_files.hpp"          // the repository's agent files
 #include "proxy/host_lookup.hpp"  // launchers/: this machine's addresses, as the proxy's
 
 namespace sbx::cli {
@@ -63,18 +68,22 @@ OutcomeWords words_of(const sbx::review::CheckOutcome& o) {
 // TAP: the plan line, then a line per expectation with the decision and its
 // rule on the diagnostic lines under it, and where a failing one is in the file.
 void print_check_tap(const Composed& l, const sbx::review::CheckFile& c, const std::vector<sbx::Warning>& warnings,
-                     const std::vector<sbx::review::CheckOutcome>& outcomes) {
+                     const std::vector<sbx::review::CheckOutcome>& outcomes, const std::vector<std::string>& under,
+                     const std::vector<std::string>& agent_files) {
     auto& out = std::cout;
     out << "# sbx check " << c.file << ": policy for " << l.root << ": " << sbx::root_why(l.where)
         << (l.policy.trusted ? "" : "; untrusted project") << "\n";
+    for (const auto& f : agent_files) out << "# expected refusals hold under the agent file " << f << " too\n";
     for (const auto& w : warnings) out << "# warning: " << sbx::to_string(w) << "\n";
     out << "1.." << outcomes.size() << "\n";
     std::size_t n = 0, failed = 0;
     for (const auto& o : outcomes) {
         const auto& e = *o.expectation;
         const auto w = words_of(o);
+        const std::string& agent = under[n];
         out << (o.holds ? "ok " : "not ok ") << ++n << " - " << sbx::review::subject_name(e.subject) << " " << e.text
-            << ": " << (o.holds ? w.got : "expected " + w.expected + ", got " + w.got) << "\n";
+            << ": " << (o.holds ? w.got : "expected " + w.expected + ", got " + w.got)
+            << (agent.empty() ? "" : " under the agent file " + agent) << "\n";
         if (o.host && sbx::net::to_string(e.target) != e.text) out << "#   host: " << sbx::net::to_string(e.target) << "\n";
         if (o.path && (o.path->path != e.text || o.path->real_path != o.path->path)) {
             out << "#   path: " << o.path->path;
@@ -93,16 +102,23 @@ void print_check_tap(const Composed& l, const sbx::review::CheckFile& c, const s
 }
 
 void print_check_json(const Composed& l, const sbx::review::CheckFile& c, const std::vector<sbx::Warning>& warnings,
-                      const std::vector<sbx::review::CheckOutcome>& outcomes) {
+                      const std::vector<sbx::review::CheckOutcome>& outcomes, const std::vector<std::string>& under,
+                      const std::vector<std::string>& agent_files) {
     sbx::json::Writer w;
     w.begin_object();
     write_root(w, l.where);
     const auto failed = std::count_if(outcomes.begin(), outcomes.end(), [](const auto& o) { return !o.holds; });
     w.key("file").value(c.file).key("expectations").value(static_cast<std::uint64_t>(outcomes.size()));
-    w.key("failed").value(static_cast<std::int64_t>(failed)).key("results").begin_array();
-    for (const auto& o : outcomes) {
+    w.key("failed").value(static_cast<std::int64_t>(failed)).key("agentFiles").begin_array();
+    for (const auto& f : agent_files) w.value(f);
+    w.end_array().key("results").begin_array();
+    for (std::size_t i = 0; i < outcomes.size(); ++i) {
+        const auto& o = outcomes[i];
         const auto& e = *o.expectation;
         w.begin_object().key("key").value(e.key).key("line").value(static_cast<std::uint64_t>(e.line));
+        w.key("agentFile");
+        if (under[i].empty()) w.null();
+        else w.value(under[i]);
         w.key("subject").value(sbx::review::subject_name(e.subject)).key("text").value(e.text);
         if (o.route) {
             w.key("expected").begin_object();
@@ -146,27 +162,95 @@ sbx::expected<sbx::review::CheckFile> read_check_file(const std::string& given, 
     return sbx::review::parse_check_file(**text, given, {c.home, c.root});
 }
 
+// Whether `e` expects a refusal: a path denied, a host denied, a command
+// denied. Those hold under every agent file of the repository too (a secret
+// stays unreadable whichever agent runs); what an expectation allows is the
+// project's, which an agent file may narrow.
+bool expects_refusal(const sbx::review::Expectation& e) {
+    using S = sbx::review::Expectation::Subject;
+    if (e.subject == S::host) return e.verdict == sbx::net::HostDecision::Verdict::deny;
+    if (e.subject == S::command) return e.approval == sbx::route::Approval::deny;
+    return !e.allowed;
+}
+
+// The expectations decided for commands of the root run as `args` says, kept
+// with what their outcomes point into.
+struct Decided {
+    Composed composed;
+    std::unique_ptr<sbx::CachedFs> cached;
+    RunRules rules;
+    std::vector<sbx::review::CheckOutcome> outcomes;
+};
+
+sbx::expected<std::unique_ptr<Decided>> decide_all(const SettingsArgs& args, const sbx::review::CheckFile* check,
+                                                   const std::string& check_file, std::optional<sbx::review::CheckFile>& read) {
+    auto composed = compose(args, HomeRoot::allowed);
+    SBX_TRY(composed);
+    if (check == nullptr) {
+        auto parsed = read_check_file(check_file, *composed);
+        SBX_TRY(parsed);
+        read = std::move(*parsed);
+        check = &*read;
+    }
+    auto cached = std::make_unique<sbx::CachedFs>(*composed->view);
+    auto rules = run_rules(*composed, run_inputs(*composed), *cached);
+    SBX_TRY(rules);
+    const std::vector<sbx::net::Address> own = sbx::launcher::own_addresses();
+    const sbx::review::RouteContext routes{composed->policy, route_place(*composed)};
+    auto outcomes = sbx::review::run_checks(*check, rules->fs.rules, rules->hosts, own, routes, *cached);
+    SBX_TRY(outcomes);
+    return std::make_unique<Decided>(Decided{std::move(*composed), std::move(cached), std::move(*rules), std::move(*outcomes)});
+}
+
+// The repository's agent files (AGENT.md, AGENT-*.md: tracked, or not
+// ignored), relative to the root; none where the root holds no .git.
+sbx::expected<std::vector<std::string>> repository_agent_files(const Composed& c) {
+    if (::access(sbx::paths::join(c.root, ".git").c_str(), F_OK) != 0) return std::vector<std::string>{};
+    auto repo = sbx::tools::find_git(c.root);
+    SBX_TRY(repo);
+    return sbx::tools::agent_files_in_work_tree(*repo);
+}
+
 }  // namespace
 
 int run_check(const CheckArgs& a) {
-    auto composed = compose(a.settings, HomeRoot::allowed);
-    if (!composed) return report(composed.error());
-    auto check = read_check_file(a.file, *composed);
-    if (!check) return report(check.error());
-    sbx::CachedFs cached(*composed->view);
-    auto rules = run_rules(*composed, run_inputs(*composed), cached);
-    if (!rules) return report(rules.error());
-    const std::vector<sbx::net::Address> own = sbx::launcher::own_addresses();
-    const sbx::review::RouteContext routes{composed->policy, route_place(*composed)};
-    auto outcomes = sbx::review::run_checks(*check, rules->fs.rules, rules->hosts, own, routes, cached);
-    if (!outcomes) return report(outcomes.error());
+    std::optional<sbx::review::CheckFile> read;
+    auto base = decide_all(a.settings, nullptr, a.file, read);
+    if (!base) return report(base.error());
+    const sbx::review::CheckFile* check = &*read;
+    const Composed* composed = &(*base)->composed;
+    const auto* rules = &(*base)->rules;
+    auto* outcomes = &(*base)->outcomes;
+    // Each expected refusal again under each agent file of the repository
+    // (unless --agent-file names the one): the first that lets it through
+    // decides the outcome.
+    std::vector<std::string> under(outcomes->size());
+    std::vector<std::unique_ptr<Decided>> agents;
+    std::vector<std::string> agent_files;
+    if (a.settings.agent_file.empty()) {
+        auto files = repository_agent_files(*composed);
+        if (!files) return report(files.error());
+        agent_files = *files;
+        for (const auto& rel : agent_files) {
+            SettingsArgs with = a.settings;
+            with.agent_file = sbx::paths::join(composed->root, rel);
+            auto d = decide_all(with, check, a.file, read);
+            if (!d) return report(d.error());
+            for (std::size_t i = 0; i < outcomes->size(); ++i)
+                if (expects_refusal(check->expect[i]) && (*outcomes)[i].holds && !(*d)->outcomes[i].holds) {
+                    (*outcomes)[i] = (*d)->outcomes[i];
+                    under[i] = rel;
+                }
+            agents.push_back(std::move(*d));
+        }
+    }
     // What the settings left out bears on what the expectations meet (a
     // misspelt key is no deny): the policy's warnings and the rules'.
     std::vector<sbx::Warning> warnings = composed->policy.warnings;
     for (const auto* more : {&rules->fs.rules.warnings, &rules->fs.protected_warnings, &rules->fs.tool_cache_warnings})
         warnings.insert(warnings.end(), more->begin(), more->end());
-    if (a.settings.json) print_check_json(*composed, *check, warnings, *outcomes);
-    else print_check_tap(*composed, *check, warnings, *outcomes);
+    if (a.settings.json) print_check_json(*composed, *check, warnings, *outcomes, under, agent_files);
+    else print_check_tap(*composed, *check, warnings, *outcomes, under, agent_files);
     const bool all = std::all_of(outcomes->begin(), outcomes->end(), [](const auto& o) { return o.holds; });
     return all ? kOk : kFailed;
 }
