@@ -1967,6 +1967,28 @@ agent_file_attacks() {
             tap_finish "control: with the shell skill blocking nothing the same commands run"
         fi
     done
+    # A SKILL.md script runs strict when its agent file declares no sandbox or turns it off: reads scoped.
+    for mode in none off control; do
+        fresh_case
+        echo "sbx-skill-notes" >"$home/notes.txt"
+        if [[ $mode == off ]]; then
+            printf -- '---\nname: t\nsandbox: off\n---\n' >"$proj/AGENT.md"
+        else
+            printf -- '---\nname: t\n---\n' >"$proj/AGENT.md"
+        fi
+        give "$case_dir"
+        local skill=(--skill-script)
+        [[ $mode != control ]] || skill=()
+        sbx_run --agent-file "$proj/AGENT.md" "${skill[@]}" -- sh -c 'cat "$HOME/notes.txt"; echo ran'
+        want_out ran
+        if [[ $mode == control ]]; then
+            want_out sbx-skill-notes
+            tap_finish "control: a command under an agent file with no sandbox block (development) reads the home directory"
+        else
+            want_no_out sbx-skill-notes
+            tap_finish "a skill script whose agent file has $([[ $mode == off ]] && echo 'sandbox: off' || echo 'no sandbox block') runs strict: the home directory is unreadable"
+        fi
+    done
 }
 
 # --- protected names that are symbolic links --------------------------------------------

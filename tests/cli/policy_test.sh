@@ -346,7 +346,7 @@ expect_line "^  $(re "$proj/AGENT.md"): sandbox\.allowed_imports: does nothing: 
 expect_line "^  $(re "$proj/AGENT.md"): sandbox\.allowed_commands: gates nothing: "
 run policy --root "$proj" "${no_managed[@]}" --agent-file "$proj/AGENT.md" --json
 expect_status 0
-expect_out '"agentFile":{"file":"'"$proj"'/AGENT.md","preset":"strict","presetSource":{"layer":"flag","file":"'"$proj"'/AGENT.md","key":"sandbox.preset"},"declared":true,"allowedCommands":["ls"],"allowedImports":["numpy"]}'
+expect_out '"agentFile":{"file":"'"$proj"'/AGENT.md","preset":"strict","presetSource":{"layer":"flag","file":"'"$proj"'/AGENT.md","key":"sandbox.preset"},"declared":true,"skillScript":false,"allowedCommands":["ls"],"allowedImports":["numpy"]}'
 printf -- '---\nname: t\n---\n' >"$proj/AGENT.md"
 run policy --root "$proj" "${no_managed[@]}" --agent-file "$proj/AGENT.md"
 expect_line "^agent file: $(re "$proj/AGENT.md"): preset development, the default \(the file has no sandbox block\)$"

@@ -149,12 +149,19 @@ sbx::LayerFiles layer_files(const SettingsArgs& a, const Place& p, std::vector<s
 // the current directory denied; nullopt when none is given.
 sbx::expected<std::optional<sbx::AgentFile>> add_agent_file(const SettingsArgs& a, const Place& p, const sbx::FsView& fs,
                                                             std::vector<sbx::Settings>& layers) {
-    if (a.agent_file.empty()) return std::optional<sbx::AgentFile>{};
+    if (a.agent_file.empty()) {
+        if (a.skill_script)
+            return sbx::fail(sbx::Errc::invalid_argument, "--skill-script needs --agent-file: a skill script runs under "
+                                                          "its agent's sandbox block");
+        return std::optional<sbx::AgentFile>{};
+    }
     const std::string file = absolute(a.agent_file);
     auto text = sbx::read_small_file(file, sbx::kMaxSettingsBytes, sbx::Errc::invalid_settings);
     SBX_TRY(text);
     if (!*text) return sbx::fail(sbx::Error(sbx::Errc::io_error, "no agent file here").in_file(file));
-    auto parsed = sbx::parse_agent_file(**text, sbx::AgentFileSource{file, p.home, sbx::LayerKind::flag});
+    sbx::AgentFileSource source{file, p.home, sbx::LayerKind::flag};
+    source.skill_script = a.skill_script;
+    auto parsed = sbx::parse_agent_file(**text, source);
     SBX_TRY(parsed);
     sbx::deny_home_env_files(*parsed, sbx::find_home_env_files(p.home, fs));
     if (!p.cwd.empty()) sbx::deny_env_files_in(*parsed, p.cwd);
@@ -240,6 +247,9 @@ sbx::expected<CommandEnv> command_env(const Composed& c, const PlanArgs& a) {
 
 std::string preset_words(const sbx::AgentFile& a) {
     std::string out(sbx::preset_name(a.preset));
+    if (a.strict_for_skill_script)
+        return out + ", for a skill script (--skill-script), since the file " +
+               (a.preset_source ? "turns the sandbox off at " + a.preset_source->key : std::string("declares no sandbox"));
     if (a.preset_source) return out + ", written at " + a.preset_source->key;
     return out + ", the default (" + (a.declared ? "the sandbox block names no preset" : "the file has no sandbox block") +
            ")";
@@ -248,7 +258,7 @@ std::string preset_words(const sbx::AgentFile& a) {
 void write_agent_file(sbx::json::Writer& w, const sbx::AgentFile& a) {
     w.begin_object().key("file").value(a.file).key("preset").value(sbx::preset_name(a.preset)).key("presetSource");
     sbx::write_source(w, a.preset_source);
-    w.key("declared").value(a.declared);
+    w.key("declared").value(a.declared).key("skillScript").value(a.strict_for_skill_script);
     for (const auto& [key, list] : {std::pair{"allowedCommands", &a.allowed_commands},
                                     std::pair{"allowedImports", &a.allowed_imports}}) {
         w.key(key).begin_array();

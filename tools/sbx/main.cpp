@@ -60,6 +60,9 @@ void SettingsArgs::add_to(CLI::App* cmd, bool with_json) {
     cmd->add_flag("--untrusted", untrusted, "The project is not trusted: keep only what tightens the sandbox");
     cmd->add_option("--agent-file", agent_file,
                     "Confine as the sandbox block of this agent file says (a layer just below --settings)");
+    cmd->add_flag("--skill-script", skill_script,
+                  "The command is one of the agent's SKILL.md scripts: it runs under the agent file's sandbox block, "
+                  "or strict when the file declares none or turns the sandbox off");
     if (with_json) cmd->add_flag("--json", json, "Print JSON instead of text");
 }
 

@@ -47,6 +47,7 @@ struct SettingsArgs {
     bool untrusted = false;
     bool json = false;
     std::string agent_file;
+    bool skill_script = false;    // --skill-script: the agent file's block, or strict when none or off
     bool weaker_sandbox = false;  // --weaker-sandbox (sbx plan and sbx run only): PlanArgs::add_weaker_sandbox_to
 
     bool root_given() const;

@@ -247,6 +247,9 @@ struct AgentFileSource {
     std::string home;  // absolute: where `~/` leads
     LayerKind layer = LayerKind::flag;  // the layer its values are tagged with
     Platform platform = kThisPlatform;
+    // The command is a SKILL.md script: it runs under the agent's block, or
+    // strict when the file declares none or turns the sandbox off; never off.
+    bool skill_script = false;
 };
 
 // What an agent file's sandbox block says, decoded, and the layer it makes.
@@ -257,6 +260,8 @@ struct AgentFile {
 
     Preset preset = Preset::development;
     std::optional<Source> preset_source;  // where the preset (or `sandbox: off`) was written
+    // A skill script's strict, in place of no block or of off (AgentFileSource::skill_script).
+    bool strict_for_skill_script = false;
 
     struct Files {
         SourcedList write;                 // absolute; [the agent's folder] when not written
@@ -503,6 +508,12 @@ SBX_INLINE expected<void> Reader::read(const Node& root) {
         out_.spelled.env_passthrough = true;
         if (env_line_) return both(*env, "env_passthrough", "sandbox.env", env_line_);
         SBX_TRY(env_list(*env, "env_passthrough"));
+    }
+    // A SKILL.md script runs confined whatever the file says: under the agent's
+    // block, or strict when it declares none or turns the sandbox off.
+    if (src_.skill_script && (!out_.declared || out_.preset == Preset::off)) {
+        out_.preset = Preset::strict;
+        out_.strict_for_skill_script = true;
     }
     if (!out_.files.write_written)
         out_.files.write.push_back(Sourced<std::string>{out_.agent_dir, source("sandbox.files.write (default)")});
@@ -802,7 +813,9 @@ SBX_INLINE void Reader::add_once(SourcedList& list, std::string value, const Sou
 SBX_INLINE void Reader::build() {
     Settings& s = out_.settings;
     s.blocked_commands = out_.blocked_commands;  // refused confined or not
-    const Source preset_src = out_.preset_source ? *out_.preset_source : source("sandbox.preset (default)");
+    const Source preset_src = out_.strict_for_skill_script ? source("sandbox.preset (strict for a skill script)")
+                              : out_.preset_source        ? *out_.preset_source
+                                                          : source("sandbox.preset (default)");
     if (out_.preset == Preset::off) {
         s.enabled = Sourced<bool>{false, preset_src};
         return;

@@ -789,3 +789,31 @@ TEST_CASE("agent file: the shell skill's blocked_commands reach the layer with t
     CHECK(flow.network.local->value);
     CHECK(flow.network.local->source.key == "sandbox.network.local");
 }
+
+TEST_CASE("agent file: a skill script runs under the agent's block, or strict when there is none or it is off") {
+    auto as_skill = [](std::string_view text) {
+        sbx::AgentFileSource src = source_on(Platform::linux_);
+        src.skill_script = true;
+        auto a = sbx::parse_agent_file(text, src);
+        REQUIRE_MESSAGE(a.has_value(), (a ? std::string() : sbx::to_string(a.error())));
+        return std::move(*a);
+    };
+    const auto none = as_skill(agent(""));
+    CHECK(none.preset == sbx::Preset::strict);
+    CHECK(none.strict_for_skill_script);
+    CHECK(none.reads_scoped);
+    REQUIRE(none.settings.filesystem.root_read_only);
+    CHECK(none.settings.filesystem.root_read_only->source.key == "sandbox.preset (strict for a skill script)");
+    const auto off = as_skill(agent("sandbox: off\n"));
+    CHECK(off.preset == sbx::Preset::strict);
+    REQUIRE(off.settings.enabled);
+    CHECK(off.settings.enabled->value);
+    CHECK(sbx::require_confined(off).has_value());
+    // A block of its own is kept as it is, for a script too.
+    const auto dev = as_skill(agent("sandbox:\n  preset: development\n"));
+    CHECK(dev.preset == sbx::Preset::development);
+    CHECK_FALSE(dev.strict_for_skill_script);
+    // The control: the same files for a command that is no skill script.
+    CHECK(parse_ok(agent("")).preset == sbx::Preset::development);
+    CHECK(parse_ok(agent("sandbox: off\n")).preset == sbx::Preset::off);
+}
