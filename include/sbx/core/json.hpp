@@ -24,6 +24,7 @@
 #include <string>
 #include <string_view>
 
+#include "sbx/core/error.hpp"
 #include "sbx/core/expected.hpp"
 #include "sbx/core/inline.hpp"
 #include "sbx/core/json_write.hpp"
@@ -146,6 +147,15 @@ SBX_INLINE std::optional<Location> locate_key(std::string_view text, std::string
 
 // The name of a JSON value's type, as used in "expected a string, got a number".
 SBX_INLINE std::string_view type_name(simdjson::dom::element_type t);
+
+// An error (INVALID_SETTINGS) about the value `key` names in the JSON `text`,
+// read from `file`: at its line and column when locate_key() finds it. What
+// the strict readers of a file's values (check files, calls) give.
+SBX_INLINE Error error_at_key(std::string_view text, std::string file, std::string key, std::string message);
+
+// Why a string value is refused, or empty when it is not: it is empty, or it
+// holds a control character (a command `line` may hold newlines and tabs).
+SBX_INLINE std::string_view string_problem(std::string_view s, bool line = false);
 
 }  // namespace sbx::json
 
@@ -541,6 +551,22 @@ SBX_INLINE std::optional<Location> locate_key(std::string_view text, std::string
         found = locate(text, at);
     }
     return found;
+}
+
+SBX_INLINE Error error_at_key(std::string_view text, std::string file, std::string key, std::string message) {
+    Error e = Error(Errc::invalid_settings, std::move(message)).in_file(std::move(file));
+    if (auto where = locate_key(text, key)) {
+        e.line = where->line;
+        e.column = where->column;
+    }
+    return std::move(e).at_key(std::move(key));
+}
+
+SBX_INLINE std::string_view string_problem(std::string_view s, bool line) {
+    if (s.empty()) return "an empty string";
+    for (unsigned char c : s)
+        if ((c < 0x20 || c == 0x7f) && !(line && (c == '\n' || c == '\t'))) return "a control character in the string";
+    return {};
 }
 
 SBX_INLINE std::string_view type_name(simdjson::dom::element_type t) {

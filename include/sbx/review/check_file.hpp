@@ -96,7 +96,9 @@ private:
         return error(key, "expected " + std::string(want) + ", got " + std::string(json::type_name(got.type())));
     }
 
-    expected<std::string_view> text(element v, const std::string& key) const;
+    // A non-empty string without control characters; a command line (`line`)
+    // may hold newlines and tabs, as here-documents do.
+    expected<std::string_view> text(element v, const std::string& key, bool line = false) const;
 
     expected<Expectation> entry(element v, const std::string& key) const;
 
@@ -142,20 +144,13 @@ SBX_INLINE expected<CheckFile> CheckReader::read(element root) {
 }
 
 SBX_INLINE tl::unexpected<Error> CheckReader::error(const std::string& key, std::string message) const {
-    Error e = Error(Errc::invalid_settings, std::move(message)).in_file(file_).at_key(key);
-    if (auto where = json::locate_key(text_, key)) {
-        e.line = where->line;
-        e.column = where->column;
-    }
-    return fail(std::move(e));
+    return fail(json::error_at_key(text_, file_, key, std::move(message)));
 }
 
-SBX_INLINE expected<std::string_view> CheckReader::text(element v, const std::string& key) const {
+SBX_INLINE expected<std::string_view> CheckReader::text(element v, const std::string& key, bool line) const {
     if (v.type() != element_type::STRING) return type_error(key, "a string", v);
     const std::string_view s = v.get_string().value_unsafe();
-    if (s.empty()) return error(key, "an empty string");
-    for (unsigned char c : s)
-        if (c < 0x20 || c == 0x7f) return error(key, "a control character in the string");
+    if (auto why = json::string_problem(s, line); !why.empty()) return error(key, std::string(why));
     return s;
 }
 
@@ -183,7 +178,7 @@ SBX_INLINE expected<Expectation> CheckReader::entry(element v, const std::string
                 return error(k, "an entry names one subject: '" + std::string(subject_name(*subject)) +
                                     "' is here already");
             subject = named;
-            auto s = text(field.value, k);
+            auto s = text(field.value, k, *named == Expectation::Subject::command);
             SBX_TRY(s);
             out.subject = *named;
             out.text = *s;

@@ -7,7 +7,8 @@
 //    "dangerouslyDisableSandbox": false,
 //    "allowedDomains": ["registry.npmjs.org"],
 //    "permissions": {"allow": ["Bash(npm test)"], "deny": [], "ask": []}}
-// "command" is the line as the host received it, one string; "mode" a
+// "command" is the line as the host received it, one string (newlines and tabs
+// allowed, as in here-documents; no other control character); "mode" a
 // permission mode's name; "allowedDomains" the hosts the call names for itself
 // (host patterns, as sandbox.network.allowedDomains takes them); "permissions"
 // the host's own Bash rules for its session (a person's earlier answers), each
@@ -59,7 +60,9 @@ private:
     std::string file_;
 
     tl::unexpected<Error> error(const std::string& key, std::string message) const;
-    expected<std::string_view> text(simdjson::dom::element v, const std::string& key) const;
+    // A non-empty string without control characters; a command line (`line`)
+    // may hold newlines and tabs, as here-documents and scripts do.
+    expected<std::string_view> text(simdjson::dom::element v, const std::string& key, bool line = false) const;
     expected<std::vector<std::string>> strings(simdjson::dom::element v, const std::string& key) const;
     expected<void> member(Call& out, std::string_view name, simdjson::dom::element v) const;
     expected<void> permissions(Request& out, simdjson::dom::element v) const;
@@ -79,21 +82,14 @@ using simdjson::dom::element;
 using simdjson::dom::element_type;
 
 SBX_INLINE tl::unexpected<Error> CallReader::error(const std::string& key, std::string message) const {
-    Error e = Error(Errc::invalid_settings, std::move(message)).in_file(file_).at_key(key);
-    if (auto where = json::locate_key(text_, key)) {
-        e.line = where->line;
-        e.column = where->column;
-    }
-    return fail(std::move(e));
+    return fail(json::error_at_key(text_, file_, key, std::move(message)));
 }
 
-SBX_INLINE expected<std::string_view> CallReader::text(element v, const std::string& key) const {
+SBX_INLINE expected<std::string_view> CallReader::text(element v, const std::string& key, bool line) const {
     if (v.type() != element_type::STRING)
         return error(key, "expected a string, got " + std::string(json::type_name(v.type())));
     const std::string_view s = v.get_string().value_unsafe();
-    if (s.empty()) return error(key, "an empty string");
-    for (unsigned char c : s)
-        if (c < 0x20 || c == 0x7f) return error(key, "a control character in the string");
+    if (auto why = json::string_problem(s, line); !why.empty()) return error(key, std::string(why));
     return s;
 }
 
@@ -112,7 +108,7 @@ SBX_INLINE expected<std::vector<std::string>> CallReader::strings(element v, con
 SBX_INLINE expected<void> CallReader::member(Call& out, std::string_view name, element v) const {
     const std::string key(name);
     if (name == "command") {
-        auto s = text(v, key);
+        auto s = text(v, key, true);
         SBX_TRY(s);
         out.command = std::string(*s);
     } else if (name == "mode") {

@@ -519,3 +519,25 @@ TEST_CASE("json: Writer::take hands over the text") {
     CHECK(text == R"(["a"])");
     CHECK(parse(text).has_value());
 }
+
+namespace {
+
+TEST_CASE("json: error_at_key names the file, the key and where its value stands; string_problem says why a string is refused") {
+    const std::string_view text = "{\"a\": [1,\n  {\"b\": \"x\"}]}";
+    const auto e = sbx::json::error_at_key(text, "f.json", "a[1].b", "wrong");
+    CHECK(e.code == sbx::Errc::invalid_settings);
+    CHECK(e.file == "f.json");
+    CHECK(e.key == "a[1].b");
+    CHECK(e.line == 2);
+    CHECK(e.column == 9);
+    const auto missing = sbx::json::error_at_key(text, "f.json", "zz", "wrong");
+    CHECK(missing.line == 0);
+    CHECK(sbx::json::string_problem("ok").empty());
+    CHECK(sbx::json::string_problem("") == "an empty string");
+    CHECK(sbx::json::string_problem("a\nb") == "a control character in the string");
+    CHECK(sbx::json::string_problem("a\nb\tc", true).empty());
+    CHECK(sbx::json::string_problem("a\rb", true) == "a control character in the string");
+    CHECK(sbx::json::string_problem(std::string_view("a\0b", 3), true) == "a control character in the string");
+}
+
+}  // namespace

@@ -218,6 +218,15 @@ TEST_CASE("run_checks: each expectation decided with the rule behind it, holding
     CHECK(o[7].host->verdict == Verdict::ask);
 }
 
+TEST_CASE("check file: a command may span lines (a here-document); a path or a host may not") {
+    const auto c = check_of(R"({"expect": [{"command": "cat <<EOF\nx\nEOF", "approval": "auto"}]})");
+    CHECK(c.expect[0].text == "cat <<EOF\nx\nEOF");
+    auto bad = sbx::review::parse_check_file(R"({"expect": [{"read": "a\nb", "allowed": true}]})", "c.json",
+                                             sbx::paths::Base{"/home/u", "/r"});
+    REQUIRE_FALSE(bad.has_value());
+    CHECK(bad.error().message.find("control character") != std::string::npos);
+}
+
 TEST_CASE("run_checks: a command expectation is routed, in its mode, and holds on each part it names") {
     const auto fs = project_fs();
     const auto policy = project_policy(R"J({"sandbox": {"enabled": true, "excludedCommands": ["docker *"]},

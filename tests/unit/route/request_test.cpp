@@ -27,6 +27,12 @@ TEST_CASE("parse_call: every member, the rules kept with their keys in the flag 
     CHECK(call->request.ask.empty());
 }
 
+TEST_CASE("parse_call: a command line may hold newlines and tabs, as a here-document does") {
+    const auto call = sbx::route::parse_call(R"({"command": "cat <<EOF\n\tx\nEOF"})", "call.json");
+    REQUIRE(call.has_value());
+    CHECK(*call->command == "cat <<EOF\n\tx\nEOF");
+}
+
 TEST_CASE("parse_call: an empty object is a call with nothing asked, and no line") {
     const auto call = sbx::route::parse_call("{}", "call.json");
     REQUIRE(call.has_value());
@@ -43,7 +49,9 @@ TEST_CASE("parse_call: each malformed call is refused, naming the key and where 
         {R"({"command": "ls", "colour": "red"})", "colour", "unknown key"},
         {R"({"command": "ls", "command": "rm"})", "command", "appears twice"},
         {R"({"command": ""})", "command", "an empty string"},
-        {R"({"command": "ls\n rm -rf ~"})", "command", "control character"},
+        {R"({"command": "ls\r rm -rf ~"})", "command", "control character"},
+        {R"({"command": "ls\u0000"})", "command", "control character"},
+        {R"({"allowedDomains": ["a\nb.example"]})", "allowedDomains[0]", "control character"},
         {R"({"command": ["ls"]})", "command", "expected a string, got an array"},
         {R"({"mode": "yolo"})", "mode", "unknown mode \"yolo\""},
         {R"({"dangerouslyDisableSandbox": "yes"})", "dangerouslyDisableSandbox", "expected a boolean"},
