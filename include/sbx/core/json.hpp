@@ -124,6 +124,10 @@ inline constexpr std::size_t kMaxDocumentBytes = 16u << 20;
 // callers re-code it) carries the line and column of the first wrong byte.
 SBX_INLINE expected<std::unique_ptr<Document>> parse(std::string_view text);
 
+// The same for the text of a file, `file` in its messages: what every strict
+// reader of a JSON file (settings, check files, calls) starts with.
+SBX_INLINE expected<std::unique_ptr<Document>> parse(std::string_view text, const std::string& file);
+
 namespace detail {
 
 // Reads a JSON string at text[i] (the opening quote), decoding its escapes, and
@@ -408,6 +412,12 @@ SBX_INLINE expected<std::unique_ptr<Document>> parse(std::string_view text) {
     }
     Location loc = locate(text, fault->offset);
     return fail(Error(Errc::invalid_settings, "invalid JSON: " + fault->message).at(loc.line, loc.column));
+}
+
+SBX_INLINE expected<std::unique_ptr<Document>> parse(std::string_view text, const std::string& file) {
+    auto doc = parse(text);
+    if (!doc) return fail(std::move(doc.error()).in_file(file));
+    return doc;
 }
 
 }  // namespace sbx::json

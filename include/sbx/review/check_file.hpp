@@ -277,13 +277,8 @@ SBX_INLINE expected<void> CheckReader::command_members(Expectation& out, const s
 namespace sbx::review {
 
 SBX_INLINE expected<CheckFile> parse_check_file(std::string_view text, const std::string& file, const paths::Base& base) {
-    auto doc = json::parse(text);
-    if (!doc) {
-        Error e = std::move(doc.error());
-        e.code = Errc::invalid_settings;
-        e.file = file;
-        return fail(std::move(e));
-    }
+    auto doc = json::parse(text, file);
+    SBX_TRY(doc);
     return detail::CheckReader(text, file, base).read((*doc)->root());
 }
 

@@ -183,13 +183,8 @@ SBX_INLINE expected<Call> CallReader::read(element root) const {
 namespace sbx::route {
 
 SBX_INLINE expected<Call> parse_call(std::string_view text, const std::string& file) {
-    auto doc = json::parse(text);
-    if (!doc) {
-        Error e = std::move(doc.error());
-        e.code = Errc::invalid_settings;
-        e.file = file;
-        return fail(std::move(e));
-    }
+    auto doc = json::parse(text, file);
+    SBX_TRY(doc);
     return detail::CallReader(text, file).read((*doc)->root());
 }
 

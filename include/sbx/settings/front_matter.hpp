@@ -138,6 +138,19 @@ private:
     // flow mapping): `*end` is set past its `]`; without, only by a comment.
     expected<Node> flow(const Line& l, std::size_t at, const std::string& path, std::size_t* end = nullptr) const;
 
+    // A one-line [ list or { mapping `outer`, opened at `at` and closed by
+    // `close`, that does not close.
+    tl::unexpected<Error> unclosed(const Line& l, std::size_t at, char close, const std::string& outer) const {
+        return error(l, at, outer, close == ']' ? "a [ list must close on its own line; write a longer list as `- item` lines"
+                                                : "a { mapping must close on its own line");
+    }
+
+    // A scalar, `path`, inside the one-line [ list or { mapping `outer` opened
+    // at `at`, which `close` ends: quoted, or plain up to the next `,` or
+    // `close`. `p` moves past it.
+    expected<Node> flow_scalar(const Line& l, std::size_t at, std::size_t& p, char close, const std::string& outer,
+                               const std::string& path) const;
+
     // `{a: 1, b: [x, y]}` on one line, then only a comment.
     expected<Node> flow_map(const Line& l, std::size_t at, const std::string& path) const;
 
@@ -448,9 +461,6 @@ SBX_INLINE expected<Node> Parser::flow(const Line& l, std::size_t at, const std:
     auto skip = [&] {
         while (p < t.size() && t[p] == ' ') ++p;
     };
-    auto unclosed = [&] {
-        return error(l, at, path, "a [ list must close on its own line; write a longer list as `- item` lines");
-    };
     skip();
     auto closed = [&](std::size_t after) -> expected<Node> {
         if (end != nullptr) *end = after;
@@ -460,36 +470,44 @@ SBX_INLINE expected<Node> Parser::flow(const Line& l, std::size_t at, const std:
     if (p < t.size() && t[p] == ']') return closed(p + 1);
     while (true) {
         skip();
-        if (p >= t.size()) return unclosed();
+        if (p >= t.size()) return unclosed(l, at, ']', path);
         const std::string item_path = index_key(path, node.children.size());
         const char c = t[p];
         if (c == ',' || c == ']') return error(l, p, item_path, "an empty entry in a [ list");
         if (c == '[') return error(l, p, item_path, "a list inside a list is not read");
-        expected<Node> item;
-        if (c == '"' || c == '\'') {
-            std::size_t after = 0;
-            item = quoted(l, p, after, item_path);
-            SBX_TRY(item);
-            p = after;
-        } else {
-            std::size_t q = p;
-            while (q < t.size() && t[q] != ',' && t[q] != ']' && !(t[q] == '#' && t[q - 1] == ' ')) {
-                if (t[q] == '[' || t[q] == '{' || t[q] == '}')
-                    return error(l, q, item_path, "a bracket inside a [ list entry; quote the entry");
-                ++q;
-            }
-            if (q >= t.size() || t[q] == '#') return unclosed();
-            item = plain(l, p, t.substr(p, q - p), item_path);
-            SBX_TRY(item);
-            p = q;
-        }
+        auto item = flow_scalar(l, at, p, ']', path, item_path);
+        SBX_TRY(item);
         node.children.push_back(std::move(*item));
         skip();
-        if (p >= t.size()) return unclosed();
+        if (p >= t.size()) return unclosed(l, at, ']', path);
         if (t[p] == ']') return closed(p + 1);
         if (t[p] != ',') return error(l, p, item_path, "expected , or ] after an entry of a [ list");
         ++p;
     }
+}
+
+SBX_INLINE expected<Node> Parser::flow_scalar(const Line& l, std::size_t at, std::size_t& p, char close,
+                                          const std::string& outer, const std::string& path) const {
+    const std::string_view t = l.text;
+    if (t[p] == '"' || t[p] == '\'') {
+        std::size_t after = 0;
+        auto node = quoted(l, p, after, path);
+        SBX_TRY(node);
+        p = after;
+        return node;
+    }
+    std::size_t q = p;
+    while (q < t.size() && t[q] != ',' && t[q] != close && !(t[q] == '#' && t[q - 1] == ' ')) {
+        if (std::string_view("[]{}").find(t[q]) != std::string_view::npos)
+            return error(l, q, path, close == ']' ? "a bracket inside a [ list entry; quote the entry"
+                                                  : "a bracket inside a { mapping's value; quote the value");
+        ++q;
+    }
+    if (q >= t.size() || t[q] == '#') return unclosed(l, at, close, outer);
+    auto node = plain(l, p, t.substr(p, q - p), path);
+    SBX_TRY(node);
+    p = q;
+    return node;
 }
 
 SBX_INLINE expected<Node> Parser::flow_map(const Line& l, std::size_t at, const std::string& path) const {
@@ -502,7 +520,6 @@ SBX_INLINE expected<Node> Parser::flow_map(const Line& l, std::size_t at, const 
     auto skip = [&] {
         while (p < t.size() && t[p] == ' ') ++p;
     };
-    auto unclosed = [&] { return error(l, at, path, "a { mapping must close on its own line"); };
     skip();
     if (p < t.size() && t[p] == '}') {
         SBX_TRY(rest_is_comment(l, p + 1, path));
@@ -510,7 +527,7 @@ SBX_INLINE expected<Node> Parser::flow_map(const Line& l, std::size_t at, const 
     }
     while (true) {
         skip();
-        if (p >= t.size()) return unclosed();
+        if (p >= t.size()) return unclosed(l, at, '}', path);
         std::size_t k = p;
         while (k < t.size() && key_char(t[k])) ++k;
         if (k == p || k >= t.size() || t[k] != ':' || k + 1 >= t.size() || t[k + 1] != ' ')
@@ -522,27 +539,15 @@ SBX_INLINE expected<Node> Parser::flow_map(const Line& l, std::size_t at, const 
         const std::size_t key_at = p;
         p = k + 2;
         skip();
-        if (p >= t.size()) return unclosed();
+        if (p >= t.size()) return unclosed(l, at, '}', path);
         expected<Node> value;
         const char c = t[p];
         if (c == ',' || c == '}') return error(l, p, child_path, "an empty value in a { mapping");
         if (c == '{') return error(l, p, child_path, "a mapping inside a { mapping is not read");
         if (c == '[') {
             value = flow(l, p, child_path, &p);
-        } else if (c == '"' || c == '\'') {
-            std::size_t after = 0;
-            value = quoted(l, p, after, child_path);
-            if (value) p = after;
         } else {
-            std::size_t q = p;
-            while (q < t.size() && t[q] != ',' && t[q] != '}' && !(t[q] == '#' && t[q - 1] == ' ')) {
-                if (t[q] == '[' || t[q] == '{' || t[q] == ']')
-                    return error(l, q, child_path, "a bracket inside a { mapping's value; quote the value");
-                ++q;
-            }
-            if (q >= t.size() || t[q] == '#') return unclosed();
-            value = plain(l, p, t.substr(p, q - p), child_path);
-            p = q;
+            value = flow_scalar(l, at, p, '}', path, child_path);
         }
         SBX_TRY(value);
         value->key = std::string(key);
@@ -550,7 +555,7 @@ SBX_INLINE expected<Node> Parser::flow_map(const Line& l, std::size_t at, const 
         value->key_column = l.indent + key_at + 1;
         node.children.push_back(std::move(*value));
         skip();
-        if (p >= t.size()) return unclosed();
+        if (p >= t.size()) return unclosed(l, at, '}', path);
         if (t[p] == '}') {
             SBX_TRY(rest_is_comment(l, p + 1, path));
             return node;

@@ -620,13 +620,8 @@ SBX_INLINE expected<Settings> parse_settings(std::string_view text, const Settin
     Settings out;
     out.layer = src.layer;
     out.file = src.file;
-    auto doc = json::parse(text);
-    if (!doc) {
-        Error e = std::move(doc.error());
-        e.code = Errc::invalid_settings;
-        e.file = src.file;
-        return fail(std::move(e));
-    }
+    auto doc = json::parse(text, src.file);
+    SBX_TRY(doc);
     detail::Reader reader(src, out);
     SBX_TRY(reader.read((*doc)->root()));
     return out;
