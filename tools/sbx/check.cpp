@@ -155,11 +155,9 @@ void print_check_json(const Composed& l, const sbx::review::CheckFile& c, const 
 // The check file FILE, relative to the current directory; the paths in it are
 // the root's.
 sbx::expected<sbx::review::CheckFile> read_check_file(const std::string& given, const Composed& c) {
-    const std::string file = absolute(given);
-    auto text = sbx::read_small_file(file, sbx::kMaxSettingsBytes, sbx::Errc::invalid_settings);
+    auto text = read_given_file(given);
     SBX_TRY(text);
-    if (!*text) return sbx::fail(sbx::Error(sbx::Errc::io_error, "no such file").in_file(given));
-    return sbx::review::parse_check_file(**text, given, {c.home, c.root});
+    return sbx::review::parse_check_file(*text, given, {c.home, c.root});
 }
 
 // Whether `e` expects a refusal: a path denied, a host denied, a command
@@ -183,7 +181,8 @@ struct Decided {
 };
 
 sbx::expected<std::unique_ptr<Decided>> decide_all(const SettingsArgs& args, const sbx::review::CheckFile* check,
-                                                   const std::string& check_file, std::optional<sbx::review::CheckFile>& read) {
+                                                   const std::string& check_file, std::optional<sbx::review::CheckFile>& read,
+                                                   const std::vector<sbx::net::Address>& own) {
     auto composed = compose(args, HomeRoot::allowed);
     SBX_TRY(composed);
     if (check == nullptr) {
@@ -195,7 +194,6 @@ sbx::expected<std::unique_ptr<Decided>> decide_all(const SettingsArgs& args, con
     auto cached = std::make_unique<sbx::CachedFs>(*composed->view);
     auto rules = run_rules(*composed, run_inputs(*composed), *cached);
     SBX_TRY(rules);
-    const std::vector<sbx::net::Address> own = sbx::launcher::own_addresses();
     const sbx::review::RouteContext routes{composed->policy, route_place(*composed)};
     auto outcomes = sbx::review::run_checks(*check, rules->fs.rules, rules->hosts, own, routes, *cached);
     SBX_TRY(outcomes);
@@ -215,7 +213,8 @@ sbx::expected<std::vector<std::string>> repository_agent_files(const Composed& c
 
 int run_check(const CheckArgs& a) {
     std::optional<sbx::review::CheckFile> read;
-    auto base = decide_all(a.settings, nullptr, a.file, read);
+    const std::vector<sbx::net::Address> own = sbx::launcher::own_addresses();  // this machine's, for every side
+    auto base = decide_all(a.settings, nullptr, a.file, read, own);
     if (!base) return report(base.error());
     const sbx::review::CheckFile* check = &*read;
     const Composed* composed = &(*base)->composed;
@@ -234,7 +233,7 @@ int run_check(const CheckArgs& a) {
         for (const auto& rel : agent_files) {
             SettingsArgs with = a.settings;
             with.agent_file = sbx::paths::join(composed->root, rel);
-            auto d = decide_all(with, check, a.file, read);
+            auto d = decide_all(with, check, a.file, read, own);
             if (!d) return report(d.error());
             for (std::size_t i = 0; i < outcomes->size(); ++i)
                 if (expects_refusal(check->expect[i]) && (*outcomes)[i].holds && !(*d)->outcomes[i].holds) {

@@ -14,6 +14,7 @@
 #include <string_view>
 
 #include "sbx/core/paths.hpp"
+#include "sbx/io/settings_files.hpp"
 
 namespace sbx::cli {
 
@@ -56,6 +57,13 @@ std::string absolute(const std::string& p) {
     char buf[PATH_MAX];
     if (::getcwd(buf, sizeof buf) == nullptr) return sbx::paths::normalize("/" + p);
     return sbx::paths::join(buf, p);
+}
+
+sbx::expected<std::string> read_given_file(const std::string& given) {
+    auto text = sbx::read_settings_text(absolute(given));
+    SBX_TRY(text);
+    if (!*text) return sbx::fail(sbx::Error(sbx::Errc::io_error, "no such file").in_file(given));
+    return std::move(**text);
 }
 
 sbx::expected<std::string> home_directory() {

@@ -49,6 +49,11 @@ std::string shell_words(const std::vector<std::string>& words);
 // An absolute, normalised form of a path given on the command line.
 std::string absolute(const std::string& p);
 
+// The text of a file named on the command line (relative to the current
+// directory), up to the settings files' limit; IO_ERROR "no such file",
+// naming it as given, when it is not there.
+sbx::expected<std::string> read_given_file(const std::string& given);
+
 // HOME, absolute and normalised, else the password database's home of this user.
 sbx::expected<std::string> home_directory();
 

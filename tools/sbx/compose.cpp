@@ -145,6 +145,20 @@ sbx::LayerFiles layer_files(const SettingsArgs& a, const Place& p, std::vector<s
     return files;
 }
 
+}  // namespace
+
+sbx::expected<sbx::AgentFile> read_agent_file(const std::string& given, const std::string& home, bool skill_script) {
+    const std::string file = absolute(given);
+    auto text = sbx::read_small_file(file, sbx::kMaxSettingsBytes, sbx::Errc::invalid_settings);
+    SBX_TRY(text);
+    if (!*text) return sbx::fail(sbx::Error(sbx::Errc::io_error, "no agent file here").in_file(file));
+    sbx::AgentFileSource source{file, home, sbx::LayerKind::flag};
+    source.skill_script = skill_script;
+    return sbx::parse_agent_file(**text, source);
+}
+
+namespace {
+
 // --agent-file, read and put among `layers`, its .env files in the home and in
 // the current directory denied; nullopt when none is given.
 sbx::expected<std::optional<sbx::AgentFile>> add_agent_file(const SettingsArgs& a, const Place& p, const sbx::FsView& fs,
@@ -155,13 +169,7 @@ sbx::expected<std::optional<sbx::AgentFile>> add_agent_file(const SettingsArgs& 
                                                           "its agent's sandbox block");
         return std::optional<sbx::AgentFile>{};
     }
-    const std::string file = absolute(a.agent_file);
-    auto text = sbx::read_small_file(file, sbx::kMaxSettingsBytes, sbx::Errc::invalid_settings);
-    SBX_TRY(text);
-    if (!*text) return sbx::fail(sbx::Error(sbx::Errc::io_error, "no agent file here").in_file(file));
-    sbx::AgentFileSource source{file, p.home, sbx::LayerKind::flag};
-    source.skill_script = a.skill_script;
-    auto parsed = sbx::parse_agent_file(**text, source);
+    auto parsed = read_agent_file(a.agent_file, p.home, a.skill_script);
     SBX_TRY(parsed);
     sbx::deny_home_env_files(*parsed, sbx::find_home_env_files(p.home, fs));
     if (!p.cwd.empty()) sbx::deny_env_files_in(*parsed, p.cwd);

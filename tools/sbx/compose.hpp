@@ -71,6 +71,10 @@ using LayerEdit = std::function<sbx::expected<void>(std::vector<sbx::Settings>& 
 // that is or holds the home directory when `home_root` says so.
 sbx::expected<Composed> compose(const SettingsArgs& a, HomeRoot home_root, const LayerEdit& edit = {});
 
+// The agent file `given` on the command line, read and parsed with `home` as
+// its `~/` (a skill script's when `skill_script`); IO_ERROR when it is not there.
+sbx::expected<sbx::AgentFile> read_agent_file(const std::string& given, const std::string& home, bool skill_script);
+
 // An agent file's preset and where it came from, in words: "strict, written at
 // sandbox.preset", "development, the default (the file has no sandbox block)".
 std::string preset_words(const sbx::AgentFile& a);

@@ -96,10 +96,9 @@ LayerEdit at_revision(const std::string& rev, DiffBase& base) {
 // paths the root's.
 LayerEdit in_place_of_project(const std::string& file) {
     return [file](std::vector<sbx::Settings>& layers, const sbx::LayerFiles& f) -> sbx::expected<void> {
-        auto text = sbx::read_settings_text(absolute(file));
+        auto text = read_given_file(file);
         SBX_TRY(text);
-        if (!*text) return sbx::fail(sbx::Error(sbx::Errc::io_error, "no such file").in_file(file));
-        return put_layer(layers, f, sbx::LayerKind::project, file, *text);
+        return put_layer(layers, f, sbx::LayerKind::project, file, std::move(*text));
     };
 }
 

@@ -11,7 +11,6 @@
 #include <vector>
 
 #include "sbx/core/json_write.hpp"
-#include "sbx/io/settings_files.hpp"
 #include "sbx/settings/agent_file.hpp"
 
 #include "cli_common.hpp"
@@ -81,13 +80,9 @@ struct AgentNote {
     std::string text, json;
 };
 sbx::expected<AgentNote> agent_note(const std::string& given) {
-    const std::string file = absolute(given);
     auto home = home_directory();
     SBX_TRY(home);
-    auto text = sbx::read_small_file(file, sbx::kMaxSettingsBytes, sbx::Errc::invalid_settings);
-    SBX_TRY(text);
-    if (!*text) return sbx::fail(sbx::Error(sbx::Errc::io_error, "no agent file here").in_file(file));
-    auto agent = sbx::parse_agent_file(**text, sbx::AgentFileSource{file, *home, sbx::LayerKind::flag});
+    auto agent = read_agent_file(given, *home, false);
     SBX_TRY(agent);
     std::string words = agent->file + ": preset " + preset_words(*agent);
     if (agent->preset == sbx::Preset::off)

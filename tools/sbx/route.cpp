@@ -59,11 +59,9 @@ sbx::expected<sbx::route::Call> read_call(const std::string& given) {
         SBX_TRY(text);
         return sbx::route::parse_call(*text, "standard input");
     }
-    const std::string file = absolute(given);
-    auto text = sbx::read_small_file(file, sbx::kMaxSettingsBytes, sbx::Errc::invalid_settings);
+    auto text = read_given_file(given);
     SBX_TRY(text);
-    if (!*text) return sbx::fail(sbx::Error(sbx::Errc::io_error, "no such file").in_file(given));
-    return sbx::route::parse_call(**text, given);
+    return sbx::route::parse_call(*text, given);
 }
 
 // The line of LINE, or of COMMAND's words.
