@@ -31,6 +31,7 @@
 #include <utility>
 
 #include "base/fd_io.hpp"  // Fd
+#include "sbx/core/glob.hpp"
 #include "sbx/core/paths.hpp"
 #include "sbx/rules/git_config.hpp"
 #include "sbx/rules/git_repository.hpp"
@@ -164,6 +165,8 @@ public:
     // each of `names` (filesystem.neutralise: missing when the command started,
     // so made during the run).
     void rename_made(const std::vector<sbx::NeutraliseOp>& names) { names_ = &names; }
+    // And every new name matching one of `patterns` (filesystem.neutraliseNew).
+    void rename_new(const std::vector<sbx::NeutraliseNewOp>& patterns) { patterns_ = &patterns; }
 
     GitAuditResult run() {
         if (survey_ && known_ != nullptr) look_again();
@@ -180,6 +183,7 @@ public:
             return std::move(out_);
         }
         protected_names();
+        new_names();
         for (auto& p : pointers_) pointer(p);
         for (const auto& g : git_dirs_) git_dir(g);
         // A `.git` file or link names a git directory from another working tree, from
@@ -227,6 +231,31 @@ private:
         }
     }
 
+    // Then every entry of a neutraliseNew directory that its pattern matches
+    // but that was not there (and read-only) when the plan was made.
+    void new_names() {
+        if (patterns_ == nullptr) return;
+        for (const auto& op : *patterns_) {
+            auto [dir, err] = open_path(op.dir, kDirFlags);
+            if (!dir.ok()) {
+                fail(paths::join(op.dir, op.pattern), "could not look into its directory (" + op.why + "): " + err,
+                     "protected");
+                continue;
+            }
+            std::vector<std::string> made;
+            const bool listed = each_entry(dir.get(), [&](std::string_view name, unsigned char) {
+                if (glob::detail::match_component(op.pattern, name) &&
+                    !std::binary_search(op.present.begin(), op.present.end(), name))
+                    made.emplace_back(name);
+            });
+            if (!listed)
+                fail(paths::join(op.dir, op.pattern), "could not list its directory (" + op.why + "): " +
+                     std::strerror(errno), "protected");
+            for (const auto& name : made)
+                neutralise(dir.get(), op.dir, name, "protected", op.why + "; made during the run");
+        }
+    }
+
     struct Frame {
         Fd fd;  // closed when kOpenDirectories others are open below it
         std::string path;
@@ -253,6 +282,7 @@ private:
     bool survey_;
     const GitSurvey* known_;
     const std::vector<sbx::NeutraliseOp>* names_ = nullptr;  // rename_made()
+    const std::vector<sbx::NeutraliseNewOp>* patterns_ = nullptr;  // rename_new()
     // A survey's stamps: those it was given (relative path: ctime), the directories
     // whose ctime was the stamped one, and the stamps it takes.
     std::unordered_map<std::string, std::pair<long long, long>> stamp_of_;
@@ -874,9 +904,11 @@ timespec audit_clock() {
 }
 
 GitAuditResult audit_git(const std::string& root, const std::vector<std::string>& dirs, const timespec& start,
-                         const std::vector<sbx::NeutraliseOp>& names) {
+                         const std::vector<sbx::NeutraliseOp>& names,
+                         const std::vector<sbx::NeutraliseNewOp>& patterns) {
     Auditor a(root, dirs, start);
     a.rename_made(names);
+    a.rename_new(patterns);
     return a.run();
 }
 

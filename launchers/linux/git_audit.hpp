@@ -63,9 +63,13 @@ timespec audit_clock();
 // `start`. `root`: the plan's root, whose own `.git` is protected during the run.
 // Once walked, whatever stands at one of `names` (the plan's filesystem.neutralise,
 // each missing when the command started) is renamed as a neutralised file is,
-// kind "protected": a file, a directory or a symbolic link alike, by its name.
+// kind "protected": a file, a directory or a symbolic link alike, by its name;
+// and so is every entry of a `patterns` directory (the plan's
+// filesystem.neutraliseNew) its pattern matches but that is not one of the
+// names present when the plan was made.
 GitAuditResult audit_git(const std::string& root, const std::vector<std::string>& dirs, const timespec& start,
-                         const std::vector<sbx::NeutraliseOp>& names = {});
+                         const std::vector<sbx::NeutraliseOp>& names = {},
+                         const std::vector<sbx::NeutraliseNewOp>& patterns = {});
 
 // What a survey of a root found: the repositories under it as the audit finds
 // them (GitAuditResult::repositories), and the directory stamps of the root

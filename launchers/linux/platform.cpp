@@ -504,6 +504,9 @@ struct Run {
     std::unique_ptr<Sandbox> sb;
     std::unique_ptr<TerminalRelay> terminal_relay;
     std::optional<sbx::StderrScanner> scanner;
+    // The weaker sandbox's scanner reads refusals against this: the names the
+    // plan renames after the run are refused while it runs (with_names_refused).
+    std::optional<sbx::FsPlan> names_refused;
     OutputFindings found;  // what the relays found in the command's output
     std::unique_ptr<HeldTerminal> held;  // the caller's terminal, where the command holds it itself (--no-pty)
     int wall_abi = 0;  // the Landlock ABI the stage's write wall uses; 0: no wall
@@ -567,7 +570,10 @@ void plan_stage(Run& run) {
         stage.write_wall = sbx::linux_sandbox::write_wall_paths(plan);
         if (!stage.write_wall.empty()) run.wall_abi = abi;
     }
-    if (plan.scan_stderr) run.scanner.emplace(plan.filesystem, plan.cwd);
+    if (plan.scan_stderr) {
+        if (run.weaker) run.names_refused.emplace(sbx::with_names_refused(plan.filesystem));
+        run.scanner.emplace(run.weaker ? *run.names_refused : plan.filesystem, plan.cwd);
+    }
     if (sb.terminal) {
         stage.pty_fd = sb.stage_pty_fd;
         stage.pty_on = sb.terminal->replaces;
@@ -755,7 +761,8 @@ int end_run(Run& run, const ProbeOptions& popt, int wstatus, std::uint64_t t, co
     l.clean_up(run.made, run.reaper, &run.group);
     trace.step("launcher.cleanup", t);
     t = Trace::now();
-    auto audit = audit_git(run.plan.root, run.plan.filesystem.git_audit, run_start, run.plan.filesystem.neutralise);
+    auto audit = audit_git(run.plan.root, run.plan.filesystem.git_audit, run_start, run.plan.filesystem.neutralise,
+                           run.plan.filesystem.neutralise_new);
     if (const auto& record = run.plan.filesystem.git_record)
         if (auto kept = keep_git_record(*record, run.plan.filesystem.git_audit, audit.repositories); !kept)
             audit.warnings.push_back(sbx::to_string(kept.error()));

@@ -1917,6 +1917,44 @@ agent_file_attacks() {
             tap_finish "control: without the agent file the same command reads both .env files and plants a skill"
         fi
     done
+    # An agent control file made during the run under a name no path rule
+    # covered when the plan was made (AGENT-<name>.md): directly, by renaming a
+    # file of the command's, as a folder and as a link. An agent reading the
+    # folder later would load its sandbox block. Linux refuses paths, not
+    # patterns: what stands at such a name once the command is over is renamed.
+    for mode in confined control; do
+        fresh_case
+        printf -- '---\nname: t\n---\n' >"$proj/AGENT.md"
+        echo kept >"$proj/AGENT-old.md"
+        give "$case_dir"
+        local agent=(--agent-file "$proj/AGENT.md")
+        [[ $mode == confined ]] || agent=("${confined[@]}")
+        sbx_run "${agent[@]}" -- sh -c 'cd "$1" && printf -- "---\nsandbox:\n  network:\n    hosts: [\"*\"]\n---\n" >AGENT-evil.md
+            echo x >notes && mv notes AGENT-moved.md; mkdir AGENT-dir.md; ln -s AGENT-evil.md AGENT-link.md
+            echo rewritten >AGENT-old.md; echo ran' sh "$proj"
+        want_out ran
+        if [[ $mode == confined ]]; then
+            local name
+            for name in AGENT-evil.md AGENT-moved.md AGENT-dir.md AGENT-link.md; do
+                want_no_file "$proj/$name"
+                [[ -e $proj/$name.sbx-disabled || -L $proj/$name.sbx-disabled ]] || fail_because "$name was not renamed"
+                want_err "neutralised protected $proj/$name ("
+            done
+            grep -qx kept "$proj/AGENT-old.md" || fail_because "AGENT-old.md, there before the run, was changed"
+            want_no_file "$proj/AGENT-old.md.sbx-disabled"
+            # The next run in the same project goes on as before.
+            sbx_run "${agent[@]}" -- sh -c 'echo again'
+            want_status 0
+            want_out again
+            want_no_err neutralised
+            tap_finish "under an agent file, an AGENT-<name>.md made during the run (file, rename, folder, link) is renamed after it and reported; one there before stays read-only"
+        else
+            want_file "$proj/AGENT-evil.md"
+            want_file "$proj/AGENT-moved.md"
+            want_no_file "$proj/AGENT-evil.md.sbx-disabled"
+            tap_finish "control: without the agent file the same command leaves AGENT-evil.md and the others in the folder"
+        fi
+    done
     # strict writes only files.write: not the root the command runs in either.
     for mode in strict development; do
         fresh_case

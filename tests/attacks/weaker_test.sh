@@ -230,6 +230,33 @@ print(\"exchanged\" if r == 0 else \"exchange-refused\")"
     cp "$work/config" "$proj/.git/config"
     tap_finish "control: without sbx each of them is made"
 
+    # Under an agent file, an AGENT-<name>.md no path rule covered when the plan
+    # was made (Linux refuses paths, not patterns): the broker refuses the
+    # pattern's names while the command runs, and says so; bubblewrap's sandbox
+    # renames them after (attacks_test.sh).
+    printf -- '---\nname: t\n---\n' >"$proj/AGENT.md"
+    [[ -z ${as[*]} ]] || chown "$who:" "$proj/AGENT.md"
+    agent_plant='echo x >AGENT-evil.md && echo made-file; echo y >notes && mv notes AGENT-moved.md && echo moved
+        mkdir AGENT-dir.md && echo made-dir; ln -s notes AGENT-link.md && echo made-link; echo z >AGENT-notes.txt && echo other'
+    weaker "${on[@]}" --agent-file "$proj/AGENT.md" -- "$agent_plant"
+    for made in made-file moved made-dir made-link; do
+        [[ $out != *"$made"* ]] || fail_because "$made"
+    done
+    [[ $out == *other* ]] || fail_because "a name the pattern does not match was not made"
+    [[ $err == *"deny file-access AGENT-evil.md"*"denied by filesystem.denyWrite $proj/AGENT-*.md"* ]] ||
+        fail_because "the refusal of AGENT-evil.md is not reported with its rule"
+    for made in AGENT-evil.md AGENT-moved.md AGENT-dir.md AGENT-link.md; do
+        [[ ! -e $proj/$made && ! -L $proj/$made && ! -e $proj/$made.sbx-disabled ]] || fail_because "$made stands"
+    done
+    tap_finish "under an agent file, no AGENT-<name>.md made: directly, by rename, as a folder or a link; refused and reported"
+    rm -f "$proj/notes" "$proj/AGENT-notes.txt"
+    plain "$agent_plant; rm -rf AGENT-evil.md AGENT-moved.md AGENT-dir.md AGENT-link.md AGENT-notes.txt"
+    for made in made-file moved made-dir made-link; do
+        [[ $out == *"$made"* ]] || fail_because "the control did not get $made"
+    done
+    rm -f "$proj/AGENT.md"
+    tap_finish "control: without sbx each of them is made"
+
     # The broker reads a path once and the kernel, going on, reads it again: a
     # second thread flips the name between the two readings.
     weaker "${on[@]}" -- "'$attack' flip-create xenvrc .envrc 1500"

@@ -22,7 +22,10 @@
 // writable bind: as under bubblewrap, where the innermost mount decides. A
 // path that is itself a mount point, or has one beneath it, is never removed,
 // renamed, replaced or made anything but a directory: under bubblewrap it
-// would be busy or covered. Whatever the broker does not make, the kernel
+// would be busy or covered. Nor is a name matching one of the plan's
+// filesystem.neutraliseNew patterns in its directory (a new `AGENT-x.md`, which
+// bubblewrap's sandbox lets be made and renames after the run): the weaker
+// sandbox refuses it while the command runs. Whatever the broker does not make, the kernel
 // decides, so a mistake here can refuse what the plan allows, never the other
 // way round: the broker only adds what Landlock cannot say.
 #pragma once
@@ -32,6 +35,7 @@
 #include <utility>
 #include <vector>
 
+#include "sbx/core/glob.hpp"
 #include "sbx/core/inline.hpp"
 #include "sbx/core/paths.hpp"
 #include "sbx/linux/weaker_rules.hpp"
@@ -75,6 +79,7 @@ public:
         mounts_ = detail::PathPoints(std::move(mounts));
         grants_ = detail::PathPoints(std::move(write_grants));
         active_ = plan.filesystem.isolated;
+        for (const auto& n : plan.filesystem.neutralise_new) patterns_.emplace_back(n.dir, n.pattern);
     }
 
     // Whether the broker is wanted at all: a plan that does not isolate the
@@ -102,7 +107,11 @@ public:
 
 private:
     detail::PathPoints stops_{{}}, starts_{{}}, mounts_{{}}, grants_{{}}, devices_{{}};
+    std::vector<std::pair<std::string, std::string>> patterns_;  // filesystem.neutraliseNew: directory, pattern
     bool active_ = false;
+
+    // Whether `p` is a name one of the plan's neutraliseNew patterns refuses.
+    bool refused_name(const std::string& p) const;
 
     static BrokerStep ours(bool allowed) { return allowed ? BrokerStep::broker : BrokerStep::kernel; }
 };
@@ -142,7 +151,17 @@ SBX_INLINE bool WeakerBroker::landlock_allows(FileChange change, const std::stri
     return false;
 }
 
+SBX_INLINE bool WeakerBroker::refused_name(const std::string& p) const {
+    if (patterns_.empty()) return false;
+    const std::string dir = paths::parent(p);
+    const std::string_view name = std::string_view(p).substr(p.rfind('/') + 1);
+    for (const auto& [d, pattern] : patterns_)
+        if (d == dir && glob::detail::match_component(pattern, name)) return true;
+    return false;
+}
+
 SBX_INLINE bool WeakerBroker::may_change(std::string p) const {
+    if (refused_name(p)) return false;
     for (;;) {
         if (stops_.contains(p)) return false;
         if (starts_.contains(p)) return true;

@@ -206,7 +206,9 @@ SBX_INLINE std::vector<LandlockGrant> tidy(std::vector<LandlockGrant> grants);
 // plan (a read-only link's name too: its directory splits around it), and the
 // names bubblewrap leaves writable and renames after the run
 // (filesystem.neutralise), which Landlock keeps from being made as it keeps
-// the placeholders' names.
+// the placeholders' names; and for each filesystem.neutraliseNew pattern, its
+// directory joined with the pattern, a name that splits the directory so that
+// what is made in it goes through the broker (weaker_broker.hpp).
 SBX_INLINE std::vector<std::string> protected_points(const Plan& plan);
 
 }  // namespace detail
@@ -383,6 +385,9 @@ SBX_INLINE std::vector<std::string> protected_points(const Plan& plan) {
         if (m.kind != MountKind::bind && m.kind != MountKind::pin) out.push_back(m.path);
     for (const auto& ph : plan.filesystem.placeholders) out.push_back(ph.path);
     for (const auto& n : plan.filesystem.neutralise) out.push_back(n.path);
+    // A name no entry has: the directory is split, so that nothing new is made
+    // in it but through the broker, which refuses the pattern's names.
+    for (const auto& n : plan.filesystem.neutralise_new) out.push_back(paths::join(n.dir, n.pattern));
     return out;
 }
 

@@ -126,6 +126,22 @@ struct NeutraliseOp {
     std::string why;
 };
 
+// A write deny whose wildcard is in its last component only (`DIR/AGENT-*.md`),
+// over a directory the command may write: the names matching it when the plan
+// was made are bound read-only, but Linux refuses paths, not patterns, so the
+// command could make a new one. `dir` is a mount point of the plan (a writable
+// bind's own path, or pinned), so it cannot be renamed or replaced; once the
+// command is over the launcher renames every entry of `dir` matching `pattern`
+// but those in `present` to NAME.sbx-disabled, and says so.
+inline constexpr bool writable_mount(MountKind k) { return k == MountKind::bind || k == MountKind::pin; }
+
+struct NeutraliseNewOp {
+    std::string dir;      // absolute, normalised, symlink-free
+    std::string pattern;  // one component, with a wildcard
+    std::vector<std::string> present;  // the names that matched when the plan was made, sorted
+    std::string why;
+};
+
 // What git inside the sandbox reads as the repository's info/exclude: the file's
 // own lines and the placeholders in the root, so that `git status` and `git add
 // -A` inside pass over them. Bound read-only over the file for the command only.
@@ -140,6 +156,11 @@ struct FsPlan {
     std::vector<Mount> mounts;  // in order
     std::vector<PlaceholderOp> placeholders;
     std::vector<NeutraliseOp> neutralise;
+    std::vector<NeutraliseNewOp> neutralise_new;
+    // Set by with_names_refused (report.hpp) for reading refusals where the
+    // sandbox refuses the names of `neutralise` and `neutralise_new` while the
+    // command runs (Seatbelt, the weaker sandbox), not the plan's own.
+    bool names_refused = false;
     std::optional<GitExclude> git_exclude;
     // Directories the launcher audits once the command is over: it renames what the
     // command made or changed in their git directories that would make git run a
@@ -250,6 +271,10 @@ private:
     expected<void> hidden();
 
     expected<void> protected_and_denied_writes();
+    // A write deny with a wildcard in its last component only, over a writable
+    // directory: what the command makes there matching it is renamed after the
+    // run (NeutraliseNewOp), and the directory pinned.
+    expected<void> new_matches(const FsRule& r);
 
     // Every directory strictly between a writable root and a guarded or hidden path.
     void pins();
@@ -397,6 +422,17 @@ SBX_INLINE expected<FsPlan> Planner::run() {
         return a.kind == b.kind && a.path == b.path && a.source == b.source;
     };
     plan_.mounts.erase(std::unique(plan_.mounts.begin(), plan_.mounts.end(), same), plan_.mounts.end());
+    // A name that matched when the plan was made is left alone after the run
+    // only where the command could not change it.
+    for (auto& op : plan_.neutralise_new) {
+        std::erase_if(op.present, [&](const std::string& name) {
+            const std::string at = paths::join(op.dir, name);
+            return std::none_of(plan_.mounts.begin(), plan_.mounts.end(),
+                                [&](const Mount& m) { return m.path == at && !writable_mount(m.kind); });
+        });
+        std::sort(op.present.begin(), op.present.end());
+        op.present.erase(std::unique(op.present.begin(), op.present.end()), op.present.end());
+    }
     return std::move(plan_);
 }
 
@@ -551,6 +587,7 @@ SBX_INLINE expected<void> Planner::protected_and_denied_writes() {
     }
     for (const auto& r : rules_.rules) {
         if (r.kind != FsRule::Kind::deny_write) continue;
+        SBX_TRY(new_matches(r));
         for (const auto& p : globs_.expand(r)) {
             auto real = resolve(fs_, p);
             if (!real || !in_writable(*real)) continue;
@@ -568,6 +605,40 @@ SBX_INLINE expected<void> Planner::protected_and_denied_writes() {
                 readonly_.push_back(Mount{MountKind::ro_bind, *real, *real, identity_of(*st), "denied by " + describe(r)});
         }
     }
+    return {};
+}
+
+SBX_INLINE expected<void> Planner::new_matches(const FsRule& r) {
+    if (!r.wildcard) return {};
+    const std::string dir = paths::parent(r.pattern);
+    if (glob::has_wildcard(dir)) return {};
+    auto real = resolve(fs_, dir);
+    if (!real || !in_writable(*real) || !sbx::decide(rules_, *real, Access::read).allowed) return {};
+    auto st = stat(*real);
+    SBX_TRY(st);
+    if (!*st || (*st)->type != FileType::directory) return {};  // a later program made it: not covered
+    auto last = [](std::string_view p) { return std::string(p.substr(p.rfind('/') + 1)); };
+    const std::string pattern = last(r.pattern);
+    for (const auto& op : plan_.neutralise_new)
+        if (op.dir == *real && op.pattern == pattern) return {};
+    NeutraliseNewOp op{*real, pattern, {}, "denied by " + describe(r)};
+    for (const auto& p : globs_.expand(r)) {
+        if (paths::parent(p) != dir) continue;
+        const std::string at = paths::join(*real, last(p));
+        auto ps = stat(at);
+        SBX_TRY(ps);
+        if (!*ps) continue;
+        // The loop below binds what a link leads to; the name itself is bound
+        // over too, so that the command can neither remove nor replace it.
+        if ((*ps)->type == FileType::symlink && !mounted_at(readonly_, at))
+            readonly_.push_back(Mount{MountKind::ro_link, at, {}, identity_of(*ps), "denied by " + describe(r)});
+        op.present.push_back(last(p));  // kept by run() when a read-only mount stands at it
+    }
+    if (!is_writable_root(*real) && !mounted_at(pins_, *real))
+        pins_.push_back(Mount{MountKind::pin, *real, *real, identity_of(*st), "pinned: new names matching " +
+                                                                                  r.pattern + " are renamed after the run"});
+    guarded_.push_back(*real + "/" + pattern);  // pins the directories above it
+    plan_.neutralise_new.push_back(std::move(op));
     return {};
 }
 

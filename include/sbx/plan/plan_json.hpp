@@ -157,6 +157,15 @@ SBX_INLINE void write_filesystem(json::Writer& w, const Plan& p) {
             w.begin_object().key("path").value(n.path).key("why").value(n.why).end_object();
         w.end_array();
     }
+    if (!p.filesystem.neutralise_new.empty()) {
+        w.key("neutraliseNew").begin_array();
+        for (const auto& n : p.filesystem.neutralise_new) {
+            w.begin_object().key("dir").value(n.dir).key("pattern").value(n.pattern).key("present").begin_array();
+            for (const auto& name : n.present) w.value(name);
+            w.end_array().key("why").value(n.why).end_object();
+        }
+        w.end_array();
+    }
     if (const auto& ex = p.filesystem.git_exclude) {
         w.key("gitExclude").begin_object().key("path").value(ex->path).key("expect");
         detail::write_identity(w, ex->expect);

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "sbx/core/expected.hpp"
+#include "sbx/core/glob.hpp"
 #include "sbx/core/inline.hpp"
 #include "sbx/core/json.hpp"
 #include "sbx/core/paths.hpp"
@@ -163,6 +164,11 @@ private:
     // filesystem.neutralise: what the launcher renames after the run, through a
     // writable bind of its directory.
     static expected<void> read_neutralise(element v, Plan& p);
+
+    // filesystem.neutraliseNew: the directories where the launcher renames, after
+    // the run, the new names matching a write deny's pattern.
+    static expected<void> read_neutralise_new(element v, Plan& p);
+    static expected<NeutraliseNewOp> read_neutralise_new_op(element e, const std::string& k, const Plan& p);
 
     // filesystem.gitExclude: the info/exclude file the launcher edits outside the
     // sandbox, and what it writes there.
@@ -566,8 +572,8 @@ SBX_INLINE expected<void> PlanReader::read_hints(element v, Plan& p) {
 
 SBX_INLINE expected<void> PlanReader::read_filesystem(element v, Plan& p) {
     auto m = members(v, "filesystem",
-                     {"isolated", "mounts", "placeholders", "neutralise", "gitExclude", "gitAudit", "gitRecord",
-                      "toolCache", "rules"},
+                     {"isolated", "mounts", "placeholders", "neutralise", "neutraliseNew", "gitExclude", "gitAudit",
+                      "gitRecord", "toolCache", "rules"},
                      {"isolated", "mounts", "placeholders"});
     SBX_TRY(m);
     SBX_TRY(assign(p.filesystem.isolated, boolean(m->at("isolated"), "filesystem.isolated")));
@@ -575,6 +581,7 @@ SBX_INLINE expected<void> PlanReader::read_filesystem(element v, Plan& p) {
     SBX_TRY(read_placeholders(m->at("placeholders"), p));
     // Each of these is checked against the mounts and placeholders above.
     if (m->has("neutralise")) SBX_TRY(read_neutralise(m->at("neutralise"), p));
+    if (m->has("neutraliseNew")) SBX_TRY(read_neutralise_new(m->at("neutraliseNew"), p));
     if (m->has("gitExclude")) SBX_TRY(read_git_exclude(m->at("gitExclude"), p));
     if (m->has("gitAudit")) SBX_TRY(read_git_audit(m->at("gitAudit"), p));
     if (m->has("gitRecord")) SBX_TRY(read_git_record(m->at("gitRecord"), p));
@@ -727,6 +734,66 @@ SBX_INLINE expected<void> PlanReader::read_neutralise(element v, Plan& p) {
         p.filesystem.neutralise.push_back(std::move(n));
     }
     return {};
+}
+
+SBX_INLINE expected<void> PlanReader::read_neutralise_new(element v, Plan& p) {
+    auto ops = array(v, "filesystem.neutraliseNew");
+    SBX_TRY(ops);
+    std::size_t i = 0;
+    for (auto e : *ops) {
+        const std::string k = index("filesystem.neutraliseNew", i++);
+        auto op = read_neutralise_new_op(e, k, p);
+        SBX_TRY(op);
+        for (const auto& other : p.filesystem.neutralise_new)
+            if (other.dir == op->dir && other.pattern == op->pattern)
+                return error(k, "'" + op->pattern + "' in '" + op->dir + "' is listed twice");
+        p.filesystem.neutralise_new.push_back(std::move(*op));
+    }
+    return {};
+}
+
+SBX_INLINE expected<NeutraliseNewOp> PlanReader::read_neutralise_new_op(element e, const std::string& k,
+                                                                        const Plan& p) {
+    auto nm = members(e, k, {"dir", "pattern", "present", "why"}, {"dir", "pattern"});
+    SBX_TRY(nm);
+    NeutraliseNewOp op;
+    SBX_TRY(assign(op.dir, path(nm->at("dir"), k + ".dir")));
+    SBX_TRY(assign(op.pattern, string(nm->at("pattern"), k + ".pattern")));
+    SBX_TRY(read_optional(*nm, k, "why", op.why, string));
+    // The launcher lists the directory after the run: a mount point of this
+    // plan (a writable bind's own path, or pinned), which the command can
+    // neither rename nor replace, outside the temporary directory it removes.
+    const bool mounted = std::any_of(p.filesystem.mounts.begin(), p.filesystem.mounts.end(), [&](const Mount& mt) {
+        return mt.path == op.dir && (mt.kind == MountKind::pin || (mt.kind == MountKind::bind && mt.source == op.dir));
+    });
+    if (!mounted) return error(k + ".dir", "'" + op.dir + "' is not a writable bind or a pin of this plan");
+    if (paths::at_or_under(op.dir, p.tmpdir))
+        return error(k + ".dir", "inside the temporary directory, which is removed after the run");
+    const auto& pat = op.pattern;
+    if (pat.empty() || pat == "." || pat == ".." || pat.find('/') != std::string::npos || !glob::has_wildcard(pat))
+        return error(k + ".pattern", "'" + pat + "' is not one path component with a wildcard");
+    if (nm->has("present")) {
+        auto names = array(nm->at("present"), k + ".present");
+        SBX_TRY(names);
+        std::size_t j = 0;
+        for (auto n : *names) {
+            const std::string nk = index(k + ".present", j++);
+            auto name = string(n, nk);
+            SBX_TRY(name);
+            if (!glob::detail::match_component(pat, *name) || *name == "." || *name == ".." ||
+                name->find('/') != std::string::npos)
+                return error(nk, "'" + *name + "' is not a name '" + pat + "' matches");
+            if (!op.present.empty() && op.present.back() >= *name)
+                return error(nk, "the names must be sorted, each once");
+            // Left alone after the run: the command must not have been able to change it.
+            const std::string at = paths::join(op.dir, *name);
+            const bool read_only = std::any_of(p.filesystem.mounts.begin(), p.filesystem.mounts.end(),
+                                               [&](const Mount& mt) { return mt.path == at && !writable_mount(mt.kind); });
+            if (!read_only) return error(nk, "'" + at + "' is not mounted read-only or hidden by this plan");
+            op.present.push_back(std::move(*name));
+        }
+    }
+    return op;
 }
 
 SBX_INLINE expected<void> PlanReader::read_git_exclude(element v, Plan& p) {

@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "sbx/core/ascii.hpp"
+#include "sbx/core/glob.hpp"
 #include "sbx/core/inline.hpp"
 #include "sbx/core/paths.hpp"
 #include "sbx/plan/fs_plan.hpp"
@@ -60,16 +61,19 @@ struct PlannedAccess {
         system,     // /dev or /proc: bubblewrap's own, not the plan's
     };
     Kind kind = Kind::read_only;
-    const Mount* mount = nullptr;  // the plan's mount that decides; nullptr: the base `/`
+    const Mount* mount = nullptr;  // the plan's mount that decides; nullptr: the base `/`, or `pattern`
+    // With FsPlan::names_refused: the neutraliseNew pattern a new name matches.
+    const NeutraliseNewOp* pattern = nullptr;
 };
 
 // The last of the plan's mounts at or above `path` decides (mounts are carried
 // out shallow before deep, and a later one over the same path wins).
 SBX_INLINE PlannedAccess planned_access(const FsPlan& plan, std::string_view path);
 
-// `plan` as Seatbelt carries it out, for reading refusals: the names the Linux
-// plan leaves writable and renames after the run (filesystem.neutralise) it
-// refuses by their paths while the command runs, as read-only mounts would.
+// `plan` as Seatbelt and the weaker sandbox carry it out, for reading
+// refusals: the names the Linux plan leaves writable and renames after the run
+// (filesystem.neutralise) they refuse by their paths while the command runs, as
+// read-only mounts would, and the new names a neutraliseNew pattern matches.
 SBX_INLINE FsPlan with_names_refused(FsPlan plan);
 
 // A refusal the command reported: the path as it wrote it, the same made
@@ -225,12 +229,19 @@ SBX_INLINE PlannedAccess planned_access(const FsPlan& plan, std::string_view pat
             case MountKind::mask_file: out.kind = K::hidden; break;
         }
     }
+    if (out.kind == K::writable && plan.names_refused && !plan.neutralise_new.empty()) {
+        const std::string dir = paths::parent(path);
+        const std::string_view name = path.substr(path.rfind('/') + 1);
+        for (const auto& op : plan.neutralise_new)
+            if (op.dir == dir && glob::detail::match_component(op.pattern, name)) return {K::read_only, nullptr, &op};
+    }
     return out;
 }
 
 SBX_INLINE FsPlan with_names_refused(FsPlan plan) {
     for (const auto& n : plan.neutralise)
         plan.mounts.push_back(Mount{MountKind::ro_bind, n.path, n.path, {}, "protected: " + n.why});
+    plan.names_refused = true;
     return plan;
 }
 
@@ -358,9 +369,11 @@ SBX_INLINE std::optional<FileRefusal> find_file_refusal(std::string_view line, c
         const PlannedAccess a = planned_access(plan, path);
         using K = PlannedAccess::Kind;
         const bool counts = any_read_only ? (a.kind == K::read_only || a.kind == K::hidden)
-                                          : (a.mount != nullptr && (a.kind == K::read_only || a.kind == K::hidden));
+                                          : ((a.mount != nullptr || a.pattern != nullptr) &&
+                                             (a.kind == K::read_only || a.kind == K::hidden));
         if (!counts) return std::nullopt;
-        return FileRefusal{std::string(written), path, std::string(line), 1, a.kind, a.mount ? a.mount->why : std::string()};
+        std::string rule = a.mount ? a.mount->why : a.pattern ? "protected: " + a.pattern->why : std::string();
+        return FileRefusal{std::string(written), path, std::string(line), 1, a.kind, std::move(rule)};
     };
 
     // Before the message: the fields of "a: b: c: message"; in the nearest, its

@@ -136,3 +136,28 @@ TEST_CASE("weaker broker: a plan that does not isolate the filesystem wants none
     CHECK_FALSE(b.active());
     CHECK(b.step(FileChange::make, "/r/x") == BrokerStep::kernel);
 }
+
+TEST_CASE("weaker broker: a new name a neutraliseNew pattern matches is the kernel's to refuse, by every route") {
+    sbx::MemoryFs fs;
+    auto plan = repository_plan(fs);
+    fs.dir("/r/sub").file("/r/sub/AGENT-old.md").file("/r/sub/notes");
+    mount(plan, sbx::MountKind::ro_bind, "/r/sub/AGENT-old.md");
+    plan.filesystem.neutralise_new.push_back(sbx::NeutraliseNewOp{"/r/sub", "AGENT-*.md", {"AGENT-old.md"}, "agent files"});
+    auto rules = sbx::linux_sandbox::weaker_fs_rules(plan, fs);
+    REQUIRE(rules.has_value());
+    // The directory is split: no grant of its own, so that what is made there is asked about.
+    for (const auto& g : rules->grants)
+        if (g.kind == sbx::linux_sandbox::LandlockGrant::Kind::write) CHECK_MESSAGE(g.path != "/r/sub", "/r/sub is granted whole");
+    const sbx::linux_sandbox::WeakerBroker b(plan, *rules);
+    CHECK(b.step(FileChange::make, "/r/sub/AGENT-new.md") == BrokerStep::kernel);
+    CHECK(b.step(FileChange::make_dir, "/r/sub/AGENT-dir.md") == BrokerStep::kernel);
+    CHECK(b.step(FileChange::rename, "/r/sub/AGENT-moved.md", "/r/sub/notes") == BrokerStep::kernel);
+    CHECK(b.step(FileChange::link, "/r/sub/AGENT-linked.md", "/r/sub/notes") == BrokerStep::kernel);
+    CHECK(b.step(FileChange::remove, "/r/sub/AGENT-old.md") == BrokerStep::kernel);
+    CHECK_FALSE(b.landlock_allows(FileChange::make, "/r/sub/AGENT-new.md"));
+    // The other names of the directory, and the pattern's names elsewhere, are made as before.
+    CHECK(b.step(FileChange::make, "/r/sub/AGENT-new.txt") == BrokerStep::broker);
+    CHECK(b.step(FileChange::rename, "/r/sub/renamed", "/r/sub/notes") == BrokerStep::broker);
+    CHECK(b.step(FileChange::make, "/r/AGENT-new.md") == BrokerStep::broker);
+    CHECK(b.step(FileChange::make, "/r/sub/x/AGENT-new.md") == BrokerStep::broker);
+}

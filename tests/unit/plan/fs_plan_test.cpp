@@ -110,6 +110,33 @@ TEST_CASE("fs_plan golden: a git repository") {
     check_golden("git-repository", p);
 }
 
+TEST_CASE("fs_plan: a write deny's pattern in its last component: new names renamed after the run, old ones read-only") {
+    sbx::MemoryFs fs;
+    repository(fs, "/r");
+    fs.dir("/home/u").dir("/r/agents").file("/r/agents/AGENT-b.md").file("/r/agents/AGENT-a.md").file("/r/notes.md");
+    fs.symlink("/r/agents/AGENT-l.md", "/r/notes.md");
+    auto p = plan_ok({"/r", "/home/u",
+                      R"J({"sandbox": {"filesystem": {"denyWrite": ["/r/agents/AGENT-*.md", "/r/*/x*", "/etc/*.conf"]}}})J"},
+                     fs);
+    // Only the first: the second has its wildcard on the way, the third is read-only already.
+    REQUIRE(p.neutralise_new.size() == 1);
+    const auto& op = p.neutralise_new[0];
+    CHECK(op.dir == "/r/agents");
+    CHECK(op.pattern == "AGENT-*.md");
+    CHECK(op.present == std::vector<std::string>{"AGENT-a.md", "AGENT-b.md", "AGENT-l.md"});
+    CHECK(op.why.find("filesystem.denyWrite /r/agents/AGENT-*.md") != std::string::npos);
+    // Its directory cannot be moved away and made anew; the names there stay read-only,
+    // a link's own name bound over, not followed.
+    CHECK(has_mount(p, sbx::MountKind::pin, "/r/agents"));
+    CHECK(has_mount(p, sbx::MountKind::ro_bind, "/r/agents/AGENT-a.md"));
+    CHECK(has_mount(p, sbx::MountKind::ro_link, "/r/agents/AGENT-l.md"));
+    CHECK(has_mount(p, sbx::MountKind::ro_bind, "/r/notes.md"));  // where the link leads
+
+    // A directory that does not exist yet, or lies outside every writable place: nothing to rename.
+    auto q = plan_ok({"/r", "/home/u", R"J({"sandbox": {"filesystem": {"denyWrite": ["/r/later/AGENT-*.md"]}}})J"}, fs);
+    CHECK(q.neutralise_new.empty());
+}
+
 bool has_neutralise(const sbx::FsPlan& p, std::string_view path) {
     for (const auto& n : p.neutralise)
         if (n.path == path) return true;

@@ -1283,6 +1283,51 @@ TEST_CASE("plan: neutralise names paths in a writable bind's own directory, miss
     check_accepted(edit(kBase, from, R"J("neutralise": [], )J" + from));
 }
 
+TEST_CASE("plan: neutraliseNew names a pattern in a writable bind's or a pin's directory, and the names kept read-only") {
+    const std::string from = R"J("gitAudit": ["/r", "/r/src"])J";
+    const std::string with =
+        R"J("neutraliseNew": [{"dir": "/r", "pattern": ".[bv]*", "present": [".bashrc", ".vscode"], "why": "agent files"},
+                              {"dir": "/r/.git", "pattern": "AGENT-*.md"}], )J";
+    const auto p = parsed(edit(kBase, from, with + from));
+    REQUIRE(p.filesystem.neutralise_new.size() == 2);
+    CHECK(p.filesystem.neutralise_new[0].dir == "/r");
+    CHECK(p.filesystem.neutralise_new[0].pattern == ".[bv]*");
+    CHECK(p.filesystem.neutralise_new[0].present == std::vector<std::string>{".bashrc", ".vscode"});
+    CHECK(p.filesystem.neutralise_new[0].why == "agent files");
+    CHECK(p.filesystem.neutralise_new[1].present.empty());
+    check_round_trip(p);
+    CHECK(sbx::to_json(parsed(kBase)).find("neutraliseNew") == std::string::npos);
+    const std::string key = "filesystem.neutraliseNew";
+    auto one = [&](const std::string& entry) { return R"J("neutraliseNew": [)J" + entry + "], " + from; };
+    check_refusals({
+        // a directory that is no mount point of the plan, or is removed after the run
+        {from, one(R"J({"dir": "/r/src", "pattern": "*.md"})J"), key + "[0].dir"},
+        {from, one(R"J({"dir": "/etc", "pattern": "*.md"})J"), key + "[0].dir"},
+        {from, one(R"J({"dir": "/r/.vscode", "pattern": "*.md"})J"), key + "[0].dir"},
+        {from, one(R"J({"dir": "/tmp/sbx-0123456789abcdef", "pattern": "*.md"})J"), key + "[0].dir"},
+        {from, one(R"J({"dir": "r", "pattern": "*.md"})J"), key + "[0].dir"},
+        // a pattern that is no single component with a wildcard
+        {from, one(R"J({"dir": "/r", "pattern": "AGENT.md"})J"), key + "[0].pattern"},
+        {from, one(R"J({"dir": "/r", "pattern": "a/*.md"})J"), key + "[0].pattern"},
+        {from, one(R"J({"dir": "/r", "pattern": ""})J"), key + "[0].pattern"},
+        {from, one(R"J({"dir": "/r", "pattern": 7})J"), key + "[0].pattern"},
+        // names kept that the pattern does not match, that are not read-only, unsorted, twice
+        {from, one(R"J({"dir": "/r", "pattern": ".b*", "present": [".vscode"]})J"), key + "[0].present[0]"},
+        {from, one(R"J({"dir": "/r", "pattern": "*", "present": ["src"]})J"), key + "[0].present[0]"},
+        {from, one(R"J({"dir": "/r", "pattern": ".*", "present": [".vscode", ".bashrc"]})J"), key + "[0].present[1]"},
+        {from, one(R"J({"dir": "/r", "pattern": ".*", "present": [".bashrc", ".bashrc"]})J"), key + "[0].present[1]"},
+        {from, one(R"J({"dir": "/r", "pattern": "*", "present": [".."]})J"), key + "[0].present[0]"},
+        // the shape
+        {from, one(R"J({"dir": "/r"})J"), key + "[0].pattern"},
+        {from, one(R"J({"dir": "/r", "pattern": "*", "kind": "file"})J"), key + "[0].kind"},
+        {from, one(R"J({"dir": "/r", "pattern": "*", "present": ".bashrc"})J"), key + "[0].present"},
+        {from, one(R"J({"dir": "/r", "pattern": "*"}, {"dir": "/r", "pattern": "*"})J"), key + "[1]"},
+        {from, one(R"J("/r/*")J"), key + "[0]"},
+        {from, R"J("neutraliseNew": null, )J" + from, key},
+    });
+    check_accepted(edit(kBase, from, R"J("neutraliseNew": [], )J" + from));
+}
+
 TEST_CASE("plan: gitRecord is a file the command cannot write, with an audit to fill it") {
     const std::string from = R"J("gitAudit": ["/r", "/r/src"])J";
     const std::string with = from + R"J(, "gitRecord": "/home/u/.cache/sbx/git/r")J";

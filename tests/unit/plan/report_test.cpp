@@ -245,3 +245,19 @@ TEST_CASE("with_names_refused: what the Linux plan renames after the run, Seatbe
     CHECK(sbx::find_file_refusal("sh: 1: cannot create /r/.envrc/x: Read-only file system", seatbelt, "/r").has_value());
     CHECK_FALSE(sbx::find_file_refusal("sh: 1: cannot create /r/.envrcx: Operation not permitted", seatbelt, "/r"));
 }
+
+TEST_CASE("with_names_refused: a new name a neutraliseNew pattern matches is refused by its rule") {
+    auto plan = sample_plan();
+    plan.neutralise_new.push_back(sbx::NeutraliseNewOp{"/r", "AGENT-*.md", {}, "denied by the agent file"});
+    const std::string_view line = "sh: 1: cannot create AGENT-evil.md: Permission denied";
+    // Under bubblewrap the command may make it (renamed after the run).
+    CHECK_FALSE(sbx::find_file_refusal(line, plan, "/r").has_value());
+    const auto refusing = sbx::with_names_refused(plan);
+    const auto r = sbx::find_file_refusal(line, refusing, "/r");
+    REQUIRE(r.has_value());
+    CHECK(r->path == "/r/AGENT-evil.md");
+    CHECK(r->access == sbx::PlannedAccess::Kind::read_only);
+    CHECK(r->rule == "protected: denied by the agent file");
+    CHECK_FALSE(sbx::find_file_refusal("sh: 1: cannot create AGENT-evil.txt: Permission denied", refusing, "/r"));
+    CHECK_FALSE(sbx::find_file_refusal("sh: 1: cannot create src/AGENT-evil.md: Permission denied", refusing, "/r"));
+}
