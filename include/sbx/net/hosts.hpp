@@ -90,11 +90,30 @@ struct HostRules {
     std::optional<Source> local_source;
 };
 
-// What one call adds: the hosts it lists for itself (nullopt: no list) and its
-// own decider for the rest.
+// A person's answer about one host, which the host program keeps for the rest
+// of its session and passes back in with each later call (the plan's
+// network.answers; sbx run --answers). It decides where a question would be
+// asked: a host no list decides, at step 5, before the deciders.
+struct HostAnswer {
+    std::string host;        // as HostTarget::host: a lower-case name, or an address in canonical text
+    std::uint16_t port = 0;  // 0: every port
+    bool allow = false;
+};
+
+// The most answers a plan or an answers file holds: a longer list is refused.
+inline constexpr std::size_t kMaxHostAnswers = 10000;
+
+// Why `host` cannot be an answer's host: not as canonical_target() writes a
+// host, or a localhost name or local address, which no question is asked
+// about. Empty: it can.
+SBX_INLINE std::string answer_host_problem(std::string_view host);
+
+// What one call adds: the hosts it lists for itself (nullopt: no list), its
+// own decider for the rest, and the answers held for its session.
 struct HostCall {
     std::optional<std::vector<HostRule>> hosts;
     std::optional<UnknownHost> on_unknown;
+    std::vector<HostAnswer> answers;
 };
 
 // What the addresses of a target that a rule lets through may be.
@@ -117,6 +136,7 @@ struct HostDecision {
         local_address,   // an address only a pattern naming it reaches, and none does
         local_name,      // a localhost name no pattern names: no wildcard or decider opens it
         strict,          // 4
+        answered,        // 5: an answer held for the session (HostCall::answers)
         call_decider,    // 5: the call's onUnknownHost
         sandbox_decider, // 5: the sandbox's onUnknownHost
         nothing_decides, // 5: no decider: refused
@@ -345,9 +365,29 @@ SBX_INLINE HostDecision decide_host(const HostRules& rules, const HostCall& call
                 "not on the allow list; " + std::string(detail::verdict_word(u)) + " by " + std::string(whose) +
                     " onUnknownHost"};
     };
+    // An answer for this port before one for every port.
+    const HostAnswer* answer = nullptr;
+    for (const auto& a : call.answers)
+        if (a.host == t.host && (a.port == t.port || (a.port == 0 && answer == nullptr))) answer = &a;
+    if (answer != nullptr) {
+        const std::string which = answer->port == 0 ? " (every port)" : " (port " + std::to_string(answer->port) + ")";
+        return {answer->allow ? V::allow : V::deny, S::answered, answer->allow ? Reach::public_only : Reach::nothing,
+                nullptr,
+                std::string("not on the allow list; ") + (answer->allow ? "allowed" : "refused") +
+                    " by an answer held for the session" + which};
+    }
     if (call.on_unknown) return by(*call.on_unknown, S::call_decider, "the call's");
     if (rules.on_unknown) return by(*rules.on_unknown, S::sandbox_decider, "the sandbox's");
     return {V::deny, S::nothing_decides, Reach::nothing, nullptr, "not on the allow list, and nothing decides other hosts"};
+}
+
+SBX_INLINE std::string answer_host_problem(std::string_view host) {
+    auto t = canonical_target(host, 443);
+    if (!t || t->host != host) return "'" + std::string(host) + "' is not a host name or an address in canonical text";
+    if (is_localhost(*t)) return "a localhost name is never asked about";
+    if (t->address && classify(*t->address) != AddressClass::public_address)
+        return "a " + std::string(class_name(classify(*t->address))) + " address is never asked about";
+    return {};
 }
 
 SBX_INLINE AllowKind allow_kind(const HostDecision& d) noexcept {

@@ -28,6 +28,11 @@ SBX_INLINE void write_host_rules(json::Writer& w, const std::vector<net::HostRul
 
 SBX_INLINE void write_network(json::Writer& w, const NetworkPlan& n);
 
+// Answers held for a session (network.answers, and the file of sbx run
+// --answers): [{"host": "pypi.org", "port": 443, "answer": "allow"}], port left
+// out for every port.
+SBX_INLINE void write_host_answers(json::Writer& w, const std::vector<net::HostAnswer>& answers);
+
 
 // "command": the argv, the directory, the environment (the loader's apart), the
 // variables removed, the descriptors passed.
@@ -72,6 +77,16 @@ SBX_INLINE void write_host_rules(json::Writer& w, const std::vector<net::HostRul
     w.end_array();
 }
 
+SBX_INLINE void write_host_answers(json::Writer& w, const std::vector<net::HostAnswer>& answers) {
+    w.begin_array();
+    for (const auto& a : answers) {
+        w.begin_object().key("host").value(a.host);
+        if (a.port != 0) w.key("port").value(static_cast<int>(a.port));
+        w.key("answer").value(a.allow ? "allow" : "deny").end_object();
+    }
+    w.end_array();
+}
+
 SBX_INLINE void write_network(json::Writer& w, const NetworkPlan& n) {
     w.key("network").begin_object().key("mode").value(n.mode == NetworkMode::proxy ? "proxy" : "none");
     if (n.mode == NetworkMode::proxy) {
@@ -91,6 +106,10 @@ SBX_INLINE void write_network(json::Writer& w, const NetworkPlan& n) {
             write_host_rules(w, *n.call.hosts);
         }
         if (n.call.on_unknown) w.key("callOnUnknownHost").value(net::unknown_host_name(*n.call.on_unknown));
+        if (!n.call.answers.empty()) {
+            w.key("answers");
+            write_host_answers(w, n.call.answers);
+        }
         if (!n.forwards.empty()) {
             w.key("forwards").begin_array();
             for (const auto& f : n.forwards)

@@ -49,6 +49,9 @@ public:
 
     expected<Plan> read(element root);
 
+    // An answers file's document: {"answers": [...]} (parse_host_answers).
+    static expected<std::vector<net::HostAnswer>> read_answers_file(element root);
+
 private:
     // An object's members by key, each checked against `known` and `required`.
     struct Members {
@@ -112,6 +115,8 @@ private:
     // (127.0.0.1, ::1; no brackets), once per address and port, and leads to a
     // loopback address or `localhost`, which the proxy decides per connection.
     static expected<std::vector<net::Forward>> read_forwards(element v, const std::string& key);
+    // network.answers, and the list of an answers file.
+    static expected<std::vector<net::HostAnswer>> read_host_answers(element v, const std::string& key);
 
     static expected<void> read_env(element v, const std::string& key, std::vector<EnvVar>& out, bool loader);
 
@@ -197,6 +202,12 @@ private:
 // from in errors ("standard input", "fd 3"). Errors are INVALID_PLAN with the
 // key path, or with the line and column of malformed JSON.
 SBX_INLINE expected<Plan> parse_plan(std::string_view text, std::string origin);
+
+// The answers a host program keeps for a session (sbx run --answers FILE):
+// {"answers": [{"host": "pypi.org", "port": 443, "answer": "allow"}]}, read as
+// strictly as a plan's network.answers, errors naming `origin` and the key
+// (Errc::invalid_plan). Write them with write_host_answers (plan_json.hpp).
+SBX_INLINE expected<std::vector<net::HostAnswer>> parse_host_answers(std::string_view text, std::string origin);
 
 }  // namespace sbx
 
@@ -345,7 +356,7 @@ SBX_INLINE expected<std::vector<net::HostRule>> PlanReader::host_rules(element v
 SBX_INLINE expected<void> PlanReader::read_network(element v, Plan& p) {
     auto first = members(v, "network",
                          {"mode", "allowed", "denied", "strict", "strictWhy", "local", "localWhy", "onUnknownHost",
-                          "callHosts", "callOnUnknownHost", "forwards"},
+                          "callHosts", "callOnUnknownHost", "answers", "forwards"},
                          {"mode"});
     SBX_TRY(first);
     auto mode = string(first->at("mode"), "network.mode");
@@ -359,7 +370,7 @@ SBX_INLINE expected<void> PlanReader::read_network(element v, Plan& p) {
     if (*mode != "proxy") return error("network.mode", "unknown network mode '" + *mode + "'; expected none or proxy");
     auto m = members(v, "network",
                      {"mode", "allowed", "denied", "strict", "strictWhy", "local", "localWhy", "onUnknownHost",
-                      "callHosts", "callOnUnknownHost", "forwards"},
+                      "callHosts", "callOnUnknownHost", "answers", "forwards"},
                      {"mode", "allowed", "denied", "strict"});
     SBX_TRY(m);
     NetworkPlan n;
@@ -376,6 +387,7 @@ SBX_INLINE expected<void> PlanReader::read_network(element v, Plan& p) {
     SBX_TRY(read_optional(*m, "network", "onUnknownHost", n.rules.on_unknown, unknown_host));
     SBX_TRY(read_optional(*m, "network", "callHosts", n.call.hosts, call_hosts));
     SBX_TRY(read_optional(*m, "network", "callOnUnknownHost", n.call.on_unknown, unknown_host));
+    SBX_TRY(read_optional(*m, "network", "answers", n.call.answers, read_host_answers));
     SBX_TRY(read_optional(*m, "network", "forwards", n.forwards, read_forwards));
     p.network = std::move(n);
     return {};
@@ -386,6 +398,39 @@ SBX_INLINE expected<std::uint16_t> PlanReader::port_number(element v, const std:
     SBX_TRY(n);
     if (*n == 0 || *n > 65535) return error(key, "a port is from 1 to 65535");
     return static_cast<std::uint16_t>(*n);
+}
+
+SBX_INLINE expected<std::vector<net::HostAnswer>> PlanReader::read_host_answers(element v, const std::string& key) {
+    auto list = array(v, key);
+    SBX_TRY(list);
+    std::vector<net::HostAnswer> out;
+    std::size_t i = 0;
+    for (auto e : *list) {
+        const std::string k = index(key, i++);
+        if (out.size() == net::kMaxHostAnswers)
+            return error(k, "more than " + std::to_string(net::kMaxHostAnswers) + " answers");
+        auto am = members(e, k, {"host", "port", "answer"}, {"host", "answer"});
+        SBX_TRY(am);
+        net::HostAnswer a;
+        SBX_TRY(assign(a.host, string(am->at("host"), k + ".host")));
+        if (auto why = net::answer_host_problem(a.host); !why.empty()) return error(k + ".host", why);
+        SBX_TRY(read_optional(*am, k, "port", a.port, port_number));
+        auto answer = string(am->at("answer"), k + ".answer");
+        SBX_TRY(answer);
+        if (*answer != "allow" && *answer != "deny")
+            return error(k + ".answer", "'" + *answer + "' is not an answer; expected allow or deny");
+        a.allow = *answer == "allow";
+        for (const auto& other : out)
+            if (other.host == a.host && other.port == a.port) return error(k, "a second answer for this host and port");
+        out.push_back(std::move(a));
+    }
+    return out;
+}
+
+SBX_INLINE expected<std::vector<net::HostAnswer>> PlanReader::read_answers_file(element root) {
+    auto m = members(root, "", {"answers"}, {"answers"});
+    SBX_TRY(m);
+    return read_host_answers(m->at("answers"), "answers");
 }
 
 SBX_INLINE expected<std::vector<net::Forward>> PlanReader::read_forwards(element v, const std::string& key) {
@@ -966,6 +1011,18 @@ SBX_INLINE expected<Plan> parse_plan(std::string_view text, std::string origin) 
     auto plan = detail::PlanReader{}.read((*doc)->root());
     if (!plan) return fail(Error(plan.error()).in_file(std::move(origin)));
     return plan;
+}
+
+SBX_INLINE expected<std::vector<net::HostAnswer>> parse_host_answers(std::string_view text, std::string origin) {
+    auto doc = json::parse(text);
+    if (!doc) {
+        Error e = doc.error();
+        e.code = Errc::invalid_plan;
+        return fail(std::move(e).in_file(std::move(origin)));
+    }
+    auto answers = detail::PlanReader::read_answers_file((*doc)->root());
+    if (!answers) return fail(Error(answers.error()).in_file(std::move(origin)));
+    return answers;
 }
 
 }  // namespace sbx

@@ -27,6 +27,7 @@ constexpr std::string_view step_name(net::HostDecision::Step s) noexcept {
         case S::local_address: return "local-address";
         case S::local_name: return "local-name";
         case S::strict: return "strict";
+        case S::answered: return "answered";
         case S::call_decider: return "call-decider";
         case S::sandbox_decider: return "sandbox-decider";
         case S::nothing_decides: return "nothing-decides";

@@ -497,6 +497,7 @@ std::string_view step_text(Step s) {
         case Step::local_address: return "local_address";
         case Step::local_name: return "local_name";
         case Step::strict: return "strict";
+        case Step::answered: return "answered";
         case Step::call_decider: return "call_decider";
         case Step::sandbox_decider: return "sandbox_decider";
         case Step::nothing_decides: return "nothing_decides";
@@ -817,4 +818,62 @@ TEST_CASE("decide_host: an exact name reaches private addresses even where a wil
     d = sbx::net::decide_host(star, {}, *t, own);
     CHECK(d.reach == sbx::net::Reach::public_only);
     CHECK_FALSE(sbx::net::choose_address(d, star, {}, *t, {private_one}, own).has_value());
+}
+
+TEST_CASE("decide_host: an answer held for the session decides where a question would be asked, and nowhere else") {
+    HostRules rules;
+    rules.allowed.push_back(rule("allowed.example"));
+    rules.denied.push_back(rule("denied.example", "network.deniedDomains"));
+    rules.on_unknown = UnknownHost::ask;
+    HostCall call;
+    call.answers = {{"pypi.org", 443, true},  {"pypi.org", 0, false},       {"denied.example", 0, true},
+                    {"allowed.example", 0, false}, {"203.0.113.7", 0, true}, {"evil.example", 0, false}};
+    const std::vector<sbx::net::Address> own;
+    struct Row {
+        std::string_view host;
+        std::uint16_t port;
+        Verdict verdict;
+        Step step;
+    };
+    const Row rows[] = {
+        {"pypi.org", 443, Verdict::allow, Step::answered},   // the answer for the port, before every port's
+        {"PyPI.org.", 443, Verdict::allow, Step::answered},  // as the target is normalised
+        {"pypi.org", 80, Verdict::deny, Step::answered},     // every port's
+        {"files.pypi.org", 443, Verdict::ask, Step::sandbox_decider},  // a name, not a pattern
+        {"evil.example", 443, Verdict::deny, Step::answered},
+        {"203.0.113.7", 8443, Verdict::allow, Step::answered},
+        {"denied.example", 443, Verdict::deny, Step::denied_list},     // a list decides first
+        {"allowed.example", 443, Verdict::allow, Step::allowed_list},
+        {"localhost", 443, Verdict::deny, Step::local_name},           // never asked, never answered
+        {"other.example", 443, Verdict::ask, Step::sandbox_decider},
+    };
+    for (const auto& r : rows) {
+        CAPTURE(r.host);
+        CAPTURE(r.port);
+        const auto d = sbx::net::decide_host(rules, call, target(r.host, r.port), own);
+        CHECK(d.verdict == r.verdict);
+        CHECK(d.step == r.step);
+        if (d.step == Step::answered) {
+            CHECK(d.why.find("an answer held for the session") != std::string::npos);
+            CHECK(d.reach == (d.verdict == Verdict::allow ? sbx::net::Reach::public_only : sbx::net::Reach::nothing));
+        }
+    }
+    // Strict lists and the call's own list are not opened by an answer.
+    rules.strict = true;
+    CHECK(sbx::net::decide_host(rules, call, target("pypi.org", 443), own).step == Step::strict);
+    rules.strict = false;
+    call.hosts = std::vector<HostRule>{rule("other.example", std::string(sbx::net::kCallHosts))};
+    CHECK(sbx::net::decide_host(rules, call, target("pypi.org", 443), own).step == Step::not_in_call);
+}
+
+TEST_CASE("answer_host_problem: an answer names one host as a target is normalised, never a local one") {
+    for (const char* ok : {"pypi.org", "203.0.113.7", "2001:db8::1", "registry.npmjs.org"}) {
+        CAPTURE(ok);
+        CHECK(sbx::net::answer_host_problem(ok).empty());
+    }
+    for (const char* bad : {"PyPI.org", "*.pypi.org", "pypi.org.", "localhost", "app.localhost", "127.0.0.1",
+                            "10.0.0.1", "169.254.169.254", "[2001:db8::1]", "", "a b", "pypi.org:443"}) {
+        CAPTURE(bad);
+        CHECK_FALSE(sbx::net::answer_host_problem(bad).empty());
+    }
 }

@@ -1328,6 +1328,57 @@ TEST_CASE("plan: neutraliseNew names a pattern in a writable bind's or a pin's d
     check_accepted(edit(kBase, from, R"J("neutraliseNew": [], )J" + from));
 }
 
+TEST_CASE("plan: network.answers are answers held for the session, one per host and port, never a local host") {
+    const std::string proxy = edit(kBase, R"J("mode": "none")J", R"J("mode": "proxy", "allowed": [], "denied": [], "strict": false)J");
+    const std::string from = R"J("strict": false)J";
+    const auto p = parsed(edit(proxy, from,
+                               R"J("strict": false, "answers": [{"host": "pypi.org", "port": 443, "answer": "allow"}, {"host": "evil.example", "answer": "deny"}])J"));
+    REQUIRE(p.network.call.answers.size() == 2);
+    CHECK(p.network.call.answers[0].host == "pypi.org");
+    CHECK(p.network.call.answers[0].port == 443);
+    CHECK(p.network.call.answers[0].allow);
+    CHECK(p.network.call.answers[1].port == 0);
+    CHECK_FALSE(p.network.call.answers[1].allow);
+    const auto again = parsed(sbx::to_json(p));
+    CHECK(sbx::to_json(again) == sbx::to_json(p));
+    CHECK(sbx::to_json(parsed(proxy)).find("answers") == std::string::npos);
+    auto one = [&](const std::string& a) { return edit(proxy, from, R"J("strict": false, "answers": [)J" + a + "]"); };
+    const std::pair<std::string, std::string> refused[] = {
+        {one(R"J({"host": "PyPI.org", "answer": "allow"})J"), "network.answers[0].host"},
+        {one(R"J({"host": "*.pypi.org", "answer": "allow"})J"), "network.answers[0].host"},
+        {one(R"J({"host": "localhost", "answer": "allow"})J"), "network.answers[0].host"},
+        {one(R"J({"host": "10.1.2.3", "answer": "allow"})J"), "network.answers[0].host"},
+        {one(R"J({"host": "pypi.org", "answer": "yes"})J"), "network.answers[0].answer"},
+        {one(R"J({"host": "pypi.org", "port": 0, "answer": "allow"})J"), "network.answers[0].port"},
+        {one(R"J({"host": "pypi.org", "port": 70000, "answer": "allow"})J"), "network.answers[0].port"},
+        {one(R"J({"host": "pypi.org"})J"), "network.answers[0].answer"},
+        {one(R"J({"host": "pypi.org", "answer": "allow", "for": "session"})J"), "network.answers[0].for"},
+        {one(R"J({"host": "pypi.org", "answer": "allow"}, {"host": "pypi.org", "answer": "deny"})J"), "network.answers[1]"},
+        {edit(proxy, from, R"J("strict": false, "answers": {"host": "pypi.org"})J"), "network.answers"},
+    };
+    for (const auto& [text, key] : refused) {
+        CAPTURE(text);
+        check_refused(text, key);
+    }
+}
+
+TEST_CASE("parse_host_answers: an answers file holds one list, read as strictly as a plan's") {
+    auto ok = sbx::parse_host_answers(R"J({"answers": [{"host": "pypi.org", "port": 443, "answer": "allow"}]})J", "a.json");
+    REQUIRE(ok.has_value());
+    REQUIRE(ok->size() == 1);
+    CHECK((*ok)[0].host == "pypi.org");
+    auto empty = sbx::parse_host_answers(R"J({"answers": []})J", "a.json");
+    REQUIRE(empty.has_value());
+    CHECK(empty->empty());
+    for (const char* bad : {"", "[]", "{}", R"J({"answers": [], "more": 1})J", R"J({"answers": [{"host": "x y", "answer": "allow"}]})J",
+                            "{\"answers\": [}"}) {
+        CAPTURE(bad);
+        auto r = sbx::parse_host_answers(bad, "a.json");
+        REQUIRE_FALSE(r.has_value());
+        CHECK(sbx::to_string(r.error()).find("a.json") != std::string::npos);
+    }
+}
+
 TEST_CASE("plan: gitRecord is a file the command cannot write, with an audit to fill it") {
     const std::string from = R"J("gitAudit": ["/r", "/r/src"])J";
     const std::string with = from + R"J(, "gitRecord": "/home/u/.cache/sbx/git/r")J";
