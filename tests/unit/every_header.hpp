@@ -77,6 +77,7 @@
 #include "sbx/rules/tool_cache.hpp"
 #include "sbx/settings/agent_env.hpp"
 #include "sbx/settings/agent_file.hpp"
+#include "sbx/settings/agent_file_edit.hpp"
 #include "sbx/settings/bash_rule.hpp"
 #include "sbx/settings/credential_stores.hpp"
 #include "sbx/settings/defaults.hpp"
