@@ -97,9 +97,43 @@ std::vector<std::string> env_strings(const sbx::Plan& plan, bool with_loader) {
     return out;
 }
 
-bool ask_on_terminal(const sbx::net::HostTarget& t, const StopSandbox& stop, int questions_end) {
+namespace {
+
+// The question's words, and what a line typed in answer to it means.
+std::string question_text(const std::string& where, const AnswerOffers& offers) {
+    std::string q = "sbx: the command wants to reach " + where + ", which no rule decides. ";
+    if (offers.session.empty() && offers.always.empty()) return q + "Allow it for the rest of this command? [y/N] ";
+    q += "Allow it: [y] for this command";
+    if (!offers.session.empty()) q += ", [s] for this session (kept in " + offers.session + ")";
+    if (!offers.always.empty()) q += ", [a] always (written into the network.hosts of " + offers.always + ")";
+    return q + ", [N] not at all? ";
+}
+
+Answer answer_typed(std::string_view typed, const AnswerOffers& offers) {
+    const char c = typed.empty() ? '\0' : typed.front();
+    if (c == 'y' || c == 'Y') return {true, AnswerScope::command};
+    if ((c == 's' || c == 'S') && !offers.session.empty()) return {true, AnswerScope::session};
+    if ((c == 'a' || c == 'A') && !offers.always.empty()) return {true, AnswerScope::always};
+    return {false, AnswerScope::command};
+}
+
+std::string answered_text(const Answer& a, const AnswerOffers& offers) {
+    if (!a.allow) return " refused";
+    switch (a.scope) {
+        case AnswerScope::command: return " allowed for the rest of this command";
+        case AnswerScope::session: return " allowed for the rest of the session (kept in " + offers.session + ")";
+        case AnswerScope::always:
+            return " allowed always (written into the network.hosts of " + offers.always + " once the command is over)";
+    }
+    return " refused";
+}
+
+}  // namespace
+
+Answer ask_on_terminal(const sbx::net::HostTarget& t, const StopSandbox& stop, int questions_end,
+                       const AnswerOffers& offers) {
     const Fd tty_fd(::open("/dev/tty", O_RDWR | O_CLOEXEC | O_NOCTTY));
-    if (!tty_fd.ok()) return false;
+    if (!tty_fd.ok()) return {};
     const int tty = tty_fd.get();
     // Destroyed in reverse: the terminal is given back, then the sandbox continues.
     struct Continue {
@@ -117,7 +151,7 @@ bool ask_on_terminal(const sbx::net::HostTarget& t, const StopSandbox& stop, int
     auto say = [&](const std::string& text) { write_all(tty, text.data(), text.size()); };
     if (!frozen.stopped.complete) {
         say(reset + "sbx: " + where + " refused: the command could not be stopped to ask about it\r\n");
-        return false;
+        return {};
     }
     // A line of input, echoed, whatever mode the command left the terminal in.
     termios saved{};
@@ -131,8 +165,11 @@ bool ask_on_terminal(const sbx::net::HostTarget& t, const StopSandbox& stop, int
         ::tcsetattr(tty, TCSANOW, &asking);
     }
     ::tcflush(tty, TCIFLUSH);  // keys typed before the question do not answer it
-    say(reset + "sbx: the command wants to reach " + where +
-        ", which no rule decides. Allow it for the rest of this command? [y/N] ");
+    // The host is printed escaped; the offers name files of the caller's, whose
+    // control characters are escaped as the host's are.
+    AnswerOffers shown{offers.session.empty() ? "" : sbx::printable_line_part(offers.session),
+                       offers.always.empty() ? "" : sbx::printable_line_part(offers.always)};
+    say(reset + question_text(where, shown));
     pollfd fds[2] = {{tty, POLLIN, 0}, {questions_end, POLLIN, 0}};
     int ready;
     while ((ready = ::poll(fds, questions_end >= 0 ? 2 : 1, -1)) < 0 && errno == EINTR) {
@@ -143,11 +180,11 @@ bool ask_on_terminal(const sbx::net::HostTarget& t, const StopSandbox& stop, int
         while ((n = ::read(tty, answer, sizeof answer - 1)) < 0 && errno == EINTR) {
         }
     ::tcflush(tty, TCIFLUSH);  // nor does the rest of a long answer reach the command
-    const bool yes = n > 0 && (answer[0] == 'y' || answer[0] == 'Y');
-    say(std::string(n > 0 && answer[n - 1] == '\n' ? "" : "\r\n") + "sbx: " + where +
-        (yes ? " allowed for the rest of this command\r\n" : " refused\r\n"));
+    const Answer given = answer_typed(std::string_view(answer, n > 0 ? static_cast<std::size_t>(n) : 0), offers);
+    say(std::string(n > 0 && answer[n - 1] == '\n' ? "" : "\r\n") + "sbx: " + where + answered_text(given, shown) +
+        "\r\n");
     if (have_mode) ::tcsetattr(tty, TCSANOW, &saved);
-    return yes;
+    return given;
 }
 
 namespace {
@@ -232,7 +269,7 @@ void report_findings(const OutputFindings& found, Report& report) {
     if (found.forged_tags > 0) report.forged_tags_event(found.forged_tags);
 }
 
-bool CallerQuestions::ask(const sbx::net::HostTarget& t, int questions_end) {
+Answer CallerQuestions::ask(const sbx::net::HostTarget& t, int questions_end) {
     const std::uint64_t id = ++next_id_;
     report_->question_event(id, t);
     for (;;) {
@@ -242,24 +279,30 @@ bool CallerQuestions::ask(const sbx::net::HostTarget& t, int questions_end) {
             int ready;
             while ((ready = ::poll(fds, questions_end >= 0 ? 2 : 1, -1)) < 0 && errno == EINTR) {
             }
-            if (ready <= 0 || (fds[0].revents & (POLLIN | POLLHUP)) == 0) return false;
+            if (ready <= 0 || (fds[0].revents & (POLLIN | POLLHUP)) == 0) return {};
             char buf[4096];
             ssize_t n;
             while ((n = ::read(control_fd_, buf, sizeof buf)) < 0 && errno == EINTR) {
             }
-            if (n <= 0) return false;
+            if (n <= 0) return {};
             pending_.append(buf, static_cast<std::size_t>(n));
-            if (pending_.size() > 65536) return false;
+            if (pending_.size() > 65536) return {};
         }
         const std::string line = pending_.substr(0, nl);
         pending_.erase(0, nl + 1);
         auto doc = sbx::json::parse(line);
         std::uint64_t got_id = 0;
-        std::string_view answer;
+        std::string_view answer, scope = "command";
+        std::optional<AnswerScope> held;
         if (doc && (*doc)->root()["id"].get(got_id) == simdjson::SUCCESS &&
             (*doc)->root()["answer"].get(answer) == simdjson::SUCCESS && got_id == id &&
-            (answer == "allow" || answer == "deny"))
-            return answer == "allow";
+            (answer == "allow" || answer == "deny")) {
+            // "for" is optional; present, it is one of the scopes, or the line is no answer.
+            simdjson::dom::element f;
+            const bool has_for = (*doc)->root().get_object().at_key("for").get(f) == simdjson::SUCCESS;
+            if (!has_for || f.get(scope) == simdjson::SUCCESS) held = parse_answer_scope(scope);
+            if (held) return {answer == "allow", *held};
+        }
         std::cerr << std::string(program_) + ": warning: --control-fd: not an answer to question " << id << ", skipped: " << line
                   << "\n";
     }
@@ -290,10 +333,19 @@ sbx::expected<std::unique_ptr<CommandProxy>> CommandProxy::start(const sbx::Plan
         // Without the pipe, no question: it could outlive the command.
         if (answering.control_fd >= 0) {
             self->caller_ = std::make_unique<CallerQuestions>(answering.control_fd, report, answering.program);
-            po.ask = [me](const sbx::net::HostTarget& t) { return me->caller_->ask(t, me->questions_.read.get()); };
+            po.ask = [me, &report, told = answering.on_answer](const sbx::net::HostTarget& t) {
+                const Answer a = me->caller_->ask(t, me->questions_.read.get());
+                report.answer_event(t, a, "caller");
+                if (told) told(t, a);
+                return a.allow;
+            };
         } else {
-            po.ask = [me, stop = std::move(stop)](const sbx::net::HostTarget& t) {
-                return ask_on_terminal(t, stop, me->questions_.read.get());
+            po.ask = [me, &report, stop = std::move(stop), offers = answering.offers,
+                      told = answering.on_answer](const sbx::net::HostTarget& t) {
+                const Answer a = ask_on_terminal(t, stop, me->questions_.read.get(), offers);
+                report.answer_event(t, a, "terminal");
+                if (told) told(t, a);
+                return a.allow;
             };
         }
     }

@@ -10,9 +10,11 @@
 #include <atomic>
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <initializer_list>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -63,6 +65,35 @@ constexpr int kNotFound = 127;
 
 // The JSON lines of --report-fd. Proxy threads write violations, so each line
 // is written whole under a lock.
+// How long a person's answer about a host holds. The launcher keeps each for
+// the rest of the command; a longer one is its caller's to keep: `session`, by
+// passing it back in with later plans (network.answers), `always`, by writing it
+// where the policy comes from (an agent file's network.hosts).
+enum class AnswerScope { command, session, always };
+
+constexpr std::string_view answer_scope_name(AnswerScope s) noexcept {
+    return s == AnswerScope::session ? "session" : s == AnswerScope::always ? "always" : "command";
+}
+
+constexpr std::optional<AnswerScope> parse_answer_scope(std::string_view s) noexcept {
+    for (auto scope : {AnswerScope::command, AnswerScope::session, AnswerScope::always})
+        if (answer_scope_name(scope) == s) return scope;
+    return std::nullopt;
+}
+
+struct Answer {
+    bool allow = false;
+    AnswerScope scope = AnswerScope::command;
+};
+
+// What the terminal's question offers besides this command: each is offered
+// where its caller keeps it, named here for the question's words. Empty: not
+// offered.
+struct AnswerOffers {
+    std::string session;  // the file a session's answers are kept in (sbx run --answers FILE)
+    std::string always;   // the agent file whose network.hosts an `always` answer is written into
+};
+
 class Report {
 public:
     explicit Report(int fd) : fd_(fd) {}
@@ -138,6 +169,16 @@ public:
         w.key("times").value(static_cast<std::uint64_t>(times)).end_object();
         write_line(w.take());
     }
+    // A person's answer to a question, on the terminal or from the caller, and
+    // how long it is to hold (AnswerScope).
+    void answer_event(const sbx::net::HostTarget& t, const Answer& a, std::string_view by) {
+        if (fd_ < 0) return;
+        sbx::json::Writer w;
+        w.begin_object().key("event").value("answer").key("host").value(t.host);
+        w.key("port").value(static_cast<int>(t.port)).key("answer").value(a.allow ? "allow" : "deny");
+        w.key("for").value(answer_scope_name(a.scope)).key("by").value(by).end_object();
+        write_line(w.take());
+    }
     void question_event(std::uint64_t id, const sbx::net::HostTarget& t) {
         if (fd_ < 0) return;
         sbx::json::Writer w;
@@ -210,7 +251,10 @@ sbx::expected<void> check_pass_fds(const sbx::Plan& plan, std::initializer_list<
 // (sbx::net::printable_host); after the answer one line says what was decided.
 // The sandbox continues however the question ends (an answer, no terminal, the
 // end of the command).
-bool ask_on_terminal(const sbx::net::HostTarget& t, const StopSandbox& stop, int questions_end);
+// With `offers`, the question offers those answers too ([s] this session, [a]
+// always) and says where each is kept; without, it reads as it always has.
+Answer ask_on_terminal(const sbx::net::HostTarget& t, const StopSandbox& stop, int questions_end,
+                       const AnswerOffers& offers = {});
 
 // What ask_on_terminal writes before its question (see there).
 inline constexpr std::string_view kTerminalReset =
@@ -222,8 +266,10 @@ inline constexpr std::string_view kTerminalReset =
 std::mutex& terminal_mutex();
 
 // The caller's answers, one JSON object a line on --control-fd:
-// {"id": N, "answer": "allow"} or "deny", N being the question event's id. Asked
-// by one thread at a time (the proxy asks one question at a time).
+// {"id": N, "answer": "allow"} or "deny", N being the question event's id, and
+// optionally "for": "command" (the default), "session" or "always", which the
+// launcher reports back (Report::answer_event) and keeps for the command alike.
+// Asked by one thread at a time (the proxy asks one question at a time).
 class CallerQuestions {
 public:
     // `program`: the launcher's name, for the warning about a line that is no answer.
@@ -232,7 +278,7 @@ public:
     // Asks through --report-fd and waits for the answer on --control-fd. A line
     // that is not an answer to this question is skipped with a warning; the end
     // of the control channel, or of the command (questions_end), means no.
-    bool ask(const sbx::net::HostTarget& t, int questions_end);
+    Answer ask(const sbx::net::HostTarget& t, int questions_end);
 
 private:
     int control_fd_;
@@ -247,6 +293,9 @@ private:
 struct Answering {
     int control_fd = -1;
     std::string_view program;  // the launcher's name, for its messages
+    AnswerOffers offers;       // what the terminal's question offers besides this command
+    // Told each answer, from a proxy thread, after the report is.
+    std::function<void(const sbx::net::HostTarget&, const Answer&)> on_answer;
 };
 
 // The launcher's proxy for one command: started on its two listening sockets

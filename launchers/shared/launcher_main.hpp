@@ -44,6 +44,11 @@ struct Options {
     int grace = kDefaultGrace;  // --grace SECONDS (signals.hpp)
     bool doctor = false;
     bool json = false;
+    // Set by sbx run, which keeps longer answers itself (none of the launcher
+    // programs' options): what the terminal's question offers, and who is told
+    // each answer (Answering).
+    AnswerOffers offers;
+    std::function<void(const sbx::net::HostTarget&, const Answer&)> on_answer;
 };
 
 class Launcher;
@@ -107,7 +112,15 @@ public:
     const Trace& trace() const { return options_.trace; }
     Report& report() { return report_; }
     // Who answers the proxy's questions.
-    Answering answering() const { return Answering{options_.control_fd, program()}; }
+    // What the terminal's question offers and who is told each answer (sbx
+    // run, once it knows the session's file and the agent file).
+    void set_answering(AnswerOffers offers, std::function<void(const sbx::net::HostTarget&, const Answer&)> told) {
+        options_.offers = std::move(offers);
+        options_.on_answer = std::move(told);
+    }
+    Answering answering() const {
+        return Answering{options_.control_fd, program(), options_.offers, options_.on_answer};
+    }
 
     // Failed before the command: runs --again-fd's program instead when the plan
     // is stale, else says "PROGRAM: CODE: message" and returns 125.

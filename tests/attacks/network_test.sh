@@ -223,7 +223,7 @@ kill \$server"
     # answer on --control-fd. `.invalid` names never resolve, so an allowed one ends
     # in 502 (the proxy went on to resolve it) and a refused one in 403.
     ask_case() {
-        local answer=$1 host=$2
+        local answer=$1 host=$2 more=${3:-} then=${4:-}
         (cd "$proj" && "${as[@]}" env HOME="$home" "$sbx" plan --managed-settings "$tmp/empty-managed.json" --on-unknown-host ask -- \
             curl -s -m 10 -o /dev/null -w 'code:%{http_code}' "http://$host/") >"$tmp/ask-plan.json"
         rm -f "$tmp/events" "$tmp/report.fifo" "$tmp/control.fifo"
@@ -236,7 +236,8 @@ kill \$server"
                 if [[ $line == *'"event":"question"'* ]]; then
                     id=${line#*\"id\":}
                     id=${id%%,*}
-                    echo '{"id": '"$id"', "answer": "'"$answer"'"}' >&5
+                    echo '{"id": '"$id"', "answer": "'"$answer"'"'"${more:+, $more}"'}' >&5
+                    [[ -z $then ]] || echo '{"id": '"$id"', "answer": "'"$then"'"}' >&5
                 fi
             done <"$tmp/report.fifo"
         ) &
@@ -259,6 +260,56 @@ kill \$server"
     grep -q '"event":"violation","kind":"network-outbound","host":"refused-when-asked.invalid"' "$tmp/events" ||
         fail_because "no violation event: $(cat "$tmp/events" 2>/dev/null)"
     tap_finish "a question answered deny on --control-fd refuses the host, with a violation"
+
+    # A caller's answer may say how long it holds: the report says it back.
+    ask_case allow held.invalid '"for": "session"'
+    [[ $out == "code:502" ]] || fail_because "allowed: curl said '$out', not code:502"
+    grep -q '"event":"answer","host":"held.invalid","port":80,"answer":"allow","for":"session","by":"caller"' "$tmp/events" ||
+        fail_because "no answer event for the session: $(cat "$tmp/events" 2>/dev/null)"
+    tap_finish "an answer on --control-fd for the session is reported back as such (event answer)"
+    # A line that is no answer is skipped: the next line (deny here) answers.
+    ask_case allow held.invalid '"for": "forever"' deny
+    [[ $out == "code:403" ]] || fail_because "an answer with an unknown scope let the host through: '$out'"
+    [[ $err == *"not an answer to question 1, skipped"*forever* ]] || fail_because "no warning for the line that is no answer"
+    tap_finish "an answer on --control-fd with an unknown \"for\" is no answer: skipped with a warning"
+
+    # Answers held for the session, passed back in through the plan: no question
+    # is asked, and an answer refused is a violation naming it.
+    mkdir -p "$home/.cache/session"
+    printf '{"answers": [{"host": "held-yes.invalid", "answer": "allow"}, {"host": "held-no.invalid", "port": 80, "answer": "deny"}]}\n' \
+        >"$home/.cache/session/answers.json"
+    [[ -z ${as[*]} ]] || chown -R "$user:" "$home/.cache"
+    out=""
+    for host in held-yes.invalid held-no.invalid; do
+        rc=0
+        (cd "$proj" && "${as[@]}" env HOME="$home" "$sbx" plan --managed-settings "$tmp/empty-managed.json" \
+            --on-unknown-host ask --answers "$home/.cache/session/answers.json" -- \
+            curl -s -m 10 -o /dev/null -w 'code:%{http_code}' "http://$host/") >"$tmp/plan.json" || rc=$?
+        (cd "$proj" && "${as[@]}" timeout 30 "$launcher" --report-fd 3 <"$tmp/plan.json" 3>"$tmp/report" >"$tmp/out" \
+            2>"$tmp/err") || rc=$?
+        out+=" $(<"$tmp/out")"
+        ! grep -q '"event":"question"' "$tmp/report" || fail_because "$host was asked about"
+    done
+    [[ $out == *" code:502 code:403" ]] || fail_because "curl said '$out', not code:502 then code:403"
+    grep -q '"host":"held-no.invalid".*an answer held for the session' "$tmp/report" ||
+        fail_because "the refusal does not name the answer: $(cat "$tmp/report")"
+    tap_finish "answers held for the session (sbx plan --answers) decide without a question: allow, and deny with its reason"
+
+    # A file the command could write would let it answer for the person.
+    printf '{"answers": []}\n' >"$proj/answers.json"
+    [[ -z ${as[*]} ]] || chown "$user:" "$proj/answers.json"
+    rc=0
+    err=$(cd "$proj" && "${as[@]}" env HOME="$home" timeout 30 "$sbx" run --managed-settings "$tmp/empty-managed.json" \
+        --answers "$proj/answers.json" -- sh -c 'echo ran' 2>&1 >/dev/null) || rc=$?
+    [[ $rc == 125 ]] || fail_because "status $rc, not 125"
+    [[ $err == *"--answers: the command could write $proj/answers.json"* ]] || fail_because "the refusal does not say why: $err"
+    rc=0
+    out=$(cd "$proj" && "${as[@]}" env HOME="$home" timeout 30 "$sbx" run --managed-settings "$tmp/empty-managed.json" \
+        -- sh -c 'printf "{\"answers\": [{\"host\": \"evil.example\", \"answer\": \"allow\"}]}" >answers.json && echo planted' 2>/dev/null) ||
+        rc=$?
+    [[ $out == planted ]] || fail_because "the control could not write the file in the root"
+    rm -f "$proj/answers.json"
+    tap_finish "an answers file the command could write (in the root, which it plants in the control) is refused: 125"
 
     # The launcher's report: one violation event per refusal.
     rc=0

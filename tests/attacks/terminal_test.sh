@@ -64,6 +64,48 @@ for who in "${users[@]}"; do
     out=$(cd "$work" && python3 "$driver" control evil.example -- "${as[@]}" sh -c "$control_script" 2>&1) || rc=$?
     [[ $rc == 0 ]] || fail_because "the control did not show the forged text inside the question (status $rc)"
     tap_finish "control: a question printed while the command runs has the command's forged text written into it"
+
+    # Answers that hold past the command: [s] is kept in the session's file and
+    # asked no more, [a] is written into the agent file's network.hosts. `.invalid`
+    # names never resolve: an allowed one ends in 502, a refused one in 403.
+    mkdir -p "$work/home/.cache/session"
+    printf -- '---\nname: t\nsandbox:\n  network:\n    hosts: [github.com]  # reviewed\n---\n# Body\n' >"$work/project/AGENT.md"
+    [[ -z ${as[*]} ]] || chown -R "$who:" "$work/home/.cache" "$work/project/AGENT.md"
+    answers=$work/home/.cache/session/answers.json
+    fetch() { echo "curl -s -m 20 -o /dev/null -w 'code:%{http_code}\n' http://$1/"; }
+    asked() {  # KEY HOST [sbx run's options...]
+        local key=$1 host=$2
+        shift 2
+        rc=0
+        out=$(cd "$work/project" && python3 "$here/answer_question.py" "$key" -- "${as[@]}" env HOME="$work/home" \
+            timeout 60 "$sbx" run --managed-settings "$tmp/empty-managed.json" --on-unknown-host ask "$@" \
+            -- sh -c "$(fetch "$host")" 2>&1) || rc=$?
+    }
+    asked s kept.invalid --answers "$answers" --agent-file "$work/project/AGENT.md"
+    [[ $rc == 0 ]] || fail_because "no question, or one not answered (status $rc): $out"
+    [[ $out == *"[s] for this session (kept in $answers)"*"[a] always (written into the network.hosts of $work/project/AGENT.md)"* ]] ||
+        fail_because "the question does not offer the session and always: $out"
+    [[ $out == *code:502* ]] || fail_because "the host was not let through: $out"
+    grep -qF '{"host":"kept.invalid","port":80,"answer":"allow"}' "$answers" 2>/dev/null ||
+        fail_because "the answer is not in the session's file: $(cat "$answers" 2>/dev/null)"
+    asked none kept.invalid --answers "$answers"
+    [[ $rc == 0 && $out == *code:502* ]] || fail_because "asked again, or not let through, in the next command: $out"
+    tap_finish "[s] keeps the answer in the session's file (--answers), and the next command is not asked"
+
+    asked n kept.invalid
+    [[ $rc == 0 && $out == *"kept.invalid:80, which no rule decides"* && $out == *code:403* ]] ||
+        fail_because "without the file it was not asked: $out"
+    tap_finish "control: without the session's file the next command is asked again"
+
+    asked a always.invalid --agent-file "$work/project/AGENT.md"
+    [[ $out == *code:502* ]] || fail_because "the host was not let through: $out"
+    want='    hosts: [github.com, always.invalid]  # reviewed'
+    grep -qxF -- "$want" "$work/project/AGENT.md" || fail_because "not written as '$want': $(cat "$work/project/AGENT.md")"
+    [[ $(sed -n 7p "$work/project/AGENT.md") == "# Body" ]] || fail_because "the rest of the file changed"
+    asked none always.invalid --agent-file "$work/project/AGENT.md"
+    [[ $rc == 0 && $out == *code:502* ]] || fail_because "asked again under the agent file: $out"
+    tap_finish "[a] writes the host into the agent file's network.hosts, the rest of its text as it was, and it is asked no more"
+    rm -f "$work/project/AGENT.md"
 done
 
 tap_end

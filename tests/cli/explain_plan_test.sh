@@ -258,6 +258,23 @@ want_error 65 "^sbx: INVALID_PLAN: $(lit "$proj/.token"): .*2 hard links"
 tap_finish "plan, a hidden file with a second hard link: exit 65, naming the file"
 
 fresh_case
+mkdir -p "$home/.cache/s"
+echo '{"answers": [{"host": "pypi.org", "port": 443, "answer": "allow"}]}' >"$home/.cache/s/ok.json"
+sbx_run plan --root "$proj" "${managed[@]}" --answers "$home/.cache/s/ok.json" -- true
+want_status 0
+[[ $out == *'"answers":[{"host":"pypi.org","port":443,"answer":"allow"}]'* ]] || fail_because "the plan holds no answers: $out"
+sbx_run plan --root "$proj" "${managed[@]}" --answers "$home/.cache/s/missing.json" -- true
+want_status 0
+[[ $out != *'"answers"'* ]] || fail_because "a missing file gave answers"
+echo '{"answers": [{"host": "pypi.org", "answer": "maybe"}]}' >"$home/.cache/s/bad.json"
+sbx_run plan --root "$proj" "${managed[@]}" --answers "$home/.cache/s/bad.json" -- true
+want_error 65 "^sbx: INVALID_SETTINGS: $(lit "$home/.cache/s/bad.json"): answers\[0\]\.answer: 'maybe' is not an answer"
+echo '{"answers": []}' >"$proj/answers.json"
+sbx_run plan --root "$proj" "${managed[@]}" --answers "$proj/answers.json" -- true
+want_error 64 "^sbx: INVALID_ARGUMENT: $(lit "$proj/answers.json"): --answers: the command could write"
+tap_finish "plan --answers: the file's answers in network.answers; none when missing; 65 naming the key; 64 where the command writes"
+
+fresh_case
 echo '{"sandbox": {"network": {"allowedDomains": ["*.github.com"], "deniedDomains": ["evil.github.com"]}}}' \
     >"$proj/.claude/settings.json"
 sbx_run explain --root "$proj" "${managed[@]}" --host api.github.com

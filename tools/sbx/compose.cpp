@@ -23,6 +23,7 @@
 #include "sbx/settings/dotenv.hpp"
 #include "sbx/settings/home_env_files.hpp"
 
+#include "answers.hpp"
 #include "cache_folder.hpp"
 #include "cli_common.hpp"
 #include "own_programs.hpp"
@@ -414,6 +415,11 @@ sbx::expected<sbx::Plan> plan_for(const Composed& c, const PlanArgs& a) {
     // Said as make_plan said it when it parsed them itself: USAGE, the pattern's words alone.
     if (!hosts) return sbx::fail(sbx::Errc::invalid_argument, hosts.error().message);
     req.call_hosts = std::move(*hosts);
+    if (!a.answers.empty()) {
+        auto answers = read_answers(a.answers);
+        SBX_TRY(answers);
+        req.answers = std::move(*answers);
+    }
     req.pass_fds = a.pass_fds;
     req.scan_stderr = a.scan_stderr || (run_scans_stderr() && !a.no_scan_stderr);
     req.words = c.agent ? sbx::SettingsWords::agent_file : sbx::SettingsWords::settings;
@@ -428,6 +434,7 @@ sbx::expected<sbx::Plan> plan_for(const Composed& c, const PlanArgs& a) {
     if (!plan && !plan.error().file.empty())
         if (auto other = sbx::foreign_placeholder(plan.error().file, c.root)) return sbx::fail(*other);
     if (!plan) return plan;
+    if (!a.answers.empty()) SBX_TRY(check_answers_outside(*plan, a.answers));
     const std::vector<sbx::Warning>* const more[] = {&env->warnings, &in.tool_cache_warnings, &in.git_record_warnings};
     for (const auto* list : more) plan->warnings.insert(plan->warnings.end(), list->begin(), list->end());
     plan->root_why = sbx::root_why(c.where);

@@ -112,6 +112,10 @@ void PlanArgs::add_network_to(CLI::App* cmd) {
     cmd->add_option("--on-unknown-host", on_unknown_host,
                     "What to do with a host no rule decides: deny, allow, or ask on the terminal")
         ->check(CLI::IsMember(unknown_host_choices()));
+    cmd->add_option("--answers", answers,
+                    "Answers about hosts held for this session, in FILE (kept outside every place the command "
+                    "writes); sbx run adds the ones you give for the session")
+        ->type_name("FILE");
     auto* scan = cmd->add_flag("--scan-stderr", scan_stderr,
                                "Report the file refusals the command prints on standard error (advisory)");
     auto* no_scan = cmd->add_flag("--no-scan-stderr", no_scan_stderr, "Do not read the command's standard error");

@@ -60,6 +60,7 @@ struct PlanArgs {
     std::vector<std::string> pass_env;
     std::vector<std::string> allow_hosts;  // the call's own hosts
     std::string on_unknown_host;           // deny, allow, ask; empty: the command's default
+    std::string answers;                   // --answers FILE: answers held for the session (answers.hpp)
     bool scan_stderr = false, no_scan_stderr = false;  // neither: the command's default
     std::vector<std::string> pass_fd_args;  // --pass-fd, as given
     std::vector<int> pass_fds;              // the same, checked by descriptors_to_pass (the plan's are sorted)

@@ -32,6 +32,7 @@
 #include "sbx/route/route.hpp"
 #include "sbx/rules/git_record.hpp"
 
+#include "answers.hpp"
 #include "cache_folder.hpp"
 #include "cli_common.hpp"
 #include "commands.hpp"
@@ -232,6 +233,7 @@ std::string said_before(const RunArgs& a, const Composed& c, const sbx::Plan& pl
 struct Planned {
     sbx::Plan plan;
     std::string said;
+    std::optional<sbx::AgentFileSource> agent;  // --agent-file's, where an `always` answer is written
     std::optional<sbx::GroupSnapshot> group;  // here: for the launcher's steps, released after them
     // Set instead of a plan: the command runs outside the sandbox (--unsandboxed),
     // as one line and with the rule that sends it there.
@@ -294,6 +296,10 @@ sbx::expected<Planned> plan_run(const RunArgs& a, bool here, Lap& lap,
     SBX_TRY(made);
     out.said = said_before(a, *composed, *made);
     out.plan = std::move(*made);
+    if (composed->agent) {
+        out.agent.emplace(sbx::AgentFileSource{composed->agent->file, composed->home, sbx::LayerKind::flag});
+        out.agent->skill_script = a.plan.settings.skill_script;
+    }
     return out;
 }
 
@@ -385,6 +391,11 @@ int plan_and_launch(const RunArgs& a, bool here, Lap& lap, const std::vector<std
     lap.step("sbx.plan");
     if (!here) return exec_launcher(a, lap, *planned, again);
     std::cerr << planned->said;
+    // Answers that hold past this command are sbx's to keep (answers.hpp).
+    GivenAnswers given;
+    const std::string& session = a.plan.answers;
+    launcher.set_answering(answer_offers(session, planned->agent),
+                           [&given](const sbx::net::HostTarget& t, const sbx::launcher::Answer& ans) { given.add(t, ans); });
     lap.step("sbx.launch-prep");
     int status = sbx::launcher::kFailedBeforeCommand;
     try {
@@ -393,6 +404,7 @@ int plan_and_launch(const RunArgs& a, bool here, Lap& lap, const std::vector<std
         std::cerr << platform.name() << ": INTERNAL: " << e.what() << "\n";
     }
     if (planned->group) planned->group->release();
+    keep_answers(session, planned->agent, given.take());
     return status;
 }
 #else

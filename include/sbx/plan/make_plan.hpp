@@ -48,6 +48,7 @@ struct PlanRequest {
     // (net::call_host_rule; sbx: --allow-host, in tools/sbx/compose.cpp);
     // nullopt: none, the settings' lists decide.
     std::optional<std::vector<net::HostRule>> call_hosts;
+    std::vector<net::HostAnswer> answers{};  // held for the session (network.answers)
     bool scan_stderr = false;  // read file refusals from the command's standard error
     // Whose words the refusal lines use for the setting that would allow them:
     // the settings' keys, or the agent file's (the policy came from one).
@@ -174,6 +175,7 @@ SBX_INLINE expected<void> plan_network(const Policy& policy, const PlanRequest& 
     if (plan.network.rules.local_source)
         plan.network.local_why = plan.network.rules.local_source->file.str() + " " + plan.network.rules.local_source->key;
     plan.network.call.hosts = req.call_hosts;
+    plan.network.call.answers = req.answers;
     auto forwards = net::loopback_forwards(plan.network.rules, plan.network.call);
     for (const auto* r : forwards.privileged)
         plan.warnings.push_back(Warning{r->source ? r->source->file.str() : "", r->source ? r->source->key : "",

@@ -28,9 +28,9 @@ SBX_INLINE void write_host_rules(json::Writer& w, const std::vector<net::HostRul
 
 SBX_INLINE void write_network(json::Writer& w, const NetworkPlan& n);
 
-// Answers held for a session (network.answers, and the file of sbx run
-// --answers): [{"host": "pypi.org", "port": 443, "answer": "allow"}], port left
-// out for every port.
+// Answers held for a session (network.answers, and answers_file_json):
+// [{"host": "pypi.org", "port": 443, "answer": "allow"}], port left out for
+// every port.
 SBX_INLINE void write_host_answers(json::Writer& w, const std::vector<net::HostAnswer>& answers);
 
 
@@ -46,6 +46,10 @@ SBX_INLINE void write_filesystem(json::Writer& w, const Plan& p);
 
 // The plan as the versioned JSON document of docs/plan.md.
 SBX_INLINE std::string to_json(const Plan& p);
+
+// An answers file (sbx run --answers; parse_host_answers reads it):
+// {"answers": [...]}, on one line.
+SBX_INLINE std::string answers_file_json(const std::vector<net::HostAnswer>& answers);
 
 }  // namespace sbx
 
@@ -256,6 +260,14 @@ SBX_INLINE std::string to_json(const Plan& p) {
         w.end_object();
     }
     w.end_array().end_object();
+    return w.take();
+}
+
+SBX_INLINE std::string answers_file_json(const std::vector<net::HostAnswer>& answers) {
+    json::Writer w;
+    w.begin_object().key("answers");
+    detail::write_host_answers(w, answers);
+    w.end_object();
     return w.take();
 }
 

@@ -206,7 +206,7 @@ SBX_INLINE expected<Plan> parse_plan(std::string_view text, std::string origin);
 // The answers a host program keeps for a session (sbx run --answers FILE):
 // {"answers": [{"host": "pypi.org", "port": 443, "answer": "allow"}]}, read as
 // strictly as a plan's network.answers, errors naming `origin` and the key
-// (Errc::invalid_plan). Write them with write_host_answers (plan_json.hpp).
+// (Errc::invalid_plan). answers_file_json (plan_json.hpp) writes them.
 SBX_INLINE expected<std::vector<net::HostAnswer>> parse_host_answers(std::string_view text, std::string origin);
 
 }  // namespace sbx
