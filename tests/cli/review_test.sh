@@ -607,6 +607,23 @@ EOF
     want_status 137
     want_err "ran outside the sandbox and died of signal 9"
     tap_finish "run --unsandboxed: SIGTERM reaches the command, whose trap runs; its status is sbx's (7; 137 for SIGKILL)"
+
+    # A caller other than the agent file's owner gets only confined commands.
+    printf -- '---\nname: t\n---\n' >"$work/AGENT.md"
+    chmod 755 "$work"
+    chmod 644 "$work/AGENT.md"
+    chown nobody "$work/AGENT.md"
+    rm -f "$home/made-outside"
+    sbx_run_as --agent-file "$work/AGENT.md" --unsandboxed -- touch "$home/made-outside"
+    want_status 125
+    [[ ! -e $home/made-outside ]] || fail_because "the command ran outside for a caller who does not own the agent file"
+    want_err "--unsandboxed is refused: you (uid $(id -u "$who")) do not own the agent file"
+    tap_finish "run --unsandboxed under an agent file another user owns: refused (125), nothing runs outside"
+    chown "$who" "$work/AGENT.md"
+    sbx_run_as --agent-file "$work/AGENT.md" --unsandboxed -- touch "$home/made-outside"
+    want_status 0
+    [[ -e $home/made-outside ]] || fail_because "the owner's command did not run outside"
+    tap_finish "control: the agent file's owner runs the same command outside"
 done
 TAP_PREFIX=
 tap_end

@@ -6,7 +6,7 @@
 //   sbx explain [same options] PATH | --host HOST[:PORT]
 //   sbx check   [same options] FILE
 //   sbx diff    [same options] [--fail-on-widening] --base REV | OLD.json NEW.json
-//   sbx route   [same options] [--mode MODE] [--dangerously-disable-sandbox] [--request-json FILE|-] [LINE | -- COMMAND [ARG...]]
+//   sbx route   [same options] [--mode MODE] [--dangerously-disable-sandbox] [--caller owner|other] [--request-json FILE|-] [LINE | -- COMMAND [ARG...]]
 //   sbx plan    [same options] [--allow-home-root] [--no-tool-cache] [--weaker-sandbox] [--env NAME]... [--pass-fd N]... -- COMMAND [ARG...]
 //   sbx run     [same options] [--allow-home-root] [--no-tool-cache] [--weaker-sandbox] [--env NAME]... [--pass-fd N]... [--[no-]scan-stderr] [--unsandboxed] [--launcher PATH] -- COMMAND [ARG...]
 //   sbx doctor  [--json] [--agent-file FILE] [--launcher PATH]
@@ -206,11 +206,15 @@ void add_route(Cli& c) {
     auto* disable = route->add_flag("--dangerously-disable-sandbox", ra.dangerously_disable_sandbox,
                                     "The call asks to run outside the sandbox (honoured only where "
                                     "allowUnsandboxedCommands is not false)");
+    auto* caller = route->add_option("--caller", ra.caller,
+                                     "Who asks: the owner (the default), or other, who gets only confined commands")
+                       ->check(CLI::IsMember(std::vector<std::string>{"owner", "other"}));
     route->add_option("--request-json", ra.request,
                       "Read the whole call as JSON from FILE ('-': standard input): command, mode, "
-                      "dangerouslyDisableSandbox, allowedDomains, permissions (README.md, sbx route)")
+                      "dangerouslyDisableSandbox, allowedDomains, permissions, caller (README.md, sbx route)")
         ->excludes(mode)
-        ->excludes(disable);
+        ->excludes(disable)
+        ->excludes(caller);
 }
 
 // The options `sbx plan` and `sbx run` both take, but for --json, which only

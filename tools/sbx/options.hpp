@@ -96,6 +96,7 @@ struct RouteArgs {
     std::vector<std::string> line;  // LINE (one argument) or COMMAND... (route.cpp)
     std::string mode;               // --mode: a permission mode's name
     bool dangerously_disable_sandbox = false;
+    std::string caller;             // --caller owner|other: other gets only confined commands
     std::string request;            // --request-json FILE|-: the whole call (sbx/route/request.hpp)
 };
 

@@ -79,6 +79,7 @@ sbx::expected<sbx::route::Call> call_of(const RouteArgs& a) {
     } else {
         if (!a.mode.empty()) call.request.mode = sbx::permission_mode(a.mode);
         call.request.dangerously_disable_sandbox = a.dangerously_disable_sandbox;
+        call.request.owner = a.caller != "other";
     }
     if (!a.line.empty() && call.command)
         return sbx::fail(sbx::Errc::invalid_argument, "the line is given twice: on the command line and as the "

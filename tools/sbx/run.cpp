@@ -8,6 +8,7 @@
 #include <fcntl.h>
 #if defined(__linux__)
 #include <sys/mman.h>
+#include <sys/stat.h>
 #endif
 #include <unistd.h>
 
@@ -256,6 +257,17 @@ sbx::expected<void> route_outside(const RunArgs& a, const Composed& c, Planned& 
         return {};
     }
     const std::string why = sbx::route::describe(*by);
+    // Only the agent's owner runs commands outside; anyone else gets them confined or not at all.
+    if (a.unsandboxed && c.agent) {
+        struct stat st {};
+        if (::stat(c.agent->file.c_str(), &st) != 0 || st.st_uid != ::geteuid())
+            return sbx::fail(sbx::Error(sbx::Errc::invalid_argument,
+                                        line + " runs outside the sandbox by the settings (" + why +
+                                            "), and --unsandboxed is refused: you (uid " + std::to_string(::geteuid()) +
+                                            ") do not own the agent file, and a caller other than its owner gets only "
+                                            "confined commands")
+                                 .in_file(c.agent->file));
+    }
     if (!a.unsandboxed)
         return sbx::fail(sbx::Errc::invalid_argument,
                          line + " runs outside the sandbox by the settings: " + why +

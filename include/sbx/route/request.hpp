@@ -6,13 +6,15 @@
 //    "mode": "acceptEdits",
 //    "dangerouslyDisableSandbox": false,
 //    "allowedDomains": ["registry.npmjs.org"],
-//    "permissions": {"allow": ["Bash(npm test)"], "deny": [], "ask": []}}
+//    "permissions": {"allow": ["Bash(npm test)"], "deny": [], "ask": []},
+//    "caller": "owner"}
 // "command" is the line as the host received it, one string (newlines and tabs
 // allowed, as in here-documents; no other control character); "mode" a
 // permission mode's name; "allowedDomains" the hosts the call names for itself
 // (host patterns, as sandbox.network.allowedDomains takes them); "permissions"
 // the host's own Bash rules for its session (a person's earlier answers), each
-// checked here and kept with its key ("permissions.allow[0]") in the flag layer.
+// checked here and kept with its key ("permissions.allow[0]") in the flag layer;
+// "caller" "owner" (the default) or "other", who gets only confined commands.
 // An unknown key, a key given twice, a wrong type, an unknown mode, a malformed
 // rule or host, an empty or control-character string: each is an error naming
 // the file, line, column and key (INVALID_SETTINGS), never a default.
@@ -129,9 +131,14 @@ SBX_INLINE expected<void> CallReader::member(Call& out, std::string_view name, e
         out.request.allowed_domains = std::move(*hosts);
     } else if (name == "permissions") {
         return permissions(out.request, v);
+    } else if (name == "caller") {
+        auto s = text(v, key);
+        SBX_TRY(s);
+        if (*s != "owner" && *s != "other") return error(key, "expected \"owner\" or \"other\", got \"" + std::string(*s) + "\"");
+        out.request.owner = *s == "owner";
     } else {
         return error(key, "unknown key; a call has 'command', 'mode', 'dangerouslyDisableSandbox', "
-                          "'allowedDomains' and 'permissions'");
+                          "'allowedDomains', 'permissions' and 'caller'");
     }
     return {};
 }

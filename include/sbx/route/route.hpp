@@ -17,6 +17,11 @@
 // each with the rule or key that decided and its layer, file and key.
 //
 // The approval, in this order (the first that applies decides):
+//   -. for a caller other than the owner (Request::owner false: a person the
+//      host serves, not the one it runs for), a command that would run outside
+//      the sandbox is refused in every mode: such callers get only confined
+//      commands, whatever excludedCommands, dangerouslyDisableSandbox or
+//      `enabled` say;
 //   0. a program an agent file's shell skill blocks (blocked_commands), run by
 //      any command of the line as deny rules see it, refuses it; a line not read
 //      in full asks when there are blocked names;
@@ -84,6 +89,9 @@ struct Request {
     // The host's own Bash rules (a session's answers), as written, each with
     // where it came from: checked here, an error naming its key if malformed.
     SourcedList allow, deny, ask;
+    // false: the caller is not the owner (the agent's, or the person the host
+    // runs for), and gets only confined commands.
+    bool owner = true;
 };
 
 // Where the command line starts.
@@ -609,6 +617,15 @@ SBX_INLINE void Router::removals() {
 }
 
 SBX_INLINE bool Router::decided_before_sandbox() {
+    if (!request_.owner && out_.where != Where::inside) {
+        // Not decide(): no ask to turn into a refusal, whatever the mode.
+        out_.approval = Approval::deny;
+        out_.approval_because = Because{"a caller other than the owner gets only confined commands, and this one "
+                                        "would run outside the sandbox (" + out_.where_because.why + ")",
+                                        out_.where_because.rule, out_.where_because.source, out_.where_because.at};
+        decided_ = true;
+        return true;
+    }
     std::size_t at = 0;
     if (const SourcedRule* r = first_match(rules_.blocked, at)) {
         decide(Approval::deny, rule_because("the agent file's shell skill blocks " + r->from->value +

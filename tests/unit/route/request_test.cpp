@@ -25,6 +25,10 @@ TEST_CASE("parse_call: every member, the rules kept with their keys in the flag 
     CHECK(call->request.deny[1].source.file == "call.json");
     CHECK(call->request.allow.size() == 1);
     CHECK(call->request.ask.empty());
+    CHECK(call->request.owner);  // the default
+    const auto other = sbx::route::parse_call(R"J({"command": "ls", "caller": "other"})J", "call.json");
+    REQUIRE(other.has_value());
+    CHECK_FALSE(other->request.owner);
 }
 
 TEST_CASE("parse_call: a command line may hold newlines and tabs, as a here-document does") {
@@ -54,6 +58,8 @@ TEST_CASE("parse_call: each malformed call is refused, naming the key and where 
         {R"({"allowedDomains": ["a\nb.example"]})", "allowedDomains[0]", "control character"},
         {R"({"command": ["ls"]})", "command", "expected a string, got an array"},
         {R"({"mode": "yolo"})", "mode", "unknown mode \"yolo\""},
+        {R"({"caller": "guest"})", "caller", "expected \"owner\" or \"other\""},
+        {R"({"caller": false})", "caller", ""},
         {R"({"dangerouslyDisableSandbox": "yes"})", "dangerouslyDisableSandbox", "expected a boolean"},
         {R"({"allowedDomains": "example.com"})", "allowedDomains", "expected an array of strings"},
         {R"({"allowedDomains": ["ok.example", "https://x.example/"]})", "allowedDomains[1]", ""},

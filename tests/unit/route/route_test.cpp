@@ -537,3 +537,39 @@ TEST_CASE("route: a program the agent file's shell skill blocks is refused in ev
 }
 
 }  // namespace
+
+TEST_CASE("route: a caller other than the owner gets only confined commands, in every mode") {
+    struct Row {
+        char policy;
+        bool disable;  // dangerouslyDisableSandbox
+        std::string_view line;
+        Where where;
+    };
+    const Row rows[] = {
+        {'x', false, "docker ps", Where::excluded},       // an allow rule approves it for the owner
+        {'x', true, "ls", Where::unsandboxed},
+        {'o', false, "ls", Where::sandbox_off},
+        {'x', false, "ls", Where::inside},
+    };
+    for (const auto& row : rows) {
+        CAPTURE(row.line);
+        for (auto mode : sbx::kPermissionModes) {
+            CAPTURE(sbx::mode_name(mode));
+            sbx::route::Request req;
+            req.mode = mode;
+            req.dangerously_disable_sandbox = row.disable;
+            const auto owner = routed(policy(row.policy), row.line, req);
+            req.owner = false;
+            const auto other = routed(policy(row.policy), row.line, req);
+            CHECK(other.where == row.where);  // where it would run is still said
+            if (row.where == Where::inside) {
+                CHECK(other.approval == owner.approval);
+                continue;
+            }
+            CHECK(other.approval == Approval::deny);
+            CHECK_FALSE(other.person_only);
+            CHECK(other.approval_because.why.find("a caller other than the owner gets only confined commands") == 0);
+            CHECK(other.approval_because.rule == owner.where_because.rule);
+        }
+    }
+}
