@@ -130,10 +130,10 @@ std::string answered_text(const Answer& a, const AnswerOffers& offers) {
 
 }  // namespace
 
-Answer ask_on_terminal(const sbx::net::HostTarget& t, const StopSandbox& stop, int questions_end,
-                       const AnswerOffers& offers) {
+std::optional<Answer> ask_on_terminal(const sbx::net::HostTarget& t, const StopSandbox& stop, int questions_end,
+                                      const AnswerOffers& offers) {
     const Fd tty_fd(::open("/dev/tty", O_RDWR | O_CLOEXEC | O_NOCTTY));
-    if (!tty_fd.ok()) return {};
+    if (!tty_fd.ok()) return std::nullopt;
     const int tty = tty_fd.get();
     // Destroyed in reverse: the terminal is given back, then the sandbox continues.
     struct Continue {
@@ -151,7 +151,7 @@ Answer ask_on_terminal(const sbx::net::HostTarget& t, const StopSandbox& stop, i
     auto say = [&](const std::string& text) { write_all(tty, text.data(), text.size()); };
     if (!frozen.stopped.complete) {
         say(reset + "sbx: " + where + " refused: the command could not be stopped to ask about it\r\n");
-        return {};
+        return std::nullopt;
     }
     // A line of input, echoed, whatever mode the command left the terminal in.
     termios saved{};
@@ -184,6 +184,7 @@ Answer ask_on_terminal(const sbx::net::HostTarget& t, const StopSandbox& stop, i
     say(std::string(n > 0 && answer[n - 1] == '\n' ? "" : "\r\n") + "sbx: " + where + answered_text(given, shown) +
         "\r\n");
     if (have_mode) ::tcsetattr(tty, TCSANOW, &saved);
+    if (n <= 0) return std::nullopt;  // the command ended, or the terminal did: no one answered
     return given;
 }
 
@@ -269,7 +270,7 @@ void report_findings(const OutputFindings& found, Report& report) {
     if (found.forged_tags > 0) report.forged_tags_event(found.forged_tags);
 }
 
-Answer CallerQuestions::ask(const sbx::net::HostTarget& t, int questions_end) {
+std::optional<Answer> CallerQuestions::ask(const sbx::net::HostTarget& t, int questions_end) {
     const std::uint64_t id = ++next_id_;
     report_->question_event(id, t);
     for (;;) {
@@ -279,14 +280,14 @@ Answer CallerQuestions::ask(const sbx::net::HostTarget& t, int questions_end) {
             int ready;
             while ((ready = ::poll(fds, questions_end >= 0 ? 2 : 1, -1)) < 0 && errno == EINTR) {
             }
-            if (ready <= 0 || (fds[0].revents & (POLLIN | POLLHUP)) == 0) return {};
+            if (ready <= 0 || (fds[0].revents & (POLLIN | POLLHUP)) == 0) return std::nullopt;
             char buf[4096];
             ssize_t n;
             while ((n = ::read(control_fd_, buf, sizeof buf)) < 0 && errno == EINTR) {
             }
-            if (n <= 0) return {};
+            if (n <= 0) return std::nullopt;
             pending_.append(buf, static_cast<std::size_t>(n));
-            if (pending_.size() > 65536) return {};
+            if (pending_.size() > 65536) return std::nullopt;
         }
         const std::string line = pending_.substr(0, nl);
         pending_.erase(0, nl + 1);
@@ -301,7 +302,7 @@ Answer CallerQuestions::ask(const sbx::net::HostTarget& t, int questions_end) {
             simdjson::dom::element f;
             const bool has_for = (*doc)->root().get_object().at_key("for").get(f) == simdjson::SUCCESS;
             if (!has_for || f.get(scope) == simdjson::SUCCESS) held = parse_answer_scope(scope);
-            if (held) return {answer == "allow", *held};
+            if (held) return Answer{answer == "allow", *held};
         }
         std::cerr << std::string(program_) + ": warning: --control-fd: not an answer to question " << id << ", skipped: " << line
                   << "\n";
@@ -334,18 +335,20 @@ sbx::expected<std::unique_ptr<CommandProxy>> CommandProxy::start(const sbx::Plan
         if (answering.control_fd >= 0) {
             self->caller_ = std::make_unique<CallerQuestions>(answering.control_fd, report, answering.program);
             po.ask = [me, &report, told = answering.on_answer](const sbx::net::HostTarget& t) {
-                const Answer a = me->caller_->ask(t, me->questions_.read.get());
-                report.answer_event(t, a, "caller");
-                if (told) told(t, a);
-                return a.allow;
+                const auto a = me->caller_->ask(t, me->questions_.read.get());
+                if (!a) return false;  // no answer came: refused
+                report.answer_event(t, *a, "caller");
+                if (told) told(t, *a);
+                return a->allow;
             };
         } else {
             po.ask = [me, &report, stop = std::move(stop), offers = answering.offers,
                       told = answering.on_answer](const sbx::net::HostTarget& t) {
-                const Answer a = ask_on_terminal(t, stop, me->questions_.read.get(), offers);
-                report.answer_event(t, a, "terminal");
-                if (told) told(t, a);
-                return a.allow;
+                const auto a = ask_on_terminal(t, stop, me->questions_.read.get(), offers);
+                if (!a) return false;  // no terminal, or no answer before the command ended: refused
+                report.answer_event(t, *a, "terminal");
+                if (told) told(t, *a);
+                return a->allow;
             };
         }
     }

@@ -253,8 +253,10 @@ sbx::expected<void> check_pass_fds(const sbx::Plan& plan, std::initializer_list<
 // end of the command).
 // With `offers`, the question offers those answers too ([s] this session, [a]
 // always) and says where each is kept; without, it reads as it always has.
-Answer ask_on_terminal(const sbx::net::HostTarget& t, const StopSandbox& stop, int questions_end,
-                       const AnswerOffers& offers = {});
+// nullopt: no one answered (no terminal, the sandbox not stopped, the command
+// or the terminal ended first), which refuses the host as a no does.
+std::optional<Answer> ask_on_terminal(const sbx::net::HostTarget& t, const StopSandbox& stop, int questions_end,
+                                      const AnswerOffers& offers = {});
 
 // What ask_on_terminal writes before its question (see there).
 inline constexpr std::string_view kTerminalReset =
@@ -277,8 +279,9 @@ public:
         : control_fd_(control_fd), report_(&report), program_(program) {}
     // Asks through --report-fd and waits for the answer on --control-fd. A line
     // that is not an answer to this question is skipped with a warning; the end
-    // of the control channel, or of the command (questions_end), means no.
-    Answer ask(const sbx::net::HostTarget& t, int questions_end);
+    // of the control channel, or of the command (questions_end), is no answer
+    // (nullopt), which refuses the host.
+    std::optional<Answer> ask(const sbx::net::HostTarget& t, int questions_end);
 
 private:
     int control_fd_;
