@@ -273,6 +273,12 @@ echo '{"answers": []}' >"$proj/answers.json"
 sbx_run plan --root "$proj" "${managed[@]}" --answers "$proj/answers.json" -- true
 want_error 64 "^sbx: INVALID_ARGUMENT: $(lit "$proj/answers.json"): --answers: the command could write"
 tap_finish "plan --answers: the file's answers in network.answers; none when missing; 65 naming the key; 64 where the command writes"
+sbx_run explain --root "$proj" "${managed[@]}" --answers "$home/.cache/s/ok.json" --host pypi.org
+want_status 0
+[[ $out == *"allowed by an answer held for the session (port 443)"* ]] || fail_because "explain does not name the answer: $out"
+sbx_run explain --root "$proj" "${managed[@]}" --answers "$home/.cache/s/ok.json" --host pypi.org:80 --json
+[[ $out == *'"step":"sandbox-decider"'* ]] || fail_because "an answer for port 443 decided port 80: $out"
+tap_finish "explain --host --answers: an answer held for the session decides its host and port, and says so"
 
 fresh_case
 echo '{"sandbox": {"network": {"allowedDomains": ["*.github.com"], "deniedDomains": ["evil.github.com"]}}}' \

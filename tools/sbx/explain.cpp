@@ -14,6 +14,7 @@
 #include "sbx/review/decision_json.hpp"
 #include "sbx/rules/fs_rules.hpp"
 
+#include "answers.hpp"
 #include "cli_common.hpp"
 #include "commands.hpp"
 #include "compose.hpp"
@@ -132,6 +133,11 @@ int explain_host(const ExplainArgs& a, const Composed& c) {
     if (!hosts) return report(hosts.error());
     sbx::net::HostCall call;
     call.hosts = std::move(*hosts);
+    if (!a.answers.empty()) {
+        auto held = read_answers(a.answers);
+        if (!held) return report(held.error());
+        call.answers = std::move(*held);
+    }
     const HostAnswer answer = answer_host(*rules, call, std::move(*target));
     if (a.settings.json) print_host_json(c, answer);
     else print_host_text(c, answer);

@@ -161,6 +161,7 @@ void add_explain(Cli& c) {
         ->allow_extra_args(false);
     explain->add_option("--on-unknown-host", ea.on_unknown_host, "As sbx run's (default: ask)")
         ->check(CLI::IsMember(unknown_host_choices()));
+    explain->add_option("--answers", ea.answers, "As sbx run's: the answers held for the session")->type_name("FILE");
 }
 
 void add_check(Cli& c) {

@@ -84,6 +84,7 @@ struct ExplainArgs {
     std::string host;                      // --host HOST[:PORT]
     std::vector<std::string> allow_hosts;  // as sbx run's
     std::string on_unknown_host{kRunUnknownHost};  // as sbx run's default
+    std::string answers;                   // as sbx run's --answers
 };
 
 struct CheckArgs {

@@ -1356,9 +1356,9 @@ TEST_CASE("plan: network.answers are answers held for the session, one per host 
         {one(R"J({"host": "pypi.org", "answer": "allow"}, {"host": "pypi.org", "answer": "deny"})J"), "network.answers[1]"},
         {edit(proxy, from, R"J("strict": false, "answers": {"host": "pypi.org"})J"), "network.answers"},
     };
-    for (const auto& [text, key] : refused) {
-        CAPTURE(text);
-        check_refused(text, key);
+    for (const auto& r : refused) {
+        CAPTURE(r.first);
+        check_refused(r.first, r.second);
     }
 }
 
