@@ -11,10 +11,11 @@ nothing and fails if a question comes. Exits 0 when it could do that, 1 when
 no question came (or one came that it was not to answer), 2 on usage.
 """
 import os
-import pty
 import select
 import sys
 import time
+
+from terminal_question import spawn
 
 
 def main():
@@ -22,12 +23,7 @@ def main():
         print(__doc__.strip().splitlines()[2], file=sys.stderr)
         return 2
     key, argv = sys.argv[1], sys.argv[3:]
-    pid, master = pty.fork()
-    if pid == 0:
-        try:
-            os.execvp(argv[0], argv)
-        finally:
-            os._exit(127)
+    pid, master = spawn(argv)
     seen = bytearray()
     asked = False
     deadline = time.monotonic() + 30

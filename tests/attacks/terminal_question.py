@@ -29,18 +29,24 @@ import time
 FORGED = b"good.example"
 
 
-def main():
-    if len(sys.argv) < 5 or sys.argv[1] not in ("frozen", "control", "interrupt") or sys.argv[3] != "--":
-        print(__doc__.strip().splitlines()[2], file=sys.stderr)
-        return 2
-    mode, host, argv = sys.argv[1], sys.argv[2].encode(), sys.argv[4:]
-    question = b"sbx: the command wants to reach " + host
+def spawn(argv):
+    """Runs argv on a new pseudo-terminal, its controlling terminal: (pid, master)."""
     pid, master = pty.fork()
     if pid == 0:
         try:
             os.execvp(argv[0], argv)
         finally:
             os._exit(127)
+    return pid, master
+
+
+def main():
+    if len(sys.argv) < 5 or sys.argv[1] not in ("frozen", "control", "interrupt") or sys.argv[3] != "--":
+        print(__doc__.strip().splitlines()[2], file=sys.stderr)
+        return 2
+    mode, host, argv = sys.argv[1], sys.argv[2].encode(), sys.argv[4:]
+    question = b"sbx: the command wants to reach " + host
+    pid, master = spawn(argv)
     seen = bytearray()
     problems = []
 

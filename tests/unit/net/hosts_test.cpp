@@ -35,6 +35,14 @@ HostRule rule(std::string_view text, std::string list = "network.allowedDomains"
     return HostRule{*p, std::string(text), std::move(list), std::nullopt};
 }
 
+// A host and port, and the verdict and step decide_host gives them.
+struct DecisionRow {
+    std::string_view host;
+    std::uint16_t port;
+    Verdict verdict;
+    Step step;
+};
+
 sbx::net::Address addr(std::string_view text) {
     auto t = sbx::net::canonical_target(text, 1);
     REQUIRE(t.has_value());
@@ -383,13 +391,7 @@ TEST_CASE("decide_host: allowLocalBinding opens loopback, on every port, and not
     rules.local = true;
     rules.local_source = sbx::Source{sbx::LayerKind::user, sbx::FileName("/home/u/.claude/settings.json"),
                                      "sandbox.network.allowLocalBinding"};
-    struct Row {
-        std::string_view host;
-        std::uint16_t port;
-        Verdict verdict;
-        Step step;
-    };
-    const Row rows[] = {
+    const DecisionRow rows[] = {
         {"localhost", 3000, Verdict::allow, Step::local_binding},
         {"LocalHost.", 1, Verdict::allow, Step::local_binding},
         {"app.localhost", 8080, Verdict::allow, Step::local_binding},
@@ -829,13 +831,7 @@ TEST_CASE("decide_host: an answer held for the session decides where a question 
     call.answers = {{"pypi.org", 443, true},  {"pypi.org", 0, false},       {"denied.example", 0, true},
                     {"allowed.example", 0, false}, {"203.0.113.7", 0, true}, {"evil.example", 0, false}};
     const std::vector<sbx::net::Address> own;
-    struct Row {
-        std::string_view host;
-        std::uint16_t port;
-        Verdict verdict;
-        Step step;
-    };
-    const Row rows[] = {
+    const DecisionRow rows[] = {
         {"pypi.org", 443, Verdict::allow, Step::answered},   // the answer for the port, before every port's
         {"PyPI.org.", 443, Verdict::allow, Step::answered},  // as the target is normalised
         {"pypi.org", 80, Verdict::deny, Step::answered},     // every port's
