@@ -479,14 +479,20 @@ pid_t start_waiting(Sandbox& sb, const SandboxFacts& facts, const std::string& b
 // A sandbox that waits for orders it will never get: its stage ends without a
 // mount (the orders' pipe ends empty), and bubblewrap with it (the seccomp
 // pipe ends empty too, where it had not started the stage yet), waited for.
+// The bubblewrap waited for leaves as soon as the stage is gone, and its init
+// in the sandbox (killed by its parent's death) may outlive it by a moment:
+// every process of the sandbox holds the status pipe's write end, so its end
+// is theirs, as for a run (end_run).
 void end_waiting(Sandbox& sb) {
     sb.orders.write.reset();
     sb.seccomp.write.reset();
     if (sb.pid > 0) {
         while (::waitpid(sb.pid, nullptr, 0) < 0 && errno == EINTR) {
         }
+        if (sb.status.read.get() >= 0) (void)sbx::read_all(sb.status.read.get(), 4096, "the stage's status pipe");
         sandbox_ended();
     }
+    sb.status.read.reset();
     sb.pid = -1;
 }
 
