@@ -122,8 +122,6 @@ sbx::launcher::AnswerOffers answer_offers(const std::string& answers_file, const
     return o;
 }
 
-// Over 80 lines: the two places an answer is kept, each said in a line, and what
-// happens where one cannot be written.
 void keep_answers(const std::string& answers_file, const std::optional<sbx::AgentFileSource>& agent,
                   const std::vector<std::pair<sbx::net::HostTarget, sbx::launcher::Answer>>& given) {
     using Scope = sbx::launcher::AnswerScope;

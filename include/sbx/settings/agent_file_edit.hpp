@@ -158,8 +158,6 @@ SBX_INLINE bool same_but_hosts(const AgentFile& a, const AgentFile& b) {
 
 namespace sbx {
 
-// Over 80 lines: the places a host list can be, each a few lines, read in the
-// order the file is.
 SBX_INLINE expected<std::string> add_agent_file_host(std::string_view text, const AgentFileSource& src,
                                                      std::string_view host) {
     using namespace detail::agent_file_edit;
