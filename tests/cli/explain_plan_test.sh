@@ -281,6 +281,17 @@ sbx_run explain --root "$proj" "${managed[@]}" --answers "$home/.cache/s/ok.json
 tap_finish "explain --host --answers: an answer held for the session decides its host and port, and says so"
 
 fresh_case
+echo '{"sandbox": {"enabled": true, "excludedCommands": ["docker *"]}}' >"$proj/.claude/settings.json"
+sbx_run plan --root "$proj" "${managed[@]}" -- docker ps
+want_status 0
+[[ $out == *'"key":"sandbox.excludedCommands[0]","message":"docker ps runs outside the sandbox by the settings'*'sbx run refuses it unless --unsandboxed; this plan confines it"'* ]] ||
+    fail_because "no warning for the excluded command: $out"
+printf -- '---\nname: t\nskills:\n  - shell: {blocked_commands: [nc]}\n---\n' >"$proj/AGENT.md"
+sbx_run plan --root "$proj" "${managed[@]}" --agent-file "$proj/AGENT.md" -- nc -l 8080
+want_error 64 "^sbx: INVALID_ARGUMENT: nc -l 8080 is refused: the agent file's shell skill blocks nc, confined or not"
+tap_finish "plan: a command excludedCommands sends outside gets a warning naming the pattern; one the shell skill blocks is refused (64)"
+
+fresh_case
 echo '{"sandbox": {"network": {"allowedDomains": ["*.github.com"], "deniedDomains": ["evil.github.com"]}}}' \
     >"$proj/.claude/settings.json"
 sbx_run explain --root "$proj" "${managed[@]}" --host api.github.com
