@@ -30,12 +30,12 @@
 // way round: the broker only adds what Landlock cannot say.
 #pragma once
 
+#include <algorithm>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
 
-#include "sbx/core/glob.hpp"
 #include "sbx/core/inline.hpp"
 #include "sbx/core/paths.hpp"
 #include "sbx/linux/weaker_rules.hpp"
@@ -79,7 +79,7 @@ public:
         mounts_ = detail::PathPoints(std::move(mounts));
         grants_ = detail::PathPoints(std::move(write_grants));
         active_ = plan.filesystem.isolated;
-        for (const auto& n : plan.filesystem.neutralise_new) patterns_.emplace_back(n.dir, n.pattern);
+        patterns_ = plan.filesystem.neutralise_new;
     }
 
     // Whether the broker is wanted at all: a plan that does not isolate the
@@ -107,7 +107,7 @@ public:
 
 private:
     detail::PathPoints stops_{{}}, starts_{{}}, mounts_{{}}, grants_{{}}, devices_{{}};
-    std::vector<std::pair<std::string, std::string>> patterns_;  // filesystem.neutraliseNew: directory, pattern
+    std::vector<NeutraliseNewOp> patterns_;  // filesystem.neutraliseNew
     bool active_ = false;
 
     // Whether `p` is a name one of the plan's neutraliseNew patterns refuses.
@@ -152,12 +152,7 @@ SBX_INLINE bool WeakerBroker::landlock_allows(FileChange change, const std::stri
 }
 
 SBX_INLINE bool WeakerBroker::refused_name(const std::string& p) const {
-    if (patterns_.empty()) return false;
-    const std::string dir = paths::parent(p);
-    const std::string_view name = std::string_view(p).substr(p.rfind('/') + 1);
-    for (const auto& [d, pattern] : patterns_)
-        if (d == dir && glob::detail::match_component(pattern, name)) return true;
-    return false;
+    return std::any_of(patterns_.begin(), patterns_.end(), [&](const NeutraliseNewOp& op) { return op.matches(p); });
 }
 
 SBX_INLINE bool WeakerBroker::may_change(std::string p) const {

@@ -42,6 +42,7 @@
 #include <vector>
 
 #include "sbx/core/expected.hpp"
+#include "sbx/core/glob.hpp"
 #include "sbx/core/inline.hpp"
 #include "sbx/rules/fs_rules.hpp"
 
@@ -140,6 +141,13 @@ struct NeutraliseNewOp {
     std::string pattern;  // one component, with a wildcard
     std::vector<std::string> present;  // the names that matched when the plan was made, sorted
     std::string why;
+
+    // Whether the absolute, normalised `path` is a name in `dir` that `pattern` matches.
+    bool matches(std::string_view path) const {
+        const std::size_t slash = path.rfind('/');
+        return slash != std::string_view::npos && path.substr(0, slash == 0 ? 1 : slash) == dir &&
+               glob::detail::match_component(pattern, path.substr(slash + 1));
+    }
 };
 
 // What git inside the sandbox reads as the repository's info/exclude: the file's

@@ -28,7 +28,6 @@
 #include <vector>
 
 #include "sbx/core/ascii.hpp"
-#include "sbx/core/glob.hpp"
 #include "sbx/core/inline.hpp"
 #include "sbx/core/paths.hpp"
 #include "sbx/plan/fs_plan.hpp"
@@ -229,12 +228,9 @@ SBX_INLINE PlannedAccess planned_access(const FsPlan& plan, std::string_view pat
             case MountKind::mask_file: out.kind = K::hidden; break;
         }
     }
-    if (out.kind == K::writable && plan.names_refused && !plan.neutralise_new.empty()) {
-        const std::string dir = paths::parent(path);
-        const std::string_view name = path.substr(path.rfind('/') + 1);
+    if (out.kind == K::writable && plan.names_refused)
         for (const auto& op : plan.neutralise_new)
-            if (op.dir == dir && glob::detail::match_component(op.pattern, name)) return {K::read_only, nullptr, &op};
-    }
+            if (op.matches(path)) return {K::read_only, nullptr, &op};
     return out;
 }
 
