@@ -309,6 +309,20 @@ std::optional<Answer> CallerQuestions::ask(const sbx::net::HostTarget& t, int qu
     }
 }
 
+namespace {
+
+// What a question came to: no answer (no terminal, the command or the channel
+// ended first) refuses; an answer is said on the report and to its caller.
+bool settle(const std::optional<Answer>& a, const sbx::net::HostTarget& t, std::string_view by, Report& report,
+            const std::function<void(const sbx::net::HostTarget&, const Answer&)>& told) {
+    if (!a) return false;
+    report.answer_event(t, *a, by);
+    if (told) told(t, *a);
+    return a->allow;
+}
+
+}  // namespace
+
 sbx::expected<std::unique_ptr<CommandProxy>> CommandProxy::start(const sbx::Plan& plan, Report& report,
                                                                  Answering answering, int http_fd, int socks_fd,
                                                                  StopSandbox stop, const std::vector<int>& forward_fds,
@@ -335,20 +349,12 @@ sbx::expected<std::unique_ptr<CommandProxy>> CommandProxy::start(const sbx::Plan
         if (answering.control_fd >= 0) {
             self->caller_ = std::make_unique<CallerQuestions>(answering.control_fd, report, answering.program);
             po.ask = [me, &report, told = answering.on_answer](const sbx::net::HostTarget& t) {
-                const auto a = me->caller_->ask(t, me->questions_.read.get());
-                if (!a) return false;  // no answer came: refused
-                report.answer_event(t, *a, "caller");
-                if (told) told(t, *a);
-                return a->allow;
+                return settle(me->caller_->ask(t, me->questions_.read.get()), t, "caller", report, told);
             };
         } else {
             po.ask = [me, &report, stop = std::move(stop), offers = answering.offers,
                       told = answering.on_answer](const sbx::net::HostTarget& t) {
-                const auto a = ask_on_terminal(t, stop, me->questions_.read.get(), offers);
-                if (!a) return false;  // no terminal, or no answer before the command ended: refused
-                report.answer_event(t, *a, "terminal");
-                if (told) told(t, *a);
-                return a->allow;
+                return settle(ask_on_terminal(t, stop, me->questions_.read.get(), offers), t, "terminal", report, told);
             };
         }
     }

@@ -148,14 +148,24 @@ sbx::LayerFiles layer_files(const SettingsArgs& a, const Place& p, std::vector<s
 
 }  // namespace
 
+sbx::AgentFileSource agent_file_source(const std::string& file, const std::string& home, bool skill_script) {
+    sbx::AgentFileSource source{file, home, sbx::LayerKind::flag};
+    source.skill_script = skill_script;
+    return source;
+}
+
 sbx::expected<sbx::AgentFile> read_agent_file(const std::string& given, const std::string& home, bool skill_script) {
     const std::string file = absolute(given);
     auto text = sbx::read_small_file(file, sbx::kMaxSettingsBytes, sbx::Errc::invalid_settings);
     SBX_TRY(text);
     if (!*text) return sbx::fail(sbx::Error(sbx::Errc::io_error, "no agent file here").in_file(file));
-    sbx::AgentFileSource source{file, home, sbx::LayerKind::flag};
-    source.skill_script = skill_script;
-    return sbx::parse_agent_file(**text, source);
+    return sbx::parse_agent_file(**text, agent_file_source(file, home, skill_script));
+}
+
+sbx::expected<void> refuse_blocked(const Composed& c, const std::string& line) {
+    if (const auto blocked = sbx::route::blocked_by(c.policy, line))
+        return sbx::fail(sbx::Errc::invalid_argument, line + " is refused: " + sbx::route::describe(*blocked));
+    return {};
 }
 
 namespace {

@@ -75,6 +75,14 @@ sbx::expected<Composed> compose(const SettingsArgs& a, HomeRoot home_root, const
 // its `~/` (a skill script's when `skill_script`); IO_ERROR when it is not there.
 sbx::expected<sbx::AgentFile> read_agent_file(const std::string& given, const std::string& home, bool skill_script);
 
+// How an agent file given on the command line is read: read_agent_file's, and
+// again where an answer is written into it (answers.hpp).
+sbx::AgentFileSource agent_file_source(const std::string& file, const std::string& home, bool skill_script);
+
+// Refuses (INVALID_ARGUMENT) a line that runs a program the agent file's shell
+// skill blocks: it runs neither inside nor out (`sbx run`, `sbx plan`).
+sbx::expected<void> refuse_blocked(const Composed& c, const std::string& line);
+
 // An agent file's preset and where it came from, in words: "strict, written at
 // sandbox.preset", "development, the default (the file has no sandbox block)".
 std::string preset_words(const sbx::AgentFile& a);

@@ -22,8 +22,7 @@ int run_plan(PlanArgs& a) {
     auto composed = compose(a.settings, a.home_root());
     if (!composed) return report(composed.error());
     const std::string line = shell_words(a.command);
-    if (const auto blocked = sbx::route::blocked_by(composed->policy, line))
-        return report(sbx::Error(sbx::Errc::invalid_argument, line + " is refused: " + sbx::route::describe(*blocked)));
+    if (auto ok = refuse_blocked(*composed, line); !ok) return report(ok.error());
     auto plan = plan_for(*composed, a);
     if (!plan) return report(plan.error());
     if (const auto by = sbx::route::excluded_by(composed->policy, line))

@@ -248,9 +248,7 @@ struct Planned {
 // `out.outside` when it runs outside.
 sbx::expected<void> route_outside(const RunArgs& a, const Composed& c, Planned& out) {
     const std::string line = shell_words(a.plan.command);
-    // A program the agent file's shell skill blocks runs neither inside nor out.
-    if (const auto blocked = sbx::route::blocked_by(c.policy, line))
-        return sbx::fail(sbx::Errc::invalid_argument, line + " is refused: " + sbx::route::describe(*blocked));
+    SBX_TRY(refuse_blocked(c, line));
     const auto by = sbx::route::excluded_by(c.policy, line);
     if (!by) {
         if (a.unsandboxed) std::cerr << "sbx: --unsandboxed: nothing takes " << line << " out of the sandbox; it runs confined\n";
@@ -308,10 +306,8 @@ sbx::expected<Planned> plan_run(const RunArgs& a, bool here, Lap& lap,
     SBX_TRY(made);
     out.said = said_before(a, *composed, *made);
     out.plan = std::move(*made);
-    if (composed->agent) {
-        out.agent.emplace(sbx::AgentFileSource{composed->agent->file, composed->home, sbx::LayerKind::flag});
-        out.agent->skill_script = a.plan.settings.skill_script;
-    }
+    if (composed->agent)
+        out.agent = agent_file_source(composed->agent->file, composed->home, a.plan.settings.skill_script);
     return out;
 }
 
