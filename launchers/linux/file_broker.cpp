@@ -217,7 +217,7 @@ bool drop_thread_capabilities() {
 
 }  // namespace
 
-sbx::expected<Fd> broker_filter_program() {
+sbx::expected<Fd> broker_filter_program(bool with_connect) {
     scmp_filter_ctx raw = seccomp_init(SCMP_ACT_ALLOW);
     if (raw == nullptr) return sbx::fail(Errc::sandbox_unavailable, "the file broker's filter: seccomp_init failed");
     struct Release {
@@ -242,6 +242,9 @@ sbx::expected<Fd> broker_filter_program() {
         }
         if (rc < 0) return sbx::fail(filter_error(std::string("adding ") + c.name, rc));
     }
+    if (with_connect)
+        if (int rc = seccomp_rule_add(raw, SCMP_ACT_NOTIFY, SCMP_SYS(connect), 0); rc < 0)
+            return sbx::fail(filter_error("adding connect", rc));
     Fd fd(::memfd_create("sbx-broker-filter", MFD_CLOEXEC));
     if (fd.get() < 0) return sbx::fail(Errc::sandbox_unavailable, std::string("memfd_create: ") + std::strerror(errno));
     if (int rc = seccomp_export_bpf(raw, fd.get()); rc < 0) return sbx::fail(filter_error("exporting it", rc));
@@ -250,11 +253,12 @@ sbx::expected<Fd> broker_filter_program() {
     return fd;
 }
 
-sbx::expected<std::unique_ptr<FileBroker>> FileBroker::start(Fd listener, WeakerBroker rules) {
+sbx::expected<std::unique_ptr<FileBroker>> FileBroker::start(Fd listener, WeakerBroker rules, OnConnect on_connect) {
     Fd wake(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
     if (wake.get() < 0)
         return sbx::fail(Errc::sandbox_unavailable, std::string("the file broker's eventfd: ") + std::strerror(errno));
-    std::unique_ptr<FileBroker> b(new FileBroker(std::move(listener), std::move(wake), std::move(rules)));
+    std::unique_ptr<FileBroker> b(
+        new FileBroker(std::move(listener), std::move(wake), std::move(rules), std::move(on_connect)));
     // The thread takes no signal: the launcher's main thread handles them.
     sigset_t all, old;
     sigfillset(&all);
@@ -514,6 +518,10 @@ void FileBroker::serve() {
         std::fill(notif_buf.begin(), notif_buf.end(), 0);
         auto* n = reinterpret_cast<seccomp_notif*>(notif_buf.data());
         if (::ioctl(listener_.get(), SECCOMP_IOCTL_NOTIF_RECV, n) != 0) continue;  // the caller is gone
+        if (on_connect_ && n->data.nr == SCMP_SYS(connect) && n->data.arch == native) {
+            on_connect_(*n);
+            continue;
+        }
         std::optional<Call> call;
         for (std::size_t i = 0; i < known; ++i)
             if (numbers[i].first == n->data.nr) call = numbers[i].second;

@@ -27,8 +27,11 @@
 // at the last step, and a trailing slash on anything but a directory.
 #pragma once
 
+#include <linux/seccomp.h>
+
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <thread>
 
@@ -40,16 +43,22 @@ namespace sbx::linux_sandbox {
 
 // The filter's BPF program in a memfd (close-on-exec), for the native
 // architecture: every other call, and every call of another architecture,
-// passes it (the whole filter decides those). Fails with
+// passes it (the whole filter decides those). `with_connect`: connect() waits
+// for the listener too, for the connect broker (connect_broker.hpp), which a
+// process can have no listener of its own beside this one for. Fails with
 // Errc::sandbox_unavailable naming the step.
-sbx::expected<launcher::Fd> broker_filter_program();
+sbx::expected<launcher::Fd> broker_filter_program(bool with_connect = false);
 
 class FileBroker {
 public:
     // Serves `listener` (the filter's, from the stage) on a thread of its own
     // until stop(). Fails with Errc::sandbox_unavailable where the thread or
     // its stop signal cannot be made.
-    static sbx::expected<std::unique_ptr<FileBroker>> start(launcher::Fd listener, WeakerBroker rules);
+    // `on_connect`: what answers a connect() the filter sent (with_connect);
+    // it is called on the broker's thread, and must answer it.
+    using OnConnect = std::function<void(const seccomp_notif&)>;
+    static sbx::expected<std::unique_ptr<FileBroker>> start(launcher::Fd listener, WeakerBroker rules,
+                                                            OnConnect on_connect = nullptr);
     ~FileBroker();
     FileBroker(const FileBroker&) = delete;
     FileBroker& operator=(const FileBroker&) = delete;
@@ -64,12 +73,14 @@ public:
     std::uint64_t made() const { return made_.load(); }
 
 private:
-    FileBroker(launcher::Fd listener, launcher::Fd wake, WeakerBroker rules)
-        : listener_(std::move(listener)), wake_(std::move(wake)), rules_(std::move(rules)) {}
+    FileBroker(launcher::Fd listener, launcher::Fd wake, WeakerBroker rules, OnConnect on_connect)
+        : listener_(std::move(listener)), wake_(std::move(wake)), rules_(std::move(rules)),
+          on_connect_(std::move(on_connect)) {}
     void serve();
 
     launcher::Fd listener_, wake_;
     WeakerBroker rules_;
+    OnConnect on_connect_;
     std::thread thread_;
     std::atomic<std::uint64_t> continued_{0}, made_{0};
 };

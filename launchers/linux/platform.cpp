@@ -44,6 +44,7 @@
 
 #include "base/fd_io.hpp"
 #include "base/trace.hpp"
+#include "linux/connect_broker.hpp"
 #include "linux/file_broker.hpp"
 #include "linux/git_audit.hpp"
 #include "linux/platform.hpp"
@@ -245,10 +246,10 @@ void report_audit(const GitAuditResult& audit, Launcher& l) {
 // built, filter_fallback (sbx/linux/filter_fallback.hpp) says whether the plan
 // runs without it; when it may not, the sandbox is `unavailable` here, for
 // `unavailable_why`.
-Fd seccomp_step(const char* program_name, const sbx::Plan& plan, SeccompPart part, bool& unavailable,
+Fd seccomp_step(const char* program_name, const sbx::Plan& plan, SeccompOptions options, bool& unavailable,
                 sbx::Error& unavailable_why) {
     if (unavailable) return Fd();
-    auto program = seccomp_program(SeccompOptions{plan.allow_unix_sockets, part});
+    auto program = seccomp_program(options);
     const FilterRule& fallback = filter_fallback(plan, program.has_value());
     switch (fallback.verdict) {
         case FilterVerdict::filtered: return std::move(*program);
@@ -332,6 +333,7 @@ struct Sandbox {
     Pipe out;            // the command's standard output, when it is relayed apart from its error
     SocketPair proxy;    // the stage hands the proxy's listeners over it
     SocketPair pty;      // the stage hands the command's terminal over it
+    SocketPair connect;  // the stage hands the connect broker's listener over it
     Pipe orders;         // waiting: the stage's orders
     Pipe seccomp;        // waiting: bubblewrap's --seccomp, the first part
     Fd seccomp_program;  // the usual way: bubblewrap's --seccomp
@@ -339,6 +341,7 @@ struct Sandbox {
     Fd exclude;          // the git exclude file's content
     int stage_pty_fd = -1;    // the stage's ends of the pairs, by the numbers it has them
     int stage_proxy_fd = -1;  // (ours are closed once bubblewrap has started)
+    int stage_connect_fd = -1;
     std::optional<TerminalUse> terminal;
     OutputRelays relays;  // the command's standard output and error that pass through relay_output
 };
@@ -369,8 +372,12 @@ sbx::expected<void> open_sandbox_fds(Sandbox& sb, const Options& o, bool scan_st
     if (sb.relays.out && !sb.relays.merged && !sb.out.open()) return failed("pipe");
     if (sb.terminal && !sb.pty.open()) return failed("socketpair");
     if (proxy && !sb.proxy.open()) return failed("socketpair");
+    // Made whether the plan will want the connect broker or not: the stage
+    // may be started before the plan is known.
+    if (!sb.connect.open()) return failed("socketpair");
     sb.stage_pty_fd = sb.pty.stages.get();
     sb.stage_proxy_fd = sb.proxy.stages.get();
+    sb.stage_connect_fd = sb.connect.stages.get();
     if (!waiting) return {};
     if (!sb.orders.open() || !sb.seccomp.open()) return failed("pipe");
     sb.stage.orders_fd = sb.orders.read.get();
@@ -390,7 +397,8 @@ pid_t start_bubblewrap(Sandbox& sb, std::vector<std::string>& args, std::vector<
                        std::vector<int> keep, Reaper& reaper, const std::string& cwd = {},
                        KillScope scope = KillScope::process) {
     for (int fd : {sb.exe.get(), sb.status.write.get(), sb.seccomp_program.get(), sb.exclude.get(),
-                   sb.proxy.stages.get(), sb.pty.stages.get(), sb.stage.trace_fd, sb.mounts_filter.get(),
+                   sb.proxy.stages.get(), sb.pty.stages.get(), sb.connect.stages.get(), sb.stage.trace_fd,
+                   sb.mounts_filter.get(),
                    sb.orders.read.get(), sb.seccomp.read.get()})
         if (fd >= 0) keep.push_back(fd);
     // bubblewrap and the stage get the descriptors they need and those the plan
@@ -517,6 +525,8 @@ struct Run {
     std::unique_ptr<HeldTerminal> held;  // the caller's terminal, where the command holds it itself (--no-pty)
     int wall_abi = 0;  // the Landlock ABI the stage's write wall uses; 0: no wall
     bool weaker = false;  // the weaker sandbox (no bubblewrap; wall_abi is its domain's ABI)
+    bool connect_broker = false;  // the launcher answers each connect() (connect_broker.hpp)
+    std::vector<RefusedLine> socket_refusals;  // its refusals, once it has stopped
 
     // Before the command ran: remove what was made, say why, and give 125.
     int give_up(const sbx::Error& e) {
@@ -584,6 +594,7 @@ void plan_stage(Run& run) {
         stage.pty_fd = sb.stage_pty_fd;
         stage.pty_on = sb.terminal->replaces;
     }
+    if (run.connect_broker) stage.connect_fd = sb.stage_connect_fd;
     // The weaker sandbox's proxy listens outside, and it has no forwards.
     if (plan.network.mode == sbx::NetworkMode::proxy && !run.weaker) {
         stage.proxy_fd = sb.stage_proxy_fd;
@@ -689,6 +700,90 @@ std::unique_ptr<CommandProxy> start_proxy(Run& run, pid_t pid, const Trace& trac
     return proxy;
 }
 
+// What the connect broker decides by: the plan's Unix sockets, each entry's
+// links resolved now, once (sbx/net/unix_socket.hpp), and the command's
+// temporary folder.
+sbx::net::UnixSocketRules unix_socket_rules(const sbx::Plan& plan) {
+    sbx::net::UnixSocketRules rules;
+    rules.all = plan.all_unix_sockets;
+    const Fd root(::open("/", O_PATH | O_DIRECTORY | O_CLOEXEC));
+    auto resolved = [&](const std::string& path) {
+        auto r = root.ok() ? resolve_in(root.get(), "/", path) : std::nullopt;
+        return r ? r->path : path;
+    };
+    for (const auto& p : plan.unix_socket_paths) {
+        sbx::net::UnixSocketEntry e{p, resolved(p), false};
+        struct stat st {};
+        e.folder = ::stat(e.path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+        rules.entries.push_back(std::move(e));
+    }
+    rules.own = resolved(plan.tmpdir);
+    return rules;
+}
+
+// A connect broker for `listener` (a thread of its own, or `attached` to the
+// file broker's), with the plan's rules, the network the command has, and its
+// refusals reported as they come.
+sbx::expected<std::unique_ptr<ConnectBroker>> connect_broker_of(Run& run, Fd listener, bool attached) {
+    Report& report = run.l.report();
+    BrokerNetwork network;
+    network.own_namespace = !run.weaker;
+    for (int port : run.sb->stage.connect_ports) network.tcp_ports.push_back(static_cast<std::uint16_t>(port));
+    auto on_refusal = [&report](const SocketRefusal& r) {
+        if (r.host.empty()) {
+            report.unix_socket_event(r.path, r.named, r.program, r.why);
+            return;
+        }
+        ProxyEvent e;
+        e.host = r.host;
+        e.port = static_cast<std::uint16_t>(r.port);
+        e.protocol = "direct";
+        e.reason = r.why;
+        report.violation_event(e);
+    };
+    auto rules = unix_socket_rules(run.plan);
+    return attached ? ConnectBroker::attach(std::move(listener), std::move(rules), std::move(network), on_refusal)
+                    : ConnectBroker::start(std::move(listener), std::move(rules), std::move(network), on_refusal);
+}
+
+// The connect broker, once the stage has sent its filter's listener (after
+// the proxy's listeners and the command's terminal). Null where the plan has
+// none or the sandbox never got that far; where it cannot start, every
+// connect() would wait for ever: the sandbox is killed.
+std::unique_ptr<ConnectBroker> start_connect_broker(Run& run, pid_t pid, const Trace& trace) {
+    Sandbox& sb = *run.sb;
+    sb.connect.stages.reset();
+    Fd ours = std::move(sb.connect.ours);
+    if (ours.get() < 0 || sb.stage.connect_fd < 0) return nullptr;
+    auto fds = receive_fds(ours.get(), 1);
+    if (fds.empty()) return nullptr;
+    const auto t = Trace::now();
+    auto started = connect_broker_of(run, std::move(fds.front()), false);
+    trace.step("launcher.connect-broker", t);
+    if (started) return std::move(*started);
+    std::cerr << run.l.program() << ": " << sbx::errc_name(started.error().code) << ": "
+              << sbx::to_string(started.error()) << "\n";
+    if (run.weaker) ::kill(-pid, SIGKILL);  // the weaker sandbox's processes are a group of their own
+    ::kill(pid, SIGKILL);
+    return nullptr;
+}
+
+// Its refusals, as lines of the block, once it has stopped: a Unix socket's
+// with the setting that opens it; a connection of the command's own past the
+// proxy (the weaker sandbox) with none, as no setting does.
+void keep_socket_refusals(Run& run, const ConnectBroker& broker) {
+    for (const auto& r : broker.refused()) {
+        if (!r.host.empty()) {
+            const std::string by = r.program.empty() ? std::string() : "; by " + r.program;
+            run.socket_refusals.push_back({sbx::network_violation_line(r.host, r.port, r.why + by), "", r.times});
+            continue;
+        }
+        run.socket_refusals.push_back({sbx::net::unix_socket_violation_line(r.path.empty() ? r.named : r.path, r.named,
+                                                                            r.program, r.why),
+                                       sbx::allow_sentence(run.plan.hints.sockets), r.times});
+    }
+}
+
 // The probe's reason, and where user namespaces are what is refused, the
 // switch that would run the weaker sandbox instead.
 sbx::Error with_weaker_hint(const ProbeResult& deep) {
@@ -744,7 +839,7 @@ int finish(Run& run, ProbeOptions popt, int wstatus, const StageReport& stage_re
     if (run.l.options().print_violations) {
         std::string block =
             violations_text(plan, refused, run.scanner ? &*run.scanner : nullptr, audit.neutralised, &run.found,
-                            audit.failures);
+                            audit.failures, run.socket_refusals);
         if (run.terminal_relay) block = run.terminal_relay->on_own_line(std::move(block));
         std::cerr << block << std::flush;
     }
@@ -906,18 +1001,29 @@ void LinuxPlatform::start_early(Launcher& l, const SandboxFacts& facts, Reaper& 
 }
 
 std::optional<sbx::Error> LinuxPlatform::unavailable(const sbx::Plan& plan) {
+    connect_broker_ = false;
+    broker_warning_.clear();
     // Asked for, the weaker sandbox runs where user namespaces are refused, and only there.
     if (plan.weaker_sandbox) {
         const UnshareOutcome trial = user_namespace_trial();
         if (trial.spawn_error.empty() && (trial.error != 0 || trial.signal != 0)) return weaker_unavailable(plan, trial);
     }
     popt_ = ProbeOptions{plan.bwrap_path, !plan.allow_unix_sockets, false};
+    // Unless every Unix socket is open, the launcher decides each connection;
+    // without the kernel's help for that, listed sockets stay closed.
+    if (!plan.allow_unix_sockets) {
+        if (auto can = connect_broker_available()) connect_broker_ = true;
+        else if (!plan.unix_socket_paths.empty())
+            broker_warning_ = "the Unix sockets the settings list stay closed: this kernel cannot let the launcher "
+                              "decide each connection (" + sbx::to_string(can.error()) + ")";
+    }
+    const SeccompOptions options{plan.allow_unix_sockets, SeccompPart::whole, false, connect_broker_};
     // A sandbox started early for this bubblewrap passed the quick probe but for
     // its seccomp checks, whose test build both parts of the filter built make
     // too (a kernel that refuses the filter's actions makes bubblewrap fail,
     // and finish() asks the thorough probe why). Else the probe runs again, all of it.
     if (waiting_ && waiting_->sb.facts.bwrap_path == plan.bwrap_path)
-        if (auto split = split_seccomp_programs(plan.allow_unix_sockets)) {
+        if (auto split = split_seccomp_programs(options)) {
             probed_ = waiting_->probed;
             seccomp_program_ = std::move(split->first);
             mounts_filter_ = std::move(split->second);
@@ -929,12 +1035,12 @@ std::optional<sbx::Error> LinuxPlatform::unavailable(const sbx::Plan& plan) {
     // The stage makes the mounts where the kernel has the new mount API and
     // both parts of the filter build; else bubblewrap makes them all.
     if (!unavailable && !bubblewrap_mounts_ && mount_api_available())
-        if (auto split = split_seccomp_programs(plan.allow_unix_sockets)) {
+        if (auto split = split_seccomp_programs(options)) {
             seccomp_program_ = std::move(split->first);
             mounts_filter_ = std::move(split->second);
             return std::nullopt;
         }
-    seccomp_program_ = seccomp_step(program(), plan, SeccompPart::whole, unavailable, unavailable_why);
+    seccomp_program_ = seccomp_step(program(), plan, options, unavailable, unavailable_why);
     if (unavailable) return unavailable_why;
     return std::nullopt;
 }
@@ -1016,6 +1122,7 @@ int wait_and_end(Run& run, const ProbeOptions& popt, std::uint64_t sandbox_start
     start_output_relays(run, relays);
     auto proxy = start_proxy(run, pid, trace);
     start_terminal(run);
+    auto broker = start_connect_broker(run, pid, trace);
     set_grace(l.options().grace);  // a signal now goes to the command's group first
     if (caught_signal() != 0 && !signal_forwarded()) ::kill(pid, SIGKILL);  // it came before we knew the pid
 
@@ -1027,6 +1134,10 @@ int wait_and_end(Run& run, const ProbeOptions& popt, std::uint64_t sandbox_start
     trace.step("sandbox", sandbox_start);
     const auto t = Trace::now();
     if (proxy) proxy->stop();  // open questions are answered no
+    if (broker) {
+        broker->stop();
+        keep_socket_refusals(run, *broker);
+    }
     // The command's last output is written and the caller's terminal has its
     // modes back; every writer was inside the sandbox, whose processes ended with it.
     end_output(run, relays);
@@ -1095,6 +1206,11 @@ int LinuxPlatform::run(Launcher& l, const sbx::Plan& plan, Reaper& reaper) {
     }
     reaper.group(group->lock_path(), group->live_path());
     Run run(l, plan, reaper, std::move(*group));
+    run.connect_broker = connect_broker_;
+    if (!broker_warning_.empty()) {
+        l.report().warning_event(broker_warning_);
+        l.warn(broker_warning_);
+    }
     const bool waiting = *sb != nullptr;
     run.sb = waiting ? std::move(*sb) : std::make_unique<Sandbox>();
     trace.step("launcher.group", t);
@@ -1161,7 +1277,15 @@ std::optional<sbx::Error> LinuxPlatform::weaker_unavailable(const sbx::Plan& pla
         return cannot(refused + ", and the weaker sandbox needs Landlock ABI 4 (Linux 6.7) for its network rules; this kernel has " +
                       (abi == 0 ? std::string("no Landlock (or it is not enabled: lsm= on the kernel's command line)")
                                 : "ABI " + std::to_string(abi)));
-    auto program = seccomp_program(SeccompOptions{plan.allow_unix_sockets, SeccompPart::whole, true});
+    // The connect broker decides the command's connections here too; without
+    // it, listed Unix sockets stay closed.
+    if (!plan.allow_unix_sockets) {
+        if (auto can = connect_broker_available()) connect_broker_ = true;
+        else if (!plan.unix_socket_paths.empty())
+            broker_warning_ = "the Unix sockets the settings list stay closed: this kernel cannot let the launcher "
+                              "decide each connection (" + sbx::to_string(can.error()) + ")";
+    }
+    auto program = seccomp_program(SeccompOptions{plan.allow_unix_sockets, SeccompPart::whole, true, connect_broker_});
     if (!program) return cannot(refused + ", and the seccomp filter does not build: " + sbx::to_string(program.error()));
     seccomp_program_ = std::move(*program);
     weaker_ = true;
@@ -1177,16 +1301,33 @@ namespace {
 // Landlock deciding alone, and a warning says what that refuses; where the
 // broker cannot start with the listener made, the command would wait on it
 // for ever: it is stopped.
-std::unique_ptr<FileBroker> start_broker(Run& run, Fd& socket, const sbx::linux_sandbox::WeakerBroker& rules, pid_t pid) {
+std::unique_ptr<FileBroker> start_broker(Run& run, Fd& socket, const sbx::linux_sandbox::WeakerBroker& rules, pid_t pid,
+                                         std::unique_ptr<ConnectBroker>& connects) {
     auto fds = receive_fds(socket.get(), 1);
     socket.reset();
+    // Where its filter carries connect() too, the connect broker answers those on its thread.
+    FileBroker::OnConnect on_connect;
+    if (!fds.empty() && run.sb->stage.broker_connects) {
+        Fd copy(::fcntl(fds.front().get(), F_DUPFD_CLOEXEC, 3));
+        auto attached = copy.ok() ? connect_broker_of(run, std::move(copy), true)
+                                  : sbx::fail(errno_error("a copy of the file broker's listener"));
+        if (!attached) {
+            std::cerr << run.l.program() << ": " << sbx::errc_name(attached.error().code) << ": "
+                      << sbx::to_string(attached.error()) << "\n";
+            ::kill(-pid, SIGKILL);
+            ::kill(pid, SIGKILL);
+            return nullptr;
+        }
+        connects = std::move(*attached);
+        on_connect = [c = connects.get()](const seccomp_notif& n) { c->answer(n); };
+    }
     if (fds.empty()) {
         run.l.warn("the weaker sandbox's file broker did not start, so Landlock decides alone: nothing can be made, "
                    "removed or renamed directly in the root or in a folder beside a protected path (README, \"The "
                    "weaker sandbox\")");
         return nullptr;
     }
-    auto started = FileBroker::start(std::move(fds.front()), rules);
+    auto started = FileBroker::start(std::move(fds.front()), rules, std::move(on_connect));
     if (!started) {
         std::cerr << run.l.program() << ": " << sbx::errc_name(started.error().code) << ": "
                   << sbx::to_string(started.error()) << "\n";
@@ -1220,7 +1361,10 @@ sbx::expected<BrokerFds> weaker_stage(Run& run, const WeakerFsRules& rules,
     for (const auto& g : rules.grants) stage.grants.push_back(stage_grant(g));
     BrokerFds broker;
     if (!broker_rules.active()) return broker;
-    auto program = broker_filter_program();
+    // A process may have one listener only: the file broker's takes connect() too.
+    stage.broker_connects = stage.connect_fd >= 0;
+    stage.connect_fd = -1;
+    auto program = broker_filter_program(stage.broker_connects);
     if (!program) return sbx::fail(program.error());
     SocketPair pair;
     if (!pair.open()) return sbx::fail(errno_error("socketpair for the file broker"));
@@ -1311,6 +1455,11 @@ int LinuxPlatform::run_weaker(Launcher& l, const sbx::Plan& plan, Reaper& reaper
     Run run(l, plan, reaper, std::move(*group));
     run.weaker = true;
     run.wall_abi = weaker_abi_;
+    run.connect_broker = connect_broker_;
+    if (!broker_warning_.empty()) {
+        l.report().warning_event(broker_warning_);
+        l.warn(broker_warning_);
+    }
     run.sb = std::make_unique<Sandbox>();
     Sandbox& box = *run.sb;
     box.seccomp_program = std::move(seccomp_program_);
@@ -1341,11 +1490,13 @@ int LinuxPlatform::run_weaker(Launcher& l, const sbx::Plan& plan, Reaper& reaper
     if (!started) return run.give_up(started.error());
     pid = *started;
     std::unique_ptr<FileBroker> broker;
+    std::unique_ptr<ConnectBroker> connect_broker;
     if (broker_fds->ours.get() >= 0) {
         t = Trace::now();
-        broker = start_broker(run, broker_fds->ours, broker_rules, pid);
+        broker = start_broker(run, broker_fds->ours, broker_rules, pid, connect_broker);
         trace.step("launcher.broker", t);
     }
+    if (!connect_broker) connect_broker = start_connect_broker(run, pid, trace);
     set_grace(l.options().grace);  // a signal now goes to the command's group first
     if (caught_signal() != 0 && !signal_forwarded()) {  // it came before we knew the pid (or the stage its group)
         ::kill(-pid, SIGKILL);
@@ -1361,6 +1512,10 @@ int LinuxPlatform::run_weaker(Launcher& l, const sbx::Plan& plan, Reaper& reaper
     trace.step("sandbox", sandbox_start);
     t = Trace::now();
     if (broker) broker->stop();
+    if (connect_broker) {
+        connect_broker->stop();
+        keep_socket_refusals(run, *connect_broker);
+    }
     if (*proxy) (*proxy)->stop();
     end_output(run, relays);
     trace.step("launcher.threads", t);

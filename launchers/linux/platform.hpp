@@ -88,6 +88,11 @@ private:
     ProbeResult probed_;
     sbx::launcher::Fd seccomp_program_;  // bubblewrap's filter, or its first part where the stage makes the mounts
     sbx::launcher::Fd mounts_filter_;    // the second part, which the stage loads after its mounts
+    // The launcher answers each connect() of the command (connect_broker.hpp):
+    // the plan does not open every Unix socket, and the kernel can. Where it
+    // cannot, `broker_warning_` says what the plan's listed sockets lose.
+    bool connect_broker_ = false;
+    std::string broker_warning_;
     sbx::expected<std::unique_ptr<Sandbox>> waiting_sandbox(sbx::launcher::Launcher& l, const sbx::Plan& plan,
                                                             sbx::launcher::Reaper& reaper, std::uint64_t& sandbox_start);
     // The weaker sandbox (README, "The weaker sandbox"): the plan asks for it and

@@ -713,7 +713,7 @@ void run_trial(ProbeInputs& in, const ProbeOptions& options, const std::string& 
     TrialDir dir;
     // The two parts of the filter where the stage makes the mounts, else the whole.
     const bool unix_sockets = !options.need_seccomp;
-    auto split = mount_api_available() ? split_seccomp_programs(unix_sockets) : std::nullopt;
+    auto split = mount_api_available() ? split_seccomp_programs(SeccompOptions{unix_sockets}) : std::nullopt;
     const bool stage_mounts = split.has_value();
     Fd bpf, mounts_bpf;
     if (split) {

@@ -29,6 +29,7 @@ std::uint32_t to_scmp_action(SeccompAction action) {
         case SeccompAction::errno_enosys:
         case SeccompAction::errno_eafnosupport:
         case SeccompAction::errno_eprotonosupport: return SCMP_ACT_ERRNO(static_cast<std::uint16_t>(seccomp_errno(action)));
+        case SeccompAction::notify: return SCMP_ACT_NOTIFY;
     }
     return SCMP_ACT_KILL_PROCESS;
 }
@@ -126,10 +127,12 @@ sbx::expected<Fd> seccomp_program(const SeccompOptions& options) {
     return fd;
 }
 
-std::optional<SplitFilter> split_seccomp_programs(bool allow_unix_sockets) {
-    auto first = seccomp_program(SeccompOptions{allow_unix_sockets, SeccompPart::all_but_mounts});
+std::optional<SplitFilter> split_seccomp_programs(SeccompOptions options) {
+    options.part = SeccompPart::all_but_mounts;
+    auto first = seccomp_program(options);
     if (!first) return std::nullopt;
-    auto second = seccomp_program(SeccompOptions{allow_unix_sockets, SeccompPart::mounts_only});
+    options.part = SeccompPart::mounts_only;
+    auto second = seccomp_program(options);
     if (!second) return std::nullopt;
     return SplitFilter{std::move(*first), std::move(*second)};
 }

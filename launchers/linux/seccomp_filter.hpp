@@ -52,13 +52,14 @@ sbx::expected<SeccompFilter> build_filter(const SeccompOptions& options, Seccomp
 sbx::expected<Fd> seccomp_program(const SeccompOptions& options);
 
 // The two parts of the filter (SeccompPart), for a plan whose stage makes the
-// mounts: bubblewrap's and the stage's. nullopt when either does not build
-// (then the whole filter serves, and bubblewrap makes every mount).
+// mounts: bubblewrap's and the stage's, for `options` but its part. nullopt
+// when either does not build (then the whole filter serves, and bubblewrap
+// makes every mount).
 struct SplitFilter {
     Fd first;   // all_but_mounts: bubblewrap's --seccomp
     Fd second;  // mounts_only: the stage loads it after its mounts
 };
-std::optional<SplitFilter> split_seccomp_programs(bool allow_unix_sockets);
+std::optional<SplitFilter> split_seccomp_programs(SeccompOptions options);
 
 // The filter as libseccomp's pseudo-filter-code text (seccomp_export_pfc).
 sbx::expected<std::string> export_pfc(const SeccompFilter& filter);

@@ -427,7 +427,8 @@ void plan_again_if_stale(const sbx::Error& e, const std::vector<std::string>& ag
 std::string violations_text(const sbx::Plan& plan, const std::vector<ProxyEvent>& refused,
                             const sbx::StderrScanner* scanner, const std::vector<sbx::GitNeutralised>& neutralised,
                             const OutputFindings* found,
-                            const std::vector<sbx::GitAuditFailure>& unchecked) {
+                            const std::vector<sbx::GitAuditFailure>& unchecked,
+                            const std::vector<RefusedLine>& sockets) {
     std::vector<std::string> lines;
     std::vector<std::size_t> times;
     // ignoreViolations: the settings expect these; say nothing of them. A rule is
@@ -448,6 +449,7 @@ std::string violations_text(const sbx::Plan& plan, const std::vector<ProxyEvent>
                                                    : std::string());
     };
     for (const auto& e : refused) add(sbx::network_violation_line(e.host, e.port, e.reason), allow(e.allow));
+    for (const auto& r : sockets) add(r.line, r.hint, r.times);
     if (scanner != nullptr)
         for (const auto& r : scanner->refusals())
             add(sbx::file_violation_line(r), sbx::file_refusal_hint(r, plan.hints), r.times);

@@ -131,6 +131,17 @@ public:
         w.key("path").value(f.path).key("reason").value(f.why).end_object();
         write_line(w.take());
     }
+    // A connection to a Unix socket by path the launcher refused (connect_broker.hpp).
+    void unix_socket_event(std::string_view path, std::string_view named, std::string_view program,
+                           std::string_view reason) {
+        if (fd_ < 0) return;
+        sbx::json::Writer w;
+        w.begin_object().key("event").value("violation").key("kind").value("unix-socket");
+        w.key("path").value(path).key("named").value(named);
+        if (!program.empty()) w.key("program").value(program);
+        w.key("reason").value(reason).end_object();
+        write_line(w.take());
+    }
     // Something the launcher could not do after the command, said on stderr too.
     void warning_event(std::string_view message) {
         if (fd_ < 0) return;
@@ -379,15 +390,26 @@ private:
 // The findings of the relays as events on the report, after the command.
 void report_findings(const OutputFindings& found, Report& report);
 
-// The <sandbox_violations> block for the proxy's refusals and the scanner's file
-// refusals, less those the plan's ignoreViolations expects; empty when none.
+// The <sandbox_violations> block for the proxy's refusals, the Unix sockets the
+// launcher refused (`sockets`) and the scanner's file refusals, less those the
+// plan's ignoreViolations expects; empty when none.
 // The files the audit after the run renamed are listed after them, whatever
 // ignoreViolations says: they were changed on the caller's disk; and what the
 // relays found in the command's output; and, last, what the audit could not make
 // safe (`unchecked`).
+// A refusal of the launcher's own (a Unix socket by path, a connection past
+// the proxy): its line of the block, what follows it (allow_sentence() of
+// the setting that would allow it, or nothing), and how many times.
+struct RefusedLine {
+    std::string line;
+    std::string hint;
+    std::size_t times = 1;
+};
+
 std::string violations_text(const sbx::Plan& plan, const std::vector<ProxyEvent>& refused,
                             const sbx::StderrScanner* scanner, const std::vector<sbx::GitNeutralised>& neutralised = {},
                             const OutputFindings* found = nullptr,
-                            const std::vector<sbx::GitAuditFailure>& unchecked = {});
+                            const std::vector<sbx::GitAuditFailure>& unchecked = {},
+                            const std::vector<RefusedLine>& sockets = {});
 
 }  // namespace sbx::launcher

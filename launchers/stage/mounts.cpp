@@ -36,6 +36,7 @@
 #include <string_view>
 #include <vector>
 
+#include "base/connect_filter.hpp"
 #include "base/fd_io.hpp"
 #include "sbx/linux/mount_flags.hpp"
 
@@ -488,10 +489,35 @@ std::string drop_capabilities(std::string& status) {
     return {};
 }
 
-// A BPF program on `fd` (made by the launcher), stacked on any filter already
-// loaded (bubblewrap's, for the mount family's part). `status`: /proc/self/status before.
+// Loads `prog` as a seccomp filter of this process, after PR_SET_NO_NEW_PRIVS,
+// stacked on any filter already loaded. `status`: /proc/self/status before.
 // `listener`: where to put the descriptor of a filter made with its user
-// notifications' listener (SECCOMP_FILTER_FLAG_NEW_LISTENER); null for none.
+// notifications' listener (SECCOMP_FILTER_FLAG_NEW_LISTENER, with `flags`);
+// null for none.
+std::string install_program(sock_fprog& prog, const std::string& status, const std::string& name, int* listener,
+                            unsigned long flags = 0) {
+    const std::string before = status_field(status, "Seccomp_filters");
+    if (::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) return failed("PR_SET_NO_NEW_PRIVS");
+    if (listener != nullptr) {
+        const long got = ::syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_NEW_LISTENER | flags, &prog);
+        if (got < 0) {
+            const int err = errno;
+            std::string why = failed("cannot load " + name);
+            errno = err;  // for a caller that tries again without `flags`
+            return why;
+        }
+        *listener = static_cast<int>(got);
+    } else if (::prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog, 0, 0) != 0) {
+        return failed("cannot load " + name);
+    }
+    // Where the kernel counts the filters, one more must be there now.
+    if (!before.empty() &&
+        std::atoi(status_field(own_status(), "Seccomp_filters").c_str()) != std::atoi(before.c_str()) + 1)
+        return name + " is not counted after loading it";
+    return {};
+}
+
+// A BPF program on `fd` (made by the launcher), loaded as install_program does.
 std::string load_program(int fd, const std::string& status, std::string_view what, int* listener = nullptr) {
     const std::string name(what);
     std::string program;
@@ -503,22 +529,9 @@ std::string load_program(int fd, const std::string& status, std::string_view wha
     if (n < 0) return failed("cannot read " + name);
     if (program.empty() || program.size() % sizeof(sock_filter) != 0 || program.size() / sizeof(sock_filter) > 0xffff)
         return name + " is not a BPF program";
-    const std::string before = status_field(status, "Seccomp_filters");
     sock_fprog prog{static_cast<unsigned short>(program.size() / sizeof(sock_filter)),
                     reinterpret_cast<sock_filter*>(program.data())};
-    if (::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) return failed("PR_SET_NO_NEW_PRIVS");
-    if (listener != nullptr) {
-        const long got = ::syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_NEW_LISTENER, &prog);
-        if (got < 0) return failed("cannot load " + name);
-        *listener = static_cast<int>(got);
-    } else if (::prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog, 0, 0) != 0) {
-        return failed("cannot load " + name);
-    }
-    // Where the kernel counts the filters, one more must be there now.
-    if (!before.empty() &&
-        std::atoi(status_field(own_status(), "Seccomp_filters").c_str()) != std::atoi(before.c_str()) + 1)
-        return name + " is not counted after loading it";
-    return {};
+    return install_program(prog, status, name, listener);
 }
 
 }  // namespace
@@ -565,6 +578,20 @@ std::string load_filter_program(int fd, std::string_view what) { return load_pro
 
 std::string load_listener_program(int fd, std::string_view what, int& listener) {
     return load_program(fd, own_status(), what, &listener);
+}
+
+std::string load_connect_listener(int& listener) {
+    auto filter = sbx::launcher::connect_filter();
+    sock_fprog prog{static_cast<unsigned short>(filter.size()), filter.data()};
+    // Once the launcher has the call, a signal does not interrupt it: the
+    // launcher may have connected the socket already, and the call, started
+    // again, would find it connected (Linux 5.19; without it, as before).
+    constexpr unsigned long kWaitKillableRecv = 1UL << 5;  // SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV
+    const std::string status = own_status();
+    std::string why = install_program(prog, status, "the connect broker's filter", &listener, kWaitKillableRecv);
+    if (!why.empty() && errno == EINVAL)
+        why = install_program(prog, status, "the connect broker's filter", &listener);
+    return why;
 }
 
 }  // namespace sbx::linux_sandbox

@@ -38,4 +38,10 @@ std::string load_filter_program(int fd, std::string_view what);
 // sandbox's file broker): its descriptor in `listener`, close-on-exec.
 std::string load_listener_program(int fd, std::string_view what, int& listener);
 
+// The connect broker's filter (base/connect_filter.hpp), with its listener in
+// `listener`, close-on-exec; loaded so that a signal does not interrupt a call
+// the launcher has taken, where the kernel can (Linux 5.19). Empty on success,
+// else what failed.
+std::string load_connect_listener(int& listener);
+
 }  // namespace sbx::linux_sandbox

@@ -96,6 +96,7 @@ std::vector<std::string> stage_argv(const StageArgs& a) {
         out.insert(out.end(), {"--pty-fd", std::to_string(a.pty_fd), "--pty-on", on});
     }
     if (a.trace_fd >= 0) out.insert(out.end(), {"--trace-fd", std::to_string(a.trace_fd)});
+    if (a.connect_fd >= 0) out.insert(out.end(), {"--connect-fd", std::to_string(a.connect_fd)});
     if (a.mounts_filter_fd >= 0) {
         out.insert(out.end(), {"--mounts-filter-fd", std::to_string(a.mounts_filter_fd), "--cwd", a.cwd, "--uid",
                                std::to_string(a.uid), "--gid", std::to_string(a.gid)});
@@ -116,6 +117,7 @@ std::vector<std::string> stage_argv(const StageArgs& a) {
         if (a.broker_filter_fd >= 0)
             out.insert(out.end(), {"--broker-filter-fd", std::to_string(a.broker_filter_fd), "--broker-fd",
                                    std::to_string(a.broker_fd)});
+        if (a.broker_connects) out.emplace_back("--broker-connects");
         for (const auto& g : a.grants) out.insert(out.end(), {"--grant", g});
         for (int port : a.connect_ports) out.insert(out.end(), {"--connect-port", std::to_string(port)});
     }
@@ -172,6 +174,7 @@ bool take_valued(std::string_view a, const char* v, StageArgs& out, bool orders)
     if (a == "--status-fd" && parse_fd(v, out.status_fd)) return true;
     if (a == "--proxy-fd" && parse_fd(v, out.proxy_fd, -1)) return true;
     if (a == "--pty-fd" && parse_fd(v, out.pty_fd)) return true;
+    if (a == "--connect-fd" && parse_fd(v, out.connect_fd, 3)) return true;
     if (a == "--trace-fd" && parse_fd(v, out.trace_fd, 3)) return true;
     if (a == "--mounts-filter-fd" && parse_fd(v, out.mounts_filter_fd, 3)) return true;
     if (a == "--orders-fd" && !orders && parse_fd(v, out.orders_fd, 3)) return true;
@@ -222,6 +225,8 @@ bool whole(const StageArgs& out) {
     if (out.weaker && (out.mounts_filter_fd >= 0 || !out.write_wall.empty())) return false;
     // The broker's filter comes with the weaker sandbox, and with its socket.
     if ((out.broker_filter_fd >= 0) != (out.broker_fd >= 0) || (out.broker_fd >= 0 && !out.weaker)) return false;
+    // connect() goes to one listener: the file broker's, or the connect broker's own.
+    if (out.broker_connects && (out.broker_filter_fd < 0 || out.connect_fd >= 0)) return false;
     return !out.command.empty() && out.status_fd >= 0 && out.exe_fd >= 0;
 }
 
@@ -252,6 +257,10 @@ bool parse_stage_words(int argc, char** argv, StageArgs& out, bool orders) {
         }
         if (a == "--direct-loopback") {
             out.direct_loopback = true;
+            continue;
+        }
+        if (a == "--broker-connects") {
+            out.broker_connects = true;
             continue;
         }
         if (i + 1 >= argc || !take_valued(a, argv[i + 1], out, orders)) return false;
@@ -543,16 +552,32 @@ std::string raise_weaker_domain(const StageArgs& a) {
 // each call that could change the file tree waits for the broker's answer.
 // Loaded before the whole filter, which takes precedence where it refuses.
 // Where the kernel (or a filter around this one) refuses it, the socket closes
-// with nothing on it, and the launcher says that Landlock decides alone; once
+// with nothing on it, and the launcher says that Landlock decides alone (but
+// where it carries connect(), broker_connects: then the stage fails); once
 // loaded, the listener reaches the launcher or the stage fails.
 std::string hand_over_listener(const StageArgs& a) {
     int listener = -1;
-    std::string why;
-    (void)load_listener_program(a.broker_filter_fd, "the file broker's filter", listener);
+    std::string why = load_listener_program(a.broker_filter_fd, "the file broker's filter", listener);
+    // Carrying connect(), it may not be missing: the command's connections would go undecided.
+    if (!a.broker_connects) why.clear();
     if (listener >= 0 && !send_fds(a.broker_fd, std::span<const int>(&listener, 1), 'B'))
         why = std::string("cannot hand the file broker's listener to the launcher: ") + std::strerror(errno);
     if (listener >= 0) ::close(listener);
     ::close(a.broker_fd);
+    return why;
+}
+
+// The connect broker's filter, loaded last (its listener must be the newest
+// filter's), whose listener goes to the launcher: from here on each connect()
+// waits for the launcher's answer. Without it every connect() would fail
+// (ENOSYS from the whole filter), so the stage fails instead.
+std::string hand_over_connect_listener(const StageArgs& a) {
+    int listener = -1;
+    std::string why = load_connect_listener(listener);
+    if (why.empty() && !send_fds(a.connect_fd, std::span<const int>(&listener, 1), 'C'))
+        why = std::string("cannot hand the connect broker's listener to the launcher: ") + std::strerror(errno);
+    if (listener >= 0) ::close(listener);
+    ::close(a.connect_fd);
     return why;
 }
 
@@ -614,6 +639,8 @@ int run_ordered(const StageArgs& a, const sbx::launcher::Trace& trace, std::uint
         if (seccomp_mode("/proc/self/status") != 2) return stage_failed(a.status_fd, "the stage runs without the seccomp filter");
         trace.step("stage.weaker", t);
     }
+    if (a.connect_fd >= 0)
+        if (auto why = hand_over_connect_listener(a); !why.empty()) return stage_failed(a.status_fd, why);
     // The command gets 0-2 and the descriptors the plan names; the status pipe
     // closes on exec.
     std::vector<int> keep = a.keep_fds;

@@ -15,8 +15,10 @@
 // variables, makes the command's terminal where the launcher asks for one
 // (terminal.hpp: a pseudo-terminal on the sandbox's own devpts, whose master it
 // hands to the launcher, and which becomes the controlling terminal of a
-// session of the stage's own), closes every descriptor the command is not
-// given, and execs the command. Where the launcher starts bubblewrap before it
+// session of the stage's own), loads the connect broker's filter last of all
+// its filters where the launcher asks (base/connect_filter.hpp) and hands its
+// listener over, closes every descriptor the command is not given, and execs
+// the command. Where the launcher starts bubblewrap before it
 // knows the plan, the stage's command line names its orders' pipe alone, and
 // the rest of its arguments and the command's environment come on that pipe
 // (stage_orders) before anything else is done.
@@ -95,8 +97,17 @@ struct StageArgs {
     int filter_fd = -1;
     int broker_filter_fd = -1;
     int broker_fd = -1;
+    // The file broker's filter sends connect() to its listener as well (for the
+    // connect broker: a process may have one listener only). Then the stage
+    // fails where it cannot load it, as the command's connections would go
+    // undecided.
+    bool broker_connects = false;
     std::vector<std::string> grants;
     std::vector<int> connect_ports;  // TCP ports connect() may reach (the proxy's)
+    // A Unix stream socket to the launcher: the stage loads the connect
+    // broker's filter last (after the weaker sandbox's whole filter too) and
+    // hands its listener over it (launchers/linux/connect_broker.hpp); -1: no broker.
+    int connect_fd = -1;
     std::vector<std::string> command;
 };
 

@@ -959,12 +959,16 @@ void release_tracee(pid_t pid, const user_regs_struct& saved, int signal) {
 #endif
 
 // Borrowing pid 1's hands: the init of the PID namespace (bubblewrap's, under
-// --unshare-pid) may run without the filter the command has, and the command may
-// trace it. It stops pid 1 in its wait4, makes it call socket(AF_UNIX), takes the
-// descriptor with pidfd_getfd, closes pid 1's copy, puts pid 1 back as it was and
-// connects to SOCKET_PATH. EPERM from pid 1's socket call means pid 1 is filtered
-// too. --self-filter first puts this process under a filter that refuses AF_UNIX
-// sockets, which stands for a command whose sandbox filters it and not pid 1.
+// --unshare-pid) may run without the filters the command has (the connect
+// broker's listener is the stage's), and the command may trace it. It stops
+// pid 1 in its wait4, makes it call socket(AF_UNIX) and connect it to
+// SOCKET_PATH (the address written below pid 1's stack pointer), takes the
+// descriptor with pidfd_getfd, closes pid 1's copy, puts pid 1 back as it was
+// and sends hello. An error from pid 1's socket or connect call means pid 1 is
+// filtered too (ENOSYS from connect: the whole filter sends it to a listener
+// pid 1 has none of). --self-filter first puts this process under a filter that
+// refuses AF_UNIX sockets, which stands for a command whose sandbox filters it
+// and not pid 1.
 // Over 80 lines: one attack, its steps in the order the attacker takes them.
 int attack_pid1_inject(const std::string& socket_path, bool self_filter) {
 #if defined(__x86_64__)
@@ -1033,6 +1037,25 @@ int attack_pid1_inject(const std::string& socket_path, bool self_filter) {
         errno = static_cast<int>(-fd_in_init);
         return refused(what, "socket in pid 1");
     }
+    // Below the red zone, where nothing of pid 1's lives while it waits.
+    const unsigned long long at = (saved.rsp - 512) & ~15ULL;
+    std::array<long, (sizeof addr + sizeof(long) - 1) / sizeof(long)> words{};
+    std::memcpy(words.data(), &addr, sizeof addr);
+    long connected = 0;
+    bool poked = true;
+    for (std::size_t i = 0; i < words.size() && poked; ++i)
+        poked = ::ptrace(PTRACE_POKEDATA, kInit, reinterpret_cast<void*>(at + i * sizeof(long)),
+                         reinterpret_cast<void*>(words[i])) == 0;
+    if (!poked || !run_in_tracee(kInit, saved, __NR_connect, fd_in_init, static_cast<long>(at), sizeof addr, connected,
+                                 signal) ||
+        signal != 0 || connected < 0) {
+        const int err = !poked ? errno : connected < 0 ? static_cast<int>(-connected) : EINTR;
+        long closed = 0;
+        if (signal == 0) run_in_tracee(kInit, saved, __NR_close, fd_in_init, 0, 0, closed, signal);
+        release_tracee(kInit, saved, signal);
+        errno = err;
+        return refused(what, !poked ? "writing the address into pid 1" : "connect in pid 1");
+    }
     const long fd = ::syscall(kSysPidfdGetfd, pidfd, fd_in_init, 0L);
     const int getfd_err = errno;
     // Pid 1's copy closed as well, so that it keeps nothing of the attack's.
@@ -1044,8 +1067,6 @@ int attack_pid1_inject(const std::string& socket_path, bool self_filter) {
         errno = getfd_err;
         return refused(what, "pidfd_getfd");
     }
-    if (::connect(static_cast<int>(fd), reinterpret_cast<const sockaddr*>(&addr), sizeof addr) != 0)
-        return refused(what, "connect");
     const bool sent = write_all(static_cast<int>(fd), "hello\n");
     ::close(static_cast<int>(fd));
     return succeeded(what, "pid 1 opened a Unix socket (fd " + std::to_string(fd_in_init) + " in pid 1) that reached " +

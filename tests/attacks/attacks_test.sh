@@ -559,6 +559,65 @@ socket_case() {
     stop_bg "$server"
 }
 
+# unix_socket_paths: allowUnixSockets (an agent file's network.sockets) opens
+# the socket it lists and no other. The one beside it, and a link to that one
+# the command makes in its temporary folder, are refused and reported; a link
+# to the listed one reaches it; a socket the command serves in its temporary
+# folder is its own; a datagram socket, which would name its own path with
+# sendto, is refused. The control of the refusals: socket_attacks', with
+# allowAllUnixSockets.
+unix_socket_paths() {
+    fresh_case
+    printf '{"sandbox": {"enabled": true, "network": {"allowUnixSockets": ["%s"]}}}' "$case_dir/sock" >"$case_dir/listed.json"
+    "${as[@]}" "$attack" unix-serve "$case_dir/beside.sock" "$case_dir/ready-beside" >"$case_dir/beside.log" 2>&1 &
+    local beside=$!
+    bg_pids+=("$beside")
+    give "$case_dir"
+    wait_until 10 test -e "$case_dir/ready-beside" || fail_because "the server beside did not start: $(<"$case_dir/beside.log")"
+    # shellcheck disable=SC2016
+    served "$case_dir/sock" sbx_run --settings "$case_dir/listed.json" -- sh -c 'a=$1
+        "$a" unix-connect "$2"; "$a" unix-connect "$3"
+        ln -s "$3" "$TMPDIR/to-beside"; "$a" unix-connect "$TMPDIR/to-beside"
+        ln -s "$2" "$TMPDIR/to-listed"; "$a" unix-connect "$TMPDIR/to-listed"
+        "$a" socket unix dgram
+        python3 -c "import os, socket
+p = os.path.join(os.environ[\"TMPDIR\"], \"own.sock\")
+s = socket.socket(socket.AF_UNIX); s.bind(p); s.listen(1)
+c = socket.socket(socket.AF_UNIX); c.connect(p); print(\"own socket: connected\")"' sh "$attack" "$case_dir/sock" "$case_dir/beside.sock"
+    stop_bg "$beside"
+    want_status 0
+    [[ $(grep -c 'accepted a connection: hello' "$case_dir/bg.log") == 2 ]] ||
+        fail_because "the listed server was not reached twice, by its path and through a link: $(<"$case_dir/bg.log")"
+    ! grep -q 'accepted' "$case_dir/beside.log" || fail_because "the server beside accepted a connection"
+    [[ $(grep -c "unix-connect .*: refused: EACCES" <<<"$out") == 2 ]] || fail_because "not two refusals with EACCES: $out"
+    want_out "socket: refused: EPERM (Operation not permitted) at socket(unix, dgram, 0)"
+    want_out "own socket: connected"
+    local line="deny unix-socket $case_dir/beside.sock (not among the Unix sockets open to the command"
+    grep -qF "$line; by sbx-attack); to allow it: network.allowUnixSockets naming the path" <<<"$err" ||
+        fail_because "no line of the block names the socket beside: $err"
+    grep -F "$line" <<<"$err" | grep -qE "; named /[^ ]+/to-beside; by sbx-attack\); to allow it: network.allowUnixSockets" ||
+        fail_because "no line of the block names the link to it: $err"
+    tap_finish "allowUnixSockets opens the socket it lists (by a link too) and the command's own; the one beside and a link to it are refused and reported"
+
+    # An agent file's network.sockets does the same, and its refusals name it.
+    fresh_case
+    printf -- '---\nname: t\nsandbox:\n  network:\n    sockets: [%s]\n---\n' "$case_dir/sock" >"$proj/AGENT.md"
+    "${as[@]}" "$attack" unix-serve "$case_dir/beside.sock" "$case_dir/ready-beside" >"$case_dir/beside.log" 2>&1 &
+    beside=$!
+    bg_pids+=("$beside")
+    give "$case_dir"
+    wait_until 10 test -e "$case_dir/ready-beside" || fail_because "the server beside did not start: $(<"$case_dir/beside.log")"
+    # shellcheck disable=SC2016
+    served "$case_dir/sock" sbx_run --agent-file "$proj/AGENT.md" -- sh -c '"$1" unix-connect "$2"; "$1" unix-connect "$3"' \
+        sh "$attack" "$case_dir/sock" "$case_dir/beside.sock"
+    stop_bg "$beside"
+    grep -q 'accepted a connection: hello' "$case_dir/bg.log" || fail_because "the listed server got no hello"
+    ! grep -q 'accepted' "$case_dir/beside.log" || fail_because "the server beside accepted a connection"
+    grep -qF "deny unix-socket $case_dir/beside.sock (not among the Unix sockets open to the command; by sbx-attack); to allow it: network.sockets in the agent file, naming the path" <<<"$err" ||
+        fail_because "the refusal does not name network.sockets: $err"
+    tap_finish "an agent file's network.sockets opens the socket it lists; the refusal of another names network.sockets"
+}
+
 # cargo_case: cargo builds and runs a crate whose program spawns a child.
 cargo_case() {
     mkdir -p "$proj/hello/src"
@@ -581,9 +640,11 @@ cargo_case() {
 socket_attacks() {
     fresh_case
     socket_case "${confined[@]}"
-    want_refused EPERM
+    want_refused EACCES
     ! grep -q 'accepted' "$case_dir/bg.log" || fail_because "the server outside accepted a connection"
-    tap_finish "connecting a Unix socket to a server outside is refused with EPERM"
+    grep -qF "deny unix-socket $case_dir/sock (no Unix socket is open to the command; by sbx-attack); to allow it: network.allowUnixSockets naming the path" <<<"$err" ||
+        fail_because "no line of the violations block names the socket and network.allowUnixSockets: $err"
+    tap_finish "connecting a Unix socket to a server outside is refused with EACCES, and the block names it and the setting"
 
     fresh_case
     socket_case --settings "$conf/unix-sockets.json"
@@ -930,7 +991,7 @@ pid1_injection() {
     served "$proj/sock" sbx_run "${confined[@]}" -- "$attack" pid1-inject "$proj/sock"
     want_refused EPERM
     ! grep -q 'accepted' "$case_dir/bg.log" || fail_because "the server outside accepted a connection"
-    tap_finish "a Unix socket injected into pid 1 through ptrace is refused with EPERM"
+    tap_finish "making pid 1 connect a Unix socket through ptrace is refused with EPERM"
 
     # Control: the command under a filter of its own that refuses Unix sockets, as
     # sbx-linux used to load it, with pid 1 unfiltered.
@@ -1009,14 +1070,15 @@ stage_attacks() {
     sbx_run "${confined[@]}" -- sh -c "$status_probe"
     want_status 0
     for set in CapInh CapPrm CapEff CapBnd CapAmb; do want_out "$set:	0000000000000000"; done
-    want_out "Seccomp_filters:	2"
+    # bubblewrap's part, the stage's after its mounts, and the connect broker's.
+    want_out "Seccomp_filters:	3"
     read -r _ self_ns < <(grep '^mntns ' <<<"$out") || true
     [[ -n $self_ns && $self_ns != "$(readlink /proc/self/ns/mnt)" ]] || fail_because "the command is in the host's mount namespace"
     # The second user namespace, which --disable-userns would have made, is the
     # stage's: the caller's uid there is uid 0 of the first, as the stage started.
     grep -qE "^uid_map +$(in_case id -u) +0 +1\$" <<<"$out" ||
         fail_because "the command's uid_map is not the stage's second namespace's"
-    tap_finish "the command holds no capability in any set, runs under both filters, in the stage's second user namespace"
+    tap_finish "the command holds no capability in any set, runs under the three filters, in the stage's second user namespace"
 
     fresh_case
     capture timeout 20 "${stage_bwrap[@]}" -- sh -c "$status_probe"
@@ -2199,6 +2261,7 @@ for user in "${users[@]}"; do
     link_attacks
     syscall_attacks
     socket_attacks
+    unix_socket_paths
     kernel_attacks
     pid1_attacks
     stage_attacks

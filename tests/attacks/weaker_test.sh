@@ -370,7 +370,9 @@ print(\"exchanged\" if r == 0 else \"exchange-refused\")"
     grep -q "$marker-direct-$who" "$tmp/http.log" && fail_because "the server saw the direct connection"
     grep -q "$marker-proxied-$who" "$tmp/http.log" || fail_because "the proxied request did not reach the server"
     [[ $out != *udp-made* ]] || fail_because "a UDP socket was made"
-    tap_finish "curl --noproxy '*' to 127.0.0.1 refused, through the proxy with the address allowed served, no UDP"
+    [[ $err == *"deny network-outbound 127.0.0.1:$port (a connection of its own, past the proxy"*"; by curl)"* ]] ||
+        fail_because "the direct connection is not in the block: $err"
+    tap_finish "curl --noproxy '*' to 127.0.0.1 refused and reported, through the proxy with the address allowed served, no UDP"
     plain "curl -s -m 5 --noproxy '*' http://127.0.0.1:$port/$marker-control-$who >/dev/null; python3 -c 'import socket; socket.socket(socket.AF_INET, socket.SOCK_DGRAM)' && echo udp-made"
     grep -q "$marker-control-$who" "$tmp/http.log" || fail_because "the control's direct request did not arrive"
     [[ $out == *udp-made* ]] || fail_because "the control made no UDP socket"
@@ -382,10 +384,23 @@ print(\"exchanged\" if r == 0 else \"exchange-refused\")"
     server=$!
     for _ in $(seq 50); do [[ -e $work/ready ]] && break; sleep 0.1; done
     weaker "${on[@]}" -- "'$attack' unix-connect '$work/sock'"
-    [[ $rc == 1 && $out == *refused* ]] || fail_because "status $rc: not refused"
+    [[ $rc == 1 && $out == *"refused: EACCES"* ]] || fail_because "status $rc: not refused with EACCES: $out"
     sleep 0.2
     grep -q 'accepted a connection' "$work/unix.log" && fail_because "the server outside accepted a connection"
-    tap_finish "no Unix socket by path to a server outside"
+    [[ $err == *"deny unix-socket $work/sock (no Unix socket is open to the command; by sbx-attack); to allow it: network.allowUnixSockets"* ]] ||
+        fail_because "the refusal is not in the block: $err"
+    tap_finish "no Unix socket by path to a server outside; the block names it"
+    # Listed, it is reached, and a link the command makes to it too; nothing else.
+    printf '{"sandbox": {"enabled": true, "enableWeakerNestedSandbox": true, "network": {"allowUnixSockets": ["%s"]}}}' \
+        "$work/sock" >"$work/listed.json"
+    chmod 644 "$work/listed.json"
+    weaker --settings "$work/listed.json" -- "'$attack' unix-connect '$work/sock'; ln -s '$work/sock' \"\$TMPDIR/l\";
+        '$attack' unix-connect \"\$TMPDIR/l\"; python3 -c 'import socket; s = socket.socket(socket.AF_UNIX); s.connect(\"\\0sbx-weaker\")' 2>&1 | tail -1"
+    sleep 0.2
+    [[ $(grep -c 'accepted a connection' "$work/unix.log") == 2 ]] || fail_because "the listed socket was not reached twice: $out"
+    [[ $out == *PermissionError* && $err == *"deny unix-socket @sbx-weaker (an abstract Unix socket is the host's"* ]] ||
+        fail_because "an abstract socket, the host's here, was not refused and reported: $out $err"
+    tap_finish "a socket allowUnixSockets lists is reached, by a link too; an abstract one (the host's) is refused"
     plain "'$attack' unix-connect '$work/sock'"
     [[ $rc == 0 ]] || fail_because "the control could not connect (status $rc)"
     kill "$server" 2>/dev/null || true

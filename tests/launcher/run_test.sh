@@ -165,8 +165,10 @@ for way in stage bubblewrap; do
     expect_no_out wrote-vscode
     expect_no_out wrote-hook
     expect_no_out read-ssh
-    # Two filters where the stage loads the second part, one where bubblewrap loads the whole.
-    if [[ $way == stage ]]; then expect_out "Seccomp_filters:	2"; else expect_out "Seccomp_filters:	1"; fi
+    # Where the stage loads the second part, bubblewrap's first and that one;
+    # where bubblewrap loads the whole, that one alone; and in both the
+    # connect broker's, which the stage loads last.
+    if [[ $way == stage ]]; then expect_out "Seccomp_filters:	3"; else expect_out "Seccomp_filters:	2"; fi
     rm -f "$proj/made-here"
     expect_clean
     tap_finish "the mounts made by the $way hold: .vscode and the hooks read-only, ~/.ssh hidden, the root writable, no capability"

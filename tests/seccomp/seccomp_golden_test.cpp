@@ -67,9 +67,39 @@ TEST_CASE("allow_unix_sockets drops exactly the Unix socket and socketpair rules
     const auto all = sbx::linux_sandbox::seccomp_rules(SeccompOptions{});
     const auto open = sbx::linux_sandbox::seccomp_rules(SeccompOptions{.allow_unix_sockets = true});
     CHECK(all.size() == open.size() + 3);
-    for (const auto& r : open) CHECK(r.group != SeccompGroup::unix_sockets);
+    for (const auto& r : open) CHECK((r.group != SeccompGroup::unix_sockets && r.group != SeccompGroup::unix_pairs));
     for (const auto& r : all)
-        if (r.group == SeccompGroup::unix_sockets) CHECK((r.syscall == "socket" || r.syscall == "socketpair"));
+        if (r.group == SeccompGroup::unix_sockets || r.group == SeccompGroup::unix_pairs)
+            CHECK((r.syscall == "socket" || r.syscall == "socketpair"));
+}
+
+TEST_CASE("with the connect broker, connect() waits for the launcher and only Unix datagram sockets are refused") {
+    using sbx::linux_sandbox::SeccompAction;
+    using sbx::linux_sandbox::SeccompGroup;
+    const auto plain = sbx::linux_sandbox::seccomp_rules(SeccompOptions{});
+    const auto brokered = sbx::linux_sandbox::seccomp_rules(SeccompOptions{.connect_broker = true});
+    // The blanket socket(AF_UNIX) refusal gives way to datagram and raw ones, and connect is the launcher's.
+    CHECK(brokered.size() == plain.size() + 2);
+    std::vector<std::string_view> added;
+    for (const auto& r : brokered)
+        if (r.group == SeccompGroup::unix_brokered || r.group == SeccompGroup::connect) added.push_back(r.syscall);
+    CHECK(added == std::vector<std::string_view>{"socket", "socket", "connect"});
+    for (const auto& r : brokered) {
+        CHECK(r.group != SeccompGroup::unix_sockets);
+        if (r.syscall == "connect") CHECK(r.action == SeccompAction::notify);
+    }
+    // Every socket open: neither the broker's rules nor the refusals.
+    for (const auto& r : sbx::linux_sandbox::seccomp_rules(SeccompOptions{.allow_unix_sockets = true, .connect_broker = true}))
+        CHECK((r.group != SeccompGroup::unix_brokered && r.group != SeccompGroup::unix_pairs));
+    // libseccomp builds it for both architectures, with the notification
+    // (SECCOMP_RET_USER_NOTIF, which its text writes as a number) as connect's action.
+    using sbx::linux_sandbox::SeccompArch;
+    for (auto arch : {SeccompArch::x86_64, SeccompArch::aarch64}) {
+        const std::string text = pfc(SeccompOptions{.connect_broker = true}, arch);
+        const auto at = text.find("# filter for syscall \"connect\"");
+        REQUIRE(at != std::string::npos);
+        CHECK(text.find("action 0x7fc00000;", at) < text.find("# filter for syscall", at + 1));
+    }
 }
 
 TEST_CASE("the two parts of a split filter refuse together what the whole filter refuses") {

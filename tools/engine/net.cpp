@@ -12,3 +12,4 @@
 #include "sbx/net/proxy_auth.hpp"
 #include "sbx/net/proxy_env.hpp"
 #include "sbx/net/socks5.hpp"
+#include "sbx/net/unix_socket.hpp"

@@ -73,8 +73,8 @@ struct Sourced {
 };
 
 // Which sandbox a warning is about. Most are about the policy, whoever carries
-// it out; a few name a limit of one launcher's sandbox (Linux's seccomp filter
-// cannot tell Unix socket paths apart), which another launcher does not show.
+// it out; a few name a limit of one launcher's sandbox (a link bubblewrap cannot
+// bind without following it), which another launcher does not show.
 // Tagged where the warning is made, so that no launcher matches its text.
 enum class WarningScope {
     any,         // every launcher shows it

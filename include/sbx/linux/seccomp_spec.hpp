@@ -29,6 +29,7 @@ enum class SeccompAction {
     errno_enosys,           // fail with ENOSYS: the call "does not exist", so libc falls back
     errno_eafnosupport,     // fail with EAFNOSUPPORT: the socket family "does not exist"
     errno_eprotonosupport,  // fail with EPROTONOSUPPORT: the protocol "does not exist"
+    notify,                 // wait for the launcher's answer (seccomp user notification): not a refusal
 };
 
 inline constexpr SeccompAction kSeccompDefaultAction = SeccompAction::allow;
@@ -46,6 +47,7 @@ constexpr int seccomp_errno(SeccompAction a) noexcept {
         case SeccompAction::errno_enosys: return kENOSYS;
         case SeccompAction::errno_eafnosupport: return kEAFNOSUPPORT;
         case SeccompAction::errno_eprotonosupport: return kEPROTONOSUPPORT;
+        case SeccompAction::notify: return 0;
     }
     return kEPERM;
 }
@@ -80,7 +82,10 @@ constexpr bool check_holds(const SeccompArgCheck& c, std::uint64_t v) noexcept {
 // Which switch of SeccompOptions can drop a rule.
 enum class SeccompGroup {
     always,        // part of every filter
-    unix_sockets,  // dropped when SeccompOptions::allow_unix_sockets
+    unix_sockets,  // dropped when SeccompOptions::allow_unix_sockets or ::connect_broker
+    unix_pairs,    // dropped when SeccompOptions::allow_unix_sockets
+    unix_brokered, // with SeccompOptions::connect_broker, unless ::allow_unix_sockets
+    connect,       // with SeccompOptions::connect_broker: the launcher answers connect()
     mounts,        // the mount family: in the whole filter, and in the second part alone (SeccompPart)
     whole_only,    // in the whole filter only: what the two parts refuse between them, as one rule
     first_only,    // in the first part only
@@ -120,6 +125,15 @@ struct SeccompOptions {
     // connections Landlock keeps to the proxy's ports; a datagram, raw or other
     // kind would reach the network (DNS included) past the proxy.
     bool host_network = false;
+    // The launcher answers every connect() (launchers/linux/connect_broker.hpp):
+    // a Unix stream or seqpacket socket may be made, and connects where the
+    // launcher decides. The stage loads the filter whose listener the launcher
+    // serves, last; this one also sends connect() to a listener where bubblewrap
+    // loads it, so that bubblewrap's init (pid 1), which runs without the
+    // stage's, gets ENOSYS. The weaker sandbox has no such init, and the stage
+    // loads this filter before the connect broker's there: the rule is left
+    // out (the newest filter's listener is the one notified).
+    bool connect_broker = false;
 };
 
 namespace detail {
@@ -188,12 +202,21 @@ constexpr SeccompRule refuse_inet_type(std::uint64_t family, std::uint64_t type,
                        reason};
 }
 
+constexpr SeccompRule refuse_unix_socket(std::uint64_t type, std::string_view reason) {
+    return SeccompRule{"socket",
+                       SeccompAction::errno_eperm,
+                       {low32_eq(0, kAF_UNIX), SeccompArgCheck{1, SeccompCmp::masked_eq, kSOCK_TYPE_MASK, type}},
+                       2,
+                       SeccompGroup::unix_brokered,
+                       reason};
+}
+
 constexpr SeccompRule refuse_unix_socketpair(std::uint64_t type, std::string_view reason) {
     return SeccompRule{"socketpair",
                        SeccompAction::errno_eperm,
                        {low32_eq(0, kAF_UNIX), SeccompArgCheck{1, SeccompCmp::masked_eq, kSOCK_TYPE_MASK, type}},
                        2,
-                       SeccompGroup::unix_sockets,
+                       SeccompGroup::unix_pairs,
                        reason};
 }
 
@@ -247,6 +270,15 @@ inline constexpr std::array kFixedRules{
     // Unix sockets reach services outside the sandbox (the network goes through the proxy).
     SeccompRule{"socket", SeccompAction::errno_eperm, {low32_eq(0, kAF_UNIX)}, 1, SeccompGroup::unix_sockets,
                 "a Unix socket can connect to host services"},
+    // With the launcher deciding connect(), a stream or seqpacket socket stays:
+    // it reaches a path only through connect. A datagram one would reach any
+    // path with sendto or sendmsg, which name it themselves (SOCK_RAW is a
+    // datagram socket for AF_UNIX).
+    refuse_unix_socket(kSOCK_DGRAM, "a datagram socket sends to any path with sendto, past the launcher's decision"),
+    refuse_unix_socket(kSOCK_RAW, "a raw Unix socket is a datagram one, which sends to any path with sendto"),
+    SeccompRule{"connect", SeccompAction::notify, {}, 0, SeccompGroup::connect,
+                "the launcher decides each connection: a Unix socket by its path, any other as the sandbox's own "
+                "network namespace would"},
     // A datagram or raw end can be re-targeted with connect(AF_UNSPEC) and then
     // sent to any socket outside; a stream or seqpacket pair stays connected to
     // its other end for ever. Pipes between processes use stream pairs, and Rust's
@@ -433,7 +465,13 @@ constexpr bool rule_applies(const SeccompRule& rule, const SeccompOptions& optio
     const SeccompPart part = options.part;
     switch (rule.group) {
         case SeccompGroup::always: return part != SeccompPart::mounts_only;
-        case SeccompGroup::unix_sockets: return part != SeccompPart::mounts_only && !options.allow_unix_sockets;
+        case SeccompGroup::unix_sockets:
+            return part != SeccompPart::mounts_only && !options.allow_unix_sockets && !options.connect_broker;
+        case SeccompGroup::unix_pairs: return part != SeccompPart::mounts_only && !options.allow_unix_sockets;
+        case SeccompGroup::unix_brokered:
+            return part != SeccompPart::mounts_only && !options.allow_unix_sockets && options.connect_broker;
+        case SeccompGroup::connect:
+            return part != SeccompPart::mounts_only && options.connect_broker && !options.host_network;
         case SeccompGroup::mounts: return part != SeccompPart::all_but_mounts;
         case SeccompGroup::whole_only: return part == SeccompPart::whole;
         case SeccompGroup::first_only: return part == SeccompPart::all_but_mounts;
@@ -454,7 +492,7 @@ constexpr std::size_t refusing_index(const SeccompOptions& options, std::string_
                                      const std::array<std::uint64_t, 6>& args) {
     for (std::size_t i = 0; i < kSeccompRules.size(); ++i) {
         const SeccompRule& r = kSeccompRules[i];
-        if (r.syscall != syscall || !rule_applies(r, options)) continue;
+        if (r.syscall != syscall || r.action == SeccompAction::notify || !rule_applies(r, options)) continue;
         bool all = true;
         for (std::size_t c = 0; c < r.check_count; ++c) all = all && check_holds(r.checks[c], args[r.checks[c].arg]);
         if (all) return i;
@@ -472,6 +510,7 @@ constexpr bool rules_well_formed() {
     for (const auto& r : kSeccompRules) {
         if (r.syscall.empty() || r.reason.empty()) return false;
         if (r.action == SeccompAction::allow) return false;
+        if (r.action == SeccompAction::notify && r.group != SeccompGroup::connect) return false;
         if (r.check_count > r.checks.size()) return false;
         for (std::size_t i = 0; i < r.check_count; ++i) {
             const auto& c = r.checks[i];
@@ -508,6 +547,22 @@ static_assert(refuses("socket", {kAF_NETLINK, 3, 9, 0, 0, 0}), "Netlink other th
 constexpr bool refuses_on_host_network(std::string_view syscall, std::array<std::uint64_t, 6> args) {
     return refusing_index(SeccompOptions{false, SeccompPart::whole, true}, syscall, args) < kSeccompRules.size();
 }
+constexpr bool refuses_brokered(std::string_view syscall, std::array<std::uint64_t, 6> args) {
+    SeccompOptions o;
+    o.connect_broker = true;
+    return refusing_index(o, syscall, args) < kSeccompRules.size();
+}
+static_assert(refuses("socket", {kAF_UNIX, 1, 0, 0, 0, 0}), "without the broker every Unix socket is refused");
+static_assert(!refuses_brokered("socket", {kAF_UNIX, 1 | 0x80000, 0, 0, 0, 0}) &&
+                  !refuses_brokered("socket", {kAF_UNIX, kSOCK_SEQPACKET, 0, 0, 0, 0}),
+              "with the broker, Unix stream and seqpacket sockets may be made: connect() is decided");
+static_assert(refuses_brokered("socket", {kAF_UNIX, kSOCK_DGRAM | 0x800, 0, 0, 0, 0}) &&
+                  refuses_brokered("socket", {kAF_UNIX, kSOCK_RAW, 0, 0, 0, 0}),
+              "with the broker, a Unix datagram socket is still refused: sendto names its own path");
+static_assert(!refuses_brokered("connect", {3, 0, 0, 0, 0, 0}), "connect waits for the launcher; it is no refusal");
+static_assert(refuses_brokered("socketpair", {kAF_UNIX, kSOCK_DGRAM, 0, 0, 0, 0}) &&
+                  refuses_brokered("socketpair", {kAF_UNIX, kSOCK_RAW, 0, 0, 0, 0}),
+              "with the broker, datagram and raw pairs are still refused");
 static_assert(!refuses("socket", {kAF_INET, kSOCK_DGRAM, 0, 0, 0, 0}), "UDP stays inside a network namespace");
 static_assert(refuses_on_host_network("socket", {kAF_INET, kSOCK_DGRAM | 0x80000, 0, 0, 0, 0}) &&
                   refuses_on_host_network("socket", {kAF_INET6, kSOCK_DGRAM | 0x800, 0, 0, 0, 0}),

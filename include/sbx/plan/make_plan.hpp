@@ -156,16 +156,9 @@ SBX_INLINE expected<void> check_request(const PlanRequest& req) {
 SBX_INLINE expected<void> plan_network(const Policy& policy, const PlanRequest& req, Plan& plan) {
     plan.all_unix_sockets = policy.network.allow_all_unix_sockets.value;
     for (const auto& s : policy.network.allow_unix_sockets) plan.unix_socket_paths.push_back(s.value);
-    if (policy.network.allow_all_unix_sockets.value || !policy.network.allow_unix_sockets.empty()) {
-        plan.allow_unix_sockets = true;
-        const auto& src = policy.network.allow_all_unix_sockets.value ? policy.network.allow_all_unix_sockets.source
-                                                                       : std::optional<Source>(
-                                                                             policy.network.allow_unix_sockets.front().source);
-        plan.warnings.push_back(Warning{src ? src->file.str() : "", src ? src->key : "",
-                                        "Linux cannot tell Unix socket paths apart: the command may create and "
-                                        "connect every Unix socket it can reach",
-                                        WarningScope::linux_only});
-    }
+    // Listed paths are decided one connection at a time (sbx/net/unix_socket.hpp);
+    // every socket drops the filter's rules.
+    plan.allow_unix_sockets = plan.all_unix_sockets;
     auto host_rules = net::compile_host_rules(policy);
     SBX_TRY(host_rules);
     plan.network.rules = std::move(*host_rules);

@@ -250,7 +250,7 @@ SBX_INLINE std::string to_json(const Plan& p) {
     if (p.scan_stderr) w.key("scanStderr").value(true);
     w.key("hints").begin_object().key("hosts").value(p.hints.hosts).key("local").value(p.hints.local);
     w.key("call").value(p.hints.call).key("write").value(p.hints.write).key("read").value(p.hints.read);
-    w.key("env").value(p.hints.env).end_object();
+    w.key("env").value(p.hints.env).key("sockets").value(p.hints.sockets).end_object();
     detail::write_filesystem(w, p);
     w.key("warnings").begin_array();
     for (const auto& wn : p.warnings) {

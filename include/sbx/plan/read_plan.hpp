@@ -251,6 +251,13 @@ SBX_INLINE expected<Plan> PlanReader::read(element root) {
     SBX_TRY(sec);
     SBX_TRY(assign(p.allow_unix_sockets, boolean(sec->at("allowUnixSockets"), "seccomp.allowUnixSockets")));
     if (top->has("unixSockets")) SBX_TRY(read_unix_sockets(top->at("unixSockets"), p));
+    // The filter drops its Unix socket rules for every socket alone; a listed
+    // path is opened by the launcher's decision, one connection at a time.
+    if (p.allow_unix_sockets != p.all_unix_sockets)
+        return error("seccomp.allowUnixSockets", p.allow_unix_sockets
+                                                     ? "true, though unixSockets.all is not (listed paths are opened "
+                                                       "one by one, without it)"
+                                                     : "false, though unixSockets.all is true");
     SBX_TRY(read_network(top->at("network"), p));
     if (top->has("ignoreViolations")) SBX_TRY(read_ignore_violations(top->at("ignoreViolations"), p));
     SBX_TRY(read_optional(*top, "", "scanStderr", p.scan_stderr, boolean));
@@ -573,9 +580,6 @@ SBX_INLINE expected<void> PlanReader::read_unix_sockets(element v, Plan& p) {
         SBX_TRY(u);
         p.unix_socket_paths.push_back(std::move(*u));
     }
-    // Linux's filter cannot tell them apart: any of them opens every one.
-    if ((p.all_unix_sockets || !p.unix_socket_paths.empty()) && !p.allow_unix_sockets)
-        return error("seccomp.allowUnixSockets", "false, though unixSockets opens some");
     return {};
 }
 
@@ -593,14 +597,16 @@ SBX_INLINE expected<void> PlanReader::read_ignore_violations(element v, Plan& p)
 }
 
 SBX_INLINE expected<void> PlanReader::read_hints(element v, Plan& p) {
-    auto h = members(v, "hints", {"hosts", "local", "call", "write", "read", "env"},
+    auto h = members(v, "hints", {"hosts", "local", "call", "write", "read", "env", "sockets"},
                      {"hosts", "local", "call", "write", "read"});
     SBX_TRY(h);
-    if (h->has("env")) {
-        auto env = string(h->at("env"), "hints.env");
-        SBX_TRY(env);
-        if (env->find_first_of("\n\r") != std::string::npos) return error("hints.env", "a line break is not allowed");
-        p.hints.env = std::move(*env);
+    for (auto [name, out] : {std::pair{"env", &p.hints.env}, std::pair{"sockets", &p.hints.sockets}}) {
+        if (!h->has(name)) continue;
+        auto text = string(h->at(name), std::string("hints.") + name);
+        SBX_TRY(text);
+        if (text->find_first_of("\n\r") != std::string::npos)
+            return error(std::string("hints.") + name, "a line break is not allowed");
+        *out = std::move(*text);
     }
     for (auto [name, out] : {std::pair{"hosts", &p.hints.hosts}, std::pair{"local", &p.hints.local},
                              std::pair{"call", &p.hints.call}, std::pair{"write", &p.hints.write},

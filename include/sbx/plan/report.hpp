@@ -98,6 +98,7 @@ struct AllowHints {
     std::string write;  // a path outside every writable place
     std::string read;   // a path a read deny hides
     std::string env;    // a .env file a read deny hides: how to pass a variable it holds
+    std::string sockets;  // a Unix socket by a path no setting opens
 
     bool operator==(const AllowHints&) const = default;
 };
@@ -247,13 +248,15 @@ SBX_INLINE AllowHints allow_hints(SettingsWords w) {
         // re-opens them: the rule the line names is the one to change.
         return {"network.hosts in the agent file", "network.local in the agent file", "--allow-host",
                 "files.write in the agent file", "",
-                "env in the agent file, which passes the variable it names without the file"};
+                "env in the agent file, which passes the variable it names without the file",
+                "network.sockets in the agent file, naming the path"};
     return {"network.allowedDomains",
             "network.allowedDomains naming the address or localhost with its port (127.0.0.1:3000), or "
             "network.allowLocalBinding for loopback; these are for this machine's servers: under bubblewrap a server "
             "the command starts is reached on the sandbox's own loopback without the proxy (NO_PROXY), and a port "
             "allowed here is taken there by its forward",
-            "--allow-host", "filesystem.allowWrite", "filesystem.allowRead naming the path", ""};
+            "--allow-host", "filesystem.allowWrite", "filesystem.allowRead naming the path", "",
+            "network.allowUnixSockets naming the path (network.allowAllUnixSockets opens every one)"};
 }
 
 SBX_INLINE std::string file_refusal_hint(const FileRefusal& r, const AllowHints& hints) {

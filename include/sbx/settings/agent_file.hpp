@@ -50,8 +50,7 @@
 //   network.hosts                network.allowedDomains; the groups of kGroupHosts expand; a
 //                                bare `*`, a URL, a path or a range is refused
 //   network.local                network.allowLocalBinding, only when written
-//   network.sockets              network.allowUnixSockets on macOS; on Linux nothing is granted
-//                                and a warning says so (the entries stay in AgentFile)
+//   network.sockets              network.allowUnixSockets
 //   env                          AgentFile::env only: sbx has no settings key that passes a
 //                                variable (credentials.envVars names variables to hide); the
 //                                caller passes each as `--env NAME` does
@@ -100,7 +99,7 @@
 
 namespace sbx {
 
-// The system an agent's commands run on: decides what network.sockets can grant.
+// The system an agent's commands run on: decides which roots a file's per-platform entries name.
 enum class Platform { linux_, mac };
 
 #if defined(__APPLE__)
@@ -857,15 +856,9 @@ SBX_INLINE void Reader::build() {
         if (!group) add_once(net.allowed_domains, h.value, h.source);
     }
     if (out_.network.local) net.allow_local_binding = out_.network.local;
-    if (!out_.network.sockets.empty()) {
-        if (src_.platform == Platform::mac) {
-            for (const auto& k : out_.network.sockets) add_once(net.allow_unix_sockets, k.value, k.source);
-        } else {
-            warn("sandbox.network.sockets", "network.sockets cannot be enforced on " +
-                                                std::string(platform_name(src_.platform)) +
-                                                "; nothing is granted");
-        }
-    }
+    // Both launchers open exactly these paths: sbx-mac through Seatbelt,
+    // sbx-linux by deciding each connection (sbx/net/unix_socket.hpp).
+    for (const auto& k : out_.network.sockets) add_once(net.allow_unix_sockets, k.value, k.source);
 }
 
 SBX_INLINE void Reader::scope_reads(const std::vector<std::string>& folders, const Source& preset_src) {

@@ -50,7 +50,7 @@ constexpr std::string_view kBase = R"J({
   "bwrapPath": "/usr/bin/bwrap",
   "enabled": true,
   "failIfUnavailable": false,
-  "seccomp": {"allowUnixSockets": true},
+  "seccomp": {"allowUnixSockets": true}, "unixSockets": {"all": true, "paths": []},
   "network": {"mode": "none"},
   "filesystem": {
     "isolated": true,
@@ -476,16 +476,16 @@ TEST_CASE("plan: a plan from make_plan over a repository and a home comes back f
     CHECK(plan.bwrap_path == "/usr/bin/bwrap");
     CHECK(plan.enabled);
     CHECK_FALSE(plan.fail_if_unavailable);
-    CHECK(plan.allow_unix_sockets);
+    // A listed socket is the launcher's to decide: the filter keeps its rules.
+    CHECK_FALSE(plan.allow_unix_sockets);
     CHECK(plan.unix_socket_paths == std::vector<std::string>{"/run/user/1000/bus"});
     CHECK(plan.cwd == "/r/src");
     CHECK_FALSE(plan.loader_env.empty());
     CHECK(plan.env_removed.size() == 3);  // GITHUB_TOKEN, PGURL, WEIRD
     CHECK_FALSE(plan.warnings.empty());
-    // The Unix socket warning is about Linux's filter: tagged so, for sbx-mac to leave out.
-    CHECK(std::any_of(plan.warnings.begin(), plan.warnings.end(), [](const sbx::Warning& w) {
-        return w.scope == sbx::WarningScope::linux_only && w.message.find("Unix socket") != std::string::npos;
-    }));
+    // Linux opens exactly the listed socket now: nothing to warn of.
+    CHECK(std::none_of(plan.warnings.begin(), plan.warnings.end(),
+                       [](const sbx::Warning& w) { return w.message.find("Unix socket") != std::string::npos; }));
     CHECK(plan.network.mode == sbx::NetworkMode::proxy);
     CHECK_FALSE(plan.network.rules.allowed.empty());
     CHECK(plan.network.rules.local);
@@ -1968,6 +1968,13 @@ TEST_CASE("plan: hints are optional, the settings' words when absent; each a lin
     check_refused(edit(text, R"J("env":"")J", R"J("env":"a\nb")J"), "hints.env");
     check_refused(edit(text, R"J("env":"")J", R"J("env":false)J"), "hints.env");
     check_refused(edit(text, R"J("env":"")J", R"J("envs":"")J"), "hints.envs");
+    // sockets too: a plan written before it had the key keeps the settings' words.
+    const auto sockets = parsed(edit(text, R"J(,"sockets":")J" + with.hints.sockets + "\"", R"J(,"sockets":"network.sockets")J"));
+    CHECK(sockets.hints.sockets == "network.sockets");
+    check_round_trip(sockets);
+    CHECK(parsed(edit(text, R"J(,"sockets":")J" + with.hints.sockets + "\"", "")).hints.sockets ==
+          sbx::allow_hints(sbx::SettingsWords::settings).sockets);
+    check_refused(edit(text, R"J(,"sockets":")J" + with.hints.sockets + "\"", R"J(,"sockets":"a\nb")J"), "hints.sockets");
 }
 
 TEST_CASE("plan: filesystem.rules is optional; each rule a known kind and an absolute pattern") {
@@ -2002,16 +2009,24 @@ TEST_CASE("plan: a deny-read rule may be a credential store's; no other kind may
                   "filesystem.rules[1].credentialStore");
 }
 
-TEST_CASE("plan: unixSockets names what sbx-mac opens, and needs the seccomp switch on") {
-    const std::string with = edit(kBase, R"J("network": {"mode": "none"},)J",
-                                  R"J("unixSockets": {"all": false, "paths": ["/var/run/docker.sock"]}, "network": {"mode": "none"},)J");
+TEST_CASE("plan: unixSockets lists the paths the launchers open; seccomp.allowUnixSockets says every one") {
+    const std::string with =
+        edit(edit(kBase, R"J("unixSockets": {"all": true, "paths": []})J",
+                  R"J("unixSockets": {"all": false, "paths": ["/var/run/docker.sock"]})J"),
+             R"J("allowUnixSockets": true)J", R"J("allowUnixSockets": false)J");
     const auto p = parsed(with);
     CHECK(p.unix_socket_paths == std::vector<std::string>{"/var/run/docker.sock"});
     CHECK_FALSE(p.all_unix_sockets);
+    CHECK_FALSE(p.allow_unix_sockets);
     check_round_trip(p);
     check_refused(edit(with, R"J("/var/run/docker.sock")J", R"J("docker.sock")J"), "unixSockets.paths[0]");
     check_refused(edit(with, R"J("all": false, )J", ""), "unixSockets.all");
-    check_refused(edit(with, R"J("allowUnixSockets": true)J", R"J("allowUnixSockets": false)J"), "seccomp.allowUnixSockets");
+    // The filter's switch and `all` say the same: a listed path does not open every socket.
+    check_refused(edit(with, R"J("allowUnixSockets": false)J", R"J("allowUnixSockets": true)J"),
+                  "seccomp.allowUnixSockets");
+    check_refused(edit(kBase, R"J("allowUnixSockets": true)J", R"J("allowUnixSockets": false)J"),
+                  "seccomp.allowUnixSockets");
+    check_refused(edit(kBase, R"J("unixSockets": {"all": true, "paths": []},)J", ""), "seccomp.allowUnixSockets");
 }
 
 TEST_CASE("plan: command.passFds is an ascending list of descriptors from 3 to 2^31-1") {

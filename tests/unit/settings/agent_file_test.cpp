@@ -275,17 +275,17 @@ TEST_CASE("agent file: the groups expand to their hosts") {
     CHECK(warned(typo, "sandbox.network.hosts[0]", "did you mean the group 'github'"));
 }
 
-TEST_CASE("agent file: network.sockets is granted on macOS only") {
+TEST_CASE("agent file: network.sockets is granted on Linux and macOS alike") {
     const std::string text = agent("sandbox:\n  network:\n    sockets: [~/.ssh/agent.sock, /run/docker.sock]\n");
-    auto lin = parse_ok(text, Platform::linux_);
-    CHECK(values(lin.network.sockets) == std::vector<std::string>{"/home/u/.ssh/agent.sock", "/run/docker.sock"});
-    CHECK(lin.settings.network.allow_unix_sockets.empty());
-    CHECK(warned(lin, "sandbox.network.sockets", "network.sockets cannot be enforced on Linux; nothing is granted"));
-    auto mac = parse_ok(text, Platform::mac);
-    CHECK(values(mac.settings.network.allow_unix_sockets) ==
-          std::vector<std::string>{"/home/u/.ssh/agent.sock", "/run/docker.sock"});
-    CHECK(mac.settings.network.allow_unix_sockets[1].source.key == "sandbox.network.sockets[1]");
-    CHECK(mac.warnings().empty());
+    for (auto platform : {Platform::linux_, Platform::mac}) {
+        CAPTURE(sbx::platform_name(platform));
+        auto read = parse_ok(text, platform);
+        CHECK(values(read.network.sockets) == std::vector<std::string>{"/home/u/.ssh/agent.sock", "/run/docker.sock"});
+        CHECK(values(read.settings.network.allow_unix_sockets) ==
+              std::vector<std::string>{"/home/u/.ssh/agent.sock", "/run/docker.sock"});
+        CHECK(read.settings.network.allow_unix_sockets[1].source.key == "sandbox.network.sockets[1]");
+        CHECK(read.warnings().empty());
+    }
 }
 
 TEST_CASE("agent file: the older flat spellings") {

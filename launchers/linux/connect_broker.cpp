@@ -1,0 +1,553 @@
+#include "linux/connect_broker.hpp"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <linux/openat2.h>
+#include <linux/seccomp.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <sys/eventfd.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <climits>
+#include <condition_variable>
+#include <cstring>
+#include <deque>
+#include <utility>
+
+#include "base/connect_filter.hpp"
+#include "sbx/core/paths.hpp"
+
+namespace sbx::linux_sandbox {
+
+using launcher::Fd;
+
+namespace {
+
+constexpr int kMaxLinks = 40;            // as the kernel's MAXSYMLINKS
+constexpr std::size_t kMaxWaiters = 64;  // connects waiting at once; one more fails with EAGAIN
+constexpr std::size_t kMaxRefusals = 1000;  // paths kept for the block; more are counted on the last
+
+// The signal stop() sends a thread waiting in connect(), whose handler does
+// nothing and does not restart the call: a real-time one nothing else uses.
+int wake_signal() { return SIGRTMIN + 3; }
+
+void on_wake(int) {}
+
+long pidfd_open(pid_t pid, unsigned flags) { return ::syscall(SYS_pidfd_open, pid, flags); }
+
+// The folder `p` (a path's text) goes through, pushed in front of `todo`.
+void push_front(std::deque<std::string>& todo, std::string_view p) {
+    const auto parts = paths::components(p);
+    for (auto it = parts.rbegin(); it != parts.rend(); ++it) todo.emplace_front(*it);
+}
+
+// The thread group of `tid`, from /proc; 0 when unreadable.
+pid_t thread_group(pid_t tid) {
+    const std::string path = "/proc/" + std::to_string(tid) + "/status";
+    Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+    char buf[2048];
+    const ssize_t n = fd.ok() ? ::read(fd.get(), buf, sizeof buf - 1) : -1;
+    if (n <= 0) return 0;
+    buf[n] = '\0';
+    const char* field = std::strstr(buf, "\nTgid:\t");
+    return field == nullptr ? 0 : static_cast<pid_t>(std::atol(field + std::strlen("\nTgid:\t")));
+}
+
+// A copy of descriptor `fd` of the thread `tid`: the same open file, taken
+// with pidfd_getfd from the thread itself where the kernel can name a thread
+// (PIDFD_THREAD, Linux 6.9), else from its thread group, checked to be the
+// file the thread has under that number. -errno on failure.
+std::pair<Fd, int> take_descriptor(pid_t tid, int fd) {
+    constexpr unsigned kPidfdThread = O_EXCL;  // PIDFD_THREAD
+    Fd pidfd(static_cast<int>(pidfd_open(tid, kPidfdThread)));
+    const bool whole_group = !pidfd.ok();
+    if (whole_group) pidfd = Fd(static_cast<int>(pidfd_open(thread_group(tid), 0)));
+    if (!pidfd.ok()) return {Fd(), -ESRCH};
+    Fd copy(static_cast<int>(::syscall(SYS_pidfd_getfd, pidfd.get(), fd, 0)));
+    if (!copy.ok()) return {Fd(), errno == EBADF ? -EBADF : -EACCES};
+    if (whole_group) {
+        // A thread made without CLONE_FILES has a table of its own.
+        struct stat mine {}, theirs {};
+        const std::string link = "/proc/" + std::to_string(tid) + "/fd/" + std::to_string(fd);
+        if (::fstat(copy.get(), &mine) != 0 || ::stat(link.c_str(), &theirs) != 0 || mine.st_ino != theirs.st_ino ||
+            mine.st_dev != theirs.st_dev)
+            return {Fd(), -EAGAIN};
+    }
+    return {std::move(copy), 0};
+}
+
+// `n` bytes at `address` in the thread's memory; nullopt when not all can be read.
+std::optional<std::vector<unsigned char>> read_memory(pid_t tid, std::uint64_t address, std::size_t n) {
+    std::vector<unsigned char> out(n);
+    if (n == 0) return out;
+    iovec local{out.data(), n};
+    iovec remote{reinterpret_cast<void*>(address), n};
+    if (::process_vm_readv(tid, &local, 1, &remote, 1, 0) != static_cast<ssize_t>(n)) return std::nullopt;
+    return out;
+}
+
+// What a /proc link holds; empty when it cannot be read whole.
+std::string read_link(const std::string& link) {
+    char buf[PATH_MAX];
+    const ssize_t n = ::readlink(link.c_str(), buf, sizeof buf);
+    if (n <= 0 || n >= static_cast<ssize_t>(sizeof buf)) return {};
+    return std::string(buf, static_cast<std::size_t>(n));
+}
+
+// The thread's program, as /proc names it (comm); empty when unknown.
+std::string program_of(pid_t tid) {
+    const std::string path = "/proc/" + std::to_string(tid) + "/comm";
+    Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+    char buf[64];
+    const ssize_t n = fd.ok() ? ::read(fd.get(), buf, sizeof buf) : -1;
+    if (n <= 0) return {};
+    std::string out(buf, static_cast<std::size_t>(n));
+    while (!out.empty() && out.back() == '\n') out.pop_back();
+    return out;
+}
+
+// `path` opened O_PATH beneath `at`, following no link on the way
+// (RESOLVE_BENEATH as well where `beneath`). -errno on failure.
+std::pair<Fd, int> open_exactly(int at, const std::string& path, bool beneath) {
+    open_how how{};
+    how.flags = O_PATH | O_CLOEXEC;
+    how.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS | (beneath ? RESOLVE_BENEATH : 0);
+    Fd fd(static_cast<int>(::syscall(SYS_openat2, at, path.c_str(), &how, sizeof how)));
+    if (!fd.ok()) return {Fd(), -errno};
+    return {std::move(fd), 0};
+}
+
+// The Unix address that names `fd` through /proc: connect() follows it to the
+// socket itself, whatever path it lies at.
+std::vector<unsigned char> address_of_descriptor(int fd) {
+    sockaddr_un a{};
+    a.sun_family = AF_UNIX;
+    const std::string path = "/proc/self/fd/" + std::to_string(fd);
+    std::memcpy(a.sun_path, path.c_str(), path.size() + 1);
+    const auto len = offsetof(sockaddr_un, sun_path) + path.size() + 1;
+    const auto* bytes = reinterpret_cast<const unsigned char*>(&a);
+    return std::vector<unsigned char>(bytes, bytes + len);
+}
+
+}  // namespace
+
+sbx::expected<void> connect_broker_available() {
+    seccomp_notif_sizes sizes{};
+    if (::syscall(SYS_seccomp, SECCOMP_GET_NOTIF_SIZES, 0, &sizes) != 0)
+        return sbx::fail(Errc::sandbox_unavailable,
+                         std::string("seccomp user notification: ") + std::strerror(errno));
+    // With a descriptor that is none, the call exists when it fails with EBADF.
+    if (::syscall(SYS_pidfd_getfd, -1, 0, 0) == 0 || errno == ENOSYS)
+        return sbx::fail(Errc::sandbox_unavailable, "pidfd_getfd: this kernel does not have it (Linux 5.6)");
+    return {};
+}
+
+std::optional<Resolved> resolve_in(int root, std::string_view cwd, std::string_view path) {
+    if (path.empty() || path.size() >= PATH_MAX) return std::nullopt;
+    std::deque<std::string> todo;
+    push_front(todo, path);
+    if (path.front() != '/') push_front(todo, cwd);
+    std::vector<std::string> names;  // where the walk stands
+    std::vector<Fd> folders;         // the folder each name is, while every one exists
+    bool missing = false;            // from here on, the rest is folded by its text
+    bool socket = false;             // the last component looked at is a socket
+    int links = 0;
+    while (!todo.empty()) {
+        const std::string c = std::move(todo.front());
+        todo.pop_front();
+        if (c == ".") continue;
+        if (c == "..") {
+            if (!names.empty()) names.pop_back();
+            if (folders.size() > names.size()) folders.pop_back();
+            continue;
+        }
+        names.push_back(c);
+        if (missing) continue;
+        const int at = folders.empty() ? root : folders.back().get();
+        struct stat st {};
+        socket = false;
+        if (::fstatat(at, c.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
+            missing = true;
+        } else if (S_ISLNK(st.st_mode)) {
+            if (++links > kMaxLinks) return std::nullopt;
+            char buf[PATH_MAX];
+            const ssize_t n = ::readlinkat(at, c.c_str(), buf, sizeof buf);
+            if (n <= 0 || n >= static_cast<ssize_t>(sizeof buf)) {
+                missing = true;
+                continue;
+            }
+            names.pop_back();
+            const std::string_view target(buf, static_cast<std::size_t>(n));
+            if (target.front() == '/') {
+                names.clear();
+                folders.clear();
+            }
+            push_front(todo, target);
+        } else if (S_ISDIR(st.st_mode)) {
+            Fd folder(::openat(at, c.c_str(), O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+            if (folder.ok()) folders.push_back(std::move(folder));
+            else missing = true;
+        } else {
+            // A socket or file: the end of the walk, where whatever follows is the kernel's ENOTDIR.
+            socket = S_ISSOCK(st.st_mode) && todo.empty();
+            if (!todo.empty()) missing = true;
+        }
+    }
+    Resolved out;
+    for (const auto& n : names) out.path += "/" + n;
+    if (out.path.empty()) out.path = "/";
+    out.exists = !missing;
+    out.socket = !missing && socket;
+    return out;
+}
+
+// A connect waiting on a thread of its own.
+struct ConnectBroker::Waiter {
+    std::thread thread;
+    std::atomic<bool> done{false};
+};
+
+ConnectBroker::ConnectBroker(Fd listener, Fd wake, Fd own, sbx::net::UnixSocketRules rules, BrokerNetwork network,
+                             OnRefusal on_refusal)
+    : listener_(std::move(listener)),
+      wake_(std::move(wake)),
+      own_(std::move(own)),
+      rules_(std::move(rules)),
+      network_(std::move(network)),
+      on_refusal_(std::move(on_refusal)) {}
+
+sbx::expected<std::unique_ptr<ConnectBroker>> ConnectBroker::make(Fd listener, sbx::net::UnixSocketRules rules,
+                                                                  BrokerNetwork network, OnRefusal on_refusal) {
+    Fd wake(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
+    if (!wake.ok())
+        return sbx::fail(Errc::sandbox_unavailable, std::string("the connect broker's eventfd: ") + std::strerror(errno));
+    Fd own;
+    if (!rules.own.empty()) {
+        own = Fd(::open(rules.own.c_str(), O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+        if (!own.ok())
+            return sbx::fail(Errc::sandbox_unavailable,
+                             "the connect broker cannot open the temporary folder " + rules.own + ": " +
+                                 std::strerror(errno));
+    }
+    struct sigaction sa {};
+    sa.sa_handler = on_wake;
+    sigemptyset(&sa.sa_mask);
+    if (::sigaction(wake_signal(), &sa, nullptr) != 0)
+        return sbx::fail(Errc::sandbox_unavailable, std::string("the connect broker's signal: ") + std::strerror(errno));
+    return std::unique_ptr<ConnectBroker>(new ConnectBroker(std::move(listener), std::move(wake), std::move(own),
+                                                            std::move(rules), std::move(network), std::move(on_refusal)));
+}
+
+sbx::expected<std::unique_ptr<ConnectBroker>> ConnectBroker::attach(Fd listener, sbx::net::UnixSocketRules rules,
+                                                                    BrokerNetwork network, OnRefusal on_refusal) {
+    return make(std::move(listener), std::move(rules), std::move(network), std::move(on_refusal));
+}
+
+sbx::expected<std::unique_ptr<ConnectBroker>> ConnectBroker::start(Fd listener, sbx::net::UnixSocketRules rules,
+                                                                   BrokerNetwork network, OnRefusal on_refusal) {
+    auto made = make(std::move(listener), std::move(rules), std::move(network), std::move(on_refusal));
+    SBX_TRY(made);
+    std::unique_ptr<ConnectBroker> b = std::move(*made);
+    // The thread takes no signal: the launcher's main thread handles them.
+    sigset_t all, old;
+    sigfillset(&all);
+    ::pthread_sigmask(SIG_SETMASK, &all, &old);
+    try {
+        b->thread_ = std::thread([p = b.get()] { p->serve(); });
+    } catch (const std::system_error& e) {
+        ::pthread_sigmask(SIG_SETMASK, &old, nullptr);
+        return sbx::fail(Errc::sandbox_unavailable, std::string("the connect broker's thread: ") + e.what());
+    }
+    ::pthread_sigmask(SIG_SETMASK, &old, nullptr);
+    return b;
+}
+
+ConnectBroker::~ConnectBroker() { stop(); }
+
+void ConnectBroker::stop() {
+    if (thread_.joinable()) {
+        const std::uint64_t one = 1;
+        (void)!::write(wake_.get(), &one, sizeof one);
+        thread_.join();
+    }
+    reap_waiters(true);
+    listener_.reset();
+}
+
+std::vector<SocketRefusal> ConnectBroker::refused() const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return refusals_;
+}
+
+void ConnectBroker::refuse(SocketRefusal r) {
+    if (on_refusal_) on_refusal_(r);
+    std::lock_guard<std::mutex> lock(mutex_);
+    for (auto& seen : refusals_)
+        if (seen.path == r.path && seen.named == r.named && seen.host == r.host && seen.port == r.port &&
+            seen.program == r.program) {
+            ++seen.times;
+            return;
+        }
+    if (refusals_.size() < kMaxRefusals) refusals_.push_back(std::move(r));
+    else ++refusals_.back().times;
+}
+
+// Joins the waiters that are done; with `all`, ends the others first.
+void ConnectBroker::reap_waiters(bool all) {
+    std::list<std::unique_ptr<Waiter>> ended;
+    {
+        std::lock_guard<std::mutex> lock(mutex_);
+        for (auto it = waiters_.begin(); it != waiters_.end();) {
+            if (all || (*it)->done.load()) {
+                ended.push_back(std::move(*it));
+                it = waiters_.erase(it);
+            } else {
+                ++it;
+            }
+        }
+    }
+    for (auto& w : ended) {
+        // The signal finds it in connect(), or before it: then again.
+        while (!w->done.load()) {
+            ::pthread_kill(w->thread.native_handle(), wake_signal());
+            std::this_thread::sleep_for(std::chrono::milliseconds(5));
+        }
+        w->thread.join();
+    }
+}
+
+namespace {
+
+// One notification, as the kernel gives it, with room for a larger struct.
+struct Notice {
+    std::uint64_t id = 0;
+    pid_t tid = 0;
+    int fd = -1;
+    std::uint64_t address = 0;
+    std::int64_t length = 0;
+};
+
+}  // namespace
+
+void ConnectBroker::serve() {
+    seccomp_notif_sizes sizes{};
+    if (::syscall(SYS_seccomp, SECCOMP_GET_NOTIF_SIZES, 0, &sizes) != 0) sizes = {};
+    std::vector<unsigned char> buf(std::max<std::size_t>(sizes.seccomp_notif, sizeof(seccomp_notif)));
+    // Where the kernel has it (6.6), the caller and the broker hand over on one CPU.
+    constexpr unsigned long kSetFlags = SECCOMP_IOW(4, std::uint64_t);  // SECCOMP_IOCTL_NOTIF_SET_FLAGS
+    constexpr std::uint64_t kSyncWakeUp = 1;                            // SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP
+    (void)::ioctl(listener_.get(), kSetFlags, kSyncWakeUp);
+    for (;;) {
+        pollfd fds[2] = {{listener_.get(), POLLIN, 0}, {wake_.get(), POLLIN, 0}};
+        if (::poll(fds, 2, -1) < 0) {
+            if (errno == EINTR) continue;
+            return;
+        }
+        if (fds[1].revents != 0) return;
+        if ((fds[0].revents & POLLIN) == 0) {
+            if ((fds[0].revents & (POLLHUP | POLLERR | POLLNVAL)) != 0) return;
+            continue;
+        }
+        std::fill(buf.begin(), buf.end(), 0);
+        if (::ioctl(listener_.get(), SECCOMP_IOCTL_NOTIF_RECV, buf.data()) != 0) continue;  // the caller is gone
+        answer(*reinterpret_cast<const seccomp_notif*>(buf.data()));
+    }
+}
+
+namespace {
+
+// The answer to the call `id`: its result, 0 or -errno.
+void respond(int listener, std::uint64_t id, int result) {
+    seccomp_notif_resp r{};
+    r.id = id;
+    r.error = result;
+    r.val = 0;
+    (void)::ioctl(listener, SECCOMP_IOCTL_NOTIF_SEND, &r);
+}
+
+bool still_waiting(int listener, std::uint64_t id) {
+    return ::ioctl(listener, SECCOMP_IOCTL_NOTIF_ID_VALID, &id) == 0;
+}
+
+}  // namespace
+
+// One call from the notification to its answer, in the order the header
+// gives, each step failing the call where it cannot be made.
+void ConnectBroker::answer(const seccomp_notif& n) {
+    reap_waiters(false);
+    const int listener = listener_.get();
+    if (n.data.nr != SYS_connect || n.data.arch != launcher::kNativeAuditArch) return respond(listener, n.id, -ENOSYS);
+    const auto tid = static_cast<pid_t>(n.pid);
+    const int fd = static_cast<int>(static_cast<std::uint32_t>(n.data.args[0]));
+    const auto length = static_cast<std::int32_t>(static_cast<std::uint32_t>(n.data.args[2]));
+    if (length < 0 || static_cast<std::size_t>(length) > sizeof(sockaddr_storage)) return respond(listener, n.id, -EINVAL);
+    auto address = read_memory(tid, n.data.args[1], static_cast<std::size_t>(length));
+    auto [sock, taken] = take_descriptor(tid, fd);
+    // Everything above was read of the caller, not of another thread under its number.
+    if (!still_waiting(listener, n.id)) return;
+    if (!address) return respond(listener, n.id, -EFAULT);
+    if (!sock.ok()) return respond(listener, n.id, taken);
+    int family = 0;
+    socklen_t family_len = sizeof family;
+    if (::getsockopt(sock.get(), SOL_SOCKET, SO_DOMAIN, &family, &family_len) != 0)
+        return respond(listener, n.id, -errno);
+    const std::size_t path_at = offsetof(sockaddr_un, sun_path);
+    sa_family_t asked = AF_UNSPEC;
+    if (address->size() >= sizeof asked) std::memcpy(&asked, address->data(), sizeof asked);
+    // Another family's address, an abstract name, or one the kernel refuses
+    // by its shape: connected as read, in the sandbox's own network namespace.
+    if (family != AF_UNIX || asked != AF_UNIX || address->size() <= path_at || (*address)[path_at] == '\0') {
+        if (!network_.own_namespace && !other_allowed(sock.get(), *address, tid)) return respond(listener, n.id, -EACCES);
+        return connect_and_answer(n.id, std::move(sock), std::move(*address), Fd());
+    }
+    const auto* text = reinterpret_cast<const char*>(address->data() + path_at);
+    const std::string named(text, strnlen(text, address->size() - path_at));
+    // The path as the caller's view of the file tree has it.
+    const std::string proc = "/proc/" + std::to_string(tid);
+    Fd root(::open((proc + "/root").c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+    const std::string cwd = named.front() == '/' ? std::string("/") : read_link(proc + "/cwd");
+    const std::string program = program_of(tid);
+    if (!still_waiting(listener, n.id)) return;
+    std::optional<Resolved> where;
+    if (root.ok() && !cwd.empty() && cwd.front() == '/') where = resolve_in(root.get(), cwd, named);
+    root.reset();
+    const auto d = sbx::net::decide_unix_socket(rules_, where ? where->path : std::string());
+    if (d.verdict == sbx::net::UnixSocketVerdict::refused) {
+        // Nothing to reach in the command's view (nscd's socket, which glibc
+        // tries on every lookup, where nscd does not run): the kernel's answer.
+        if (where && !where->exists) return respond(listener, n.id, -ENOENT);
+        if (where && !where->socket) return respond(listener, n.id, -ECONNREFUSED);
+        if (!d.quiet) refuse(SocketRefusal{where ? where->path : named, named, "", 0, program, d.why, 1});
+        return respond(listener, n.id, -EACCES);
+    }
+    // The path the decision names, opened following no link: a listed one
+    // from the root, the command's own beneath its temporary folder.
+    const bool own = d.verdict == sbx::net::UnixSocketVerdict::own;
+    auto [target, opened] = own ? open_exactly(own_.get(), d.dial.substr(rules_.own.size() + 1), true)
+                                : open_exactly(AT_FDCWD, d.dial, false);
+    if (!target.ok()) {
+        if (opened == -ELOOP || opened == -EXDEV) {
+            refuse(SocketRefusal{d.dial, named, "", 0, program, "a symbolic link now stands on the way to it", 1});
+            return respond(listener, n.id, -EACCES);
+        }
+        return respond(listener, n.id, opened);
+    }
+    struct stat st {};
+    if (::fstat(target.get(), &st) != 0 || !S_ISSOCK(st.st_mode)) return respond(listener, n.id, -ECONNREFUSED);
+    auto dial = address_of_descriptor(target.get());
+    connect_and_answer(n.id, std::move(sock), std::move(dial), std::move(target));
+}
+
+namespace {
+
+// The address and port of an IPv4 or IPv6 socket address; false for another.
+bool ip_of(const std::vector<unsigned char>& a, std::string& host, unsigned& port, bool& loopback) {
+    sa_family_t family = AF_UNSPEC;
+    if (a.size() >= sizeof family) std::memcpy(&family, a.data(), sizeof family);
+    char text[INET6_ADDRSTRLEN] = {};
+    if (family == AF_INET && a.size() >= sizeof(sockaddr_in)) {
+        sockaddr_in in{};
+        std::memcpy(&in, a.data(), sizeof in);
+        port = ntohs(in.sin_port);
+        loopback = (ntohl(in.sin_addr.s_addr) >> 24) == 127;
+        host = ::inet_ntop(AF_INET, &in.sin_addr, text, sizeof text) != nullptr ? text : "?";
+        return true;
+    }
+    if (family == AF_INET6 && a.size() >= sizeof(sockaddr_in6)) {
+        sockaddr_in6 in6{};
+        std::memcpy(&in6, a.data(), sizeof in6);
+        port = ntohs(in6.sin6_port);
+        loopback = IN6_IS_ADDR_LOOPBACK(&in6.sin6_addr);
+        host = ::inet_ntop(AF_INET6, &in6.sin6_addr, text, sizeof text) != nullptr ? text : "?";
+        return true;
+    }
+    return false;
+}
+
+}  // namespace
+
+// On the host's network (the weaker sandbox): what the Landlock domain lets
+// through, a TCP stream to one of the proxy's ports on loopback, and a
+// disconnect (AF_UNSPEC); any other IP connection is refused and reported, as
+// is an abstract Unix name (the host's, here). Other families go on.
+bool ConnectBroker::other_allowed(int sock, const std::vector<unsigned char>& address, pid_t tid) {
+    int family = 0, type = 0;
+    socklen_t len = sizeof family;
+    (void)::getsockopt(sock, SOL_SOCKET, SO_DOMAIN, &family, &len);
+    len = sizeof type;
+    (void)::getsockopt(sock, SOL_SOCKET, SO_TYPE, &type, &len);
+    sa_family_t asked = AF_UNSPEC;
+    if (address.size() >= sizeof asked) std::memcpy(&asked, address.data(), sizeof asked);
+    if (family == AF_UNIX) {
+        if (asked != AF_UNIX || address.size() <= offsetof(sockaddr_un, sun_path)) return true;  // the kernel's EINVAL
+        const auto* name = reinterpret_cast<const char*>(address.data() + offsetof(sockaddr_un, sun_path) + 1);
+        const std::size_t n = address.size() - offsetof(sockaddr_un, sun_path) - 1;
+        refuse(SocketRefusal{"", "@" + std::string(name, strnlen(name, n)), "", 0, program_of(tid),
+                             "an abstract Unix socket is the host's: the weaker sandbox has no network namespace of "
+                             "its own", 1});
+        return false;
+    }
+    if (family != AF_INET && family != AF_INET6) return true;
+    if (asked == AF_UNSPEC) return true;
+    std::string host;
+    unsigned port = 0;
+    bool loopback = false;
+    if (!ip_of(address, host, port, loopback)) return true;  // the kernel refuses its shape
+    const bool proxy = type == SOCK_STREAM && loopback &&
+                       std::find(network_.tcp_ports.begin(), network_.tcp_ports.end(), port) != network_.tcp_ports.end();
+    if (proxy) return true;
+    refuse(SocketRefusal{"", "", host, port, program_of(tid),
+                         "a connection of its own, past the proxy: the weaker sandbox lets the command reach the "
+                         "network only through the proxy (HTTP_PROXY, ALL_PROXY)", 1});
+    return false;
+}
+
+// Connects `sock` (the caller's socket) to `address` and answers the call:
+// here where it cannot wait, else on a thread of its own. `target`: the
+// descriptor a /proc/self/fd address names, kept open until connect() has
+// followed it.
+void ConnectBroker::connect_and_answer(std::uint64_t id, Fd sock, std::vector<unsigned char> address, Fd target) {
+    const int listener = listener_.get();
+    const int flags = ::fcntl(sock.get(), F_GETFL);
+    auto connect_now = [listener, id](int fd, const std::vector<unsigned char>& a, std::atomic<std::uint64_t>& count) {
+        const int rc = ::connect(fd, reinterpret_cast<const sockaddr*>(a.data()), static_cast<socklen_t>(a.size()));
+        const int result = rc == 0 ? 0 : -errno;
+        if (rc == 0 || errno == EINPROGRESS) count.fetch_add(1);
+        respond(listener, id, result);
+    };
+    if (flags < 0 || (flags & O_NONBLOCK) != 0) return connect_now(sock.get(), address, connected_);
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (waiters_.size() >= kMaxWaiters) return respond(listener, id, -EAGAIN);
+    auto w = std::make_unique<Waiter>();
+    Waiter* self = w.get();
+    try {
+        w->thread = std::thread([this, self, connect_now, fd = std::move(sock), a = std::move(address),
+                                 t = std::move(target)]() mutable {
+            sigset_t wake;
+            sigemptyset(&wake);
+            sigaddset(&wake, wake_signal());
+            ::pthread_sigmask(SIG_UNBLOCK, &wake, nullptr);
+            connect_now(fd.get(), a, connected_);
+            fd.reset();
+            t.reset();
+            self->done.store(true);
+        });
+    } catch (const std::system_error&) {
+        return respond(listener, id, -EAGAIN);
+    }
+    waiters_.push_back(std::move(w));
+}
+
+}  // namespace sbx::linux_sandbox

@@ -1,0 +1,151 @@
+// launchers/linux/connect_broker.hpp - the launcher's answer to each connect() of the command.
+//
+// A Unix socket by path reaches whatever listens there, inside the sandbox or
+// outside it, and neither the network namespace nor the read-only view of the
+// file tree stops that. So the whole filter sends every connect() to the
+// launcher (seccomp user notification: SeccompOptions::connect_broker), and the
+// stage, after its other filters, loads one whose listener it hands over. For
+// each call the broker here:
+//   - takes a copy of the command's socket (pidfd_getfd: the same socket, not a
+//     new one) and reads the address from the command's memory, once;
+//   - for a Unix socket by path, resolves the path as the command's view of the
+//     file tree would (through /proc/PID/root, following its links one by one,
+//     at most 40, as the kernel does), asks sbx::net::decide_unix_socket, and
+//     connects its copy to the path the decision names, opened without
+//     following any link (a listed entry as resolved when the run began; the
+//     command's own under its temporary folder, beneath it). Refused, the call
+//     fails with EACCES and the refusal is reported with its path;
+//   - for any other address (IP in the sandbox's own network namespace, an
+//     abstract Unix name, which belongs to that namespace too), connects its
+//     copy to the address it read.
+// The command's memory is read once and the kernel never reads it again for
+// the call: what it changes after the launcher read it changes nothing. A
+// connect that would wait (a socket without O_NONBLOCK, whose peer's backlog is
+// full) waits on a thread of its own, so that others are answered meanwhile.
+// Where the copy cannot be taken or the memory read, the call fails; nothing
+// is ever let through unseen. The peer sees the launcher's credentials
+// (SO_PEERCRED): the same user, another process.
+#pragma once
+
+#include <linux/seccomp.h>
+#include <sys/types.h>
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <list>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <vector>
+
+#include "base/fd_io.hpp"
+#include "sbx/core/expected.hpp"
+#include "sbx/net/unix_socket.hpp"
+
+namespace sbx::linux_sandbox {
+
+// Whether this kernel lets the broker work: seccomp user notification and
+// pidfd_getfd (Linux 5.6). Errc::sandbox_unavailable naming what is missing.
+sbx::expected<void> connect_broker_available();
+
+// Where a path leads, and what is there.
+struct Resolved {
+    std::string path;     // absolute, normalised
+    bool exists = false;  // something is there (a link that leads nowhere is not)
+    bool socket = false;  // and it is a socket
+};
+
+// Where `path` leads inside the tree whose root is `root` (an O_PATH
+// descriptor, such as /proc/PID/root): each component looked up without
+// following a link, each link read and followed as the kernel would (relative
+// to the folder that holds it, absolute from `root`), `..` going up a folder
+// (never above `root`). Where a component does not exist (or cannot be looked
+// at), the rest is folded by its text. Relative paths start from `cwd` (an
+// absolute path in that tree). nullopt after more than 40 links, or for a path
+// that is empty or longer than PATH_MAX.
+std::optional<Resolved> resolve_in(int root, std::string_view cwd, std::string_view path);
+
+// Where the command's other connections go: the sandbox's own network
+// namespace (bubblewrap's), where the broker connects them as asked; or the
+// host's (the weaker sandbox), where it connects only a TCP stream to one of
+// `tcp_ports` on loopback (the proxy's), as the Landlock domain would, and no
+// abstract Unix name, which would be the host's.
+struct BrokerNetwork {
+    bool own_namespace = true;
+    std::vector<std::uint16_t> tcp_ports;
+};
+
+// A refused connection, for the violations block.
+struct SocketRefusal {
+    std::string path;     // a Unix socket: where it led; else empty
+    std::string named;    // a Unix socket: as the command wrote it; an abstract one: its name, `@` first
+    std::string host;     // an IP connection: the address, and its port
+    unsigned port = 0;
+    std::string program;  // the caller's program (its comm), when known
+    std::string why;
+    std::size_t times = 1;
+};
+
+class ConnectBroker {
+public:
+    // Reported as it happens (the report's event).
+    using OnRefusal = std::function<void(const SocketRefusal&)>;
+
+    // Serves `listener` (the stage's filter's) on a thread of its own until
+    // stop(). Fails with Errc::sandbox_unavailable where the thread, its stop
+    // signal or the command's temporary folder cannot be had.
+    static sbx::expected<std::unique_ptr<ConnectBroker>> start(launcher::Fd listener, sbx::net::UnixSocketRules rules,
+                                                               BrokerNetwork network, OnRefusal on_refusal);
+    // The same for a listener another thread serves, which calls answer() for
+    // each connect(): the file broker's, in the weaker sandbox (the kernel
+    // lets a process have one listener only). `listener`: a copy of it.
+    static sbx::expected<std::unique_ptr<ConnectBroker>> attach(launcher::Fd listener, sbx::net::UnixSocketRules rules,
+                                                                BrokerNetwork network, OnRefusal on_refusal);
+    ~ConnectBroker();
+    ConnectBroker(const ConnectBroker&) = delete;
+    ConnectBroker& operator=(const ConnectBroker&) = delete;
+
+    // Ends the thread and the connects still waiting (EINTR for their callers,
+    // if any is left). Idempotent.
+    void stop();
+
+    // The refusals so far, each path once with how many times.
+    std::vector<SocketRefusal> refused() const;
+
+    std::uint64_t connected() const { return connected_.load(); }
+
+    // Answers one connect() notification of the listener.
+    void answer(const seccomp_notif& n);
+
+private:
+    struct Waiter;
+    ConnectBroker(launcher::Fd listener, launcher::Fd wake, launcher::Fd own, sbx::net::UnixSocketRules rules,
+                  BrokerNetwork network, OnRefusal on_refusal);
+    // Whether a connection outside the Unix paths may go on as asked; where
+    // not, it is refused and reported here.
+    bool other_allowed(int sock, const std::vector<unsigned char>& address, pid_t tid);
+    static sbx::expected<std::unique_ptr<ConnectBroker>> make(launcher::Fd listener, sbx::net::UnixSocketRules rules,
+                                                              BrokerNetwork network, OnRefusal on_refusal);
+    void serve();
+    void refuse(SocketRefusal r);
+    void connect_and_answer(std::uint64_t id, launcher::Fd sock, std::vector<unsigned char> address,
+                            launcher::Fd target);
+    void reap_waiters(bool all);
+
+    launcher::Fd listener_, wake_, own_;
+    sbx::net::UnixSocketRules rules_;
+    BrokerNetwork network_;
+    OnRefusal on_refusal_;
+    std::thread thread_;
+    std::atomic<std::uint64_t> connected_{0};
+    mutable std::mutex mutex_;           // refusals_ and waiters_
+    std::vector<SocketRefusal> refusals_;
+    std::list<std::unique_ptr<Waiter>> waiters_;
+};
+
+}  // namespace sbx::linux_sandbox
