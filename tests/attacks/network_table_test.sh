@@ -142,10 +142,54 @@ table() {
     row allow rebind.sbx-test "$P" rebind.sbx-test "control: '*' and 127.0.0.1:PORT vs a name resolving to 127.0.0.1" -- --allow-host '*' --allow-host "127.0.0.1:$P"
 }
 
+# The IANA special-purpose blocks that are not globally reachable: '*' reaches
+# none of them, by explain (which names the block) and through the real proxy
+# (one run, a 403 for each, each a line of the block); then a control: the
+# address pattern naming one reaches the proxy's dial (nothing answers there,
+# so no 403 and no line, but a failed connection).
+special_ranges() {
+    local samples=(192.0.0.170 192.0.0.8 192.0.2.1 192.88.99.1 198.18.0.1 198.19.255.1 198.51.100.1 203.0.113.1
+        "[2001::1]" "[2001:2::1]" "[2001:db8::1]" "[3fff::1]" "[64:ff9b:1::1]")
+    local a script="" json human
+    for a in "${samples[@]}"; do
+        json=$(cd "$proj" && "${as[@]}" env HOME="$home" "$sbx" explain --managed-settings "$tmp/empty-managed.json" \
+            --allow-host '*' --host "$a:80" --json 2>&1) || true
+        [[ $json == *'"finalVerdict":"deny"'* && $json == *'"step":"local-address"'* ]] ||
+            fail_because "explain does not refuse $a for '*': $json"
+        script+="curl -s -m 3 --noproxy '' -o /dev/null -w '$a:%{http_code} ' 'http://$a:80/'; "
+    done
+    human=$(cd "$proj" && "${as[@]}" env HOME="$home" "$sbx" explain --managed-settings "$tmp/empty-managed.json" \
+        --allow-host '*' --host 198.18.0.1:80 2>&1) || true
+    [[ $human == *"a reserved address (benchmarking (RFC 2544)"* ]] || fail_because "explain does not name the block: $human"
+    rc=0
+    (cd "$proj" && "${as[@]}" env HOME="$home" timeout 60 "$sbx" run --managed-settings "$tmp/empty-managed.json" \
+        --allow-host '*' -- sh -c "$script") </dev/null >"$work/out" 2>"$work/err" || rc=$?
+    out=$(<"$work/out")
+    err=$(<"$work/err")
+    for a in "${samples[@]}"; do
+        [[ $out == *"$a:403 "* ]] || fail_because "the proxy did not refuse $a with 403"
+        grep -qF "deny network-outbound $a:80 (a reserved address" "$work/err" ||
+            grep -qF "deny network-outbound $a:80 (a private address" "$work/err" ||
+            fail_because "no line of the block for $a"
+    done
+    tap_finish "'*' reaches none of the special-purpose blocks that are not globally reachable (explain and the proxy)"
+
+    rc=0
+    (cd "$proj" && "${as[@]}" env HOME="$home" timeout 60 "$sbx" run --managed-settings "$tmp/empty-managed.json" \
+        --allow-host 198.18.0.1:80 -- curl -s -m 3 --noproxy '' -o /dev/null -w '%{http_code}' http://198.18.0.1:80/) \
+        </dev/null >"$work/out" 2>"$work/err" || rc=$?
+    out=$(<"$work/out")
+    err=$(<"$work/err")
+    [[ $out != 403 ]] || fail_because "the address pattern did not open 198.18.0.1"
+    ! grep -qF "deny network-outbound 198.18.0.1:80" "$work/err" || fail_because "a line of the block for an allowed address"
+    tap_finish "control: --allow-host 198.18.0.1:80 lets the proxy dial it"
+}
+
 tap_users
 for who in "${users[@]}"; do
     tap_user_project "$who" || continue
     table
+    special_ranges
 done
 
 tap_end

@@ -28,7 +28,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         }
         check(agent->agent_dir.starts_with('/'), "the agent's folder is absolute");
         for (const auto& w : agent->files.write) check(w.value.starts_with('/'), "a folder to write is absolute");
-        for (const std::string_view host : {"fuzz.example", "2001:db8::7"}) {
+        for (const std::string_view host : {"fuzz.example", "2606:2800:21f::7"}) {
             auto edited = sbx::add_agent_file_host(text, src, host);
             if (!edited) {
                 sbx::fuzz::check_error(edited.error(), file);

@@ -1,9 +1,10 @@
 // The filtering proxy of sbx-linux, end to end on loopback: real servers (an HTTP
 // origin that answers with the request it got, a TCP echo server), real clients
 // (curl as a subprocess, raw sockets where curl cannot say it). Test names map to
-// documentation addresses (198.51.100.0/24, 2001:db8::/32, public to the engine)
-// through the proxy's resolve hook, and its dial hook sends those to the loopback
-// servers; 127.0.0.1 is dialed for real.
+// public addresses (93.184.215.0/24, 2606:2800:21f::/48; the documentation
+// ranges are reserved to the engine) through the proxy's resolve hook, and its
+// dial hook sends those to the loopback servers, so nothing is dialed outside;
+// 127.0.0.1 is dialed for real.
 #include <doctest/doctest.h>
 
 #include <arpa/inet.h>
@@ -314,24 +315,24 @@ public:
 
     Harness() {
         names_ = {
-            {"allowed.test", {address("198.51.100.1")}},
-            {"denied.test", {address("198.51.100.1")}},
-            {"example.test", {address("198.51.100.1")}},
-            {"sub.example.test", {address("198.51.100.1")}},
-            {"not-listed.test", {address("198.51.100.1")}},
-            {"yes.test", {address("198.51.100.1")}},
-            {"no.test", {address("198.51.100.1")}},
-            {"echo.test", {address("198.51.100.5")}},
-            {"six.test", {address("2001:db8::1")}},
-            {"closed.test", {address("198.51.100.9")}},
+            {"allowed.test", {address("93.184.215.1")}},
+            {"denied.test", {address("93.184.215.1")}},
+            {"example.test", {address("93.184.215.1")}},
+            {"sub.example.test", {address("93.184.215.1")}},
+            {"not-listed.test", {address("93.184.215.1")}},
+            {"yes.test", {address("93.184.215.1")}},
+            {"no.test", {address("93.184.215.1")}},
+            {"echo.test", {address("93.184.215.5")}},
+            {"six.test", {address("2606:2800:21f::1")}},
+            {"closed.test", {address("93.184.215.9")}},
             {"local.test", {address("127.0.0.1")}},
             {"metadata.test", {address("169.254.169.254"), address("127.0.0.1")}},
         };
         routes_ = {
-            {address("198.51.100.1"), web.port()},
-            {address("2001:db8::1"), web.port()},
-            {address("198.51.100.5"), echoes.port()},
-            {address("2001:db8::5"), echoes.port()},
+            {address("93.184.215.1"), web.port()},
+            {address("2606:2800:21f::1"), web.port()},
+            {address("93.184.215.5"), echoes.port()},
+            {address("2606:2800:21f::5"), echoes.port()},
         };
     }
 
@@ -526,7 +527,7 @@ std::pair<Fd, std::string> socks_login(std::uint16_t proxy_port, std::string_vie
 
 TEST_CASE("proxy: an allowed host is reached over HTTP, CONNECT and SOCKS5") {
     Harness h;
-    h.start(allowing({"allowed.test", "198.51.100.1", "[2001:db8::1]"}));
+    h.start(allowing({"allowed.test", "93.184.215.1", "[2606:2800:21f::1]"}));
 
     SUBCASE("HTTP, absolute-form: the origin gets origin-form, its Host, no hop-by-hop headers") {
         const auto r = curl({"-x", h.http_proxy(), "http://allowed.test/hello?x=1"});
@@ -552,9 +553,9 @@ TEST_CASE("proxy: an allowed host is reached over HTTP, CONNECT and SOCKS5") {
         CHECK(contains(head, "X-Origin: web\r\n"));
     }
     SUBCASE("HTTP to an IPv6 address") {
-        const std::string response = h.http_exchange("GET http://[2001:DB8::1]:80/v6 HTTP/1.1\r\n\r\n");
+        const std::string response = h.http_exchange("GET http://[2606:2800:21F::1]:80/v6 HTTP/1.1\r\n\r\n");
         CHECK(status_of(response) == 200);
-        CHECK_MESSAGE(contains(response, "GET /v6 HTTP/1.1\r\nHost: [2001:DB8::1]:80\r\n"), response);
+        CHECK_MESSAGE(contains(response, "GET /v6 HTTP/1.1\r\nHost: [2606:2800:21F::1]:80\r\n"), response);
     }
     SUBCASE("a POST body goes with its request") {
         const auto r = curl({"-x", h.http_proxy(), "--data-binary", "a body", "http://allowed.test/post"});
@@ -566,7 +567,7 @@ TEST_CASE("proxy: an allowed host is reached over HTTP, CONNECT and SOCKS5") {
         const auto r = curl({"-p", "-x", h.http_proxy(), "http://allowed.test:8080/tunnel"});
         CHECK(r.exit_code == 0);
         CHECK_MESSAGE(contains(r.out, "origin web\nGET /tunnel HTTP/1.1\r\nHost: allowed.test:8080\r\n"), r.out);
-        CHECK(contains(h.dialed().at(0), "198.51.100.1/8080"));
+        CHECK(contains(h.dialed().at(0), "93.184.215.1/8080"));
     }
     SUBCASE("SOCKS5 with a domain name") {
         const auto r = curl({"--socks5-hostname", h.socks_proxy(), "http://allowed.test/by-name"});
@@ -574,19 +575,19 @@ TEST_CASE("proxy: an allowed host is reached over HTTP, CONNECT and SOCKS5") {
         CHECK_MESSAGE(contains(r.out, "GET /by-name HTTP/1.1"), std::string(r.out + r.err));
     }
     SUBCASE("SOCKS5 with an IPv4 address") {
-        const auto r = curl({"--socks5", h.socks_proxy(), "http://198.51.100.1/by-v4"});
+        const auto r = curl({"--socks5", h.socks_proxy(), "http://93.184.215.1/by-v4"});
         CHECK(r.exit_code == 0);
         CHECK_MESSAGE(contains(r.out, "GET /by-v4 HTTP/1.1"), std::string(r.out + r.err));
-        const auto [c, reply] = socks_connect(h.socks_port, std::string("\x01\xc6\x33\x64\x01", 5), 80);
+        const auto [c, reply] = socks_connect(h.socks_port, std::string("\x01\x5d\xb8\xd7\x01", 5), 80);
         CHECK(socks_code(reply) == 0);
         CHECK(reply.size() == 10);  // bound to an IPv4 address
     }
     SUBCASE("SOCKS5 with an IPv6 address") {
-        const auto r = curl({"--socks5", h.socks_proxy(), "http://[2001:db8::1]/by-v6"});
+        const auto r = curl({"--socks5", h.socks_proxy(), "http://[2606:2800:21f::1]/by-v6"});
         CHECK(r.exit_code == 0);
         CHECK_MESSAGE(contains(r.out, "GET /by-v6 HTTP/1.1"), std::string(r.out + r.err));
         std::string v6("\x04", 1);
-        v6 += std::string("\x20\x01\x0d\xb8", 4) + std::string(11, '\0') + "\x01";
+        v6 += std::string("\x26\x06\x28\x00\x02\x1f", 6) + std::string(9, '\0') + "\x01";  // 2606:2800:21f::1
         const auto [c, reply] = socks_connect(h.socks_port, v6, 80);
         CHECK(socks_code(reply) == 0);
         CHECK(send_all(c.get(), "GET /raw-v6 HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"));
@@ -771,7 +772,7 @@ TEST_CASE("proxy: network errors answer 502 or a SOCKS error, and are no refusal
     CHECK_MESSAGE(contains(unresolved, "sbx: nowhere.test:80 unreachable: nowhere.test does not resolve"), unresolved);
     const std::string refused = h.http_exchange("GET http://closed.test/ HTTP/1.1\r\n\r\n");
     CHECK(status_of(refused) == 502);
-    CHECK_MESSAGE(contains(refused, "connecting to 198.51.100.9:80 failed: Connection refused"), refused);
+    CHECK_MESSAGE(contains(refused, "connecting to 93.184.215.9:80 failed: Connection refused"), refused);
     CHECK(socks_code(socks_connect(h.socks_port, socks_domain("nowhere.test"), 80).second) == 0x04);
     CHECK(socks_code(socks_connect(h.socks_port, socks_domain("closed.test"), 80).second) == 0x05);
     CHECK(h.events().empty());
@@ -790,10 +791,10 @@ TEST_CASE("proxy: what an origin sends back: interim heads, no answer, a head to
     Server mute(answering(""));
     Server big(answering("HTTP/1.1 200 OK\r\n" + std::string(70000, 'x')));
     Server ssh(answering("SSH-2.0-OpenSSH_9.2\r\n\r\n"));
-    h.route("interim.test", "198.51.100.11", interim.port());
-    h.route("mute.test", "198.51.100.12", mute.port());
-    h.route("big.test", "198.51.100.13", big.port());
-    h.route("ssh.test", "198.51.100.14", ssh.port());
+    h.route("interim.test", "93.184.215.11", interim.port());
+    h.route("mute.test", "93.184.215.12", mute.port());
+    h.route("big.test", "93.184.215.13", big.port());
+    h.route("ssh.test", "93.184.215.14", ssh.port());
     h.start(allowing({"*"}));
 
     const std::string both = h.http_exchange("POST http://interim.test/ HTTP/1.1\r\nExpect: 100-continue\r\n\r\n");
@@ -1012,7 +1013,7 @@ TEST_CASE("proxy: malformed requests") {
             Fd c(connect_loopback(h.socks_port));
             REQUIRE(send_all(c.get(), std::string_view("\x05\x01\x00", 3)));
             CHECK(read_n(c.get(), 2) == std::string("\x05\x00", 2));
-            REQUIRE(send_all(c.get(), std::string("\x05\x01\x01\x01\xc6\x33\x64\x01\x00\x50", 10)));
+            REQUIRE(send_all(c.get(), std::string("\x05\x01\x01\x01\x5d\xb8\xd7\x01\x00\x50", 10)));
             CHECK(read_to_end(c.get()).empty());
         }
     }
@@ -1226,20 +1227,20 @@ TEST_CASE("proxy: decide, then ask, then resolve: nothing refused is ever looked
 
 TEST_CASE("proxy: this machine's addresses are decided by the engine, literal or resolved") {
     Harness h;
-    // 198.51.100.1 (where yes.test resolves) plays an address of this machine.
-    px::ProxyOptions o = allowing({"*", "yes.test", "198.51.100.5"});
-    o.own_addresses = {address("198.51.100.1"), address("198.51.100.5")};
+    // 93.184.215.1 (where yes.test resolves) plays an address of this machine.
+    px::ProxyOptions o = allowing({"*", "yes.test", "93.184.215.5"});
+    o.own_addresses = {address("93.184.215.1"), address("93.184.215.5")};
     h.start(std::move(o));
-    CHECK(status_of(h.http_exchange("GET http://198.51.100.1/ HTTP/1.1\r\n\r\n")) == 403);  // `*`: not this machine
+    CHECK(status_of(h.http_exchange("GET http://93.184.215.1/ HTTP/1.1\r\n\r\n")) == 403);  // `*`: not this machine
     CHECK(status_of(h.http_exchange("GET http://yes.test/ HTTP/1.1\r\n\r\n")) == 403);      // an exact name: neither
-    const auto [c, reply] = socks_connect(h.socks_port, std::string("\x01\xc6\x33\x64\x05", 5), 80);
+    const auto [c, reply] = socks_connect(h.socks_port, std::string("\x01\x5d\xb8\xd7\x05", 5), 80);
     CHECK(socks_code(reply) == 0);  // the address named: reached
     const auto events = h.events();
     REQUIRE(events.size() == 2);
     CHECK_MESSAGE(contains(events[0].reason, "an address of this machine is reached only through a pattern that names"),
                   events[0].reason);
-    CHECK_MESSAGE(contains(events[1].reason, "198.51.100.1 (this machine)"), events[1].reason);
-    CHECK(h.dialed() == std::vector<std::string>{"198.51.100.5/80"});
+    CHECK_MESSAGE(contains(events[1].reason, "93.184.215.1 (this machine)"), events[1].reason);
+    CHECK(h.dialed() == std::vector<std::string>{"93.184.215.5/80"});
 }
 
 TEST_CASE("proxy: with a secret, an HTTP client without it is answered 407, and nothing is decided or dialed") {

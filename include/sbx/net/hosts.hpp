@@ -345,9 +345,12 @@ SBX_INLINE HostDecision decide_host(const HostRules& rules, const HostCall& call
     const std::string not_by = passed ? " (" + passed->list + " " + passed->text + " does not)" : std::string();
     if (t.address && !detail::within(Reach::public_only, *t.address, own)) {
         const std::string kind = detail::address_kind(*t.address, own);
+        // A reserved address says which block of the special-purpose registries holds it.
+        const auto c = classification(*t.address);
+        const std::string block = kind == "reserved" && c.range != nullptr ? " (" + std::string(c.range->reason) + ")" : "";
         return {V::deny, S::local_address, Reach::nothing, nullptr,
                 (kind == "this machine" ? std::string("an address of this machine") : "a " + kind + " address") +
-                    " is reached only through a pattern that names the address" + not_by};
+                    block + " is reached only through a pattern that names the address" + not_by};
     }
     if (is_localhost(t))
         return {V::deny, S::local_name, Reach::nothing, nullptr,

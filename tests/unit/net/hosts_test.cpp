@@ -507,10 +507,10 @@ std::string_view step_text(Step s) {
     return "?";
 }
 
-// This machine in the tables: loopback, a public address (192.0.2.10 classifies
+// This machine in the tables: loopback, a public address (93.184.215.10 classifies
 // as public), a private one and a link-local one.
 std::vector<sbx::net::Address> own_addresses() {
-    return {addr("127.0.0.1"), addr("[::1]"), addr("192.0.2.10"), addr("10.9.9.9"), addr("[fe80::1]")};
+    return {addr("127.0.0.1"), addr("[::1]"), addr("93.184.215.10"), addr("10.9.9.9"), addr("[fe80::1]")};
 }
 
 }  // namespace
@@ -551,7 +551,7 @@ TEST_CASE("decide_host then choose_address: what each kind of rule reaches, in a
         {"* vs [::ffff:169.254.169.254]", {"*"}, {}, false, none, none, "[::ffff:169.254.169.254]", 80, {},
          "deny local_address"},
         {"* vs [fe80::2]", {"*"}, {}, false, none, none, "[fe80::2]", 80, {}, "deny local_address"},
-        {"* vs this machine's public address", {"*"}, {}, false, none, none, "192.0.2.10", 80, {}, "deny local_address"},
+        {"* vs this machine's public address", {"*"}, {}, false, none, none, "93.184.215.10", 80, {}, "deny local_address"},
         {"* vs this machine's private address", {"*"}, {}, false, none, none, "10.9.9.9", 80, {}, "deny local_address"},
         {"* vs a public address", {"*"}, {}, false, none, none, "93.184.216.34", 80, {}, "allow 93.184.216.34"},
         {"* vs a name of a public address", {"*"}, {}, false, none, none, "example.com", 443, {"93.184.216.34"},
@@ -565,7 +565,7 @@ TEST_CASE("decide_host then choose_address: what each kind of rule reaches, in a
          "unreachable"},
         {"* vs a name of the metadata address", {"*"}, {}, false, none, none, "meta.test", 80, {"169.254.169.254"},
          "unreachable"},
-        {"* vs a name of this machine", {"*"}, {}, false, none, none, "me.test", 80, {"192.0.2.10"}, "unreachable"},
+        {"* vs a name of this machine", {"*"}, {}, false, none, none, "me.test", 80, {"93.184.215.10"}, "unreachable"},
         {"* vs a name of a mapped loopback address", {"*"}, {}, false, none, none, "m.test", 80,
          {"[::ffff:127.0.0.1]"}, "unreachable"},
         {"* skips the private address of a name for its public one", {"*"}, {}, false, none, none, "both.test", 80,
@@ -583,7 +583,7 @@ TEST_CASE("decide_host then choose_address: what each kind of rule reaches, in a
          "deny local_name"},
         {"onUnknownHost allow vs a private literal", {}, {}, false, U::allow, none, "10.0.0.1", 80, {},
          "deny local_address"},
-        {"onUnknownHost allow vs this machine", {}, {}, false, U::allow, none, "192.0.2.10", 80, {},
+        {"onUnknownHost allow vs this machine", {}, {}, false, U::allow, none, "93.184.215.10", 80, {},
          "deny local_address"},
         {"onUnknownHost allow vs a name of a private address", {}, {}, false, U::allow, none, "intranet.test", 80,
          {"10.0.0.5"}, "unreachable"},
@@ -639,7 +639,7 @@ TEST_CASE("decide_host then choose_address: what each kind of rule reaches, in a
         {"exact name vs this machine's private address", {"git.corp.test"}, {}, false, none, none, "git.corp.test",
          80, {"10.9.9.9"}, "unreachable"},
         {"exact name vs this machine's public address", {"git.corp.test"}, {}, false, none, none, "git.corp.test",
-         80, {"192.0.2.10"}, "unreachable"},
+         80, {"93.184.215.10"}, "unreachable"},
         {"the call's exact name vs private", {}, {}, false, none, L{"git.corp.test"}, "git.corp.test", 443,
          {"192.168.7.7"}, "allow 192.168.7.7"},
         // 4. An address pattern: the address it names, whatever its kind, on its port.
@@ -651,8 +651,8 @@ TEST_CASE("decide_host then choose_address: what each kind of rule reaches, in a
          "allow 127.0.0.1"},
         {"the metadata address, named", {"169.254.169.254"}, {}, false, none, none, "0xa9.0xfe.0xa9.0xfe", 80, {},
          "allow 169.254.169.254"},
-        {"this machine's address, named", {"192.0.2.10"}, {}, false, none, none, "192.0.2.10", 80, {},
-         "allow 192.0.2.10"},
+        {"this machine's address, named", {"93.184.215.10"}, {}, false, none, none, "93.184.215.10", 80, {},
+         "allow 93.184.215.10"},
         {"a private address, named by the call", {}, {}, false, none, L{"10.1.2.3:22"}, "10.1.2.3", 22, {},
          "allow 10.1.2.3"},
         {"* then 127.0.0.1:3000 vs a name of 127.0.0.1", {"*", "127.0.0.1:3000"}, {}, false, none, none, "dev.test",
@@ -734,8 +734,14 @@ TEST_CASE("the reasons name the wildcard that does not reach, and each address r
     CHECK_MESSAGE(local.why == "a loopback address is reached only through a pattern that names the address "
                                "(network.allowedDomains * does not)",
                   local.why);
-    const auto mine = sbx::net::decide_host(rules, {}, target("192.0.2.10", 80), own);
+    const auto mine = sbx::net::decide_host(rules, {}, target("93.184.215.10", 80), own);
     CHECK_MESSAGE(mine.why.starts_with("an address of this machine is reached only"), mine.why);
+    // A reserved address names its block of the special-purpose registries.
+    const auto fake = sbx::net::decide_host(rules, {}, target("198.18.0.1", 80), own);
+    CHECK(fake.verdict == sbx::net::HostDecision::Verdict::deny);
+    CHECK_MESSAGE(fake.why.starts_with("a reserved address (benchmarking (RFC 2544)"), fake.why);
+    const auto nat64 = sbx::net::decide_host(rules, {}, target("192.0.0.170", 80), own);
+    CHECK_MESSAGE(nat64.why.find("discover a NAT64 prefix (RFC 7050)") != std::string::npos, nat64.why);
     const auto name = sbx::net::decide_host(rules, {}, target("localhost", 80), own);
     CHECK_MESSAGE(name.why.find("localhost, *.localhost") != std::string::npos, name.why);
     CHECK_MESSAGE(name.why.find("network.allowedDomains * does not") != std::string::npos, name.why);
@@ -744,10 +750,10 @@ TEST_CASE("the reasons name the wildcard that does not reach, and each address r
     const auto d = sbx::net::decide_host(rules, {}, t, own);
     REQUIRE(d.verdict == Verdict::allow);
     CHECK(d.reach == sbx::net::Reach::public_only);
-    auto chosen = sbx::net::choose_address(d, rules, {}, t, {addr("10.0.0.5"), addr("192.0.2.10"), addr("[fe80::1]")}, own);
+    auto chosen = sbx::net::choose_address(d, rules, {}, t, {addr("10.0.0.5"), addr("93.184.215.10"), addr("[fe80::1]")}, own);
     REQUIRE_FALSE(chosen.has_value());
     const std::string& why = chosen.error().message;
-    CHECK_MESSAGE(why.find("10.0.0.5 (private), 192.0.2.10 (this machine), fe80::1 (this machine)") != std::string::npos, why);
+    CHECK_MESSAGE(why.find("10.0.0.5 (private), 93.184.215.10 (this machine), fe80::1 (this machine)") != std::string::npos, why);
     CHECK_MESSAGE(why.find("public addresses only") != std::string::npos, why);
     CHECK_MESSAGE(why.find("127.0.0.1:8080") != std::string::npos, why);
     auto empty = sbx::net::choose_address(d, rules, {}, t, {}, own);
@@ -829,7 +835,7 @@ TEST_CASE("decide_host: an answer held for the session decides where a question 
     rules.on_unknown = UnknownHost::ask;
     HostCall call;
     call.answers = {{"pypi.org", 443, true},  {"pypi.org", 0, false},       {"denied.example", 0, true},
-                    {"allowed.example", 0, false}, {"203.0.113.7", 0, true}, {"evil.example", 0, false}};
+                    {"allowed.example", 0, false}, {"93.184.215.7", 0, true}, {"evil.example", 0, false}};
     const std::vector<sbx::net::Address> own;
     const DecisionRow rows[] = {
         {"pypi.org", 443, Verdict::allow, Step::answered},   // the answer for the port, before every port's
@@ -837,7 +843,7 @@ TEST_CASE("decide_host: an answer held for the session decides where a question 
         {"pypi.org", 80, Verdict::deny, Step::answered},     // every port's
         {"files.pypi.org", 443, Verdict::ask, Step::sandbox_decider},  // a name, not a pattern
         {"evil.example", 443, Verdict::deny, Step::answered},
-        {"203.0.113.7", 8443, Verdict::allow, Step::answered},
+        {"93.184.215.7", 8443, Verdict::allow, Step::answered},
         {"denied.example", 443, Verdict::deny, Step::denied_list},     // a list decides first
         {"allowed.example", 443, Verdict::allow, Step::allowed_list},
         {"localhost", 443, Verdict::deny, Step::local_name},           // never asked, never answered
@@ -863,7 +869,7 @@ TEST_CASE("decide_host: an answer held for the session decides where a question 
 }
 
 TEST_CASE("answer_host_problem: an answer names one host as a target is normalised, never a local one") {
-    for (const char* ok : {"pypi.org", "203.0.113.7", "2001:db8::1", "registry.npmjs.org"}) {
+    for (const char* ok : {"pypi.org", "93.184.215.7", "2606:2800:21f::1", "registry.npmjs.org"}) {
         CAPTURE(ok);
         CHECK(sbx::net::answer_host_problem(ok).empty());
     }

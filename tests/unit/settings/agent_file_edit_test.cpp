@@ -61,8 +61,8 @@ TEST_CASE("add_agent_file_host: each place a host list can be, one line changed 
         CHECK(added(r.before) == r.after);
     }
     // An address is quoted; a host there already leaves the text as it was.
-    CHECK(added("---\nsandbox:\n  network:\n    hosts: []\n---\n", "2001:db8::1") ==
-          "---\nsandbox:\n  network:\n    hosts: [\"[2001:db8::1]\"]\n---\n");
+    CHECK(added("---\nsandbox:\n  network:\n    hosts: []\n---\n", "2606:2800:21f::1") ==
+          "---\nsandbox:\n  network:\n    hosts: [\"[2606:2800:21f::1]\"]\n---\n");
     const std::string_view there = "---\nsandbox:\n  network:\n    hosts: [pypi.org]  # keep\n---\n";
     CHECK(added(there) == there);
 }
