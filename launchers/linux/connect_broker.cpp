@@ -410,6 +410,8 @@ void ConnectBroker::answer(const seccomp_notif& n) {
     // by its shape: connected as read, in the sandbox's own network namespace.
     if (family != AF_UNIX || asked != AF_UNIX || address->size() <= path_at || (*address)[path_at] == '\0') {
         if (!network_.own_namespace && !other_allowed(sock.get(), *address, tid)) return respond(listener, n.id, -EACCES);
+        if (auto outside = outside_target(sock.get(), *address); outside && network_.own_namespace)
+            return connect_directly(n.id, std::move(sock), std::move(*outside), program_of(tid));
         return connect_and_answer(n.id, std::move(sock), std::move(*address), Fd());
     }
     const auto* text = reinterpret_cast<const char*>(address->data() + path_at);
@@ -478,6 +480,23 @@ bool ip_of(const std::vector<unsigned char>& a, std::string& host, unsigned& por
 
 }  // namespace
 
+// A TCP connection of the command's to an address neither loopback nor
+// unspecified (which the sandbox's own namespace serves): its target.
+std::optional<sbx::net::HostTarget> ConnectBroker::outside_target(int sock, const std::vector<unsigned char>& address) {
+    int type = 0;
+    socklen_t len = sizeof type;
+    if (::getsockopt(sock, SOL_SOCKET, SO_TYPE, &type, &len) != 0 || type != SOCK_STREAM) return std::nullopt;
+    std::string host;
+    unsigned port = 0;
+    bool loopback = false;
+    if (!ip_of(address, host, port, loopback) || loopback) return std::nullopt;
+    auto t = sbx::net::canonical_target(host, static_cast<std::uint16_t>(port));
+    if (!t || !t->address) return std::nullopt;
+    const auto c = sbx::net::classify(*t->address);
+    if (c == sbx::net::AddressClass::loopback || c == sbx::net::AddressClass::unspecified) return std::nullopt;
+    return std::move(*t);
+}
+
 // On the host's network (the weaker sandbox): what the Landlock domain lets
 // through, a TCP stream to one of the proxy's ports on loopback, and a
 // disconnect (AF_UNSPEC); any other IP connection is refused and reported, as
@@ -518,36 +537,105 @@ bool ConnectBroker::other_allowed(int sock, const std::vector<unsigned char>& ad
 // here where it cannot wait, else on a thread of its own. `target`: the
 // descriptor a /proc/self/fd address names, kept open until connect() has
 // followed it.
-void ConnectBroker::connect_and_answer(std::uint64_t id, Fd sock, std::vector<unsigned char> address, Fd target) {
-    const int listener = listener_.get();
-    const int flags = ::fcntl(sock.get(), F_GETFL);
-    auto connect_now = [listener, id](int fd, const std::vector<unsigned char>& a, std::atomic<std::uint64_t>& count) {
-        const int rc = ::connect(fd, reinterpret_cast<const sockaddr*>(a.data()), static_cast<socklen_t>(a.size()));
-        const int result = rc == 0 ? 0 : -errno;
-        if (rc == 0 || errno == EINPROGRESS) count.fetch_add(1);
-        respond(listener, id, result);
-    };
-    if (flags < 0 || (flags & O_NONBLOCK) != 0) return connect_now(sock.get(), address, connected_);
+template <class Job>
+void ConnectBroker::on_own_thread(std::uint64_t id, Job job) {
     std::lock_guard<std::mutex> lock(mutex_);
-    if (waiters_.size() >= kMaxWaiters) return respond(listener, id, -EAGAIN);
+    if (waiters_.size() >= kMaxWaiters) return respond(listener_.get(), id, -EAGAIN);
     auto w = std::make_unique<Waiter>();
     Waiter* self = w.get();
     try {
-        w->thread = std::thread([this, self, connect_now, fd = std::move(sock), a = std::move(address),
-                                 t = std::move(target)]() mutable {
+        w->thread = std::thread([self, job = std::move(job)]() mutable {
             sigset_t wake;
             sigemptyset(&wake);
             sigaddset(&wake, wake_signal());
             ::pthread_sigmask(SIG_UNBLOCK, &wake, nullptr);
-            connect_now(fd.get(), a, connected_);
-            fd.reset();
-            t.reset();
+            job();
             self->done.store(true);
         });
     } catch (const std::system_error&) {
-        return respond(listener, id, -EAGAIN);
+        return respond(listener_.get(), id, -EAGAIN);
     }
     waiters_.push_back(std::move(w));
+}
+
+void ConnectBroker::connect_and_answer(std::uint64_t id, Fd sock, std::vector<unsigned char> address, Fd target) {
+    const int listener = listener_.get();
+    const int flags = ::fcntl(sock.get(), F_GETFL);
+    auto connect_now = [this, listener, id](int fd, const std::vector<unsigned char>& a) {
+        const int rc = ::connect(fd, reinterpret_cast<const sockaddr*>(a.data()), static_cast<socklen_t>(a.size()));
+        const int result = rc == 0 ? 0 : -errno;
+        if (rc == 0 || errno == EINPROGRESS) connected_.fetch_add(1);
+        respond(listener, id, result);
+    };
+    if (flags < 0 || (flags & O_NONBLOCK) != 0) return connect_now(sock.get(), address);
+    on_own_thread(id, [connect_now, fd = std::move(sock), a = std::move(address), t = std::move(target)]() mutable {
+        connect_now(fd.get(), a);
+        fd.reset();
+        t.reset();
+    });
+}
+
+
+// The command's own TCP connection to an address outside (bubblewrap's
+// sandbox, whose namespace has nothing but loopback): decided by the proxy,
+// asked about where the rules say so (on a thread of its own, as that may
+// take a while); let through, the socket is bound to loopback and connected
+// to the proxy's direct listener, which dials the address and relays. The
+// command then sees that listener as its peer (getpeername).
+void ConnectBroker::connect_directly(std::uint64_t id, Fd sock, sbx::net::HostTarget target, std::string program) {
+    const int listener = listener_.get();
+    on_own_thread(id, [this, listener, id, fd = std::move(sock), target = std::move(target),
+                       program = std::move(program)]() mutable {
+        if (!network_.admit || network_.direct_port == 0) {
+            refuse(SocketRefusal{"", "", target.host, target.port, program,
+                                 "a connection of its own, past the proxy, where the sandbox has no network", 1});
+            return respond(listener, id, -ENETUNREACH);
+        }
+        if (!network_.admit(target, program)) return respond(listener, id, -EACCES);
+        sockaddr_storage local{};
+        socklen_t size = sizeof local;
+        if (::getsockname(fd.get(), reinterpret_cast<sockaddr*>(&local), &size) != 0) return respond(listener, id, -errno);
+        const bool v6 = local.ss_family == AF_INET6;
+        sockaddr_storage loopback{};
+        socklen_t length = 0;
+        auto at = [&](std::uint16_t port) {
+            std::memset(&loopback, 0, sizeof loopback);
+            if (v6) {
+                auto* in6 = reinterpret_cast<sockaddr_in6*>(&loopback);
+                in6->sin6_family = AF_INET6;
+                in6->sin6_port = htons(port);
+                in6->sin6_addr.s6_addr[10] = 0xff;  // ::ffff:127.0.0.1, where the listener is
+                in6->sin6_addr.s6_addr[11] = 0xff;
+                in6->sin6_addr.s6_addr[12] = 127;
+                in6->sin6_addr.s6_addr[15] = 1;
+                length = sizeof(sockaddr_in6);
+            } else {
+                auto* in = reinterpret_cast<sockaddr_in*>(&loopback);
+                in->sin_family = AF_INET;
+                in->sin_port = htons(port);
+                in->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+                length = sizeof(sockaddr_in);
+            }
+        };
+        std::uint16_t port = ntohs(v6 ? reinterpret_cast<sockaddr_in6*>(&local)->sin6_port
+                                      : reinterpret_cast<sockaddr_in*>(&local)->sin_port);
+        if (port == 0) {
+            at(0);
+            size = sizeof local;
+            if (::bind(fd.get(), reinterpret_cast<const sockaddr*>(&loopback), length) != 0 ||
+                ::getsockname(fd.get(), reinterpret_cast<sockaddr*>(&local), &size) != 0)
+                return respond(listener, id, -errno);
+            port = ntohs(v6 ? reinterpret_cast<sockaddr_in6*>(&local)->sin6_port
+                            : reinterpret_cast<sockaddr_in*>(&local)->sin_port);
+        }
+        if (!network_.expect(port, target)) return respond(listener, id, -EAGAIN);
+        at(network_.direct_port);
+        const int rc = ::connect(fd.get(), reinterpret_cast<const sockaddr*>(&loopback), length);
+        const int result = rc == 0 || errno == EINPROGRESS ? (rc == 0 ? 0 : -EINPROGRESS) : -errno;
+        if (result != 0 && result != -EINPROGRESS) network_.forget(port);
+        else connected_.fetch_add(1);
+        respond(listener, id, result);
+    });
 }
 
 }  // namespace sbx::linux_sandbox

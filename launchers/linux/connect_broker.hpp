@@ -45,6 +45,7 @@
 
 #include "base/fd_io.hpp"
 #include "sbx/core/expected.hpp"
+#include "sbx/net/hosts.hpp"
 #include "sbx/net/unix_socket.hpp"
 
 namespace sbx::linux_sandbox {
@@ -78,6 +79,14 @@ std::optional<Resolved> resolve_in(int root, std::string_view cwd, std::string_v
 struct BrokerNetwork {
     bool own_namespace = true;
     std::vector<std::uint16_t> tcp_ports;
+    // In the sandbox's own namespace, a TCP connection to an address outside
+    // it goes through the proxy (Proxy::admit, expect_direct, forget_direct):
+    // its direct listener on the sandbox's 127.0.0.1 at `direct_port` (0:
+    // none, and such connections are refused).
+    std::function<bool(const sbx::net::HostTarget&, const std::string& program)> admit;
+    std::function<bool(std::uint16_t port, sbx::net::HostTarget)> expect;
+    std::function<void(std::uint16_t port)> forget;
+    std::uint16_t direct_port = 0;
 };
 
 // A refused connection, for the violations block.
@@ -135,6 +144,12 @@ private:
     void refuse(SocketRefusal r);
     void connect_and_answer(std::uint64_t id, launcher::Fd sock, std::vector<unsigned char> address,
                             launcher::Fd target);
+    // Runs `job` (which answers call `id`) on a thread of its own; EAGAIN for
+    // the call where too many wait already. Defined where it is used alone.
+    template <class Job>
+    void on_own_thread(std::uint64_t id, Job job);
+    static std::optional<sbx::net::HostTarget> outside_target(int sock, const std::vector<unsigned char>& address);
+    void connect_directly(std::uint64_t id, launcher::Fd sock, sbx::net::HostTarget target, std::string program);
     void reap_waiters(bool all);
 
     launcher::Fd listener_, wake_, own_;

@@ -527,6 +527,7 @@ struct Run {
     bool weaker = false;  // the weaker sandbox (no bubblewrap; wall_abi is its domain's ABI)
     bool connect_broker = false;  // the launcher answers each connect() (connect_broker.hpp)
     std::vector<RefusedLine> socket_refusals;  // its refusals, once it has stopped
+    std::uint16_t direct_port = 0;  // the proxy's direct listener on the sandbox's loopback; 0: none
 
     // Before the command ran: remove what was made, say why, and give 125.
     int give_up(const sbx::Error& e) {
@@ -674,21 +675,27 @@ std::unique_ptr<CommandProxy> start_proxy(Run& run, pid_t pid, const Trace& trac
     sb.proxy.stages.reset();
     Fd ours = std::move(sb.proxy.ours);
     if (ours.get() < 0 || sb.stage.proxy_fd < 0) return proxy;
-    auto fds = receive_fds(ours.get(), run.plan.network.forwards.size() + 2);
+    auto fds = receive_fds(ours.get(), run.plan.network.forwards.size() + 3);
     ours.reset();
     if (fds.empty()) return proxy;
     const auto t = Trace::now();
-    // The proxy's to close from here on: the listeners, and the forwards' below them.
+    // The proxy's to close from here on: the listeners, the direct one and the forwards' below them.
     const int socks_fd = fds.back().release();
     fds.pop_back();
     const int http_fd = fds.back().release();
+    fds.pop_back();
+    sockaddr_in direct{};
+    socklen_t direct_size = sizeof direct;
+    if (::getsockname(fds.back().get(), reinterpret_cast<sockaddr*>(&direct), &direct_size) == 0)
+        run.direct_port = ntohs(direct.sin_port);
+    const int direct_fd = fds.back().release();
     fds.pop_back();
     std::vector<int> forward_fds;
     for (Fd& fd : fds) forward_fds.push_back(fd.release());
     // While a question is on the terminal, every process of the sandbox's
     // PID namespace is stopped.
     auto started = CommandProxy::start(run.plan, run.l.report(), run.l.answering(), http_fd, socks_fd,
-                                       [] { return stop_pid_namespace(watched_sandbox()); }, forward_fds);
+                                       [] { return stop_pid_namespace(watched_sandbox()); }, forward_fds, {}, direct_fd);
     if (!started) {
         std::cerr << run.l.program() << ": " << sbx::errc_name(started.error().code) << ": " << sbx::to_string(started.error())
                   << "\n";
@@ -724,10 +731,21 @@ sbx::net::UnixSocketRules unix_socket_rules(const sbx::Plan& plan) {
 // A connect broker for `listener` (a thread of its own, or `attached` to the
 // file broker's), with the plan's rules, the network the command has, and its
 // refusals reported as they come.
-sbx::expected<std::unique_ptr<ConnectBroker>> connect_broker_of(Run& run, Fd listener, bool attached) {
+sbx::expected<std::unique_ptr<ConnectBroker>> connect_broker_of(Run& run, Fd listener, bool attached,
+                                                                CommandProxy* proxy = nullptr) {
     Report& report = run.l.report();
     BrokerNetwork network;
     network.own_namespace = !run.weaker;
+    if (proxy != nullptr && !run.weaker && run.direct_port != 0) {
+        network.admit = [proxy](const sbx::net::HostTarget& t, const std::string& program) {
+            return proxy->admit(t, program);
+        };
+        network.expect = [proxy](std::uint16_t port, sbx::net::HostTarget t) {
+            return proxy->expect_direct(port, std::move(t));
+        };
+        network.forget = [proxy](std::uint16_t port) { proxy->forget_direct(port); };
+        network.direct_port = run.direct_port;
+    }
     for (int port : run.sb->stage.connect_ports) network.tcp_ports.push_back(static_cast<std::uint16_t>(port));
     auto on_refusal = [&report](const SocketRefusal& r) {
         if (r.host.empty()) {
@@ -739,6 +757,7 @@ sbx::expected<std::unique_ptr<ConnectBroker>> connect_broker_of(Run& run, Fd lis
         e.port = static_cast<std::uint16_t>(r.port);
         e.protocol = "direct";
         e.reason = r.why;
+        e.program = r.program;
         report.violation_event(e);
     };
     auto rules = unix_socket_rules(run.plan);
@@ -750,7 +769,8 @@ sbx::expected<std::unique_ptr<ConnectBroker>> connect_broker_of(Run& run, Fd lis
 // the proxy's listeners and the command's terminal). Null where the plan has
 // none or the sandbox never got that far; where it cannot start, every
 // connect() would wait for ever: the sandbox is killed.
-std::unique_ptr<ConnectBroker> start_connect_broker(Run& run, pid_t pid, const Trace& trace) {
+std::unique_ptr<ConnectBroker> start_connect_broker(Run& run, pid_t pid, const Trace& trace,
+                                                    CommandProxy* proxy = nullptr) {
     Sandbox& sb = *run.sb;
     sb.connect.stages.reset();
     Fd ours = std::move(sb.connect.ours);
@@ -758,7 +778,7 @@ std::unique_ptr<ConnectBroker> start_connect_broker(Run& run, pid_t pid, const T
     auto fds = receive_fds(ours.get(), 1);
     if (fds.empty()) return nullptr;
     const auto t = Trace::now();
-    auto started = connect_broker_of(run, std::move(fds.front()), false);
+    auto started = connect_broker_of(run, std::move(fds.front()), false, proxy);
     trace.step("launcher.connect-broker", t);
     if (started) return std::move(*started);
     std::cerr << run.l.program() << ": " << sbx::errc_name(started.error().code) << ": "
@@ -1122,7 +1142,7 @@ int wait_and_end(Run& run, const ProbeOptions& popt, std::uint64_t sandbox_start
     start_output_relays(run, relays);
     auto proxy = start_proxy(run, pid, trace);
     start_terminal(run);
-    auto broker = start_connect_broker(run, pid, trace);
+    auto broker = start_connect_broker(run, pid, trace, proxy.get());
     set_grace(l.options().grace);  // a signal now goes to the command's group first
     if (caught_signal() != 0 && !signal_forwarded()) ::kill(pid, SIGKILL);  // it came before we knew the pid
 

@@ -40,13 +40,41 @@ namespace {
 
 using namespace detail;
 
-enum class Protocol { http, socks5, forward };
+enum class Protocol { http, socks5, forward, direct };
+
+// The most direct connections expected at once (Proxy::expect_direct).
+constexpr std::size_t kMaxDirect = 1024;
 
 // A client of forward `f` reaches its target as a CONNECT there would, or is
 // reset: the nearest a listener that accepted comes to "connection refused".
 void serve_forward(State& s, Fd& client, const State::Forward& f) {
     Reached r = reach(s, f.host, f.port, "forward");
     if (r.kind != Reached::Kind::connected) {
+        const linger reset{1, 0};
+        ::setsockopt(client.get(), SOL_SOCKET, SO_LINGER, &reset, sizeof reset);
+        return;
+    }
+    relay(s, client.get(), r.upstream.get(), {}, {}, std::nullopt);
+}
+
+// A direct client (Proxy::start): the target expected for its port, reached
+// and relayed as a forward's; without one, or unreached, reset.
+void serve_direct(State& s, Fd& client) {
+    sockaddr_storage peer{};
+    socklen_t size = sizeof peer;
+    std::optional<sbx::net::HostTarget> target;
+    if (::getpeername(client.get(), reinterpret_cast<sockaddr*>(&peer), &size) == 0) {
+        const std::uint16_t port = ntohs(peer.ss_family == AF_INET6 ? reinterpret_cast<sockaddr_in6*>(&peer)->sin6_port
+                                                                    : reinterpret_cast<sockaddr_in*>(&peer)->sin_port);
+        std::lock_guard lock(s.direct_mutex);
+        if (auto it = s.direct.find(port); it != s.direct.end()) {
+            target = std::move(it->second);
+            s.direct.erase(it);
+        }
+    }
+    Reached r;
+    if (target) r = reach(s, target->host, target->port, "direct");
+    if (!target || r.kind != Reached::Kind::connected) {
         const linger reset{1, 0};
         ::setsockopt(client.get(), SOL_SOCKET, SO_LINGER, &reset, sizeof reset);
         return;
@@ -62,6 +90,7 @@ void serve(State& s, int fd, Protocol protocol, std::size_t forward) {
     try {
         if (protocol == Protocol::http) serve_http(s, client);
         else if (protocol == Protocol::socks5) serve_socks(s, client);
+        else if (protocol == Protocol::direct) serve_direct(s, client);
         else serve_forward(s, client, s.forwards[forward]);
     } catch (...) {
         // Out of memory, say: this connection ends, the proxy goes on.
@@ -127,6 +156,8 @@ void accept_loop(State& s) {
                              {s.reap_event.fd(), POLLIN, 0}};
     constexpr std::size_t kFirstForward = 4;
     for (const auto& f : s.forwards) p.push_back({f.listener.get(), POLLIN, 0});
+    const std::size_t direct = p.size();  // the direct listener's, where there is one
+    if (s.direct_listener.ok()) p.push_back({s.direct_listener.get(), POLLIN, 0});
     for (;;) {
         for (auto& one : p) one.revents = 0;
         const int n = ::poll(p.data(), static_cast<nfds_t>(p.size()), -1);
@@ -139,8 +170,9 @@ void accept_loop(State& s) {
         try {
             if (p[0].revents != 0) accept_one(s, s.http_listener.get(), Protocol::http);
             if (p[1].revents != 0) accept_one(s, s.socks_listener.get(), Protocol::socks5);
-            for (std::size_t i = kFirstForward; i < p.size(); ++i)
+            for (std::size_t i = kFirstForward; i < direct; ++i)
                 if (p[i].revents != 0) accept_one(s, p[i].fd, Protocol::forward, i - kFirstForward);
+            if (direct < p.size() && p[direct].revents != 0) accept_one(s, p[direct].fd, Protocol::direct);
         } catch (...) {
             // Out of memory for the list: the client was closed; go on.
         }
@@ -168,13 +200,18 @@ Proxy::Proxy(std::unique_ptr<State> state) : state_(std::move(state)) {}
 Proxy::~Proxy() { stop(); }
 
 sbx::expected<std::unique_ptr<Proxy>> Proxy::start(ProxyOptions options, int http_listener, int socks_listener,
-                                                   std::vector<ForwardListener> forwards) {
+                                                   std::vector<ForwardListener> forwards, int direct_listener) {
     auto s = std::make_unique<State>();
     s->http_listener = Fd(http_listener);
     s->socks_listener = Fd(socks_listener == http_listener ? -1 : socks_listener);
     // Each descriptor owned once, however often it is given.
     std::vector<int> owned{http_listener, socks_listener};
     int twice = -1;
+    if (direct_listener >= 0) {
+        if (std::find(owned.begin(), owned.end(), direct_listener) != owned.end()) twice = direct_listener;
+        else s->direct_listener = Fd(direct_listener);
+        owned.push_back(direct_listener);
+    }
     for (auto& f : forwards) {
         if (std::find(owned.begin(), owned.end(), f.fd) != owned.end()) {
             twice = f.fd;
@@ -192,6 +229,7 @@ sbx::expected<std::unique_ptr<Proxy>> Proxy::start(ProxyOptions options, int htt
     SBX_TRY(check_listener(socks_listener, "SOCKS"));
     for (const auto& f : s->forwards)
         SBX_TRY(check_listener(f.listener.get(), "forward's"));
+    if (s->direct_listener.ok()) SBX_TRY(check_listener(s->direct_listener.get(), "direct"));
     if (!s->stop_event.open() || !s->reap_event.open())
         return sbx::fail(Errc::io_error, std::string("cannot make the proxy's events: ") + std::strerror(errno));
     s->options = std::move(options);
@@ -230,8 +268,28 @@ void Proxy::stop() {
     s.http_listener.reset();
     s.socks_listener.reset();
     s.forwards.clear();
+    s.direct_listener.reset();
     s.stop_event.close();
     s.reap_event.close();
+}
+
+bool Proxy::admit(const sbx::net::HostTarget& t, const std::string& program) {
+    sbx::net::HostDecision d;
+    std::string why;
+    bool stopped = false;
+    return detail::admit(*state_, t, "direct", program, d, why, stopped);
+}
+
+bool Proxy::expect_direct(std::uint16_t port, sbx::net::HostTarget t) {
+    std::lock_guard lock(state_->direct_mutex);
+    if (state_->direct.size() >= kMaxDirect && state_->direct.find(port) == state_->direct.end()) return false;
+    state_->direct[port] = std::move(t);
+    return true;
+}
+
+void Proxy::forget_direct(std::uint16_t port) {
+    std::lock_guard lock(state_->direct_mutex);
+    state_->direct.erase(port);
 }
 
 std::size_t Proxy::connections() const { return state_->live; }

@@ -69,6 +69,7 @@ struct ProxyEvent {
     std::string rule;        // the text of the deciding rule, or empty
     std::string reason;      // one line: HostDecision::why, or why the resolved addresses were refused
     sbx::net::AllowKind allow = sbx::net::AllowKind::none;  // what would let it through
+    std::string program;     // a direct connection's program (its comm), where the launcher knows it
 };
 
 struct ProxyOptions {
@@ -119,8 +120,25 @@ public:
     // closes them also when start fails: INVALID_ARGUMENT for a descriptor that is
     // not a listening stream socket, IO_ERROR when a thread or an eventfd cannot be
     // made. The same holds for the forwards' listeners.
+    // `direct_listener` (-1: none) serves the command's own connections to an
+    // address (the connect broker, launchers/linux/connect_broker.hpp, connects
+    // them there once admit() let them through): each leads to the target
+    // expect_direct() named for its client's port, dialed and relayed as a
+    // forward's; any other is reset.
     static sbx::expected<std::unique_ptr<Proxy>> start(ProxyOptions options, int http_listener, int socks_listener,
-                                                       std::vector<ForwardListener> forwards = {});
+                                                       std::vector<ForwardListener> forwards = {},
+                                                       int direct_listener = -1);
+
+    // A connection the command makes itself to `t` (an address), past the
+    // proxy variables: decided as a CONNECT there would be (asked about where
+    // the rules say so; blocks meanwhile), a refusal reported with protocol
+    // "direct" and `program`. Whether it may go.
+    bool admit(const sbx::net::HostTarget& t, const std::string& program);
+    // The direct listener's client from port `port` (on loopback) goes to `t`,
+    // admitted; false when too many are expected at once. forget_direct()
+    // withdraws it where that client never came.
+    bool expect_direct(std::uint16_t port, sbx::net::HostTarget t);
+    void forget_direct(std::uint16_t port);
 
     // Stops accepting, ends every connection, joins every thread and closes every
     // descriptor the Proxy owns. Returns once that is done: promptly, except for a

@@ -23,9 +23,10 @@ std::string display(const net::HostTarget& t) { return net::to_string(t); }
 namespace {
 
 void report(const State& s, const net::HostTarget& t, std::string_view protocol, std::string rule, std::string reason,
-            net::AllowKind allow) {
+            net::AllowKind allow, const std::string& program = {}) {
     if (!s.options.on_refusal) return;
     ProxyEvent e;
+    e.program = program;
     e.host = t.host;
     e.port = t.port;
     e.protocol = std::string(protocol);
@@ -107,6 +108,30 @@ int system_dial(const State& s, const net::Address& a, std::uint16_t port) {
 
 }  // namespace
 
+bool admit(State& s, const net::HostTarget& t, std::string_view protocol, const std::string& program,
+           net::HostDecision& d, std::string& why, bool& stopped) {
+    stopped = false;
+    d = net::decide_host(s.options.rules, s.options.call, t, s.options.own_addresses);
+    auto refuse = [&](std::string rule, std::string reason, net::AllowKind allow) {
+        report(s, t, protocol, std::move(rule), reason, allow, program);
+        why = std::move(reason);
+        return false;
+    };
+    if (d.verdict == net::HostDecision::Verdict::deny)
+        return refuse(d.rule ? d.rule->text : std::string(), d.why, net::allow_kind(d));
+    if (d.verdict == net::HostDecision::Verdict::ask) {
+        if (!s.options.ask) return refuse({}, d.why + "; nothing was there to answer", net::AllowKind::hosts);
+        if (!ask_once(s, t)) {
+            if (s.stopping) {
+                stopped = true;
+                return false;
+            }
+            return refuse({}, d.why + "; refused when asked", net::AllowKind::hosts);
+        }
+    }
+    return true;
+}
+
 Reached reach(State& s, std::string_view host, std::uint16_t port, std::string_view protocol) {
     using Kind = Reached::Kind;
     Reached out;
@@ -130,18 +155,11 @@ Reached reach(State& s, std::string_view host, std::uint16_t port, std::string_v
     const auto& rules = s.options.rules;
     const auto& call = s.options.call;
     const auto& own = s.options.own_addresses;
-    const net::HostDecision d = net::decide_host(rules, call, t, own);
-    if (d.verdict == net::HostDecision::Verdict::deny)
-        return refuse(d.rule ? d.rule->text : std::string(), d.why, net::allow_kind(d));
-    if (d.verdict == net::HostDecision::Verdict::ask) {
-        if (!s.options.ask) return refuse({}, d.why + "; nothing was there to answer", net::AllowKind::hosts);
-        if (!ask_once(s, t)) {
-            if (s.stopping) {
-                out.kind = Kind::stopped;
-                return out;
-            }
-            return refuse({}, d.why + "; refused when asked", net::AllowKind::hosts);
-        }
+    net::HostDecision d;
+    bool stopped = false;
+    if (!admit(s, t, protocol, {}, d, out.reason, stopped)) {
+        out.kind = stopped ? Kind::stopped : Kind::refused;
+        return out;
     }
 
     std::vector<net::Address> resolved;

@@ -36,6 +36,9 @@ struct Proxy::State {
         std::uint16_t port = 0;
     };
     std::vector<Forward> forwards;
+    Fd direct_listener;  // -1: none (Proxy::start)
+    std::mutex direct_mutex;
+    std::map<std::uint16_t, sbx::net::HostTarget> direct;  // client port -> target (Proxy::expect_direct)
     Event stop_event;  // readable from the moment stop() begins: every poll watches it
     Event reap_event;  // set by each connection thread as it ends
     std::atomic<bool> stopping{false};
@@ -89,10 +92,16 @@ struct Reached {
     int error = 0;
 };
 
-// Decides host:port for `protocol` ("http", "connect", "socks5", "forward"),
-// asks when the decision says so, resolves a name the rules let through, and
-// connects to the address the engine chooses (proxy/reach.cpp).
+// Decides host:port for `protocol` ("http", "connect", "socks5", "forward",
+// "direct"), asks when the decision says so, resolves a name the rules let
+// through, and connects to the address the engine chooses (proxy/reach.cpp).
 Reached reach(State& s, std::string_view host, std::uint16_t port, std::string_view protocol);
+
+// The first part of reach(): decides `t` and asks where the decision says so;
+// a refusal is reported (with `program`). Whether it may go, its decision in
+// `d`; `stopped` when stop() began meanwhile.
+bool admit(State& s, const sbx::net::HostTarget& t, std::string_view protocol, const std::string& program,
+           sbx::net::HostDecision& d, std::string& why, bool& stopped);
 
 // Response heads still to rewrite on their way to the client.
 struct HeadRewrite {

@@ -326,7 +326,7 @@ bool settle(const std::optional<Answer>& a, const sbx::net::HostTarget& t, std::
 sbx::expected<std::unique_ptr<CommandProxy>> CommandProxy::start(const sbx::Plan& plan, Report& report,
                                                                  Answering answering, int http_fd, int socks_fd,
                                                                  StopSandbox stop, const std::vector<int>& forward_fds,
-                                                                 std::string secret) {
+                                                                 std::string secret, int direct_fd) {
     std::vector<proxy::ForwardListener> forwards;
     for (std::size_t i = 0; i < forward_fds.size(); ++i) {
         const auto& f = plan.network.forwards.at(i);
@@ -358,7 +358,7 @@ sbx::expected<std::unique_ptr<CommandProxy>> CommandProxy::start(const sbx::Plan
             };
         }
     }
-    auto started = proxy::Proxy::start(std::move(po), http_fd, socks_fd, std::move(forwards));
+    auto started = proxy::Proxy::start(std::move(po), http_fd, socks_fd, std::move(forwards), direct_fd);
     SBX_TRY(started);
     self->proxy_ = std::move(*started);
     return self;
@@ -448,7 +448,9 @@ std::string violations_text(const sbx::Plan& plan, const std::vector<ProxyEvent>
                                    : k == K::call  ? plan.hints.call
                                                    : std::string());
     };
-    for (const auto& e : refused) add(sbx::network_violation_line(e.host, e.port, e.reason), allow(e.allow));
+    for (const auto& e : refused)
+        add(sbx::network_violation_line(e.host, e.port, e.program.empty() ? e.reason : e.reason + "; by " + e.program),
+            allow(e.allow));
     for (const auto& r : sockets) add(r.line, r.hint, r.times);
     if (scanner != nullptr)
         for (const auto& r : scanner->refusals())

@@ -102,6 +102,7 @@ public:
         sbx::json::Writer w;
         w.begin_object().key("event").value("violation").key("kind").value("network-outbound");
         w.key("host").value(v.host).key("port").value(static_cast<int>(v.port)).key("protocol").value(v.protocol);
+        if (!v.program.empty()) w.key("program").value(v.program);
         w.key("rule").value(v.rule).key("reason").value(v.reason).end_object();
         write_line(w.take());
     }
@@ -327,7 +328,7 @@ public:
                                                                Answering answering, int http_fd, int socks_fd,
                                                                StopSandbox stop,
                                                                const std::vector<int>& forward_fds = {},
-                                                               std::string secret = {});
+                                                               std::string secret = {}, int direct_fd = -1);
     CommandProxy(const CommandProxy&) = delete;
     CommandProxy& operator=(const CommandProxy&) = delete;
     ~CommandProxy() { stop(); }
@@ -337,6 +338,14 @@ public:
     std::vector<ProxyEvent> refused() const;
     // Clients refused for not presenting the secret (proxy::Proxy::refused_clients).
     std::size_t refused_clients() const { return proxy_ ? proxy_->refused_clients() : 0; }
+    // The command's own connections to an address (proxy::Proxy::admit, expect_direct).
+    bool admit(const sbx::net::HostTarget& t, const std::string& program) { return proxy_ && proxy_->admit(t, program); }
+    bool expect_direct(std::uint16_t port, sbx::net::HostTarget t) {
+        return proxy_ && proxy_->expect_direct(port, std::move(t));
+    }
+    void forget_direct(std::uint16_t port) {
+        if (proxy_) proxy_->forget_direct(port);
+    }
 
 private:
     CommandProxy() = default;

@@ -364,13 +364,15 @@ std::string hand_over_listeners(int proxy_fd, const std::vector<StageForward>& f
                    f.entry + ": " + std::strerror(err) +
                    (err == EADDRNOTAVAIL ? " (the sandbox's loopback has no such address)" : "");
         }
-    int ports[2] = {0, 0};
+    // The direct listener (the connect broker's way out for the command's own
+    // connections to an address), then the proxy's two.
+    int ports[3] = {0, 0, 0};
     for (int& port : ports)
         if ((port = listen_on(made, "127.0.0.1", 0)) < 0)
             return std::string("cannot listen on the sandbox's loopback: ") + std::strerror(errno);
     if (!send_fds(proxy_fd, made.numbers(), 'L'))
         return std::string("cannot hand the proxy's sockets to the launcher: ") + std::strerror(errno);
-    for (const auto& [name, value] : sbx::net::proxy_environment(ports[0], ports[1], {}, direct_loopback))
+    for (const auto& [name, value] : sbx::net::proxy_environment(ports[1], ports[2], {}, direct_loopback))
         if (::setenv(name.c_str(), value.c_str(), 1) != 0) return "cannot set " + name;
     return {};
 }

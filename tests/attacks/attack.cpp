@@ -583,14 +583,17 @@ int unix_serve(const std::string& path, const std::string& ready) {
 }
 
 // Not an attack: a web server on the host's loopback, for the network tests.
-// Listens on 127.0.0.1 (port 0: any), writes the port to PORTFILE once
-// listening, and answers every request with 200 and the body "sbx-test-server
-// METHOD TARGET", one line per connection on stdout, until it is killed.
-int http_serve(const std::string& port_file) {
+// Listens on 127.0.0.1 (or ADDRESS, an IPv4 one; port 0: any), writes the
+// port to PORTFILE once listening, and answers every request with 200 and the
+// body "sbx-test-server METHOD TARGET", one line per connection on stdout,
+// until it is killed.
+int http_serve(const std::string& port_file, const std::string& address) {
     const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
     sockaddr_in sa{};
     sa.sin_family = AF_INET;
     sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (!address.empty() && ::inet_pton(AF_INET, address.c_str(), &sa.sin_addr) != 1)
+        return setup_error("http-serve", "not an IPv4 address: " + address);
     socklen_t len = sizeof sa;
     if (fd < 0 || ::bind(fd, reinterpret_cast<const sockaddr*>(&sa), sizeof sa) != 0 || ::listen(fd, 64) != 0 ||
         ::getsockname(fd, reinterpret_cast<sockaddr*>(&sa), &len) != 0)
@@ -1351,7 +1354,8 @@ const std::vector<Subcommand>& subcommands() {
         {"io-uring", "", 0, 0, [](const Args&) { return attack_io_uring(); }},
         {"unix-connect", "PATH", 1, 1, [](const Args& a) { return attack_unix_connect(a[0]); }},
         {"unix-serve", "PATH READYFILE", 2, 2, [](const Args& a) { return unix_serve(a[0], a[1]); }},
-        {"http-serve", "PORTFILE", 1, 1, [](const Args& a) { return http_serve(a[0]); }},
+        {"http-serve", "PORTFILE [ADDRESS]", 1, 2,
+         [](const Args& a) { return http_serve(a[0], a.size() > 1 ? a[1] : std::string()); }},
         {"udp-send", "PORT", 1, 1, [](const Args& a) { return attack_udp_send(a[0]); }},
         {"udp-listen", "PORTFILE SECONDS", 2, 2, [](const Args& a) { return udp_listen(a[0], a[1]); }},
         {"socketpair", "stream|dgram|seqpacket|raw", 1, 1, [](const Args& a) { return attack_socketpair(a[0]); }},

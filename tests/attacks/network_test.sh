@@ -29,6 +29,18 @@ server=$!
 for _ in $(seq 50); do [[ -s $tmp/http.port ]] && break; sleep 0.1; done
 port=$(<"$tmp/http.port")
 
+# A second server on this machine's own address that is not loopback, for the
+# programs that dial an address themselves; none where there is no such address.
+own=$(ip -o -4 addr show scope global 2>/dev/null | awk '{sub("/.*", "", $4); print $4; exit}')
+own_server=
+if [[ -n $own ]]; then
+    "$attack" http-serve "$tmp/own.port" "$own" >"$tmp/own.log" 2>&1 &
+    own_server=$!
+    tap_on_exit '[[ -z $server ]] || kill "$server" 2>/dev/null; [[ -z $own_server ]] || kill "$own_server" 2>/dev/null'
+    for _ in $(seq 50); do [[ -s $tmp/own.port ]] && break; sleep 0.1; done
+    own_port=$(<"$tmp/own.port")
+fi
+
 server_saw() { grep -qF -- "$1" "$tmp/http.log"; }
 expect_out() { [[ $out == *"$1"* ]] || fail_because "stdout lacks '$1'"; }
 expect_err() { [[ $err == *"$1"* ]] || fail_because "stderr lacks '$1'"; }
@@ -323,10 +335,44 @@ kill \$server"
     tap_finish "--report-fd gets a violation event with the host, port, protocol and reason"
 }
 
+# A program that ignores the proxy variables and dials an address itself
+# (psql, a Go binary, Python's socket): the launcher decides the connection as
+# the proxy would a CONNECT there. Refused, connect() fails with EACCES and
+# the block names the address, the program and the setting; an address
+# pattern naming it lets it through to the real server, which is the control.
+direct_cases() {
+    local marker
+    if [[ -z $own ]]; then
+        echo "ok $((n += 1)) - ${TAP_PREFIX-}a connection of the command's own to an address # SKIP this machine has no global IPv4 address"
+        echo "ok $((n += 1)) - ${TAP_PREFIX-}control: allowed by its address # SKIP this machine has no global IPv4 address"
+        return
+    fi
+    marker=direct-$RANDOM-$user
+    local dial="python3 -c 'import socket, sys
+s = socket.socket()
+try:
+    s.connect((sys.argv[1], int(sys.argv[2]))); s.sendall(b\"GET /\" + sys.argv[3].encode() + b\" HTTP/1.0\\r\\n\\r\\n\")
+    print(\"reply:\", s.recv(12).decode())
+except OSError as e:
+    print(\"error:\", e.strerror)' $own $own_port $marker"
+    tap_in_sandbox -- "$dial"
+    expect_out "error: Permission denied"
+    expect_err "deny network-outbound $own:$own_port (an address of this machine is reached only through a pattern that names the address; by python3); to allow it: network.allowedDomains"
+    ! grep -qF "$marker" "$tmp/own.log" || fail_because "the server saw the refused connection"
+    tap_finish "a connection of the command's own to an address is refused with EACCES and named in the block with its program"
+
+    tap_in_sandbox --allow-host "$own:$own_port" -- "$dial"
+    expect_out "reply: HTTP/1.1 200"
+    grep -qF "$marker" "$tmp/own.log" || fail_because "the server did not see the allowed connection"
+    [[ $err != *"<sandbox_violations>"* ]] || fail_because "violations reported: $err"
+    tap_finish "control: allowed by its address pattern, the same connection reaches the server through the launcher"
+}
+
 tap_users
 for user in "${users[@]}"; do
     tap_user_project "$user" || continue
     network_cases
+    direct_cases
 done
 
 tap_end
