@@ -1,6 +1,7 @@
 // launchers/proxy/host_lookup.cpp - see host_lookup.hpp.
 #include "proxy/host_lookup.hpp"
 
+#include <fcntl.h>
 #include <ifaddrs.h>
 #include <netdb.h>
 #include <netinet/in.h>
@@ -11,6 +12,9 @@
 #include <cstdint>
 #include <cstring>
 #include <optional>
+
+#include "base/fd_io.hpp"
+#include "sbx/net/hosts_file.hpp"
 
 namespace sbx::launcher {
 
@@ -66,6 +70,19 @@ sbx::expected<std::vector<sbx::net::Address>> resolve_host(const std::string& ho
     }
     ::freeaddrinfo(found);
     return out;
+}
+
+std::vector<sbx::net::Address> local_addresses_of(const sbx::net::HostTarget& target) {
+    if (target.address) return {};
+    constexpr std::size_t kMaxHostsFile = std::size_t{1} << 20;
+    std::string text;
+    Fd fd(::open("/etc/hosts", O_RDONLY | O_CLOEXEC));
+    char buf[8192];
+    ssize_t n = 0;
+    while (fd.ok() && text.size() < kMaxHostsFile && (n = ::read(fd.get(), buf, sizeof buf)) > 0)
+        text.append(buf, static_cast<std::size_t>(n));
+    if (text.size() >= kMaxHostsFile) text.clear();
+    return sbx::net::local_addresses(text, target.host);
 }
 
 }  // namespace sbx::launcher

@@ -9,6 +9,7 @@
 
 #include "sbx/core/expected.hpp"
 #include "sbx/net/address.hpp"
+#include "sbx/net/host_pattern.hpp"
 
 namespace sbx::launcher {
 
@@ -20,5 +21,11 @@ std::vector<sbx::net::Address> own_addresses();
 // AF_UNSPEC, SOCK_STREAM, AI_ADDRCONFIG). IO_ERROR "HOST does not resolve: WHY"
 // when it does not.
 sbx::expected<std::vector<sbx::net::Address>> resolve_host(const std::string& host);
+
+// Where the name `host` leads without asking the network: localhost's
+// loopback and this machine's /etc/hosts (sbx::net::local_addresses), read
+// now, for sbx::net::HostTarget::local_addresses. Empty for an address, or
+// where the file cannot be read (more than 1 MiB of it is not read).
+std::vector<sbx::net::Address> local_addresses_of(const sbx::net::HostTarget& target);
 
 }  // namespace sbx::launcher

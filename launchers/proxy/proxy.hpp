@@ -93,6 +93,9 @@ struct ProxyOptions {
     // The Proxy owns the descriptor dial returns.
     std::function<sbx::expected<std::vector<sbx::net::Address>>(const std::string& host)> resolve;
     std::function<int(const sbx::net::Address&, std::uint16_t port)> dial;
+    // Where a name leads without the network (default: localhost and
+    // /etc/hosts, launcher::local_addresses_of), for the rules' address patterns.
+    std::function<std::vector<sbx::net::Address>(const sbx::net::HostTarget&)> local;
 
     std::size_t max_header_bytes = 64 * 1024;  // an HTTP request head (431 beyond it), a response head (502)
     int header_timeout_ms = 30000;  // a client sends its request (HTTP head, SOCKS handshake) within this

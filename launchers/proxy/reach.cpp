@@ -142,6 +142,7 @@ Reached reach(State& s, std::string_view host, std::uint16_t port, std::string_v
         return out;
     }
     out.target = std::move(*target);
+    out.target.local_addresses = s.options.local ? s.options.local(out.target) : launcher::local_addresses_of(out.target);
     const net::HostTarget& t = out.target;
     auto refuse = [&](std::string rule, std::string reason, net::AllowKind allow) {
         report(s, t, protocol, std::move(rule), reason, allow);
@@ -163,7 +164,7 @@ Reached reach(State& s, std::string_view host, std::uint16_t port, std::string_v
     }
 
     std::vector<net::Address> resolved;
-    if (!t.address) {
+    if (!t.address && !d.dial) {
         auto r = s.options.resolve ? s.options.resolve(t.host) : sbx::launcher::resolve_host(t.host);
         if (s.stopping) {
             out.kind = Kind::stopped;

@@ -130,6 +130,10 @@ table() {
     row allow git.corp.test "$P" git.corp.test "exact name vs its private address" -- --allow-host git.corp.test
     row deny gitloop.corp.test "$P" gitloop.corp.test "exact name vs its address 127.0.0.1" -- --allow-host gitloop.corp.test
     row allow 127.0.0.1 "$P" 127.0.0.1 "address pattern 127.0.0.1:PORT" -- --allow-host "127.0.0.1:$P"
+    # An address pattern reaches its address by a name that leads there without DNS.
+    row allow localhost "$P" localhost "address pattern 127.0.0.1:PORT vs localhost" -- --allow-host "127.0.0.1:$P"
+    row allow rebind.sbx-test "$P" rebind.sbx-test "address pattern 127.0.0.1:PORT vs a name /etc/hosts gives 127.0.0.1" -- --allow-host "127.0.0.1:$P"
+    row deny db.example.test "$P" db.example.test "address pattern 127.0.0.1:PORT vs a name /etc/hosts gives another address" -- --allow-host "127.0.0.1:$P"
     row allow localhost "$P" localhost "allowLocalBinding vs localhost" -- --settings "$tmp/local.json"
     row deny "$private" "$P" "$private" "allowLocalBinding vs a private address" -- --settings "$tmp/local.json"
     row deny localhost "$P" localhost "--on-unknown-host allow vs localhost" -- --on-unknown-host allow

@@ -37,6 +37,7 @@
 #include "sbx/net/host_pattern.hpp"
 #include "sbx/net/host_port.hpp"
 #include "sbx/net/hosts.hpp"
+#include "sbx/net/hosts_file.hpp"
 #include "sbx/net/http1.hpp"
 #include "sbx/net/proxy_auth.hpp"
 #include "sbx/net/proxy_env.hpp"

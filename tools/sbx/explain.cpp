@@ -48,10 +48,11 @@ struct HostAnswer {
 // by the engine. Nothing is resolved for a refused name.
 HostAnswer answer_host(const sbx::net::HostRules& rules, const sbx::net::HostCall& call, sbx::net::HostTarget target) {
     HostAnswer out{std::move(target), {}, false, {}, std::nullopt, V::deny, {}, std::nullopt};
+    out.target.local_addresses = sbx::launcher::local_addresses_of(out.target);
     const auto& t = out.target;
     const std::vector<sbx::net::Address> own = sbx::launcher::own_addresses();
     const auto& d = out.decision = sbx::net::decide_host(rules, call, t, own);
-    out.resolves = !t.address.has_value() && d.verdict != V::deny;
+    out.resolves = !t.address.has_value() && d.verdict != V::deny && !d.dial;
     std::vector<sbx::net::Address> resolved;
     if (out.resolves) {
         auto r = sbx::launcher::resolve_host(t.host);

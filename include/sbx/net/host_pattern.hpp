@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 #include <string_view>
 
 #include "sbx/core/ascii.hpp"
@@ -44,6 +45,10 @@ struct HostTarget {
     std::string host;                // lower-case name, or canonical address text
     std::optional<Address> address;  // when the host is an address literal
     std::uint16_t port = 0;
+    // Where a name leads without asking the network (sbx/net/hosts_file.hpp:
+    // localhost, the hosts file), for an address pattern that names one of
+    // them (decide_host's named_address step); the caller fills it, empty: none.
+    std::vector<Address> local_addresses{};
 };
 
 namespace detail {

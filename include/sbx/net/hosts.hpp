@@ -132,6 +132,7 @@ struct HostDecision {
         allowed_list,    // 2: an allowedDomains entry
         local_binding,   // 2: allowLocalBinding, and the target is loopback
         call_list,       // 3: the call's hosts let it through
+        named_address,   // 3: the name leads, without the network, to an address a pattern names
         not_in_call,     // 3: the call lists hosts, and not this one
         local_address,   // an address only a pattern naming it reaches, and none does
         local_name,      // a localhost name no pattern names: no wildcard or decider opens it
@@ -146,6 +147,7 @@ struct HostDecision {
     Reach reach = Reach::nothing;    // for allow, and for ask once answered yes; nothing for deny
     const HostRule* rule = nullptr;  // for the list steps
     std::string why;                 // one line, for violations and explain
+    std::optional<Address> dial{};   // named_address: the address to dial, whatever the name resolves to
 };
 
 // How a verdict is spelt in the JSON of `sbx explain` and `sbx check`, and in
@@ -340,6 +342,24 @@ SBX_INLINE HostDecision decide_host(const HostRules& rules, const HostCall& call
                 "a loopback target, allowed by network.allowLocalBinding" + detail::source_text(rules.local_source)};
     if (listed.first)
         return {V::allow, S::call_list, listed.second, listed.first, "allowed by " + detail::describe(*listed.first)};
+    // A name that leads, without asking the network, to an address a pattern
+    // names: that address, by this name too (127.0.0.1:3000 by localhost:3000).
+    if (!t.address)
+        for (const auto& a : t.local_addresses) {
+            const HostTarget at{to_string(a), a, t.port, {}};
+            bool denied = false;
+            for (const auto& r : rules.denied) denied = denied || matches(r.pattern, at);
+            if (denied) continue;
+            for (const auto* list : {&rules.allowed, call.hosts ? &*call.hosts : nullptr}) {
+                if (list == nullptr) continue;
+                for (const auto& r : *list)
+                    if (r.pattern.kind == HostPattern::Kind::address && matches(r.pattern, at))
+                        return {V::allow, S::named_address, Reach::named_address, &r,
+                                "allowed by " + detail::describe(r) + ": " + t.host + " is " + to_string(a) +
+                                    " here (localhost, /etc/hosts; DNS is not asked)",
+                                a};
+            }
+        }
     // What only a pattern naming it reaches, when steps 2 and 3 found none: no
     // decider opens it, and no question is asked.
     const std::string not_by = passed ? " (" + passed->list + " " + passed->text + " does not)" : std::string();
@@ -426,6 +446,7 @@ SBX_INLINE expected<Address> choose_address(const HostDecision& d, const HostRul
                                         const std::vector<Address>& own) {
     if (d.verdict == HostDecision::Verdict::deny) return fail(Errc::invalid_argument, d.why);
     if (t.address) return *t.address;
+    if (d.dial) return *d.dial;
     std::string seen;
     for (const auto& a : resolved) {
         const AddressVerdict v = judge_address(d, rules, call, t, a, own);

@@ -25,6 +25,7 @@ constexpr std::string_view step_name(net::HostDecision::Step s) noexcept {
         case S::call_list: return "call-list";
         case S::not_in_call: return "not-in-call";
         case S::local_address: return "local-address";
+        case S::named_address: return "named-address";
         case S::local_name: return "local-name";
         case S::strict: return "strict";
         case S::answered: return "answered";

@@ -1,6 +1,7 @@
 // Host patterns, decide_host's order, and which resolved address may be dialed:
 // tables, one row a case.
 #include "sbx/net/hosts.hpp"
+#include "sbx/net/hosts_file.hpp"
 #include "sbx/rules/network.hpp"
 
 #include <doctest/doctest.h>
@@ -495,6 +496,7 @@ std::string_view step_text(Step s) {
         case Step::allowed_list: return "allowed_list";
         case Step::local_binding: return "local_binding";
         case Step::call_list: return "call_list";
+        case Step::named_address: return "named_address";
         case Step::not_in_call: return "not_in_call";
         case Step::local_address: return "local_address";
         case Step::local_name: return "local_name";
@@ -878,4 +880,75 @@ TEST_CASE("answer_host_problem: an answer names one host as a target is normalis
         CAPTURE(bad);
         CHECK_FALSE(sbx::net::answer_host_problem(bad).empty());
     }
+}
+
+TEST_CASE("decide_host: an address pattern reaches its address by a name that leads there without DNS") {
+    HostRules rules;
+    rules.allowed.push_back(rule("127.0.0.1:3000"));
+    rules.allowed.push_back(rule("[::1]:8080"));
+    const auto own = own_addresses();
+    auto with_local = [](std::string_view host, std::uint16_t port, std::vector<sbx::net::Address> local) {
+        auto t = target(host, port);
+        t.local_addresses = std::move(local);
+        return t;
+    };
+    // localhost:3000, and a name the hosts file gives 127.0.0.1: that address, dialed as it is.
+    for (const char* name : {"localhost", "app.test"}) {
+        CAPTURE(name);
+        const auto t = with_local(name, 3000, {addr("127.0.0.1"), addr("[::1]")});
+        const auto d = sbx::net::decide_host(rules, {}, t, own);
+        CHECK(d.verdict == Verdict::allow);
+        CHECK(d.step == Step::named_address);
+        REQUIRE(d.dial.has_value());
+        CHECK(sbx::net::to_string(*d.dial) == "127.0.0.1");
+        CHECK_MESSAGE(d.why.find("allowed by network.allowedDomains 127.0.0.1:3000") == 0, d.why);
+        auto chosen = sbx::net::choose_address(d, rules, {}, t, {}, own);
+        REQUIRE(chosen.has_value());
+        CHECK(sbx::net::to_string(*chosen) == "127.0.0.1");
+    }
+    const auto six = sbx::net::decide_host(rules, {}, with_local("localhost", 8080, {addr("127.0.0.1"), addr("[::1]")}), own);
+    REQUIRE(six.dial.has_value());
+    CHECK(sbx::net::to_string(*six.dial) == "::1");
+    // Another port, no local address (DNS is never asked), or the address denied: as before.
+    CHECK(sbx::net::decide_host(rules, {}, with_local("localhost", 3001, {addr("127.0.0.1")}), own).step == Step::local_name);
+    CHECK(sbx::net::decide_host(rules, {}, with_local("app.test", 3000, {}), own).verdict == Verdict::deny);
+    HostRules denied = rules;
+    denied.denied.push_back(rule("127.0.0.1", "network.deniedDomains"));
+    CHECK(sbx::net::decide_host(denied, {}, with_local("localhost", 3000, {addr("127.0.0.1")}), own).verdict ==
+          Verdict::deny);
+    // A name denied by its own pattern stays denied.
+    HostRules named = rules;
+    named.denied.push_back(rule("app.test", "network.deniedDomains"));
+    CHECK(sbx::net::decide_host(named, {}, with_local("app.test", 3000, {addr("127.0.0.1")}), own).step ==
+          Step::denied_list);
+}
+
+TEST_CASE("hosts file: the addresses of a name, as the resolver reads the file") {
+    const std::string text =
+        "127.0.0.1\tlocalhost\n"
+        "::1     localhost ip6-localhost   # the IPv6 one\n"
+        "# 10.0.0.1 commented.test\n"
+        "10.1.2.3 App.Test app2.test\n"
+        "not-an-address app.test\n"
+        "10.1.2.4 app.test\n"
+        "10.1.2.3 app.test\n"
+        "::ffff:10.9.9.9 mapped.test\r\n"
+        "10.5.5.5\n";
+    auto names = [&](std::string_view n) {
+        std::string out;
+        for (const auto& a : sbx::net::hosts_file_addresses(text, n)) out += sbx::net::to_string(a) + " ";
+        return out;
+    };
+    CHECK(names("app.test") == "10.1.2.3 10.1.2.4 ");
+    CHECK(names("APP.test.") == "10.1.2.3 10.1.2.4 ");
+    CHECK(names("commented.test").empty());
+    CHECK(names("mapped.test") == "10.9.9.9 ");
+    CHECK(names("ip6-localhost") == "::1 ");
+    CHECK(names("").empty());
+    // localhost and the names under it lead to loopback whatever the file says.
+    std::string local;
+    for (const auto& a : sbx::net::local_addresses("", "web.localhost")) local += sbx::net::to_string(a) + " ";
+    CHECK(local == "127.0.0.1 ::1 ");
+    CHECK(sbx::net::local_addresses(text, "nowhere.test").empty());
+    CHECK(sbx::net::local_addresses("", "notlocalhost").empty());
 }
