@@ -3,7 +3,8 @@
 # are missing: with everything present it changes nothing and asks no mirror.
 # With --tests, also what the confinement tests run inside the sandbox: python3
 # and python3-venv, strace, gdb, iproute2 (whose ip names this machine's
-# addresses for the network table), vim and less (which the terminal test,
+# addresses for the network table), openssh-client (whose ssh-agent and
+# ssh-add the attacks test drives through a listed socket), vim and less (which the terminal test,
 # tests/attacks/pty_test.sh, drives with top, git add -p and the REPLs), and the tools of tests/tools (go, ccache,
 # npm, cargo), each installed only when its command is missing, whichever
 # package provides it (NodeSource's nodejs brings its own npm, which Debian's npm
@@ -22,7 +23,7 @@ packages=(
 tools=()
 case ${1:-} in
     --tests)
-        packages+=(python3 python3-venv strace gdb iproute2 vim less clang libclang-rt-14-dev)
+        packages+=(python3 python3-venv strace gdb iproute2 openssh-client vim less clang libclang-rt-14-dev)
         tools+=("/usr/bin/go golang-go" "ccache ccache" "npm npm" "/usr/bin/cargo cargo")
         ;;
     '') ;;

@@ -618,6 +618,39 @@ c = socket.socket(socket.AF_UNIX); c.connect(p); print(\"own socket: connected\"
     tap_finish "an agent file's network.sockets opens the socket it lists; the refusal of another names network.sockets"
 }
 
+# ssh_agent_case: the user's ssh-agent, reached by ssh-add only where its
+# socket is listed; SSH_AUTH_SOCK passes then (a path is no secret), and is
+# left out otherwise. The refusal is the attack; the listed run its control.
+ssh_agent_case() {
+    fresh_case
+    if ! command -v ssh-agent >/dev/null || ! command -v ssh-add >/dev/null; then
+        skip "ssh-add reaches the ssh-agent only where its socket is listed" "openssh-client is not installed (tools/install-deps.sh --tests installs it)"
+        return
+    fi
+    local sock=$case_dir/agent.sock agent
+    printf '{"sandbox": {"enabled": true, "network": {"allowUnixSockets": ["%s"]}}}' "$sock" >"$case_dir/agent.json"
+    give "$case_dir"
+    start_bg ssh-agent -D -a "$sock"
+    agent=$bg_pid
+    wait_until 10 test -S "$sock" || fail_because "the agent did not start: $(<"$case_dir/bg.log")"
+    # shellcheck disable=SC2016
+    capture env SSH_AUTH_SOCK="$sock" timeout 20 "$sbx" run --root "$proj" "${managed[@]}" --settings "$case_dir/agent.json" \
+        -- sh -c 'echo "agent at $SSH_AUTH_SOCK"; ssh-add -l; echo "ssh-add: $?"'
+    want_out "agent at $sock"
+    want_out "The agent has no identities."
+    want_out "ssh-add: 1"
+    [[ $err != *"<sandbox_violations>"* ]] || fail_because "violations reported: $err"
+    # shellcheck disable=SC2016
+    capture env SSH_AUTH_SOCK="$sock" timeout 20 "$sbx" run --root "$proj" "${managed[@]}" "${confined[@]}" \
+        -- sh -c 'echo "agent at ${SSH_AUTH_SOCK:-none}"; SSH_AUTH_SOCK="$1" ssh-add -l 2>&1; echo "ssh-add: $?"' sh "$sock"
+    stop_bg "$agent"
+    want_out "agent at none"
+    want_out "Error connecting to agent: Permission denied"
+    want_out "ssh-add: 2"
+    want_err "deny unix-socket $sock (no Unix socket is open to the command; by ssh-add); to allow it: network.allowUnixSockets"
+    tap_finish "ssh-add reaches the ssh-agent where its socket is listed (SSH_AUTH_SOCK passed), and is refused and reported where not"
+}
+
 # cargo_case: cargo builds and runs a crate whose program spawns a child.
 cargo_case() {
     mkdir -p "$proj/hello/src"
@@ -2262,6 +2295,7 @@ for user in "${users[@]}"; do
     syscall_attacks
     socket_attacks
     unix_socket_paths
+    ssh_agent_case
     kernel_attacks
     pid1_attacks
     stage_attacks

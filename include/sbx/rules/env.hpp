@@ -264,6 +264,20 @@ SBX_INLINE bool not_secret_name(std::string_view name) noexcept {
                        [&](const NotSecretName& n) { return n.name == name; });
 }
 
+namespace detail {
+
+// Whether the policy opens the Unix socket at `path` (allowAllUnixSockets, or
+// an allowUnixSockets entry at or above it), as its path is written.
+SBX_INLINE bool socket_opened(const Policy& policy, std::string_view path) {
+    if (!paths::is_absolute(path)) return false;
+    if (policy.network.allow_all_unix_sockets.value) return true;
+    const std::string at = paths::normalize(path);
+    return std::any_of(policy.network.allow_unix_sockets.begin(), policy.network.allow_unix_sockets.end(),
+                       [&](const auto& e) { return paths::at_or_under(at, e.value); });
+}
+
+}  // namespace detail
+
 SBX_INLINE bool is_loader_variable(std::string_view name) noexcept {
     return name.starts_with("LD_") || name == "GCONV_PATH";
 }
@@ -321,6 +335,12 @@ SBX_INLINE expected<CommandEnvironment> command_environment(const Policy& policy
             if (const auto* e = listed(name)) {
                 out.removed.push_back({std::string(name), "listed in credentials.envVars [" + e->source.file.str() +
                                                               " " + e->source.key + "]"});
+                continue;
+            }
+            // The ssh-agent's socket, where the settings open it: a path is no
+            // secret, and ssh and git find the agent by it.
+            if (name == "SSH_AUTH_SOCK" && detail::socket_opened(policy, value)) {
+                out.env.push_back({std::string(name), std::string(value)});
                 continue;
             }
             const std::string pass_it = ", so it may hold a secret; pass it with --env " + std::string(name) +

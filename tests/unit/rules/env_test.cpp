@@ -472,3 +472,29 @@ TEST_CASE("env: names documented as no secret pass (their values still looked at
         CHECK_FALSE(n.reason.empty());
     }
 }
+
+TEST_CASE("env: SSH_AUTH_SOCK reaches the command where the settings open the agent's socket, and only there") {
+    const std::vector<std::string> vars{"SSH_AUTH_SOCK=/run/user/1000/ssh/agent.sock", "PATH=/bin"};
+    // Not opened: left out as a name that may hold a secret.
+    CHECK_FALSE(has(plain_environment(vars).env, "SSH_AUTH_SOCK"));
+    // The socket listed, or a folder above it, or every socket: it passes as it is.
+    for (const char* entry : {"/run/user/1000/ssh/agent.sock", "/run/user/1000/ssh", "/run/user/1000/"}) {
+        CAPTURE(entry);
+        sbx::Policy p;
+        p.network.allow_unix_sockets.push_back({sbx::paths::normalize(entry), {}});
+        const auto env = environment(p, vars);
+        CHECK(value_of(env.env, "SSH_AUTH_SOCK") == "/run/user/1000/ssh/agent.sock");
+        CHECK(env.removed.empty());
+    }
+    sbx::Policy all;
+    all.network.allow_all_unix_sockets.value = true;
+    CHECK(has(environment(all, vars).env, "SSH_AUTH_SOCK"));
+    // Another socket listed, or a value that is no absolute path: left out.
+    sbx::Policy other;
+    other.network.allow_unix_sockets.push_back({"/run/docker.sock", {}});
+    CHECK_FALSE(has(environment(other, vars).env, "SSH_AUTH_SOCK"));
+    sbx::Policy listed;
+    listed.network.allow_unix_sockets.push_back({"/run/user/1000/ssh/agent.sock", {}});
+    CHECK_FALSE(has(environment(listed, {"SSH_AUTH_SOCK=agent.sock"}).env, "SSH_AUTH_SOCK"));
+    CHECK_FALSE(has(environment(listed, {"SSH_AUTH_SOCK=/run/user/1000/ssh/agent.sock/../../x"}).env, "SSH_AUTH_SOCK"));
+}
