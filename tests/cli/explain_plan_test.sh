@@ -315,11 +315,27 @@ sbx_run explain --root "$proj" "${managed[@]}" --host example.com --on-unknown-h
 want_out "network: refused  not on the allow list; refused by the sandbox's onUnknownHost"
 tap_finish "explain --host: the proxy's decision for a host and port, the rule and settings entry behind it"
 
+# explain --socket: the entry that opens a Unix socket, through a link; the
+# refusal of another with the setting that would open it; and its JSON.
+mkdir -p "$tmp/socks"
+ln -s "$tmp/socks" "$tmp/socks-link"
+printf '{"sandbox": {"network": {"allowUnixSockets": ["%s"]}}}' "$tmp/socks/agent.sock" >"$tmp/sockets.json"
+sbx_run explain --root "$proj" "${managed[@]}" --settings "$tmp/sockets.json" --socket "$tmp/socks-link/agent.sock"
+want_line "^$(lit "$tmp/socks-link/agent.sock") \(leads to $(lit "$tmp/socks/agent.sock")\)\$"
+want_out "connect: allowed  allowed by network.allowUnixSockets $tmp/socks/agent.sock [flag $tmp/sockets.json sandbox.network.allowUnixSockets[0]]"
+want_out "dials: $tmp/socks/agent.sock"
+sbx_run explain --root "$proj" "${managed[@]}" --settings "$tmp/sockets.json" --socket /run/docker.sock --json
+want_out '"socket":"/run/docker.sock","realPath":"/run/docker.sock","verdict":"deny","dials":null,"reported":true'
+want_out '"why":"not among the Unix sockets open to the command; to allow it: network.allowUnixSockets naming the path'
+sbx_run explain --root "$proj" "${managed[@]}" --socket /run/x.sock --host example.com
+[[ $rc == 64 ]] || fail_because "--socket with --host: status $rc, not 64"
+tap_finish "explain --socket: the entry that opens a Unix socket (through a link), or the refusal and the setting that would open it"
+
 fresh_case
 sbx_run explain --root "$proj" "${managed[@]}" --host 'https://x.com'
 want_error 64 "^sbx: INVALID_ARGUMENT: --host takes a host name or address"
 sbx_run explain --root "$proj" "${managed[@]}"
-want_error 64 "^sbx: USAGE: explain needs a path, or --host"
+want_error 64 "^sbx: USAGE: explain needs a path, --host HOST\[:PORT\] or --socket"
 tap_finish "explain --host with a URL, or with nothing to explain: exit 64"
 
 fresh_case

@@ -1,6 +1,7 @@
 // explain.cpp - `sbx explain`: whether a command of the root may read and write
 // PATH, or reach HOST[:PORT], and the rule that says so, as `sbx run` would
 // decide (compose.hpp).
+#include <filesystem>
 #include <iostream>
 #include <optional>
 #include <string>
@@ -11,6 +12,8 @@
 #include "sbx/net/address.hpp"
 #include "sbx/net/host_pattern.hpp"
 #include "sbx/net/hosts.hpp"
+#include "sbx/net/unix_socket.hpp"
+#include "sbx/plan/report.hpp"
 #include "sbx/review/decision_json.hpp"
 #include "sbx/rules/fs_rules.hpp"
 
@@ -145,6 +148,66 @@ int explain_host(const ExplainArgs& a, const Composed& c) {
     return kOk;
 }
 
+// " [LAYER FILE KEY]": where a setting came from, as explain says it.
+std::string source_of(const std::optional<sbx::Source>& s) {
+    if (!s) return {};
+    return " [" + std::string(sbx::layer_name(s->layer)) + " " + s->file.str() + " " + s->key + "]";
+}
+
+// `sbx explain --socket PATH`: whether the command may connect to the Unix
+// socket PATH (sbx::net::decide_unix_socket), with the entry and the file
+// behind it; each entry's links, and PATH's, resolved on this machine as the
+// launcher resolves them when the run begins (a socket under the command's own
+// TMPDIR, made for each run, is its own and not asked about here).
+int explain_socket(const ExplainArgs& a, const Composed& c) {
+    namespace fs = std::filesystem;
+    auto resolved = [](const std::string& p) {
+        std::error_code ec;
+        const fs::path r = fs::weakly_canonical(p, ec);
+        return ec ? sbx::paths::normalize(p) : sbx::paths::normalize(r.string());
+    };
+    const std::string path = sbx::paths::is_absolute(a.socket) ? a.socket : sbx::paths::join(c.cwd, a.socket);
+    const auto& listed = c.policy.network.allow_unix_sockets;
+    sbx::net::UnixSocketRules rules;
+    rules.all = c.policy.network.allow_all_unix_sockets.value;
+    for (const auto& e : listed) {
+        sbx::net::UnixSocketEntry entry{e.value, resolved(e.value), false};
+        std::error_code ec;
+        entry.folder = fs::is_directory(entry.path, ec);
+        rules.entries.push_back(std::move(entry));
+    }
+    const std::string real = resolved(path);
+    const auto d = sbx::net::decide_unix_socket(rules, real);
+    const bool allowed = d.verdict != sbx::net::UnixSocketVerdict::refused;
+    std::string why = d.why;
+    if (d.verdict == sbx::net::UnixSocketVerdict::all)
+        why = "allowed by network.allowAllUnixSockets" + source_of(c.policy.network.allow_all_unix_sockets.source);
+    else if (d.verdict == sbx::net::UnixSocketVerdict::listed)
+        why = "allowed by network.allowUnixSockets " + listed[d.entry].value + source_of(listed[d.entry].source);
+    else if (d.quiet)
+        why += " (asked by the C library on every lookup: refused without a line in the block)";
+    const auto hint = sbx::allow_hints(c.agent ? sbx::SettingsWords::agent_file : sbx::SettingsWords::settings).sockets;
+    if (!allowed && !d.quiet) why += sbx::allow_sentence(hint);
+    if (a.settings.json) {
+        sbx::json::Writer w;
+        w.begin_object();
+        write_root(w, c.where);
+        w.key("socket").value(path).key("realPath").value(real).key("verdict").value(allowed ? "allow" : "deny");
+        w.key("dials");
+        if (allowed) w.value(d.dial);
+        else w.null();
+        w.key("reported").value(!allowed && !d.quiet).key("why").value(why).end_object();
+        std::cout << w.take() << "\n";
+        return kOk;
+    }
+    std::cout << path;
+    if (real != path) std::cout << " (leads to " << real << ")";
+    std::cout << "\n  connect: " << (allowed ? "allowed" : "refused") << "  " << why << "\n";
+    if (allowed) std::cout << "  dials: " << d.dial << "\n";
+    print_root_line(c.where);
+    return kOk;
+}
+
 // One access's decision in words: the path on the first, and the symbolic
 // link's own when PATH is one.
 void print_path_decision(const sbx::FsExplanation& e, sbx::Access access) {
@@ -208,6 +271,7 @@ int run_explain(const ExplainArgs& a) {
     auto composed = compose(a.settings, HomeRoot::allowed);
     if (!composed) return report(composed.error());
     if (!a.host.empty()) return explain_host(a, *composed);
+    if (!a.socket.empty()) return explain_socket(a, *composed);
     return explain_path(a, *composed);
 }
 

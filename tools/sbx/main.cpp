@@ -155,7 +155,11 @@ void add_explain(Cli& c) {
         "path", ea.path, "The path, absolute, or relative to --root when given and else to the current directory");
     auto* explain_host_opt =
         explain->add_option("--host", ea.host, "Explain HOST[:PORT] (default port 443) instead of a path");
+    auto* explain_socket_opt = explain->add_option(
+        "--socket", ea.socket, "Explain connecting to the Unix socket PATH instead (allowUnixSockets)");
     explain_path->excludes(explain_host_opt);
+    explain_path->excludes(explain_socket_opt);
+    explain_host_opt->excludes(explain_socket_opt);
     explain->add_option("--allow-host", ea.allow_hosts, "As sbx run's --allow-host")
         ->take_all()
         ->allow_extra_args(false);
@@ -344,8 +348,9 @@ std::vector<char*> with_dashes(const Cli& c, int argc, char** argv) {
 int dispatch(Cli& c) {
     if (*c.policy) return run_policy(c.policy_args);
     if (*c.explain) {
-        if (c.explain_args.path.empty() == c.explain_args.host.empty()) {
-            std::cerr << "sbx: USAGE: explain needs a path, or --host HOST[:PORT] (see sbx explain --help)\n";
+        const auto& e = c.explain_args;
+        if (!e.path.empty() + !e.host.empty() + !e.socket.empty() != 1) {
+            std::cerr << "sbx: USAGE: explain needs a path, --host HOST[:PORT] or --socket PATH (see sbx explain --help)\n";
             return kUsage;
         }
         return run_explain(c.explain_args);

@@ -82,6 +82,7 @@ struct ExplainArgs {
     SettingsArgs settings;
     std::string path;
     std::string host;                      // --host HOST[:PORT]
+    std::string socket;                    // --socket PATH: a Unix socket by path
     std::vector<std::string> allow_hosts;  // as sbx run's
     std::string on_unknown_host{kRunUnknownHost};  // as sbx run's default
     std::string answers;                   // as sbx run's --answers
