@@ -27,6 +27,7 @@
 #include <utility>
 
 #include "base/connect_filter.hpp"
+#include "linux/quiet_thread.hpp"
 #include "sbx/core/paths.hpp"
 
 namespace sbx::linux_sandbox {
@@ -260,17 +261,9 @@ sbx::expected<std::unique_ptr<ConnectBroker>> ConnectBroker::start(Fd listener, 
     auto made = make(std::move(listener), std::move(rules), std::move(network), std::move(on_refusal));
     SBX_TRY(made);
     std::unique_ptr<ConnectBroker> b = std::move(*made);
-    // The thread takes no signal: the launcher's main thread handles them.
-    sigset_t all, old;
-    sigfillset(&all);
-    ::pthread_sigmask(SIG_SETMASK, &all, &old);
-    try {
-        b->thread_ = std::thread([p = b.get()] { p->serve(); });
-    } catch (const std::system_error& e) {
-        ::pthread_sigmask(SIG_SETMASK, &old, nullptr);
-        return sbx::fail(Errc::sandbox_unavailable, std::string("the connect broker's thread: ") + e.what());
-    }
-    ::pthread_sigmask(SIG_SETMASK, &old, nullptr);
+    auto thread = quiet_thread([p = b.get()] { p->serve(); }, "the connect broker's thread");
+    SBX_TRY(thread);
+    b->thread_ = std::move(*thread);
     return b;
 }
 

@@ -28,6 +28,7 @@
 #include <utility>
 #include <vector>
 
+#include "linux/quiet_thread.hpp"
 #include "sbx/core/paths.hpp"
 
 namespace sbx::linux_sandbox {
@@ -259,17 +260,9 @@ sbx::expected<std::unique_ptr<FileBroker>> FileBroker::start(Fd listener, Weaker
         return sbx::fail(Errc::sandbox_unavailable, std::string("the file broker's eventfd: ") + std::strerror(errno));
     std::unique_ptr<FileBroker> b(
         new FileBroker(std::move(listener), std::move(wake), std::move(rules), std::move(on_connect)));
-    // The thread takes no signal: the launcher's main thread handles them.
-    sigset_t all, old;
-    sigfillset(&all);
-    ::pthread_sigmask(SIG_SETMASK, &all, &old);
-    try {
-        b->thread_ = std::thread([p = b.get()] { p->serve(); });
-    } catch (const std::system_error& e) {
-        ::pthread_sigmask(SIG_SETMASK, &old, nullptr);
-        return sbx::fail(Errc::sandbox_unavailable, std::string("the file broker's thread: ") + e.what());
-    }
-    ::pthread_sigmask(SIG_SETMASK, &old, nullptr);
+    auto thread = quiet_thread([p = b.get()] { p->serve(); }, "the file broker's thread");
+    SBX_TRY(thread);
+    b->thread_ = std::move(*thread);
     return b;
 }
 

@@ -202,21 +202,14 @@ constexpr SeccompRule refuse_inet_type(std::uint64_t family, std::uint64_t type,
                        reason};
 }
 
-constexpr SeccompRule refuse_unix_socket(std::uint64_t type, std::string_view reason) {
-    return SeccompRule{"socket",
+// socket() or socketpair() of AF_UNIX with `type` (SOCK_DGRAM, SOCK_RAW), in `group`.
+constexpr SeccompRule refuse_unix_type(std::string_view syscall, std::uint64_t type, SeccompGroup group,
+                                       std::string_view reason) {
+    return SeccompRule{syscall,
                        SeccompAction::errno_eperm,
                        {low32_eq(0, kAF_UNIX), SeccompArgCheck{1, SeccompCmp::masked_eq, kSOCK_TYPE_MASK, type}},
                        2,
-                       SeccompGroup::unix_brokered,
-                       reason};
-}
-
-constexpr SeccompRule refuse_unix_socketpair(std::uint64_t type, std::string_view reason) {
-    return SeccompRule{"socketpair",
-                       SeccompAction::errno_eperm,
-                       {low32_eq(0, kAF_UNIX), SeccompArgCheck{1, SeccompCmp::masked_eq, kSOCK_TYPE_MASK, type}},
-                       2,
-                       SeccompGroup::unix_pairs,
+                       group,
                        reason};
 }
 
@@ -274,8 +267,10 @@ inline constexpr std::array kFixedRules{
     // it reaches a path only through connect. A datagram one would reach any
     // path with sendto or sendmsg, which name it themselves (SOCK_RAW is a
     // datagram socket for AF_UNIX).
-    refuse_unix_socket(kSOCK_DGRAM, "a datagram socket sends to any path with sendto, past the launcher's decision"),
-    refuse_unix_socket(kSOCK_RAW, "a raw Unix socket is a datagram one, which sends to any path with sendto"),
+    refuse_unix_type("socket", kSOCK_DGRAM, SeccompGroup::unix_brokered,
+                     "a datagram socket sends to any path with sendto, past the launcher's decision"),
+    refuse_unix_type("socket", kSOCK_RAW, SeccompGroup::unix_brokered,
+                     "a raw Unix socket is a datagram one, which sends to any path with sendto"),
     SeccompRule{"connect", SeccompAction::notify, {}, 0, SeccompGroup::connect,
                 "the launcher decides each connection: a Unix socket by its path, any other as the sandbox's own "
                 "network namespace would"},
@@ -283,8 +278,8 @@ inline constexpr std::array kFixedRules{
     // sent to any socket outside; a stream or seqpacket pair stays connected to
     // its other end for ever. Pipes between processes use stream pairs, and Rust's
     // standard library spawns processes through a seqpacket pair (cargo, rustc).
-    refuse_unix_socketpair(kSOCK_DGRAM, "a datagram end can be re-targeted with connect"),
-    refuse_unix_socketpair(kSOCK_RAW, "a raw end can be re-targeted with connect"),
+    refuse_unix_type("socketpair", kSOCK_DGRAM, SeccompGroup::unix_pairs, "a datagram end can be re-targeted with connect"),
+    refuse_unix_type("socketpair", kSOCK_RAW, SeccompGroup::unix_pairs, "a raw end can be re-targeted with connect"),
     // A Netlink socket other than NETLINK_ROUTE talks to kernel subsystems
     // (audit, uevents, netfilter, crypto, generic families).
     SeccompRule{"socket",
