@@ -935,7 +935,8 @@ constexpr std::string_view kWeakerLacks =
     "no PID namespace (the command sees every process, though it cannot signal or trace one outside), "
     "no private /tmp, /dev or /proc (it cannot write /dev/shm, make a terminal or write /proc), "
     "no loopback forwards, "
-    "and its TCP connections are held to the proxy by port only";
+    "and its TCP connections are held to the proxy's ports (on loopback too, where the launcher can decide each "
+    "connection)";
 
 }  // namespace
 
@@ -961,16 +962,27 @@ int LinuxPlatform::doctor(Launcher& l) {
                         ") where user namespaces are refused, if asked for; it has " + std::string(kWeakerLacks) + devices
                   : "cannot run here: it needs Landlock ABI 4 (Linux 6.7); this kernel has " +
                         (abi == 0 ? std::string("no Landlock") : "ABI " + std::to_string(abi));
+    // The connect broker: whether the launcher can decide each connection here.
+    const auto broker = connect_broker_available();
+    const std::string broker_detail =
+        broker ? "the launcher decides each connect() of the command (seccomp user notification, pidfd_getfd): a Unix "
+                 "socket by path as allowUnixSockets lists it, an address outside through the proxy"
+               : "unavailable (" + sbx::to_string(broker.error()) + "): listed Unix sockets stay closed, and a program "
+                 "that dials an address itself reaches nothing";
     if (l.options().json) {
         std::string json = to_json(result);
         json.pop_back();  // the closing brace
         sbx::json::Writer w;
         w.begin_object().key("available").value(weaker_ok).key("landlock").value(abi).key("detail").value(weaker_detail).end_object();
         std::cout << json << ",\"weaker\":" << w.take();
+        sbx::json::Writer c;
+        c.begin_object().key("available").value(broker.has_value()).key("detail").value(broker_detail).end_object();
+        std::cout << ",\"connections\":" << c.take();
         for (const auto& n : notes_) std::cout << "," << sbx::json::quote(n.key) << ":" << n.json;
         std::cout << "}\n";
     } else {
         std::cout << to_text(result) << "     weaker sandbox: " << weaker_detail << "\n";
+        std::cout << "     connections: " << broker_detail << "\n";
         for (const auto& n : notes_) std::cout << "     " << n.label << ": " << n.text << "\n";
     }
     return result.available() ? 0 : 1;

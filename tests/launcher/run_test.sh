@@ -920,7 +920,9 @@ fresh_case
 run_sbx "$sbx" doctor --json --launcher "$launcher"
 expect_rc 0
 expect_out '"available":true'
-tap_finish "sbx doctor --json --launcher sbx-linux says available"
+# Whether the launcher decides each connection here (this kernel can: 5.6 or later).
+expect_out '"connections":{"available":true,"detail":"the launcher decides each connect() of the command'
+tap_finish "sbx doctor --json --launcher sbx-linux says available, and that the launcher decides each connection"
 
 fresh_case
 run_sbx "$launcher" --doctor --bwrap /nonexistent/sbx-test/bwrap
