@@ -476,8 +476,11 @@ bool ip_of(const std::vector<unsigned char>& a, std::string& host, unsigned& por
 // A TCP connection of the command's to an address neither loopback nor
 // unspecified (which the sandbox's own namespace serves): its target.
 std::optional<sbx::net::HostTarget> ConnectBroker::outside_target(int sock, const std::vector<unsigned char>& address) {
-    int type = 0;
-    socklen_t len = sizeof type;
+    int family = 0, type = 0;
+    socklen_t len = sizeof family;
+    if (::getsockopt(sock, SOL_SOCKET, SO_DOMAIN, &family, &len) != 0 || (family != AF_INET && family != AF_INET6))
+        return std::nullopt;
+    len = sizeof type;
     if (::getsockopt(sock, SOL_SOCKET, SO_TYPE, &type, &len) != 0 || type != SOCK_STREAM) return std::nullopt;
     std::string host;
     unsigned port = 0;
