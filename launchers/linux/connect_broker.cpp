@@ -417,8 +417,22 @@ void ConnectBroker::answer(const seccomp_notif& n) {
     if (!still_waiting(listener, n.id)) return;
     std::optional<Resolved> where;
     if (root.ok() && !cwd.empty() && cwd.front() == '/') where = resolve_in(root.get(), cwd, named);
-    root.reset();
     const auto d = sbx::net::decide_unix_socket(rules_, where ? where->path : std::string());
+    if (d.verdict == sbx::net::UnixSocketVerdict::all) {
+        // Every socket is open: the one the caller's view has there, as the kernel would find it.
+        if (!where || !where->exists) return respond(listener, n.id, -ENOENT);
+        if (!where->socket) return respond(listener, n.id, -ECONNREFUSED);
+        open_how how{};
+        how.flags = O_PATH | O_CLOEXEC;
+        how.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS;
+        Fd there(static_cast<int>(::syscall(SYS_openat2, root.get(), where->path.c_str(), &how, sizeof how)));
+        struct stat st {};
+        if (!there.ok() || ::fstat(there.get(), &st) != 0 || !S_ISSOCK(st.st_mode))
+            return respond(listener, n.id, -ECONNREFUSED);
+        auto dial = address_of_descriptor(there.get());
+        return connect_and_answer(n.id, std::move(sock), std::move(dial), std::move(there));
+    }
+    root.reset();
     if (d.verdict == sbx::net::UnixSocketVerdict::refused) {
         // Nothing to reach in the command's view (nscd's socket, which glibc
         // tries on every lookup, where nscd does not run): the kernel's answer.
@@ -507,6 +521,7 @@ bool ConnectBroker::other_allowed(int sock, const std::vector<unsigned char>& ad
     if (address.size() >= sizeof asked) std::memcpy(&asked, address.data(), sizeof asked);
     if (family == AF_UNIX) {
         if (asked != AF_UNIX || address.size() <= offsetof(sockaddr_un, sun_path)) return true;  // the kernel's EINVAL
+        if (rules_.all) return true;  // allowAllUnixSockets: the host's abstract names too
         const auto* name = reinterpret_cast<const char*>(address.data() + offsetof(sockaddr_un, sun_path) + 1);
         const std::size_t n = address.size() - offsetof(sockaddr_un, sun_path) - 1;
         refuse(SocketRefusal{"", "@" + std::string(name, strnlen(name, n)), "", 0, program_of(tid),

@@ -1041,14 +1041,12 @@ std::optional<sbx::Error> LinuxPlatform::unavailable(const sbx::Plan& plan) {
         if (trial.spawn_error.empty() && (trial.error != 0 || trial.signal != 0)) return weaker_unavailable(plan, trial);
     }
     popt_ = ProbeOptions{plan.bwrap_path, !plan.allow_unix_sockets, false};
-    // Unless every Unix socket is open, the launcher decides each connection;
-    // without the kernel's help for that, listed sockets stay closed.
-    if (!plan.allow_unix_sockets) {
-        if (auto can = connect_broker_available()) connect_broker_ = true;
-        else if (!plan.unix_socket_paths.empty())
-            broker_warning_ = "the Unix sockets the settings list stay closed: this kernel cannot let the launcher "
-                              "decide each connection (" + sbx::to_string(can.error()) + ")";
-    }
+    // The launcher decides each connection where the kernel lets it; without
+    // that, listed sockets stay closed (every socket, with allowAllUnixSockets).
+    if (auto can = connect_broker_available()) connect_broker_ = true;
+    else if (!plan.allow_unix_sockets && !plan.unix_socket_paths.empty())
+        broker_warning_ = "the Unix sockets the settings list stay closed: this kernel cannot let the launcher "
+                          "decide each connection (" + sbx::to_string(can.error()) + ")";
     const SeccompOptions options{plan.allow_unix_sockets, SeccompPart::whole, false, connect_broker_};
     // A sandbox started early for this bubblewrap passed the quick probe but for
     // its seccomp checks, whose test build both parts of the filter built make
@@ -1311,12 +1309,10 @@ std::optional<sbx::Error> LinuxPlatform::weaker_unavailable(const sbx::Plan& pla
                                 : "ABI " + std::to_string(abi)));
     // The connect broker decides the command's connections here too; without
     // it, listed Unix sockets stay closed.
-    if (!plan.allow_unix_sockets) {
-        if (auto can = connect_broker_available()) connect_broker_ = true;
-        else if (!plan.unix_socket_paths.empty())
-            broker_warning_ = "the Unix sockets the settings list stay closed: this kernel cannot let the launcher "
-                              "decide each connection (" + sbx::to_string(can.error()) + ")";
-    }
+    if (auto can = connect_broker_available()) connect_broker_ = true;
+    else if (!plan.allow_unix_sockets && !plan.unix_socket_paths.empty())
+        broker_warning_ = "the Unix sockets the settings list stay closed: this kernel cannot let the launcher "
+                          "decide each connection (" + sbx::to_string(can.error()) + ")";
     auto program = seccomp_program(SeccompOptions{plan.allow_unix_sockets, SeccompPart::whole, true, connect_broker_});
     if (!program) return cannot(refused + ", and the seccomp filter does not build: " + sbx::to_string(program.error()));
     seccomp_program_ = std::move(*program);
