@@ -27,6 +27,7 @@
 #include <utility>
 
 #include "base/connect_filter.hpp"
+#include "linux/notify_loop.hpp"
 #include "linux/quiet_thread.hpp"
 #include "sbx/core/paths.hpp"
 
@@ -335,28 +336,7 @@ struct Notice {
 }  // namespace
 
 void ConnectBroker::serve() {
-    seccomp_notif_sizes sizes{};
-    if (::syscall(SYS_seccomp, SECCOMP_GET_NOTIF_SIZES, 0, &sizes) != 0) sizes = {};
-    std::vector<unsigned char> buf(std::max<std::size_t>(sizes.seccomp_notif, sizeof(seccomp_notif)));
-    // Where the kernel has it (6.6), the caller and the broker hand over on one CPU.
-    constexpr unsigned long kSetFlags = SECCOMP_IOW(4, std::uint64_t);  // SECCOMP_IOCTL_NOTIF_SET_FLAGS
-    constexpr std::uint64_t kSyncWakeUp = 1;                            // SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP
-    (void)::ioctl(listener_.get(), kSetFlags, kSyncWakeUp);
-    for (;;) {
-        pollfd fds[2] = {{listener_.get(), POLLIN, 0}, {wake_.get(), POLLIN, 0}};
-        if (::poll(fds, 2, -1) < 0) {
-            if (errno == EINTR) continue;
-            return;
-        }
-        if (fds[1].revents != 0) return;
-        if ((fds[0].revents & POLLIN) == 0) {
-            if ((fds[0].revents & (POLLHUP | POLLERR | POLLNVAL)) != 0) return;
-            continue;
-        }
-        std::fill(buf.begin(), buf.end(), 0);
-        if (::ioctl(listener_.get(), SECCOMP_IOCTL_NOTIF_RECV, buf.data()) != 0) continue;  // the caller is gone
-        answer(*reinterpret_cast<const seccomp_notif*>(buf.data()));
-    }
+    serve_notifications(listener_.get(), wake_.get(), [this](const seccomp_notif& n) { answer(n); });
 }
 
 namespace {

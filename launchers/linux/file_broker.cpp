@@ -28,6 +28,7 @@
 #include <utility>
 #include <vector>
 
+#include "linux/notify_loop.hpp"
 #include "linux/quiet_thread.hpp"
 #include "sbx/core/paths.hpp"
 
@@ -484,59 +485,36 @@ void FileBroker::serve() {
     const bool fit = ::unshare(CLONE_FS) == 0 && drop_thread_capabilities();
     seccomp_notif_sizes sizes{};
     if (::syscall(SYS_seccomp, SECCOMP_GET_NOTIF_SIZES, 0, &sizes) != 0) sizes = {};
-    std::vector<unsigned char> notif_buf(std::max<std::size_t>(sizes.seccomp_notif, sizeof(seccomp_notif)));
     std::vector<unsigned char> resp_buf(std::max<std::size_t>(sizes.seccomp_notif_resp, sizeof(seccomp_notif_resp)));
     std::array<std::pair<int, Call>, std::size(kCalls)> numbers{};
     std::size_t known = 0;
     for (const auto& c : kCalls)
         if (const int nr = seccomp_syscall_resolve_name(c.name); nr >= 0) numbers[known++] = {nr, c.call};
     const auto native = static_cast<std::uint32_t>(seccomp_arch_native());
-    // Where the kernel has it (6.6), the caller and the broker hand over on one
-    // CPU, which shortens each round trip; without it, the same more slowly.
-    constexpr unsigned long kSetFlags = SECCOMP_IOW(4, std::uint64_t);  // SECCOMP_IOCTL_NOTIF_SET_FLAGS
-    constexpr std::uint64_t kSyncWakeUp = 1;                            // SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP
-    (void)::ioctl(listener_.get(), kSetFlags, kSyncWakeUp);
-
-    for (;;) {
-        pollfd fds[2] = {{listener_.get(), POLLIN, 0}, {wake_.get(), POLLIN, 0}};
-        if (::poll(fds, 2, -1) < 0) {
-            if (errno == EINTR) continue;
-            return;
-        }
-        if (fds[1].revents != 0) return;
-        if ((fds[0].revents & POLLIN) == 0) {
-            if ((fds[0].revents & (POLLHUP | POLLERR | POLLNVAL)) != 0) return;
-            continue;
-        }
-        std::fill(notif_buf.begin(), notif_buf.end(), 0);
-        auto* n = reinterpret_cast<seccomp_notif*>(notif_buf.data());
-        if (::ioctl(listener_.get(), SECCOMP_IOCTL_NOTIF_RECV, n) != 0) continue;  // the caller is gone
-        if (on_connect_ && n->data.nr == SCMP_SYS(connect) && n->data.arch == native) {
-            on_connect_(*n);
-            continue;
-        }
+    serve_notifications(listener_.get(), wake_.get(), [&](const seccomp_notif& n) {
+        if (on_connect_ && n.data.nr == SCMP_SYS(connect) && n.data.arch == native) return on_connect_(n);
         std::optional<Call> call;
         for (std::size_t i = 0; i < known; ++i)
-            if (numbers[i].first == n->data.nr) call = numbers[i].second;
+            if (numbers[i].first == n.data.nr) call = numbers[i].second;
         Answer a;
-        if (fit && call && n->data.arch == native) a = Serving(rules_, *n, listener_.get()).answer(*call);
+        if (fit && call && n.data.arch == native) a = Serving(rules_, n, listener_.get()).answer(*call);
         (a.kind == Answer::Kind::go_on ? continued_ : made_).fetch_add(1);
         if (a.kind == Answer::Kind::descriptor) {
             seccomp_notif_addfd add{};
-            add.id = n->id;
+            add.id = n.id;
             add.flags = SECCOMP_ADDFD_FLAG_SEND;
             add.srcfd = static_cast<std::uint32_t>(a.fd.get());
             add.newfd_flags = a.cloexec ? O_CLOEXEC : 0;
-            if (::ioctl(listener_.get(), SECCOMP_IOCTL_NOTIF_ADDFD, &add) >= 0 || errno == ENOENT) continue;
+            if (::ioctl(listener_.get(), SECCOMP_IOCTL_NOTIF_ADDFD, &add) >= 0 || errno == ENOENT) return;
             a = result(-1);  // EMFILE and the like: the call fails so
         }
         std::fill(resp_buf.begin(), resp_buf.end(), 0);
         auto* r = reinterpret_cast<seccomp_notif_resp*>(resp_buf.data());
-        r->id = n->id;
+        r->id = n.id;
         if (a.kind == Answer::Kind::go_on) r->flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
         else r->error = static_cast<std::int32_t>(a.value);
         (void)::ioctl(listener_.get(), SECCOMP_IOCTL_NOTIF_SEND, r);
-    }
+    });
 }
 
 }  // namespace sbx::linux_sandbox
