@@ -4,6 +4,7 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <netinet/in.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -11,6 +12,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstddef>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <span>
@@ -18,6 +20,12 @@
 #include <vector>
 
 namespace sbx::launcher {
+
+// The port of an IPv4 or IPv6 socket address, as getsockname and getpeername give it.
+inline std::uint16_t port_of(const sockaddr_storage& a) {
+    return ntohs(a.ss_family == AF_INET6 ? reinterpret_cast<const sockaddr_in6*>(&a)->sin6_port
+                                         : reinterpret_cast<const sockaddr_in*>(&a)->sin_port);
+}
 
 // Writes all of data to fd, retrying short writes and EINTR. False when a write
 // failed (the reader is gone): callers of these pipes have nothing else to do.

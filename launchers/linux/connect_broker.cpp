@@ -28,6 +28,7 @@
 
 #include "base/connect_filter.hpp"
 #include "linux/notify_loop.hpp"
+#include "linux/proc_files.hpp"
 #include "linux/quiet_thread.hpp"
 #include "sbx/core/paths.hpp"
 
@@ -56,16 +57,7 @@ void push_front(std::deque<std::string>& todo, std::string_view p) {
 }
 
 // The thread group of `tid`, from /proc; 0 when unreadable.
-pid_t thread_group(pid_t tid) {
-    const std::string path = "/proc/" + std::to_string(tid) + "/status";
-    Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
-    char buf[2048];
-    const ssize_t n = fd.ok() ? ::read(fd.get(), buf, sizeof buf - 1) : -1;
-    if (n <= 0) return 0;
-    buf[n] = '\0';
-    const char* field = std::strstr(buf, "\nTgid:\t");
-    return field == nullptr ? 0 : static_cast<pid_t>(std::atol(field + std::strlen("\nTgid:\t")));
-}
+pid_t thread_group(pid_t tid) { return static_cast<pid_t>(std::atol(status_field(tid, "Tgid").c_str())); }
 
 // A copy of descriptor `fd` of the thread `tid`: the same open file, taken
 // with pidfd_getfd from the thread itself where the kernel can name a thread
@@ -98,14 +90,6 @@ std::optional<std::vector<unsigned char>> read_memory(pid_t tid, std::uint64_t a
     iovec remote{reinterpret_cast<void*>(address), n};
     if (::process_vm_readv(tid, &local, 1, &remote, 1, 0) != static_cast<ssize_t>(n)) return std::nullopt;
     return out;
-}
-
-// What a /proc link holds; empty when it cannot be read whole.
-std::string read_link(const std::string& link) {
-    char buf[PATH_MAX];
-    const ssize_t n = ::readlink(link.c_str(), buf, sizeof buf);
-    if (n <= 0 || n >= static_cast<ssize_t>(sizeof buf)) return {};
-    return std::string(buf, static_cast<std::size_t>(n));
 }
 
 // The thread's program, as /proc names it (comm); empty when unknown.
@@ -322,39 +306,9 @@ void ConnectBroker::reap_waiters(bool all) {
     }
 }
 
-namespace {
-
-// One notification, as the kernel gives it, with room for a larger struct.
-struct Notice {
-    std::uint64_t id = 0;
-    pid_t tid = 0;
-    int fd = -1;
-    std::uint64_t address = 0;
-    std::int64_t length = 0;
-};
-
-}  // namespace
-
 void ConnectBroker::serve() {
     serve_notifications(listener_.get(), wake_.get(), [this](const seccomp_notif& n) { answer(n); });
 }
-
-namespace {
-
-// The answer to the call `id`: its result, 0 or -errno.
-void respond(int listener, std::uint64_t id, int result) {
-    seccomp_notif_resp r{};
-    r.id = id;
-    r.error = result;
-    r.val = 0;
-    (void)::ioctl(listener, SECCOMP_IOCTL_NOTIF_SEND, &r);
-}
-
-bool still_waiting(int listener, std::uint64_t id) {
-    return ::ioctl(listener, SECCOMP_IOCTL_NOTIF_ID_VALID, &id) == 0;
-}
-
-}  // namespace
 
 // One call from the notification to its answer, in the order the header
 // gives, each step failing the call where it cannot be made.
@@ -372,9 +326,10 @@ void ConnectBroker::answer(const seccomp_notif& n) {
     if (!still_waiting(listener, n.id)) return;
     if (!address) return respond(listener, n.id, -EFAULT);
     if (!sock.ok()) return respond(listener, n.id, taken);
-    int family = 0;
-    socklen_t family_len = sizeof family;
-    if (::getsockopt(sock.get(), SOL_SOCKET, SO_DOMAIN, &family, &family_len) != 0)
+    int family = 0, type = 0;
+    socklen_t family_len = sizeof family, type_len = sizeof type;
+    if (::getsockopt(sock.get(), SOL_SOCKET, SO_DOMAIN, &family, &family_len) != 0 ||
+        ::getsockopt(sock.get(), SOL_SOCKET, SO_TYPE, &type, &type_len) != 0)
         return respond(listener, n.id, -errno);
     const std::size_t path_at = offsetof(sockaddr_un, sun_path);
     sa_family_t asked = AF_UNSPEC;
@@ -382,8 +337,9 @@ void ConnectBroker::answer(const seccomp_notif& n) {
     // Another family's address, an abstract name, or one the kernel refuses
     // by its shape: connected as read, in the sandbox's own network namespace.
     if (family != AF_UNIX || asked != AF_UNIX || address->size() <= path_at || (*address)[path_at] == '\0') {
-        if (!network_.own_namespace && !other_allowed(sock.get(), *address, tid)) return respond(listener, n.id, -EACCES);
-        if (auto outside = outside_target(sock.get(), *address); outside && network_.own_namespace)
+        if (!network_.own_namespace && !other_allowed(family, type, *address, tid))
+            return respond(listener, n.id, -EACCES);
+        if (auto outside = outside_target(family, type, *address); outside && network_.own_namespace)
             return connect_directly(n.id, std::move(sock), std::move(*outside), program_of(tid));
         return connect_and_answer(n.id, std::move(sock), std::move(*address), Fd());
     }
@@ -469,17 +425,13 @@ bool ip_of(const std::vector<unsigned char>& a, std::string& host, unsigned& por
 
 // A TCP connection of the command's to an address neither loopback nor
 // unspecified (which the sandbox's own namespace serves): its target.
-std::optional<sbx::net::HostTarget> ConnectBroker::outside_target(int sock, const std::vector<unsigned char>& address) {
-    int family = 0, type = 0;
-    socklen_t len = sizeof family;
-    if (::getsockopt(sock, SOL_SOCKET, SO_DOMAIN, &family, &len) != 0 || (family != AF_INET && family != AF_INET6))
-        return std::nullopt;
-    len = sizeof type;
-    if (::getsockopt(sock, SOL_SOCKET, SO_TYPE, &type, &len) != 0 || type != SOCK_STREAM) return std::nullopt;
+std::optional<sbx::net::HostTarget> ConnectBroker::outside_target(int family, int type,
+                                                                  const std::vector<unsigned char>& address) {
+    if ((family != AF_INET && family != AF_INET6) || type != SOCK_STREAM) return std::nullopt;
     std::string host;
     unsigned port = 0;
     bool loopback = false;
-    if (!ip_of(address, host, port, loopback) || loopback) return std::nullopt;
+    if (!ip_of(address, host, port, loopback)) return std::nullopt;
     auto t = sbx::net::canonical_target(host, static_cast<std::uint16_t>(port));
     if (!t || !t->address) return std::nullopt;
     const auto c = sbx::net::classify(*t->address);
@@ -491,12 +443,7 @@ std::optional<sbx::net::HostTarget> ConnectBroker::outside_target(int sock, cons
 // through, a TCP stream to one of the proxy's ports on loopback, and a
 // disconnect (AF_UNSPEC); any other IP connection is refused and reported, as
 // is an abstract Unix name (the host's, here). Other families go on.
-bool ConnectBroker::other_allowed(int sock, const std::vector<unsigned char>& address, pid_t tid) {
-    int family = 0, type = 0;
-    socklen_t len = sizeof family;
-    (void)::getsockopt(sock, SOL_SOCKET, SO_DOMAIN, &family, &len);
-    len = sizeof type;
-    (void)::getsockopt(sock, SOL_SOCKET, SO_TYPE, &type, &len);
+bool ConnectBroker::other_allowed(int family, int type, const std::vector<unsigned char>& address, pid_t tid) {
     sa_family_t asked = AF_UNSPEC;
     if (address.size() >= sizeof asked) std::memcpy(&asked, address.data(), sizeof asked);
     if (family == AF_UNIX) {
@@ -524,10 +471,6 @@ bool ConnectBroker::other_allowed(int sock, const std::vector<unsigned char>& ad
     return false;
 }
 
-// Connects `sock` (the caller's socket) to `address` and answers the call:
-// here where it cannot wait, else on a thread of its own. `target`: the
-// descriptor a /proc/self/fd address names, kept open until connect() has
-// followed it.
 template <class Job>
 void ConnectBroker::on_own_thread(std::uint64_t id, Job job) {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -549,13 +492,16 @@ void ConnectBroker::on_own_thread(std::uint64_t id, Job job) {
     waiters_.push_back(std::move(w));
 }
 
+// Connects `sock` (the caller's socket) to `address` and answers the call:
+// here where it cannot wait, else on a thread of its own. `target`: the
+// descriptor a /proc/self/fd address names, kept open until connect() has
+// followed it.
 void ConnectBroker::connect_and_answer(std::uint64_t id, Fd sock, std::vector<unsigned char> address, Fd target) {
     const int listener = listener_.get();
     const int flags = ::fcntl(sock.get(), F_GETFL);
-    auto connect_now = [this, listener, id](int fd, const std::vector<unsigned char>& a) {
+    auto connect_now = [listener, id](int fd, const std::vector<unsigned char>& a) {
         const int rc = ::connect(fd, reinterpret_cast<const sockaddr*>(a.data()), static_cast<socklen_t>(a.size()));
         const int result = rc == 0 ? 0 : -errno;
-        if (rc == 0 || errno == EINPROGRESS) connected_.fetch_add(1);
         respond(listener, id, result);
     };
     if (flags < 0 || (flags & O_NONBLOCK) != 0) return connect_now(sock.get(), address);
@@ -565,7 +511,6 @@ void ConnectBroker::connect_and_answer(std::uint64_t id, Fd sock, std::vector<un
         t.reset();
     });
 }
-
 
 // The command's own TCP connection to an address outside (bubblewrap's
 // sandbox, whose namespace has nothing but loopback): decided by the proxy,
@@ -608,23 +553,19 @@ void ConnectBroker::connect_directly(std::uint64_t id, Fd sock, sbx::net::HostTa
                 length = sizeof(sockaddr_in);
             }
         };
-        std::uint16_t port = ntohs(v6 ? reinterpret_cast<sockaddr_in6*>(&local)->sin6_port
-                                      : reinterpret_cast<sockaddr_in*>(&local)->sin_port);
+        std::uint16_t port = launcher::port_of(local);
         if (port == 0) {
             at(0);
             size = sizeof local;
             if (::bind(fd.get(), reinterpret_cast<const sockaddr*>(&loopback), length) != 0 ||
                 ::getsockname(fd.get(), reinterpret_cast<sockaddr*>(&local), &size) != 0)
                 return respond(listener, id, -errno);
-            port = ntohs(v6 ? reinterpret_cast<sockaddr_in6*>(&local)->sin6_port
-                            : reinterpret_cast<sockaddr_in*>(&local)->sin_port);
+            port = launcher::port_of(local);
         }
         if (!network_.expect(port, target)) return respond(listener, id, -EAGAIN);
         at(network_.direct_port);
-        const int rc = ::connect(fd.get(), reinterpret_cast<const sockaddr*>(&loopback), length);
-        const int result = rc == 0 || errno == EINPROGRESS ? (rc == 0 ? 0 : -EINPROGRESS) : -errno;
+        const int result = ::connect(fd.get(), reinterpret_cast<const sockaddr*>(&loopback), length) == 0 ? 0 : -errno;
         if (result != 0 && result != -EINPROGRESS) network_.forget(port);
-        else connected_.fetch_add(1);
         respond(listener, id, result);
     });
 }

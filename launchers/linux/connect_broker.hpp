@@ -126,8 +126,6 @@ public:
     // The refusals so far, each path once with how many times.
     std::vector<SocketRefusal> refused() const;
 
-    std::uint64_t connected() const { return connected_.load(); }
-
     // Answers one connect() notification of the listener.
     void answer(const seccomp_notif& n);
 
@@ -137,7 +135,7 @@ private:
                   BrokerNetwork network, OnRefusal on_refusal);
     // Whether a connection outside the Unix paths may go on as asked; where
     // not, it is refused and reported here.
-    bool other_allowed(int sock, const std::vector<unsigned char>& address, pid_t tid);
+    bool other_allowed(int family, int type, const std::vector<unsigned char>& address, pid_t tid);
     static sbx::expected<std::unique_ptr<ConnectBroker>> make(launcher::Fd listener, sbx::net::UnixSocketRules rules,
                                                               BrokerNetwork network, OnRefusal on_refusal);
     void serve();
@@ -148,7 +146,8 @@ private:
     // the call where too many wait already. Defined where it is used alone.
     template <class Job>
     void on_own_thread(std::uint64_t id, Job job);
-    static std::optional<sbx::net::HostTarget> outside_target(int sock, const std::vector<unsigned char>& address);
+    static std::optional<sbx::net::HostTarget> outside_target(int family, int type,
+                                                              const std::vector<unsigned char>& address);
     void connect_directly(std::uint64_t id, launcher::Fd sock, sbx::net::HostTarget target, std::string program);
     void reap_waiters(bool all);
 
@@ -157,7 +156,6 @@ private:
     BrokerNetwork network_;
     OnRefusal on_refusal_;
     std::thread thread_;
-    std::atomic<std::uint64_t> connected_{0};
     mutable std::mutex mutex_;           // refusals_ and waiters_
     std::vector<SocketRefusal> refusals_;
     std::list<std::unique_ptr<Waiter>> waiters_;

@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "linux/notify_loop.hpp"
+#include "linux/proc_files.hpp"
 #include "linux/quiet_thread.hpp"
 #include "sbx/core/paths.hpp"
 
@@ -106,18 +107,10 @@ std::optional<std::string> read_string(pid_t tid, std::uint64_t address) {
 
 // The command's umask, from /proc/TID/status; nullopt when unreadable.
 std::optional<mode_t> umask_of(pid_t tid) {
-    const std::string path = "/proc/" + std::to_string(tid) + "/status";
-    Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
-    if (fd.get() < 0) return std::nullopt;
-    char buf[2048];
-    const ssize_t n = ::read(fd.get(), buf, sizeof buf - 1);
-    if (n <= 0) return std::nullopt;
-    buf[n] = '\0';
-    const char* field = std::strstr(buf, "\nUmask:\t");
-    if (field == nullptr) return std::nullopt;
+    const std::string field = status_field(tid, "Umask");
     char* end = nullptr;
-    const long mask = std::strtol(field + std::strlen("\nUmask:\t"), &end, 8);
-    if (end == field + std::strlen("\nUmask:\t") || mask < 0 || mask > 0777) return std::nullopt;
+    const long mask = std::strtol(field.c_str(), &end, 8);
+    if (end == field.c_str() || mask < 0 || mask > 0777) return std::nullopt;
     return static_cast<mode_t>(mask);
 }
 
@@ -129,15 +122,6 @@ struct Where {
     std::string name;
     bool slash = false;  // the command wrote it with a trailing slash
 };
-
-// What the link `link` holds (in /proc: where a descriptor or working
-// directory lies); empty when it cannot be read whole.
-std::string read_link(const std::string& link) {
-    char buf[4097];
-    const ssize_t n = ::readlink(link.c_str(), buf, sizeof buf - 1);
-    if (n <= 0 || static_cast<std::size_t>(n) >= sizeof buf - 1) return {};
-    return std::string(buf, static_cast<std::size_t>(n));
-}
 
 // The /proc link to the folder a relative path of the command `tid` starts
 // from: its working directory (AT_FDCWD) or descriptor `dirfd`; empty for any
@@ -386,7 +370,7 @@ private:
             ::umask(*mask);
         }
         std::uint64_t id = n_.id;
-        return ::ioctl(listener_, SECCOMP_IOCTL_NOTIF_ID_VALID, &id) == 0;
+        return still_waiting(listener_, id);
     }
 
     Answer open(int dirfd, std::uint64_t path, std::uint64_t flags64, std::uint64_t mode) {
@@ -483,9 +467,6 @@ void FileBroker::serve() {
     // A working directory and umask of the thread's own, and no capability;
     // without them the broker makes nothing: every call goes on to the kernel.
     const bool fit = ::unshare(CLONE_FS) == 0 && drop_thread_capabilities();
-    seccomp_notif_sizes sizes{};
-    if (::syscall(SYS_seccomp, SECCOMP_GET_NOTIF_SIZES, 0, &sizes) != 0) sizes = {};
-    std::vector<unsigned char> resp_buf(std::max<std::size_t>(sizes.seccomp_notif_resp, sizeof(seccomp_notif_resp)));
     std::array<std::pair<int, Call>, std::size(kCalls)> numbers{};
     std::size_t known = 0;
     for (const auto& c : kCalls)
@@ -508,12 +489,8 @@ void FileBroker::serve() {
             if (::ioctl(listener_.get(), SECCOMP_IOCTL_NOTIF_ADDFD, &add) >= 0 || errno == ENOENT) return;
             a = result(-1);  // EMFILE and the like: the call fails so
         }
-        std::fill(resp_buf.begin(), resp_buf.end(), 0);
-        auto* r = reinterpret_cast<seccomp_notif_resp*>(resp_buf.data());
-        r->id = n.id;
-        if (a.kind == Answer::Kind::go_on) r->flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
-        else r->error = static_cast<std::int32_t>(a.value);
-        (void)::ioctl(listener_.get(), SECCOMP_IOCTL_NOTIF_SEND, r);
+        if (a.kind == Answer::Kind::go_on) go_on_with(listener_.get(), n.id);
+        else respond(listener_.get(), n.id, static_cast<int>(a.value));
     });
 }
 

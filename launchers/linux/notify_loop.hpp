@@ -1,4 +1,4 @@
-// launchers/linux/notify_loop.hpp - the receiving loop of a seccomp listener, for the brokers.
+// launchers/linux/notify_loop.hpp - a seccomp listener's receiving loop and answers, for the brokers.
 //
 // The file broker (file_broker.hpp) and the connect broker (connect_broker.hpp)
 // each serve a listener the stage hands over: wait for a notification or the
@@ -49,6 +49,30 @@ void serve_notifications(int listener, int stop, Answer answer) {
         if (::ioctl(listener, SECCOMP_IOCTL_NOTIF_RECV, buf.data()) != 0) continue;  // the caller is gone
         answer(*reinterpret_cast<const seccomp_notif*>(buf.data()));
     }
+}
+
+// Answers the call `id` with `result` (0, or -errno for the caller's errno).
+inline void respond(int listener, std::uint64_t id, int result) {
+    seccomp_notif_resp r{};
+    r.id = id;
+    r.error = result;
+    (void)::ioctl(listener, SECCOMP_IOCTL_NOTIF_SEND, &r);
+}
+
+// Lets the call `id` go on to the kernel, which decides it as it would alone.
+// Only where nothing the broker read can make it unsafe: the kernel reads the
+// caller's arguments again (seccomp_unotify(2)).
+inline void go_on_with(int listener, std::uint64_t id) {
+    seccomp_notif_resp r{};
+    r.id = id;
+    r.flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
+    (void)::ioctl(listener, SECCOMP_IOCTL_NOTIF_SEND, &r);
+}
+
+// Whether the call `id` still waits: what was read of its caller was not of
+// another thread under the same number.
+inline bool still_waiting(int listener, std::uint64_t id) {
+    return ::ioctl(listener, SECCOMP_IOCTL_NOTIF_ID_VALID, &id) == 0;
 }
 
 }  // namespace sbx::linux_sandbox
