@@ -45,41 +45,40 @@ enum class Protocol { http, socks5, forward, direct };
 // The most direct connections expected at once (Proxy::expect_direct).
 constexpr std::size_t kMaxDirect = 1024;
 
-// A client of forward `f` reaches its target as a CONNECT there would, or is
-// reset: the nearest a listener that accepted comes to "connection refused".
-void serve_forward(State& s, Fd& client, const State::Forward& f) {
-    Reached r = reach(s, f.host, f.port, "forward");
-    if (r.kind != Reached::Kind::connected) {
-        const linger reset{1, 0};
-        ::setsockopt(client.get(), SOL_SOCKET, SO_LINGER, &reset, sizeof reset);
-        return;
-    }
+// A client that names no host (a forward's, a direct one) reaches host:port
+// as a CONNECT there would, and is relayed; or is reset, the nearest a
+// listener that accepted comes to "connection refused".
+void reset(Fd& client) {
+    const linger at_once{1, 0};
+    ::setsockopt(client.get(), SOL_SOCKET, SO_LINGER, &at_once, sizeof at_once);
+}
+
+void reach_or_reset(State& s, Fd& client, std::string_view host, std::uint16_t port, std::string_view protocol) {
+    Reached r = reach(s, host, port, protocol);
+    if (r.kind != Reached::Kind::connected) return reset(client);
     relay(s, client.get(), r.upstream.get(), {}, {}, std::nullopt);
 }
 
-// A direct client (Proxy::start): the target expected for its port, reached
-// and relayed as a forward's; without one, or unreached, reset.
+// A client of forward `f`, to its target.
+void serve_forward(State& s, Fd& client, const State::Forward& f) {
+    reach_or_reset(s, client, f.host, f.port, "forward");
+}
+
+// A direct client (Proxy::start): the target expected for its port, as a
+// forward's; without one, reset.
 void serve_direct(State& s, Fd& client) {
     sockaddr_storage peer{};
     socklen_t size = sizeof peer;
     std::optional<sbx::net::HostTarget> target;
     if (::getpeername(client.get(), reinterpret_cast<sockaddr*>(&peer), &size) == 0) {
-        const std::uint16_t port = ntohs(peer.ss_family == AF_INET6 ? reinterpret_cast<sockaddr_in6*>(&peer)->sin6_port
-                                                                    : reinterpret_cast<sockaddr_in*>(&peer)->sin_port);
         std::lock_guard lock(s.direct_mutex);
-        if (auto it = s.direct.find(port); it != s.direct.end()) {
+        if (auto it = s.direct.find(launcher::port_of(peer)); it != s.direct.end()) {
             target = std::move(it->second);
             s.direct.erase(it);
         }
     }
-    Reached r;
-    if (target) r = reach(s, target->host, target->port, "direct");
-    if (!target || r.kind != Reached::Kind::connected) {
-        const linger reset{1, 0};
-        ::setsockopt(client.get(), SOL_SOCKET, SO_LINGER, &reset, sizeof reset);
-        return;
-    }
-    relay(s, client.get(), r.upstream.get(), {}, {}, std::nullopt);
+    if (!target) return reset(client);
+    reach_or_reset(s, client, target->host, target->port, "direct");
 }
 
 // ---- Accepting ---------------------------------------------------------------------------
@@ -233,6 +232,12 @@ sbx::expected<std::unique_ptr<Proxy>> Proxy::start(ProxyOptions options, int htt
     if (!s->stop_event.open() || !s->reap_event.open())
         return sbx::fail(Errc::io_error, std::string("cannot make the proxy's events: ") + std::strerror(errno));
     s->options = std::move(options);
+    auto names_an_address = [](const std::vector<sbx::net::HostRule>& list) {
+        return std::any_of(list.begin(), list.end(),
+                           [](const sbx::net::HostRule& r) { return r.pattern.kind == sbx::net::HostPattern::Kind::address; });
+    };
+    s->names_lead_to_addresses = names_an_address(s->options.rules.allowed) ||
+                                 (s->options.call.hosts && names_an_address(*s->options.call.hosts));
 
     // The threads block every asynchronous signal (they inherit the mask), so the
     // launcher's signals reach its own threads.

@@ -142,7 +142,10 @@ Reached reach(State& s, std::string_view host, std::uint16_t port, std::string_v
         return out;
     }
     out.target = std::move(*target);
-    out.target.local_addresses = s.options.local ? s.options.local(out.target) : launcher::local_addresses_of(out.target);
+    // Where the rules name an address, a name may lead there without DNS
+    // (decide_host's named_address step); else no file is read for it.
+    if (s.names_lead_to_addresses)
+        out.target.local_addresses = s.options.local ? s.options.local(out.target) : launcher::local_addresses_of(out.target);
     const net::HostTarget& t = out.target;
     auto refuse = [&](std::string rule, std::string reason, net::AllowKind allow) {
         report(s, t, protocol, std::move(rule), reason, allow);

@@ -36,6 +36,9 @@ struct Proxy::State {
         std::uint16_t port = 0;
     };
     std::vector<Forward> forwards;
+    // The rules name an address: a name may lead to it without DNS (its
+    // local_addresses are looked up); without one, nothing is read for it.
+    bool names_lead_to_addresses = false;
     Fd direct_listener;  // -1: none (Proxy::start)
     std::mutex direct_mutex;
     std::map<std::uint16_t, sbx::net::HostTarget> direct;  // client port -> target (Proxy::expect_direct)

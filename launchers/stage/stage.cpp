@@ -345,8 +345,7 @@ int listen_on(Listeners& out, const std::string& address, int port) {
     if (::bind(fd, reinterpret_cast<const sockaddr*>(&ss), len) != 0 || ::listen(fd, 512) != 0) return -1;
     len = sizeof ss;
     if (::getsockname(fd, reinterpret_cast<sockaddr*>(&ss), &len) != 0) return -1;
-    return ntohs(ss.ss_family == AF_INET6 ? reinterpret_cast<sockaddr_in6*>(&ss)->sin6_port
-                                          : reinterpret_cast<sockaddr_in*>(&ss)->sin_port);
+    return sbx::launcher::port_of(ss);
 }
 
 // The forwards' listening sockets, then the proxy's two, on the sandbox's own
@@ -550,6 +549,17 @@ std::string raise_weaker_domain(const StageArgs& a) {
     return ll::restrict_self(r, applied);
 }
 
+// Sends the `listener` of a filter just loaded (-1: none) to the launcher on
+// `sock` with `tag`, and closes both; `why`, a failure to load that counts, is
+// kept. Empty on success, else what failed.
+std::string send_listener(int sock, int listener, char tag, std::string_view whose, std::string why) {
+    if (why.empty() && listener >= 0 && !send_fds(sock, std::span<const int>(&listener, 1), tag))
+        why = "cannot hand " + std::string(whose) + " listener to the launcher: " + std::strerror(errno);
+    if (listener >= 0) ::close(listener);
+    ::close(sock);
+    return why;
+}
+
 // The file broker's filter, whose listener goes to the launcher: from here on
 // each call that could change the file tree waits for the broker's answer.
 // Loaded before the whole filter, which takes precedence where it refuses.
@@ -562,11 +572,7 @@ std::string hand_over_listener(const StageArgs& a) {
     std::string why = load_listener_program(a.broker_filter_fd, "the file broker's filter", listener);
     // Carrying connect(), it may not be missing: the command's connections would go undecided.
     if (!a.broker_connects) why.clear();
-    if (listener >= 0 && !send_fds(a.broker_fd, std::span<const int>(&listener, 1), 'B'))
-        why = std::string("cannot hand the file broker's listener to the launcher: ") + std::strerror(errno);
-    if (listener >= 0) ::close(listener);
-    ::close(a.broker_fd);
-    return why;
+    return send_listener(a.broker_fd, listener, 'B', "the file broker's", std::move(why));
 }
 
 // The connect broker's filter, loaded last (its listener must be the newest
@@ -576,11 +582,7 @@ std::string hand_over_listener(const StageArgs& a) {
 std::string hand_over_connect_listener(const StageArgs& a) {
     int listener = -1;
     std::string why = load_connect_listener(listener);
-    if (why.empty() && !send_fds(a.connect_fd, std::span<const int>(&listener, 1), 'C'))
-        why = std::string("cannot hand the connect broker's listener to the launcher: ") + std::strerror(errno);
-    if (listener >= 0) ::close(listener);
-    ::close(a.connect_fd);
-    return why;
+    return send_listener(a.connect_fd, listener, 'C', "the connect broker's", std::move(why));
 }
 
 // The rest of run_stage, with every argument known.
