@@ -236,10 +236,7 @@ void report_audit(const GitAuditResult& audit, Launcher& l) {
         report.git_unchecked_event(f);
         if (!in_block) std::cerr << l.program() << ": " << sbx::git_audit_failure_line(f) << "\n";
     }
-    for (const auto& w : audit.warnings) {
-        report.warning_event(w);
-        l.warn(w);
-    }
+    for (const auto& w : audit.warnings) l.warn_reported(w);
 }
 
 // The seccomp program, in the descriptor returned, or none (-1). Where it cannot be
@@ -765,6 +762,15 @@ sbx::expected<std::unique_ptr<ConnectBroker>> connect_broker_of(Run& run, Fd lis
                     : ConnectBroker::start(std::move(listener), std::move(rules), std::move(network), on_refusal);
 }
 
+// A broker that could not start, said; the sandbox is killed, as its
+// command would wait for the broker's answers for ever (the weaker sandbox's
+// processes are a group of their own).
+void kill_for(const Run& run, pid_t pid, const sbx::Error& e) {
+    std::cerr << run.l.program() << ": " << sbx::errc_name(e.code) << ": " << sbx::to_string(e) << "\n";
+    if (run.weaker) ::kill(-pid, SIGKILL);
+    ::kill(pid, SIGKILL);
+}
+
 // The connect broker, once the stage has sent its filter's listener (after
 // the proxy's listeners and the command's terminal). Null where the plan has
 // none or the sandbox never got that far; where it cannot start, every
@@ -781,10 +787,7 @@ std::unique_ptr<ConnectBroker> start_connect_broker(Run& run, pid_t pid, const T
     auto started = connect_broker_of(run, std::move(fds.front()), false, proxy);
     trace.step("launcher.connect-broker", t);
     if (started) return std::move(*started);
-    std::cerr << run.l.program() << ": " << sbx::errc_name(started.error().code) << ": "
-              << sbx::to_string(started.error()) << "\n";
-    if (run.weaker) ::kill(-pid, SIGKILL);  // the weaker sandbox's processes are a group of their own
-    ::kill(pid, SIGKILL);
+    kill_for(run, pid, started.error());
     return nullptr;
 }
 
@@ -1033,20 +1036,21 @@ void LinuxPlatform::start_early(Launcher& l, const SandboxFacts& facts, Reaper& 
 }
 
 std::optional<sbx::Error> LinuxPlatform::unavailable(const sbx::Plan& plan) {
+    // The launcher decides each connection where the kernel lets it, in either
+    // sandbox; without that, listed sockets stay closed (every socket, with
+    // allowAllUnixSockets).
     connect_broker_ = false;
     broker_warning_.clear();
+    if (auto can = connect_broker_available()) connect_broker_ = true;
+    else if (!plan.allow_unix_sockets && !plan.unix_socket_paths.empty())
+        broker_warning_ = "the Unix sockets the settings list stay closed: this kernel cannot let the launcher "
+                          "decide each connection (" + sbx::to_string(can.error()) + ")";
     // Asked for, the weaker sandbox runs where user namespaces are refused, and only there.
     if (plan.weaker_sandbox) {
         const UnshareOutcome trial = user_namespace_trial();
         if (trial.spawn_error.empty() && (trial.error != 0 || trial.signal != 0)) return weaker_unavailable(plan, trial);
     }
     popt_ = ProbeOptions{plan.bwrap_path, !plan.allow_unix_sockets, false};
-    // The launcher decides each connection where the kernel lets it; without
-    // that, listed sockets stay closed (every socket, with allowAllUnixSockets).
-    if (auto can = connect_broker_available()) connect_broker_ = true;
-    else if (!plan.allow_unix_sockets && !plan.unix_socket_paths.empty())
-        broker_warning_ = "the Unix sockets the settings list stay closed: this kernel cannot let the launcher "
-                          "decide each connection (" + sbx::to_string(can.error()) + ")";
     const SeccompOptions options{plan.allow_unix_sockets, SeccompPart::whole, false, connect_broker_};
     // A sandbox started early for this bubblewrap passed the quick probe but for
     // its seccomp checks, whose test build both parts of the filter built make
@@ -1124,11 +1128,7 @@ sbx::expected<void> start_usual_way(Run& run, const std::string& bwrap, Fd& secc
         stage_makes_mounts(plan, *launch, box.stage, box.mounts_filter.get());
     } else {
         // What bubblewrap cannot protect (bwrap.hpp) is said, not skipped.
-        for (const auto& w : bubblewrap_unmade(plan.filesystem)) {
-            const std::string message = sbx::to_string(w);
-            l.report().warning_event(message);
-            l.warn(message);
-        }
+        for (const auto& w : bubblewrap_unmade(plan.filesystem)) l.warn_reported(sbx::to_string(w));
     }
     launch->stage_argv = stage_argv(box.stage);
     auto args = bwrap_args(plan, *launch);
@@ -1237,10 +1237,7 @@ int LinuxPlatform::run(Launcher& l, const sbx::Plan& plan, Reaper& reaper) {
     reaper.group(group->lock_path(), group->live_path());
     Run run(l, plan, reaper, std::move(*group));
     run.connect_broker = connect_broker_;
-    if (!broker_warning_.empty()) {
-        l.report().warning_event(broker_warning_);
-        l.warn(broker_warning_);
-    }
+    if (!broker_warning_.empty()) l.warn_reported(broker_warning_);
     const bool waiting = *sb != nullptr;
     run.sb = waiting ? std::move(*sb) : std::make_unique<Sandbox>();
     trace.step("launcher.group", t);
@@ -1307,12 +1304,6 @@ std::optional<sbx::Error> LinuxPlatform::weaker_unavailable(const sbx::Plan& pla
         return cannot(refused + ", and the weaker sandbox needs Landlock ABI 4 (Linux 6.7) for its network rules; this kernel has " +
                       (abi == 0 ? std::string("no Landlock (or it is not enabled: lsm= on the kernel's command line)")
                                 : "ABI " + std::to_string(abi)));
-    // The connect broker decides the command's connections here too; without
-    // it, listed Unix sockets stay closed.
-    if (auto can = connect_broker_available()) connect_broker_ = true;
-    else if (!plan.allow_unix_sockets && !plan.unix_socket_paths.empty())
-        broker_warning_ = "the Unix sockets the settings list stay closed: this kernel cannot let the launcher "
-                          "decide each connection (" + sbx::to_string(can.error()) + ")";
     auto program = seccomp_program(SeccompOptions{plan.allow_unix_sockets, SeccompPart::whole, true, connect_broker_});
     if (!program) return cannot(refused + ", and the seccomp filter does not build: " + sbx::to_string(program.error()));
     seccomp_program_ = std::move(*program);
@@ -1340,10 +1331,7 @@ std::unique_ptr<FileBroker> start_broker(Run& run, Fd& socket, const sbx::linux_
         auto attached = copy.ok() ? connect_broker_of(run, std::move(copy), true)
                                   : sbx::fail(errno_error("a copy of the file broker's listener"));
         if (!attached) {
-            std::cerr << run.l.program() << ": " << sbx::errc_name(attached.error().code) << ": "
-                      << sbx::to_string(attached.error()) << "\n";
-            ::kill(-pid, SIGKILL);
-            ::kill(pid, SIGKILL);
+            kill_for(run, pid, attached.error());
             return nullptr;
         }
         connects = std::move(*attached);
@@ -1357,10 +1345,7 @@ std::unique_ptr<FileBroker> start_broker(Run& run, Fd& socket, const sbx::linux_
     }
     auto started = FileBroker::start(std::move(fds.front()), rules, std::move(on_connect));
     if (!started) {
-        std::cerr << run.l.program() << ": " << sbx::errc_name(started.error().code) << ": "
-                  << sbx::to_string(started.error()) << "\n";
-        ::kill(-pid, SIGKILL);
-        ::kill(pid, SIGKILL);
+        kill_for(run, pid, started.error());
         return nullptr;
     }
     return std::move(*started);
@@ -1484,10 +1469,7 @@ int LinuxPlatform::run_weaker(Launcher& l, const sbx::Plan& plan, Reaper& reaper
     run.weaker = true;
     run.wall_abi = weaker_abi_;
     run.connect_broker = connect_broker_;
-    if (!broker_warning_.empty()) {
-        l.report().warning_event(broker_warning_);
-        l.warn(broker_warning_);
-    }
+    if (!broker_warning_.empty()) l.warn_reported(broker_warning_);
     run.sb = std::make_unique<Sandbox>();
     Sandbox& box = *run.sb;
     box.seccomp_program = std::move(seccomp_program_);
@@ -1547,10 +1529,8 @@ int LinuxPlatform::run_weaker(Launcher& l, const sbx::Plan& plan, Reaper& reaper
     if (*proxy) (*proxy)->stop();
     end_output(run, relays);
     trace.step("launcher.threads", t);
-    if (const std::string message = refused_clients_warning(*proxy ? (*proxy)->refused_clients() : 0); !message.empty()) {
-        l.report().warning_event(message);
-        l.warn(message);
-    }
+    if (const std::string message = refused_clients_warning(*proxy ? (*proxy)->refused_clients() : 0); !message.empty())
+        l.warn_reported(message);
     return end_run(run, popt_, wstatus, t, run_start, proxy->get());
 }
 

@@ -54,6 +54,11 @@ int Launcher::usage(const std::string& message) const { return usage_of(platform
 
 void Launcher::warn(std::string_view message) const { std::cerr << program() << ": warning: " << message << "\n"; }
 
+void Launcher::warn_reported(std::string_view message) {
+    report().warning_event(message);
+    warn(message);
+}
+
 sbx::expected<void> make_tmpdir(const sbx::Plan& plan, Reaper& reaper, std::vector<Leftover>& made) {
     if (::mkdir(plan.tmpdir.c_str(), 0700) != 0)
         return sbx::fail(sbx::Error(sbx::Errc::stale_plan, std::string("cannot make the temporary directory: ") +

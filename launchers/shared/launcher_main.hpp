@@ -131,6 +131,8 @@ public:
     int usage(const std::string& message) const;
     // "PROGRAM: warning: message".
     void warn(std::string_view message) const;
+    // The same, and a warning event on the report.
+    void warn_reported(std::string_view message);
 
     // Removes what was made (and leaves the root's group, when one was joined),
     // warning about what could not be removed, and dismisses the reaper.
