@@ -1,4 +1,4 @@
-// sbx/core/ascii.hpp - ASCII lower case, the one case folding every part of sbx uses.
+// sbx/core/ascii.hpp - ASCII lower case, the one case folding every part of sbx uses, and control characters.
 //
 // Host names, HTTP header names, git config keys and settings keys compare
 // without regard to ASCII case, and only ASCII case: a byte outside A-Z is left
@@ -17,6 +17,13 @@ constexpr char ascii_lower(char c) noexcept { return c >= 'A' && c <= 'Z' ? stat
 
 // `s` with every ASCII capital letter in lower case.
 SBX_INLINE std::string ascii_lower(std::string_view s);
+
+// Whether `c` is an ASCII control character (0-31, DEL).
+constexpr bool ascii_control(char c) noexcept { return static_cast<unsigned char>(c) < 0x20 || c == 0x7f; }
+
+// `s` with every ASCII control character replaced by `with`: text someone
+// else chose, made safe to print as one line.
+SBX_INLINE std::string replace_controls(std::string_view s, char with);
 
 // Whether `a` and `b` are the same text but for ASCII case.
 constexpr bool ascii_iequals(std::string_view a, std::string_view b) noexcept {
@@ -37,6 +44,13 @@ namespace sbx {
 SBX_INLINE std::string ascii_lower(std::string_view s) {
     std::string out(s);
     for (char& c : out) c = ascii_lower(c);
+    return out;
+}
+
+SBX_INLINE std::string replace_controls(std::string_view s, char with) {
+    std::string out(s);
+    for (char& c : out)
+        if (ascii_control(c)) c = with;
     return out;
 }
 

@@ -39,10 +39,8 @@ namespace sbx::net {
 
 SBX_INLINE std::vector<Address> hosts_file_addresses(std::string_view text, std::string_view name) {
     auto folded = [](std::string_view s) {
-        std::string out(s);
-        if (!out.empty() && out.back() == '.') out.pop_back();
-        for (auto& c : out) c = ascii_lower(c);
-        return out;
+        if (!s.empty() && s.back() == '.') s.remove_suffix(1);
+        return ascii_lower(s);
     };
     const std::string wanted = folded(name);
     std::vector<Address> out;

@@ -324,12 +324,7 @@ SBX_INLINE std::string client_response_head(std::string_view head, bool& interim
     return out;
 }
 
-SBX_INLINE std::string one_line(std::string_view s) {
-    std::string out(s);
-    for (char& c : out)
-        if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = ' ';
-    return out;
-}
+SBX_INLINE std::string one_line(std::string_view s) { return replace_controls(s, ' '); }
 
 SBX_INLINE std::string error_response(int code, std::string_view phrase, std::string_view line, std::string_view headers) {
     const std::string body = one_line(line) + "\n";

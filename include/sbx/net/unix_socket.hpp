@@ -29,6 +29,7 @@
 #include <string_view>
 #include <vector>
 
+#include "sbx/core/ascii.hpp"
 #include "sbx/core/inline.hpp"
 #include "sbx/core/paths.hpp"
 
@@ -137,12 +138,7 @@ SBX_INLINE UnixSocketDecision decide_unix_socket(const UnixSocketRules& rules, s
 
 SBX_INLINE std::string unix_socket_violation_line(std::string_view path, std::string_view named,
                                                   std::string_view program, std::string_view reason) {
-    auto printable = [](std::string_view s) {
-        std::string out(s);
-        for (auto& c : out)
-            if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '?';
-        return out;
-    };
+    auto printable = [](std::string_view s) { return replace_controls(s, '?'); };
     std::string out = "deny unix-socket " + printable(path) + " (" + std::string(reason);
     if (!named.empty() && named != path) out += "; named " + printable(named);
     if (!program.empty()) out += "; by " + printable(program);

@@ -279,9 +279,7 @@ SBX_INLINE std::string file_violation_line(const FileRefusal& r) {
         cut = 300;
         while (cut > 0 && (static_cast<unsigned char>(r.message[cut]) & 0xC0) == 0x80) --cut;  // not inside a character
     }
-    std::string message = r.message.substr(0, cut) + (cut < r.message.size() ? "..." : "");
-    for (auto& c : message)
-        if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '?';
+    const std::string message = replace_controls(r.message.substr(0, cut), '?') + (cut < r.message.size() ? "..." : "");
     return "deny file-access " + r.written + " (" + message + ")";
 }
 

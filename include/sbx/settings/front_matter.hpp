@@ -36,6 +36,7 @@
 #include <utility>
 #include <vector>
 
+#include "sbx/core/ascii.hpp"
 #include "sbx/core/error.hpp"
 #include "sbx/core/expected.hpp"
 #include "sbx/core/inline.hpp"
@@ -200,10 +201,7 @@ SBX_INLINE tl::unexpected<Error> error_at(const std::string& file, std::size_t l
     return fail(Error(Errc::invalid_settings, std::move(message)).in_file(file).at_key(std::move(key)).at(line, column));
 }
 
-SBX_INLINE bool is_control(char c) {
-    const auto u = static_cast<unsigned char>(c);
-    return u < 0x20 || u == 0x7f;
-}
+SBX_INLINE bool is_control(char c) { return ascii_control(c); }
 
 }  // namespace sbx::front_matter
 
