@@ -4,7 +4,9 @@
 # With --tests, also what the confinement tests run inside the sandbox: python3
 # and python3-venv, strace, gdb, iproute2 (whose ip names this machine's
 # addresses for the network table), openssh-client (whose ssh-agent and
-# ssh-add the attacks test drives through a listed socket), vim and less (which the terminal test,
+# ssh-add the attacks test drives through a listed socket, and whose ssh the ssh test runs), the sshd
+# of openssh-server (unpacked, not installed: see below) with libwrap0, which it links, vim and less
+# (which the terminal test,
 # tests/attacks/pty_test.sh, drives with top, git add -p and the REPLs), and the tools of tests/tools (go, ccache,
 # npm, cargo), each installed only when its command is missing, whichever
 # package provides it (NodeSource's nodejs brings its own npm, which Debian's npm
@@ -23,7 +25,7 @@ packages=(
 tools=()
 case ${1:-} in
     --tests)
-        packages+=(python3 python3-venv strace gdb iproute2 openssh-client vim less clang libclang-rt-14-dev)
+        packages+=(python3 python3-venv strace gdb iproute2 openssh-client libwrap0 vim less clang libclang-rt-14-dev)
         tools+=("/usr/bin/go golang-go" "ccache ccache" "npm npm" "/usr/bin/cargo cargo")
         ;;
     '') ;;
@@ -32,6 +34,16 @@ case ${1:-} in
         exit 2
         ;;
 esac
+
+# The ssh test (tests/attacks/ssh_test.sh) starts an sshd of its own on a high
+# loopback port. Installing openssh-server would also start the system's sshd on
+# port 22, enable it at boot and make host keys; so its package is unpacked under
+# $sshd_dir instead, which nothing else reads, and the test runs sshd from there.
+sshd_dir=/opt/sbx-test-tools/openssh-server
+unpack_sshd=false
+if [[ ${1:-} == --tests && ! -x /usr/sbin/sshd && ! -x $sshd_dir/usr/sbin/sshd ]]; then
+    unpack_sshd=true
+fi
 
 missing=()
 for p in "${packages[@]}"; do
@@ -48,7 +60,7 @@ for t in ${tools[@]+"${tools[@]}"}; do
     fi
     missing+=("${t#* }")
 done
-if ((${#missing[@]} == 0)); then
+if ((${#missing[@]} == 0)) && ! $unpack_sshd; then
     exit 0
 fi
 
@@ -61,7 +73,18 @@ if ((EUID != 0)); then
     as_root=(sudo)
 fi
 
-echo "install-deps: installing ${missing[*]}"
 export DEBIAN_FRONTEND=noninteractive
 "${as_root[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update
-"${as_root[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "${missing[@]}"
+if ((${#missing[@]} > 0)); then
+    echo "install-deps: installing ${missing[*]}"
+    "${as_root[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "${missing[@]}"
+fi
+if $unpack_sshd; then
+    echo "install-deps: unpacking openssh-server's sshd under $sshd_dir"
+    download=$(mktemp -d)
+    trap 'rm -rf -- "$download"' EXIT
+    "${as_root[@]}" chown _apt "$download" 2>/dev/null || true  # apt downloads as _apt where it can
+    (cd "$download" && "${as_root[@]}" apt-get download -q openssh-server)
+    "${as_root[@]}" mkdir -p "$sshd_dir"
+    "${as_root[@]}" dpkg-deb -x "$download"/openssh-server_*.deb "$sshd_dir"
+fi

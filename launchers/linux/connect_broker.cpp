@@ -22,8 +22,10 @@
 #include <chrono>
 #include <climits>
 #include <condition_variable>
+#include <cstdio>
 #include <cstring>
 #include <deque>
+#include <string_view>
 #include <utility>
 
 #include "base/connect_filter.hpp"
@@ -310,6 +312,13 @@ void ConnectBroker::serve() {
     serve_notifications(listener_.get(), wake_.get(), [this](const seccomp_notif& n) { answer(n); });
 }
 
+namespace {
+
+bool ip_of(const std::vector<unsigned char>& a, std::string& host, unsigned& port, bool& loopback);
+bool unspecified(const std::vector<unsigned char>& a);
+
+}  // namespace
+
 // One call from the notification to its answer, in the order the header
 // gives, each step failing the call where it cannot be made.
 void ConnectBroker::answer(const seccomp_notif& n) {
@@ -341,7 +350,15 @@ void ConnectBroker::answer(const seccomp_notif& n) {
             return respond(listener, n.id, -EACCES);
         if (auto outside = outside_target(family, type, *address); outside && network_.own_namespace)
             return connect_directly(n.id, std::move(sock), std::move(*outside), program_of(tid));
-        return connect_and_answer(n.id, std::move(sock), std::move(*address), Fd());
+        LoopbackCall loopback;
+        bool on_loopback = false;
+        unsigned port = 0;
+        if (network_.own_namespace && (family == AF_INET || family == AF_INET6) && type == SOCK_STREAM &&
+            ip_of(*address, loopback.host, port, on_loopback) && (on_loopback || unspecified(*address))) {
+            loopback.port = static_cast<std::uint16_t>(port);
+            loopback.program = program_of(tid);
+        }
+        return connect_and_answer(n.id, std::move(sock), std::move(*address), Fd(), std::move(loopback));
     }
     const auto* text = reinterpret_cast<const char*>(address->data() + path_at);
     const std::string named(text, strnlen(text, address->size() - path_at));
@@ -421,7 +438,73 @@ bool ip_of(const std::vector<unsigned char>& a, std::string& host, unsigned& por
     return false;
 }
 
+// Whether an IPv4 or IPv6 address is the unspecified one (0.0.0.0, ::), which
+// connect() takes for loopback.
+bool unspecified(const std::vector<unsigned char>& a) {
+    sa_family_t family = AF_UNSPEC;
+    if (a.size() >= sizeof family) std::memcpy(&family, a.data(), sizeof family);
+    if (family == AF_INET && a.size() >= sizeof(sockaddr_in)) {
+        sockaddr_in in{};
+        std::memcpy(&in, a.data(), sizeof in);
+        return in.sin_addr.s_addr == htonl(INADDR_ANY);
+    }
+    if (family == AF_INET6 && a.size() >= sizeof(sockaddr_in6)) {
+        sockaddr_in6 in6{};
+        std::memcpy(&in6, a.data(), sizeof in6);
+        return IN6_IS_ADDR_UNSPECIFIED(&in6.sin6_addr);
+    }
+    return false;
+}
+
+// Whether a TCP socket of this network namespace (the launcher's: the host's)
+// listens on `port` on loopback or on every address, by /proc/net/tcp and
+// tcp6, whose lines give the local address in hex, then the remote one, then
+// the state (0A: listening).
+bool host_listens(std::uint16_t port) {
+    char want[8];
+    std::snprintf(want, sizeof want, ":%04X", static_cast<unsigned>(port));
+    for (const char* table : {"/proc/net/tcp", "/proc/net/tcp6"}) {
+        std::FILE* f = std::fopen(table, "re");
+        if (f == nullptr) continue;
+        char line[512];
+        bool found = false;
+        while (!found && std::fgets(line, sizeof line, f) != nullptr) {
+            char local[64] = {}, remote[64] = {}, state[8] = {};
+            if (std::sscanf(line, " %*s %63s %63s %7s", local, remote, state) != 3 || std::strcmp(state, "0A") != 0)
+                continue;
+            const std::string_view l(local);
+            const auto colon = l.find(':');
+            if (colon == std::string_view::npos || l.substr(colon) != want) continue;
+            const std::string_view addr = l.substr(0, colon);
+            // In the kernel's byte order, word by word: 127.x.y.z ends in 7F;
+            // ::1 is 00000000 00000000 00000000 01000000; ::ffff:127.x as v4.
+            const bool any = addr.find_first_not_of('0') == std::string_view::npos;
+            const bool v4_loopback = addr.size() == 8 && addr.substr(6) == "7F";
+            const bool v6_loopback = addr == "00000000000000000000000001000000";
+            const bool mapped = addr.size() == 32 && addr.substr(0, 24) == "0000000000000000FFFF0000" &&
+                                (addr.substr(30) == "7F" || addr.substr(24) == "00000000");
+            found = any || v4_loopback || v6_loopback || mapped;
+        }
+        std::fclose(f);
+        if (found) return true;
+    }
+    return false;
+}
+
 }  // namespace
+
+// A refused connection to the sandbox's own loopback where the host has a
+// server on that port: what the command most likely meant to reach, and
+// cannot without a setting. Where nothing listens outside either (a client
+// that waits for its own server to start) nothing is said.
+void ConnectBroker::refused_on_loopback(const LoopbackCall& call) {
+    if (call.port == 0 || !host_listens(call.port)) return;
+    SocketRefusal r{"", "", call.host, call.port, call.program,
+                    "the sandbox's loopback is its own: nothing listens on this port inside, and the host's server on "
+                    "it is reached only through an allowed entry",
+                    1, true};
+    refuse(std::move(r));
+}
 
 // A TCP connection of the command's to an address neither loopback nor
 // unspecified (which the sandbox's own namespace serves): its target.
@@ -496,13 +579,15 @@ void ConnectBroker::on_own_thread(std::uint64_t id, Job job) {
 // here where it cannot wait, else on a thread of its own. `target`: the
 // descriptor a /proc/self/fd address names, kept open until connect() has
 // followed it.
-void ConnectBroker::connect_and_answer(std::uint64_t id, Fd sock, std::vector<unsigned char> address, Fd target) {
+void ConnectBroker::connect_and_answer(std::uint64_t id, Fd sock, std::vector<unsigned char> address, Fd target,
+                                       LoopbackCall loopback) {
     const int listener = listener_.get();
     const int flags = ::fcntl(sock.get(), F_GETFL);
-    auto connect_now = [listener, id](int fd, const std::vector<unsigned char>& a) {
+    auto connect_now = [this, listener, id, loopback = std::move(loopback)](int fd, const std::vector<unsigned char>& a) {
         const int rc = ::connect(fd, reinterpret_cast<const sockaddr*>(a.data()), static_cast<socklen_t>(a.size()));
         const int result = rc == 0 ? 0 : -errno;
         respond(listener, id, result);
+        if (result == -ECONNREFUSED) refused_on_loopback(loopback);
     };
     if (flags < 0 || (flags & O_NONBLOCK) != 0) return connect_now(sock.get(), address);
     on_own_thread(id, [connect_now, fd = std::move(sock), a = std::move(address), t = std::move(target)]() mutable {

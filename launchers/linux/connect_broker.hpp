@@ -98,6 +98,15 @@ struct SocketRefusal {
     std::string program;  // the caller's program (its comm), when known
     std::string why;
     std::size_t times = 1;
+    bool local = false;   // the host's loopback: network.allowedDomains would reach it (AllowHints::local)
+};
+
+// A TCP connection to the sandbox's own loopback, which, refused there, is
+// reported where a server listens on that port of the host's.
+struct LoopbackCall {
+    std::string host;
+    std::uint16_t port = 0;  // 0: not such a connection
+    std::string program;
 };
 
 class ConnectBroker {
@@ -141,7 +150,8 @@ private:
     void serve();
     void refuse(SocketRefusal r);
     void connect_and_answer(std::uint64_t id, launcher::Fd sock, std::vector<unsigned char> address,
-                            launcher::Fd target);
+                            launcher::Fd target, LoopbackCall loopback = {});
+    void refused_on_loopback(const LoopbackCall& call);
     // Runs `job` (which answers call `id`) on a thread of its own; EAGAIN for
     // the call where too many wait already. Defined where it is used alone.
     template <class Job>

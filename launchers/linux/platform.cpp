@@ -49,6 +49,7 @@
 #include "linux/git_audit.hpp"
 #include "linux/platform.hpp"
 #include "linux/probe.hpp"
+#include "linux/proc_files.hpp"
 #include "linux/seccomp_filter.hpp"
 #include "linux/stop_namespace.hpp"
 #include "sbx/core/json_write.hpp"
@@ -59,6 +60,7 @@
 #include "sbx/linux/weaker_broker.hpp"
 #include "sbx/linux/weaker_rules.hpp"
 #include "sbx/linux/write_wall.hpp"
+#include "sbx/net/ssh_proxy.hpp"
 #include "sbx/plan/plan.hpp"
 #include "sbx/plan/read_plan.hpp"
 #include "sbx/plan/report.hpp"
@@ -336,6 +338,7 @@ struct Sandbox {
     Fd seccomp_program;  // the usual way: bubblewrap's --seccomp
     Fd mounts_filter;    // the stage's second part, where it makes the mounts
     Fd exclude;          // the git exclude file's content
+    Fd ssh_config;       // ssh's system configuration, with the proxy's way out (ssh_config_for)
     int stage_pty_fd = -1;    // the stage's ends of the pairs, by the numbers it has them
     int stage_proxy_fd = -1;  // (ours are closed once bubblewrap has started)
     int stage_connect_fd = -1;
@@ -378,7 +381,8 @@ sbx::expected<void> open_sandbox_fds(Sandbox& sb, const Options& o, bool scan_st
     if (!waiting) return {};
     if (!sb.orders.open() || !sb.seccomp.open()) return failed("pipe");
     sb.stage.orders_fd = sb.orders.read.get();
-    if (!open_memfd(sb.mounts_filter, "sbx-mounts-filter") || !open_memfd(sb.exclude, "sbx-git-exclude"))
+    if (!open_memfd(sb.mounts_filter, "sbx-mounts-filter") || !open_memfd(sb.exclude, "sbx-git-exclude") ||
+        !open_memfd(sb.ssh_config, "sbx-ssh-config"))
         return failed("memfd_create");
     return {};
 }
@@ -393,7 +397,7 @@ sbx::expected<void> open_sandbox_fds(Sandbox& sb, const Options& o, bool scan_st
 pid_t start_bubblewrap(Sandbox& sb, std::vector<std::string>& args, std::vector<std::string>& env,
                        std::vector<int> keep, Reaper& reaper, const std::string& cwd = {},
                        KillScope scope = KillScope::process) {
-    for (int fd : {sb.exe.get(), sb.status.write.get(), sb.seccomp_program.get(), sb.exclude.get(),
+    for (int fd : {sb.exe.get(), sb.status.write.get(), sb.seccomp_program.get(), sb.exclude.get(), sb.ssh_config.get(),
                    sb.proxy.stages.get(), sb.pty.stages.get(), sb.connect.stages.get(), sb.stage.trace_fd,
                    sb.mounts_filter.get(),
                    sb.orders.read.get(), sb.seccomp.read.get()})
@@ -608,9 +612,44 @@ void hold_caller_terminal(Run& run) {
     run.held = std::make_unique<HeldTerminal>(run.sb->terminal, run.sb->relays, run.reaper);
 }
 
-// What bubblewrap and the stage are told of the root's group and the git
-// exclude file (sbx/linux/bwrap.hpp); the exclude file's content goes into
-// sb.exclude (made here the usual way).
+// ssh's system configuration as the command is to read it: the system's file
+// and a ProxyCommand for every host (sbx/net/ssh_proxy.hpp) that runs the
+// stage's binary as the relay. Nothing where the command has no proxy, where
+// the plan hides the file or the binary, or where the file is not a regular
+// file of at most kMaxSshConfig bytes (no ssh installed: nothing to bind).
+std::optional<std::string> ssh_config_for(const sbx::Plan& plan) {
+    if (plan.network.mode != sbx::NetworkMode::proxy) return std::nullopt;
+    const std::string file(sbx::net::kSshConfigPath);
+    std::string program = stage_binary_path();
+    if (program.empty()) program = read_link("/proc/self/exe");
+    char* real = program.empty() ? nullptr : ::realpath(program.c_str(), nullptr);
+    if (real == nullptr) return std::nullopt;
+    program = real;
+    std::free(real);
+    using K = sbx::PlannedAccess::Kind;
+    if (sbx::planned_access(plan.filesystem, file).kind == K::hidden ||
+        sbx::planned_access(plan.filesystem, program).kind == K::hidden)
+        return std::nullopt;
+    Fd fd(::open(file.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK));
+    struct stat st {};
+    if (!fd.ok() || ::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode) ||
+        static_cast<std::size_t>(st.st_size) > sbx::net::kMaxSshConfig)
+        return std::nullopt;
+    std::string text(static_cast<std::size_t>(st.st_size), '\0');
+    std::size_t got = 0;
+    while (got < text.size()) {
+        const ssize_t n = ::read(fd.get(), text.data() + got, text.size() - got);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) return std::nullopt;
+        got += static_cast<std::size_t>(n);
+    }
+    return sbx::net::ssh_config_with_proxy(
+        text, program, !sbx::net::loopback_through_proxy(plan.network.rules, plan.network.call));
+}
+
+// What bubblewrap and the stage are told of the root's group, the git
+// exclude file and ssh's configuration (sbx/linux/bwrap.hpp); the files'
+// contents go into sb.exclude and sb.ssh_config (made here the usual way).
 sbx::expected<BwrapLaunch> launch_of(Run& run, const std::string& bwrap) {
     const sbx::Plan& plan = run.plan;
     Sandbox& sb = *run.sb;
@@ -622,6 +661,12 @@ sbx::expected<BwrapLaunch> launch_of(Run& run, const std::string& bwrap) {
             ::lseek(sb.exclude.get(), 0, SEEK_SET) != 0)
             return sbx::fail(errno_error("cannot write the git exclude file"));
         launch.exclude_fd = sb.exclude.get();
+    }
+    if (auto ssh = ssh_config_for(plan)) {
+        if ((sb.ssh_config.get() < 0 && !open_memfd(sb.ssh_config, "sbx-ssh-config")) ||
+            !write_all(sb.ssh_config.get(), ssh->data(), ssh->size()) || ::lseek(sb.ssh_config.get(), 0, SEEK_SET) != 0)
+            return sbx::fail(errno_error("cannot write ssh's configuration"));
+        launch.ssh_config_fd = sb.ssh_config.get();
     }
     if (sb.seccomp_program.get() >= 0) launch.seccomp_fd = sb.seccomp_program.get();
     launch.group_dir = sbx::paths::parent(run.group.lock_path());
@@ -755,6 +800,7 @@ sbx::expected<std::unique_ptr<ConnectBroker>> connect_broker_of(Run& run, Fd lis
         e.protocol = "direct";
         e.reason = r.why;
         e.program = r.program;
+        if (r.local) e.allow = sbx::net::AllowKind::local;
         report.violation_event(e);
     };
     auto rules = unix_socket_rules(run.plan);
@@ -792,13 +838,17 @@ std::unique_ptr<ConnectBroker> start_connect_broker(Run& run, pid_t pid, const T
 }
 
 // Its refusals, as lines of the block, once it has stopped: a Unix socket's
-// with the setting that opens it; a connection of the command's own past the
-// proxy (the weaker sandbox) with none, as no setting does.
+// with the setting that opens it; one to the sandbox's loopback where the
+// host's has the server with the setting that reaches that; a connection of
+// the command's own past the proxy (the weaker sandbox) with none, as no
+// setting does.
 void keep_socket_refusals(Run& run, const ConnectBroker& broker) {
     for (const auto& r : broker.refused()) {
         if (!r.host.empty()) {
             const std::string by = r.program.empty() ? std::string() : "; by " + r.program;
-            run.socket_refusals.push_back({sbx::network_violation_line(r.host, r.port, r.why + by), "", r.times});
+            run.socket_refusals.push_back({sbx::network_violation_line(r.host, r.port, r.why + by),
+                                           r.local ? sbx::allow_sentence(run.plan.hints.local) : std::string(),
+                                           r.times});
             continue;
         }
         run.socket_refusals.push_back({sbx::net::unix_socket_violation_line(r.path.empty() ? r.named : r.path, r.named,
@@ -1104,6 +1154,7 @@ sbx::expected<void> give_orders(Run& run, const std::string& bwrap, Fd& mounts_f
     // The stage has its own of these; ours would only be closed at the end.
     box.mounts_filter.reset();
     box.exclude.reset();
+    box.ssh_config.reset();
     run.l.trace().step("launcher.orders", t);
     return {};
 }
@@ -1139,6 +1190,7 @@ sbx::expected<void> start_usual_way(Run& run, const std::string& bwrap, Fd& secc
         return sbx::fail(errno_error("cannot start " + args[0]));
     box.mounts_filter.reset();  // bubblewrap's and the stage's now
     box.exclude.reset();
+    box.ssh_config.reset();
     return {};
 }
 
@@ -1365,7 +1417,8 @@ sbx::expected<BrokerFds> weaker_stage(Run& run, const WeakerFsRules& rules,
                                       const sbx::linux_sandbox::WeakerBroker& broker_rules) {
     Sandbox& box = *run.sb;
     SBX_TRY(open_sandbox_fds(box, run.l.options(), run.plan.scan_stderr, false, true));
-    for (Fd* fd : {&box.seccomp.read, &box.seccomp.write, &box.mounts_filter, &box.exclude}) fd->reset();
+    for (Fd* fd : {&box.seccomp.read, &box.seccomp.write, &box.mounts_filter, &box.exclude, &box.ssh_config})
+        fd->reset();
     plan_stage(run);
     hold_caller_terminal(run);
     StageArgs& stage = box.stage;

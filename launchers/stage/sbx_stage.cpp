@@ -7,10 +7,12 @@
 #include <cstdio>
 #include <string_view>
 
+#include "stage/connect_relay.hpp"
 #include "stage/stage.hpp"
 
 int main(int argc, char** argv) {
     using namespace sbx::linux_sandbox;
+    if (argc >= 2 && argv[1] == kConnectFlag) return run_connect_relay("sbx-stage", argc - 2, argv + 2);
     sbx::linux_sandbox::StageArgs stage;
     if (argc < 2 || argv[1] != kStageFlag || !parse_stage_args(argc - 2, argv + 2, stage)) {
         std::fputs("sbx-stage: USAGE: sbx-stage is sbx-linux's own, inside the sandbox\n", stderr);

@@ -42,6 +42,7 @@
 #include "sbx/net/proxy_auth.hpp"
 #include "sbx/net/proxy_env.hpp"
 #include "sbx/net/socks5.hpp"
+#include "sbx/net/ssh_proxy.hpp"
 #include "sbx/net/unix_socket.hpp"
 #include "sbx/plan/command_fs_rules.hpp"
 #include "sbx/plan/fs_plan.hpp"

@@ -13,4 +13,5 @@
 #include "sbx/net/proxy_auth.hpp"
 #include "sbx/net/proxy_env.hpp"
 #include "sbx/net/socks5.hpp"
+#include "sbx/net/ssh_proxy.hpp"
 #include "sbx/net/unix_socket.hpp"

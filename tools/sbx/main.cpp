@@ -37,6 +37,7 @@
 #include "own_programs.hpp"
 #include "shared/common.hpp"  // launchers/: --grace's limit
 #if defined(__linux__)
+#include "stage/connect_relay.hpp"  // launchers/: ssh's ProxyCommand, where sbx is the stage
 #include "stage/stage.hpp"  // launchers/: the stage, should sbx-stage not be there
 #endif
 #include "base/trace.hpp"  // launchers/: when main began, for --trace-fd
@@ -397,7 +398,10 @@ int main(int argc, char** argv) {
     using namespace sbx::cli;
     const std::uint64_t started = sbx::launcher::Trace::now();
 #if defined(__linux__)
-    // The stage, where no sbx-stage lies beside this program (launchers/stage/stage.hpp).
+    // The stage, where no sbx-stage lies beside this program (launchers/stage/stage.hpp),
+    // and then also ssh's ProxyCommand inside the sandbox (stage/connect_relay.hpp).
+    if (argc >= 2 && argv[1] == sbx::linux_sandbox::kConnectFlag)
+        return sbx::linux_sandbox::run_connect_relay("sbx", argc - 2, argv + 2);
     if (argc >= 2 && argv[1] == sbx::linux_sandbox::kStageFlag) {
         sbx::linux_sandbox::StageArgs stage;
         if (!sbx::linux_sandbox::parse_stage_args(argc - 2, argv + 2, stage)) {

@@ -2,7 +2,7 @@
 //
 // bwrap_args() is the whole command line sbx-linux executes: bubblewrap, the
 // namespace and privilege flags (kSandboxFlags), the seccomp program, the
-// filesystem part, the root group's covers, the git exclude file, the working
+// filesystem part, the root group's covers, the git exclude file, ssh's configuration, the working
 // directory and the stage that runs the command. It is pure: what only the
 // launcher knows when it runs (the bubblewrap it found, the descriptors it made,
 // the root group it joined) comes in a BwrapLaunch. `sbx doctor` runs the list it
@@ -28,6 +28,7 @@
 #include "sbx/core/inline.hpp"
 #include "sbx/core/paths.hpp"
 #include "sbx/linux/mount_flags.hpp"
+#include "sbx/net/ssh_proxy.hpp"
 #include "sbx/plan/fs_plan.hpp"
 #include "sbx/plan/plan.hpp"
 
@@ -131,6 +132,9 @@ struct BwrapLaunch {
     // A descriptor holding plan.filesystem.git_exclude's content, bound over its
     // path; nullopt: none (given whenever the plan has a git exclude).
     std::optional<int> exclude_fd;
+    // A descriptor holding ssh's system configuration with the proxy's way out
+    // (sbx/net/ssh_proxy.hpp), bound over net::kSshConfigPath; nullopt: none.
+    std::optional<int> ssh_config_fd;
     // The program bubblewrap runs, with its arguments: the stage (launchers/stage/stage.hpp).
     std::vector<std::string> stage_argv;
     // Whether the stage makes the mounts (stage_mount_ops) and bubblewrap only
@@ -322,6 +326,9 @@ SBX_INLINE std::vector<std::string> mount_ops(const Plan& plan, const BwrapLaunc
     // git inside reads the repository's exclude file with the placeholders added.
     if (const auto& ex = plan.filesystem.git_exclude; ex && launch.exclude_fd)
         a.insert(a.end(), {"--ro-bind-data", std::to_string(*launch.exclude_fd), ex->path});
+    // ssh inside reaches hosts through the proxy.
+    if (launch.ssh_config_fd)
+        a.insert(a.end(), {"--ro-bind-data", std::to_string(*launch.ssh_config_fd), std::string(net::kSshConfigPath)});
     return a;
 }
 

@@ -17,6 +17,7 @@
 #include <string_view>
 #include <vector>
 
+#include "sbx/core/glob.hpp"
 #include "sbx/core/inline.hpp"
 #include "sbx/core/paths.hpp"
 #include "sbx/settings/layer.hpp"
@@ -144,6 +145,27 @@ SBX_INLINE const CredentialStore* credential_store_of(const Source& s);
 // the Source {builtin, (built-in), defaults.credentialStores[N]}.
 SBX_INLINE SourcedList credential_store_denies(const std::vector<std::string>& homes);
 
+// Files inside a store that stay readable: public, and what a program needs to
+// use a host the policy allows. ssh checks a server's host key against
+// known_hosts; without it every ssh connection from the sandbox fails host key
+// verification. Read-only like the rest of the home; the private keys beside it
+// stay hidden (a command reaches an ssh-agent only where its socket is opened).
+inline constexpr std::array kCredentialStoreOpenings = {
+    CredentialStore{".ssh/known_hosts", "the host keys ssh checks servers by, which are public"},
+};
+
+// The key of opening N in the builtin layer: defaults.readableInStores[N].
+inline constexpr std::string_view kStoreOpeningKey = "defaults.readableInStores[";
+
+// Every opening under each of `homes` (as credential_store_denies() takes them)
+// that no deny of `denies` other than a store's own covers: a user who denies
+// ~/.ssh in a settings file keeps all of it hidden. Each with the Source
+// {builtin, (built-in), defaults.readableInStores[N]}.
+SBX_INLINE SourcedList credential_store_openings(const std::vector<std::string>& homes, const SourcedList& denies);
+
+// Whether `s` is the builtin layer's opening of a file in a store.
+SBX_INLINE bool is_store_opening(const Source& s);
+
 }  // namespace sbx
 
 // The definitions: inline in every program that includes this header, or
@@ -180,6 +202,33 @@ SBX_INLINE SourcedList credential_store_denies(const std::vector<std::string>& h
                            Source{LayerKind::builtin, file, credential_store_key(i)}});
     }
     return out;
+}
+
+SBX_INLINE SourcedList credential_store_openings(const std::vector<std::string>& homes, const SourcedList& denies) {
+    const FileName file{std::string(kBuiltinFile)};
+    SourcedList out;
+    std::vector<std::string> seen;
+    for (const auto& home : homes) {
+        const std::string h = paths::normalize(home);
+        if (std::find(seen.begin(), seen.end(), h) != seen.end()) continue;
+        seen.push_back(h);
+        for (std::size_t i = 0; i < kCredentialStoreOpenings.size(); ++i) {
+            const std::string path = paths::join(h, kCredentialStoreOpenings[i].path);
+            const auto comps = paths::components(path);
+            const bool covered = std::any_of(denies.begin(), denies.end(), [&](const Sourced<std::string>& d) {
+                return credential_store_of(d.source) == nullptr &&
+                       glob::shallowest_match(paths::components(d.value), comps).has_value();
+            });
+            if (!covered)
+                out.push_back({path, Source{LayerKind::builtin, file,
+                                            std::string(kStoreOpeningKey) + std::to_string(i) + "]"}});
+        }
+    }
+    return out;
+}
+
+SBX_INLINE bool is_store_opening(const Source& s) {
+    return s.layer == LayerKind::builtin && s.key.starts_with(kStoreOpeningKey);
 }
 
 }  // namespace sbx

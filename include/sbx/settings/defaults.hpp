@@ -36,7 +36,8 @@ namespace sbx {
 // directories to keep the stores of (absolute and normalised: $HOME's and the
 // account's, when they differ). Promises: enabled (source: the builtin layer),
 // failIfUnavailable true, allowUnsandboxedCommands false, every credential store
-// denied for reading under each home (credential_store_denies()), no allowed
+// denied for reading under each home (credential_store_denies()) but the public
+// files credential_store_openings() keeps readable (~/.ssh/known_hosts), no allowed
 // domain and so no network, no write beyond what every plan grants, no warnings.
 SBX_INLINE Policy default_policy(const std::vector<std::string>& homes);
 
@@ -59,8 +60,10 @@ SBX_INLINE void warn_lifts(Policy& p, const std::string& home);
 // with the same options. Any layer, even a file
 // that says nothing, means the settings decide everything else: the rest of the
 // default is not merged under them. `homes` as for default_policy(); the first
-// is $HOME's, which warnings write as `~`. Each allowRead entry that lifts a
-// store's deny is a warning (detail::warn_lifts).
+// is $HOME's, which warnings write as `~`. The stores' openings follow the
+// merged allowRead, those no settings deny covers (none under
+// allowManagedReadPathsOnly, where managed settings alone open reads). Each allowRead entry that
+// lifts a store's deny is a warning (detail::warn_lifts), sbx's openings aside.
 SBX_INLINE expected<Policy> effective_policy(std::vector<Settings>&& layers, const MergeOptions& options,
                                          const FsView& fs, const std::vector<std::string>& homes);
 
@@ -79,6 +82,7 @@ SBX_INLINE Policy default_policy(const std::vector<std::string>& homes) {
     p.fail_if_unavailable = {true, {}};  // sbx's default for every policy
     p.allow_unsandboxed = {false, {}};   // likewise
     p.filesystem.deny_read = credential_store_denies(homes);
+    p.filesystem.allow_read = credential_store_openings(homes, p.filesystem.deny_read);
     return p;
 }
 
@@ -93,6 +97,7 @@ SBX_INLINE std::string tilde(const std::string& p, const std::string& home) {
 
 SBX_INLINE void warn_lifts(Policy& p, const std::string& home) {
     for (const auto& a : p.filesystem.allow_read) {
+        if (is_store_opening(a.source)) continue;  // sbx's own, and public
         const std::string named = glob::has_wildcard(a.value) ? glob::literal_prefix(a.value) : a.value;
         auto names_it = [&](const Sourced<std::string>& d) {
             return d.value == a.value && credential_store_of(d.source) == nullptr;
@@ -132,6 +137,10 @@ SBX_INLINE expected<Policy> effective_policy(std::vector<Settings>&& layers, con
     layers.push_back(std::move(builtin));
     auto p = merge(std::move(layers), options, fs);
     SBX_TRY(p);
+    // Where managed settings alone open reads, they open these too.
+    if (!p->filesystem.managed_read_paths_only.value)
+        for (auto& o : credential_store_openings(homes, p->filesystem.deny_read))
+            p->filesystem.allow_read.push_back(std::move(o));
     detail::warn_lifts(*p, homes.empty() ? std::string() : paths::normalize(homes.front()));
     return p;
 }

@@ -250,7 +250,8 @@ TEST_CASE("defaults: a repository's allowRead into a store is left out, trusted 
                                 R"({"sandbox": {"filesystem": {"allowRead": ["~/.ssh", "~/.aws/config"]}}})"));
         auto p = sbx::effective_policy(std::move(layers), sbx::MergeOptions{trusted}, fs, kHomes);
         REQUIRE(p.has_value());
-        CHECK(p->filesystem.allow_read.empty());
+        REQUIRE(p->filesystem.allow_read.size() == 1);  // sbx's own opening alone
+        CHECK(sbx::is_store_opening(p->filesystem.allow_read[0].source));
         const auto m = messages(*p);
         REQUIRE(m.size() == 2);
         for (const auto& w : m) {
@@ -308,4 +309,42 @@ TEST_CASE("defaults: effective_policy with layers gives what merge gives over th
     REQUIRE(via_merge.has_value());
     CHECK(sbx::to_json(*via_effective) == sbx::to_json(*via_merge));
     CHECK(via_effective->filesystem.deny_read.size() == 1 + sbx::kCredentialStores.size());
+}
+
+TEST_CASE("defaults: ~/.ssh/known_hosts stays readable under each home, unless a settings deny covers it") {
+    sbx::MemoryFs fs;
+    auto opened = [](const sbx::Policy& p) {
+        std::vector<std::string> out;
+        for (const auto& a : p.filesystem.allow_read)
+            if (sbx::is_store_opening(a.source)) out.push_back(a.value);
+        return out;
+    };
+    const auto none = sbx::default_policy(kHomes);
+    CHECK(opened(none) == std::vector<std::string>{"/home/u/.ssh/known_hosts"});
+    CHECK(none.warnings.empty());
+
+    std::vector<sbx::Settings> layers;
+    layers.push_back(parsed(sbx::LayerKind::user, "{}"));
+    auto p = sbx::effective_policy(std::move(layers), sbx::MergeOptions{}, fs, {"/home/u", "/root"});
+    REQUIRE(p.has_value());
+    CHECK(opened(*p) == std::vector<std::string>{"/home/u/.ssh/known_hosts", "/root/.ssh/known_hosts"});
+    CHECK(p->warnings.empty());  // sbx's own opening is no lift to warn about
+
+    // The control: a user's own deny of ~/.ssh (or a pattern reaching it) keeps all of it hidden.
+    for (const char* deny : {"~/.ssh", "~/.ssh/known_hosts", "~/.*", "/home/*/.ssh"}) {
+        INFO(deny);
+        std::vector<sbx::Settings> denied;
+        denied.push_back(parsed(sbx::LayerKind::user,
+                                std::string(R"({"sandbox": {"filesystem": {"denyRead": [")") + deny + R"("]}}})"));
+        auto q = sbx::effective_policy(std::move(denied), sbx::MergeOptions{}, fs, kHomes);
+        REQUIRE(q.has_value());
+        CHECK(opened(*q).empty());
+    }
+    // Nor where managed settings alone open reads.
+    std::vector<sbx::Settings> managed;
+    managed.push_back(parsed(sbx::LayerKind::managed,
+                             R"({"sandbox": {"filesystem": {"allowManagedReadPathsOnly": true}}})"));
+    auto m = sbx::effective_policy(std::move(managed), sbx::MergeOptions{}, fs, kHomes);
+    REQUIRE(m.has_value());
+    CHECK(opened(*m).empty());
 }

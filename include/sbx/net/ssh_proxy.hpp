@@ -1,0 +1,200 @@
+// sbx/net/ssh_proxy.hpp - ssh through the sandbox's proxy: the system ssh_config
+// the command reads, and the CONNECT its ProxyCommand speaks.
+//
+// ssh looks a host's name up itself and dials the address, and bubblewrap's
+// sandbox has no resolver and no route but loopback: `git push` over ssh, `ssh
+// host`, scp and rsync reach nothing, even where the policy allows the host.
+// The launcher therefore binds its own copy of /etc/ssh/ssh_config over the
+// system's: the same text, then a block that gives every host a ProxyCommand,
+// the stage's relay (launchers/stage/connect_relay.cpp), which asks the proxy
+// for `CONNECT HOST:PORT` at HTTPS_PROXY and copies bytes both ways. The proxy
+// decides the host by name as it decides any other (sbx/net/hosts.hpp):
+// allowed, asked about or refused and reported. ssh reads the user's
+// ~/.ssh/config first and keeps the first value it finds for an option, so a
+// ProxyCommand or ProxyJump of the user's (or of the system's file) wins; and
+// the loopback names NO_PROXY lists go without it, to the sandbox's own
+// loopback and its forwards, as curl's do (sbx/net/proxy_env.hpp).
+// Pure: the launcher reads the system's file and binds the result
+// (launchers/linux/platform.cpp); the relay sends and reads these texts.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "sbx/core/expected.hpp"
+#include "sbx/core/inline.hpp"
+
+namespace sbx::net {
+
+// The system-wide client configuration ssh reads after the user's.
+inline constexpr std::string_view kSshConfigPath = "/etc/ssh/ssh_config";
+
+// A system file larger than this is left alone (no ProxyCommand is added).
+inline constexpr std::size_t kMaxSshConfig = 256 * 1024;
+
+// The first line of sbx's block in the file the command reads.
+inline constexpr std::string_view kSshBlockBegin =
+    "# sbx: ssh reaches hosts through the sandbox's proxy, which decides each by the policy (README, \"ssh\")";
+
+// The system's file `system` with sbx's block at its end: `Host *` (or, with
+// `direct_loopback`, every host but the names of kDirectLoopback) and a
+// ProxyCommand that runs `program --connect %h %p`. nullopt when `program`
+// holds a control character, which no line of the file can carry.
+SBX_INLINE std::optional<std::string> ssh_config_with_proxy(std::string_view system, std::string_view program,
+                                                            bool direct_loopback);
+
+// Where the relay finds the proxy: HTTPS_PROXY's `http://ADDRESS:PORT`, an
+// IPv4 or bracketed IPv6 literal (no name to look up), with at most a `/` after
+// it. A URL with user information fails: the relay sends no password (only the
+// weaker sandbox and sbx-mac give the proxy one, and neither binds this file).
+struct ProxyUrl {
+    std::string address;  // without brackets
+    std::uint16_t port = 0;
+};
+SBX_INLINE expected<ProxyUrl> parse_proxy_url(std::string_view url);
+
+// `host` as ssh's %h gives it (a name, an IPv4 address or a bare IPv6 one),
+// checked: 1 to 253 bytes of letters, digits and `.-_:`, and `%` only after an
+// IPv6 address's `:` part (a zone). Fails naming the first byte it refuses.
+SBX_INLINE expected<std::string> relay_host(std::string_view host);
+
+// `HOST:PORT`, an IPv6 host in brackets.
+SBX_INLINE std::string connect_target(std::string_view host, std::uint16_t port);
+
+// The request: `CONNECT HOST:PORT HTTP/1.1`, its Host header and the blank line.
+SBX_INLINE std::string connect_request(std::string_view host, std::uint16_t port);
+
+// The proxy's answer, once its head (through the blank line) is in: the
+// status code and the rest of the status line. Fails on anything but
+// `HTTP/1.x NNN ...` as its first line.
+struct ConnectReply {
+    int status = 0;
+    std::string reason;
+};
+SBX_INLINE expected<ConnectReply> parse_connect_reply(std::string_view head);
+
+}  // namespace sbx::net
+
+// The definitions: inline in every program that includes this header, or
+// compiled once in the program that asks for that (sbx/core/inline.hpp).
+#if !defined(SBX_COMPILED_ENGINE) || defined(SBX_DEFINE_NET)
+
+#include <charconv>
+
+#include "sbx/core/ascii.hpp"
+#include "sbx/net/proxy_env.hpp"
+
+namespace sbx::net {
+
+SBX_INLINE std::optional<std::string> ssh_config_with_proxy(std::string_view system, std::string_view program,
+                                                            bool direct_loopback) {
+    // ssh expands % tokens in ProxyCommand, then runs `exec COMMAND` with the
+    // user's shell: the path in single quotes, each ' as '\'' and each % as %%.
+    std::string quoted = "'";
+    for (const char c : program) {
+        if (ascii_control(c)) return std::nullopt;
+        if (c == '\'') quoted += "'\\''";
+        else if (c == '%') quoted += "%%";
+        else quoted += c;
+    }
+    quoted += "'";
+    std::string out(system);
+    if (!out.empty() && out.back() != '\n') out += '\n';
+    out.append(kSshBlockBegin).append("\n");
+    out += "Host *";
+    if (direct_loopback) {
+        std::string_view names = kDirectLoopback;
+        while (!names.empty()) {
+            const auto comma = names.find(',');
+            out.append(" !").append(names.substr(0, comma));
+            names = comma == std::string_view::npos ? std::string_view() : names.substr(comma + 1);
+        }
+    }
+    out += "\n    ProxyCommand " + quoted + " --connect %h %p\n";
+    return out;
+}
+
+SBX_INLINE expected<ProxyUrl> parse_proxy_url(std::string_view url) {
+    constexpr std::string_view kScheme = "http://";
+    if (!url.starts_with(kScheme)) return fail(Errc::invalid_argument, "the proxy's URL does not start with http://");
+    std::string_view rest = url.substr(kScheme.size());
+    if (!rest.empty() && rest.back() == '/') rest.remove_suffix(1);
+    if (rest.find('@') != std::string_view::npos)
+        return fail(Errc::invalid_argument, "the proxy's URL carries a user and password, which the relay does not send");
+    ProxyUrl out;
+    std::string_view port;
+    if (rest.starts_with("[")) {
+        const auto close = rest.find(']');
+        if (close == std::string_view::npos || close + 1 >= rest.size() || rest[close + 1] != ':')
+            return fail(Errc::invalid_argument, "the proxy's URL has no [ADDRESS]:PORT");
+        out.address = std::string(rest.substr(1, close - 1));
+        port = rest.substr(close + 2);
+    } else {
+        const auto colon = rest.rfind(':');
+        if (colon == std::string_view::npos) return fail(Errc::invalid_argument, "the proxy's URL has no port");
+        out.address = std::string(rest.substr(0, colon));
+        port = rest.substr(colon + 1);
+    }
+    const bool v6 = out.address.find(':') != std::string::npos;
+    for (const char c : out.address) {
+        const bool ok = (c >= '0' && c <= '9') || c == '.' || (v6 && (c == ':' || (c >= 'a' && c <= 'f') ||
+                                                                        (c >= 'A' && c <= 'F')));
+        if (!ok) return fail(Errc::invalid_argument, "the proxy's URL names a host, not an address: " + out.address);
+    }
+    unsigned number = 0;
+    const auto [end, ec] = std::from_chars(port.data(), port.data() + port.size(), number);
+    if (out.address.empty() || port.empty() || ec != std::errc() || end != port.data() + port.size() ||
+        number == 0 || number > 65535)
+        return fail(Errc::invalid_argument, "the proxy's URL has no valid port");
+    out.port = static_cast<std::uint16_t>(number);
+    return out;
+}
+
+SBX_INLINE expected<std::string> relay_host(std::string_view host) {
+    if (host.empty() || host.size() > 253) return fail(Errc::invalid_argument, "the host is empty or longer than 253 bytes");
+    const bool v6 = host.find(':') != std::string_view::npos;
+    const auto zone = v6 ? host.find('%') : std::string_view::npos;
+    for (std::size_t i = 0; i < host.size(); ++i) {
+        const char c = host[i];
+        const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' ||
+                        c == '-' || c == '_' || (v6 && i < zone && c == ':') || (i == zone && i > 0 && i + 1 < host.size());
+        if (!ok)
+            return fail(Errc::invalid_argument, "the host holds byte " + std::to_string(i) + " (0x" +
+                                                 "0123456789abcdef"[static_cast<unsigned char>(c) >> 4] +
+                                                 "0123456789abcdef"[static_cast<unsigned char>(c) & 0xf] +
+                                                 "), which no host name or address has");
+    }
+    return std::string(host);
+}
+
+SBX_INLINE std::string connect_target(std::string_view host, std::uint16_t port) {
+    const bool v6 = host.find(':') != std::string_view::npos;
+    return (v6 ? "[" + std::string(host) + "]" : std::string(host)) + ":" + std::to_string(port);
+}
+
+SBX_INLINE std::string connect_request(std::string_view host, std::uint16_t port) {
+    const std::string target = connect_target(host, port);
+    return "CONNECT " + target + " HTTP/1.1\r\nHost: " + target + "\r\n\r\n";
+}
+
+SBX_INLINE expected<ConnectReply> parse_connect_reply(std::string_view head) {
+    const auto eol = head.find("\r\n");
+    const std::string_view line = head.substr(0, eol);
+    if (eol == std::string_view::npos || line.size() < 12 || !line.starts_with("HTTP/1.") ||
+        (line[7] != '0' && line[7] != '1') || line[8] != ' ')
+        return fail(Errc::invalid_argument, "the proxy's answer is not HTTP/1.x");
+    ConnectReply out;
+    for (std::size_t i = 9; i < 12; ++i) {
+        if (line[i] < '0' || line[i] > '9') return fail(Errc::invalid_argument, "the proxy's answer has no status code");
+        out.status = out.status * 10 + (line[i] - '0');
+    }
+    if (line.size() > 12 && line[12] != ' ') return fail(Errc::invalid_argument, "the proxy's status code is not 3 digits");
+    out.reason = replace_controls(line.size() > 13 ? line.substr(13) : std::string_view(), '?');
+    return out;
+}
+
+}  // namespace sbx::net
+#endif
