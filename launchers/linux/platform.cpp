@@ -612,23 +612,30 @@ void hold_caller_terminal(Run& run) {
     run.held = std::make_unique<HeldTerminal>(run.sb->terminal, run.sb->relays, run.reaper);
 }
 
-// ssh's system configuration as the command is to read it: the system's file
-// and a ProxyCommand for every host (sbx/net/ssh_proxy.hpp) that runs the
-// stage's binary as the relay. Nothing where the command has no proxy, where
-// the plan hides the file or the binary, or where the file is not a regular
-// file of at most kMaxSshConfig bytes (no ssh installed: nothing to bind).
-std::optional<std::string> ssh_config_for(const sbx::Plan& plan) {
+// The program ssh's ProxyCommand runs inside (stage/connect_relay.hpp): the
+// stage's binary, by the path the command sees it at. Nothing where the
+// command has no proxy or the plan hides it.
+std::optional<std::string> relay_program(const sbx::Plan& plan) {
     if (plan.network.mode != sbx::NetworkMode::proxy) return std::nullopt;
-    const std::string file(sbx::net::kSshConfigPath);
     std::string program = stage_binary_path();
     if (program.empty()) program = read_link("/proc/self/exe");
     char* real = program.empty() ? nullptr : ::realpath(program.c_str(), nullptr);
     if (real == nullptr) return std::nullopt;
     program = real;
     std::free(real);
-    using K = sbx::PlannedAccess::Kind;
-    if (sbx::planned_access(plan.filesystem, file).kind == K::hidden ||
-        sbx::planned_access(plan.filesystem, program).kind == K::hidden)
+    if (sbx::planned_access(plan.filesystem, program).kind == sbx::PlannedAccess::Kind::hidden) return std::nullopt;
+    return program;
+}
+
+// ssh's system configuration as the command is to read it: the system's file
+// and a ProxyCommand for every host (sbx/net/ssh_proxy.hpp) that runs the
+// relay_program(). Nothing where there is none, where the plan hides the file,
+// or where the file is not a regular file of at most kMaxSshConfig bytes (no
+// ssh installed: nothing to bind).
+std::optional<std::string> ssh_config_for(const sbx::Plan& plan) {
+    const std::string file(sbx::net::kSshConfigPath);
+    const auto program = relay_program(plan);
+    if (!program || sbx::planned_access(plan.filesystem, file).kind == sbx::PlannedAccess::Kind::hidden)
         return std::nullopt;
     Fd fd(::open(file.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK));
     struct stat st {};
@@ -644,7 +651,7 @@ std::optional<std::string> ssh_config_for(const sbx::Plan& plan) {
         got += static_cast<std::size_t>(n);
     }
     return sbx::net::ssh_config_with_proxy(
-        text, program, !sbx::net::loopback_through_proxy(plan.network.rules, plan.network.call));
+        text, *program, !sbx::net::loopback_through_proxy(plan.network.rules, plan.network.call));
 }
 
 // What bubblewrap and the stage are told of the root's group, the git
@@ -1456,6 +1463,13 @@ sbx::expected<std::unique_ptr<CommandProxy>> weaker_proxy(Run& run, const pid_t&
     auto listeners = listen_loopback();
     if (!listeners) return sbx::fail(listeners.error());
     put_proxy_environment(stage.env, listeners->http_port, listeners->socks_port, *secret);
+    // No ssh_config can be bound here: git's ssh gets the ProxyCommand on its
+    // command line instead, unless the caller chose an ssh for git.
+    const bool own_ssh = std::any_of(stage.env.begin(), stage.env.end(), [](const std::string& kv) {
+        return kv.starts_with("GIT_SSH_COMMAND=") || kv.starts_with("GIT_SSH=");
+    });
+    if (auto program = relay_program(run.plan); program && !own_ssh)
+        if (auto command = sbx::net::git_ssh_command(*program)) stage.env.push_back("GIT_SSH_COMMAND=" + *command);
     stage.connect_ports = {listeners->http_port, listeners->socks_port};
     // The listeners are the proxy's to close from here on.
     auto started = CommandProxy::start(run.plan, run.l.report(), run.l.answering(), listeners->http.release(),

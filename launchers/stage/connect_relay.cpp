@@ -132,7 +132,7 @@ int run_connect_relay(std::string_view self, int argc, char** argv) {
     if (!proxy) return say(self, "--connect: HTTPS_PROXY: " + proxy.error().message, kUsage);
     Fd sock = dial(*proxy);
     if (!sock.ok()) return say(self, "cannot reach the sandbox's proxy: " + std::string(std::strerror(errno)), kRefused);
-    const std::string request = sbx::net::connect_request(*host, static_cast<std::uint16_t>(port));
+    const std::string request = sbx::net::connect_request(*host, static_cast<std::uint16_t>(port), *proxy);
     if (!sbx::launcher::write_all(sock.get(), request.data(), request.size()))
         return say(self, "cannot write to the sandbox's proxy: " + std::string(std::strerror(errno)), kRefused);
     std::string got;

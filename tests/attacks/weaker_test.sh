@@ -378,6 +378,21 @@ print(\"exchanged\" if r == 0 else \"exchange-refused\")"
     [[ $out == *udp-made* ]] || fail_because "the control made no UDP socket"
     tap_finish "control: without sbx the direct connection and a UDP socket work"
 
+    # git's ssh: no ssh_config can be bound here, so GIT_SSH_COMMAND names the
+    # ProxyCommand, whose relay presents the proxy's secret. Run as ssh would
+    # run it (%h and %p filled in), it carries a request to the allowed server;
+    # to one not allowed, the proxy refuses it (403, not 407: the secret passed).
+    relay="eval \"set -- \$GIT_SSH_COMMAND\"; pc=\${3#ProxyCommand }
+        printf 'GET /$marker-relay-$who HTTP/1.0\\r\\n\\r\\n' | eval \"\$(printf '%s' \"\$pc\" | sed 's/%h/127.0.0.1/; s/%p/$port/')\""
+    weaker "${on[@]}" --allow-host "127.0.0.1:$port" -- "echo \"\$GIT_SSH_COMMAND\"; $relay"
+    want_line "^ssh -o 'ProxyCommand '.*' --connect %h %p'\$"
+    want_out "HTTP/1.1 200"
+    grep -q "$marker-relay-$who" "$tmp/http.log" || fail_because "the relayed request did not reach the server"
+    weaker "${on[@]}" -- "$relay"
+    want_status 1
+    want_err "the sandbox's proxy refused 127.0.0.1:$port: 403"
+    tap_finish "git's ssh gets a ProxyCommand in GIT_SSH_COMMAND, whose relay passes the proxy's secret to an allowed host only"
+
     # A Unix socket by path to a server outside (the user's agent, a daemon's socket).
     rm -f "$work/sock" "$work/ready"
     "${as[@]}" "$attack" unix-serve "$work/sock" "$work/ready" >"$work/unix.log" 2>&1 &

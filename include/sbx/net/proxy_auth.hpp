@@ -48,6 +48,12 @@ constexpr int base64_value(char c) {
 // padding leaves over zero (the one encoding of those bytes). nullopt otherwise.
 SBX_INLINE std::optional<std::string> decode_base64(std::string_view text);
 
+// `bytes` in base64 with padding, the one encoding decode_base64 reads back.
+SBX_INLINE std::string encode_base64(std::string_view bytes);
+
+// `Basic base64(USER:PASSWORD)`, a Proxy-Authorization value parse_basic reads.
+SBX_INLINE std::string basic_value(std::string_view user, std::string_view password);
+
 // ---- The Basic credentials -----------------------------------------------------------
 
 struct Credentials {
@@ -97,6 +103,25 @@ SBX_INLINE std::string required_response(std::string_view why);
 #if !defined(SBX_COMPILED_ENGINE) || defined(SBX_DEFINE_NET)
 
 namespace sbx::net::proxy_auth {
+
+SBX_INLINE std::string encode_base64(std::string_view bytes) {
+    constexpr std::string_view kAlphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    std::string out;
+    out.reserve((bytes.size() + 2) / 3 * 4);
+    std::uint32_t bits = 0;
+    int count = 0;  // bits held in `bits`, not yet written
+    for (const char c : bytes) {
+        bits = (bits << 8) | static_cast<unsigned char>(c);
+        for (count += 8; count >= 6; count -= 6) out += kAlphabet[(bits >> (count - 6)) & 63];
+    }
+    if (count > 0) out += kAlphabet[(bits << (6 - count)) & 63];
+    while (out.size() % 4 != 0) out += '=';
+    return out;
+}
+
+SBX_INLINE std::string basic_value(std::string_view user, std::string_view password) {
+    return "Basic " + encode_base64(std::string(user) + ":" + std::string(password));
+}
 
 SBX_INLINE std::optional<std::string> decode_base64(std::string_view text) {
     if (text.size() % 4 != 0) return std::nullopt;

@@ -39,20 +39,32 @@ inline constexpr std::size_t kMaxSshConfig = 256 * 1024;
 inline constexpr std::string_view kSshBlockBegin =
     "# sbx: ssh reaches hosts through the sandbox's proxy, which decides each by the policy (README, \"ssh\")";
 
+// The value of a ProxyCommand that runs `program --connect %h %p`: ssh
+// expands % tokens in it, then runs `exec VALUE` with the user's shell, so the
+// path is in single quotes, each ' as '\'' and each % as %%. nullopt when
+// `program` holds a control character, which no line of a file can carry.
+SBX_INLINE std::optional<std::string> ssh_proxy_command(std::string_view program);
+
 // The system's file `system` with sbx's block at its end: `Host *` (or, with
-// `direct_loopback`, every host but the names of kDirectLoopback) and a
-// ProxyCommand that runs `program --connect %h %p`. nullopt when `program`
-// holds a control character, which no line of the file can carry.
+// `direct_loopback`, every host but the names of kDirectLoopback) and the
+// ProxyCommand of ssh_proxy_command(program). nullopt where that is.
 SBX_INLINE std::optional<std::string> ssh_config_with_proxy(std::string_view system, std::string_view program,
                                                             bool direct_loopback);
 
-// Where the relay finds the proxy: HTTPS_PROXY's `http://ADDRESS:PORT`, an
-// IPv4 or bracketed IPv6 literal (no name to look up), with at most a `/` after
-// it. A URL with user information fails: the relay sends no password (only the
-// weaker sandbox and sbx-mac give the proxy one, and neither binds this file).
+// Where no ssh_config can be bound (the weaker sandbox has no mount namespace):
+// GIT_SSH_COMMAND's value, `ssh -o 'ProxyCommand ...'` quoted for the shell git
+// runs it with, so that git over ssh goes through the proxy; nullopt as above.
+SBX_INLINE std::optional<std::string> git_ssh_command(std::string_view program);
+
+// Where the relay finds the proxy: HTTPS_PROXY's `http://[USER:PASSWORD@]ADDRESS:PORT`,
+// an IPv4 or bracketed IPv6 literal (no name to look up), with at most a `/`
+// after it. The user and password (the weaker sandbox's secret,
+// sbx/net/proxy_env.hpp) are percent-decoded, strictly.
 struct ProxyUrl {
     std::string address;  // without brackets
     std::uint16_t port = 0;
+    bool credentials = false;  // USER:PASSWORD@ was there
+    std::string user, password;
 };
 SBX_INLINE expected<ProxyUrl> parse_proxy_url(std::string_view url);
 
@@ -64,8 +76,9 @@ SBX_INLINE expected<std::string> relay_host(std::string_view host);
 // `HOST:PORT`, an IPv6 host in brackets.
 SBX_INLINE std::string connect_target(std::string_view host, std::uint16_t port);
 
-// The request: `CONNECT HOST:PORT HTTP/1.1`, its Host header and the blank line.
-SBX_INLINE std::string connect_request(std::string_view host, std::uint16_t port);
+// The request: `CONNECT HOST:PORT HTTP/1.1`, its Host header, the proxy's
+// credentials where its URL has them, and the blank line.
+SBX_INLINE std::string connect_request(std::string_view host, std::uint16_t port, const ProxyUrl& proxy);
 
 // The proxy's answer, once its head (through the blank line) is in: the
 // status code and the rest of the status line. Fails on anything but
@@ -85,14 +98,36 @@ SBX_INLINE expected<ConnectReply> parse_connect_reply(std::string_view head);
 #include <charconv>
 
 #include "sbx/core/ascii.hpp"
+#include "sbx/net/proxy_auth.hpp"
 #include "sbx/net/proxy_env.hpp"
+
+namespace sbx::net::detail {
+
+// `text` with each %XX (two hex digits) as its byte; nullopt for a `%`
+// without them, or for a control byte, encoded or not.
+SBX_INLINE std::optional<std::string> percent_decoded(std::string_view text) {
+    auto hex = [](char c) {
+        return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+    };
+    std::string out;
+    for (std::size_t i = 0; i < text.size(); ++i) {
+        char c = text[i];
+        if (c == '%') {
+            if (i + 2 >= text.size() || hex(text[i + 1]) < 0 || hex(text[i + 2]) < 0) return std::nullopt;
+            c = static_cast<char>(hex(text[i + 1]) * 16 + hex(text[i + 2]));
+            i += 2;
+        }
+        if (ascii_control(c)) return std::nullopt;
+        out += c;
+    }
+    return out;
+}
+
+}  // namespace sbx::net::detail
 
 namespace sbx::net {
 
-SBX_INLINE std::optional<std::string> ssh_config_with_proxy(std::string_view system, std::string_view program,
-                                                            bool direct_loopback) {
-    // ssh expands % tokens in ProxyCommand, then runs `exec COMMAND` with the
-    // user's shell: the path in single quotes, each ' as '\'' and each % as %%.
+SBX_INLINE std::optional<std::string> ssh_proxy_command(std::string_view program) {
     std::string quoted = "'";
     for (const char c : program) {
         if (ascii_control(c)) return std::nullopt;
@@ -100,7 +135,13 @@ SBX_INLINE std::optional<std::string> ssh_config_with_proxy(std::string_view sys
         else if (c == '%') quoted += "%%";
         else quoted += c;
     }
-    quoted += "'";
+    return quoted + "' --connect %h %p";
+}
+
+SBX_INLINE std::optional<std::string> ssh_config_with_proxy(std::string_view system, std::string_view program,
+                                                            bool direct_loopback) {
+    const auto command = ssh_proxy_command(program);
+    if (!command) return std::nullopt;
     std::string out(system);
     if (!out.empty() && out.back() != '\n') out += '\n';
     out.append(kSshBlockBegin).append("\n");
@@ -113,8 +154,16 @@ SBX_INLINE std::optional<std::string> ssh_config_with_proxy(std::string_view sys
             names = comma == std::string_view::npos ? std::string_view() : names.substr(comma + 1);
         }
     }
-    out += "\n    ProxyCommand " + quoted + " --connect %h %p\n";
+    out += "\n    ProxyCommand " + *command + "\n";
     return out;
+}
+
+SBX_INLINE std::optional<std::string> git_ssh_command(std::string_view program) {
+    const auto command = ssh_proxy_command(program);
+    if (!command) return std::nullopt;
+    std::string out = "ssh -o '";
+    for (const char c : "ProxyCommand " + *command) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+    return out + "'";
 }
 
 SBX_INLINE expected<ProxyUrl> parse_proxy_url(std::string_view url) {
@@ -122,9 +171,19 @@ SBX_INLINE expected<ProxyUrl> parse_proxy_url(std::string_view url) {
     if (!url.starts_with(kScheme)) return fail(Errc::invalid_argument, "the proxy's URL does not start with http://");
     std::string_view rest = url.substr(kScheme.size());
     if (!rest.empty() && rest.back() == '/') rest.remove_suffix(1);
-    if (rest.find('@') != std::string_view::npos)
-        return fail(Errc::invalid_argument, "the proxy's URL carries a user and password, which the relay does not send");
     ProxyUrl out;
+    if (const auto at = rest.rfind('@'); at != std::string_view::npos) {
+        const std::string_view info = rest.substr(0, at);
+        const auto colon = info.find(':');
+        auto user = detail::percent_decoded(info.substr(0, colon));
+        auto password = detail::percent_decoded(colon == std::string_view::npos ? "" : info.substr(colon + 1));
+        if (!user || !password)
+            return fail(Errc::invalid_argument, "the proxy's URL has a user or password that is not percent-encoded");
+        out.credentials = true;
+        out.user = std::move(*user);
+        out.password = std::move(*password);
+        rest = rest.substr(at + 1);
+    }
     std::string_view port;
     if (rest.starts_with("[")) {
         const auto close = rest.find(']');
@@ -175,9 +234,11 @@ SBX_INLINE std::string connect_target(std::string_view host, std::uint16_t port)
     return (v6 ? "[" + std::string(host) + "]" : std::string(host)) + ":" + std::to_string(port);
 }
 
-SBX_INLINE std::string connect_request(std::string_view host, std::uint16_t port) {
+SBX_INLINE std::string connect_request(std::string_view host, std::uint16_t port, const ProxyUrl& proxy) {
     const std::string target = connect_target(host, port);
-    return "CONNECT " + target + " HTTP/1.1\r\nHost: " + target + "\r\n\r\n";
+    std::string out = "CONNECT " + target + " HTTP/1.1\r\nHost: " + target + "\r\n";
+    if (proxy.credentials) out += "Proxy-Authorization: " + proxy_auth::basic_value(proxy.user, proxy.password) + "\r\n";
+    return out + "\r\n";
 }
 
 SBX_INLINE expected<ConnectReply> parse_connect_reply(std::string_view head) {

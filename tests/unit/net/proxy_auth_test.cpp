@@ -11,6 +11,8 @@
 #include <string>
 #include <string_view>
 
+#include "base64_encode.hpp"
+
 namespace {
 
 namespace auth = sbx::net::proxy_auth;
@@ -210,4 +212,17 @@ TEST_CASE("proxy_env: the proxy variables, with the secret and without") {
     CHECK(odd.at("HTTP_PROXY") == "http://sbx:a%40b%3Ac%2Fd%25e%20f~g@127.0.0.1:1");
     CHECK(sbx::net::percent_encoded("AZaz09-._~") == "AZaz09-._~");
     CHECK(sbx::net::percent_encoded(std::string_view("\0\xff", 2)) == "%00%FF");
+}
+
+TEST_CASE("proxy_auth: encode_base64 writes what decode_base64 and the tests' own encoder agree on") {
+    std::string bytes;
+    for (int n = 0; n < 40; ++n) {
+        CAPTURE(n);
+        const std::string encoded = sbx::net::proxy_auth::encode_base64(bytes);
+        CHECK(encoded == sbx_test::base64(bytes));
+        CHECK(sbx::net::proxy_auth::decode_base64(encoded) == bytes);
+        bytes += static_cast<char>(n * 37 + 200);
+    }
+    CHECK(sbx::net::proxy_auth::encode_base64("sbx:secret") == "c2J4OnNlY3JldA==");
+    CHECK(sbx::net::proxy_auth::basic_value("sbx", "a:b") == "Basic " + sbx_test::base64("sbx:a:b"));
 }

@@ -19,6 +19,13 @@ TEST_CASE("ssh proxy: the system's file is kept whole, and sbx's block follows i
     CHECK(direct->starts_with(sbx::net::kSshBlockBegin));
 }
 
+TEST_CASE("ssh proxy: GIT_SSH_COMMAND carries the same ProxyCommand, quoted once more for git's shell") {
+    const auto command = sbx::net::git_ssh_command("/opt/it's/sbx-stage");
+    REQUIRE(command);
+    CHECK(*command == R"(ssh -o 'ProxyCommand '\''/opt/it'\''\'\'''\''s/sbx-stage'\'' --connect %h %p')");
+    CHECK_FALSE(sbx::net::git_ssh_command("/a\tb"));
+}
+
 TEST_CASE("ssh proxy: the program is quoted for ssh's % tokens and the shell, and a control byte refuses it") {
     const auto text = sbx::net::ssh_config_with_proxy("", "/opt/it's 100%/sbx-stage", false);
     REQUIRE(text);
@@ -36,9 +43,18 @@ TEST_CASE("ssh proxy: the proxy's URL is an address and a port, nothing else") {
     REQUIRE(v6);
     CHECK(v6->address == "::1");
     CHECK(v6->port == 8080);
-    for (const char* bad : {"https://127.0.0.1:1", "http://localhost:3128", "http://sbx:secret@127.0.0.1:3128",
-                            "http://127.0.0.1", "http://127.0.0.1:0", "http://127.0.0.1:65536", "http://127.0.0.1:8x",
-                            "http://[::1]", "http://[::1:80", "http://:80", "", "http://127.0.0.1:80/path"}) {
+    CHECK_FALSE(v4->credentials);
+    // The weaker sandbox's secret, percent-encoded as proxy_environment writes it.
+    auto secret = sbx::net::parse_proxy_url("http://sbx:a%2Fb%3Ac@127.0.0.1:3128");
+    REQUIRE(secret);
+    CHECK(secret->credentials);
+    CHECK(secret->user == "sbx");
+    CHECK(secret->password == "a/b:c");
+    CHECK(secret->address == "127.0.0.1");
+    for (const char* bad : {"https://127.0.0.1:1", "http://localhost:3128", "http://sbx:%2@127.0.0.1:3128",
+                            "http://sbx:%0a@127.0.0.1:3128", "http://sbx:%zz@127.0.0.1:3128", "http://127.0.0.1",
+                            "http://127.0.0.1:0", "http://127.0.0.1:65536", "http://127.0.0.1:8x", "http://[::1]",
+                            "http://[::1:80", "http://:80", "", "http://127.0.0.1:80/path", "http://u@host:80"}) {
         INFO(std::string(bad));
         CHECK_FALSE(sbx::net::parse_proxy_url(bad));
     }
@@ -60,8 +76,19 @@ TEST_CASE("ssh proxy: a host as ssh's %h gives it, and bytes that no host has") 
 }
 
 TEST_CASE("ssh proxy: the CONNECT request, and the proxy's status line read strictly") {
-    CHECK(sbx::net::connect_request("github.com", 22) == "CONNECT github.com:22 HTTP/1.1\r\nHost: github.com:22\r\n\r\n");
-    CHECK(sbx::net::connect_request("::1", 2222) == "CONNECT [::1]:2222 HTTP/1.1\r\nHost: [::1]:2222\r\n\r\n");
+    const sbx::net::ProxyUrl plain;
+    CHECK(sbx::net::connect_request("github.com", 22, plain) ==
+          "CONNECT github.com:22 HTTP/1.1\r\nHost: github.com:22\r\n\r\n");
+    CHECK(sbx::net::connect_request("::1", 2222, plain) == "CONNECT [::1]:2222 HTTP/1.1\r\nHost: [::1]:2222\r\n\r\n");
+    auto secret = sbx::net::parse_proxy_url("http://sbx:s%40cret@127.0.0.1:1");
+    REQUIRE(secret);
+    const std::string request = sbx::net::connect_request("h", 22, *secret);
+    // The proxy's own reader takes it back (sbx/net/http1.hpp, proxy_auth.hpp).
+    auto parsed = sbx::net::http1::parse_request(request);
+    REQUIRE(parsed);
+    using V = sbx::net::proxy_auth::Decision::Verdict;
+    CHECK(sbx::net::proxy_auth::check_request(*parsed, "s@cret").verdict == V::allowed);
+    CHECK(sbx::net::proxy_auth::check_request(*parsed, "other").verdict == V::wrong);
     auto ok = sbx::net::parse_connect_reply("HTTP/1.1 200 Connection established\r\n\r\n");
     REQUIRE(ok);
     CHECK(ok->status == 200);
