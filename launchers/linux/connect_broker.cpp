@@ -498,7 +498,21 @@ bool host_listens(std::uint16_t port) {
 // cannot without a setting. Where nothing listens outside either (a client
 // that waits for its own server to start) nothing is said.
 void ConnectBroker::refused_on_loopback(const LoopbackCall& call) {
-    if (call.port == 0 || !host_listens(call.port)) return;
+    if (call.port == 0) return;
+    const auto now = std::chrono::steady_clock::now();
+    bool listens = false;
+    {
+        std::lock_guard<std::mutex> lock(mutex_);
+        const auto it = looked_.find(call.port);
+        if (it != looked_.end() && (it->second.listens || now - it->second.at < std::chrono::seconds(1))) {
+            listens = it->second.listens;
+        } else {
+            if (it == looked_.end() && looked_.size() >= kMaxPortsLooked) return;
+            listens = host_listens(call.port);
+            looked_.insert_or_assign(call.port, Looked{listens, now});
+        }
+    }
+    if (!listens) return;
     SocketRefusal r{"", "", call.host, call.port, call.program,
                     "the sandbox's loopback is its own: nothing listens on this port inside, and the host's server on "
                     "it is reached only through an allowed entry",

@@ -31,10 +31,12 @@
 #include <sys/types.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <list>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -111,6 +113,7 @@ struct LoopbackCall {
 
 class ConnectBroker {
 public:
+    static constexpr std::size_t kMaxPortsLooked = 256;
     // Reported as it happens (the report's event).
     using OnRefusal = std::function<void(const SocketRefusal&)>;
 
@@ -169,6 +172,14 @@ private:
     mutable std::mutex mutex_;           // refusals_ and waiters_
     std::vector<SocketRefusal> refusals_;
     std::list<std::unique_ptr<Waiter>> waiters_;
+    // refused_on_loopback's looks at the host's listeners, by port: whether one
+    // listened, and when that was looked at (a port where none did is looked at
+    // again a second later). Beyond kMaxPortsLooked ports, no more is said.
+    struct Looked {
+        bool listens = false;
+        std::chrono::steady_clock::time_point at;
+    };
+    std::map<std::uint16_t, Looked> looked_;
 };
 
 }  // namespace sbx::linux_sandbox

@@ -67,7 +67,9 @@ ssh-keygen -q -t ed25519 -N '' -C sbx-test-host -f "$srv/host_key"
 ssh-keygen -q -t ed25519 -N '' -C sbx-test-client -f "$srv/client_key"
 cp "$srv/client_key.pub" "$srv/authorized_keys"
 git init -q --bare "$srv/remote.git"
-port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+port=$(free_port)
+free_port=$(free_port)  # where nothing listens, the control's
 cat >"$srv/sshd_config" <<EOF
 Port $port
 ListenAddress 127.0.0.1
@@ -147,6 +149,7 @@ ssh_cases() {
     marker=push-name-$who
     tap_in_sandbox --settings "$work/agent.json" --allow-host localhost -- "
 grep -c '^ *ProxyCommand .* --connect %h %p\$' /etc/ssh/ssh_config
+echo 'Host *' >>/etc/ssh/ssh_config 2>/dev/null || echo config-read-only
 ssh $ssh_opts $server_user@localhost -p $port echo reached-by-name
 $(commit "$marker") && git push -q $remote_by_name HEAD:refs/heads/$who 2>&1 && echo pushed
 git clone -q -b $who $remote_by_name clone 2>&1 && git -C clone log --format=%s -1
@@ -154,6 +157,7 @@ git fetch -q $remote_by_name $who 2>&1 && echo fetched
 rm -rf clone"
     want_status 0
     want_line '^1$'
+    want_out config-read-only
     want_out reached-by-name
     want_out pushed
     want_line "^$marker\$"
@@ -177,6 +181,12 @@ rm -rf clone"
     want_err "deny network-outbound 127.0.0.1:$port (the sandbox's loopback is its own: nothing listens on this port inside, and the host's server on it is reached only through an allowed entry; by ssh); to allow it: network.allowedDomains"
     ! remote_has "$marker" || fail_because "the server has the refused commit"
     tap_finish "attack: git push over ssh to a port not allowed is refused, and the block names the address and the setting"
+
+    tap_in_sandbox -- "ssh $ssh_opts -p $free_port $server_user@127.0.0.1 true 2>&1; echo ssh: \$?"
+    want_out "Connection refused"
+    want_out "ssh: 255"
+    [[ $err != *"<sandbox_violations>"* ]] || fail_because "a refusal reported where the host has nothing on the port"
+    tap_finish "control: to a loopback port where the host has nothing either, the refusal is the kernel's alone, unreported"
 
     tap_in_sandbox --settings "$work/agent.json" -- "ssh $ssh_opts git@blocked.invalid echo reached 2>&1; echo ssh: \$?"
     want_out "the sandbox's proxy refused blocked.invalid:22: 403 Forbidden"

@@ -11,6 +11,9 @@
 // credentials or a refusal saying why; accepted ones are the one encoding of
 // what they decode to; a request is allowed only with the secret as its password,
 // and the 407 for any other is a head with one line of body.
+// ssh's relay (sbx/net/ssh_proxy.hpp): any bytes are a proxy URL, a host and a
+// CONNECT answer or a refusal; an accepted URL's credentials come back from the
+// request the relay writes, which the proxy's parser accepts with that host.
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -19,6 +22,7 @@
 #include "check.hpp"
 #include "sbx/net/http1.hpp"
 #include "sbx/net/proxy_auth.hpp"
+#include "sbx/net/ssh_proxy.hpp"
 #include "../base64_encode.hpp"
 
 namespace {
@@ -120,6 +124,28 @@ void check_credentials(const http1::Request& r) {
     check(answer.find('\n', http1::head_end(answer, 0)) == answer.size() - 1, "the 407's body is one line");
 }
 
+void check_relay(std::string_view text) {
+    if (auto reply = sbx::net::parse_connect_reply(text)) {
+        check(reply->status >= 0 && reply->status <= 999, "a status of three digits");
+        for (const char c : reply->reason) check(!sbx::ascii_control(c), "no control byte in the reason");
+    }
+    const auto url = sbx::net::parse_proxy_url(text);
+    const auto host = sbx::net::relay_host(text);
+    if (!url && !host) return;
+    const sbx::net::ProxyUrl plain;
+    const std::string request =
+        sbx::net::connect_request(host ? std::string_view(*host) : "h", 22, url ? *url : plain);
+    auto parsed = http1::parse_proxy_request(request);
+    check(parsed.has_value(), "the relay's request is one the proxy accepts");
+    if (host) check(parsed->port == 22 && sbx::net::connect_target(parsed->host, 22) == sbx::net::connect_target(*host, 22),
+                    "the proxy reads the relay's host back");
+    if (url && url->credentials) {
+        auto head = http1::parse_request(request);
+        check(head && proxy_auth::check_request(*head, url->password).verdict == proxy_auth::Decision::Verdict::allowed,
+              "the relay presents the URL's password as the secret");
+    }
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
@@ -129,6 +155,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     const std::string_view head = end == std::string_view::npos ? text : text.substr(0, end);
     check_request(head);
     check_basic(text);
+    check_relay(text);
     if (const auto r = http1::parse_request(head)) check_credentials(*r);
 
     bool interim = false;

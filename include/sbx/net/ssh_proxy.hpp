@@ -69,8 +69,8 @@ struct ProxyUrl {
 SBX_INLINE expected<ProxyUrl> parse_proxy_url(std::string_view url);
 
 // `host` as ssh's %h gives it (a name, an IPv4 address or a bare IPv6 one),
-// checked: 1 to 253 bytes of letters, digits and `.-_:`, and `%` only after an
-// IPv6 address's `:` part (a zone). Fails naming the first byte it refuses.
+// checked: 1 to 253 bytes of letters, digits and `.-_:` (no IPv6 zone: the
+// proxy dials no link-local address). Fails naming the first byte it refuses.
 SBX_INLINE expected<std::string> relay_host(std::string_view host);
 
 // `HOST:PORT`, an IPv6 host in brackets.
@@ -214,12 +214,10 @@ SBX_INLINE expected<ProxyUrl> parse_proxy_url(std::string_view url) {
 
 SBX_INLINE expected<std::string> relay_host(std::string_view host) {
     if (host.empty() || host.size() > 253) return fail(Errc::invalid_argument, "the host is empty or longer than 253 bytes");
-    const bool v6 = host.find(':') != std::string_view::npos;
-    const auto zone = v6 ? host.find('%') : std::string_view::npos;
     for (std::size_t i = 0; i < host.size(); ++i) {
         const char c = host[i];
         const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' ||
-                        c == '-' || c == '_' || (v6 && i < zone && c == ':') || (i == zone && i > 0 && i + 1 < host.size());
+                        c == '-' || c == '_' || c == ':';
         if (!ok)
             return fail(Errc::invalid_argument, "the host holds byte " + std::to_string(i) + " (0x" +
                                                  "0123456789abcdef"[static_cast<unsigned char>(c) >> 4] +

@@ -61,11 +61,11 @@ TEST_CASE("ssh proxy: the proxy's URL is an address and a port, nothing else") {
 }
 
 TEST_CASE("ssh proxy: a host as ssh's %h gives it, and bytes that no host has") {
-    for (const char* ok : {"github.com", "10.0.0.1", "::1", "fe80::1%eth0", "my_host-1.example"}) {
+    for (const char* ok : {"github.com", "10.0.0.1", "::1", "2001:db8::1", "my_host-1.example"}) {
         INFO(std::string(ok));
         CHECK(sbx::net::relay_host(ok));
     }
-    for (const char* bad : {"", "a b", "host\r\nX-Evil: 1", "a:b%", "%eth0", "host%x", "a/b", "[::1]"}) {
+    for (const char* bad : {"", "a b", "host\r\nX-Evil: 1", "fe80::1%eth0", "%eth0", "a/b", "[::1]", "a@b"}) {
         INFO(std::string(bad));
         CHECK_FALSE(sbx::net::relay_host(bad));
     }
