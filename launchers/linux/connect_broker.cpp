@@ -268,7 +268,15 @@ void ConnectBroker::stop() {
 
 std::vector<SocketRefusal> ConnectBroker::refused() const {
     std::lock_guard<std::mutex> lock(mutex_);
-    return refusals_;
+    std::vector<SocketRefusal> out;
+    for (const auto& r : refusals_)
+        if (!r.local || !reached_.contains(static_cast<std::uint16_t>(r.port))) out.push_back(r);
+    return out;
+}
+
+void ConnectBroker::reached_loopback(std::uint16_t port) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (looked_.contains(port) && reached_.size() < kMaxPortsLooked) reached_.insert(port);
 }
 
 void ConnectBroker::refuse(SocketRefusal r) {
@@ -496,7 +504,9 @@ bool host_listens(std::uint16_t port) {
 // A refused connection to the sandbox's own loopback where the host has a
 // server on that port: what the command most likely meant to reach, and
 // cannot without a setting. Where nothing listens outside either (a client
-// that waits for its own server to start) nothing is said.
+// that waits for its own server to start) nothing is said, nor where a later
+// connection reaches the port (refused(): the command's own server was not
+// up yet).
 void ConnectBroker::refused_on_loopback(const LoopbackCall& call) {
     if (call.port == 0) return;
     const auto now = std::chrono::steady_clock::now();
@@ -602,6 +612,7 @@ void ConnectBroker::connect_and_answer(std::uint64_t id, Fd sock, std::vector<un
         const int result = rc == 0 ? 0 : -errno;
         respond(listener, id, result);
         if (result == -ECONNREFUSED) refused_on_loopback(loopback);
+        if ((result == 0 || result == -EINPROGRESS) && loopback.port != 0) reached_loopback(loopback.port);
     };
     if (flags < 0 || (flags & O_NONBLOCK) != 0) return connect_now(sock.get(), address);
     on_own_thread(id, [connect_now, fd = std::move(sock), a = std::move(address), t = std::move(target)]() mutable {

@@ -40,6 +40,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -113,6 +114,8 @@ struct LoopbackCall {
 
 class ConnectBroker {
 public:
+    // At most this many loopback ports are looked up among the host's
+    // listeners (refused_on_loopback); past them, such refusals go unsaid.
     static constexpr std::size_t kMaxPortsLooked = 256;
     // Reported as it happens (the report's event).
     using OnRefusal = std::function<void(const SocketRefusal&)>;
@@ -135,7 +138,8 @@ public:
     // if any is left). Idempotent.
     void stop();
 
-    // The refusals so far, each path once with how many times.
+    // The refusals so far, each path once with how many times; not a refusal
+    // on the sandbox's loopback at a port a later connection reached.
     std::vector<SocketRefusal> refused() const;
 
     // Answers one connect() notification of the listener.
@@ -155,6 +159,7 @@ private:
     void connect_and_answer(std::uint64_t id, launcher::Fd sock, std::vector<unsigned char> address,
                             launcher::Fd target, LoopbackCall loopback = {});
     void refused_on_loopback(const LoopbackCall& call);
+    void reached_loopback(std::uint16_t port);
     // Runs `job` (which answers call `id`) on a thread of its own; EAGAIN for
     // the call where too many wait already. Defined where it is used alone.
     template <class Job>
@@ -169,7 +174,7 @@ private:
     BrokerNetwork network_;
     OnRefusal on_refusal_;
     std::thread thread_;
-    mutable std::mutex mutex_;           // refusals_ and waiters_
+    mutable std::mutex mutex_;           // refusals_, waiters_, looked_ and reached_
     std::vector<SocketRefusal> refusals_;
     std::list<std::unique_ptr<Waiter>> waiters_;
     // refused_on_loopback's looks at the host's listeners, by port: whether one
@@ -180,6 +185,9 @@ private:
         std::chrono::steady_clock::time_point at;
     };
     std::map<std::uint16_t, Looked> looked_;
+    // Loopback ports a connection reached in the end (the command's own server,
+    // once up): their refusals before are left out of refused().
+    std::set<std::uint16_t> reached_;
 };
 
 }  // namespace sbx::linux_sandbox

@@ -96,7 +96,11 @@ grep -q "Server listening" "$tmp/sshd.log" || {
     exit 1
 }
 # remote_has SUBJECT: the server's branch of the case's user holds a commit so named.
-remote_has() { "${server_as[@]}" git --git-dir "$srv/remote.git" log --format=%s "refs/heads/$who" 2>/dev/null | grep -qxF -- "$1"; }
+remote_has() {
+    local log
+    log=$("${server_as[@]}" git --git-dir "$srv/remote.git" log --format=%s "refs/heads/$who" 2>/dev/null) || return 1
+    grep -qxF -- "$1" <<<"$log"
+}
 remote=ssh://$server_user@127.0.0.1:$port$srv/remote.git
 remote_by_name=ssh://$server_user@localhost:$port$srv/remote.git
 host_key=$(cut -d' ' -f1,2 "$srv/host_key.pub")
@@ -149,7 +153,7 @@ ssh_cases() {
     marker=push-name-$who
     tap_in_sandbox --settings "$work/agent.json" --allow-host localhost -- "
 grep -c '^ *ProxyCommand .* --connect %h %p\$' /etc/ssh/ssh_config
-echo 'Host *' >>/etc/ssh/ssh_config 2>/dev/null || echo config-read-only
+echo 'Host *' 2>/dev/null >>/etc/ssh/ssh_config || echo config-read-only
 ssh $ssh_opts $server_user@localhost -p $port echo reached-by-name
 $(commit "$marker") && git push -q $remote_by_name HEAD:refs/heads/$who 2>&1 && echo pushed
 git clone -q -b $who $remote_by_name clone 2>&1 && git -C clone log --format=%s -1
@@ -188,6 +192,15 @@ rm -rf clone"
     [[ $err != *"<sandbox_violations>"* ]] || fail_because "a refusal reported where the host has nothing on the port"
     tap_finish "control: to a loopback port where the host has nothing either, the refusal is the kernel's alone, unreported"
 
+    # The command's own server on the port the host's sshd has, tried before it is up.
+    tap_in_sandbox -- "python3 -c 'import socket
+early = socket.socket().connect_ex((\"127.0.0.1\", $port))
+server = socket.socket(); server.bind((\"127.0.0.1\", $port)); server.listen()
+print(\"early\", early, \"later\", socket.socket().connect_ex((\"127.0.0.1\", $port)))'"
+    want_out "early 111 later 0"
+    [[ $err != *"<sandbox_violations>"* ]] || fail_because "the early refusal was reported"
+    tap_finish "a refusal on the sandbox's loopback that the command's own server answers later is not reported"
+
     tap_in_sandbox --settings "$work/agent.json" -- "ssh $ssh_opts git@blocked.invalid echo reached 2>&1; echo ssh: \$?"
     want_out "the sandbox's proxy refused blocked.invalid:22: 403 Forbidden"
     want_out "ssh: 255"
@@ -205,7 +218,7 @@ rm -rf clone"
     tap_in_sandbox --settings "$work/agent.json" -- "
 grep -c '^\[localhost\]' $home/.ssh/known_hosts
 cat $home/.ssh/id_ed25519 >/dev/null 2>&1 || echo key-hidden
-echo >>$home/.ssh/known_hosts 2>/dev/null || echo known-hosts-read-only"
+echo 2>/dev/null >>$home/.ssh/known_hosts || echo known-hosts-read-only"
     want_line '^1$'
     want_out key-hidden
     want_out known-hosts-read-only

@@ -2,8 +2,8 @@
 //
 // bwrap_args() is the whole command line sbx-linux executes: bubblewrap, the
 // namespace and privilege flags (kSandboxFlags), the seccomp program, the
-// filesystem part, the root group's covers, the git exclude file, ssh's configuration, the working
-// directory and the stage that runs the command. It is pure: what only the
+// filesystem part, the root group's covers, the git exclude file, ssh's
+// configuration, the working directory and the stage that runs the command. It is pure: what only the
 // launcher knows when it runs (the bubblewrap it found, the descriptors it made,
 // the root group it joined) comes in a BwrapLaunch. `sbx doctor` runs the list it
 // makes of a small plan of its own, so a doctor that passes means `sbx run` starts.

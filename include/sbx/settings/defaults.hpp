@@ -62,8 +62,9 @@ SBX_INLINE void warn_lifts(Policy& p, const std::string& home);
 // default is not merged under them. `homes` as for default_policy(); the first
 // is $HOME's, which warnings write as `~`. The stores' openings follow the
 // merged allowRead, those no settings deny covers (none under
-// allowManagedReadPathsOnly, where managed settings alone open reads). Each allowRead entry that
-// lifts a store's deny is a warning (detail::warn_lifts), sbx's openings aside.
+// allowManagedReadPathsOnly, where managed settings alone open reads). Each
+// allowRead entry that lifts a store's deny is a warning (detail::warn_lifts),
+// sbx's openings aside.
 SBX_INLINE expected<Policy> effective_policy(std::vector<Settings>&& layers, const MergeOptions& options,
                                          const FsView& fs, const std::vector<std::string>& homes);
 
