@@ -1029,6 +1029,17 @@ int LinuxPlatform::doctor(Launcher& l) {
                  "socket by path as allowUnixSockets lists it, an address outside through the proxy"
                : "unavailable (" + sbx::to_string(broker.error()) + "): listed Unix sockets stay closed, and a program "
                  "that dials an address itself reaches nothing";
+    // ssh: whether there is a system file to bind its ProxyCommand into.
+    struct stat ssh_st {};
+    const std::string ssh_file(sbx::net::kSshConfigPath);
+    const bool ssh_bound = ::lstat(ssh_file.c_str(), &ssh_st) == 0 && S_ISREG(ssh_st.st_mode) &&
+                           static_cast<std::size_t>(ssh_st.st_size) <= sbx::net::kMaxSshConfig;
+    const std::string ssh_detail =
+        ssh_bound ? "by name through the proxy: a copy of " + ssh_file +
+                        " with a ProxyCommand for every host (the stage's --connect) is bound over it where the command "
+                        "has a proxy; the weaker sandbox sets GIT_SSH_COMMAND instead"
+                  : "no " + ssh_file + " here (a regular file of at most 256 KiB) to bind a ProxyCommand into: ssh "
+                        "inside reaches only addresses the rules allow, by address";
     if (l.options().json) {
         std::string json = to_json(result);
         json.pop_back();  // the closing brace
@@ -1038,11 +1049,15 @@ int LinuxPlatform::doctor(Launcher& l) {
         sbx::json::Writer c;
         c.begin_object().key("available").value(broker.has_value()).key("detail").value(broker_detail).end_object();
         std::cout << ",\"connections\":" << c.take();
+        sbx::json::Writer h;
+        h.begin_object().key("bound").value(ssh_bound).key("detail").value(ssh_detail).end_object();
+        std::cout << ",\"ssh\":" << h.take();
         for (const auto& n : notes_) std::cout << "," << sbx::json::quote(n.key) << ":" << n.json;
         std::cout << "}\n";
     } else {
         std::cout << to_text(result) << "     weaker sandbox: " << weaker_detail << "\n";
         std::cout << "     connections: " << broker_detail << "\n";
+        std::cout << "     ssh: " << ssh_detail << "\n";
         for (const auto& n : notes_) std::cout << "     " << n.label << ": " << n.text << "\n";
     }
     return result.available() ? 0 : 1;

@@ -922,7 +922,13 @@ expect_rc 0
 expect_out '"available":true'
 # Whether the launcher decides each connection here (this kernel can: 5.6 or later).
 expect_out '"connections":{"available":true,"detail":"the launcher decides each connect() of the command'
-tap_finish "sbx doctor --json --launcher sbx-linux says available, and that the launcher decides each connection"
+# And whether ssh goes through the proxy (tools/install-deps.sh --tests installs openssh-client).
+if [[ -f /etc/ssh/ssh_config ]]; then
+    expect_out '"ssh":{"bound":true,"detail":"by name through the proxy'
+else
+    expect_out '"ssh":{"bound":false,"detail":"no /etc/ssh/ssh_config here'
+fi
+tap_finish "sbx doctor --json --launcher sbx-linux says available, that the launcher decides each connection, and how ssh goes"
 
 fresh_case
 run_sbx "$launcher" --doctor --bwrap /nonexistent/sbx-test/bwrap
