@@ -137,8 +137,8 @@ void check_relay(std::string_view text) {
         sbx::net::connect_request(host ? std::string_view(*host) : "h", 22, url ? *url : plain);
     auto parsed = http1::parse_proxy_request(request);
     check(parsed.has_value(), "the relay's request is one the proxy accepts");
-    if (host) check(parsed->port == 22 && sbx::net::connect_target(parsed->host, 22) == sbx::net::connect_target(*host, 22),
-                    "the proxy reads the relay's host back");
+    if (host) check(parsed->port == 22 && parsed->request.target == sbx::net::connect_target(*host, 22),
+                    "the proxy reads the relay's host and port back");
     if (url && url->credentials) {
         auto head = http1::parse_request(request);
         check(head && proxy_auth::check_request(*head, url->password).verdict == proxy_auth::Decision::Verdict::allowed,
