@@ -43,13 +43,13 @@
 #include <vector>
 
 #include "base/fd_io.hpp"
+#include "base/own_executable.hpp"
 #include "base/trace.hpp"
 #include "linux/connect_broker.hpp"
 #include "linux/file_broker.hpp"
 #include "linux/git_audit.hpp"
 #include "linux/platform.hpp"
 #include "linux/probe.hpp"
-#include "linux/proc_files.hpp"
 #include "linux/seccomp_filter.hpp"
 #include "linux/stop_namespace.hpp"
 #include "sbx/core/json_write.hpp"
@@ -618,11 +618,10 @@ void hold_caller_terminal(Run& run) {
 std::optional<std::string> relay_program(const sbx::Plan& plan) {
     if (plan.network.mode != sbx::NetworkMode::proxy) return std::nullopt;
     std::string program = stage_binary_path();
-    if (program.empty()) program = read_link("/proc/self/exe");
     char* real = program.empty() ? nullptr : ::realpath(program.c_str(), nullptr);
-    if (real == nullptr) return std::nullopt;
-    program = real;
+    program = real != nullptr ? std::string(real) : sbx::launcher::own_executable();
     std::free(real);
+    if (program.empty()) return std::nullopt;
     if (sbx::planned_access(plan.filesystem, program).kind == sbx::PlannedAccess::Kind::hidden) return std::nullopt;
     return program;
 }
@@ -1478,13 +1477,8 @@ sbx::expected<std::unique_ptr<CommandProxy>> weaker_proxy(Run& run, const pid_t&
     auto listeners = listen_loopback();
     if (!listeners) return sbx::fail(listeners.error());
     put_proxy_environment(stage.env, listeners->http_port, listeners->socks_port, *secret);
-    // No ssh_config can be bound here: git's ssh gets the ProxyCommand on its
-    // command line instead, unless the caller chose an ssh for git.
-    const bool own_ssh = std::any_of(stage.env.begin(), stage.env.end(), [](const std::string& kv) {
-        return kv.starts_with("GIT_SSH_COMMAND=") || kv.starts_with("GIT_SSH=");
-    });
-    if (auto program = relay_program(run.plan); program && !own_ssh)
-        if (auto command = sbx::net::git_ssh_command(*program)) stage.env.push_back("GIT_SSH_COMMAND=" + *command);
+    // No ssh_config can be bound here: git's ssh gets the ProxyCommand on its command line.
+    put_git_ssh_command(stage.env, run.plan, relay_program(run.plan).value_or(std::string()));
     stage.connect_ports = {listeners->http_port, listeners->socks_port};
     // The listeners are the proxy's to close from here on.
     auto started = CommandProxy::start(run.plan, run.l.report(), run.l.answering(), listeners->http.release(),

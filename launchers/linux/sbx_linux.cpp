@@ -10,7 +10,7 @@
 //                                                --trace-fd: each step's time (trace.hpp)
 //   sbx-linux --doctor [--json] [--bwrap PATH]   can the sandbox run here; exit 1 when it cannot
 //   sbx-linux --stage ...                        the in-sandbox stage (stage.hpp); not for people
-//   sbx-linux --connect HOST PORT                ssh's ProxyCommand inside the sandbox (connect_relay.hpp)
+//   sbx-linux --connect HOST PORT                ssh's ProxyCommand inside the sandbox (base/connect_relay.hpp)
 //
 // The steps are linux/platform.hpp's, which `sbx run` also runs in its own
 // process; the options, the plan, the failures before the command and the
@@ -22,14 +22,15 @@
 // line on standard error: "sbx-linux: CODE: message".
 #include <iostream>
 
+#include "base/connect_relay.hpp"
 #include "linux/platform.hpp"
 #include "shared/launcher_main.hpp"
-#include "stage/connect_relay.hpp"
 #include "stage/stage.hpp"
 
 int main(int argc, char** argv) {
     using namespace sbx::linux_sandbox;
-    if (argc >= 2 && argv[1] == kConnectFlag) return run_connect_relay("sbx-linux", argc - 2, argv + 2);
+    if (argc >= 2 && argv[1] == sbx::launcher::kConnectFlag)
+        return sbx::launcher::run_connect_relay("sbx-linux", argc - 2, argv + 2);
     if (argc >= 2 && argv[1] == kStageFlag) {
         StageArgs stage;
         if (!parse_stage_args(argc - 2, argv + 2, stage)) {

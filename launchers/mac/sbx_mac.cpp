@@ -5,6 +5,8 @@
 //   sbx-mac --print-profile [--plan-fd N]
 //                                      print the Seatbelt profile the plan would run under
 //   sbx-mac --doctor [--json]          can the sandbox run here; exit 1 when it cannot
+//   sbx-mac --connect HOST PORT        ssh's ProxyCommand inside the sandbox (base/connect_relay.hpp),
+//                                      which the command's GIT_SSH_COMMAND names
 //
 // It reads the same plan as sbx-linux (sbx::parse_plan, as strict), checks the
 // disk is as planned, makes the command's temporary directory, starts the same
@@ -46,7 +48,9 @@
 #include <utility>
 #include <vector>
 
+#include "base/connect_relay.hpp"
 #include "base/fd_io.hpp"
+#include "base/own_executable.hpp"
 #include "mac/sandbox_exec.hpp"
 #include "sbx/core/json_write.hpp"
 #include "sbx/mac/profile.hpp"
@@ -115,6 +119,8 @@ sbx::mac::ProfileOptions profile_options(const sbx::Plan& plan, const LoopbackLi
 std::vector<std::string> command_environment(const sbx::Plan& plan, const Listeners& l) {
     auto env = env_strings(plan, true);
     if (plan.network.mode == sbx::NetworkMode::proxy) put_proxy_environment(env, l.http_port, l.socks_port, l.secret);
+    // No ssh_config can be bound here: git's ssh runs `sbx-mac --connect` as its ProxyCommand.
+    put_git_ssh_command(env, plan, sbx::launcher::own_executable());
     return env;
 }
 
@@ -449,6 +455,9 @@ int MacPlatform::run(Launcher& l, const sbx::Plan& plan, Reaper& reaper) {
 }  // namespace
 
 int main(int argc, char** argv) {
+    // ssh's ProxyCommand inside the sandbox (base/connect_relay.hpp).
+    if (argc >= 2 && argv[1] == sbx::launcher::kConnectFlag)
+        return sbx::launcher::run_connect_relay("sbx-mac", argc - 2, argv + 2);
     MacPlatform mac;
     return launcher_main(argc, argv, mac);
 }

@@ -3,6 +3,7 @@
 #include "sbx/core/json.hpp"
 #include "sbx/io/fs_view_disk.hpp"
 #include "sbx/net/proxy_env.hpp"
+#include "sbx/net/ssh_proxy.hpp"
 #include "shared/common.hpp"
 #include "shared/signals.hpp"
 
@@ -87,6 +88,16 @@ void put_proxy_environment(std::vector<std::string>& env, int http_port, int soc
         std::erase_if(env, [&](const std::string& kv) { return kv.rfind(prefix, 0) == 0; });
         env.push_back(prefix + value);
     }
+}
+
+void put_git_ssh_command(std::vector<std::string>& env, const sbx::Plan& plan, const std::string& program) {
+    if (plan.network.mode != sbx::NetworkMode::proxy || program.empty() ||
+        sbx::planned_access(plan.filesystem, program).kind == sbx::PlannedAccess::Kind::hidden)
+        return;
+    const bool own_ssh = std::any_of(env.begin(), env.end(), [](const std::string& kv) {
+        return kv.starts_with("GIT_SSH_COMMAND=") || kv.starts_with("GIT_SSH=");
+    });
+    if (auto command = sbx::net::git_ssh_command(program); command && !own_ssh) env.push_back("GIT_SSH_COMMAND=" + *command);
 }
 
 std::vector<std::string> env_strings(const sbx::Plan& plan, bool with_loader) {

@@ -241,6 +241,13 @@ sbx::expected<LoopbackListeners> listen_loopback();
 // secret (sbx::net::proxy_environment) in place of any of the same names.
 void put_proxy_environment(std::vector<std::string>& env, int http_port, int socks_port, const std::string& secret);
 
+// Where no ssh_config can be bound (the weaker sandbox, sbx-mac): `env` with
+// GIT_SSH_COMMAND naming `program --connect` as ssh's ProxyCommand
+// (sbx::net::git_ssh_command, base/connect_relay.hpp), so that git over ssh
+// goes through the proxy; unless the plan has no proxy, `env` names an ssh for
+// git already (GIT_SSH_COMMAND, GIT_SSH), `program` is empty or the plan hides it.
+void put_git_ssh_command(std::vector<std::string>& env, const sbx::Plan& plan, const std::string& program);
+
 // Runs the plan's command without a sandbox (failIfUnavailable: false), in the
 // plan's directory with its environment, waits, and returns a shell-style status.
 int run_unconfined(const sbx::Plan& plan);

@@ -87,6 +87,23 @@ expect_err "sbx: warning: the proxy refused 2 clients without the command's prox
 nothing_left
 tap_finish "the proxy serves only clients with the command's secret (407, SOCKS refusal, a warning), fresh for each command"
 
+# git's ssh: Seatbelt binds no file, so GIT_SSH_COMMAND names `sbx-mac --connect`
+# as ssh's ProxyCommand, whose relay presents the command's secret. Run as ssh
+# would run it (%h and %p filled in), it carries a request to the allowed
+# server; to one not allowed, the proxy refuses it (403, not 407).
+relay="eval \"set -- \$GIT_SSH_COMMAND\"; pc=\${3#ProxyCommand }
+    printf 'GET /through-relay HTTP/1.0\\r\\n\\r\\n' | eval \"\$(printf '%s' \"\$pc\" | sed 's/%h/127.0.0.1/; s/%p/$port/')\""
+in_sandbox --allow-host "127.0.0.1:$port" -- "echo \"\$GIT_SSH_COMMAND\"; $relay"
+expect_out "ssh -o 'ProxyCommand '\\''$(realpath "$mac")'\\'' --connect %h %p'"
+expect_out "sbx-test-server GET /through-relay"
+in_sandbox -- "$relay"
+[[ $rc == 1 ]] || fail_because "the refused relay exited $rc, not 1"
+expect_err "sbx-mac: the sandbox's proxy refused 127.0.0.1:$port: 403"
+# The caller's own ssh for git is kept.
+GIT_SSH_COMMAND="ssh -v" in_sandbox -- 'echo "git-ssh=$GIT_SSH_COMMAND"'
+expect_out "git-ssh=ssh -v"
+tap_finish "git's ssh gets sbx-mac --connect as its ProxyCommand (GIT_SSH_COMMAND), which passes the secret to an allowed host only"
+
 # With a settings file (the empty managed one, and one that lifts ~/.aws), the
 # credential stores are still in the profile, under HOME and the account's home.
 echo '{"sandbox": {"filesystem": {"allowRead": ["~/.aws"]}}}' >"$tmp/lift-aws.json"

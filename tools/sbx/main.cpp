@@ -37,9 +37,9 @@
 #include "own_programs.hpp"
 #include "shared/common.hpp"  // launchers/: --grace's limit
 #if defined(__linux__)
-#include "stage/connect_relay.hpp"  // launchers/: ssh's ProxyCommand, where sbx is the stage
 #include "stage/stage.hpp"  // launchers/: the stage, should sbx-stage not be there
 #endif
+#include "base/connect_relay.hpp"  // launchers/: ssh's ProxyCommand, where sbx is the relay
 #include "base/trace.hpp"  // launchers/: when main began, for --trace-fd
 
 namespace sbx::cli {
@@ -397,11 +397,12 @@ int parse_and_run(Cli& c, int argc, char** argv) {
 int main(int argc, char** argv) {
     using namespace sbx::cli;
     const std::uint64_t started = sbx::launcher::Trace::now();
+    // ssh's ProxyCommand inside the sandbox, where sbx is the program the
+    // launcher names (launchers/base/connect_relay.hpp).
+    if (argc >= 2 && argv[1] == sbx::launcher::kConnectFlag)
+        return sbx::launcher::run_connect_relay("sbx", argc - 2, argv + 2);
 #if defined(__linux__)
-    // The stage, where no sbx-stage lies beside this program (launchers/stage/stage.hpp),
-    // and then also ssh's ProxyCommand inside the sandbox (stage/connect_relay.hpp).
-    if (argc >= 2 && argv[1] == sbx::linux_sandbox::kConnectFlag)
-        return sbx::linux_sandbox::run_connect_relay("sbx", argc - 2, argv + 2);
+    // The stage, where no sbx-stage lies beside this program (launchers/stage/stage.hpp).
     if (argc >= 2 && argv[1] == sbx::linux_sandbox::kStageFlag) {
         sbx::linux_sandbox::StageArgs stage;
         if (!sbx::linux_sandbox::parse_stage_args(argc - 2, argv + 2, stage)) {

@@ -1,9 +1,6 @@
 // own_programs.cpp - where sbx's own programs lie (own_programs.hpp).
 #include "own_programs.hpp"
 
-#if defined(__APPLE__)
-#include <mach-o/dyld.h>
-#endif
 #include <unistd.h>
 
 #include <algorithm>
@@ -19,6 +16,7 @@
 #if defined(__linux__)
 #include "stage/stage.hpp"  // launchers/: the stage, should sbx-stage not be there
 #endif
+#include "base/own_executable.hpp"  // launchers/: this program's path
 #include "shared/run_program.hpp"  // launchers/: find_in_path, for the name sbx was started by
 
 namespace sbx::cli {
@@ -45,19 +43,7 @@ std::string started_as() {
     return sbx::launcher::find_in_path(name, path != nullptr ? std::optional<std::string>(path) : std::nullopt).path;
 }
 
-std::string own_path() {
-#if defined(__APPLE__)
-    char self[PATH_MAX];
-    std::uint32_t size = sizeof self;
-    if (_NSGetExecutablePath(self, &size) != 0) return {};
-    char real[PATH_MAX];
-    return ::realpath(self, real) != nullptr ? std::string(real) : std::string(self);
-#else
-    char self[PATH_MAX];
-    const ssize_t n = ::readlink("/proc/self/exe", self, sizeof self - 1);
-    return n > 0 ? std::string(self, static_cast<std::size_t>(n)) : std::string();
-#endif
-}
+std::string own_path() { return sbx::launcher::own_executable(); }
 
 sbx::expected<std::string> find_launcher(const std::string& given) {
     if (!given.empty()) return absolute(given);

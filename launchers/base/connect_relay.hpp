@@ -1,5 +1,21 @@
-// launchers/stage/connect_relay.cpp - ssh's ProxyCommand inside bubblewrap's sandbox (connect_relay.hpp).
-#include "stage/connect_relay.hpp"
+// launchers/base/connect_relay.hpp - ssh's ProxyCommand inside the sandbox.
+//
+// `sbx-stage --connect HOST PORT` (also `sbx-linux --connect`, `sbx-mac
+// --connect` and `sbx --connect`: whichever of sbx's programs the launcher
+// names) is the ProxyCommand ssh runs inside the sandbox: from the ssh_config
+// sbx-linux binds (sbx/net/ssh_proxy.hpp), or from GIT_SSH_COMMAND where no
+// file can be bound (the weaker sandbox, sbx-mac). It asks the proxy at
+// HTTPS_PROXY for `CONNECT HOST:PORT`, presenting the URL's password where it
+// has one (the proxy's secret on the host's loopback), then copies standard
+// input to the connection and the connection to standard output until both
+// ends are done. The proxy decides the host and reports a refusal in the
+// violations block; the relay says it on standard error in one line, which ssh
+// shows.
+// Exit status: 0 when the connection ran to its end; 1 when the proxy refused
+// or the connection failed; 2 for a malformed command line or HTTPS_PROXY.
+// Inline, as base/ is: the statically linked stage starts it in well under a
+// millisecond. It runs inside the sandbox, confined like any other program.
+#pragma once
 
 #include <arpa/inet.h>
 #include <fcntl.h>
@@ -14,15 +30,21 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <string_view>
 
 #include "base/fd_io.hpp"
+#include "sbx/core/ascii.hpp"
 #include "sbx/net/ssh_proxy.hpp"
 
-namespace sbx::linux_sandbox {
+namespace sbx::launcher {
 
-namespace {
+inline constexpr std::string_view kConnectFlag = "--connect";
 
-using sbx::launcher::Fd;
+// Runs the relay for the `argc` words of `argv` after kConnectFlag; returns
+// the exit status. `self` names the program in its messages.
+inline int run_connect_relay(std::string_view self, int argc, char** argv);
+
+namespace relay_detail {
 
 constexpr int kRefused = 1;
 constexpr int kUsage = 2;
@@ -30,14 +52,14 @@ constexpr int kUsage = 2;
 constexpr std::size_t kMaxHead = 16 * 1024;
 constexpr std::size_t kMaxBody = 4 * 1024;
 
-int say(std::string_view self, const std::string& what, int status) {
+inline int say(std::string_view self, const std::string& what, int status) {
     const std::string line = std::string(self) + ": " + what + "\n";
-    (void)sbx::launcher::write_all(STDERR_FILENO, line.data(), line.size());
+    (void)write_all(STDERR_FILENO, line.data(), line.size());
     return status;
 }
 
 // A connection to the proxy's address, or none with errno.
-Fd dial(const sbx::net::ProxyUrl& proxy) {
+inline Fd dial(const sbx::net::ProxyUrl& proxy) {
     sockaddr_storage ss{};
     socklen_t len = 0;
     if (auto* in = reinterpret_cast<sockaddr_in*>(&ss); ::inet_pton(AF_INET, proxy.address.c_str(), &in->sin_addr) == 1) {
@@ -72,7 +94,7 @@ struct Half {
 // Copies both ways until the connection's end: standard input to `sock`
 // (its end shuts the connection's writing side, so the server sees it) and
 // `sock` to standard output (its end ends the relay, as ssh then has all).
-int copy_both_ways(int sock, std::string first) {
+inline int copy_both_ways(int sock, std::string first) {
     Half up{STDIN_FILENO, sock, {}, false, false};
     Half down{sock, STDOUT_FILENO, std::move(first), false, false};
     for (int fd : {STDIN_FILENO, STDOUT_FILENO, sock}) ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK);
@@ -111,9 +133,10 @@ int copy_both_ways(int sock, std::string first) {
     return 0;
 }
 
-}  // namespace
+}  // namespace relay_detail
 
-int run_connect_relay(std::string_view self, int argc, char** argv) {
+inline int run_connect_relay(std::string_view self, int argc, char** argv) {
+    using namespace relay_detail;
     ::signal(SIGPIPE, SIG_IGN);
     if (argc != 2) return say(self, "USAGE: --connect HOST PORT (ssh's ProxyCommand inside the sandbox)", kUsage);
     auto host = sbx::net::relay_host(argv[0]);
@@ -133,7 +156,7 @@ int run_connect_relay(std::string_view self, int argc, char** argv) {
     Fd sock = dial(*proxy);
     if (!sock.ok()) return say(self, "cannot reach the sandbox's proxy: " + std::string(std::strerror(errno)), kRefused);
     const std::string request = sbx::net::connect_request(*host, static_cast<std::uint16_t>(port), *proxy);
-    if (!sbx::launcher::write_all(sock.get(), request.data(), request.size()))
+    if (!write_all(sock.get(), request.data(), request.size()))
         return say(self, "cannot write to the sandbox's proxy: " + std::string(std::strerror(errno)), kRefused);
     std::string got;
     std::size_t head = std::string::npos;
@@ -166,4 +189,4 @@ int run_connect_relay(std::string_view self, int argc, char** argv) {
     return copy_both_ways(sock.get(), std::move(rest));
 }
 
-}  // namespace sbx::linux_sandbox
+}  // namespace sbx::launcher
