@@ -72,6 +72,7 @@
 #include "shared/root_group.hpp"
 #include "shared/signals.hpp"
 #include "shared/terminal.hpp"
+#include "shared/tool_cache.hpp"
 #include "stage/landlock.hpp"
 #include "stage/stage.hpp"
 
@@ -636,21 +637,10 @@ std::optional<std::string> ssh_config_for(const sbx::Plan& plan) {
     const auto program = relay_program(plan);
     if (!program || sbx::planned_access(plan.filesystem, file).kind == sbx::PlannedAccess::Kind::hidden)
         return std::nullopt;
-    Fd fd(::open(file.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK));
-    struct stat st {};
-    if (!fd.ok() || ::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode) ||
-        static_cast<std::size_t>(st.st_size) > sbx::net::kMaxSshConfig)
-        return std::nullopt;
-    std::string text(static_cast<std::size_t>(st.st_size), '\0');
-    std::size_t got = 0;
-    while (got < text.size()) {
-        const ssize_t n = ::read(fd.get(), text.data() + got, text.size() - got);
-        if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) return std::nullopt;
-        got += static_cast<std::size_t>(n);
-    }
+    const auto text = read_small(AT_FDCWD, file, sbx::net::kMaxSshConfig);
+    if (!text) return std::nullopt;
     return sbx::net::ssh_config_with_proxy(
-        text, *program, !sbx::net::loopback_through_proxy(plan.network.rules, plan.network.call));
+        *text, *program, !sbx::net::loopback_through_proxy(plan.network.rules, plan.network.call));
 }
 
 // What bubblewrap and the stage are told of the root's group, the git

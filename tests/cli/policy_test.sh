@@ -157,12 +157,14 @@ echo '{"sandbox": {"filesystem": {"allowRead": ["~/.ssh", "~/.aws/config"]}}}' >
 pfile=$(re "$proj/.claude/settings.json")
 run policy --root "$proj" "${no_managed[@]}"
 expect_status 0
-expect_line '^  filesystem\.allowRead: none$'
+expect_line "^    $(re "$home/.ssh/known_hosts") +builtin +\(built-in\) +defaults\.readableInStores\[0\]\$"  # sbx's own opening alone
+expect_no_line "^    $(re "$home/.ssh") +project"
 expect_line "^  $pfile: sandbox\.filesystem\.allowRead\[0\]: left out: $(re "$home/.ssh") is at or under $(re "$home/.ssh"), a credential store sbx hides \(SSH private keys"
 expect_line "^  $pfile: sandbox\.filesystem\.allowRead\[1\]: left out: .*only user, flag and managed settings can open one\$"
 expect_no_line 'lifts the built-in'
 run policy --root "$proj" "${no_managed[@]}" --untrusted
-expect_line '^  filesystem\.allowRead: none$'
+expect_line "^    $(re "$home/.ssh/known_hosts") +builtin +\(built-in\) +defaults\.readableInStores\[0\]\$"  # sbx's own opening alone
+expect_no_line "^    $(re "$home/.ssh") +project"
 expect_line "^  $pfile: sandbox\.filesystem\.allowRead\[0\]: left out: the project is not trusted"
 tap_finish "a project's allowRead cannot lift a store, trusted or not: left out with a warning"
 

@@ -189,29 +189,33 @@ SBX_INLINE const CredentialStore* credential_store_of(const Source& s) {
     return &kCredentialStores[i];
 }
 
+namespace detail {
+
+// `homes` normalised, each once, in their order.
+SBX_INLINE std::vector<std::string> distinct_homes(const std::vector<std::string>& homes) {
+    std::vector<std::string> out;
+    for (const auto& home : homes)
+        if (std::string h = paths::normalize(home); std::find(out.begin(), out.end(), h) == out.end())
+            out.push_back(std::move(h));
+    return out;
+}
+
+}  // namespace detail
+
 SBX_INLINE SourcedList credential_store_denies(const std::vector<std::string>& homes) {
     const FileName file{std::string(kBuiltinFile)};
     SourcedList out;
-    std::vector<std::string> seen;
-    for (const auto& home : homes) {
-        const std::string h = paths::normalize(home);
-        if (std::find(seen.begin(), seen.end(), h) != seen.end()) continue;
-        seen.push_back(h);
+    for (const auto& h : detail::distinct_homes(homes))
         for (std::size_t i = 0; i < kCredentialStores.size(); ++i)
             out.push_back({paths::join(h, kCredentialStores[i].path),
                            Source{LayerKind::builtin, file, credential_store_key(i)}});
-    }
     return out;
 }
 
 SBX_INLINE SourcedList credential_store_openings(const std::vector<std::string>& homes, const SourcedList& denies) {
     const FileName file{std::string(kBuiltinFile)};
     SourcedList out;
-    std::vector<std::string> seen;
-    for (const auto& home : homes) {
-        const std::string h = paths::normalize(home);
-        if (std::find(seen.begin(), seen.end(), h) != seen.end()) continue;
-        seen.push_back(h);
+    for (const auto& h : detail::distinct_homes(homes)) {
         for (std::size_t i = 0; i < kCredentialStoreOpenings.size(); ++i) {
             const std::string path = paths::join(h, kCredentialStoreOpenings[i].path);
             const auto comps = paths::components(path);
