@@ -54,6 +54,7 @@
 #include "sbx/plan/read_plan.hpp"
 #include "sbx/plan/report.hpp"
 #include "sbx/plan/said_once.hpp"
+#include "sbx/plan/session_protocol.hpp"
 #include "sbx/plan/verify_plan.hpp"
 #include "sbx/review/check.hpp"
 #include "sbx/review/check_file.hpp"

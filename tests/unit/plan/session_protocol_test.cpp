@@ -1,0 +1,150 @@
+// A session's control socket (sbx/plan/session_protocol.hpp): requests read
+// strictly, each refusal naming its key; requests and events written as lines
+// that read back as themselves.
+#include "sbx/plan/session_protocol.hpp"
+
+#include <doctest/doctest.h>
+
+#include <string>
+#include <vector>
+
+namespace {
+
+namespace s = sbx::session;
+
+s::Request run_request() {
+    s::Request r;
+    r.op = s::Op::run;
+    r.id = "c-1.a_b";
+    r.run.argv = {"npm", "run", "dev", "with \"quotes\" and \\ and \t tab"};
+    r.run.cwd = "/home/ana/proj/web";
+    r.run.env = {{"PATH", "/usr/bin:/bin"}, {"EMPTY", ""}, {"ÜNICODE", "wert ✓"}};
+    r.run.hosts = {"registry.npmjs.org", "[::1]:3000"};
+    r.run.violations = false;
+    return r;
+}
+
+// The refusal of `line`: its key and message.
+std::string refusal(const std::string& line) {
+    auto r = s::parse_request(line);
+    REQUIRE_FALSE(r.has_value());
+    CHECK(r.error().code == sbx::Errc::invalid_argument);
+    return (r.error().key.empty() ? "" : r.error().key + ": ") + r.error().message;
+}
+
+}  // namespace
+
+TEST_CASE("session protocol: every request reads back as itself") {
+    std::vector<s::Request> all;
+    all.push_back(run_request());
+    s::Request terminal = run_request();
+    terminal.run.stdio = s::Stdio::terminal;
+    terminal.run.rows = 40;
+    terminal.run.cols = 120;
+    all.push_back(terminal);
+    s::Request signal;
+    signal.op = s::Op::signal;
+    signal.id = "c1";
+    signal.signal = s::Signal::interrupt;
+    all.push_back(signal);
+    s::Request resize;
+    resize.op = s::Op::resize;
+    resize.id = "c1";
+    resize.rows = 50;
+    resize.cols = 200;
+    all.push_back(resize);
+    s::Request stop;
+    stop.op = s::Op::stop;
+    all.push_back(stop);
+    all.push_back(s::Request{});  // status
+    for (const auto& r : all) {
+        const std::string line = s::request_line(r);
+        CAPTURE(line);
+        REQUIRE(line.back() == '\n');
+        CHECK(line.find('\n') == line.size() - 1);
+        auto back = s::parse_request(std::string_view(line).substr(0, line.size() - 1));
+        REQUIRE(back.has_value());
+        CHECK(*back == r);
+    }
+}
+
+TEST_CASE("session protocol: a request is refused with its key named, never cut or defaulted") {
+    CHECK(refusal(R"({"v":1,"op":"run","id":"c1","argv":["true"]})") == "cwd: missing from a run request");
+    CHECK(refusal(R"({"v":2,"op":"status"})") == "v: this session speaks version 1, not 2");
+    CHECK(refusal(R"({"op":"status"})") == "v: missing");
+    CHECK(refusal(R"({"v":1,"op":"launch"})") == "op: is none of run, signal, resize, stop, status");
+    CHECK(refusal(R"({"v":1,"op":"status","id":"c1"})") == "id: not a key of a status request");
+    CHECK(refusal(R"({"v":1,"op":"status","extra":1})") == "extra: not a key of this request");
+    CHECK(refusal(R"({"v":1,"op":"status","v":1})") == "v: given twice");
+    CHECK(refusal(R"({"v":1,"op":"run","id":"c 1","argv":["true"],"cwd":"/"})") ==
+          "id: holds a byte other than letters, digits and ._-");
+    CHECK(refusal(R"({"v":1,"op":"run","id":"c1","argv":[],"cwd":"/"})") == "argv: is empty");
+    CHECK(refusal(R"({"v":1,"op":"run","id":"c1","argv":["true",7],"cwd":"/"})") ==
+          "argv[1]: expected a string, got a number");
+    CHECK(refusal(R"({"v":1,"op":"run","id":"c1","argv":["a\u0000b"],"cwd":"/"})") == "argv[0]: holds a NUL byte");
+    CHECK(refusal(R"({"v":1,"op":"run","id":"c1","argv":["true"],"cwd":"proj"})") ==
+          "cwd: is not an absolute, normalised path");
+    CHECK(refusal(R"({"v":1,"op":"run","id":"c1","argv":["true"],"cwd":"/a/../b"})") ==
+          "cwd: is not an absolute, normalised path");
+    CHECK(refusal(R"({"v":1,"op":"run","id":"c1","argv":["true"],"cwd":"/","env":{"A=B":"x"}})") ==
+          "env.A=B: is no variable name (empty, or holds = or NUL)");
+    CHECK(refusal(R"({"v":1,"op":"run","id":"c1","argv":["true"],"cwd":"/","env":{"A":"x","A":"y"}})") ==
+          "env.A: given twice");
+    CHECK(refusal(R"({"v":1,"op":"run","id":"c1","argv":["true"],"cwd":"/","rows":24})") ==
+          "rows: is for a terminal (stdio: terminal)");
+    CHECK(refusal(R"({"v":1,"op":"run","id":"c1","argv":["true"],"cwd":"/","stdio":"pipe"})") ==
+          "stdio: is neither fds nor terminal");
+    CHECK(refusal(R"({"v":1,"op":"resize","id":"c1","rows":-1,"cols":80})") ==
+          "rows: expected a whole number from 0 to 10000");
+    CHECK(refusal(R"({"v":1,"op":"resize","id":"c1","rows":10001,"cols":80})") == "rows: is 10001; the most is 10000");
+    CHECK(refusal(R"({"v":1,"op":"resize","id":"c1","rows":1.5,"cols":80})") ==
+          "rows: expected a whole number from 0 to 10000");
+    CHECK(refusal(R"({"v":1,"op":"signal","id":"c1","signal":"USR1"})") ==
+          "signal: is none of TERM, INT, HUP, QUIT, KILL");
+    CHECK(refusal(R"({"v":1,"op":"run","id":"c1","argv":["true"],"cwd":"/","violations":"yes"})") ==
+          "violations: expected true or false, got a string");
+    CHECK(refusal("[1]") == "expected an object, got an array");
+    // A line that is no JSON: the byte where it goes wrong.
+    CHECK(refusal(R"({"v":1,"op":})").find("(byte 13)") != std::string::npos);
+    // Limits an attacker can reach fail closed.
+    std::string many = R"({"v":1,"op":"run","id":"c1","cwd":"/","argv":[)";
+    for (std::size_t i = 0; i <= s::kMaxArgs; ++i) many += std::string(i ? "," : "") + "\"a\"";
+    CHECK(refusal(many + "]}") == "argv: has more than 4096 entries");
+    CHECK(refusal(std::string(s::kMaxLine, ' ')).find("the most is 262144") != std::string::npos);
+    CHECK(refusal(R"({"v":1,"op":"run","id":")" + std::string(65, 'a') + R"(","argv":["true"],"cwd":"/"})") ==
+          "id: is longer than 64 bytes");
+}
+
+TEST_CASE("session protocol: events read back as themselves, and strictly") {
+    std::vector<s::Event> all(6);
+    all[0].kind = s::EventKind::started;
+    all[0].id = "c1";
+    all[1].kind = s::EventKind::exit;
+    all[1].id = "c1";
+    all[1].status = 3;
+    all[2].kind = s::EventKind::exit;
+    all[2].id = "c1";
+    all[2].signal = 15;
+    all[3].kind = s::EventKind::violation;
+    all[3].id = "c1";
+    all[3].line = "deny network-outbound example.com:443 (not allowed)";
+    all[4].kind = s::EventKind::error;
+    all[4].code = std::string(s::kProtocolErrorCode);
+    all[4].message = "cwd: missing from a run request";
+    all[5].kind = s::EventKind::status;
+    all[5].root = "/home/ana/proj";
+    all[5].commands = 2;
+    for (const auto& e : all) {
+        const std::string line = s::event_line(e);
+        CAPTURE(line);
+        auto back = s::parse_event(std::string_view(line).substr(0, line.size() - 1));
+        REQUIRE(back.has_value());
+        CHECK(*back == e);
+    }
+    CHECK_FALSE(s::parse_event(R"({"event":"exit","id":"c1"})"));
+    CHECK_FALSE(s::parse_event(R"({"event":"exit","id":"c1","status":0,"signal":9})"));
+    CHECK_FALSE(s::parse_event(R"({"event":"exit","id":"c1","status":256})"));
+    CHECK_FALSE(s::parse_event(R"({"event":"started"})"));
+    CHECK_FALSE(s::parse_event(R"({"event":"started","id":"c1","line":"x"})"));
+    CHECK_FALSE(s::parse_event(R"({"event":"done","id":"c1"})"));
+}
