@@ -186,12 +186,13 @@ SBX_INLINE expected<std::vector<std::pair<std::string_view, element>>> members(
     if (v.type() != element_type::OBJECT)
         return refuse(where, std::string("expected an object, got ") + std::string(json::type_name(v.type())));
     std::vector<std::pair<std::string_view, element>> out;
-    for (auto [k, value] : simdjson::dom::object(v)) {
+    for (auto field : simdjson::dom::object(v)) {
+        const std::string_view k = field.key;
         const std::string key = where.empty() ? std::string(k) : where + "." + std::string(k);
         if (std::find(known.begin(), known.end(), k) == known.end()) return refuse(key, "not a key of this request");
         if (std::any_of(out.begin(), out.end(), [&](const auto& m) { return m.first == k; }))
             return refuse(key, "given twice");
-        out.emplace_back(k, value);
+        out.emplace_back(k, field.value);
     }
     for (const auto r : required)
         if (std::none_of(out.begin(), out.end(), [&](const auto& m) { return m.first == r; }))
@@ -263,14 +264,15 @@ SBX_INLINE expected<std::vector<std::pair<std::string, std::string>>> environmen
     if (v.type() != element_type::OBJECT)
         return refuse("env", std::string("expected an object, got ") + std::string(json::type_name(v.type())));
     std::vector<std::pair<std::string, std::string>> out;
-    for (auto [k, value] : simdjson::dom::object(v)) {
+    for (auto field : simdjson::dom::object(v)) {
+        const std::string_view k = field.key;
         const std::string key = "env." + std::string(k);
         if (out.size() == kMaxEnv) return refuse("env", "has more than " + std::to_string(kMaxEnv) + " variables");
         if (k.empty() || k.find('=') != std::string_view::npos || k.find('\0') != std::string_view::npos)
             return refuse(key, "is no variable name (empty, or holds = or NUL)");
         if (std::any_of(out.begin(), out.end(), [&](const auto& e) { return e.first == k; }))
             return refuse(key, "given twice");
-        auto s = text(value, key, false);
+        auto s = text(field.value, key, false);
         SBX_TRY(s);
         out.emplace_back(std::string(k), std::move(*s));
     }
