@@ -266,7 +266,14 @@ SBX_INLINE expected<std::string> make_group_directory() {
     const std::string dir = placeholder_group_directory();
     struct stat st {};
     for (int attempt = 0;; ++attempt) {
-        if (::mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST)
+        // Made here: this user's, of mode 0700 (less by the umask), which no one
+        // else can remove or replace (its parent is the user's own /run/user/UID,
+        // or the sticky /tmp). Only one that was
+        // there is looked at; gone meanwhile (another root's last sandbox removed
+        // it empty), it is made again. No look stands between the mkdir and the
+        // answer, so a remover in step with this loop cannot make it fail.
+        if (::mkdir(dir.c_str(), 0700) == 0) return dir;
+        if (errno != EEXIST)
             return fail(detail::group_error("cannot make the directory of sbx's lock files", dir, errno));
         if (::lstat(dir.c_str(), &st) == 0) break;
         if (errno != ENOENT || attempt == 100)
