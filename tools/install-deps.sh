@@ -82,7 +82,7 @@ fi
 if $unpack_sshd; then
     echo "install-deps: unpacking openssh-server's sshd under $sshd_dir"
     download=$(mktemp -d)
-    trap 'rm -rf -- "$download"' EXIT
+    trap '"${as_root[@]}" rm -rf -- "$download"' EXIT  # apt's files in it are not the caller's
     "${as_root[@]}" chown _apt "$download" 2>/dev/null || true  # apt downloads as _apt where it can
     (cd "$download" && "${as_root[@]}" apt-get download -q openssh-server)
     "${as_root[@]}" mkdir -p "$sshd_dir"
