@@ -320,13 +320,6 @@ void ConnectBroker::serve() {
     serve_notifications(listener_.get(), wake_.get(), [this](const seccomp_notif& n) { answer(n); });
 }
 
-namespace {
-
-bool ip_of(const std::vector<unsigned char>& a, std::string& host, unsigned& port, bool& loopback);
-bool unspecified(const std::vector<unsigned char>& a);
-
-}  // namespace
-
 // One call from the notification to its answer, in the order the header
 // gives, each step failing the call where it cannot be made.
 void ConnectBroker::answer(const seccomp_notif& n) {
@@ -356,16 +349,16 @@ void ConnectBroker::answer(const seccomp_notif& n) {
     if (family != AF_UNIX || asked != AF_UNIX || address->size() <= path_at || (*address)[path_at] == '\0') {
         if (!network_.own_namespace && !other_allowed(family, type, *address, tid))
             return respond(listener, n.id, -EACCES);
-        if (auto outside = outside_target(family, type, *address); outside && network_.own_namespace)
-            return connect_directly(n.id, std::move(sock), std::move(*outside), program_of(tid));
+        // A TCP connection to loopback or the unspecified address stays in the
+        // sandbox's own namespace (reported, refused there, where the host has
+        // the server: refused_on_loopback); to any other address it goes out.
+        auto target = tcp_target(family, type, *address);
+        const auto c = target ? sbx::net::classify(*target->address) : sbx::net::AddressClass::loopback;
+        const bool inside = c == sbx::net::AddressClass::loopback || c == sbx::net::AddressClass::unspecified;
+        if (target && !inside && network_.own_namespace)
+            return connect_directly(n.id, std::move(sock), std::move(*target), program_of(tid));
         LoopbackCall loopback;
-        bool on_loopback = false;
-        unsigned port = 0;
-        if (network_.own_namespace && (family == AF_INET || family == AF_INET6) && type == SOCK_STREAM &&
-            ip_of(*address, loopback.host, port, on_loopback) && (on_loopback || unspecified(*address))) {
-            loopback.port = static_cast<std::uint16_t>(port);
-            loopback.program = program_of(tid);
-        }
+        if (target && network_.own_namespace) loopback = LoopbackCall{target->host, target->port, program_of(tid)};
         return connect_and_answer(n.id, std::move(sock), std::move(*address), Fd(), std::move(loopback));
     }
     const auto* text = reinterpret_cast<const char*>(address->data() + path_at);
@@ -446,24 +439,6 @@ bool ip_of(const std::vector<unsigned char>& a, std::string& host, unsigned& por
     return false;
 }
 
-// Whether an IPv4 or IPv6 address is the unspecified one (0.0.0.0, ::), which
-// connect() takes for loopback.
-bool unspecified(const std::vector<unsigned char>& a) {
-    sa_family_t family = AF_UNSPEC;
-    if (a.size() >= sizeof family) std::memcpy(&family, a.data(), sizeof family);
-    if (family == AF_INET && a.size() >= sizeof(sockaddr_in)) {
-        sockaddr_in in{};
-        std::memcpy(&in, a.data(), sizeof in);
-        return in.sin_addr.s_addr == htonl(INADDR_ANY);
-    }
-    if (family == AF_INET6 && a.size() >= sizeof(sockaddr_in6)) {
-        sockaddr_in6 in6{};
-        std::memcpy(&in6, a.data(), sizeof in6);
-        return IN6_IS_ADDR_UNSPECIFIED(&in6.sin6_addr);
-    }
-    return false;
-}
-
 // Whether a TCP socket of this network namespace (the launcher's: the host's)
 // listens on `port` on loopback or on every address, by /proc/net/tcp and
 // tcp6, whose lines give the local address in hex, then the remote one, then
@@ -530,10 +505,10 @@ void ConnectBroker::refused_on_loopback(const LoopbackCall& call) {
     refuse(std::move(r));
 }
 
-// A TCP connection of the command's to an address neither loopback nor
-// unspecified (which the sandbox's own namespace serves): its target.
-std::optional<sbx::net::HostTarget> ConnectBroker::outside_target(int family, int type,
-                                                                  const std::vector<unsigned char>& address) {
+// A TCP connection of the command's to an IPv4 or IPv6 address: its target,
+// with the address.
+std::optional<sbx::net::HostTarget> ConnectBroker::tcp_target(int family, int type,
+                                                              const std::vector<unsigned char>& address) {
     if ((family != AF_INET && family != AF_INET6) || type != SOCK_STREAM) return std::nullopt;
     std::string host;
     unsigned port = 0;
@@ -541,8 +516,6 @@ std::optional<sbx::net::HostTarget> ConnectBroker::outside_target(int family, in
     if (!ip_of(address, host, port, loopback)) return std::nullopt;
     auto t = sbx::net::canonical_target(host, static_cast<std::uint16_t>(port));
     if (!t || !t->address) return std::nullopt;
-    const auto c = sbx::net::classify(*t->address);
-    if (c == sbx::net::AddressClass::loopback || c == sbx::net::AddressClass::unspecified) return std::nullopt;
     return std::move(*t);
 }
 

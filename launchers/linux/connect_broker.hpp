@@ -164,8 +164,8 @@ private:
     // the call where too many wait already. Defined where it is used alone.
     template <class Job>
     void on_own_thread(std::uint64_t id, Job job);
-    static std::optional<sbx::net::HostTarget> outside_target(int family, int type,
-                                                              const std::vector<unsigned char>& address);
+    static std::optional<sbx::net::HostTarget> tcp_target(int family, int type,
+                                                          const std::vector<unsigned char>& address);
     void connect_directly(std::uint64_t id, launcher::Fd sock, sbx::net::HostTarget target, std::string program);
     void reap_waiters(bool all);
 
