@@ -11,6 +11,7 @@
 //   sbx-linux --doctor [--json] [--bwrap PATH]   can the sandbox run here; exit 1 when it cannot
 //   sbx-linux --stage ...                        the in-sandbox stage (stage.hpp); not for people
 //   sbx-linux --connect HOST PORT                ssh's ProxyCommand inside the sandbox (base/connect_relay.hpp)
+//   sbx-linux --serve-session FD                 a session's fork server inside the sandbox (session_server.hpp)
 //
 // The steps are linux/platform.hpp's, which `sbx run` also runs in its own
 // process; the options, the plan, the failures before the command and the
@@ -25,12 +26,14 @@
 #include "base/connect_relay.hpp"
 #include "linux/platform.hpp"
 #include "shared/launcher_main.hpp"
+#include "stage/session_server.hpp"
 #include "stage/stage.hpp"
 
 int main(int argc, char** argv) {
     using namespace sbx::linux_sandbox;
     if (argc >= 2 && argv[1] == sbx::launcher::kConnectFlag)
         return sbx::launcher::run_connect_relay("sbx-linux", argc - 2, argv + 2);
+    if (argc >= 2 && argv[1] == kServeSessionFlag) return run_session_server(argc - 2, argv + 2);
     if (argc >= 2 && argv[1] == kStageFlag) {
         StageArgs stage;
         if (!parse_stage_args(argc - 2, argv + 2, stage)) {

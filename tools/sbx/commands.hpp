@@ -17,5 +17,9 @@ int run_route(const RouteArgs& a);        // route.cpp
 int run_plan(PlanArgs& a);                // plan.cpp
 int run_run(RunArgs& a);                  // run.cpp
 int run_doctor(const DoctorArgs& a);      // doctor.cpp
+int run_session_start(SessionArgs& a);    // session.cpp
+int run_session_stop(const SessionArgs& a);
+int run_session_list(const SessionArgs& a);
+int run_in_session(const RunArgs& a);     // session.cpp: sbx run --session ID
 
 }  // namespace sbx::cli

@@ -320,9 +320,11 @@ sbx::expected<Composed> compose(const SettingsArgs& a, HomeRoot home_root, const
                                         credential_homes);
     SBX_TRY(policy);
     const std::string root = place->where.root;
+    auto sources = sbx::layer_file_paths(files);
+    if (*agent) sources.push_back((*agent)->file);
     return Composed{root,           place->home,      std::move(place->where), place->cwd,
                     std::move(*policy), std::move(*agent), std::move(*group),   std::move(disk),
-                    std::move(view),    std::move(credential_homes)};
+                    std::move(view),    std::move(credential_homes), std::move(sources)};
 }
 
 std::optional<std::string> usable_git_record_base(const Composed& c, std::vector<sbx::Warning>* warnings) {

@@ -60,6 +60,9 @@ struct Composed {
     std::unique_ptr<sbx::DiskFs> disk;  // what `view` looks through
     std::unique_ptr<sbx::HidingFs> view;
     std::vector<std::string> credential_homes;  // whose credential stores stay hidden: HOME's, the account's
+    // Every file the policy was made from or would be, there or not: the
+    // settings layers' (sbx::layer_file_paths) and the agent file.
+    std::vector<std::string> sources;
 };
 
 // What a caller may do to the layers before they are merged: `sbx diff` puts

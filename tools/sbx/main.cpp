@@ -10,6 +10,9 @@
 //   sbx plan    [same options] [--allow-home-root] [--no-tool-cache] [--weaker-sandbox] [--env NAME]... [--pass-fd N]... -- COMMAND [ARG...]
 //   sbx run     [same options] [--allow-home-root] [--no-tool-cache] [--weaker-sandbox] [--env NAME]... [--pass-fd N]... [--[no-]scan-stderr] [--unsandboxed] [--launcher PATH] -- COMMAND [ARG...]
 //   sbx doctor  [--json] [--agent-file FILE] [--launcher PATH]
+//   sbx session start [sbx run's settings and network options] [--grace S] [--idle S] [--owner PID] [--quiet]
+//   sbx session stop ID | sbx session list
+//   sbx run --session ID -- COMMAND [ARG...]
 //
 // With no --root, the root is the project the current directory is in
 // (sbx::find_project_root: the top of its git work tree, else the nearest folder
@@ -37,6 +40,7 @@
 #include "own_programs.hpp"
 #include "shared/common.hpp"  // launchers/: --grace's limit
 #if defined(__linux__)
+#include "stage/session_server.hpp"  // launchers/: a session's fork server, should sbx-stage not be there
 #include "stage/stage.hpp"  // launchers/: the stage, should sbx-stage not be there
 #endif
 #include "base/connect_relay.hpp"  // launchers/: ssh's ProxyCommand, where sbx is the relay
@@ -138,8 +142,10 @@ struct Cli {
     PlanArgs plan_args;
     RunArgs run_args;
     DoctorArgs doctor_args;
+    SessionArgs session_args;
     CLI::App *policy = nullptr, *explain = nullptr, *check = nullptr, *diff = nullptr, *route = nullptr,
-             *plan = nullptr, *run = nullptr, *doctor = nullptr;
+             *plan = nullptr, *run = nullptr, *doctor = nullptr, *session = nullptr, *session_start = nullptr,
+             *session_stop = nullptr, *session_list = nullptr;
 };
 
 void add_policy(Cli& c) {
@@ -285,8 +291,54 @@ void add_run(Cli& c) {
     c.run = c.app.add_subcommand("run", "Run a command in the sandbox");
     add_plan_options(c.run, c.run_args.plan, false);
     add_run_own_options(c.run, c.run_args);
+    c.run->add_option("--session", c.run_args.session,
+                      "Run the command in the session ID (sbx session start), which alone decides how it is "
+                      "confined: no other option goes with it")
+        ->type_name("ID");
     c.run->add_option("command", c.run_args.plan.command, "The command and its arguments (after -- when it starts with -)")
         ->required();
+}
+
+void add_session(Cli& c) {
+    c.session = c.app.add_subcommand("session", "Keep one sandbox for many commands (docs/sessions.md)");
+    c.session->require_subcommand(1);
+    auto& sa = c.session_args;
+    c.session_start = c.session->add_subcommand(
+        "start", "Make the root's sandbox as sbx run would, keep it, and print its id; commands then run in it with "
+                 "sbx run --session ID");
+    sa.plan.settings.add_to(c.session_start, false);
+    c.session_start->add_option("--env", sa.plan.pass_env, "As sbx run's: pass NAME to every command of the session")
+        ->take_all()
+        ->allow_extra_args(false);
+    sa.plan.add_network_to(c.session_start);
+    sa.plan.add_home_root_to(c.session_start);
+    sa.plan.add_tool_cache_to(c.session_start);
+    c.session_start->add_option("--grace", sa.grace, "As sbx run's, for the session's end")
+        ->check(CLI::Range(0, sbx::launcher::kMaxGrace))
+        ->default_val(sbx::launcher::kDefaultGrace);
+    c.session_start->add_option("--idle", sa.idle,
+                                "End the session after SECONDS with no command running (0: never; default 3600)")
+        ->check(CLI::Range(0, 30 * 24 * 3600))
+        ->default_val(kDefaultSessionIdle)
+        ->type_name("SECONDS");
+    c.session_start->add_flag("--quiet", sa.quiet, "As sbx run's");
+    c.session_start->add_option("--owner", sa.owner,
+                                "End the session when the process PID ends (an agent host gives its own pid)")
+        ->check(CLI::Range(1, INT_MAX))
+        ->type_name("PID");
+    c.session_stop = c.session->add_subcommand("stop", "End a session: its commands, its checks after, nothing left");
+    c.session_stop->add_option("id", sa.id, "The session's id")->required();
+    c.session_list = c.session->add_subcommand("list", "List this user's sessions: id, root, commands running");
+}
+
+// What sbx run was given besides --session and the command, which a session
+// decides alone: empty when nothing.
+std::string beside_session(const CLI::App* run) {
+    std::string given;
+    for (const CLI::Option* o : run->get_options())
+        if (o->count() > 0 && o->get_name() != "--session" && o->get_name() != "command" && o->get_name() != "--help")
+            given += (given.empty() ? "" : ", ") + o->get_name();
+    return given;
 }
 
 void add_doctor(Cli& c) {
@@ -309,6 +361,7 @@ void add_commands(Cli& c) {
     add_plan(c);
     add_run(c);
     add_doctor(c);
+    add_session(c);
 }
 
 // ---- Parsing and dispatch ----------------------------------------------------------
@@ -360,7 +413,18 @@ int dispatch(Cli& c) {
     if (*c.diff) return run_diff(c.diff_args);
     if (*c.route) return run_route(c.route_args);
     if (*c.plan) return run_plan(c.plan_args);
+    if (*c.run && c.run->get_option("--session")->count() > 0) {
+        if (const auto given = beside_session(c.run); !given.empty()) {
+            std::cerr << "sbx: USAGE: --session takes no other option of sbx run (given: " << given
+                      << "): the session decides how its commands are confined\n";
+            return kRunFailed;
+        }
+        return run_in_session(c.run_args);
+    }
     if (*c.run) return run_run(c.run_args);
+    if (*c.session_start) return run_session_start(c.session_args);
+    if (*c.session_stop) return run_session_stop(c.session_args);
+    if (*c.session_list) return run_session_list(c.session_args);
     if (*c.doctor) return run_doctor(c.doctor_args);
     return kUsage;
 }
@@ -411,6 +475,9 @@ int main(int argc, char** argv) {
         }
         return sbx::linux_sandbox::run_stage(stage);
     }
+    // A session's fork server, where no sbx-stage lies beside this program.
+    if (argc >= 2 && argv[1] == sbx::linux_sandbox::kServeSessionFlag)
+        return sbx::linux_sandbox::run_session_server(argc - 2, argv + 2);
 #endif
     g_arguments.assign(argv, argv + argc);
     Cli cli;
@@ -418,7 +485,7 @@ int main(int argc, char** argv) {
     cli.run_args.started = started;
     if (unknown_command(cli, argc, argv)) {
         std::cerr << "sbx: USAGE: unknown command '" << argv[1]
-                  << "'; the commands are: policy, explain, check, diff, route, plan, run, doctor (see sbx --help)\n";
+                  << "'; the commands are: policy, explain, check, diff, route, plan, run, doctor, session (see sbx --help)\n";
         return kUsage;
     }
     return parse_and_run(cli, argc, argv);

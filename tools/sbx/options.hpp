@@ -121,6 +121,20 @@ struct RunArgs {
     int grace = sbx::launcher::kDefaultGrace;  // --grace SECONDS: after a signal, before the sandbox is killed
     int trace_fd = -1;    // --trace-fd N: each step's time, here and in the launcher (launchers/base/trace.hpp)
     std::uint64_t started = 0;  // when main began, for --trace-fd
+    std::string session;  // --session ID: run the command in that session (session.cpp)
+};
+
+// How long a session waits with no command running before it ends (--idle).
+inline constexpr int kDefaultSessionIdle = 3600;  // seconds
+
+// `sbx session start|stop|list`.
+struct SessionArgs {
+    PlanArgs plan;  // start: sbx run's settings and network options; the command is the session's
+    int grace = sbx::launcher::kDefaultGrace;  // start: --grace, as sbx run's
+    int idle = kDefaultSessionIdle;            // start: --idle SECONDS (0: never)
+    bool quiet = false;                        // start: --quiet, as sbx run's
+    int owner = 0;                             // start: --owner PID: the session ends when PID does
+    std::string id;                            // stop: the session
 };
 
 struct DoctorArgs {

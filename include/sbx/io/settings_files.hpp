@@ -54,6 +54,11 @@ struct LayerFiles {
 // Reads and parses every layer that exists. The first error stops it.
 SBX_INLINE expected<std::vector<Settings>> load_layers(const LayerFiles& f);
 
+// Every file load_layers looks for, whether or not it is there, in its order:
+// what a policy made from them is stale after (a session looks at each again
+// before each command).
+SBX_INLINE std::vector<std::string> layer_file_paths(const LayerFiles& f);
+
 }  // namespace sbx
 
 // The definitions: inline in every program that includes this header, or
@@ -64,6 +69,16 @@ namespace sbx {
 
 SBX_INLINE expected<std::optional<std::string>> read_settings_text(const std::string& path) {
     return read_small_file(path, kMaxSettingsBytes, Errc::invalid_settings);
+}
+
+SBX_INLINE std::vector<std::string> layer_file_paths(const LayerFiles& f) {
+    const std::string user = paths::join(f.home, ".claude/settings.json");
+    const std::string project = paths::join(f.root, ".claude/settings.json");
+    std::vector<std::string> out{f.managed, user};
+    if (project != user) out.push_back(project);
+    out.push_back(paths::join(f.root, ".claude/settings.local.json"));
+    out.insert(out.end(), f.flags.begin(), f.flags.end());
+    return out;
 }
 
 SBX_INLINE expected<std::vector<Settings>> load_layers(const LayerFiles& f) {

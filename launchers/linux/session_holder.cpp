@@ -1,0 +1,400 @@
+#include "linux/session_holder.hpp"
+
+#include <poll.h>
+#include <signal.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstdint>
+#include <cstring>
+#include <deque>
+#include <map>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "base/session_wire.hpp"
+
+namespace sbx::linux_sandbox {
+
+namespace {
+
+namespace wire = sbx::launcher::session_wire;
+namespace proto = sbx::session;
+using sbx::launcher::Fd;
+using Clock = std::chrono::steady_clock;
+
+// Descriptors a client may send ahead of the run that takes them.
+constexpr std::size_t kMaxQueuedFds = 3;
+// Clients at once; one more is refused.
+constexpr std::size_t kMaxClients = 1024;
+
+// The inode of a process's PID namespace, by its pid as this process sees it;
+// 0 when it cannot be read.
+std::uint64_t pid_namespace(pid_t pid) {
+    struct stat st {};
+    const std::string path = pid == 0 ? std::string("/proc/self/ns/pid") : "/proc/" + std::to_string(pid) + "/ns/pid";
+    return ::stat(path.c_str(), &st) == 0 ? static_cast<std::uint64_t>(st.st_ino) : 0;
+}
+
+// Why the peer of `fd` may not use the session: another user, or another
+// PID namespace than this one (a command of any sandbox, whose pid reads 0
+// where its namespace is not below this one); empty when it may.
+std::string refuse_peer(int fd) {
+    ucred cred{};
+    socklen_t len = sizeof cred;
+    if (::getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0) return "its credentials cannot be read";
+    if (cred.uid != ::geteuid()) return "uid " + std::to_string(cred.uid) + " is not the session's user";
+    const std::uint64_t ours = pid_namespace(0);
+    if (cred.pid <= 0 || ours == 0 || pid_namespace(cred.pid) != ours)
+        return "it runs in another PID namespace (inside a sandbox): the control socket serves programs outside";
+    return {};
+}
+
+}  // namespace
+
+struct SessionHolder::State {
+    struct Client {
+        Fd fd;
+        std::uint64_t serial = 0;
+        std::string in;
+        std::deque<Fd> fds;
+        bool stopper = false;
+        bool gone = false;
+    };
+
+    Fd listener, server, wake;
+    HolderConfig config;
+    std::thread thread;
+    std::mutex mutex;
+    std::string closing;  // under `mutex`
+
+    std::vector<Client> clients;
+    std::uint64_t next_serial = 1;
+    std::map<std::string, std::uint64_t> running;  // command id -> its client's serial
+    bool ready = false, stopping = false, server_gone = false;
+    Clock::time_point last_activity = Clock::now();
+
+    void loop();
+    void begin_stop();
+    void accept_client();
+    void read_client(Client& c);
+    void handle(Client& c, std::string_view line);
+    void run(Client& c, proto::Request& r);
+    void from_server();
+    void send(std::uint64_t serial, const proto::Event& e);
+    static void send_to(Client& c, const proto::Event& e);
+    void drop(Client& c);
+    void close_all(const std::string& text);
+    int timeout_ms() const;
+};
+
+void SessionHolder::State::send_to(Client& c, const proto::Event& e) {
+    if (c.gone) return;
+    const std::string line = proto::event_line(e);
+    // A client that does not read its events is let go rather than waited for.
+    if (::send(c.fd.get(), line.data(), line.size(), MSG_DONTWAIT | MSG_NOSIGNAL) != static_cast<ssize_t>(line.size()))
+        c.gone = true;
+}
+
+void SessionHolder::State::send(std::uint64_t serial, const proto::Event& e) {
+    for (auto& c : clients)
+        if (c.serial == serial) send_to(c, e);
+}
+
+namespace {
+
+proto::Event error_event(std::string code, std::string message, std::string id = {}) {
+    proto::Event e;
+    e.kind = proto::EventKind::error;
+    e.code = std::move(code);
+    e.message = std::move(message);
+    e.id = std::move(id);
+    return e;
+}
+
+}  // namespace
+
+void SessionHolder::State::begin_stop() {
+    if (stopping || server_gone) return;
+    stopping = true;
+    (void)wire::send_frame(server.get(), 'Q', {});
+}
+
+void SessionHolder::State::accept_client() {
+    Fd fd(::accept4(listener.get(), nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK));
+    if (!fd.ok()) return;
+    Client c;
+    c.fd = std::move(fd);
+    c.serial = next_serial++;
+    if (auto why = refuse_peer(c.fd.get()); !why.empty() || clients.size() >= kMaxClients) {
+        send_to(c, error_event("REFUSED", why.empty() ? "the session has too many clients" : "refused: " + why));
+        return;
+    }
+    clients.push_back(std::move(c));
+}
+
+// The client's commands that still run get SIGHUP, as when a terminal closes.
+void SessionHolder::State::drop(Client& c) {
+    c.gone = true;
+    for (const auto& [id, serial] : running)
+        if (serial == c.serial) {
+            const std::string words[] = {id, std::to_string(SIGHUP)};
+            (void)wire::send_frame(server.get(), 'K', words);
+        }
+}
+
+void SessionHolder::State::read_client(Client& c) {
+    char buf[65536];
+    alignas(cmsghdr) char control[CMSG_SPACE(8 * sizeof(int))]{};
+    iovec iov{buf, sizeof buf};
+    msghdr msg{};
+    msg.msg_iov = &iov;
+    msg.msg_iovlen = 1;
+    msg.msg_control = control;
+    msg.msg_controllen = sizeof control;
+    const ssize_t n = ::recvmsg(c.fd.get(), &msg, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
+    if (n < 0 && (errno == EAGAIN || errno == EINTR)) return;
+    for (cmsghdr* cm = n > 0 ? CMSG_FIRSTHDR(&msg) : nullptr; cm != nullptr; cm = CMSG_NXTHDR(&msg, cm)) {
+        if (cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_RIGHTS) continue;
+        for (std::size_t i = 0; i < (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int); ++i) {
+            int fd = -1;
+            std::memcpy(&fd, CMSG_DATA(cm) + i * sizeof(int), sizeof fd);
+            c.fds.emplace_back(fd);
+        }
+    }
+    if (n <= 0) {
+        drop(c);
+        return;
+    }
+    if ((msg.msg_flags & MSG_CTRUNC) != 0 || c.fds.size() > kMaxQueuedFds) {
+        send_to(c, error_event(std::string(proto::kProtocolErrorCode),
+                               "more descriptors than a run takes (three, with its line)"));
+        drop(c);
+        return;
+    }
+    c.in.append(buf, static_cast<std::size_t>(n));
+    std::size_t at = 0;
+    for (std::size_t nl; !c.gone && (nl = c.in.find('\n', at)) != std::string::npos; at = nl + 1)
+        handle(c, std::string_view(c.in).substr(at, nl - at));
+    c.in.erase(0, at);
+    if (c.in.size() >= proto::kMaxLine) {
+        send_to(c, error_event(std::string(proto::kProtocolErrorCode),
+                               "a line longer than " + std::to_string(proto::kMaxLine) + " bytes"));
+        drop(c);
+    }
+}
+
+void SessionHolder::State::handle(Client& c, std::string_view line) {
+    last_activity = Clock::now();
+    auto r = proto::parse_request(line);
+    if (!r) {
+        send_to(c, error_event(std::string(proto::kProtocolErrorCode), sbx::to_string(r.error())));
+        return;
+    }
+    switch (r->op) {
+        case proto::Op::run: run(c, *r); return;
+        case proto::Op::signal: {
+            if (!running.contains(r->id)) {
+                send_to(c, error_event("NO_SUCH_COMMAND", "no command " + r->id + " runs in the session", r->id));
+                return;
+            }
+            static constexpr int kSignals[] = {SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGKILL};
+            const std::string words[] = {r->id, std::to_string(kSignals[static_cast<int>(r->signal)])};
+            (void)wire::send_frame(server.get(), 'K', words);
+            return;
+        }
+        case proto::Op::resize:
+            send_to(c, error_event("NOT_SUPPORTED", "resize: no command of a session has a terminal yet", r->id));
+            return;
+        case proto::Op::stop:
+            c.stopper = true;
+            begin_stop();
+            return;
+        case proto::Op::status: {
+            proto::Event e;
+            e.kind = proto::EventKind::status;
+            e.root = config.root;
+            e.commands = running.size();
+            send_to(c, e);
+            return;
+        }
+    }
+}
+
+void SessionHolder::State::run(Client& c, proto::Request& r) {
+    const auto refuse = [&](std::string code, std::string message) {
+        send_to(c, error_event(std::move(code), std::move(message), r.id));
+    };
+    // Its descriptors come with its line, or before it: taken either way.
+    std::vector<Fd> fds;
+    const bool wants_fds = r.run.stdio == proto::Stdio::fds;
+    if (wants_fds)
+        while (fds.size() < 3 && !c.fds.empty()) {
+            fds.push_back(std::move(c.fds.front()));
+            c.fds.pop_front();
+        }
+    if (stopping || server_gone) return refuse("SESSION_ENDED", "the session is ending");
+    if (!wants_fds)
+        return refuse("NOT_SUPPORTED", "stdio: terminal is not built yet; send the command's three descriptors (stdio: fds)");
+    if (fds.size() != 3)
+        return refuse(std::string(proto::kProtocolErrorCode),
+                      "a run comes with three descriptors (its 0, 1 and 2) as SCM_RIGHTS with its line");
+    if (!r.run.env.empty())
+        return refuse("NOT_SUPPORTED", "env: a session's commands get the session's environment (sbx session start's, "
+                                       "through its policy); start the session with what they need");
+    if (!r.run.hosts.empty())
+        return refuse("NOT_SUPPORTED", "hosts: a session's commands have the session's hosts; start it with --allow-host");
+    if (r.id == kSessionLinesId) return refuse(std::string(proto::kProtocolErrorCode), "id: \"session\" is the session's own");
+    if (running.contains(r.id)) return refuse(std::string(proto::kProtocolErrorCode), "id: " + r.id + " runs already");
+    if (config.refuse)
+        if (auto no = config.refuse(r.run)) return refuse(std::move(no->code), std::move(no->message));
+    std::vector<std::string> words{r.id, r.run.cwd};
+    words.insert(words.end(), r.run.argv.begin(), r.run.argv.end());
+    const int numbers[] = {fds[0].get(), fds[1].get(), fds[2].get()};
+    if (!wire::send_frame(server.get(), 'R', words, numbers))
+        return refuse("SESSION_ENDED", std::string("the session's server is gone: ") + std::strerror(errno));
+    running[r.id] = c.serial;
+}
+
+void SessionHolder::State::from_server() {
+    wire::Frame f;
+    if (wire::read_frame(server.get(), f) != wire::ReadResult::frame) {
+        server_gone = true;
+        for (const auto& [id, serial] : running) send(serial, error_event("SESSION_ENDED", "the session ended", id));
+        running.clear();
+        return;
+    }
+    if (f.kind == 'H') {
+        ready = true;
+        if (config.on_ready) config.on_ready();
+        return;
+    }
+    if (f.words.size() != 2) return;
+    const std::string& id = f.words[0];
+    const auto it = running.find(id);
+    if (it == running.end()) return;
+    const std::uint64_t serial = it->second;
+    proto::Event e;
+    e.id = id;
+    if (f.kind == 'S') {
+        e.kind = proto::EventKind::started;
+        send(serial, e);
+        return;
+    }
+    running.erase(it);
+    last_activity = Clock::now();
+    const int n = std::atoi(f.words[1].c_str());
+    if (f.kind == 'E') {
+        send(serial, error_event(n == ENOENT ? "NOT_FOUND" : "CANNOT_RUN", std::strerror(n), id));
+        return;
+    }
+    if (f.kind != 'X') return;
+    e.kind = proto::EventKind::exit;
+    if (WIFSIGNALED(n)) e.signal = WTERMSIG(n);
+    else e.status = WEXITSTATUS(n);
+    send(serial, e);
+}
+
+int SessionHolder::State::timeout_ms() const {
+    if (config.idle_seconds <= 0 || !running.empty() || stopping) return -1;
+    const auto left = last_activity + std::chrono::seconds(config.idle_seconds) - Clock::now();
+    return static_cast<int>(std::max<std::int64_t>(0, std::chrono::duration_cast<std::chrono::milliseconds>(left).count()));
+}
+
+void SessionHolder::State::close_all(const std::string& text) {
+    for (auto& c : clients) {
+        if (!c.stopper) continue;
+        std::size_t at = 0;
+        for (std::size_t nl; (nl = text.find('\n', at)) != std::string::npos || at < text.size(); at = nl + 1) {
+            if (nl == std::string::npos) nl = text.size();
+            if (nl == at) continue;
+            proto::Event e;
+            e.kind = proto::EventKind::violation;
+            e.id = std::string(kSessionLinesId);
+            e.line = text.substr(at, nl - at);
+            send_to(c, e);
+        }
+    }
+    clients.clear();
+}
+
+// Over 80 lines: one poll loop over every descriptor the holder serves, each
+// case a few lines; split, its state would be passed around instead.
+void SessionHolder::State::loop() {
+    for (;;) {
+        std::vector<pollfd> pfds{{wake.get(), POLLIN, 0},
+                                 {listener.get(), POLLIN, 0},
+                                 {server_gone ? -1 : server.get(), POLLIN, 0},
+                                 {config.starter.get(), POLLIN, 0}};
+        for (const auto& c : clients) pfds.push_back({c.gone ? -1 : c.fd.get(), POLLIN, 0});
+        const int n = ::poll(pfds.data(), pfds.size(), timeout_ms());
+        if (n < 0 && errno != EINTR) return;
+        if (n == 0) {
+            begin_stop();  // idle
+            continue;
+        }
+        if (pfds[0].revents != 0) {
+            std::string text;
+            {
+                std::lock_guard<std::mutex> lock(mutex);
+                text = closing;
+            }
+            close_all(text);
+            return;
+        }
+        if (pfds[2].revents != 0) from_server();
+        if (pfds[3].revents != 0) {
+            config.starter.reset();
+            begin_stop();
+        }
+        // The clients as they were polled (one accepted now comes next round).
+        const std::size_t polled = pfds.size() - 4;
+        for (std::size_t i = 0; i < polled; ++i)
+            if (pfds[4 + i].revents != 0) read_client(clients[i]);
+        if (pfds[1].revents != 0) accept_client();
+        std::erase_if(clients, [](const Client& c) { return c.gone && !c.stopper; });
+    }
+}
+
+SessionHolder::SessionHolder(std::unique_ptr<State> state) : state_(std::move(state)) {}
+
+sbx::expected<std::unique_ptr<SessionHolder>> SessionHolder::start(Fd listener, Fd server, HolderConfig config) {
+    auto s = std::make_unique<State>();
+    s->listener = std::move(listener);
+    s->server = std::move(server);
+    s->config = std::move(config);
+    s->wake = Fd(::eventfd(0, EFD_CLOEXEC));
+    if (!s->wake.ok())
+        return sbx::fail(sbx::Error(sbx::Errc::internal, std::string("eventfd: ") + std::strerror(errno)));
+    State* raw = s.get();
+    try {
+        s->thread = std::thread([raw] { raw->loop(); });
+    } catch (const std::system_error& e) {
+        return sbx::fail(sbx::Error(sbx::Errc::internal, std::string("cannot start the session's thread: ") + e.what()));
+    }
+    return std::unique_ptr<SessionHolder>(new SessionHolder(std::move(s)));
+}
+
+void SessionHolder::finish(std::string closing) {
+    if (!state_->thread.joinable()) return;
+    {
+        std::lock_guard<std::mutex> lock(state_->mutex);
+        state_->closing = std::move(closing);
+    }
+    const std::uint64_t one = 1;
+    (void)::write(state_->wake.get(), &one, sizeof one);
+    state_->thread.join();
+}
+
+SessionHolder::~SessionHolder() { finish({}); }
+
+}  // namespace sbx::linux_sandbox

@@ -1,0 +1,73 @@
+// launchers/linux/session_holder.hpp - a session's control socket, served
+// outside the sandbox (docs/sessions.md).
+//
+// `sbx session start` carries out one plan whose command is the session's fork
+// server (stage/session_server.hpp) and, while that sandbox runs, serves the
+// session's control socket on a thread of its own: JSON lines
+// (sbx/plan/session_protocol.hpp) from clients of this user outside the
+// sandbox, each run handed on to the fork server with its three descriptors
+// (base/session_wire.hpp), and each command's start and exit told back to the
+// client that asked for it. A peer of another user, or in another PID
+// namespace (a command of any sandbox), is refused before it is read.
+//
+// The session ends on a `stop`, the end of its owner process (where it has one), an
+// idle time with no command running, or the fork server's end: the holder
+// tells the server to end, the sandbox ends, the launcher's steps clean up
+// and audit as after any run, and finish() sends what they said to the
+// clients that asked for the stop.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "base/fd_io.hpp"
+#include "sbx/plan/session_protocol.hpp"
+
+namespace sbx::linux_sandbox {
+
+// Why a command may not run in the session now: an error event's code and message.
+struct RunRefusal {
+    std::string code, message;
+};
+
+struct HolderConfig {
+    std::string root;       // the session's root, for `status`
+    int idle_seconds = 0;   // the session ends after this long with no command running; 0: never
+    launcher::Fd starter;   // a pidfd of the process whose end ends the session; none: none
+    // Asked before each run: a refusal, or nullopt to run it.
+    std::function<std::optional<RunRefusal>(const sbx::session::RunRequest&)> refuse;
+    // Called once, on the holder's thread, when the fork server runs (the session is ready).
+    std::function<void()> on_ready;
+};
+
+class SessionHolder {
+public:
+    // Serves `listener` (the control socket, listening) and `server` (the
+    // holder's end of the socket pair to the fork server) on a thread of its
+    // own. INTERNAL when the thread or its wake-up descriptor cannot be made.
+    static sbx::expected<std::unique_ptr<SessionHolder>> start(launcher::Fd listener, launcher::Fd server,
+                                                               HolderConfig config);
+    ~SessionHolder();
+    SessionHolder(const SessionHolder&) = delete;
+    SessionHolder& operator=(const SessionHolder&) = delete;
+
+    // The sandbox has ended and been cleaned up: `closing`, what the launcher
+    // said since the session was ready (its warnings and the violations
+    // block), goes line by line to the clients that asked for the stop; then
+    // every client is let go and the thread ends.
+    void finish(std::string closing);
+
+    struct State;  // session_holder.cpp
+
+private:
+    explicit SessionHolder(std::unique_ptr<State> state);
+    std::unique_ptr<State> state_;
+};
+
+// The id of a session's closing lines in `violation` events, which the holder
+// refuses as a command's.
+inline constexpr std::string_view kSessionLinesId = "session";
+
+}  // namespace sbx::linux_sandbox

@@ -1,0 +1,38 @@
+// launchers/stage/session_server.hpp - a session's fork server, inside the sandbox.
+//
+// A session (docs/sessions.md) is a sandbox made once by the usual run, whose
+// command is this server: `STAGE --serve-session FD`, run by the stage after
+// every mount, filter and Landlock rule, as any command is. It holds the
+// session's side of the socket pair to its holder (base/session_wire.hpp,
+// passed as the plan's descriptor FD) and, for each run the holder sends,
+// starts the command with posix_spawn: a session and process group of its
+// own, the three descriptors sent on 0-2 and nothing else, the directory and
+// the arguments sent, the server's own environment (the session's, made by
+// the plan). Each command is a child of a process that already runs under
+// every filter, with no capability, in the sandbox's mounts: it is confined
+// exactly as the command of `sbx run` is, by construction.
+//
+// It tells the holder when each command started and when its first process
+// ended. What a command leaves running in the background stays, a child of
+// the sandbox's init, until the session ends: when the holder says so or is
+// gone, the server sends every process it can signal SIGTERM, waits a moment,
+// and ends; the sandbox's init ends with it, and the kernel kills what is
+// left of its PID namespace.
+//
+// The commands run as the server does, so it makes itself undumpable: they
+// cannot trace it or open its descriptors through /proc. They can signal it,
+// which ends their own session.
+#pragma once
+
+#include <string_view>
+
+namespace sbx::linux_sandbox {
+
+inline constexpr std::string_view kServeSessionFlag = "--serve-session";
+
+// `argv` after kServeSessionFlag: the socket's descriptor. Returns the exit
+// status of the server (0 when the session ended as asked, 125 on a usage
+// error or a socket that is not one).
+int run_session_server(int argc, char** argv);
+
+}  // namespace sbx::linux_sandbox

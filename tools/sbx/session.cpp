@@ -1,0 +1,691 @@
+// session.cpp - `sbx session start|stop|list` and `sbx run --session ID`
+// (docs/sessions.md).
+//
+// `sbx session start` makes the plan `sbx run` would make for the root, with
+// the session's fork server (launchers/stage/session_server.hpp) as its
+// command, and leaves a holder process behind that carries that plan out and
+// serves the session's control socket (launchers/linux/session_holder.hpp).
+// It prints the session's id once the fork server runs, or what stopped it
+// and 125. The other commands are clients of the control socket.
+#if defined(__linux__)
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/mman.h>
+#include <sys/random.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <dirent.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <atomic>
+#include <climits>
+#include <cstdlib>
+#include <span>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <iostream>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "sbx/core/paths.hpp"
+#include "sbx/io/placeholder_registry.hpp"
+#include "sbx/plan/session_protocol.hpp"
+#include "sbx/route/route.hpp"
+
+#include "cli_common.hpp"
+#include "commands.hpp"
+#include "compose.hpp"
+
+#include "base/fd_io.hpp"                // launchers/: owned descriptors
+#include "base/own_executable.hpp"       // launchers/: the program the fork server is
+#include "linux/platform.hpp"            // launchers/: the launcher's steps, which the holder runs
+#include "linux/session_holder.hpp"      // launchers/: the control socket
+#include "shared/leftovers.hpp"          // launchers/: the reaper
+#include "stage/session_server.hpp"      // launchers/: the fork server's flag
+#include "stage/stage.hpp"               // launchers/: the stage's program
+
+namespace sbx::cli {
+
+namespace {
+
+namespace proto = sbx::session;
+using sbx::launcher::Fd;
+
+// A session's id: 16 lowercase hexadecimal digits.
+constexpr std::size_t kIdDigits = 16;
+
+bool valid_id(const std::string& id) {
+    return id.size() == kIdDigits && std::all_of(id.begin(), id.end(), [](char c) {
+               return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
+           });
+}
+
+int failed(const std::string& code, const std::string& message) {
+    std::cerr << "sbx: " << code << ": " << message << "\n";
+    return kRunFailed;
+}
+
+int say_failed(const sbx::Error& e) { return failed(std::string(sbx::errc_name(e.code)), sbx::to_string(e)); }
+
+// The folder of this user's sessions, made where it is not: beside the root
+// groups' lock files (sbx::placeholder_group_directory), which every sandbox
+// covers with an empty folder, so no command sees a session's socket.
+sbx::expected<std::string> sessions_directory(bool make) {
+    std::string dir;
+    if (make) {
+        auto group = sbx::make_group_directory();
+        SBX_TRY(group);
+        dir = *group + "/sessions";
+        if (::mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST)
+            return sbx::fail(sbx::Error(sbx::Errc::unavailable, std::string("cannot make the sessions' folder: ") +
+                                                                    std::strerror(errno)).in_file(dir));
+    } else {
+        dir = sbx::placeholder_group_directory() + "/sessions";
+    }
+    struct stat st {};
+    if (::lstat(dir.c_str(), &st) != 0) {
+        if (!make && errno == ENOENT) return dir;
+        return sbx::fail(sbx::Error(sbx::Errc::unavailable, std::strerror(errno)).in_file(dir));
+    }
+    if (!S_ISDIR(st.st_mode) || st.st_uid != ::geteuid() || (st.st_mode & 077) != 0)
+        return sbx::fail(sbx::Error(sbx::Errc::unavailable,
+                                    "the sessions' folder is not this user's alone (a directory of mode 0700); remove it")
+                             .in_file(dir));
+    return dir;
+}
+
+std::string socket_path(const std::string& dir, const std::string& id) { return dir + "/" + id + "/control.sock"; }
+
+// A Unix stream socket connected to the session `id`'s control socket.
+sbx::expected<Fd> connect_session(const std::string& id) {
+    if (!valid_id(id))
+        return sbx::fail(sbx::Error(sbx::Errc::invalid_argument,
+                                    "not a session's id (16 hexadecimal digits, as sbx session start prints it)")
+                             .at_key(id));
+    auto dir = sessions_directory(false);
+    SBX_TRY(dir);
+    const std::string path = socket_path(*dir, id);
+    sockaddr_un addr{};
+    addr.sun_family = AF_UNIX;
+    if (path.size() >= sizeof addr.sun_path)
+        return sbx::fail(sbx::Error(sbx::Errc::unavailable, "the socket's path is too long").in_file(path));
+    std::memcpy(addr.sun_path, path.c_str(), path.size() + 1);
+    Fd fd(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
+    if (!fd.ok() || ::connect(fd.get(), reinterpret_cast<const sockaddr*>(&addr), sizeof addr) != 0) {
+        const int err = errno;
+        return sbx::fail(sbx::Error(sbx::Errc::invalid_argument,
+                                    "no session " + id + " runs" +
+                                        (err == ENOENT || err == ECONNREFUSED ? std::string(" (sbx session list)")
+                                                                              : std::string(": ") + std::strerror(err)))
+                             .in_file(path));
+    }
+    return fd;
+}
+
+// Reads events from `fd` one line at a time.
+class EventReader {
+public:
+    explicit EventReader(int fd) : fd_(fd) {}
+    // The next event; nullopt at the end of the stream; an error for a line
+    // that is no event.
+    sbx::expected<std::optional<proto::Event>> next() {
+        for (;;) {
+            if (const auto nl = buf_.find('\n'); nl != std::string::npos) {
+                const std::string line = buf_.substr(0, nl);
+                buf_.erase(0, nl + 1);
+                auto e = proto::parse_event(line);
+                SBX_TRY(e);
+                return std::optional<proto::Event>(std::move(*e));
+            }
+            if (buf_.size() >= proto::kMaxLine)
+                return sbx::fail(sbx::Errc::invalid_argument, "the session sent a line too long");
+            char chunk[4096];
+            const ssize_t n = ::read(fd_, chunk, sizeof chunk);
+            if (n < 0 && errno == EINTR) continue;
+            if (n <= 0) return std::optional<proto::Event>();
+            buf_.append(chunk, static_cast<std::size_t>(n));
+        }
+    }
+    bool buffered() const { return buf_.find('\n') != std::string::npos; }
+
+private:
+    int fd_;
+    std::string buf_;
+};
+
+bool send_line(int fd, const std::string& line, std::span<const int> fds = {}) {
+    iovec iov{const_cast<char*>(line.data()), line.size()};
+    alignas(cmsghdr) char control[CMSG_SPACE(3 * sizeof(int))]{};
+    msghdr msg{};
+    msg.msg_iov = &iov;
+    msg.msg_iovlen = 1;
+    if (!fds.empty()) {
+        msg.msg_control = control;
+        msg.msg_controllen = CMSG_SPACE(fds.size() * sizeof(int));
+        cmsghdr* cm = CMSG_FIRSTHDR(&msg);
+        cm->cmsg_level = SOL_SOCKET;
+        cm->cmsg_type = SCM_RIGHTS;
+        cm->cmsg_len = CMSG_LEN(fds.size() * sizeof(int));
+        std::memcpy(CMSG_DATA(cm), fds.data(), fds.size() * sizeof(int));
+    }
+    ssize_t n;
+    while ((n = ::sendmsg(fd, &msg, MSG_NOSIGNAL)) < 0 && errno == EINTR) {
+    }
+    if (n < 0) return false;
+    return static_cast<std::size_t>(n) == line.size() ||
+           sbx::launcher::write_all(fd, line.data() + n, line.size() - static_cast<std::size_t>(n));
+}
+
+// ---- sbx session start ---------------------------------------------------------------
+
+// What a settings or agent file was when the session's policy was made from it.
+struct Stamp {
+    std::string path;
+    bool exists = false;
+    dev_t dev = 0;
+    ino_t ino = 0;
+    off_t size = 0;
+    timespec mtime{}, ctime{};
+    mode_t mode = 0;
+};
+
+Stamp stamp_of(const std::string& path) {
+    Stamp s{path};
+    struct stat st {};
+    if (::stat(path.c_str(), &st) != 0) return s;
+    s.exists = true;
+    s.dev = st.st_dev;
+    s.ino = st.st_ino;
+    s.size = st.st_size;
+    s.mtime = st.st_mtim;
+    s.ctime = st.st_ctim;
+    s.mode = st.st_mode;
+    return s;
+}
+
+bool same(const Stamp& a, const Stamp& b) {
+    if (a.exists != b.exists) return false;
+    if (!a.exists) return true;
+    return a.dev == b.dev && a.ino == b.ino && a.size == b.size && a.mtime.tv_sec == b.mtime.tv_sec &&
+           a.mtime.tv_nsec == b.mtime.tv_nsec && a.ctime.tv_sec == b.ctime.tv_sec && a.ctime.tv_nsec == b.ctime.tv_nsec;
+}
+
+// A file missing when the settings were read that is now an empty file no one
+// may write: the placeholder the session's own sandbox made for it.
+bool became_placeholder(const Stamp& before, const Stamp& now) {
+    return !before.exists && now.exists && S_ISREG(now.mode) && now.size == 0 && (now.mode & 0222) == 0;
+}
+
+// The first source file that changed since `stamps` were taken, or nullopt.
+std::optional<std::string> changed_source(const std::vector<Stamp>& stamps) {
+    for (const auto& s : stamps)
+        if (!same(s, stamp_of(s.path))) return s.path;
+    return std::nullopt;
+}
+
+// What a session's holder carries: the composed settings (for each
+// command's route), the files they came from, and the id.
+struct HolderState {
+    std::string id;
+    Composed composed;
+    std::vector<Stamp> stamps;
+};
+
+// Each command is routed as sbx run routes it: a line the agent file's shell
+// skill blocks is refused, and so is one an excludedCommands pattern sends
+// outside (a session runs nothing unconfined); a policy file that changed
+// refuses every command until the session is started again.
+std::optional<sbx::linux_sandbox::RunRefusal> refuse_run(const HolderState& h, const proto::RunRequest& run) {
+    if (auto changed = changed_source(h.stamps))
+        return sbx::linux_sandbox::RunRefusal{
+            "STALE_SESSION", *changed + " changed since the session started, so its policy may no longer be the "
+                                        "settings': sbx session stop " + h.id + ", then sbx session start"};
+    const std::string line = shell_words(run.argv);
+    if (auto blocked = refuse_blocked(h.composed, line); !blocked)
+        return sbx::linux_sandbox::RunRefusal{std::string(sbx::errc_name(blocked.error().code)), sbx::to_string(blocked.error())};
+    if (const auto by = sbx::route::excluded_by(h.composed.policy, line))
+        return sbx::linux_sandbox::RunRefusal{
+            "OUTSIDE", line + " runs outside the sandbox by the settings (" + sbx::route::describe(*by) +
+                           "), and a session runs nothing unconfined: run it with sbx run --unsandboxed"};
+    return std::nullopt;
+}
+
+// The program the fork server is inside: sbx-stage beside this program, else this program.
+std::string server_program() {
+    std::string program = sbx::linux_sandbox::stage_binary_path();
+    char* real = program.empty() ? nullptr : ::realpath(program.c_str(), nullptr);
+    program = real != nullptr ? std::string(real) : sbx::launcher::own_executable();
+    std::free(real);
+    return program;
+}
+
+// The readiness pipe's first byte: 'R' ready, 'F' failed (then the exit status
+// as text and a newline); what the holder said follows.
+void tell_starter(int pipe_fd, int memfd, char kind, int status, off_t& said) {
+    std::string head(1, kind);
+    if (kind == 'F') head += std::to_string(status) + "\n";
+    (void)sbx::launcher::write_all(pipe_fd, head.data(), head.size());
+    const off_t end = ::lseek(memfd, 0, SEEK_END);
+    std::string text(static_cast<std::size_t>(std::max<off_t>(0, end - said)), '\0');
+    if (!text.empty() && ::pread(memfd, text.data(), text.size(), said) == static_cast<ssize_t>(text.size()))
+        (void)sbx::launcher::write_all(pipe_fd, text.data(), text.size());
+    said = std::max(said, end);
+}
+
+// The holder: the launcher's steps for the plan whose command is the fork
+// server, the control socket on a thread beside them; its standard error a
+// memfd (`memfd`, its fd 2) read by the starter until the session is ready,
+// and sent to the stop's client after. Returns the process's exit status.
+// Over 80 lines: the session's whole life in the holder, in order; each step
+// is a call, and the descriptors they share would otherwise travel as arguments.
+int hold_session(SessionArgs& a, const std::string& id, const std::string& dir, Fd ready_pipe, int memfd, Fd owner) {
+    const auto fail_start = [&](int status) {
+        off_t said = 0;
+        tell_starter(ready_pipe.get(), memfd, 'F', status, said);
+        return status;
+    };
+    auto reaper = sbx::launcher::Reaper::start();
+    if (!reaper) return fail_start(say_failed(reaper.error()));
+    const std::string session_dir = dir + "/" + id;
+    if (::mkdir(session_dir.c_str(), 0700) != 0) {
+        reaper->dismiss();
+        std::cerr << "sbx: UNAVAILABLE: " << session_dir << ": " << std::strerror(errno) << "\n";
+        return fail_start(kRunFailed);
+    }
+    reaper->made(sbx::launcher::Leftover{sbx::launcher::LeftoverKind::tmpdir, session_dir});
+    struct RemoveDir {
+        std::string path;
+        ~RemoveDir() { (void)sbx::launcher::remove_tree(path); }
+    } remove_dir{session_dir};
+    // The control socket, and the pair to the fork server (its end passed to it).
+    const std::string path = socket_path(dir, id);
+    Fd listener(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
+    sockaddr_un addr{};
+    addr.sun_family = AF_UNIX;
+    int pair[2] = {-1, -1};
+    if (path.size() >= sizeof addr.sun_path || !listener.ok() ||
+        (std::memcpy(addr.sun_path, path.c_str(), path.size() + 1),
+         ::bind(listener.get(), reinterpret_cast<const sockaddr*>(&addr), sizeof addr) != 0) ||
+        ::listen(listener.get(), 128) != 0 || ::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) != 0) {
+        reaper->dismiss();
+        std::cerr << "sbx: UNAVAILABLE: cannot make the session's sockets: " << std::strerror(errno) << "\n";
+        return fail_start(kRunFailed);
+    }
+    Fd ours(pair[0]), theirs(pair[1]);
+    // The plan: sbx run's for the root, the fork server its command.
+    auto composed = compose(a.plan.settings, a.plan.home_root());
+    if (!composed) {
+        reaper->dismiss();
+        return fail_start(say_failed(composed.error()));
+    }
+    std::vector<Stamp> stamps;
+    for (const auto& s : composed->sources) stamps.push_back(stamp_of(s));
+    const std::string program = server_program();
+    a.plan.command = {program, std::string(sbx::linux_sandbox::kServeSessionFlag), std::to_string(theirs.get())};
+    a.plan.pass_fds = {theirs.get()};
+    a.plan.no_scan_stderr = true;
+    a.plan.scan_stderr = false;
+    auto plan = plan_for(*composed, a.plan);
+    if (plan && plan->weaker_sandbox) {
+        plan = sbx::fail(sbx::Error(sbx::Errc::unavailable,
+                                    "a session needs bubblewrap's sandbox: in the weaker sandbox its commands would "
+                                    "share this process's PID namespace, where the control socket tells them from "
+                                    "its clients"));
+    }
+    if (plan && sbx::planned_access(plan->filesystem, program).kind == sbx::PlannedAccess::Kind::hidden)
+        plan = sbx::fail(sbx::Error(sbx::Errc::unavailable,
+                                    "the settings hide sbx's own program, which a session runs inside as its server")
+                             .in_file(program));
+    if (!plan) {
+        composed->group->release();
+        reaper->dismiss();
+        return fail_start(say_failed(plan.error()));
+    }
+    composed->group->unlock();
+    if (!a.quiet && !composed->policy.quiet.value && !a.plan.settings.root_given() && composed->root != composed->cwd)
+        std::cerr << "sbx: root " << composed->root << ": " << sbx::root_why(composed->where) << "\n";
+    HolderState state{id, std::move(*composed), stamps};
+    // The control socket's thread: ready once the fork server runs.
+    // Written on the holder's thread when the session is ready, read here once
+    // the sandbox has ended: how much of the memfd the starter was given.
+    off_t said = 0;
+    std::atomic<bool> ready{false};
+    sbx::linux_sandbox::HolderConfig config;
+    config.root = state.composed.root;
+    config.idle_seconds = a.idle;
+    config.starter = std::move(owner);
+    config.refuse = [&state](const proto::RunRequest& r) { return refuse_run(state, r); };
+    int theirs_number = theirs.get();
+    config.on_ready = [&] {
+        ::close(theirs_number);  // the sandbox's now: its end closes with the sandbox
+        // Settings that changed while the sandbox was made are stale already.
+        for (auto& s : state.stamps)
+            if (auto now = stamp_of(s.path); became_placeholder(s, now)) s = now;
+        tell_starter(ready_pipe.get(), memfd, 'R', 0, said);
+        ready_pipe.reset();
+        ready.store(true, std::memory_order_release);
+    };
+    (void)theirs.release();
+    auto holder = sbx::linux_sandbox::SessionHolder::start(std::move(listener), std::move(ours), std::move(config));
+    if (!holder) {
+        ::close(theirs_number);
+        reaper->dismiss();
+        return fail_start(say_failed(holder.error()));
+    }
+    sbx::linux_sandbox::LinuxPlatform platform;
+    platform.set_program("sbx");
+    sbx::launcher::Options o;
+    o.plan_fd = -1;
+    o.print_violations = true;
+    o.pty = sbx::launcher::PtyMode::never;
+    o.grace = a.grace;
+    sbx::launcher::Launcher launcher(platform, std::move(o));
+    int status = kRunFailed;
+    try {
+        status = launcher.run_plan(*plan, std::move(*reaper));
+    } catch (const std::exception& e) {
+        std::cerr << "sbx: INTERNAL: " << e.what() << "\n";
+    }
+    state.composed.group->release();
+    if (!ready.load(std::memory_order_acquire)) {
+        (*holder)->finish({});
+        if (::fcntl(theirs_number, F_GETFD) >= 0) ::close(theirs_number);
+        return fail_start(status == 0 ? kRunFailed : status);
+    }
+    // What the launcher said after the session was ready, for the stop's client.
+    std::cerr.flush();
+    const off_t end = ::lseek(memfd, 0, SEEK_END);
+    std::string closing(static_cast<std::size_t>(std::max<off_t>(0, end - said)), '\0');
+    if (!closing.empty() && ::pread(memfd, closing.data(), closing.size(), said) != static_cast<ssize_t>(closing.size()))
+        closing.clear();
+    (*holder)->finish(std::move(closing));
+    return status;
+}
+
+}  // namespace
+
+int run_session_start(SessionArgs& a) {
+    auto dir = sessions_directory(true);
+    if (!dir) return say_failed(dir.error());
+    std::array<unsigned char, kIdDigits / 2> bytes{};
+    if (::getrandom(bytes.data(), bytes.size(), 0) != static_cast<ssize_t>(bytes.size()))
+        return failed("INTERNAL", std::string("getrandom: ") + std::strerror(errno));
+    std::string id;
+    for (unsigned char b : bytes) {
+        static constexpr char kHex[] = "0123456789abcdef";
+        id += kHex[b >> 4];
+        id += kHex[b & 15];
+    }
+    sbx::launcher::Pipe ready;
+    if (!ready.open()) return failed("INTERNAL", std::string("pipe: ") + std::strerror(errno));
+    // --owner: the process whose end ends the session, looked at now.
+    Fd owner;
+    if (a.owner > 0) {
+        owner = Fd(static_cast<int>(::syscall(SYS_pidfd_open, a.owner, 0)));
+        if (!owner.ok())
+            return failed("INVALID_ARGUMENT", "--owner " + std::to_string(a.owner) + ": " + std::strerror(errno));
+        ::fcntl(owner.get(), F_SETFD, FD_CLOEXEC);
+    }
+    std::cout.flush();
+    std::cerr.flush();
+    const pid_t pid = ::fork();
+    if (pid < 0) return failed("INTERNAL", std::string("fork: ") + std::strerror(errno));
+    if (pid == 0) {
+        // The holder: a session of its own, with no terminal; what it says
+        // goes to a memfd, which the starter reads until the session is ready.
+        ready.read.reset();
+        ::setsid();
+        const int null = ::open("/dev/null", O_RDWR | O_CLOEXEC);
+        const int memfd = ::memfd_create("sbx-session-said", 0);
+        if (null < 0 || memfd < 0 || ::dup2(null, 0) < 0 || ::dup2(null, 1) < 0 || ::dup2(memfd, 2) < 0) _exit(kRunFailed);
+        ::close(null);
+        std::_Exit(hold_session(a, id, *dir, std::move(ready.write), memfd, std::move(owner)));
+    }
+    ready.write.reset();
+    std::string got;
+    char buf[4096];
+    ssize_t n;
+    while ((n = ::read(ready.read.get(), buf, sizeof buf)) != 0) {
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0) break;
+        got.append(buf, static_cast<std::size_t>(n));
+    }
+    if (!got.empty() && got.front() == 'R') {
+        std::cerr << got.substr(1);
+        std::cout << id << "\n";
+        return kOk;
+    }
+    // It failed: what it said, and its status; the holder is gone or going.
+    int status = kRunFailed;
+    std::size_t text = 0;
+    if (!got.empty() && got.front() == 'F') {
+        const auto nl = got.find('\n');
+        if (nl != std::string::npos) {
+            status = std::atoi(got.substr(1, nl - 1).c_str());
+            text = nl + 1;
+        }
+    } else {
+        std::cerr << "sbx: INTERNAL: the session's holder ended before it was ready\n";
+    }
+    std::cerr << got.substr(std::min(text, got.size()));
+    while (::waitpid(pid, nullptr, 0) < 0 && errno == EINTR) {
+    }
+    return status == 0 ? kRunFailed : status;
+}
+
+// ---- sbx session stop, list ----------------------------------------------------------
+
+int run_session_stop(const SessionArgs& a) {
+    auto fd = connect_session(a.id);
+    if (!fd) return report(fd.error());
+    proto::Request r;
+    r.op = proto::Op::stop;
+    if (!send_line(fd->get(), proto::request_line(r))) return failed("UNAVAILABLE", "the session did not take the stop");
+    // The session's last lines, then the end of the stream once it is gone.
+    EventReader events(fd->get());
+    for (;;) {
+        auto e = events.next();
+        if (!e) return report(e.error());
+        if (!*e) break;
+        if ((*e)->kind == proto::EventKind::violation) std::cerr << (*e)->line << "\n";
+        if ((*e)->kind == proto::EventKind::error) return failed((*e)->code, (*e)->message);
+    }
+    return kOk;
+}
+
+int run_session_list(const SessionArgs&) {
+    auto dir = sessions_directory(false);
+    if (!dir) return report(dir.error());
+    DIR* d = ::opendir(dir->c_str());
+    if (d == nullptr) return kOk;  // none yet
+    std::vector<std::string> ids;
+    while (const dirent* e = ::readdir(d))
+        if (valid_id(e->d_name)) ids.emplace_back(e->d_name);
+    ::closedir(d);
+    std::sort(ids.begin(), ids.end());
+    for (const auto& id : ids) {
+        auto fd = connect_session(id);
+        if (!fd) {
+            // A holder killed before its reaper removed this: nothing listens.
+            (void)sbx::launcher::remove_tree(*dir + "/" + id);
+            continue;
+        }
+        proto::Request r;
+        r.op = proto::Op::status;
+        if (!send_line(fd->get(), proto::request_line(r))) continue;
+        EventReader events(fd->get());
+        auto e = events.next();
+        if (!e || !*e || (*e)->kind != proto::EventKind::status) continue;
+        std::cout << id << "  " << (*e)->root << "  " << (*e)->commands << ((*e)->commands == 1 ? " command" : " commands")
+                  << " running\n";
+    }
+    return kOk;
+}
+
+// ---- sbx run --session ---------------------------------------------------------------
+
+namespace {
+
+// A standard stream that is a terminal is relayed through a pipe: a session's
+// command gets no terminal of the caller's (it could change its modes for good,
+// or read what is typed after it ends).
+struct Relay {
+    int ours = -1;    // the caller's descriptor: 0, 1 or 2
+    Fd pipe_end;      // our end of the pipe
+    std::string pending;  // read from 0, not yet written into the pipe
+    bool open = false;
+};
+
+// Copies what the command wrote and is still in the pipe, without waiting.
+void drain(Relay& r) {
+    if (!r.open) return;
+    char buf[65536];
+    ssize_t n;
+    while ((n = ::read(r.pipe_end.get(), buf, sizeof buf)) > 0) (void)sbx::launcher::write_all(r.ours, buf, static_cast<std::size_t>(n));
+}
+
+}  // namespace
+
+// Over 80 lines: the client's one poll loop (the session's events, the
+// caller's signals, the relayed streams), each case a few lines.
+int run_in_session(const RunArgs& a) {
+    auto fd = connect_session(a.session);
+    if (!fd) return say_failed(fd.error());
+    char cwd[PATH_MAX];
+    if (::getcwd(cwd, sizeof cwd) == nullptr) return failed("UNAVAILABLE", std::string("getcwd: ") + std::strerror(errno));
+    proto::Request r;
+    r.op = proto::Op::run;
+    r.id = "c" + std::to_string(::getpid());
+    r.run.argv = a.plan.command;
+    r.run.cwd = sbx::paths::normalize(cwd);
+    std::array<Relay, 3> relays;
+    int passed[3] = {0, 1, 2};
+    std::vector<Fd> theirs;
+    for (int i = 0; i < 3; ++i) {
+        if (::isatty(i) != 1) continue;
+        int p[2];
+        if (::pipe2(p, O_CLOEXEC) != 0) return failed("INTERNAL", std::string("pipe: ") + std::strerror(errno));
+        Relay& rl = relays[static_cast<std::size_t>(i)];
+        rl.ours = i;
+        rl.open = true;
+        rl.pipe_end = Fd(i == 0 ? p[1] : p[0]);
+        theirs.emplace_back(i == 0 ? p[0] : p[1]);
+        passed[i] = theirs.back().get();
+        ::fcntl(rl.pipe_end.get(), F_SETFL, O_NONBLOCK);
+    }
+    // Signals the caller gets go to the command's process group.
+    sigset_t caught;
+    sigemptyset(&caught);
+    for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGQUIT}) sigaddset(&caught, sig);
+    ::sigprocmask(SIG_BLOCK, &caught, nullptr);
+    Fd sigfd(::signalfd(-1, &caught, SFD_CLOEXEC | SFD_NONBLOCK));
+    if (!send_line(fd->get(), proto::request_line(r), passed))
+        return failed("UNAVAILABLE", "the session did not take the command");
+    theirs.clear();
+    EventReader events(fd->get());
+    std::vector<std::string> violations;
+    for (;;) {
+        std::vector<pollfd> p{{fd->get(), POLLIN, 0}, {sigfd.get(), POLLIN, 0}};
+        Relay& in = relays[0];
+        if (in.open && in.pending.empty()) p.push_back({0, POLLIN, 0});
+        else if (in.open) p.push_back({in.pipe_end.get(), POLLOUT, 0});
+        else p.push_back({-1, 0, 0});
+        for (std::size_t i = 1; i < 3; ++i) p.push_back({relays[i].open ? relays[i].pipe_end.get() : -1, POLLIN, 0});
+        if (!events.buffered() && ::poll(p.data(), p.size(), -1) < 0 && errno != EINTR) break;
+        if (p[1].revents != 0) {
+            signalfd_siginfo si{};
+            while (::read(sigfd.get(), &si, sizeof si) == static_cast<ssize_t>(sizeof si)) {
+                proto::Request s;
+                s.op = proto::Op::signal;
+                s.id = r.id;
+                s.signal = si.ssi_signo == SIGINT    ? proto::Signal::interrupt
+                           : si.ssi_signo == SIGHUP  ? proto::Signal::hangup
+                           : si.ssi_signo == SIGQUIT ? proto::Signal::quit
+                                                     : proto::Signal::term;
+                (void)send_line(fd->get(), proto::request_line(s));
+            }
+        }
+        if (p[2].revents != 0 && in.open) {
+            if (in.pending.empty()) {
+                char buf[4096];
+                const ssize_t n = ::read(0, buf, sizeof buf);
+                if (n > 0) in.pending.assign(buf, static_cast<std::size_t>(n));
+                else if (n == 0 || errno != EINTR) {
+                    in.open = false;
+                    in.pipe_end.reset();
+                }
+            } else {
+                const ssize_t n = ::write(in.pipe_end.get(), in.pending.data(), in.pending.size());
+                if (n > 0) in.pending.erase(0, static_cast<std::size_t>(n));
+                else if (n < 0 && errno != EAGAIN && errno != EINTR) {
+                    in.open = false;
+                    in.pipe_end.reset();
+                }
+            }
+        }
+        for (std::size_t i = 1; i < 3; ++i)
+            if (p[2 + i].revents != 0) {
+                char buf[65536];
+                const ssize_t n = ::read(relays[i].pipe_end.get(), buf, sizeof buf);
+                if (n > 0) (void)sbx::launcher::write_all(relays[i].ours, buf, static_cast<std::size_t>(n));
+                else if (n == 0) relays[i].open = false;
+            }
+        if (p[0].revents == 0 && !events.buffered()) continue;
+        auto e = events.next();
+        if (!e) return say_failed(e.error());
+        if (!*e) return failed("SESSION_ENDED", "the session ended before the command did");
+        const proto::Event& ev = **e;
+        if (ev.kind == proto::EventKind::violation) violations.push_back(ev.line);
+        if (ev.kind == proto::EventKind::error) {
+            for (std::size_t i = 1; i < 3; ++i) drain(relays[i]);
+            if (ev.code == "NOT_FOUND" || ev.code == "CANNOT_RUN") {
+                std::cerr << "sbx: " << a.plan.command.front() << ": " << ev.message << "\n";
+                return ev.code == "NOT_FOUND" ? 127 : 126;
+            }
+            return failed(ev.code, ev.message);
+        }
+        if (ev.kind != proto::EventKind::exit) continue;
+        for (std::size_t i = 1; i < 3; ++i) drain(relays[i]);
+        if (!violations.empty()) {
+            std::cerr << "<sandbox_violations>\n";
+            for (const auto& v : violations) std::cerr << v << "\n";
+            std::cerr << "</sandbox_violations>\n";
+        }
+        return ev.signal != 0 ? 128 + ev.signal : ev.status;
+    }
+    return failed("UNAVAILABLE", std::string("poll: ") + std::strerror(errno));
+}
+
+}  // namespace sbx::cli
+
+#else  // sessions are built on Linux alone: every subcommand says so.
+#include <iostream>
+
+#include "cli_common.hpp"
+#include "commands.hpp"
+
+namespace sbx::cli {
+
+namespace {
+int not_here() {
+    std::cerr << "sbx: UNAVAILABLE: sessions are built on Linux only (docs/sessions.md)\n";
+    return kRunFailed;
+}
+}  // namespace
+
+int run_session_start(SessionArgs&) { return not_here(); }
+int run_session_stop(const SessionArgs&) { return not_here(); }
+int run_session_list(const SessionArgs&) { return not_here(); }
+int run_in_session(const RunArgs&) { return not_here(); }
+
+}  // namespace sbx::cli
+#endif
