@@ -27,6 +27,7 @@
 #include <algorithm>
 #include <climits>
 #include <exception>
+#include <optional>
 #include <iostream>
 #include <string>
 #include <string_view>
@@ -458,6 +459,25 @@ int parse_and_run(Cli& c, int argc, char** argv) {
 
 }  // namespace sbx::cli
 
+namespace {
+
+// `run --session ID [--] COMMAND...` exactly (ID a word of its own, the
+// command not starting with '-' unless after "--"); nullopt for anything else.
+std::optional<sbx::cli::RunArgs> session_run_args(int argc, char** argv) {
+    if (argc < 5 || std::string_view(argv[1]) != "run" || std::string_view(argv[2]) != "--session" || argv[3][0] == '-')
+        return std::nullopt;
+    int first = 4;
+    if (std::string_view(argv[first]) == "--") ++first;
+    else if (argv[first][0] == '-') return std::nullopt;
+    if (first >= argc) return std::nullopt;
+    sbx::cli::RunArgs a;
+    a.session = argv[3];
+    a.plan.command.assign(argv + first, argv + argc);
+    return a;
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
     using namespace sbx::cli;
     const std::uint64_t started = sbx::launcher::Trace::now();
@@ -479,6 +499,11 @@ int main(int argc, char** argv) {
     if (argc >= 2 && argv[1] == sbx::linux_sandbox::kServeSessionFlag)
         return sbx::linux_sandbox::run_session_server(argc - 2, argv + 2);
 #endif
+    // `sbx run --session ID [--] COMMAND...`, the way a host starts a session's
+    // command, without the command line's parser: it runs per command, and
+    // making the parser costs more than the rest. Any other form takes the
+    // parser, which says what is wrong with it.
+    if (auto in_session = session_run_args(argc, argv)) return run_in_session(*in_session);
     g_arguments.assign(argv, argv + argc);
     Cli cli;
     add_commands(cli);
