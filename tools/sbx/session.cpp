@@ -31,6 +31,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <memory>
 #include <iostream>
 #include <optional>
 #include <string>
@@ -195,11 +196,15 @@ struct Stamp {
     ino_t ino = 0;
     off_t size = 0;
     timespec mtime{}, ctime{};
-    mode_t mode = 0;
+    // Missing when the settings were read, and since then a placeholder of the
+    // root's group (the session's own sandbox made it): the placeholder as made,
+    // which the policy reads as missing still.
+    std::shared_ptr<const struct Stamp> placeholder;
 };
 
 Stamp stamp_of(const std::string& path) {
-    Stamp s{path};
+    Stamp s;
+    s.path = path;
     struct stat st {};
     if (::stat(path.c_str(), &st) != 0) return s;
     s.exists = true;
@@ -208,7 +213,6 @@ Stamp stamp_of(const std::string& path) {
     s.size = st.st_size;
     s.mtime = st.st_mtim;
     s.ctime = st.st_ctim;
-    s.mode = st.st_mode;
     return s;
 }
 
@@ -219,16 +223,25 @@ bool same(const Stamp& a, const Stamp& b) {
            a.mtime.tv_nsec == b.mtime.tv_nsec && a.ctime.tv_sec == b.ctime.tv_sec && a.ctime.tv_nsec == b.ctime.tv_nsec;
 }
 
-// A file missing when the settings were read that is now an empty file no one
-// may write: the placeholder the session's own sandbox made for it.
-bool became_placeholder(const Stamp& before, const Stamp& now) {
-    return !before.exists && now.exists && S_ISREG(now.mode) && now.size == 0 && (now.mode & 0222) == 0;
+// A file missing when the settings were read that is now a placeholder of the
+// root's group, as the group lists it: from now on, that placeholder as it is
+// counts as missing.
+void note_placeholders(std::vector<Stamp>& stamps, const std::string& root) {
+    auto group = sbx::GroupSnapshot::take(root);
+    if (!group) return;  // then any file there counts as a change
+    const auto paths = group->paths();
+    group->release();
+    for (auto& s : stamps)
+        if (!s.exists && std::find(paths.begin(), paths.end(), s.path) != paths.end())
+            s.placeholder = std::make_shared<const Stamp>(stamp_of(s.path));
 }
 
 // The first source file that changed since `stamps` were taken, or nullopt.
 std::optional<std::string> changed_source(const std::vector<Stamp>& stamps) {
-    for (const auto& s : stamps)
-        if (!same(s, stamp_of(s.path))) return s.path;
+    for (const auto& s : stamps) {
+        const Stamp now = stamp_of(s.path);
+        if (!same(s, now) && !(s.placeholder && same(*s.placeholder, now))) return s.path;
+    }
     return std::nullopt;
 }
 
@@ -368,8 +381,7 @@ int hold_session(SessionArgs& a, const std::string& id, const std::string& dir, 
     config.on_ready = [&] {
         ::close(theirs_number);  // the sandbox's now: its end closes with the sandbox
         // Settings that changed while the sandbox was made are stale already.
-        for (auto& s : state.stamps)
-            if (auto now = stamp_of(s.path); became_placeholder(s, now)) s = now;
+        note_placeholders(state.stamps, state.composed.root);
         tell_starter(ready_pipe.get(), memfd, 'R', 0, said);
         ready_pipe.reset();
         ready.store(true, std::memory_order_release);

@@ -1,0 +1,317 @@
+#!/usr/bin/env bash
+# TAP: sessions (docs/sessions.md) end to end: `sbx session start`, `sbx run
+# --session`, the control socket, `sbx session stop` and list, with the real
+# holder, bubblewrap and fork server.
+#   - a server a command starts in the background is reached by a later
+#     command, and not from the host (the session's loopback is its own);
+#   - each command has its own exit status, streams and process group, and a
+#     missing program or directory is said as sbx run says it;
+#   - a session's command runs under the filter, capabilities and
+#     protections of sbx run's command (sbx-attack's core attempts, each with
+#     its control outside), cannot open the fork server's descriptors, see the
+#     holder, or reach any session's control socket, which refuses a peer in
+#     another PID namespace (the control: a peer outside is served);
+#   - a settings file changed between two commands refuses the next one
+#     (STALE_SESSION); excludedCommands are refused, never run outside;
+#   - stop, SIGKILL of the holder, the owner's end and the idle time each end
+#     the session and leave no process, socket, folder or placeholder;
+#   - 50 commands at once in one session all run.
+# Every case runs as the current user and, when that is root and SBX_TEST_USER
+# names a user, again as that user.
+# Usage: session_test.sh SBX SBX-LINUX SBX-ATTACK
+set -euo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+source "$here/../tap.sh"
+tap_scratch
+tap_readable_copies "$tmp/bin" "${1:?usage: session_test.sh SBX SBX-LINUX SBX-ATTACK}" "${2:?}" "${3:?}"
+sbx=$tmp/bin/sbx
+attack=$tmp/bin/sbx-attack
+# Whatever a failed case left running: its holders killed (their reapers clean up).
+tap_on_exit 'pkill -KILL -f "^$sbx session start" 2>/dev/null; sleep 0.3'
+
+# The folder of WHO's sessions (sbx::placeholder_group_directory).
+sessions_of() {
+    local uid
+    uid=$(id -u "$1")
+    if [[ -d /run/user/$uid && $(stat -c %u "/run/user/$uid") == "$uid" ]]; then
+        echo "/run/user/$uid/sbx/sessions"
+    else
+        echo "/tmp/sbx-$uid/sessions"
+    fi
+}
+
+# start_session [ARGS...]: `sbx session start` in the case's project as its
+# user; sets $sid (empty on failure), $rc, $out, $err.
+start_session() {
+    rc=0
+    (cd "$proj" && "${as[@]}" env HOME="$home" PATH=/usr/local/bin:/usr/bin:/bin timeout 30 "$sbx" session start \
+        --managed-settings "$tmp/empty-managed.json" "$@") </dev/null >"$work/out" 2>"$work/err" || rc=$?
+    out=$(<"$work/out")
+    err=$(<"$work/err")
+    sid=
+    [[ $rc != 0 ]] || sid=$out
+}
+
+# in_session SCRIPT: `sbx run --session $sid -- sh -c SCRIPT` as the case's user.
+in_session() {
+    rc=0
+    (cd "$proj" && "${as[@]}" env HOME="$home" timeout 30 "$sbx" run --session "$sid" -- sh -c "$1") \
+        </dev/null >"$work/out" 2>"$work/err" || rc=$?
+    out=$(<"$work/out")
+    err=$(<"$work/err")
+}
+
+# as_case COMMAND...: COMMAND as the case's user, in its project; sets $rc, $out, $err.
+as_case() {
+    rc=0
+    (cd "$proj" && "${as[@]}" env HOME="$home" "$@") </dev/null >"$work/out" 2>"$work/err" || rc=$?
+    out=$(<"$work/out")
+    err=$(<"$work/err")
+}
+
+stop_session() { as_case timeout 30 "$sbx" session stop "$sid"; }
+
+# want_refused [ERRNO], want_succeeded: sbx-attack's verdict (attacks_test.sh's).
+want_refused() {
+    want_status 1
+    grep -qE -- ": refused: ${1:-}" <<<"$out" || fail_because "stdout does not say: refused: ${1:-...}"
+}
+want_succeeded() {
+    want_status 0
+    grep -qF -- ": succeeded: " <<<"$out" || fail_because "stdout does not say: succeeded"
+}
+bare_bwrap=(bwrap --unshare-user --unshare-all --die-with-parent --ro-bind / / --dev /dev --proc /proc --)
+
+# The pid of session $sid's holder: the process listening on its control socket.
+holder_of() { ss -xlpn | grep -F "/$1/control.sock " | sed -n 's/.*pid=\([0-9]*\),.*/\1/p' | head -1; }
+
+# nothing_left ID HOLDER: fails the case for whatever of the session is left
+# after up to five seconds: its folder, its holder, a process of its commands
+# (by the marker in $marker), a file in the project.
+nothing_left() {
+    local dir i
+    dir=$(sessions_of "$who")/$1
+    for ((i = 0; i < 50; i++)); do
+        if [[ ! -e $dir ]] && ! kill -0 "$2" 2>/dev/null && ! pgrep -f "$marker" >/dev/null; then break; fi
+        sleep 0.1
+    done
+    [[ ! -e $dir ]] || fail_because "the session's folder $dir is left"
+    ! kill -0 "$2" 2>/dev/null || fail_because "its holder $2 still runs"
+    ! pgrep -f "$marker" >/dev/null || fail_because "a process of its commands still runs: $(pgrep -af "$marker")"
+    local left
+    left=$("${as[@]}" git -C "$proj" status --porcelain --ignored)
+    [[ $left == "$baseline" ]] || fail_because "the project holds: $left"
+}
+
+session_cases() {
+    local port holder dir marker=sbx-session-marker-$who-$RANDOM baseline
+    # A settings file of the project's own, which a case changes; every
+    # other one is missing, and its placeholder may not outlive a session.
+    mkdir -p "$proj/.claude"
+    echo '{}' >"$proj/.claude/settings.json"
+    ((${#as[@]} == 0)) || chown -R "$who:" "$proj/.claude"
+    baseline=$("${as[@]}" git -C "$proj" status --porcelain --ignored)
+    # A process of the session's, named by $marker: python3 sleeping or serving.
+    local sleeper="python3 -c 'import time; time.sleep(300)' $marker"
+    port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+    local server="python3 -c 'import sys, http.server as h; h.ThreadingHTTPServer((\"127.0.0.1\", int(sys.argv[1])), h.SimpleHTTPRequestHandler).serve_forever()' $port $marker"
+    start_session
+    want_status 0
+    [[ $sid =~ ^[0-9a-f]{16}$ ]] || fail_because "sbx session start did not print an id: $out"
+    tap_finish "sbx session start prints the new session's id"
+    [[ -n $sid ]] || return 0
+    holder=$(holder_of "$sid")
+    dir=$(sessions_of "$who")/$sid
+
+    as_case "$sbx" session list
+    want_line "^$sid  $proj  0 commands running$"
+    tap_finish "sbx session list shows it: id, root, commands running"
+
+    in_session "$server >/dev/null 2>&1 &
+        echo started"
+    want_status 0
+    want_out started
+    in_session "for i in \$(seq 50); do curl -s -o /dev/null -w '%{http_code}' http://127.0.0.1:$port/ && break; sleep 0.1; done"
+    want_status 0
+    want_out 200
+    tap_finish "a server one command starts in the background is reached by a later command"
+
+    rc=0
+    curl -s -m 2 -o /dev/null "http://127.0.0.1:$port/" || rc=$?
+    [[ $rc != 0 ]] || fail_because "the host's loopback reached the session's server"
+    tap_finish "attack: the host's loopback does not reach the session's server (its loopback is its own)"
+
+    in_session 'echo to-out; echo to-err >&2; exit 7'
+    want_status 7
+    want_out to-out
+    want_err to-err
+    tap_finish "a command's own standard streams and exit status come back"
+
+    in_session 'kill -TERM $$'
+    want_status 143
+    in_session 'ps -o pid=,pgid=,sid= -p $$'
+    read -r p g s <<<"$out"
+    [[ $p == "$g" && $p == "$s" ]] || fail_because "its pid, process group and session are $p $g $s"
+    tap_finish "a command killed by a signal exits 128+N; each leads a process group and session of its own"
+
+    as_case timeout 30 "$sbx" run --session "$sid" -- no-such-program-here
+    want_status 127
+    want_err "no-such-program-here"
+    as_case timeout 30 "$sbx" run --session "$sid" --quiet -- true
+    want_status 125
+    want_err "--session takes no other option"
+    tap_finish "a missing program exits 127, and --session with another option is refused with 125"
+
+    # The core of the attacks suite, through a session's command.
+    in_session "grep -E '^(Seccomp|Seccomp_filters|NoNewPrivs|CapEff|CapBnd):' /proc/self/status"
+    local session_status=$out
+    as_case timeout 30 "$sbx" run --managed-settings "$tmp/empty-managed.json" -- \
+        grep -E '^(Seccomp|Seccomp_filters|NoNewPrivs|CapEff|CapBnd):' /proc/self/status
+    [[ -n $session_status && $session_status == "$out" ]] ||
+        fail_because "the session's command has \"$session_status\", sbx run's \"$out\""
+    tap_finish "a session's command runs under sbx run's filters, with its capabilities and no new privileges"
+
+    local a
+    for a in "unshare user" "unshare user,mount" "clone-ns user,mount" "io-uring" "socket netlink raw 15"; do
+        in_session "$attack $a"
+        want_refused
+        as_case timeout 20 "${bare_bwrap[@]}" "$attack" $a
+        [[ $rc == 0 ]] || fail_because "control: in bare bubblewrap, $a gives $rc: $out"
+    done
+    tap_finish "attack: namespaces, io_uring and netlink are refused inside; controls: in bare bubblewrap they work"
+
+    mkdir -p "$proj/mnt"
+    in_session "$attack mount $proj/mnt"
+    want_refused EPERM
+    ! mountpoint -q "$proj/mnt" || fail_because "a tmpfs is mounted on $proj/mnt on the host"
+    as_case timeout 20 unshare -Urm "$attack" mount "$proj/mnt"
+    want_succeeded
+    rmdir "$proj/mnt"
+    in_session "$attack fds"
+    want_refused
+    tap_finish "attack: a mount is refused (control: under unshare -Urm it works), and no descriptor but 0-2 is open"
+
+    for a in "$proj/.git/config" "$proj/.git/hooks/pre-commit" "$home/.bashrc"; do
+        in_session "$attack write $a planted"
+        want_refused
+        [[ ! -e $a ]] || ! grep -q planted "$a" || fail_because "$a was written"
+    done
+    in_session "$attack write $proj/ordinary planted && rm $proj/ordinary"
+    want_succeeded
+    tap_finish "attack: .git/config, hooks and ~/.bashrc cannot be written; control: an ordinary file of the project can"
+
+    rc=0
+    (cd "$proj" && "${as[@]}" env HOME="$home" "$attack" with-key sbx-session-key "the caller's" -- \
+        "$sbx" session start --managed-settings "$tmp/empty-managed.json") </dev/null >"$work/out" 2>"$work/err" || rc=$?
+    local keyed
+    keyed=$(<"$work/out")
+    if [[ $rc == 0 ]]; then
+        local saved=$sid
+        sid=$keyed
+        in_session "$attack key-read sbx-session-key"
+        want_refused EPERM
+        want_no_out "the caller's"
+        stop_session
+        sid=$saved
+    else
+        fail_because "the session under a key did not start: $(<"$work/err")"
+    fi
+    tap_finish "attack: the keyring of the process that started the session is out of reach (EPERM)"
+
+    in_session 'ls /proc/2/fd; cat /proc/2/environ; echo done'
+    want_err "Permission denied"
+    want_no_out "control.sock"
+    in_session "kill -0 $holder 2>&1 || echo holder-unseen; ls -a $(dirname "$dir") 2>&1; echo listed"
+    want_out holder-unseen
+    want_no_out "$sid"
+    tap_finish "attack: the fork server's descriptors, the holder and the sessions' folder are out of the commands' reach"
+
+    in_session "python3 -c 'import socket; s = socket.socket(socket.AF_UNIX); s.connect(\"$dir/control.sock\")' 2>&1; echo rc=\$?"
+    want_out "rc=1"
+    # The refusal comes as soon as it connects; the socket may be closed before it writes.
+    as_case unshare --user --map-root-user --pid --fork python3 -c "import socket
+s = socket.socket(socket.AF_UNIX); s.connect('$dir/control.sock')
+try: s.sendall(b'{\"v\":1,\"op\":\"status\"}\n')
+except OSError: pass
+print(s.recv(4096).decode())"
+    grep -qF '"code":"REFUSED"' <<<"$out" && grep -qF "another PID namespace" <<<"$out" ||
+        fail_because "a peer in another PID namespace got (status $rc): $out $err"
+    as_case python3 -c "import socket
+s = socket.socket(socket.AF_UNIX); s.connect('$dir/control.sock')
+s.sendall(b'{\"v\":1,\"op\":\"status\"}\n'); print(s.recv(4096).decode())"
+    want_out '"event":"status"'
+    tap_finish "attack: a command cannot reach the control socket, which refuses a peer in another PID namespace; control: a peer outside is served"
+
+    as_case python3 -c "import socket
+s = socket.socket(socket.AF_UNIX); s.connect('$dir/control.sock')
+s.sendall(b'{\"v\":1,\"op\":\"run\",\"id\":\"x\",\"argv\":[\"true\"],\"cwd\":\"/\",\"what\":1}\n'); print(s.recv(4096).decode())"
+    want_out '"code":"INVALID_REQUEST"'
+    want_out 'what'
+    tap_finish "a request with a key the protocol has not is refused, naming the key"
+
+    # 50 at once.
+    local i pids=() bad=0
+    for i in $(seq 50); do
+        (cd "$proj" && "${as[@]}" env HOME="$home" timeout 60 "$sbx" run --session "$sid" -- sh -c "echo n$i" \
+            </dev/null >"$work/p$i" 2>&1) &
+        pids+=($!)
+    done
+    for i in "${!pids[@]}"; do wait "${pids[$i]}" || bad=$((bad + 1)); done
+    for i in $(seq 50); do [[ $(<"$work/p$i") == "n$i" ]] || bad=$((bad + 1)); done
+    ((bad == 0)) || fail_because "$bad of 50 commands at once failed or said otherwise"
+    tap_finish "50 commands at once in one session all run, each with its own output"
+
+    echo '{"sandbox": {"enabled": true, "excludedCommands": ["git push *"]}}' >"$proj/.claude/settings.json"
+    in_session 'echo ran'
+    want_status 125
+    want_err "STALE_SESSION"
+    want_err "$proj/.claude/settings.json changed"
+    want_no_out ran
+    tap_finish "a settings file changed between two commands refuses the next (STALE_SESSION), naming it"
+
+    stop_session
+    want_status 0
+    nothing_left "$sid" "$holder"
+    tap_finish "sbx session stop ends the commands and the server left in the background, and leaves nothing"
+
+    start_session
+    [[ -n $sid ]] || fail_because "the session did not start again: $err"
+    as_case timeout 30 "$sbx" run --session "$sid" -- git push origin HEAD
+    want_status 125
+    want_err "OUTSIDE"
+    want_err "a session runs nothing unconfined"
+    tap_finish "a command excludedCommands sends outside is refused, never run unconfined"
+    stop_session
+    echo '{}' >"$proj/.claude/settings.json"
+
+    start_session
+    holder=$(holder_of "$sid")
+    in_session "$sleeper >/dev/null 2>&1 &"
+    kill -KILL "$holder"
+    nothing_left "$sid" "$holder"
+    tap_finish "SIGKILL of the holder leaves nothing: its sandbox, background processes and folder go"
+
+    sleep 300 &
+    local owner=$!
+    start_session --owner "$owner"
+    holder=$(holder_of "$sid")
+    kill "$owner"
+    wait "$owner" 2>/dev/null || true
+    nothing_left "$sid" "$holder"
+    tap_finish "the end of the session's --owner ends it, leaving nothing"
+
+    start_session --idle 1
+    holder=$(holder_of "$sid")
+    sleep 1.5
+    nothing_left "$sid" "$holder"
+    tap_finish "a session idle for --idle seconds ends, leaving nothing"
+}
+
+tap_users
+for user in "${users[@]}"; do
+    tap_user_project "$user" || continue
+    session_cases
+done
+
+tap_end
