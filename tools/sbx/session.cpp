@@ -419,6 +419,9 @@ int hold_session(SessionArgs& a, const std::string& id, const std::string& dir, 
     std::string closing(static_cast<std::size_t>(std::max<off_t>(0, end - said)), '\0');
     if (!closing.empty() && ::pread(memfd, closing.data(), closing.size(), said) != static_cast<ssize_t>(closing.size()))
         closing.clear();
+    // The folder goes before the stop's client is let go: once `sbx session
+    // stop` returns, nothing of the session is there.
+    (void)sbx::launcher::remove_tree(session_dir);
     (*holder)->finish(std::move(closing));
     return status;
 }
