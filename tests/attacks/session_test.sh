@@ -86,6 +86,10 @@ bare_bwrap=(bwrap --unshare-user --unshare-all --die-with-parent --ro-bind / / -
 # The pid of session $sid's holder: the process listening on its control socket.
 holder_of() { ss -xlpn | grep -F "/$1/control.sock " | sed -n 's/.*pid=\([0-9]*\),.*/\1/p' | head -1; }
 
+# alive PID: PID runs and is no zombie (a holder's parent is gone, and the
+# machine's init may be slow to reap it).
+alive() { [[ -e /proc/$1 && $(awk '{print $3}' "/proc/$1/stat" 2>/dev/null) != Z ]]; }
+
 # nothing_left ID HOLDER: fails the case for whatever of the session is left
 # after up to five seconds: its folder, its holder, a process of its commands
 # (by the marker in $marker), a file in the project.
@@ -93,11 +97,11 @@ nothing_left() {
     local dir i
     dir=$(sessions_of "$who")/$1
     for ((i = 0; i < 50; i++)); do
-        if [[ ! -e $dir ]] && ! kill -0 "$2" 2>/dev/null && ! pgrep -f "$marker" >/dev/null; then break; fi
+        if [[ ! -e $dir ]] && ! alive "$2" && ! pgrep -f "$marker" >/dev/null; then break; fi
         sleep 0.1
     done
     [[ ! -e $dir ]] || fail_because "the session's folder $dir is left"
-    ! kill -0 "$2" 2>/dev/null || fail_because "its holder $2 still runs"
+    ! alive "$2" || fail_because "its holder $2 still runs"
     ! pgrep -f "$marker" >/dev/null || fail_because "a process of its commands still runs: $(pgrep -af "$marker")"
     local left
     left=$("${as[@]}" git -C "$proj" status --porcelain --ignored)
@@ -303,7 +307,6 @@ s.sendall(b'{\"v\":1,\"op\":\"run\",\"id\":\"x\",\"argv\":[\"true\"],\"cwd\":\"/
 
     start_session --idle 1
     holder=$(holder_of "$sid")
-    sleep 1.5
     nothing_left "$sid" "$holder"
     tap_finish "a session idle for --idle seconds ends, leaving nothing"
 }
