@@ -88,7 +88,7 @@ t=$(ms)
 id=$("$sbx" session start) || die "sbx session start failed"
 echo "session start: $(((($(ms) - t)) / 1000000)) ms"
 ids+=("$id")
-dir=$(dirname "$(ss -xlpn | grep -F "/$id/control.sock " | awk '{print $5}')")
+dir=$(dirname "$(ss -xlpn | grep -F "/session-$id/control.sock " | awk '{print $5}')")
 socket=$dir/control.sock
 [[ -S $socket ]] || die "no control socket for $id"
 
@@ -102,7 +102,7 @@ bwrap_cmd=(bwrap bwrap --unshare-user --unshare-all --disable-userns --die-with-
 
 # The session's resident cost: its holder (the process on the socket), its
 # reaper, bubblewrap's two and the fork server (its descendants).
-holder=$(ss -xlpn | grep -F "/$id/control.sock " | sed -n 's/.*pid=\([0-9]*\),.*/\1/p' | head -1)
+holder=$(ss -xlpn | grep -F "/session-$id/control.sock " | sed -n 's/.*pid=\([0-9]*\),.*/\1/p' | head -1)
 private_kib() { awk '/^Private_(Clean|Dirty):/ {s += $2} END {print s + 0}' "/proc/$1/smaps_rollup" 2>/dev/null || echo "?"; }
 descendants() {
     local p

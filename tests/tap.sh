@@ -24,6 +24,17 @@ want_line() { grep -qE -- "$1" <<<"$out" || fail_because "no stdout line matches
 want_err() { grep -qF -- "$1" <<<"$err" || fail_because "stderr does not hold: $1"; }
 want_no_err() { ! grep -qF -- "$1" <<<"$err" || fail_because "stderr holds: $1"; }
 
+# want_refused [ERRNO], want_succeeded: sbx-attack's verdict on the last command
+# (tests/attacks/attack.cpp): refused (with ERRNO), or the escape worked.
+want_refused() {
+    want_status 1
+    grep -qE -- ": refused: ${1:-}" <<<"$out" || fail_because "stdout does not say: refused: ${1:-...}"
+}
+want_succeeded() {
+    want_status 0
+    grep -qF -- ": succeeded: " <<<"$out" || fail_because "stdout does not say: succeeded"
+}
+
 # tap_finish DESCRIPTION: "ok N - ..." or "not ok N - ..." with, under it, each
 # problem and the last command's status and output.
 tap_finish() {

@@ -100,6 +100,34 @@ inline bool sweep_fds(std::span<const int> keep, FdSweep how) {
     return true;
 }
 
+// One sendmsg() of `iov` on the Unix socket `sock` with `fds` (at most 8) as
+// SCM_RIGHTS, retried on EINTR, never raising SIGPIPE: the bytes sent, or -1
+// with errno. A stream socket may take only part of the bytes (the descriptors
+// go with the first); the caller writes the rest.
+inline ssize_t send_with_fds(int sock, std::span<iovec> iov, std::span<const int> fds) {
+    alignas(cmsghdr) char control[CMSG_SPACE(8 * sizeof(int))]{};
+    if (fds.size() > 8) {
+        errno = EMSGSIZE;
+        return -1;
+    }
+    msghdr msg{};
+    msg.msg_iov = iov.data();
+    msg.msg_iovlen = iov.size();
+    if (!fds.empty()) {
+        msg.msg_control = control;
+        msg.msg_controllen = CMSG_SPACE(fds.size() * sizeof(int));
+        cmsghdr* cm = CMSG_FIRSTHDR(&msg);
+        cm->cmsg_level = SOL_SOCKET;
+        cm->cmsg_type = SCM_RIGHTS;
+        cm->cmsg_len = CMSG_LEN(fds.size() * sizeof(int));
+        std::memcpy(CMSG_DATA(cm), fds.data(), fds.size() * sizeof(int));
+    }
+    ssize_t sent;
+    while ((sent = ::sendmsg(sock, &msg, MSG_NOSIGNAL)) < 0 && errno == EINTR) {
+    }
+    return sent;
+}
+
 // Sends `fds` over the Unix socket `sock` with one byte, `tag`. False with errno
 // when the message could not be sent whole.
 inline bool send_fds(int sock, std::span<const int> fds, char tag) {

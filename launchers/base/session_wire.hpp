@@ -84,23 +84,8 @@ inline bool send_frame(int sock, char kind, std::span<const std::string> words, 
     }
     const std::uint32_t length = static_cast<std::uint32_t>(body.size());
     iovec iov[2]{{const_cast<std::uint32_t*>(&length), sizeof length}, {const_cast<char*>(body.data()), body.size()}};
-    alignas(cmsghdr) char control[CMSG_SPACE(kMaxFds * sizeof(int))]{};
-    msghdr msg{};
-    msg.msg_iov = iov;
-    msg.msg_iovlen = 2;
-    if (!fds.empty()) {
-        msg.msg_control = control;
-        msg.msg_controllen = CMSG_SPACE(fds.size() * sizeof(int));
-        cmsghdr* cm = CMSG_FIRSTHDR(&msg);
-        cm->cmsg_level = SOL_SOCKET;
-        cm->cmsg_type = SCM_RIGHTS;
-        cm->cmsg_len = CMSG_LEN(fds.size() * sizeof(int));
-        std::memcpy(CMSG_DATA(cm), fds.data(), fds.size() * sizeof(int));
-    }
-    std::size_t total = sizeof length + body.size();
-    ssize_t sent;
-    while ((sent = ::sendmsg(sock, &msg, MSG_NOSIGNAL)) < 0 && errno == EINTR) {
-    }
+    const std::size_t total = sizeof length + body.size();
+    const ssize_t sent = send_with_fds(sock, iov, fds);
     if (sent < 0) return false;
     // A stream may take part of it: the rest follows without descriptors.
     std::string rest;

@@ -84,15 +84,6 @@ skip() {
     problems=()
 }
 
-# want_refused [ERRNO]: sbx-attack said the attempt was refused (with ERRNO).
-want_refused() {
-    want_status 1
-    grep -qE -- ": refused: ${1:-}" <<<"$out" || fail_because "stdout does not say: refused: ${1:-...}"
-}
-want_succeeded() {
-    want_status 0
-    grep -qF -- ": succeeded: " <<<"$out" || fail_because "stdout does not say: succeeded"
-}
 want_file() { [[ -e $1 ]] || fail_because "$1 does not exist"; }
 want_no_file() { [[ ! -e $1 && ! -L $1 ]] || fail_because "$1 exists"; }
 

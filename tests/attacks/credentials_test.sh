@@ -49,15 +49,6 @@ skip() {
     problems=()
 }
 
-want_refused() {
-    want_status 1
-    grep -qE -- ": refused: " <<<"$out" || fail_because "stdout does not say: refused"
-}
-want_succeeded() {
-    want_status 0
-    grep -qF -- ": succeeded: " <<<"$out" || fail_because "stdout does not say: succeeded"
-}
-
 # fresh_case: $case_dir, $home (a scratch HOME), $proj (with an empty settings
 # file), $tmpd, and a secret planted in $home/.ssh/id_test and $home/.aws/credentials.
 cases=0

@@ -27,17 +27,26 @@ tap_scratch
 tap_readable_copies "$tmp/bin" "${1:?usage: session_test.sh SBX SBX-LINUX SBX-ATTACK}" "${2:?}" "${3:?}"
 sbx=$tmp/bin/sbx
 attack=$tmp/bin/sbx-attack
-# Whatever a failed case left running: its holders killed (their reapers clean up).
-tap_on_exit 'pkill -KILL -f "^$sbx session start" 2>/dev/null; sleep 0.3'
+# Whatever a failed case left running: its holders (the processes of this
+# test's sbx on a control socket) killed, and their reapers, which share their
+# command line, left to clean up after them.
+kill_holders() {
+    local p
+    for p in $(ss -xlpn | grep -F /session- | sed -n 's/.*pid=\([0-9]*\),.*/\1/p'); do
+        [[ $(readlink "/proc/$p/exe") != "$sbx" ]] || kill -KILL "$p"
+    done
+    sleep 0.5
+}
+tap_on_exit kill_holders
 
-# The folder of WHO's sessions (sbx::placeholder_group_directory).
+# The folder WHO's sessions lie in, each as session-ID (sbx::placeholder_group_directory).
 sessions_of() {
     local uid
     uid=$(id -u "$1")
     if [[ -d /run/user/$uid && $(stat -c %u "/run/user/$uid") == "$uid" ]]; then
-        echo "/run/user/$uid/sbx/sessions"
+        echo "/run/user/$uid/sbx"
     else
-        echo "/tmp/sbx-$uid/sessions"
+        echo "/tmp/sbx-$uid"
     fi
 }
 
@@ -72,19 +81,10 @@ as_case() {
 
 stop_session() { as_case timeout 30 "$sbx" session stop "$sid"; }
 
-# want_refused [ERRNO], want_succeeded: sbx-attack's verdict (attacks_test.sh's).
-want_refused() {
-    want_status 1
-    grep -qE -- ": refused: ${1:-}" <<<"$out" || fail_because "stdout does not say: refused: ${1:-...}"
-}
-want_succeeded() {
-    want_status 0
-    grep -qF -- ": succeeded: " <<<"$out" || fail_because "stdout does not say: succeeded"
-}
 bare_bwrap=(bwrap --unshare-user --unshare-all --die-with-parent --ro-bind / / --dev /dev --proc /proc --)
 
 # The pid of session $sid's holder: the process listening on its control socket.
-holder_of() { ss -xlpn | grep -F "/$1/control.sock " | sed -n 's/.*pid=\([0-9]*\),.*/\1/p' | head -1; }
+holder_of() { ss -xlpn | grep -F "/session-$1/control.sock " | sed -n 's/.*pid=\([0-9]*\),.*/\1/p' | head -1; }
 
 # alive PID: PID runs and is no zombie (a holder's parent is gone, and the
 # machine's init may be slow to reap it).
@@ -95,7 +95,7 @@ alive() { [[ -e /proc/$1 && $(awk '{print $3}' "/proc/$1/stat" 2>/dev/null) != Z
 # (by the marker in $marker), a file in the project.
 nothing_left() {
     local dir i
-    dir=$(sessions_of "$who")/$1
+    dir=$(sessions_of "$who")/session-$1
     for ((i = 0; i < 50; i++)); do
         if [[ ! -e $dir ]] && ! alive "$2" && ! pgrep -f "$marker" >/dev/null; then break; fi
         sleep 0.1
@@ -126,7 +126,7 @@ session_cases() {
     tap_finish "sbx session start prints the new session's id"
     [[ -n $sid ]] || return 0
     holder=$(holder_of "$sid")
-    dir=$(sessions_of "$who")/$sid
+    dir=$(sessions_of "$who")/session-$sid
 
     as_case "$sbx" session list
     want_line "^$sid  $proj  0 commands running$"

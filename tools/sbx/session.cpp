@@ -20,6 +20,7 @@
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <dirent.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -77,37 +78,27 @@ int failed(const std::string& code, const std::string& message) {
 
 int say_failed(const sbx::Error& e) { return failed(std::string(sbx::errc_name(e.code)), sbx::to_string(e)); }
 
-// The folder of this user's sessions, made where it is not: beside the root
+// Where this user's sessions are: each a folder `session-ID` among the root
 // groups' lock files (sbx::placeholder_group_directory), which every sandbox
-// covers with an empty folder, so no command sees a session's socket.
+// covers with an empty folder, so no command sees a session's socket; and
+// which goes, as theirs do, when the last thing in it goes. With `make`, the
+// folder is made (sbx::make_group_directory checks it is this user's alone).
 sbx::expected<std::string> sessions_directory(bool make) {
-    std::string dir;
-    if (make) {
-        auto group = sbx::make_group_directory();
-        SBX_TRY(group);
-        dir = *group + "/sessions";
-        if (::mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST)
-            return sbx::fail(sbx::Error(sbx::Errc::unavailable, std::string("cannot make the sessions' folder: ") +
-                                                                    std::strerror(errno)).in_file(dir));
-    } else {
-        dir = sbx::placeholder_group_directory() + "/sessions";
-    }
-    struct stat st {};
-    if (::lstat(dir.c_str(), &st) != 0) {
-        if (!make && errno == ENOENT) return dir;
-        return sbx::fail(sbx::Error(sbx::Errc::unavailable, std::strerror(errno)).in_file(dir));
-    }
-    if (!S_ISDIR(st.st_mode) || st.st_uid != ::geteuid() || (st.st_mode & 077) != 0)
-        return sbx::fail(sbx::Error(sbx::Errc::unavailable,
-                                    "the sessions' folder is not this user's alone (a directory of mode 0700); remove it")
-                             .in_file(dir));
-    return dir;
+    if (make) return sbx::make_group_directory();
+    return sbx::placeholder_group_directory();
 }
 
-std::string socket_path(const std::string& dir, const std::string& id) { return dir + "/" + id + "/control.sock"; }
+constexpr std::string_view kSessionPrefix = "session-";
+
+std::string session_folder(const std::string& dir, const std::string& id) {
+    return dir + "/" + std::string(kSessionPrefix) + id;
+}
+
+std::string socket_path(const std::string& dir, const std::string& id) { return session_folder(dir, id) + "/control.sock"; }
 
 // A Unix stream socket connected to the session `id`'s control socket.
-sbx::expected<Fd> connect_session(const std::string& id) {
+// `refused`, when given, is set where nothing listens on the socket.
+sbx::expected<Fd> connect_session(const std::string& id, bool* refused = nullptr) {
     if (!valid_id(id))
         return sbx::fail(sbx::Error(sbx::Errc::invalid_argument,
                                     "not a session's id (16 hexadecimal digits, as sbx session start prints it)")
@@ -123,6 +114,7 @@ sbx::expected<Fd> connect_session(const std::string& id) {
     Fd fd(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
     if (!fd.ok() || ::connect(fd.get(), reinterpret_cast<const sockaddr*>(&addr), sizeof addr) != 0) {
         const int err = errno;
+        if (refused != nullptr) *refused = err == ECONNREFUSED;
         return sbx::fail(sbx::Error(sbx::Errc::invalid_argument,
                                     "no session " + id + " runs" +
                                         (err == ENOENT || err == ECONNREFUSED ? std::string(" (sbx session list)")
@@ -165,22 +157,7 @@ private:
 
 bool send_line(int fd, const std::string& line, std::span<const int> fds = {}) {
     iovec iov{const_cast<char*>(line.data()), line.size()};
-    alignas(cmsghdr) char control[CMSG_SPACE(3 * sizeof(int))]{};
-    msghdr msg{};
-    msg.msg_iov = &iov;
-    msg.msg_iovlen = 1;
-    if (!fds.empty()) {
-        msg.msg_control = control;
-        msg.msg_controllen = CMSG_SPACE(fds.size() * sizeof(int));
-        cmsghdr* cm = CMSG_FIRSTHDR(&msg);
-        cm->cmsg_level = SOL_SOCKET;
-        cm->cmsg_type = SCM_RIGHTS;
-        cm->cmsg_len = CMSG_LEN(fds.size() * sizeof(int));
-        std::memcpy(CMSG_DATA(cm), fds.data(), fds.size() * sizeof(int));
-    }
-    ssize_t n;
-    while ((n = ::sendmsg(fd, &msg, MSG_NOSIGNAL)) < 0 && errno == EINTR) {
-    }
+    const ssize_t n = sbx::launcher::send_with_fds(fd, std::span<iovec>(&iov, 1), fds);
     if (n < 0) return false;
     return static_cast<std::size_t>(n) == line.size() ||
            sbx::launcher::write_all(fd, line.data() + n, line.size() - static_cast<std::size_t>(n));
@@ -308,17 +285,31 @@ int hold_session(SessionArgs& a, const std::string& id, const std::string& dir, 
     };
     auto reaper = sbx::launcher::Reaper::start();
     if (!reaper) return fail_start(say_failed(reaper.error()));
-    const std::string session_dir = dir + "/" + id;
-    if (::mkdir(session_dir.c_str(), 0700) != 0) {
+    // The lock files' folder goes when its last file does: made again when
+    // another's last run removed it between the two calls.
+    const std::string session_dir = session_folder(dir, id);
+    int made = -1;
+    for (int attempt = 0; attempt < 100 && made != 0; ++attempt) {
+        if (auto again = sessions_directory(true); !again) {
+            reaper->dismiss();
+            return fail_start(say_failed(again.error()));
+        }
+        made = ::mkdir(session_dir.c_str(), 0700);
+        if (made != 0 && errno != ENOENT) break;
+    }
+    if (made != 0) {
         reaper->dismiss();
         std::cerr << "sbx: UNAVAILABLE: " << session_dir << ": " << std::strerror(errno) << "\n";
         return fail_start(kRunFailed);
     }
     reaper->made(sbx::launcher::Leftover{sbx::launcher::LeftoverKind::tmpdir, session_dir});
     struct RemoveDir {
-        std::string path;
-        ~RemoveDir() { (void)sbx::launcher::remove_tree(path); }
-    } remove_dir{session_dir};
+        std::string path, parent;
+        ~RemoveDir() {
+            (void)sbx::launcher::remove_tree(path);
+            ::rmdir(parent.c_str());  // when nothing else is there
+        }
+    } remove_dir{session_dir, dir};
     // The control socket, and the pair to the fork server (its end passed to it).
     const std::string path = socket_path(dir, id);
     Fd listener(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
@@ -422,6 +413,7 @@ int hold_session(SessionArgs& a, const std::string& id, const std::string& dir, 
     // The folder goes before the stop's client is let go: once `sbx session
     // stop` returns, nothing of the session is there.
     (void)sbx::launcher::remove_tree(session_dir);
+    ::rmdir(dir.c_str());  // the lock files' folder, when nothing else is there
     (*holder)->finish(std::move(closing));
     return status;
 }
@@ -523,15 +515,24 @@ int run_session_list(const SessionArgs&) {
     DIR* d = ::opendir(dir->c_str());
     if (d == nullptr) return kOk;  // none yet
     std::vector<std::string> ids;
-    while (const dirent* e = ::readdir(d))
-        if (valid_id(e->d_name)) ids.emplace_back(e->d_name);
+    while (const dirent* e = ::readdir(d)) {
+        const std::string_view name = e->d_name;
+        if (name.starts_with(kSessionPrefix) && valid_id(std::string(name.substr(kSessionPrefix.size()))))
+            ids.emplace_back(name.substr(kSessionPrefix.size()));
+    }
     ::closedir(d);
     std::sort(ids.begin(), ids.end());
     for (const auto& id : ids) {
-        auto fd = connect_session(id);
+        bool refused = false;
+        auto fd = connect_session(id, &refused);
         if (!fd) {
-            // A holder killed before its reaper removed this: nothing listens.
-            (void)sbx::launcher::remove_tree(*dir + "/" + id);
+            // Nothing has listened there for a while: a holder killed before
+            // its reaper removed the folder. (A session just starting binds
+            // and listens at once; a full backlog is no refusal.)
+            struct stat st {};
+            const std::string sock = socket_path(*dir, id);
+            if (refused && ::lstat(sock.c_str(), &st) == 0 && st.st_mtime + 10 < ::time(nullptr))
+                (void)sbx::launcher::remove_tree(session_folder(*dir, id));
             continue;
         }
         proto::Request r;
