@@ -66,16 +66,8 @@ trap stop_all EXIT
 project=$work/project
 mkdir "$project"
 git init -q "$project"
-if ((deny_read > 0)); then
-    mkdir "$work/secrets" "$project/.claude"
-    list=
-    for ((i = 0; i < deny_read; i++)); do
-        : >"$work/secrets/s$i"
-        list+="${list:+,}\"$work/secrets/s$i\""
-    done
-    printf '{"sandbox": {"enabled": true, "filesystem": {"denyRead": [%s]}}}\n' "$list" >"$project/.claude/settings.json"
-fi
-for ((i = 0; i < repos; i++)); do git init -q "$project/sub$i"; done
+source "$(dirname "${BASH_SOURCE[0]}")/grown_project.sh"
+grow_project "$work" "$project" "$deny_read" "$repos" || die "cannot make the project's nested repositories"
 export XDG_CACHE_HOME=$work/cache
 mkdir "$XDG_CACHE_HOME"
 cd "$project"

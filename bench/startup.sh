@@ -82,21 +82,9 @@ trap 'rm -rf "$work"' EXIT
 project=$work/project
 mkdir "$project"
 git init -q "$project" || die "git init failed in $project"
-# How the cost grows: N hidden files (a denyRead list in the project's settings,
-# each hidden by its own mount) and N nested repositories (each with its hooks,
-# config and placeholders protected).
-if ((deny_read > 0)); then
-    mkdir "$work/secrets" "$project/.claude"
-    list=
-    for ((i = 0; i < deny_read; i++)); do
-        : >"$work/secrets/s$i"
-        list+="${list:+,}\"$work/secrets/s$i\""
-    done
-    printf '{"sandbox": {"enabled": true, "filesystem": {"denyRead": [%s]}}}\n' "$list" >"$project/.claude/settings.json"
-fi
-for ((i = 0; i < repos; i++)); do
-    git init -q "$project/sub$i" || die "git init failed in $project/sub$i"
-done
+# How the cost grows: N hidden files and N nested repositories.
+source "$bench_dir/grown_project.sh"
+grow_project "$work" "$project" "$deny_read" "$repos" || die "cannot make the project's nested repositories"
 # srt stays installed in the user's cache; the project's tool cache home, which
 # every run makes and binds, goes in the work folder and goes with it.
 srt_cache=${XDG_CACHE_HOME:-$HOME/.cache}/sbx-bench/srt
