@@ -202,6 +202,22 @@ struct Pipe {
     }
 };
 
+// The descriptors a received message `msg` carries as SCM_RIGHTS, each owned
+// (close-on-exec when it was received with MSG_CMSG_CLOEXEC).
+inline std::vector<Fd> rights_of(msghdr& msg) {
+    std::vector<Fd> out;
+    for (cmsghdr* cm = CMSG_FIRSTHDR(&msg); cm != nullptr; cm = CMSG_NXTHDR(&msg, cm)) {
+        if (cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_RIGHTS || cm->cmsg_len < CMSG_LEN(0)) continue;
+        const std::size_t count = (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+        for (std::size_t i = 0; i < count; ++i) {
+            int fd = -1;
+            std::memcpy(&fd, CMSG_DATA(cm) + i * sizeof(int), sizeof fd);
+            out.emplace_back(fd);
+        }
+    }
+    return out;
+}
+
 // Receives exactly `want` descriptors (close-on-exec) sent by send_fds on
 // `sock`, each owned; none when the other end closed, or sent another number
 // of them.

@@ -130,16 +130,8 @@ inline ReadResult read_frame(int sock, Frame& out) {
     while ((n = ::recvmsg(sock, &msg, MSG_CMSG_CLOEXEC)) < 0 && errno == EINTR) {
     }
     out.fds.clear();
-    for (cmsghdr* cm = n > 0 ? CMSG_FIRSTHDR(&msg) : nullptr; cm != nullptr; cm = CMSG_NXTHDR(&msg, cm)) {
-        if (cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_RIGHTS || cm->cmsg_len < CMSG_LEN(0)) continue;
-        const std::size_t count = (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int);
-        for (std::size_t i = 0; i < count; ++i) {
-            int fd = -1;
-            std::memcpy(&fd, CMSG_DATA(cm) + i * sizeof(int), sizeof fd);
-            out.fds.emplace_back(fd);
-        }
-    }
     if (n <= 0) return ReadResult::closed;
+    out.fds = rights_of(msg);
     if ((msg.msg_flags & MSG_CTRUNC) != 0 || out.fds.size() > kMaxFds) return ReadResult::malformed;
     if (!read_exactly(sock, reinterpret_cast<char*>(&length), sizeof length, static_cast<std::size_t>(n)))
         return ReadResult::malformed;

@@ -80,7 +80,7 @@ struct SessionHolder::State {
     std::vector<Client> clients;
     std::uint64_t next_serial = 1;
     std::map<std::string, std::uint64_t> running;  // command id -> its client's serial
-    bool ready = false, stopping = false, server_gone = false;
+    bool stopping = false, server_gone = false;
     Clock::time_point last_activity = Clock::now();
 
     void loop();
@@ -163,14 +163,8 @@ void SessionHolder::State::read_client(Client& c) {
     msg.msg_controllen = sizeof control;
     const ssize_t n = ::recvmsg(c.fd.get(), &msg, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
     if (n < 0 && (errno == EAGAIN || errno == EINTR)) return;
-    for (cmsghdr* cm = n > 0 ? CMSG_FIRSTHDR(&msg) : nullptr; cm != nullptr; cm = CMSG_NXTHDR(&msg, cm)) {
-        if (cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_RIGHTS) continue;
-        for (std::size_t i = 0; i < (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int); ++i) {
-            int fd = -1;
-            std::memcpy(&fd, CMSG_DATA(cm) + i * sizeof(int), sizeof fd);
-            c.fds.emplace_back(fd);
-        }
-    }
+    if (n > 0)
+        for (Fd& fd : sbx::launcher::rights_of(msg)) c.fds.push_back(std::move(fd));
     if (n <= 0) {
         drop(c);
         return;
@@ -274,7 +268,6 @@ void SessionHolder::State::from_server() {
         return;
     }
     if (f.kind == 'H') {
-        ready = true;
         if (config.on_ready) config.on_ready();
         return;
     }

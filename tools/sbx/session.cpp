@@ -32,7 +32,6 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
-#include <memory>
 #include <iostream>
 #include <optional>
 #include <string>
@@ -165,23 +164,17 @@ bool send_line(int fd, const std::string& line, std::span<const int> fds = {}) {
 
 // ---- sbx session start ---------------------------------------------------------------
 
-// What a settings or agent file was when the session's policy was made from it.
+// What a file was: nothing there, or its identity, size and times.
 struct Stamp {
-    std::string path;
     bool exists = false;
     dev_t dev = 0;
     ino_t ino = 0;
     off_t size = 0;
     timespec mtime{}, ctime{};
-    // Missing when the settings were read, and since then a placeholder of the
-    // root's group (the session's own sandbox made it): the placeholder as made,
-    // which the policy reads as missing still.
-    std::shared_ptr<const struct Stamp> placeholder;
 };
 
 Stamp stamp_of(const std::string& path) {
     Stamp s;
-    s.path = path;
     struct stat st {};
     if (::stat(path.c_str(), &st) != 0) return s;
     s.exists = true;
@@ -200,24 +193,32 @@ bool same(const Stamp& a, const Stamp& b) {
            a.mtime.tv_nsec == b.mtime.tv_nsec && a.ctime.tv_sec == b.ctime.tv_sec && a.ctime.tv_nsec == b.ctime.tv_nsec;
 }
 
-// A file missing when the settings were read that is now a placeholder of the
-// root's group, as the group lists it: from now on, that placeholder as it is
-// counts as missing.
-void note_placeholders(std::vector<Stamp>& stamps, const std::string& root) {
+// A settings or agent file the session's policy was made from (or would be):
+// what it was when the settings were read and, where it was missing and is
+// since a placeholder of the root's group (the session's own sandbox made
+// it), that placeholder as made, which the policy reads as missing still.
+struct Source {
+    std::string path;
+    Stamp read;
+    std::optional<Stamp> placeholder;
+};
+
+// Notes the placeholders of the root's group among the missing sources.
+void note_placeholders(std::vector<Source>& sources, const std::string& root) {
     auto group = sbx::GroupSnapshot::take(root);
     if (!group) return;  // then any file there counts as a change
     const auto paths = group->paths();
     group->release();
-    for (auto& s : stamps)
-        if (!s.exists && std::find(paths.begin(), paths.end(), s.path) != paths.end())
-            s.placeholder = std::make_shared<const Stamp>(stamp_of(s.path));
+    for (auto& s : sources)
+        if (!s.read.exists && std::find(paths.begin(), paths.end(), s.path) != paths.end())
+            s.placeholder = stamp_of(s.path);
 }
 
-// The first source file that changed since `stamps` were taken, or nullopt.
-std::optional<std::string> changed_source(const std::vector<Stamp>& stamps) {
-    for (const auto& s : stamps) {
+// The first source that changed since the settings were read, or nullopt.
+std::optional<std::string> changed_source(const std::vector<Source>& sources) {
+    for (const auto& s : sources) {
         const Stamp now = stamp_of(s.path);
-        if (!same(s, now) && !(s.placeholder && same(*s.placeholder, now))) return s.path;
+        if (!same(s.read, now) && !(s.placeholder && same(*s.placeholder, now))) return s.path;
     }
     return std::nullopt;
 }
@@ -227,7 +228,7 @@ std::optional<std::string> changed_source(const std::vector<Stamp>& stamps) {
 struct HolderState {
     std::string id;
     Composed composed;
-    std::vector<Stamp> stamps;
+    std::vector<Source> sources;
 };
 
 // Each command is routed as sbx run routes it: a line the agent file's shell
@@ -235,7 +236,7 @@ struct HolderState {
 // outside (a session runs nothing unconfined); a policy file that changed
 // refuses every command until the session is started again.
 std::optional<sbx::linux_sandbox::RunRefusal> refuse_run(const HolderState& h, const proto::RunRequest& run) {
-    if (auto changed = changed_source(h.stamps))
+    if (auto changed = changed_source(h.sources))
         return sbx::linux_sandbox::RunRefusal{
             "STALE_SESSION", *changed + " changed since the session started, so its policy may no longer be the "
                                         "settings': sbx session stop " + h.id + ", then sbx session start"};
@@ -260,15 +261,22 @@ std::string server_program() {
 
 // The readiness pipe's first byte: 'R' ready, 'F' failed (then the exit status
 // as text and a newline); what the holder said follows.
+// What the holder has said on its standard error, the memfd `memfd`, since
+// `said` bytes; `said` moves past it.
+std::string said_since(int memfd, off_t& said) {
+    struct stat st {};
+    if (::fstat(memfd, &st) != 0 || st.st_size <= said) return {};
+    std::string text(static_cast<std::size_t>(st.st_size - said), '\0');
+    if (::pread(memfd, text.data(), text.size(), said) != static_cast<ssize_t>(text.size())) return {};
+    said = st.st_size;
+    return text;
+}
+
 void tell_starter(int pipe_fd, int memfd, char kind, int status, off_t& said) {
     std::string head(1, kind);
     if (kind == 'F') head += std::to_string(status) + "\n";
+    head += said_since(memfd, said);
     (void)sbx::launcher::write_all(pipe_fd, head.data(), head.size());
-    const off_t end = ::lseek(memfd, 0, SEEK_END);
-    std::string text(static_cast<std::size_t>(std::max<off_t>(0, end - said)), '\0');
-    if (!text.empty() && ::pread(memfd, text.data(), text.size(), said) == static_cast<ssize_t>(text.size()))
-        (void)sbx::launcher::write_all(pipe_fd, text.data(), text.size());
-    said = std::max(said, end);
 }
 
 // The holder: the launcher's steps for the plan whose command is the fork
@@ -331,8 +339,8 @@ int hold_session(SessionArgs& a, const std::string& id, const std::string& dir, 
         reaper->dismiss();
         return fail_start(say_failed(composed.error()));
     }
-    std::vector<Stamp> stamps;
-    for (const auto& s : composed->sources) stamps.push_back(stamp_of(s));
+    std::vector<Source> sources;
+    for (const auto& file : composed->sources) sources.push_back(Source{file, stamp_of(file), std::nullopt});
     const std::string program = server_program();
     a.plan.command = {program, std::string(sbx::linux_sandbox::kServeSessionFlag), std::to_string(theirs.get())};
     a.plan.pass_fds = {theirs.get()};
@@ -357,7 +365,7 @@ int hold_session(SessionArgs& a, const std::string& id, const std::string& dir, 
     composed->group->unlock();
     if (!a.quiet && !composed->policy.quiet.value && !a.plan.settings.root_given() && composed->root != composed->cwd)
         std::cerr << "sbx: root " << composed->root << ": " << sbx::root_why(composed->where) << "\n";
-    HolderState state{id, std::move(*composed), stamps};
+    HolderState state{id, std::move(*composed), std::move(sources)};
     // The control socket's thread: ready once the fork server runs.
     // Written on the holder's thread when the session is ready, read here once
     // the sandbox has ended: how much of the memfd the starter was given.
@@ -372,7 +380,7 @@ int hold_session(SessionArgs& a, const std::string& id, const std::string& dir, 
     config.on_ready = [&] {
         ::close(theirs_number);  // the sandbox's now: its end closes with the sandbox
         // Settings that changed while the sandbox was made are stale already.
-        note_placeholders(state.stamps, state.composed.root);
+        note_placeholders(state.sources, state.composed.root);
         tell_starter(ready_pipe.get(), memfd, 'R', 0, said);
         ready_pipe.reset();
         ready.store(true, std::memory_order_release);
@@ -406,10 +414,7 @@ int hold_session(SessionArgs& a, const std::string& id, const std::string& dir, 
     }
     // What the launcher said after the session was ready, for the stop's client.
     std::cerr.flush();
-    const off_t end = ::lseek(memfd, 0, SEEK_END);
-    std::string closing(static_cast<std::size_t>(std::max<off_t>(0, end - said)), '\0');
-    if (!closing.empty() && ::pread(memfd, closing.data(), closing.size(), said) != static_cast<ssize_t>(closing.size()))
-        closing.clear();
+    std::string closing = said_since(memfd, said);
     // The folder goes before the stop's client is let go: once `sbx session
     // stop` returns, nothing of the session is there.
     (void)sbx::launcher::remove_tree(session_dir);
