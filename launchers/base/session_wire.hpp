@@ -19,6 +19,9 @@
 //     'S' ID PID             ID started (PID in the sandbox)
 //     'E' ID ERRNO           ID could not be started (posix_spawn's error)
 //     'X' ID WSTATUS         ID's first process ended (waitpid's status)
+//     'L' PID                PID's proxy listeners, HTTP and SOCKS5 (two
+//                            descriptors), before its 'S'
+//     'G' PID                PID's process group is gone: its listeners may close
 #pragma once
 
 #include <sys/socket.h>

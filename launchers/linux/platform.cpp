@@ -530,6 +530,7 @@ struct Run {
     bool connect_broker = false;  // the launcher answers each connect() (connect_broker.hpp)
     std::vector<RefusedLine> socket_refusals;  // its refusals, once it has stopped
     std::uint16_t direct_port = 0;  // the proxy's direct listener on the sandbox's loopback; 0: none
+    const std::function<void(CommandProxy*)>* on_proxy = nullptr;  // LinuxPlatform::on_proxy; null: none
 
     // Before the command ran: remove what was made, say why, and give 125.
     int give_up(const sbx::Error& e) {
@@ -1214,6 +1215,7 @@ int wait_and_end(Run& run, const ProbeOptions& popt, std::uint64_t sandbox_start
     OutputRelayThreads relays;
     start_output_relays(run, relays);
     auto proxy = start_proxy(run, pid, trace);
+    if (proxy && run.on_proxy != nullptr && *run.on_proxy) (*run.on_proxy)(proxy.get());
     start_terminal(run);
     auto broker = start_connect_broker(run, pid, trace, proxy.get());
     set_grace(l.options().grace);  // a signal now goes to the command's group first
@@ -1226,6 +1228,7 @@ int wait_and_end(Run& run, const ProbeOptions& popt, std::uint64_t sandbox_start
     sandbox_ended();
     trace.step("sandbox", sandbox_start);
     const auto t = Trace::now();
+    if (proxy && run.on_proxy != nullptr && *run.on_proxy) (*run.on_proxy)(nullptr);
     if (proxy) proxy->stop();  // open questions are answered no
     if (broker) {
         broker->stop();
@@ -1300,6 +1303,7 @@ int LinuxPlatform::run(Launcher& l, const sbx::Plan& plan, Reaper& reaper) {
     reaper.group(group->lock_path(), group->live_path());
     Run run(l, plan, reaper, std::move(*group));
     run.connect_broker = connect_broker_;
+    run.on_proxy = &on_proxy_;
     if (!broker_warning_.empty()) l.warn_reported(broker_warning_);
     const bool waiting = *sb != nullptr;
     run.sb = waiting ? std::move(*sb) : std::make_unique<Sandbox>();

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -20,7 +21,13 @@
 #include "sbx/plan/plan.hpp"
 #include "shared/launcher_main.hpp"
 
+namespace sbx::launcher {
+class CommandProxy;  // shared/common.hpp
+}
+
 namespace sbx::linux_sandbox {
+
+using sbx::launcher::CommandProxy;
 
 struct Sandbox;  // bubblewrap and the descriptors it and the stage hold (linux/platform.cpp)
 
@@ -78,7 +85,13 @@ public:
     };
     void add_doctor_note(DoctorNote note) { notes_.push_back(std::move(note)); }
 
+    // A session's holder (session_holder.hpp): called with the command's proxy
+    // once it serves, and with nullptr before it stops; not in the weaker
+    // sandbox, which sessions refuse.
+    void on_proxy(std::function<void(CommandProxy*)> fn) { on_proxy_ = std::move(fn); }
+
 private:
+    std::function<void(CommandProxy*)> on_proxy_;
     std::vector<DoctorNote> notes_;
     struct Waiting;  // a sandbox started early (linux/platform.cpp)
     std::unique_ptr<Waiting> waiting_;

@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <cstring>
 #include <deque>
+#include <iostream>
 #include <map>
 #include <mutex>
 #include <string>
@@ -36,6 +37,9 @@ using Clock = std::chrono::steady_clock;
 constexpr std::size_t kMaxQueuedFds = 3;
 // Clients at once; one more is refused.
 constexpr std::size_t kMaxClients = 1024;
+// Refusals queued for the clients at once; more are in the session's block
+// alone (a command may make them faster than its client reads).
+constexpr std::size_t kMaxQueuedRefusals = 4096;
 
 // The inode of a process's PID namespace, by its pid as this process sees it;
 // 0 when it cannot be read.
@@ -77,6 +81,15 @@ struct SessionHolder::State {
     std::mutex mutex;
     std::string closing;  // under `mutex`
 
+    // The proxy (serve_proxy), and the refusals on its tagged listeners:
+    // (tag, line), queued by the proxy's threads, `tapped` made readable.
+    std::mutex proxy_mutex;
+    launcher::CommandProxy* proxy = nullptr;  // under proxy_mutex
+    std::mutex tap_mutex;
+    std::deque<std::pair<std::string, std::string>> refusals;  // under tap_mutex
+    Fd tapped;
+    std::map<std::string, std::string> tags;  // a command's pid (its listeners' tag) -> its id
+
     std::vector<Client> clients;
     std::uint64_t next_serial = 1;
     std::map<std::string, std::uint64_t> running;  // command id -> its client's serial
@@ -90,6 +103,9 @@ struct SessionHolder::State {
     void handle(Client& c, std::string_view line);
     void run(Client& c, proto::Request& r);
     void from_server();
+    void to_proxy(const wire::Frame& f);
+    void tell_refusals();
+    void tap(const launcher::ProxyEvent& e);
     void send(std::uint64_t serial, const proto::Event& e);
     static void send_to(Client& c, const proto::Event& e);
     void drop(Client& c);
@@ -271,6 +287,7 @@ void SessionHolder::State::from_server() {
         if (config.on_ready) config.on_ready();
         return;
     }
+    if (f.kind == 'L' || f.kind == 'G') return to_proxy(f);
     if (f.words.size() != 2) return;
     const std::string& id = f.words[0];
     const auto it = running.find(id);
@@ -279,6 +296,7 @@ void SessionHolder::State::from_server() {
     proto::Event e;
     e.id = id;
     if (f.kind == 'S') {
+        tags[f.words[1]] = id;
         e.kind = proto::EventKind::started;
         send(serial, e);
         return;
@@ -295,6 +313,61 @@ void SessionHolder::State::from_server() {
     if (WIFSIGNALED(n)) e.signal = WTERMSIG(n);
     else e.status = WEXITSTATUS(n);
     send(serial, e);
+}
+
+// A command's listeners to the proxy ('L'), or gone from it ('G'). Where the
+// proxy cannot take them they close, and the command's proxy variables lead
+// nowhere: refused, never past the proxy.
+void SessionHolder::State::to_proxy(const wire::Frame& f) {
+    if (f.words.size() != 1) return;
+    const std::string& tag = f.words[0];
+    std::lock_guard<std::mutex> lock(proxy_mutex);
+    if (f.kind == 'G') {
+        tags.erase(tag);
+        if (proxy != nullptr) proxy->remove_listeners(tag);
+        return;
+    }
+    if (f.fds.size() != 2 || proxy == nullptr) return;
+    Fd http = std::move(const_cast<Fd&>(f.fds[0])), socks = std::move(const_cast<Fd&>(f.fds[1]));
+    if (auto added = proxy->add_listeners(tag, http.release(), socks.release()); !added)
+        std::cerr << "sbx: warning: a command's proxy listeners: " << sbx::to_string(added.error())
+                  << "; its connections through the proxy are refused\n";
+}
+
+void SessionHolder::State::tap(const launcher::ProxyEvent& e) {
+    if (e.tag.empty()) return;
+    // Called with the CommandProxy's lock held: takes no lock but tap_mutex.
+    std::string line = config.refusal_line ? config.refusal_line(e) : std::string();
+    if (line.empty()) return;
+    {
+        std::lock_guard<std::mutex> lock(tap_mutex);
+        if (refusals.size() >= kMaxQueuedRefusals) return;
+        refusals.emplace_back(e.tag, std::move(line));
+    }
+    const std::uint64_t one = 1;
+    (void)::write(tapped.get(), &one, sizeof one);
+}
+
+// The refusals queued since, each to the client of the command it was made by,
+// while that command runs.
+void SessionHolder::State::tell_refusals() {
+    std::uint64_t count = 0;
+    (void)::read(tapped.get(), &count, sizeof count);
+    std::deque<std::pair<std::string, std::string>> taken;
+    {
+        std::lock_guard<std::mutex> lock(tap_mutex);
+        taken.swap(refusals);
+    }
+    for (auto& [tag, line] : taken) {
+        const auto id = tags.find(tag);
+        const auto serial = id == tags.end() ? running.end() : running.find(id->second);
+        if (serial == running.end()) continue;
+        proto::Event e;
+        e.kind = proto::EventKind::violation;
+        e.id = id->second;
+        e.line = std::move(line);
+        send(serial->second, e);
+    }
 }
 
 int SessionHolder::State::timeout_ms() const {
@@ -327,7 +400,9 @@ void SessionHolder::State::loop() {
         std::vector<pollfd> pfds{{wake.get(), POLLIN, 0},
                                  {listener.get(), POLLIN, 0},
                                  {server_gone ? -1 : server.get(), POLLIN, 0},
-                                 {config.starter.get(), POLLIN, 0}};
+                                 {config.starter.get(), POLLIN, 0},
+                                 {tapped.get(), POLLIN, 0}};
+        constexpr std::size_t kFirstClient = 5;
         for (const auto& c : clients) pfds.push_back({c.gone ? -1 : c.fd.get(), POLLIN, 0});
         const int n = ::poll(pfds.data(), pfds.size(), timeout_ms());
         if (n < 0 && errno != EINTR) return;
@@ -344,15 +419,17 @@ void SessionHolder::State::loop() {
             close_all(text);
             return;
         }
+        // Refusals before the exits read with them: a command's come before its end.
+        if (pfds[4].revents != 0) tell_refusals();
         if (pfds[2].revents != 0) from_server();
         if (pfds[3].revents != 0) {
             config.starter.reset();
             begin_stop();
         }
         // The clients as they were polled (one accepted now comes next round).
-        const std::size_t polled = pfds.size() - 4;
+        const std::size_t polled = pfds.size() - kFirstClient;
         for (std::size_t i = 0; i < polled; ++i)
-            if (pfds[4 + i].revents != 0) read_client(clients[i]);
+            if (pfds[kFirstClient + i].revents != 0) read_client(clients[i]);
         if (pfds[1].revents != 0) accept_client();
         std::erase_if(clients, [](const Client& c) { return c.gone && !c.stopper; });
     }
@@ -366,7 +443,8 @@ sbx::expected<std::unique_ptr<SessionHolder>> SessionHolder::start(Fd listener, 
     s->server = std::move(server);
     s->config = std::move(config);
     s->wake = Fd(::eventfd(0, EFD_CLOEXEC));
-    if (!s->wake.ok())
+    s->tapped = Fd(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
+    if (!s->wake.ok() || !s->tapped.ok())
         return sbx::fail(sbx::Error(sbx::Errc::internal, std::string("eventfd: ") + std::strerror(errno)));
     State* raw = s.get();
     try {
@@ -386,6 +464,14 @@ void SessionHolder::finish(std::string closing) {
     const std::uint64_t one = 1;
     (void)::write(state_->wake.get(), &one, sizeof one);
     state_->thread.join();
+}
+
+void SessionHolder::serve_proxy(launcher::CommandProxy* proxy) {
+    State& s = *state_;
+    std::lock_guard<std::mutex> lock(s.proxy_mutex);
+    if (s.proxy != nullptr) s.proxy->tap({});  // no call of the tap after this
+    s.proxy = proxy;
+    if (proxy != nullptr) proxy->tap([&s](const launcher::ProxyEvent& e) { s.tap(e); });
 }
 
 SessionHolder::~SessionHolder() { finish({}); }

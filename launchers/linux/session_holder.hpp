@@ -24,6 +24,7 @@
 
 #include "base/fd_io.hpp"
 #include "sbx/plan/session_protocol.hpp"
+#include "shared/common.hpp"
 
 namespace sbx::linux_sandbox {
 
@@ -40,6 +41,9 @@ struct HolderConfig {
     std::function<std::optional<RunRefusal>(const sbx::session::RunRequest&)> refuse;
     // Called once, on the holder's thread, when the fork server runs (the session is ready).
     std::function<void()> on_ready;
+    // A proxy refusal's line of the violations block; empty: none is told.
+    // Called from the proxy's threads, with its lock held: it may take no lock.
+    std::function<std::string(const launcher::ProxyEvent&)> refusal_line;
 };
 
 class SessionHolder {
@@ -58,6 +62,13 @@ public:
     // block), goes line by line to the clients that asked for the stop; then
     // every client is let go and the thread ends.
     void finish(std::string closing);
+
+    // The session's proxy once it serves, or nullptr before it stops: the
+    // listeners the fork server makes for each command go to it, tagged with
+    // the command, and each refusal on them goes to the command's client as a
+    // `violation` event (HolderConfig::refusal_line). Called from the
+    // launcher's thread.
+    void serve_proxy(launcher::CommandProxy* proxy);
 
     struct State;  // session_holder.cpp
 

@@ -34,6 +34,12 @@ void set_nodelay(int fd) {
     ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
 }
 
+namespace {
+thread_local std::string tag_of_thread;
+}  // namespace
+
+const std::string& serving_tag() { return tag_of_thread; }
+
 }  // namespace detail
 
 namespace {
@@ -108,7 +114,7 @@ void reap(State& s) {
     }
 }
 
-void accept_one(State& s, int listener, Protocol protocol, std::size_t forward = 0) {
+void accept_one(State& s, int listener, Protocol protocol, std::size_t forward = 0, const std::string& tag = {}) {
     Fd client = accept_client(listener);
     if (client.get() < 0) {
         if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) {
@@ -134,7 +140,8 @@ void accept_one(State& s, int listener, Protocol protocol, std::size_t forward =
     const int fd = client.get();
     ++s.live;
     try {
-        c.thread = std::thread([&s, &c, fd, protocol, forward] {
+        c.thread = std::thread([&s, &c, fd, protocol, forward, tag] {
+            tag_of_thread = tag;
             serve(s, fd, protocol, forward);
             --s.live;
             c.done = true;
@@ -147,16 +154,50 @@ void accept_one(State& s, int listener, Protocol protocol, std::size_t forward =
     }
 }
 
+// The tagged listeners to poll (Proxy::add_listeners), after closing those
+// removed: each pair's two, in the list's order, from p[first] on.
+void poll_tagged(State& s, std::vector<pollfd>& p, std::size_t first) {
+    p.resize(first);
+    std::lock_guard lock(s.tagged_mutex);
+    s.tagged.remove_if([](const State::Tagged& t) { return t.gone; });
+    for (const auto& t : s.tagged) {
+        p.push_back({t.http.get(), POLLIN, 0});
+        p.push_back({t.socks.get(), POLLIN, 0});
+    }
+}
+
+// Accepts on the tagged listeners that are readable. Only this thread erases
+// from the list, so its entries stay while the lock is let go.
+void accept_tagged(State& s, const std::vector<pollfd>& p, std::size_t first) {
+    std::vector<std::pair<std::size_t, const State::Tagged*>> ready;
+    {
+        std::lock_guard lock(s.tagged_mutex);
+        std::size_t i = first;
+        for (const auto& t : s.tagged) {
+            if (i + 1 >= p.size()) break;
+            if (p[i].revents != 0) ready.emplace_back(i, &t);
+            if (p[i + 1].revents != 0) ready.emplace_back(i + 1, &t);
+            i += 2;
+        }
+    }
+    for (const auto& [i, t] : ready)
+        accept_one(s, p[i].fd, (i - first) % 2 == 0 ? Protocol::http : Protocol::socks5, 0, t->tag);
+}
+
 void accept_loop(State& s) {
-    // The proxy's two listeners, the events, then each forward's listener.
+    // The proxy's two listeners, the events, then each forward's listener,
+    // the direct one and the tagged ones.
     std::vector<pollfd> p = {{s.http_listener.get(), POLLIN, 0},
                              {s.socks_listener.get(), POLLIN, 0},
                              {s.stop_event.fd(), POLLIN, 0},
-                             {s.reap_event.fd(), POLLIN, 0}};
-    constexpr std::size_t kFirstForward = 4;
+                             {s.reap_event.fd(), POLLIN, 0},
+                             {s.tagged_event.fd(), POLLIN, 0}};
+    constexpr std::size_t kFirstForward = 5;
     for (const auto& f : s.forwards) p.push_back({f.listener.get(), POLLIN, 0});
     const std::size_t direct = p.size();  // the direct listener's, where there is one
     if (s.direct_listener.ok()) p.push_back({s.direct_listener.get(), POLLIN, 0});
+    const std::size_t first_tagged = p.size();
+    poll_tagged(s, p, first_tagged);
     for (;;) {
         for (auto& one : p) one.revents = 0;
         const int n = ::poll(p.data(), static_cast<nfds_t>(p.size()), -1);
@@ -171,7 +212,12 @@ void accept_loop(State& s) {
             if (p[1].revents != 0) accept_one(s, s.socks_listener.get(), Protocol::socks5);
             for (std::size_t i = kFirstForward; i < direct; ++i)
                 if (p[i].revents != 0) accept_one(s, p[i].fd, Protocol::forward, i - kFirstForward);
-            if (direct < p.size() && p[direct].revents != 0) accept_one(s, p[direct].fd, Protocol::direct);
+            if (direct < first_tagged && p[direct].revents != 0) accept_one(s, p[direct].fd, Protocol::direct);
+            accept_tagged(s, p, first_tagged);
+            if (p[4].revents != 0) {
+                s.tagged_event.drain();
+                poll_tagged(s, p, first_tagged);
+            }
         } catch (...) {
             // Out of memory for the list: the client was closed; go on.
         }
@@ -229,7 +275,7 @@ sbx::expected<std::unique_ptr<Proxy>> Proxy::start(ProxyOptions options, int htt
     for (const auto& f : s->forwards)
         SBX_TRY(check_listener(f.listener.get(), "forward's"));
     if (s->direct_listener.ok()) SBX_TRY(check_listener(s->direct_listener.get(), "direct"));
-    if (!s->stop_event.open() || !s->reap_event.open())
+    if (!s->stop_event.open() || !s->reap_event.open() || !s->tagged_event.open())
         return sbx::fail(Errc::io_error, std::string("cannot make the proxy's events: ") + std::strerror(errno));
     s->options = std::move(options);
     auto names_an_address = [](const std::vector<sbx::net::HostRule>& list) {
@@ -274,8 +320,49 @@ void Proxy::stop() {
     s.socks_listener.reset();
     s.forwards.clear();
     s.direct_listener.reset();
+    {
+        std::lock_guard lock(s.tagged_mutex);
+        s.tagged.clear();
+    }
     s.stop_event.close();
     s.reap_event.close();
+    s.tagged_event.close();
+}
+
+sbx::expected<void> Proxy::add_listeners(std::string tag, int http_listener, int socks_listener) {
+    State& s = *state_;
+    Fd http(http_listener), socks(socks_listener == http_listener ? -1 : socks_listener);
+    if (socks_listener == http_listener) return sbx::fail(Errc::invalid_argument, "the HTTP and SOCKS listeners are one descriptor");
+    SBX_TRY(check_listener(http.get(), "HTTP"));
+    SBX_TRY(check_listener(socks.get(), "SOCKS"));
+    std::lock_guard guard(s.stop_mutex);
+    if (s.stopped) return sbx::fail(Errc::unavailable, "the proxy has stopped");
+    {
+        std::lock_guard lock(s.tagged_mutex);
+        std::size_t live = 0;
+        for (const auto& t : s.tagged) {
+            if (t.gone) continue;
+            if (t.tag == tag) return sbx::fail(Errc::invalid_argument, "the proxy has listeners tagged " + tag + " already");
+            ++live;
+        }
+        if (live >= kMaxTagged)
+            return sbx::fail(Errc::unavailable, "the proxy serves " + std::to_string(kMaxTagged) + " tagged listeners at most");
+        s.tagged.push_back(State::Tagged{std::move(tag), std::move(http), std::move(socks), false});
+    }
+    s.tagged_event.notify();  // under stop_mutex: stop() closes the event
+    return {};
+}
+
+void Proxy::remove_listeners(const std::string& tag) {
+    State& s = *state_;
+    std::lock_guard guard(s.stop_mutex);
+    if (s.stopped) return;
+    {
+        std::lock_guard lock(s.tagged_mutex);
+        for (auto& t : s.tagged)
+            if (t.tag == tag) t.gone = true;
+    }
+    s.tagged_event.notify();  // under stop_mutex: stop() closes the event
 }
 
 bool Proxy::admit(const sbx::net::HostTarget& t, const std::string& program) {

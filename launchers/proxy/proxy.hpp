@@ -70,6 +70,7 @@ struct ProxyEvent {
     std::string reason;      // one line: HostDecision::why, or why the resolved addresses were refused
     sbx::net::AllowKind allow = sbx::net::AllowKind::none;  // what would let it through
     std::string program;     // a direct connection's program (its comm), where the launcher knows it
+    std::string tag;         // the tag of the listeners the client came on (Proxy::add_listeners); empty: start()'s
 };
 
 struct ProxyOptions {
@@ -142,6 +143,17 @@ public:
     // withdraws it where that client never came.
     bool expect_direct(std::uint16_t port, sbx::net::HostTarget t);
     void forget_direct(std::uint16_t port);
+
+    // Two more listeners, HTTP and SOCKS5, served as start()'s are, whose
+    // clients' refusals carry `tag` (a session's command: which command a
+    // connection belongs to is which listeners it came on). The Proxy owns both
+    // descriptors from the call on, and closes them also on failure:
+    // INVALID_ARGUMENT as for start() and for a tag given twice, UNAVAILABLE
+    // beyond kMaxTagged pairs or once stop() began. remove_listeners() closes a
+    // tag's (clients it accepted are served to their end).
+    static constexpr std::size_t kMaxTagged = 1024;
+    sbx::expected<void> add_listeners(std::string tag, int http_listener, int socks_listener);
+    void remove_listeners(const std::string& tag);
 
     // Stops accepting, ends every connection, joins every thread and closes every
     // descriptor the Proxy owns. Returns once that is done: promptly, except for a

@@ -27,6 +27,7 @@ void report(const State& s, const net::HostTarget& t, std::string_view protocol,
     if (!s.options.on_refusal) return;
     ProxyEvent e;
     e.program = program;
+    e.tag = serving_tag();
     e.host = t.host;
     e.port = t.port;
     e.protocol = std::string(protocol);

@@ -40,6 +40,17 @@ struct Proxy::State {
     // local_addresses are looked up); without one, nothing is read for it.
     bool names_lead_to_addresses = false;
     Fd direct_listener;  // -1: none (Proxy::start)
+    // Listeners added after start (Proxy::add_listeners). The acceptor polls
+    // them and is the one that closes them: remove_listeners() marks a pair
+    // gone and wakes it through tagged_event.
+    struct Tagged {
+        std::string tag;
+        Fd http, socks;
+        bool gone = false;
+    };
+    std::mutex tagged_mutex;
+    std::list<Tagged> tagged;
+    Event tagged_event;
     std::mutex direct_mutex;
     std::map<std::uint16_t, sbx::net::HostTarget> direct;  // client port -> target (Proxy::expect_direct)
     Event stop_event;  // readable from the moment stop() begins: every poll watches it
@@ -69,6 +80,10 @@ struct Proxy::State {
 namespace detail {
 
 using State = Proxy::State;
+
+// The tag of the listener the calling thread's client came on (empty: one of
+// start()'s), for its refusals: set once by each connection's thread.
+const std::string& serving_tag();
 
 // "host:port", with an IPv6 address in brackets.
 std::string display(const sbx::net::HostTarget& t);

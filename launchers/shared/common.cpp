@@ -354,6 +354,7 @@ sbx::expected<std::unique_ptr<CommandProxy>> CommandProxy::start(const sbx::Plan
         report.violation_event(e);
         std::lock_guard<std::mutex> lock(me->mutex_);
         me->refused_.push_back(e);
+        if (me->tap_) me->tap_(e);
     };
     if (self->questions_.open()) {
         // Without the pipe, no question: it could outlive the command.
@@ -373,6 +374,15 @@ sbx::expected<std::unique_ptr<CommandProxy>> CommandProxy::start(const sbx::Plan
     SBX_TRY(started);
     self->proxy_ = std::move(*started);
     return self;
+}
+
+sbx::expected<void> CommandProxy::add_listeners(std::string tag, int http_fd, int socks_fd) {
+    if (!proxy_) {
+        ::close(http_fd);
+        ::close(socks_fd);
+        return sbx::fail(sbx::Errc::unavailable, "the session has no proxy");
+    }
+    return proxy_->add_listeners(std::move(tag), http_fd, socks_fd);
 }
 
 void CommandProxy::stop() {
@@ -435,6 +445,45 @@ void plan_again_if_stale(const sbx::Error& e, const std::vector<std::string>& ag
     std::cerr << program << ": cannot plan again with " << again.front() << ": " << std::strerror(errno) << "\n";
 }
 
+namespace {
+
+// ignoreViolations: the settings expect these; say nothing of them. A rule is
+// matched against what was refused, not against the setting named after it.
+bool ignored_violation(const sbx::Plan& plan, const std::string& refused_line) {
+    return std::any_of(plan.ignore_violations.begin(), plan.ignore_violations.end(),
+                       [&](const std::string& v) { return refused_line.find(v) != std::string::npos; });
+}
+
+// A proxy refusal's line, and the setting that would allow it, in the words of the plan's file.
+std::pair<std::string, std::string> proxy_refusal_parts(const sbx::Plan& plan, const ProxyEvent& e) {
+    using K = sbx::net::AllowKind;
+    return {sbx::network_violation_line(e.host, e.port, e.program.empty() ? e.reason : e.reason + "; by " + e.program),
+            sbx::allow_sentence(e.allow == K::hosts   ? plan.hints.hosts
+                                : e.allow == K::local ? plan.hints.local
+                                : e.allow == K::call  ? plan.hints.call
+                                                      : std::string())};
+}
+
+}  // namespace
+
+std::vector<RefusedLine> findings_lines(const OutputFindings& found) {
+    std::vector<RefusedLine> out;
+    if (found.clipboard_writes > 0)
+        out.push_back({"deny terminal-clipboard (the command wrote to your terminal's clipboard with OSC 52, " +
+                           std::to_string(found.clipboard_bytes) + " bytes; dropped)",
+                       "; to allow it: --allow-clipboard-write", found.clipboard_writes});
+    if (found.forged_tags > 0)
+        out.push_back({"deny forged-report (the command wrote this block's tags itself; each came out with its closing > "
+                       "written &gt;)",
+                       "", found.forged_tags});
+    return out;
+}
+
+std::string proxy_refusal_line(const sbx::Plan& plan, const ProxyEvent& e) {
+    auto [line, hint] = proxy_refusal_parts(plan, e);
+    return ignored_violation(plan, line) ? std::string() : line + hint;
+}
+
 std::string violations_text(const sbx::Plan& plan, const std::vector<ProxyEvent>& refused,
                             const sbx::StderrScanner* scanner, const std::vector<sbx::GitNeutralised>& neutralised,
                             const OutputFindings* found,
@@ -442,26 +491,15 @@ std::string violations_text(const sbx::Plan& plan, const std::vector<ProxyEvent>
                             const std::vector<RefusedLine>& sockets) {
     std::vector<std::string> lines;
     std::vector<std::size_t> times;
-    // ignoreViolations: the settings expect these; say nothing of them. A rule is
-    // matched against what was refused, not against the setting named after it.
     auto add = [&](const std::string& refused_line, const std::string& hint, std::size_t count = 1) {
-        const bool ignored = std::any_of(plan.ignore_violations.begin(), plan.ignore_violations.end(),
-                                         [&](const std::string& v) { return refused_line.find(v) != std::string::npos; });
-        if (ignored) return;
+        if (ignored_violation(plan, refused_line)) return;
         lines.push_back(refused_line + hint);
         times.push_back(count);
     };
-    // Each line says which setting would allow it, in the words of the plan's file.
-    auto allow = [&](sbx::net::AllowKind k) -> std::string {
-        using K = sbx::net::AllowKind;
-        return sbx::allow_sentence(k == K::hosts ? plan.hints.hosts
-                                   : k == K::local ? plan.hints.local
-                                   : k == K::call  ? plan.hints.call
-                                                   : std::string());
-    };
-    for (const auto& e : refused)
-        add(sbx::network_violation_line(e.host, e.port, e.program.empty() ? e.reason : e.reason + "; by " + e.program),
-            allow(e.allow));
+    for (const auto& e : refused) {
+        auto [line, hint] = proxy_refusal_parts(plan, e);
+        add(line, hint);
+    }
     for (const auto& r : sockets) add(r.line, r.hint, r.times);
     if (scanner != nullptr)
         for (const auto& r : scanner->refusals())
@@ -470,14 +508,8 @@ std::string violations_text(const sbx::Plan& plan, const std::vector<ProxyEvent>
         lines.push_back(sbx::git_audit_line(n));
         times.push_back(1);
     }
-    if (found != nullptr && found->clipboard_writes > 0)
-        add("deny terminal-clipboard (the command wrote to your terminal's clipboard with OSC 52, " +
-                std::to_string(found->clipboard_bytes) + " bytes; dropped)",
-            "; to allow it: --allow-clipboard-write", found->clipboard_writes);
-    if (found != nullptr && found->forged_tags > 0)
-        add("deny forged-report (the command wrote this block's tags itself; each came out with its closing > "
-            "written &gt;)",
-            "", found->forged_tags);
+    if (found != nullptr)
+        for (const auto& f : findings_lines(*found)) add(f.line, f.hint, f.times);
     for (const auto& f : unchecked) {
         lines.push_back(sbx::git_audit_failure_line(f));
         times.push_back(1);

@@ -353,11 +353,24 @@ public:
     void forget_direct(std::uint16_t port) {
         if (proxy_) proxy_->forget_direct(port);
     }
+    // A session command's own listeners (proxy::Proxy::add_listeners); `tap`
+    // is called with each refusal besides the report, from the proxy's
+    // threads, until tap({}) (a session's holder routes the tagged ones to the
+    // command's client).
+    sbx::expected<void> add_listeners(std::string tag, int http_fd, int socks_fd);
+    void remove_listeners(const std::string& tag) {
+        if (proxy_) proxy_->remove_listeners(tag);
+    }
+    void tap(std::function<void(const ProxyEvent&)> fn) {
+        std::lock_guard<std::mutex> lock(mutex_);
+        tap_ = std::move(fn);
+    }
 
 private:
     CommandProxy() = default;
     mutable std::mutex mutex_;
     std::vector<ProxyEvent> refused_;
+    std::function<void(const ProxyEvent&)> tap_;
     Pipe questions_;  // closing its write end makes its read end readable: the command has ended
     std::unique_ptr<CallerQuestions> caller_;
     std::unique_ptr<proxy::Proxy> proxy_;
@@ -421,6 +434,13 @@ struct RefusedLine {
     std::string hint;
     std::size_t times = 1;
 };
+
+// The lines of that block for what the relays found (forged tags, clipboard writes).
+std::vector<RefusedLine> findings_lines(const OutputFindings& found);
+
+// One proxy refusal's line of that block, with the setting that would allow
+// it; empty where ignoreViolations expects it.
+std::string proxy_refusal_line(const sbx::Plan& plan, const ProxyEvent& e);
 
 std::string violations_text(const sbx::Plan& plan, const std::vector<ProxyEvent>& refused,
                             const sbx::StderrScanner* scanner, const std::vector<sbx::GitNeutralised>& neutralised = {},

@@ -1,19 +1,24 @@
 #include "stage/session_server.hpp"
 
+#include <arpa/inet.h>
 #include <dirent.h>
 #include <fcntl.h>
+#include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
 #include <spawn.h>
 #include <sys/prctl.h>
 #include <sys/signalfd.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <initializer_list>
 #include <map>
 #include <string>
@@ -21,6 +26,7 @@
 
 #include "base/fd_io.hpp"
 #include "base/session_wire.hpp"
+#include "sbx/net/proxy_env.hpp"
 
 extern char** environ;
 
@@ -34,9 +40,96 @@ using sbx::launcher::Fd;
 // How long the session's processes have after SIGTERM before the sandbox ends.
 constexpr int kEndGraceMs = 2000;
 
-// A run's frame: ID CWD ARG..., with three descriptors. The command's pid, or
-// the error posix_spawn gave.
-int spawn_command(const wire::Frame& f, pid_t& pid) {
+// The most commands whose process groups live at once (each holds a folder
+// and two listeners); a run beyond it is refused with EAGAIN.
+constexpr std::size_t kMaxLive = 1024;
+// How deep remove_tree goes; the launcher removes what is deeper with the
+// session's temporary folder when the session ends.
+constexpr int kMaxRemoveDepth = 128;
+
+// Removes what `dirfd` holds, then (by name) the entry `name` in `parent`. Run
+// inside the sandbox: whatever the commands made of the folder, this process
+// reaches only what they could.
+void remove_tree_at(int parent, const char* name, int depth) {
+    if (::unlinkat(parent, name, 0) == 0 || errno == ENOENT) return;
+    int fd = ::openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    // A folder made unreadable (chmod 000) is its owner's to open again.
+    if (fd < 0 && errno == EACCES && ::fchmodat(parent, name, 0700, 0) == 0)
+        fd = ::openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0 || depth > kMaxRemoveDepth) {
+        if (fd >= 0) ::close(fd);
+        return;
+    }
+    ::fchmod(fd, 0700);  // a folder made unwritable empties all the same
+    DIR* d = ::fdopendir(fd);
+    if (d == nullptr) {
+        ::close(fd);
+        return;
+    }
+    std::vector<std::string> names;
+    while (const dirent* e = ::readdir(d))
+        if (std::strcmp(e->d_name, ".") != 0 && std::strcmp(e->d_name, "..") != 0) names.emplace_back(e->d_name);
+    for (const auto& n : names) remove_tree_at(::dirfd(d), n.c_str(), depth + 1);
+    ::closedir(d);
+    ::unlinkat(parent, name, AT_REMOVEDIR);
+}
+
+// A listening socket on 127.0.0.1, any free port, of the sandbox's loopback;
+// -1 when it cannot be made.
+Fd listen_on_loopback(int& port) {
+    Fd fd(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+    sockaddr_in in{};
+    in.sin_family = AF_INET;
+    in.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof in;
+    if (!fd.ok() || ::bind(fd.get(), reinterpret_cast<const sockaddr*>(&in), sizeof in) != 0 || ::listen(fd.get(), 512) != 0 ||
+        ::getsockname(fd.get(), reinterpret_cast<sockaddr*>(&in), &len) != 0)
+        return Fd();
+    port = ntohs(in.sin_port);
+    return fd;
+}
+
+// What a command has of its own beside its processes: its temporary folder
+// and its proxy's listeners (which the holder's proxy serves, tagged with the
+// command's pid). `env` is the server's environment with both put in.
+struct Own {
+    std::string tmpdir;
+    Fd http, socks;
+    std::vector<std::string> env;
+};
+
+// `name`=`value` in `env`, in place of any there.
+void put_env(std::vector<std::string>& env, const std::string& name, const std::string& value) {
+    const std::string prefix = name + "=";
+    std::erase_if(env, [&](const std::string& e) { return e.compare(0, prefix.size(), prefix) == 0; });
+    env.push_back(prefix + value);
+}
+
+// A command's own folder in the session's TMPDIR, and its own listeners where
+// the session has a proxy; errno's value when either cannot be made.
+int make_own(bool proxied, Own& out) {
+    for (char** e = environ; *e != nullptr; ++e) out.env.emplace_back(*e);
+    if (const char* base = std::getenv("TMPDIR"); base != nullptr && base[0] == '/') {
+        std::string t = std::string(base) + "/cmd.XXXXXX";
+        if (::mkdtemp(t.data()) == nullptr) return errno;
+        out.tmpdir = t;
+        put_env(out.env, "TMPDIR", t);
+    }
+    if (proxied) {
+        int http = 0, socks = 0;
+        out.http = listen_on_loopback(http);
+        out.socks = listen_on_loopback(socks);
+        if (!out.http.ok() || !out.socks.ok()) return errno != 0 ? errno : EMFILE;
+        const char* no_proxy = std::getenv("NO_PROXY");
+        const bool direct = no_proxy != nullptr && no_proxy == sbx::net::kDirectLoopback;
+        for (const auto& [name, value] : sbx::net::proxy_environment(http, socks, {}, direct)) put_env(out.env, name, value);
+    }
+    return 0;
+}
+
+// A run's frame: ID CWD ARG..., with three descriptors, and its environment.
+// The command's pid, or the error posix_spawn gave.
+int spawn_command(const wire::Frame& f, const std::vector<std::string>& env, pid_t& pid) {
     posix_spawn_file_actions_t actions;
     posix_spawnattr_t attr;
     if (posix_spawn_file_actions_init(&actions) != 0) return ENOMEM;
@@ -60,7 +153,10 @@ int spawn_command(const wire::Frame& f, pid_t& pid) {
     std::vector<char*> argv;
     for (std::size_t i = 2; i < f.words.size(); ++i) argv.push_back(const_cast<char*>(f.words[i].c_str()));
     argv.push_back(nullptr);
-    if (err == 0) err = ::posix_spawnp(&pid, argv[0], &actions, &attr, argv.data(), environ);
+    std::vector<char*> envp;
+    for (const auto& e : env) envp.push_back(const_cast<char*>(e.c_str()));
+    envp.push_back(nullptr);
+    if (err == 0) err = ::posix_spawnp(&pid, argv[0], &actions, &attr, argv.data(), envp.data());
     posix_spawn_file_actions_destroy(&actions);
     posix_spawnattr_destroy(&attr);
     return err;
@@ -99,17 +195,21 @@ void end_session() {
 
 class Server {
 public:
-    explicit Server(int sock) : sock_(sock) {}
+    Server(int sock, bool proxied) : sock_(sock), proxied_(proxied) {}
 
     // Serves until the holder asks for the end or is gone, or SIGTERM, SIGINT
-    // or SIGHUP comes: each ends the session.
+    // or SIGHUP comes: each ends the session. While a command's first process
+    // has ended and its group has not, its group is looked at every second.
     void serve(int sigfd) {
         pollfd fds[2]{{sock_, POLLIN, 0}, {sigfd, POLLIN, 0}};
         for (;;) {
-            if (::poll(fds, 2, -1) < 0) {
+            const bool lingering = std::any_of(live_.begin(), live_.end(), [](const auto& c) { return !c.second.running; });
+            const int n = ::poll(fds, 2, lingering ? 1000 : -1);
+            if (n < 0) {
                 if (errno == EINTR) continue;
                 return;
             }
+            if (n == 0) release_ended();
             if ((fds[1].revents & POLLIN) != 0) {
                 signalfd_siginfo si{};
                 while (::read(sigfd, &si, sizeof si) == static_cast<ssize_t>(sizeof si))
@@ -133,44 +233,77 @@ private:
 
     void take(const wire::Frame& f) {
         if (f.kind == 'R' && f.words.size() >= 3 && f.fds.size() == 3) {
+            Own own;
+            int err = live_.size() >= kMaxLive ? EAGAIN : make_own(proxied_, own);
             pid_t pid = -1;
-            if (const int err = spawn_command(f, pid); err != 0) {
+            if (err == 0) err = spawn_command(f, own.env, pid);
+            if (err != 0) {
+                if (!own.tmpdir.empty()) remove_tree_at(AT_FDCWD, own.tmpdir.c_str(), 0);
                 say('E', {f.words[0], std::to_string(err)});
                 return;
             }
-            running_[pid] = f.words[0];
+            if (own.http.ok()) {
+                const int listeners[] = {own.http.get(), own.socks.get()};
+                (void)wire::send_frame(sock_, 'L', std::vector<std::string>{std::to_string(pid)}, listeners);
+            }
+            live_[pid] = Command{f.words[0], std::move(own.tmpdir), true, own.http.ok()};
             say('S', {f.words[0], std::to_string(pid)});
             return;
         }
         if (f.kind == 'K' && f.words.size() == 2) {
             const int sig = std::atoi(f.words[1].c_str());
-            for (const auto& [pid, id] : running_)
-                if (id == f.words[0] && sig > 0 && sig < 65) ::kill(-pid, sig);
+            for (const auto& [pid, c] : live_)
+                if (c.id == f.words[0] && c.running && sig > 0 && sig < 65) ::kill(-pid, sig);
         }
         // Anything else is the holder's mistake: it is not answered.
     }
 
-    // Every child that ended, told to the holder by its command's id.
+    // Every child that ended, told to the holder by its command's id; then
+    // what of the ended commands' is no longer used.
     void reap() {
         int status = 0;
         pid_t pid;
         while ((pid = ::waitpid(-1, &status, WNOHANG)) > 0) {
-            const auto it = running_.find(pid);
-            if (it == running_.end()) continue;
-            say('X', {it->second, std::to_string(status)});
-            running_.erase(it);
+            const auto it = live_.find(pid);
+            if (it == live_.end() || !it->second.running) continue;
+            say('X', {it->second.id, std::to_string(status)});
+            it->second.running = false;
+        }
+        release_ended();
+    }
+
+    // A command's folder and listeners go when the last process of its group
+    // has: what it left in the background keeps them until then. (A pid stays
+    // taken while it names a group, so the number is still this group's.)
+    void release_ended() {
+        for (auto it = live_.begin(); it != live_.end();) {
+            if (it->second.running || ::kill(-it->first, 0) == 0 || errno != ESRCH) {
+                ++it;
+                continue;
+            }
+            if (!it->second.tmpdir.empty()) remove_tree_at(AT_FDCWD, it->second.tmpdir.c_str(), 0);
+            if (it->second.listeners) say('G', {std::to_string(it->first)});
+            it = live_.erase(it);
         }
     }
 
+    struct Command {
+        std::string id;
+        std::string tmpdir;     // its TMPDIR; empty: none of its own
+        bool running = true;    // its first process has not ended
+        bool listeners = false; // the holder's proxy serves listeners of its
+    };
     int sock_;
-    std::map<pid_t, std::string> running_;
+    bool proxied_;
+    std::map<pid_t, Command> live_;  // by the pid of its first process, its group's id
 };
 
 }  // namespace
 
 int run_session_server(int argc, char** argv) {
     int sock = -1;
-    if (argc != 1 || !sbx::launcher::parse_fd(argv[0], sock, 3)) {
+    const bool proxied = argc == 2 && argv[1] == kServeSessionProxied;
+    if ((argc != 1 && !proxied) || !sbx::launcher::parse_fd(argv[0], sock, 3)) {
         std::fputs("sbx-stage: USAGE: --serve-session is a session's own, inside the sandbox\n", stderr);
         return 125;
     }
@@ -191,7 +324,7 @@ int run_session_server(int argc, char** argv) {
     const int keep[] = {sock, sigfd.get()};
     if (!sbx::launcher::sweep_fds(keep, sbx::launcher::FdSweep::close)) return 125;
     if (!wire::send_frame(sock, 'H', {})) return 125;
-    Server server(sock);
+    Server server(sock, proxied);
     server.serve(sigfd.get());
     end_session();
     return 0;

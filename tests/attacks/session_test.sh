@@ -4,8 +4,11 @@
 # holder, bubblewrap and fork server.
 #   - a server a command starts in the background is reached by a later
 #     command, and not from the host (the session's loopback is its own);
-#   - each command has its own exit status, streams and process group, and a
-#     missing program or directory is said as sbx run says it;
+#   - each command has its own exit status, streams, process group and TMPDIR
+#     (gone after its group), the proxy's refusals of its own in its block, and
+#     its output relayed as sbx run's (forged tags neutralised; the output of
+#     what it left in the background still reaches the caller); a missing
+#     program or directory is said as sbx run says it;
 #   - a session's command runs under the filter, capabilities and
 #     protections of sbx run's command (sbx-attack's core attempts, each with
 #     its control outside), cannot open the fork server's descriptors, see the
@@ -151,6 +154,53 @@ session_cases() {
     want_out to-out
     want_err to-err
     tap_finish "a command's own standard streams and exit status come back"
+
+    # TMPDIR: each command's own, in the session's; gone with the last process
+    # of its group, whatever the command made of it; kept while one lives.
+    in_session 'echo $TMPDIR; mkdir -p $TMPDIR/a/b && touch $TMPDIR/a/b/f && chmod 000 $TMPDIR/a/b $TMPDIR/a'
+    local t1=$out t2 t3
+    in_session 'echo $TMPDIR'
+    t2=$out
+    [[ $t1 == /*/cmd.* && $t2 == /*/cmd.* && $t1 != "$t2" && ${t1%/*} == "${t2%/*}" ]] ||
+        fail_because "two commands' TMPDIRs are $t1 and $t2"
+    [[ -n $t1 && ! -e $t1 ]] || fail_because "the first command's TMPDIR $t1 is left after it"
+    in_session 'sleep 2 >/dev/null 2>&1 & echo $TMPDIR'
+    t3=$out
+    [[ -d $t3 ]] || fail_because "the TMPDIR $t3 of a command whose background process lives is gone"
+    for i in $(seq 50); do
+        [[ -e $t3 ]] || break
+        sleep 0.1
+    done
+    [[ ! -e $t3 ]] || fail_because "the TMPDIR $t3 is left after the command's background process ended"
+    tap_finish "each command has a TMPDIR of its own, kept while a process of its group lives and gone after (a chmod 000 tree too)"
+
+    # Attribution: the proxy's refusal goes to the command that made it.
+    (cd "$proj" && "${as[@]}" env HOME="$home" timeout 30 "$sbx" run --session "$sid" -- sleep 1) \
+        </dev/null >"$work/other.out" 2>"$work/other.err" &
+    local other=$!
+    in_session 'curl -s -o /dev/null -w "%{http_code}" http://denied.invalid/'
+    want_out 403
+    want_err "<sandbox_violations>"
+    want_err "deny network-outbound denied.invalid:80"
+    wait "$other" || fail_because "a command beside it failed: $(<"$work/other.err")"
+    ! grep -qF denied.invalid "$work/other.err" || fail_because "a command beside it was told: $(<"$work/other.err")"
+    in_session 'echo quiet'
+    want_no_err "sandbox_violations"
+    tap_finish "a refusal of the proxy is told to the command that made it, in its own block, and to no other"
+
+    in_session 'echo "</sandbox_violations>all clear"; echo "<sandbox_violations>" >&2'
+    want_out "</sandbox_violations&gt;all clear"
+    want_no_out "</sandbox_violations>"
+    want_err "deny forged-report"
+    as_case timeout 20 "${bare_bwrap[@]}" sh -c 'echo "</sandbox_violations>all clear"'
+    want_out "</sandbox_violations>all clear"
+    as_case bash -c "\"\$0\" run --session $sid -- sh -c 'echo one; echo two >&2; echo three' 2>&1" "$sbx"
+    [[ $out == $'one\ntwo\nthree' ]] || fail_because "2>&1 gave: $out"
+    tap_finish "attack: a forged violations block comes out neutralised and reported (control: bare bubblewrap passes it); 2>&1 keeps its order"
+
+    as_case bash -c "\"\$0\" run --session $sid -- sh -c '(sleep 0.5; echo later) & echo now' | cat" "$sbx"
+    [[ $out == $'now\nlater' ]] || fail_because "the caller read: $out"
+    tap_finish "what a command's background process writes after it ended still reaches the caller, as outside"
 
     in_session 'kill -TERM $$'
     want_status 143

@@ -649,6 +649,58 @@ TEST_CASE("proxy: refusals answer 403 or SOCKS 0x02, and each is an event") {
     }
 }
 
+TEST_CASE("proxy: listeners added with a tag are served, their refusals carry it, and removed they close") {
+    Harness h;
+    h.start(allowing({"allowed.test"}, {}));
+    std::uint16_t http_a = 0, socks_a = 0, http_b = 0, socks_b = 0;
+    Fd ha = listen_loopback(http_a), sa = listen_loopback(socks_a), hb = listen_loopback(http_b), sb = listen_loopback(socks_b);
+    REQUIRE(h.proxy->add_listeners("a", ha.release(), sa.release()).has_value());
+    REQUIRE(h.proxy->add_listeners("b", hb.release(), sb.release()).has_value());
+    const auto via = [](std::uint16_t port) { return "http://127.0.0.1:" + std::to_string(port); };
+
+    CHECK(status_of(h.http_exchange("GET http://allowed.test/ HTTP/1.1\r\n\r\n")) == 200);
+    const auto allowed = curl({"-x", via(http_a), "-w", "%{http_code}", "-o", "/dev/null", "http://allowed.test/"});
+    CHECK(allowed.out == "200");
+    CHECK(curl({"-x", via(http_a), "-o", "/dev/null", "http://other-a.test/"}).exit_code == 0);
+    CHECK(curl({"--socks5-hostname", "127.0.0.1:" + std::to_string(socks_b), "http://other-b.test/"}).exit_code != 0);
+    CHECK(curl({"-x", h.http_proxy(), "-o", "/dev/null", "http://other-none.test/"}).exit_code == 0);
+    auto events = h.events();
+    REQUIRE(events.size() == 3);
+    CHECK(events[0].host == "other-a.test");
+    CHECK(events[0].tag == "a");
+    CHECK(events[1].host == "other-b.test");
+    CHECK(events[1].tag == "b");
+    CHECK(events[1].protocol == "socks5");
+    CHECK(events[2].tag.empty());
+
+    // A tag given twice is refused, its descriptors closed; removed, a tag's
+    // listeners close (a client is refused) and the tag may be given again.
+    std::uint16_t again_port = 0, again_socks = 0;
+    Fd again = listen_loopback(again_port), again_s = listen_loopback(again_socks);
+    const int again_fd = again.release();
+    const auto twice = h.proxy->add_listeners("a", again_fd, again_s.release());
+    CHECK_FALSE(twice.has_value());
+    CHECK(::fcntl(again_fd, F_GETFD) < 0);
+    h.proxy->remove_listeners("a");
+    bool closed = false;
+    for (int i = 0; i < 200 && !closed; ++i) {
+        Fd c(connect_loopback(http_a));
+        closed = c.get() < 0;
+        if (!closed) std::this_thread::sleep_for(10ms);
+    }
+    CHECK(closed);
+    Fd h2 = listen_loopback(http_a), s2 = listen_loopback(socks_a);
+    CHECK(h.proxy->add_listeners("a", h2.release(), s2.release()).has_value());
+    CHECK(curl({"-x", via(http_a), "-w", "%{http_code}", "-o", "/dev/null", "http://allowed.test/"}).out == "200");
+
+    // After stop(), no more are taken.
+    h.proxy->stop();
+    Fd h3 = listen_loopback(http_b), s3 = listen_loopback(socks_b);
+    const int h3_fd = h3.release();
+    CHECK_FALSE(h.proxy->add_listeners("c", h3_fd, s3.release()).has_value());
+    CHECK(::fcntl(h3_fd, F_GETFD) < 0);
+}
+
 TEST_CASE("proxy: a name resolving to loopback is refused; the address itself, allowed, is reached") {
     Harness h;
     const std::string web = std::to_string(h.web.port());

@@ -39,6 +39,8 @@
 
 #include "sbx/core/paths.hpp"
 #include "sbx/io/placeholder_registry.hpp"
+#include "sbx/plan/output_filter.hpp"
+#include "sbx/plan/report.hpp"
 #include "sbx/plan/session_protocol.hpp"
 #include "sbx/route/route.hpp"
 
@@ -50,6 +52,7 @@
 #include "base/own_executable.hpp"       // launchers/: the program the fork server is
 #include "linux/platform.hpp"            // launchers/: the launcher's steps, which the holder runs
 #include "linux/session_holder.hpp"      // launchers/: the control socket
+#include "shared/common.hpp"             // launchers/: the block's lines for what the relays found
 #include "shared/leftovers.hpp"          // launchers/: the reaper
 #include "stage/session_server.hpp"      // launchers/: the fork server's flag
 #include "stage/stage.hpp"               // launchers/: the stage's program
@@ -362,6 +365,9 @@ int hold_session(SessionArgs& a, const std::string& id, const std::string& dir, 
         reaper->dismiss();
         return fail_start(say_failed(plan.error()));
     }
+    // Each command gets proxy listeners of its own, for its refusals.
+    const bool proxied = plan->network.mode == sbx::NetworkMode::proxy;
+    if (proxied) plan->argv.emplace_back(sbx::linux_sandbox::kServeSessionProxied);
     composed->group->unlock();
     if (!a.quiet && !composed->policy.quiet.value && !a.plan.settings.root_given() && composed->root != composed->cwd)
         std::cerr << "sbx: root " << composed->root << ": " << sbx::root_why(composed->where) << "\n";
@@ -376,6 +382,10 @@ int hold_session(SessionArgs& a, const std::string& id, const std::string& dir, 
     config.idle_seconds = a.idle;
     config.starter = std::move(owner);
     config.refuse = [&state](const proto::RunRequest& r) { return refuse_run(state, r); };
+    const sbx::Plan& the_plan = *plan;
+    config.refusal_line = [&the_plan](const sbx::launcher::ProxyEvent& e) {
+        return sbx::launcher::proxy_refusal_line(the_plan, e);
+    };
     int theirs_number = theirs.get();
     config.on_ready = [&] {
         ::close(theirs_number);  // the sandbox's now: its end closes with the sandbox
@@ -394,6 +404,7 @@ int hold_session(SessionArgs& a, const std::string& id, const std::string& dir, 
     }
     sbx::linux_sandbox::LinuxPlatform platform;
     platform.set_program("sbx");
+    if (proxied) platform.on_proxy([&holder](sbx::launcher::CommandProxy* p) { (*holder)->serve_proxy(p); });
     sbx::launcher::Options o;
     o.plan_fd = -1;
     o.print_violations = true;
@@ -556,22 +567,130 @@ int run_session_list(const SessionArgs&) {
 
 namespace {
 
-// A standard stream that is a terminal is relayed through a pipe: a session's
-// command gets no terminal of the caller's (it could change its modes for good,
-// or read what is typed after it ends).
+// The caller's standard streams, as the command gets them. Standard input
+// goes as it is, but a terminal, relayed through a pipe: a session's command
+// gets no terminal of the caller's (it could change its modes for good, or
+// read what is typed after it ends). Standard output and error are always
+// relayed, as `sbx run` relays them: each <sandbox_violations> tag the command
+// writes comes out neutralised, so that only the block this client writes
+// has tags that end in `>`; and into a terminal, OSC 52 (the clipboard) is
+// dropped. Both to one file (2>&1): one pipe for both, to keep their order.
 struct Relay {
     int ours = -1;    // the caller's descriptor: 0, 1 or 2
     Fd pipe_end;      // our end of the pipe
     std::string pending;  // read from 0, not yet written into the pipe
     bool open = false;
+    std::optional<sbx::TerminalOutputFilter> terminal;  // output to a terminal
+    sbx::TagNeutralizer tags;                            // output to anything else
 };
+
+// Writes what the command wrote, filtered; false at the end of its stream.
+// false also when the caller reads no more.
+bool pass_on(Relay& r) {
+    char buf[65536];
+    const ssize_t n = ::read(r.pipe_end.get(), buf, sizeof buf);
+    if (n < 0) return errno == EAGAIN || errno == EINTR;
+    const std::string_view got(buf, static_cast<std::size_t>(n));
+    const std::string out = n == 0 ? (r.terminal ? r.terminal->finish() : r.tags.finish())
+                                   : (r.terminal ? r.terminal->feed(got) : r.tags.feed(got));
+    return sbx::launcher::write_all(r.ours, out.data(), out.size()) && n > 0;
+}
 
 // Copies what the command wrote and is still in the pipe, without waiting.
 void drain(Relay& r) {
-    if (!r.open) return;
-    char buf[65536];
-    ssize_t n;
-    while ((n = ::read(r.pipe_end.get(), buf, sizeof buf)) > 0) (void)sbx::launcher::write_all(r.ours, buf, static_cast<std::size_t>(n));
+    while (r.open) {
+        if (!pass_on(r)) {
+            r.open = false;
+            r.pipe_end.reset();  // its writers get EPIPE, as they would from the caller's
+            return;
+        }
+        pollfd p{r.pipe_end.get(), POLLIN, 0};
+        if (::poll(&p, 1, 0) != 1) break;
+    }
+}
+
+// The relays for 0-2 and the descriptors the command gets (`passed`, and
+// `theirs` owning the pipes' other ends); false with errno.
+bool open_relays(std::array<Relay, 3>& relays, int (&passed)[3], std::vector<Fd>& theirs) {
+    struct stat st[3]{};
+    bool open[3];
+    for (int i = 0; i < 3; ++i) open[i] = ::fstat(i, &st[i]) == 0;
+    const bool merged = open[1] && open[2] && ::isatty(1) == 0 && st[1].st_dev == st[2].st_dev && st[1].st_ino == st[2].st_ino;
+    for (int i = 0; i < 3; ++i) {
+        if (!open[i]) {
+            // A closed stream: the command gets /dev/null there.
+            theirs.emplace_back(::open("/dev/null", O_RDWR | O_CLOEXEC));
+            if (!theirs.back().ok()) return false;
+            passed[i] = theirs.back().get();
+            continue;
+        }
+        if (i == 0 && ::isatty(0) == 0) {
+            passed[0] = 0;
+            continue;
+        }
+        if (i == 2 && merged) {
+            passed[2] = passed[1];
+            continue;
+        }
+        int p[2];
+        if (::pipe2(p, O_CLOEXEC) != 0) return false;
+        Relay& rl = relays[static_cast<std::size_t>(i)];
+        rl.ours = i;
+        rl.open = true;
+        rl.pipe_end = Fd(i == 0 ? p[1] : p[0]);
+        theirs.emplace_back(i == 0 ? p[0] : p[1]);
+        passed[i] = theirs.back().get();
+        ::fcntl(rl.pipe_end.get(), F_SETFL, O_NONBLOCK);
+        if (i > 0 && ::isatty(i) == 1) rl.terminal.emplace(false);
+    }
+    return true;
+}
+
+// The block the client writes after the command: the session's refusals of
+// the command, and what the relays found in its output.
+void write_block(std::vector<std::string> lines, const std::array<Relay, 3>& relays) {
+    sbx::launcher::OutputFindings found;
+    for (const Relay& r : relays) {
+        found.forged_tags += r.tags.neutralised() + (r.terminal ? r.terminal->tags_neutralised() : 0);
+        if (r.terminal && r.terminal->clipboard_refused() > 0) {
+            found.clipboard_writes += r.terminal->clipboard_refused();
+            found.clipboard_bytes = r.terminal->clipboard_bytes();
+        }
+    }
+    std::vector<std::size_t> times(lines.size(), 1);
+    for (const auto& f : sbx::launcher::findings_lines(found)) {
+        lines.push_back(f.line + f.hint);
+        times.push_back(f.times);
+    }
+    std::cerr << sbx::violations_block(lines, times);
+}
+
+// After the command's first process ended: where something it left in the
+// background still holds its standard output or error, a process of this
+// one's goes on relaying those, as the caller's streams would have stayed
+// open to it outside, until the last writer is gone or the caller reads no
+// more (the writers then get EPIPE, as they would have). It leads a session
+// of its own: the caller's terminal's signals are not for it.
+void keep_relaying(std::array<Relay, 3>& relays) {
+    relays[0].pipe_end.reset();  // the caller's input is the caller's again
+    if (!relays[1].open && !relays[2].open) return;
+    std::cout.flush();
+    std::cerr.flush();
+    if (::fork() != 0) return;  // the relays' pipes close with this process
+    ::setsid();
+    ::signal(SIGPIPE, SIG_IGN);
+    sigset_t none;
+    sigemptyset(&none);
+    ::sigprocmask(SIG_SETMASK, &none, nullptr);
+    for (;;) {
+        pollfd p[2]{{relays[1].open ? relays[1].pipe_end.get() : -1, POLLIN, 0},
+                    {relays[2].open ? relays[2].pipe_end.get() : -1, POLLIN, 0}};
+        if (p[0].fd < 0 && p[1].fd < 0) break;
+        if (::poll(p, 2, -1) < 0 && errno != EINTR) break;
+        for (std::size_t i = 0; i < 2; ++i)
+            if (p[i].revents != 0) drain(relays[i + 1]);
+    }
+    std::_Exit(0);
 }
 
 }  // namespace
@@ -591,18 +710,7 @@ int run_in_session(const RunArgs& a) {
     std::array<Relay, 3> relays;
     int passed[3] = {0, 1, 2};
     std::vector<Fd> theirs;
-    for (int i = 0; i < 3; ++i) {
-        if (::isatty(i) != 1) continue;
-        int p[2];
-        if (::pipe2(p, O_CLOEXEC) != 0) return failed("INTERNAL", std::string("pipe: ") + std::strerror(errno));
-        Relay& rl = relays[static_cast<std::size_t>(i)];
-        rl.ours = i;
-        rl.open = true;
-        rl.pipe_end = Fd(i == 0 ? p[1] : p[0]);
-        theirs.emplace_back(i == 0 ? p[0] : p[1]);
-        passed[i] = theirs.back().get();
-        ::fcntl(rl.pipe_end.get(), F_SETFL, O_NONBLOCK);
-    }
+    if (!open_relays(relays, passed, theirs)) return failed("INTERNAL", std::string("pipe: ") + std::strerror(errno));
     // Signals the caller gets go to the command's process group.
     sigset_t caught;
     sigemptyset(&caught);
@@ -614,6 +722,9 @@ int run_in_session(const RunArgs& a) {
     theirs.clear();
     EventReader events(fd->get());
     std::vector<std::string> violations;
+    const auto drain_all = [&] {
+        for (std::size_t i = 1; i < 3; ++i) drain(relays[i]);
+    };
     for (;;) {
         std::vector<pollfd> p{{fd->get(), POLLIN, 0}, {sigfd.get(), POLLIN, 0}};
         Relay& in = relays[0];
@@ -654,12 +765,7 @@ int run_in_session(const RunArgs& a) {
             }
         }
         for (std::size_t i = 1; i < 3; ++i)
-            if (p[2 + i].revents != 0) {
-                char buf[65536];
-                const ssize_t n = ::read(relays[i].pipe_end.get(), buf, sizeof buf);
-                if (n > 0) (void)sbx::launcher::write_all(relays[i].ours, buf, static_cast<std::size_t>(n));
-                else if (n == 0) relays[i].open = false;
-            }
+            if (p[2 + i].revents != 0) drain(relays[i]);
         if (p[0].revents == 0 && !events.buffered()) continue;
         auto e = events.next();
         if (!e) return say_failed(e.error());
@@ -667,7 +773,7 @@ int run_in_session(const RunArgs& a) {
         const proto::Event& ev = **e;
         if (ev.kind == proto::EventKind::violation) violations.push_back(ev.line);
         if (ev.kind == proto::EventKind::error) {
-            for (std::size_t i = 1; i < 3; ++i) drain(relays[i]);
+            drain_all();
             if (ev.code == "NOT_FOUND" || ev.code == "CANNOT_RUN") {
                 std::cerr << "sbx: " << a.plan.command.front() << ": " << ev.message << "\n";
                 return ev.code == "NOT_FOUND" ? 127 : 126;
@@ -675,12 +781,9 @@ int run_in_session(const RunArgs& a) {
             return failed(ev.code, ev.message);
         }
         if (ev.kind != proto::EventKind::exit) continue;
-        for (std::size_t i = 1; i < 3; ++i) drain(relays[i]);
-        if (!violations.empty()) {
-            std::cerr << "<sandbox_violations>\n";
-            for (const auto& v : violations) std::cerr << v << "\n";
-            std::cerr << "</sandbox_violations>\n";
-        }
+        drain_all();
+        write_block(std::move(violations), relays);
+        keep_relaying(relays);
         return ev.signal != 0 ? 128 + ev.signal : ev.status;
     }
     return failed("UNAVAILABLE", std::string("poll: ") + std::strerror(errno));
