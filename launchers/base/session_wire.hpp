@@ -13,6 +13,8 @@
 //     'R' ID CWD ARG...      run ARG... in CWD, with the three descriptors sent
 //                            (its 0, 1, 2), as a session and process group of its own
 //     'K' ID SIGNAL          send SIGNAL (decimal) to ID's process group
+//     'C' N PORT             connect to PORT of the sandbox's loopback, for
+//                            the holder's connection N (an exposed port's client)
 //     'Q'                    end the session
 //   server -> holder
 //     'H'                    the server runs, under every filter of the sandbox
@@ -22,6 +24,8 @@
 //     'L' PID                PID's proxy listeners, HTTP and SOCKS5 (two
 //                            descriptors), before its 'S'
 //     'G' PID                PID's process group is gone: its listeners may close
+//     'D' N [ERRNO]          the connection 'C' asked for (one descriptor), or
+//                            the error that came instead
 #pragma once
 
 #include <sys/socket.h>

@@ -1,5 +1,8 @@
 #include "linux/session_holder.hpp"
 
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/eventfd.h>
@@ -15,6 +18,7 @@
 #include <cstring>
 #include <deque>
 #include <iostream>
+#include <list>
 #include <map>
 #include <mutex>
 #include <string>
@@ -40,6 +44,54 @@ constexpr std::size_t kMaxClients = 1024;
 // Refusals queued for the clients at once; more are in the session's block
 // alone (a command may make them faster than its client reads).
 constexpr std::size_t kMaxQueuedRefusals = 4096;
+// Ports exposed at once, and their connections relayed at once (a client
+// beyond them is closed at once).
+constexpr std::size_t kMaxExposed = 64;
+constexpr std::size_t kMaxExposedConnections = 256;
+
+// Copies both ways between two connected sockets, each one's end passed on as
+// a shutdown of the other's writing side, until both ended (true) or either
+// failed (false).
+bool relay_sockets(int a, int b) {
+    struct Half {
+        int from, to;
+        std::string pending;
+        bool eof = false, done = false;
+    };
+    Half halves[2]{{a, b, {}}, {b, a, {}}};
+    for (int fd : {a, b}) ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK);
+    char buf[64 * 1024];
+    while (!halves[0].done || !halves[1].done) {
+        pollfd p[2];
+        for (std::size_t i = 0; i < 2; ++i) {
+            const Half& h = halves[i];
+            p[i] = h.done ? pollfd{-1, 0, 0} : h.pending.empty() ? pollfd{h.from, POLLIN, 0} : pollfd{h.to, POLLOUT, 0};
+        }
+        if (::poll(p, 2, -1) < 0) {
+            if (errno == EINTR) continue;
+            return false;
+        }
+        for (std::size_t i = 0; i < 2; ++i) {
+            Half& h = halves[i];
+            if (h.done || p[i].revents == 0) continue;
+            if (!h.pending.empty()) {
+                const ssize_t w = ::send(h.to, h.pending.data(), h.pending.size(), MSG_NOSIGNAL);
+                if (w < 0 && errno != EAGAIN && errno != EINTR) return false;
+                if (w > 0) h.pending.erase(0, static_cast<std::size_t>(w));
+            } else {
+                const ssize_t r = ::read(h.from, buf, sizeof buf);
+                if (r > 0) h.pending.assign(buf, static_cast<std::size_t>(r));
+                else if (r == 0) h.eof = true;
+                else if (errno != EAGAIN && errno != EINTR) return false;
+            }
+            if (h.eof && h.pending.empty()) {
+                h.done = true;
+                ::shutdown(h.to, SHUT_WR);
+            }
+        }
+    }
+    return true;
+}
 
 // The inode of a process's PID namespace, by its pid as this process sees it;
 // 0 when it cannot be read.
@@ -90,6 +142,26 @@ struct SessionHolder::State {
     Fd tapped;
     std::map<std::string, std::string> tags;  // a command's pid (its listeners' tag) -> its id
 
+    // Exposed ports: each a listener on the host's loopback; each client
+    // accepted waits (by its number) for the fork server's connection inside,
+    // then is relayed to it on a thread of its own.
+    struct Exposed {
+        Fd listener;
+        unsigned port = 0, listen = 0;
+    };
+    // The thread closes both sockets as it ends; until then end_relays() may
+    // shut them, under `mutex` (never a number closed and taken again since).
+    struct Relaying {
+        Fd outside, inside;
+        std::thread thread;
+        std::mutex mutex;
+        bool done = false;  // under `mutex`
+    };
+    std::vector<Exposed> exposed;
+    std::map<std::uint64_t, Fd> waiting;
+    std::uint64_t next_connection = 1;
+    std::list<Relaying> relays;
+
     std::vector<Client> clients;
     std::uint64_t next_serial = 1;
     std::map<std::string, std::uint64_t> running;  // command id -> its client's serial
@@ -106,6 +178,10 @@ struct SessionHolder::State {
     void to_proxy(const wire::Frame& f);
     void tell_refusals();
     void tap(const launcher::ProxyEvent& e);
+    void expose(Client& c, const proto::Request& r);
+    void accept_exposed(const Exposed& x);
+    void relay_exposed(const wire::Frame& f);
+    void end_relays();
     void send(std::uint64_t serial, const proto::Event& e);
     static void send_to(Client& c, const proto::Event& e);
     void drop(Client& c);
@@ -229,6 +305,7 @@ void SessionHolder::State::handle(Client& c, std::string_view line) {
             c.stopper = true;
             begin_stop();
             return;
+        case proto::Op::expose: expose(c, *r); return;
         case proto::Op::status: {
             proto::Event e;
             e.kind = proto::EventKind::status;
@@ -288,6 +365,7 @@ void SessionHolder::State::from_server() {
         return;
     }
     if (f.kind == 'L' || f.kind == 'G') return to_proxy(f);
+    if (f.kind == 'D') return relay_exposed(f);
     if (f.words.size() != 2) return;
     const std::string& id = f.words[0];
     const auto it = running.find(id);
@@ -370,6 +448,112 @@ void SessionHolder::State::tell_refusals() {
     }
 }
 
+// A listener on the host's loopback for `port` of the session's; told to the
+// client, and to the stop's (on the launcher's standard error).
+void SessionHolder::State::expose(Client& c, const proto::Request& r) {
+    const auto refuse = [&](std::string code, std::string message) { send_to(c, error_event(std::move(code), std::move(message))); };
+    if (stopping || server_gone) return refuse("SESSION_ENDED", "the session is ending");
+    const unsigned want = r.listen ? *r.listen : r.port;
+    for (const auto& x : exposed) {
+        if (x.port == r.port && (want == 0 || want == x.listen)) {
+            proto::Event e;
+            e.kind = proto::EventKind::exposed;
+            e.port = x.port;
+            e.listen = x.listen;
+            return send_to(c, e);
+        }
+        if (x.listen == want)
+            return refuse("EXPOSE_FAILED", "127.0.0.1:" + std::to_string(want) + " leads to the session's port " +
+                                               std::to_string(x.port) + " already");
+    }
+    if (exposed.size() >= kMaxExposed)
+        return refuse("EXPOSE_FAILED", "a session exposes " + std::to_string(kMaxExposed) + " ports at most");
+    Fd fd(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
+    sockaddr_in in{};
+    in.sin_family = AF_INET;
+    in.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    in.sin_port = htons(static_cast<std::uint16_t>(want));
+    socklen_t len = sizeof in;
+    if (!fd.ok() || ::bind(fd.get(), reinterpret_cast<const sockaddr*>(&in), sizeof in) != 0 || ::listen(fd.get(), 128) != 0 ||
+        ::getsockname(fd.get(), reinterpret_cast<sockaddr*>(&in), &len) != 0)
+        return refuse("EXPOSE_FAILED", "127.0.0.1:" + std::to_string(want) + ": " + std::strerror(errno));
+    Exposed x{std::move(fd), r.port, ntohs(in.sin_port)};
+    std::cerr << "sbx: the session's port " << x.port << " was exposed on 127.0.0.1:" << x.listen
+              << " (sbx session expose), where any local program could reach it\n";
+    proto::Event e;
+    e.kind = proto::EventKind::exposed;
+    e.port = x.port;
+    e.listen = x.listen;
+    exposed.push_back(std::move(x));
+    send_to(c, e);
+}
+
+// A client of an exposed port: the fork server is asked for a connection
+// inside. Beyond kMaxExposedConnections it is closed at once.
+void SessionHolder::State::accept_exposed(const Exposed& x) {
+    Fd fd(::accept4(x.listener.get(), nullptr, nullptr, SOCK_CLOEXEC));
+    if (!fd.ok() || server_gone || stopping) return;
+    relays.remove_if([](Relaying& r) {
+        {
+            std::lock_guard<std::mutex> lock(r.mutex);
+            if (!r.done) return false;
+        }
+        r.thread.join();
+        return true;
+    });
+    if (waiting.size() + relays.size() >= kMaxExposedConnections) return;
+    const std::uint64_t n = next_connection++;
+    const std::string words[] = {std::to_string(n), std::to_string(x.port)};
+    if (wire::send_frame(server.get(), 'C', words)) waiting.emplace(n, std::move(fd));
+}
+
+// The fork server's connection for a waiting client ('D'): relayed to it on a
+// thread; without one, the client is reset, as a closed port resets it.
+void SessionHolder::State::relay_exposed(const wire::Frame& f) {
+    if (f.words.empty()) return;
+    const auto it = waiting.find(std::strtoull(f.words[0].c_str(), nullptr, 10));
+    if (it == waiting.end()) return;
+    Fd outside = std::move(it->second);
+    waiting.erase(it);
+    if (f.fds.size() != 1) {
+        const linger at_once{1, 0};
+        ::setsockopt(outside.get(), SOL_SOCKET, SO_LINGER, &at_once, sizeof at_once);
+        return;
+    }
+    Relaying& r = relays.emplace_back();
+    r.outside = std::move(outside);
+    r.inside = std::move(const_cast<Fd&>(f.fds[0]));
+    try {
+        r.thread = std::thread([&r] {
+            if (!relay_sockets(r.outside.get(), r.inside.get())) {
+                // Reset, as a closed port or a broken connection would be.
+                const linger at_once{1, 0};
+                ::setsockopt(r.outside.get(), SOL_SOCKET, SO_LINGER, &at_once, sizeof at_once);
+            }
+            std::lock_guard<std::mutex> lock(r.mutex);
+            r.outside.reset();
+            r.inside.reset();
+            r.done = true;
+        });
+    } catch (const std::system_error&) {
+        relays.pop_back();
+    }
+}
+
+// Every relay ended (their sockets shut, so that each thread sees its end) and joined.
+void SessionHolder::State::end_relays() {
+    for (auto& r : relays) {
+        std::lock_guard<std::mutex> lock(r.mutex);
+        if (r.done) continue;
+        ::shutdown(r.outside.get(), SHUT_RDWR);
+        ::shutdown(r.inside.get(), SHUT_RDWR);
+    }
+    for (auto& r : relays) r.thread.join();
+    relays.clear();
+    waiting.clear();
+    exposed.clear();
+}
+
 int SessionHolder::State::timeout_ms() const {
     if (config.idle_seconds <= 0 || !running.empty() || stopping) return -1;
     const auto left = last_activity + std::chrono::seconds(config.idle_seconds) - Clock::now();
@@ -402,7 +586,8 @@ void SessionHolder::State::loop() {
                                  {server_gone ? -1 : server.get(), POLLIN, 0},
                                  {config.starter.get(), POLLIN, 0},
                                  {tapped.get(), POLLIN, 0}};
-        constexpr std::size_t kFirstClient = 5;
+        for (const auto& x : exposed) pfds.push_back({x.listener.get(), POLLIN, 0});
+        const std::size_t first_client = pfds.size();
         for (const auto& c : clients) pfds.push_back({c.gone ? -1 : c.fd.get(), POLLIN, 0});
         const int n = ::poll(pfds.data(), pfds.size(), timeout_ms());
         if (n < 0 && errno != EINTR) return;
@@ -417,6 +602,7 @@ void SessionHolder::State::loop() {
                 text = closing;
             }
             close_all(text);
+            end_relays();
             return;
         }
         // Refusals before the exits read with them: a command's come before its end.
@@ -426,10 +612,12 @@ void SessionHolder::State::loop() {
             config.starter.reset();
             begin_stop();
         }
-        // The clients as they were polled (one accepted now comes next round).
-        const std::size_t polled = pfds.size() - kFirstClient;
+        // The exposed ports and clients as they were polled (one added now comes next round).
+        for (std::size_t i = 5; i < first_client; ++i)
+            if (pfds[i].revents != 0) accept_exposed(exposed[i - 5]);
+        const std::size_t polled = pfds.size() - first_client;
         for (std::size_t i = 0; i < polled; ++i)
-            if (pfds[kFirstClient + i].revents != 0) read_client(clients[i]);
+            if (pfds[first_client + i].revents != 0) read_client(clients[i]);
         if (pfds[1].revents != 0) accept_client();
         std::erase_if(clients, [](const Client& c) { return c.gone && !c.stopper; });
     }

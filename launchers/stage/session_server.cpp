@@ -16,6 +16,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -87,6 +88,46 @@ Fd listen_on_loopback(int& port) {
         return Fd();
     port = ntohs(in.sin_port);
     return fd;
+}
+
+// A connection to `port` of the sandbox's loopback, 127.0.0.1 or else ::1 (a
+// server that listens on "localhost" may have taken either), for the holder
+// to relay a client of an exposed port to; -1 with errno. Its answer is
+// waited for up to kConnectWaitMs (the connect broker decides each connect()
+// first); a connection still in progress then is the relay's to finish.
+constexpr int kConnectWaitMs = 250;
+Fd connect_inside(int port) {
+    for (const int family : {AF_INET, AF_INET6}) {
+        Fd fd(::socket(family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
+        if (!fd.ok()) return fd;
+        sockaddr_storage ss{};
+        socklen_t len = 0;
+        if (family == AF_INET) {
+            auto* in = reinterpret_cast<sockaddr_in*>(&ss);
+            in->sin_family = AF_INET;
+            in->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+            in->sin_port = htons(static_cast<std::uint16_t>(port));
+            len = sizeof *in;
+        } else {
+            auto* in6 = reinterpret_cast<sockaddr_in6*>(&ss);
+            in6->sin6_family = AF_INET6;
+            in6->sin6_addr = in6addr_loopback;
+            in6->sin6_port = htons(static_cast<std::uint16_t>(port));
+            len = sizeof *in6;
+        }
+        int err = ::connect(fd.get(), reinterpret_cast<const sockaddr*>(&ss), len) == 0 ? 0 : errno;
+        if (err == EINPROGRESS) {
+            pollfd p{fd.get(), POLLOUT, 0};
+            socklen_t size = sizeof err;
+            if (::poll(&p, 1, kConnectWaitMs) != 1) return fd;
+            if (::getsockopt(fd.get(), SOL_SOCKET, SO_ERROR, &err, &size) != 0) err = errno;
+        }
+        if (err == 0) return fd;
+        errno = err;
+        if (err != ECONNREFUSED && err != EADDRNOTAVAIL && err != EAFNOSUPPORT) return Fd();
+    }
+    errno = ECONNREFUSED;
+    return Fd();
 }
 
 // What a command has of its own beside its processes: its temporary folder
@@ -248,6 +289,15 @@ private:
             }
             live_[pid] = Command{f.words[0], std::move(own.tmpdir), true, own.http.ok()};
             say('S', {f.words[0], std::to_string(pid)});
+            return;
+        }
+        if (f.kind == 'C' && f.words.size() == 2) {
+            const int port = std::atoi(f.words[1].c_str());
+            Fd c = port > 0 && port < 65536 ? connect_inside(port) : Fd();
+            const int err = errno;
+            if (!c.ok()) return say('D', {f.words[0], std::to_string(err)});
+            const int fd = c.get();
+            (void)wire::send_frame(sock_, 'D', std::vector<std::string>{f.words[0]}, std::span<const int>(&fd, 1));
             return;
         }
         if (f.kind == 'K' && f.words.size() == 2) {

@@ -3,7 +3,8 @@
 # --session`, the control socket, `sbx session stop` and list, with the real
 # holder, bubblewrap and fork server.
 #   - a server a command starts in the background is reached by a later
-#     command, and not from the host (the session's loopback is its own);
+#     command, and not from the host (the session's loopback is its own)
+#     until `sbx session expose` lets the host's 127.0.0.1 reach it;
 #   - each command has its own exit status, streams, process group and TMPDIR
 #     (gone after its group), the proxy's refusals of its own in its block, and
 #     its output relayed as sbx run's (forged tags neutralised; the output of
@@ -148,6 +149,24 @@ session_cases() {
     curl -s -m 2 -o /dev/null "http://127.0.0.1:$port/" || rc=$?
     [[ $rc != 0 ]] || fail_because "the host's loopback reached the session's server"
     tap_finish "attack: the host's loopback does not reach the session's server (its loopback is its own)"
+
+    as_case timeout 30 "$sbx" session expose "$sid" "$port"
+    want_status 0
+    want_out "127.0.0.1:$port"
+    local code closed
+    rc=0
+    code=$(curl -s -m 5 -o /dev/null -w '%{http_code}' "http://127.0.0.1:$port/") || rc=$?
+    [[ $code == 200 ]] || fail_because "through the exposed port the host got $code (curl $rc)"
+    as_case timeout 30 "$sbx" session expose "$sid" "$((port + 1))" --on 0
+    want_status 0
+    closed=${out#127.0.0.1:}
+    rc=0
+    curl -s -m 5 -o /dev/null "http://127.0.0.1:$closed/" || rc=$?
+    [[ $rc == 56 || $rc == 52 || $rc == 7 ]] || fail_because "a port nothing serves in the session gave curl $rc, not a reset"
+    as_case timeout 30 "$sbx" session expose "$sid" "$((port + 2))" --on "$port"
+    want_status 125
+    want_err "EXPOSE_FAILED"
+    tap_finish "sbx session expose: the host's 127.0.0.1 reaches a server in the session; a port nothing serves there is reset"
 
     in_session 'echo to-out; echo to-err >&2; exit 7'
     want_status 7
@@ -326,8 +345,12 @@ s.sendall(b'{\"v\":1,\"op\":\"run\",\"id\":\"x\",\"argv\":[\"true\"],\"cwd\":\"/
 
     stop_session
     want_status 0
+    want_err "the session's port $port was exposed on 127.0.0.1:$port"
     nothing_left "$sid" "$holder"
-    tap_finish "sbx session stop ends the commands and the server left in the background, and leaves nothing"
+    rc=0
+    curl -s -m 5 -o /dev/null "http://127.0.0.1:$port/" || rc=$?
+    [[ $rc != 0 ]] || fail_because "the exposed port still answers after the stop"
+    tap_finish "sbx session stop ends the commands and the server left in the background, says what was exposed, and leaves nothing"
 
     start_session
     [[ -n $sid ]] || fail_because "the session did not start again: $err"

@@ -20,6 +20,7 @@ int run_doctor(const DoctorArgs& a);      // doctor.cpp
 int run_session_start(SessionArgs& a);    // session.cpp
 int run_session_stop(const SessionArgs& a);
 int run_session_list(const SessionArgs& a);
+int run_session_expose(const SessionArgs& a);
 int run_in_session(const RunArgs& a);     // session.cpp: sbx run --session ID
 
 }  // namespace sbx::cli

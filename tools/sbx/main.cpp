@@ -11,7 +11,7 @@
 //   sbx run     [same options] [--allow-home-root] [--no-tool-cache] [--weaker-sandbox] [--env NAME]... [--pass-fd N]... [--[no-]scan-stderr] [--unsandboxed] [--launcher PATH] -- COMMAND [ARG...]
 //   sbx doctor  [--json] [--agent-file FILE] [--launcher PATH]
 //   sbx session start [sbx run's settings and network options] [--grace S] [--idle S] [--owner PID] [--quiet]
-//   sbx session stop ID | sbx session list
+//   sbx session stop ID | sbx session list | sbx session expose ID PORT [--on PORT]
 //   sbx run --session ID -- COMMAND [ARG...]
 //
 // With no --root, the root is the project the current directory is in
@@ -146,7 +146,7 @@ struct Cli {
     SessionArgs session_args;
     CLI::App *policy = nullptr, *explain = nullptr, *check = nullptr, *diff = nullptr, *route = nullptr,
              *plan = nullptr, *run = nullptr, *doctor = nullptr, *session = nullptr, *session_start = nullptr,
-             *session_stop = nullptr, *session_list = nullptr;
+             *session_stop = nullptr, *session_list = nullptr, *session_expose = nullptr;
 };
 
 void add_policy(Cli& c) {
@@ -330,6 +330,15 @@ void add_session(Cli& c) {
     c.session_stop = c.session->add_subcommand("stop", "End a session: its commands, its checks after, nothing left");
     c.session_stop->add_option("id", sa.id, "The session's id")->required();
     c.session_list = c.session->add_subcommand("list", "List this user's sessions: id, root, commands running");
+    c.session_expose = c.session->add_subcommand(
+        "expose", "Let programs outside reach a server in the session: PORT of its loopback on the host's 127.0.0.1");
+    c.session_expose->add_option("id", sa.id, "The session's id")->required();
+    c.session_expose->add_option("port", sa.port, "The port a server listens on in the session")
+        ->required()
+        ->check(CLI::Range(1, 65535));
+    c.session_expose->add_option("--on", sa.on, "The port on the host's 127.0.0.1 (default: the same; 0: any free one)")
+        ->type_name("PORT")
+        ->check(CLI::Range(0, 65535));
 }
 
 // What sbx run was given besides --session and the command, which a session
@@ -426,6 +435,7 @@ int dispatch(Cli& c) {
     if (*c.session_start) return run_session_start(c.session_args);
     if (*c.session_stop) return run_session_stop(c.session_args);
     if (*c.session_list) return run_session_list(c.session_args);
+    if (*c.session_expose) return run_session_expose(c.session_args);
     if (*c.doctor) return run_doctor(c.doctor_args);
     return kUsage;
 }

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -134,7 +135,9 @@ struct SessionArgs {
     int idle = kDefaultSessionIdle;            // start: --idle SECONDS (0: never)
     bool quiet = false;                        // start: --quiet, as sbx run's
     int owner = 0;                             // start: --owner PID: the session ends when PID does
-    std::string id;                            // stop: the session
+    std::string id;                            // stop, expose: the session
+    unsigned port = 0;                         // expose: the session's port
+    std::optional<unsigned> on;                // expose: --on PORT of the host's loopback (0: any free one)
 };
 
 struct DoctorArgs {

@@ -525,6 +525,23 @@ int run_session_stop(const SessionArgs& a) {
     return kOk;
 }
 
+int run_session_expose(const SessionArgs& a) {
+    auto fd = connect_session(a.id);
+    if (!fd) return report(fd.error());
+    proto::Request r;
+    r.op = proto::Op::expose;
+    r.port = a.port;
+    r.listen = a.on;
+    if (!send_line(fd->get(), proto::request_line(r))) return failed("UNAVAILABLE", "the session did not take the request");
+    EventReader events(fd->get());
+    auto e = events.next();
+    if (!e) return report(e.error());
+    if (!*e) return failed("SESSION_ENDED", "the session ended before it answered");
+    if ((*e)->kind == proto::EventKind::error) return failed((*e)->code, (*e)->message);
+    std::cout << "127.0.0.1:" << (*e)->listen << "\n";
+    return kOk;
+}
+
 int run_session_list(const SessionArgs&) {
     auto dir = sessions_directory(false);
     if (!dir) return report(dir.error());
@@ -809,6 +826,7 @@ int not_here() {
 int run_session_start(SessionArgs&) { return not_here(); }
 int run_session_stop(const SessionArgs&) { return not_here(); }
 int run_session_list(const SessionArgs&) { return not_here(); }
+int run_session_expose(const SessionArgs&) { return not_here(); }
 int run_in_session(const RunArgs&) { return not_here(); }
 
 }  // namespace sbx::cli

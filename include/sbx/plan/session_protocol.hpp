@@ -47,6 +47,7 @@ enum class Op {
     resize,  // a command's terminal changed size
     stop,    // end the session: every command, the checks after, nothing left
     status,  // what the session is and runs
+    expose,  // a port of the session's loopback, reached from the host's loopback
 };
 
 // The signals a host may send to a command (signal names without SIG).
@@ -74,6 +75,8 @@ struct Request {
     RunRequest run;  // Op::run
     Signal signal = Signal::term;  // Op::signal
     unsigned rows = 0, cols = 0;   // Op::resize
+    unsigned port = 0;             // Op::expose: the session's port, 1-65535
+    std::optional<unsigned> listen;  // Op::expose: the host's port, 0-65535 (0: any free one); unset: `port`
     friend bool operator==(const Request&, const Request&) = default;
 };
 
@@ -94,6 +97,7 @@ enum class EventKind {
     violation,  // a refusal while it ran: its id and the block's line
     error,      // a request refused, or a command that could not start: code and message (id when it had one)
     status,     // the answer to Op::status: the session's root and how many commands run
+    exposed,    // the answer to Op::expose: the session's port and the host's that leads to it
 };
 
 struct Event {
@@ -105,6 +109,7 @@ struct Event {
     std::string line;           // violation: the block's line
     std::string root;           // status
     std::size_t commands = 0;   // status: commands running
+    unsigned port = 0, listen = 0;  // exposed: the session's port, and the host's
     friend bool operator==(const Event&, const Event&) = default;
 };
 
@@ -142,6 +147,7 @@ SBX_INLINE std::string_view op_name(Op op) {
         case Op::resize: return "resize";
         case Op::stop: return "stop";
         case Op::status: return "status";
+        case Op::expose: return "expose";
     }
     return "?";
 }
@@ -164,6 +170,7 @@ SBX_INLINE std::string_view event_name(EventKind k) {
         case EventKind::violation: return "violation";
         case EventKind::error: return "error";
         case EventKind::status: return "status";
+        case EventKind::exposed: return "exposed";
     }
     return "?";
 }
@@ -174,6 +181,11 @@ namespace sbx::session::detail {
 
 using element = simdjson::dom::element;
 using element_type = simdjson::dom::element_type;
+
+// "a run", "an expose": a request's or event's name as the messages say it.
+inline std::string with_article(std::string_view name) {
+    return (name.find_first_of("aeiou") == 0 ? "an " : "a ") + std::string(name);
+}
 
 inline tl::unexpected<Error> refuse(std::string key, std::string message) {
     return fail(Error(Errc::invalid_argument, std::move(message)).at_key(std::move(key)));
@@ -282,7 +294,7 @@ SBX_INLINE expected<std::vector<std::pair<std::string, std::string>>> environmen
 // Over 80 lines: one request's keys after another, each read and checked in turn.
 SBX_INLINE expected<Request> read_request(element root) {
     auto m = members(root, "", {"v", "op", "id", "argv", "cwd", "env", "stdio", "rows", "cols", "hosts", "violations",
-                                "signal"},
+                                "signal", "port", "listen"},
                      {"v", "op"});
     SBX_TRY(m);
     auto v = whole(*member(*m, "v"), "v", 1000);
@@ -293,9 +305,9 @@ SBX_INLINE expected<Request> read_request(element root) {
     auto op_text = text(*member(*m, "op"), "op", true);
     SBX_TRY(op_text);
     Request r;
-    constexpr std::array kOps{Op::run, Op::signal, Op::resize, Op::stop, Op::status};
+    constexpr std::array kOps{Op::run, Op::signal, Op::resize, Op::stop, Op::status, Op::expose};
     const auto op = std::find_if(kOps.begin(), kOps.end(), [&](Op o) { return op_name(o) == *op_text; });
-    if (op == kOps.end()) return refuse("op", "is none of run, signal, resize, stop, status");
+    if (op == kOps.end()) return refuse("op", "is none of run, signal, resize, stop, status, expose");
     r.op = *op;
     // Which keys each op takes besides v and op, and which of them it needs.
     auto allowed = [&](std::initializer_list<std::string_view> keys, std::initializer_list<std::string_view> needed)
@@ -303,11 +315,11 @@ SBX_INLINE expected<Request> read_request(element root) {
         for (const auto& [k, value] : *m) {
             (void)value;
             if (k != "v" && k != "op" && std::find(keys.begin(), keys.end(), k) == keys.end())
-                return refuse(std::string(k), "not a key of a " + std::string(*op_text) + " request");
+                return refuse(std::string(k), "not a key of " + with_article(*op_text) + " request");
         }
         for (const auto n : needed)
             if (member(*m, n) == nullptr)
-                return refuse(std::string(n), "missing from a " + std::string(*op_text) + " request");
+                return refuse(std::string(n), "missing from " + with_article(*op_text) + " request");
         return {};
     };
     switch (r.op) {
@@ -317,6 +329,7 @@ SBX_INLINE expected<Request> read_request(element root) {
         case Op::resize: SBX_TRY(allowed({"id", "rows", "cols"}, {"id", "rows", "cols"})); break;
         case Op::stop:
         case Op::status: SBX_TRY(allowed({}, {})); break;
+        case Op::expose: SBX_TRY(allowed({"port", "listen"}, {"port"})); break;
     }
     if (const auto* e = member(*m, "id")) {
         auto id = command_id(*e);
@@ -363,6 +376,17 @@ SBX_INLINE expected<Request> read_request(element root) {
             auto b = boolean(*e, "violations");
             SBX_TRY(b);
             r.run.violations = *b;
+        }
+    }
+    if (r.op == Op::expose) {
+        auto port = whole(*member(*m, "port"), "port", 65535);
+        SBX_TRY(port);
+        if (*port == 0) return refuse("port", "is 0; a port of the session's is 1 to 65535");
+        r.port = static_cast<unsigned>(*port);
+        if (const auto* e = member(*m, "listen")) {
+            auto listen = whole(*e, "listen", 65535);
+            SBX_TRY(listen);
+            r.listen = static_cast<unsigned>(*listen);
         }
     }
     if (r.op == Op::signal) {
@@ -417,6 +441,10 @@ SBX_INLINE std::string request_line(const Request& r) {
     if (r.op == Op::signal) w.key("signal").value(signal_name(r.signal));
     if (r.op == Op::resize)
         w.key("rows").value(static_cast<std::uint64_t>(r.rows)).key("cols").value(static_cast<std::uint64_t>(r.cols));
+    if (r.op == Op::expose) {
+        w.key("port").value(static_cast<std::uint64_t>(r.port));
+        if (r.listen) w.key("listen").value(static_cast<std::uint64_t>(*r.listen));
+    }
     w.end_object();
     return w.take() + "\n";
 }
@@ -436,6 +464,9 @@ SBX_INLINE std::string event_line(const Event& e) {
         case EventKind::status:
             w.key("root").value(e.root).key("commands").value(static_cast<std::uint64_t>(e.commands));
             break;
+        case EventKind::exposed:
+            w.key("port").value(static_cast<std::uint64_t>(e.port)).key("listen").value(static_cast<std::uint64_t>(e.listen));
+            break;
     }
     w.end_object();
     return w.take() + "\n";
@@ -446,14 +477,16 @@ SBX_INLINE expected<Event> parse_event(std::string_view line) {
     auto doc = json::parse(line);
     if (!doc) return fail(Errc::invalid_argument, doc.error().message);
     auto m = detail::members((*doc)->root(), "",
-                             {"event", "id", "status", "signal", "code", "message", "line", "root", "commands"}, {"event"});
+                             {"event", "id", "status", "signal", "code", "message", "line", "root", "commands", "port",
+                              "listen"},
+                             {"event"});
     SBX_TRY(m);
     auto name = detail::text(*detail::member(*m, "event"), "event", true);
     SBX_TRY(name);
     constexpr std::array kKinds{EventKind::started, EventKind::exit, EventKind::violation, EventKind::error,
-                                EventKind::status};
+                                EventKind::status, EventKind::exposed};
     const auto kind = std::find_if(kKinds.begin(), kKinds.end(), [&](EventKind k) { return event_name(k) == *name; });
-    if (kind == kKinds.end()) return detail::refuse("event", "is none of started, exit, violation, error, status");
+    if (kind == kKinds.end()) return detail::refuse("event", "is none of started, exit, violation, error, status, exposed");
     Event e;
     e.kind = *kind;
     // Each kind's keys besides `event`: those it needs, then those it may have.
@@ -464,15 +497,17 @@ SBX_INLINE expected<Event> parse_event(std::string_view line) {
         case EventKind::violation: needed = {"id", "line"}; break;
         case EventKind::error: needed = {"code", "message"}; may = {"id"}; break;
         case EventKind::status: needed = {"root", "commands"}; break;
+        case EventKind::exposed: needed = {"port", "listen"}; break;
     }
     for (const auto& [k, value] : *m) {
         (void)value;
         const bool known = k == "event" || std::find(needed.begin(), needed.end(), k) != needed.end() ||
                            std::find(may.begin(), may.end(), k) != may.end();
-        if (!known) return detail::refuse(std::string(k), "not a key of a " + *name + " event");
+        if (!known) return detail::refuse(std::string(k), "not a key of " + detail::with_article(*name) + " event");
     }
     for (const auto n : needed)
-        if (detail::member(*m, n) == nullptr) return detail::refuse(std::string(n), "missing from a " + *name + " event");
+        if (detail::member(*m, n) == nullptr)
+            return detail::refuse(std::string(n), "missing from " + detail::with_article(*name) + " event");
     if (const auto* v = detail::member(*m, "id")) {
         auto id = detail::command_id(*v);
         SBX_TRY(id);
@@ -505,6 +540,13 @@ SBX_INLINE expected<Event> parse_event(std::string_view line) {
         SBX_TRY(n);
         e.commands = static_cast<std::size_t>(*n);
     }
+    for (auto [key, out] : {std::pair<std::string_view, unsigned*>{"port", &e.port}, {"listen", &e.listen}})
+        if (const auto* v = detail::member(*m, key)) {
+            auto n = detail::whole(*v, std::string(key), 65535);
+            SBX_TRY(n);
+            if (*n == 0) return detail::refuse(std::string(key), "is 0");
+            *out = static_cast<unsigned>(*n);
+        }
     return e;
 }
 

@@ -57,6 +57,14 @@ TEST_CASE("session protocol: every request reads back as itself") {
     stop.op = s::Op::stop;
     all.push_back(stop);
     all.push_back(s::Request{});  // status
+    s::Request expose;
+    expose.op = s::Op::expose;
+    expose.port = 3000;
+    all.push_back(expose);
+    expose.listen = 0;
+    all.push_back(expose);
+    expose.listen = 8080;
+    all.push_back(expose);
     for (const auto& r : all) {
         const std::string line = s::request_line(r);
         CAPTURE(line);
@@ -72,7 +80,13 @@ TEST_CASE("session protocol: a request is refused with its key named, never cut 
     CHECK(refusal(R"({"v":1,"op":"run","id":"c1","argv":["true"]})") == "cwd: missing from a run request");
     CHECK(refusal(R"({"v":2,"op":"status"})") == "v: this session speaks version 1, not 2");
     CHECK(refusal(R"({"op":"status"})") == "v: missing");
-    CHECK(refusal(R"({"v":1,"op":"launch"})") == "op: is none of run, signal, resize, stop, status");
+    CHECK(refusal(R"({"v":1,"op":"launch"})") == "op: is none of run, signal, resize, stop, status, expose");
+    CHECK(refusal(R"({"v":1,"op":"expose"})") == "port: missing from an expose request");
+    CHECK(refusal(R"({"v":1,"op":"expose","port":0})") == "port: is 0; a port of the session's is 1 to 65535");
+    CHECK(refusal(R"({"v":1,"op":"expose","port":65536})") == "port: is 65536; the most is 65535");
+    CHECK(refusal(R"({"v":1,"op":"expose","port":80,"listen":-1})") == "listen: expected a whole number from 0 to 65535");
+    CHECK(refusal(R"({"v":1,"op":"expose","port":80,"id":"c1"})") == "id: not a key of an expose request");
+    CHECK(refusal(R"({"v":1,"op":"status","port":80})") == "port: not a key of a status request");
     CHECK(refusal(R"({"v":1,"op":"status","id":"c1"})") == "id: not a key of a status request");
     CHECK(refusal(R"({"v":1,"op":"status","extra":1})") == "extra: not a key of this request");
     CHECK(refusal(R"({"v":1,"op":"status","v":1})") == "v: given twice");
@@ -116,7 +130,7 @@ TEST_CASE("session protocol: a request is refused with its key named, never cut 
 }
 
 TEST_CASE("session protocol: events read back as themselves, and strictly") {
-    std::vector<s::Event> all(6);
+    std::vector<s::Event> all(7);
     all[0].kind = s::EventKind::started;
     all[0].id = "c1";
     all[1].kind = s::EventKind::exit;
@@ -134,6 +148,9 @@ TEST_CASE("session protocol: events read back as themselves, and strictly") {
     all[5].kind = s::EventKind::status;
     all[5].root = "/home/ana/proj";
     all[5].commands = 2;
+    all[6].kind = s::EventKind::exposed;
+    all[6].port = 3000;
+    all[6].listen = 43123;
     for (const auto& e : all) {
         const std::string line = s::event_line(e);
         CAPTURE(line);
@@ -147,4 +164,7 @@ TEST_CASE("session protocol: events read back as themselves, and strictly") {
     CHECK_FALSE(s::parse_event(R"({"event":"started"})"));
     CHECK_FALSE(s::parse_event(R"({"event":"started","id":"c1","line":"x"})"));
     CHECK_FALSE(s::parse_event(R"({"event":"done","id":"c1"})"));
+    CHECK_FALSE(s::parse_event(R"({"event":"exposed","port":3000})"));
+    CHECK_FALSE(s::parse_event(R"({"event":"exposed","port":0,"listen":1})"));
+    CHECK_FALSE(s::parse_event(R"({"event":"status","root":"/","commands":0,"port":1})"));
 }
