@@ -274,6 +274,36 @@ session_cases() {
     want_succeeded
     tap_finish "attack: .git/config, hooks and ~/.bashrc cannot be written; control: an ordinary file of the project can"
 
+    # The network: a server on the host's loopback, and a Unix socket outside
+    # in the project, which the command sees.
+    local hport hserver userver
+    hport=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+    python3 -m http.server "$hport" --bind 127.0.0.1 >/dev/null 2>&1 &
+    hserver=$!
+    "${as[@]}" "$attack" unix-serve "$proj/outside.sock" "$work/unix.ready" >"$work/unix.log" 2>&1 &
+    userver=$!
+    for i in $(seq 50); do
+        [[ -e $work/unix.ready ]] && curl -s -m 1 -o /dev/null "http://127.0.0.1:$hport/" && break
+        sleep 0.1
+    done
+    in_session "curl -s -m 5 --noproxy '*' -o /dev/null http://127.0.0.1:$hport/; echo direct:\$?;
+        curl -s -m 5 --noproxy '' -o /dev/null -w 'proxied:%{http_code}' http://127.0.0.1:$hport/; echo;
+        $attack unix-connect $proj/outside.sock"
+    want_out "direct:7"
+    want_out "proxied:403"
+    want_out "unix-connect $proj/outside.sock: refused"
+    want_err "deny network-outbound 127.0.0.1:$hport"
+    ! grep -q "accepted a connection" "$work/unix.log" || fail_because "the Unix socket outside was reached: $(<"$work/unix.log")"
+    as_case curl -s -m 5 -o /dev/null -w '%{http_code}' "http://127.0.0.1:$hport/"
+    want_out 200
+    as_case "$attack" unix-connect "$proj/outside.sock"
+    want_succeeded
+    kill "$hserver" "$userver" 2>/dev/null || true
+    pkill -f "unix-serve $proj/outside.sock" || true
+    wait "$hserver" "$userver" 2>/dev/null || true
+    rm -f "$proj/outside.sock" "$work/unix.ready"
+    tap_finish "attack: the host's loopback, directly or through the proxy, and a Unix socket outside are out of reach; controls: outside both answer"
+
     rc=0
     (cd "$proj" && "${as[@]}" env HOME="$home" "$attack" with-key sbx-session-key "the caller's" -- \
         "$sbx" session start --managed-settings "$tmp/empty-managed.json") </dev/null >"$work/out" 2>"$work/err" || rc=$?
