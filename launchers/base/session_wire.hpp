@@ -12,13 +12,17 @@
 //   holder -> server
 //     'R' ID CWD ARG...      run ARG... in CWD, with the three descriptors sent
 //                            (its 0, 1, 2), as a session and process group of its own
+//     'T' ID CWD ARG...      as 'R', but with no descriptor: a terminal the
+//                            server makes is the command's controlling
+//                            terminal and its 0-2, and the 'S' carries its master
 //     'K' ID SIGNAL          send SIGNAL (decimal) to ID's process group
 //     'C' N PORT             connect to PORT of the sandbox's loopback, for
 //                            the holder's connection N (an exposed port's client)
 //     'Q'                    end the session
 //   server -> holder
 //     'H'                    the server runs, under every filter of the sandbox
-//     'S' ID PID             ID started (PID in the sandbox)
+//     'S' ID PID             ID started (PID in the sandbox); for a 'T', with
+//                            its terminal's master
 //     'E' ID ERRNO           ID could not be started (posix_spawn's error)
 //     'X' ID WSTATUS         ID's first process ended (waitpid's status)
 //     'L' PID                PID's proxy listeners, HTTP and SOCKS5 (two

@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <sys/ioctl.h>
 #include <signal.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
@@ -21,6 +22,7 @@
 #include <list>
 #include <map>
 #include <mutex>
+#include <span>
 #include <string>
 #include <thread>
 #include <utility>
@@ -165,6 +167,10 @@ struct SessionHolder::State {
     std::vector<Client> clients;
     std::uint64_t next_serial = 1;
     std::map<std::string, std::uint64_t> running;  // command id -> its client's serial
+    // A terminal command's master (kept for resize) from its start to its
+    // exit; before its start, the size its run asked for.
+    std::map<std::string, Fd> terminals;
+    std::map<std::string, winsize> sizes;
     bool stopping = false, server_gone = false;
     Clock::time_point last_activity = Clock::now();
 
@@ -183,17 +189,22 @@ struct SessionHolder::State {
     void relay_exposed(const wire::Frame& f);
     void end_relays();
     void send(std::uint64_t serial, const proto::Event& e);
-    static void send_to(Client& c, const proto::Event& e);
+    static void send_to(Client& c, const proto::Event& e, int fd = -1);
     void drop(Client& c);
     void close_all(const std::string& text);
     int timeout_ms() const;
 };
 
-void SessionHolder::State::send_to(Client& c, const proto::Event& e) {
+// `fd`, where given, goes with the line as SCM_RIGHTS (a terminal's master
+// with its `started`).
+void SessionHolder::State::send_to(Client& c, const proto::Event& e, int fd) {
     if (c.gone) return;
-    const std::string line = proto::event_line(e);
-    // A client that does not read its events is let go rather than waited for.
-    if (::send(c.fd.get(), line.data(), line.size(), MSG_DONTWAIT | MSG_NOSIGNAL) != static_cast<ssize_t>(line.size()))
+    std::string line = proto::event_line(e);
+    // A client that does not read its events is let go rather than waited for
+    // (its socket does not block).
+    iovec iov{line.data(), line.size()};
+    if (sbx::launcher::send_with_fds(c.fd.get(), std::span<iovec>(&iov, 1), std::span<const int>(&fd, fd >= 0 ? 1 : 0)) !=
+        static_cast<ssize_t>(line.size()))
         c.gone = true;
 }
 
@@ -298,9 +309,16 @@ void SessionHolder::State::handle(Client& c, std::string_view line) {
             (void)wire::send_frame(server.get(), 'K', words);
             return;
         }
-        case proto::Op::resize:
-            send_to(c, error_event("NOT_SUPPORTED", "resize: no command of a session has a terminal yet", r->id));
+        case proto::Op::resize: {
+            const auto t = terminals.find(r->id);
+            if (t == terminals.end()) {
+                send_to(c, error_event("NO_SUCH_COMMAND", "no command " + r->id + " with a terminal runs in the session", r->id));
+                return;
+            }
+            const winsize ws{static_cast<unsigned short>(r->rows), static_cast<unsigned short>(r->cols), 0, 0};
+            ::ioctl(t->second.get(), TIOCSWINSZ, &ws);  // the kernel sends its foreground job SIGWINCH
             return;
+        }
         case proto::Op::stop:
             c.stopper = true;
             begin_stop();
@@ -330,9 +348,7 @@ void SessionHolder::State::run(Client& c, proto::Request& r) {
             c.fds.pop_front();
         }
     if (stopping || server_gone) return refuse("SESSION_ENDED", "the session is ending");
-    if (!wants_fds)
-        return refuse("NOT_SUPPORTED", "stdio: terminal is not built yet; send the command's three descriptors (stdio: fds)");
-    if (fds.size() != 3)
+    if (wants_fds && fds.size() != 3)
         return refuse(std::string(proto::kProtocolErrorCode),
                       "a run comes with three descriptors (its 0, 1 and 2) as SCM_RIGHTS with its line");
     if (!r.run.env.empty())
@@ -346,10 +362,13 @@ void SessionHolder::State::run(Client& c, proto::Request& r) {
         if (auto no = config.refuse(r.run)) return refuse(std::move(no->code), std::move(no->message));
     std::vector<std::string> words{r.id, r.run.cwd};
     words.insert(words.end(), r.run.argv.begin(), r.run.argv.end());
-    const int numbers[] = {fds[0].get(), fds[1].get(), fds[2].get()};
-    if (!wire::send_frame(server.get(), 'R', words, numbers))
+    std::vector<int> numbers;
+    for (const Fd& fd : fds) numbers.push_back(fd.get());
+    if (!wire::send_frame(server.get(), wants_fds ? 'R' : 'T', words, numbers))
         return refuse("SESSION_ENDED", std::string("the session's server is gone: ") + std::strerror(errno));
     running[r.id] = c.serial;
+    if (!wants_fds && r.run.rows > 0 && r.run.cols > 0)
+        sizes[r.id] = winsize{static_cast<unsigned short>(r.run.rows), static_cast<unsigned short>(r.run.cols), 0, 0};
 }
 
 void SessionHolder::State::from_server() {
@@ -376,10 +395,20 @@ void SessionHolder::State::from_server() {
     if (f.kind == 'S') {
         tags[f.words[1]] = id;
         e.kind = proto::EventKind::started;
-        send(serial, e);
+        if (f.fds.size() != 1) return send(serial, e);
+        // A terminal: its master goes to the client; a copy stays for resize.
+        if (const auto size = sizes.find(id); size != sizes.end()) {
+            ::ioctl(f.fds[0].get(), TIOCSWINSZ, &size->second);
+            sizes.erase(size);
+        }
+        terminals[id] = Fd(::fcntl(f.fds[0].get(), F_DUPFD_CLOEXEC, 3));
+        for (auto& c : clients)
+            if (c.serial == serial) send_to(c, e, f.fds[0].get());
         return;
     }
     running.erase(it);
+    terminals.erase(id);
+    sizes.erase(id);
     last_activity = Clock::now();
     const int n = std::atoi(f.words[1].c_str());
     if (f.kind == 'E') {

@@ -168,9 +168,21 @@ int make_own(bool proxied, Own& out) {
     return 0;
 }
 
-// A run's frame: ID CWD ARG..., with three descriptors, and its environment.
-// The command's pid, or the error posix_spawn gave.
-int spawn_command(const wire::Frame& f, const std::vector<std::string>& env, pid_t& pid) {
+// A terminal for a command ('T'): its master, and the path of its other side
+// on the sandbox's own devpts, which the command opens as its session's
+// controlling terminal. errno's value when it cannot be made.
+int open_terminal(Fd& master, std::string& slave) {
+    master = Fd(::posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC));
+    char name[64];
+    if (!master.ok() || ::unlockpt(master.get()) != 0 || ::ptsname_r(master.get(), name, sizeof name) != 0) return errno;
+    slave = name;
+    return 0;
+}
+
+// A run's frame: ID CWD ARG..., with three descriptors, or (`terminal`, a
+// 'T') none and the path of the terminal to open on 0-2; and its
+// environment. The command's pid, or the error posix_spawn gave.
+int spawn_command(const wire::Frame& f, const std::string& terminal, const std::vector<std::string>& env, pid_t& pid) {
     posix_spawn_file_actions_t actions;
     posix_spawnattr_t attr;
     if (posix_spawn_file_actions_init(&actions) != 0) return ENOMEM;
@@ -181,8 +193,12 @@ int spawn_command(const wire::Frame& f, const std::vector<std::string>& env, pid
     int err = 0;
     // dup2 onto 0-2 clears close-on-exec, even where a descriptor already has
     // that number; then everything above is closed.
-    for (int target = 0; target < 3 && err == 0; ++target)
-        err = posix_spawn_file_actions_adddup2(&actions, f.fds[static_cast<std::size_t>(target)].get(), target);
+    // A terminal opened by the leader of a new session (setsid comes before
+    // the file actions) becomes its controlling terminal.
+    if (!terminal.empty()) err = posix_spawn_file_actions_addopen(&actions, 0, terminal.c_str(), O_RDWR, 0);
+    for (int target = terminal.empty() ? 0 : 1; target < 3 && err == 0; ++target)
+        err = posix_spawn_file_actions_adddup2(&actions, terminal.empty() ? f.fds[static_cast<std::size_t>(target)].get() : 0,
+                                               target);
     if (err == 0) err = posix_spawn_file_actions_addclosefrom_np(&actions, 3);
     if (err == 0) err = posix_spawn_file_actions_addchdir_np(&actions, f.words[1].c_str());
     sigset_t none, all;
@@ -273,11 +289,16 @@ private:
     }
 
     void take(const wire::Frame& f) {
-        if (f.kind == 'R' && f.words.size() >= 3 && f.fds.size() == 3) {
+        const bool terminal = f.kind == 'T' && f.fds.empty();
+        if ((f.kind == 'R' && f.fds.size() == 3) || terminal) {
+            if (f.words.size() < 3) return;
             Own own;
             int err = live_.size() >= kMaxLive ? EAGAIN : make_own(proxied_, own);
+            Fd master;
+            std::string slave;
+            if (err == 0 && terminal) err = open_terminal(master, slave);
             pid_t pid = -1;
-            if (err == 0) err = spawn_command(f, own.env, pid);
+            if (err == 0) err = spawn_command(f, slave, own.env, pid);
             if (err != 0) {
                 if (!own.tmpdir.empty()) remove_tree_at(AT_FDCWD, own.tmpdir.c_str(), 0);
                 say('E', {f.words[0], std::to_string(err)});
@@ -288,7 +309,9 @@ private:
                 (void)wire::send_frame(sock_, 'L', std::vector<std::string>{std::to_string(pid)}, listeners);
             }
             live_[pid] = Command{f.words[0], std::move(own.tmpdir), true, own.http.ok()};
-            say('S', {f.words[0], std::to_string(pid)});
+            const int m = master.get();
+            (void)wire::send_frame(sock_, 'S', std::vector<std::string>{f.words[0], std::to_string(pid)},
+                                   std::span<const int>(&m, master.ok() ? 1 : 0));
             return;
         }
         if (f.kind == 'C' && f.words.size() == 2) {

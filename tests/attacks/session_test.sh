@@ -5,7 +5,8 @@
 #   - a server a command starts in the background is reached by a later
 #     command, and not from the host (the session's loopback is its own)
 #     until `sbx session expose` lets the host's 127.0.0.1 reach it;
-#   - each command has its own exit status, streams, process group and TMPDIR
+#   - each command has its own exit status, streams, process group, terminal
+#     (pty_driver.py's modes, where the caller's 0-2 are one) and TMPDIR
 #     (gone after its group), the proxy's refusals of its own in its block, and
 #     its output relayed as sbx run's (forged tags neutralised; the output of
 #     what it left in the background still reaches the caller); a missing
@@ -220,6 +221,16 @@ session_cases() {
     as_case bash -c "\"\$0\" run --session $sid -- sh -c '(sleep 0.5; echo later) & echo now' | cat" "$sbx"
     [[ $out == $'now\nlater' ]] || fail_because "the caller read: $out"
     tap_finish "what a command's background process writes after it ended still reaches the caller, as outside"
+
+    # A caller on a terminal: the command gets one of its own, as sbx run's does.
+    local mode
+    for mode in jobs ctrl-c resize exit tiocsti; do
+        rc=0
+        out=$(cd "$proj" && python3 "$here/pty_driver.py" "$mode" -- "${as[@]}" env HOME="$home" TERM=xterm \
+            PATH=/usr/local/bin:/usr/bin:/bin "$sbx" run --session "$sid" -- bash --norc --noprofile -i 2>&1) || rc=$?
+        [[ $rc == 0 ]] || fail_because "the terminal's $mode: $(tail -5 <<<"$out")"
+    done
+    tap_finish "a caller's terminal: the command gets its own (job control, Ctrl-C, resize, the caller's modes back after, TIOCSTI refused)"
 
     in_session 'kill -TERM $$'
     want_status 143

@@ -13,6 +13,7 @@
 #include <signal.h>
 #include <sys/mman.h>
 #include <sys/random.h>
+#include <sys/ioctl.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -33,6 +34,7 @@
 #include <cstdio>
 #include <cstring>
 #include <iostream>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -54,6 +56,7 @@
 #include "linux/session_holder.hpp"      // launchers/: the control socket
 #include "shared/common.hpp"             // launchers/: the block's lines for what the relays found
 #include "shared/leftovers.hpp"          // launchers/: the reaper
+#include "shared/terminal.hpp"           // launchers/: the command's terminal, relayed
 #include "stage/session_server.hpp"      // launchers/: the fork server's flag
 #include "stage/stage.hpp"               // launchers/: the stage's program
 
@@ -144,17 +147,34 @@ public:
             if (buf_.size() >= proto::kMaxLine)
                 return sbx::fail(sbx::Errc::invalid_argument, "the session sent a line too long");
             char chunk[4096];
-            const ssize_t n = ::read(fd_, chunk, sizeof chunk);
+            iovec iov{chunk, sizeof chunk};
+            alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))]{};
+            msghdr msg{};
+            msg.msg_iov = &iov;
+            msg.msg_iovlen = 1;
+            msg.msg_control = control;
+            msg.msg_controllen = sizeof control;
+            const ssize_t n = ::recvmsg(fd_, &msg, MSG_CMSG_CLOEXEC);
             if (n < 0 && errno == EINTR) continue;
             if (n <= 0) return std::optional<proto::Event>();
+            for (Fd& fd : sbx::launcher::rights_of(msg)) fds_.push_back(std::move(fd));
             buf_.append(chunk, static_cast<std::size_t>(n));
         }
     }
     bool buffered() const { return buf_.find('\n') != std::string::npos; }
+    // A descriptor that came with the lines read (a terminal's master, with
+    // its `started`); none: not open.
+    Fd take_fd() {
+        if (fds_.empty()) return Fd();
+        Fd fd = std::move(fds_.front());
+        fds_.erase(fds_.begin());
+        return fd;
+    }
 
 private:
     int fd_;
     std::string buf_;
+    std::vector<Fd> fds_;
 };
 
 bool send_line(int fd, const std::string& line, std::span<const int> fds = {}) {
@@ -664,8 +684,9 @@ bool open_relays(std::array<Relay, 3>& relays, int (&passed)[3], std::vector<Fd>
 }
 
 // The block the client writes after the command: the session's refusals of
-// the command, and what the relays found in its output.
-void write_block(std::vector<std::string> lines, const std::array<Relay, 3>& relays) {
+// the command, and what the relays found in its output (the terminal's, with one).
+void write_block(std::vector<std::string> lines, const std::array<Relay, 3>& relays,
+                 const sbx::launcher::TerminalRelay* terminal) {
     sbx::launcher::OutputFindings found;
     for (const Relay& r : relays) {
         found.forged_tags += r.tags.neutralised() + (r.terminal ? r.terminal->tags_neutralised() : 0);
@@ -674,12 +695,18 @@ void write_block(std::vector<std::string> lines, const std::array<Relay, 3>& rel
             found.clipboard_bytes = r.terminal->clipboard_bytes();
         }
     }
+    if (terminal != nullptr) {
+        found.forged_tags += terminal->forged_tags();
+        found.clipboard_writes = terminal->clipboard_writes();
+        found.clipboard_bytes = terminal->clipboard_bytes();
+    }
     std::vector<std::size_t> times(lines.size(), 1);
     for (const auto& f : sbx::launcher::findings_lines(found)) {
         lines.push_back(f.line + f.hint);
         times.push_back(f.times);
     }
-    std::cerr << sbx::violations_block(lines, times);
+    const std::string block = sbx::violations_block(lines, times);
+    std::cerr << (terminal != nullptr ? terminal->on_own_line(block) : block);
 }
 
 // After the command's first process ended: where something it left in the
@@ -727,14 +754,39 @@ int run_in_session(const RunArgs& a) {
     std::array<Relay, 3> relays;
     int passed[3] = {0, 1, 2};
     std::vector<Fd> theirs;
-    if (!open_relays(relays, passed, theirs)) return failed("INTERNAL", std::string("pipe: ") + std::strerror(errno));
+    // All of 0-2 a terminal: the command gets one of its own, which the
+    // session makes and this process relays as sbx run relays its own.
+    const bool terminal = ::isatty(0) == 1 && ::isatty(1) == 1 && ::isatty(2) == 1;
+    std::optional<sbx::launcher::Reaper> reaper;
+    std::unique_ptr<sbx::launcher::TerminalRelay> relay;
+    if (terminal) {
+        auto started = sbx::launcher::Reaper::start();  // gives the terminal its modes back should this die
+        if (!started) return say_failed(started.error());
+        reaper.emplace(std::move(*started));
+        r.run.stdio = proto::Stdio::terminal;
+        winsize ws{};
+        if (::ioctl(1, TIOCGWINSZ, &ws) == 0) {
+            r.run.rows = std::min<unsigned>(ws.ws_row, proto::kMaxTerminalSide);
+            r.run.cols = std::min<unsigned>(ws.ws_col, proto::kMaxTerminalSide);
+        }
+    } else if (!open_relays(relays, passed, theirs)) {
+        return failed("INTERNAL", std::string("pipe: ") + std::strerror(errno));
+    }
+    struct Dismiss {
+        std::optional<sbx::launcher::Reaper>& reaper;
+        std::unique_ptr<sbx::launcher::TerminalRelay>& relay;
+        ~Dismiss() {
+            if (relay) relay->finish();
+            if (reaper) reaper->dismiss();
+        }
+    } dismiss{reaper, relay};
     // Signals the caller gets go to the command's process group.
     sigset_t caught;
     sigemptyset(&caught);
     for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGQUIT}) sigaddset(&caught, sig);
     ::sigprocmask(SIG_BLOCK, &caught, nullptr);
     Fd sigfd(::signalfd(-1, &caught, SFD_CLOEXEC | SFD_NONBLOCK));
-    if (!send_line(fd->get(), proto::request_line(r), passed))
+    if (!send_line(fd->get(), proto::request_line(r), terminal ? std::span<const int>() : std::span<const int>(passed)))
         return failed("UNAVAILABLE", "the session did not take the command");
     theirs.clear();
     EventReader events(fd->get());
@@ -789,6 +841,17 @@ int run_in_session(const RunArgs& a) {
         if (!*e) return failed("SESSION_ENDED", "the session ended before the command did");
         const proto::Event& ev = **e;
         if (ev.kind == proto::EventKind::violation) violations.push_back(ev.line);
+        if (ev.kind == proto::EventKind::started && terminal && !relay) {
+            Fd master = events.take_fd();
+            if (!master.ok()) return failed("UNAVAILABLE", "the session sent no terminal with the command's start");
+            sbx::launcher::TerminalUse use;
+            use.replaces = {true, true, true};
+            use.input_fd = 0;
+            use.output_fd = 1;
+            use.caller_tty = 0;
+            relay = std::make_unique<sbx::launcher::TerminalRelay>(use, std::move(master), *reaper);
+            relay->start();
+        }
         if (ev.kind == proto::EventKind::error) {
             drain_all();
             if (ev.code == "NOT_FOUND" || ev.code == "CANNOT_RUN") {
@@ -799,7 +862,8 @@ int run_in_session(const RunArgs& a) {
         }
         if (ev.kind != proto::EventKind::exit) continue;
         drain_all();
-        write_block(std::move(violations), relays);
+        if (relay) relay->finish();  // its last output written, the caller's modes back
+        write_block(std::move(violations), relays, relay.get());
         keep_relaying(relays);
         return ev.signal != 0 ? 128 + ev.signal : ev.status;
     }
