@@ -479,6 +479,15 @@ std::vector<RefusedLine> findings_lines(const OutputFindings& found) {
     return out;
 }
 
+std::vector<RefusedLine> file_refusal_lines(const sbx::Plan& plan, const sbx::StderrScanner& scanner) {
+    std::vector<RefusedLine> out;
+    for (const auto& r : scanner.refusals()) {
+        std::string line = sbx::file_violation_line(r);
+        if (!ignored_violation(plan, line)) out.push_back({std::move(line), sbx::file_refusal_hint(r, plan.hints), r.times});
+    }
+    return out;
+}
+
 std::string proxy_refusal_line(const sbx::Plan& plan, const ProxyEvent& e) {
     auto [line, hint] = proxy_refusal_parts(plan, e);
     return ignored_violation(plan, line) ? std::string() : line + hint;
@@ -502,8 +511,7 @@ std::string violations_text(const sbx::Plan& plan, const std::vector<ProxyEvent>
     }
     for (const auto& r : sockets) add(r.line, r.hint, r.times);
     if (scanner != nullptr)
-        for (const auto& r : scanner->refusals())
-            add(sbx::file_violation_line(r), sbx::file_refusal_hint(r, plan.hints), r.times);
+        for (const auto& r : file_refusal_lines(plan, *scanner)) add(r.line, r.hint, r.times);
     for (const auto& n : neutralised) {
         lines.push_back(sbx::git_audit_line(n));
         times.push_back(1);

@@ -435,6 +435,10 @@ struct RefusedLine {
     std::size_t times = 1;
 };
 
+// The lines of that block for the file refusals `scanner` read, less those
+// ignoreViolations expects.
+std::vector<RefusedLine> file_refusal_lines(const sbx::Plan& plan, const sbx::StderrScanner& scanner);
+
 // The lines of that block for what the relays found (forged tags, clipboard writes).
 std::vector<RefusedLine> findings_lines(const OutputFindings& found);
 

@@ -184,7 +184,7 @@ session_cases() {
     [[ $t1 == /*/cmd.* && $t2 == /*/cmd.* && $t1 != "$t2" && ${t1%/*} == "${t2%/*}" ]] ||
         fail_because "two commands' TMPDIRs are $t1 and $t2"
     [[ -n $t1 && ! -e $t1 ]] || fail_because "the first command's TMPDIR $t1 is left after it"
-    in_session 'sleep 2 >/dev/null 2>&1 & echo $TMPDIR'
+    in_session 'sleep 1 >/dev/null 2>&1 & echo $TMPDIR'
     t3=$out
     [[ -d $t3 ]] || fail_because "the TMPDIR $t3 of a command whose background process lives is gone"
     for i in $(seq 50); do
@@ -217,6 +217,15 @@ session_cases() {
     as_case bash -c "\"\$0\" run --session $sid -- sh -c 'echo one; echo two >&2; echo three' 2>&1" "$sbx"
     [[ $out == $'one\ntwo\nthree' ]] || fail_because "2>&1 gave: $out"
     tap_finish "attack: a forged violations block comes out neutralised and reported (control: bare bubblewrap passes it); 2>&1 keeps its order"
+
+    local refused='echo x >.git/config; echo y >"$HOME/.bashrc"; echo x >.git/config' session_block
+    in_session "$refused"
+    session_block=$(sed -n '/<sandbox_violations>/,$p' <<<"$err")
+    as_case timeout 30 "$sbx" run --managed-settings "$tmp/empty-managed.json" -- sh -c "$refused"
+    [[ $session_block == *"deny file-access .git/config"*"(2 times)"* &&
+        $session_block == "$(sed -n '/<sandbox_violations>/,$p' <<<"$err")" ]] ||
+        fail_because "the session's block is \"$session_block\", sbx run's \"$err\""
+    tap_finish "the file refusals a command's standard error reports are in its block, as in sbx run's"
 
     as_case bash -c "\"\$0\" run --session $sid -- sh -c '(sleep 0.5; echo later) & echo now' | cat" "$sbx"
     [[ $out == $'now\nlater' ]] || fail_because "the caller read: $out"

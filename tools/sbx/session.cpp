@@ -42,6 +42,8 @@
 #include "sbx/core/paths.hpp"
 #include "sbx/io/placeholder_registry.hpp"
 #include "sbx/plan/output_filter.hpp"
+#include "sbx/plan/plan_json.hpp"
+#include "sbx/plan/read_plan.hpp"
 #include "sbx/plan/report.hpp"
 #include "sbx/plan/session_protocol.hpp"
 #include "sbx/route/route.hpp"
@@ -100,6 +102,10 @@ std::string session_folder(const std::string& dir, const std::string& id) {
 }
 
 std::string socket_path(const std::string& dir, const std::string& id) { return session_folder(dir, id) + "/control.sock"; }
+
+// The session's plan, which its clients read the file refusals their
+// command's standard error reports against (as sbx run's scanner does).
+std::string plan_path(const std::string& dir, const std::string& id) { return session_folder(dir, id) + "/plan.json"; }
 
 // A Unix stream socket connected to the session `id`'s control socket.
 // `refused`, when given, is set where nothing listens on the socket.
@@ -388,6 +394,16 @@ int hold_session(SessionArgs& a, const std::string& id, const std::string& dir, 
     // Each command gets proxy listeners of its own, for its refusals.
     const bool proxied = plan->network.mode == sbx::NetworkMode::proxy;
     if (proxied) plan->argv.emplace_back(sbx::linux_sandbox::kServeSessionProxied);
+    {
+        const std::string text = sbx::to_json(*plan);
+        Fd out(::open(plan_path(dir, id).c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600));
+        if (!out.ok() || !sbx::launcher::write_all(out.get(), text.data(), text.size())) {
+            composed->group->release();
+            reaper->dismiss();
+            std::cerr << "sbx: UNAVAILABLE: " << plan_path(dir, id) << ": " << std::strerror(errno) << "\n";
+            return fail_start(kRunFailed);
+        }
+    }
     composed->group->unlock();
     if (!a.quiet && !composed->policy.quiet.value && !a.plan.settings.root_given() && composed->root != composed->cwd)
         std::cerr << "sbx: root " << composed->root << ": " << sbx::root_why(composed->where) << "\n";
@@ -612,6 +628,28 @@ namespace {
 // writes comes out neutralised, so that only the block this client writes
 // has tags that end in `>`; and into a terminal, OSC 52 (the clipboard) is
 // dropped. Both to one file (2>&1): one pipe for both, to keep their order.
+// The lines of a command's standard error that may report a file refused
+// (sbx::may_be_file_refusal), at most kMax, for the block after it.
+struct RefusalLines {
+    static constexpr std::size_t kMax = 100;
+    std::string line;  // the current one, so far
+    std::vector<std::string> kept;
+
+    void feed(std::string_view chunk) {
+        for (char c : chunk) {
+            if (c != '\n') {
+                if (line.size() <= 4096) line += c;  // longer is read for nothing (StderrScanner)
+                continue;
+            }
+            end_line();
+        }
+    }
+    void end_line() {
+        if (kept.size() < kMax && line.size() <= 4096 && sbx::may_be_file_refusal(line)) kept.push_back(line);
+        line.clear();
+    }
+};
+
 struct Relay {
     int ours = -1;    // the caller's descriptor: 0, 1 or 2
     Fd pipe_end;      // our end of the pipe
@@ -619,6 +657,7 @@ struct Relay {
     bool open = false;
     std::optional<sbx::TerminalOutputFilter> terminal;  // output to a terminal
     sbx::TagNeutralizer tags;                            // output to anything else
+    std::optional<RefusalLines> scanned;                 // standard error that is no terminal, as sbx run reads it
 };
 
 // Writes what the command wrote, filtered; false at the end of its stream.
@@ -628,6 +667,10 @@ bool pass_on(Relay& r) {
     const ssize_t n = ::read(r.pipe_end.get(), buf, sizeof buf);
     if (n < 0) return errno == EAGAIN || errno == EINTR;
     const std::string_view got(buf, static_cast<std::size_t>(n));
+    if (r.scanned) {
+        r.scanned->feed(got);
+        if (n == 0) r.scanned->end_line();
+    }
     const std::string out = n == 0 ? (r.terminal ? r.terminal->finish() : r.tags.finish())
                                    : (r.terminal ? r.terminal->feed(got) : r.tags.feed(got));
     return sbx::launcher::write_all(r.ours, out.data(), out.size()) && n > 0;
@@ -679,8 +722,28 @@ bool open_relays(std::array<Relay, 3>& relays, int (&passed)[3], std::vector<Fd>
         passed[i] = theirs.back().get();
         ::fcntl(rl.pipe_end.get(), F_SETFL, O_NONBLOCK);
         if (i > 0 && ::isatty(i) == 1) rl.terminal.emplace(false);
+        // Standard error, or both where they share a pipe.
+        if ((i == 2 || (i == 1 && merged)) && ::isatty(2) == 0) rl.scanned.emplace();
     }
     return true;
+}
+
+// The block's lines for the file refusals `lines` report, read against the
+// session's plan with the command's directory, as sbx run's scanner reads.
+std::vector<std::string> file_refusals(const std::string& session, const std::string& cwd, const RefusalLines& lines) {
+    std::vector<std::string> out;
+    auto dir = sessions_directory(false);
+    if (lines.kept.empty() || !dir) return out;
+    const Fd in(::open(plan_path(*dir, session).c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW));
+    auto text = in.ok() ? sbx::read_all(in.get(), std::size_t{64} << 20, "the session's plan") : sbx::expected<std::string>();
+    auto plan = in.ok() && text ? sbx::parse_plan(*text, plan_path(*dir, session)) : sbx::expected<sbx::Plan>();
+    if (!in.ok() || !text || !plan) return out;  // the session has ended meanwhile: its own block has them
+    sbx::StderrScanner scanner(plan->filesystem, cwd);
+    for (const auto& l : lines.kept) scanner.feed(l + "\n");
+    for (const auto& r : sbx::launcher::file_refusal_lines(*plan, scanner)) {
+        for (std::size_t i = 0; i < r.times; ++i) out.push_back(r.line + r.hint);
+    }
+    return out;
 }
 
 // The block the client writes after the command: the session's refusals of
@@ -863,6 +926,9 @@ int run_in_session(const RunArgs& a) {
         if (ev.kind != proto::EventKind::exit) continue;
         drain_all();
         if (relay) relay->finish();  // its last output written, the caller's modes back
+        for (const Relay& rl : relays)
+            if (rl.scanned)
+                for (auto& line : file_refusals(a.session, r.run.cwd, *rl.scanned)) violations.push_back(std::move(line));
         write_block(std::move(violations), relays, relay.get());
         keep_relaying(relays);
         return ev.signal != 0 ? 128 + ev.signal : ev.status;

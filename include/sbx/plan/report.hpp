@@ -142,6 +142,10 @@ SBX_INLINE std::string_view trim(std::string_view s);
 // 'PATH'`).
 SBX_INLINE std::optional<FileRefusal> find_file_refusal(std::string_view line, const FsPlan& plan, std::string_view cwd);
 
+// Whether `line` holds one of the messages find_file_refusal() reads, in any
+// case: what a reader without the plan keeps for it (a session's client).
+SBX_INLINE bool may_be_file_refusal(std::string_view line);
+
 // Reads the command's standard error as it comes, a line at a time, and keeps
 // the file refusals of find_file_refusal(), each path once with the first
 // message and how many times it was refused. A line longer than 4 KiB is not
@@ -334,13 +338,23 @@ SBX_INLINE std::string_view trim(std::string_view s) {
 
 namespace sbx {
 
+namespace detail {
+inline constexpr std::pair<std::string_view, bool> kFileRefusalMessages[] = {
+    {"read-only file system", true},     // EROFS: any path the plan keeps read-only
+    {"permission denied", false},        // EACCES
+    {"operation not permitted", false},  // EPERM
+    {"device or resource busy", false},  // EBUSY: a rename over a protected file's mount (git's lock files)
+};
+}  // namespace detail
+
+SBX_INLINE bool may_be_file_refusal(std::string_view line) {
+    for (const auto& [text, erofs] : detail::kFileRefusalMessages)
+        if (detail::find_folded(line, text) != std::string_view::npos) return true;
+    return false;
+}
+
 SBX_INLINE std::optional<FileRefusal> find_file_refusal(std::string_view line, const FsPlan& plan, std::string_view cwd) {
-    static constexpr std::pair<std::string_view, bool> kMessages[] = {
-        {"read-only file system", true},  // EROFS: any path the plan keeps read-only
-        {"permission denied", false},     // EACCES
-        {"operation not permitted", false},  // EPERM
-        {"device or resource busy", false},  // EBUSY: a rename over a protected file's mount (git's lock files)
-    };
+    const auto& kMessages = detail::kFileRefusalMessages;
     line = detail::trim(line);
     if (line.empty() || line.size() > 4096) return std::nullopt;
     for (char c : line)
