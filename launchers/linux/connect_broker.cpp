@@ -106,6 +106,29 @@ std::string program_of(pid_t tid) {
     return out;
 }
 
+// The thread's process group as its own PID namespace numbers it (the last
+// of NSpgid); 0 when unknown.
+pid_t group_of(pid_t tid) {
+    const std::string path = "/proc/" + std::to_string(tid) + "/status";
+    Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+    char buf[4096];
+    const ssize_t n = fd.ok() ? ::read(fd.get(), buf, sizeof buf - 1) : -1;
+    if (n <= 0) return 0;
+    const std::string_view text(buf, static_cast<std::size_t>(n));
+    const auto at = text.find("\nNSpgid:");
+    if (at == std::string_view::npos) return 0;
+    const auto end = text.find('\n', at + 1);
+    const std::string_view line = text.substr(at + 8, end == std::string_view::npos ? std::string_view::npos : end - at - 8);
+    const auto last = line.find_last_of(" \t");
+    const std::string_view number = last == std::string_view::npos ? line : line.substr(last + 1);
+    pid_t out = 0;
+    for (char c : number) {
+        if (c < '0' || c > '9' || out > 10'000'000) return 0;
+        out = out * 10 + (c - '0');
+    }
+    return out;
+}
+
 // `path` opened O_PATH beneath `at`, following no link on the way
 // (RESOLVE_BENEATH as well where `beneath`). -errno on failure.
 std::pair<Fd, int> open_exactly(int at, const std::string& path, bool beneath) {
@@ -356,9 +379,10 @@ void ConnectBroker::answer(const seccomp_notif& n) {
         const auto c = target ? sbx::net::classify(*target->address) : sbx::net::AddressClass::loopback;
         const bool inside = c == sbx::net::AddressClass::loopback || c == sbx::net::AddressClass::unspecified;
         if (target && !inside && network_.own_namespace)
-            return connect_directly(n.id, std::move(sock), std::move(*target), program_of(tid));
+            return connect_directly(n.id, std::move(sock), std::move(*target), program_of(tid), group_of(tid));
         LoopbackCall loopback;
-        if (target && network_.own_namespace) loopback = LoopbackCall{target->host, target->port, program_of(tid)};
+        if (target && network_.own_namespace)
+            loopback = LoopbackCall{target->host, target->port, program_of(tid), group_of(tid)};
         return connect_and_answer(n.id, std::move(sock), std::move(*address), Fd(), std::move(loopback));
     }
     const auto* text = reinterpret_cast<const char*>(address->data() + path_at);
@@ -368,6 +392,7 @@ void ConnectBroker::answer(const seccomp_notif& n) {
     Fd root(::open((proc + "/root").c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
     const std::string cwd = named.front() == '/' ? std::string("/") : read_link(proc + "/cwd");
     const std::string program = program_of(tid);
+    const pid_t group = group_of(tid);
     if (!still_waiting(listener, n.id)) return;
     std::optional<Resolved> where;
     if (root.ok() && !cwd.empty() && cwd.front() == '/') where = resolve_in(root.get(), cwd, named);
@@ -392,7 +417,7 @@ void ConnectBroker::answer(const seccomp_notif& n) {
         // tries on every lookup, where nscd does not run): the kernel's answer.
         if (where && !where->exists) return respond(listener, n.id, -ENOENT);
         if (where && !where->socket) return respond(listener, n.id, -ECONNREFUSED);
-        if (!d.quiet) refuse(SocketRefusal{where ? where->path : named, named, "", 0, program, d.why, 1});
+        if (!d.quiet) refuse(SocketRefusal{where ? where->path : named, named, "", 0, program, d.why, 1, false, group});
         return respond(listener, n.id, -EACCES);
     }
     // The path the decision names, opened following no link: a listed one
@@ -402,7 +427,8 @@ void ConnectBroker::answer(const seccomp_notif& n) {
                                 : open_exactly(AT_FDCWD, d.dial, false);
     if (!target.ok()) {
         if (opened == -ELOOP || opened == -EXDEV) {
-            refuse(SocketRefusal{d.dial, named, "", 0, program, "a symbolic link now stands on the way to it", 1});
+            refuse(SocketRefusal{d.dial, named, "", 0, program, "a symbolic link now stands on the way to it", 1, false,
+                                 group});
             return respond(listener, n.id, -EACCES);
         }
         return respond(listener, n.id, opened);
@@ -501,7 +527,7 @@ void ConnectBroker::refused_on_loopback(const LoopbackCall& call) {
     SocketRefusal r{"", "", call.host, call.port, call.program,
                     "the sandbox's loopback is its own: nothing listens on this port inside, and the host's server on "
                     "it is reached only through an allowed entry",
-                    1, true};
+                    1, true, call.group};
     refuse(std::move(r));
 }
 
@@ -533,7 +559,7 @@ bool ConnectBroker::other_allowed(int family, int type, const std::vector<unsign
         const std::size_t n = address.size() - offsetof(sockaddr_un, sun_path) - 1;
         refuse(SocketRefusal{"", "@" + std::string(name, strnlen(name, n)), "", 0, program_of(tid),
                              "an abstract Unix socket is the host's: the weaker sandbox has no network namespace of "
-                             "its own", 1});
+                             "its own", 1, false, group_of(tid)});
         return false;
     }
     if (family != AF_INET && family != AF_INET6) return true;
@@ -547,7 +573,7 @@ bool ConnectBroker::other_allowed(int family, int type, const std::vector<unsign
     if (proxy) return true;
     refuse(SocketRefusal{"", "", host, port, program_of(tid),
                          "a connection of its own, past the proxy: the weaker sandbox lets the command reach the "
-                         "network only through the proxy (HTTP_PROXY, ALL_PROXY)", 1});
+                         "network only through the proxy (HTTP_PROXY, ALL_PROXY)", 1, false, group_of(tid)});
     return false;
 }
 
@@ -601,16 +627,18 @@ void ConnectBroker::connect_and_answer(std::uint64_t id, Fd sock, std::vector<un
 // take a while); let through, the socket is bound to loopback and connected
 // to the proxy's direct listener, which dials the address and relays. The
 // command then sees that listener as its peer (getpeername).
-void ConnectBroker::connect_directly(std::uint64_t id, Fd sock, sbx::net::HostTarget target, std::string program) {
+void ConnectBroker::connect_directly(std::uint64_t id, Fd sock, sbx::net::HostTarget target, std::string program,
+                                     pid_t group) {
     const int listener = listener_.get();
     on_own_thread(id, [this, listener, id, fd = std::move(sock), target = std::move(target),
-                       program = std::move(program)]() mutable {
+                       program = std::move(program), group]() mutable {
         if (!network_.admit || network_.direct_port == 0) {
             refuse(SocketRefusal{"", "", target.host, target.port, program,
-                                 "a connection of its own, past the proxy, where the sandbox has no network", 1});
+                                 "a connection of its own, past the proxy, where the sandbox has no network", 1, false,
+                                 group});
             return respond(listener, id, -ENETUNREACH);
         }
-        if (!network_.admit(target, program)) return respond(listener, id, -EACCES);
+        if (!network_.admit(target, program, group)) return respond(listener, id, -EACCES);
         sockaddr_storage local{};
         socklen_t size = sizeof local;
         if (::getsockname(fd.get(), reinterpret_cast<sockaddr*>(&local), &size) != 0) return respond(listener, id, -errno);

@@ -86,7 +86,8 @@ struct BrokerNetwork {
     // it goes through the proxy (Proxy::admit, expect_direct, forget_direct):
     // its direct listener on the sandbox's 127.0.0.1 at `direct_port` (0:
     // none, and such connections are refused).
-    std::function<bool(const sbx::net::HostTarget&, const std::string& program)> admit;
+    // `group`: the caller's process group, as SocketRefusal's.
+    std::function<bool(const sbx::net::HostTarget&, const std::string& program, pid_t group)> admit;
     std::function<bool(std::uint16_t port, sbx::net::HostTarget)> expect;
     std::function<void(std::uint16_t port)> forget;
     std::uint16_t direct_port = 0;
@@ -102,6 +103,7 @@ struct SocketRefusal {
     std::string why;
     std::size_t times = 1;
     bool local = false;   // the host's loopback: network.allowedDomains would reach it (AllowHints::local)
+    pid_t group = 0;      // the caller's process group in its own PID namespace (a session's command); 0: unknown
 };
 
 // A TCP connection to the sandbox's own loopback, which, refused there, is
@@ -110,6 +112,7 @@ struct LoopbackCall {
     std::string host;
     std::uint16_t port = 0;  // 0: not such a connection
     std::string program;
+    pid_t group = 0;         // as SocketRefusal's
 };
 
 class ConnectBroker {
@@ -166,7 +169,8 @@ private:
     void on_own_thread(std::uint64_t id, Job job);
     static std::optional<sbx::net::HostTarget> tcp_target(int family, int type,
                                                           const std::vector<unsigned char>& address);
-    void connect_directly(std::uint64_t id, launcher::Fd sock, sbx::net::HostTarget target, std::string program);
+    void connect_directly(std::uint64_t id, launcher::Fd sock, sbx::net::HostTarget target, std::string program,
+                          pid_t group);
     void reap_waiters(bool all);
 
     launcher::Fd listener_, wake_, own_;

@@ -530,7 +530,7 @@ struct Run {
     bool connect_broker = false;  // the launcher answers each connect() (connect_broker.hpp)
     std::vector<RefusedLine> socket_refusals;  // its refusals, once it has stopped
     std::uint16_t direct_port = 0;  // the proxy's direct listener on the sandbox's loopback; 0: none
-    const std::function<void(CommandProxy*)>* on_proxy = nullptr;  // LinuxPlatform::on_proxy; null: none
+    const LinuxPlatform::SessionHooks* hooks = nullptr;  // LinuxPlatform::session_hooks; null: none
 
     // Before the command ran: remove what was made, say why, and give 125.
     int give_up(const sbx::Error& e) {
@@ -770,14 +770,29 @@ sbx::net::UnixSocketRules unix_socket_rules(const sbx::Plan& plan) {
 // A connect broker for `listener` (a thread of its own, or `attached` to the
 // file broker's), with the plan's rules, the network the command has, and its
 // refusals reported as they come.
+// A refusal of the connect broker's as a line of the block: a Unix socket's
+// with the setting that opens it; one to the sandbox's loopback where the
+// host's has the server with the setting that reaches that; a connection of
+// the command's own past the proxy (the weaker sandbox) with none, as no
+// setting does.
+RefusedLine socket_refusal_line(const sbx::Plan& plan, const SocketRefusal& r) {
+    if (!r.host.empty()) {
+        const std::string by = r.program.empty() ? std::string() : "; by " + r.program;
+        return {sbx::network_violation_line(r.host, r.port, r.why + by),
+                r.local ? sbx::allow_sentence(plan.hints.local) : std::string(), r.times};
+    }
+    return {sbx::net::unix_socket_violation_line(r.path.empty() ? r.named : r.path, r.named, r.program, r.why),
+            sbx::allow_sentence(plan.hints.sockets), r.times};
+}
+
 sbx::expected<std::unique_ptr<ConnectBroker>> connect_broker_of(Run& run, Fd listener, bool attached,
                                                                 CommandProxy* proxy = nullptr) {
     Report& report = run.l.report();
     BrokerNetwork network;
     network.own_namespace = !run.weaker;
     if (proxy != nullptr && !run.weaker && run.direct_port != 0) {
-        network.admit = [proxy](const sbx::net::HostTarget& t, const std::string& program) {
-            return proxy->admit(t, program);
+        network.admit = [proxy](const sbx::net::HostTarget& t, const std::string& program, pid_t group) {
+            return proxy->admit(t, program, group > 0 ? std::to_string(group) : std::string());
         };
         network.expect = [proxy](std::uint16_t port, sbx::net::HostTarget t) {
             return proxy->expect_direct(port, std::move(t));
@@ -786,7 +801,10 @@ sbx::expected<std::unique_ptr<ConnectBroker>> connect_broker_of(Run& run, Fd lis
         network.direct_port = run.direct_port;
     }
     for (int port : run.sb->stage.connect_ports) network.tcp_ports.push_back(static_cast<std::uint16_t>(port));
-    auto on_refusal = [&report](const SocketRefusal& r) {
+    auto on_refusal = [&report, &run](const SocketRefusal& r) {
+        if (run.hooks != nullptr && run.hooks->refused && r.group > 0)
+            if (const RefusedLine line = socket_refusal_line(run.plan, r); !ignored_violation(run.plan, line.line))
+                run.hooks->refused(std::to_string(r.group), line.line + line.hint);
         if (r.host.empty()) {
             report.unix_socket_event(r.path, r.named, r.program, r.why);
             return;
@@ -834,24 +852,9 @@ std::unique_ptr<ConnectBroker> start_connect_broker(Run& run, pid_t pid, const T
     return nullptr;
 }
 
-// Its refusals, as lines of the block, once it has stopped: a Unix socket's
-// with the setting that opens it; one to the sandbox's loopback where the
-// host's has the server with the setting that reaches that; a connection of
-// the command's own past the proxy (the weaker sandbox) with none, as no
-// setting does.
+// Its refusals, as lines of the block, once it has stopped.
 void keep_socket_refusals(Run& run, const ConnectBroker& broker) {
-    for (const auto& r : broker.refused()) {
-        if (!r.host.empty()) {
-            const std::string by = r.program.empty() ? std::string() : "; by " + r.program;
-            run.socket_refusals.push_back({sbx::network_violation_line(r.host, r.port, r.why + by),
-                                           r.local ? sbx::allow_sentence(run.plan.hints.local) : std::string(),
-                                           r.times});
-            continue;
-        }
-        run.socket_refusals.push_back({sbx::net::unix_socket_violation_line(r.path.empty() ? r.named : r.path, r.named,
-                                                                            r.program, r.why),
-                                       sbx::allow_sentence(run.plan.hints.sockets), r.times});
-    }
+    for (const auto& r : broker.refused()) run.socket_refusals.push_back(socket_refusal_line(run.plan, r));
 }
 
 // The probe's reason, and where user namespaces are what is refused, the
@@ -1215,7 +1218,7 @@ int wait_and_end(Run& run, const ProbeOptions& popt, std::uint64_t sandbox_start
     OutputRelayThreads relays;
     start_output_relays(run, relays);
     auto proxy = start_proxy(run, pid, trace);
-    if (proxy && run.on_proxy != nullptr && *run.on_proxy) (*run.on_proxy)(proxy.get());
+    if (proxy && run.hooks != nullptr && run.hooks->proxy) run.hooks->proxy(proxy.get());
     start_terminal(run);
     auto broker = start_connect_broker(run, pid, trace, proxy.get());
     set_grace(l.options().grace);  // a signal now goes to the command's group first
@@ -1228,7 +1231,7 @@ int wait_and_end(Run& run, const ProbeOptions& popt, std::uint64_t sandbox_start
     sandbox_ended();
     trace.step("sandbox", sandbox_start);
     const auto t = Trace::now();
-    if (proxy && run.on_proxy != nullptr && *run.on_proxy) (*run.on_proxy)(nullptr);
+    if (proxy && run.hooks != nullptr && run.hooks->proxy) run.hooks->proxy(nullptr);
     if (proxy) proxy->stop();  // open questions are answered no
     if (broker) {
         broker->stop();
@@ -1303,7 +1306,7 @@ int LinuxPlatform::run(Launcher& l, const sbx::Plan& plan, Reaper& reaper) {
     reaper.group(group->lock_path(), group->live_path());
     Run run(l, plan, reaper, std::move(*group));
     run.connect_broker = connect_broker_;
-    run.on_proxy = &on_proxy_;
+    run.hooks = &hooks_;
     if (!broker_warning_.empty()) l.warn_reported(broker_warning_);
     const bool waiting = *sb != nullptr;
     run.sb = waiting ? std::move(*sb) : std::make_unique<Sandbox>();

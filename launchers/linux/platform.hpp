@@ -85,13 +85,20 @@ public:
     };
     void add_doctor_note(DoctorNote note) { notes_.push_back(std::move(note)); }
 
-    // A session's holder (session_holder.hpp): called with the command's proxy
-    // once it serves, and with nullptr before it stops; not in the weaker
-    // sandbox, which sessions refuse.
-    void on_proxy(std::function<void(CommandProxy*)> fn) { on_proxy_ = std::move(fn); }
+    // What a session's holder (session_holder.hpp) is told while the sandbox
+    // runs; not in the weaker sandbox, which sessions refuse.
+    struct SessionHooks {
+        // The command's proxy once it serves, and nullptr before it stops.
+        std::function<void(CommandProxy*)> proxy;
+        // Each refusal of the connect broker's whose caller's process group
+        // (in the sandbox's PID namespace, as a decimal tag) is known, as its
+        // line of the violations block: from the broker's threads.
+        std::function<void(const std::string& tag, const std::string& line)> refused;
+    };
+    void session_hooks(SessionHooks hooks) { hooks_ = std::move(hooks); }
 
 private:
-    std::function<void(CommandProxy*)> on_proxy_;
+    SessionHooks hooks_;
     std::vector<DoctorNote> notes_;
     struct Waiting;  // a sandbox started early (linux/platform.cpp)
     std::unique_ptr<Waiting> waiting_;

@@ -184,6 +184,7 @@ struct SessionHolder::State {
     void to_proxy(const wire::Frame& f);
     void tell_refusals();
     void tap(const launcher::ProxyEvent& e);
+    void queue_refusal(const std::string& tag, std::string line);
     void expose(Client& c, const proto::Request& r);
     void accept_exposed(const Exposed& x);
     void relay_exposed(const wire::Frame& f);
@@ -442,14 +443,16 @@ void SessionHolder::State::to_proxy(const wire::Frame& f) {
 }
 
 void SessionHolder::State::tap(const launcher::ProxyEvent& e) {
-    if (e.tag.empty()) return;
     // Called with the CommandProxy's lock held: takes no lock but tap_mutex.
-    std::string line = config.refusal_line ? config.refusal_line(e) : std::string();
+    if (!e.tag.empty() && config.refusal_line) queue_refusal(e.tag, config.refusal_line(e));
+}
+
+void SessionHolder::State::queue_refusal(const std::string& tag, std::string line) {
     if (line.empty()) return;
     {
         std::lock_guard<std::mutex> lock(tap_mutex);
         if (refusals.size() >= kMaxQueuedRefusals) return;
-        refusals.emplace_back(e.tag, std::move(line));
+        refusals.emplace_back(tag, std::move(line));
     }
     const std::uint64_t one = 1;
     (void)::write(tapped.get(), &one, sizeof one);
@@ -690,6 +693,8 @@ void SessionHolder::serve_proxy(launcher::CommandProxy* proxy) {
     s.proxy = proxy;
     if (proxy != nullptr) proxy->tap([&s](const launcher::ProxyEvent& e) { s.tap(e); });
 }
+
+void SessionHolder::refused(const std::string& tag, std::string line) { state_->queue_refusal(tag, std::move(line)); }
 
 SessionHolder::~SessionHolder() { finish({}); }
 

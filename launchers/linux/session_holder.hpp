@@ -70,6 +70,11 @@ public:
     // launcher's thread.
     void serve_proxy(launcher::CommandProxy* proxy);
 
+    // A refusal by the process group `tag` (a command's pid in the sandbox,
+    // in decimal), as its line of the block: told to that command's client
+    // while it runs. From any thread.
+    void refused(const std::string& tag, std::string line);
+
     struct State;  // session_holder.cpp
 
 private:

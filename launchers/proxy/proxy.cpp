@@ -365,11 +365,15 @@ void Proxy::remove_listeners(const std::string& tag) {
     s.tagged_event.notify();  // under stop_mutex: stop() closes the event
 }
 
-bool Proxy::admit(const sbx::net::HostTarget& t, const std::string& program) {
+bool Proxy::admit(const sbx::net::HostTarget& t, const std::string& program, const std::string& tag) {
     sbx::net::HostDecision d;
     std::string why;
     bool stopped = false;
-    return detail::admit(*state_, t, "direct", program, d, why, stopped);
+    // This thread (the broker's) serves the one connection meanwhile.
+    const std::string before = std::exchange(detail::tag_of_thread, tag);
+    const bool ok = detail::admit(*state_, t, "direct", program, d, why, stopped);
+    detail::tag_of_thread = before;
+    return ok;
 }
 
 bool Proxy::expect_direct(std::uint16_t port, sbx::net::HostTarget t) {

@@ -137,7 +137,8 @@ public:
     // proxy variables: decided as a CONNECT there would be (asked about where
     // the rules say so; blocks meanwhile), a refusal reported with protocol
     // "direct" and `program`. Whether it may go.
-    bool admit(const sbx::net::HostTarget& t, const std::string& program);
+    // `tag`: its refusal's (ProxyEvent::tag), as for a tagged listener's client.
+    bool admit(const sbx::net::HostTarget& t, const std::string& program, const std::string& tag = {});
     // The direct listener's client from port `port` (on loopback) goes to `t`,
     // admitted; false when too many are expected at once. forget_direct()
     // withdraws it where that client never came.

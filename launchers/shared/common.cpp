@@ -445,14 +445,12 @@ void plan_again_if_stale(const sbx::Error& e, const std::vector<std::string>& ag
     std::cerr << program << ": cannot plan again with " << again.front() << ": " << std::strerror(errno) << "\n";
 }
 
-namespace {
-
-// ignoreViolations: the settings expect these; say nothing of them. A rule is
-// matched against what was refused, not against the setting named after it.
 bool ignored_violation(const sbx::Plan& plan, const std::string& refused_line) {
     return std::any_of(plan.ignore_violations.begin(), plan.ignore_violations.end(),
                        [&](const std::string& v) { return refused_line.find(v) != std::string::npos; });
 }
+
+namespace {
 
 // A proxy refusal's line, and the setting that would allow it, in the words of the plan's file.
 std::pair<std::string, std::string> proxy_refusal_parts(const sbx::Plan& plan, const ProxyEvent& e) {

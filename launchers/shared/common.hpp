@@ -346,7 +346,9 @@ public:
     // Clients refused for not presenting the secret (proxy::Proxy::refused_clients).
     std::size_t refused_clients() const { return proxy_ ? proxy_->refused_clients() : 0; }
     // The command's own connections to an address (proxy::Proxy::admit, expect_direct).
-    bool admit(const sbx::net::HostTarget& t, const std::string& program) { return proxy_ && proxy_->admit(t, program); }
+    bool admit(const sbx::net::HostTarget& t, const std::string& program, const std::string& tag = {}) {
+        return proxy_ && proxy_->admit(t, program, tag);
+    }
     bool expect_direct(std::uint16_t port, sbx::net::HostTarget t) {
         return proxy_ && proxy_->expect_direct(port, std::move(t));
     }
@@ -434,6 +436,10 @@ struct RefusedLine {
     std::string hint;
     std::size_t times = 1;
 };
+
+// ignoreViolations: the settings expect this line; it is not said. A rule is
+// matched against what was refused, not against the setting named after it.
+bool ignored_violation(const sbx::Plan& plan, const std::string& refused_line);
 
 // The lines of that block for the file refusals `scanner` read, less those
 // ignoreViolations expects.

@@ -308,11 +308,17 @@ session_cases() {
     done
     in_session "curl -s -m 5 --noproxy '*' -o /dev/null http://127.0.0.1:$hport/; echo direct:\$?;
         curl -s -m 5 --noproxy '' -o /dev/null -w 'proxied:%{http_code}' http://127.0.0.1:$hport/; echo;
+        python3 -c 'import socket, sys; socket.socket().connect((\"127.0.0.1\", int(sys.argv[1])))' $hport 2>/dev/null ||
+            echo blocking-refused;
         $attack unix-connect $proj/outside.sock"
     want_out "direct:7"
     want_out "proxied:403"
+    want_out blocking-refused
     want_out "unix-connect $proj/outside.sock: refused"
     want_err "deny network-outbound 127.0.0.1:$hport"
+    want_err "deny unix-socket $proj/outside.sock"
+    [[ $(grep -c "deny network-outbound 127.0.0.1:$hport" <<<"$err") == 2 ]] ||
+        fail_because "not both the proxy's refusal and the connect broker's are in the command's block: $err"
     ! grep -q "accepted a connection" "$work/unix.log" || fail_because "the Unix socket outside was reached: $(<"$work/unix.log")"
     as_case curl -s -m 5 -o /dev/null -w '%{http_code}' "http://127.0.0.1:$hport/"
     want_out 200
@@ -322,7 +328,7 @@ session_cases() {
     pkill -f "unix-serve $proj/outside.sock" || true
     wait "$hserver" "$userver" 2>/dev/null || true
     rm -f "$proj/outside.sock" "$work/unix.ready"
-    tap_finish "attack: the host's loopback, directly or through the proxy, and a Unix socket outside are out of reach; controls: outside both answer"
+    tap_finish "attack: the host's loopback, directly or through the proxy, and a Unix socket outside are out of reach and in the command's block; controls: outside both answer"
 
     rc=0
     (cd "$proj" && "${as[@]}" env HOME="$home" "$attack" with-key sbx-session-key "the caller's" -- \

@@ -440,7 +440,10 @@ int hold_session(SessionArgs& a, const std::string& id, const std::string& dir, 
     }
     sbx::linux_sandbox::LinuxPlatform platform;
     platform.set_program("sbx");
-    if (proxied) platform.on_proxy([&holder](sbx::launcher::CommandProxy* p) { (*holder)->serve_proxy(p); });
+    sbx::linux_sandbox::LinuxPlatform::SessionHooks hooks;
+    if (proxied) hooks.proxy = [&holder](sbx::launcher::CommandProxy* p) { (*holder)->serve_proxy(p); };
+    hooks.refused = [&holder](const std::string& tag, const std::string& line) { (*holder)->refused(tag, line); };
+    platform.session_hooks(std::move(hooks));
     sbx::launcher::Options o;
     o.plan_fd = -1;
     o.print_violations = true;
