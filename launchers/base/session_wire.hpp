@@ -10,9 +10,13 @@
 // statically, without the launcher's libraries.
 //
 //   holder -> server
-//     'R' ID CWD ARG...      run ARG... in CWD, with the three descriptors sent
-//                            (its 0, 1, 2), as a session and process group of its own
-//     'T' ID CWD ARG...      as 'R', but with no descriptor: a terminal the
+//     'R' ID CWD N ENV... ARG...
+//                            run ARG... in CWD, with the three descriptors sent
+//                            (its 0, 1, 2), as a session and process group of its
+//                            own; its environment the N words ENV ("NAME=VALUE"),
+//                            or (N = 0) the server's
+//     'T' ID CWD N ENV... ARG...
+//                            as 'R', but with no descriptor: a terminal the
 //                            server makes is the command's controlling
 //                            terminal and its 0-2, and the 'S' carries its master
 //     'K' ID SIGNAL          send SIGNAL (decimal) to ID's process group
@@ -110,7 +114,15 @@ inline bool send_frame(int sock, char kind, std::span<const std::string> words, 
 }
 
 // What read_frame found.
-enum class ReadResult { frame, closed, malformed };
+enum class ReadResult {
+    frame,
+    closed,
+    malformed,
+    // A whole frame whose descriptors did not all come (this process had no
+    // room for them, EMFILE): its words are read, the descriptors that came
+    // closed, and the stream goes on.
+    truncated,
+};
 
 // Reads exactly `n` bytes into `out` after `got` were read; false on the end
 // of the stream or an error.
@@ -126,8 +138,9 @@ inline bool read_exactly(int sock, char* out, std::size_t n, std::size_t got = 0
 
 // Reads one frame (blocking until it is whole), its descriptors owned and
 // close-on-exec. `closed`: the other end is gone before a frame began;
-// `malformed`: a frame too long, cut short, or with more descriptors than
-// kMaxFds (those received are closed).
+// `malformed`: a frame too long or cut short (the stream cannot go on);
+// `truncated`: a whole frame, but with its descriptors lost (more than
+// kMaxFds, or no room for them here), none kept.
 inline ReadResult read_frame(int sock, Frame& out) {
     std::uint32_t length = 0;
     iovec iov{&length, sizeof length};
@@ -143,13 +156,14 @@ inline ReadResult read_frame(int sock, Frame& out) {
     out.fds.clear();
     if (n <= 0) return ReadResult::closed;
     out.fds = rights_of(msg);
-    if ((msg.msg_flags & MSG_CTRUNC) != 0 || out.fds.size() > kMaxFds) return ReadResult::malformed;
+    const bool lost = (msg.msg_flags & MSG_CTRUNC) != 0 || out.fds.size() > kMaxFds;
+    if (lost) out.fds.clear();
     if (!read_exactly(sock, reinterpret_cast<char*>(&length), sizeof length, static_cast<std::size_t>(n)))
         return ReadResult::malformed;
     if (length == 0 || length > kMaxFrame) return ReadResult::malformed;
     std::string body(length, '\0');
     if (!read_exactly(sock, body.data(), body.size()) || !decode(body, out)) return ReadResult::malformed;
-    return ReadResult::frame;
+    return lost ? ReadResult::truncated : ReadResult::frame;
 }
 
 }  // namespace sbx::launcher::session_wire

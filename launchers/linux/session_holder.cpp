@@ -352,16 +352,22 @@ void SessionHolder::State::run(Client& c, proto::Request& r) {
     if (wants_fds && fds.size() != 3)
         return refuse(std::string(proto::kProtocolErrorCode),
                       "a run comes with three descriptors (its 0, 1 and 2) as SCM_RIGHTS with its line");
-    if (!r.run.env.empty())
-        return refuse("NOT_SUPPORTED", "env: a session's commands get the session's environment (sbx session start's, "
-                                       "through its policy); start the session with what they need");
+    // Its own environment, made by the session's policy; none given: the session's.
+    std::vector<std::string> env;
+    if (!r.run.env.empty()) {
+        auto made = config.environment ? config.environment(r.run)
+                                       : sbx::expected<std::vector<std::string>>(sbx::fail(sbx::Errc::unavailable, "not built"));
+        if (!made) return refuse(std::string(proto::kProtocolErrorCode), "env: " + sbx::to_string(made.error()));
+        env = std::move(*made);
+    }
     if (!r.run.hosts.empty())
         return refuse("NOT_SUPPORTED", "hosts: a session's commands have the session's hosts; start it with --allow-host");
     if (r.id == kSessionLinesId) return refuse(std::string(proto::kProtocolErrorCode), "id: \"session\" is the session's own");
     if (running.contains(r.id)) return refuse(std::string(proto::kProtocolErrorCode), "id: " + r.id + " runs already");
     if (config.refuse)
         if (auto no = config.refuse(r.run)) return refuse(std::move(no->code), std::move(no->message));
-    std::vector<std::string> words{r.id, r.run.cwd};
+    std::vector<std::string> words{r.id, r.run.cwd, std::to_string(env.size())};
+    words.insert(words.end(), env.begin(), env.end());
     words.insert(words.end(), r.run.argv.begin(), r.run.argv.end());
     std::vector<int> numbers;
     for (const Fd& fd : fds) numbers.push_back(fd.get());
@@ -374,7 +380,9 @@ void SessionHolder::State::run(Client& c, proto::Request& r) {
 
 void SessionHolder::State::from_server() {
     wire::Frame f;
-    if (wire::read_frame(server.get(), f) != wire::ReadResult::frame) {
+    // A frame whose descriptors were lost (no room for them here) is taken
+    // without them: a command's listeners never served, its terminal not given.
+    if (const auto got = wire::read_frame(server.get(), f); got != wire::ReadResult::frame && got != wire::ReadResult::truncated) {
         server_gone = true;
         for (const auto& [id, serial] : running) send(serial, error_event("SESSION_ENDED", "the session ended", id));
         running.clear();

@@ -39,6 +39,10 @@ struct HolderConfig {
     launcher::Fd starter;   // a pidfd of the process whose end ends the session; none: none
     // Asked before each run: a refusal, or nullopt to run it.
     std::function<std::optional<RunRefusal>(const sbx::session::RunRequest&)> refuse;
+    // The environment ("NAME=VALUE") of a run that brings its own `env`, as
+    // the session's policy makes it of that env (sbx::command_environment);
+    // an error refuses the run (INVALID_REQUEST). Unset: such a run is refused.
+    std::function<sbx::expected<std::vector<std::string>>(const sbx::session::RunRequest&)> environment;
     // Called once, on the holder's thread, when the fork server runs (the session is ready).
     std::function<void()> on_ready;
     // A proxy refusal's line of the violations block; empty: none is told.

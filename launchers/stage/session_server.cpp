@@ -43,7 +43,9 @@ constexpr int kEndGraceMs = 2000;
 
 // The most commands whose process groups live at once (each holds a folder
 // and two listeners); a run beyond it is refused with EAGAIN.
-constexpr std::size_t kMaxLive = 1024;
+// (The holder keeps their listeners open: 256 keeps it well within the
+// usual 1,024 descriptors, with its clients'.)
+constexpr std::size_t kMaxLive = 256;
 // How deep remove_tree goes; the launcher removes what is deeper with the
 // session's temporary folder when the session ends.
 constexpr int kMaxRemoveDepth = 128;
@@ -147,9 +149,12 @@ void put_env(std::vector<std::string>& env, const std::string& name, const std::
 }
 
 // A command's own folder in the session's TMPDIR, and its own listeners where
-// the session has a proxy; errno's value when either cannot be made.
-int make_own(bool proxied, Own& out) {
-    for (char** e = environ; *e != nullptr; ++e) out.env.emplace_back(*e);
+// the session has a proxy, put in `env` (its own, or this process's where
+// empty); errno's value when either cannot be made.
+int make_own(bool proxied, std::vector<std::string> env, Own& out) {
+    out.env = std::move(env);
+    if (out.env.empty())
+        for (char** e = environ; *e != nullptr; ++e) out.env.emplace_back(*e);
     if (const char* base = std::getenv("TMPDIR"); base != nullptr && base[0] == '/') {
         std::string t = std::string(base) + "/cmd.XXXXXX";
         if (::mkdtemp(t.data()) == nullptr) return errno;
@@ -179,10 +184,12 @@ int open_terminal(Fd& master, std::string& slave) {
     return 0;
 }
 
-// A run's frame: ID CWD ARG..., with three descriptors, or (`terminal`, a
-// 'T') none and the path of the terminal to open on 0-2; and its
-// environment. The command's pid, or the error posix_spawn gave.
-int spawn_command(const wire::Frame& f, const std::string& terminal, const std::vector<std::string>& env, pid_t& pid) {
+// A run's frame: ID CWD N ENV... ARG..., with three descriptors, or
+// (`terminal`, a 'T') none and the path of the terminal to open on 0-2;
+// `argv_at` where its ARG... begin, and its environment. The command's pid, or
+// the error posix_spawn gave.
+int spawn_command(const wire::Frame& f, std::size_t argv_at, const std::string& terminal, const std::vector<std::string>& env,
+                  pid_t& pid) {
     posix_spawn_file_actions_t actions;
     posix_spawnattr_t attr;
     if (posix_spawn_file_actions_init(&actions) != 0) return ENOMEM;
@@ -208,7 +215,7 @@ int spawn_command(const wire::Frame& f, const std::string& terminal, const std::
     if (err == 0) err = posix_spawnattr_setsigdefault(&attr, &all);
     if (err == 0) err = posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSID | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
     std::vector<char*> argv;
-    for (std::size_t i = 2; i < f.words.size(); ++i) argv.push_back(const_cast<char*>(f.words[i].c_str()));
+    for (std::size_t i = argv_at; i < f.words.size(); ++i) argv.push_back(const_cast<char*>(f.words[i].c_str()));
     argv.push_back(nullptr);
     std::vector<char*> envp;
     for (const auto& e : env) envp.push_back(const_cast<char*>(e.c_str()));
@@ -276,6 +283,11 @@ public:
             if (fds[0].revents != 0) {
                 wire::Frame f;
                 const auto got = wire::read_frame(sock_, f);
+                // A run whose descriptors were lost (no room for them here) is refused.
+                if (got == wire::ReadResult::truncated) {
+                    if (!f.words.empty()) say('E', {f.words[0], std::to_string(EMFILE)});
+                    continue;
+                }
                 if (got != wire::ReadResult::frame || f.kind == 'Q') return;
                 take(f);
             }
@@ -291,14 +303,19 @@ private:
     void take(const wire::Frame& f) {
         const bool terminal = f.kind == 'T' && f.fds.empty();
         if ((f.kind == 'R' && f.fds.size() == 3) || terminal) {
-            if (f.words.size() < 3) return;
+            // ID CWD N ENV... ARG..., ARG... not empty.
+            const std::size_t n = f.words.size() >= 3 ? std::strtoul(f.words[2].c_str(), nullptr, 10) : 0;
+            if (f.words.size() < 4 || n > f.words.size() - 4) return;
+            const std::size_t argv_at = 3 + n;
             Own own;
-            int err = live_.size() >= kMaxLive ? EAGAIN : make_own(proxied_, own);
+            int err = live_.size() >= kMaxLive
+                          ? EAGAIN
+                          : make_own(proxied_, std::vector<std::string>(f.words.begin() + 3, f.words.begin() + static_cast<std::ptrdiff_t>(argv_at)), own);
             Fd master;
             std::string slave;
             if (err == 0 && terminal) err = open_terminal(master, slave);
             pid_t pid = -1;
-            if (err == 0) err = spawn_command(f, slave, own.env, pid);
+            if (err == 0) err = spawn_command(f, argv_at, slave, own.env, pid);
             if (err != 0) {
                 if (!own.tmpdir.empty()) remove_tree_at(AT_FDCWD, own.tmpdir.c_str(), 0);
                 say('E', {f.words[0], std::to_string(err)});

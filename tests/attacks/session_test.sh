@@ -175,6 +175,17 @@ session_cases() {
     want_err to-err
     tap_finish "a command's own standard streams and exit status come back"
 
+    # The caller's environment, as the session's policy makes it.
+    rc=0
+    (cd "$proj" && "${as[@]}" env HOME="$home" CASE_MARK=this-call GITHUB_TOKEN=ghp_planted LD_LIBRARY_PATH=/nowhere \
+        timeout 30 "$sbx" run --session "$sid" -- sh -c 'echo "case=$CASE_MARK token=${GITHUB_TOKEN-unset} ld=$LD_LIBRARY_PATH"') \
+        </dev/null >"$work/out" 2>"$work/err" || rc=$?
+    out=$(<"$work/out")
+    err=$(<"$work/err")
+    want_status 0
+    want_out "case=this-call token=unset ld=/nowhere"
+    tap_finish "a command gets its caller's environment as the session's policy makes it: a secret left out, the loader's variables kept"
+
     # TMPDIR: each command's own, in the session's; gone with the last process
     # of its group, whatever the command made of it; kept while one lives.
     in_session 'echo $TMPDIR; mkdir -p $TMPDIR/a/b && touch $TMPDIR/a/b/f && chmod 000 $TMPDIR/a/b $TMPDIR/a'

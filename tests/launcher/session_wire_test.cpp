@@ -82,4 +82,16 @@ TEST_CASE("a frame with more than three descriptors is neither sent nor taken") 
     const int four[] = {0, 1, 2, 0};
     CHECK_FALSE(wire::send_frame(p.a.get(), 'R', {}, four));
     CHECK(errno == EMSGSIZE);
+    // Sent by hand, it is read whole without them, and the next frame follows.
+    const std::string body = wire::encode('L', std::vector<std::string>{"7"});
+    const std::uint32_t length = static_cast<std::uint32_t>(body.size());
+    iovec iov[2]{{const_cast<std::uint32_t*>(&length), sizeof length}, {const_cast<char*>(body.data()), body.size()}};
+    REQUIRE(sbx::launcher::send_with_fds(p.a.get(), iov, four) == static_cast<ssize_t>(sizeof length + body.size()));
+    REQUIRE(wire::send_frame(p.a.get(), 'G', std::vector<std::string>{"7"}));
+    wire::Frame f;
+    CHECK(wire::read_frame(p.b.get(), f) == wire::ReadResult::truncated);
+    CHECK(f.kind == 'L');
+    CHECK(f.fds.empty());
+    CHECK(wire::read_frame(p.b.get(), f) == wire::ReadResult::frame);
+    CHECK(f.kind == 'G');
 }

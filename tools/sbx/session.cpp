@@ -47,6 +47,7 @@
 #include "sbx/plan/report.hpp"
 #include "sbx/plan/session_protocol.hpp"
 #include "sbx/route/route.hpp"
+#include "sbx/rules/env.hpp"
 
 #include "cli_common.hpp"
 #include "commands.hpp"
@@ -308,6 +309,26 @@ void tell_starter(int pipe_fd, int memfd, char kind, int status, off_t& said) {
     (void)sbx::launcher::write_all(pipe_fd, head.data(), head.size());
 }
 
+// A command's environment from the one its run brings, as the session's plan
+// was made of sbx session start's (sbx::command_environment: secrets and
+// what the policy leaves out removed, the loader's variables last), with the
+// names the session passes (--env) where the run has them; "NAME=VALUE" each.
+sbx::expected<std::vector<std::string>> command_environment_of(const sbx::Policy& policy, const sbx::Plan& plan,
+                                                               const std::vector<std::string>& passed,
+                                                               const std::vector<std::pair<std::string, std::string>>& env) {
+    std::vector<std::string> given, pass;
+    for (const auto& [name, value] : env) given.push_back(name + "=" + value);
+    for (const auto& name : passed)
+        if (std::any_of(env.begin(), env.end(), [&](const auto& e) { return e.first == name; })) pass.push_back(name);
+    const std::optional<std::string> cache = plan.tool_cache ? std::optional<std::string>(plan.tool_cache->path) : std::nullopt;
+    auto made = sbx::command_environment(policy, sbx::EnvRequest{given, pass, plan.tmpdir, cache});
+    SBX_TRY(made);
+    std::vector<std::string> out;
+    for (const auto* list : {&made->env, &made->loader})
+        for (const auto& v : *list) out.push_back(v.name + "=" + v.value);
+    return out;
+}
+
 // The holder: the launcher's steps for the plan whose command is the fork
 // server, the control socket on a thread beside them; its standard error a
 // memfd (`memfd`, its fd 2) read by the starter until the session is ready,
@@ -395,7 +416,17 @@ int hold_session(SessionArgs& a, const std::string& id, const std::string& dir, 
     const bool proxied = plan->network.mode == sbx::NetworkMode::proxy;
     if (proxied) plan->argv.emplace_back(sbx::linux_sandbox::kServeSessionProxied);
     {
-        const std::string text = sbx::to_json(*plan);
+        // What the clients read it for: not its environment, which may hold
+        // what --env passed (a token), and is no file's to keep; only what
+        // sbx set there itself (TMPDIR, the tool cache's), which the plan's
+        // own checks expect.
+        sbx::Plan kept = *plan;
+        std::erase_if(kept.env, [&](const sbx::EnvVar& v) {
+            return v.name != "TMPDIR" && !(kept.tool_cache && std::find(kept.tool_cache->set.begin(), kept.tool_cache->set.end(),
+                                                                       v.name) != kept.tool_cache->set.end());
+        });
+        kept.loader_env.clear();
+        const std::string text = sbx::to_json(kept);
         Fd out(::open(plan_path(dir, id).c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600));
         if (!out.ok() || !sbx::launcher::write_all(out.get(), text.data(), text.size())) {
             composed->group->release();
@@ -421,6 +452,9 @@ int hold_session(SessionArgs& a, const std::string& id, const std::string& dir, 
     const sbx::Plan& the_plan = *plan;
     config.refusal_line = [&the_plan](const sbx::launcher::ProxyEvent& e) {
         return sbx::launcher::proxy_refusal_line(the_plan, e);
+    };
+    config.environment = [&state, &the_plan, &a](const proto::RunRequest& r) {
+        return command_environment_of(state.composed.policy, the_plan, a.plan.pass_env, r.env);
     };
     int theirs_number = theirs.get();
     config.on_ready = [&] {
@@ -623,14 +657,6 @@ int run_session_list(const SessionArgs&) {
 
 namespace {
 
-// The caller's standard streams, as the command gets them. Standard input
-// goes as it is, but a terminal, relayed through a pipe: a session's command
-// gets no terminal of the caller's (it could change its modes for good, or
-// read what is typed after it ends). Standard output and error are always
-// relayed, as `sbx run` relays them: each <sandbox_violations> tag the command
-// writes comes out neutralised, so that only the block this client writes
-// has tags that end in `>`; and into a terminal, OSC 52 (the clipboard) is
-// dropped. Both to one file (2>&1): one pipe for both, to keep their order.
 // The lines of a command's standard error that may report a file refused
 // (sbx::may_be_file_refusal), at most kMax, for the block after it.
 struct RefusalLines {
@@ -653,6 +679,14 @@ struct RefusalLines {
     }
 };
 
+// The caller's standard streams, as the command gets them. Standard input
+// goes as it is, but a terminal, relayed through a pipe: a session's command
+// gets no terminal of the caller's (it could change its modes for good, or
+// read what is typed after it ends). Standard output and error are always
+// relayed, as `sbx run` relays them: each <sandbox_violations> tag the command
+// writes comes out neutralised, so that only the block this client writes
+// has tags that end in `>`; and into a terminal, OSC 52 (the clipboard) is
+// dropped. Both to one file (2>&1): one pipe for both, to keep their order.
 struct Relay {
     int ours = -1;    // the caller's descriptor: 0, 1 or 2
     Fd pipe_end;      // our end of the pipe
@@ -787,6 +821,12 @@ void keep_relaying(std::array<Relay, 3>& relays) {
     std::cout.flush();
     std::cerr.flush();
     if (::fork() != 0) return;  // the relays' pipes close with this process
+    // Nothing but the caller's streams and the pipes: the control socket
+    // closes, so the session sees this client gone.
+    std::vector<int> keep{0, 1, 2};
+    for (const Relay& r : relays)
+        if (r.open) keep.push_back(r.pipe_end.get());
+    if (!sbx::launcher::sweep_fds(keep, sbx::launcher::FdSweep::close)) std::_Exit(0);
     ::setsid();
     ::signal(SIGPIPE, SIG_IGN);
     sigset_t none;
@@ -817,6 +857,16 @@ int run_in_session(const RunArgs& a) {
     r.id = "c" + std::to_string(::getpid());
     r.run.argv = a.plan.command;
     r.run.cwd = sbx::paths::normalize(cwd);
+    // Its environment is this one's, as the session's policy makes it (a
+    // variable set for this call reaches it, as under sbx run).
+    for (char** e = environ; *e != nullptr && r.run.env.size() < proto::kMaxEnv; ++e) {
+        const std::string_view kv(*e);
+        const auto eq = kv.find('=');
+        if (eq == 0 || eq == std::string_view::npos) continue;
+        const std::string name(kv.substr(0, eq));
+        if (std::none_of(r.run.env.begin(), r.run.env.end(), [&](const auto& v) { return v.first == name; }))
+            r.run.env.emplace_back(name, std::string(kv.substr(eq + 1)));
+    }
     std::array<Relay, 3> relays;
     int passed[3] = {0, 1, 2};
     std::vector<Fd> theirs;
