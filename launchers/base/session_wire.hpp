@@ -30,7 +30,7 @@
 //     'E' ID ERRNO           ID could not be started (posix_spawn's error)
 //     'X' ID WSTATUS         ID's first process ended (waitpid's status)
 //     'L' PID                PID's proxy listeners, HTTP and SOCKS5 (two
-//                            descriptors), before its 'S'
+//                            descriptors), after its 'S'
 //     'G' PID                PID's process group is gone: its listeners may close
 //     'D' N [ERRNO]          the connection 'C' asked for (one descriptor), or
 //                            the error that came instead

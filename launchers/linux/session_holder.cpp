@@ -143,6 +143,7 @@ struct SessionHolder::State {
     std::deque<std::pair<std::string, std::string>> refusals;  // under tap_mutex
     Fd tapped;
     std::map<std::string, std::string> tags;  // a command's pid (its listeners' tag) -> its id
+    std::map<std::string, sbx::net::HostCall> calls;  // a running command's own call (its run's hosts), by id
 
     // Exposed ports: each a listener on the host's loopback; each client
     // accepted waits (by its number) for the fork server's connection inside,
@@ -360,8 +361,13 @@ void SessionHolder::State::run(Client& c, proto::Request& r) {
         if (!made) return refuse(std::string(proto::kProtocolErrorCode), "env: " + sbx::to_string(made.error()));
         env = std::move(*made);
     }
-    if (!r.run.hosts.empty())
-        return refuse("NOT_SUPPORTED", "hosts: a session's commands have the session's hosts; start it with --allow-host");
+    std::optional<sbx::net::HostCall> call;
+    if (!r.run.hosts.empty()) {
+        auto made = config.call ? config.call(r.run.hosts)
+                                : sbx::expected<sbx::net::HostCall>(sbx::fail(sbx::Errc::unavailable, "not built"));
+        if (!made) return refuse(std::string(proto::kProtocolErrorCode), "hosts: " + sbx::to_string(made.error()));
+        call = std::move(*made);
+    }
     if (r.id == kSessionLinesId) return refuse(std::string(proto::kProtocolErrorCode), "id: \"session\" is the session's own");
     if (running.contains(r.id)) return refuse(std::string(proto::kProtocolErrorCode), "id: " + r.id + " runs already");
     if (config.refuse)
@@ -374,6 +380,7 @@ void SessionHolder::State::run(Client& c, proto::Request& r) {
     if (!wire::send_frame(server.get(), wants_fds ? 'R' : 'T', words, numbers))
         return refuse("SESSION_ENDED", std::string("the session's server is gone: ") + std::strerror(errno));
     running[r.id] = c.serial;
+    if (call) calls[r.id] = std::move(*call);
     if (!wants_fds && r.run.rows > 0 && r.run.cols > 0)
         sizes[r.id] = winsize{static_cast<unsigned short>(r.run.rows), static_cast<unsigned short>(r.run.cols), 0, 0};
 }
@@ -418,6 +425,7 @@ void SessionHolder::State::from_server() {
     running.erase(it);
     terminals.erase(id);
     sizes.erase(id);
+    calls.erase(id);
     last_activity = Clock::now();
     const int n = std::atoi(f.words[1].c_str());
     if (f.kind == 'E') {
@@ -445,7 +453,11 @@ void SessionHolder::State::to_proxy(const wire::Frame& f) {
     }
     if (f.fds.size() != 2 || proxy == nullptr) return;
     Fd http = std::move(const_cast<Fd&>(f.fds[0])), socks = std::move(const_cast<Fd&>(f.fds[1]));
-    if (auto added = proxy->add_listeners(tag, http.release(), socks.release()); !added)
+    // Its run's own hosts, where it listed some.
+    std::optional<sbx::net::HostCall> call;
+    if (const auto id = tags.find(tag); id != tags.end())
+        if (const auto c = calls.find(id->second); c != calls.end()) call = c->second;
+    if (auto added = proxy->add_listeners(tag, http.release(), socks.release(), std::move(call)); !added)
         std::cerr << "sbx: warning: a command's proxy listeners: " << sbx::to_string(added.error())
                   << "; its connections through the proxy are refused\n";
 }

@@ -43,6 +43,10 @@ struct HolderConfig {
     // the session's policy makes it of that env (sbx::command_environment);
     // an error refuses the run (INVALID_REQUEST). Unset: such a run is refused.
     std::function<sbx::expected<std::vector<std::string>>(const sbx::session::RunRequest&)> environment;
+    // The call deciding for a run that lists its own `hosts` (sbx run
+    // --allow-host's, for that command only); an error names the host and
+    // refuses the run (INVALID_REQUEST). Unset: such a run is refused.
+    std::function<sbx::expected<sbx::net::HostCall>(const std::vector<std::string>& hosts)> call;
     // Called once, on the holder's thread, when the fork server runs (the session is ready).
     std::function<void()> on_ready;
     // A proxy refusal's line of the violations block; empty: none is told.

@@ -40,6 +40,14 @@ thread_local std::string tag_of_thread;
 
 const std::string& serving_tag() { return tag_of_thread; }
 
+sbx::net::HostCall call_of(State& s) {
+    if (!tag_of_thread.empty()) {
+        std::lock_guard lock(s.tagged_mutex);
+        if (const auto it = s.calls.find(tag_of_thread); it != s.calls.end()) return it->second;
+    }
+    return s.options.call;
+}
+
 }  // namespace detail
 
 namespace {
@@ -224,6 +232,11 @@ void accept_loop(State& s) {
     }
 }
 
+bool names_an_address(const std::vector<sbx::net::HostRule>& list) {
+    return std::any_of(list.begin(), list.end(),
+                       [](const sbx::net::HostRule& r) { return r.pattern.kind == sbx::net::HostPattern::Kind::address; });
+}
+
 sbx::expected<void> check_listener(int fd, std::string_view which) {
     int accepting = 0, type = 0;
     socklen_t size = sizeof accepting;
@@ -278,10 +291,6 @@ sbx::expected<std::unique_ptr<Proxy>> Proxy::start(ProxyOptions options, int htt
     if (!s->stop_event.open() || !s->reap_event.open() || !s->tagged_event.open())
         return sbx::fail(Errc::io_error, std::string("cannot make the proxy's events: ") + std::strerror(errno));
     s->options = std::move(options);
-    auto names_an_address = [](const std::vector<sbx::net::HostRule>& list) {
-        return std::any_of(list.begin(), list.end(),
-                           [](const sbx::net::HostRule& r) { return r.pattern.kind == sbx::net::HostPattern::Kind::address; });
-    };
     s->names_lead_to_addresses = names_an_address(s->options.rules.allowed) ||
                                  (s->options.call.hosts && names_an_address(*s->options.call.hosts));
 
@@ -329,7 +338,8 @@ void Proxy::stop() {
     s.tagged_event.close();
 }
 
-sbx::expected<void> Proxy::add_listeners(std::string tag, int http_listener, int socks_listener) {
+sbx::expected<void> Proxy::add_listeners(std::string tag, int http_listener, int socks_listener,
+                                         std::optional<sbx::net::HostCall> call) {
     State& s = *state_;
     Fd http(http_listener), socks(socks_listener == http_listener ? -1 : socks_listener);
     if (socks_listener == http_listener) return sbx::fail(Errc::invalid_argument, "the HTTP and SOCKS listeners are one descriptor");
@@ -347,6 +357,10 @@ sbx::expected<void> Proxy::add_listeners(std::string tag, int http_listener, int
         }
         if (live >= kMaxTagged)
             return sbx::fail(Errc::unavailable, "the proxy serves " + std::to_string(kMaxTagged) + " tagged listeners at most");
+        if (call) {
+            if (call->hosts && names_an_address(*call->hosts)) s.names_lead_to_addresses = true;
+            s.calls[tag] = std::move(*call);
+        }
         s.tagged.push_back(State::Tagged{std::move(tag), std::move(http), std::move(socks), false});
     }
     s.tagged_event.notify();  // under stop_mutex: stop() closes the event
@@ -361,6 +375,7 @@ void Proxy::remove_listeners(const std::string& tag) {
         std::lock_guard lock(s.tagged_mutex);
         for (auto& t : s.tagged)
             if (t.tag == tag) t.gone = true;
+        s.calls.erase(tag);
     }
     s.tagged_event.notify();  // under stop_mutex: stop() closes the event
 }

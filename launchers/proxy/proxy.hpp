@@ -52,6 +52,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -151,9 +152,12 @@ public:
     // descriptors from the call on, and closes them also on failure:
     // INVALID_ARGUMENT as for start() and for a tag given twice, UNAVAILABLE
     // beyond kMaxTagged pairs or once stop() began. remove_listeners() closes a
-    // tag's (clients it accepted are served to their end).
+    // tag's (clients it accepted are served to their end). `call`, where
+    // given, decides for the tag's clients in place of ProxyOptions::call (a
+    // session command's own hosts), and for admit() with that tag.
     static constexpr std::size_t kMaxTagged = 1024;
-    sbx::expected<void> add_listeners(std::string tag, int http_listener, int socks_listener);
+    sbx::expected<void> add_listeners(std::string tag, int http_listener, int socks_listener,
+                                      std::optional<sbx::net::HostCall> call = std::nullopt);
     void remove_listeners(const std::string& tag);
 
     // Stops accepting, ends every connection, joins every thread and closes every

@@ -112,7 +112,7 @@ int system_dial(const State& s, const net::Address& a, std::uint16_t port) {
 bool admit(State& s, const net::HostTarget& t, std::string_view protocol, const std::string& program,
            net::HostDecision& d, std::string& why, bool& stopped) {
     stopped = false;
-    d = net::decide_host(s.options.rules, s.options.call, t, s.options.own_addresses);
+    d = net::decide_host(s.options.rules, call_of(s), t, s.options.own_addresses);
     auto refuse = [&](std::string rule, std::string reason, net::AllowKind allow) {
         report(s, t, protocol, std::move(rule), reason, allow, program);
         why = std::move(reason);
@@ -158,7 +158,7 @@ Reached reach(State& s, std::string_view host, std::uint16_t port, std::string_v
     // Decide, ask, then resolve: a name is looked up only once the rules let it
     // through (a lookup is itself a message out, to whoever serves its domain).
     const auto& rules = s.options.rules;
-    const auto& call = s.options.call;
+    const auto call = call_of(s);
     const auto& own = s.options.own_addresses;
     net::HostDecision d;
     bool stopped = false;

@@ -38,7 +38,7 @@ struct Proxy::State {
     std::vector<Forward> forwards;
     // The rules name an address: a name may lead to it without DNS (its
     // local_addresses are looked up); without one, nothing is read for it.
-    bool names_lead_to_addresses = false;
+    std::atomic<bool> names_lead_to_addresses{false};
     Fd direct_listener;  // -1: none (Proxy::start)
     // Listeners added after start (Proxy::add_listeners). The acceptor polls
     // them and is the one that closes them: remove_listeners() marks a pair
@@ -51,6 +51,7 @@ struct Proxy::State {
     std::mutex tagged_mutex;
     std::list<Tagged> tagged;
     Event tagged_event;
+    std::map<std::string, sbx::net::HostCall> calls;  // a tag's own call (add_listeners), under tagged_mutex
     std::mutex direct_mutex;
     std::map<std::uint16_t, sbx::net::HostTarget> direct;  // client port -> target (Proxy::expect_direct)
     Event stop_event;  // readable from the moment stop() begins: every poll watches it
@@ -84,6 +85,10 @@ using State = Proxy::State;
 // The tag of the listener the calling thread's client came on (empty: one of
 // start()'s), for its refusals: set once by each connection's thread.
 const std::string& serving_tag();
+
+// The call that decides for the calling thread's client: its tag's own
+// (Proxy::add_listeners), else the options'.
+sbx::net::HostCall call_of(State& s);
 
 // "host:port", with an IPv6 address in brackets.
 std::string display(const sbx::net::HostTarget& t);

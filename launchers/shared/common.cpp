@@ -376,13 +376,14 @@ sbx::expected<std::unique_ptr<CommandProxy>> CommandProxy::start(const sbx::Plan
     return self;
 }
 
-sbx::expected<void> CommandProxy::add_listeners(std::string tag, int http_fd, int socks_fd) {
+sbx::expected<void> CommandProxy::add_listeners(std::string tag, int http_fd, int socks_fd,
+                                                std::optional<sbx::net::HostCall> call) {
     if (!proxy_) {
         ::close(http_fd);
         ::close(socks_fd);
         return sbx::fail(sbx::Errc::unavailable, "the session has no proxy");
     }
-    return proxy_->add_listeners(std::move(tag), http_fd, socks_fd);
+    return proxy_->add_listeners(std::move(tag), http_fd, socks_fd, std::move(call));
 }
 
 void CommandProxy::stop() {

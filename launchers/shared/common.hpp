@@ -359,7 +359,8 @@ public:
     // is called with each refusal besides the report, from the proxy's
     // threads, until tap({}) (a session's holder routes the tagged ones to the
     // command's client).
-    sbx::expected<void> add_listeners(std::string tag, int http_fd, int socks_fd);
+    sbx::expected<void> add_listeners(std::string tag, int http_fd, int socks_fd,
+                                      std::optional<sbx::net::HostCall> call = std::nullopt);
     void remove_listeners(const std::string& tag) {
         if (proxy_) proxy_->remove_listeners(tag);
     }

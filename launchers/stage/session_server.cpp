@@ -321,14 +321,16 @@ private:
                 say('E', {f.words[0], std::to_string(err)});
                 return;
             }
-            if (own.http.ok()) {
-                const int listeners[] = {own.http.get(), own.socks.get()};
-                (void)wire::send_frame(sock_, 'L', std::vector<std::string>{std::to_string(pid)}, listeners);
-            }
             live_[pid] = Command{f.words[0], std::move(own.tmpdir), true, own.http.ok()};
             const int m = master.get();
             (void)wire::send_frame(sock_, 'S', std::vector<std::string>{f.words[0], std::to_string(pid)},
                                    std::span<const int>(&m, master.ok() ? 1 : 0));
+            // After its 'S', so that the holder knows whose they are (clients
+            // wait in their backlog meanwhile).
+            if (own.http.ok()) {
+                const int listeners[] = {own.http.get(), own.socks.get()};
+                (void)wire::send_frame(sock_, 'L', std::vector<std::string>{std::to_string(pid)}, listeners);
+            }
             return;
         }
         if (f.kind == 'C' && f.words.size() == 2) {

@@ -219,6 +219,42 @@ session_cases() {
     want_no_err "sandbox_violations"
     tap_finish "a refusal of the proxy is told to the command that made it, in its own block, and to no other"
 
+    # A run's own hosts (the protocol's `hosts`, sbx run --allow-host's), for
+    # that command alone: the host is let through (it does not resolve: 502),
+    # and the next command without them is refused (403) as before.
+    cat >"$work/hosts_client.py" <<'PY'
+import json, os, socket, sys
+path, proj = sys.argv[1], sys.argv[2]
+def run(rid, hosts):
+    s = socket.socket(socket.AF_UNIX)
+    s.connect(path)
+    req = {"v": 1, "op": "run", "id": rid, "cwd": proj,
+           "argv": ["curl", "-s", "-o", "/dev/null", "-w", "%{http_code}", "http://listed-by-call.invalid/"]}
+    if hosts:
+        req["hosts"] = hosts
+    r, w = os.pipe()
+    socket.send_fds(s, [(json.dumps(req) + "\n").encode()], [0, w, 2])
+    os.close(w)
+    events, buf = [], b""
+    while not events or events[-1]["event"] not in ("exit", "error"):
+        d = s.recv(4096)
+        if not d:
+            break
+        buf += d
+        while b"\n" in buf:
+            line, buf = buf.split(b"\n", 1)
+            events.append(json.loads(line))
+    print(rid, os.read(r, 100).decode(), " ".join(e["event"] + ("=" + e.get("code", "") if e["event"] == "error" else "") for e in events))
+run("listed", ["listed-by-call.invalid"])
+run("unlisted", None)
+run("malformed", ["http://x/"])
+PY
+    as_case python3 "$work/hosts_client.py" "$dir/control.sock" "$proj"
+    want_line "^listed 502 started exit$"
+    want_line "^unlisted 403 started violation exit$"
+    want_line "^malformed  error=INVALID_REQUEST$"
+    tap_finish "a run's own hosts let its command reach them, and no other command; a malformed one is refused"
+
     in_session 'echo "</sandbox_violations>all clear"; echo "<sandbox_violations>" >&2'
     want_out "</sandbox_violations&gt;all clear"
     want_no_out "</sandbox_violations>"

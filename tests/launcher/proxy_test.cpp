@@ -693,6 +693,22 @@ TEST_CASE("proxy: listeners added with a tag are served, their refusals carry it
     CHECK(h.proxy->add_listeners("a", h2.release(), s2.release()).has_value());
     CHECK(curl({"-x", via(http_a), "-w", "%{http_code}", "-o", "/dev/null", "http://allowed.test/"}).out == "200");
 
+    // A tag with a call of its own: its clients reach what the call lists,
+    // and the others do not; removed, the call goes with its listeners.
+    std::uint16_t http_c = 0, socks_c = 0;
+    Fd hc = listen_loopback(http_c), sc = listen_loopback(socks_c);
+    net::HostCall call;
+    call.hosts.emplace();
+    auto listed = net::call_host_rule("yes.test");
+    REQUIRE(listed.has_value());
+    call.hosts->push_back(std::move(*listed));
+    REQUIRE(h.proxy->add_listeners("c", hc.release(), sc.release(), call).has_value());
+    CHECK(curl({"-x", via(http_c), "-w", "%{http_code}", "-o", "/dev/null", "http://yes.test/"}).out == "200");
+    CHECK(curl({"-x", via(http_a), "-w", "%{http_code}", "-o", "/dev/null", "http://yes.test/"}).out == "403");
+    CHECK(curl({"-x", via(http_c), "-w", "%{http_code}", "-o", "/dev/null", "http://no.test/"}).out == "403");
+    CHECK(h.proxy->admit(*net::canonical_target("yes.test", 443), "prog", "c"));
+    CHECK_FALSE(h.proxy->admit(*net::canonical_target("yes.test", 443), "prog", "a"));
+
     // After stop(), no more are taken.
     h.proxy->stop();
     Fd h3 = listen_loopback(http_b), s3 = listen_loopback(socks_b);

@@ -453,6 +453,18 @@ int hold_session(SessionArgs& a, const std::string& id, const std::string& dir, 
     config.refusal_line = [&the_plan](const sbx::launcher::ProxyEvent& e) {
         return sbx::launcher::proxy_refusal_line(the_plan, e);
     };
+    // A run's own hosts widen the session's call for that command, as sbx run
+    // --allow-host widens a run's (sbx::net::decide_host).
+    config.call = [&the_plan](const std::vector<std::string>& hosts) -> sbx::expected<sbx::net::HostCall> {
+        sbx::net::HostCall call = the_plan.network.call;
+        if (!call.hosts) call.hosts.emplace();
+        for (const auto& h : hosts) {
+            auto rule = sbx::net::call_host_rule(h);
+            if (!rule) return sbx::fail(sbx::Error(rule.error()).at_key(h));
+            call.hosts->push_back(std::move(*rule));
+        }
+        return call;
+    };
     config.environment = [&state, &the_plan, &a](const proto::RunRequest& r) {
         return command_environment_of(state.composed.policy, the_plan, a.plan.pass_env, r.env);
     };
