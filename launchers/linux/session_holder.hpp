@@ -7,8 +7,11 @@
 // (sbx/plan/session_protocol.hpp) from clients of this user outside the
 // sandbox, each run handed on to the fork server with its three descriptors
 // (base/session_wire.hpp), and each command's start and exit told back to the
-// client that asked for it. A peer of another user, or in another PID
-// namespace (a command of any sandbox), is refused before it is read.
+// client that asked for it, with the refusals each command's process group
+// makes (the proxy's on its listeners, the connect broker's). A port exposed
+// (`expose`) is a listener on the host's loopback whose clients are relayed
+// to connections the fork server makes inside. A peer of another user, or in
+// another PID namespace (a command of any sandbox), is refused before it is read.
 //
 // The session ends on a `stop`, the end of its owner process (where it has one), an
 // idle time with no command running, or the fork server's end: the holder
