@@ -871,7 +871,7 @@ int run_in_session(const RunArgs& a) {
     r.run.cwd = sbx::paths::normalize(cwd);
     // Its environment is this one's, as the session's policy makes it (a
     // variable set for this call reaches it, as under sbx run).
-    for (char** e = environ; *e != nullptr && r.run.env.size() < proto::kMaxEnv; ++e) {
+    for (char** e = environ; *e != nullptr; ++e) {
         const std::string_view kv(*e);
         const auto eq = kv.find('=');
         if (eq == 0 || eq == std::string_view::npos) continue;
@@ -879,6 +879,11 @@ int run_in_session(const RunArgs& a) {
         if (std::none_of(r.run.env.begin(), r.run.env.end(), [&](const auto& v) { return v.first == name; }))
             r.run.env.emplace_back(name, std::string(kv.substr(eq + 1)));
     }
+    if (r.run.env.size() > proto::kMaxEnv || proto::request_line(r).size() > proto::kMaxLine)
+        return failed("INVALID_ARGUMENT", "your environment (" + std::to_string(r.run.env.size()) +
+                                              " variables) is larger than a session's run takes (" +
+                                              std::to_string(proto::kMaxEnv) + " variables, " +
+                                              std::to_string(proto::kMaxLine / 1024) + " KiB in all); sbx run takes it");
     std::array<Relay, 3> relays;
     int passed[3] = {0, 1, 2};
     std::vector<Fd> theirs;
