@@ -465,6 +465,23 @@ s.sendall(b'{\"v\":1,\"op\":\"run\",\"id\":\"x\",\"argv\":[\"true\"],\"cwd\":\"/
     stop_session
     echo '{}' >"$proj/.claude/settings.json"
 
+    echo '{"answers": []}' >"$work/answers.json"
+    ((${#as[@]} == 0)) || chown "$who:" "$work/answers.json"
+    start_session --answers "$work/answers.json" --no-scan-stderr
+    in_session 'echo x >.git/config'
+    want_no_err "sandbox_violations"
+    sleep 0.05
+    echo '{"answers":  []}' >"$work/answers.json"
+    in_session 'echo ran'
+    want_status 125
+    want_err "STALE_SESSION"
+    want_err "$work/answers.json changed"
+    stop_session
+    as_case timeout 30 "$sbx" session start --scan-stderr
+    want_status 125
+    want_err "--no-scan-stderr turns it off"
+    tap_finish "--no-scan-stderr leaves the commands' blocks without file refusals, --scan-stderr is refused, and a changed --answers file makes the session stale"
+
     start_session
     holder=$(holder_of "$sid")
     in_session "$sleeper >/dev/null 2>&1 &"

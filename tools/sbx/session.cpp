@@ -391,9 +391,17 @@ int hold_session(SessionArgs& a, const std::string& id, const std::string& dir, 
     }
     std::vector<Source> sources;
     for (const auto& file : composed->sources) sources.push_back(Source{file, stamp_of(file), std::nullopt});
+    // The answers held for the session (--answers) are policy too.
+    if (!a.plan.answers.empty()) {
+        const std::string answers = absolute(a.plan.answers);
+        sources.push_back(Source{answers, stamp_of(answers), std::nullopt});
+    }
     const std::string program = server_program();
     a.plan.command = {program, std::string(sbx::linux_sandbox::kServeSessionFlag), std::to_string(theirs.get())};
     a.plan.pass_fds = {theirs.get()};
+    // The clients read their commands' standard error (against plan.json,
+    // written only for that); the launcher has none of its own to read.
+    const bool clients_scan = !a.plan.no_scan_stderr;
     a.plan.no_scan_stderr = true;
     a.plan.scan_stderr = false;
     auto plan = plan_for(*composed, a.plan);
@@ -415,7 +423,7 @@ int hold_session(SessionArgs& a, const std::string& id, const std::string& dir, 
     // Each command gets proxy listeners of its own, for its refusals.
     const bool proxied = plan->network.mode == sbx::NetworkMode::proxy;
     if (proxied) plan->argv.emplace_back(sbx::linux_sandbox::kServeSessionProxied);
-    {
+    if (clients_scan) {
         // What the clients read it for: not its environment, which may hold
         // what --env passed (a token), and is no file's to keep; only what
         // sbx set there itself (TMPDIR, the tool cache's), which the plan's
@@ -522,6 +530,13 @@ int hold_session(SessionArgs& a, const std::string& id, const std::string& dir, 
 }  // namespace
 
 int run_session_start(SessionArgs& a) {
+    // Its clients read their command's standard error where it is no terminal,
+    // as sbx run does by default; that reading can be turned off, not widened.
+    if (a.plan.scan_stderr) {
+        std::cerr << "sbx: USAGE: sbx session start --scan-stderr: a session's clients read their command's standard "
+                     "error where it is no terminal, and never a terminal (--no-scan-stderr turns it off)\n";
+        return kRunFailed;
+    }
     auto dir = sessions_directory(true);
     if (!dir) return say_failed(dir.error());
     std::array<unsigned char, kIdDigits / 2> bytes{};
