@@ -251,4 +251,28 @@ inline std::vector<Fd> receive_fds(int sock, std::size_t want) {
     return owned;
 }
 
+// A TCP listener on 127.0.0.1:`port` (0: any free one), close-on-exec, and
+// non-blocking with `nonblocking`, with `backlog`; the port it took in
+// `bound`. Not open, with errno, when it cannot be made.
+inline Fd listen_on_loopback(std::uint16_t port, std::uint16_t& bound, bool nonblocking = false, int backlog = 512) {
+    Fd fd(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | (nonblocking ? SOCK_NONBLOCK : 0), 0));
+    sockaddr_in in{};
+    in.sin_family = AF_INET;
+    in.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    in.sin_port = htons(port);
+    socklen_t len = sizeof in;
+    if (!fd.ok() || ::bind(fd.get(), reinterpret_cast<const sockaddr*>(&in), sizeof in) != 0 || ::listen(fd.get(), backlog) != 0 ||
+        ::getsockname(fd.get(), reinterpret_cast<sockaddr*>(&in), &len) != 0)
+        return Fd();
+    bound = ntohs(in.sin_port);
+    return fd;
+}
+
+// Closing the connected socket `fd` then resets the connection (RST), the
+// nearest a listener that accepted comes to "connection refused".
+inline void reset_on_close(int fd) {
+    const linger at_once{1, 0};
+    ::setsockopt(fd, SOL_SOCKET, SO_LINGER, &at_once, sizeof at_once);
+}
+
 }  // namespace sbx::launcher

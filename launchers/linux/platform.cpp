@@ -1218,7 +1218,16 @@ int wait_and_end(Run& run, const ProbeOptions& popt, std::uint64_t sandbox_start
     OutputRelayThreads relays;
     start_output_relays(run, relays);
     auto proxy = start_proxy(run, pid, trace);
-    if (proxy && run.hooks != nullptr && run.hooks->proxy) run.hooks->proxy(proxy.get());
+    if (proxy && run.hooks != nullptr) {
+        // A session's command's refusals (tagged by its listeners, or by its
+        // group for its own connections) go to the holder as the broker's do.
+        if (run.hooks->refused)
+            proxy->tap([&run](const ProxyEvent& e) {
+                if (e.tag.empty()) return;
+                if (const std::string line = proxy_refusal_line(run.plan, e); !line.empty()) run.hooks->refused(e.tag, line);
+            });
+        if (run.hooks->proxy) run.hooks->proxy(proxy.get());
+    }
     start_terminal(run);
     auto broker = start_connect_broker(run, pid, trace, proxy.get());
     set_grace(l.options().grace);  // a signal now goes to the command's group first
@@ -1231,7 +1240,10 @@ int wait_and_end(Run& run, const ProbeOptions& popt, std::uint64_t sandbox_start
     sandbox_ended();
     trace.step("sandbox", sandbox_start);
     const auto t = Trace::now();
-    if (proxy && run.hooks != nullptr && run.hooks->proxy) run.hooks->proxy(nullptr);
+    if (proxy && run.hooks != nullptr) {
+        if (run.hooks->proxy) run.hooks->proxy(nullptr);
+        proxy->tap({});
+    }
     if (proxy) proxy->stop();  // open questions are answered no
     if (broker) {
         broker->stop();

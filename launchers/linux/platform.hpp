@@ -90,9 +90,12 @@ public:
     struct SessionHooks {
         // The command's proxy once it serves, and nullptr before it stops.
         std::function<void(CommandProxy*)> proxy;
-        // Each refusal of the connect broker's whose caller's process group
-        // (in the sandbox's PID namespace, as a decimal tag) is known, as its
-        // line of the violations block: from the broker's threads.
+        // Each refusal of a session command's, as its line of the violations
+        // block, with its tag: the command's process group in the sandbox's
+        // PID namespace, in decimal (the proxy's on its listeners or for its
+        // own connections, the connect broker's where it knows the caller's
+        // group). From the proxy's and the broker's threads, the proxy's with
+        // its lock held: it may take no lock that waits for either.
         std::function<void(const std::string& tag, const std::string& line)> refused;
     };
     void session_hooks(SessionHooks hooks) { hooks_ = std::move(hooks); }

@@ -1,8 +1,6 @@
 #include "linux/session_holder.hpp"
 
-#include <arpa/inet.h>
 #include <fcntl.h>
-#include <netinet/in.h>
 #include <poll.h>
 #include <sys/ioctl.h>
 #include <signal.h>
@@ -135,8 +133,9 @@ struct SessionHolder::State {
     std::mutex mutex;
     std::string closing;  // under `mutex`
 
-    // The proxy (serve_proxy), and the refusals on its tagged listeners:
-    // (tag, line), queued by the proxy's threads, `tapped` made readable.
+    // The proxy (serve_proxy), and the refusals of the commands (refused()):
+    // (tag, line), queued by the proxy's and the broker's threads, `tapped`
+    // made readable.
     std::mutex proxy_mutex;
     launcher::CommandProxy* proxy = nullptr;  // under proxy_mutex
     std::mutex tap_mutex;
@@ -184,7 +183,6 @@ struct SessionHolder::State {
     void from_server();
     void to_proxy(const wire::Frame& f);
     void tell_refusals();
-    void tap(const launcher::ProxyEvent& e);
     void queue_refusal(const std::string& tag, std::string line);
     void expose(Client& c, const proto::Request& r);
     void accept_exposed(const Exposed& x);
@@ -462,11 +460,6 @@ void SessionHolder::State::to_proxy(const wire::Frame& f) {
                   << "; its connections through the proxy are refused\n";
 }
 
-void SessionHolder::State::tap(const launcher::ProxyEvent& e) {
-    // Called with the CommandProxy's lock held: takes no lock but tap_mutex.
-    if (!e.tag.empty() && config.refusal_line) queue_refusal(e.tag, config.refusal_line(e));
-}
-
 void SessionHolder::State::queue_refusal(const std::string& tag, std::string line) {
     if (line.empty()) return;
     {
@@ -504,40 +497,30 @@ void SessionHolder::State::tell_refusals() {
 // client, and to the stop's (on the launcher's standard error).
 void SessionHolder::State::expose(Client& c, const proto::Request& r) {
     const auto refuse = [&](std::string code, std::string message) { send_to(c, error_event(std::move(code), std::move(message))); };
+    const auto tell = [&](const Exposed& x) {
+        proto::Event e;
+        e.kind = proto::EventKind::exposed;
+        e.port = x.port;
+        e.listen = x.listen;
+        send_to(c, e);
+    };
     if (stopping || server_gone) return refuse("SESSION_ENDED", "the session is ending");
     const unsigned want = r.listen ? *r.listen : r.port;
     for (const auto& x : exposed) {
-        if (x.port == r.port && (want == 0 || want == x.listen)) {
-            proto::Event e;
-            e.kind = proto::EventKind::exposed;
-            e.port = x.port;
-            e.listen = x.listen;
-            return send_to(c, e);
-        }
+        if (x.port == r.port && (want == 0 || want == x.listen)) return tell(x);
         if (x.listen == want)
             return refuse("EXPOSE_FAILED", "127.0.0.1:" + std::to_string(want) + " leads to the session's port " +
                                                std::to_string(x.port) + " already");
     }
     if (exposed.size() >= kMaxExposed)
         return refuse("EXPOSE_FAILED", "a session exposes " + std::to_string(kMaxExposed) + " ports at most");
-    Fd fd(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
-    sockaddr_in in{};
-    in.sin_family = AF_INET;
-    in.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    in.sin_port = htons(static_cast<std::uint16_t>(want));
-    socklen_t len = sizeof in;
-    if (!fd.ok() || ::bind(fd.get(), reinterpret_cast<const sockaddr*>(&in), sizeof in) != 0 || ::listen(fd.get(), 128) != 0 ||
-        ::getsockname(fd.get(), reinterpret_cast<sockaddr*>(&in), &len) != 0)
-        return refuse("EXPOSE_FAILED", "127.0.0.1:" + std::to_string(want) + ": " + std::strerror(errno));
-    Exposed x{std::move(fd), r.port, ntohs(in.sin_port)};
+    std::uint16_t bound = 0;
+    Fd fd = sbx::launcher::listen_on_loopback(static_cast<std::uint16_t>(want), bound, true, 128);
+    if (!fd.ok()) return refuse("EXPOSE_FAILED", "127.0.0.1:" + std::to_string(want) + ": " + std::strerror(errno));
+    Exposed x{std::move(fd), r.port, bound};
     std::cerr << "sbx: the session's port " << x.port << " was exposed on 127.0.0.1:" << x.listen
               << " (sbx session expose), where any local program could reach it\n";
-    proto::Event e;
-    e.kind = proto::EventKind::exposed;
-    e.port = x.port;
-    e.listen = x.listen;
-    exposed.push_back(std::move(x));
-    send_to(c, e);
+    tell(exposed.emplace_back(std::move(x)));
 }
 
 // A client of an exposed port: the fork server is asked for a connection
@@ -567,21 +550,14 @@ void SessionHolder::State::relay_exposed(const wire::Frame& f) {
     if (it == waiting.end()) return;
     Fd outside = std::move(it->second);
     waiting.erase(it);
-    if (f.fds.size() != 1) {
-        const linger at_once{1, 0};
-        ::setsockopt(outside.get(), SOL_SOCKET, SO_LINGER, &at_once, sizeof at_once);
-        return;
-    }
+    if (f.fds.size() != 1) return sbx::launcher::reset_on_close(outside.get());
     Relaying& r = relays.emplace_back();
     r.outside = std::move(outside);
     r.inside = std::move(const_cast<Fd&>(f.fds[0]));
     try {
         r.thread = std::thread([&r] {
-            if (!relay_sockets(r.outside.get(), r.inside.get())) {
-                // Reset, as a closed port or a broken connection would be.
-                const linger at_once{1, 0};
-                ::setsockopt(r.outside.get(), SOL_SOCKET, SO_LINGER, &at_once, sizeof at_once);
-            }
+            // A broken relay resets the client, as a broken connection would.
+            if (!relay_sockets(r.outside.get(), r.inside.get())) sbx::launcher::reset_on_close(r.outside.get());
             std::lock_guard<std::mutex> lock(r.mutex);
             r.outside.reset();
             r.inside.reset();
@@ -707,11 +683,8 @@ void SessionHolder::finish(std::string closing) {
 }
 
 void SessionHolder::serve_proxy(launcher::CommandProxy* proxy) {
-    State& s = *state_;
-    std::lock_guard<std::mutex> lock(s.proxy_mutex);
-    if (s.proxy != nullptr) s.proxy->tap({});  // no call of the tap after this
-    s.proxy = proxy;
-    if (proxy != nullptr) proxy->tap([&s](const launcher::ProxyEvent& e) { s.tap(e); });
+    std::lock_guard<std::mutex> lock(state_->proxy_mutex);
+    state_->proxy = proxy;
 }
 
 void SessionHolder::refused(const std::string& tag, std::string line) { state_->queue_refusal(tag, std::move(line)); }

@@ -52,9 +52,6 @@ struct HolderConfig {
     std::function<sbx::expected<sbx::net::HostCall>(const std::vector<std::string>& hosts)> call;
     // Called once, on the holder's thread, when the fork server runs (the session is ready).
     std::function<void()> on_ready;
-    // A proxy refusal's line of the violations block; empty: none is told.
-    // Called from the proxy's threads, with its lock held: it may take no lock.
-    std::function<std::string(const launcher::ProxyEvent&)> refusal_line;
 };
 
 class SessionHolder {
@@ -76,14 +73,13 @@ public:
 
     // The session's proxy once it serves, or nullptr before it stops: the
     // listeners the fork server makes for each command go to it, tagged with
-    // the command, and each refusal on them goes to the command's client as a
-    // `violation` event (HolderConfig::refusal_line). Called from the
-    // launcher's thread.
+    // the command. Called from the launcher's thread.
     void serve_proxy(launcher::CommandProxy* proxy);
 
     // A refusal by the process group `tag` (a command's pid in the sandbox,
     // in decimal), as its line of the block: told to that command's client
-    // while it runs. From any thread.
+    // while it runs, as a `violation` event. From any thread; it takes no
+    // lock but its queue's.
     void refused(const std::string& tag, std::string line);
 
     struct State;  // session_holder.cpp

@@ -60,12 +60,8 @@ enum class Protocol { http, socks5, forward, direct };
 constexpr std::size_t kMaxDirect = 1024;
 
 // A client that names no host (a forward's, a direct one) reaches host:port
-// as a CONNECT there would, and is relayed; or is reset, the nearest a
-// listener that accepted comes to "connection refused".
-void reset(Fd& client) {
-    const linger at_once{1, 0};
-    ::setsockopt(client.get(), SOL_SOCKET, SO_LINGER, &at_once, sizeof at_once);
-}
+// as a CONNECT there would, and is relayed; or is reset (launcher::reset_on_close).
+void reset(Fd& client) { launcher::reset_on_close(client.get()); }
 
 void reach_or_reset(State& s, Fd& client, std::string_view host, std::uint16_t port, std::string_view protocol) {
     Reached r = reach(s, host, port, protocol);

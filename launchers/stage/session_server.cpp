@@ -77,21 +77,6 @@ void remove_tree_at(int parent, const char* name, int depth) {
     ::unlinkat(parent, name, AT_REMOVEDIR);
 }
 
-// A listening socket on 127.0.0.1, any free port, of the sandbox's loopback;
-// -1 when it cannot be made.
-Fd listen_on_loopback(int& port) {
-    Fd fd(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
-    sockaddr_in in{};
-    in.sin_family = AF_INET;
-    in.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t len = sizeof in;
-    if (!fd.ok() || ::bind(fd.get(), reinterpret_cast<const sockaddr*>(&in), sizeof in) != 0 || ::listen(fd.get(), 512) != 0 ||
-        ::getsockname(fd.get(), reinterpret_cast<sockaddr*>(&in), &len) != 0)
-        return Fd();
-    port = ntohs(in.sin_port);
-    return fd;
-}
-
 // A connection to `port` of the sandbox's loopback, 127.0.0.1 or else ::1 (a
 // server that listens on "localhost" may have taken either), for the holder
 // to relay a client of an exposed port to; -1 with errno. Its answer is
@@ -162,9 +147,9 @@ int make_own(bool proxied, std::vector<std::string> env, Own& out) {
         put_env(out.env, "TMPDIR", t);
     }
     if (proxied) {
-        int http = 0, socks = 0;
-        out.http = listen_on_loopback(http);
-        out.socks = listen_on_loopback(socks);
+        std::uint16_t http = 0, socks = 0;
+        out.http = sbx::launcher::listen_on_loopback(0, http);
+        out.socks = sbx::launcher::listen_on_loopback(0, socks);
         if (!out.http.ok() || !out.socks.ok()) return errno != 0 ? errno : EMFILE;
         const char* no_proxy = std::getenv("NO_PROXY");
         const bool direct = no_proxy != nullptr && no_proxy == sbx::net::kDirectLoopback;

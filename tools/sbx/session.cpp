@@ -458,9 +458,6 @@ int hold_session(SessionArgs& a, const std::string& id, const std::string& dir, 
     config.starter = std::move(owner);
     config.refuse = [&state](const proto::RunRequest& r) { return refuse_run(state, r); };
     const sbx::Plan& the_plan = *plan;
-    config.refusal_line = [&the_plan](const sbx::launcher::ProxyEvent& e) {
-        return sbx::launcher::proxy_refusal_line(the_plan, e);
-    };
     // A run's own hosts widen the session's call for that command, as sbx run
     // --allow-host widens a run's (sbx::net::decide_host).
     config.call = [&the_plan](const std::vector<std::string>& hosts) -> sbx::expected<sbx::net::HostCall> {
@@ -798,10 +795,15 @@ std::vector<std::string> file_refusals(const std::string& session, const std::st
     std::vector<std::string> out;
     auto dir = sessions_directory(false);
     if (lines.kept.empty() || !dir) return out;
-    const Fd in(::open(plan_path(*dir, session).c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW));
-    auto text = in.ok() ? sbx::read_all(in.get(), std::size_t{64} << 20, "the session's plan") : sbx::expected<std::string>();
-    auto plan = in.ok() && text ? sbx::parse_plan(*text, plan_path(*dir, session)) : sbx::expected<sbx::Plan>();
-    if (!in.ok() || !text || !plan) return out;  // the session has ended meanwhile: its own block has them
+    // Not there, or not readable: the session has ended meanwhile (its own block
+    // has them), or was started with --no-scan-stderr.
+    const std::string path = plan_path(*dir, session);
+    const Fd in(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW));
+    if (!in.ok()) return out;
+    auto text = sbx::read_all(in.get(), std::size_t{64} << 20, "the session's plan");
+    if (!text) return out;
+    auto plan = sbx::parse_plan(*text, path);
+    if (!plan) return out;
     sbx::StderrScanner scanner(plan->filesystem, cwd);
     for (const auto& l : lines.kept) scanner.feed(l + "\n");
     for (const auto& r : sbx::launcher::file_refusal_lines(*plan, scanner)) {
