@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <condition_variable>
 #include <cstdint>
 #include <cstring>
 #include <deque>
@@ -20,6 +21,7 @@
 #include <list>
 #include <map>
 #include <mutex>
+#include <set>
 #include <span>
 #include <string>
 #include <thread>
@@ -144,6 +146,23 @@ struct SessionHolder::State {
     std::map<std::string, std::string> tags;  // a command's pid (its listeners' tag) -> its id
     std::map<std::string, sbx::net::HostCall> calls;  // a running command's own call (its run's hosts), by id
 
+    // Questions (ask()): each waits on the proxy thread that asked until the
+    // holder's thread settles it, with its client's answer or with none.
+    struct Question {
+        std::uint64_t n = 0;
+        std::string tag, id;  // id: its command's, once put to that command's client
+        sbx::net::HostTarget target;
+        bool put = false, settled = false;
+        std::optional<launcher::Answer> answer;
+    };
+    std::mutex ask_mutex;
+    std::condition_variable settled_cv;
+    std::list<Question*> questions;                // open; under ask_mutex
+    std::map<std::string, bool> session_answers;   // "host port" -> allowed; under ask_mutex
+    std::uint64_t next_question = 1;               // under ask_mutex
+    bool questions_closed = false;                 // under ask_mutex
+    std::set<std::string> answering;               // ids of the running commands whose run asks
+
     // Exposed ports: each a listener on the host's loopback; each client
     // accepted waits (by its number) for the fork server's connection inside,
     // then is relayed to it on a thread of its own.
@@ -183,6 +202,10 @@ struct SessionHolder::State {
     void from_server();
     void to_proxy(const wire::Frame& f);
     void tell_refusals();
+    void put_questions();
+    void answer(Client& c, const proto::Request& r);
+    void settle_where(const std::function<bool(const Question&)>& which);
+    void close_questions();
     void queue_refusal(const std::string& tag, std::string line);
     void expose(Client& c, const proto::Request& r);
     void accept_exposed(const Exposed& x);
@@ -229,6 +252,7 @@ proto::Event error_event(std::string code, std::string message, std::string id =
 void SessionHolder::State::begin_stop() {
     if (stopping || server_gone) return;
     stopping = true;
+    close_questions();
     (void)wire::send_frame(server.get(), 'Q', {});
 }
 
@@ -253,6 +277,11 @@ void SessionHolder::State::drop(Client& c) {
             const std::string words[] = {id, std::to_string(SIGHUP)};
             (void)wire::send_frame(server.get(), 'K', words);
         }
+    // Its questions have no one to answer them.
+    settle_where([&](const Question& q) {
+        const auto run = running.find(q.id);
+        return q.put && run != running.end() && run->second == c.serial;
+    });
 }
 
 void SessionHolder::State::read_client(Client& c) {
@@ -324,6 +353,7 @@ void SessionHolder::State::handle(Client& c, std::string_view line) {
             begin_stop();
             return;
         case proto::Op::expose: expose(c, *r); return;
+        case proto::Op::answer: answer(c, *r); return;
         case proto::Op::status: {
             proto::Event e;
             e.kind = proto::EventKind::status;
@@ -378,6 +408,7 @@ void SessionHolder::State::run(Client& c, proto::Request& r) {
     if (!wire::send_frame(server.get(), wants_fds ? 'R' : 'T', words, numbers))
         return refuse("SESSION_ENDED", std::string("the session's server is gone: ") + std::strerror(errno));
     running[r.id] = c.serial;
+    if (r.run.asks) answering.insert(r.id);
     if (call) calls[r.id] = std::move(*call);
     if (!wants_fds && r.run.rows > 0 && r.run.cols > 0)
         sizes[r.id] = winsize{static_cast<unsigned short>(r.run.rows), static_cast<unsigned short>(r.run.cols), 0, 0};
@@ -389,6 +420,7 @@ void SessionHolder::State::from_server() {
     // without them: a command's listeners never served, its terminal not given.
     if (const auto got = wire::read_frame(server.get(), f); got != wire::ReadResult::frame && got != wire::ReadResult::truncated) {
         server_gone = true;
+        close_questions();
         for (const auto& [id, serial] : running) send(serial, error_event("SESSION_ENDED", "the session ended", id));
         running.clear();
         return;
@@ -424,6 +456,8 @@ void SessionHolder::State::from_server() {
     terminals.erase(id);
     sizes.erase(id);
     calls.erase(id);
+    answering.erase(id);
+    settle_where([&](const Question& q) { return q.put && q.id == id; });
     last_activity = Clock::now();
     const int n = std::atoi(f.words[1].c_str());
     if (f.kind == 'E') {
@@ -491,6 +525,73 @@ void SessionHolder::State::tell_refusals() {
         e.line = std::move(line);
         send(serial->second, e);
     }
+}
+
+// Settles the open questions `which` picks with no answer (refused), under ask_mutex.
+void SessionHolder::State::settle_where(const std::function<bool(const Question&)>& which) {
+    std::lock_guard<std::mutex> lock(ask_mutex);
+    for (Question* q : questions)
+        if (!q->settled && which(*q)) q->settled = true;
+    settled_cv.notify_all();
+}
+
+// No question is asked from now on, and those open are refused: the session ends.
+void SessionHolder::State::close_questions() {
+    {
+        std::lock_guard<std::mutex> lock(ask_mutex);
+        questions_closed = true;
+    }
+    settle_where([](const Question&) { return true; });
+}
+
+// The questions asked since, each to the client of the command whose group
+// asked, where that command runs and its run asks; the others refused.
+void SessionHolder::State::put_questions() {
+    std::lock_guard<std::mutex> lock(ask_mutex);
+    for (Question* q : questions) {
+        if (q->put || q->settled) continue;
+        const auto id = tags.find(q->tag);
+        const auto run = id == tags.end() ? running.end() : running.find(id->second);
+        Client* client = nullptr;
+        if (run != running.end() && answering.contains(run->first))
+            for (auto& c : clients)
+                if (c.serial == run->second && !c.gone) client = &c;
+        if (client != nullptr) {
+            proto::Event e;
+            e.kind = proto::EventKind::ask;
+            e.id = run->first;
+            e.ask = q->n;
+            e.host = q->target.host;
+            e.port = q->target.port;
+            send_to(*client, e);
+        }
+        if (client == nullptr || client->gone) {
+            q->settled = true;
+            continue;
+        }
+        q->put = true;
+        q->id = run->first;
+    }
+    settled_cv.notify_all();
+}
+
+// A client's answer to a question put to it about one of its own commands.
+void SessionHolder::State::answer(Client& c, const proto::Request& r) {
+    std::lock_guard<std::mutex> lock(ask_mutex);
+    const auto run = running.find(r.id);
+    const auto q = std::find_if(questions.begin(), questions.end(), [&](const Question* x) {
+        return x->put && !x->settled && x->n == r.ask && x->id == r.id;
+    });
+    if (q == questions.end() || run == running.end() || run->second != c.serial) {
+        send_to(c, error_event("NO_SUCH_QUESTION",
+                               "no question " + std::to_string(r.ask) + " about command " + r.id + " is open", r.id));
+        return;
+    }
+    const launcher::Answer a{r.allow, r.for_session ? launcher::AnswerScope::session : launcher::AnswerScope::command};
+    if (r.for_session) session_answers[(*q)->target.host + " " + std::to_string((*q)->target.port)] = r.allow;
+    (*q)->answer = a;
+    (*q)->settled = true;
+    settled_cv.notify_all();
 }
 
 // A listener on the host's loopback for `port` of the session's; told to the
@@ -629,13 +730,16 @@ void SessionHolder::State::loop() {
                 std::lock_guard<std::mutex> lock(mutex);
                 text = closing;
             }
+            close_questions();
             close_all(text);
             end_relays();
             return;
         }
-        // Refusals before the exits read with them: a command's come before its end.
+        // Refusals before the exits read with them: a command's come before its end;
+        // questions after its start.
         if (pfds[4].revents != 0) tell_refusals();
         if (pfds[2].revents != 0) from_server();
+        if (pfds[4].revents != 0) put_questions();
         if (pfds[3].revents != 0) {
             config.starter.reset();
             begin_stop();
@@ -683,8 +787,33 @@ void SessionHolder::finish(std::string closing) {
 }
 
 void SessionHolder::serve_proxy(launcher::CommandProxy* proxy) {
-    std::lock_guard<std::mutex> lock(state_->proxy_mutex);
-    state_->proxy = proxy;
+    {
+        std::lock_guard<std::mutex> lock(state_->proxy_mutex);
+        state_->proxy = proxy;
+    }
+    if (proxy == nullptr) state_->close_questions();  // the proxy waits for them as it stops
+}
+
+std::optional<launcher::Answer> SessionHolder::ask(const sbx::net::HostTarget& t, const std::string& tag) {
+    State& s = *state_;
+    State::Question q;
+    q.tag = tag;
+    q.target = t;
+    {
+        std::unique_lock<std::mutex> lock(s.ask_mutex);
+        if (const auto it = s.session_answers.find(t.host + " " + std::to_string(t.port)); it != s.session_answers.end())
+            return launcher::Answer{it->second, launcher::AnswerScope::session};
+        if (s.questions_closed || tag.empty()) return std::nullopt;
+        q.n = s.next_question++;
+        s.questions.push_back(&q);
+    }
+    // The holder's thread puts it to its client (put_questions).
+    const std::uint64_t one = 1;
+    (void)::write(s.tapped.get(), &one, sizeof one);
+    std::unique_lock<std::mutex> lock(s.ask_mutex);
+    s.settled_cv.wait(lock, [&] { return q.settled; });
+    s.questions.remove(&q);
+    return q.answer;
 }
 
 void SessionHolder::refused(const std::string& tag, std::string line) { state_->queue_refusal(tag, std::move(line)); }

@@ -8,7 +8,9 @@
 // sandbox, each run handed on to the fork server with its three descriptors
 // (base/session_wire.hpp), and each command's start and exit told back to the
 // client that asked for it, with the refusals each command's process group
-// makes (the proxy's on its listeners, the connect broker's). A port exposed
+// makes (the proxy's on its listeners, the connect broker's), and the
+// questions about hosts its process group asks where its run asked to be asked
+// (`asks`). A port exposed
 // (`expose`) is a listener on the host's loopback whose clients are relayed
 // to connections the fork server makes inside. A peer of another user, or in
 // another PID namespace (a command of any sandbox), is refused before it is read.
@@ -81,6 +83,16 @@ public:
     // while it runs, as a `violation` event. From any thread; it takes no
     // lock but its queue's.
     void refused(const std::string& tag, std::string line);
+
+    // A question about `t` by the process group `tag` (a command's pid in the
+    // sandbox), from a proxy thread (Answering::asker), which waits here for
+    // its answer: put to the client of that command as an `ask` event, where
+    // its run asked to be asked, and answered by that client's `answer`. An
+    // answer "for the session" stands for every later command, which is
+    // answered from it with no question. nullopt (refused) where no one
+    // answers: the tag is no running command's, its run did not ask, its
+    // client went, it ended first, or the proxy stops (serve_proxy(nullptr)).
+    std::optional<launcher::Answer> ask(const sbx::net::HostTarget& t, const std::string& tag);
 
     struct State;  // session_holder.cpp
 

@@ -334,6 +334,16 @@ void Proxy::stop() {
     s.tagged_event.close();
 }
 
+namespace {
+
+// The answers given for `tag`'s clients, forgotten (a question open goes on).
+void forget_answers(State& s, const std::string& tag) {
+    std::lock_guard lock(s.ask_mutex);
+    s.answers.erase(tag);
+}
+
+}  // namespace
+
 sbx::expected<void> Proxy::add_listeners(std::string tag, int http_listener, int socks_listener,
                                          std::optional<sbx::net::HostCall> call) {
     State& s = *state_;
@@ -357,6 +367,7 @@ sbx::expected<void> Proxy::add_listeners(std::string tag, int http_listener, int
             if (call->hosts && names_an_address(*call->hosts)) s.names_lead_to_addresses = true;
             s.calls[tag] = std::move(*call);
         }
+        forget_answers(s, tag);  // a command's pid, taken again: not the earlier command's
         s.tagged.push_back(State::Tagged{std::move(tag), std::move(http), std::move(socks), false});
     }
     s.tagged_event.notify();  // under stop_mutex: stop() closes the event
@@ -373,6 +384,7 @@ void Proxy::remove_listeners(const std::string& tag) {
             if (t.tag == tag) t.gone = true;
         s.calls.erase(tag);
     }
+    forget_answers(s, tag);
     s.tagged_event.notify();  // under stop_mutex: stop() closes the event
 }
 

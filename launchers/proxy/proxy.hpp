@@ -80,11 +80,13 @@ struct ProxyOptions {
     std::vector<sbx::net::Address> own_addresses;  // this machine's addresses, for decide_host
 
     // Asked when decide_host says "ask"; returns whether to allow. Unset: refused.
-    // Called by one proxy thread at a time, at most once per host:port for the
-    // life of the Proxy: its answer, yes or no, stands for the rest of the command.
+    // `tag`: the asking client's (add_listeners, admit; empty for start()'s
+    // listeners). Called by one proxy thread at a time for each tag, at most
+    // once per host:port and tag: its answer, yes or no, stands for the rest
+    // of the command, until remove_listeners() or add_listeners() of that tag.
     // stop() waits for a call in progress, so it must return when the launcher
     // stops (its control channel closed, say).
-    std::function<bool(const sbx::net::HostTarget&)> ask;
+    std::function<bool(const sbx::net::HostTarget&, const std::string& tag)> ask;
     // Each refusal. Called from proxy threads, possibly at once: must be thread-safe.
     std::function<void(const ProxyEvent&)> on_refusal;
 

@@ -41,27 +41,30 @@ void report(const State& s, const net::HostTarget& t, std::string_view protocol,
     }
 }
 
-// The answer to `t`'s question: the cached one, or ask's, asked by one thread at a time.
+// The answer to `t`'s question for the calling thread's tag: the cached one,
+// or ask's, asked by one thread of that tag at a time.
 bool ask_once(State& s, const net::HostTarget& t) {
     const std::string key = display(t);
+    const std::string& tag = serving_tag();
     std::unique_lock lock(s.ask_mutex);
     for (;;) {
-        if (const auto it = s.answers.find(key); it != s.answers.end()) return it->second;
+        if (const auto of = s.answers.find(tag); of != s.answers.end())
+            if (const auto it = of->second.find(key); it != of->second.end()) return it->second;
         if (s.stopping) return false;
-        if (!s.asking) break;
+        if (!s.asking.contains(tag)) break;
         s.ask_cv.wait(lock);
     }
-    s.asking = true;
+    s.asking.insert(tag);
     lock.unlock();
     bool yes = false;
     try {
-        yes = s.options.ask(t);
+        yes = s.options.ask(t, tag);
     } catch (...) {
         yes = false;
     }
     lock.lock();
-    s.asking = false;
-    s.answers[key] = yes;
+    s.asking.erase(tag);
+    s.answers[tag][key] = yes;
     s.ask_cv.notify_all();
     return yes;
 }

@@ -16,6 +16,7 @@
 #include <map>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -68,11 +69,13 @@ struct Proxy::State {
     std::thread acceptor;
     std::list<Connection> connections;  // the acceptor's; stop()'s once the acceptor has ended
 
-    // Questions: one at a time, each host:port once.
+    // Questions: one at a time for each tag (a session's commands are asked
+    // each on its own client), each host:port once for each tag, forgotten
+    // with the tag's listeners (a command's pid is taken again later).
     std::mutex ask_mutex;
     std::condition_variable ask_cv;
-    bool asking = false;
-    std::map<std::string, bool> answers;
+    std::set<std::string> asking;                // tags with a question open
+    std::map<std::string, std::map<std::string, bool>> answers;  // tag -> host:port -> allowed
 
     std::mutex stop_mutex;
     bool stopped = false;

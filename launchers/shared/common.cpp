@@ -142,7 +142,7 @@ std::string answered_text(const Answer& a, const AnswerOffers& offers) {
 }  // namespace
 
 std::optional<Answer> ask_on_terminal(const sbx::net::HostTarget& t, const StopSandbox& stop, int questions_end,
-                                      const AnswerOffers& offers) {
+                                      const AnswerOffers& offers, const std::function<bool()>& ended) {
     const Fd tty_fd(::open("/dev/tty", O_RDWR | O_CLOEXEC | O_NOCTTY));
     if (!tty_fd.ok()) return std::nullopt;
     const int tty = tty_fd.get();
@@ -183,7 +183,11 @@ std::optional<Answer> ask_on_terminal(const sbx::net::HostTarget& t, const StopS
     say(reset + question_text(where, shown));
     pollfd fds[2] = {{tty, POLLIN, 0}, {questions_end, POLLIN, 0}};
     int ready;
-    while ((ready = ::poll(fds, questions_end >= 0 ? 2 : 1, -1)) < 0 && errno == EINTR) {
+    for (;;) {
+        while ((ready = ::poll(fds, questions_end >= 0 ? 2 : 1, -1)) < 0 && errno == EINTR) {
+        }
+        // Something came on questions_end: the end, unless `ended` says it is not.
+        if (ready <= 0 || fds[0].revents != 0 || !ended || (fds[1].revents & ~POLLIN) != 0 || ended()) break;
     }
     char answer[16] = {};
     ssize_t n = 0;
@@ -356,16 +360,21 @@ sbx::expected<std::unique_ptr<CommandProxy>> CommandProxy::start(const sbx::Plan
         me->refused_.push_back(e);
         if (me->tap_) me->tap_(e);
     };
-    if (self->questions_.open()) {
+    if (answering.asker) {
+        po.ask = [&report, asker = std::move(answering.asker), told = answering.on_answer](const sbx::net::HostTarget& t,
+                                                                                           const std::string& tag) {
+            return settle(asker(t, tag), t, "client", report, told);
+        };
+    } else if (self->questions_.open()) {
         // Without the pipe, no question: it could outlive the command.
         if (answering.control_fd >= 0) {
             self->caller_ = std::make_unique<CallerQuestions>(answering.control_fd, report, answering.program);
-            po.ask = [me, &report, told = answering.on_answer](const sbx::net::HostTarget& t) {
+            po.ask = [me, &report, told = answering.on_answer](const sbx::net::HostTarget& t, const std::string&) {
                 return settle(me->caller_->ask(t, me->questions_.read.get()), t, "caller", report, told);
             };
         } else {
             po.ask = [me, &report, stop = std::move(stop), offers = answering.offers,
-                      told = answering.on_answer](const sbx::net::HostTarget& t) {
+                      told = answering.on_answer](const sbx::net::HostTarget& t, const std::string&) {
                 return settle(ask_on_terminal(t, stop, me->questions_.read.get(), offers), t, "terminal", report, told);
             };
         }

@@ -272,10 +272,12 @@ sbx::expected<void> check_pass_fds(const sbx::Plan& plan, std::initializer_list<
 // end of the command).
 // With `offers`, the question offers those answers too ([s] this session, [a]
 // always) and says where each is kept; without, it reads as it always has.
+// With `ended`, what becomes readable on `questions_end` ends the question
+// only where ended() says so (it takes what came, so that poll waits again).
 // nullopt: no one answered (no terminal, the sandbox not stopped, the command
 // or the terminal ended first), which refuses the host as a no does.
 std::optional<Answer> ask_on_terminal(const sbx::net::HostTarget& t, const StopSandbox& stop, int questions_end,
-                                      const AnswerOffers& offers = {});
+                                      const AnswerOffers& offers = {}, const std::function<bool()>& ended = {});
 
 // What ask_on_terminal writes before its question (see there).
 inline constexpr std::string_view kTerminalReset =
@@ -318,6 +320,10 @@ struct Answering {
     AnswerOffers offers;       // what the terminal's question offers besides this command
     // Told each answer, from a proxy thread, after the report is.
     std::function<void(const sbx::net::HostTarget&, const Answer&)> on_answer;
+    // Where set (a session's holder), every question goes to it, from a proxy
+    // thread, with the tag of the client that asks (a session command's pid):
+    // the answer, or nullopt where no one answered (refused).
+    std::function<std::optional<Answer>(const sbx::net::HostTarget&, const std::string& tag)> asker;
 };
 
 // The launcher's proxy for one command: started on its two listening sockets

@@ -49,6 +49,8 @@ struct Options {
     // each answer (Answering).
     AnswerOffers offers;
     std::function<void(const sbx::net::HostTarget&, const Answer&)> on_answer;
+    // Set by a session's holder: who answers the questions (Answering::asker).
+    std::function<std::optional<Answer>(const sbx::net::HostTarget&, const std::string& tag)> asker;
 };
 
 class Launcher;
@@ -119,7 +121,7 @@ public:
         options_.on_answer = std::move(told);
     }
     Answering answering() const {
-        return Answering{options_.control_fd, program(), options_.offers, options_.on_answer};
+        return Answering{options_.control_fd, program(), options_.offers, options_.on_answer, options_.asker};
     }
 
     // Failed before the command: runs --again-fd's program instead when the plan

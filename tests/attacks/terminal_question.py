@@ -73,8 +73,12 @@ def main():
         at = seen.find(question)
         if at < 0:
             return -1
-        end = seen.find(b"[y/N] ", at)
-        return -1 if end < 0 else end + len(b"[y/N] ")
+        # The question ends in "[y/N] ", or in "not at all? " where it offers more.
+        for ending in (b"[y/N] ", b"not at all? "):
+            end = seen.find(ending, at)
+            if end >= 0:
+                return end + len(ending)
+        return -1
 
     try:
         read_for(30, lambda: question_end() >= 0)

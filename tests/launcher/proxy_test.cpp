@@ -20,6 +20,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <cstring>
 #include <functional>
 #include <map>
@@ -717,6 +718,65 @@ TEST_CASE("proxy: listeners added with a tag are served, their refusals carry it
     CHECK(::fcntl(h3_fd, F_GETFD) < 0);
 }
 
+TEST_CASE("proxy: questions are asked with their tag, one tag's open question holds up no other, and answers go with the tag") {
+    Harness h;
+    px::ProxyOptions o = allowing({});
+    o.rules.on_unknown = net::UnknownHost::ask;
+    std::mutex mutex;
+    std::condition_variable cv;
+    bool release_a = false;
+    std::vector<std::string> asked;  // "tag host"
+    o.ask = [&](const net::HostTarget& t, const std::string& tag) {
+        std::unique_lock lock(mutex);
+        asked.push_back(tag + " " + t.host);
+        cv.notify_all();
+        // Tag a's question stays open until the test lets it go.
+        if (tag == "a") cv.wait(lock, [&] { return release_a; });
+        return t.host != "no.test";
+    };
+    h.start(std::move(o));
+    std::uint16_t http_a = 0, socks_a = 0, http_b = 0, socks_b = 0;
+    Fd ha = listen_loopback(http_a), sa = listen_loopback(socks_a), hb = listen_loopback(http_b), sb = listen_loopback(socks_b);
+    REQUIRE(h.proxy->add_listeners("a", ha.release(), sa.release()).has_value());
+    REQUIRE(h.proxy->add_listeners("b", hb.release(), sb.release()).has_value());
+    const auto code = [](std::uint16_t port, const std::string& url) {
+        return curl({"-x", "http://127.0.0.1:" + std::to_string(port), "-w", "%{http_code}", "-o", "/dev/null", url}).out;
+    };
+
+    std::string a_code;
+    std::thread a([&] { a_code = code(http_a, "http://yes.test/"); });
+    {
+        std::unique_lock lock(mutex);
+        REQUIRE(cv.wait_for(lock, 10s, [&] { return !asked.empty(); }));
+    }
+    // a's question is open: b is asked all the same, and answered.
+    CHECK(code(http_b, "http://yes.test/") == "200");
+    CHECK(code(http_b, "http://no.test/") == "403");
+    {
+        std::lock_guard lock(mutex);
+        release_a = true;
+        cv.notify_all();
+    }
+    a.join();
+    CHECK(a_code == "200");
+    // Each tag's answers stand for it: not asked again.
+    CHECK(code(http_a, "http://yes.test/") == "200");
+    CHECK(code(http_b, "http://yes.test/") == "200");
+    CHECK(h.proxy->admit(*net::canonical_target("yes.test", 80), "prog", "b"));
+    {
+        std::lock_guard lock(mutex);
+        CHECK(asked == std::vector<std::string>{"a yes.test", "b yes.test", "b no.test"});
+    }
+    // Removed and given again (a pid taken by a later command), the tag is asked afresh.
+    h.proxy->remove_listeners("b");
+    std::uint16_t http_b2 = 0, socks_b2 = 0;
+    Fd hb2 = listen_loopback(http_b2), sb2 = listen_loopback(socks_b2);
+    REQUIRE(h.proxy->add_listeners("b", hb2.release(), sb2.release()).has_value());
+    CHECK(code(http_b2, "http://no.test/") == "403");
+    std::lock_guard lock(mutex);
+    CHECK(asked == std::vector<std::string>{"a yes.test", "b yes.test", "b no.test", "b no.test"});
+}
+
 TEST_CASE("proxy: a name resolving to loopback is refused; the address itself, allowed, is reached") {
     Harness h;
     const std::string web = std::to_string(h.web.port());
@@ -791,7 +851,7 @@ TEST_CASE("proxy: ask is called once per host and port, and its answer stands") 
     o.rules.on_unknown = net::UnknownHost::ask;
     std::mutex mutex;
     std::map<std::string, int> asked;
-    o.ask = [&](const net::HostTarget& t) {
+    o.ask = [&](const net::HostTarget& t, const std::string&) {
         {
             std::lock_guard lock(mutex);
             ++asked[t.host + ":" + std::to_string(t.port)];
@@ -1266,7 +1326,7 @@ TEST_CASE("proxy: decide, then ask, then resolve: nothing refused is ever looked
     o.call.hosts.emplace();  // the call lists hosts: others are refused without asking
     o.call.hosts->push_back(rule("yes.test", "the call's hosts"));
     int asked = 0;
-    o.ask = [&](const net::HostTarget&) {
+    o.ask = [&](const net::HostTarget&, const std::string&) {
         ++asked;
         return true;
     };
@@ -1287,7 +1347,7 @@ TEST_CASE("proxy: decide, then ask, then resolve: nothing refused is ever looked
     Harness asking;
     px::ProxyOptions q = allowing({});
     q.rules.on_unknown = net::UnknownHost::ask;
-    q.ask = [](const net::HostTarget&) { return false; };
+    q.ask = [](const net::HostTarget&, const std::string&) { return false; };
     asking.start(std::move(q));
     CHECK(status_of(asking.http_exchange("GET http://yes.test/ HTTP/1.1\r\n\r\n")) == 403);
     CHECK(asking.resolves("yes.test") == 0);
@@ -1317,7 +1377,7 @@ TEST_CASE("proxy: with a secret, an HTTP client without it is answered 407, and 
     o.secret = std::string(kSecret);
     o.rules.on_unknown = net::UnknownHost::ask;
     int asked = 0;
-    o.ask = [&](const net::HostTarget&) {
+    o.ask = [&](const net::HostTarget&, const std::string&) {
         ++asked;
         return true;
     };

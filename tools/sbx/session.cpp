@@ -153,22 +153,36 @@ public:
             }
             if (buf_.size() >= proto::kMaxLine)
                 return sbx::fail(sbx::Errc::invalid_argument, "the session sent a line too long");
-            char chunk[4096];
-            iovec iov{chunk, sizeof chunk};
-            alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))]{};
-            msghdr msg{};
-            msg.msg_iov = &iov;
-            msg.msg_iovlen = 1;
-            msg.msg_control = control;
-            msg.msg_controllen = sizeof control;
-            const ssize_t n = ::recvmsg(fd_, &msg, MSG_CMSG_CLOEXEC);
+            const ssize_t n = receive(0);
             if (n < 0 && errno == EINTR) continue;
             if (n <= 0) return std::optional<proto::Event>();
-            for (Fd& fd : sbx::launcher::rights_of(msg)) fds_.push_back(std::move(fd));
-            buf_.append(chunk, static_cast<std::size_t>(n));
         }
     }
     bool buffered() const { return buf_.find('\n') != std::string::npos; }
+    // Takes what came without waiting; false at the end of the stream.
+    bool take_waiting() {
+        for (;;) {
+            if (buf_.size() >= proto::kMaxLine) return true;  // next() says what is wrong
+            const ssize_t n = receive(MSG_DONTWAIT);
+            if (n > 0) continue;
+            return n < 0 && (errno == EAGAIN || errno == EINTR);
+        }
+    }
+    // Whether a line taken and not yet read ends command `id`: its exit, or an
+    // error for it or for the session (not an answer that came too late).
+    bool ends_buffered(std::string_view id) const {
+        std::size_t at = 0;
+        for (std::size_t nl; (nl = buf_.find('\n', at)) != std::string::npos; at = nl + 1) {
+            const auto e = proto::parse_event(std::string_view(buf_).substr(at, nl - at));
+            if (!e) return true;  // next() fails on it
+            if ((e->kind == proto::EventKind::exit && e->id == id) ||
+                (e->kind == proto::EventKind::error && e->code != kLateAnswer && (e->id.empty() || e->id == id)))
+                return true;
+        }
+        return false;
+    }
+    // The code of the error event that answers an answer to a question no longer open.
+    static constexpr std::string_view kLateAnswer = "NO_SUCH_QUESTION";
     // A descriptor that came with the lines read (a terminal's master, with
     // its `started`); none: not open.
     Fd take_fd() {
@@ -179,6 +193,23 @@ public:
     }
 
 private:
+    // One recvmsg() into the buffer, and the descriptors that came with it.
+    ssize_t receive(int flags) {
+        char chunk[4096];
+        iovec iov{chunk, sizeof chunk};
+        alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))]{};
+        msghdr msg{};
+        msg.msg_iov = &iov;
+        msg.msg_iovlen = 1;
+        msg.msg_control = control;
+        msg.msg_controllen = sizeof control;
+        const ssize_t n = ::recvmsg(fd_, &msg, MSG_CMSG_CLOEXEC | flags);
+        if (n <= 0) return n;
+        for (Fd& fd : sbx::launcher::rights_of(msg)) fds_.push_back(std::move(fd));
+        buf_.append(chunk, static_cast<std::size_t>(n));
+        return n;
+    }
+
     int fd_;
     std::string buf_;
     std::vector<Fd> fds_;
@@ -500,6 +531,8 @@ int hold_session(SessionArgs& a, const std::string& id, const std::string& dir, 
     o.print_violations = true;
     o.pty = sbx::launcher::PtyMode::never;
     o.grace = a.grace;
+    // Questions about hosts go to the client of the command that asks.
+    o.asker = [&holder](const sbx::net::HostTarget& t, const std::string& tag) { return (*holder)->ask(t, tag); };
     sbx::launcher::Launcher launcher(platform, std::move(o));
     int status = kRunFailed;
     try {
@@ -872,6 +905,30 @@ void keep_relaying(std::array<Relay, 3>& relays) {
     std::_Exit(0);
 }
 
+// A question about a host (an `ask` event), asked on the caller's terminal as
+// sbx run asks its own (ask_on_terminal), and its answer sent back: no answer
+// (no terminal, the command or the session ended first) is a deny. The command
+// is not stopped meanwhile, and needs not be: it never holds the caller's
+// terminal (its streams are this process's pipes, or a terminal of its own that
+// this process relays), and this process relays nothing while the question is
+// open, so nothing it does repaints the question or reads the answer.
+void answer_question(int control, EventReader& events, const std::string& id, const proto::Event& ev) {
+    std::optional<sbx::launcher::Answer> a;
+    if (auto t = sbx::net::canonical_target(ev.host, static_cast<std::uint16_t>(ev.port)); t && ev.port > 0) {
+        sbx::launcher::AnswerOffers offers;
+        offers.session = "the session, until it ends";
+        a = sbx::launcher::ask_on_terminal(*t, {}, control, offers,
+                                           [&] { return !events.take_waiting() || events.ends_buffered(id); });
+    }
+    proto::Request r;
+    r.op = proto::Op::answer;
+    r.id = id;
+    r.ask = ev.ask;
+    r.allow = a && a->allow;
+    r.for_session = a && a->scope == sbx::launcher::AnswerScope::session;
+    (void)send_line(control, proto::request_line(r));
+}
+
 }  // namespace
 
 // Over 80 lines: the client's one poll loop (the session's events, the
@@ -901,6 +958,8 @@ int run_in_session(const RunArgs& a) {
                                               " variables) is larger than a session's run takes (" +
                                               std::to_string(proto::kMaxEnv) + " variables, " +
                                               std::to_string(proto::kMaxLine / 1024) + " KiB in all); sbx run takes it");
+    // Asked about hosts no rule decides where it can ask: on the caller's terminal.
+    r.run.asks = Fd(::open("/dev/tty", O_RDWR | O_CLOEXEC | O_NOCTTY)).ok();
     std::array<Relay, 3> relays;
     int passed[3] = {0, 1, 2};
     std::vector<Fd> theirs;
@@ -991,6 +1050,8 @@ int run_in_session(const RunArgs& a) {
         if (!*e) return failed("SESSION_ENDED", "the session ended before the command did");
         const proto::Event& ev = **e;
         if (ev.kind == proto::EventKind::violation) violations.push_back(ev.line);
+        if (ev.kind == proto::EventKind::ask) answer_question(fd->get(), events, r.id, ev);
+        if (ev.kind == proto::EventKind::error && ev.code == EventReader::kLateAnswer) continue;
         if (ev.kind == proto::EventKind::started && terminal && !relay) {
             Fd master = events.take_fd();
             if (!master.ok()) return failed("UNAVAILABLE", "the session sent no terminal with the command's start");

@@ -1,8 +1,8 @@
 // sbx/plan/session_protocol.hpp - the messages of a session's control socket (docs/sessions.md).
 //
-// A session is one sandbox that runs many commands (issue 37; not built yet:
-// this header is its protocol, written first so that the holder, `sbx run
-// --session` and hosts in other languages are held to one text). A host
+// A session is one sandbox that runs many commands (issue 37). This header is
+// its protocol, so that the holder, `sbx run --session` and hosts in other
+// languages are held to one text. A host
 // speaks JSON lines on the session's Unix stream socket: each request is one
 // line of one JSON object, at most kMaxLine bytes with its newline, and the
 // descriptors a `run` hands over (the command's standard input, output and
@@ -12,6 +12,10 @@
 // of range, a missing key or a second one is refused with the key named and,
 // for a line that is no JSON, the byte where it goes wrong. A refused request
 // changes nothing; its answer is an `error` event (kProtocolErrorCode).
+// A run with "asks": true is asked, by `ask` events, about the hosts no rule
+// decides for it; the client answers each with an `answer` request naming the
+// question's number, "for" the command or the rest of the session. A run
+// without it is never asked: such a host is refused.
 // Pure: parse_request() and request_line() for both sides, event_line() and
 // parse_event() likewise; the sockets are the holder's and the client's.
 #pragma once
@@ -48,6 +52,7 @@ enum class Op {
     stop,    // end the session: every command, the checks after, nothing left
     status,  // what the session is and runs
     expose,  // a port of the session's loopback, reached from the host's loopback
+    answer,  // the answer to a question (an `ask` event) about one of the client's commands
 };
 
 // The signals a host may send to a command (signal names without SIG).
@@ -66,6 +71,7 @@ struct RunRequest {
     unsigned rows = 0, cols = 0;     // the terminal's size (Stdio::terminal), 0: the session's default
     std::vector<std::string> hosts;  // the hosts this call lists (sbx run --allow-host), for this command only
     bool violations = true;          // a <sandbox_violations> block on the command's standard error
+    bool asks = false;               // the client answers questions about hosts (`ask` events) for it
     friend bool operator==(const RunRequest&, const RunRequest&) = default;
 };
 
@@ -77,6 +83,9 @@ struct Request {
     unsigned rows = 0, cols = 0;   // Op::resize
     unsigned port = 0;             // Op::expose: the session's port, 1-65535
     std::optional<unsigned> listen;  // Op::expose: the host's port, 0-65535 (0: any free one); unset: `port`
+    std::uint64_t ask = 0;           // Op::answer: the question's number, from its `ask` event
+    bool allow = false;              // Op::answer: "allow" or "deny"
+    bool for_session = false;        // Op::answer: "for": "session" (else "command", the default)
     friend bool operator==(const Request&, const Request&) = default;
 };
 
@@ -98,6 +107,7 @@ enum class EventKind {
     error,      // a request refused, or a command that could not start: code and message (id when it had one)
     status,     // the answer to Op::status: the session's root and how many commands run
     exposed,    // the answer to Op::expose: the session's port and the host's that leads to it
+    ask,        // a question about a host no rule decides, to the client of the command that would reach it
 };
 
 struct Event {
@@ -109,7 +119,9 @@ struct Event {
     std::string line;           // violation: the block's line
     std::string root;           // status
     std::size_t commands = 0;   // status: commands running
-    unsigned port = 0, listen = 0;  // exposed: the session's port, and the host's
+    unsigned port = 0, listen = 0;  // exposed: the session's port, and the host's; ask: the port asked about
+    std::uint64_t ask = 0;          // ask: the question's number, which its answer names
+    std::string host;               // ask: the host, as the proxy read it (a name or an address, no brackets)
     friend bool operator==(const Event&, const Event&) = default;
 };
 
@@ -148,6 +160,7 @@ SBX_INLINE std::string_view op_name(Op op) {
         case Op::stop: return "stop";
         case Op::status: return "status";
         case Op::expose: return "expose";
+        case Op::answer: return "answer";
     }
     return "?";
 }
@@ -171,6 +184,7 @@ SBX_INLINE std::string_view event_name(EventKind k) {
         case EventKind::error: return "error";
         case EventKind::status: return "status";
         case EventKind::exposed: return "exposed";
+        case EventKind::ask: return "ask";
     }
     return "?";
 }
@@ -294,7 +308,7 @@ SBX_INLINE expected<std::vector<std::pair<std::string, std::string>>> environmen
 // Over 80 lines: one request's keys after another, each read and checked in turn.
 SBX_INLINE expected<Request> read_request(element root) {
     auto m = members(root, "", {"v", "op", "id", "argv", "cwd", "env", "stdio", "rows", "cols", "hosts", "violations",
-                                "signal", "port", "listen"},
+                                "asks", "signal", "port", "listen", "ask", "answer", "for"},
                      {"v", "op"});
     SBX_TRY(m);
     auto v = whole(*member(*m, "v"), "v", 1000);
@@ -305,9 +319,9 @@ SBX_INLINE expected<Request> read_request(element root) {
     auto op_text = text(*member(*m, "op"), "op", true);
     SBX_TRY(op_text);
     Request r;
-    constexpr std::array kOps{Op::run, Op::signal, Op::resize, Op::stop, Op::status, Op::expose};
+    constexpr std::array kOps{Op::run, Op::signal, Op::resize, Op::stop, Op::status, Op::expose, Op::answer};
     const auto op = std::find_if(kOps.begin(), kOps.end(), [&](Op o) { return op_name(o) == *op_text; });
-    if (op == kOps.end()) return refuse("op", "is none of run, signal, resize, stop, status, expose");
+    if (op == kOps.end()) return refuse("op", "is none of run, signal, resize, stop, status, expose, answer");
     r.op = *op;
     // Which keys each op takes besides v and op, and which of them it needs.
     auto allowed = [&](std::initializer_list<std::string_view> keys, std::initializer_list<std::string_view> needed)
@@ -323,13 +337,14 @@ SBX_INLINE expected<Request> read_request(element root) {
         return {};
     };
     switch (r.op) {
-        case Op::run: SBX_TRY(allowed({"id", "argv", "cwd", "env", "stdio", "rows", "cols", "hosts", "violations"},
+        case Op::run: SBX_TRY(allowed({"id", "argv", "cwd", "env", "stdio", "rows", "cols", "hosts", "violations", "asks"},
                                       {"id", "argv", "cwd"})); break;
         case Op::signal: SBX_TRY(allowed({"id", "signal"}, {"id", "signal"})); break;
         case Op::resize: SBX_TRY(allowed({"id", "rows", "cols"}, {"id", "rows", "cols"})); break;
         case Op::stop:
         case Op::status: SBX_TRY(allowed({}, {})); break;
         case Op::expose: SBX_TRY(allowed({"port", "listen"}, {"port"})); break;
+        case Op::answer: SBX_TRY(allowed({"id", "ask", "answer", "for"}, {"id", "ask", "answer"})); break;
     }
     if (const auto* e = member(*m, "id")) {
         auto id = command_id(*e);
@@ -372,10 +387,27 @@ SBX_INLINE expected<Request> read_request(element root) {
             SBX_TRY(hosts);
             r.run.hosts = std::move(*hosts);
         }
-        if (const auto* e = member(*m, "violations")) {
-            auto b = boolean(*e, "violations");
-            SBX_TRY(b);
-            r.run.violations = *b;
+        for (auto [key, out] : {std::pair<std::string_view, bool*>{"violations", &r.run.violations}, {"asks", &r.run.asks}})
+            if (const auto* e = member(*m, key)) {
+                auto b = boolean(*e, std::string(key));
+                SBX_TRY(b);
+                *out = *b;
+            }
+    }
+    if (r.op == Op::answer) {
+        auto n = whole(*member(*m, "ask"), "ask", std::uint64_t{1} << 53);
+        SBX_TRY(n);
+        if (*n == 0) return refuse("ask", "is 0; questions are numbered from 1");
+        r.ask = *n;
+        auto a = text(*member(*m, "answer"), "answer", true);
+        SBX_TRY(a);
+        if (*a != "allow" && *a != "deny") return refuse("answer", "is neither allow nor deny");
+        r.allow = *a == "allow";
+        if (const auto* e = member(*m, "for")) {
+            auto f = text(*e, "for", true);
+            SBX_TRY(f);
+            if (*f != "command" && *f != "session") return refuse("for", "is neither command nor session");
+            r.for_session = *f == "session";
         }
     }
     if (r.op == Op::expose) {
@@ -420,7 +452,7 @@ SBX_INLINE expected<Request> parse_request(std::string_view line) {
 SBX_INLINE std::string request_line(const Request& r) {
     json::Writer w;
     w.begin_object().key("v").value(kProtocolVersion).key("op").value(op_name(r.op));
-    if (r.op == Op::run || r.op == Op::signal || r.op == Op::resize) w.key("id").value(r.id);
+    if (r.op == Op::run || r.op == Op::signal || r.op == Op::resize || r.op == Op::answer) w.key("id").value(r.id);
     if (r.op == Op::run) {
         w.key("argv").begin_array();
         for (const auto& a : r.run.argv) w.value(a);
@@ -437,6 +469,11 @@ SBX_INLINE std::string request_line(const Request& r) {
             w.end_array();
         }
         w.key("violations").value(r.run.violations);
+        if (r.run.asks) w.key("asks").value(true);
+    }
+    if (r.op == Op::answer) {
+        w.key("ask").value(r.ask).key("answer").value(r.allow ? "allow" : "deny");
+        w.key("for").value(r.for_session ? "session" : "command");
     }
     if (r.op == Op::signal) w.key("signal").value(signal_name(r.signal));
     if (r.op == Op::resize)
@@ -467,6 +504,9 @@ SBX_INLINE std::string event_line(const Event& e) {
         case EventKind::exposed:
             w.key("port").value(static_cast<std::uint64_t>(e.port)).key("listen").value(static_cast<std::uint64_t>(e.listen));
             break;
+        case EventKind::ask:
+            w.key("ask").value(e.ask).key("host").value(e.host).key("port").value(static_cast<std::uint64_t>(e.port));
+            break;
     }
     w.end_object();
     return w.take() + "\n";
@@ -478,15 +518,16 @@ SBX_INLINE expected<Event> parse_event(std::string_view line) {
     if (!doc) return fail(Errc::invalid_argument, doc.error().message);
     auto m = detail::members((*doc)->root(), "",
                              {"event", "id", "status", "signal", "code", "message", "line", "root", "commands", "port",
-                              "listen"},
+                              "listen", "ask", "host"},
                              {"event"});
     SBX_TRY(m);
     auto name = detail::text(*detail::member(*m, "event"), "event", true);
     SBX_TRY(name);
-    constexpr std::array kKinds{EventKind::started, EventKind::exit, EventKind::violation, EventKind::error,
-                                EventKind::status, EventKind::exposed};
+    constexpr std::array kKinds{EventKind::started, EventKind::exit,    EventKind::violation, EventKind::error,
+                                EventKind::status,  EventKind::exposed, EventKind::ask};
     const auto kind = std::find_if(kKinds.begin(), kKinds.end(), [&](EventKind k) { return event_name(k) == *name; });
-    if (kind == kKinds.end()) return detail::refuse("event", "is none of started, exit, violation, error, status, exposed");
+    if (kind == kKinds.end())
+        return detail::refuse("event", "is none of started, exit, violation, error, status, exposed, ask");
     Event e;
     e.kind = *kind;
     // Each kind's keys besides `event`: those it needs, then those it may have.
@@ -498,6 +539,7 @@ SBX_INLINE expected<Event> parse_event(std::string_view line) {
         case EventKind::error: needed = {"code", "message"}; may = {"id"}; break;
         case EventKind::status: needed = {"root", "commands"}; break;
         case EventKind::exposed: needed = {"port", "listen"}; break;
+        case EventKind::ask: needed = {"id", "ask", "host", "port"}; break;
     }
     for (const auto& [k, value] : *m) {
         (void)value;
@@ -529,12 +571,18 @@ SBX_INLINE expected<Event> parse_event(std::string_view line) {
         e.signal = static_cast<int>(*n);
     }
     for (auto [key, out] : {std::pair<std::string_view, std::string*>{"code", &e.code}, {"message", &e.message},
-                            {"line", &e.line}, {"root", &e.root}})
+                            {"line", &e.line}, {"root", &e.root}, {"host", &e.host}})
         if (const auto* v = detail::member(*m, key)) {
             auto t = detail::text(*v, std::string(key), true);
             SBX_TRY(t);
             *out = std::move(*t);
         }
+    if (const auto* v = detail::member(*m, "ask")) {
+        auto n = detail::whole(*v, "ask", std::uint64_t{1} << 53);
+        SBX_TRY(n);
+        if (*n == 0) return detail::refuse("ask", "is 0");
+        e.ask = *n;
+    }
     if (const auto* v = detail::member(*m, "commands")) {
         auto n = detail::whole(*v, "commands", 1u << 20);
         SBX_TRY(n);

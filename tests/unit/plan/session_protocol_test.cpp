@@ -65,6 +65,18 @@ TEST_CASE("session protocol: every request reads back as itself") {
     all.push_back(expose);
     expose.listen = 8080;
     all.push_back(expose);
+    s::Request asking = run_request();
+    asking.run.asks = true;
+    all.push_back(asking);
+    s::Request answer;
+    answer.op = s::Op::answer;
+    answer.id = "c1";
+    answer.ask = 7;
+    answer.allow = true;
+    all.push_back(answer);
+    answer.for_session = true;
+    answer.allow = false;
+    all.push_back(answer);
     for (const auto& r : all) {
         const std::string line = s::request_line(r);
         CAPTURE(line);
@@ -80,7 +92,19 @@ TEST_CASE("session protocol: a request is refused with its key named, never cut 
     CHECK(refusal(R"({"v":1,"op":"run","id":"c1","argv":["true"]})") == "cwd: missing from a run request");
     CHECK(refusal(R"({"v":2,"op":"status"})") == "v: this session speaks version 1, not 2");
     CHECK(refusal(R"({"op":"status"})") == "v: missing");
-    CHECK(refusal(R"({"v":1,"op":"launch"})") == "op: is none of run, signal, resize, stop, status, expose");
+    CHECK(refusal(R"({"v":1,"op":"launch"})") == "op: is none of run, signal, resize, stop, status, expose, answer");
+    CHECK(refusal(R"({"v":1,"op":"answer","id":"c1","answer":"allow"})") == "ask: missing from an answer request");
+    CHECK(refusal(R"({"v":1,"op":"answer","id":"c1","ask":0,"answer":"allow"})") ==
+          "ask: is 0; questions are numbered from 1");
+    CHECK(refusal(R"({"v":1,"op":"answer","id":"c1","ask":1,"answer":"yes"})") == "answer: is neither allow nor deny");
+    CHECK(refusal(R"({"v":1,"op":"answer","id":"c1","ask":1,"answer":"allow","for":"always"})") ==
+          "for: is neither command nor session");
+    CHECK(refusal(R"({"v":1,"op":"answer","ask":1,"answer":"allow"})") == "id: missing from an answer request");
+    CHECK(refusal(R"({"v":1,"op":"answer","id":"c1","ask":1,"answer":"allow","port":1})") ==
+          "port: not a key of an answer request");
+    CHECK(refusal(R"({"v":1,"op":"run","id":"c1","argv":["true"],"cwd":"/","asks":1})") ==
+          "asks: expected true or false, got a number");
+    CHECK(refusal(R"({"v":1,"op":"status","asks":true})") == "asks: not a key of a status request");
     CHECK(refusal(R"({"v":1,"op":"expose"})") == "port: missing from an expose request");
     CHECK(refusal(R"({"v":1,"op":"expose","port":0})") == "port: is 0; a port of the session's is 1 to 65535");
     CHECK(refusal(R"({"v":1,"op":"expose","port":65536})") == "port: is 65536; the most is 65535");
@@ -130,7 +154,7 @@ TEST_CASE("session protocol: a request is refused with its key named, never cut 
 }
 
 TEST_CASE("session protocol: events read back as themselves, and strictly") {
-    std::vector<s::Event> all(7);
+    std::vector<s::Event> all(8);
     all[0].kind = s::EventKind::started;
     all[0].id = "c1";
     all[1].kind = s::EventKind::exit;
@@ -151,6 +175,11 @@ TEST_CASE("session protocol: events read back as themselves, and strictly") {
     all[6].kind = s::EventKind::exposed;
     all[6].port = 3000;
     all[6].listen = 43123;
+    all[7].kind = s::EventKind::ask;
+    all[7].id = "c1";
+    all[7].ask = 2;
+    all[7].host = "pypi.org";
+    all[7].port = 443;
     for (const auto& e : all) {
         const std::string line = s::event_line(e);
         CAPTURE(line);
@@ -167,4 +196,8 @@ TEST_CASE("session protocol: events read back as themselves, and strictly") {
     CHECK_FALSE(s::parse_event(R"({"event":"exposed","port":3000})"));
     CHECK_FALSE(s::parse_event(R"({"event":"exposed","port":0,"listen":1})"));
     CHECK_FALSE(s::parse_event(R"({"event":"status","root":"/","commands":0,"port":1})"));
+    CHECK_FALSE(s::parse_event(R"({"event":"ask","id":"c1","ask":1,"host":"pypi.org"})"));
+    CHECK_FALSE(s::parse_event(R"({"event":"ask","id":"c1","ask":0,"host":"pypi.org","port":443})"));
+    CHECK_FALSE(s::parse_event(R"({"event":"ask","id":"c1","ask":1,"host":"","port":443})"));
+    CHECK_FALSE(s::parse_event(R"({"event":"ask","ask":1,"host":"pypi.org","port":443})"));
 }
