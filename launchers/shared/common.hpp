@@ -328,8 +328,9 @@ struct Answering {
 
 // The launcher's proxy for one command: started on its two listening sockets
 // with the plan's host rules, it reports each refusal as it comes and keeps it
-// for the <sandbox_violations> block, and asks about hosts (CallerQuestions with
-// --control-fd, else ask_on_terminal) only while the command runs.
+// for the <sandbox_violations> block, and asks about hosts (a session's
+// Answering::asker; else CallerQuestions with --control-fd, else
+// ask_on_terminal, only while the command runs).
 class CommandProxy {
 public:
     // Takes the listeners; fails with the proxy's error. `stop` stops the
