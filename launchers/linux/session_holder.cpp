@@ -159,6 +159,7 @@ struct SessionHolder::State {
     std::condition_variable settled_cv;
     std::list<Question*> questions;                // open; under ask_mutex
     std::map<std::string, bool> session_answers;   // "host port" -> allowed; under ask_mutex
+    std::vector<sbx::net::HostAnswer> answered;    // the same, in the order given; under ask_mutex
     std::uint64_t next_question = 1;               // under ask_mutex
     bool questions_closed = false;                 // under ask_mutex
     std::set<std::string> answering;               // ids of the running commands whose run asks
@@ -588,7 +589,12 @@ void SessionHolder::State::answer(Client& c, const proto::Request& r) {
         return;
     }
     const launcher::Answer a{r.allow, r.for_session ? launcher::AnswerScope::session : launcher::AnswerScope::command};
-    if (r.for_session) session_answers[(*q)->target.host + " " + std::to_string((*q)->target.port)] = r.allow;
+    if (r.for_session) {
+        const sbx::net::HostTarget& t = (*q)->target;
+        session_answers[t.host + " " + std::to_string(t.port)] = r.allow;
+        std::erase_if(answered, [&](const sbx::net::HostAnswer& h) { return h.host == t.host && h.port == t.port; });
+        answered.push_back({t.host, t.port, r.allow});
+    }
     (*q)->answer = a;
     (*q)->settled = true;
     settled_cv.notify_all();
@@ -817,6 +823,11 @@ std::optional<launcher::Answer> SessionHolder::ask(const sbx::net::HostTarget& t
 }
 
 void SessionHolder::refused(const std::string& tag, std::string line) { state_->queue_refusal(tag, std::move(line)); }
+
+std::vector<sbx::net::HostAnswer> SessionHolder::session_answers() const {
+    std::lock_guard<std::mutex> lock(state_->ask_mutex);
+    return state_->answered;
+}
 
 SessionHolder::~SessionHolder() { finish({}); }
 

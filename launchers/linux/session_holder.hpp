@@ -26,6 +26,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "base/fd_io.hpp"
 #include "sbx/plan/session_protocol.hpp"
@@ -93,6 +94,9 @@ public:
     // answers: the tag is no running command's, its run did not ask, its
     // client went, it ended first, or the proxy stops (serve_proxy(nullptr)).
     std::optional<launcher::Answer> ask(const sbx::net::HostTarget& t, const std::string& tag);
+
+    // The answers given for the session so far, in the order first given.
+    std::vector<sbx::net::HostAnswer> session_answers() const;
 
     struct State;  // session_holder.cpp
 

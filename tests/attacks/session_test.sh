@@ -363,7 +363,7 @@ PY
     rc=0
     out=$(cd "$proj" && python3 "$here/answer_question.py" s -- "${as[@]}" env HOME="$home" \
         timeout 60 "$sbx" run --session "$sid" -- curl -s -m 20 -o /dev/null -w 'code:%{http_code}\n' http://kept-in-session.invalid/ 2>&1) || rc=$?
-    [[ $rc == 0 && $out == *"[s] for this session (kept in the session, until it ends)"*code:502* ]] ||
+    [[ $rc == 0 && $out == *"[s] for this session (kept in the session)"*code:502* ]] ||
         fail_because "the question was not offered or answered for the session: $out"
     in_session 'curl -s -m 20 -o /dev/null -w "code:%{http_code}" http://kept-in-session.invalid/'
     want_out "code:502"
@@ -595,6 +595,25 @@ s.sendall(b'{\"v\":1,\"op\":\"run\",\"id\":\"x\",\"argv\":[\"true\"],\"cwd\":\"/
     want_status 125
     want_err "--no-scan-stderr turns it off"
     tap_finish "--no-scan-stderr leaves the commands' blocks without file refusals, --scan-stderr is refused, and a changed --answers file makes the session stale"
+
+    # Answers given for the session outlive it in its --answers file, as sbx
+    # run keeps them, and the next session started with the file holds them.
+    echo '{"answers": []}' >"$work/answers.json"
+    ((${#as[@]} == 0)) || chown "$who:" "$work/answers.json"
+    start_session --answers "$work/answers.json"
+    rc=0
+    out=$(cd "$proj" && python3 "$here/answer_question.py" s -- "${as[@]}" env HOME="$home" \
+        timeout 60 "$sbx" run --session "$sid" -- curl -s -m 20 -o /dev/null -w 'code:%{http_code}\n' http://kept-after.invalid/ 2>&1) || rc=$?
+    [[ $rc == 0 && $out == *code:502* ]] || fail_because "not asked, or not let through: $out"
+    stop_session
+    want_err "kept-after.invalid:80 allowed for the rest of the session, kept in $work/answers.json"
+    grep -qF '{"host":"kept-after.invalid","port":80,"answer":"allow"}' "$work/answers.json" ||
+        fail_because "the file holds: $(cat "$work/answers.json")"
+    start_session --answers "$work/answers.json"
+    in_session 'curl -s -m 20 -o /dev/null -w "code:%{http_code}" http://kept-after.invalid/'
+    want_out "code:502"
+    stop_session
+    tap_finish "an answer for the session is added to its --answers file when it ends, and the next session holds it"
 
     start_session
     holder=$(holder_of "$sid")

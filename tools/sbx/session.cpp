@@ -49,6 +49,7 @@
 #include "sbx/route/route.hpp"
 #include "sbx/rules/env.hpp"
 
+#include "answers.hpp"
 #include "cli_common.hpp"
 #include "commands.hpp"
 #include "compose.hpp"
@@ -541,6 +542,14 @@ int hold_session(SessionArgs& a, const std::string& id, const std::string& dir, 
         std::cerr << "sbx: INTERNAL: " << e.what() << "\n";
     }
     state.composed.group->release();
+    // Answers given for the session outlive it in the --answers file, as sbx run keeps them.
+    if (!a.plan.answers.empty()) {
+        std::vector<std::pair<sbx::net::HostTarget, sbx::launcher::Answer>> given;
+        for (const auto& h : (*holder)->session_answers())
+            if (auto t = sbx::net::canonical_target(h.host, h.port))
+                given.emplace_back(std::move(*t), sbx::launcher::Answer{h.allow, sbx::launcher::AnswerScope::session});
+        keep_answers(absolute(a.plan.answers), std::nullopt, given);
+    }
     if (!ready.load(std::memory_order_acquire)) {
         (*holder)->finish({});
         if (::fcntl(theirs_number, F_GETFD) >= 0) ::close(theirs_number);
@@ -916,7 +925,7 @@ void answer_question(int control, EventReader& events, const std::string& id, co
     std::optional<sbx::launcher::Answer> a;
     if (auto t = sbx::net::canonical_target(ev.host, static_cast<std::uint16_t>(ev.port)); t && ev.port > 0) {
         sbx::launcher::AnswerOffers offers;
-        offers.session = "the session, until it ends";
+        offers.session = "the session";
         a = sbx::launcher::ask_on_terminal(*t, {}, control, offers,
                                            [&] { return !events.take_waiting() || events.ends_buffered(id); });
     }
