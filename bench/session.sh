@@ -18,11 +18,13 @@
 #      --session ID -- true` and `sbx run -- true` (median and p90 wall, CPU, peak RSS);
 #   4. prints the private memory (Private_Clean + Private_Dirty of
 #      /proc/PID/smaps_rollup) of each process the session keeps: its holder,
-#      the holder's reaper, bubblewrap's two and the fork server;
+#      the holder's reaper, bubblewrap's two and the fork server; and, each
+#      apart, of a command's client;
 #   5. starts K more sessions at once (--sessions, default 50), runs a command in
 #      each at once, times `true` through the first session's socket meanwhile,
 #      and stops them all;
-# then stops the session and checks that nothing of it is left. The load
+# then stops the session and checks that nothing of it is left, and prints
+# the private memory of a one-shot `sbx run`'s own processes. The load
 # average is printed first. Exit status: 0 every command and session worked;
 # 1 one did not, or something was left; 64 usage.
 set -euo pipefail
@@ -112,6 +114,26 @@ for p in "$holder" $(descendants "$holder"); do
 done
 echo "  $total  in all"
 
+# own_memory LABEL COMMAND...: COMMAND runs `sleep 1` in the sandbox; meanwhile
+# the private memory of each of its processes that is sbx: Private_Dirty (what
+# it allocated, relocations and stack included) and Private_Clean (pages of the
+# program and its libraries that no other process maps now).
+own_memory() {
+    local label=$1 p
+    shift
+    "$@" >/dev/null 2>&1 &
+    local pid=$!
+    sleep 0.7
+    for p in "$pid" $(descendants "$pid"); do
+        [[ $(readlink "/proc/$p/exe" 2>/dev/null) == "$sbx" ]] || continue
+        awk -v l="$label" -v p="$p" '/^Private_Clean:/ {c = $2} /^Private_Dirty:/ {d = $2}
+            END {printf "  %-40s pid %-7s dirty %5d KiB, clean %5d KiB\n", l, p, d, c}' "/proc/$p/smaps_rollup"
+    done
+    wait "$pid" || status=1
+}
+echo "private memory of a command's own sbx processes (the session's holder maps the same program):"
+own_memory "sbx run --session ID (its client)" "$sbx" run --session "$id" -- sleep 1
+
 if ((sessions > 0)); then
     t=$(ms)
     more=()
@@ -149,4 +171,6 @@ if kill -0 "$holder" 2>/dev/null || [[ -e $dir ]]; then
     echo "session.sh: the session left its holder or its folder" >&2
     status=1
 fi
+echo "private memory of a one-shot run's sbx processes, no session running (sbx, its reaper):"
+own_memory "sbx run -- sleep 1" "$sbx" run -- sleep 1
 exit "$status"

@@ -202,7 +202,8 @@ void TerminalRelay::finish() {
     }
     give_back();
     stop_watching_terminal();
-    for (Fd* fd : {&stop_.read, &stop_.write, &signal_fd_, &master_}) fd->reset();
+    for (Fd* fd : {&stop_.read, &stop_.write, &signal_fd_}) fd->reset();
+    if (!keep_master_) master_.reset();
 }
 
 // Writes the command's output to the caller, through the filter

@@ -113,6 +113,14 @@ public:
     // Once the sandbox has ended: the command's last output is written, the
     // relay stops, and the caller's modes are restored. Safe to call twice.
     void finish();
+    // finish(), keeping the command's terminal open: its master, for a process
+    // that goes on copying what the command left in the background writes
+    // there (a session's command; invalid when finished before).
+    Fd release_master() {
+        keep_master_ = true;
+        finish();
+        return std::move(master_);
+    }
     // Whether the last byte written to the caller was a newline (or nothing was):
     // what the launcher writes next starts on a line of its own.
     bool at_line_start() const { return at_line_start_.load(); }
@@ -159,6 +167,7 @@ private:
     bool fenced_ = false;            // drop_late_answers() ran
     std::atomic<bool> at_line_start_{true};
     std::atomic<bool> abandon_{false};  // finish() gave up on a caller's terminal that takes nothing
+    bool keep_master_ = false;          // release_master(): finish() leaves master_ open
     std::promise<void> ended_;          // set when the relay thread is done
     std::thread thread_;
     bool finished_ = false;

@@ -169,12 +169,10 @@ int open_terminal(Fd& master, std::string& slave) {
     return 0;
 }
 
-// A run's frame: ID CWD N ENV... ARG..., with three descriptors, or
-// (`terminal`, a 'T') none and the path of the terminal to open on 0-2;
-// `argv_at` where its ARG... begin, and its environment. The command's pid, or
-// the error posix_spawn gave.
-int spawn_command(const wire::Frame& f, std::size_t argv_at, const std::string& terminal, const std::vector<std::string>& env,
-                  pid_t& pid) {
+// A run's frame: ID CWD N ENV... ARG..., with three descriptors; `argv_at`
+// where its ARG... begin, and its environment. The command's pid (the leader
+// of a session and process group of its own), or the error posix_spawn gave.
+int spawn_command(const wire::Frame& f, std::size_t argv_at, const std::vector<std::string>& env, pid_t& pid) {
     posix_spawn_file_actions_t actions;
     posix_spawnattr_t attr;
     if (posix_spawn_file_actions_init(&actions) != 0) return ENOMEM;
@@ -185,12 +183,8 @@ int spawn_command(const wire::Frame& f, std::size_t argv_at, const std::string& 
     int err = 0;
     // dup2 onto 0-2 clears close-on-exec, even where a descriptor already has
     // that number; then everything above is closed.
-    // A terminal opened by the leader of a new session (setsid comes before
-    // the file actions) becomes its controlling terminal.
-    if (!terminal.empty()) err = posix_spawn_file_actions_addopen(&actions, 0, terminal.c_str(), O_RDWR, 0);
-    for (int target = terminal.empty() ? 0 : 1; target < 3 && err == 0; ++target)
-        err = posix_spawn_file_actions_adddup2(&actions, terminal.empty() ? f.fds[static_cast<std::size_t>(target)].get() : 0,
-                                               target);
+    for (int target = 0; target < 3 && err == 0; ++target)
+        err = posix_spawn_file_actions_adddup2(&actions, f.fds[static_cast<std::size_t>(target)].get(), target);
     if (err == 0) err = posix_spawn_file_actions_addclosefrom_np(&actions, 3);
     if (err == 0) err = posix_spawn_file_actions_addchdir_np(&actions, f.words[1].c_str());
     sigset_t none, all;
@@ -209,6 +203,123 @@ int spawn_command(const wire::Frame& f, std::size_t argv_at, const std::string& 
     posix_spawn_file_actions_destroy(&actions);
     posix_spawnattr_destroy(&attr);
     return err;
+}
+
+// In the leader of a terminal's session (start_in_terminal): the command's
+// process, which takes the terminal's foreground, resets what the leader set,
+// and executes the command; on failure it writes errno's value on `report`
+// (close-on-exec: the leader reads nothing when the exec worked).
+[[noreturn]] void become_command(const wire::Frame& f, std::size_t argv_at, const std::vector<std::string>& env,
+                                 int report) {
+    ::setpgid(0, 0);
+    ::tcsetpgrp(0, ::getpid());  // SIGTTOU is ignored still, as in the leader
+    struct sigaction dfl {};
+    dfl.sa_handler = SIG_DFL;
+    for (int sig = 1; sig < NSIG; ++sig) ::sigaction(sig, &dfl, nullptr);
+    sigset_t none;
+    sigemptyset(&none);
+    ::sigprocmask(SIG_SETMASK, &none, nullptr);
+    std::vector<char*> argv;
+    for (std::size_t i = argv_at; i < f.words.size(); ++i) argv.push_back(const_cast<char*>(f.words[i].c_str()));
+    argv.push_back(nullptr);
+    std::vector<char*> envp;
+    for (const auto& e : env) envp.push_back(const_cast<char*>(e.c_str()));
+    envp.push_back(nullptr);
+    if (::chdir(f.words[1].c_str()) == 0) ::execvpe(argv[0], argv.data(), envp.data());
+    const int err = errno;
+    (void)!::write(report, &err, sizeof err);
+    ::_exit(127);
+}
+
+// The leader of a terminal's session (start_in_terminal): once the command
+// runs, its pid and the command's go on `report` (a failure before: -1 and
+// errno's value, and the leader ends), then it waits for the command, takes
+// the foreground back, and ends as the command ended.
+[[noreturn]] void lead_terminal(const wire::Frame& f, std::size_t argv_at, const std::string& slave,
+                                const std::vector<std::string>& env, int report) {
+    int to = report;
+    const auto fail = [&](int err) {
+        const int words[2] = {-1, err};
+        (void)!::write(to, words, sizeof words);
+        ::_exit(127);
+    };
+    // Nothing the server holds but `report`; none of the terminal's job-control
+    // signals stop or end the leader (the command gets them, in the foreground).
+    const int kept = ::fcntl(report, F_DUPFD_CLOEXEC, 3);
+    if (kept < 0 || ::setsid() < 0) fail(errno);
+    for (int sig : {SIGHUP, SIGINT, SIGQUIT, SIGTSTP, SIGTTIN, SIGTTOU}) ::signal(sig, SIG_IGN);
+    const int tty = ::open(slave.c_str(), O_RDWR);  // the session's controlling terminal
+    if (tty < 0) fail(errno);
+    for (int target = 0; target < 3; ++target)
+        if (::dup2(tty, target) < 0) fail(errno);
+    if (kept != 3 && ::dup2(kept, 3) < 0) fail(errno);
+    to = 3;
+    ::fcntl(3, F_SETFD, FD_CLOEXEC);
+    ::close_range(4, ~0U, 0);
+    int exec_pipe[2];
+    if (::pipe2(exec_pipe, O_CLOEXEC) != 0) fail(errno);
+    const pid_t command = ::fork();
+    if (command < 0) fail(errno);
+    if (command == 0) become_command(f, argv_at, env, exec_pipe[1]);
+    ::close(exec_pipe[1]);
+    ::setpgid(command, command);
+    ::tcsetpgrp(0, command);
+    // Nothing comes when the exec closed the pipe; errno's value when it failed.
+    int err = 0;
+    ssize_t n;
+    while ((n = ::read(exec_pipe[0], &err, sizeof err)) < 0 && errno == EINTR) {
+    }
+    if (n == static_cast<ssize_t>(sizeof err)) fail(err);
+    const int words[2] = {::getpid(), command};
+    (void)!::write(3, words, sizeof words);
+    ::close(3);
+    ::close(exec_pipe[0]);
+    int status = 0;
+    while (::waitpid(command, &status, 0) < 0 && errno == EINTR) {
+    }
+    // Its own group in the foreground as it ends: the SIGHUP a session
+    // leader's end sends the foreground group reaches no process of the command's.
+    ::tcsetpgrp(0, ::getpgrp());
+    if (WIFEXITED(status)) ::_exit(WEXITSTATUS(status));
+    const int sig = WTERMSIG(status);
+    ::signal(sig, SIG_DFL);
+    sigset_t just;
+    sigemptyset(&just);
+    sigaddset(&just, sig);
+    ::sigprocmask(SIG_UNBLOCK, &just, nullptr);
+    ::kill(::getpid(), sig);  // undumpable, as the server is: no core is written
+    ::_exit(128 + sig);
+}
+
+// A command on a terminal of its own, run as a shell runs a job: a leader
+// (a fork of this process) makes a new session whose controlling terminal is
+// `slave` and starts the command in a process group of its own in the
+// terminal's foreground; it waits for the command, takes the foreground back
+// and ends as the command ended. So the command's end hangs nothing up: what
+// it left in the background goes on, as after a job of your shell (were the
+// command the session's leader, its end would send SIGHUP to its own group).
+// The leader's pid (the one to wait for) and the command's (its group's id),
+// or errno's value: of the fork, the terminal, or the command's exec.
+int start_in_terminal(const wire::Frame& f, std::size_t argv_at, const std::string& slave,
+                      const std::vector<std::string>& env, pid_t& leader, pid_t& pid) {
+    int fds[2];
+    if (::pipe2(fds, O_CLOEXEC) != 0) return errno;
+    Fd in(fds[0]), out(fds[1]);
+    const pid_t child = ::fork();
+    if (child < 0) return errno;
+    if (child == 0) lead_terminal(f, argv_at, slave, env, out.get());
+    out.reset();
+    // The leader's pid and the command's, or -1 and errno's value. A leader
+    // that failed is reaped with the others.
+    int words[2] = {0, 0};
+    ssize_t n;
+    while ((n = ::read(in.get(), words, sizeof words)) < 0 && errno == EINTR) {
+    }
+    if (n != static_cast<ssize_t>(sizeof words)) return EIO;  // the leader died first
+    if (words[0] < 0) return words[1];
+    leader = child;
+    pid = words[1];
+    return 0;
 }
 
 // Whether any process but the sandbox's init and this one is left.
@@ -299,14 +410,16 @@ private:
             Fd master;
             std::string slave;
             if (err == 0 && terminal) err = open_terminal(master, slave);
-            pid_t pid = -1;
-            if (err == 0) err = spawn_command(f, argv_at, slave, own.env, pid);
+            pid_t pid = -1, leader = 0;
+            if (err == 0)
+                err = terminal ? start_in_terminal(f, argv_at, slave, own.env, leader, pid)
+                               : spawn_command(f, argv_at, own.env, pid);
             if (err != 0) {
                 if (!own.tmpdir.empty()) remove_tree_at(AT_FDCWD, own.tmpdir.c_str(), 0);
                 say('E', {f.words[0], std::to_string(err)});
                 return;
             }
-            live_[pid] = Command{f.words[0], std::move(own.tmpdir), true, own.http.ok()};
+            live_[pid] = Command{f.words[0], std::move(own.tmpdir), true, own.http.ok(), leader};
             const int m = master.get();
             (void)wire::send_frame(sock_, 'S', std::vector<std::string>{f.words[0], std::to_string(pid)},
                                    std::span<const int>(&m, master.ok() ? 1 : 0));
@@ -341,7 +454,10 @@ private:
         int status = 0;
         pid_t pid;
         while ((pid = ::waitpid(-1, &status, WNOHANG)) > 0) {
-            const auto it = live_.find(pid);
+            // A terminal's command ends with its leader, which ends as it did.
+            auto it = std::find_if(live_.begin(), live_.end(), [&](const auto& c) {
+                return c.second.leader == 0 ? c.first == pid : c.second.leader == pid;
+            });
             if (it == live_.end() || !it->second.running) continue;
             say('X', {it->second.id, std::to_string(status)});
             it->second.running = false;
@@ -369,6 +485,7 @@ private:
         std::string tmpdir;     // its TMPDIR; empty: none of its own
         bool running = true;    // its first process has not ended
         bool listeners = false; // the holder's proxy serves listeners of its
+        pid_t leader = 0;       // a terminal's: its session's leader, this process's child (0: none)
     };
     int sock_;
     bool proxied_;

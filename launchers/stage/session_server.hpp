@@ -6,8 +6,11 @@
 // session's side of the socket pair to its holder (base/session_wire.hpp,
 // passed as the plan's descriptor FD) and, for each run the holder sends,
 // starts the command with posix_spawn: a session and process group of its
-// own, the three descriptors sent on 0-2 (or, for a 'T', a terminal it makes
-// on the sandbox's devpts, its controlling terminal) and nothing else, the directory and
+// own, the three descriptors sent on 0-2 and nothing else (or, for a 'T', a
+// terminal it makes on the sandbox's devpts, run as a shell runs a job: a
+// fork of the server leads the terminal's session and starts the command in a
+// process group of its own in the foreground, so that the command's end sends
+// nothing of its background a SIGHUP), the directory and
 // the arguments sent, the environment sent (the holder made it of the run's
 // own, by the session's policy) or else the server's own (the session's,
 // made by the plan), and over it what each command has of its own: a TMPDIR made in the

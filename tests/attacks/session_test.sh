@@ -409,6 +409,47 @@ PY
     [[ $p == "$g" && $p == "$s" ]] || fail_because "its pid, process group and session are $p $g $s"
     tap_finish "a command killed by a signal exits 128+N; each leads a process group and session of its own"
 
+    # On a terminal, what a command leaves in the background outlives it, as a
+    # job's does in your shell, and what it writes later still reaches the
+    # terminal. Control: a command that leads its terminal's session (as it
+    # would without the session's leader) takes its background with it: its
+    # end sends its process group SIGHUP.
+    cat >"$work/pty_bg.py" <<'PY'
+import os, pty, select, sys, time
+pid, fd = pty.fork()
+if pid == 0:
+    os.execvp(sys.argv[1], sys.argv[1:])
+out, status, deadline = b"", None, time.time() + 20
+while time.time() < deadline and not (status is not None and b"later" in out):
+    if status is None:
+        p, st = os.waitpid(pid, os.WNOHANG)
+        if p:
+            status = os.waitstatus_to_exitcode(st)
+    if select.select([fd], [], [], 0.05)[0]:
+        try:
+            d = os.read(fd, 4096)
+        except OSError:
+            d = b""
+        if not d:
+            break
+        out += d
+if status is None:
+    status = os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
+print(out.decode(errors="replace").replace("\r", ""))
+print("status:", status)
+PY
+    local bg="$sleeper-tty & (sleep 0.5; echo later) & echo now; exit 3"
+    rc=0
+    out=$(cd "$proj" && "${as[@]}" env HOME="$home" timeout 30 python3 "$work/pty_bg.py" "$sbx" run --session "$sid" -- sh -c "$bg" 2>&1) || rc=$?
+    [[ $out == *now*later*"status: 3"* ]] || fail_because "on a terminal: $out"
+    sleep 0.3
+    pgrep -f "$marker-tty" >/dev/null || fail_because "the background process did not outlive its command"
+    out=$(cd "$work" && "${as[@]}" timeout 30 python3 "$work/pty_bg.py" sh -c "${sleeper/$marker/$marker-ctl} & exit 3" 2>&1) || true
+    sleep 0.3
+    ! pgrep -f "$marker-ctl" >/dev/null || fail_because "control: the session leader's background outlived it"
+    pkill -f "$marker-ctl" || true
+    tap_finish "on a terminal, what a command leaves in the background outlives it and still writes there (control: a session leader's end hangs up its group)"
+
     as_case timeout 30 "$sbx" run --session "$sid" -- no-such-program-here
     want_status 127
     want_err "no-such-program-here"

@@ -1082,11 +1082,24 @@ int run_in_session(const RunArgs& a) {
         }
         if (ev.kind != proto::EventKind::exit) continue;
         drain_all();
-        if (relay) relay->finish();  // its last output written, the caller's modes back
+        Fd master;
+        if (relay) master = relay->release_master();  // its last output written, the caller's modes back
         for (const Relay& rl : relays)
             if (rl.scanned)
                 for (auto& line : file_refusals(a.session, r.run.cwd, *rl.scanned)) violations.push_back(std::move(line));
         write_block(std::move(violations), relays, relay.get());
+        if (master.ok()) {
+            // What it left in the background on its terminal writes there
+            // still, as a job of your shell does: relayed as its pipes are
+            // (a terminal no process holds any more reads EIO: nothing to keep).
+            Relay& out = relays[1];
+            out.ours = 1;
+            out.pipe_end = std::move(master);
+            out.open = true;
+            out.terminal.emplace(false);
+            ::fcntl(out.pipe_end.get(), F_SETFL, O_NONBLOCK);
+            drain(out);
+        }
         keep_relaying(relays);
         return ev.signal != 0 ? 128 + ev.signal : ev.status;
     }
