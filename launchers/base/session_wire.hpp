@@ -15,10 +15,13 @@
 //                            (its 0, 1, 2), as a session and process group of its
 //                            own; its environment the N words ENV ("NAME=VALUE"),
 //                            or (N = 0) the server's
-//     'T' ID CWD N ENV... ARG...
-//                            as 'R', but with no descriptor: a terminal the
-//                            server makes is the command's controlling
-//                            terminal and its 0-2, and the 'S' carries its master
+//     'T' MASK ID CWD N ENV... ARG...
+//                            as 'R', but a terminal the server makes is the
+//                            command's controlling terminal and those of its
+//                            0-2 MASK marks ("110": 0 and 1), the others the
+//                            descriptors sent, in order; the command runs as a
+//                            job (a leader holds the terminal's session), and
+//                            the 'S' carries the terminal's master
 //     'K' ID SIGNAL          send SIGNAL (decimal) to ID's process group
 //     'C' N PORT             connect to PORT of the sandbox's loopback, for
 //                            the holder's connection N (an exposed port's client)

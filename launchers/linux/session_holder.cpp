@@ -370,18 +370,22 @@ void SessionHolder::State::run(Client& c, proto::Request& r) {
     const auto refuse = [&](std::string code, std::string message) {
         send_to(c, error_event(std::move(code), std::move(message), r.id));
     };
-    // Its descriptors come with its line, or before it: taken either way.
+    // Its descriptors come with its line, or before it: taken either way. A
+    // terminal's run brings those of the streams the terminal does not take.
     std::vector<Fd> fds;
     const bool wants_fds = r.run.stdio == proto::Stdio::fds;
-    if (wants_fds)
-        while (fds.size() < 3 && !c.fds.empty()) {
-            fds.push_back(std::move(c.fds.front()));
-            c.fds.pop_front();
-        }
+    const auto wanted = static_cast<std::size_t>(
+        wants_fds ? 3 : std::count(r.run.tty.begin(), r.run.tty.end(), false));
+    while (fds.size() < wanted && !c.fds.empty()) {
+        fds.push_back(std::move(c.fds.front()));
+        c.fds.pop_front();
+    }
     if (stopping || server_gone) return refuse("SESSION_ENDED", "the session is ending");
-    if (wants_fds && fds.size() != 3)
+    if (fds.size() != wanted)
         return refuse(std::string(proto::kProtocolErrorCode),
-                      "a run comes with three descriptors (its 0, 1 and 2) as SCM_RIGHTS with its line");
+                      wants_fds ? "a run comes with three descriptors (its 0, 1 and 2) as SCM_RIGHTS with its line"
+                                : "a terminal's run comes with a descriptor for each of 0-2 its tty does not list, "
+                                  "as SCM_RIGHTS with its line");
     // Its own environment, made by the session's policy; none given: the session's.
     std::vector<std::string> env;
     if (!r.run.env.empty()) {
@@ -401,7 +405,14 @@ void SessionHolder::State::run(Client& c, proto::Request& r) {
     if (running.contains(r.id)) return refuse(std::string(proto::kProtocolErrorCode), "id: " + r.id + " runs already");
     if (config.refuse)
         if (auto no = config.refuse(r.run)) return refuse(std::move(no->code), std::move(no->message));
-    std::vector<std::string> words{r.id, r.run.cwd, std::to_string(env.size())};
+    // A terminal's frame starts with which of 0-2 it takes ("011": 1 and 2).
+    std::vector<std::string> words;
+    if (!wants_fds) {
+        std::string mask;
+        for (const bool t : r.run.tty) mask += t ? '1' : '0';
+        words.push_back(std::move(mask));
+    }
+    words.insert(words.end(), {r.id, r.run.cwd, std::to_string(env.size())});
     words.insert(words.end(), env.begin(), env.end());
     words.insert(words.end(), r.run.argv.begin(), r.run.argv.end());
     std::vector<int> numbers;

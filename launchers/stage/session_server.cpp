@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <cerrno>
 #include <cstdint>
 #include <cstdio>
@@ -22,6 +23,7 @@
 #include <cstring>
 #include <initializer_list>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -169,10 +171,54 @@ int open_terminal(Fd& master, std::string& slave) {
     return 0;
 }
 
-// A run's frame: ID CWD N ENV... ARG..., with three descriptors; `argv_at`
-// where its ARG... begin, and its environment. The command's pid (the leader
-// of a session and process group of its own), or the error posix_spawn gave.
-int spawn_command(const wire::Frame& f, std::size_t argv_at, const std::vector<std::string>& env, pid_t& pid) {
+// A run's frame, read: 'R' ID CWD N ENV... ARG... with three descriptors, or
+// 'T' MASK ID CWD N ENV... ARG... with one for each of 0-2 that MASK leaves to
+// them (base/session_wire.hpp). nullopt: not such a frame (the holder's mistake).
+struct RunFrame {
+    std::string id, cwd;
+    std::vector<std::string> env, argv;  // env: empty for the server's own
+    bool terminal = false;
+    std::array<bool, 3> tty{};  // 'T': which of 0-2 the terminal takes
+    std::vector<int> fds;       // the descriptors sent, in order
+};
+
+std::optional<RunFrame> read_run(const wire::Frame& f) {
+    RunFrame r;
+    std::size_t at = 0;
+    if (f.kind == 'T') {
+        if (f.words.empty() || f.words[0].size() != 3) return std::nullopt;
+        for (std::size_t i = 0; i < 3; ++i) r.tty[i] = f.words[0][i] == '1';
+        r.terminal = true;
+        at = 1;
+    } else if (f.kind != 'R') {
+        return std::nullopt;
+    }
+    // ID CWD N ENV... ARG..., ARG... not empty.
+    if (f.words.size() < at + 4) return std::nullopt;
+    const std::size_t n = std::strtoul(f.words[at + 2].c_str(), nullptr, 10);
+    if (n > f.words.size() - at - 4) return std::nullopt;
+    r.id = f.words[at];
+    r.cwd = f.words[at + 1];
+    r.env.assign(f.words.begin() + static_cast<std::ptrdiff_t>(at + 3), f.words.begin() + static_cast<std::ptrdiff_t>(at + 3 + n));
+    r.argv.assign(f.words.begin() + static_cast<std::ptrdiff_t>(at + 3 + n), f.words.end());
+    for (const Fd& fd : f.fds) r.fds.push_back(fd.get());
+    const auto wanted = static_cast<std::size_t>(r.terminal ? std::count(r.tty.begin(), r.tty.end(), false) : 3);
+    if (r.fds.size() != wanted || (r.terminal && wanted == 3)) return std::nullopt;
+    return r;
+}
+
+// `argv` and `env` as the NULL-ended arrays exec takes, pointing into them.
+std::vector<char*> c_array(const std::vector<std::string>& words) {
+    std::vector<char*> out;
+    for (const auto& w : words) out.push_back(const_cast<char*>(w.c_str()));
+    out.push_back(nullptr);
+    return out;
+}
+
+// A run with its three descriptors, started with `env`: the command's pid
+// (the leader of a session and process group of its own), or the error
+// posix_spawn gave.
+int spawn_command(const RunFrame& run, const std::vector<std::string>& env, pid_t& pid) {
     posix_spawn_file_actions_t actions;
     posix_spawnattr_t attr;
     if (posix_spawn_file_actions_init(&actions) != 0) return ENOMEM;
@@ -184,21 +230,17 @@ int spawn_command(const wire::Frame& f, std::size_t argv_at, const std::vector<s
     // dup2 onto 0-2 clears close-on-exec, even where a descriptor already has
     // that number; then everything above is closed.
     for (int target = 0; target < 3 && err == 0; ++target)
-        err = posix_spawn_file_actions_adddup2(&actions, f.fds[static_cast<std::size_t>(target)].get(), target);
+        err = posix_spawn_file_actions_adddup2(&actions, run.fds[static_cast<std::size_t>(target)], target);
     if (err == 0) err = posix_spawn_file_actions_addclosefrom_np(&actions, 3);
-    if (err == 0) err = posix_spawn_file_actions_addchdir_np(&actions, f.words[1].c_str());
+    if (err == 0) err = posix_spawn_file_actions_addchdir_np(&actions, run.cwd.c_str());
     sigset_t none, all;
     sigemptyset(&none);
     sigfillset(&all);
     if (err == 0) err = posix_spawnattr_setsigmask(&attr, &none);
     if (err == 0) err = posix_spawnattr_setsigdefault(&attr, &all);
     if (err == 0) err = posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSID | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
-    std::vector<char*> argv;
-    for (std::size_t i = argv_at; i < f.words.size(); ++i) argv.push_back(const_cast<char*>(f.words[i].c_str()));
-    argv.push_back(nullptr);
-    std::vector<char*> envp;
-    for (const auto& e : env) envp.push_back(const_cast<char*>(e.c_str()));
-    envp.push_back(nullptr);
+    auto argv = c_array(run.argv);
+    auto envp = c_array(env);
     if (err == 0) err = ::posix_spawnp(&pid, argv[0], &actions, &attr, argv.data(), envp.data());
     posix_spawn_file_actions_destroy(&actions);
     posix_spawnattr_destroy(&attr);
@@ -209,8 +251,7 @@ int spawn_command(const wire::Frame& f, std::size_t argv_at, const std::vector<s
 // process, which takes the terminal's foreground, resets what the leader set,
 // and executes the command; on failure it writes errno's value on `report`
 // (close-on-exec: the leader reads nothing when the exec worked).
-[[noreturn]] void become_command(const wire::Frame& f, std::size_t argv_at, const std::vector<std::string>& env,
-                                 int report) {
+[[noreturn]] void become_command(const RunFrame& run, const std::vector<std::string>& env, int report) {
     ::setpgid(0, 0);
     ::tcsetpgrp(0, ::getpid());  // SIGTTOU is ignored still, as in the leader
     struct sigaction dfl {};
@@ -219,13 +260,9 @@ int spawn_command(const wire::Frame& f, std::size_t argv_at, const std::vector<s
     sigset_t none;
     sigemptyset(&none);
     ::sigprocmask(SIG_SETMASK, &none, nullptr);
-    std::vector<char*> argv;
-    for (std::size_t i = argv_at; i < f.words.size(); ++i) argv.push_back(const_cast<char*>(f.words[i].c_str()));
-    argv.push_back(nullptr);
-    std::vector<char*> envp;
-    for (const auto& e : env) envp.push_back(const_cast<char*>(e.c_str()));
-    envp.push_back(nullptr);
-    if (::chdir(f.words[1].c_str()) == 0) ::execvpe(argv[0], argv.data(), envp.data());
+    auto argv = c_array(run.argv);
+    auto envp = c_array(env);
+    if (::chdir(run.cwd.c_str()) == 0) ::execvpe(argv[0], argv.data(), envp.data());
     const int err = errno;
     (void)!::write(report, &err, sizeof err);
     ::_exit(127);
@@ -235,23 +272,27 @@ int spawn_command(const wire::Frame& f, std::size_t argv_at, const std::vector<s
 // runs, its pid and the command's go on `report` (a failure before: -1 and
 // errno's value, and the leader ends), then it waits for the command, takes
 // the foreground back, and ends as the command ended.
-[[noreturn]] void lead_terminal(const wire::Frame& f, std::size_t argv_at, const std::string& slave,
-                                const std::vector<std::string>& env, int report) {
+[[noreturn]] void lead_terminal(const RunFrame& run, const std::string& slave, const std::vector<std::string>& env,
+                                int report) {
     int to = report;
     const auto fail = [&](int err) {
         const int words[2] = {-1, err};
         (void)!::write(to, words, sizeof words);
         ::_exit(127);
     };
-    // Nothing the server holds but `report`; none of the terminal's job-control
-    // signals stop or end the leader (the command gets them, in the foreground).
+    // Nothing the server holds but `report` and the run's descriptors; none of
+    // the terminal's job-control signals stop or end the leader (the command
+    // gets them, in the foreground).
     const int kept = ::fcntl(report, F_DUPFD_CLOEXEC, 3);
     if (kept < 0 || ::setsid() < 0) fail(errno);
     for (int sig : {SIGHUP, SIGINT, SIGQUIT, SIGTSTP, SIGTTIN, SIGTTOU}) ::signal(sig, SIG_IGN);
     const int tty = ::open(slave.c_str(), O_RDWR);  // the session's controlling terminal
     if (tty < 0) fail(errno);
-    for (int target = 0; target < 3; ++target)
-        if (::dup2(tty, target) < 0) fail(errno);
+    // The terminal on the streams it takes, the descriptors sent on the others
+    // (all above 2: 0-2 are the server's /dev/null).
+    std::size_t sent = 0;
+    for (std::size_t target = 0; target < 3; ++target)
+        if (::dup2(run.tty[target] ? tty : run.fds[sent++], static_cast<int>(target)) < 0) fail(errno);
     if (kept != 3 && ::dup2(kept, 3) < 0) fail(errno);
     to = 3;
     ::fcntl(3, F_SETFD, FD_CLOEXEC);
@@ -260,10 +301,12 @@ int spawn_command(const wire::Frame& f, std::size_t argv_at, const std::vector<s
     if (::pipe2(exec_pipe, O_CLOEXEC) != 0) fail(errno);
     const pid_t command = ::fork();
     if (command < 0) fail(errno);
-    if (command == 0) become_command(f, argv_at, env, exec_pipe[1]);
+    if (command == 0) become_command(run, env, exec_pipe[1]);
     ::close(exec_pipe[1]);
     ::setpgid(command, command);
-    ::tcsetpgrp(0, command);
+    // The terminal is on one of 0-2 at least: the one to hand the foreground with.
+    const int on = run.tty[0] ? 0 : run.tty[1] ? 1 : 2;
+    ::tcsetpgrp(on, command);
     // Nothing comes when the exec closed the pipe; errno's value when it failed.
     int err = 0;
     ssize_t n;
@@ -279,7 +322,7 @@ int spawn_command(const wire::Frame& f, std::size_t argv_at, const std::vector<s
     }
     // Its own group in the foreground as it ends: the SIGHUP a session
     // leader's end sends the foreground group reaches no process of the command's.
-    ::tcsetpgrp(0, ::getpgrp());
+    ::tcsetpgrp(on, ::getpgrp());
     if (WIFEXITED(status)) ::_exit(WEXITSTATUS(status));
     const int sig = WTERMSIG(status);
     ::signal(sig, SIG_DFL);
@@ -300,14 +343,14 @@ int spawn_command(const wire::Frame& f, std::size_t argv_at, const std::vector<s
 // command the session's leader, its end would send SIGHUP to its own group).
 // The leader's pid (the one to wait for) and the command's (its group's id),
 // or errno's value: of the fork, the terminal, or the command's exec.
-int start_in_terminal(const wire::Frame& f, std::size_t argv_at, const std::string& slave,
-                      const std::vector<std::string>& env, pid_t& leader, pid_t& pid) {
+int start_in_terminal(const RunFrame& run, const std::string& slave, const std::vector<std::string>& env,
+                      pid_t& leader, pid_t& pid) {
     int fds[2];
     if (::pipe2(fds, O_CLOEXEC) != 0) return errno;
     Fd in(fds[0]), out(fds[1]);
     const pid_t child = ::fork();
     if (child < 0) return errno;
-    if (child == 0) lead_terminal(f, argv_at, slave, env, out.get());
+    if (child == 0) lead_terminal(run, slave, env, out.get());
     out.reset();
     // The leader's pid and the command's, or -1 and errno's value. A leader
     // that failed is reaped with the others.
@@ -381,7 +424,8 @@ public:
                 const auto got = wire::read_frame(sock_, f);
                 // A run whose descriptors were lost (no room for them here) is refused.
                 if (got == wire::ReadResult::truncated) {
-                    if (!f.words.empty()) say('E', {f.words[0], std::to_string(EMFILE)});
+                    const std::size_t id = f.kind == 'T' ? 1 : 0;  // after a terminal's MASK
+                    if (f.words.size() > id) say('E', {f.words[id], std::to_string(EMFILE)});
                     continue;
                 }
                 if (got != wire::ReadResult::frame || f.kind == 'Q') return;
@@ -397,31 +441,25 @@ private:
     }
 
     void take(const wire::Frame& f) {
-        const bool terminal = f.kind == 'T' && f.fds.empty();
-        if ((f.kind == 'R' && f.fds.size() == 3) || terminal) {
-            // ID CWD N ENV... ARG..., ARG... not empty.
-            const std::size_t n = f.words.size() >= 3 ? std::strtoul(f.words[2].c_str(), nullptr, 10) : 0;
-            if (f.words.size() < 4 || n > f.words.size() - 4) return;
-            const std::size_t argv_at = 3 + n;
+        if (f.kind == 'R' || f.kind == 'T') {
+            const auto run = read_run(f);
+            if (!run) return;
             Own own;
-            int err = live_.size() >= kMaxLive
-                          ? EAGAIN
-                          : make_own(proxied_, std::vector<std::string>(f.words.begin() + 3, f.words.begin() + static_cast<std::ptrdiff_t>(argv_at)), own);
+            int err = live_.size() >= kMaxLive ? EAGAIN : make_own(proxied_, run->env, own);
             Fd master;
             std::string slave;
-            if (err == 0 && terminal) err = open_terminal(master, slave);
+            if (err == 0 && run->terminal) err = open_terminal(master, slave);
             pid_t pid = -1, leader = 0;
             if (err == 0)
-                err = terminal ? start_in_terminal(f, argv_at, slave, own.env, leader, pid)
-                               : spawn_command(f, argv_at, own.env, pid);
+                err = run->terminal ? start_in_terminal(*run, slave, own.env, leader, pid) : spawn_command(*run, own.env, pid);
             if (err != 0) {
                 if (!own.tmpdir.empty()) remove_tree_at(AT_FDCWD, own.tmpdir.c_str(), 0);
-                say('E', {f.words[0], std::to_string(err)});
+                say('E', {run->id, std::to_string(err)});
                 return;
             }
-            live_[pid] = Command{f.words[0], std::move(own.tmpdir), true, own.http.ok(), leader};
+            live_[pid] = Command{run->id, std::move(own.tmpdir), true, own.http.ok(), leader};
             const int m = master.get();
-            (void)wire::send_frame(sock_, 'S', std::vector<std::string>{f.words[0], std::to_string(pid)},
+            (void)wire::send_frame(sock_, 'S', std::vector<std::string>{run->id, std::to_string(pid)},
                                    std::span<const int>(&m, master.ok() ? 1 : 0));
             // After its 'S', so that the holder knows whose they are (clients
             // wait in their backlog meanwhile).

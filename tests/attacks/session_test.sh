@@ -450,6 +450,21 @@ PY
     pkill -f "$marker-ctl" || true
     tap_finish "on a terminal, what a command leaves in the background outlives it and still writes there (control: a session leader's end hangs up its group)"
 
+    # Some of 0-2 a terminal: the command gets one in place of those alone, as
+    # sbx run gives it (the same command through sbx run is the reference).
+    local probe='for i in 0 1 2; do [ -t $i ] && printf "%s:tty " $i || printf "%s:no " $i; done; echo; echo to-err >&2'
+    local via
+    for via in session run; do
+        rm -f "$work/partial.$via"
+        local how=(run --session "$sid")
+        [[ $via == run ]] && how=(run --managed-settings "$tmp/empty-managed.json")
+        out=$(cd "$proj" && "${as[@]}" env HOME="$home" timeout 30 python3 "$work/pty_bg.py" sh -c \
+            "\"\$0\" ${how[*]} -- sh -c '$probe' >'$work/partial.$via'" "$sbx" 2>&1) || true
+        [[ $(<"$work/partial.$via") == "0:tty 1:no 2:tty " && $out == *to-err* ]] ||
+            fail_because "$via, standard output to a file: '$(cat "$work/partial.$via")', the terminal showed: $out"
+    done
+    tap_finish "some of 0-2 a terminal: the command gets one in place of those alone, as under sbx run"
+
     as_case timeout 30 "$sbx" run --session "$sid" -- no-such-program-here
     want_status 127
     want_err "no-such-program-here"

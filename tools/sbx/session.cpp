@@ -792,14 +792,18 @@ void drain(Relay& r) {
     }
 }
 
-// The relays for 0-2 and the descriptors the command gets (`passed`, and
+// The relays for those of 0-2 the command's terminal does not take (`on_tty`),
+// and the descriptors the command gets for them (`passed`, by stream, and
 // `theirs` owning the pipes' other ends); false with errno.
-bool open_relays(std::array<Relay, 3>& relays, int (&passed)[3], std::vector<Fd>& theirs) {
+bool open_relays(std::array<Relay, 3>& relays, const std::array<bool, 3>& on_tty, int (&passed)[3],
+                 std::vector<Fd>& theirs) {
     struct stat st[3]{};
     bool open[3];
     for (int i = 0; i < 3; ++i) open[i] = ::fstat(i, &st[i]) == 0;
-    const bool merged = open[1] && open[2] && ::isatty(1) == 0 && st[1].st_dev == st[2].st_dev && st[1].st_ino == st[2].st_ino;
+    const bool merged = open[1] && open[2] && !on_tty[1] && !on_tty[2] && ::isatty(1) == 0 &&
+                        st[1].st_dev == st[2].st_dev && st[1].st_ino == st[2].st_ino;
     for (int i = 0; i < 3; ++i) {
+        if (on_tty[static_cast<std::size_t>(i)]) continue;
         if (!open[i]) {
             // A closed stream: the command gets /dev/null there.
             theirs.emplace_back(::open("/dev/null", O_RDWR | O_CLOEXEC));
@@ -972,9 +976,11 @@ int run_in_session(const RunArgs& a) {
     std::array<Relay, 3> relays;
     int passed[3] = {0, 1, 2};
     std::vector<Fd> theirs;
-    // All of 0-2 a terminal: the command gets one of its own, which the
-    // session makes and this process relays as sbx run relays its own.
-    const bool terminal = ::isatty(0) == 1 && ::isatty(1) == 1 && ::isatty(2) == 1;
+    // Each of 0-2 that is a terminal: the command gets one of its own in its
+    // place, which the session makes and this process relays, as sbx run
+    // relays its own (terminal_use); the others are relayed, or passed on.
+    const auto use = sbx::launcher::terminal_use(sbx::launcher::PtyMode::automatic, false);
+    const bool terminal = use.has_value();
     std::optional<sbx::launcher::Reaper> reaper;
     std::unique_ptr<sbx::launcher::TerminalRelay> relay;
     if (terminal) {
@@ -982,14 +988,21 @@ int run_in_session(const RunArgs& a) {
         if (!started) return say_failed(started.error());
         reaper.emplace(std::move(*started));
         r.run.stdio = proto::Stdio::terminal;
+        r.run.tty = use->replaces;
         winsize ws{};
-        if (::ioctl(1, TIOCGWINSZ, &ws) == 0) {
-            r.run.rows = std::min<unsigned>(ws.ws_row, proto::kMaxTerminalSide);
-            r.run.cols = std::min<unsigned>(ws.ws_col, proto::kMaxTerminalSide);
-        }
-    } else if (!open_relays(relays, passed, theirs)) {
-        return failed("INTERNAL", std::string("pipe: ") + std::strerror(errno));
+        for (int t = 0; t < 3; ++t)
+            if (use->replaces[static_cast<std::size_t>(t)] && ::ioctl(t, TIOCGWINSZ, &ws) == 0) {
+                r.run.rows = std::min<unsigned>(ws.ws_row, proto::kMaxTerminalSide);
+                r.run.cols = std::min<unsigned>(ws.ws_col, proto::kMaxTerminalSide);
+                break;
+            }
     }
+    if (!open_relays(relays, terminal ? use->replaces : std::array<bool, 3>{}, passed, theirs))
+        return failed("INTERNAL", std::string("pipe: ") + std::strerror(errno));
+    // The descriptors that go with the line: one for each stream the terminal does not take.
+    std::vector<int> sent;
+    for (std::size_t i = 0; i < 3; ++i)
+        if (!terminal || !use->replaces[i]) sent.push_back(passed[i]);
     struct Dismiss {
         std::optional<sbx::launcher::Reaper>& reaper;
         std::unique_ptr<sbx::launcher::TerminalRelay>& relay;
@@ -1004,7 +1017,7 @@ int run_in_session(const RunArgs& a) {
     for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGQUIT}) sigaddset(&caught, sig);
     ::sigprocmask(SIG_BLOCK, &caught, nullptr);
     Fd sigfd(::signalfd(-1, &caught, SFD_CLOEXEC | SFD_NONBLOCK));
-    if (!send_line(fd->get(), proto::request_line(r), terminal ? std::span<const int>() : std::span<const int>(passed)))
+    if (!send_line(fd->get(), proto::request_line(r), sent))
         return failed("UNAVAILABLE", "the session did not take the command");
     theirs.clear();
     EventReader events(fd->get());
@@ -1064,12 +1077,7 @@ int run_in_session(const RunArgs& a) {
         if (ev.kind == proto::EventKind::started && terminal && !relay) {
             Fd master = events.take_fd();
             if (!master.ok()) return failed("UNAVAILABLE", "the session sent no terminal with the command's start");
-            sbx::launcher::TerminalUse use;
-            use.replaces = {true, true, true};
-            use.input_fd = 0;
-            use.output_fd = 1;
-            use.caller_tty = 0;
-            relay = std::make_unique<sbx::launcher::TerminalRelay>(use, std::move(master), *reaper);
+            relay = std::make_unique<sbx::launcher::TerminalRelay>(*use, std::move(master), *reaper);
             relay->start();
         }
         if (ev.kind == proto::EventKind::error) {
@@ -1088,12 +1096,12 @@ int run_in_session(const RunArgs& a) {
             if (rl.scanned)
                 for (auto& line : file_refusals(a.session, r.run.cwd, *rl.scanned)) violations.push_back(std::move(line));
         write_block(std::move(violations), relays, relay.get());
-        if (master.ok()) {
+        if (master.ok() && (use->output_fd == 1 || use->output_fd == 2)) {
             // What it left in the background on its terminal writes there
             // still, as a job of your shell does: relayed as its pipes are
             // (a terminal no process holds any more reads EIO: nothing to keep).
-            Relay& out = relays[1];
-            out.ours = 1;
+            Relay& out = relays[static_cast<std::size_t>(use->output_fd)];
+            out.ours = use->output_fd;
             out.pipe_end = std::move(master);
             out.open = true;
             out.terminal.emplace(false);

@@ -20,6 +20,7 @@
 // parse_event() likewise; the sockets are the holder's and the client's.
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -60,7 +61,10 @@ enum class Signal { term, interrupt, hangup, quit, kill };
 
 // How a command gets its standard streams: three descriptors handed over with
 // the request (`fds`, in the order 0, 1, 2), or one terminal the session makes
-// for it whose master is handed back with the `started` event (`terminal`).
+// for it whose master is handed back with the `started` event (`terminal`), in
+// place of the streams RunRequest::tty names (the others' descriptors come
+// with the request, in order), as sbx run gives one in place of each of its
+// caller's streams that is a terminal.
 enum class Stdio { fds, terminal };
 
 struct RunRequest {
@@ -69,6 +73,7 @@ struct RunRequest {
     std::vector<std::pair<std::string, std::string>> env;  // the command's own, before the session's policy filters it
     Stdio stdio = Stdio::fds;
     unsigned rows = 0, cols = 0;     // the terminal's size (Stdio::terminal), 0: the session's default
+    std::array<bool, 3> tty{true, true, true};  // which of 0-2 the terminal takes (Stdio::terminal; "tty": [0, 1])
     std::vector<std::string> hosts;  // the hosts this call lists (sbx run --allow-host), for this command only
     bool violations = true;          // a <sandbox_violations> block on the command's standard error
     bool asks = false;               // the client answers questions about hosts (`ask` events) for it
@@ -307,8 +312,8 @@ SBX_INLINE expected<std::vector<std::pair<std::string, std::string>>> environmen
 
 // Over 80 lines: one request's keys after another, each read and checked in turn.
 SBX_INLINE expected<Request> read_request(element root) {
-    auto m = members(root, "", {"v", "op", "id", "argv", "cwd", "env", "stdio", "rows", "cols", "hosts", "violations",
-                                "asks", "signal", "port", "listen", "ask", "answer", "for"},
+    auto m = members(root, "", {"v", "op", "id", "argv", "cwd", "env", "stdio", "rows", "cols", "tty", "hosts",
+                                "violations", "asks", "signal", "port", "listen", "ask", "answer", "for"},
                      {"v", "op"});
     SBX_TRY(m);
     auto v = whole(*member(*m, "v"), "v", 1000);
@@ -337,8 +342,10 @@ SBX_INLINE expected<Request> read_request(element root) {
         return {};
     };
     switch (r.op) {
-        case Op::run: SBX_TRY(allowed({"id", "argv", "cwd", "env", "stdio", "rows", "cols", "hosts", "violations", "asks"},
-                                      {"id", "argv", "cwd"})); break;
+        case Op::run:
+            SBX_TRY(allowed({"id", "argv", "cwd", "env", "stdio", "rows", "cols", "tty", "hosts", "violations", "asks"},
+                            {"id", "argv", "cwd"}));
+            break;
         case Op::signal: SBX_TRY(allowed({"id", "signal"}, {"id", "signal"})); break;
         case Op::resize: SBX_TRY(allowed({"id", "rows", "cols"}, {"id", "rows", "cols"})); break;
         case Op::stop:
@@ -382,6 +389,21 @@ SBX_INLINE expected<Request> read_request(element root) {
         }
         if (r.run.stdio == Stdio::fds && (r.run.rows != 0 || r.run.cols != 0))
             return refuse(member(*m, "rows") != nullptr ? "rows" : "cols", "is for a terminal (stdio: terminal)");
+        if (const auto* e = member(*m, "tty")) {
+            if (r.run.stdio == Stdio::fds) return refuse("tty", "is for a terminal (stdio: terminal)");
+            if (e->type() != element_type::ARRAY)
+                return refuse("tty", std::string("expected an array, got ") + std::string(json::type_name(e->type())));
+            r.run.tty = {false, false, false};
+            int last = -1;
+            for (element item : simdjson::dom::array(*e)) {
+                auto n = whole(item, "tty", 2);
+                SBX_TRY(n);
+                if (static_cast<int>(*n) <= last) return refuse("tty", "lists 0, 1 and 2 in order, each once");
+                last = static_cast<int>(*n);
+                r.run.tty[*n] = true;
+            }
+            if (last < 0) return refuse("tty", "is empty; without a terminal, stdio is fds");
+        }
         if (const auto* e = member(*m, "hosts")) {
             auto hosts = strings(*e, "hosts", kMaxHosts, false);
             SBX_TRY(hosts);
@@ -461,8 +483,13 @@ SBX_INLINE std::string request_line(const Request& r) {
         for (const auto& [name, value] : r.run.env) w.key(name).value(value);
         w.end_object();
         w.key("stdio").value(r.run.stdio == Stdio::fds ? "fds" : "terminal");
-        if (r.run.stdio == Stdio::terminal)
+        if (r.run.stdio == Stdio::terminal) {
             w.key("rows").value(static_cast<std::uint64_t>(r.run.rows)).key("cols").value(static_cast<std::uint64_t>(r.run.cols));
+            w.key("tty").begin_array();
+            for (int i = 0; i < 3; ++i)
+                if (r.run.tty[static_cast<std::size_t>(i)]) w.value(i);
+            w.end_array();
+        }
         if (!r.run.hosts.empty()) {
             w.key("hosts").begin_array();
             for (const auto& h : r.run.hosts) w.value(h);

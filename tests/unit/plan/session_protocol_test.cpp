@@ -42,6 +42,8 @@ TEST_CASE("session protocol: every request reads back as itself") {
     terminal.run.rows = 40;
     terminal.run.cols = 120;
     all.push_back(terminal);
+    terminal.run.tty = {false, true, true};  // its standard input comes as a descriptor
+    all.push_back(terminal);
     s::Request signal;
     signal.op = s::Op::signal;
     signal.id = "c1";
@@ -132,6 +134,18 @@ TEST_CASE("session protocol: a request is refused with its key named, never cut 
           "rows: is for a terminal (stdio: terminal)");
     CHECK(refusal(R"({"v":1,"op":"run","id":"c1","argv":["true"],"cwd":"/","stdio":"pipe"})") ==
           "stdio: is neither fds nor terminal");
+    CHECK(refusal(R"({"v":1,"op":"run","id":"c1","argv":["true"],"cwd":"/","tty":[0]})") ==
+          "tty: is for a terminal (stdio: terminal)");
+    CHECK(refusal(R"({"v":1,"op":"run","id":"c1","argv":["true"],"cwd":"/","stdio":"terminal","tty":[]})") ==
+          "tty: is empty; without a terminal, stdio is fds");
+    CHECK(refusal(R"({"v":1,"op":"run","id":"c1","argv":["true"],"cwd":"/","stdio":"terminal","tty":[1,0]})") ==
+          "tty: lists 0, 1 and 2 in order, each once");
+    CHECK(refusal(R"({"v":1,"op":"run","id":"c1","argv":["true"],"cwd":"/","stdio":"terminal","tty":[1,1]})") ==
+          "tty: lists 0, 1 and 2 in order, each once");
+    CHECK(refusal(R"({"v":1,"op":"run","id":"c1","argv":["true"],"cwd":"/","stdio":"terminal","tty":[3]})") ==
+          "tty: is 3; the most is 2");
+    CHECK(refusal(R"({"v":1,"op":"run","id":"c1","argv":["true"],"cwd":"/","stdio":"terminal","tty":"0"})") ==
+          "tty: expected an array, got a string");
     CHECK(refusal(R"({"v":1,"op":"resize","id":"c1","rows":-1,"cols":80})") ==
           "rows: expected a whole number from 0 to 10000");
     CHECK(refusal(R"({"v":1,"op":"resize","id":"c1","rows":10001,"cols":80})") == "rows: is 10001; the most is 10000");
