@@ -6,7 +6,8 @@
 #     command, and not from the host (the session's loopback is its own)
 #     until `sbx session expose` lets the host's 127.0.0.1 reach it;
 #   - each command has its own exit status, streams, process group, terminal
-#     (pty_driver.py's modes, where the caller's 0-2 are one) and TMPDIR
+#     (pty_driver.py's modes, in place of those of the caller's 0-2 that are
+#     one, run as a job: what it leaves in the background outlives it) and TMPDIR
 #     (gone after its group), the proxy's refusals of its own in its block, and
 #     its output relayed as sbx run's (forged tags neutralised; the output of
 #     what it left in the background still reaches the caller); a missing
