@@ -415,6 +415,14 @@ void SessionHolder::State::run(Client& c, proto::Request& r) {
     words.insert(words.end(), {r.id, r.run.cwd, std::to_string(env.size())});
     words.insert(words.end(), env.begin(), env.end());
     words.insert(words.end(), r.run.argv.begin(), r.run.argv.end());
+    if (config.warnings)
+        for (auto& message : config.warnings()) {
+            proto::Event w;
+            w.kind = proto::EventKind::warning;
+            w.id = r.id;
+            w.message = std::move(message);
+            send_to(c, w);
+        }
     std::vector<int> numbers;
     for (const Fd& fd : fds) numbers.push_back(fd.get());
     if (!wire::send_frame(server.get(), wants_fds ? 'R' : 'T', words, numbers))

@@ -55,6 +55,9 @@ struct HolderConfig {
     std::function<sbx::expected<sbx::net::HostCall>(const std::vector<std::string>& hosts)> call;
     // Called once, on the holder's thread, when the fork server runs (the session is ready).
     std::function<void()> on_ready;
+    // Asked before each run that may go: what that run's client is warned of
+    // first (`warning` events), one line each. Unset: nothing.
+    std::function<std::vector<std::string>()> warnings;
 };
 
 class SessionHolder {

@@ -609,6 +609,18 @@ s.sendall(b'{\"v\":1,\"op\":\"run\",\"id\":\"x\",\"argv\":[\"true\"],\"cwd\":\"/
     ((bad == 0)) || fail_because "$bad of 50 commands at once failed or said otherwise"
     tap_finish "50 commands at once in one session all run, each with its own output"
 
+    # A repository made during the session: the session's mounts protect the
+    # git directories there were at its start alone, so the next run's client
+    # is told, once (and the stop's audit neutralises the hook planted there, below).
+    in_session 'git init -q made-in-session && echo made'
+    want_no_err "became a git repository"
+    in_session 'printf "#!/bin/sh\n" >made-in-session/.git/hooks/pre-commit'
+    want_err "made-in-session became a git repository during this session"
+    want_err "sbx session stop $sid"
+    in_session true
+    want_no_err "became a git repository"
+    tap_finish "a repository made during the session is named once, to the next run's client, with what to do"
+
     echo '{"sandbox": {"enabled": true, "excludedCommands": ["git push *"]}}' >"$proj/.claude/settings.json"
     in_session 'echo ran'
     want_status 125
@@ -616,15 +628,16 @@ s.sendall(b'{\"v\":1,\"op\":\"run\",\"id\":\"x\",\"argv\":[\"true\"],\"cwd\":\"/
     want_err "$proj/.claude/settings.json changed"
     want_no_out ran
     tap_finish "a settings file changed between two commands refuses the next (STALE_SESSION), naming it"
-
     stop_session
     want_status 0
     want_err "the session's port $port was exposed on 127.0.0.1:$port"
+    want_err "neutralised git-hook $proj/made-in-session/.git/hooks/pre-commit"
+    rm -rf "$proj/made-in-session"
     nothing_left "$sid" "$holder"
     rc=0
     curl -s -m 5 -o /dev/null "http://127.0.0.1:$port/" || rc=$?
     [[ $rc != 0 ]] || fail_because "the exposed port still answers after the stop"
-    tap_finish "sbx session stop ends the commands and the server left in the background, says what was exposed, and leaves nothing"
+    tap_finish "sbx session stop ends the commands and the server left in the background, says what was exposed, neutralises a hook planted in a repository made during it, and leaves nothing"
 
     start_session
     [[ -n $sid ]] || fail_because "the session did not start again: $err"

@@ -36,6 +36,7 @@
 #include <iostream>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -50,6 +51,7 @@
 #include "sbx/rules/env.hpp"
 
 #include "answers.hpp"
+#include "linux/git_audit.hpp"       // launchers/: the survey of the root's repositories
 #include "cli_common.hpp"
 #include "commands.hpp"
 #include "compose.hpp"
@@ -70,6 +72,10 @@ namespace {
 
 namespace proto = sbx::session;
 using sbx::launcher::Fd;
+
+// The repositories made during a session that one run's client is told of by
+// name; the rest are counted.
+constexpr std::size_t kMaxRepositoryWarnings = 10;
 
 // A session's id: 16 lowercase hexadecimal digits.
 constexpr std::size_t kIdDigits = 16;
@@ -502,6 +508,33 @@ int hold_session(SessionArgs& a, const std::string& id, const std::string& dir, 
         }
         return call;
     };
+    // Repositories made during the session: the session's mounts protect the
+    // git directories of those there were at its start alone, where sbx run's
+    // next plan would protect a new one too; each is said once, to the client
+    // of the first run after it (a survey that lists only the directories
+    // changed since the last, as sbx run's before each run).
+    auto surveyed = std::make_shared<sbx::launcher::GitSurvey>(sbx::launcher::survey_git(state.composed.root));
+    auto known = std::make_shared<std::set<std::string>>();
+    for (const auto& r : surveyed->repositories) known->insert(r.path);
+    config.warnings = [surveyed, known, root = state.composed.root, &id]() {
+        *surveyed = sbx::launcher::survey_git(root, surveyed.get());
+        std::vector<std::string> lines;
+        std::size_t more = 0;
+        for (const auto& r : surveyed->repositories) {
+            if (!known->insert(r.path).second) continue;
+            if (lines.size() == kMaxRepositoryWarnings) {
+                ++more;
+                continue;
+            }
+            const std::string shown = sbx::printable_line_part(r.path.substr(root.size() + 1));
+            lines.push_back(shown + " became a git repository during this session: its hooks and config are not "
+                            "protected from its commands, as they are in a repository there was at the start; run "
+                            "no git in it outside until `sbx session stop " + id + "`, whose audit neutralises what "
+                            "they planted there");
+        }
+        if (more > 0) lines.push_back(std::to_string(more) + " more repositories were made during this session, as the above");
+        return lines;
+    };
     config.environment = [&state, &the_plan, &a](const proto::RunRequest& r) {
         return command_environment_of(state.composed.policy, the_plan, a.plan.pass_env, r.env);
     };
@@ -904,6 +937,10 @@ void keep_relaying(std::array<Relay, 3>& relays) {
     if (!sbx::launcher::sweep_fds(keep, sbx::launcher::FdSweep::close)) std::_Exit(0);
     ::setsid();
     ::signal(SIGPIPE, SIG_IGN);
+    // A SIGHUP for the caller's session (this process's parent led it: its end
+    // hangs up its foreground group) is not for it: a terminal gone ends it by
+    // EIO. Ignored before the signals are unblocked, one pending is dropped.
+    ::signal(SIGHUP, SIG_IGN);
     sigset_t none;
     sigemptyset(&none);
     ::sigprocmask(SIG_SETMASK, &none, nullptr);
@@ -1073,6 +1110,7 @@ int run_in_session(const RunArgs& a) {
         const proto::Event& ev = **e;
         if (ev.kind == proto::EventKind::violation) violations.push_back(ev.line);
         if (ev.kind == proto::EventKind::ask) answer_question(fd->get(), events, r.id, ev);
+        if (ev.kind == proto::EventKind::warning) std::cerr << "sbx: warning: " << ev.message << "\n";
         if (ev.kind == proto::EventKind::error && ev.code == EventReader::kLateAnswer) continue;
         if (ev.kind == proto::EventKind::started && terminal && !relay) {
             Fd master = events.take_fd();

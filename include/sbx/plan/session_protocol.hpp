@@ -113,6 +113,7 @@ enum class EventKind {
     status,     // the answer to Op::status: the session's root and how many commands run
     exposed,    // the answer to Op::expose: the session's port and the host's that leads to it
     ask,        // a question about a host no rule decides, to the client of the command that would reach it
+    warning,    // something the client's person should know before a run: its message (and the run's id)
 };
 
 struct Event {
@@ -120,7 +121,7 @@ struct Event {
     std::string id;
     int status = -1;  // exit: the exit status, or -1 when a signal ended it
     int signal = 0;   // exit: the signal that ended it, 0 when none did
-    std::string code, message;  // error: an Errc name or kProtocolErrorCode, and one line
+    std::string code, message;  // error: an Errc name or kProtocolErrorCode, and one line; warning: message
     std::string line;           // violation: the block's line
     std::string root;           // status
     std::size_t commands = 0;   // status: commands running
@@ -190,6 +191,7 @@ SBX_INLINE std::string_view event_name(EventKind k) {
         case EventKind::status: return "status";
         case EventKind::exposed: return "exposed";
         case EventKind::ask: return "ask";
+        case EventKind::warning: return "warning";
     }
     return "?";
 }
@@ -534,6 +536,7 @@ SBX_INLINE std::string event_line(const Event& e) {
         case EventKind::ask:
             w.key("ask").value(e.ask).key("host").value(e.host).key("port").value(static_cast<std::uint64_t>(e.port));
             break;
+        case EventKind::warning: w.key("message").value(e.message); break;
     }
     w.end_object();
     return w.take() + "\n";
@@ -551,10 +554,10 @@ SBX_INLINE expected<Event> parse_event(std::string_view line) {
     auto name = detail::text(*detail::member(*m, "event"), "event", true);
     SBX_TRY(name);
     constexpr std::array kKinds{EventKind::started, EventKind::exit,    EventKind::violation, EventKind::error,
-                                EventKind::status,  EventKind::exposed, EventKind::ask};
+                                EventKind::status,  EventKind::exposed, EventKind::ask,       EventKind::warning};
     const auto kind = std::find_if(kKinds.begin(), kKinds.end(), [&](EventKind k) { return event_name(k) == *name; });
     if (kind == kKinds.end())
-        return detail::refuse("event", "is none of started, exit, violation, error, status, exposed, ask");
+        return detail::refuse("event", "is none of started, exit, violation, error, status, exposed, ask, warning");
     Event e;
     e.kind = *kind;
     // Each kind's keys besides `event`: those it needs, then those it may have.
@@ -567,6 +570,7 @@ SBX_INLINE expected<Event> parse_event(std::string_view line) {
         case EventKind::status: needed = {"root", "commands"}; break;
         case EventKind::exposed: needed = {"port", "listen"}; break;
         case EventKind::ask: needed = {"id", "ask", "host", "port"}; break;
+        case EventKind::warning: needed = {"message"}; may = {"id"}; break;
     }
     for (const auto& [k, value] : *m) {
         (void)value;

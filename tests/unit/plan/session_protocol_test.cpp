@@ -168,7 +168,7 @@ TEST_CASE("session protocol: a request is refused with its key named, never cut 
 }
 
 TEST_CASE("session protocol: events read back as themselves, and strictly") {
-    std::vector<s::Event> all(8);
+    std::vector<s::Event> all(10);
     all[0].kind = s::EventKind::started;
     all[0].id = "c1";
     all[1].kind = s::EventKind::exit;
@@ -194,6 +194,11 @@ TEST_CASE("session protocol: events read back as themselves, and strictly") {
     all[7].ask = 2;
     all[7].host = "pypi.org";
     all[7].port = 443;
+    all[8].kind = s::EventKind::warning;
+    all[8].id = "c1";
+    all[8].message = "sub/.git: a repository made during this session";
+    all[9].kind = s::EventKind::warning;
+    all[9].message = "without an id";
     for (const auto& e : all) {
         const std::string line = s::event_line(e);
         CAPTURE(line);
@@ -214,4 +219,7 @@ TEST_CASE("session protocol: events read back as themselves, and strictly") {
     CHECK_FALSE(s::parse_event(R"({"event":"ask","id":"c1","ask":0,"host":"pypi.org","port":443})"));
     CHECK_FALSE(s::parse_event(R"({"event":"ask","id":"c1","ask":1,"host":"","port":443})"));
     CHECK_FALSE(s::parse_event(R"({"event":"ask","ask":1,"host":"pypi.org","port":443})"));
+    CHECK_FALSE(s::parse_event(R"({"event":"warning","id":"c1"})"));
+    CHECK_FALSE(s::parse_event(R"({"event":"warning","message":""})"));
+    CHECK_FALSE(s::parse_event(R"({"event":"warning","message":"x","line":"y"})"));
 }
