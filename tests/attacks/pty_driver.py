@@ -444,12 +444,12 @@ def mode_ctrl_c(t, problems, stays):
         return
     print("after Ctrl-C the shell answered")
     if stays:
-        t.read_for(2)
+        t.read_for(1)
         if t.sync() is None:
-            problems.append("2 s after Ctrl-C the shell no longer answers (%s)" %
+            problems.append("1 s after Ctrl-C the shell no longer answers (%s)" %
                             ("it ended" if t.eof or not t.alive() else "it is stuck"))
         else:
-            print("2 s after Ctrl-C the shell still answered")
+            print("1 s after Ctrl-C the shell still answered")
 
 
 def mode_ctrl_z(t, problems):

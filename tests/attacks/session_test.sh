@@ -200,7 +200,7 @@ session_cases() {
     [[ $t1 == /*/cmd.* && $t2 == /*/cmd.* && $t1 != "$t2" && ${t1%/*} == "${t2%/*}" ]] ||
         fail_because "two commands' TMPDIRs are $t1 and $t2"
     [[ -n $t1 && ! -e $t1 ]] || fail_because "the first command's TMPDIR $t1 is left after it"
-    in_session 'sleep 1 >/dev/null 2>&1 & echo $TMPDIR'
+    in_session 'sleep 0.5 >/dev/null 2>&1 & echo $TMPDIR'
     t3=$out
     [[ -d $t3 ]] || fail_because "the TMPDIR $t3 of a command whose background process lives is gone"
     for i in $(seq 50); do
@@ -211,7 +211,7 @@ session_cases() {
     tap_finish "each command has a TMPDIR of its own, kept while a process of its group lives and gone after (a chmod 000 tree too)"
 
     # Attribution: the proxy's refusal goes to the command that made it.
-    (cd "$proj" && "${as[@]}" env HOME="$home" timeout 30 "$sbx" run --session "$sid" -- sleep 1) \
+    (cd "$proj" && "${as[@]}" env HOME="$home" timeout 30 "$sbx" run --session "$sid" -- sleep 0.5) \
         </dev/null >"$work/other.out" 2>"$work/other.err" &
     local other=$!
     in_session 'curl -s -o /dev/null -w "%{http_code}" http://denied.invalid/'
@@ -389,7 +389,7 @@ PY
         fail_because "the session's block is \"$session_block\", sbx run's \"$err\""
     tap_finish "the file refusals a command's standard error reports are in its block, as in sbx run's"
 
-    as_case bash -c "\"\$0\" run --session $sid -- sh -c '(sleep 0.5; echo later) & echo now' | cat" "$sbx"
+    as_case bash -c "\"\$0\" run --session $sid -- sh -c '(sleep 0.2; echo later) & echo now' | cat" "$sbx"
     [[ $out == $'now\nlater' ]] || fail_because "the caller read: $out"
     tap_finish "what a command's background process writes after it ended still reaches the caller, as outside"
 
@@ -439,7 +439,7 @@ if status is None:
 print(out.decode(errors="replace").replace("\r", ""))
 print("status:", status)
 PY
-    local bg="$sleeper-tty & (sleep 0.5; echo later) & echo now; exit 3"
+    local bg="$sleeper-tty & (sleep 0.2; echo later) & echo now; exit 3"
     rc=0
     out=$(cd "$proj" && "${as[@]}" env HOME="$home" timeout 30 python3 "$work/pty_bg.py" "$sbx" run --session "$sid" -- sh -c "$bg" 2>&1) || rc=$?
     [[ $out == *now*later*"status: 3"* ]] || fail_because "on a terminal: $out"
