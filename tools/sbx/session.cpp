@@ -527,10 +527,9 @@ int hold_session(SessionArgs& a, const std::string& id, const std::string& dir, 
                 continue;
             }
             const std::string shown = sbx::printable_line_part(r.path.substr(root.size() + 1));
-            lines.push_back(shown + " became a git repository during this session: its hooks and config are not "
-                            "protected from its commands, as they are in a repository there was at the start; run "
-                            "no git in it outside until `sbx session stop " + id + "`, whose audit neutralises what "
-                            "they planted there");
+            lines.push_back(shown + " became a git repository during this session: unlike those there were at its "
+                            "start, its hooks and config are open to the session's commands; run no git in it "
+                            "outside until `sbx session stop " + id + "`, whose audit neutralises what they planted");
         }
         if (more > 0) lines.push_back(std::to_string(more) + " more repositories were made during this session, as the above");
         return lines;
