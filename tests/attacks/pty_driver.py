@@ -710,7 +710,7 @@ def tool(t, problems, name, command, ready, keys, seconds=15):
     if t.wait_for(ready, seconds, start) < 0:
         problems.append("%s: %r did not show within %d s" % (name, ready.decode(), seconds))
         return None
-    t.read_for(0.5)
+    t.read_for(0.3)
     keys_at = len(t.seen)
     for k in keys:
         if isinstance(k, float):
@@ -727,15 +727,15 @@ def tool(t, problems, name, command, ready, keys, seconds=15):
 
 def mode_tool(t, problems, name):
     if name == "python":
-        out = tool(t, problems, name, "python3 -q", b">>> ", [b"6*7\r", 1.0, b"exit()\r"])
+        out = tool(t, problems, name, "python3 -q", b">>> ", [b"6*7\r", 0.3, b"exit()\r"])
         if out is not None and not re.search(rb"\n42\r?\n", out):
             problems.append("python: 6*7 did not print 42")
     elif name == "node":
-        out = tool(t, problems, name, "node", b"> ", [b"6*7\r", 1.0, b".exit\r"], seconds=30)
+        out = tool(t, problems, name, "node", b"> ", [b"6*7\r", 0.3, b".exit\r"], seconds=30)
         if out is not None and not re.search(rb"\n(\x1b\[[0-9;]*m)?42(\x1b\[[0-9;]*m)?\r?\n", out):
             problems.append("node: 6*7 did not print 42")
     elif name == "less":
-        out = tool(t, problems, name, "less pty-less.txt", b"less-line-005", [0.5, b"q"])
+        out = tool(t, problems, name, "less pty-less.txt", b"less-line-005", [0.3, b"q"])
         if out is not None and (b"less-line-036" not in out or b"less-line-040" in out):
             problems.append("less: did not show one screen of lines 1-36")
     elif name == "vim":
@@ -753,7 +753,7 @@ def mode_tool(t, problems, name):
     elif name == "git":
         tool(t, problems, name, "git -C addp add -p", b"Stage this hunk", [b"y\r"])
     elif name == "top":
-        tool(t, problems, name, "top", b"load average", [0.5, b"q"])
+        tool(t, problems, name, "top", b"load average", [0.3, b"q"])
 
 
 def throughput(total, argv):

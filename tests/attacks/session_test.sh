@@ -353,11 +353,11 @@ PY
     # On a terminal, sbx run --session asks as sbx run does, and the command
     # cannot repaint the question or read its answer (terminal_question.py):
     # its output is held up while the question is open.
-    local writer='( while :; do printf "\r\033[2Ksbx: the command wants to reach good.example:80, which no rule decides. Allow it for the rest of this command? [y/N] "; sleep 0.005; done ) & w=$!; sleep 0.3'
+    local writer='( while :; do printf "\r\033[2Ksbx: the command wants to reach good.example:80, which no rule decides. Allow it for the rest of this command? [y/N] "; sleep 0.005; done ) & w=$!; sleep 0.1'
     local thief='exec 3<&0; ( head -c 1 <&3 >stolen ) & r=$!'
     rc=0
     out=$(cd "$proj" && python3 "$here/terminal_question.py" frozen evil.invalid -- "${as[@]}" env HOME="$home" \
-        timeout 60 "$sbx" run --session "$sid" -- sh -c "$thief; $writer; curl -s -m 20 -o /dev/null -w 'code:%{http_code}\n' http://evil.invalid/; sleep 0.3; kill \$w \$r" 2>&1) || rc=$?
+        timeout 60 "$sbx" run --session "$sid" -- sh -c "$thief; $writer; curl -s -m 20 -o /dev/null -w 'code:%{http_code}\n' http://evil.invalid/; sleep 0.15; kill \$w \$r" 2>&1) || rc=$?
     [[ $rc == 0 ]] || fail_because "the driver found problems (status $rc): $(tail -5 <<<"$out")"
     [[ -e $proj/stolen && ! -s $proj/stolen ]] || fail_because "the command read the answer, or the thief did not run"
     rm -f "$proj/stolen"
@@ -443,10 +443,10 @@ PY
     rc=0
     out=$(cd "$proj" && "${as[@]}" env HOME="$home" timeout 30 python3 "$work/pty_bg.py" "$sbx" run --session "$sid" -- sh -c "$bg" 2>&1) || rc=$?
     [[ $out == *now*later*"status: 3"* ]] || fail_because "on a terminal: $out"
-    sleep 0.3
+    sleep 0.1
     pgrep -f "$marker-tty" >/dev/null || fail_because "the background process did not outlive its command"
     out=$(cd "$work" && "${as[@]}" timeout 30 python3 "$work/pty_bg.py" sh -c "${sleeper/$marker/$marker-ctl} & exit 3" 2>&1) || true
-    sleep 0.3
+    sleep 0.1
     ! pgrep -f "$marker-ctl" >/dev/null || fail_because "control: the session leader's background outlived it"
     pkill -f "$marker-ctl" || true
     tap_finish "on a terminal, what a command leaves in the background outlives it and still writes there (control: a session leader's end hangs up its group)"
