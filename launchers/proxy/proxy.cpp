@@ -40,12 +40,12 @@ thread_local std::string tag_of_thread;
 
 const std::string& serving_tag() { return tag_of_thread; }
 
-sbx::net::HostCall call_of(State& s) {
+std::shared_ptr<const sbx::net::HostCall> call_of(State& s) {
     if (!tag_of_thread.empty()) {
         std::lock_guard lock(s.tagged_mutex);
         if (const auto it = s.calls.find(tag_of_thread); it != s.calls.end()) return it->second;
     }
-    return s.options.call;
+    return s.call;
 }
 
 }  // namespace detail
@@ -287,6 +287,7 @@ sbx::expected<std::unique_ptr<Proxy>> Proxy::start(ProxyOptions options, int htt
     if (!s->stop_event.open() || !s->reap_event.open() || !s->tagged_event.open())
         return sbx::fail(Errc::io_error, std::string("cannot make the proxy's events: ") + std::strerror(errno));
     s->options = std::move(options);
+    s->call = std::make_shared<const sbx::net::HostCall>(s->options.call);
     s->names_lead_to_addresses = names_an_address(s->options.rules.allowed) ||
                                  (s->options.call.hosts && names_an_address(*s->options.call.hosts));
 
@@ -365,7 +366,7 @@ sbx::expected<void> Proxy::add_listeners(std::string tag, int http_listener, int
             return sbx::fail(Errc::unavailable, "the proxy serves " + std::to_string(kMaxTagged) + " tagged listeners at most");
         if (call) {
             if (call->hosts && names_an_address(*call->hosts)) s.names_lead_to_addresses = true;
-            s.calls[tag] = std::move(*call);
+            s.calls[tag] = std::make_shared<const sbx::net::HostCall>(std::move(*call));
         }
         forget_answers(s, tag);  // a command's pid, taken again: not the earlier command's
         s.tagged.push_back(State::Tagged{std::move(tag), std::move(http), std::move(socks), false});
@@ -394,7 +395,7 @@ bool Proxy::admit(const sbx::net::HostTarget& t, const std::string& program, con
     bool stopped = false;
     // This thread (the broker's) serves the one connection meanwhile.
     const std::string before = std::exchange(detail::tag_of_thread, tag);
-    const bool ok = detail::admit(*state_, t, "direct", program, d, why, stopped);
+    const bool ok = detail::admit(*state_, *detail::call_of(*state_), t, "direct", program, d, why, stopped);
     detail::tag_of_thread = before;
     return ok;
 }

@@ -112,10 +112,10 @@ int system_dial(const State& s, const net::Address& a, std::uint16_t port) {
 
 }  // namespace
 
-bool admit(State& s, const net::HostTarget& t, std::string_view protocol, const std::string& program,
-           net::HostDecision& d, std::string& why, bool& stopped) {
+bool admit(State& s, const net::HostCall& call, const net::HostTarget& t, std::string_view protocol,
+           const std::string& program, net::HostDecision& d, std::string& why, bool& stopped) {
     stopped = false;
-    d = net::decide_host(s.options.rules, call_of(s), t, s.options.own_addresses);
+    d = net::decide_host(s.options.rules, call, t, s.options.own_addresses);
     auto refuse = [&](std::string rule, std::string reason, net::AllowKind allow) {
         report(s, t, protocol, std::move(rule), reason, allow, program);
         why = std::move(reason);
@@ -161,11 +161,11 @@ Reached reach(State& s, std::string_view host, std::uint16_t port, std::string_v
     // Decide, ask, then resolve: a name is looked up only once the rules let it
     // through (a lookup is itself a message out, to whoever serves its domain).
     const auto& rules = s.options.rules;
-    const auto call = call_of(s);
+    const auto call = call_of(s);  // held to the end: remove_listeners() may drop the tag's meanwhile
     const auto& own = s.options.own_addresses;
     net::HostDecision d;
     bool stopped = false;
-    if (!admit(s, t, protocol, {}, d, out.reason, stopped)) {
+    if (!admit(s, *call, t, protocol, {}, d, out.reason, stopped)) {
         out.kind = stopped ? Kind::stopped : Kind::refused;
         return out;
     }
@@ -184,7 +184,7 @@ Reached reach(State& s, std::string_view host, std::uint16_t port, std::string_v
         }
         resolved = std::move(*r);
     }
-    auto passed = net::choose_address(d, rules, call, t, resolved, own);
+    auto passed = net::choose_address(d, rules, *call, t, resolved, own);
     // Only addresses a pattern names reach what a name resolved to here.
     if (!passed) return refuse({}, passed.error().message, net::AllowKind::local);
     const net::Address address = *passed;

@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <list>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <set>
@@ -52,7 +53,10 @@ struct Proxy::State {
     std::mutex tagged_mutex;
     std::list<Tagged> tagged;
     Event tagged_event;
-    std::map<std::string, sbx::net::HostCall> calls;  // a tag's own call (add_listeners), under tagged_mutex
+    // The options' call, and each tag's own (add_listeners, under tagged_mutex):
+    // shared, so that a connection takes its call without copying its lists.
+    std::shared_ptr<const sbx::net::HostCall> call;
+    std::map<std::string, std::shared_ptr<const sbx::net::HostCall>> calls;
     std::mutex direct_mutex;
     std::map<std::uint16_t, sbx::net::HostTarget> direct;  // client port -> target (Proxy::expect_direct)
     Event stop_event;  // readable from the moment stop() begins: every poll watches it
@@ -91,7 +95,7 @@ const std::string& serving_tag();
 
 // The call that decides for the calling thread's client: its tag's own
 // (Proxy::add_listeners), else the options'.
-sbx::net::HostCall call_of(State& s);
+std::shared_ptr<const sbx::net::HostCall> call_of(State& s);
 
 // "host:port", with an IPv6 address in brackets.
 std::string display(const sbx::net::HostTarget& t);
@@ -126,7 +130,7 @@ Reached reach(State& s, std::string_view host, std::uint16_t port, std::string_v
 // The first part of reach(): decides `t` and asks where the decision says so;
 // a refusal is reported (with `program`). Whether it may go, its decision in
 // `d`; `stopped` when stop() began meanwhile.
-bool admit(State& s, const sbx::net::HostTarget& t, std::string_view protocol, const std::string& program,
+bool admit(State& s, const sbx::net::HostCall& call, const sbx::net::HostTarget& t, std::string_view protocol, const std::string& program,
            sbx::net::HostDecision& d, std::string& why, bool& stopped);
 
 // Response heads still to rewrite on their way to the client.
