@@ -247,13 +247,18 @@ int spawn_command(const RunFrame& run, const std::vector<std::string>& env, pid_
     return err;
 }
 
+// The first of 0-2 the terminal is on (a terminal's run has one at least):
+// the descriptor its foreground is handed with.
+int terminal_stream(const RunFrame& run) { return run.tty[0] ? 0 : run.tty[1] ? 1 : 2; }
+
 // In the leader of a terminal's session (start_in_terminal): the command's
-// process, which takes the terminal's foreground, resets what the leader set,
-// and executes the command; on failure it writes errno's value on `report`
-// (close-on-exec: the leader reads nothing when the exec worked).
+// process, which takes the terminal's foreground (as the leader gives it: the
+// first of the two to run does), resets what the leader set, and executes the
+// command; on failure it writes errno's value on `report` (close-on-exec: the
+// leader reads nothing when the exec worked).
 [[noreturn]] void become_command(const RunFrame& run, const std::vector<std::string>& env, int report) {
     ::setpgid(0, 0);
-    ::tcsetpgrp(0, ::getpid());  // SIGTTOU is ignored still, as in the leader
+    ::tcsetpgrp(terminal_stream(run), ::getpid());  // SIGTTOU is ignored still, as in the leader
     struct sigaction dfl {};
     dfl.sa_handler = SIG_DFL;
     for (int sig = 1; sig < NSIG; ++sig) ::sigaction(sig, &dfl, nullptr);
@@ -304,8 +309,7 @@ int spawn_command(const RunFrame& run, const std::vector<std::string>& env, pid_
     if (command == 0) become_command(run, env, exec_pipe[1]);
     ::close(exec_pipe[1]);
     ::setpgid(command, command);
-    // The terminal is on one of 0-2 at least: the one to hand the foreground with.
-    const int on = run.tty[0] ? 0 : run.tty[1] ? 1 : 2;
+    const int on = terminal_stream(run);
     ::tcsetpgrp(on, command);
     // Nothing comes when the exec closed the pipe; errno's value when it failed.
     int err = 0;
