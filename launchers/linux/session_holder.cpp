@@ -239,6 +239,9 @@ void SessionHolder::State::send(std::uint64_t serial, const proto::Event& e) {
 
 namespace {
 
+// A host and port as the session's answers are kept by.
+std::string answer_key(const sbx::net::HostTarget& t) { return t.host + " " + std::to_string(t.port); }
+
 proto::Event error_event(std::string code, std::string message, std::string id = {}) {
     proto::Event e;
     e.kind = proto::EventKind::error;
@@ -610,7 +613,7 @@ void SessionHolder::State::answer(Client& c, const proto::Request& r) {
     const launcher::Answer a{r.allow, r.for_session ? launcher::AnswerScope::session : launcher::AnswerScope::command};
     if (r.for_session) {
         const sbx::net::HostTarget& t = (*q)->target;
-        session_answers[t.host + " " + std::to_string(t.port)] = r.allow;
+        session_answers[answer_key(t)] = r.allow;
         std::erase_if(answered, [&](const sbx::net::HostAnswer& h) { return h.host == t.host && h.port == t.port; });
         answered.push_back({t.host, t.port, r.allow});
     }
@@ -826,7 +829,7 @@ std::optional<launcher::Answer> SessionHolder::ask(const sbx::net::HostTarget& t
     q.target = t;
     {
         std::unique_lock<std::mutex> lock(s.ask_mutex);
-        if (const auto it = s.session_answers.find(t.host + " " + std::to_string(t.port)); it != s.session_answers.end())
+        if (const auto it = s.session_answers.find(answer_key(t)); it != s.session_answers.end())
             return launcher::Answer{it->second, launcher::AnswerScope::session};
         if (s.questions_closed || tag.empty()) return std::nullopt;
         q.n = s.next_question++;
