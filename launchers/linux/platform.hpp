@@ -18,6 +18,7 @@
 
 #include "base/fd_io.hpp"
 #include "linux/probe.hpp"
+#include "linux/session_mounts.hpp"
 #include "sbx/plan/plan.hpp"
 #include "shared/launcher_main.hpp"
 
@@ -97,6 +98,11 @@ public:
         // group). From the proxy's and the broker's threads, the proxy's with
         // its lock held: it may take no lock that waits for either.
         std::function<void(const std::string& tag, const std::string& line)> refused;
+        // What makes more mounts in the sandbox while it runs, once it runs,
+        // and nullptr once it has ended (before the cleanup): the call with
+        // nullptr returns only when no add() is under way, so a caller holds
+        // a lock of its own over both.
+        std::function<void(SessionMounts*)> mounts;
     };
     void session_hooks(SessionHooks hooks) { hooks_ = std::move(hooks); }
 

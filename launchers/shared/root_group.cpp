@@ -132,9 +132,9 @@ sbx::expected<RootGroup> RootGroup::join(const sbx::Plan& plan) {
     return RootGroup(std::move(lock_path), std::move(live_path), std::move(lock_fd), std::move(live_fd));
 }
 
-void RootGroup::hold_placeholders(const sbx::Plan& plan) {
+void RootGroup::hold_placeholders(std::span<const sbx::PlaceholderOp> placeholders) {
     std::vector<std::pair<dev_t, ino_t>> seen;
-    for (const auto& ph : plan.filesystem.placeholders) {
+    for (const auto& ph : placeholders) {
         Fd fd(sbx::open_to_lock(ph.path));
         struct stat st {};
         if (!fd.ok() || ::fstat(fd.get(), &st) != 0 ||
@@ -206,6 +206,10 @@ void RootGroup::exclude_placeholders(const sbx::Plan& plan) {
 
 void RootGroup::unlock() {
     if (lock_fd_.ok()) flock_retry(lock_fd_.get(), LOCK_UN);
+}
+
+void RootGroup::lock() {
+    if (lock_fd_.ok()) flock_retry(lock_fd_.get(), LOCK_EX);
 }
 
 std::vector<std::string> RootGroup::leave() {

@@ -31,6 +31,7 @@
 #include <sys/types.h>
 
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -62,7 +63,8 @@ public:
 
     // Holds a shared flock on the placeholders the plan uses, each inode once,
     // until leave(): the sign that they are in use, for other users.
-    void hold_placeholders(const sbx::Plan& plan);
+    void hold_placeholders(const sbx::Plan& plan) { hold_placeholders(plan.filesystem.placeholders); }
+    void hold_placeholders(std::span<const sbx::PlaceholderOp> placeholders);
 
     // Why this sandbox may not start, when something the plan protects in the
     // root as the project's is a placeholder of another group's sandbox still
@@ -78,6 +80,9 @@ public:
 
     // Lets other sandboxes of the root start or leave.
     void unlock();
+    // Takes the group's mutex again, after unlock(), to make more placeholders
+    // while the sandbox runs (a session's: session_mounts.hpp).
+    void lock();
 
     // Leaves the group; the last sandbox out removes every recorded placeholder
     // still as it was made. Returns one line per thing it could not remove.
