@@ -609,17 +609,29 @@ s.sendall(b'{\"v\":1,\"op\":\"run\",\"id\":\"x\",\"argv\":[\"true\"],\"cwd\":\"/
     ((bad == 0)) || fail_because "$bad of 50 commands at once failed or said otherwise"
     tap_finish "50 commands at once in one session all run, each with its own output"
 
-    # A repository made during the session: the session's mounts protect the
-    # git directories there were at its start alone, so the next run's client
-    # is told, once (and the stop's audit neutralises the hook planted there, below).
-    in_session 'git init -q made-in-session && echo made'
+    # A repository made during the session: before the next run the holder
+    # finds it, renames what was planted in it, and protects its git directory
+    # by mounts in the running sandbox, as sbx run's next plan would. Control:
+    # the command that made it could still write there.
+    in_session 'git init -q made-in-session && printf "#!/bin/sh\n" >made-in-session/.git/hooks/pre-commit &&
+        echo "[core]" >>made-in-session/.git/config && echo made'
+    want_out made
     want_no_err "became a git repository"
-    in_session 'printf "#!/bin/sh\n" >made-in-session/.git/hooks/pre-commit'
-    want_err "made-in-session became a git repository during this session"
-    want_err "sbx session stop $sid"
+    in_session 'cd made-in-session
+        for f in .git/config .git/commondir .git/config.worktree .git/hooks/post-checkout; do
+            (echo x >>"$f") 2>/dev/null && echo "wrote $f"
+        done
+        mv .git .git2 2>/dev/null && echo "moved .git"
+        echo hi >file && git add file && git -c user.name=a -c user.email=a@b commit -qm one && echo committed'
+    want_err "neutralised git-hook $proj/made-in-session/.git/hooks/pre-commit"
+    want_err "made-in-session became a git repository during this session: its hooks and config are read-only"
+    want_no_out wrote
+    want_no_out moved
+    want_out committed
+    [[ $(<"$proj/made-in-session/.git/commondir") == . ]] || fail_because "no placeholder commondir naming its own directory"
     in_session true
     want_no_err "became a git repository"
-    tap_finish "a repository made during the session is named once, to the next run's client, with what to do"
+    tap_finish "attack: a repository made during the session is protected from the next command on (config, hooks, commondir, its .git renamed), what was planted in it neutralised, its client told once; git still commits there (control: the command that made it wrote there)"
 
     echo '{"sandbox": {"enabled": true, "excludedCommands": ["git push *"]}}' >"$proj/.claude/settings.json"
     in_session 'echo ran'
@@ -631,13 +643,14 @@ s.sendall(b'{\"v\":1,\"op\":\"run\",\"id\":\"x\",\"argv\":[\"true\"],\"cwd\":\"/
     stop_session
     want_status 0
     want_err "the session's port $port was exposed on 127.0.0.1:$port"
-    want_err "neutralised git-hook $proj/made-in-session/.git/hooks/pre-commit"
+    [[ ! -e $proj/made-in-session/.git/commondir && ! -e $proj/made-in-session/.git/config.worktree ]] ||
+        fail_because "the placeholders made during the session are still there"
     rm -rf "$proj/made-in-session"
     nothing_left "$sid" "$holder"
     rc=0
     curl -s -m 5 -o /dev/null "http://127.0.0.1:$port/" || rc=$?
     [[ $rc != 0 ]] || fail_because "the exposed port still answers after the stop"
-    tap_finish "sbx session stop ends the commands and the server left in the background, says what was exposed, neutralises a hook planted in a repository made during it, and leaves nothing"
+    tap_finish "sbx session stop ends the commands and the server left in the background, says what was exposed, removes the placeholders made during it, and leaves nothing"
 
     start_session
     [[ -n $sid ]] || fail_because "the session did not start again: $err"

@@ -408,7 +408,9 @@ sbx::expected<std::vector<int>> descriptors_to_pass(const std::vector<std::strin
     return out;
 }
 
-sbx::expected<sbx::Plan> plan_for(const Composed& c, const PlanArgs& a) {
+sbx::expected<sbx::Plan> plan_for(const Composed& c, const PlanArgs& a) { return plan_for(c, a, *c.view); }
+
+sbx::expected<sbx::Plan> plan_for(const Composed& c, const PlanArgs& a, const sbx::FsView& view) {
     auto env = command_env(c, a);
     SBX_TRY(env);
     const RunInputs in = run_inputs(c, {a.launcher, !a.no_tool_cache, ""});
@@ -440,7 +442,7 @@ sbx::expected<sbx::Plan> plan_for(const Composed& c, const PlanArgs& a) {
     req.git_record_base = in.git_record_base;
     // Placeholders of sandboxes running in this root now are planned as missing,
     // as they will be once those end; the launcher takes them over.
-    auto plan = sbx::make_plan(c.policy, req, *c.view);
+    auto plan = sbx::make_plan(c.policy, req, view);
     // Another group's placeholders look like the project's files with many
     // links; say what they are instead (the launcher checks the rest of the plan).
     if (!plan && !plan.error().file.empty())

@@ -158,5 +158,8 @@ sbx::expected<std::vector<int>> descriptors_to_pass(const std::vector<std::strin
 // The last stage: the plan for `a.command` in the root, with sbx run's
 // defaults where `a` leaves a choice open (a.pass_fds already checked).
 sbx::expected<sbx::Plan> plan_for(const Composed& c, const PlanArgs& a);
+// The same, through `view` in place of c.view: a session plans again with the
+// group's placeholders of the time hidden (session_repos.hpp).
+sbx::expected<sbx::Plan> plan_for(const Composed& c, const PlanArgs& a, const sbx::FsView& view);
 
 }  // namespace sbx::cli

@@ -55,6 +55,7 @@
 #include "cli_common.hpp"
 #include "commands.hpp"
 #include "compose.hpp"
+#include "session_repos.hpp"
 
 #include "base/fd_io.hpp"                // launchers/: owned descriptors
 #include "base/own_executable.hpp"       // launchers/: the program the fork server is
@@ -72,10 +73,6 @@ namespace {
 
 namespace proto = sbx::session;
 using sbx::launcher::Fd;
-
-// The repositories made during a session that one run's client is told of by
-// name; the rest are counted.
-constexpr std::size_t kMaxRepositoryWarnings = 10;
 
 // A session's id: 16 lowercase hexadecimal digits.
 constexpr std::size_t kIdDigits = 16;
@@ -508,32 +505,10 @@ int hold_session(SessionArgs& a, const std::string& id, const std::string& dir, 
         }
         return call;
     };
-    // Repositories made during the session: the session's mounts protect the
-    // git directories of those there were at its start alone, where sbx run's
-    // next plan would protect a new one too; each is said once, to the client
-    // of the first run after it (a survey that lists only the directories
-    // changed since the last, as sbx run's before each run).
-    auto surveyed = std::make_shared<sbx::launcher::GitSurvey>(sbx::launcher::survey_git(state.composed.root));
-    auto known = std::make_shared<std::set<std::string>>();
-    for (const auto& r : surveyed->repositories) known->insert(r.path);
-    config.warnings = [surveyed, known, root = state.composed.root, &id]() {
-        *surveyed = sbx::launcher::survey_git(root, surveyed.get());
-        std::vector<std::string> lines;
-        std::size_t more = 0;
-        for (const auto& r : surveyed->repositories) {
-            if (!known->insert(r.path).second) continue;
-            if (lines.size() == kMaxRepositoryWarnings) {
-                ++more;
-                continue;
-            }
-            const std::string shown = sbx::printable_line_part(r.path.substr(root.size() + 1));
-            lines.push_back(shown + " became a git repository during this session: unlike those there were at its "
-                            "start, its hooks and config are open to the session's commands; run no git in it "
-                            "outside until `sbx session stop " + id + "`, whose audit neutralises what they planted");
-        }
-        if (more > 0) lines.push_back(std::to_string(more) + " more repositories were made during this session, as the above");
-        return lines;
-    };
+    // Repositories made during the session: found, audited and protected
+    // before the next command runs, as sbx run's next plan protects them.
+    SessionRepositories repositories(state.composed, a.plan, the_plan, id, sbx::launcher::audit_clock());
+    config.warnings = [&repositories] { return repositories.before_run(); };
     config.environment = [&state, &the_plan, &a](const proto::RunRequest& r) {
         return command_environment_of(state.composed.policy, the_plan, a.plan.pass_env, r.env);
     };
@@ -558,6 +533,7 @@ int hold_session(SessionArgs& a, const std::string& id, const std::string& dir, 
     sbx::linux_sandbox::LinuxPlatform::SessionHooks hooks;
     if (proxied) hooks.proxy = [&holder](sbx::launcher::CommandProxy* p) { (*holder)->serve_proxy(p); };
     hooks.refused = [&holder](const std::string& tag, const std::string& line) { (*holder)->refused(tag, line); };
+    hooks.mounts = [&repositories](sbx::linux_sandbox::SessionMounts* m) { repositories.serve(m); };
     platform.session_hooks(std::move(hooks));
     sbx::launcher::Options o;
     o.plan_fd = -1;
