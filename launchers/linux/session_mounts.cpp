@@ -183,8 +183,9 @@ std::string run_helper(pid_t bubblewrap, const std::vector<Prepared>& list, std:
 
 }  // namespace
 
-std::vector<std::string> SessionMounts::add(const AddedMounts& added) {
-    std::vector<std::string> problems;
+SessionMounts::Result SessionMounts::add(const AddedMounts& added) {
+    Result out;
+    auto& problems = out.problems;
     std::vector<sbx::Mount> mounts = added.mounts;
     if (!added.placeholders.empty()) {
         // As a plan's: under the group's mutex, taking over the group's own.
@@ -215,15 +216,19 @@ std::vector<std::string> SessionMounts::add(const AddedMounts& added) {
         list.push_back(Prepared{m.path.c_str(), m.expect.dev, m.expect.ino, m.kind == sbx::MountKind::ro_bind});
         of.push_back(&m);
     }
-    if (list.empty()) return problems;
+    if (list.empty()) return out;
     std::vector<Outcome> outcomes;
     if (auto why = run_helper(bubblewrap_, list, outcomes); !why.empty()) {
         problems.push_back("not protected: " + why);
-        return problems;
+        return out;
     }
-    for (std::size_t i = 0; i < list.size(); ++i)
-        if (outcomes[i].step != Step::made) problems.push_back(of[i]->path + ": not protected: " + describe(outcomes[i]));
-    return problems;
+    for (std::size_t i = 0; i < list.size(); ++i) {
+        if (outcomes[i].step == Step::made)
+            out.made.push_back(of[i]->path);
+        else
+            problems.push_back(of[i]->path + ": not protected: " + describe(outcomes[i]));
+    }
+    return out;
 }
 
 }  // namespace sbx::linux_sandbox

@@ -47,10 +47,13 @@ public:
     // child is the sandbox's init; `group`: the root's group this sandbox is in.
     SessionMounts(launcher::RootGroup& group, pid_t bubblewrap) : group_(group), bubblewrap_(bubblewrap) {}
 
-    // Makes `added`. One line for each mount or placeholder not made, or made
-    // where it no longer stands (empty: all of them hold). Not thread-safe: one
-    // caller at a time, and none once the sandbox has ended.
-    std::vector<std::string> add(const AddedMounts& added);
+    struct Result {
+        std::vector<std::string> made;      // the paths of the mounts made, in order
+        std::vector<std::string> problems;  // one line for each mount or placeholder not made, or made where it no longer stands
+    };
+    // Makes `added`. Not thread-safe: one caller at a time, and none once the
+    // sandbox has ended.
+    Result add(const AddedMounts& added);
 
 private:
     launcher::RootGroup& group_;

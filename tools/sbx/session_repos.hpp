@@ -26,6 +26,7 @@
 #include <mutex>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "sbx/plan/plan.hpp"
@@ -57,8 +58,12 @@ public:
     static constexpr std::size_t kMaxNamed = 10;
 
 private:
-    // Steps 1 to 3 for the repositories in `fresh`; their lines.
-    std::vector<std::string> protect(const std::vector<std::string>& fresh);
+    // Steps 1 to 3 for the repositories in `fresh` (new since the last run) and
+    // `again` (whose mounts a command kept from being made); the lines.
+    std::vector<std::string> protect(const std::vector<std::string>& fresh, const std::vector<std::string>& again);
+    // Step 3's mounts: what `later` adds that is not made yet. `why_not` says
+    // why none could be.
+    sbx::linux_sandbox::SessionMounts::Result mount(const sbx::Plan& later, std::string& why_not);
 
     const Composed& composed_;
     const PlanArgs& args_;
@@ -67,6 +72,8 @@ private:
     timespec start_;
     sbx::launcher::GitSurvey surveyed_;
     std::set<std::string> known_;
+    std::set<std::string> retry_;                             // their mounts to be tried again
+    std::set<std::pair<sbx::MountKind, std::string>> applied_;  // the mounts made
     std::mutex mounts_mutex_;
     sbx::linux_sandbox::SessionMounts* mounts_ = nullptr;  // under mounts_mutex_
 };
