@@ -6,9 +6,12 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <cerrno>
 #include <charconv>
 #include <climits>
+#include <cstdint>
+#include <optional>
 #include <cstring>
 #include <span>
 #include <utility>
@@ -296,7 +299,39 @@ sbx::route::Place route_place(const Composed& c) {
     return sbx::route::Place{c.root, c.home, c.cwd, folds_case};
 }
 
+namespace {
+
+// --limit KEY=N, each as a settings file's sandbox.limits.KEY would be read.
+sbx::expected<std::array<std::optional<std::uint64_t>, sbx::kLimitCount>> limit_args(const std::vector<std::string>& given) {
+    std::array<std::optional<std::uint64_t>, sbx::kLimitCount> out{};
+    for (const auto& arg : given) {
+        const auto bad = [&](const std::string& why) {
+            return sbx::fail(sbx::Errc::invalid_argument, std::string(sbx::kLimitOption) + " " + arg + ": " + why);
+        };
+        const auto eq = arg.find('=');
+        if (eq == std::string::npos) return bad("give KEY=N, as timeoutSeconds=600");
+        const auto which = sbx::limit_named(std::string_view(arg).substr(0, eq));
+        if (!which)
+            return bad("not a limit sbx knows (the limits are timeoutSeconds, memoryMiB, processes, cpuSeconds and "
+                       "fileSizeMiB)");
+        const auto& spec = sbx::limit_spec(*which);
+        const std::string digits = arg.substr(eq + 1);
+        std::uint64_t n = 0;
+        const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), n);
+        if (digits.empty() || ec != std::errc{} || end != digits.data() + digits.size() || n < 1 || n > spec.max)
+            return bad("give a whole number from 1 to " + std::to_string(spec.max));
+        auto& slot = out[static_cast<std::size_t>(*which)];
+        if (slot) return bad("given twice");
+        slot = n;
+    }
+    return out;
+}
+
+}  // namespace
+
 sbx::expected<Composed> compose(const SettingsArgs& a, HomeRoot home_root, const LayerEdit& edit) {
+    auto limits = limit_args(a.limits);
+    SBX_TRY(limits);
     auto disk = std::make_unique<sbx::DiskFs>();
     auto place = find_place(a, *disk, home_root);
     SBX_TRY(place);
@@ -316,7 +351,7 @@ sbx::expected<Composed> compose(const SettingsArgs& a, HomeRoot home_root, const
     // $HOME and under the account's own home, which HOME may not name.
     std::vector<std::string> credential_homes{place->home};
     if (place->account && *place->account != place->home) credential_homes.push_back(*place->account);
-    auto policy = sbx::effective_policy(std::move(*layers), sbx::MergeOptions{!a.untrusted, a.weaker_sandbox}, *view,
+    auto policy = sbx::effective_policy(std::move(*layers), sbx::MergeOptions{!a.untrusted, a.weaker_sandbox, *limits}, *view,
                                         credential_homes);
     SBX_TRY(policy);
     const std::string root = place->where.root;

@@ -101,6 +101,16 @@ void PlanArgs::add_weaker_sandbox_to(CLI::App* cmd) {
                   "namespaces) instead of refusing; see 'The weaker sandbox' in README.md");
 }
 
+void PlanArgs::add_limits_to(CLI::App* cmd) {
+    cmd->add_option(std::string(sbx::kLimitOption), settings.limits,
+                    "Set a limit (timeoutSeconds, memoryMiB, processes, cpuSeconds, fileSizeMiB) for this command, "
+                    "as sandbox.limits in your user settings would; the lowest of it, your settings and managed "
+                    "settings holds")
+        ->type_name("KEY=N")
+        ->take_all()
+        ->allow_extra_args(false);
+}
+
 void PlanArgs::add_pass_fd_to(CLI::App* cmd) {
     cmd->add_option("--pass-fd", pass_fd_args,
                     "Pass the open descriptor N (3 or more) to the command; by default it gets only 0, 1 and 2")
@@ -242,6 +252,7 @@ void add_plan_options(CLI::App* cmd, PlanArgs& pa, bool with_json) {
     pa.add_home_root_to(cmd);
     pa.add_tool_cache_to(cmd);
     pa.add_weaker_sandbox_to(cmd);
+    pa.add_limits_to(cmd);
 }
 
 void add_plan(Cli& c) {
@@ -314,6 +325,7 @@ void add_session(Cli& c) {
     sa.plan.add_network_to(c.session_start);
     sa.plan.add_home_root_to(c.session_start);
     sa.plan.add_tool_cache_to(c.session_start);
+    sa.plan.add_limits_to(c.session_start);
     c.session_start->add_option("--grace", sa.grace, "As sbx run's, for the session's end")
         ->check(CLI::Range(0, sbx::launcher::kMaxGrace))
         ->default_val(sbx::launcher::kDefaultGrace);

@@ -50,6 +50,7 @@ struct SettingsArgs {
     std::string agent_file;
     bool skill_script = false;    // --skill-script: the agent file's block, or strict when none or off
     bool weaker_sandbox = false;  // --weaker-sandbox (sbx plan and sbx run only): PlanArgs::add_weaker_sandbox_to
+    std::vector<std::string> limits;  // --limit KEY=N, as given (sbx plan, run, session start): PlanArgs::add_limits_to
 
     bool root_given() const;
     void add_to(CLI::App* cmd, bool with_json = true);
@@ -75,6 +76,7 @@ struct PlanArgs {
     void add_tool_cache_to(CLI::App* cmd);
     void add_home_root_to(CLI::App* cmd);
     void add_weaker_sandbox_to(CLI::App* cmd);
+    void add_limits_to(CLI::App* cmd);
     void add_pass_fd_to(CLI::App* cmd);
     void add_network_to(CLI::App* cmd);
 };

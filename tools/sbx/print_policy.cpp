@@ -51,6 +51,13 @@ void print_values(const sbx::Policy& p, const sbx::ProjectRoot& root) {
                 if (const auto& v = f.text(p)) out << v->value << "    " << describe(v->source) << "\n";
                 else out << f.unset << "    default\n";
                 break;
+            case sbx::PolicyField::Kind::limit: {
+                const auto& v = f.limit(p);
+                out << "  " << f.name << ": "
+                    << (v.value ? std::to_string(*v.value) + std::string(f.unit) : std::string(f.unset)) << "    "
+                    << describe(v.source) << "\n";
+                break;
+            }
         }
     }
     out << "warnings" << (p.warnings.empty() ? ": none" : ":") << "\n";

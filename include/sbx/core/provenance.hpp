@@ -66,6 +66,9 @@ struct Source {
     std::string key;  // e.g. sandbox.filesystem.denyRead[2] or permissions.deny[0]
 };
 
+// The file a value given on the command line is said to come from.
+inline constexpr std::string_view kCommandLineFile = "(command line)";
+
 template <class T>
 struct Sourced {
     T value{};

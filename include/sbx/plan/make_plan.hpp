@@ -239,6 +239,15 @@ SBX_INLINE expected<Plan> make_plan(const Policy& policy, const PlanRequest& req
     plan.enabled = policy.enabled.value;
     plan.fail_if_unavailable = policy.fail_if_unavailable.value;
     plan.weaker_sandbox = policy.weaker_sandbox.value;
+    for (std::size_t i = 0; i < kLimitCount; ++i) {
+        const auto& v = policy.limits[i];
+        if (!v.value) continue;
+        std::string set_by = "sbx's default";
+        if (v.source)
+            set_by = v.source->key + (v.source->file == kCommandLineFile ? std::string(" on the command line")
+                                                                         : " in " + v.source->file);
+        plan.limits[i] = PlanLimit{*v.value, std::move(set_by), limit_raise_advice(kLimits[i].which, v.source)};
+    }
     plan.warnings = policy.warnings;
     if (policy.bwrap_path) {
         const auto& b = *policy.bwrap_path;

@@ -9,6 +9,8 @@
 // nothing beyond it.
 #pragma once
 
+#include <array>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -21,6 +23,7 @@
 #include "sbx/plan/report.hpp"
 #include "sbx/rules/env.hpp"
 #include "sbx/rules/fs_rules.hpp"
+#include "sbx/settings/limits.hpp"
 
 namespace sbx {
 
@@ -78,6 +81,22 @@ struct ToolCachePlan {
     std::vector<KeptEnvVar> kept;  // those the caller had set, kept as they were
 };
 
+// A limit the command runs under (sbx/settings/limits.hpp), with what the
+// launcher's line says when it is reached: where it was set, and how to raise it.
+struct PlanLimit {
+    std::uint64_t value = 0;  // in the key's unit (seconds, MiB, a count)
+    std::string set_by;       // "sandbox.limits.processes in /home/ana/.claude/settings.json", "sbx's default"
+    std::string raise;        // what raises it, for people
+    bool operator==(const PlanLimit&) const = default;
+};
+
+// How to say `l` raised, where `by` set its value (nullopt: sbx's default).
+SBX_INLINE std::string limit_raise_advice(Limit l, const std::optional<Source>& by);
+
+// The violations block's line for the limit `l` of `pl` reached, `what` saying
+// what happened: "limit timeoutSeconds 600s: WHAT (set by SET_BY; RAISE)".
+SBX_INLINE std::string limit_line(Limit l, const PlanLimit& pl, std::string_view what);
+
 struct Plan {
     int version = kPlanVersion;
     std::vector<std::string> argv;
@@ -107,6 +126,41 @@ struct Plan {
     std::optional<ToolCachePlan> tool_cache;  // filesystem.toolCache; nullopt: none
     std::vector<PlanRule> rules;    // filesystem.rules: what the mounts were made from
     std::vector<Warning> warnings;  // the policy's, the rules', the plan's
+    // "limits", by Limit; nullopt: none. The launchers hold the command to them.
+    std::array<std::optional<PlanLimit>, kLimitCount> limits{};
 };
 
 }  // namespace sbx
+
+// The definitions: inline in every program that includes this header, or
+// compiled once in the program that asks for that (sbx/core/inline.hpp).
+#if !defined(SBX_COMPILED_ENGINE) || defined(SBX_DEFINE_PLAN)
+
+namespace sbx {
+
+SBX_INLINE std::string limit_line(Limit l, const PlanLimit& pl, std::string_view what) {
+    const LimitSpec& spec = limit_spec(l);
+    return "limit " + std::string(spec.key) + " " + std::to_string(pl.value) + std::string(spec.unit) + ": " +
+           std::string(what) + " (set by " + pl.set_by + "; to raise it, " + pl.raise + ")";
+}
+
+SBX_INLINE std::string limit_raise_advice(Limit l, const std::optional<Source>& by) {
+    const std::string key(limit_spec(l).key);
+    const std::string setting = "sandbox.limits." + key;
+    const std::string option = std::string(kLimitOption) + " " + key + "=N";
+    if (!by) return "set " + setting + " in your user settings (~/.claude/settings.json), or give " + option;
+    switch (by->layer) {
+        case LayerKind::managed: return "managed settings cap it (" + by->key + " in " + by->file + "): only they can raise it";
+        case LayerKind::project:
+        case LayerKind::local: return "the project's " + by->file + " lowers it (" + by->key + "): raise it there";
+        case LayerKind::flag:
+            if (by->file == kCommandLineFile) return "give a higher " + option;
+            return "raise " + by->key + " in " + by->file;
+        case LayerKind::user:
+        case LayerKind::builtin: break;
+    }
+    return "raise " + by->key + " in " + by->file + ", or give a higher " + option;
+}
+
+}  // namespace sbx
+#endif

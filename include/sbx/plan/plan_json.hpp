@@ -5,6 +5,7 @@
 // same bytes, and a plan read back is written again as it was.
 #pragma once
 
+#include <algorithm>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -252,6 +253,14 @@ SBX_INLINE std::string to_json(const Plan& p) {
     w.key("call").value(p.hints.call).key("write").value(p.hints.write).key("read").value(p.hints.read);
     w.key("env").value(p.hints.env).key("sockets").value(p.hints.sockets).end_object();
     detail::write_filesystem(w, p);
+    if (std::any_of(p.limits.begin(), p.limits.end(), [](const auto& l) { return l.has_value(); })) {
+        w.key("limits").begin_object();
+        for (std::size_t i = 0; i < kLimitCount; ++i)
+            if (const auto& l = p.limits[i])
+                w.key(kLimits[i].key).begin_object().key("value").value(l->value).key("setBy").value(l->set_by)
+                    .key("raise").value(l->raise).end_object();
+        w.end_object();
+    }
     w.key("warnings").begin_array();
     for (const auto& wn : p.warnings) {
         w.begin_object().key("file").value(wn.file).key("key").value(wn.key).key("message").value(wn.message);

@@ -98,6 +98,7 @@ private:
     static expected<std::string> path(element v, const std::string& key);
     static expected<bool> boolean(element v, const std::string& key);
     static expected<std::uint64_t> integer(element v, const std::string& key);
+    static expected<void> read_limits(element v, Plan& p);
     static expected<simdjson::dom::array> array(element v, const std::string& key) {
         if (v.type() != element_type::ARRAY) return type_error(key, "an array", v);
         return simdjson::dom::array(v);
@@ -232,7 +233,7 @@ SBX_INLINE expected<Plan> PlanReader::read(element root) {
         }
     }
     auto top = members(root, "", {"version", "command", "root", "rootWhy", "tmpdir", "bwrapPath", "enabled", "failIfUnavailable",
-                                  "weakerSandbox", "seccomp", "unixSockets", "network", "ignoreViolations", "scanStderr", "hints", "filesystem", "warnings"},
+                                  "weakerSandbox", "seccomp", "unixSockets", "network", "ignoreViolations", "scanStderr", "hints", "filesystem", "limits", "warnings"},
                        {"version", "command", "root", "tmpdir", "enabled", "failIfUnavailable", "seccomp",
                         "network", "filesystem"});
     SBX_TRY(top);
@@ -263,6 +264,7 @@ SBX_INLINE expected<Plan> PlanReader::read(element root) {
     SBX_TRY(read_optional(*top, "", "scanStderr", p.scan_stderr, boolean));
     if (top->has("hints")) SBX_TRY(read_hints(top->at("hints"), p));
     SBX_TRY(read_filesystem(top->at("filesystem"), p));
+    if (top->has("limits")) SBX_TRY(read_limits(top->at("limits"), p));
     if (top->has("warnings")) {
         SBX_TRY(read_warnings(top->at("warnings"), p));
     }
@@ -592,6 +594,29 @@ SBX_INLINE expected<void> PlanReader::read_ignore_violations(element v, Plan& p)
         SBX_TRY(text);
         if (text->empty()) return error(index("ignoreViolations", i - 1), "an empty substring would ignore everything");
         p.ignore_violations.push_back(std::move(*text));
+    }
+    return {};
+}
+
+SBX_INLINE expected<void> PlanReader::read_limits(element v, Plan& p) {
+    if (v.type() != element_type::OBJECT) return type_error("limits", "an object", v);
+    for (auto field : simdjson::dom::object(v)) {
+        const std::string k = join("limits", field.key);
+        const auto which = limit_named(field.key);
+        if (!which) return error(k, "unknown key");
+        auto& slot = p.limits[static_cast<std::size_t>(*which)];
+        if (slot) return error(k, "the key appears twice");
+        auto m = members(field.value, k, {"value", "setBy", "raise"}, {"value", "setBy", "raise"});
+        SBX_TRY(m);
+        PlanLimit l;
+        auto n = integer(m->at("value"), join(k, "value"));
+        SBX_TRY(n);
+        if (*n < 1 || *n > limit_spec(*which).max)
+            return error(join(k, "value"), "out of range: from 1 to " + std::to_string(limit_spec(*which).max));
+        l.value = *n;
+        SBX_TRY(assign(l.set_by, string(m->at("setBy"), join(k, "setBy"))));
+        SBX_TRY(assign(l.raise, string(m->at("raise"), join(k, "raise"))));
+        slot = std::move(l);
     }
     return {};
 }

@@ -75,6 +75,10 @@ SBX_INLINE void diff_ignores(const PolicyField& f, const Policy& before, const P
 SBX_INLINE void diff_text(const PolicyField& f, const Policy& before, const Policy& after,
                          std::vector<ValueChange>& out);
 
+// A limit raised or removed widens; lowered or set where there was none narrows.
+SBX_INLINE void diff_limit(const PolicyField& f, const Policy& before, const Policy& after,
+                          std::vector<ValueChange>& out);
+
 
 }  // namespace detail
 
@@ -148,6 +152,19 @@ SBX_INLINE void diff_text(const PolicyField& f, const Policy& before, const Poli
                    Direction::widens, std::string(f.meaning)});
 }
 
+SBX_INLINE void diff_limit(const PolicyField& f, const Policy& before, const Policy& after,
+                          std::vector<ValueChange>& out) {
+    const auto& b = f.limit(before);
+    const auto& a = f.limit(after);
+    if (b.value == a.value) return;
+    auto text = [&](const std::optional<std::uint64_t>& v) {
+        return v ? std::to_string(*v) + std::string(f.unit) : std::string("none");
+    };
+    const bool wider = !a.value || (b.value && *a.value > *b.value);
+    out.push_back({ValueChange::What::changed, std::string(f.name), text(b.value), text(a.value), b.source, a.source,
+                   wider ? Direction::widens : Direction::narrows, std::string(f.meaning)});
+}
+
 }  // namespace sbx::review::detail
 
 namespace sbx::review {
@@ -160,6 +177,7 @@ SBX_INLINE std::vector<ValueChange> diff_values(const Policy& before, const Poli
             case PolicyField::Kind::list: detail::diff_list(f, before, after, out); break;
             case PolicyField::Kind::ignores: detail::diff_ignores(f, before, after, out); break;
             case PolicyField::Kind::text: detail::diff_text(f, before, after, out); break;
+            case PolicyField::Kind::limit: detail::diff_limit(f, before, after, out); break;
         }
     }
     return out;

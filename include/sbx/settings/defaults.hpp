@@ -129,6 +129,7 @@ SBX_INLINE expected<Policy> effective_policy(std::vector<Settings>&& layers, con
         Policy p = default_policy(homes);
         p.trusted = options.trusted;
         if (options.weaker_sandbox) detail::weaker_sandbox_from_command_line(p);
+        detail::limits_from_command_line(p, options);
         return p;
     }
     Settings builtin;

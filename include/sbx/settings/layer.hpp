@@ -5,6 +5,8 @@
 // them from a file's text, and pulls in the JSON reader (simdjson) to do so.
 #pragma once
 
+#include <array>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -13,6 +15,7 @@
 #include "sbx/core/inline.hpp"
 #include "sbx/core/paths.hpp"
 #include "sbx/core/provenance.hpp"
+#include "sbx/settings/limits.hpp"
 
 namespace sbx {
 
@@ -108,6 +111,9 @@ struct Settings {
         SourcedList env_vars;  // variable names
         SourcedList files;     // absolute paths or patterns
     } credentials;
+
+    // sandbox.limits, by Limit (limits.hpp); nullopt where the file sets none.
+    std::array<std::optional<Sourced<std::uint64_t>>, kLimitCount> limits{};
 
     SourcedList additional_directories;  // permissions.additionalDirectories
     std::optional<Sourced<std::string>> bwrap_path, socat_path;

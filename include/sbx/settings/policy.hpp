@@ -37,6 +37,8 @@
 
 #include <deque>
 #include <iterator>
+#include <array>
+#include <cstdint>
 #include <optional>
 #include <span>
 #include <string>
@@ -48,6 +50,7 @@
 #include "sbx/core/inline.hpp"
 #include "sbx/settings/credential_stores.hpp"
 #include "sbx/settings/layer.hpp"
+#include "sbx/settings/limits.hpp"
 
 namespace sbx {
 
@@ -101,6 +104,16 @@ struct Policy {
         Value<bool> bypass_disabled{false, {}};
     } permissions;
 
+    // sandbox.limits, by Limit (limits.hpp): the value (nullopt: no limit) and
+    // the layer that set it (nullopt: sbx's default, LimitSpec::fallback).
+    std::array<Value<std::optional<std::uint64_t>>, kLimitCount> limits = default_limits();
+
+    static std::array<Value<std::optional<std::uint64_t>>, kLimitCount> default_limits() {
+        std::array<Value<std::optional<std::uint64_t>>, kLimitCount> out{};
+        for (std::size_t i = 0; i < kLimitCount; ++i) out[i].value = kLimits[i].fallback;
+        return out;
+    }
+
     // Admin-required mode; its source is the managed key that switched it on.
     Value<bool> admin_required{false, {}};
     bool trusted = true;
@@ -113,11 +126,14 @@ struct MergeOptions {
     // The command line asks for the weaker sandbox (`sbx run --weaker-sandbox`):
     // it counts above every file but managed settings.
     bool weaker_sandbox = false;
+    // `sbx run --limit KEY=N`, by Limit: counted with the user's and managed
+    // settings, the lowest of them winning.
+    std::array<std::optional<std::uint64_t>, kLimitCount> limits{};
 };
+
 
 // The option that asks for the weaker sandbox, and the Source the policy gives it.
 inline constexpr std::string_view kWeakerSandboxOption = "--weaker-sandbox";
-inline constexpr std::string_view kCommandLineFile = "(command line)";
 
 // Whether a layer may turn the weaker sandbox on: it weakens confinement, so only
 // the layers the sandboxed project can neither write nor ship may. Those are the
@@ -139,6 +155,14 @@ inline constexpr std::string_view kWeakerSandboxLayers =
 // default policy): on, with the command line as its source, unless managed
 // settings turned it off, which holds, with a warning naming them.
 SBX_INLINE void weaker_sandbox_from_command_line(Policy& p);
+
+// The command line's --limit values, as the Source each gets ("--limit KEY" of
+// kCommandLineFile); nullopt where it gives none.
+SBX_INLINE std::optional<Sourced<std::uint64_t>> limit_from_command_line(const MergeOptions& o, std::size_t i);
+
+// The default policy's limits with the command line's given (no layer to merge):
+// each one given holds, as the user's own.
+SBX_INLINE void limits_from_command_line(Policy& p, const MergeOptions& o);
 
 class Merger {
 public:
@@ -196,6 +220,11 @@ private:
     // A repository value that would loosen: left out when untrusted, or when
     // admin-required mode locks it.
     std::string loosening(const Settings& s, bool admin_locked) const;
+
+    // sandbox.limits (limits.hpp): the lowest value of the layers the project
+    // neither writes nor ships, and of the command line, else the default; then
+    // lowered, never raised, by the repository's files and an agent file.
+    void limits();
 
     void booleans();
 
@@ -296,6 +325,17 @@ SBX_INLINE expected<std::string> resolve_pattern(const FsView& fs, const std::st
 
 namespace sbx::detail {
 
+SBX_INLINE std::optional<Sourced<std::uint64_t>> limit_from_command_line(const MergeOptions& o, std::size_t i) {
+    if (!o.limits[i]) return std::nullopt;
+    return Sourced<std::uint64_t>{*o.limits[i], Source{LayerKind::flag, FileName(std::string(kCommandLineFile)),
+                                                       std::string(kLimitOption) + " " + std::string(kLimits[i].key)}};
+}
+
+SBX_INLINE void limits_from_command_line(Policy& p, const MergeOptions& o) {
+    for (std::size_t i = 0; i < kLimitCount; ++i)
+        if (auto given = limit_from_command_line(o, i)) p.limits[i] = {given->value, given->source};
+}
+
 SBX_INLINE void weaker_sandbox_from_command_line(Policy& p) {
     const auto& from = p.weaker_sandbox.source;
     if (from && from->layer == LayerKind::managed && !p.weaker_sandbox.value) {
@@ -329,8 +369,36 @@ SBX_INLINE expected<Policy> Merger::run() {
     booleans();
     lists();
     permissions();
+    limits();
     SBX_TRY(leave_out_denied_reaches());
     return std::move(p_);
+}
+
+SBX_INLINE void Merger::limits() {
+    const auto project_side = [](const Settings& s) { return is_repository(s.layer) || s.from == LayerFile::agent; };
+    for (std::size_t i = 0; i < kLimitCount; ++i) {
+        auto& out = p_.limits[i];
+        std::optional<Sourced<std::uint64_t>> best;
+        for (const Settings* s : ordered_) {
+            const auto& v = s->limits[i];
+            if (v && !project_side(*s) && (!best || v->value < best->value)) best = v;
+        }
+        if (auto given = detail::limit_from_command_line(opt_, i); given && (!best || given->value < best->value))
+            best = std::move(given);
+        if (best) out = {best->value, best->source};
+        for (const Settings* s : ordered_) {
+            const auto& v = s->limits[i];
+            if (!v || !project_side(*s)) continue;
+            if (!out.value || v->value <= *out.value) {
+                if (!out.value || v->value < *out.value) out = {v->value, v->source};
+                continue;
+            }
+            drop(v->source, "left out: the project's files can lower a limit, not raise it over " +
+                                std::to_string(*out.value) + std::string(kLimits[i].unit) + " (" +
+                                (out.source ? out.source->key + " in " + out.source->file : std::string("sbx's default")) +
+                                ")");
+        }
+    }
 }
 
 SBX_INLINE std::string Merger::admin_reason() const {

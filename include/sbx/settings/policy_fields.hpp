@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <iterator>
 #include <optional>
 #include <string>
@@ -17,6 +18,7 @@
 
 #include "sbx/core/inline.hpp"
 #include "sbx/core/json_write.hpp"
+#include "sbx/settings/limits.hpp"
 #include "sbx/settings/policy.hpp"
 
 namespace sbx {
@@ -28,6 +30,7 @@ struct PolicyField {
         list,     // a SourcedList
         ignores,  // ignoreViolations: the IgnoreRules
         text,     // bwrapPath, socatPath, defaultMode: an optional Sourced<std::string>
+        limit,    // sandbox.limits: a Value of an optional number (nullopt: no limit); higher opens
     };
     // What a list's entries name, for the samples `sbx diff` tries.
     enum class Names { paths, hosts, other };
@@ -43,6 +46,8 @@ struct PolicyField {
     Names names = Names::other;
     std::string_view meaning;  // what `true`, an entry, or the value does, for people
     std::string_view unset;    // a text field's value when no layer sets it, for people
+    const Value<std::optional<std::uint64_t>>& (*limit)(const Policy&) = nullptr;
+    std::string_view unit;     // a limit's: "s", "MiB", "" (limits.hpp)
 
     // The JSON object the field is written in ("" for the top level), and its key there.
     constexpr std::string_view group() const noexcept {
@@ -59,17 +64,24 @@ namespace detail {
 
 constexpr PolicyField flag_field(std::string_view name, const Value<bool>& (*get)(const Policy&),
                                  std::optional<bool> open, std::string_view meaning) {
-    return {name, PolicyField::Kind::flag, get, nullptr, nullptr, open, PolicyField::Names::other, meaning, {}};
+    return {name, PolicyField::Kind::flag, get, nullptr, nullptr, open, PolicyField::Names::other, meaning, {}, nullptr, {}};
 }
 
 constexpr PolicyField list_field(std::string_view name, const SourcedList& (*get)(const Policy&), bool adding_opens,
                                  PolicyField::Names names, std::string_view meaning) {
-    return {name, PolicyField::Kind::list, nullptr, get, nullptr, adding_opens, names, meaning, {}};
+    return {name, PolicyField::Kind::list, nullptr, get, nullptr, adding_opens, names, meaning, {}, nullptr, {}};
 }
 
 constexpr PolicyField text_field(std::string_view name, const std::optional<Sourced<std::string>>& (*get)(const Policy&),
                                  std::string_view meaning, std::string_view unset) {
-    return {name, PolicyField::Kind::text, nullptr, nullptr, get, true, PolicyField::Names::other, meaning, unset};
+    return {name, PolicyField::Kind::text, nullptr, nullptr, get, true, PolicyField::Names::other, meaning, unset, nullptr, {}};
+}
+
+// A limit's field, named "limits.KEY" for the key of `l` (limits.hpp).
+constexpr PolicyField limit_field(Limit l, std::string_view name,
+                                  const Value<std::optional<std::uint64_t>>& (*get)(const Policy&)) {
+    return {name, PolicyField::Kind::limit, nullptr, nullptr, nullptr, true, PolicyField::Names::other,
+            limit_spec(l).meaning, "none", get, limit_spec(l).unit};
 }
 
 }  // namespace detail
@@ -101,7 +113,7 @@ inline constexpr PolicyField kPolicyFields[] = {
                        false, PolicyField::Names::other,
                        "no command of the line may run this program, confined or not (an agent file's shell skill)"),
     {"ignoreViolations", PolicyField::Kind::ignores, nullptr, nullptr, nullptr, std::nullopt,
-     PolicyField::Names::other, "violations of the command that hold the text are not reported", {}},
+     PolicyField::Names::other, "violations of the command that hold the text are not reported", {}, nullptr, {}},
     detail::list_field("filesystem.allowWrite",
                        [](const Policy& p) -> const SourcedList& { return p.filesystem.allow_write; }, true,
                        PolicyField::Names::paths, "commands may write there"),
@@ -167,6 +179,16 @@ inline constexpr PolicyField kPolicyFields[] = {
     detail::flag_field("permissions.disableBypassPermissionsMode",
                        [](const Policy& p) -> const Value<bool>& { return p.permissions.bypass_disabled; }, false,
                        "bypassPermissions mode is refused (sbx route)"),
+    detail::limit_field(Limit::timeout, "limits.timeoutSeconds",
+                        [](const Policy& p) -> const Value<std::optional<std::uint64_t>>& { return p.limits[0]; }),
+    detail::limit_field(Limit::memory, "limits.memoryMiB",
+                        [](const Policy& p) -> const Value<std::optional<std::uint64_t>>& { return p.limits[1]; }),
+    detail::limit_field(Limit::processes, "limits.processes",
+                        [](const Policy& p) -> const Value<std::optional<std::uint64_t>>& { return p.limits[2]; }),
+    detail::limit_field(Limit::cpu, "limits.cpuSeconds",
+                        [](const Policy& p) -> const Value<std::optional<std::uint64_t>>& { return p.limits[3]; }),
+    detail::limit_field(Limit::file_size, "limits.fileSizeMiB",
+                        [](const Policy& p) -> const Value<std::optional<std::uint64_t>>& { return p.limits[4]; }),
     detail::text_field(
         "bwrapPath", [](const Policy& p) -> const std::optional<Sourced<std::string>>& { return p.bwrap_path; },
         "the program that confines commands", "from PATH"),
@@ -191,6 +213,18 @@ constexpr bool fields_well_formed() {
     return true;
 }
 static_assert(fields_well_formed(), "kPolicyFields: a name twice, or a group's fields apart");
+
+// Whether every limit has its field, named after its key, reading its own value.
+constexpr bool limit_fields_match() {
+    std::size_t seen = 0;
+    for (const auto& f : kPolicyFields) {
+        if (f.kind != PolicyField::Kind::limit) continue;
+        if (seen >= kLimitCount || f.key() != kLimits[seen].key || f.group() != "limits") return false;
+        ++seen;
+    }
+    return seen == kLimitCount;
+}
+static_assert(limit_fields_match(), "kPolicyFields: the limits' fields are not those of kLimits, in order");
 
 }  // namespace detail
 
@@ -258,6 +292,16 @@ SBX_INLINE void write_policy_members(json::Writer& w, const Policy& p) {
                 if (const auto& v = f.text(p)) sourced(v->value, v->source);
                 else w.null();
                 break;
+            case PolicyField::Kind::limit: {
+                const auto& v = f.limit(p);
+                w.begin_object().key("value");
+                if (v.value) w.value(*v.value);
+                else w.null();
+                w.key("source");
+                write_source(w, v.source);
+                w.end_object();
+                break;
+            }
         }
     }
     if (!group.empty()) w.end_object();

@@ -190,6 +190,11 @@ private:
 
     expected<void> read_credentials(element v);
 
+    // sandbox.limits (limits.hpp): sbx's own section, which no other program
+    // writes, so a key it does not know is an error, not a warning: a limit
+    // misspelt would hold nothing.
+    expected<void> read_limits(element v);
+
     // Permission rule paths follow Claude Code: `//x` absolute, `~/x` home, `/x`
     // relative to the settings file's project, `x` and `./x` relative to the root.
     expected<std::string> rule_path(std::string_view p, const std::string& key);
@@ -234,7 +239,7 @@ SBX_INLINE const KeySet& sandbox_keys() {
     static const KeySet k{"sandbox",
                           {"enabled", "autoAllowBashIfSandboxed", "allowUnsandboxedCommands", "failIfUnavailable",
                            "excludedCommands", "ignoreViolations", "filesystem", "network", "credentials",
-                           "bwrapPath", "socatPath", "toolCache", "quiet", "enableWeakerNestedSandbox"},
+                           "bwrapPath", "socatPath", "toolCache", "quiet", "enableWeakerNestedSandbox", "limits"},
                           {"enableWeakerNetworkIsolation", "allowAppleEvents", "allowNestedUserNamespaces", "ripgrep"}};
     return k;
 }
@@ -402,6 +407,7 @@ SBX_INLINE expected<void> Reader::read_sandbox(element v) {
         else if (name == "filesystem") r = read_filesystem(value);
         else if (name == "network") r = read_network(value);
         else if (name == "credentials") r = read_credentials(value);
+        else if (name == "limits") r = read_limits(value);
         else if (name == "bwrapPath" || name == "socatPath") {
             auto p = absolute_program(value, key);
             SBX_TRY(p);
@@ -526,6 +532,40 @@ SBX_INLINE expected<void> Reader::read_credentials(element v) {
         bool files = name == "files";
         auto r = read_credential_list(value, key, files, files ? out_.credentials.files : out_.credentials.env_vars);
         SBX_TRY(r);
+    }
+    return {};
+}
+
+SBX_INLINE expected<void> Reader::read_limits(element v) {
+    const std::string section = sandbox_key("limits");
+    if (v.type() != element_type::OBJECT) return type_error(section, "an object", v);
+    auto members = unique_members(v, section);
+    SBX_TRY(members);
+    for (auto& [name, value] : *members) {
+        const std::string key = join_key(section, name);
+        const auto which = limit_named(name);
+        if (!which) {
+            std::vector<std::string_view> names;
+            for (const auto& l : kLimits) names.push_back(l.key);
+            const auto near = closest(name, names);
+            return error(key, "not a limit sbx knows" +
+                                  (near ? "; did you mean '" + std::string(*near) + "'?" : std::string()) +
+                                  " (the limits are timeoutSeconds, memoryMiB, processes, cpuSeconds and fileSizeMiB)");
+        }
+        const LimitSpec& spec = limit_spec(*which);
+        const std::string range = "a whole number from 1 to " + std::to_string(spec.max);
+        std::uint64_t n = 0;
+        if (value.type() == element_type::UINT64) {
+            n = value.get_uint64().value_unsafe();
+        } else if (value.type() == element_type::INT64) {
+            const std::int64_t i = value.get_int64().value_unsafe();
+            if (i < 1) return error(key, "out of range; give " + range);
+            n = static_cast<std::uint64_t>(i);
+        } else {
+            return type_error(key, range, value);
+        }
+        if (n < 1 || n > spec.max) return error(key, "out of range; give " + range);
+        out_.limits[static_cast<std::size_t>(*which)] = Sourced<std::uint64_t>{n, source(key)};
     }
     return {};
 }

@@ -2383,3 +2383,48 @@ TEST_CASE("plan: the record of the repositories found is read and named; malform
     CHECK_FALSE(plan.filesystem.git_record.has_value());
     CHECK(warned(plan, "a symlink on the way to it"));
 }
+
+// ---------------------------------------------------------------------------
+// Limits
+
+TEST_CASE("plan: limits come back with where each was set and how to raise it; they are refused out of range or unknown") {
+    const std::string with = edit(kBase, R"J(  "warnings": [)J",
+                                  R"J(  "limits": {"timeoutSeconds": {"value": 600, "setBy": "sandbox.limits.timeoutSeconds in /home/u/.claude/settings.json", "raise": "raise it there"},
+             "processes": {"value": 4096, "setBy": "sbx's default", "raise": "set it"}},
+  "warnings": [)J");
+    const auto p = parsed(with);
+    const auto& timeout = p.limits[static_cast<std::size_t>(sbx::Limit::timeout)];
+    REQUIRE(timeout);
+    CHECK(timeout->value == 600);
+    CHECK(timeout->set_by == "sandbox.limits.timeoutSeconds in /home/u/.claude/settings.json");
+    CHECK(timeout->raise == "raise it there");
+    CHECK(p.limits[static_cast<std::size_t>(sbx::Limit::processes)]->value == 4096);
+    CHECK_FALSE(p.limits[static_cast<std::size_t>(sbx::Limit::memory)]);
+    // Written back byte for byte.
+    CHECK(parsed(sbx::to_json(p)).limits == p.limits);
+    const auto limited = [&](std::string_view member) {
+        return edit(kBase, R"J(  "warnings": [)J", "  \"limits\": {" + std::string(member) + "},\n  \"warnings\": [");
+    };
+    check_refused(limited(R"J("timeoutSecond": {"value": 1, "setBy": "x", "raise": "y"})J"), "limits.timeoutSecond");
+    check_refused(limited(R"J("processes": {"value": 0, "setBy": "x", "raise": "y"})J"), "limits.processes.value");
+    check_refused(limited(R"J("processes": {"value": 4194305, "setBy": "x", "raise": "y"})J"), "limits.processes.value");
+    check_refused(limited(R"J("processes": {"value": 5, "setBy": "x"})J"), "limits.processes.raise");
+    check_refused(limited(R"J("processes": {"value": 5, "setBy": "x", "raise": "y", "why": 1})J"), "limits.processes.why");
+    check_refused(limited(R"J("cpuSeconds": {"value": "5", "setBy": "x", "raise": "y"})J"), "limits.cpuSeconds.value");
+}
+
+TEST_CASE("plan: a limit's advice names what raises it, by where it was set; its line names the limit, the value and both") {
+    const sbx::Source managed{sbx::LayerKind::managed, sbx::FileName("/etc/m.json"), "sandbox.limits.timeoutSeconds"};
+    CHECK(sbx::limit_raise_advice(sbx::Limit::timeout, managed) ==
+          "managed settings cap it (sandbox.limits.timeoutSeconds in /etc/m.json): only they can raise it");
+    CHECK(sbx::limit_raise_advice(sbx::Limit::processes, std::nullopt) ==
+          "set sandbox.limits.processes in your user settings (~/.claude/settings.json), or give --limit processes=N");
+    const sbx::Source project{sbx::LayerKind::project, sbx::FileName("/r/.claude/settings.json"), "sandbox.limits.cpuSeconds"};
+    CHECK(sbx::limit_raise_advice(sbx::Limit::cpu, project) ==
+          "the project's /r/.claude/settings.json lowers it (sandbox.limits.cpuSeconds): raise it there");
+    const sbx::Source line{sbx::LayerKind::flag, sbx::FileName("(command line)"), "--limit memoryMiB"};
+    CHECK(sbx::limit_raise_advice(sbx::Limit::memory, line) == "give a higher --limit memoryMiB=N");
+    const sbx::PlanLimit pl{60, "sandbox.limits.timeoutSeconds in /etc/m.json", "ask"};
+    CHECK(sbx::limit_line(sbx::Limit::timeout, pl, "it ran that long") ==
+          "limit timeoutSeconds 60s: it ran that long (set by sandbox.limits.timeoutSeconds in /etc/m.json; to raise it, ask)");
+}

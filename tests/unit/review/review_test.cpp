@@ -304,6 +304,27 @@ TEST_CASE("diff_values: switches and entries, which way each opens, provenance o
     CHECK(sbx::review::diff_values(after, after).empty());
 }
 
+TEST_CASE("diff_values: a limit lowered or set narrows; raised or removed widens; its unit said") {
+    sbx::MemoryFs fs;
+    const auto none = project_policy(R"({})", fs);
+    const auto short_timeout = project_policy(R"({"sandbox": {"limits": {"timeoutSeconds": 60, "processes": 100}}})", fs);
+    const auto set = sbx::review::diff_values(none, short_timeout);
+    REQUIRE(set.size() == 2);
+    CHECK(set[0].name == "limits.timeoutSeconds");
+    CHECK(set[0].before == "none");
+    CHECK(set[0].after == "60s");
+    CHECK(set[0].direction == Direction::narrows);
+    CHECK(set[1].name == "limits.processes");
+    CHECK(set[1].before == "4096");
+    CHECK(set[1].after == "100");
+    CHECK(set[1].direction == Direction::narrows);
+    const auto back = sbx::review::diff_values(short_timeout, none);
+    REQUIRE(back.size() == 2);
+    CHECK(back[0].after == "none");
+    CHECK(back[0].direction == Direction::widens);
+    CHECK(back[1].direction == Direction::widens);
+}
+
 TEST_CASE("sample_path: one path each pattern matches") {
     using sbx::review::detail::sample_path;
     CHECK(sample_path("/home/u/*/token") == "/home/u/sbx-sample/token");

@@ -742,3 +742,110 @@ TEST_CASE("merge: a read-only root (a strict agent file's) holds under any layer
     REQUIRE(p.filesystem.root_read_only.source);
     CHECK(p.filesystem.root_read_only.source->key == "sandbox.preset");
 }
+
+namespace {
+
+using sbx::Limit;
+
+const sbx::Value<std::optional<std::uint64_t>>& limit_of(const sbx::Policy& p, Limit l) {
+    return p.limits[static_cast<std::size_t>(l)];
+}
+
+std::string limits_json(std::string_view members) {
+    return std::string(R"J({"sandbox": {"limits": {)J") + std::string(members) + "}}}";
+}
+
+}  // namespace
+
+TEST_CASE("limits: sbx's defaults where no layer sets one: 4096 processes, nothing else") {
+    const auto p = merged(Layers{}.add(LayerKind::user, "{}"));
+    for (const auto& spec : sbx::kLimits) {
+        CAPTURE(spec.key);
+        CHECK(limit_of(p, spec.which).value == spec.fallback);
+        CHECK_FALSE(limit_of(p, spec.which).source);
+    }
+    CHECK(limit_of(p, Limit::processes).value == std::optional<std::uint64_t>(4096));
+    CHECK_FALSE(limit_of(p, Limit::timeout).value);
+}
+
+TEST_CASE("limits: the layers the project neither writes nor ships set one, the lowest winning; managed caps a user's") {
+    const auto user = merged(Layers{}.add(LayerKind::user, limits_json(R"J("processes": 10000, "timeoutSeconds": 600)J")));
+    CHECK(limit_of(user, Limit::processes).value == std::optional<std::uint64_t>(10000));  // above the default: the user's to raise
+    REQUIRE(limit_of(user, Limit::timeout).source);
+    CHECK(limit_of(user, Limit::timeout).source->key == "sandbox.limits.timeoutSeconds");
+    const auto capped = merged(Layers{}
+                                   .add(LayerKind::user, limits_json(R"J("processes": 10000)J"))
+                                   .add(LayerKind::managed, limits_json(R"J("processes": 2000)J")));
+    CHECK(limit_of(capped, Limit::processes).value == std::optional<std::uint64_t>(2000));
+    CHECK(limit_of(capped, Limit::processes).source->layer == LayerKind::managed);
+    const auto lower = merged(Layers{}
+                                  .add(LayerKind::user, limits_json(R"J("processes": 100)J"))
+                                  .add(LayerKind::managed, limits_json(R"J("processes": 2000)J")));
+    CHECK(limit_of(lower, Limit::processes).value == std::optional<std::uint64_t>(100));
+    CHECK(limit_of(lower, Limit::processes).source->layer == LayerKind::user);
+}
+
+TEST_CASE("limits: the project's files lower a limit and cannot raise one, even with nothing above them") {
+    for (auto k : {LayerKind::project, LayerKind::local}) {
+        CAPTURE(sbx::layer_name(k));
+        const auto lowered = merged(Layers{}.add(LayerKind::user, limits_json(R"J("timeoutSeconds": 600)J"))
+                                        .add(k, limits_json(R"J("timeoutSeconds": 60)J")));
+        CHECK(limit_of(lowered, Limit::timeout).value == std::optional<std::uint64_t>(60));
+        CHECK(limit_of(lowered, Limit::timeout).source->layer == k);
+        const auto set = merged(Layers{}.add(k, limits_json(R"J("timeoutSeconds": 60)J")));
+        CHECK(limit_of(set, Limit::timeout).value == std::optional<std::uint64_t>(60));  // below "no limit"
+        const auto raised = merged(Layers{}.add(k, limits_json(R"J("processes": 100000)J")));
+        CHECK(limit_of(raised, Limit::processes).value == std::optional<std::uint64_t>(4096));
+        CHECK(warned(raised, k, "sandbox.limits.processes",
+                     "left out: the project's files can lower a limit, not raise it over 4096 (sbx's default)"));
+        const auto over_user = merged(Layers{}.add(LayerKind::user, limits_json(R"J("memoryMiB": 512)J"))
+                                          .add(k, limits_json(R"J("memoryMiB": 4096)J")));
+        CHECK(limit_of(over_user, Limit::memory).value == std::optional<std::uint64_t>(512));
+        CHECK(limit_of(over_user, Limit::memory).source->layer == LayerKind::user);
+    }
+}
+
+TEST_CASE("limits: the command line counts with the user's and managed settings, the lowest winning") {
+    sbx::MergeOptions o;
+    o.limits[static_cast<std::size_t>(Limit::timeout)] = 30;
+    o.limits[static_cast<std::size_t>(Limit::processes)] = 9000;
+    const auto p = merged_with(Layers{}.add(LayerKind::managed, limits_json(R"J("processes": 5000)J")), o);
+    CHECK(limit_of(p, Limit::timeout).value == std::optional<std::uint64_t>(30));
+    REQUIRE(limit_of(p, Limit::timeout).source);
+    CHECK(limit_of(p, Limit::timeout).source->file == "(command line)");
+    CHECK(limit_of(p, Limit::timeout).source->key == "--limit timeoutSeconds");
+    CHECK(limit_of(p, Limit::processes).value == std::optional<std::uint64_t>(5000));  // managed caps it
+}
+
+TEST_CASE("limits: a key that is no limit, a value that is no whole number in range, refuse the file, naming the key") {
+    const auto src = source_for(LayerKind::user);
+    struct Bad {
+        std::string text, key, says;
+    };
+    for (const auto& b : std::vector<Bad>{
+             {limits_json(R"J("timeoutSecond": 5)J"), "sandbox.limits.timeoutSecond", "did you mean 'timeoutSeconds'?"},
+             {limits_json(R"J("processes": 0)J"), "sandbox.limits.processes", "from 1 to 4194304"},
+             {limits_json(R"J("processes": -3)J"), "sandbox.limits.processes", "from 1 to 4194304"},
+             {limits_json(R"J("memoryMiB": 1.5)J"), "sandbox.limits.memoryMiB", "a whole number"},
+             {limits_json(R"J("cpuSeconds": "60")J"), "sandbox.limits.cpuSeconds", "a whole number"},
+             {limits_json(R"J("fileSizeMiB": 99999999999)J"), "sandbox.limits.fileSizeMiB", "from 1 to 16777216"},
+             {R"J({"sandbox": {"limits": [1]}})J", "sandbox.limits", "an object"},
+             {limits_json(R"J("processes": 5, "processes": 6)J"), "sandbox.limits.processes", ""},
+         }) {
+        CAPTURE(b.text);
+        auto s = sbx::parse_settings(b.text, src);
+        REQUIRE_FALSE(s.has_value());
+        CHECK(s.error().code == sbx::Errc::invalid_settings);
+        CHECK(s.error().key == b.key);
+        CHECK(s.error().message.find(b.says) != std::string::npos);
+    }
+}
+
+TEST_CASE("limits: sbx policy's JSON shows each with its value (null: none) and its source (null: the default)") {
+    const auto before = merged(Layers{}.add(LayerKind::user, limits_json(R"J("timeoutSeconds": 60)J")));
+    const auto after = merged(Layers{}.add(LayerKind::user, limits_json(R"J("timeoutSeconds": 600)J")));
+    const std::string json = sbx::to_json(before);
+    CHECK(json.find(R"J("limits":{"timeoutSeconds":{"value":60,"source":{)J") != std::string::npos);
+    CHECK(json.find(R"J("memoryMiB":{"value":null,"source":null})J") != std::string::npos);
+    CHECK(json.find(R"J("processes":{"value":4096,"source":null})J") != std::string::npos);
+}
