@@ -438,6 +438,20 @@ void plan_stage(Run& run) {
     StageArgs& stage = sb.stage;
     stage.filtered = sb.seccomp_program.get() >= 0 || sb.seccomp.write.get() >= 0;
     stage.keep_fds = plan.pass_fds;
+    // The plan's limits the kernel holds per process (the processes' count
+    // for the whole sandbox too, where the stage makes the mounts:
+    // stage_makes_mounts). A session's server outlives its commands, so its
+    // CPU time is no command's: it limits each command's itself.
+    const auto limit = [&](sbx::Limit l) -> const std::optional<sbx::PlanLimit>& {
+        return plan.limits[static_cast<std::size_t>(l)];
+    };
+    if (const auto& p = limit(sbx::Limit::processes)) stage.rlimits.emplace_back("nproc", p->value);
+    const bool session = run.hooks != nullptr && run.hooks->mounts;  // set by a session's holder alone
+    if (const auto& c = limit(sbx::Limit::cpu); c && !session) stage.rlimits.emplace_back("cpu", c->value);
+    if (const auto& f = limit(sbx::Limit::file_size))
+        stage.rlimits.emplace_back("fsize", sbx::limit_in_base_unit(sbx::Limit::file_size, f->value));
+    if (const auto& m = limit(sbx::Limit::memory))
+        stage.rlimits.emplace_back("data", sbx::limit_in_base_unit(sbx::Limit::memory, m->value));
     for (const auto& v : plan.loader_env) stage.loader_env.push_back(v.name + "=" + v.value);
     stage.env = env_strings(plan, false);
     stage.command = plan.argv;
@@ -728,6 +742,23 @@ sbx::Error with_weaker_hint(const ProbeResult& deep) {
     return e;
 }
 
+// The violations block's lines for the limits the command reached, by how it
+// ended (`status`, 128+N for signal N) and whether its timeout ran out.
+std::vector<std::string> limit_lines(const sbx::Plan& plan, int status) {
+    std::vector<std::string> out;
+    const auto reached = [&](sbx::Limit l, std::string_view what) {
+        if (const auto& pl = plan.limits[static_cast<std::size_t>(l)]) out.push_back(sbx::limit_line(l, *pl, what));
+    };
+    if (timed_out())
+        reached(sbx::Limit::timeout, grace_ran_out() ? "the command ran that long and was sent SIGTERM, then killed "
+                                                       "when the grace period ran out"
+                                                     : "the command ran that long and was sent SIGTERM");
+    if (status == 128 + SIGXCPU) reached(sbx::Limit::cpu, "the command used that much CPU time and was ended (SIGXCPU)");
+    if (status == 128 + SIGXFSZ)
+        reached(sbx::Limit::file_size, "the command wrote a file up to that size and was ended (SIGXFSZ)");
+    return out;
+}
+
 // The sandbox has ended: the command's exit status, or how bubblewrap or the
 // stage failed (then 125, with the thorough probe's explanation when bubblewrap
 // could not build the sandbox), or 126/127 when the command could not be run,
@@ -766,16 +797,21 @@ int finish(Run& run, ProbeOptions popt, int wstatus, const StageReport& stage_re
     }
     report_findings(run.found, report);
     report.exit_event(true, "", status, run.wall_abi, run.weaker ? "landlock" : "bubblewrap");
+    const std::vector<std::string> limits = limit_lines(plan, status);
+    if (!run.l.options().print_violations)
+        for (const auto& line : limits) run.l.warn(line);
     if (run.l.options().print_violations) {
         std::string block =
             violations_text(plan, refused, run.scanner ? &*run.scanner : nullptr, audit.neutralised, &run.found,
-                            audit.failures, run.socket_refusals);
+                            audit.failures, run.socket_refusals, limits);
         if (run.terminal_relay) block = run.terminal_relay->on_own_line(std::move(block));
         std::cerr << block << std::flush;
     }
     // Git outside may run what the command planted where the audit could not look:
-    // the status says so whatever the command's was (its own is in the exit event).
-    return audit.failures.empty() ? status : sbx::git_audit::kAuditFailedStatus;
+    // the status says so whatever the command's was (its own is in the exit event);
+    // else a limit the command reached does.
+    if (!audit.failures.empty()) return sbx::git_audit::kAuditFailedStatus;
+    return limits.empty() ? status : sbx::kLimitStatus;
 }
 
 // Once every process of the sandbox is gone: the stage's report read, what
@@ -1093,6 +1129,9 @@ int wait_and_end(Run& run, const ProbeOptions& popt, std::uint64_t sandbox_start
     auto broker = start_connect_broker(run, pid, trace, proxy.get());
     set_grace(l.options().grace);  // a signal now goes to the command's group first
     if (caught_signal() != 0 && !signal_forwarded()) ::kill(pid, SIGKILL);  // it came before we knew the pid
+    // A session's commands have a timeout each (the fork server's), not the session.
+    if (const auto& t = run.plan.limits[static_cast<std::size_t>(sbx::Limit::timeout)]; t && !adds_mounts)
+        set_timeout(static_cast<unsigned>(t->value));
 
     int wstatus = 0;
     if (adds_mounts) {
@@ -1466,6 +1505,8 @@ int LinuxPlatform::run_weaker(Launcher& l, const sbx::Plan& plan, Reaper& reaper
         ::kill(-pid, SIGKILL);
         ::kill(pid, SIGKILL);
     }
+    if (const auto& limit = plan.limits[static_cast<std::size_t>(sbx::Limit::timeout)])
+        set_timeout(static_cast<unsigned>(limit->value));
 
     int wstatus = 0;
     while (::waitpid(pid, &wstatus, 0) < 0 && errno == EINTR) {

@@ -20,6 +20,7 @@
 #include <chrono>
 #include <cstdint>
 #include <cstdlib>
+#include <cstdio>
 #include <cstring>
 #include <span>
 
@@ -573,6 +574,14 @@ bool mount_api_available() {
     return rc != 0 && errno == EINVAL;
 }
 
+bool pid_max_per_namespace() {
+    utsname u{};
+    if (::uname(&u) != 0) return false;
+    unsigned major = 0, minor = 0;
+    if (std::sscanf(u.release, "%u.%u", &major, &minor) != 2) return false;
+    return major > 6 || (major == 6 && minor >= 14);
+}
+
 void stage_makes_mounts(const sbx::Plan& plan, BwrapLaunch& launch, StageArgs& stage, int mounts_filter_fd) {
     launch.stage_mounts = true;
     stage.mounts = stage_mount_ops(mount_ops(plan, launch));
@@ -580,6 +589,8 @@ void stage_makes_mounts(const sbx::Plan& plan, BwrapLaunch& launch, StageArgs& s
     stage.cwd = plan.cwd;
     stage.uid = ::getuid();
     stage.gid = ::getgid();
+    if (const auto& p = plan.limits[static_cast<std::size_t>(sbx::Limit::processes)]; p && pid_max_per_namespace())
+        stage.pid_max = p->value + kReservedPids + 1;
 }
 
 std::vector<std::string> bwrap_run_argv(const std::string& bwrap, const std::string& dir, const std::string& true_path,

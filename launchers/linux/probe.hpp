@@ -158,10 +158,20 @@ inline constexpr int kTrialMountsFilterFd = 6;  // its second part, where the st
 // around sbx refuses it: asked with a call that can only fail.
 bool mount_api_available();
 
+// Whether the kernel keeps a pid_max per PID namespace (Linux 6.14), which
+// the stage then sets to bound the sandbox's processes whoever the caller is.
+bool pid_max_per_namespace();
+
+// The process numbers the kernel keeps apart in every PID namespace once its
+// numbers have wrapped (RESERVED_PIDS): a namespace whose pid_max is N + 301
+// holds at least N processes at once, and at most N + 300.
+inline constexpr std::uint64_t kReservedPids = 300;
+
 // Makes `stage` the one that makes the mounts of `plan` and `launch`
 // (stage_mount_ops), loading the second part of the filter from
 // `mounts_filter_fd`, and `launch` the bubblewrap that leaves them to it: what
-// `sbx run` and the doctor's trial run do alike.
+// `sbx run` and the doctor's trial run do alike. With the plan's processes
+// limit, the stage sets the PID namespace's pid_max, where the kernel keeps one.
 void stage_makes_mounts(const sbx::Plan& plan, BwrapLaunch& launch, StageArgs& stage, int mounts_filter_fd);
 
 // The argument vector of the end-to-end run: what `sbx run` executes

@@ -505,9 +505,14 @@ std::string violations_text(const sbx::Plan& plan, const std::vector<ProxyEvent>
                             const sbx::StderrScanner* scanner, const std::vector<sbx::GitNeutralised>& neutralised,
                             const OutputFindings* found,
                             const std::vector<sbx::GitAuditFailure>& unchecked,
-                            const std::vector<RefusedLine>& sockets) {
+                            const std::vector<RefusedLine>& sockets, const std::vector<std::string>& limits) {
     std::vector<std::string> lines;
     std::vector<std::size_t> times;
+    // A limit reached is said whatever ignoreViolations holds: the exit status says it too.
+    for (const auto& l : limits) {
+        lines.push_back(l);
+        times.push_back(1);
+    }
     auto add = [&](const std::string& refused_line, const std::string& hint, std::size_t count = 1) {
         if (ignored_violation(plan, refused_line)) return;
         lines.push_back(refused_line + hint);

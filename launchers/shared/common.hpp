@@ -464,6 +464,7 @@ std::string violations_text(const sbx::Plan& plan, const std::vector<ProxyEvent>
                             const sbx::StderrScanner* scanner, const std::vector<sbx::GitNeutralised>& neutralised = {},
                             const OutputFindings* found = nullptr,
                             const std::vector<sbx::GitAuditFailure>& unchecked = {},
-                            const std::vector<RefusedLine>& sockets = {});
+                            const std::vector<RefusedLine>& sockets = {},
+                            const std::vector<std::string>& limits = {});
 
 }  // namespace sbx::launcher

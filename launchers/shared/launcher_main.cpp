@@ -177,7 +177,7 @@ void say_grace_ran_out(const Launcher& l) {
     const int sig = grace_signal();
     const char* name = sig == SIGTERM ? "SIGTERM" : sig == SIGHUP ? "SIGHUP" : "SIGQUIT";
     l.warn(std::string("the command was still running ") + std::to_string(l.options().grace) + " s after " + name +
-           " came: its sandbox was killed (--grace SECONDS gives it longer)");
+           (timed_out() ? " for its timeout" : " came") + ": its sandbox was killed (--grace SECONDS gives it longer)");
 }
 
 int launcher_main(int argc, char** argv, Platform& platform) {

@@ -32,6 +32,9 @@ volatile sig_atomic_t g_forwarded = 0;
 volatile sig_atomic_t g_grace_started = 0;
 volatile sig_atomic_t g_grace_over = 0;
 volatile sig_atomic_t g_frozen = 0;  // its processes are stopped for a question
+// The timeout: armed (the next SIGALRM is it, not a grace period's end), and whether it ran out.
+volatile sig_atomic_t g_timeout_armed = 0;
+volatile sig_atomic_t g_timed_out = 0;
 
 // Linux: bubblewrap dies, and with it (--die-with-parent) everything inside.
 // macOS, the weaker sandbox: the command's whole process group (and the command
@@ -110,9 +113,10 @@ pid_t bubblewrap_command_group(pid_t bwrap) {
     return n > 0 ? static_cast<pid_t>(n) : -1;
 }
 
-void on_signal(int sig) {
-    const int saved = errno;
-    g_signal = sig;
+// SIGTERM to the command's group and the grace period started (`sig` the
+// signal that asks it), or the sandbox killed where there is no group yet or
+// no grace period; with the state on_signal and on_alarm share.
+void stop_command(int sig) {
     const pid_t pid = g_sandbox_pid;
     if (pid > 0) {
         // With a grace period, the signal goes to the command's process group,
@@ -132,12 +136,26 @@ void on_signal(int sig) {
             kill_sandbox();
         }
     }
+}
+
+void on_signal(int sig) {
+    const int saved = errno;
+    g_signal = sig;
+    g_timeout_armed = 0;  // a grace period of its own replaces the timeout's alarm
+    stop_command(sig);
     errno = saved;
 }
 
-void on_grace_over(int) {
+// SIGALRM: the timeout, or the grace period's end.
+void on_alarm(int) {
     const int saved = errno;
-    if (g_grace_started != 0 && g_sandbox_pid > 0) {
+    if (g_timeout_armed != 0) {
+        g_timeout_armed = 0;
+        if (g_sandbox_pid > 0) {
+            g_timed_out = 1;
+            stop_command(SIGTERM);
+        }
+    } else if (g_grace_started != 0 && g_sandbox_pid > 0) {
         g_grace_over = 1;
         kill_sandbox();
     }
@@ -158,7 +176,7 @@ void install_signal_handlers() {
     sa.sa_handler = on_signal;
     sigemptyset(&sa.sa_mask);
     for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGQUIT}) ::sigaction(sig, &sa, nullptr);
-    sa.sa_handler = on_grace_over;
+    sa.sa_handler = on_alarm;
     ::sigaction(SIGALRM, &sa, nullptr);
     // Writes to the reaper's pipe must not kill us; the child undoes this.
     ::signal(SIGPIPE, SIG_IGN);
@@ -167,6 +185,14 @@ void install_signal_handlers() {
 int caught_signal() { return g_signal; }
 
 void set_grace(int seconds) { g_grace = seconds; }
+
+void set_timeout(unsigned seconds) {
+    if (seconds == 0 || g_grace_started != 0) return;
+    g_timeout_armed = 1;
+    ::alarm(seconds);
+}
+
+bool timed_out() { return g_timed_out != 0; }
 
 bool signal_forwarded() { return g_forwarded != 0; }
 

@@ -31,6 +31,15 @@ inline constexpr int kDefaultGrace = 10;
 // once). None until this is called.
 void set_grace(int seconds);
 
+// The plan's timeout (sbx/settings/limits.hpp), from now on: once `seconds`
+// have passed, the command's process group gets SIGTERM as if it had come to
+// this process, and the grace period starts (with none, the sandbox is
+// killed). Call after watch_sandbox() and set_grace(). A signal that comes
+// first starts its own grace period, which replaces the timeout.
+void set_timeout(unsigned seconds);
+// Whether the timeout ran out (the command was sent SIGTERM, or killed, for it).
+bool timed_out();
+
 // The last signal that came, or 0 when none came.
 int caught_signal();
 // Whether a signal went to the command's group (the launcher then exits with the

@@ -451,6 +451,22 @@ std::string second_user_namespace(unsigned uid, unsigned gid) {
     return {};
 }
 
+// The sandbox's PID namespace's pid_max (Linux 6.14 keeps one per namespace,
+// which whoever holds CAP_SYS_ADMIN over the namespace sets): no process of the
+// sandbox gets a number at or above it, so it bounds how many there can be at
+// once, for any caller, root too. Written, as above, through a writable copy.
+std::string set_pid_max(std::uint64_t n) {
+    const Fd sys = open_tree_clone("/proc/sys", false);
+    if (!sys.ok()) return failed("cannot copy /proc/sys");
+    if (set_attributes(sys.get(), "", AT_EMPTY_PATH, 0, MOUNT_ATTR_RDONLY) != 0) return failed("cannot write to /proc/sys");
+    const Fd fd(::openat(sys.get(), "kernel/pid_max", O_WRONLY | O_CLOEXEC));
+    const std::string text = std::to_string(n) + "\n";
+    if (!fd.ok() || ::write(fd.get(), text.data(), text.size()) != static_cast<ssize_t>(text.size()))
+        return failed("cannot set the sandbox's kernel.pid_max to " + std::to_string(n) +
+                      " (a kernel before Linux 6.14 has one for the whole machine)");
+    return {};
+}
+
 // /proc/self/status, read whole (the kernel writes it anew for each read).
 std::string own_status() {
     const Fd fd(::open("/proc/self/status", O_RDONLY | O_CLOEXEC));
@@ -537,7 +553,7 @@ std::string load_program(int fd, const std::string& status, std::string_view wha
 }  // namespace
 
 std::string make_stage_mounts(const std::vector<std::string>& list, int mounts_filter_fd, const std::string& cwd,
-                              unsigned uid, unsigned gid) {
+                              unsigned uid, unsigned gid, std::uint64_t pid_max) {
     std::vector<Op> ops;
     for (std::size_t i = 0; i < list.size();) {
         const std::size_t arity = mount_flag_arity(list[i]);
@@ -552,6 +568,8 @@ std::string make_stage_mounts(const std::vector<std::string>& list, int mounts_f
     if (auto why = take_copies(ops); !why.empty()) return why;
     for (auto& op : ops)
         if (auto why = make_one(op); !why.empty()) return why;
+    if (pid_max != 0)
+        if (auto why = set_pid_max(pid_max); !why.empty()) return why;
     if (auto why = second_user_namespace(uid, gid); !why.empty()) return why;
     // The working directory bubblewrap entered lies under the mounts now made
     // over it: entered again, by its path, it is the one they cover.

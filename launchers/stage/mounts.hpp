@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -14,13 +15,14 @@ namespace sbx::linux_sandbox {
 // --tmpfs DEST, --remount-ro DEST, --again DEST, the mount bubblewrap made at
 // DEST on top once more, and --ro-bind-link DEST, the symbolic link there bound
 // read-only over itself, not followed) in order, each from a copy of its source taken before
-// the first; makes the second user namespace
+// the first; sets the PID namespace's pid_max to `pid_max` (0: leaves it);
+// makes the second user namespace
 // --disable-userns would have made, where the stage is `uid` and `gid` again;
 // enters `cwd` again, drops every capability and loads the filter on
 // `mounts_filter_fd` (which it closes). Empty on success, else what failed; the
 // caller then runs nothing.
 std::string make_stage_mounts(const std::vector<std::string>& list, int mounts_filter_fd, const std::string& cwd,
-                              unsigned uid, unsigned gid);
+                              unsigned uid, unsigned gid, std::uint64_t pid_max);
 
 // The weaker sandbox's, where there is no namespace: a process that holds a
 // capability (a root caller) drops every one, and locks root out of getting

@@ -15,9 +15,11 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <charconv>
 #include <array>
 #include <cerrno>
 #include <cstdint>
@@ -108,6 +110,8 @@ std::vector<std::string> stage_argv(const StageArgs& a) {
         }
     }
     for (int fd : a.keep_fds) out.insert(out.end(), {"--keep-fd", std::to_string(fd)});
+    for (const auto& [name, value] : a.rlimits) out.insert(out.end(), {"--rlimit", name + "=" + std::to_string(value)});
+    if (a.pid_max != 0) out.insert(out.end(), {"--pid-max", std::to_string(a.pid_max)});
     for (const auto& f : a.forwards) out.insert(out.end(), {"--forward", f.address, std::to_string(f.port), f.entry});
     if (a.direct_loopback) out.emplace_back("--direct-loopback");
     for (const auto& kv : a.loader_env) out.insert(out.end(), {"--loader-env", kv});
@@ -151,6 +155,33 @@ std::string stage_orders(const StageArgs& a) {
 }
 
 namespace {
+
+// The resource of an --rlimit name; -1 for any other.
+int rlimit_resource(std::string_view name) {
+    if (name == "nproc") return RLIMIT_NPROC;
+    if (name == "cpu") return RLIMIT_CPU;
+    if (name == "fsize") return RLIMIT_FSIZE;
+    if (name == "data") return RLIMIT_DATA;
+    return -1;
+}
+
+// The plan's per-process limits, each no higher than it is already (a hard
+// limit cannot be raised without a capability, and none is asked for). CPU
+// time gets a hard limit two seconds above the soft one: SIGXCPU first, which a
+// process may catch to end cleanly, then SIGKILL.
+std::string set_rlimits(const StageArgs& a) {
+    for (const auto& [name, value] : a.rlimits) {
+        const int resource = rlimit_resource(name);
+        rlimit now{};
+        if (::getrlimit(resource, &now) != 0) return "getrlimit " + name + ": " + std::strerror(errno);
+        const rlim_t want = static_cast<rlim_t>(value);
+        rlimit set{std::min(want, now.rlim_max),
+                   std::min(resource == RLIMIT_CPU ? want + 2 : want, now.rlim_max)};
+        if (::setrlimit(resource, &set) != 0)
+            return "cannot limit " + name + " to " + std::to_string(value) + ": " + std::strerror(errno);
+    }
+    return {};
+}
 
 // parse_stage_args for the whole command line (`orders`: what came on the
 // orders, where every argument has to be).
@@ -202,6 +233,27 @@ bool take_valued(std::string_view a, const char* v, StageArgs& out, bool orders)
     }
     if (a == "--loader-env" && std::strchr(v, '=') != nullptr && *v != '=') {
         out.loader_env.emplace_back(v);
+        return true;
+    }
+    if (a == "--rlimit" || a == "--pid-max") {
+        // A whole number; --rlimit's after one of the names run_ordered sets.
+        std::string_view text(v);
+        std::string name;
+        if (a == "--rlimit") {
+            const auto eq = text.find('=');
+            if (eq == std::string_view::npos) return false;
+            name = std::string(text.substr(0, eq));
+            if (rlimit_resource(name) < 0) return false;
+            text.remove_prefix(eq + 1);
+        }
+        std::uint64_t n = 0;
+        const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), n);
+        if (text.empty() || ec != std::errc{} || end != text.data() + text.size() || n == 0) return false;
+        if (a == "--pid-max") {
+            out.pid_max = n;
+        } else {
+            out.rlimits.emplace_back(std::move(name), n);
+        }
         return true;
     }
     if (a == "--write-wall" && *v == '/') {
@@ -591,7 +643,7 @@ int run_ordered(const StageArgs& a, const sbx::launcher::Trace& trace, std::uint
     // then no capability and the mount family's filter.
     if (a.mounts_filter_fd >= 0) {
         const auto t = sbx::launcher::Trace::now();
-        if (auto why = make_stage_mounts(a.mounts, a.mounts_filter_fd, a.cwd, a.uid, a.gid); !why.empty())
+        if (auto why = make_stage_mounts(a.mounts, a.mounts_filter_fd, a.cwd, a.uid, a.gid, a.pid_max); !why.empty())
             return stage_failed(a.status_fd, why);
         trace.step("stage.mounts", t);
     }
@@ -645,6 +697,7 @@ int run_ordered(const StageArgs& a, const sbx::launcher::Trace& trace, std::uint
     }
     if (a.connect_fd >= 0)
         if (auto why = hand_over_connect_listener(a); !why.empty()) return stage_failed(a.status_fd, why);
+    if (auto why = set_rlimits(a); !why.empty()) return stage_failed(a.status_fd, why);
     // The command gets 0-2 and the descriptors the plan names; the status pipe
     // closes on exec.
     std::vector<int> keep = a.keep_fds;

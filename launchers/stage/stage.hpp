@@ -30,6 +30,7 @@
 #pragma once
 
 #include <array>
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -77,6 +78,13 @@ struct StageArgs {
     unsigned uid = 0;  // the caller's, which the stage maps in the second user namespace it makes
     unsigned gid = 0;
     std::vector<int> keep_fds;            // the descriptors the command gets beyond 0-2 (the plan's passFds)
+    // The plan's limits the kernel holds per process, set just before the
+    // command is exec'd (--rlimit NAME=N): "nproc", "cpu" (seconds), "fsize"
+    // and "data" (bytes). The sandbox's PID namespace's pid_max where the
+    // stage makes the mounts (--pid-max N; 0: left as it is), which bounds its
+    // processes whoever the caller is (RLIMIT_NPROC does not bind root).
+    std::vector<std::pair<std::string, std::uint64_t>> rlimits;
+    std::uint64_t pid_max = 0;
     std::vector<std::string> loader_env;  // NAME=VALUE
     // The Landlock wall (sbx/linux/write_wall.hpp): the paths beneath which the
     // command may change the file tree; empty: no wall.

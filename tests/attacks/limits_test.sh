@@ -1,0 +1,176 @@
+#!/usr/bin/env bash
+# TAP: the limits a command runs under (README, "Limits"; sbx/settings/limits.hpp).
+# Each as the current user and, as root with SBX_TEST_USER set, as that user too,
+# with its control where the same command goes past what the limit would allow:
+#   - processes: a command forking as fast as it can gets at most the limit
+#     (plus the 300 numbers the kernel keeps apart, for root), while a probe
+#     outside keeps counting; the control forks past it without the limit;
+#   - timeoutSeconds: the command's TERM trap runs, sbx exits 124 with a line
+#     naming the limit, where it was set and how to raise it; a command that
+#     ignores SIGTERM is killed once the grace period runs out; the control
+#     runs past that time;
+#   - cpuSeconds and fileSizeMiB: a busy loop and a writer are ended with
+#     their line and 124; the writer's control writes the whole file;
+#   - memoryMiB: a process that asks for more fails to get it (no line: the
+#     per-process limit says nothing outside); its control gets it;
+#   - a project's settings can lower a limit, not raise it.
+# Usage: limits_test.sh PATH-TO-SBX PATH-TO-SBX-LINUX
+set -euo pipefail
+
+if (($# != 2)); then
+    echo "usage: limits_test.sh PATH-TO-SBX PATH-TO-SBX-LINUX" >&2
+    exit 2
+fi
+source "$(dirname "${BASH_SOURCE[0]}")/../tap.sh"
+tap_scratch
+
+bin=$tmp/bin
+tap_readable_copies "$bin" "$1" "$2"
+sbx=$bin/sbx
+launcher=$bin/sbx-linux
+
+# run_limited ARGS... -- SCRIPT: `sbx run ARGS -- sh -c SCRIPT` as the case's
+# user in its project; sets rc, out, err and `took` (whole seconds).
+run_limited() {
+    local args=() script start=$SECONDS
+    tap_split "$@"
+    rc=0
+    (cd "$proj" && "${as[@]}" env HOME="$home" timeout 60 "$sbx" run --managed-settings "$tmp/empty-managed.json" \
+        "${args[@]}" -- sh -c "$script") </dev/null >"$work/out" 2>"$work/err" || rc=$?
+    took=$((SECONDS - start))
+    out=$(<"$work/out")
+    err=$(<"$work/err")
+}
+
+# Forks children that wait until the parent ends, as many as it can up to
+# $1, and prints how many it got.
+forks() {
+    echo "python3 -c '
+import os, sys, time
+n = 0
+r, w = os.pipe()
+try:
+    for _ in range($1):
+        if os.fork() == 0:
+            os.close(w)
+            os.read(r, 1)
+            os._exit(0)
+        n += 1
+except OSError:
+    pass
+print(\"forked\", n)
+sys.stdout.flush()
+os._exit(0)
+'"
+}
+
+# A counter outside the sandbox: its count file grows every 0.05 s while it runs.
+start_probe() {
+    rm -f "$work/probe"
+    (while :; do echo x >>"$work/probe"; sleep 0.05; done) &
+    probe=$!
+}
+stop_probe() {
+    kill "$probe" 2>/dev/null || true
+    wait "$probe" 2>/dev/null || true
+    probed=$(wc -l <"$work/probe")
+}
+
+tap_users
+for who in "${users[@]}"; do
+    tap_user_project "$who" || continue
+    root_caller=0
+    [[ $(id -u "$who") != 0 ]] || root_caller=1
+
+    # processes: 200 at most (for root, by the sandbox's PID namespace:
+    # 200 + the 300 the kernel keeps apart once numbers wrap).
+    start_probe
+    run_limited --limit processes=200 -- "$(forks 2000)"
+    stop_probe
+    got=$(sed -n 's/^forked //p' <<<"$out")
+    cap=200
+    ((root_caller == 0)) || cap=500
+    [[ -n $got ]] || fail_because "the forking command said nothing"
+    [[ -z $got ]] || ((got <= cap)) || fail_because "it forked $got processes, over $cap"
+    [[ -z $got ]] || ((got >= 150)) || fail_because "it forked only $got processes"
+    ((probed >= 5)) || fail_because "the probe outside counted only $probed times meanwhile"
+    run_limited -- "$(forks 1000)"
+    [[ $out == "forked 1000" ]] || fail_because "control: without the limit it did not fork 1000 (it said: $out)"
+    tap_finish "processes=200: a command forking as fast as it can gets at most $cap while a probe outside keeps running (control: 1000 without the limit)"
+
+    # timeoutSeconds: the TERM trap runs, 124, the line.
+    run_limited --limit timeoutSeconds=1 --grace 5 -- "trap 'echo trapped; exit 3' TERM; sleep 30 & wait"
+    want_status 124
+    want_out trapped
+    want_err "limit timeoutSeconds 1s: the command ran that long and was sent SIGTERM (set by --limit timeoutSeconds on the command line; to raise it, give a higher --limit timeoutSeconds=N)"
+    ((took < 5)) || fail_because "it took $took s"
+    run_limited --limit timeoutSeconds=5 -- "sleep 1.5; echo done"
+    want_status 0
+    want_out done
+    tap_finish "timeoutSeconds=1: the command's TERM trap runs, sbx exits 124 with the limit's line (control: a command that ends before it is untouched)"
+
+    run_limited --limit timeoutSeconds=1 --grace 1 -- "trap '' TERM; sleep 30"
+    want_status 124
+    want_err "the command ran that long and was sent SIGTERM, then killed when the grace period ran out"
+    ((took < 6)) || fail_because "it took $took s"
+    tap_finish "timeoutSeconds=1: a command that ignores SIGTERM is killed when the grace period runs out, 124"
+
+    # cpuSeconds: a busy loop.
+    run_limited --limit cpuSeconds=1 -- "while :; do :; done"
+    want_status 124
+    want_err "limit cpuSeconds 1s: the command used that much CPU time and was ended (SIGXCPU)"
+    ((took < 10)) || fail_because "it took $took s"
+    tap_finish "cpuSeconds=1: a busy loop is ended with SIGXCPU, 124 and its line"
+
+    # fileSizeMiB: a 2 MiB file, past a 1 MiB limit.
+    run_limited --limit fileSizeMiB=1 -- 'head -c 2097152 /dev/zero >"$TMPDIR/f"'
+    want_status 124
+    want_err "limit fileSizeMiB 1MiB: the command wrote a file up to that size and was ended (SIGXFSZ)"
+    run_limited -- 'head -c 2097152 /dev/zero >"$TMPDIR/f" && wc -c <"$TMPDIR/f"'
+    want_status 0
+    want_out 2097152
+    tap_finish "fileSizeMiB=1: a writer is ended at 1 MiB with SIGXFSZ, 124 and its line (control: it writes 2 MiB without the limit)"
+
+    # memoryMiB: per process, for its data.
+    run_limited --limit memoryMiB=64 -- "python3 -c 'b = bytearray(256 << 20); print(\"got\", len(b))'"
+    [[ $rc != 0 ]] || fail_because "the process got 256 MiB under a 64 MiB limit"
+    want_no_out got
+    want_err MemoryError
+    run_limited -- "python3 -c 'b = bytearray(256 << 20); print(\"got\", len(b))'"
+    want_status 0
+    want_out "got 268435456"
+    tap_finish "memoryMiB=64: a process cannot take 256 MiB for its data (control: it can without the limit)"
+
+    # Layers: the project lowers, cannot raise.
+    mkdir -p "$proj/.claude"
+    echo '{"sandbox": {"limits": {"timeoutSeconds": 1}}}' >"$proj/.claude/settings.json"
+    chown -R "$(id -u "$who"):$(id -g "$who")" "$proj/.claude"
+    run_limited -- "sleep 5"
+    want_status 124
+    want_err "set by sandbox.limits.timeoutSeconds in $proj/.claude/settings.json"
+    echo '{"sandbox": {"limits": {"processes": 100000}}}' >"$proj/.claude/settings.json"
+    run_limited -- "true"
+    want_status 0
+    want_err "left out: the project's files can lower a limit, not raise it over 4096 (sbx's default)"
+    rm -r "$proj/.claude"
+    tap_finish "a project's settings lower a limit (timeoutSeconds 1 holds) and cannot raise one (processes 100000 is left out, named)"
+done
+
+# Bad input: a key that is no limit, a value out of range.
+mkdir -p "$tmp/bad/.claude" && git init -q "$tmp/bad"
+echo '{"sandbox": {"limits": {"timeoutSecond": 5}}}' >"$tmp/bad/.claude/settings.json"
+rc=0
+(cd "$tmp/bad" && "$sbx" run --managed-settings "$tmp/empty-managed.json" -- true) >"$tmp/bad/out" 2>"$tmp/bad/err" || rc=$?
+out=$(<"$tmp/bad/out") err=$(<"$tmp/bad/err")
+want_status 125
+want_err "sandbox.limits.timeoutSecond"
+want_err "did you mean 'timeoutSeconds'?"
+echo '{}' >"$tmp/bad/.claude/settings.json"
+rc=0
+(cd "$tmp/bad" && "$sbx" run --managed-settings "$tmp/empty-managed.json" --limit processes=0 -- true) >"$tmp/bad/out" 2>"$tmp/bad/err" || rc=$?
+out=$(<"$tmp/bad/out") err=$(<"$tmp/bad/err")
+want_status 125
+want_err "--limit processes=0: give a whole number from 1 to 4194304"
+tap_finish "a limit misspelt in a settings file, or out of range on the command line, refuses the run (125), naming it"
+
+tap_end
