@@ -13,6 +13,7 @@
 // 0-2 hold the caller's terminal, a terminal of its own stands in (terminal.hpp).
 // The options, the plan, the failures before the command and the unconfined
 // fallback are the skeleton both launchers share (launcher_main.hpp).
+#include <dirent.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <spawn.h>
@@ -29,6 +30,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <climits>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -429,6 +431,34 @@ sbx::expected<void> make_under_lock(Run& run) {
     return {};
 }
 
+// The tasks (processes and threads) whose real user is `uid` on the machine
+// now, as RLIMIT_NPROC counts them where no user namespace of the sandbox's
+// own counts them apart (the weaker sandbox).
+std::uint64_t user_tasks(uid_t uid) {
+    std::uint64_t n = 0;
+    DIR* d = ::opendir("/proc");
+    if (d == nullptr) return 0;
+    const auto field = [](std::string_view text, std::string_view key) -> unsigned long {
+        const auto at = text.find(key);
+        return at == std::string_view::npos ? ULONG_MAX : std::strtoul(text.data() + at + key.size(), nullptr, 10);
+    };
+    while (const dirent* e = ::readdir(d)) {
+        if (e->d_name[0] < '0' || e->d_name[0] > '9') continue;
+        const Fd fd(::openat(::dirfd(d), (std::string(e->d_name) + "/status").c_str(), O_RDONLY | O_CLOEXEC));
+        char buf[4096];
+        const ssize_t got = fd.ok() ? ::read(fd.get(), buf, sizeof buf - 1) : -1;
+        if (got <= 0) continue;
+        buf[got] = '\0';
+        const std::string_view text(buf, static_cast<std::size_t>(got));
+        if (field(text, "\nUid:\t") == uid) {
+            const unsigned long threads = field(text, "\nThreads:\t");
+            n += threads == ULONG_MAX ? 1 : threads;
+        }
+    }
+    ::closedir(d);
+    return n;
+}
+
 // The stage's arguments the plan gives (for its command line, or its orders):
 // the command, its environment and descriptors, the terminal, the proxy's
 // listeners.
@@ -445,7 +475,11 @@ void plan_stage(Run& run) {
     const auto limit = [&](sbx::Limit l) -> const std::optional<sbx::PlanLimit>& {
         return plan.limits[static_cast<std::size_t>(l)];
     };
-    if (const auto& p = limit(sbx::Limit::processes)) stage.rlimits.emplace_back("nproc", p->value);
+    // RLIMIT_NPROC counts the user's tasks in the sandbox's own user namespace;
+    // the weaker sandbox has none, so there it counts all the user's, and the
+    // limit is that many more than the user has now.
+    if (const auto& p = limit(sbx::Limit::processes))
+        stage.rlimits.emplace_back("nproc", p->value + (run.weaker ? user_tasks(::getuid()) : 0));
     const bool session = run.hooks != nullptr && run.hooks->mounts;  // set by a session's holder alone
     if (const auto& c = limit(sbx::Limit::cpu); c && !session) stage.rlimits.emplace_back("cpu", c->value);
     if (const auto& f = limit(sbx::Limit::file_size))
@@ -750,12 +784,9 @@ std::vector<std::string> limit_lines(const sbx::Plan& plan, int status) {
         if (const auto& pl = plan.limits[static_cast<std::size_t>(l)]) out.push_back(sbx::limit_line(l, *pl, what));
     };
     if (timed_out())
-        reached(sbx::Limit::timeout, grace_ran_out() ? "the command ran that long and was sent SIGTERM, then killed "
-                                                       "when the grace period ran out"
-                                                     : "the command ran that long and was sent SIGTERM");
-    if (status == 128 + SIGXCPU) reached(sbx::Limit::cpu, "the command used that much CPU time and was ended (SIGXCPU)");
-    if (status == 128 + SIGXFSZ)
-        reached(sbx::Limit::file_size, "the command wrote a file up to that size and was ended (SIGXFSZ)");
+        reached(sbx::Limit::timeout, grace_ran_out() ? sbx::kTimedOutKilled : sbx::kTimedOut);
+    if (status > 128)
+        if (auto line = sbx::limit_signal_line(plan, status - 128); !line.empty()) out.push_back(std::move(line));
     return out;
 }
 

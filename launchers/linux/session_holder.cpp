@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <climits>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
@@ -29,6 +30,7 @@
 #include <vector>
 
 #include "base/session_wire.hpp"
+#include "sbx/settings/limits.hpp"
 
 namespace sbx::linux_sandbox {
 
@@ -193,6 +195,14 @@ struct SessionHolder::State {
     std::map<std::string, winsize> sizes;
     bool stopping = false, server_gone = false;
     Clock::time_point last_activity = Clock::now();
+    // The commands' timeouts (config.command_timeout), by id from their start:
+    // when each gets SIGTERM, then SIGKILL.
+    struct Deadline {
+        Clock::time_point at;
+        bool termed = false, killed = false;
+    };
+    std::map<std::string, Deadline> deadlines;
+    void enforce_deadlines();
 
     void loop();
     void begin_stop();
@@ -217,6 +227,7 @@ struct SessionHolder::State {
     void drop(Client& c);
     void close_all(const std::string& text);
     int timeout_ms() const;
+    bool idle_over() const;
 };
 
 // `fd`, where given, goes with the line as SCM_RIGHTS (a terminal's master
@@ -463,6 +474,8 @@ void SessionHolder::State::from_server() {
     e.id = id;
     if (f.kind == 'S') {
         tags[f.words[1]] = id;
+        if (config.command_timeout > 0)
+            deadlines[id] = Deadline{Clock::now() + std::chrono::seconds(config.command_timeout)};
         e.kind = proto::EventKind::started;
         if (f.fds.size() != 1) return send(serial, e);
         // A terminal: its master goes to the client; a copy stays for resize.
@@ -476,6 +489,11 @@ void SessionHolder::State::from_server() {
         return;
     }
     running.erase(it);
+    std::optional<Deadline> ran_out;
+    if (const auto d = deadlines.find(id); d != deadlines.end()) {
+        if (d->second.termed) ran_out = d->second;
+        deadlines.erase(d);
+    }
     terminals.erase(id);
     sizes.erase(id);
     calls.erase(id);
@@ -488,10 +506,42 @@ void SessionHolder::State::from_server() {
         return;
     }
     if (f.kind != 'X') return;
+    // As sbx run ends a command a limit ended: its line, then 124.
+    std::string limit_line;
+    if (ran_out)
+        limit_line = config.timeout_line ? config.timeout_line(ran_out->killed) : "limit timeoutSeconds reached";
+    else if (WIFSIGNALED(n) && config.signal_line)
+        limit_line = config.signal_line(WTERMSIG(n));
+    if (!limit_line.empty()) {
+        proto::Event v;
+        v.kind = proto::EventKind::violation;
+        v.id = id;
+        v.line = std::move(limit_line);
+        send(serial, v);
+        e.kind = proto::EventKind::exit;
+        e.status = sbx::kLimitStatus;
+        send(serial, e);
+        return;
+    }
     e.kind = proto::EventKind::exit;
     if (WIFSIGNALED(n)) e.signal = WTERMSIG(n);
     else e.status = WEXITSTATUS(n);
     send(serial, e);
+}
+
+// Each command whose time ran out gets SIGTERM, and SIGKILL once the grace
+// period has gone by too (the fork server signals its group: 'K').
+void SessionHolder::State::enforce_deadlines() {
+    const auto now = Clock::now();
+    for (auto& [id, d] : deadlines) {
+        if (d.killed || now < d.at) continue;
+        const bool kill = d.termed || config.grace <= 0;
+        const std::vector<std::string> words{id, std::to_string(kill ? SIGKILL : SIGTERM)};
+        (void)wire::send_frame(server.get(), 'K', words);
+        d.termed = true;
+        d.killed = kill;
+        d.at = now + std::chrono::seconds(config.grace);
+    }
 }
 
 // A command's listeners to the proxy ('L'), or gone from it ('G'). Where the
@@ -712,9 +762,23 @@ void SessionHolder::State::end_relays() {
 }
 
 int SessionHolder::State::timeout_ms() const {
-    if (config.idle_seconds <= 0 || !running.empty() || stopping) return -1;
-    const auto left = last_activity + std::chrono::seconds(config.idle_seconds) - Clock::now();
-    return static_cast<int>(std::max<std::int64_t>(0, std::chrono::duration_cast<std::chrono::milliseconds>(left).count()));
+    const auto now = Clock::now();
+    const auto ms = [&](Clock::time_point at) {
+        return std::max<std::int64_t>(0, std::chrono::duration_cast<std::chrono::milliseconds>(at - now).count() + 1);
+    };
+    std::int64_t wait = -1;
+    for (const auto& [id, d] : deadlines)
+        if (!d.killed) wait = wait < 0 ? ms(d.at) : std::min(wait, ms(d.at));
+    if (config.idle_seconds > 0 && running.empty() && !stopping) {
+        const auto idle = ms(last_activity + std::chrono::seconds(config.idle_seconds));
+        wait = wait < 0 ? idle : std::min(wait, idle);
+    }
+    return static_cast<int>(std::min<std::int64_t>(wait, INT_MAX));
+}
+
+bool SessionHolder::State::idle_over() const {
+    return config.idle_seconds > 0 && running.empty() && !stopping &&
+           Clock::now() >= last_activity + std::chrono::seconds(config.idle_seconds);
 }
 
 void SessionHolder::State::close_all(const std::string& text) {
@@ -748,8 +812,9 @@ void SessionHolder::State::loop() {
         for (const auto& c : clients) pfds.push_back({c.gone ? -1 : c.fd.get(), POLLIN, 0});
         const int n = ::poll(pfds.data(), pfds.size(), timeout_ms());
         if (n < 0 && errno != EINTR) return;
+        enforce_deadlines();
         if (n == 0) {
-            begin_stop();  // idle
+            if (idle_over()) begin_stop();
             continue;
         }
         if (pfds[0].revents != 0) {

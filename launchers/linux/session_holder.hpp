@@ -58,6 +58,17 @@ struct HolderConfig {
     // Asked before each run that may go: what that run's client is warned of
     // first (`warning` events), one line each. Unset: nothing.
     std::function<std::vector<std::string>()> warnings;
+    // The plan's timeoutSeconds, for each command apart (0: none): once it
+    // has run that long its group gets SIGTERM, and SIGKILL `grace` seconds
+    // later (at once with 0); its client then gets `timeout_line(killed)` as a
+    // `violation` event and an exit status of sbx::kLimitStatus.
+    int command_timeout = 0;
+    int grace = 0;
+    std::function<std::string(bool killed)> timeout_line;
+    // The line of a limit a command that died of `signal` reached (SIGXCPU,
+    // SIGXFSZ: sbx/settings/limits.hpp), or empty; where one is given, its
+    // client gets it and an exit status of sbx::kLimitStatus.
+    std::function<std::string(int signal)> signal_line;
 };
 
 class SessionHolder {

@@ -12,9 +12,11 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <charconv>
 #include <array>
 #include <cerrno>
 #include <cstdint>
@@ -25,6 +27,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "base/fd_io.hpp"
@@ -402,7 +405,7 @@ void end_session() {
 
 class Server {
 public:
-    Server(int sock, bool proxied) : sock_(sock), proxied_(proxied) {}
+    Server(int sock, bool proxied, std::uint64_t cpu) : sock_(sock), proxied_(proxied), cpu_(cpu) {}
 
     // Serves until the holder asks for the end or is gone, or SIGTERM, SIGINT
     // or SIGHUP comes: each ends the session. While a command's first process
@@ -460,6 +463,19 @@ private:
                 if (!own.tmpdir.empty()) remove_tree_at(AT_FDCWD, own.tmpdir.c_str(), 0);
                 say('E', {run->id, std::to_string(err)});
                 return;
+            }
+            // Its CPU time, as the stage limits a one-shot run's: SIGXCPU, then
+            // SIGKILL two seconds of CPU later. Set as it starts (it may have
+            // run for a moment without it: no more than that moment).
+            if (cpu_ > 0) {
+                const rlimit cpu{static_cast<rlim_t>(cpu_), static_cast<rlim_t>(cpu_ + 2)};
+                if (::prlimit(pid, RLIMIT_CPU, &cpu, nullptr) != 0) {
+                    const int failed = errno;
+                    ::kill(-pid, SIGKILL);
+                    if (!own.tmpdir.empty()) remove_tree_at(AT_FDCWD, own.tmpdir.c_str(), 0);
+                    say('E', {run->id, std::to_string(failed)});
+                    return;
+                }
             }
             live_[pid] = Command{run->id, std::move(own.tmpdir), true, own.http.ok(), leader};
             const int m = master.get();
@@ -531,6 +547,7 @@ private:
     };
     int sock_;
     bool proxied_;
+    std::uint64_t cpu_;  // each command's CPU seconds (--cpu); 0: no limit
     std::map<pid_t, Command> live_;  // by the pid of its first process, its group's id
 };
 
@@ -538,8 +555,22 @@ private:
 
 int run_session_server(int argc, char** argv) {
     int sock = -1;
-    const bool proxied = argc == 2 && argv[1] == kServeSessionProxied;
-    if ((argc != 1 && !proxied) || !sbx::launcher::parse_fd(argv[0], sock, 3)) {
+    bool proxied = false;
+    std::uint64_t cpu = 0;
+    bool ok = argc >= 1 && sbx::launcher::parse_fd(argv[0], sock, 3);
+    for (int i = 1; ok && i < argc; ++i) {
+        const std::string_view a = argv[i];
+        if (a == kServeSessionProxied && !proxied) {
+            proxied = true;
+        } else if (a == kServeSessionCpu && cpu == 0 && i + 1 < argc) {
+            const std::string_view v = argv[++i];
+            const auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), cpu);
+            ok = !v.empty() && ec == std::errc{} && end == v.data() + v.size() && cpu > 0;
+        } else {
+            ok = false;
+        }
+    }
+    if (!ok) {
         std::fputs("sbx-stage: USAGE: --serve-session is a session's own, inside the sandbox\n", stderr);
         return 125;
     }
@@ -560,7 +591,7 @@ int run_session_server(int argc, char** argv) {
     const int keep[] = {sock, sigfd.get()};
     if (!sbx::launcher::sweep_fds(keep, sbx::launcher::FdSweep::close)) return 125;
     if (!wire::send_frame(sock, 'H', {})) return 125;
-    Server server(sock, proxied);
+    Server server(sock, proxied, cpu);
     server.serve(sigfd.get());
     end_session();
     return 0;

@@ -42,6 +42,9 @@ namespace sbx::linux_sandbox {
 
 inline constexpr std::string_view kServeSessionFlag = "--serve-session";
 inline constexpr std::string_view kServeSessionProxied = "--proxied";
+// `--cpu N`: each command's CPU time is limited to N seconds (RLIMIT_CPU, set
+// on it as it starts; the server's own is not).
+inline constexpr std::string_view kServeSessionCpu = "--cpu";
 
 // `argv` after kServeSessionFlag: the socket's descriptor, then
 // kServeSessionProxied where the session has a proxy. Returns the exit

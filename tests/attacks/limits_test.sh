@@ -141,6 +141,64 @@ for who in "${users[@]}"; do
     want_out "got 268435456"
     tap_finish "memoryMiB=64: a process cannot take 256 MiB for its data (control: it can without the limit)"
 
+    # A session's commands: each its own timeout and CPU time; the session goes on.
+    sid=$(cd "$proj" && "${as[@]}" env HOME="$home" timeout 30 "$sbx" session start --managed-settings "$tmp/empty-managed.json" \
+        --limit timeoutSeconds=3 --limit cpuSeconds=1 --grace 1 2>"$work/err") || true
+    [[ -n $sid ]] || fail_because "the session did not start: $(<"$work/err")"
+    in_session() {
+        rc=0
+        (cd "$proj" && "${as[@]}" env HOME="$home" timeout 30 "$sbx" run --session "$sid" -- sh -c "$1") </dev/null \
+            >"$work/out" 2>"$work/err" || rc=$?
+        out=$(<"$work/out")
+        err=$(<"$work/err")
+    }
+    in_session "trap 'echo trapped; exit 3' TERM; sleep 30 & wait"
+    want_status 124
+    want_out trapped
+    want_err "limit timeoutSeconds 3s: the command ran that long and was sent SIGTERM ("
+    # CPU time comes slower than time on a busy machine: the timeout, 3 s, leaves it room.
+    in_session "while :; do :; done"
+    want_status 124
+    want_err "limit cpuSeconds 1s: the command used that much CPU time and was ended (SIGXCPU)"
+    in_session "echo still"
+    want_status 0
+    want_out still
+    (cd "$proj" && "${as[@]}" env HOME="$home" timeout 30 "$sbx" session stop "$sid") >/dev/null 2>&1 || true
+    tap_finish "a session's commands each get the timeout (the TERM trap runs) and the CPU limit, 124 with their line; the next command runs"
+
+    # The weaker sandbox (no namespaces: inside an outer bubblewrap that refuses
+    # them): the same timeout and CPU time, and processes for a user (RLIMIT_NPROC
+    # does not bind root, and there is no PID namespace of the sandbox's own).
+    outer=(bwrap --dev-bind / / --unshare-user --disable-userns --)
+    weaker() {
+        local args=() script
+        tap_split "$@"
+        rc=0
+        (cd "$proj" && "${as[@]}" "${outer[@]}" env HOME="$home" timeout 30 "$sbx" run --weaker-sandbox \
+            --managed-settings "$tmp/empty-managed.json" "${args[@]}" -- sh -c "$script") </dev/null >"$work/out" \
+            2>"$work/err" || rc=$?
+        out=$(<"$work/out")
+        err=$(<"$work/err")
+    }
+    weaker --limit timeoutSeconds=1 --grace 1 -- "trap 'echo trapped; exit 3' TERM; sleep 30 & wait"
+    if [[ $err == *"Landlock"*"ABI"* && $rc == 125 ]]; then
+        echo "ok $((n + 1)) - ${TAP_PREFIX}the weaker sandbox's limits # SKIP this kernel has no Landlock ABI 4"
+        n=$((n + 1))
+    else
+        want_status 124
+        want_out trapped
+        want_err "limit timeoutSeconds 1s"
+        weaker --limit cpuSeconds=1 -- "while :; do :; done"
+        want_status 124
+        want_err "limit cpuSeconds 1s"
+        if ((root_caller == 0)); then
+            weaker --limit processes=100 -- "$(forks 1000)"
+            got=$(sed -n 's/^forked //p' <<<"$out")
+            [[ -n $got ]] && ((got <= 100)) || fail_because "in the weaker sandbox it forked ${got:-nothing}, over 100"
+        fi
+        tap_finish "the weaker sandbox: the timeout's TERM trap runs, CPU time is limited (124, their lines)$( ((root_caller)) || echo ', and a user'"'"'s processes are bounded')"
+    fi
+
     # Layers: the project lowers, cannot raise.
     mkdir -p "$proj/.claude"
     echo '{"sandbox": {"limits": {"timeoutSeconds": 1}}}' >"$proj/.claude/settings.json"

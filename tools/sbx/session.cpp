@@ -458,6 +458,10 @@ int hold_session(SessionArgs& a, const std::string& id, const std::string& dir, 
     // Each command gets proxy listeners of its own, for its refusals.
     const bool proxied = plan->network.mode == sbx::NetworkMode::proxy;
     if (proxied) plan->argv.emplace_back(sbx::linux_sandbox::kServeSessionProxied);
+    // Each command's CPU time apart: the fork server outlives them (the
+    // stage leaves the server's own unlimited).
+    if (const auto& cpu = plan->limits[static_cast<std::size_t>(sbx::Limit::cpu)])
+        plan->argv.insert(plan->argv.end(), {std::string(sbx::linux_sandbox::kServeSessionCpu), std::to_string(cpu->value)});
     if (clients_scan) {
         // What the clients read it for: not its environment, which may hold
         // what --env passed (a token), and is no file's to keep; only what
@@ -492,7 +496,17 @@ int hold_session(SessionArgs& a, const std::string& id, const std::string& dir, 
     config.idle_seconds = a.idle;
     config.starter = std::move(owner);
     config.refuse = [&state](const proto::RunRequest& r) { return refuse_run(state, r); };
+    // Each command's timeout, as sbx run's: the holder ends a command whose
+    // time ran out (the session itself has none).
+    if (const auto& timeout = plan->limits[static_cast<std::size_t>(sbx::Limit::timeout)]) {
+        config.command_timeout = static_cast<int>(std::min<std::uint64_t>(timeout->value, INT_MAX));
+        config.grace = a.grace;
+        config.timeout_line = [limit = *timeout](bool killed) {
+            return sbx::limit_line(sbx::Limit::timeout, limit, killed ? sbx::kTimedOutKilled : sbx::kTimedOut);
+        };
+    }
     const sbx::Plan& the_plan = *plan;
+    config.signal_line = [&the_plan](int signal) { return sbx::limit_signal_line(the_plan, signal); };
     // A run's own hosts widen the session's call for that command, as sbx run
     // --allow-host widens a run's (sbx::net::decide_host).
     config.call = [&the_plan](const std::vector<std::string>& hosts) -> sbx::expected<sbx::net::HostCall> {

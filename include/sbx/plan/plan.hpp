@@ -130,6 +130,11 @@ struct Plan {
     std::array<std::optional<PlanLimit>, kLimitCount> limits{};
 };
 
+// The line of the limit of `plan` a command that died of `signal` reached:
+// cpuSeconds for SIGXCPU, fileSizeMiB for SIGXFSZ; empty for any other signal,
+// or where the plan has no such limit.
+SBX_INLINE std::string limit_signal_line(const Plan& plan, int signal);
+
 }  // namespace sbx
 
 // The definitions: inline in every program that includes this header, or
@@ -142,6 +147,15 @@ SBX_INLINE std::string limit_line(Limit l, const PlanLimit& pl, std::string_view
     const LimitSpec& spec = limit_spec(l);
     return "limit " + std::string(spec.key) + " " + std::to_string(pl.value) + std::string(spec.unit) + ": " +
            std::string(what) + " (set by " + pl.set_by + "; to raise it, " + pl.raise + ")";
+}
+
+SBX_INLINE std::string limit_signal_line(const Plan& plan, int signal) {
+    constexpr int kSigXcpu = 24, kSigXfsz = 25;  // Linux's numbers (signal.h is no engine header)
+    const Limit l = signal == kSigXcpu ? Limit::cpu : Limit::file_size;
+    const auto& pl = plan.limits[static_cast<std::size_t>(l)];
+    if ((signal != kSigXcpu && signal != kSigXfsz) || !pl) return {};
+    return limit_line(l, *pl, signal == kSigXcpu ? "the command used that much CPU time and was ended (SIGXCPU)"
+                                                 : "the command wrote a file up to that size and was ended (SIGXFSZ)");
 }
 
 SBX_INLINE std::string limit_raise_advice(Limit l, const std::optional<Source>& by) {

@@ -55,6 +55,12 @@ inline constexpr std::size_t kLimitCount = kLimits.size();
 // the violations block says which), as timeout(1) exits when its time runs out.
 inline constexpr int kLimitStatus = 124;
 
+// What a timeout's line says happened (sbx::limit_line): the command was sent
+// SIGTERM, and killed where it was still running when the grace period ran out.
+inline constexpr std::string_view kTimedOut = "the command ran that long and was sent SIGTERM";
+inline constexpr std::string_view kTimedOutKilled =
+    "the command ran that long and was sent SIGTERM, then killed when the grace period ran out";
+
 // The option that sets a limit for one run, and the key its Source gets: "--limit KEY".
 inline constexpr std::string_view kLimitOption = "--limit";
 
