@@ -921,6 +921,59 @@ std::string LinuxPlatform::check_options(const Options& o) const {
     return o.json || !bwrap_.empty() ? "--json and --bwrap go with --doctor" : "";
 }
 
+namespace {
+
+// What holds the plan's limits here (sbx/settings/limits.hpp), for the doctor:
+// the processes' count for the whole sandbox where the kernel keeps a pid_max
+// per PID namespace, the rest per process; and whether this process sits in a
+// cgroup v2 hierarchy delegated to it, with the memory and pids controllers
+// (which sbx does not use yet).
+// A small file's text (/proc, /sys); empty where it cannot be read.
+std::string text_of(const std::string& path, std::size_t max) {
+    auto text = sbx::read_small_file(path, max);
+    return text && *text ? std::move(**text) : std::string();
+}
+
+std::string limits_detail() {
+    std::string out = pid_max_per_namespace()
+                          ? "processes for the whole sandbox, by its PID namespace's pid_max (at most the limit plus "
+                            "300), and for a user also by RLIMIT_NPROC"
+                          : "processes by RLIMIT_NPROC, for the user's processes in the sandbox (it does not bind root: "
+                            "Linux 6.14 keeps a pid_max per PID namespace, which would)";
+    out += "; memory (for data), CPU time and file size per process, by rlimits; the timeout by sbx itself";
+    // cgroup v2: this process's cgroup, under the mount of type cgroup2.
+    std::string mount, path;
+    if (const std::string text = text_of("/proc/self/mountinfo", std::size_t{1} << 20); !text.empty()) {
+        std::size_t at = 0;
+        for (std::size_t nl; mount.empty() && (nl = text.find('\n', at)) != std::string::npos; at = nl + 1) {
+            const std::string_view line(text.data() + at, nl - at);
+            const auto dash = line.find(" - cgroup2 ");
+            if (dash == std::string_view::npos) continue;
+            std::size_t field = 0, start = 0;
+            for (std::size_t i = 0; i <= dash && field < 5; ++i)
+                if (i == dash || line[i] == ' ') {
+                    if (++field == 5) mount = std::string(line.substr(start, i - start));
+                    start = i + 1;
+                }
+        }
+    }
+    if (const std::string text = text_of("/proc/self/cgroup", 65536); !text.empty())
+        if (const auto at = text.find("0::"); at != std::string::npos && (at == 0 || text[at - 1] == '\n'))
+            path = text.substr(at + 3, text.find('\n', at) - at - 3);
+    if (mount.empty() || path.empty()) return out + "; no cgroup v2 hierarchy here";
+    const std::string dir = mount + (path == "/" ? "" : path);
+    const std::string controllers = text_of(dir + "/cgroup.controllers", 4096);
+    const bool both = controllers.find("memory") != std::string::npos && controllers.find("pids") != std::string::npos;
+    const bool writable = ::access((dir + "/cgroup.procs").c_str(), W_OK) == 0;
+    if (!both || !writable)
+        return out + "; the cgroup v2 hierarchy at " + dir + " is not delegated to this user with the memory and pids "
+                     "controllers, so no limit holds for the sandbox's memory as a whole";
+    return out + "; " + dir + " is a cgroup v2 hierarchy delegated to this user, which sbx does not use yet for the "
+                 "sandbox's memory and processes as a whole";
+}
+
+}  // namespace
+
 int LinuxPlatform::doctor(Launcher& l) {
     if (!bwrap_.empty() && !sbx::paths::is_absolute(bwrap_)) return l.usage("--bwrap needs an absolute path");
     auto result = probe(ProbeOptions{bwrap_, true, true});
@@ -969,12 +1022,16 @@ int LinuxPlatform::doctor(Launcher& l) {
         sbx::json::Writer h;
         h.begin_object().key("bound").value(ssh_bound).key("detail").value(ssh_detail).end_object();
         std::cout << ",\"ssh\":" << h.take();
+        sbx::json::Writer lim;
+        lim.begin_object().key("detail").value(limits_detail()).end_object();
+        std::cout << ",\"limits\":" << lim.take();
         for (const auto& n : notes_) std::cout << "," << sbx::json::quote(n.key) << ":" << n.json;
         std::cout << "}\n";
     } else {
         std::cout << to_text(result) << "     weaker sandbox: " << weaker_detail << "\n";
         std::cout << "     connections: " << broker_detail << "\n";
         std::cout << "     ssh: " << ssh_detail << "\n";
+        std::cout << "     limits: " << limits_detail() << "\n";
         for (const auto& n : notes_) std::cout << "     " << n.label << ": " << n.text << "\n";
     }
     return result.available() ? 0 : 1;

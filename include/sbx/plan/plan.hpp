@@ -173,7 +173,8 @@ SBX_INLINE std::string limit_raise_advice(Limit l, const std::optional<Source>& 
         case LayerKind::user:
         case LayerKind::builtin: break;
     }
-    return "raise " + by->key + " in " + by->file + ", or give a higher " + option;
+    // --limit counts with the user's settings, the lowest winning: only the file raises it.
+    return "raise " + by->key + " in " + by->file;
 }
 
 }  // namespace sbx
