@@ -130,6 +130,7 @@ void stop_command(int sig) {
             // end starts the grace period.
             if (sig != SIGINT && g_grace_started == 0) {
                 g_grace_started = sig;
+                g_timeout_armed = 0;  // the alarm is the grace period's now
                 ::alarm(static_cast<unsigned>(g_grace));
             }
         } else {
@@ -141,7 +142,6 @@ void stop_command(int sig) {
 void on_signal(int sig) {
     const int saved = errno;
     g_signal = sig;
-    g_timeout_armed = 0;  // a grace period of its own replaces the timeout's alarm
     stop_command(sig);
     errno = saved;
 }

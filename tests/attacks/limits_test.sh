@@ -115,6 +115,23 @@ for who in "${users[@]}"; do
     ((took < 6)) || fail_because "it took $took s"
     tap_finish "timeoutSeconds=1: a command that ignores SIGTERM is killed when the grace period runs out, 124"
 
+    # SIGINT asks a command to stop what it is doing, and it may go on (a REPL):
+    # the timeout holds all the same.
+    (cd "$proj" && exec "${as[@]}" env HOME="$home" timeout 60 "$sbx" run --managed-settings "$tmp/empty-managed.json" \
+        --limit timeoutSeconds=2 -- sh -c "trap 'echo interrupted' INT; touch started; sleep 30 & wait; sleep 30 & wait") \
+        </dev/null >"$work/out" 2>"$work/err" &
+    bg=$!
+    for _ in $(seq 100); do [[ -e $proj/started ]] && break; sleep 0.05; done
+    kill -s INT "$bg" 2>/dev/null || true
+    rc=0
+    wait "$bg" || rc=$?
+    out=$(<"$work/out") err=$(<"$work/err")
+    rm -f "$proj/started"
+    want_status 124
+    want_out interrupted
+    want_err "limit timeoutSeconds 2s"
+    tap_finish "timeoutSeconds=2: a command that goes on after SIGINT is still ended by its timeout, 124"
+
     # cpuSeconds: a busy loop.
     run_limited --limit cpuSeconds=1 -- "while :; do :; done"
     want_status 124
