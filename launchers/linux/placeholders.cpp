@@ -46,8 +46,11 @@ Fd make_whole_file(int dirfd, const std::string& name, const std::string& conten
 // hard links of.
 class LinkSources {
 public:
+    // `linking` false: it offers none, and every placeholder is a file of its own.
+    explicit LinkSources(bool linking) : linking_(linking) {}
     // An existing placeholder of the group, when it is still as made.
     void offer(const sbx::RegisteredPlaceholder& e) {
+        if (!linking_) return;
         const std::string content = sbx::placeholder_content(e.kind, e.path);
         if (find(content) >= 0) return;
         Fd fd(::open(e.path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
@@ -57,7 +60,7 @@ public:
     }
     // A placeholder just made; `fd` stays the caller's.
     void keep(const std::string& content, int fd) {
-        if (find(content) >= 0) return;
+        if (!linking_ || find(content) >= 0) return;
         if (Fd copy(::fcntl(fd, F_DUPFD_CLOEXEC, 0)); copy.ok()) sources_.push_back({content, std::move(copy)});
     }
     int find(const std::string& content) const {
@@ -71,6 +74,7 @@ private:
         std::string content;
         Fd fd;
     };
+    bool linking_;
     std::vector<Source> sources_;
 };
 
@@ -127,12 +131,12 @@ int make_placeholder_in(int dirfd, const std::string& name, const sbx::Placehold
 // Makes the placeholders, which are the root's group's: its last sandbox
 // removes them. `existing`: the group's placeholders, read under its mutex.
 sbx::expected<void> make_placeholders(std::span<const sbx::PlaceholderOp> placeholders, RootGroup& group,
-                                      const std::vector<sbx::RegisteredPlaceholder>& existing) {
+                                      const std::vector<sbx::RegisteredPlaceholder>& existing, PlaceholderLinks links) {
     // Placeholders another sandbox of this root made are taken over as they are.
     // New file placeholders are hard links to one of the group's of the same
     // content: a link allocates no inode, and ext4 slows down sharply when inodes
     // are made and removed in quick succession. Every name is bound read-only.
-    LinkSources sources;
+    LinkSources sources(links == PlaceholderLinks::shared);
     for (const auto& e : existing)
         if (e.kind == sbx::Placeholder::file) sources.offer(e);
     PlaceholderParent dir;

@@ -1,6 +1,7 @@
 // launchers/linux/session_mounts.cpp - mounts a session adds while it runs (session_mounts.hpp).
 #include "linux/session_mounts.hpp"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <sched.h>
 #include <linux/mount.h>
@@ -16,6 +17,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdint>
 #include <cstdlib>
@@ -25,6 +27,7 @@
 
 #include "base/fd_io.hpp"
 #include "linux/placeholders.hpp"
+#include "sbx/io/placeholder_registry.hpp"
 
 #ifndef AT_RECURSIVE
 #define AT_RECURSIVE 0x8000
@@ -183,15 +186,66 @@ std::string run_helper(pid_t bubblewrap, const std::vector<Prepared>& list, std:
 
 }  // namespace
 
+std::string settle_placeholder(const sbx::RegisteredPlaceholder& p) {
+    // Held by an O_PATH descriptor and reached again through /proc/self/fd:
+    // the path's folders are the commands' to rename, and nothing here may
+    // follow a link they put there, nor depend on the mode they left.
+    const Fd at(::open(p.path.c_str(), O_PATH | O_NOFOLLOW | O_CLOEXEC));
+    struct stat st {};
+    const bool dir = p.kind == sbx::Placeholder::directory;
+    if (!at.ok() || ::fstat(at.get(), &st) != 0 || st.st_dev != p.dev || st.st_ino != p.ino ||
+        S_ISDIR(st.st_mode) != dir || (!dir && !S_ISREG(st.st_mode)))
+        return p.path + ": replaced as it was mounted";
+    const std::string self = "/proc/self/fd/" + std::to_string(at.get());
+    const mode_t made = dir ? 0555 : 0444;
+    const bool mode = (st.st_mode & 07777) != made;
+    (void)::chmod(self.c_str(), dir ? 0700 : 0600);  // the owner's, to look and put back
+    std::string said;
+    if (dir) {
+        std::vector<std::string> names;
+        const Fd d(::open(self.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+        if (DIR* list = d.ok() ? ::fdopendir(::fcntl(d.get(), F_DUPFD_CLOEXEC, 0)) : nullptr) {
+            while (const dirent* e = ::readdir(list))
+                if (std::strcmp(e->d_name, ".") != 0 && std::strcmp(e->d_name, "..") != 0) names.emplace_back(e->d_name);
+            ::closedir(list);
+        }
+        std::size_t left = 0;
+        for (const auto& n : names)
+            if (::unlinkat(d.get(), n.c_str(), 0) != 0 && ::unlinkat(d.get(), n.c_str(), AT_REMOVEDIR) != 0) ++left;
+        if (left > 0)
+            said = p.path + ": filled as it was mounted, and " + std::to_string(left) +
+                   " folders in it are not empty: the audit when the session stops looks at them";
+        else if (!names.empty())
+            said = p.path + ": filled as it was mounted; emptied";
+    } else {
+        const std::string want = sbx::placeholder_content(p.kind, p.path);
+        const Fd f(::open(self.c_str(), O_RDWR | O_NONBLOCK | O_CLOEXEC));
+        std::string got(want.size() + 1, '\0');
+        const ssize_t n = f.ok() ? ::pread(f.get(), got.data(), got.size(), 0) : -1;
+        if (n != static_cast<ssize_t>(want.size()) || got.compare(0, want.size(), want) != 0) {
+            if (!f.ok() || ::ftruncate(f.get(), 0) != 0 ||
+                ::pwrite(f.get(), want.data(), want.size(), 0) != static_cast<ssize_t>(want.size()))
+                said = p.path + ": written as it was mounted, and cannot be put back: " + std::strerror(errno);
+            else
+                said = p.path + ": written as it was mounted; put back as made";
+        }
+    }
+    (void)::chmod(self.c_str(), made);
+    if (said.empty() && mode) said = p.path + ": its mode changed as it was mounted; put back as made";
+    return said;
+}
+
 SessionMounts::Result SessionMounts::add(const AddedMounts& added) {
     Result out;
     auto& problems = out.problems;
     std::vector<sbx::Mount> mounts = added.mounts;
+    std::vector<sbx::RegisteredPlaceholder> placeholders_now;  // those of `added`, as the group recorded them
     if (!added.placeholders.empty()) {
         // As a plan's: under the group's mutex, taking over the group's own.
         group_.lock();
         const auto existing = group_.placeholders();
-        auto made = make_placeholders(added.placeholders, group_, existing);
+        // Files of their own: the session's commands may write where they go.
+        auto made = make_placeholders(added.placeholders, group_, existing, PlaceholderLinks::none);
         group_.hold_placeholders(added.placeholders);
         const auto now = group_.placeholders();
         group_.unlock();
@@ -200,7 +254,10 @@ SessionMounts::Result SessionMounts::add(const AddedMounts& added) {
         for (auto& m : mounts) {
             if (m.expect.exists) continue;
             for (const auto& p : now)
-                if (p.path == m.path) m.expect = sbx::Identity{true, sbx::FileType::other, p.dev, p.ino, 1};
+                if (p.path == m.path) {
+                    m.expect = sbx::Identity{true, sbx::FileType::other, p.dev, p.ino, 1};
+                    placeholders_now.push_back(p);
+                }
         }
     }
     std::vector<Prepared> list;
@@ -228,6 +285,10 @@ SessionMounts::Result SessionMounts::add(const AddedMounts& added) {
         else
             problems.push_back(of[i]->path + ": not protected: " + describe(outcomes[i]));
     }
+    // The placeholders mounted: as made, whatever a command did before.
+    for (const auto& p : placeholders_now)
+        if (std::find(out.made.begin(), out.made.end(), p.path) != out.made.end())
+            if (auto said = settle_placeholder(p); !said.empty()) problems.push_back(std::move(said));
     return out;
 }
 

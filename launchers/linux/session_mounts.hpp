@@ -28,6 +28,7 @@
 #include <string>
 #include <vector>
 
+#include "sbx/io/placeholder_registry.hpp"
 #include "sbx/plan/fs_plan.hpp"
 #include "shared/root_group.hpp"
 
@@ -40,6 +41,15 @@ struct AddedMounts {
     std::vector<sbx::Mount> mounts;
     std::vector<sbx::PlaceholderOp> placeholders;
 };
+
+// A placeholder made while commands run could be changed by one between its
+// making and its mount (a file chmod-ed and written, a folder filled), which
+// the mount would then keep. Once it is mounted read-only inside, nothing
+// inside can change it, and this process (outside, the file's owner) puts it
+// back as made: its content and mode 0444, or a folder emptied (through its
+// descriptor alone, following no link) and mode 0555. Empty when it was as
+// made; else what was found, and what was put back.
+std::string settle_placeholder(const sbx::RegisteredPlaceholder& p);
 
 class SessionMounts {
 public:

@@ -13,6 +13,7 @@
 #include "sbx/settings/front_matter.hpp"
 #include "sbx/settings/home_env_files.hpp"
 #include "sbx/settings/layer.hpp"
+#include "sbx/settings/limits.hpp"
 #include "sbx/settings/policy.hpp"
 #include "sbx/settings/policy_fields.hpp"
 #include "sbx/settings/project_root.hpp"

@@ -16,6 +16,7 @@
 #include <string_view>
 #include <vector>
 
+#include "sbx/core/inline.hpp"
 #include "sbx/core/provenance.hpp"
 #include "sbx/net/forwards.hpp"
 #include "sbx/net/hosts.hpp"
