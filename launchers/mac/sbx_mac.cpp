@@ -136,6 +136,19 @@ void warn_forwards(const char* program, const sbx::Plan& plan) {
               << "): the command reaches those servers only through its proxy variables (HTTP_PROXY, ALL_PROXY)\n";
 }
 
+// The plan's limits are held by sbx-linux alone so far (README, "Limits"):
+// those a setting or --limit asked for are named, once; sbx's default
+// process count, which no one asked for here, is not.
+void warn_limits(const char* program, const sbx::Plan& plan) {
+    std::string list;
+    for (std::size_t i = 0; i < sbx::kLimitCount; ++i)
+        if (const auto& l = plan.limits[i]; l && l->set_by != "sbx's default")
+            list += (list.empty() ? "" : ", ") + std::string(sbx::kLimits[i].key);
+    if (!list.empty())
+        std::cerr << program << ": warning: sbx-mac holds no limit yet (" << list
+                  << "): the command runs without them\n";
+}
+
 // The proxy on the host's loopback; the profile lets the command reach its
 // ports and nothing else. Unlike on Linux, other local programs can connect to
 // it too (macOS has no namespace to hide it in), so it serves only clients that
@@ -302,6 +315,7 @@ public:
     void warn(const sbx::Plan& plan) override {
         warn_long_tmpdir(program(), plan);
         warn_forwards(program(), plan);
+        warn_limits(program(), plan);
     }
     std::optional<sbx::Error> unavailable(const sbx::Plan&) override { return sandbox_exec_missing(); }
     bool verifies_first() const override { return true; }
