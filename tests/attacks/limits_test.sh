@@ -117,7 +117,9 @@ for who in "${users[@]}"; do
 
     # SIGINT asks a command to stop what it is doing, and it may go on (a REPL):
     # the timeout holds all the same.
-    (cd "$proj" && exec "${as[@]}" env HOME="$home" timeout 60 "$sbx" run --managed-settings "$tmp/empty-managed.json" \
+    # sbx itself in the background (setpriv and env exec it), with no timeout(1)
+    # between, which would send SIGINT to its whole group and report it itself.
+    (cd "$proj" && exec "${as[@]}" env HOME="$home" "$sbx" run --managed-settings "$tmp/empty-managed.json" \
         --limit timeoutSeconds=2 -- sh -c "trap 'echo interrupted' INT; touch started; sleep 30 & wait; sleep 30 & wait") \
         </dev/null >"$work/out" 2>"$work/err" &
     bg=$!
@@ -209,9 +211,12 @@ for who in "${users[@]}"; do
         want_status 124
         want_err "limit cpuSeconds 1s"
         if ((root_caller == 0)); then
+            # The limit is 100 more than the user's tasks when it starts; those
+            # of other tests that end meanwhile leave room, so the bound is
+            # that it stops far below the 1000 tried (control: the first case).
             weaker --limit processes=100 -- "$(forks 1000)"
             got=$(sed -n 's/^forked //p' <<<"$out")
-            [[ -n $got ]] && ((got <= 100)) || fail_because "in the weaker sandbox it forked ${got:-nothing}, over 100"
+            [[ -n $got ]] && ((got < 500)) || fail_because "in the weaker sandbox it forked ${got:-nothing} of 1000 under processes=100"
         fi
         tap_finish "the weaker sandbox: the timeout's TERM trap runs, CPU time is limited (124, their lines)$( ((root_caller)) || echo ', and a user'"'"'s processes are bounded')"
     fi
