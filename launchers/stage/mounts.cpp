@@ -425,6 +425,18 @@ bool write_file(const char* path, std::string_view text) {
     return fd.ok() && ::write(fd.get(), text.data(), text.size()) == static_cast<ssize_t>(text.size());
 }
 
+// Writes `text` to the sysctl at `rel` under /proc/sys, through a detached
+// writable copy of /proc/sys (bubblewrap binds it read-only for a root caller);
+// `failure` says what did not happen, with errno. Empty on success.
+std::string write_sysctl(const char* rel, std::string_view text, const std::string& failure) {
+    const Fd sys = open_tree_clone("/proc/sys", false);
+    if (!sys.ok()) return failed("cannot copy /proc/sys");
+    if (set_attributes(sys.get(), "", AT_EMPTY_PATH, 0, MOUNT_ATTR_RDONLY) != 0) return failed("cannot write to /proc/sys");
+    const Fd fd(::openat(sys.get(), rel, O_WRONLY | O_CLOEXEC));
+    if (!fd.ok() || ::write(fd.get(), text.data(), text.size()) != static_cast<ssize_t>(text.size())) return failed(failure);
+    return {};
+}
+
 // What --disable-userns does, which bubblewrap cannot do here (it would move the
 // stage into that second namespace before the mounts): user.max_user_namespaces
 // of the sandbox's user namespace to 1, then a user namespace inside it, which
@@ -433,13 +445,9 @@ bool write_file(const char* path, std::string_view text) {
 // it, whatever the filter. The sysctl is written through a detached writable
 // copy of /proc/sys, which bubblewrap has bound read-only for a root caller.
 std::string second_user_namespace(unsigned uid, unsigned gid) {
-    {
-        const Fd sys = open_tree_clone("/proc/sys", false);
-        if (!sys.ok()) return failed("cannot copy /proc/sys");
-        if (set_attributes(sys.get(), "", AT_EMPTY_PATH, 0, MOUNT_ATTR_RDONLY) != 0) return failed("cannot write to /proc/sys");
-        const Fd fd(::openat(sys.get(), "user/max_user_namespaces", O_WRONLY | O_CLOEXEC));
-        if (!fd.ok() || ::write(fd.get(), "1\n", 2) != 2) return failed("cannot set user.max_user_namespaces to 1");
-    }
+    if (auto why = write_sysctl("user/max_user_namespaces", "1\n", "cannot set user.max_user_namespaces to 1");
+        !why.empty())
+        return why;
     if (::unshare(CLONE_NEWUSER) != 0) return failed("cannot make the sandbox's second user namespace");
     const std::string uid_map = std::to_string(uid) + " 0 1\n";
     const std::string gid_map = std::to_string(gid) + " 0 1\n";
@@ -454,17 +462,11 @@ std::string second_user_namespace(unsigned uid, unsigned gid) {
 // The sandbox's PID namespace's pid_max (Linux 6.14 keeps one per namespace,
 // which whoever holds CAP_SYS_ADMIN over the namespace sets): no process of the
 // sandbox gets a number at or above it, so it bounds how many there can be at
-// once, for any caller, root too. Written, as above, through a writable copy.
+// once, for any caller, root too.
 std::string set_pid_max(std::uint64_t n) {
-    const Fd sys = open_tree_clone("/proc/sys", false);
-    if (!sys.ok()) return failed("cannot copy /proc/sys");
-    if (set_attributes(sys.get(), "", AT_EMPTY_PATH, 0, MOUNT_ATTR_RDONLY) != 0) return failed("cannot write to /proc/sys");
-    const Fd fd(::openat(sys.get(), "kernel/pid_max", O_WRONLY | O_CLOEXEC));
-    const std::string text = std::to_string(n) + "\n";
-    if (!fd.ok() || ::write(fd.get(), text.data(), text.size()) != static_cast<ssize_t>(text.size()))
-        return failed("cannot set the sandbox's kernel.pid_max to " + std::to_string(n) +
-                      " (a kernel before Linux 6.14 has one for the whole machine)");
-    return {};
+    return write_sysctl("kernel/pid_max", std::to_string(n) + "\n",
+                        "cannot set the sandbox's kernel.pid_max to " + std::to_string(n) +
+                            " (a kernel before Linux 6.14 has one for the whole machine)");
 }
 
 // /proc/self/status, read whole (the kernel writes it anew for each read).

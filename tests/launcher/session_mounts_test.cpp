@@ -7,24 +7,18 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <cstdlib>
 #include <fstream>
 #include <iterator>
 #include <string>
 
+#include "../unit/temp_dir.hpp"
 #include "linux/session_mounts.hpp"
 
 namespace {
 
-struct TempDir {
-    std::string path;
-    TempDir() {
-        char name[] = "/tmp/sbx-settle-XXXXXX";
-        REQUIRE(::mkdtemp(name) != nullptr);
-        path = name;
-    }
-    ~TempDir() { (void)std::system(("chmod -R u+rwx " + path + " && rm -rf " + path).c_str()); }
-};
+// A folder a test left 0555 is opened again before sbx_test::TempDir removes
+// the tree, so that a user other than root can remove it.
+void reopen(const std::string& dir) { ::chmod(dir.c_str(), 0755); }
 
 sbx::RegisteredPlaceholder registered(sbx::Placeholder kind, const std::string& path) {
     struct stat st {};
@@ -46,7 +40,7 @@ mode_t mode_of(const std::string& path) {
 }  // namespace
 
 TEST_CASE("settle_placeholder: a placeholder as made is left alone and nothing is said") {
-    TempDir d;
+    sbx_test::TempDir d("sbx-settle");
     const std::string f = d.path + "/commondir";
     std::ofstream(f) << ".\n";
     ::chmod(f.c_str(), 0444);
@@ -55,7 +49,7 @@ TEST_CASE("settle_placeholder: a placeholder as made is left alone and nothing i
 }
 
 TEST_CASE("settle_placeholder: a file chmod-ed and written is put back, content and mode, and said") {
-    TempDir d;
+    sbx_test::TempDir d("sbx-settle");
     const std::string f = d.path + "/commondir";
     std::ofstream(f) << ".\n";
     const auto p = registered(sbx::Placeholder::commondir, f);
@@ -68,7 +62,7 @@ TEST_CASE("settle_placeholder: a file chmod-ed and written is put back, content 
 }
 
 TEST_CASE("settle_placeholder: a folder filled is emptied and made 0555 again, through no link") {
-    TempDir d;
+    sbx_test::TempDir d("sbx-settle");
     const std::string dir = d.path + "/hooks";
     REQUIRE(::mkdir(dir.c_str(), 0555) == 0);
     const auto p = registered(sbx::Placeholder::directory, dir);
@@ -84,10 +78,11 @@ TEST_CASE("settle_placeholder: a folder filled is emptied and made 0555 again, t
     CHECK(::access((dir + "/link").c_str(), F_OK) != 0);
     CHECK(text_of(victim) == "keep\n");  // the link went, not what it named
     CHECK(mode_of(dir) == 0555);
+    reopen(dir);
 }
 
 TEST_CASE("settle_placeholder: a placeholder replaced by another file is said, and the other file is left alone") {
-    TempDir d;
+    sbx_test::TempDir d("sbx-settle");
     const std::string f = d.path + "/config.worktree";
     std::ofstream(f) << "";
     const auto p = registered(sbx::Placeholder::file, f);
