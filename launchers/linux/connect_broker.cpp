@@ -240,12 +240,11 @@ ConnectBroker::ConnectBroker(Fd listener, Fd wake, Fd own, sbx::net::UnixSocketR
       on_refusal_(std::move(on_refusal)) {}
 
 sbx::expected<std::unique_ptr<ConnectBroker>> ConnectBroker::make(Fd listener, sbx::net::UnixSocketRules rules,
-                                                                  BrokerNetwork network, OnRefusal on_refusal) {
+                                                                  BrokerNetwork network, OnRefusal on_refusal, Fd own) {
     Fd wake(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
     if (!wake.ok())
         return sbx::fail(Errc::sandbox_unavailable, std::string("the connect broker's eventfd: ") + std::strerror(errno));
-    Fd own;
-    if (!rules.own.empty()) {
+    if (!rules.own.empty() && !own.ok()) {
         own = Fd(::open(rules.own.c_str(), O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
         if (!own.ok())
             return sbx::fail(Errc::sandbox_unavailable,
@@ -263,12 +262,12 @@ sbx::expected<std::unique_ptr<ConnectBroker>> ConnectBroker::make(Fd listener, s
 
 sbx::expected<std::unique_ptr<ConnectBroker>> ConnectBroker::attach(Fd listener, sbx::net::UnixSocketRules rules,
                                                                     BrokerNetwork network, OnRefusal on_refusal) {
-    return make(std::move(listener), std::move(rules), std::move(network), std::move(on_refusal));
+    return make(std::move(listener), std::move(rules), std::move(network), std::move(on_refusal), Fd());
 }
 
 sbx::expected<std::unique_ptr<ConnectBroker>> ConnectBroker::start(Fd listener, sbx::net::UnixSocketRules rules,
-                                                                   BrokerNetwork network, OnRefusal on_refusal) {
-    auto made = make(std::move(listener), std::move(rules), std::move(network), std::move(on_refusal));
+                                                                   BrokerNetwork network, OnRefusal on_refusal, Fd own) {
+    auto made = make(std::move(listener), std::move(rules), std::move(network), std::move(on_refusal), std::move(own));
     SBX_TRY(made);
     std::unique_ptr<ConnectBroker> b = std::move(*made);
     auto thread = quiet_thread([p = b.get()] { p->serve(); }, "the connect broker's thread");

@@ -125,9 +125,13 @@ public:
 
     // Serves `listener` (the stage's filter's) on a thread of its own until
     // stop(). Fails with Errc::sandbox_unavailable where the thread, its stop
-    // signal or the command's temporary folder cannot be had.
+    // signal or the command's temporary folder cannot be had. `own`: that
+    // folder as the stage opened it inside the sandbox (a tmpfs of the
+    // sandbox's own, of which the launcher sees only the empty mount point);
+    // none: rules.own, opened here.
     static sbx::expected<std::unique_ptr<ConnectBroker>> start(launcher::Fd listener, sbx::net::UnixSocketRules rules,
-                                                               BrokerNetwork network, OnRefusal on_refusal);
+                                                               BrokerNetwork network, OnRefusal on_refusal,
+                                                               launcher::Fd own = {});
     // The same for a listener another thread serves, which calls answer() for
     // each connect(): the file broker's, in the weaker sandbox (the kernel
     // lets a process have one listener only). `listener`: a copy of it.
@@ -156,7 +160,8 @@ private:
     // not, it is refused and reported here.
     bool other_allowed(int family, int type, const std::vector<unsigned char>& address, pid_t tid);
     static sbx::expected<std::unique_ptr<ConnectBroker>> make(launcher::Fd listener, sbx::net::UnixSocketRules rules,
-                                                              BrokerNetwork network, OnRefusal on_refusal);
+                                                              BrokerNetwork network, OnRefusal on_refusal,
+                                                              launcher::Fd own);
     void serve();
     void refuse(SocketRefusal r);
     void connect_and_answer(std::uint64_t id, launcher::Fd sock, std::vector<unsigned char> address,

@@ -504,6 +504,8 @@ void plan_stage(Run& run) {
         stage.pty_on = sb.terminal->replaces;
     }
     if (run.connect_broker) stage.connect_fd = sb.stage_connect_fd;
+    // The TMPDIR is the sandbox's own tmpfs (mount_ops) where the plan caps it.
+    if (run.connect_broker && !run.weaker && limit(sbx::Limit::tmpdir)) stage.own_dir = plan.tmpdir;
     // The weaker sandbox's proxy listens outside, and it has no forwards.
     if (plan.network.mode == sbx::NetworkMode::proxy && !run.weaker) {
         stage.proxy_fd = sb.stage_proxy_fd;
@@ -691,7 +693,7 @@ RefusedLine socket_refusal_line(const sbx::Plan& plan, const SocketRefusal& r) {
 }
 
 sbx::expected<std::unique_ptr<ConnectBroker>> connect_broker_of(Run& run, Fd listener, bool attached,
-                                                                CommandProxy* proxy = nullptr) {
+                                                                CommandProxy* proxy = nullptr, Fd own = {}) {
     Report& report = run.l.report();
     BrokerNetwork network;
     network.own_namespace = !run.weaker;
@@ -725,7 +727,8 @@ sbx::expected<std::unique_ptr<ConnectBroker>> connect_broker_of(Run& run, Fd lis
     };
     auto rules = unix_socket_rules(run.plan);
     return attached ? ConnectBroker::attach(std::move(listener), std::move(rules), std::move(network), on_refusal)
-                    : ConnectBroker::start(std::move(listener), std::move(rules), std::move(network), on_refusal);
+                    : ConnectBroker::start(std::move(listener), std::move(rules), std::move(network), on_refusal,
+                                           std::move(own));
 }
 
 // A broker that could not start, said; the sandbox is killed, as its
@@ -747,10 +750,12 @@ std::unique_ptr<ConnectBroker> start_connect_broker(Run& run, pid_t pid, const T
     sb.connect.stages.reset();
     Fd ours = std::move(sb.connect.ours);
     if (ours.get() < 0 || sb.stage.connect_fd < 0) return nullptr;
-    auto fds = receive_fds(ours.get(), 1);
+    // With the TMPDIR where the stage sends it (a tmpfs of the sandbox's own).
+    const bool with_own = !sb.stage.own_dir.empty();
+    auto fds = receive_fds(ours.get(), with_own ? 2 : 1);
     if (fds.empty()) return nullptr;
     const auto t = Trace::now();
-    auto started = connect_broker_of(run, std::move(fds.front()), false, proxy);
+    auto started = connect_broker_of(run, std::move(fds.front()), false, proxy, with_own ? std::move(fds[1]) : Fd());
     trace.step("launcher.connect-broker", t);
     if (started) return std::move(*started);
     kill_for(run, pid, started.error());
@@ -910,7 +915,8 @@ namespace {
 // What the weaker sandbox lacks, in one line for standard error.
 constexpr std::string_view kWeakerLacks =
     "no PID namespace (the command sees every process, though it cannot signal or trace one outside), "
-    "no private /tmp, /dev or /proc (it cannot write /dev/shm, make a terminal or write /proc), "
+    "no private /tmp, /dev or /proc (it cannot write /dev/shm, make a terminal or write /proc; its TMPDIR is a "
+    "folder of the host's /tmp, which limits.tmpdirMiB does not cap), "
     "no loopback forwards, "
     "and its TCP connections are held to the proxy's ports (on loopback too, where the launcher can decide each "
     "connection)";

@@ -137,8 +137,8 @@ void warn_forwards(const char* program, const sbx::Plan& plan) {
 }
 
 // The plan's limits are held by sbx-linux alone so far (README, "Limits"):
-// those a setting or --limit asked for are named, once; sbx's default
-// process count, which no one asked for here, is not.
+// those a setting or --limit asked for are named, once; sbx's defaults
+// (the process count, TMPDIR's size), which no one asked for here, are not.
 void warn_limits(const char* program, const sbx::Plan& plan) {
     std::string list;
     for (std::size_t i = 0; i < sbx::kLimitCount; ++i)

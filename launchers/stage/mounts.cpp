@@ -106,9 +106,9 @@ std::string mount_point(const std::string& dest, bool directory) {
 // bubblewrap's own sources are the host's).
 struct Op {
     std::string_view flag;
-    std::string source;  // for --ro-bind-data, the descriptor
+    std::string source;  // for --ro-bind-data, the descriptor; for --sized-tmpfs, the size in bytes
     std::string dest;
-    Fd tree;  // the copy; none for --tmpfs, --remount-ro, --ro-bind-data, and a missing --ro-bind-try source
+    Fd tree;  // the copy; none for a tmpfs, --remount-ro, --ro-bind-data, and a missing --ro-bind-try source
     bool directory = false;
     dev_t dev = 0;  // the copy's root
     ino_t ino = 0;
@@ -141,7 +141,8 @@ bool describe_copy(Op& op) {
 
 std::string take_copies(std::vector<Op>& ops) {
     for (auto& op : ops) {
-        if (op.flag == "--tmpfs" || op.flag == "--remount-ro" || op.flag == "--ro-bind-data" || op.flag == "--dev")
+        if (op.flag == "--tmpfs" || op.flag == "--sized-tmpfs" || op.flag == "--remount-ro" ||
+            op.flag == "--ro-bind-data" || op.flag == "--dev")
             continue;
         const bool link = op.flag == "--ro-bind-link";
         const std::string& from = op.flag == "--again" || link ? op.dest : op.source;
@@ -392,6 +393,17 @@ std::string make_one(Op& op) {
     if (op.flag == "--tmpfs") {
         if (auto why = mount_point(op.dest, true); !why.empty()) return why;
         const Fd mnt = detached_tmpfs();
+        if (!mnt.ok()) return failed("cannot make the tmpfs for " + op.dest);
+        if (attach(mnt.get(), op.dest) != 0) return failed("cannot mount the tmpfs on " + op.dest);
+        return {};
+    }
+    // The command's TMPDIR: its own, of the plan's size, owned by the caller
+    // (the stage's uid 0 here is the caller's uid outside, and in the second
+    // user namespace), which only the caller may enter.
+    if (op.flag == "--sized-tmpfs") {
+        if (auto why = mount_point(op.dest, true); !why.empty()) return why;
+        const Fd mnt = detached_fs("tmpfs", {{"mode", "0700"}, {"size", op.source.c_str()}},
+                                   MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV);
         if (!mnt.ok()) return failed("cannot make the tmpfs for " + op.dest);
         if (attach(mnt.get(), op.dest) != 0) return failed("cannot mount the tmpfs on " + op.dest);
         return {};

@@ -99,6 +99,7 @@ std::vector<std::string> stage_argv(const StageArgs& a) {
     }
     if (a.trace_fd >= 0) out.insert(out.end(), {"--trace-fd", std::to_string(a.trace_fd)});
     if (a.connect_fd >= 0) out.insert(out.end(), {"--connect-fd", std::to_string(a.connect_fd)});
+    if (!a.own_dir.empty()) out.insert(out.end(), {"--own-dir", a.own_dir});
     if (a.mounts_filter_fd >= 0) {
         out.insert(out.end(), {"--mounts-filter-fd", std::to_string(a.mounts_filter_fd), "--cwd", a.cwd, "--uid",
                                std::to_string(a.uid), "--gid", std::to_string(a.gid)});
@@ -218,6 +219,10 @@ bool take_valued(std::string_view a, const char* v, StageArgs& out, bool orders)
         out.cwd = v;
         return true;
     }
+    if (a == "--own-dir" && *v == '/') {
+        out.own_dir = v;
+        return true;
+    }
     if (a == "--pty-on" && *v != '\0' && std::strspn(v, "012") == std::strlen(v)) {
         for (const char* c = v; *c != '\0'; ++c) out.pty_on[static_cast<std::size_t>(*c - '0')] = true;
         return true;
@@ -279,6 +284,8 @@ bool whole(const StageArgs& out) {
     if ((out.broker_filter_fd >= 0) != (out.broker_fd >= 0) || (out.broker_fd >= 0 && !out.weaker)) return false;
     // connect() goes to one listener: the file broker's, or the connect broker's own.
     if (out.broker_connects && (out.broker_filter_fd < 0 || out.connect_fd >= 0)) return false;
+    // The TMPDIR goes to the connect broker, with its listener.
+    if (!out.own_dir.empty() && out.connect_fd < 0) return false;
     return !out.command.empty() && out.status_fd >= 0 && out.exe_fd >= 0;
 }
 
@@ -602,10 +609,11 @@ std::string raise_weaker_domain(const StageArgs& a) {
 }
 
 // Sends the `listener` of a filter just loaded (-1: none) to the launcher on
-// `sock` with `tag`, and closes both; `why`, a failure to load that counts, is
+// `sock` with `tag`, and `also` with it where it is one, and closes both; `why`, a failure to load that counts, is
 // kept. Empty on success, else what failed.
-std::string send_listener(int sock, int listener, char tag, std::string_view whose, std::string why) {
-    if (why.empty() && listener >= 0 && !send_fds(sock, std::span<const int>(&listener, 1), tag))
+std::string send_listener(int sock, int listener, char tag, std::string_view whose, std::string why, int also = -1) {
+    const int fds[2] = {listener, also};
+    if (why.empty() && listener >= 0 && !send_fds(sock, std::span<const int>(fds, also >= 0 ? 2 : 1), tag))
         why = "cannot hand " + std::string(whose) + " listener to the launcher: " + std::strerror(errno);
     if (listener >= 0) ::close(listener);
     ::close(sock);
@@ -630,11 +638,17 @@ std::string hand_over_listener(const StageArgs& a) {
 // The connect broker's filter, loaded last (its listener must be the newest
 // filter's), whose listener goes to the launcher: from here on each connect()
 // waits for the launcher's answer. Without it every connect() would fail
-// (ENOSYS from the whole filter), so the stage fails instead.
+// (ENOSYS from the whole filter), so the stage fails instead. The TMPDIR
+// goes with it, opened here, before anything of the command's has run.
 std::string hand_over_connect_listener(const StageArgs& a) {
+    Fd own;
+    if (!a.own_dir.empty()) {
+        own = Fd(::open(a.own_dir.c_str(), O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+        if (!own.ok()) return "cannot open the temporary folder " + a.own_dir + ": " + std::strerror(errno);
+    }
     int listener = -1;
     std::string why = load_connect_listener(listener);
-    return send_listener(a.connect_fd, listener, 'C', "the connect broker's", std::move(why));
+    return send_listener(a.connect_fd, listener, 'C', "the connect broker's", std::move(why), own.get());
 }
 
 // The rest of run_stage, with every argument known.

@@ -116,6 +116,11 @@ struct StageArgs {
     // broker's filter last (after the weaker sandbox's whole filter too) and
     // hands its listener over it (launchers/linux/connect_broker.hpp); -1: no broker.
     int connect_fd = -1;
+    // The command's TMPDIR, a tmpfs of the sandbox's own: the stage opens it
+    // (O_PATH) and hands it over with the connect broker's listener, which
+    // connects the command's own sockets there through it (the launcher's view
+    // of the path is the host's empty mount point). Empty: not sent.
+    std::string own_dir;
     std::vector<std::string> command;
 };
 

@@ -191,24 +191,32 @@ session_cases() {
     want_out "case=this-call token=unset ld=/nowhere"
     tap_finish "a command gets its caller's environment as the session's policy makes it: a secret left out, the loader's variables kept"
 
-    # TMPDIR: each command's own, in the session's; gone with the last process
-    # of its group, whatever the command made of it; kept while one lives.
+    # TMPDIR: each command's own, in the session's (a tmpfs of the session's
+    # sandbox, which the host's folder at its path does not show); gone with
+    # the last process of its group, whatever the command made of it; kept
+    # while one lives. Looked at from inside, by the next command.
     in_session 'echo $TMPDIR; mkdir -p $TMPDIR/a/b && touch $TMPDIR/a/b/f && chmod 000 $TMPDIR/a/b $TMPDIR/a'
     local t1=$out t2 t3
-    in_session 'echo $TMPDIR'
-    t2=$out
+    in_session 'echo $TMPDIR; stat -f -c %T "$TMPDIR"'
+    t2=$(head -1 <<<"$out")
+    want_out tmpfs
     [[ $t1 == /*/cmd.* && $t2 == /*/cmd.* && $t1 != "$t2" && ${t1%/*} == "${t2%/*}" ]] ||
         fail_because "two commands' TMPDIRs are $t1 and $t2"
-    [[ -n $t1 && ! -e $t1 ]] || fail_because "the first command's TMPDIR $t1 is left after it"
-    in_session 'sleep 0.5 >/dev/null 2>&1 & echo $TMPDIR'
+    in_session "ls -A '${t1%/*}'"
+    [[ -n $t1 && $out != *"${t1##*/}"* ]] || fail_because "the first command's TMPDIR $t1 is left after it: $out"
+    [[ -n $t1 && ! -e ${t1%/*}/${t1##*/} && -z $(ls -A "${t1%/*}" 2>/dev/null) ]] ||
+        fail_because "the host's folder at ${t1%/*} holds something"
+    in_session 'sleep 1 >/dev/null 2>&1 & echo $TMPDIR'
     t3=$out
-    [[ -d $t3 ]] || fail_because "the TMPDIR $t3 of a command whose background process lives is gone"
-    for i in $(seq 50); do
-        [[ -e $t3 ]] || break
+    in_session "test -d '$t3' && echo there"
+    [[ $out == there ]] || fail_because "the TMPDIR $t3 of a command whose background process lives is gone"
+    for i in $(seq 30); do
+        in_session "test -e '$t3' || echo gone"
+        [[ $out != gone ]] || break
         sleep 0.1
     done
-    [[ ! -e $t3 ]] || fail_because "the TMPDIR $t3 is left after the command's background process ended"
-    tap_finish "each command has a TMPDIR of its own, kept while a process of its group lives and gone after (a chmod 000 tree too)"
+    [[ $out == gone ]] || fail_because "the TMPDIR $t3 is left after the command's background process ended"
+    tap_finish "each command has a TMPDIR of its own in the session's tmpfs, kept while a process of its group lives and gone after (a chmod 000 tree too)"
 
     # Attribution: the proxy's refusal goes to the command that made it.
     (cd "$proj" && "${as[@]}" env HOME="$home" timeout 30 "$sbx" run --session "$sid" -- sleep 0.5) \

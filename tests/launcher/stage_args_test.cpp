@@ -25,7 +25,8 @@ lx::StageArgs full_args() {
     a.pty_fd = 25;
     a.pty_on = {true, false, true};
     a.mounts = {"--bind", "/r", "/r", "--ro-bind", "/r/.git/hooks", "/r/.git/hooks", "--tmpfs", "/h/.ssh",
-                "--remount-ro", "/h/.ssh", "--ro-bind-data", "26", "/r/.git/info/exclude"};
+                "--remount-ro", "/h/.ssh", "--ro-bind-data", "26", "/r/.git/info/exclude",
+                "--sized-tmpfs", "4294967296", "/tmp/sbx-1000/run-1"};
     a.mounts_filter_fd = 27;
     a.cwd = "/r/src";
     a.uid = 1000;
@@ -33,6 +34,8 @@ lx::StageArgs full_args() {
     a.keep_fds = {9};
     a.loader_env = {"LD_PRELOAD=/x.so"};
     a.write_wall = {"/dev", "/proc", "/r", "/tmp/sbx-1000/run-1"};
+    a.connect_fd = 28;
+    a.own_dir = "/tmp/sbx-1000/run-1";
     a.env = {"PATH=/usr/bin:/bin", "EMPTY=", "WITH=EQUALS=SIGN"};
     a.command = {"sh", "-c", "echo -- \"$0\"", "--"};
     return a;
@@ -79,6 +82,8 @@ void check_same(const lx::StageArgs& got, const lx::StageArgs& want) {
     CHECK(got.keep_fds == want.keep_fds);
     CHECK(got.loader_env == want.loader_env);
     CHECK(got.write_wall == want.write_wall);
+    CHECK(got.connect_fd == want.connect_fd);
+    CHECK(got.own_dir == want.own_dir);
     CHECK(got.command == want.command);
 }
 
@@ -91,6 +96,11 @@ TEST_CASE("the stage's command line: what stage_argv writes, parse_stage_args re
     REQUIRE(parse(after_flag(lx::stage_argv(want)), got));
     check_same(got, want);
     CHECK(got.orders_fd == -1);
+    // The TMPDIR goes with the connect broker's listener, or not at all.
+    lx::StageArgs alone = full_args();
+    alone.connect_fd = -1;
+    lx::StageArgs refused;
+    CHECK_FALSE(parse(after_flag(lx::stage_argv(alone)), refused));
 }
 
 TEST_CASE("a stage started before its plan: its command line, then its orders from a pipe") {

@@ -73,6 +73,10 @@ inline constexpr std::array kKernelCovers{
 // The stage's flag for a MountKind::ro_link (sbx/linux/mount_flags.hpp).
 inline constexpr std::string_view kLinkFlag = "--ro-bind-link";
 
+// The stage's flag for a writable tmpfs of a given size (mount_flags.hpp):
+// the command's TMPDIR where the plan caps it.
+inline constexpr std::string_view kSizedTmpfsFlag = "--sized-tmpfs";
+
 namespace detail {
 
 SBX_INLINE bool under_kind(const FsPlan& plan, const std::string& path, MountKind kind);
@@ -174,14 +178,18 @@ SBX_INLINE std::string_view mount_source(const std::vector<std::string>& ops, st
 }  // namespace detail
 
 // The mounts after bwrap_base_args, in bubblewrap's flags and in order: the
-// plan's, the kernel's covers, the group's covers, the git exclude.
+// plan's, the kernel's covers, the group's covers, the git exclude. Where the
+// plan caps TMPDIR (limits.tmpdirMiB), its writable bind is a tmpfs of the
+// sandbox's own of that size instead (kSizedTmpfsFlag): nothing the command
+// does there reaches the host's disk, and it is gone with the sandbox.
 SBX_INLINE std::vector<std::string> mount_ops(const Plan& plan, const BwrapLaunch& launch);
 
 // Of mount_ops, what bubblewrap makes when the stage makes the rest.
 SBX_INLINE std::vector<std::string> bubblewrap_made(const std::vector<std::string>& ops);
 
 // Of mount_ops, what bubblewrap makes where it makes every mount: all but the
-// protected symbolic links (kLinkFlag), which it cannot bind without following.
+// protected symbolic links (kLinkFlag), which it cannot bind without following;
+// a sized tmpfs in bubblewrap's own flags (--perms 0700 --size BYTES --tmpfs DEST).
 SBX_INLINE std::vector<std::string> bubblewrap_ops(const std::vector<std::string>& ops);
 
 // What a sandbox whose mounts bubblewrap makes leaves unprotected, one warning
@@ -308,6 +316,13 @@ namespace sbx::linux_sandbox {
 SBX_INLINE std::vector<std::string> mount_ops(const Plan& plan, const BwrapLaunch& launch) {
     auto a = bwrap_fs_args(plan.filesystem);
     a.erase(a.begin(), a.begin() + static_cast<std::ptrdiff_t>(bwrap_base_args(plan.filesystem).size()));
+    if (const auto& cap = plan.limits[static_cast<std::size_t>(Limit::tmpdir)])
+        for (std::size_t i = 0; i + 2 < a.size(); i += 1 + mount_flag_arity(a[i]))
+            if (a[i] == "--bind" && a[i + 1] == plan.tmpdir && a[i + 2] == plan.tmpdir) {
+                a[i] = std::string(kSizedTmpfsFlag);
+                a[i + 1] = std::to_string(limit_in_base_unit(Limit::tmpdir, cap->value));
+                break;
+            }
     // The group's files are sbx's alone: a command that could flock one would
     // stall every sandbox starting in its root, and could read what the others
     // made. An empty read-only directory covers them (unless a hidden directory
@@ -347,7 +362,8 @@ SBX_INLINE std::vector<std::string> bubblewrap_ops(const std::vector<std::string
     std::vector<std::string> out;
     for (std::size_t i = 0, n = 0; i < ops.size(); i += 1 + n) {
         n = mount_flag_arity(ops[i]);
-        if (ops[i] != kLinkFlag)
+        if (ops[i] == kSizedTmpfsFlag) out.insert(out.end(), {"--perms", "0700", "--size", ops[i + 1], "--tmpfs", ops[i + 2]});
+        else if (ops[i] != kLinkFlag)
             out.insert(out.end(), ops.begin() + static_cast<std::ptrdiff_t>(i),
                        ops.begin() + static_cast<std::ptrdiff_t>(i + 1 + n));
     }

@@ -26,6 +26,8 @@ inline constexpr std::array kMountFlags{
     MountFlag{"--dev", 1},           // DEST: the stage's own, a /dev as bubblewrap's --dev makes it
     MountFlag{"--ro-bind-link", 1},  // DEST: the stage's own, the symbolic link at DEST bound read-only
                                      // over itself, not followed (bubblewrap has no such flag)
+    MountFlag{"--sized-tmpfs", 2},   // BYTES DEST: a writable tmpfs of that size, mode 0700 (bubblewrap
+                                     // is given it as --perms 0700 --size BYTES --tmpfs DEST)
 };
 
 // The arguments `flag` takes; 0 for a flag that is none of these.

@@ -1,5 +1,5 @@
 // sbx/settings/limits.hpp - what a command may use: time, memory, processes,
-// CPU time and the size of the files it writes.
+// CPU time, the size of the files it writes and of its TMPDIR.
 //
 // sbx's own settings section, `sandbox.limits` (Claude Code reads no such key),
 // one unsigned integer per limit, its unit in its name. kLimits is the one
@@ -22,7 +22,7 @@
 
 namespace sbx {
 
-enum class Limit { timeout, memory, processes, cpu, file_size };
+enum class Limit { timeout, memory, processes, cpu, file_size, tmpdir };
 
 struct LimitSpec {
     Limit which;
@@ -33,7 +33,7 @@ struct LimitSpec {
     std::string_view meaning;  // what reaching it does, for people
 };
 
-inline constexpr std::array<LimitSpec, 5> kLimits{{
+inline constexpr std::array<LimitSpec, 6> kLimits{{
     {Limit::timeout, "timeoutSeconds", "s", 31'536'000, std::nullopt,
      "the command gets SIGTERM once it has run this long, and SIGKILL after the grace period"},
     {Limit::memory, "memoryMiB", "MiB", std::uint64_t{1} << 24, std::nullopt,
@@ -47,6 +47,13 @@ inline constexpr std::array<LimitSpec, 5> kLimits{{
      "a process of the command that has used this much CPU time is ended (SIGXCPU, then SIGKILL)"},
     {Limit::file_size, "fileSizeMiB", "MiB", std::uint64_t{1} << 24, std::nullopt,
      "no file the command writes may grow past this size (the write fails, and the process gets SIGXFSZ)"},
+    // The command's TMPDIR is a tmpfs of the sandbox's own, in memory: it costs
+    // what its files hold, and only while the command runs. A build's
+    // temporary files (objects, archives, a linker's scratch) come to a few
+    // hundred MiB; 4 GiB leaves ten times that, and stops a command that would
+    // fill the machine's memory through it.
+    {Limit::tmpdir, "tmpdirMiB", "MiB", std::uint64_t{1} << 24, 4096,
+     "the command's TMPDIR holds at most this much: a write past it fails (ENOSPC)"},
 }};
 
 inline constexpr std::size_t kLimitCount = kLimits.size();

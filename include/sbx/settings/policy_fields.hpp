@@ -189,6 +189,8 @@ inline constexpr PolicyField kPolicyFields[] = {
                         [](const Policy& p) -> const Value<std::optional<std::uint64_t>>& { return p.limits[3]; }),
     detail::limit_field(Limit::file_size, "limits.fileSizeMiB",
                         [](const Policy& p) -> const Value<std::optional<std::uint64_t>>& { return p.limits[4]; }),
+    detail::limit_field(Limit::tmpdir, "limits.tmpdirMiB",
+                        [](const Policy& p) -> const Value<std::optional<std::uint64_t>>& { return p.limits[5]; }),
     detail::text_field(
         "bwrapPath", [](const Policy& p) -> const std::optional<Sourced<std::string>>& { return p.bwrap_path; },
         "the program that confines commands", "from PATH"),

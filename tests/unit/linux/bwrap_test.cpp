@@ -273,3 +273,27 @@ TEST_CASE("write_wall_paths: the writable rules' literal parts, /dev and /proc, 
     p.filesystem.isolated = false;
     CHECK(lx::write_wall_paths(p).empty());
 }
+
+TEST_CASE("mount_ops: where the plan caps TMPDIR, its writable bind is a tmpfs of that size; bubblewrap gets its own flags") {
+    auto p = plan();
+    const auto uncapped = lx::mount_ops(p, launch());
+    CHECK(has_pair(uncapped, "--bind", "/tmp/sbx-1000/run-1"));
+    CHECK_FALSE(has(uncapped, std::string(lx::kSizedTmpfsFlag)));
+    p.limits[static_cast<std::size_t>(sbx::Limit::tmpdir)] = sbx::PlanLimit{8, "sbx's default", "raise it"};
+    const auto ops = lx::mount_ops(p, launch());
+    // In the bind's place, in the plan's order; the root's bind stays.
+    CHECK(after(ops, std::string(lx::kSizedTmpfsFlag), 2) == std::vector<std::string>{"8388608", "/tmp/sbx-1000/run-1"});
+    CHECK_FALSE(has_pair(ops, "/tmp/sbx-1000/run-1", "/tmp/sbx-1000/run-1"));
+    CHECK(has_pair(ops, "--bind", "/r"));
+    CHECK(ops.size() == uncapped.size());
+    CHECK(lx::mount_flag_arity(lx::kSizedTmpfsFlag) == 2);
+    // The stage makes it itself; bubblewrap, where it makes every mount, is told in its own flags.
+    CHECK(lx::stage_mount_ops(ops) == ops);
+    CHECK(lx::bubblewrap_made(ops).empty());
+    const auto by_bwrap = lx::bwrap_args(p, launch());
+    CHECK_FALSE(has(by_bwrap, std::string(lx::kSizedTmpfsFlag)));
+    const auto at = std::find(by_bwrap.begin(), by_bwrap.end(), "--perms");
+    REQUIRE(at != by_bwrap.end());
+    CHECK(std::vector<std::string>(at, at + 6) ==
+          std::vector<std::string>{"--perms", "0700", "--size", "8388608", "--tmpfs", "/tmp/sbx-1000/run-1"});
+}
