@@ -33,15 +33,42 @@ sbx::Error errno_error(const std::string& what, const std::string& path, int err
     return sbx::Error(Errc::io_error, what + ": " + std::strerror(err)).in_file(path);
 }
 
-// Empties the directory open at `dirfd`. Directories the command made
-// unwritable or unreadable are opened up first: they are ours.
-sbx::expected<void> empty_directory(Fd dirfd, const std::string& path) {
+// How deep remove_tree holds directories open at once: a folder deeper than
+// this (a command can nest thousands, past PATH_MAX and past the descriptors
+// a process may hold) is moved up to the top and emptied from there.
+constexpr int kMaxOpenDepth = 64;
+
+// One removal's top directory, where folders too deep to reach are moved.
+struct TreeRemoval {
+    int top = -1;
+    std::string top_path;
+    std::size_t counter = 0;  // names given to moved folders
+    std::size_t moved = 0;    // folders moved in this pass
+};
+
+// Moves the folder `name` of `dirfd` to the top under a name not taken there.
+sbx::expected<void> move_to_top(int dirfd, const std::string& name, const std::string& path, TreeRemoval& r) {
+    for (int attempt = 0; attempt < 1000; ++attempt) {
+        const std::string to = ".sbx-deep-" + std::to_string(r.counter++);
+        struct stat st {};
+        if (::fstatat(r.top, to.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0) continue;
+        if (::renameat(dirfd, name.c_str(), r.top, to.c_str()) != 0) return sbx::fail(errno_error("cannot move", path, errno));
+        ++r.moved;
+        return {};
+    }
+    return sbx::fail(errno_error("cannot move", path, EEXIST));
+}
+
+// Empties the directory open at `dirfd`, `depth` below the top. Directories
+// the command made unwritable or unreadable are opened up first: they are ours.
+sbx::expected<void> empty_directory(Fd dirfd, const std::string& path, TreeRemoval& r, int depth) {
     struct stat st {};
     if (::fstat(dirfd.get(), &st) == 0 && (st.st_mode & 0700) != 0700)
         (void)::fchmod(dirfd.get(), (st.st_mode & 07777) | 0700);
     DIR* dir = ::fdopendir(dirfd.get());
     if (dir == nullptr) return sbx::fail(errno_error("cannot list", path, errno));
     (void)dirfd.release();  // the DIR's now, closed by closedir
+    ::rewinddir(dir);         // a copy of the top's descriptor shares its offset with the last pass's
     std::vector<std::string> names;
     while (const dirent* e = ::readdir(dir)) {
         const std::string_view n = e->d_name;
@@ -55,12 +82,19 @@ sbx::expected<void> empty_directory(Fd dirfd, const std::string& path) {
             result = sbx::fail(errno_error("cannot remove", child, errno));
             continue;
         }
+        if (depth + 1 >= kMaxOpenDepth) {
+            if (auto moved = move_to_top(::dirfd(dir), name, child, r); !moved) result = moved;
+            continue;
+        }
         Fd sub(::openat(::dirfd(dir), name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+        // A folder made unreadable (chmod 000) is ours to open up again.
+        if (!sub.ok() && errno == EACCES && ::fchmodat(::dirfd(dir), name.c_str(), 0700, 0) == 0)
+            sub = Fd(::openat(::dirfd(dir), name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
         if (!sub.ok()) {
             result = sbx::fail(errno_error("cannot open", child, errno));
             continue;
         }
-        if (auto r = empty_directory(std::move(sub), child); !r) result = r;
+        if (auto e = empty_directory(std::move(sub), child, r, depth + 1); !e) result = e;
         if (::unlinkat(::dirfd(dir), name.c_str(), AT_REMOVEDIR) != 0 && errno != ENOENT)
             result = sbx::fail(errno_error("cannot remove", child, errno));
     }
@@ -324,9 +358,18 @@ sbx::expected<void> remove_tree(const std::string& path) {
         if (::unlink(path.c_str()) != 0 && errno != ENOENT) return sbx::fail(errno_error("cannot remove", path, errno));
         return {};
     }
-    Fd dir(::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
-    if (!dir.ok()) return sbx::fail(errno_error("cannot open", path, errno));
-    auto emptied = empty_directory(std::move(dir), path);
+    Fd top(::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+    if (!top.ok()) return sbx::fail(errno_error("cannot open", path, errno));
+    // Each pass empties what lies within kMaxOpenDepth and moves what lies
+    // deeper to the top, for the next pass.
+    TreeRemoval r{top.get(), path};
+    sbx::expected<void> emptied;
+    do {
+        r.moved = 0;
+        Fd pass(::fcntl(top.get(), F_DUPFD_CLOEXEC, 0));
+        if (!pass.ok()) return sbx::fail(errno_error("cannot open", path, errno));
+        emptied = empty_directory(std::move(pass), path, r, 0);
+    } while (emptied && r.moved > 0);
     if (::rmdir(path.c_str()) != 0 && errno != ENOENT) return sbx::fail(errno_error("cannot remove", path, errno));
     return emptied;
 }
