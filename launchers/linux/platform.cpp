@@ -781,17 +781,36 @@ sbx::Error with_weaker_hint(const ProbeResult& deep) {
     return e;
 }
 
-// The violations block's lines for the limits the command reached, by how it
-// ended (`status`, 128+N for signal N) and whether its timeout ran out.
-std::vector<std::string> limit_lines(const sbx::Plan& plan, int status) {
-    std::vector<std::string> out;
+// The violations block's lines for the limits the command reached, and
+// whether one of them ended it (then sbx exits kLimitStatus).
+struct LimitLines {
+    std::vector<std::string> lines;
+    bool ended = false;
+};
+
+// By how the command ended (`status`, 128+N for signal N), whether its timeout
+// ran out, and what its standard error said (`scanner`, where sbx reads it:
+// a fork or an allocation that failed under the processes or memory limit,
+// which the command sees and says itself; a command that said so and failed
+// counts as ended by it).
+LimitLines limit_lines(const sbx::Plan& plan, int status, const sbx::StderrScanner* scanner) {
+    LimitLines out;
     const auto reached = [&](sbx::Limit l, std::string_view what) {
-        if (const auto& pl = plan.limits[static_cast<std::size_t>(l)]) out.push_back(sbx::limit_line(l, *pl, what));
+        if (const auto& pl = plan.limits[static_cast<std::size_t>(l)]) out.lines.push_back(sbx::limit_line(l, *pl, what));
     };
     if (timed_out())
         reached(sbx::Limit::timeout, grace_ran_out() ? sbx::kTimedOutKilled : sbx::kTimedOut);
     if (status > 128)
-        if (auto line = sbx::limit_signal_line(plan, status - 128); !line.empty()) out.push_back(std::move(line));
+        if (auto line = sbx::limit_signal_line(plan, status - 128); !line.empty()) out.lines.push_back(std::move(line));
+    out.ended = !out.lines.empty();
+    if (scanner == nullptr) return out;
+    if (const auto& said = scanner->limit_sign_line(sbx::Limit::processes); !said.empty())
+        reached(sbx::Limit::processes, "a process of the command could not start another, as at this limit (it said: " +
+                                           said + ")");
+    if (const auto& said = scanner->limit_sign_line(sbx::Limit::memory); !said.empty())
+        reached(sbx::Limit::memory, "a process of the command could not get more memory (it said: " + said + ")");
+    // A command that failed after saying so was ended by it, as far as anyone can tell.
+    out.ended = out.ended || (!out.lines.empty() && status != 0);
     return out;
 }
 
@@ -833,7 +852,8 @@ int finish(Run& run, ProbeOptions popt, int wstatus, const StageReport& stage_re
     }
     report_findings(run.found, report);
     report.exit_event(true, "", status, run.wall_abi, run.weaker ? "landlock" : "bubblewrap");
-    const std::vector<std::string> limits = limit_lines(plan, status);
+    const LimitLines reached = limit_lines(plan, status, run.scanner ? &*run.scanner : nullptr);
+    const std::vector<std::string>& limits = reached.lines;
     if (!run.l.options().print_violations)
         for (const auto& line : limits) run.l.warn(line);
     if (run.l.options().print_violations) {
@@ -847,7 +867,7 @@ int finish(Run& run, ProbeOptions popt, int wstatus, const StageReport& stage_re
     // the status says so whatever the command's was (its own is in the exit event);
     // else a limit the command reached does.
     if (!audit.failures.empty()) return sbx::git_audit::kAuditFailedStatus;
-    return limits.empty() ? status : sbx::kLimitStatus;
+    return reached.ended ? sbx::kLimitStatus : status;
 }
 
 // Once every process of the sandbox is gone: the stage's report read, what

@@ -19,6 +19,7 @@
 #pragma once
 
 #include <algorithm>
+#include <array>
 #include <cstddef>
 #include <map>
 #include <optional>
@@ -33,6 +34,7 @@
 #include "sbx/plan/fs_plan.hpp"
 #include "sbx/plan/output_filter.hpp"
 #include "sbx/settings/home_env_files.hpp"
+#include "sbx/settings/limits.hpp"
 
 namespace sbx {
 
@@ -146,10 +148,21 @@ SBX_INLINE std::optional<FileRefusal> find_file_refusal(std::string_view line, c
 // case: what a reader without the plan keeps for it (a session's client).
 SBX_INLINE bool may_be_file_refusal(std::string_view line);
 
+// The limit a line of the command's standard error says it met, by what
+// shells, runtimes and the C library print when a fork or an allocation fails:
+// Limit::processes for "fork: retry: Resource temporarily unavailable" (bash),
+// "unable to create native thread" (Java), "failed to create new OS thread"
+// (Go), "spawn EAGAIN" (Node); Limit::memory for "Cannot allocate memory",
+// MemoryError (Python), std::bad_alloc, "out of memory". Either can have
+// another cause (the caller's own ulimit, the machine's memory), which the
+// line sbx writes leaves open. nullopt for any other line.
+SBX_INLINE std::optional<Limit> limit_sign(std::string_view line);
+
 // Reads the command's standard error as it comes, a line at a time, and keeps
 // the file refusals of find_file_refusal(), each path once with the first
-// message and how many times it was refused. A line longer than 4 KiB is not
-// read for refusals (no tool prints one that long).
+// message and how many times it was refused, and the first line limit_sign()
+// reads for each limit. A line longer than 4 KiB is not read (no tool prints
+// one that long).
 class StderrScanner {
 public:
     StderrScanner(const FsPlan& plan, std::string cwd, std::size_t max_refusals = 100)
@@ -161,6 +174,10 @@ public:
     void finish() { end_line(); }
 
     const std::vector<FileRefusal>& refusals() const { return refusals_; }
+
+    // The first line that said `l` was met (limit_sign), trimmed, its control
+    // characters `?`, at most 160 bytes of it; empty: none.
+    const std::string& limit_sign_line(Limit l) const { return signs_[static_cast<std::size_t>(l)]; }
 
 private:
     static constexpr std::size_t kMaxLine = 4096;
@@ -174,6 +191,7 @@ private:
     bool too_long_ = false;
     std::map<std::string, std::size_t> seen_;  // path -> its place in refusals_
     std::vector<FileRefusal> refusals_;
+    std::array<std::string, kLimitCount> signs_;
 };
 
 }  // namespace sbx
@@ -439,7 +457,30 @@ SBX_INLINE void StderrScanner::feed(std::string_view chunk) {
     }
 }
 
+SBX_INLINE std::optional<Limit> limit_sign(std::string_view line) {
+    using detail::find_folded;
+    const auto has = [&](std::string_view text) { return find_folded(line, text) != std::string_view::npos; };
+    if (has("resource temporarily unavailable") &&
+        (has("fork") || has("clone") || has("thread") || has("spawn") || has("exec")))
+        return Limit::processes;
+    for (std::string_view text : {"cannot fork", "can't fork", "could not fork", "unable to fork",
+                                  "unable to create native thread", "unable to create new native thread",
+                                  "failed to create new os thread", "spawn eagain"})
+        if (has(text)) return Limit::processes;
+    for (std::string_view text :
+         {"cannot allocate memory", "memoryerror", "std::bad_alloc", "out of memory", "memory exhausted"})
+        if (has(text)) return Limit::memory;
+    return std::nullopt;
+}
+
 SBX_INLINE void StderrScanner::end_line() {
+    if (!too_long_ && !line_.empty())
+        if (const auto l = limit_sign(line_); l && signs_[static_cast<std::size_t>(*l)].empty()) {
+            constexpr std::size_t kShown = 160;  // of the line, in the block
+            const std::string_view t = detail::trim(line_);
+            signs_[static_cast<std::size_t>(*l)] =
+                replace_controls(t.substr(0, kShown), '?') + (t.size() > kShown ? "..." : "");
+        }
     if (!too_long_ && !line_.empty() && refusals_.size() < max_) {
         if (auto r = find_file_refusal(line_, plan_, cwd_)) {
             if (auto [at, fresh] = seen_.emplace(r->path, refusals_.size()); fresh) refusals_.push_back(std::move(*r));

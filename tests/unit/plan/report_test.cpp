@@ -185,6 +185,44 @@ TEST_CASE("StderrScanner: lines in any pieces, each path once, long lines and fl
     CHECK(flood.refusals().size() == 3);
 }
 
+TEST_CASE("limit_sign: what shells and runtimes say when a fork or an allocation fails, and nothing else") {
+    using sbx::Limit;
+    for (const char* line : {"bash: fork: retry: Resource temporarily unavailable",
+                             "sh: 1: Cannot fork", "make: vfork: Resource temporarily unavailable",
+                             "Exception in thread \"main\" java.lang.OutOfMemoryError: unable to create native thread",
+                             "runtime: failed to create new OS thread (have 12 already; errno=11)",
+                             "Error: spawn EAGAIN", "ERROR: pthread_create failed: Resource temporarily unavailable"}) {
+        CAPTURE(line);
+        CHECK(sbx::limit_sign(line) == Limit::processes);
+    }
+    for (const char* line : {"MemoryError", "terminate called after throwing an instance of 'std::bad_alloc'",
+                             "xmalloc: cannot allocate 1024 bytes: Cannot allocate memory",
+                             "FATAL ERROR: Reached heap limit Allocation failed - JavaScript heap out of memory",
+                             "virtual memory exhausted"}) {
+        CAPTURE(line);
+        CHECK(sbx::limit_sign(line) == Limit::memory);
+    }
+    // EAGAIN of a non-blocking read, a word alone, an ordinary line: none.
+    for (const char* line : {"read: Resource temporarily unavailable", "fork", "memory", "building target all", ""}) {
+        CAPTURE(line);
+        CHECK_FALSE(sbx::limit_sign(line));
+    }
+}
+
+TEST_CASE("StderrScanner: the first line that says each limit was met, its controls made '?' and its length bounded") {
+    const auto plan = sample_plan();
+    sbx::StderrScanner scan(plan, "/r");
+    scan.feed("ok\nbash: fork: retry: Resource temporarily unavailable\x1b[2J\n");
+    scan.feed("bash: fork: Resource temporarily unavailable\n");
+    scan.feed("  MemoryError: " + std::string(300, 'm'));
+    scan.finish();
+    CHECK(scan.limit_sign_line(sbx::Limit::processes) == "bash: fork: retry: Resource temporarily unavailable?[2J");
+    const std::string& memory = scan.limit_sign_line(sbx::Limit::memory);
+    CHECK(memory.rfind("MemoryError: mmm", 0) == 0);
+    CHECK(memory.size() == 163);  // 160 of it and "..."
+    CHECK(scan.limit_sign_line(sbx::Limit::timeout).empty());
+}
+
 TEST_CASE("file refusal hints: the rule that refused, and the setting that would allow it, in the file's words") {
     using K = sbx::PlannedAccess::Kind;
     const auto settings = sbx::allow_hints(sbx::SettingsWords::settings);
