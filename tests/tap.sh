@@ -170,6 +170,48 @@ tap_readable_copies() {
     chmod 755 "$dir" "$dir"/*
 }
 
+# tap_users_at_once FUNCTION: FUNCTION's cases for each of `users` (tap_users)
+# at once, each user's in a subshell of its own after tap_user_project: for a
+# test whose cases mostly wait. Their TAP lines then come in the users' order,
+# numbered on from $n, their failures counted; any other line they print
+# becomes a comment, and a subshell that stopped before its last case is a
+# failing case of its own.
+tap_users_at_once() {
+    local fn=$1 who i pids=() line
+    for i in "${!users[@]}"; do
+        who=${users[i]}
+        (
+            n=0
+            tap_user_project "$who" || exit 0
+            "$fn"
+            echo "# tap-users-done"
+        ) >"$tmp/tap-users-$i" 2>&1 &
+        pids+=("$!")
+    done
+    for i in "${!users[@]}"; do
+        wait "${pids[i]}" || true
+        local done=0
+        while IFS= read -r line; do
+            if [[ $line =~ ^(not\ )?ok\ [0-9]+\ (.*)$ ]]; then
+                n=$((n + 1))
+                [[ -z ${BASH_REMATCH[1]} ]] || failed=$((failed + 1))
+                echo "${BASH_REMATCH[1]}ok $n ${BASH_REMATCH[2]}"
+            elif [[ $line == "# tap-users-done" ]]; then
+                done=1
+            elif [[ $line == "#"* ]]; then
+                echo "$line"
+            else
+                echo "#   $line"
+            fi
+        done <"$tmp/tap-users-$i"
+        if ((done == 0)) && [[ $(head -c 7 "$tmp/tap-users-$i") != "not ok " ]]; then
+            n=$((n + 1))
+            failed=$((failed + 1))
+            echo "not ok $n - as ${users[i]}: the cases stopped before their end (the lines above are what they said)"
+        fi
+    done
+}
+
 tap_end() {
     echo "1..$n"
     exit $((failed > 0))

@@ -11,9 +11,15 @@
 #     runs past that time;
 #   - cpuSeconds and fileSizeMiB: a busy loop and a writer are ended with
 #     their line and 124; the writer's control writes the whole file;
-#   - memoryMiB: a process that asks for more fails to get it (no line: the
-#     per-process limit says nothing outside); its control gets it;
+#   - memoryMiB: a process that asks for more fails to get it, and its
+#     MemoryError gives the limit's line; its control gets it; a shell whose
+#     fork fails at the processes limit gives that limit's line;
+#   - tmpdirMiB: TMPDIR is a tmpfs of that size, full at it, while the host's
+#     folder stays empty; a folder made unreadable, 3,000 nested ones and a
+#     file held open there leave nothing (in the weaker sandbox too, where it
+#     is the host's); the controls write past it and make the tangle outside;
 #   - a project's settings can lower a limit, not raise it.
+# The two users' cases run at once (tap_users_at_once).
 # Usage: limits_test.sh PATH-TO-SBX PATH-TO-SBX-LINUX
 set -euo pipefail
 
@@ -76,9 +82,29 @@ stop_probe() {
     probed=$(wc -l <"$work/probe")
 }
 
-tap_users
-for who in "${users[@]}"; do
-    tap_user_project "$who" || continue
+# A folder a cleanup that follows the file tree cannot remove: one made
+# unreadable (chmod 000) and 3,000 folders nested, past PATH_MAX and past the
+# descriptors a process may hold open; a file at the bottom is held open by a
+# process still running when the command ends ($1: 1), or not (0). Made in $TMPDIR.
+tangle() {
+    echo "python3 -c '
+import os, subprocess
+os.chdir(os.environ[\"TMPDIR\"])
+os.mkdir(\"locked\"); open(\"locked/f\", \"w\").write(\"x\"); os.mkdir(\"locked/sub\")
+os.chmod(\"locked/sub\", 0); os.chmod(\"locked\", 0)
+for _ in range(3000):
+    os.mkdir(\"d\"); os.chdir(\"d\")
+open(\"held\", \"w\").write(\"x\")
+if $1:
+    subprocess.Popen([\"sleep\", \"300\"], stdin=open(\"held\"))
+os.chmod(\".\", 0o500)
+print(\"tangled\", os.environ[\"TMPDIR\"])
+'"
+}
+
+# The cases each user runs (tap_users_at_once: both users at once, as the
+# cases mostly wait).
+user_cases() {
     root_caller=0
     [[ $(id -u "$who") != 0 ]] || root_caller=1
 
@@ -97,6 +123,16 @@ for who in "${users[@]}"; do
     run_limited -- "$(forks 1000)"
     [[ $out == "forked 1000" ]] || fail_because "control: without the limit it did not fork 1000 (it said: $out)"
     tap_finish "processes=200: a command forking as fast as it can gets at most $cap while a probe outside keeps running (control: 1000 without the limit)"
+
+    # The line, where the command says its fork failed (sh does, and stops), and 124.
+    run_limited --limit processes=50 -- 'for i in $(seq 600); do sleep 1 & done; wait'
+    want_status 124
+    want_err "limit processes 50: a process of the command could not start another, as at this limit (it said: sh: "
+    want_err "Cannot fork) (set by --limit processes on the command line;"
+    run_limited -- 'for i in $(seq 600); do sleep 1 & done; wait'
+    want_status 0
+    want_no_err "limit processes"
+    tap_finish "processes=50: a shell whose fork fails at the limit stops, with the limit's line and 124 (control: 600 background jobs without it)"
 
     # timeoutSeconds: the TERM trap runs, 124, the line.
     run_limited --limit timeoutSeconds=1 --grace 5 -- "trap 'echo trapped; exit 3' TERM; sleep 30 & wait"
@@ -150,15 +186,16 @@ for who in "${users[@]}"; do
     want_out 2097152
     tap_finish "fileSizeMiB=1: a writer is ended at 1 MiB with SIGXFSZ, 124 and its line (control: it writes 2 MiB without the limit)"
 
-    # memoryMiB: per process, for its data.
+    # memoryMiB: per process, for its data; the line from what the process said.
     run_limited --limit memoryMiB=64 -- "python3 -c 'b = bytearray(256 << 20); print(\"got\", len(b))'"
-    [[ $rc != 0 ]] || fail_because "the process got 256 MiB under a 64 MiB limit"
+    want_status 124
     want_no_out got
     want_err MemoryError
+    want_err "limit memoryMiB 64MiB: a process of the command could not get more memory (it said: MemoryError) (set by --limit memoryMiB on the command line;"
     run_limited -- "python3 -c 'b = bytearray(256 << 20); print(\"got\", len(b))'"
     want_status 0
     want_out "got 268435456"
-    tap_finish "memoryMiB=64: a process cannot take 256 MiB for its data (control: it can without the limit)"
+    tap_finish "memoryMiB=64: a process cannot take 256 MiB for its data, 124 and the limit's line (control: it can without the limit)"
 
     # A session's commands: each its own timeout and CPU time; the session goes on.
     sid=$(cd "$proj" && "${as[@]}" env HOME="$home" timeout 30 "$sbx" session start --managed-settings "$tmp/empty-managed.json" \
@@ -210,6 +247,12 @@ for who in "${users[@]}"; do
         weaker --limit cpuSeconds=1 -- "while :; do :; done"
         want_status 124
         want_err "limit cpuSeconds 1s"
+        # Its TMPDIR is a folder of the host's /tmp: the tangle is removed all the same.
+        weaker -- "$(tangle 1)"
+        want_status 0
+        where=$(sed -n 's/^tangled //p' <<<"$out")
+        [[ -n $where ]] || fail_because "the command did not make its tangle in the weaker sandbox"
+        [[ -z $where || ! -e $where ]] || fail_because "the weaker sandbox left $where"
         if ((root_caller == 0)); then
             # The limit is 100 more than the user's tasks when it starts; those
             # of other tests that end meanwhile leave room, so the bound is
@@ -218,8 +261,55 @@ for who in "${users[@]}"; do
             got=$(sed -n 's/^forked //p' <<<"$out")
             [[ -n $got ]] && ((got < 500)) || fail_because "in the weaker sandbox it forked ${got:-nothing} of 1000 under processes=100"
         fi
-        tap_finish "the weaker sandbox: the timeout's TERM trap runs, CPU time is limited (124, their lines)$( ((root_caller)) || echo ', and a user'"'"'s processes are bounded')"
+        tap_finish "the weaker sandbox: the timeout's TERM trap runs, CPU time is limited (124, their lines), the tangle in its TMPDIR (a folder of the host's) is removed$( ((root_caller)) || echo ', and a user'"'"'s processes are bounded')"
     fi
+
+    # tmpdirMiB: TMPDIR is a tmpfs of the sandbox's own, of that size; the
+    # host's folder at its path (the mount point) stays empty meanwhile.
+    rm -f "$proj/where"
+    (cd "$proj" && exec "${as[@]}" env HOME="$home" "$sbx" run --managed-settings "$tmp/empty-managed.json" \
+        --limit tmpdirMiB=8 -- sh -c 'head -c 16777216 /dev/zero >"$TMPDIR/fill"; echo "wrote $(wc -c <"$TMPDIR/fill")"
+            stat -f -c %T "$TMPDIR"; echo "$TMPDIR" >where.new; mv where.new where; sleep 1') \
+        </dev/null >"$work/out" 2>"$work/err" &
+    bg=$!
+    for _ in $(seq 200); do [[ -s $proj/where ]] && break; sleep 0.05; done
+    where=$(cat "$proj/where" 2>/dev/null || true)
+    on_host=$(ls -A "$where" 2>&1 || true)
+    rc=0
+    wait "$bg" || rc=$?
+    out=$(<"$work/out") err=$(<"$work/err")
+    want_status 0
+    want_out "wrote 8388608"
+    want_out tmpfs
+    want_err "No space left on device"
+    [[ -n $where ]] || fail_because "the command did not say where its TMPDIR was"
+    [[ -z $where || -z $on_host ]] || fail_because "the host's $where held, while the command ran: $on_host"
+    [[ -z $where || ! -e $where ]] || fail_because "$where is still there"
+    rm -f "$proj/where"
+    run_limited -- 'head -c 16777216 /dev/zero >"$TMPDIR/fill" && wc -c <"$TMPDIR/fill"'
+    want_status 0
+    want_out 16777216
+    tap_finish "tmpdirMiB=8: TMPDIR is a tmpfs of 8 MiB, a 16 MiB write stops at it (ENOSPC) while the host's folder stays empty, and it is gone after (control: 16 MiB under the default)"
+
+    # What the command leaves in TMPDIR: a folder made unreadable, 3,000 nested
+    # ones and a file a process still holds: nothing stays on the host.
+    run_limited -- "$(tangle 1)"
+    want_status 0
+    where=$(sed -n 's/^tangled //p' <<<"$out")
+    [[ -n $where ]] || fail_because "the command did not make its tangle"
+    [[ -z $where || ! -e $where ]] || fail_because "$where is still there"
+    ((took < 20)) || fail_because "it took $took s"
+    # Control: the same made outside, as the user, defeats rm -r (for a user:
+    # root's rm reads the folder made unreadable all the same).
+    mkdir -p "$work/ctl" && chown "$(id -u "$who"):$(id -g "$who")" "$work/ctl"
+    (cd "$work" && "${as[@]}" env TMPDIR="$work/ctl" sh -c "$(tangle 0)") >/dev/null 2>&1 || true
+    [[ -d $work/ctl/locked && $(stat -c %a "$work/ctl/locked") == 0 ]] || fail_because "control: the tangle was not made outside"
+    if ((root_caller == 0)); then
+        "${as[@]}" rm -rf "$work/ctl" 2>/dev/null || true
+        [[ -d $work/ctl/locked ]] || fail_because "control: rm -r as $who removed the folder made unreadable"
+    fi
+    chmod -R u+rwx "$work/ctl" && rm -rf "$work/ctl"
+    tap_finish "a folder made unreadable, 3,000 nested folders and a file held open in TMPDIR leave nothing behind (control: made outside, they stay)"
 
     # Layers: the project lowers, cannot raise.
     mkdir -p "$proj/.claude"
@@ -234,7 +324,10 @@ for who in "${users[@]}"; do
     want_err "left out: the project's files can lower a limit, not raise it over 4096 (sbx's default)"
     rm -r "$proj/.claude"
     tap_finish "a project's settings lower a limit (timeoutSeconds 1 holds) and cannot raise one (processes 100000 is left out, named)"
-done
+}
+
+tap_users
+tap_users_at_once user_cases
 
 # Bad input: a key that is no limit, a value out of range.
 mkdir -p "$tmp/bad/.claude" && git init -q "$tmp/bad"
