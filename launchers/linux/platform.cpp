@@ -47,6 +47,7 @@
 #include "base/fd_io.hpp"
 #include "base/own_executable.hpp"
 #include "base/trace.hpp"
+#include "linux/cgroup.hpp"
 #include "linux/connect_broker.hpp"
 #include "linux/file_broker.hpp"
 #include "linux/git_audit.hpp"
@@ -951,9 +952,10 @@ namespace {
 
 // What holds the plan's limits here (sbx/settings/limits.hpp), for the doctor:
 // the processes' count for the whole sandbox where the kernel keeps a pid_max
-// per PID namespace, the rest per process; and whether this process sits in a
-// cgroup v2 hierarchy delegated to it, with the memory and pids controllers
-// (which sbx does not use yet).
+// per PID namespace, the rest per process, TMPDIR by its tmpfs; and whether a
+// cgroup v2 hierarchy is delegated here with the memory and pids controllers
+// (find_cgroup_parent: where a sandbox's own cgroup would go), which sbx does
+// not use yet.
 // A small file's text (/proc, /sys); empty where it cannot be read.
 std::string text_of(const std::string& path, std::size_t max) {
     auto text = sbx::read_small_file(path, max);
@@ -966,36 +968,15 @@ std::string limits_detail() {
                             "300), and for a user also by RLIMIT_NPROC"
                           : "processes by RLIMIT_NPROC, for the user's processes in the sandbox (it does not bind root: "
                             "Linux 6.14 keeps a pid_max per PID namespace, which would)";
-    out += "; memory (for data), CPU time and file size per process, by rlimits; the timeout by sbx itself";
-    // cgroup v2: this process's cgroup, under the mount of type cgroup2.
-    std::string mount, path;
-    if (const std::string text = text_of("/proc/self/mountinfo", std::size_t{1} << 20); !text.empty()) {
-        std::size_t at = 0;
-        for (std::size_t nl; mount.empty() && (nl = text.find('\n', at)) != std::string::npos; at = nl + 1) {
-            const std::string_view line(text.data() + at, nl - at);
-            const auto dash = line.find(" - cgroup2 ");
-            if (dash == std::string_view::npos) continue;
-            std::size_t field = 0, start = 0;
-            for (std::size_t i = 0; i <= dash && field < 5; ++i)
-                if (i == dash || line[i] == ' ') {
-                    if (++field == 5) mount = std::string(line.substr(start, i - start));
-                    start = i + 1;
-                }
-        }
-    }
-    if (const std::string text = text_of("/proc/self/cgroup", 65536); !text.empty())
-        if (const auto at = text.find("0::"); at != std::string::npos && (at == 0 || text[at - 1] == '\n'))
-            path = text.substr(at + 3, text.find('\n', at) - at - 3);
-    if (mount.empty() || path.empty()) return out + "; no cgroup v2 hierarchy here";
-    const std::string dir = mount + (path == "/" ? "" : path);
-    const std::string controllers = text_of(dir + "/cgroup.controllers", 4096);
-    const bool both = controllers.find("memory") != std::string::npos && controllers.find("pids") != std::string::npos;
-    const bool writable = ::access((dir + "/cgroup.procs").c_str(), W_OK) == 0;
-    if (!both || !writable)
-        return out + "; the cgroup v2 hierarchy at " + dir + " is not delegated to this user with the memory and pids "
-                     "controllers, so no limit holds for the sandbox's memory as a whole";
-    return out + "; " + dir + " is a cgroup v2 hierarchy delegated to this user, which sbx does not use yet for the "
-                 "sandbox's memory and processes as a whole";
+    out += "; memory (for data), CPU time and file size per process, by rlimits; TMPDIR by the size of its tmpfs; the "
+           "timeout by sbx itself";
+    const auto parent = find_cgroup_parent(text_of("/proc/self/mountinfo", std::size_t{1} << 20),
+                                           text_of("/proc/self/cgroup", 65536), host_cgroup_tree());
+    if (!parent.found())
+        return out + "; no delegated cgroup v2 hierarchy (" + parent.why +
+               "), so no limit holds for the sandbox's memory as a whole";
+    return out + "; a cgroup v2 hierarchy is delegated here (" + parent.why +
+           "), which sbx does not use yet for the sandbox's memory and processes as a whole";
 }
 
 }  // namespace
