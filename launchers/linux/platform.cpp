@@ -782,39 +782,6 @@ sbx::Error with_weaker_hint(const ProbeResult& deep) {
     return e;
 }
 
-// The violations block's lines for the limits the command reached, and
-// whether one of them ended it (then sbx exits kLimitStatus).
-struct LimitLines {
-    std::vector<std::string> lines;
-    bool ended = false;
-};
-
-// By how the command ended (`status`, 128+N for signal N), whether its timeout
-// ran out, and what its standard error said (`scanner`, where sbx reads it:
-// a fork or an allocation that failed under the processes or memory limit,
-// which the command sees and says itself; a command that said so and failed
-// counts as ended by it).
-LimitLines limit_lines(const sbx::Plan& plan, int status, const sbx::StderrScanner* scanner) {
-    LimitLines out;
-    const auto reached = [&](sbx::Limit l, std::string_view what) {
-        if (const auto& pl = plan.limits[static_cast<std::size_t>(l)]) out.lines.push_back(sbx::limit_line(l, *pl, what));
-    };
-    if (timed_out())
-        reached(sbx::Limit::timeout, grace_ran_out() ? sbx::kTimedOutKilled : sbx::kTimedOut);
-    if (status > 128)
-        if (auto line = sbx::limit_signal_line(plan, status - 128); !line.empty()) out.lines.push_back(std::move(line));
-    out.ended = !out.lines.empty();
-    if (scanner == nullptr) return out;
-    if (const auto& said = scanner->limit_sign_line(sbx::Limit::processes); !said.empty())
-        reached(sbx::Limit::processes, "a process of the command could not start another, as at this limit (it said: " +
-                                           said + ")");
-    if (const auto& said = scanner->limit_sign_line(sbx::Limit::memory); !said.empty())
-        reached(sbx::Limit::memory, "a process of the command could not get more memory (it said: " + said + ")");
-    // A command that failed after saying so was ended by it, as far as anyone can tell.
-    out.ended = out.ended || (!out.lines.empty() && status != 0);
-    return out;
-}
-
 // The sandbox has ended: the command's exit status, or how bubblewrap or the
 // stage failed (then 125, with the thorough probe's explanation when bubblewrap
 // could not build the sandbox), or 126/127 when the command could not be run,

@@ -30,6 +30,7 @@
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <sys/ioctl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -136,17 +137,51 @@ void warn_forwards(const char* program, const sbx::Plan& plan) {
               << "): the command reaches those servers only through its proxy variables (HTTP_PROXY, ALL_PROXY)\n";
 }
 
-// The plan's limits are held by sbx-linux alone so far (README, "Limits"):
-// those a setting or --limit asked for are named, once; sbx's defaults
-// (the process count, TMPDIR's size), which no one asked for here, are not.
+// Whether sbx-mac holds limit `l` (README, "Limits"): the timeout itself, CPU
+// time and file size by rlimits, as sbx-linux does. Not the processes (macOS
+// counts RLIMIT_NPROC over all the user's processes, and has no namespace to
+// count the command's apart), memory (macOS does not hold RLIMIT_DATA against
+// the allocations programs make) nor TMPDIR's size (no tmpfs).
+bool mac_holds(sbx::Limit l) {
+    return l == sbx::Limit::timeout || l == sbx::Limit::cpu || l == sbx::Limit::file_size;
+}
+
+// The limits sbx-mac does not hold that a setting or --limit asked for are
+// named, once; sbx's defaults (the process count, TMPDIR's size), which no one
+// asked for here, are not.
 void warn_limits(const char* program, const sbx::Plan& plan) {
     std::string list;
     for (std::size_t i = 0; i < sbx::kLimitCount; ++i)
-        if (const auto& l = plan.limits[i]; l && l->set_by != "sbx's default")
+        if (const auto& l = plan.limits[i]; l && l->set_by != "sbx's default" && !mac_holds(sbx::kLimits[i].which))
             list += (list.empty() ? "" : ", ") + std::string(sbx::kLimits[i].key);
     if (!list.empty())
-        std::cerr << program << ": warning: sbx-mac holds no limit yet (" << list
+        std::cerr << program << ": warning: sbx-mac does not hold these limits (" << list
                   << "): the command runs without them\n";
+}
+
+// The rlimits of the limits sbx-mac holds per process, for the command's
+// process to set before it runs sandbox-exec: CPU time with its hard limit two
+// seconds above (SIGXCPU first, then SIGKILL), as sbx-linux's stage sets them.
+struct CommandRlimit {
+    int resource;
+    rlimit value;
+};
+std::vector<CommandRlimit> command_rlimits(const sbx::Plan& plan) {
+    std::vector<CommandRlimit> out;
+    if (const auto& c = plan.limits[static_cast<std::size_t>(sbx::Limit::cpu)])
+        out.push_back({RLIMIT_CPU, {static_cast<rlim_t>(c->value), static_cast<rlim_t>(c->value + 2)}});
+    if (const auto& f = plan.limits[static_cast<std::size_t>(sbx::Limit::file_size)]) {
+        const auto bytes = static_cast<rlim_t>(sbx::limit_in_base_unit(sbx::Limit::file_size, f->value));
+        out.push_back({RLIMIT_FSIZE, {bytes, bytes}});
+    }
+    // Never above what the caller has: a hard limit cannot be raised.
+    for (auto& r : out) {
+        rlimit now{};
+        if (::getrlimit(r.resource, &now) != 0) continue;
+        r.value.rlim_cur = std::min(r.value.rlim_cur, now.rlim_max);
+        r.value.rlim_max = std::min(r.value.rlim_max, now.rlim_max);
+    }
+    return out;
 }
 
 // The proxy on the host's loopback; the profile lets the command reach its
@@ -214,6 +249,7 @@ sbx::expected<Started> start_command(const sbx::Plan& plan, const std::string& p
     std::vector<std::string> args{std::string(kSandboxExec), "-p", profile, "--"};
     args.insert(args.end(), plan.argv.begin(), plan.argv.end());
     auto env = command_environment(plan, listeners);
+    const auto rlimits = command_rlimits(plan);
     const pid_t pid = ::fork();
     if (pid < 0) return sbx::fail(sbx::Error(sbx::Errc::internal, std::string("fork: ") + std::strerror(errno)));
     if (pid == 0) {
@@ -246,6 +282,12 @@ sbx::expected<Started> start_command(const sbx::Plan& plan, const std::string& p
             ::_exit(kFailedBeforeCommand);
         }
         for (int fd : plan.pass_fds) ::fcntl(fd, F_SETFD, 0);
+        for (const auto& r : rlimits)
+            if (::setrlimit(r.resource, &r.value) != 0) {
+                const int limit_err = errno;
+                write_all(exec_write, &limit_err, sizeof limit_err);
+                ::_exit(kFailedBeforeCommand);
+            }
         int err = 0;
         if (::chdir(plan.cwd.c_str()) == 0) {
             auto a = c_strings(args);
@@ -368,20 +410,25 @@ sbx::expected<std::unique_ptr<CommandProxy>> start_network(Launcher& l, const sb
     return start_proxy(l, plan, listeners);
 }
 
-// The command ended with `wstatus`: its status, what the run found on the
-// report, and the <sandbox_violations> block when asked for.
+// The command ended with `wstatus`: its status (124 where a limit ended it),
+// what the run found on the report, and the <sandbox_violations> block when
+// asked for, with the lines of the limits it reached.
 int report_end(Launcher& l, const sbx::Plan& plan, int wstatus, const OutputFindings& found, const CommandProxy* proxy,
                const sbx::StderrScanner* scanner, const TerminalRelay* terminal_relay) {
     Report& report = l.report();
     const int status = WIFSIGNALED(wstatus) ? 128 + WTERMSIG(wstatus) : WEXITSTATUS(wstatus);
     report_findings(found, report);
     report.exit_event(true, "", status);
+    const LimitLines reached = limit_lines(plan, status, scanner);
+    if (!l.options().print_violations)
+        for (const auto& line : reached.lines) l.warn(line);
     if (l.options().print_violations) {
-        std::string block = violations_text(plan, proxy ? proxy->refused() : std::vector<ProxyEvent>{}, scanner, {}, &found);
+        std::string block = violations_text(plan, proxy ? proxy->refused() : std::vector<ProxyEvent>{}, scanner, {},
+                                            &found, {}, {}, reached.lines);
         if (terminal_relay) block = terminal_relay->on_own_line(std::move(block));
         std::cerr << block << std::flush;
     }
-    return status;
+    return reached.ended ? sbx::kLimitStatus : status;
 }
 
 // The confined run: the temporary directory, the proxy, the profile, the
@@ -435,6 +482,8 @@ int MacPlatform::run(Launcher& l, const sbx::Plan& plan, Reaper& reaper) {
     auto started = start_command(plan, *profile, listeners, relays, terminal ? &*terminal : nullptr, reaper);
     set_grace(l.options().grace);  // a signal now goes to the command's group first
     if (!started) return give_up(started.error());
+    if (const auto& t = plan.limits[static_cast<std::size_t>(sbx::Limit::timeout)])
+        set_timeout(static_cast<unsigned>(t->value));
     if (terminal) terminal->slave.reset();  // the command's alone: its end is the relay's end
     if (terminal_relay) terminal_relay->start();
     OutputFindings found;

@@ -69,6 +69,27 @@ sbx::expected<void> make_tmpdir(const sbx::Plan& plan, Reaper& reaper, std::vect
     return {};
 }
 
+LimitLines limit_lines(const sbx::Plan& plan, int status, const sbx::StderrScanner* scanner) {
+    LimitLines out;
+    const auto reached = [&](sbx::Limit l, std::string_view what) {
+        if (const auto& pl = plan.limits[static_cast<std::size_t>(l)]) out.lines.push_back(sbx::limit_line(l, *pl, what));
+    };
+    if (timed_out())
+        reached(sbx::Limit::timeout, grace_ran_out() ? sbx::kTimedOutKilled : sbx::kTimedOut);
+    if (status > 128)
+        if (auto line = sbx::limit_signal_line(plan, status - 128); !line.empty()) out.lines.push_back(std::move(line));
+    out.ended = !out.lines.empty();
+    if (scanner == nullptr) return out;
+    if (const auto& said = scanner->limit_sign_line(sbx::Limit::processes); !said.empty())
+        reached(sbx::Limit::processes, "a process of the command could not start another, as at this limit (it said: " +
+                                           said + ")");
+    if (const auto& said = scanner->limit_sign_line(sbx::Limit::memory); !said.empty())
+        reached(sbx::Limit::memory, "a process of the command could not get more memory (it said: " + said + ")");
+    // A command that failed after saying so was ended by it, as far as anyone can tell.
+    out.ended = out.ended || (!out.lines.empty() && status != 0);
+    return out;
+}
+
 void Launcher::clean_up(const std::vector<Leftover>& made, Reaper& reaper, RootGroup* group) const {
     auto problems = remove_leftovers(made);
     if (group != nullptr) {

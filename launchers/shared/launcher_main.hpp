@@ -163,6 +163,20 @@ private:
 // STALE_PLAN when it cannot (something is there already).
 sbx::expected<void> make_tmpdir(const sbx::Plan& plan, Reaper& reaper, std::vector<Leftover>& made);
 
+// The violations block's lines for the limits the command reached, and
+// whether one of them ended it (then the launcher exits sbx::kLimitStatus).
+struct LimitLines {
+    std::vector<std::string> lines;
+    bool ended = false;
+};
+
+// By how the command ended (`status`, 128+N for signal N), whether its timeout
+// ran out (signals.hpp), and what its standard error said (`scanner`, where
+// the launcher reads it: a fork or an allocation that failed under the
+// processes or memory limit, which the command sees and says itself; a
+// command that said so and failed counts as ended by it).
+LimitLines limit_lines(const sbx::Plan& plan, int status, const sbx::StderrScanner* scanner);
+
 // A launcher's main: parses the command line and runs what it asks for. Its
 // exit status is the command's, or 125, 126, 127 (see docs/plan.md).
 // Whether this process runs confined as every command of an sbx sandbox does:
