@@ -162,7 +162,11 @@ bool lists(std::string_view controllers, std::string_view name) {
     return false;
 }
 
-CgroupParent none(std::string why) { return CgroupParent{{}, std::move(why)}; }
+CgroupParent none(std::string why) {
+    CgroupParent out;
+    out.why = std::move(why);
+    return out;
+}
 
 // The checks on the candidate `dir`, through `tree`: its children get memory
 // and pids, and this process may make a cgroup there and move processes below it.
@@ -178,8 +182,11 @@ CgroupParent check_parent(const std::string& dir, const CgroupTreeView& tree) {
     if (!tree.writable(dir)) return none(dir + " is not writable by this user, so no cgroup can be made in it");
     if (!tree.writable(dir + "/cgroup.procs"))
         return none(dir + "/cgroup.procs is not writable by this user, so no process can be moved below it");
-    return CgroupParent{dir, dir + " hands the memory and pids controllers to its children, and this user may make "
-                                   "cgroups in it"};
+    CgroupParent out;
+    out.dir = dir;
+    out.why = dir + " hands the memory and pids controllers to its children, and this user may make cgroups in it";
+    out.memory = out.pids = true;
+    return out;
 }
 
 // Writes `value` to the control file `file` of the directory open at `dir`,
@@ -275,21 +282,71 @@ CgroupTreeView host_cgroup_tree() {
     };
 }
 
+// This process's own cgroup, as its cgroup namespace names it, checked; or
+// why it cannot be used.
+struct OwnCgroup {
+    std::string path;
+    std::string why;
+};
+OwnCgroup own_cgroup(const std::vector<Cgroup2Mount>& mounts, std::string_view self_cgroup) {
+    const auto own = unified_cgroup(self_cgroup);
+    if (mounts.empty() || !own) return {{}, "no cgroup v2 hierarchy here"};
+    const std::string shown(*own);
+    if (shown.ends_with(" (deleted)")) return {{}, "this process's cgroup was removed"};
+    if (!is_clean_cgroup_path(shown))
+        return {{}, "this process's cgroup (" + shown + ") lies outside what its cgroup namespace shows"};
+    return {shown, {}};
+}
+
 CgroupParent find_cgroup_parent(std::string_view mountinfo, std::string_view self_cgroup, const CgroupTreeView& tree) {
     const auto mounts = cgroup2_mounts(mountinfo);
-    const auto own = unified_cgroup(self_cgroup);
-    if (mounts.empty() || !own) return none("no cgroup v2 hierarchy here");
-    const std::string shown(*own);
-    if (shown.ends_with(" (deleted)")) return none("this process's cgroup was removed");
-    if (!is_clean_cgroup_path(shown))
-        return none("this process's cgroup (" + shown + ") lies outside what its cgroup namespace shows");
-    if (shown == "/")
+    const auto own = own_cgroup(mounts, self_cgroup);
+    if (own.path.empty()) return none(own.why);
+    if (own.path == "/")
         return none("this process is in the root cgroup of the cgroup v2 hierarchy, which has no parent to make "
                     "the sandbox's cgroup in");
-    const std::string parent(parent_of(shown));
+    const std::string parent(parent_of(own.path));
     const auto dir = directory_of(mounts, parent);
     if (!dir) return none("no cgroup v2 mount here shows " + parent + ", the parent of this process's cgroup");
-    return check_parent(*dir, tree);
+    const auto own_dir = directory_of(mounts, own.path);
+    if (!own_dir) return none("no cgroup v2 mount here shows this process's cgroup, " + own.path);
+    auto out = check_parent(*dir, tree);
+    if (out.found()) out.own = *own_dir;
+    return out;
+}
+
+CgroupParent given_cgroup_parent(const std::string& dir, std::string_view mountinfo, std::string_view self_cgroup,
+                                 const CgroupTreeView& tree) {
+    const auto mounts = cgroup2_mounts(mountinfo);
+    if (!is_clean_cgroup_path(dir)) return none(dir + " is not an absolute path without . or .. in it");
+    const bool on_cgroupfs = std::any_of(mounts.begin(), mounts.end(), [&](const Cgroup2Mount& m) {
+        const auto rest = below(dir, m.point);
+        return rest && !rest->empty();
+    });
+    if (!on_cgroupfs) return none(dir + " lies below no cgroup v2 mount (other than the mount point itself)");
+    const auto own = own_cgroup(mounts, self_cgroup);
+    if (own.path.empty()) return none(own.why);
+    const auto own_dir = directory_of(mounts, own.path);
+    if (!own_dir) return none("no cgroup v2 mount here shows this process's cgroup, " + own.path);
+    if (!tree.writable(dir)) return none(dir + " is not writable by this user, so no cgroup can be made in it");
+    if (!tree.writable(dir + "/cgroup.procs"))
+        return none(dir + "/cgroup.procs is not writable by this user, so no process can be moved below it");
+    const auto controllers = tree.read_text(dir + "/cgroup.subtree_control");
+    CgroupParent out;
+    out.dir = dir;
+    out.why = dir + " was named for the sandboxes' cgroups";
+    out.own = *own_dir;
+    out.memory = controllers && lists(*controllers, "memory");
+    out.pids = controllers && lists(*controllers, "pids");
+    return out;
+}
+
+sbx::expected<void> move_self(const std::string& dir) {
+    const Fd at(::open(dir.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+    if (!at.ok()) return sbx::fail(directory_error(dir, "cannot open it", errno));
+    if (const int err = write_control(at.get(), "cgroup.procs", std::to_string(::getpid())); err != 0)
+        return sbx::fail(control_error(dir, "cgroup.procs", "cannot move this process into it", err));
+    return {};
 }
 
 std::vector<CgroupWrite> cgroup_writes(const CgroupLimits& limits) {
@@ -373,11 +430,20 @@ sbx::expected<void> SandboxCgroup::enter(pid_t pid) const {
     return {};
 }
 
+sbx::expected<void> SandboxCgroup::limit(const CgroupLimits& limits) const {
+    return apply_cgroup_writes(dir_.get(), path_, cgroup_writes(limits));
+}
+
 CgroupEvents SandboxCgroup::events() const {
     std::string memory, pids;
     (void)read_control(dir_.get(), "memory.events", memory);
     (void)read_control(dir_.get(), "pids.events", pids);
     return parse_cgroup_events(memory, pids);
+}
+
+bool SandboxCgroup::has_processes() const {
+    std::string procs;
+    return read_control(dir_.get(), "cgroup.procs", procs) != 0 || !pids_of(procs).empty();
 }
 
 sbx::expected<void> SandboxCgroup::kill_all() const {

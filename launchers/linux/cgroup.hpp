@@ -59,6 +59,9 @@ CgroupTreeView host_cgroup_tree();
 struct CgroupParent {
     std::string dir;  // the directory to make it in, as this process reaches it; empty when there is none
     std::string why;  // one sentence for `sbx doctor`: why `dir` qualifies, or why there is none
+    std::string own;  // this process's own cgroup's directory, which it goes back to after a start (move_self)
+    bool memory = false;  // `dir` hands the memory controller to its children
+    bool pids = false;    // and the pids controller
 
     bool found() const { return !dir.empty(); }
 };
@@ -74,6 +77,19 @@ struct CgroupParent {
 // between two cgroups needs their common ancestor's). Nothing outside the
 // cgroup2 mount point is looked at.
 CgroupParent find_cgroup_parent(std::string_view mountinfo, std::string_view self_cgroup, const CgroupTreeView& tree);
+
+// The same for a directory the caller names (sbx-linux --cgroup-parent DIR: a
+// CI runner's or a service's own delegated cgroup). It qualifies where it
+// lies on a cgroup2 mount, this process may write it and its cgroup.procs,
+// and this process's own cgroup is found to come back to; the controllers it
+// hands down are taken as they are (a limit whose controller it lacks stays
+// per process). Nothing outside the cgroup2 mount points is looked at.
+CgroupParent given_cgroup_parent(const std::string& dir, std::string_view mountinfo, std::string_view self_cgroup,
+                                 const CgroupTreeView& tree);
+
+// Moves this process, all its threads, into the cgroup whose directory is
+// `dir` (its cgroup.procs). IO_ERROR naming that file.
+sbx::expected<void> move_self(const std::string& dir);
 
 // The limits a sandbox's cgroup holds; nullopt: none of that kind.
 struct CgroupLimits {
@@ -142,8 +158,15 @@ public:
     // children it makes afterwards start there. IO_ERROR naming that file.
     sbx::expected<void> enter(pid_t pid) const;
 
+    // Writes what cgroup_writes(limits) says, as make() does: for a cgroup made
+    // before its plan was known (a sandbox started early).
+    sbx::expected<void> limit(const CgroupLimits& limits) const;
+
     // What its limits did so far; zeros for a file it lacks or that cannot be read.
     CgroupEvents events() const;
+
+    // Whether a process is still in it (its cgroup.procs lists one, or cannot be read).
+    bool has_processes() const;
 
     // Kills every process in it: by cgroup.kill (Linux 5.14), else by freezing
     // it where cgroup.freeze exists (Linux 5.2) and sending SIGKILL to each

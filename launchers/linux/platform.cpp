@@ -205,6 +205,12 @@ struct Sandbox {
     int stage_connect_fd = -1;
     std::optional<TerminalUse> terminal;
     OutputRelays relays;  // the command's standard output and error that pass through relay_output
+    // The sandbox's own cgroup (cgroup.hpp), where one is made: bubblewrap
+    // starts in it (start_bubblewrap), and this process goes back to `cgroup_own`.
+    std::optional<SandboxCgroup> cgroup;
+    CgroupLimits cgroup_limits;  // what it holds
+    std::string cgroup_own;
+    std::string cgroup_trouble;  // what went wrong with it, to say; empty: nothing
 };
 
 namespace {
@@ -246,6 +252,61 @@ sbx::expected<void> open_sandbox_fds(Sandbox& sb, const Options& o, bool scan_st
         !open_memfd(sb.ssh_config, "sbx-ssh-config"))
         return failed("memfd_create");
     return {};
+}
+
+// The limits a sandbox's cgroup holds for `plan`, of those its parent hands
+// down: its memory as a whole, and its processes (bubblewrap's own one more).
+// Without a plan (a sandbox started early), none yet: SandboxCgroup::limit
+// writes them once it comes.
+CgroupLimits cgroup_limits(const sbx::Plan* plan, const CgroupParent& where) {
+    CgroupLimits out;
+    if (plan == nullptr) return out;
+    if (const auto& m = plan->limits[static_cast<std::size_t>(sbx::Limit::memory)]; m && where.memory)
+        out.memory_bytes = sbx::limit_in_base_unit(sbx::Limit::memory, m->value);
+    if (const auto& p = plan->limits[static_cast<std::size_t>(sbx::Limit::processes)]; p && where.pids)
+        out.processes = p->value + 1;
+    return out;
+}
+
+// Makes the sandbox's own cgroup in `where`, with `limits`, for
+// start_bubblewrap to start bubblewrap in, and tells the reaper (which
+// removes it after the sandbox should this process die). Where it cannot, the
+// sandbox starts without one, and sb.cgroup_trouble says why.
+void make_cgroup(Sandbox& sb, const CgroupParent& where, const CgroupLimits& limits, Reaper& reaper) {
+    if (!where.found()) return;
+    auto name = sandbox_cgroup_name();
+    auto made = name ? SandboxCgroup::make(where.dir, *name, limits) : sbx::fail(name.error());
+    if (!made) {
+        sb.cgroup_trouble = "the sandbox gets no cgroup of its own: " + sbx::to_string(made.error());
+        return;
+    }
+    sb.cgroup.emplace(std::move(*made));
+    sb.cgroup_limits = limits;
+    sb.cgroup_own = where.own;
+    reaper.made(Leftover{LeftoverKind::cgroup, sb.cgroup->path(), 0, 0});
+}
+
+// Takes the sandbox's cgroup down once every process of it is gone (a moment
+// after bubblewrap, whose init's end kills the rest): what its limits counted,
+// anything left killed, then its directory removed, tried again while the
+// last processes leave it. Where it cannot be, `trouble` says why.
+KernelLimitCounts end_cgroup(Sandbox& sb, std::string& trouble) {
+    KernelLimitCounts counts;
+    if (!sb.cgroup) return counts;
+    const CgroupEvents events = sb.cgroup->events();
+    counts.processes = sb.cgroup_limits.processes.has_value();
+    counts.memory = sb.cgroup_limits.memory_bytes.has_value();
+    counts.forks_refused = events.pids_max_hits;
+    counts.oom_kills = events.oom_kills;
+    (void)sb.cgroup->kill_all();
+    for (int attempt = 0; attempt < 100 && sb.cgroup->has_processes(); ++attempt) {
+        const timespec ten_ms{0, 10'000'000};
+        ::nanosleep(&ten_ms, nullptr);
+    }
+    if (auto removed = sb.cgroup->remove(); !removed)
+        trouble = "the sandbox's cgroup is left: " + sbx::to_string(removed.error());
+    sb.cgroup.reset();
+    return counts;
 }
 
 // Starts bubblewrap with `args` and `env`, giving it `keep` (and the stage's
@@ -316,7 +377,20 @@ pid_t start_bubblewrap(Sandbox& sb, std::vector<std::string>& args, std::vector<
     if (rc == 0) rc = ::posix_spawnattr_setflags(&attr, flags);
     auto a = c_strings(args);
     auto e = c_strings(env);
+    // Started in the sandbox's cgroup, where it has one: this process goes in
+    // for the start alone (a child starts in its parent's cgroup; bubblewrap,
+    // once started, could fork before it was moved), then back to its own.
+    if (sb.cgroup) {
+        if (auto in = move_self(sb.cgroup->path()); !in) {
+            sb.cgroup_trouble = "the sandbox gets no cgroup of its own: " + sbx::to_string(in.error());
+            (void)sb.cgroup->remove();
+            sb.cgroup.reset();
+        }
+    }
     if (rc == 0) rc = ::posix_spawn(&sb.pid, a[0], &actions, &attr, a.data(), e.data());
+    if (sb.cgroup)
+        if (auto back = move_self(sb.cgroup_own); !back && !move_self(sb.cgroup_own))
+            sb.cgroup_trouble = "sbx-linux stays in the sandbox's cgroup: " + sbx::to_string(back.error());
     if (rc != 0) {
         sb.pid = -1;
         errno = rc;
@@ -332,9 +406,12 @@ pid_t start_bubblewrap(Sandbox& sb, std::vector<std::string>& args, std::vector<
 }
 
 // Starts a sandbox that waits for its orders, for a plan with `facts`, on the
-// bubblewrap the probe found; -1 with errno, or the pid.
-pid_t start_waiting(Sandbox& sb, const SandboxFacts& facts, const std::string& bwrap, const Options& o, Reaper& reaper) {
+// bubblewrap the probe found, in a cgroup of its own made in `cgroup` where
+// one is found (its limits written once the plan comes); -1 with errno, or the pid.
+pid_t start_waiting(Sandbox& sb, const SandboxFacts& facts, const std::string& bwrap, const Options& o, Reaper& reaper,
+                    const CgroupParent& cgroup) {
     sb.facts = facts;
+    make_cgroup(sb, cgroup, cgroup_limits(nullptr, cgroup), reaper);
     if (!open_sandbox_fds(sb, o, facts.scan_stderr, true, true)) return -1;
     BwrapLaunch launch;
     launch.bwrap = bwrap;
@@ -389,12 +466,19 @@ struct Run {
     bool weaker = false;  // the weaker sandbox (no bubblewrap; wall_abi is its domain's ABI)
     bool connect_broker = false;  // the launcher answers each connect() (connect_broker.hpp)
     std::vector<RefusedLine> socket_refusals;  // its refusals, once it has stopped
+    const CgroupParent* cgroup = nullptr;  // where the sandbox gets a cgroup of its own (found() or not)
+    KernelLimitCounts counts;              // what that cgroup counted, once it is gone
     std::uint16_t direct_port = 0;  // the proxy's direct listener on the sandbox's loopback; 0: none
     const LinuxPlatform::SessionHooks* hooks = nullptr;  // LinuxPlatform::session_hooks; null: none
 
     // Before the command ran: remove what was made, say why, and give 125.
     int give_up(const sbx::Error& e) {
         if (sb && sb->pid > 0) end_waiting(*sb);
+        if (sb) {
+            std::string trouble;
+            (void)end_cgroup(*sb, trouble);
+            if (!trouble.empty()) l.warn(trouble);
+        }
         l.clean_up(made, reaper, &group);
         reaper.wait();  // a stale plan's next attempt replaces this program
         return l.fail_before(e);
@@ -820,7 +904,7 @@ int finish(Run& run, ProbeOptions popt, int wstatus, const StageReport& stage_re
     }
     report_findings(run.found, report);
     report.exit_event(true, "", status, run.wall_abi, run.weaker ? "landlock" : "bubblewrap");
-    const LimitLines reached = limit_lines(plan, status, run.scanner ? &*run.scanner : nullptr);
+    const LimitLines reached = limit_lines(plan, status, run.scanner ? &*run.scanner : nullptr, run.counts);
     const std::vector<std::string>& limits = reached.lines;
     if (!run.l.options().print_violations)
         for (const auto& line : limits) run.l.warn(line);
@@ -849,6 +933,9 @@ int end_run(Run& run, const ProbeOptions& popt, int wstatus, std::uint64_t t, co
     auto bytes = sbx::read_all(box.status.read.get(), 4096, "the stage's status pipe");
     box.status.read.reset();
     const StageReport stage_report = parse_stage_report(bytes ? *bytes : std::string());
+    std::string trouble;
+    run.counts = end_cgroup(box, trouble);
+    if (!trouble.empty()) l.warn(trouble);
     l.clean_up(run.made, run.reaper, &run.group);
     trace.step("launcher.cleanup", t);
     t = Trace::now();
@@ -868,7 +955,7 @@ int end_run(Run& run, const ProbeOptions& popt, int wstatus, std::uint64_t t, co
 
 std::string_view LinuxPlatform::usage_lines() const {
     return "usage: sbx-linux [--plan-fd N] [--report-fd N] [--control-fd N] [--again-fd N] [--trace-fd N] [--violations] [--pty | --no-pty] [--allow-clipboard-write]\n"
-           "                 [--grace SECONDS] [--name NAME] [--bubblewrap-mounts]\n"
+           "                 [--grace SECONDS] [--name NAME] [--bubblewrap-mounts] [--cgroup-parent DIR]\n"
            "       sbx-linux --doctor [--json] [--bwrap PATH]\n";
 }
 
@@ -881,7 +968,9 @@ std::string_view LinuxPlatform::help_text() const {
            "                                                 SIGINT too)\n"
            "       --name NAME                                start messages with NAME: instead of sbx-linux:\n"
            "       --bubblewrap-mounts                        bubblewrap makes every mount, as on a kernel\n"
-           "                                                 without the new mount API (to compare, to test)\n"
+           "                                                 without the new mount API (to compare, to test)\n"           "       --cgroup-parent DIR                        make each sandbox's own cgroup in DIR, a cgroup v2\n"
+           "                                                 directory delegated to you (default: beside your own\n"
+           "                                                 cgroup, where its parent hands memory and pids down)\n"
            "       sbx-linux --doctor [--json] [--bwrap PATH] can the sandbox run here\n"
            "The plan is described in docs/plan.md.\n";
 }
@@ -889,6 +978,12 @@ std::string_view LinuxPlatform::help_text() const {
 bool LinuxPlatform::take_option(std::string_view arg, const std::function<const char*()>& next, std::string& why) {
     if (arg == "--bubblewrap-mounts") {
         bubblewrap_mounts_ = true;
+        return true;
+    }
+    if (arg == "--cgroup-parent") {
+        const char* v = next();
+        if (v == nullptr || v[0] != '/') why = "--cgroup-parent needs an absolute path";
+        else cgroup_given_ = sbx::paths::normalize(v);
         return true;
     }
     if (arg != "--bwrap") return false;
@@ -929,7 +1024,7 @@ std::string text_of(const std::string& path, std::size_t max) {
     return text && *text ? std::move(**text) : std::string();
 }
 
-std::string limits_detail() {
+std::string limits_detail(const CgroupParent& cgroup) {
     std::string out = pid_max_per_namespace()
                           ? "processes for the whole sandbox, by its PID namespace's pid_max (at most the limit plus "
                             "300), and for a user also by RLIMIT_NPROC"
@@ -937,16 +1032,28 @@ std::string limits_detail() {
                             "Linux 6.14 keeps a pid_max per PID namespace, which would)";
     out += "; memory (for data), CPU time and file size per process, by rlimits; TMPDIR by the size of its tmpfs; the "
            "timeout by sbx itself";
-    const auto parent = find_cgroup_parent(text_of("/proc/self/mountinfo", std::size_t{1} << 20),
-                                           text_of("/proc/self/cgroup", 65536), host_cgroup_tree());
-    if (!parent.found())
-        return out + "; no delegated cgroup v2 hierarchy (" + parent.why +
+    if (!cgroup.found())
+        return out + "; no delegated cgroup v2 hierarchy (" + cgroup.why +
                "), so no limit holds for the sandbox's memory as a whole";
-    return out + "; a cgroup v2 hierarchy is delegated here (" + parent.why +
-           "), which sbx does not use yet for the sandbox's memory and processes as a whole";
+    std::string held = cgroup.memory && cgroup.pids ? "its memory and processes"
+                       : cgroup.memory             ? "its memory (not its processes: no pids controller there)"
+                       : cgroup.pids               ? "its processes (not its memory: no memory controller there)"
+                                                   : "neither its memory nor its processes (no controller there)";
+    return out + "; each sandbox gets a cgroup of its own in " + cgroup.dir + " (" + cgroup.why + "), which holds " +
+           held + " as a whole";
 }
 
 }  // namespace
+
+const CgroupParent& LinuxPlatform::cgroup_parent() {
+    if (!cgroup_parent_) {
+        const std::string mountinfo = text_of("/proc/self/mountinfo", std::size_t{1} << 20);
+        const std::string self = text_of("/proc/self/cgroup", 65536);
+        cgroup_parent_ = cgroup_given_.empty() ? find_cgroup_parent(mountinfo, self, host_cgroup_tree())
+                                               : given_cgroup_parent(cgroup_given_, mountinfo, self, host_cgroup_tree());
+    }
+    return *cgroup_parent_;
+}
 
 int LinuxPlatform::doctor(Launcher& l) {
     if (!bwrap_.empty() && !sbx::paths::is_absolute(bwrap_)) return l.usage("--bwrap needs an absolute path");
@@ -997,7 +1104,7 @@ int LinuxPlatform::doctor(Launcher& l) {
         h.begin_object().key("bound").value(ssh_bound).key("detail").value(ssh_detail).end_object();
         std::cout << ",\"ssh\":" << h.take();
         sbx::json::Writer lim;
-        lim.begin_object().key("detail").value(limits_detail()).end_object();
+        lim.begin_object().key("detail").value(limits_detail(cgroup_parent())).end_object();
         std::cout << ",\"limits\":" << lim.take();
         for (const auto& n : notes_) std::cout << "," << sbx::json::quote(n.key) << ":" << n.json;
         std::cout << "}\n";
@@ -1005,7 +1112,7 @@ int LinuxPlatform::doctor(Launcher& l) {
         std::cout << to_text(result) << "     weaker sandbox: " << weaker_detail << "\n";
         std::cout << "     connections: " << broker_detail << "\n";
         std::cout << "     ssh: " << ssh_detail << "\n";
-        std::cout << "     limits: " << limits_detail() << "\n";
+        std::cout << "     limits: " << limits_detail(cgroup_parent()) << "\n";
         for (const auto& n : notes_) std::cout << "     " << n.label << ": " << n.text << "\n";
     }
     return result.available() ? 0 : 1;
@@ -1050,7 +1157,7 @@ void LinuxPlatform::start_early(Launcher& l, const SandboxFacts& facts, Reaper& 
     auto w = std::make_unique<Waiting>();
     w->probed = quick;
     w->started = Trace::now();
-    if (start_waiting(w->sb, facts, quick.bwrap, l.options(), reaper) < 0) return;  // run() tries again
+    if (start_waiting(w->sb, facts, quick.bwrap, l.options(), reaper, cgroup_parent()) < 0) return;  // run() tries again
     waiting_ = std::move(w);
     l.trace().step("launcher.start-early", t);
 }
@@ -1156,8 +1263,10 @@ sbx::expected<void> start_usual_way(Run& run, const std::string& bwrap, Fd& secc
     auto env = env_strings(plan, false);
     l.trace().step("launcher.stage-args", t);
     sandbox_start = Trace::now();
+    if (run.cgroup != nullptr) make_cgroup(box, *run.cgroup, cgroup_limits(&plan, *run.cgroup), run.reaper);
     if (start_bubblewrap(box, args, env, plan.pass_fds, run.reaper) < 0)
         return sbx::fail(errno_error("cannot start " + args[0]));
+    if (!box.cgroup_trouble.empty()) l.warn(box.cgroup_trouble);
     box.mounts_filter.reset();  // bubblewrap's and the stage's now
     box.exclude.reset();
     box.ssh_config.reset();
@@ -1249,7 +1358,7 @@ sbx::expected<std::unique_ptr<Sandbox>> LinuxPlatform::waiting_sandbox(Launcher&
         if (!can_wait) return sb;
         sb = std::make_unique<Sandbox>();
         sandbox_start = Trace::now();
-        if (start_waiting(*sb, facts_of(plan), probed_.bwrap, l.options(), reaper) < 0)
+        if (start_waiting(*sb, facts_of(plan), probed_.bwrap, l.options(), reaper, cgroup_parent()) < 0)
             return sbx::fail(errno_error("cannot start " + probed_.bwrap));
         l.trace().step("launcher.start", t);
     }
@@ -1292,6 +1401,15 @@ int LinuxPlatform::run(Launcher& l, const sbx::Plan& plan, Reaper& reaper) {
     if (!broker_warning_.empty()) l.warn_reported(broker_warning_);
     const bool waiting = *sb != nullptr;
     run.sb = waiting ? std::move(*sb) : std::make_unique<Sandbox>();
+    run.cgroup = &cgroup_parent();
+    // A sandbox started early got its cgroup before the plan: its limits now,
+    // before the stage gets its orders.
+    if (waiting && run.sb->cgroup) {
+        const CgroupLimits limits = cgroup_limits(&plan, *run.cgroup);
+        if (auto r = run.sb->cgroup->limit(limits); r) run.sb->cgroup_limits = limits;
+        else run.sb->cgroup_trouble = "the sandbox's cgroup holds no limit: " + sbx::to_string(r.error());
+    }
+    if (waiting && !run.sb->cgroup_trouble.empty()) l.warn(run.sb->cgroup_trouble);
     trace.step("launcher.group", t);
     t = Trace::now();
     if (auto r = check_under_lock(run); !r) return run.give_up_reported(r.error());

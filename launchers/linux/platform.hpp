@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "base/fd_io.hpp"
+#include "linux/cgroup.hpp"
 #include "linux/probe.hpp"
 #include "linux/session_mounts.hpp"
 #include "sbx/plan/plan.hpp"
@@ -113,6 +114,12 @@ private:
     std::unique_ptr<Waiting> waiting_;
     std::string bwrap_;  // --bwrap, for --doctor
     bool bubblewrap_mounts_ = false;  // --bubblewrap-mounts: bubblewrap makes every mount, as where the stage cannot
+    // Where each sandbox gets a cgroup of its own (cgroup.hpp): the directory
+    // --cgroup-parent names, else the delegated one find_cgroup_parent finds;
+    // looked for once.
+    std::string cgroup_given_;
+    std::optional<CgroupParent> cgroup_parent_;
+    const CgroupParent& cgroup_parent();
     ProbeOptions popt_;
     ProbeResult probed_;
     sbx::launcher::Fd seccomp_program_;  // bubblewrap's filter, or its first part where the stage makes the mounts

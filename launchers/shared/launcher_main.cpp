@@ -69,7 +69,8 @@ sbx::expected<void> make_tmpdir(const sbx::Plan& plan, Reaper& reaper, std::vect
     return {};
 }
 
-LimitLines limit_lines(const sbx::Plan& plan, int status, const sbx::StderrScanner* scanner) {
+LimitLines limit_lines(const sbx::Plan& plan, int status, const sbx::StderrScanner* scanner,
+                       const KernelLimitCounts& counts) {
     LimitLines out;
     const auto reached = [&](sbx::Limit l, std::string_view what) {
         if (const auto& pl = plan.limits[static_cast<std::size_t>(l)]) out.lines.push_back(sbx::limit_line(l, *pl, what));
@@ -79,12 +80,24 @@ LimitLines limit_lines(const sbx::Plan& plan, int status, const sbx::StderrScann
     if (status > 128)
         if (auto line = sbx::limit_signal_line(plan, status - 128); !line.empty()) out.lines.push_back(std::move(line));
     out.ended = !out.lines.empty();
-    if (scanner == nullptr) return out;
-    if (const auto& said = scanner->limit_sign_line(sbx::Limit::processes); !said.empty())
-        reached(sbx::Limit::processes, "a process of the command could not start another, as at this limit (it said: " +
-                                           said + ")");
-    if (const auto& said = scanner->limit_sign_line(sbx::Limit::memory); !said.empty())
-        reached(sbx::Limit::memory, "a process of the command could not get more memory (it said: " + said + ")");
+    const auto times = [](std::uint64_t n) { return n == 1 ? std::string("once") : std::to_string(n) + " times"; };
+    // What the kernel counted, where a cgroup held the limit; else what the command said.
+    const auto said = [&](sbx::Limit l) { return scanner != nullptr ? scanner->limit_sign_line(l) : std::string(); };
+    if (counts.processes) {
+        if (counts.forks_refused > 0)
+            reached(sbx::Limit::processes, "a fork of the command's failed at this limit, " + times(counts.forks_refused) +
+                                               " (its cgroup's count)");
+    } else if (const auto line = said(sbx::Limit::processes); !line.empty()) {
+        reached(sbx::Limit::processes,
+                "a process of the command could not start another, as at this limit (it said: " + line + ")");
+    }
+    if (counts.memory) {
+        if (counts.oom_kills > 0)
+            reached(sbx::Limit::memory, "the kernel ended a process of the command at this limit, " +
+                                            times(counts.oom_kills) + " (its cgroup's count)");
+    } else if (const auto line = said(sbx::Limit::memory); !line.empty()) {
+        reached(sbx::Limit::memory, "a process of the command could not get more memory (it said: " + line + ")");
+    }
     // A command that failed after saying so was ended by it, as far as anyone can tell.
     out.ended = out.ended || (!out.lines.empty() && status != 0);
     return out;

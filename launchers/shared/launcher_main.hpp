@@ -13,6 +13,7 @@
 // event, and exit status 125 (or a new plan, with --again-fd and a stale one).
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <optional>
 #include <string>
@@ -170,12 +171,23 @@ struct LimitLines {
     bool ended = false;
 };
 
+// What the kernel counted of the sandbox's limits, where a cgroup of its own
+// held them (sbx-linux's, linux/cgroup.hpp).
+struct KernelLimitCounts {
+    bool processes = false;           // a cgroup held the processes limit and counted forks_refused
+    bool memory = false;              // and the memory limit, and counted oom_kills
+    std::uint64_t forks_refused = 0;  // forks that failed at the processes limit
+    std::uint64_t oom_kills = 0;      // processes the kernel killed at the memory limit
+};
+
 // By how the command ended (`status`, 128+N for signal N), whether its timeout
 // ran out (signals.hpp), and what its standard error said (`scanner`, where
 // the launcher reads it: a fork or an allocation that failed under the
 // processes or memory limit, which the command sees and says itself; a
-// command that said so and failed counts as ended by it).
-LimitLines limit_lines(const sbx::Plan& plan, int status, const sbx::StderrScanner* scanner);
+// command that said so and failed counts as ended by it), or, where a cgroup
+// counted them (`counts`), what the kernel counted instead.
+LimitLines limit_lines(const sbx::Plan& plan, int status, const sbx::StderrScanner* scanner,
+                       const KernelLimitCounts& counts = {});
 
 // A launcher's main: parses the command line and runs what it asks for. Its
 // exit status is the command's, or 125, 126, 127 (see docs/plan.md).

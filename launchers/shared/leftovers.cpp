@@ -382,6 +382,11 @@ std::vector<std::string> remove_leftovers(const std::vector<Leftover>& list) {
             if (auto problem = remove_placeholder(*it, *kind, dirs)) problems.push_back(std::move(*problem));
             continue;
         }
+        if (it->kind == LeftoverKind::cgroup) {
+            if (::rmdir(it->path.c_str()) != 0 && errno != ENOENT)
+                problems.push_back(sbx::to_string(errno_error("cannot remove the cgroup", it->path, errno)));
+            continue;
+        }
         if (auto r = remove_tree(it->path); !r) problems.push_back(sbx::to_string(r.error()));
     }
     return problems;

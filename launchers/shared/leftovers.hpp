@@ -27,6 +27,7 @@ enum class LeftoverKind : char {
     placeholder_file = 'F',       // an empty file: unlinked
     placeholder_dir = 'D',        // an empty directory: rmdir'd
     placeholder_commondir = 'C',  // a commondir naming its own directory: unlinked
+    cgroup = 'R',                 // a sandbox's own cgroup: rmdir'd (cgroupfs takes its control files with it)
 };
 
 // The leftover kind of a placeholder, and back (nullopt: not a placeholder).
@@ -40,7 +41,8 @@ constexpr std::optional<sbx::Placeholder> placeholder_kind(LeftoverKind k) noexc
         case LeftoverKind::placeholder_file: return sbx::Placeholder::file;
         case LeftoverKind::placeholder_dir: return sbx::Placeholder::directory;
         case LeftoverKind::placeholder_commondir: return sbx::Placeholder::commondir;
-        case LeftoverKind::tmpdir: break;
+        case LeftoverKind::tmpdir:
+        case LeftoverKind::cgroup: break;
     }
     return std::nullopt;
 }

@@ -102,6 +102,37 @@ print(\"tangled\", os.environ[\"TMPDIR\"])
 '"
 }
 
+# The cgroup v2 hierarchy's mount point, where there is one (a sandbox's own
+# cgroup is made below it, in a folder delegated to the case's user).
+cgroup2=$(awk '{ for (i = 7; i <= NF; i++) if ($i == "-") { if ($(i + 1) == "cgroup2") print $5; break } }' \
+    /proc/self/mountinfo | head -n 1)
+# Each user's folder there, $cgroup2/sbx-test-PID-WHO with its `caller`, made
+# and delegated (chown) before the users' cases start, removed at the end.
+cgroup_folder() { echo "$cgroup2/sbx-test-$$-$1"; }
+
+# cgroup_run ARGS... -- SCRIPT: as the case's user, from the cgroup
+# $cg/caller, `sbx plan -- sh -c SCRIPT | sbx-linux ARGS` in the background
+# ($bg), its output in $work/out and $work/err.
+cgroup_run() {
+    local args=() script
+    tap_split "$@"
+    (cd "$proj" && "${as[@]}" env HOME="$home" "$sbx" plan --managed-settings "$tmp/empty-managed.json" \
+        -- sh -c "$script") >"$work/plan.json" 2>"$work/err"
+    (cd "$proj" && exec sh -c 'echo $$ >"$0/caller/cgroup.procs" && exec "$@"' "$cg" "${as[@]}" env HOME="$home" \
+        "$launcher" "${args[@]}" <"$work/plan.json" >"$work/out" 2>>"$work/err") &
+    bg=$!
+}
+
+# The sandbox's cgroups below $cg that hold a process now, one a line.
+cgroups_in_use() {
+    local d
+    for d in "$cg"/sbx-*; do
+        # (cgroupfs files have no size: read, not tested with -s)
+        [[ -d $d && -n $(cat "$d/cgroup.procs" 2>/dev/null) ]] && echo "$d"
+    done
+    return 0
+}
+
 # The cases each user runs (tap_users_at_once: both users at once, as the
 # cases mostly wait).
 user_cases() {
@@ -311,6 +342,57 @@ user_cases() {
     chmod -R u+rwx "$work/ctl" && rm -rf "$work/ctl"
     tap_finish "a folder made unreadable, 3,000 nested folders and a file held open in TMPDIR leave nothing behind (control: made outside, they stay)"
 
+    # A cgroup of the sandbox's own, in a folder delegated to the user
+    # (--cgroup-parent; this machine may offer no memory or pids controller
+    # there, so this is how it is made, entered and removed, not what it holds).
+    if [[ -z $cgroup2 || ! -w $cgroup2 ]]; then
+        n=$((n + 1))
+        echo "ok $n - ${TAP_PREFIX}a sandbox's own cgroup # SKIP no cgroup v2 hierarchy here that root may write"
+    else
+        cg=$(cgroup_folder "$who")
+        for mode in "" --bubblewrap-mounts; do
+            rm -f "$proj/started"
+            # The command tries to leave its cgroup, for the hierarchy's root,
+            # and to make one (the cgroup v2 mount it sees is the host's, read-only).
+            cgroup_run --cgroup-parent "$cg" $mode -- "touch started; sleep 1
+                echo \$\$ >'$cgroup2/cgroup.procs' 2>/dev/null && echo 'moved itself'
+                mkdir '$cgroup2/x' 2>/dev/null && echo 'made a cgroup'
+                echo ran"
+            for _ in $(seq 100); do [[ -e $proj/started ]] && break; sleep 0.05; done
+            in_use=$(cgroups_in_use)
+            rc=0
+            wait "$bg" || rc=$?
+            out=$(<"$work/out") err=$(<"$work/err")
+            want_status 0
+            want_out ran
+            want_no_out "moved itself"
+            want_no_out "made a cgroup"
+            [[ $in_use == "$cg"/sbx-* && $in_use != *$'\n'* ]] ||
+                fail_because "${mode:-waiting}: while it ran, the cgroups in use below $cg were: ${in_use:-none}"
+            [[ -z $(ls -d "$cg"/sbx-* 2>/dev/null) ]] || fail_because "${mode:-waiting}: left: $(ls -d "$cg"/sbx-*)"
+        done
+        # The launcher killed: the reaper removes the cgroup once the sandbox is gone.
+        rm -f "$proj/started"
+        cgroup_run --cgroup-parent "$cg" -- 'touch started; sleep 30'
+        for _ in $(seq 100); do [[ -e $proj/started ]] && break; sleep 0.05; done
+        kill -KILL "$bg" 2>/dev/null || true
+        wait "$bg" 2>/dev/null || true
+        for _ in $(seq 60); do [[ -z $(ls -d "$cg"/sbx-* 2>/dev/null) ]] && break; sleep 0.05; done
+        [[ -z $(ls -d "$cg"/sbx-* 2>/dev/null) ]] || fail_because "after a SIGKILL of the launcher, left: $(ls -d "$cg"/sbx-*)"
+        # Control: without --cgroup-parent (and no delegated parent found here) none is made.
+        rm -f "$proj/started"
+        cgroup_run -- 'touch started; sleep 1; echo ran'
+        for _ in $(seq 100); do [[ -e $proj/started ]] && break; sleep 0.05; done
+        in_use=$(cgroups_in_use)
+        rc=0
+        wait "$bg" || rc=$?
+        out=$(<"$work/out")
+        want_out ran
+        [[ -z $in_use ]] || fail_because "control: a cgroup was made without --cgroup-parent: $in_use"
+        rm -f "$proj/started" "$work/plan.json"
+        tap_finish "the sandbox's processes run in a cgroup of its own in the folder --cgroup-parent names (bubblewrap's mounts or the stage's), which the command can neither leave nor add to, removed after, and after a SIGKILL of the launcher by the reaper (control: none without it)"
+    fi
+
     # Layers: the project lowers, cannot raise.
     mkdir -p "$proj/.claude"
     echo '{"sandbox": {"limits": {"timeoutSeconds": 1}}}' >"$proj/.claude/settings.json"
@@ -327,6 +409,14 @@ user_cases() {
 }
 
 tap_users
+if [[ -n $cgroup2 && -w $cgroup2 ]]; then
+    for who in "${users[@]}"; do
+        id -u "$who" >/dev/null 2>&1 || continue
+        mkdir -p "$(cgroup_folder "$who")/caller"
+        tap_on_exit "rmdir '$(cgroup_folder "$who")/caller' '$(cgroup_folder "$who")' 2>/dev/null || true"
+        chown "$(id -u "$who"):$(id -g "$who")" "$(cgroup_folder "$who")"{,/cgroup.procs,/caller,/caller/cgroup.procs}
+    done
+fi
 tap_users_at_once user_cases
 
 # Bad input: a key that is no limit, a value out of range.

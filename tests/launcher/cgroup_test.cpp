@@ -28,6 +28,7 @@ using sbx::linux_sandbox::CgroupTreeView;
 using sbx::linux_sandbox::SandboxCgroup;
 using sbx::linux_sandbox::WhereMissing;
 using sbx::linux_sandbox::find_cgroup_parent;
+using sbx::linux_sandbox::given_cgroup_parent;
 using sbx::linux_sandbox::host_cgroup_tree;
 
 // The caller's own cgroup in a systemd user session: its parent, app.slice,
@@ -198,6 +199,35 @@ TEST_CASE("find_cgroup_parent: a mount showing part of the hierarchy is used bel
                    "no cgroup v2 mount here shows"));
     CHECK(contains(find_cgroup_parent(mountinfo_with(point, "/.."), kSelf, host_cgroup_tree()).why,
                    "no cgroup v2 mount here shows"));
+}
+
+TEST_CASE("find_cgroup_parent: the caller's own cgroup is known, to come back to after a start") {
+    StandIn s;
+    const auto p = find_cgroup_parent(mountinfo_with(s.mount), kSelf, host_cgroup_tree());
+    REQUIRE(p.found());
+    CHECK(p.own == s.parent + "/term.scope");
+    CHECK(p.memory);
+    CHECK(p.pids);
+}
+
+TEST_CASE("given_cgroup_parent: a folder named on a cgroup2 mount, writable, with the controllers it hands down") {
+    StandIn s("pids\n");
+    const auto mounts = mountinfo_with(s.mount);
+    auto p = given_cgroup_parent(s.parent, mounts, kSelf, host_cgroup_tree());
+    REQUIRE(p.found());
+    CHECK(p.dir == s.parent);
+    CHECK(p.own == s.parent + "/term.scope");
+    CHECK(p.pids);
+    CHECK_FALSE(p.memory);  // taken as it is: the memory limit then stays per process
+    // Off the cgroup2 mount, the mount point itself, or not clean: refused, naming it.
+    for (const std::string& dir : {std::string("/tmp"), s.mount, s.parent + "/../x", std::string("relative")}) {
+        CAPTURE(dir);
+        p = given_cgroup_parent(dir, mounts, kSelf, host_cgroup_tree());
+        CHECK_FALSE(p.found());
+        CHECK(contains(p.why, dir));
+    }
+    // No cgroup of this process's own to come back to.
+    CHECK_FALSE(given_cgroup_parent(s.parent, mounts, "", host_cgroup_tree()).found());
 }
 
 TEST_CASE("cgroup_writes: which file gets which value") {
