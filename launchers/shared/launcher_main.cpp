@@ -87,16 +87,16 @@ LimitLines limit_lines(const sbx::Plan& plan, int status, const sbx::StderrScann
         if (counts.forks_refused > 0)
             reached(sbx::Limit::processes, "a fork of the command's failed at this limit, " + times(counts.forks_refused) +
                                                " (its cgroup's count)");
-    } else if (const auto line = said(sbx::Limit::processes); !line.empty()) {
-        reached(sbx::Limit::processes,
-                "a process of the command could not start another, as at this limit (it said: " + line + ")");
+    } else if (auto line = sbx::limit_said_line(plan, sbx::Limit::processes, said(sbx::Limit::processes));
+               !line.empty()) {
+        out.lines.push_back(std::move(line));
     }
     if (counts.memory) {
         if (counts.oom_kills > 0)
             reached(sbx::Limit::memory, "the kernel ended a process of the command at this limit, " +
                                             times(counts.oom_kills) + " (its cgroup's count)");
-    } else if (const auto line = said(sbx::Limit::memory); !line.empty()) {
-        reached(sbx::Limit::memory, "a process of the command could not get more memory (it said: " + line + ")");
+    } else if (auto line = sbx::limit_said_line(plan, sbx::Limit::memory, said(sbx::Limit::memory)); !line.empty()) {
+        out.lines.push_back(std::move(line));
     }
     // A command that failed after saying so was ended by it, as far as anyone can tell.
     out.ended = out.ended || (!out.lines.empty() && status != 0);

@@ -230,7 +230,7 @@ user_cases() {
 
     # A session's commands: each its own timeout and CPU time; the session goes on.
     sid=$(cd "$proj" && "${as[@]}" env HOME="$home" timeout 30 "$sbx" session start --managed-settings "$tmp/empty-managed.json" \
-        --limit timeoutSeconds=3 --limit cpuSeconds=1 --grace 1 2>"$work/err") || true
+        --limit timeoutSeconds=3 --limit cpuSeconds=1 --limit processes=50 --grace 1 2>"$work/err") || true
     [[ -n $sid ]] || fail_because "the session did not start: $(<"$work/err")"
     in_session() {
         rc=0
@@ -247,11 +247,16 @@ user_cases() {
     in_session "while :; do :; done"
     want_status 124
     want_err "limit cpuSeconds 1s: the command used that much CPU time and was ended (SIGXCPU)"
+    # The session's processes limit: a shell whose fork fails says so, and the client's block has the line.
+    in_session 'for i in $(seq 600); do sleep 1 & done; wait'
+    want_status 124
+    want_err "limit processes 50: a process of the command could not start another, as at this limit (it said: sh: "
+    sleep 1  # its background jobs end
     in_session "echo still"
     want_status 0
     want_out still
     (cd "$proj" && "${as[@]}" env HOME="$home" timeout 30 "$sbx" session stop "$sid") >/dev/null 2>&1 || true
-    tap_finish "a session's commands each get the timeout (the TERM trap runs) and the CPU limit, 124 with their line; the next command runs"
+    tap_finish "a session's commands each get the timeout (the TERM trap runs) and the CPU limit, and the session's processes limit, 124 with their line; the next command runs"
 
     # The weaker sandbox (no namespaces: inside an outer bubblewrap that refuses
     # them): the same timeout and CPU time, and processes for a user (RLIMIT_NPROC

@@ -746,7 +746,8 @@ int run_session_list(const SessionArgs&) {
 namespace {
 
 // The lines of a command's standard error that may report a file refused
-// (sbx::may_be_file_refusal), at most kMax, for the block after it.
+// (sbx::may_be_file_refusal), at most kMax, and the first that says it met a
+// limit (sbx::limit_sign) for each, for the block after it.
 struct RefusalLines {
     static constexpr std::size_t kMax = 100;
     std::string line;  // the current one, so far
@@ -762,9 +763,16 @@ struct RefusalLines {
         }
     }
     void end_line() {
-        if (kept.size() < kMax && line.size() <= 4096 && sbx::may_be_file_refusal(line)) kept.push_back(line);
+        if (line.size() <= 4096) {
+            if (kept.size() < kMax && sbx::may_be_file_refusal(line)) kept.push_back(line);
+            else if (const auto l = sbx::limit_sign(line); l && !signed_[static_cast<std::size_t>(*l)]) {
+                signed_[static_cast<std::size_t>(*l)] = true;
+                kept.push_back(line);
+            }
+        }
         line.clear();
     }
+    std::array<bool, sbx::kLimitCount> signed_{};
 };
 
 // The caller's standard streams, as the command gets them. Standard input
@@ -858,8 +866,11 @@ bool open_relays(std::array<Relay, 3>& relays, const std::array<bool, 3>& on_tty
 }
 
 // The block's lines for the file refusals `lines` report, read against the
-// session's plan with the command's directory, as sbx run's scanner reads.
-std::vector<std::string> file_refusals(const std::string& session, const std::string& cwd, const RefusalLines& lines) {
+// session's plan with the command's directory, as sbx run's scanner reads, and
+// for the processes and memory limits where the command said it met one
+// (`limited` then says so).
+std::vector<std::string> file_refusals(const std::string& session, const std::string& cwd, const RefusalLines& lines,
+                                       bool& limited) {
     std::vector<std::string> out;
     auto dir = sessions_directory(false);
     if (lines.kept.empty() || !dir) return out;
@@ -877,6 +888,11 @@ std::vector<std::string> file_refusals(const std::string& session, const std::st
     for (const auto& r : sbx::launcher::file_refusal_lines(*plan, scanner)) {
         for (std::size_t i = 0; i < r.times; ++i) out.push_back(r.line + r.hint);
     }
+    for (const auto l : {sbx::Limit::processes, sbx::Limit::memory})
+        if (auto line = sbx::limit_said_line(*plan, l, scanner.limit_sign_line(l)); !line.empty()) {
+            out.push_back(std::move(line));
+            limited = true;
+        }
     return out;
 }
 
@@ -1119,9 +1135,11 @@ int run_in_session(const RunArgs& a) {
         drain_all();
         Fd master;
         if (relay) master = relay->release_master();  // its last output written, the caller's modes back
+        bool limited = false;  // the command said it met the processes or memory limit
         for (const Relay& rl : relays)
             if (rl.scanned)
-                for (auto& line : file_refusals(a.session, r.run.cwd, *rl.scanned)) violations.push_back(std::move(line));
+                for (auto& line : file_refusals(a.session, r.run.cwd, *rl.scanned, limited))
+                    violations.push_back(std::move(line));
         write_block(std::move(violations), relays, relay.get());
         if (master.ok() && (use->output_fd == 1 || use->output_fd == 2)) {
             // What it left in the background on its terminal writes there
@@ -1136,7 +1154,9 @@ int run_in_session(const RunArgs& a) {
             drain(out);
         }
         keep_relaying(relays);
-        return ev.signal != 0 ? 128 + ev.signal : ev.status;
+        const int status = ev.signal != 0 ? 128 + ev.signal : ev.status;
+        // A command that failed after saying so was ended by the limit, as sbx run has it.
+        return limited && status != 0 ? sbx::kLimitStatus : status;
     }
     return failed("UNAVAILABLE", std::string("poll: ") + std::strerror(errno));
 }

@@ -136,6 +136,11 @@ struct Plan {
 // or where the plan has no such limit.
 SBX_INLINE std::string limit_signal_line(const Plan& plan, int signal);
 
+// The line of the processes or memory limit of `plan` where the command said
+// a fork or an allocation failed (`said`, the line sbx::limit_sign read);
+// empty for another limit, where the plan has none, or where nothing was said.
+SBX_INLINE std::string limit_said_line(const Plan& plan, Limit l, std::string_view said);
+
 }  // namespace sbx
 
 // The definitions: inline in every program that includes this header, or
@@ -148,6 +153,15 @@ SBX_INLINE std::string limit_line(Limit l, const PlanLimit& pl, std::string_view
     const LimitSpec& spec = limit_spec(l);
     return "limit " + std::string(spec.key) + " " + std::to_string(pl.value) + std::string(spec.unit) + ": " +
            std::string(what) + " (set by " + pl.set_by + "; to raise it, " + pl.raise + ")";
+}
+
+SBX_INLINE std::string limit_said_line(const Plan& plan, Limit l, std::string_view said) {
+    const auto& pl = plan.limits[static_cast<std::size_t>(l)];
+    if (!pl || said.empty() || (l != Limit::processes && l != Limit::memory)) return {};
+    return limit_line(l, *pl,
+                      (l == Limit::processes ? "a process of the command could not start another, as at this limit (it said: "
+                                             : "a process of the command could not get more memory (it said: ") +
+                          std::string(said) + ")");
 }
 
 SBX_INLINE std::string limit_signal_line(const Plan& plan, int signal) {
