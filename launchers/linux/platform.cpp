@@ -298,6 +298,13 @@ KernelLimitCounts end_cgroup(Sandbox& sb, std::string& trouble) {
     counts.memory = sb.cgroup_limits.memory_bytes.has_value();
     counts.forks_refused = events.pids_max_hits;
     counts.oom_kills = events.oom_kills;
+    // Out of it first, should the move back after the start have failed:
+    // cgroup.kill would end this process too.
+    if (auto out = move_self(sb.cgroup_own); !out) {
+        trouble = "the sandbox's cgroup is left, with sbx-linux in it: " + sbx::to_string(out.error());
+        sb.cgroup.reset();
+        return counts;
+    }
     (void)sb.cgroup->kill_all();
     for (int attempt = 0; attempt < 100 && sb.cgroup->has_processes(); ++attempt) {
         const timespec ten_ms{0, 10'000'000};
@@ -411,8 +418,8 @@ pid_t start_bubblewrap(Sandbox& sb, std::vector<std::string>& args, std::vector<
 pid_t start_waiting(Sandbox& sb, const SandboxFacts& facts, const std::string& bwrap, const Options& o, Reaper& reaper,
                     const CgroupParent& cgroup) {
     sb.facts = facts;
-    make_cgroup(sb, cgroup, cgroup_limits(nullptr, cgroup), reaper);
     if (!open_sandbox_fds(sb, o, facts.scan_stderr, true, true)) return -1;
+    make_cgroup(sb, cgroup, cgroup_limits(nullptr, cgroup), reaper);
     BwrapLaunch launch;
     launch.bwrap = bwrap;
     launch.seccomp_fd = sb.seccomp.read.get();
@@ -420,7 +427,12 @@ pid_t start_waiting(Sandbox& sb, const SandboxFacts& facts, const std::string& b
     launch.stage_argv = stage_waiting_argv(sb.stage);
     auto args = bwrap_waiting_args(launch, facts.isolated);
     std::vector<std::string> env;  // the command's comes with the orders
-    return start_bubblewrap(sb, args, env, facts.pass_fds, reaper);
+    const pid_t pid = start_bubblewrap(sb, args, env, facts.pass_fds, reaper);
+    if (pid < 0 && sb.cgroup) {  // nothing started in it
+        (void)sb.cgroup->remove();
+        sb.cgroup.reset();
+    }
+    return pid;
 }
 
 // A sandbox that waits for orders it will never get: its stage ends without a
@@ -430,7 +442,9 @@ pid_t start_waiting(Sandbox& sb, const SandboxFacts& facts, const std::string& b
 // in the sandbox (killed by its parent's death) may outlive it by a moment:
 // every process of the sandbox holds the status pipe's write end, so its end
 // is theirs, as for a run (end_run).
-void end_waiting(Sandbox& sb) {
+// Its cgroup goes with it; what went wrong there is returned, to say
+// (say_trouble).
+std::string end_waiting(Sandbox& sb) {
     sb.orders.write.reset();
     sb.seccomp.write.reset();
     if (sb.pid > 0) {
@@ -441,6 +455,14 @@ void end_waiting(Sandbox& sb) {
     }
     sb.status.read.reset();
     sb.pid = -1;
+    std::string trouble;
+    (void)end_cgroup(sb, trouble);
+    return trouble;
+}
+
+// `trouble`, where there is some, as a warning of `program`'s.
+void say_trouble(const char* program, const std::string& trouble) {
+    if (!trouble.empty()) std::cerr << program << ": warning: " << trouble << "\n";
 }
 
 // What one confined run holds between its steps: the root's group, what was
@@ -473,12 +495,8 @@ struct Run {
 
     // Before the command ran: remove what was made, say why, and give 125.
     int give_up(const sbx::Error& e) {
-        if (sb && sb->pid > 0) end_waiting(*sb);
-        if (sb) {
-            std::string trouble;
-            (void)end_cgroup(*sb, trouble);
-            if (!trouble.empty()) l.warn(trouble);
-        }
+        if (sb)
+            if (const std::string trouble = end_waiting(*sb); !trouble.empty()) l.warn(trouble);
         l.clean_up(made, reaper, &group);
         reaper.wait();  // a stale plan's next attempt replaces this program
         return l.fail_before(e);
@@ -968,7 +986,8 @@ std::string_view LinuxPlatform::help_text() const {
            "                                                 SIGINT too)\n"
            "       --name NAME                                start messages with NAME: instead of sbx-linux:\n"
            "       --bubblewrap-mounts                        bubblewrap makes every mount, as on a kernel\n"
-           "                                                 without the new mount API (to compare, to test)\n"           "       --cgroup-parent DIR                        make each sandbox's own cgroup in DIR, a cgroup v2\n"
+           "                                                 without the new mount API (to compare, to test)\n"
+           "       --cgroup-parent DIR                        make each sandbox's own cgroup in DIR, a cgroup v2\n"
            "                                                 directory delegated to you (default: beside your own\n"
            "                                                 cgroup, where its parent hands memory and pids down)\n"
            "       sbx-linux --doctor [--json] [--bwrap PATH] can the sandbox run here\n"
@@ -1014,10 +1033,9 @@ namespace {
 
 // What holds the plan's limits here (sbx/settings/limits.hpp), for the doctor:
 // the processes' count for the whole sandbox where the kernel keeps a pid_max
-// per PID namespace, the rest per process, TMPDIR by its tmpfs; and whether a
-// cgroup v2 hierarchy is delegated here with the memory and pids controllers
-// (find_cgroup_parent: where a sandbox's own cgroup would go), which sbx does
-// not use yet.
+// per PID namespace, the rest per process, TMPDIR by its tmpfs; and where each
+// sandbox gets a cgroup of its own (LinuxPlatform::cgroup_parent), which holds
+// its memory and processes as a whole where the controllers are handed down.
 // A small file's text (/proc, /sys); empty where it cannot be read.
 std::string text_of(const std::string& path, std::size_t max) {
     auto text = sbx::read_small_file(path, max);
@@ -1132,19 +1150,19 @@ struct LinuxPlatform::Waiting {
 LinuxPlatform::LinuxPlatform() = default;
 
 LinuxPlatform::~LinuxPlatform() {
-    if (waiting_) end_waiting(waiting_->sb);
+    if (waiting_) say_trouble(program(), end_waiting(waiting_->sb));
 }
 
 void LinuxPlatform::cancel_early() {
     if (!waiting_) return;
-    end_waiting(waiting_->sb);
+    say_trouble(program(), end_waiting(waiting_->sb));
     waiting_.reset();
 }
 
 void LinuxPlatform::start_early(Launcher& l, const SandboxFacts& facts, Reaper& reaper) {
     if (bubblewrap_mounts_ || (waiting_ && waiting_->sb.facts == facts)) return;
     if (waiting_) {
-        end_waiting(waiting_->sb);  // started for other facts
+        say_trouble(program(), end_waiting(waiting_->sb));  // started for other facts
         waiting_.reset();
     }
     const auto t = Trace::now();
@@ -1353,7 +1371,7 @@ sbx::expected<std::unique_ptr<Sandbox>> LinuxPlatform::waiting_sandbox(Launcher&
         sandbox_start = waiting_->started;
         waiting_.reset();
     } else {
-        if (waiting_) end_waiting(waiting_->sb);
+        if (waiting_) say_trouble(program(), end_waiting(waiting_->sb));
         waiting_.reset();
         if (!can_wait) return sb;
         sb = std::make_unique<Sandbox>();
@@ -1390,7 +1408,7 @@ int LinuxPlatform::run(Launcher& l, const sbx::Plan& plan, Reaper& reaper) {
     auto t = Trace::now();
     auto group = RootGroup::join(plan);
     if (!group) {
-        if (*sb) end_waiting(**sb);
+        if (*sb) say_trouble(program(), end_waiting(**sb));
         reaper.dismiss();
         return l.fail_reported(group.error());
     }
@@ -1458,7 +1476,7 @@ void end_descendants(pid_t keep) {
 
 std::optional<sbx::Error> LinuxPlatform::weaker_unavailable(const sbx::Plan& plan, const UnshareOutcome& trial) {
     if (waiting_) {
-        end_waiting(waiting_->sb);  // bubblewrap started early, before the plan asked for this
+        say_trouble(program(), end_waiting(waiting_->sb));  // bubblewrap started early, before the plan asked for this
         waiting_.reset();
     }
     const std::string refused = "user namespaces are refused here (unshare: " +
