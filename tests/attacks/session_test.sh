@@ -728,10 +728,9 @@ s.sendall(b'{\"v\":1,\"op\":\"run\",\"id\":\"x\",\"argv\":[\"true\"],\"cwd\":\"/
     tap_finish "a session idle for --idle seconds ends, leaving nothing"
 }
 
+# Both users' cases at once (tap_users_at_once): each has its own project,
+# home, sessions folder and markers, and the cases mostly wait.
 tap_users
-for user in "${users[@]}"; do
-    tap_user_project "$user" || continue
-    session_cases
-done
+tap_users_at_once session_cases
 
 tap_end
