@@ -5,6 +5,7 @@
 #include <signal.h>
 #include <sys/random.h>
 #include <sys/stat.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -182,9 +183,14 @@ CgroupParent check_parent(const std::string& dir, const CgroupTreeView& tree) {
     if (!tree.writable(dir)) return none(dir + " is not writable by this user, so no cgroup can be made in it");
     if (!tree.writable(dir + "/cgroup.procs"))
         return none(dir + "/cgroup.procs is not writable by this user, so no process can be moved below it");
+    if (!tree.delegated || !tree.delegated(dir))
+        return none(dir + " is not marked as delegated (the user.delegate attribute systemd sets with Delegate=yes): "
+                          "its service manager keeps it, and sbx makes no cgroup there (sbx-linux --cgroup-parent "
+                          "names one that is yours)");
     CgroupParent out;
     out.dir = dir;
-    out.why = dir + " hands the memory and pids controllers to its children, and this user may make cgroups in it";
+    out.why = dir + " is delegated, hands the memory and pids controllers to its children, and this user may make "
+                    "cgroups in it";
     out.memory = out.pids = true;
     return out;
 }
@@ -279,6 +285,13 @@ CgroupTreeView host_cgroup_tree() {
             return std::move(**text);
         },
         [](const std::string& path) { return ::access(path.c_str(), W_OK) == 0; },
+        [](const std::string& path) {
+            for (const char* name : {"trusted.delegate", "user.delegate"}) {
+                char value[2] = {};
+                if (::getxattr(path.c_str(), name, value, sizeof value) == 1 && value[0] == '1') return true;
+            }
+            return false;
+        },
     };
 }
 

@@ -50,6 +50,11 @@ struct CgroupTreeView {
     std::function<std::optional<std::string>(const std::string& path)> read_text;
     // Whether this process may write `path` (access(2) with W_OK).
     std::function<bool(const std::string& path)> writable;
+    // Whether the cgroup directory `path` is marked as delegated: its extended
+    // attribute user.delegate or trusted.delegate is "1", as systemd marks the
+    // cgroup of a unit with Delegate=yes. A cgroup systemd manages itself (a
+    // slice, a scope without it) is the service manager's alone to change.
+    std::function<bool(const std::string& path)> delegated;
 };
 
 // The view of this machine's files, as they are.
@@ -69,13 +74,13 @@ struct CgroupParent {
 // Decides where a sandbox's cgroup may be made. `mountinfo` and `self_cgroup`
 // are the texts of /proc/self/mountinfo and /proc/self/cgroup. The place is
 // the parent of this process's own cgroup (the sandbox's becomes a sibling of
-// its caller's, as `systemd-run --user --scope` would place it: cgroup v2 lets
-// no cgroup with processes of its own hand controllers to children). It
-// qualifies only where its cgroup.subtree_control already lists memory and
-// pids (sbx never changes it: that would change the caller's hierarchy), and
-// this process may write the directory and its cgroup.procs (moving a process
-// between two cgroups needs their common ancestor's). Nothing outside the
-// cgroup2 mount point is looked at.
+// its caller's: cgroup v2 lets no cgroup with processes of its own hand
+// controllers to children). It qualifies only where it is marked as delegated
+// (CgroupTreeView::delegated: never a tree systemd manages itself), its
+// cgroup.subtree_control already lists memory and pids (sbx never changes it:
+// that would change the caller's hierarchy), and this process may write the
+// directory and its cgroup.procs (moving a process between two cgroups needs
+// their common ancestor's). Nothing outside the cgroup2 mount point is looked at.
 CgroupParent find_cgroup_parent(std::string_view mountinfo, std::string_view self_cgroup, const CgroupTreeView& tree);
 
 // The same for a directory the caller names (sbx-linux --cgroup-parent DIR: a

@@ -9,6 +9,7 @@
 #include <signal.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 #include <fstream>
@@ -47,13 +48,17 @@ std::string mountinfo_with(const std::string& point, const std::string& root = "
 
 // A stand-in cgroup tree in a temporary directory: `top` below it is the
 // cgroup2 mount point, with the user's app.slice and the caller's term.scope
-// in it; app.slice's cgroup.subtree_control holds `subtree_control`.
+// in it; app.slice's cgroup.subtree_control holds `subtree_control`, and
+// app.slice is marked as delegated (user.delegate "1", as systemd marks a
+// unit's cgroup with Delegate=yes) unless `delegated` is false.
 struct StandIn {
-    explicit StandIn(const std::string& subtree_control = "cpu memory pids\n", const std::string& top = "cg")
+    explicit StandIn(const std::string& subtree_control = "cpu memory pids\n", const std::string& top = "cg",
+                     bool delegated = true)
         : mount(d.at(top)), parent(mount + std::string(kAppSlice)) {
         d.mkdir(top + std::string(kAppSlice) + "/term.scope");
         d.write(top + std::string(kAppSlice) + "/cgroup.subtree_control", subtree_control);
         d.touch(top + std::string(kAppSlice) + "/cgroup.procs");
+        if (delegated) REQUIRE(::setxattr(parent.c_str(), "user.delegate", "1", 1, 0) == 0);
     }
     sbx_test::TempDir d{"sbx-cgroup"};
     std::string mount;
@@ -73,6 +78,10 @@ struct Recorder {
             [this, host](const std::string& path) {
                 asked.push_back(path);
                 return host.writable(path);
+            },
+            [this, host](const std::string& path) {
+                asked.push_back(path);
+                return host.delegated(path);
             },
         };
     }
@@ -107,6 +116,7 @@ TEST_CASE("find_cgroup_parent: only files below the mount point are looked at") 
     // Caller at the top level: its parent is the mount point itself.
     s.d.write("cg/cgroup.subtree_control", "memory pids\n");
     s.d.touch("cg/cgroup.procs");
+    REQUIRE(::setxattr(s.mount.c_str(), "user.delegate", "1", 1, 0) == 0);
     const CgroupParent top = find_cgroup_parent(mountinfo_with(s.mount), "0::/user.slice\n", r.view());
     CHECK(top.dir == s.mount);
     REQUIRE_FALSE(r.asked.empty());
@@ -199,6 +209,17 @@ TEST_CASE("find_cgroup_parent: a mount showing part of the hierarchy is used bel
                    "no cgroup v2 mount here shows"));
     CHECK(contains(find_cgroup_parent(mountinfo_with(point, "/.."), kSelf, host_cgroup_tree()).why,
                    "no cgroup v2 mount here shows"));
+}
+
+TEST_CASE("find_cgroup_parent: a parent not marked as delegated is the service manager's, and refused") {
+    StandIn s("cpu memory pids\n", "cg", false);
+    const auto p = find_cgroup_parent(mountinfo_with(s.mount), kSelf, host_cgroup_tree());
+    CHECK_FALSE(p.found());
+    CHECK(contains(p.why, "not marked as delegated"));
+    CHECK(contains(p.why, "--cgroup-parent"));
+    // Marked with another value than "1": refused all the same.
+    REQUIRE(::setxattr(s.parent.c_str(), "user.delegate", "0", 1, 0) == 0);
+    CHECK_FALSE(find_cgroup_parent(mountinfo_with(s.mount), kSelf, host_cgroup_tree()).found());
 }
 
 TEST_CASE("find_cgroup_parent: the caller's own cgroup is known, to come back to after a start") {
