@@ -33,18 +33,46 @@ sbx::Error errno_error(const std::string& what, const std::string& path, int err
     return sbx::Error(Errc::io_error, what + ": " + std::strerror(err)).in_file(path);
 }
 
+// Directories on the way to a placeholder are opened one at a time, never through
+// a symlink; on Linux as O_PATH descriptors, which need no permission on the
+// directory itself, so one the command left at mode 000 can still be opened up.
+#if defined(O_PATH)
+constexpr int kWalkFlags = O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC;
+int set_mode(int fd, mode_t mode) { return ::chmod(("/proc/self/fd/" + std::to_string(fd)).c_str(), mode); }
+#else
+constexpr int kWalkFlags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC;
+int set_mode(int fd, mode_t mode) { return ::fchmod(fd, mode); }
+#endif
+
 // How deep remove_tree holds directories open at once: a folder deeper than
 // this (a command can nest thousands, past PATH_MAX and past the descriptors
 // a process may hold) is moved up to the top and emptied from there.
 constexpr int kMaxOpenDepth = 64;
 
+// At most this many passes (each 64 deeper than the last): a tree a quarter
+// of a million folders deep, far past what any file system holds usefully.
+constexpr int kMaxPasses = 4096;
+
 // One removal's top directory, where folders too deep to reach are moved.
 struct TreeRemoval {
     int top = -1;
-    std::string top_path;
     std::size_t counter = 0;  // names given to moved folders
     std::size_t moved = 0;    // folders moved in this pass
 };
+
+// The folder `name` of `dirfd`, which its owner (us: the command ran as us)
+// made unreadable, made readable again and opened, following no link on the
+// way (a link put in its place is not followed to chmod what it names).
+Fd open_up(int dirfd, const std::string& name) {
+#if defined(O_PATH)
+    const Fd at(::openat(dirfd, name.c_str(), kWalkFlags));
+    if (!at.ok() || set_mode(at.get(), 0700) != 0) return Fd();
+    return Fd(::openat(at.get(), ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+#else
+    if (::fchmodat(dirfd, name.c_str(), 0700, AT_SYMLINK_NOFOLLOW) != 0) return Fd();
+    return Fd(::openat(dirfd, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+#endif
+}
 
 // Moves the folder `name` of `dirfd` to the top under a name not taken there.
 sbx::expected<void> move_to_top(int dirfd, const std::string& name, const std::string& path, TreeRemoval& r) {
@@ -88,8 +116,7 @@ sbx::expected<void> empty_directory(Fd dirfd, const std::string& path, TreeRemov
         }
         Fd sub(::openat(::dirfd(dir), name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
         // A folder made unreadable (chmod 000) is ours to open up again.
-        if (!sub.ok() && errno == EACCES && ::fchmodat(::dirfd(dir), name.c_str(), 0700, 0) == 0)
-            sub = Fd(::openat(::dirfd(dir), name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+        if (!sub.ok() && errno == EACCES) sub = open_up(::dirfd(dir), name);
         if (!sub.ok()) {
             result = sbx::fail(errno_error("cannot open", child, errno));
             continue;
@@ -101,17 +128,6 @@ sbx::expected<void> empty_directory(Fd dirfd, const std::string& path, TreeRemov
     ::closedir(dir);
     return result;
 }
-
-// Directories on the way to a placeholder are opened one at a time, never through
-// a symlink; on Linux as O_PATH descriptors, which need no permission on the
-// directory itself, so one the command left at mode 000 can still be opened up.
-#if defined(O_PATH)
-constexpr int kWalkFlags = O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC;
-int set_mode(int fd, mode_t mode) { return ::chmod(("/proc/self/fd/" + std::to_string(fd)).c_str(), mode); }
-#else
-constexpr int kWalkFlags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC;
-int set_mode(int fd, mode_t mode) { return ::fchmod(fd, mode); }
-#endif
 
 // Directory modes changed for one removal, put back when it is done.
 class ModeChanges {
@@ -362,14 +378,15 @@ sbx::expected<void> remove_tree(const std::string& path) {
     if (!top.ok()) return sbx::fail(errno_error("cannot open", path, errno));
     // Each pass empties what lies within kMaxOpenDepth and moves what lies
     // deeper to the top, for the next pass.
-    TreeRemoval r{top.get(), path};
+    TreeRemoval r{top.get()};
     sbx::expected<void> emptied;
+    int passes = 0;
     do {
         r.moved = 0;
         Fd pass(::fcntl(top.get(), F_DUPFD_CLOEXEC, 0));
         if (!pass.ok()) return sbx::fail(errno_error("cannot open", path, errno));
         emptied = empty_directory(std::move(pass), path, r, 0);
-    } while (emptied && r.moved > 0);
+    } while (emptied && r.moved > 0 && ++passes < kMaxPasses);
     if (::rmdir(path.c_str()) != 0 && errno != ENOENT) return sbx::fail(errno_error("cannot remove", path, errno));
     return emptied;
 }
