@@ -247,16 +247,22 @@ user_cases() {
     in_session "while :; do :; done"
     want_status 124
     want_err "limit cpuSeconds 1s: the command used that much CPU time and was ended (SIGXCPU)"
-    # The session's processes limit: a shell whose fork fails says so, and the client's block has the line.
-    in_session 'for i in $(seq 400); do sleep 1 & done; wait'
-    want_status 124
-    want_err "limit processes 50: a process of the command could not start another, as at this limit (it said: sh: "
-    sleep 1  # its background jobs end
+    # The session's processes limit: a shell whose fork fails says so, and the
+    # client's block has the line. For a user, whose limit is exact (root's is
+    # the limit plus the 300 numbers the kernel keeps apart, which takes long
+    # enough to fork under a loaded machine to meet the session's timeout; the
+    # one-shot case above has root's).
+    if ((root_caller == 0)); then
+        in_session 'for i in $(seq 100); do sleep 1 & done; wait'
+        want_status 124
+        want_err "limit processes 50: a process of the command could not start another, as at this limit (it said: sh: "
+        sleep 1  # its background jobs end
+    fi
     in_session "echo still"
     want_status 0
     want_out still
     (cd "$proj" && "${as[@]}" env HOME="$home" timeout 30 "$sbx" session stop "$sid") >/dev/null 2>&1 || true
-    tap_finish "a session's commands each get the timeout (the TERM trap runs) and the CPU limit, and the session's processes limit, 124 with their line; the next command runs"
+    tap_finish "a session's commands each get the timeout (the TERM trap runs) and the CPU limit$( ((root_caller)) || echo ", and the session's processes limit"), 124 with their line; the next command runs"
 
     # The weaker sandbox (no namespaces: inside an outer bubblewrap that refuses
     # them): the same timeout and CPU time, and processes for a user (RLIMIT_NPROC
