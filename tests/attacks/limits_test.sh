@@ -102,6 +102,15 @@ print(\"tangled\", os.environ[\"TMPDIR\"])
 '"
 }
 
+# want_tangle_gone: the last command made its tangle and exited 0, and the
+# folder it made it in is gone.
+want_tangle_gone() {
+    want_status 0
+    where=$(sed -n 's/^tangled //p' <<<"$out")
+    [[ -n $where ]] || fail_because "the command did not make its tangle"
+    [[ -z $where || ! -e $where ]] || fail_because "$where is still there"
+}
+
 # The cgroup v2 hierarchy's mount point, where there is one (a sandbox's own
 # cgroup is made below it, in a folder delegated to the case's user).
 cgroup2=$(awk '{ for (i = 7; i <= NF; i++) if ($i == "-") { if ($(i + 1) == "cgroup2") print $5; break } }' \
@@ -291,10 +300,7 @@ user_cases() {
         want_err "limit cpuSeconds 1s"
         # Its TMPDIR is a folder of the host's /tmp: the tangle is removed all the same.
         weaker -- "$(tangle 1)"
-        want_status 0
-        where=$(sed -n 's/^tangled //p' <<<"$out")
-        [[ -n $where ]] || fail_because "the command did not make its tangle in the weaker sandbox"
-        [[ -z $where || ! -e $where ]] || fail_because "the weaker sandbox left $where"
+        want_tangle_gone
         if ((root_caller == 0)); then
             # The limit is 100 more than the user's tasks when it starts; those
             # of other tests that end meanwhile leave room, so the bound is
@@ -336,10 +342,7 @@ user_cases() {
     # What the command leaves in TMPDIR: a folder made unreadable, 3,000 nested
     # ones and a file a process still holds: nothing stays on the host.
     run_limited -- "$(tangle 1)"
-    want_status 0
-    where=$(sed -n 's/^tangled //p' <<<"$out")
-    [[ -n $where ]] || fail_because "the command did not make its tangle"
-    [[ -z $where || ! -e $where ]] || fail_because "$where is still there"
+    want_tangle_gone
     ((took < 20)) || fail_because "it took $took s"
     # Control: the same made outside, as the user, defeats rm -r (for a user:
     # root's rm reads the folder made unreadable all the same).
