@@ -609,8 +609,9 @@ std::string raise_weaker_domain(const StageArgs& a) {
 }
 
 // Sends the `listener` of a filter just loaded (-1: none) to the launcher on
-// `sock` with `tag`, and `also` with it where it is one, and closes both; `why`, a failure to load that counts, is
-// kept. Empty on success, else what failed.
+// `sock` with `tag`, and `also` with it where it is one, and closes both;
+// `why`, a failure to load that counts, is kept. Empty on success, else what
+// failed.
 std::string send_listener(int sock, int listener, char tag, std::string_view whose, std::string why, int also = -1) {
     const int fds[2] = {listener, also};
     if (why.empty() && listener >= 0 && !send_fds(sock, std::span<const int>(fds, also >= 0 ? 2 : 1), tag))

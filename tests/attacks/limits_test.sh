@@ -199,7 +199,7 @@ user_cases() {
         --limit timeoutSeconds=2 -- sh -c "trap 'echo interrupted' INT; touch started; sleep 30 & wait; sleep 30 & wait") \
         </dev/null >"$work/out" 2>"$work/err" &
     bg=$!
-    for _ in $(seq 100); do [[ -e $proj/started ]] && break; sleep 0.05; done
+    for _ in $(seq 400); do [[ -e $proj/started ]] && break; sleep 0.05; done
     kill -s INT "$bg" 2>/dev/null || true
     rc=0
     wait "$bg" || rc=$?
@@ -320,7 +320,7 @@ user_cases() {
             stat -f -c %T "$TMPDIR"; echo "$TMPDIR" >where.new; mv where.new where; sleep 1') \
         </dev/null >"$work/out" 2>"$work/err" &
     bg=$!
-    for _ in $(seq 200); do [[ -s $proj/where ]] && break; sleep 0.05; done
+    for _ in $(seq 400); do [[ -s $proj/where ]] && break; sleep 0.05; done
     where=$(cat "$proj/where" 2>/dev/null || true)
     on_host=$(ls -A "$where" 2>&1 || true)
     rc=0
@@ -372,7 +372,7 @@ user_cases() {
                 echo \$\$ >'$cgroup2/cgroup.procs' 2>/dev/null && echo 'moved itself'
                 mkdir '$cgroup2/x' 2>/dev/null && echo 'made a cgroup'
                 echo ran"
-            for _ in $(seq 100); do [[ -e $proj/started ]] && break; sleep 0.05; done
+            for _ in $(seq 400); do [[ -e $proj/started ]] && break; sleep 0.05; done
             in_use=$(cgroups_in_use)
             rc=0
             wait "$bg" || rc=$?
@@ -388,10 +388,10 @@ user_cases() {
         # The launcher killed: the reaper removes the cgroup once the sandbox is gone.
         rm -f "$proj/started"
         cgroup_run --cgroup-parent "$cg" -- 'touch started; sleep 30'
-        for _ in $(seq 100); do [[ -e $proj/started ]] && break; sleep 0.05; done
+        for _ in $(seq 400); do [[ -e $proj/started ]] && break; sleep 0.05; done
         kill -KILL "$bg" 2>/dev/null || true
         wait "$bg" 2>/dev/null || true
-        for _ in $(seq 60); do [[ -z $(ls -d "$cg"/sbx-* 2>/dev/null) ]] && break; sleep 0.05; done
+        for _ in $(seq 200); do [[ -z $(ls -d "$cg"/sbx-* 2>/dev/null) ]] && break; sleep 0.05; done
         [[ -z $(ls -d "$cg"/sbx-* 2>/dev/null) ]] || fail_because "after a SIGKILL of the launcher, left: $(ls -d "$cg"/sbx-*)"
         # Control: outside, the user's process in the delegated folder's `caller`
         # leaves it for the folder itself.
